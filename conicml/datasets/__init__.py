@@ -1,0 +1,30 @@
+"""Benchmark data sets for binary classification, labelled ``+1`` / ``-1``.
+
+Two kinds of data are provided:
+
+* :func:`load` reads one of the bundled UCI-derived data sets (see :func:`names` for the
+  list, and the table in :func:`load` for shapes and the positive class of each), plus
+  scikit-learn's WDBC ``breast_cancer``. The files ship inside the package, so no download
+  is needed.
+* :func:`twonorm` and :func:`ringnorm` draw seeded samples of Breiman's (1996) synthetic
+  Gaussian problems.
+
+Every function returns ``(X, y)`` with ``X`` a float64 matrix of shape
+``(n_samples, n_features)`` and ``y`` a float64 vector whose entries are exactly ``+1.0`` or
+``-1.0``. Arrays are freshly allocated on every call.
+
+Examples
+--------
+>>> from conicml.datasets import load, twonorm
+>>> X, y = load("sonar")
+>>> X.shape
+(208, 60)
+>>> X, y = twonorm(n=100, dim=5, seed=1)
+>>> X.shape
+(100, 5)
+"""
+
+from conicml.datasets._generators import ringnorm, twonorm
+from conicml.datasets._loaders import load, names
+
+__all__ = ["load", "names", "ringnorm", "twonorm"]
