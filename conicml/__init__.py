@@ -1,0 +1,52 @@
+"""conicml: machine-learning learners as declarative conic programs.
+
+Data flows one way: data -> formulation -> program -> solver -> solution -> model::
+
+    import conicml as cm
+    prog = cm.formulations.svm.soft_margin(X, y, C=1.0, kernel="rbf", form="dual")
+    sol = cm.solve(prog, solver="smo")        # or "clarabel", "ecos", "scs", "osqp"
+    model = prog.decode(sol)                  # {"dual_coef": ..., "b": ..., ...}
+    print(cm.compare(prog))                   # every solver for this kind, one table
+"""
+
+from . import datasets, formulations, solvers
+from .comparison import Comparison, ComparisonRow, compare
+from .exceptions import (
+    ConicMLError,
+    ConicMLWarning,
+    NotFittedStatusError,
+    OptionError,
+    ProgramError,
+    SolverError,
+    SolverNotFoundError,
+)
+from .kernels import Kernel, make_kernel
+from .program import ConicForm, Program
+from .solution import Residuals, Solution, Status
+from .solving import solve
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Comparison",
+    "ComparisonRow",
+    "ConicForm",
+    "ConicMLError",
+    "ConicMLWarning",
+    "Kernel",
+    "NotFittedStatusError",
+    "OptionError",
+    "Program",
+    "ProgramError",
+    "Residuals",
+    "Solution",
+    "SolverError",
+    "SolverNotFoundError",
+    "Status",
+    "compare",
+    "datasets",
+    "formulations",
+    "make_kernel",
+    "solve",
+    "solvers",
+]

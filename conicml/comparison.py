@@ -1,0 +1,204 @@
+"""``compare``: solve one program with several solvers and check they agree.
+
+This is how a specialized solver is trusted: on the same :class:`Program`, its
+objective and decoded model are put beside those of the generic backends.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import registry
+from .exceptions import ConicMLError
+from .program import Program
+from .solution import Solution
+from .solving import solve
+
+__all__ = ["Comparison", "ComparisonRow", "compare"]
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One solver's result in a :class:`Comparison`.
+
+    ``obj_rel_diff`` is :math:`|f - f_{ref}| / \\max(1, |f_{ref}|)`;
+    ``var_diffs[k]`` is :math:`\\|m_k - m_{k,ref}\\|_\\infty` for each
+    floating-point entry ``k`` of the decoded model.
+    """
+
+    solver: str
+    status: str
+    objective: float
+    obj_rel_diff: float
+    var_diffs: Mapping[str, float]
+    solve_time: float
+    total_time: float
+    iterations: int
+    residual: float
+    rtol: float
+    agree: bool
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Rows of a comparison, the reference solver and the overall verdict."""
+
+    kind: str
+    reference: str
+    rows: tuple[ComparisonRow, ...]
+    solutions: Mapping[str, Solution] = field(repr=False, default_factory=dict)
+
+    @property
+    def agree(self) -> bool:
+        """Whether every solver agrees with the reference within its tolerance."""
+        return all(row.agree for row in self.rows)
+
+    def row(self, solver: str) -> ComparisonRow:
+        """The row of one solver."""
+        for row in self.rows:
+            if row.solver == solver:
+                return row
+        raise KeyError(solver)
+
+    def _table(self) -> tuple[list[str], list[list[str]]]:
+        keys = sorted({k for row in self.rows for k in row.var_diffs})
+        header = ["solver", "status", "objective", "rel. diff", *[f"max|d {k}|" for k in keys],
+                  "residual", "iters", "solve s", "total s", "tol", "agree"]
+        body = []
+        for r in self.rows:
+            body.append([
+                r.solver + (" (ref)" if r.solver == self.reference else ""),
+                r.status,
+                f"{r.objective:.10g}",
+                f"{r.obj_rel_diff:.2e}",
+                *[f"{r.var_diffs[k]:.2e}" if k in r.var_diffs else "-" for k in keys],
+                f"{r.residual:.1e}",
+                str(r.iterations),
+                f"{r.solve_time:.4f}",
+                f"{r.total_time:.4f}",
+                f"{r.rtol:.0e}",
+                "yes" if r.agree else "NO",
+            ])
+        return header, body
+
+    def to_markdown(self) -> str:
+        """The comparison as a GitHub-flavoured markdown table."""
+        header, body = self._table()
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(row) + " |" for row in body]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:  # noqa: D105
+        header, body = self._table()
+        widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(header)]
+        fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+        lines = [f"program kind {self.kind}; reference {self.reference}; "
+                 f"{'all agree' if self.agree else 'DISAGREEMENT'}",
+                 fmt.format(*header), fmt.format(*("-" * w for w in widths))]
+        lines += [fmt.format(*row) for row in body]
+        return "\n".join(lines)
+
+
+def _float_entries(model: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    out = {}
+    for key, value in model.items():
+        arr = np.asarray(value) if isinstance(value, (np.ndarray, float, np.floating)) else None
+        if arr is not None and arr.dtype.kind == "f":
+            out[key] = arr
+    return out
+
+
+def compare(
+    program: Program,
+    solvers: Iterable[str] | None = None,
+    *,
+    reference: str | None = None,
+    rtol: float | Mapping[str, float] = 1e-5,
+    vtol: float | Mapping[str, float] | None = None,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Comparison:
+    """Solve ``program`` with several solvers and compare them with a reference.
+
+    Parameters
+    ----------
+    program : Program
+    solvers : iterable of str, optional
+        Solver names; default: every installed solver accepting ``program.kind``.
+    reference : str, optional
+        Reference solver; default ``"clarabel"`` (the most accurate generic
+        backend) when it accepts the kind, else the first solver.
+    rtol : float or mapping solver -> float, default=1e-5
+        Agreement tolerance on the objective,
+        :math:`|f - f_{ref}| \\le \\texttt{rtol}\\,\\max(1, |f_{ref}|)`.
+    vtol : float or mapping, optional
+        Agreement tolerance on each decoded floating-point quantity,
+        :math:`\\|m - m_{ref}\\|_\\infty \\le \\texttt{vtol}\\max(1, \\|m_{ref}\\|_\\infty)`.
+        Default :math:`\\sqrt{\\texttt{rtol}}`: near a strongly convex optimum
+        the error in the solution is of the order of the square root of the
+        error in the objective.
+    options : mapping solver -> dict, optional
+        Options passed to :func:`conicml.solve` for each solver.
+
+    Returns
+    -------
+    Comparison
+        ``str()`` prints a table; ``to_markdown()``; ``agree``.
+    """
+    names = list(solvers) if solvers is not None else registry.available(program.kind)
+    names = [n.lower() for n in names]
+    if not names:
+        raise ConicMLError(f"no solver accepts programs of kind {program.kind!r}")
+    for name in names:
+        registry.get(name, kind=program.kind)  # fail early with the registry's message
+    if reference is None:
+        reference = "clarabel" if registry.get("clarabel").accepts(program.kind) else names[0]
+    reference = reference.lower()
+    if reference not in names:
+        names.insert(0, reference)
+    options = {k.lower(): v for k, v in (options or {}).items()}
+
+    def tol_for(tol: float | Mapping[str, float] | None, name: str, default: float) -> float:
+        if tol is None:
+            return default
+        if isinstance(tol, Mapping):
+            return float(tol.get(name, default))
+        return float(tol)
+
+    solutions = {n: solve(program, n, **options.get(n, {})) for n in names}
+    ref = solutions[reference]
+    ref_model = _float_entries(program.decode(ref)) if ref.ok else {}
+    rows = []
+    for name in names:
+        sol = solutions[name]
+        r_tol = tol_for(rtol, name, 1e-5)
+        v_tol = tol_for(vtol, name, math.sqrt(r_tol))
+        diffs: dict[str, float] = {}
+        agree = sol.ok and ref.ok
+        obj_diff = math.nan
+        if agree:
+            obj_diff = abs(sol.objective - ref.objective) / max(1.0, abs(ref.objective))
+            agree = obj_diff <= r_tol
+            try:
+                model = _float_entries(program.decode(sol))
+            except ConicMLError:
+                model, agree = {}, False
+            for key, ref_val in ref_model.items():
+                if key in model and model[key].shape == ref_val.shape:
+                    diff = float(np.max(np.abs(model[key] - ref_val), initial=0.0))
+                    diffs[key] = diff
+                    scale = max(1.0, float(np.max(np.abs(ref_val), initial=0.0)))
+                    agree = agree and diff <= v_tol * scale
+        rows.append(ComparisonRow(
+            solver=name, status=sol.status.value, objective=sol.objective,
+            obj_rel_diff=obj_diff, var_diffs=diffs, solve_time=sol.solve_time,
+            total_time=sol.total_time, iterations=sol.iterations,
+            residual=sol.residuals.max(), rtol=r_tol, agree=bool(agree), message=sol.message,
+        ))
+    return Comparison(kind=program.kind, reference=reference, rows=tuple(rows),
+                      solutions=solutions)

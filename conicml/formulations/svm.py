@@ -1,0 +1,332 @@
+r"""Support vector machines as conic programs (seed 001, F9–F11; seed 000 ch. 2).
+
+Convention: the decision function is :math:`f(x) = w^\top \phi(x) + b` and the
+predicted class is :math:`\operatorname{sign} f(x)` (positive class ``+1``
+iff :math:`f(x) \ge 0`). Labels must be exactly ``+1`` / ``-1``.
+
+Soft margin, primal (seed 001 eqs. 2.19–2.21), with per-sample costs
+:math:`c_i = C\,\omega_{y_i}` (class weights; the "biased SVM" of seed 003 ch. 2
+has :math:`C_+ \ne C_-`):
+
+.. math::
+
+    \min_{w,b,\xi}\ \tfrac12\|w\|_2^2 + \sum_i c_i \xi_i
+    \quad\text{s.t.}\quad y_i(w^\top x_i + b) \ge 1 - \xi_i,\ \xi_i \ge 0.
+
+With a non-linear kernel the primal is written over the span of the data: with
+a factor :math:`K = L L^\top` (:func:`conicml.kernels.psd_factor`) and
+:math:`v = L^\top u`, :math:`f(x_i) = (Lv)_i + b` and :math:`\|w\|^2 = \|v\|^2`.
+
+Dual (eqs. 2.27 and 2.30):
+
+.. math::
+
+    \max_\alpha\ \mathbf 1^\top\alpha - \tfrac12\|L^\top (y\circ\alpha)\|_2^2
+    \quad\text{s.t.}\quad 0 \le \alpha_i \le c_i,\ y^\top\alpha = 0,
+
+with :math:`L = X` for the linear kernel (no Gram matrix is formed). The kernel
+thus enters through a factor, never as a dense quadratic form: cvxpy gives the
+squared norm to ECOS as a second-order cone and to Clarabel, SCS and OSQP as a
+sum of squares. Both forms report the same optimal value (primal value = dual
+value), so their objectives can be compared directly.
+
+Hard margin (eqs. 2.17–2.18): the same without :math:`\xi` (primal) or with
+:math:`c_i = +\infty` (dual); on data that is not linearly separable (in
+feature space) the primal is INFEASIBLE and the dual UNBOUNDED.
+
+Decoding: :math:`w = \sum_i \alpha_i y_i x_i` (eq. 2.28, linear kernel only),
+``dual_coef`` :math:`= \alpha\circ y`, ``support`` :math:`= \{i : \alpha_i > 0\}`
+and the bias from the *free* support vectors :math:`0 < \alpha_i < c_i` only
+(eq. 2.29 with the correction of seed-001 note pitfall P-S1); see
+:func:`bias_from_alpha`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+from .._validation import check_positive, check_X_y
+from ..exceptions import ProgramError
+from ..kernels import Kernel, make_kernel, psd_factor
+from ..program import ConicForm, Program, require_solution
+from ..solution import Solution
+
+__all__ = [
+    "bias_from_alpha",
+    "decision_values",
+    "hard_margin",
+    "soft_margin",
+]
+
+FORMS = ("primal", "dual")
+
+
+def _per_sample_costs(y: np.ndarray, C: float, class_weight: Any) -> tuple[np.ndarray, dict]:
+    if class_weight is None:
+        weights = {1.0: 1.0, -1.0: 1.0}
+    elif isinstance(class_weight, str):
+        if class_weight != "balanced":
+            raise ProgramError(
+                f"class_weight must be None, 'balanced' or a dict {{+1: w, -1: w}}, "
+                f"got {class_weight!r}"
+            )
+        n = y.size
+        weights = {k: n / (2.0 * np.count_nonzero(y == k)) for k in (1.0, -1.0)}
+    elif isinstance(class_weight, Mapping):
+        extra = set(map(float, class_weight)) - {1.0, -1.0}
+        if extra:
+            raise ProgramError(f"class_weight keys must be +1 and -1, got {sorted(extra)}")
+        weights = {1.0: 1.0, -1.0: 1.0}
+        for k, v in class_weight.items():
+            weights[float(k)] = check_positive(v, f"class_weight[{k}]")
+    else:
+        raise ProgramError(f"class_weight must be None, 'balanced' or a dict, got {class_weight!r}")
+    c = np.where(y > 0, C * weights[1.0], C * weights[-1.0])
+    return c, weights
+
+
+def _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, factor):
+    X, y = check_X_y(X, y)
+    if form not in FORMS:
+        raise ProgramError(f"form must be 'primal' or 'dual', got {form!r}")
+    if factor not in ("auto", "cholesky", "eigen"):
+        raise ProgramError(f"factor must be 'auto', 'cholesky' or 'eigen', got {factor!r}")
+    kern = make_kernel(kernel, X, gamma=gamma, degree=degree, coef0=coef0)
+    hard = C is None
+    if hard:
+        c, weights = np.full(y.size, np.inf), {1.0: 1.0, -1.0: 1.0}
+    else:
+        C = check_positive(C, "C")
+        c, weights = _per_sample_costs(y, C, class_weight)
+    return {"X": X, "y": y, "c": c, "C": C, "class_weight": weights, "kernel": kern,
+            "hard": hard, "form": form, "factor": factor}
+
+
+def _kernel_factor(data: Mapping[str, Any]) -> np.ndarray:
+    kern: Kernel = data["kernel"]
+    if kern.name == "linear":
+        return data["X"]
+    return psd_factor(kern.gram(data["X"]), data["factor"])
+
+
+def _build_primal(data: Mapping[str, Any]) -> ConicForm:
+    X, y, c = data["X"], data["y"], data["c"]
+    b = cp.Variable(name="b")
+    if data["kernel"].name == "linear":
+        w = cp.Variable(X.shape[1], name="w")
+        f = X @ w + b
+        variables = {"w": w, "b": b}
+    else:
+        L = _kernel_factor(data)
+        v = cp.Variable(L.shape[1], name="v")
+        w = v
+        f = L @ v + b
+        variables = {"v": v, "b": b}
+    if data["hard"]:
+        margin = cp.multiply(y, f) >= 1
+        objective = 0.5 * cp.sum_squares(w)
+        constraints = {"margin": margin}
+    else:
+        xi = cp.Variable(y.size, name="xi")
+        margin = cp.multiply(y, f) >= 1 - xi
+        objective = 0.5 * cp.sum_squares(w) + c @ xi
+        constraints = {"margin": margin, "xi_nonneg": xi >= 0}
+        variables["xi"] = xi
+    problem = cp.Problem(cp.Minimize(objective), list(constraints.values()))
+    return ConicForm(problem, variables, constraints)
+
+
+def _build_dual(data: Mapping[str, Any]) -> ConicForm:
+    y, c = data["y"], data["c"]
+    L = _kernel_factor(data)
+    alpha = cp.Variable(y.size, name="alpha")
+    objective = cp.sum(alpha) - 0.5 * cp.sum_squares(L.T @ cp.multiply(y, alpha))
+    constraints = {"alpha_nonneg": alpha >= 0, "balance": y @ alpha == 0}
+    if not data["hard"]:
+        constraints["alpha_upper"] = alpha <= c
+    problem = cp.Problem(cp.Maximize(objective), list(constraints.values()))
+    return ConicForm(problem, {"alpha": alpha}, constraints)
+
+
+def _free_tolerance(alpha: np.ndarray) -> float:
+    # interior-point solutions sit ~1e-9 relative inside the bounds; 1e-6 of the
+    # largest multiplier separates "at a bound" from "free" robustly.
+    return 1e-6 * max(1.0, float(np.max(np.abs(alpha), initial=0.0)))
+
+
+def bias_from_alpha(alpha: np.ndarray, y: np.ndarray, c: np.ndarray,
+                    grad: np.ndarray) -> float:
+    r"""Bias :math:`b` from the KKT conditions of the dual, using free SVs only.
+
+    With :math:`G = Q\alpha - \mathbf 1` (the gradient of the minimised dual,
+    :math:`Q_{ij} = y_iy_jK_{ij}`) and :math:`r_i = -y_i G_i`, every free
+    support vector (:math:`0 < \alpha_i < c_i`) satisfies :math:`b = r_i`;
+    :math:`b` is their average (seed 001 eq. 2.29, corrected per pitfall P-S1:
+    bounded SVs do not satisfy the margin equality). Without free SVs, the
+    KKT conditions only bound :math:`b` — below by :math:`r_i` for
+    :math:`\{y_i=+1,\alpha_i=0\}\cup\{y_i=-1,\alpha_i=c_i\}` and above for the
+    other two sets — and the midpoint of that interval is returned, as in
+    LIBSVM.
+    """
+    tol = _free_tolerance(alpha)
+    r = -y * grad
+    at_lower = alpha <= tol
+    at_upper = alpha >= c - tol
+    free = ~at_lower & ~at_upper
+    if np.any(free):
+        return float(np.mean(r[free]))
+    lower_set = ((y > 0) & at_lower) | ((y < 0) & at_upper)
+    upper_set = ((y > 0) & at_upper) | ((y < 0) & at_lower)
+    lo = np.max(r[lower_set]) if np.any(lower_set) else -np.inf
+    hi = np.min(r[upper_set]) if np.any(upper_set) else np.inf
+    if np.isfinite(lo) and np.isfinite(hi):
+        return float(0.5 * (lo + hi))
+    return float(lo if np.isfinite(lo) else hi if np.isfinite(hi) else 0.0)
+
+
+def _model_from_alpha(data: Mapping[str, Any], alpha: np.ndarray,
+                      b: float | None = None) -> dict:
+    X, y, c, kern = data["X"], data["y"], data["c"], data["kernel"]
+    alpha = np.clip(alpha, 0.0, c)  # remove round-off outside the box
+    dual_coef = alpha * y
+    support = np.flatnonzero(alpha > _free_tolerance(alpha))
+    if kern.name == "linear":
+        f_no_bias = X @ (X.T @ dual_coef)
+    else:
+        f_no_bias = kern.columns(X, support) @ dual_coef[support]
+    if b is None:
+        b = bias_from_alpha(alpha, y, c, y * f_no_bias - 1.0)
+    model = {"alpha": alpha, "dual_coef": dual_coef, "support": support, "b": float(b)}
+    if kern.name == "linear":
+        model["w"] = X.T @ dual_coef
+    return model
+
+
+def _decode_dual(data: Mapping[str, Any], solution: Solution) -> dict:
+    require_solution(solution, "qp.svm.dual")
+    return _model_from_alpha(data, np.asarray(solution.values["alpha"], dtype=float))
+
+
+def _decode_primal(data: Mapping[str, Any], solution: Solution) -> dict:
+    require_solution(solution, "qp.svm.primal")
+    if "margin" not in solution.duals:
+        raise ProgramError(
+            f"solver {solution.solver!r} returned no multipliers for the margin constraints; "
+            "the primal decode needs them for the dual coefficients"
+        )
+    alpha = np.maximum(np.asarray(solution.duals["margin"], dtype=float), 0.0)
+    model = _model_from_alpha(data, alpha, b=float(solution.values["b"]))
+    if "w" in solution.values:
+        model["w"] = np.asarray(solution.values["w"], dtype=float)
+    return model
+
+
+def _program(data: dict, description: str) -> Program:
+    form = data["form"]
+    prefix = "qp.svm.hard" if data["hard"] else "qp.svm"
+    return Program(
+        f"{prefix}.{form}",
+        data,
+        build=_build_primal if form == "primal" else _build_dual,
+        decode=_decode_primal if form == "primal" else _decode_dual,
+        default_solver="clarabel",
+        description=description,
+    )
+
+
+def soft_margin(
+    X: np.ndarray,
+    y: np.ndarray,
+    C: float = 1.0,
+    *,
+    kernel: str = "linear",
+    gamma: float | str = "scale",
+    degree: int = 3,
+    coef0: float = 0.0,
+    class_weight: Mapping[float, float] | str | None = None,
+    form: str = "primal",
+    factor: str = "auto",
+) -> Program:
+    """Soft-margin SVM (C-SVC) as a conic program.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Training inputs; for ``kernel="precomputed"`` the (n, n) Gram matrix.
+    y : ndarray of shape (n_samples,)
+        Labels, exactly +1 or -1, both present.
+    C : float, default=1.0
+        Cost of a unit of slack (> 0).
+    kernel : {"linear", "rbf", "poly", "precomputed"}, default="linear"
+    gamma : float or {"scale", "auto"}, default="scale"
+        As in :class:`sklearn.svm.SVC`.
+    degree : int, default=3
+    coef0 : float, default=0.0
+    class_weight : dict {+1: w, -1: w} or "balanced", optional
+        Per-class cost multipliers, :math:`C_\\pm = C\\,\\omega_\\pm`.
+    form : {"primal", "dual"}, default="primal"
+        Program kind ``"qp.svm.primal"`` or ``"qp.svm.dual"`` (the latter is
+        accepted by the specialized ``smo`` solver).
+    factor : {"auto", "cholesky", "eigen"}, default="auto"
+        How the Gram matrix is factored for non-linear kernels
+        (:func:`conicml.kernels.psd_factor`).
+
+    Returns
+    -------
+    Program
+        ``decode`` gives ``{"alpha", "dual_coef", "support", "b"}`` plus ``"w"``
+        for the linear kernel.
+
+    Raises
+    ------
+    ProgramError
+        Shape mismatch, NaN/inf, labels not in {-1, +1}, a single class,
+        C <= 0, unknown kernel/form.
+    """
+    if C is None:
+        raise ProgramError("C must be a positive number; use hard_margin() for C = infinity")
+    data = _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, factor)
+    return _program(data, f"soft-margin SVM ({kernel} kernel, C={data['C']:g}, {form})")
+
+
+def hard_margin(
+    X: np.ndarray,
+    y: np.ndarray,
+    *,
+    kernel: str = "linear",
+    gamma: float | str = "scale",
+    degree: int = 3,
+    coef0: float = 0.0,
+    form: str = "primal",
+    factor: str = "auto",
+) -> Program:
+    """Hard-margin SVM (seed 001 eqs. 2.17–2.18): kinds ``qp.svm.hard.primal|dual``.
+
+    Infeasible (primal) or unbounded (dual) when the data are not separable
+    in the kernel's feature space; the status says so, nothing is raised.
+    Parameters as in :func:`soft_margin`.
+    """
+    data = _common_data(X, y, None, kernel, gamma, degree, coef0, None, form, factor)
+    return _program(data, f"hard-margin SVM ({kernel} kernel, {form})")
+
+
+def decision_values(data: Mapping[str, Any], model: Mapping[str, Any],
+                    X_new: np.ndarray) -> np.ndarray:
+    """Decision values :math:`f(x) = \\sum_i \\alpha_i y_i k(x_i, x) + b` of a decoded model.
+
+    ``data`` is ``program.data``; ``X_new`` are new inputs (for a precomputed
+    kernel: kernel values against all training samples, shape (m, n)).
+    """
+    if "w" in model:
+        return X_new @ model["w"] + model["b"]
+    support = model["support"]
+    kern: Kernel = data["kernel"]
+    if kern.name == "precomputed":
+        return X_new[:, support] @ model["dual_coef"][support] + model["b"]
+    return kern(X_new, data["X"][support]) @ model["dual_coef"][support] + model["b"]
+
+

@@ -1,0 +1,158 @@
+"""The :class:`Program`: a learner written as a declarative conic program.
+
+A formulation (``conicml.formulations.*``) turns data and hyper-parameters
+into a :class:`Program`, which carries
+
+* ``kind``: a dotted string naming the program's structure (``"qp.svm.dual"``);
+  the registry uses it to decide which solvers can take the program;
+* ``problem``, ``variables``, ``constraints``, ``parameters``: a cvxpy problem
+  with named parts, built lazily on first access and then cached, so that a
+  specialized solver that never needs it never pays for it;
+* ``data``: the structured data specialized solvers consume (labels, kernel,
+  moments, cluster statistics, ...);
+* ``decode(solution)``: how a :class:`~conicml.Solution` becomes the learner's
+  parameters (``w``, ``b``, dual coefficients, certified quantities ...).
+
+Data flows one way: data -> formulation -> program -> solver -> solution -> model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import cvxpy as cp
+
+from .exceptions import SolverError
+from .solution import Solution
+
+__all__ = ["ConicForm", "Program"]
+
+
+@dataclass
+class ConicForm:
+    """A cvxpy problem with its named variables, constraints and parameters."""
+
+    problem: cp.Problem
+    variables: dict[str, cp.Variable]
+    constraints: dict[str, cp.Constraint] = field(default_factory=dict)
+    parameters: dict[str, cp.Parameter] = field(default_factory=dict)
+
+
+class Program:
+    """A learner as a conic program, solvable by any solver that accepts its kind.
+
+    Parameters
+    ----------
+    kind : str
+        Dotted name of the program's structure, e.g. ``"qp.svm.dual"``.
+    data : Mapping[str, Any]
+        Structured data for specialized solvers and for decoding.
+    build : callable, optional
+        ``build(data) -> ConicForm``; called once, on first access to
+        :attr:`problem` (or :attr:`variables`, ...). Programs that have no
+        single cvxpy problem (e.g. sequential programs) leave it ``None``.
+        Must be picklable (a module-level function or a
+        :func:`functools.partial` of one).
+    decode : callable
+        ``decode(data, solution) -> dict`` returning the learner's parameters.
+    default_solver : str, default="clarabel"
+        The solver :func:`conicml.solve` uses when ``solver=None``.
+    description : str, default=""
+        One line naming the learner, shown by ``repr`` and the CLI.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        data: Mapping[str, Any],
+        *,
+        build: Callable[[Mapping[str, Any]], ConicForm] | None,
+        decode: Callable[[Mapping[str, Any], Solution], dict],
+        default_solver: str = "clarabel",
+        description: str = "",
+    ) -> None:
+        self.kind = kind
+        self.data = MappingProxyType(dict(data))
+        self._build = build
+        self._decode = decode
+        self.default_solver = default_solver
+        self.description = description
+        self._form: ConicForm | None = None
+
+    # -- the cvxpy side, built lazily ------------------------------------------------
+    @property
+    def has_problem(self) -> bool:
+        """Whether the program has a single cvxpy problem (generic backends need one)."""
+        return self._build is not None
+
+    @property
+    def form(self) -> ConicForm:
+        """The built :class:`ConicForm` (built on first access, then cached)."""
+        if self._form is None:
+            if self._build is None:
+                raise SolverError(
+                    f"programs of kind {self.kind!r} have no single cvxpy problem; "
+                    "use a solver registered for this kind"
+                )
+            self._form = self._build(self.data)
+        return self._form
+
+    @property
+    def problem(self) -> cp.Problem:
+        """The cvxpy problem (built once and cached)."""
+        return self.form.problem
+
+    @property
+    def variables(self) -> dict[str, cp.Variable]:
+        """Named cvxpy variables of :attr:`problem`."""
+        return self.form.variables
+
+    @property
+    def constraints(self) -> dict[str, cp.Constraint]:
+        """Named cvxpy constraints of :attr:`problem` (their duals are decoded)."""
+        return self.form.constraints
+
+    @property
+    def parameters(self) -> dict[str, cp.Parameter]:
+        """Named cvxpy parameters of :attr:`problem`."""
+        return self.form.parameters
+
+    # -- solution -> model ------------------------------------------------------------
+    def decode(self, solution: Solution) -> dict:
+        """Turn a solution into the learner's parameters.
+
+        Raises
+        ------
+        SolverError
+            If the solution has no primal point and the kind cannot decode that
+            status (most kinds; fractional kinds may decode infeasibility).
+        """
+        return self._decode(self.data, solution)
+
+    # -- pickling: the cvxpy problem is derived state and is rebuilt on demand ---------
+    def __getstate__(self) -> dict:  # noqa: D105
+        state = self.__dict__.copy()
+        state["_form"] = None
+        state["data"] = dict(self.data)
+        return state
+
+    def __setstate__(self, state: dict) -> None:  # noqa: D105
+        state["data"] = MappingProxyType(state["data"])
+        self.__dict__.update(state)
+
+    def __repr__(self) -> str:  # noqa: D105
+        desc = f", {self.description!r}" if self.description else ""
+        return f"Program(kind={self.kind!r}{desc})"
+
+
+def require_solution(solution: Solution, kind: str) -> None:
+    """Raise :class:`SolverError` unless ``solution`` carries a primal point."""
+    if not solution.ok:
+        raise SolverError(
+            f"cannot decode a solution with status {solution.status.value!r} "
+            f"from solver {solution.solver!r} for a program of kind {kind!r}: "
+            f"{solution.message}"
+        )

@@ -1,0 +1,189 @@
+"""The solver registry: lowercase names, the program kinds each accepts.
+
+Modelled on cvxpy's ``reductions/solvers/defines.py``: insertion order is the
+order of preference, availability is checked lazily with
+:func:`importlib.util.find_spec`, and capabilities live on the entry. Generic
+backends and specialized solvers register the same way::
+
+    @register("smo", kinds=["qp.svm.dual"])
+    def solve_smo(program, *, tol=1e-3, max_iter=None, ...) -> Solution: ...
+
+A *kind* is a dotted string naming the structure of a program (``"qp.svm.dual"``,
+``"socp.mpm"``, ``"fractional.bmpm"``); an entry's ``kinds`` are shell-style
+patterns matched with :func:`fnmatch.fnmatchcase` (``"qp.*"`` accepts every QP).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+from .exceptions import SolverError, SolverNotFoundError
+
+__all__ = ["SolverEntry", "available", "entries", "get", "register"]
+
+
+@dataclass(frozen=True)
+class SolverEntry:
+    """One registered solver.
+
+    Attributes
+    ----------
+    name : str
+        Lowercase registry key, e.g. ``"clarabel"`` or ``"smo"``.
+    kinds : tuple of str
+        Patterns of the program kinds the solver accepts.
+    function : callable
+        ``function(program, **options) -> Solution``; its keyword-only
+        parameters are the options the solver accepts.
+    specialized : bool
+        ``False`` for the generic cvxpy backends, ``True`` for solvers that
+        consume a program's structured data directly.
+    requires : tuple of str
+        Modules that must be importable for the solver to be available.
+    description : str
+        One line for ``conicml solvers``.
+    """
+
+    name: str
+    kinds: tuple[str, ...]
+    function: Callable
+    specialized: bool
+    requires: tuple[str, ...]
+    description: str
+
+    def accepts(self, kind: str) -> bool:
+        """Whether a program of this kind can be given to the solver."""
+        return any(fnmatchcase(kind, pattern) for pattern in self.kinds)
+
+    def is_installed(self) -> bool:
+        """Whether every required module can be imported."""
+        return all(importlib.util.find_spec(mod) is not None for mod in self.requires)
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        """Names of the keyword options the solver accepts."""
+        params = inspect.signature(self.function).parameters.values()
+        return tuple(p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY)
+
+
+_REGISTRY: dict[str, SolverEntry] = {}
+
+
+def register(
+    name: str,
+    kinds: Iterable[str],
+    *,
+    specialized: bool = True,
+    requires: Iterable[str] = (),
+    description: str | None = None,
+) -> Callable[[Callable], Callable]:
+    """Register a solver function under ``name`` for the given program kinds.
+
+    Parameters
+    ----------
+    name : str
+        Registry key; must be lowercase.
+    kinds : iterable of str
+        Kind patterns the solver accepts (see module docstring).
+    specialized : bool, default=True
+        Whether this is a specialized (structure-exploiting) solver.
+    requires : iterable of str, default=()
+        Importable module names the solver needs.
+    description : str, optional
+        One-line description; defaults to the first line of the docstring.
+
+    Returns
+    -------
+    callable
+        A decorator that registers and returns the function unchanged.
+    """
+    if name != name.lower() or not name:
+        raise ValueError(f"solver names are lowercase and non-empty, got {name!r}")
+    kinds = tuple(kinds)
+    if not kinds:
+        raise ValueError(f"solver {name!r} must accept at least one program kind")
+
+    def decorator(function: Callable) -> Callable:
+        if name in _REGISTRY and _REGISTRY[name].function is not function:
+            raise ValueError(f"a solver named {name!r} is already registered")
+        doc = (inspect.getdoc(function) or "").strip().splitlines()
+        _REGISTRY[name] = SolverEntry(
+            name=name,
+            kinds=kinds,
+            function=function,
+            specialized=specialized,
+            requires=tuple(requires),
+            description=description or (doc[0] if doc else ""),
+        )
+        return function
+
+    return decorator
+
+
+def entries() -> list[SolverEntry]:
+    """Every registered solver, in order of preference."""
+    return list(_REGISTRY.values())
+
+
+def available(kind: str | None = None) -> list[str]:
+    """Names of the installed solvers, optionally only those accepting ``kind``.
+
+    Parameters
+    ----------
+    kind : str, optional
+        A program kind such as ``"qp.svm.dual"``.
+
+    Returns
+    -------
+    list of str
+        Solver names in order of preference.
+    """
+    return [
+        e.name
+        for e in _REGISTRY.values()
+        if (kind is None or e.accepts(kind)) and e.is_installed()
+    ]
+
+
+def get(name: str, kind: str | None = None) -> SolverEntry:
+    """Look up a solver by (case-insensitive) name.
+
+    Parameters
+    ----------
+    name : str
+        Solver name.
+    kind : str, optional
+        If given, also check that the solver accepts this program kind.
+
+    Raises
+    ------
+    SolverNotFoundError
+        If no solver has that name, or it is not installed.
+    SolverError
+        If the solver does not accept ``kind``.
+    """
+    if not isinstance(name, str):
+        raise SolverNotFoundError(f"solver name must be a string, got {type(name).__name__}")
+    key = name.lower()
+    if key not in _REGISTRY:
+        raise SolverNotFoundError(
+            f"unknown solver {name!r}; registered solvers: {', '.join(_REGISTRY) or 'none'}"
+        )
+    entry = _REGISTRY[key]
+    if not entry.is_installed():
+        raise SolverNotFoundError(
+            f"solver {key!r} is registered but not installed (needs "
+            f"{', '.join(entry.requires)}); install it with `pip install conicml[{key}]`; "
+            f"installed solvers: {', '.join(available())}"
+        )
+    if kind is not None and not entry.accepts(kind):
+        raise SolverError(
+            f"solver {key!r} does not accept programs of kind {kind!r} (it accepts "
+            f"{', '.join(entry.kinds)}); solvers for this kind: "
+            f"{', '.join(available(kind)) or 'none'}"
+        )
+    return entry

@@ -1,0 +1,71 @@
+"""``solve``: one entry point for every solver in the registry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import registry
+from .exceptions import OptionError, SolverError
+from .program import Program
+from .solution import Solution
+
+__all__ = ["COMMON_OPTIONS", "solve"]
+
+#: Options with one meaning across solvers (a solver may accept a subset).
+#:
+#: * ``eps_abs`` / ``eps_rel``: absolute / relative tolerance on the residuals
+#:   and gap, :math:`r \le \epsilon_{abs} + \epsilon_{rel}\,\max(\|\cdot\|)`;
+#:   ``None`` keeps the backend's own default (never silently overridden);
+#: * ``tol``: the stopping tolerance of an iterative specialized solver, on the
+#:   error its module docstring defines;
+#: * ``max_iter``: iteration cap; ``time_limit``: seconds; ``verbose``: log.
+COMMON_OPTIONS = ("eps_abs", "eps_rel", "tol", "max_iter", "time_limit", "verbose")
+
+
+def solve(program: Program, solver: str | None = None, **options: Any) -> Solution:
+    """Solve a program with a registered solver.
+
+    Parameters
+    ----------
+    program : Program
+        The program, from a formulation in :mod:`conicml.formulations`.
+    solver : str, optional
+        Registry name (case-insensitive), e.g. ``"clarabel"``, ``"ecos"``,
+        ``"scs"``, ``"osqp"``, ``"smo"``. ``None`` uses
+        ``program.default_solver`` (documented by each formulation and
+        recorded in ``Solution.solver``).
+    **options
+        Keyword options of that solver (see :data:`COMMON_OPTIONS` and the
+        solver's docstring). Unknown options raise :class:`OptionError`.
+
+    Returns
+    -------
+    Solution
+        The result; infeasible or unbounded programs are returned with that
+        status rather than raised.
+
+    Raises
+    ------
+    SolverNotFoundError
+        Unknown or uninstalled solver name.
+    SolverError
+        The solver does not accept ``program.kind``.
+    OptionError
+        An option the solver does not know.
+    """
+    if not isinstance(program, Program):
+        raise TypeError(f"expected a conicml Program, got {type(program).__name__}")
+    name = program.default_solver if solver is None else solver
+    entry = registry.get(name, kind=program.kind)
+    unknown = sorted(set(options) - set(entry.options))
+    if unknown:
+        raise OptionError(
+            f"solver {entry.name!r} does not accept option(s) {', '.join(unknown)}; "
+            f"its options are: {', '.join(entry.options) or 'none'}"
+        )
+    solution = entry.function(program, **options)
+    if not isinstance(solution, Solution):
+        raise SolverError(
+            f"solver {entry.name!r} returned {type(solution).__name__}, not a Solution"
+        )
+    return solution
