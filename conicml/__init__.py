@@ -21,6 +21,7 @@ from .exceptions import (
     SolverNotFoundError,
 )
 from .kernels import Kernel, make_kernel
+from .moments import ClassMoments, ClusterMoments
 from .program import ConicForm, Program
 from .solution import Residuals, Solution, Status
 from .solving import solve
@@ -28,6 +29,8 @@ from .solving import solve
 __version__ = "0.1.0"
 
 __all__ = [
+    "ClassMoments",
+    "ClusterMoments",
     "Comparison",
     "ComparisonRow",
     "ConicForm",
