@@ -116,7 +116,7 @@ def _float_entries(model: Mapping[str, Any]) -> dict[str, np.ndarray]:
 
 def compare(
     program: Program,
-    solvers: Iterable[str] | None = None,
+    solvers: Iterable[str | tuple[str, str, Mapping[str, Any]]] | None = None,
     *,
     reference: str | None = None,
     rtol: float | Mapping[str, float] = 1e-5,
@@ -128,8 +128,10 @@ def compare(
     Parameters
     ----------
     program : Program
-    solvers : iterable of str, optional
+    solvers : iterable of str or (label, solver, options) tuples, optional
         Solver names; default: every installed solver accepting ``program.kind``.
+        A tuple runs a labelled variant, e.g.
+        ``("bisection/ecos", "bisection", {"inner": "ecos"})``.
     reference : str, optional
         Reference solver; default ``"clarabel"`` (the most accurate generic
         backend) when it accepts the kind, else the first solver.
@@ -143,25 +145,33 @@ def compare(
         the error in the solution is of the order of the square root of the
         error in the objective.
     options : mapping solver -> dict, optional
-        Options passed to :func:`conicml.solve` for each solver.
+        Options passed to :func:`conicml.solve` for each solver named by a string.
 
     Returns
     -------
     Comparison
         ``str()`` prints a table; ``to_markdown()``; ``agree``.
     """
-    names = list(solvers) if solvers is not None else registry.available(program.kind)
-    names = [n.lower() for n in names]
-    if not names:
+    options = {k.lower(): dict(v) for k, v in (options or {}).items()}
+    # each run: label -> (solver name, options); a tuple item is a labelled variant
+    runs: dict[str, tuple[str, dict]] = {}
+    for item in (solvers if solvers is not None else registry.available(program.kind)):
+        if isinstance(item, tuple):
+            label, name, opts = item
+            runs[label.lower()] = (name.lower(), dict(opts))
+        else:
+            runs[item.lower()] = (item.lower(), options.get(item.lower(), {}))
+    if not runs:
         raise ConicMLError(f"no solver accepts programs of kind {program.kind!r}")
-    for name in names:
+    for name, _ in runs.values():
         registry.get(name, kind=program.kind)  # fail early with the registry's message
     if reference is None:
-        reference = "clarabel" if registry.get("clarabel").accepts(program.kind) else names[0]
+        clarabel_ok = "clarabel" in registry.available(program.kind)
+        reference = "clarabel" if clarabel_ok else next(iter(runs))
     reference = reference.lower()
-    if reference not in names:
-        names.insert(0, reference)
-    options = {k.lower(): v for k, v in (options or {}).items()}
+    if reference not in runs:
+        runs = {reference: (reference, options.get(reference, {})), **runs}
+    names = list(runs)
 
     def tol_for(tol: float | Mapping[str, float] | None, name: str, default: float) -> float:
         if tol is None:
@@ -170,7 +180,7 @@ def compare(
             return float(tol.get(name, default))
         return float(tol)
 
-    solutions = {n: solve(program, n, **options.get(n, {})) for n in names}
+    solutions = {label: solve(program, name, **opts) for label, (name, opts) in runs.items()}
     ref = solutions[reference]
     ref_model = _float_entries(program.decode(ref)) if ref.ok else {}
     rows = []
