@@ -117,6 +117,21 @@ def _backend_certificate(name: str, raw: Any) -> tuple[float, float, int | None]
     return nan, nan, None
 
 
+def _backend_info(name: str, raw: Any) -> dict[str, Any]:
+    """The backend's own report as a plain (picklable) dict, without the iterates."""
+    if name == "clarabel":
+        keys = ("status", "iterations", "obj_val", "obj_val_dual", "r_prim", "r_dual",
+                "solve_time")
+        return {k: (str(getattr(raw, k)) if k == "status" else getattr(raw, k, None))
+                for k in keys}
+    if name in ("ecos", "scs") and isinstance(raw, dict):
+        return dict(raw.get("info", {}))
+    if name == "osqp" and hasattr(raw, "info"):
+        return {k: getattr(raw.info, k) for k in dir(raw.info)
+                if not k.startswith("_") and isinstance(getattr(raw.info, k), (int, float, str))}
+    return {}
+
+
 def _primal_violation(problem: cp.Problem) -> float:
     worst = 0.0
     for constraint in problem.constraints:
@@ -232,7 +247,7 @@ def solve_with_cvxpy(
         solve_time=solve_time,
         residuals=Residuals(primal=primal, dual=dual_res, gap=gap, source="solver+recomputed"),
         message=f"{name}: {problem.status}",
-        extras={"raw": raw, "cvxpy_status": problem.status},
+        extras={"backend_info": _backend_info(name, raw), "cvxpy_status": problem.status},
     )
 
 

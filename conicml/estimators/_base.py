@@ -1,0 +1,125 @@
+"""Shared machinery of the binary conic classifiers (label mapping, solving, status)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..exceptions import NotFittedStatusError, ProgramError
+from ..program import Program
+from ..solution import Solution, Status
+from ..solving import solve
+
+__all__ = ["BinaryConicClassifier", "solve_or_raise"]
+
+
+def solve_or_raise(
+    program: Program,
+    solver: str,
+    solver_options: Mapping[str, Any] | None,
+    hints: Mapping[Status, str] | None = None,
+) -> Solution:
+    """Solve ``program``; turn a status without a model into a clear exception.
+
+    ``OPTIMAL_INACCURATE`` is kept with a :class:`ConvergenceWarning`; every
+    other non-optimal status raises :class:`NotFittedStatusError` whose message
+    quotes the solver, the status and ``hints[status]`` (which should name the
+    hyper-parameter to change).
+    """
+    solution = solve(program, solver, **dict(solver_options or {}))
+    if solution.status is Status.OPTIMAL:
+        return solution
+    if solution.status is Status.OPTIMAL_INACCURATE:
+        warnings.warn(
+            f"solver {solution.solver!r} returned an inaccurate solution "
+            f"({solution.message}); tighten its tolerances in solver_options or try "
+            "another solver",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+        return solution
+    hint = (hints or {}).get(solution.status, "")
+    default = {
+        Status.USER_LIMIT: "the solver hit its iteration or time limit: raise max_iter / "
+        "time_limit in solver_options",
+        Status.SOLVER_ERROR: "the solver failed numerically: try another solver= or rescale X",
+    }
+    raise NotFittedStatusError(
+        f"fit failed: solver {solution.solver!r} ended with status "
+        f"{solution.status.value!r} ({solution.message}). {hint or default.get(solution.status, '')}"
+    )
+
+
+class BinaryConicClassifier(ClassifierMixin, BaseEstimator):
+    """Base of binary classifiers whose decision is ``sign(f(x))``.
+
+    Subclasses implement ``_fit_signed(X, y_pm)`` (labels exactly +1/-1, with
+    ``classes_[1]`` as +1) and ``_decision(X)``. The base validates data,
+    encodes labels and maps decisions back: ``predict`` returns
+    ``classes_[1]`` where ``decision_function(X) >= 0``.
+    """
+
+    def _validate_binary(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if classes.size < 2:
+            raise ProgramError(
+                f"{type(self).__name__} needs samples of two classes; got only one class "
+                f"({classes[0]!r})"
+            )
+        if classes.size > 2:
+            raise ProgramError(
+                f"Only binary classification is supported by {type(self).__name__}; got "
+                f"{classes.size} classes (wrap it in sklearn.multiclass.OneVsRestClassifier)"
+            )
+        self.classes_ = classes
+        return X, np.where(y == classes[1], 1.0, -1.0)
+
+    def fit(self, X: Any, y: Any) -> BinaryConicClassifier:
+        """Fit the classifier.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Two classes; the larger label ``classes_[1]`` is the positive class.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X, y_pm = self._validate_binary(X, y)
+        self._fit_signed(X, y_pm)
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Signed decision values :math:`f(x)`; positive means ``classes_[1]``."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self._decision(X)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Class labels: ``classes_[1]`` where the decision value is >= 0."""
+        decision = self.decision_function(X)
+        return self.classes_[(decision >= 0).astype(int)]
+
+    def __sklearn_tags__(self):  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    # -- to implement ------------------------------------------------------------------
+    def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def _decision(self, X: np.ndarray) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError

@@ -1,0 +1,151 @@
+"""scikit-learn estimator for the SVM family (:mod:`conicml.formulations.svm`)."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..formulations import svm as svm_formulation
+from ..kernels import KERNELS
+from ..registry import available
+from ..solution import Status
+from ._base import BinaryConicClassifier, solve_or_raise
+
+__all__ = ["SVMClassifier"]
+
+
+class SVMClassifier(BinaryConicClassifier):
+    r"""Support vector classifier solved as a conic program by any registered solver.
+
+    Soft margin (C-SVC) by default; ``C=None`` fits the hard-margin SVM. The
+    decision function is :math:`f(x) = \sum_i \alpha_i y_i k(x_i, x) + b`
+    and ``predict`` returns ``classes_[1]`` where :math:`f(x) \ge 0` (as
+    :class:`sklearn.svm.SVC`).
+
+    Parameters
+    ----------
+    C : float or None, default=1.0
+        Cost of slack; ``None`` means hard margin (errors if the data are not
+        separable in feature space).
+    kernel : {"linear", "rbf", "poly", "precomputed"}, default="linear"
+    gamma : float or {"scale", "auto"}, default="scale"
+    degree : int, default=3
+    coef0 : float, default=0.0
+    class_weight : dict or "balanced", default=None
+        Per-class cost multipliers keyed by the original class labels.
+    form : {"primal", "dual"}, default="dual"
+        Which program to solve (``smo`` needs ``"dual"``).
+    solver : str, default="clarabel"
+        Any solver registered for the program kind (``"clarabel"``, ``"ecos"``,
+        ``"scs"``, ``"osqp"``, ``"smo"``, ...).
+    solver_options : dict, default=None
+        Options for the solver (see :func:`conicml.solve`).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    coef_ : ndarray of shape (1, n_features)
+        Only for ``kernel="linear"``.
+    intercept_ : ndarray of shape (1,)
+    dual_coef_ : ndarray of shape (1, n_SV)
+        :math:`\alpha_i y_i` of the support vectors.
+    support_ : ndarray of shape (n_SV,)
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+    program_ : Program
+    solution_ : Solution
+    n_iter_ : int
+    """
+
+    _parameter_constraints: dict = {
+        "C": [Interval(Real, 0, None, closed="neither"), None],
+        "kernel": [StrOptions(set(KERNELS))],
+        "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "coef0": [Real],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+        "form": [StrOptions({"primal", "dual"})],
+        "solver": [str],
+        "solver_options": [dict, None],
+    }
+
+    def __init__(
+        self,
+        C: float | None = 1.0,
+        *,
+        kernel: str = "linear",
+        gamma: float | str = "scale",
+        degree: int = 3,
+        coef0: float = 0.0,
+        class_weight: dict | str | None = None,
+        form: str = "dual",
+        solver: str = "clarabel",
+        solver_options: dict | None = None,
+    ) -> None:
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.class_weight = class_weight
+        self.form = form
+        self.solver = solver
+        self.solver_options = solver_options
+
+    def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
+        class_weight = self.class_weight
+        if isinstance(class_weight, dict):
+            unknown = set(class_weight) - set(self.classes_.tolist())
+            if unknown:
+                raise ValueError(f"class_weight has labels not in the data: {sorted(unknown)}")
+            class_weight = {
+                (1.0 if label == self.classes_[1] else -1.0): w
+                for label, w in class_weight.items()
+            }
+        common = dict(kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+                      coef0=self.coef0, form=self.form)
+        if self.C is None:
+            if class_weight is not None:
+                raise ValueError("class_weight has no effect with C=None (hard margin)")
+            program = svm_formulation.hard_margin(X, y, **common)
+        else:
+            program = svm_formulation.soft_margin(X, y, C=self.C, class_weight=class_weight,
+                                                  **common)
+        if self.solver.lower() not in available(program.kind):
+            raise ValueError(
+                f"solver={self.solver!r} cannot solve {program.kind!r} programs; "
+                f"use one of {available(program.kind)}"
+            )
+        separable_hint = (
+            "the data are not linearly separable: use soft margin (set C to a positive "
+            "number)" if self.kernel == "linear" else "the data are not separable in the "
+            "kernel's feature space: use soft margin (set C to a positive number)"
+        )
+        hints = {Status.INFEASIBLE: separable_hint, Status.UNBOUNDED: separable_hint,
+                 Status.INFEASIBLE_INACCURATE: separable_hint,
+                 Status.UNBOUNDED_INACCURATE: separable_hint}
+        solution = solve_or_raise(program, self.solver, self.solver_options, hints)
+        model = program.decode(solution)
+        support = model["support"]
+        self.program_ = program
+        self.solution_ = solution
+        self.n_iter_ = solution.iterations
+        self.support_ = support
+        self.support_vectors_ = X[support]
+        self.dual_coef_ = model["dual_coef"][support][None, :]
+        self.intercept_ = np.array([model["b"]])
+        self.n_support_ = np.array([np.count_nonzero(y[support] < 0),
+                                    np.count_nonzero(y[support] > 0)])
+        if "w" in model:
+            self.coef_ = model["w"][None, :]
+
+    def _decision(self, X: np.ndarray) -> np.ndarray:
+        if self.kernel == "linear":
+            return X @ self.coef_[0] + self.intercept_[0]
+        kernel = self.program_.data["kernel"]
+        if self.kernel == "precomputed":
+            K = X[:, self.support_]
+        else:
+            K = kernel(X, self.support_vectors_)
+        return K @ self.dual_coef_[0] + self.intercept_[0]
