@@ -51,9 +51,10 @@ def solve_or_raise(
         "time_limit in solver_options",
         Status.SOLVER_ERROR: "the solver failed numerically: try another solver= or rescale X",
     }
+    hint = hint or default.get(solution.status, "")
     raise NotFittedStatusError(
         f"fit failed: solver {solution.solver!r} ended with status "
-        f"{solution.status.value!r} ({solution.message}). {hint or default.get(solution.status, '')}"
+        f"{solution.status.value!r} ({solution.message}). {hint}"
     )
 
 

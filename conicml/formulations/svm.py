@@ -84,7 +84,9 @@ def _per_sample_costs(y: np.ndarray, C: float, class_weight: Any) -> tuple[np.nd
         for k, v in class_weight.items():
             weights[float(k)] = check_positive(v, f"class_weight[{k}]")
     else:
-        raise ProgramError(f"class_weight must be None, 'balanced' or a dict, got {class_weight!r}")
+        raise ProgramError(
+            f"class_weight must be None, 'balanced' or a dict, got {class_weight!r}"
+        )
     c = np.where(y > 0, C * weights[1.0], C * weights[-1.0])
     return c, weights
 

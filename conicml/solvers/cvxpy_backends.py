@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -214,7 +215,9 @@ def solve_with_cvxpy(
         raise OptionError(f"{name} rejected the options {sorted(opts)}: {exc}") from exc
     solve_time = time.perf_counter() - start
     try:
-        problem.unpack_results(raw, chain, inverse)
+        with warnings.catch_warnings():  # cvxpy's "may be inaccurate": the status says it
+            warnings.simplefilter("ignore", UserWarning)
+            problem.unpack_results(raw, chain, inverse)
     except cp.error.SolverError as exc:
         return Solution(status=Status.SOLVER_ERROR, solver=name, setup_time=setup_time,
                         solve_time=solve_time, message=str(exc))
