@@ -137,7 +137,10 @@ def compare(
         backend) when it accepts the kind, else the first solver.
     rtol : float or mapping solver -> float, default=1e-5
         Agreement tolerance on the objective,
-        :math:`|f - f_{ref}| \\le \\texttt{rtol}\\,\\max(1, |f_{ref}|)`.
+        :math:`|f - f_{ref}| \\le \\texttt{rtol}\\,\\max(1, |f_{ref}|)`. A float
+        is raised to a solver's registered ``compare_rtol`` (first-order
+        methods such as SCS and OSQP); a mapping is used as given. Each row
+        shows the tolerance it was held to.
     vtol : float or mapping, optional
         Agreement tolerance on each decoded floating-point quantity,
         :math:`\\|m - m_{ref}\\|_\\infty \\le \\texttt{vtol}\\max(1, \\|m_{ref}\\|_\\infty)`.
@@ -145,7 +148,9 @@ def compare(
         the error in the solution is of the order of the square root of the
         error in the objective.
     options : mapping solver -> dict, optional
-        Options passed to :func:`conicml.solve` for each solver named by a string.
+        Options passed to :func:`conicml.solve` for each solver named by a string;
+        a solver without an entry runs with its registered ``compare_options``
+        (e.g. ``smo`` at ``tol=1e-8``), otherwise at its defaults.
 
     Returns
     -------
@@ -160,7 +165,9 @@ def compare(
             label, name, opts = item
             runs[label.lower()] = (name.lower(), dict(opts))
         else:
-            runs[item.lower()] = (item.lower(), options.get(item.lower(), {}))
+            key = item.lower()
+            default = registry.get(key).compare_options
+            runs[key] = (key, options.get(key, dict(default)))
     if not runs:
         raise ConicMLError(f"no solver accepts programs of kind {program.kind!r}")
     for name, _ in runs.values():
@@ -170,15 +177,17 @@ def compare(
         reference = "clarabel" if clarabel_ok else next(iter(runs))
     reference = reference.lower()
     if reference not in runs:
-        runs = {reference: (reference, options.get(reference, {})), **runs}
+        default = registry.get(reference).compare_options
+        runs = {reference: (reference, options.get(reference, dict(default))), **runs}
     names = list(runs)
 
-    def tol_for(tol: float | Mapping[str, float] | None, name: str, default: float) -> float:
+    def tol_for(tol: float | Mapping[str, float] | None, label: str, default: float) -> float:
         if tol is None:
             return default
         if isinstance(tol, Mapping):
-            return float(tol.get(name, default))
-        return float(tol)
+            return float(tol.get(label, default))
+        floor = registry.get(runs[label][0]).compare_rtol or 0.0
+        return max(float(tol), floor)
 
     solutions = {label: solve(program, name, **opts) for label, (name, opts) in runs.items()}
     ref = solutions[reference]

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 from fnmatch import fnmatchcase
 
 from .exceptions import SolverError, SolverNotFoundError
@@ -46,6 +47,14 @@ class SolverEntry:
         Modules that must be importable for the solver to be available.
     description : str
         One line for ``conicml solvers``.
+    compare_options : Mapping
+        Options :func:`conicml.compare` uses for this solver unless told
+        otherwise (e.g. a tight ``tol`` for an iterative solver, so that its
+        row is comparable with an interior-point solve).
+    compare_rtol : float or None
+        Loosest objective tolerance the solver is expected to meet with
+        ``compare_options`` (first-order methods); :func:`conicml.compare`
+        never holds it to a tighter one unless given a per-solver mapping.
     """
 
     name: str
@@ -54,6 +63,8 @@ class SolverEntry:
     specialized: bool
     requires: tuple[str, ...]
     description: str
+    compare_options: Mapping[str, Any] = field(default_factory=dict)
+    compare_rtol: float | None = None
 
     def accepts(self, kind: str) -> bool:
         """Whether a program of this kind can be given to the solver."""
@@ -80,6 +91,8 @@ def register(
     specialized: bool = True,
     requires: Iterable[str] = (),
     description: str | None = None,
+    compare_options: Mapping[str, Any] | None = None,
+    compare_rtol: float | None = None,
 ) -> Callable[[Callable], Callable]:
     """Register a solver function under ``name`` for the given program kinds.
 
@@ -95,6 +108,10 @@ def register(
         Importable module names the solver needs.
     description : str, optional
         One-line description; defaults to the first line of the docstring.
+    compare_options : mapping, optional
+        Default options of this solver inside :func:`conicml.compare`.
+    compare_rtol : float, optional
+        Loosest objective tolerance expected of this solver in a comparison.
 
     Returns
     -------
@@ -118,6 +135,8 @@ def register(
             specialized=specialized,
             requires=tuple(requires),
             description=description or (doc[0] if doc else ""),
+            compare_options=dict(compare_options or {}),
+            compare_rtol=compare_rtol,
         )
         return function
 

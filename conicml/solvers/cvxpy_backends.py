@@ -285,8 +285,10 @@ solve_clarabel = register("clarabel", kinds=["qp.*", "socp.*"], specialized=Fals
 solve_ecos = register("ecos", kinds=["qp.*", "socp.*"], specialized=False, requires=("ecos",),
                       description="ECOS interior point (SOCP) via cvxpy")(_make_backend("ecos"))
 solve_scs = register("scs", kinds=["qp.*", "socp.*"], specialized=False, requires=("scs",),
-                     description="SCS first-order splitting (QP, SOCP) via cvxpy")(
+                     description="SCS first-order splitting (QP, SOCP) via cvxpy",
+                     compare_rtol=1e-3)(
     _make_backend("scs"))
 solve_osqp = register("osqp", kinds=["qp.*"], specialized=False, requires=("osqp",),
-                      description="OSQP first-order ADMM (QP only) via cvxpy")(
+                      description="OSQP first-order ADMM (QP only) via cvxpy",
+                      compare_options={"max_iter": 100_000}, compare_rtol=1e-4)(
     _make_backend("osqp"))

@@ -1,0 +1,142 @@
+"""The ``conicml`` command: the solver registry and cross-solver comparisons.
+
+.. code-block:: text
+
+    conicml solvers                      # every solver, the kinds it accepts
+    conicml compare                      # every model on a bundled data set
+    conicml compare --model svm --dataset breast_cancer --kernel rbf -C 1 \\
+                    --solvers ecos,scs,clarabel,smo
+
+``compare`` exits with status 1 when some solver disagrees with the reference
+beyond its tolerance (or fails), so it can guard a pipeline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import datasets, registry
+from .comparison import compare
+from .program import Program
+
+__all__ = ["MODELS", "main"]
+
+
+@dataclass(frozen=True)
+class DemoModel:
+    """How the CLI formulates one model from standardized ``(X, y)`` and options."""
+
+    description: str
+    build: Callable[[np.ndarray, np.ndarray, argparse.Namespace], Program]
+    dataset: str
+
+
+def _svm(form: str) -> Callable[[np.ndarray, np.ndarray, argparse.Namespace], Program]:
+    def build(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
+        from .formulations import svm
+
+        return svm.soft_margin(X, y, C=args.C, kernel=args.kernel, gamma=args.gamma,
+                               form=form)
+
+    return build
+
+
+#: Models ``conicml compare`` knows, in the order it runs them.
+MODELS: dict[str, DemoModel] = {
+    "svm": DemoModel("soft-margin SVM, dual (C-SVC)", _svm("dual"), "breast_cancer"),
+    "svm-primal": DemoModel("soft-margin SVM, primal", _svm("primal"), "breast_cancer"),
+}
+
+
+def _load(name: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+    if name == "twonorm":
+        X, y = datasets.twonorm(n, seed=0)
+    elif name == "ringnorm":
+        X, y = datasets.ringnorm(n, seed=0)
+    else:
+        X, y = datasets.load(name)
+    std = X.std(axis=0)
+    return (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0), y
+
+
+def _cmd_solvers(args: argparse.Namespace) -> int:
+    rows = [(e.name, "specialized" if e.specialized else "generic",
+             "yes" if e.is_installed() else "no", ", ".join(e.kinds), e.description)
+            for e in registry.entries()]
+    header = ("solver", "type", "installed", "kinds", "description")
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    print(fmt.format(*header))
+    print(fmt.format(*("-" * w for w in widths)))
+    for row in rows:
+        print(fmt.format(*row))
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    names = list(MODELS) if args.model is None else [args.model]
+    solvers = None if args.solvers is None else [s.strip() for s in args.solvers.split(",")]
+    ok = True
+    for name in names:
+        model = MODELS[name]
+        dataset = args.dataset or model.dataset
+        X, y = _load(dataset, args.n)
+        start = time.perf_counter()
+        program = model.build(X, y, args)
+        chosen = solvers
+        if chosen is not None:
+            chosen = [s for s in chosen if s in registry.available(program.kind)]
+            skipped = sorted(set(solvers) - set(chosen))
+            if skipped:
+                print(f"[{name}] skipping {', '.join(skipped)}: they do not accept "
+                      f"{program.kind!r}")
+        result = compare(program, chosen, rtol=args.rtol)
+        print(f"\n## {name}: {model.description} on {dataset} "
+              f"(n={X.shape[0]}, d={X.shape[1]}; {time.perf_counter() - start:.1f} s)\n")
+        print(result.to_markdown() if args.markdown else result)
+        ok = ok and result.agree
+    print("\nall solvers agree" if ok else "\nSOME SOLVERS DISAGREE (see the tables above)")
+    return 0 if ok else 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="conicml", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("solvers", help="list the solver registry").set_defaults(func=_cmd_solvers)
+    cmp = sub.add_parser("compare", help="solve one program with several solvers")
+    cmp.add_argument("--model", choices=list(MODELS), default=None,
+                     help="model to formulate (default: every model)")
+    cmp.add_argument("--dataset", default=None,
+                     help=f"bundled data set: {', '.join(datasets.names())}, twonorm, ringnorm")
+    cmp.add_argument("--n", type=int, default=300, help="samples for twonorm / ringnorm")
+    cmp.add_argument("--solvers", default=None,
+                     help="comma-separated solver names (default: all that accept the model)")
+    cmp.add_argument("--kernel", default="linear", help="kernel of kernel models")
+    cmp.add_argument("--gamma", type=float, default=None, help="RBF gamma (default: 'scale')")
+    cmp.add_argument("-C", dest="C", type=float, default=1.0, help="cost C")
+    cmp.add_argument("--rtol", type=float, default=1e-5, help="objective tolerance")
+    cmp.add_argument("--markdown", action="store_true", help="print markdown tables")
+    cmp.set_defaults(func=_cmd_compare)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``conicml`` command."""
+    args = _parser().parse_args(argv)
+    if getattr(args, "gamma", 0) is None:
+        args.gamma = "scale"
+    try:
+        return args.func(args)
+    except ValueError as exc:  # bad data set, solver or parameter: say it, no traceback
+        print(f"conicml: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
