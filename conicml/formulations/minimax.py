@@ -1,0 +1,644 @@
+r"""Minimax probability machines: MPM, BMPM and MEMPM (seed 004, Huang 2004, ch. 3 and 5).
+
+Notation (seed 004 note §1): the positive class (label ``+1``) is the thesis's
+class :math:`x` with moments :math:`(\bar x, \Sigma_x)`, the negative class is
+:math:`y`; :math:`d = \bar x - \bar y`, :math:`\sigma_x(w) = \sqrt{w^\top\Sigma_x w}`.
+Plug-in moments use the biased :math:`1/N` covariances (note P5).
+
+**Worst-case accuracy.** By Marshall–Olkin and Lemma 2 (note P1–P3),
+:math:`\inf_{x\sim(\bar x,\Sigma_x)}\Pr\{w^\top x \ge t\} \ge \alpha` iff
+:math:`w^\top\bar x - t \ge \kappa(\alpha)\,\sigma_x(w)`, with the *Chebyshev*
+map :math:`\kappa(\alpha) = \sqrt{\alpha/(1-\alpha)}`, :math:`\alpha = \kappa^2/(1+\kappa^2)`,
+or, for Gaussian classes (eq. 3.24), the *Gaussian* map
+:math:`\kappa = \Phi^{-1}(\alpha)`, :math:`\alpha = \Phi(\kappa)`; the latter is
+only used for :math:`\alpha, \beta \ge \tfrac12` (note §6 item 3: below ½ the
+numerator is convex and the fractional program is no longer pseudo-concave).
+
+**Hyperplane convention.** The thesis (ch. 3) classifies :math:`z` as :math:`x`
+iff :math:`w^\top z \ge t` (its ":math:`b`"); the package convention is
+:math:`w^\top z + b \ge 0`, so every decode returns :math:`b = -t`.
+
+**One fractional program for the whole family.** After eliminating the
+threshold and normalising :math:`w^\top d = 1` (eqs. 3.18–3.20), MPM (eq. 4.8,
+Lanckriet et al. 2002), robust MPM (with :math:`\nu_x \ne \nu_y`, note §2.1) and
+(robust) BMPM (eqs. 3.13–3.14, 3.40) all maximise a concave–convex ratio
+
+.. math::
+
+    \kappa^* = \max_{w^\top d = 1}\ \frac{1 - a_x\sigma_x(w) - a_y\sigma_y(w)}
+                                         {b_x\sigma_x(w) + b_y\sigma_y(w)},
+
+* MPM: :math:`a = (\nu_x, \nu_y)`, :math:`b = (1, 1)`,
+  :math:`\kappa^* = \kappa(\alpha) = \kappa(\beta)`;
+* BMPM at :math:`\beta_0`: :math:`a = (\nu_x, \kappa(\beta_0) + \nu_y)`, :math:`b = (1, 0)`,
+  :math:`\kappa^* = \kappa(\alpha)` (eq. 3.14; robust: eq. 3.40 with
+  :math:`-\nu_x` moved into the numerator),
+
+with :math:`\Sigma \to \Sigma^0 + \rho I` in the robust versions (Sec. 3.3).
+The Charnes–Cooper / perspective change of variables :math:`v = w\,s`,
+:math:`s = 1/(1 - a_x\sigma_x - a_y\sigma_y)` (note §2.3 [D]) turns it into
+the single SOCP
+
+.. math::
+
+    \frac{1}{\kappa^*} = \min_v\ b_x\|R_x v\|_2 + b_y\|R_y v\|_2
+    \quad\text{s.t.}\quad d^\top v - a_x\|R_x v\|_2 - a_y\|R_y v\|_2 \ge 1,
+
+with :math:`R^\top R = \Sigma`; :math:`w^* = v^*/(d^\top v^*)`. For MPM without
+robustness this is exactly Lanckriet's :math:`1/\kappa^* = \min \sigma_x +
+\sigma_y` s.t. :math:`w^\top d = 1`. The SOCP is **infeasible** exactly when
+:math:`\kappa^* \le 0`, i.e. for BMPM when :math:`\beta_0 \ge \beta_{0m}`
+(eq. 3.44): the solver's INFEASIBLE status is the "α = 0" answer, and decode
+reports ``alpha = 0`` (Gaussian: ½), ``feasible = False``.
+
+**Objective of the kinds** ``"socp.mpm"`` **and** ``"socp.bmpm"`` (the same for
+every solver): the optimal value :math:`1/\kappa^*` of the SOCP above. The
+specialized solvers ``rosen`` and ``dinkelbach`` solve the ratio directly and
+report :math:`1/\kappa^*` too.
+
+**Intercept** (eq. 3.23, with :math:`w^*` for the thesis's :math:`a^*`):
+:math:`t^* = w^\top\bar x - (\kappa_\alpha + \nu_x)\sigma_x = w^\top\bar y +
+(\kappa_\beta + \nu_y)\sigma_y`; both sides are computed and averaged, and
+their difference is returned as ``"b_mismatch"`` (zero at the optimum, Lemma 4).
+
+**Largest feasible** :math:`\beta_0` (eq. 3.44, closed form note §2.3 [D]):
+:math:`\kappa(\beta_{0m}) = \sqrt{d^\top\Sigma_y^{-1}d}` (robust:
+:math:`\sqrt{d^\top\Sigma_y'^{-1}d} - \nu_y`).
+
+**Kernels** (Sec. 3.4, Corollary 8, Theorem 9). :math:`w` becomes the
+coefficient vector on the training points (original sample order, not
+"x first"; the formulas are order-free), :math:`d = \tilde k_x - \tilde k_y`
+with :math:`\tilde k_x = \frac1{N_x}\sum_{i\in x} K_{i,:}`, and
+:math:`\Sigma_x = \frac1{N_x}\tilde K_x^\top\tilde K_x + \rho_x K`,
+:math:`\tilde K_x = K_x - \mathbf 1\tilde k_x^\top`. The regulariser
+:math:`\rho_x K` (the robust replacement of Theorem 9) is **mandatory** for a
+non-linear kernel: without it the within-class scatter spans at most
+:math:`N - 2` directions and the problem is unbounded (note §5.3), so
+``rho_x, rho_y > 0`` is required. Decision:
+:math:`f(z) = \sum_i w_i K(z, z_i) + b` (positive iff :math:`f \ge 0`).
+
+**MEMPM** (eqs. 3.2–3.4, 3.21–3.22): maximise :math:`\theta\alpha + (1-\theta)\beta`.
+For fixed :math:`\beta` the inner problem is BMPM with :math:`\beta_0 = \beta`,
+so MEMPM is the 1-D problem :math:`F(\beta) = \theta\,\alpha^*(\beta) +
+(1-\theta)\beta` on :math:`[\beta_{lo}, \beta_{0m}]` (kind
+``"sequential.mempm"``, solved by ``quadratic-interpolation``; objective
+:math:`F(\beta^*)`), with :math:`\beta_{lo} = 0` (Chebyshev) or ½ (Gaussian)
+and :math:`F(\beta_{0m}) = \theta\alpha_{\min} + (1-\theta)\beta_{0m}` (note §6
+item 7: α is clipped at 0, eq. 3.40's :math:`\max(\cdot, 0)`; the domain ends at
+:math:`\beta_{0m}`, as in the thesis, because beyond it only the trivial
+:math:`\alpha = 0` hyperplanes remain). Cost-sensitive weights (Sec. 5.5,
+corrected per note §6 item 9): :math:`K_x = C_{FN} N_x`,
+:math:`K_y = C_{FP} N_y`, :math:`\theta = K_x/(K_x + K_y)`; the MS criterion
+(Sec. 5.4) is :math:`\theta = \tfrac12`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+from scipy.special import ndtr, ndtri
+
+from .._validation import check_positive, check_X_y
+from ..exceptions import ProgramError
+from ..kernels import Kernel, make_kernel, psd_factor
+from ..moments import ClassMoments, as_class_moments
+from ..program import ConicForm, Program, require_solution
+from ..solution import Solution, Status
+
+__all__ = [
+    "BOUNDS",
+    "accuracy_from_kappa",
+    "bmpm",
+    "decision_values",
+    "hyperplane",
+    "kappa_from_accuracy",
+    "inner_bmpm",
+    "mempm",
+    "mempm_model",
+    "mempm_value",
+    "mpm",
+    "ratio",
+]
+
+BOUNDS = ("chebyshev", "gaussian")
+
+
+# --------------------------------------------------------------------------------------
+# the two kappa maps (note P3, P4)
+# --------------------------------------------------------------------------------------
+def kappa_from_accuracy(p: float, bound: str = "chebyshev") -> float:
+    r"""Return :math:`\kappa(p)`: :math:`\sqrt{p/(1-p)}` (Chebyshev) or :math:`\Phi^{-1}(p)`."""
+    if bound == "chebyshev":
+        return math.inf if p >= 1.0 else math.sqrt(max(p, 0.0) / (1.0 - p))
+    return float(ndtri(p))
+
+
+def accuracy_from_kappa(kappa: float, bound: str = "chebyshev") -> float:
+    r"""Return :math:`g(\kappa) = \kappa^2/(1+\kappa^2)` (0 if κ ≤ 0) or :math:`\Phi(\kappa)`."""
+    if bound == "chebyshev":
+        if kappa <= 0:
+            return 0.0
+        if math.isinf(kappa):
+            return 1.0
+        return kappa * kappa / (1.0 + kappa * kappa)
+    return float(ndtr(kappa))
+
+
+def _check_bound(bound: object) -> str:
+    if bound not in BOUNDS:
+        raise ProgramError(f"bound must be 'chebyshev' or 'gaussian', got {bound!r}")
+    return str(bound)
+
+
+def _check_nonneg(value: object, name: str) -> float:
+    return check_positive(value, name, allow_zero=True)
+
+
+# --------------------------------------------------------------------------------------
+# the moment data shared by the family: d, R_x, R_y (R^T R = Sigma), projected means
+# --------------------------------------------------------------------------------------
+def _factor_T(S: np.ndarray) -> np.ndarray:
+    """A matrix ``R`` with ``R.T @ R == S`` (rows: the retained spectrum)."""
+    return psd_factor(S, "auto").T
+
+
+def _base_data(
+    data: ClassMoments | tuple,
+    *,
+    nu_x: float,
+    nu_y: float,
+    rho_x: float,
+    rho_y: float | None,
+    kernel: str,
+    gamma: float | str,
+    degree: int,
+    coef0: float,
+) -> dict[str, Any]:
+    nu_x = _check_nonneg(nu_x, "nu_x")
+    nu_y = _check_nonneg(nu_y, "nu_y")
+    rho_x = _check_nonneg(rho_x, "rho_x")
+    rho_y = rho_x if rho_y is None else _check_nonneg(rho_y, "rho_y")
+    if kernel == "linear":
+        mom = as_class_moments(data)
+        n = mom.dim
+        Sx = mom.cov_pos + rho_x * np.eye(n)
+        Sy = mom.cov_neg + rho_y * np.eye(n)
+        Rx, Ry = _factor_T(Sx), _factor_T(Sy)
+        mx, my = mom.mean_pos, mom.mean_neg
+        kern, X = None, None
+        n_pos, n_neg = mom.n_pos, mom.n_neg
+    else:
+        if isinstance(data, ClassMoments) or not (isinstance(data, tuple) and len(data) == 2):
+            raise ProgramError(
+                f"kernel={kernel!r} needs the training data (X, y), not moments: the kernel "
+                "model is written over the training points (Theorem 9)"
+            )
+        X, y = check_X_y(*data)
+        if rho_x <= 0 or rho_y <= 0:
+            raise ProgramError(
+                f"kernel={kernel!r} needs rho_x > 0 and rho_y > 0 (got {rho_x:g}, {rho_y:g}): "
+                "without the rho*K regulariser of Theorem 9 the plug-in kernel covariances "
+                "are rank-deficient and the program is unbounded; try rho_x=1e-3"
+            )
+        kern = make_kernel(kernel, X, gamma=gamma, degree=degree, coef0=coef0)
+        K = kern.gram(X)
+        K = 0.5 * (K + K.T)
+        pos, neg = y > 0, y < 0
+        n_pos, n_neg = int(pos.sum()), int(neg.sum())
+        mx, my = K[pos].mean(axis=0), K[neg].mean(axis=0)  # k~x, k~y (Sec. 3.4.2)
+        Ktx, Kty = K[pos] - mx, K[neg] - my  # K~x, K~y
+        L = psd_factor(K, "eigen")  # K = L L^T, so rho w^T K w = rho ||L^T w||^2
+        Rx = np.vstack([Ktx / math.sqrt(n_pos), math.sqrt(rho_x) * L.T])
+        Ry = np.vstack([Kty / math.sqrt(n_neg), math.sqrt(rho_y) * L.T])
+        mom = None
+    d = mx - my
+    if not np.any(np.abs(d) > 1e-12 * max(1.0, float(np.abs(mx).max()))):
+        raise ProgramError(
+            "the two class means coincide (x_mean == y_mean): the minimax machines need "
+            "distinct means (eq. 3.18 divides by w^T(x_mean - y_mean))"
+        )
+    return {
+        "moments": mom, "d": d, "Rx": Rx, "Ry": Ry, "mx": mx, "my": my,
+        "nu_x": nu_x, "nu_y": nu_y, "rho_x": rho_x, "rho_y": rho_y,
+        "kernel": kern, "X": X, "n_pos": n_pos, "n_neg": n_neg,
+    }
+
+
+def _inv_quad(R: np.ndarray, d: np.ndarray) -> float:
+    r""":math:`d^\top (R^\top R)^{+} d` (``inf`` if ``d`` leaves the range of :math:`R^\top R`)."""
+    _, s, Vt = np.linalg.svd(R, full_matrices=False)
+    keep = s > 1e-12 * max(float(s.max(initial=0.0)), np.finfo(float).tiny)
+    proj = Vt[keep] @ d
+    resid = float(np.linalg.norm(d) ** 2 - proj @ proj)
+    if resid > 1e-10 * float(d @ d):
+        return math.inf
+    return float(np.sum((proj / s[keep]) ** 2))
+
+
+def _kappa_max(base: Mapping[str, Any]) -> float:
+    r""":math:`\kappa(\beta_{0m}) = \sqrt{d^\top\Sigma_y^{-1}d} - \nu_y` (eq. 3.44, note §2.3)."""
+    return math.sqrt(_inv_quad(base["Ry"], base["d"])) - base["nu_y"]
+
+
+# --------------------------------------------------------------------------------------
+# the shared SOCP (Charnes-Cooper form) and its decoding
+# --------------------------------------------------------------------------------------
+def _build_fractional(data: Mapping[str, Any]) -> ConicForm:
+    d, Rx, Ry = data["d"], data["Rx"], data["Ry"]
+    v = cp.Variable(d.size, name="v")
+    ax = cp.Parameter(nonneg=True, name="a_x", value=data["a"][0])
+    ay = cp.Parameter(nonneg=True, name="a_y", value=data["a"][1])
+    sx, sy = cp.norm(Rx @ v, 2), cp.norm(Ry @ v, 2)
+    bx, by = data["b"]
+    objective = bx * sx + by * sy if by else sx  # b = (1, 1) MPM, (1, 0) BMPM
+    margin = d @ v - ax * sx - ay * sy >= 1
+    problem = cp.Problem(cp.Minimize(objective), [margin])
+    return ConicForm(problem, {"v": v}, {"margin": margin}, {"a_x": ax, "a_y": ay})
+
+
+def ratio(data: Mapping[str, Any], w: np.ndarray) -> float:
+    r"""The fractional objective at :math:`w` normalised to :math:`w^\top d = 1`.
+
+    :math:`(1 - a_x\sigma_x - a_y\sigma_y)/(b_x\sigma_x + b_y\sigma_y)`.
+    """
+    w = np.asarray(w, dtype=float)
+    w = w / float(data["d"] @ w)
+    sx, sy = np.linalg.norm(data["Rx"] @ w), np.linalg.norm(data["Ry"] @ w)
+    (ax, ay), (bx, by) = data["a"], data["b"]
+    den = bx * sx + by * sy
+    num = 1.0 - ax * sx - ay * sy
+    return math.inf if den <= 0 else num / den
+
+
+def hyperplane(data: Mapping[str, Any], w: np.ndarray, kappa_alpha: float,
+               kappa_beta: float) -> tuple[np.ndarray, float, float]:
+    r"""Normalise :math:`w` to :math:`w^\top d = 1` and return :math:`(w, b, |t_x - t_y|)`.
+
+    :math:`b = -t` with :math:`t` the average of the two sides of eq. 3.23,
+    :math:`t_x = w^\top\bar x - (\kappa_\alpha + \nu_x)\sigma_x` and
+    :math:`t_y = w^\top\bar y + (\kappa_\beta + \nu_y)\sigma_y`.
+    """
+    w = np.asarray(w, dtype=float)
+    w = w / float(data["d"] @ w)
+    sx, sy = np.linalg.norm(data["Rx"] @ w), np.linalg.norm(data["Ry"] @ w)
+    tx = float(w @ data["mx"]) - (kappa_alpha + data["nu_x"]) * sx
+    ty = float(w @ data["my"]) + (kappa_beta + data["nu_y"]) * sy
+    if not math.isfinite(tx):
+        tx = ty
+    if not math.isfinite(ty):
+        ty = tx
+    return w, -0.5 * (tx + ty), abs(tx - ty)
+
+
+def _model(data: Mapping[str, Any], w: np.ndarray, kappa_alpha: float,
+           kappa_beta: float, alpha: float, beta: float) -> dict:
+    w, b, mismatch = hyperplane(data, w, kappa_alpha, kappa_beta)
+    model: dict[str, Any] = {
+        "b": float(b), "alpha": float(alpha), "beta": float(beta),
+        "kappa_alpha": float(kappa_alpha), "kappa_beta": float(kappa_beta),
+        "b_mismatch": float(mismatch), "feasible": True,
+    }
+    if data["kernel"] is None:
+        model["w"] = w
+    else:
+        model["dual_coef"] = w
+    return model
+
+
+def _infeasible_model(data: Mapping[str, Any], solution: Solution) -> dict:
+    floor = accuracy_from_kappa(0.0, data["bound"])
+    return {
+        "feasible": False, "alpha": floor, "beta": float(data.get("beta0", floor)),
+        "kappa_alpha": 0.0 if data["bound"] == "chebyshev" else -math.inf,
+        "kappa_beta": float(data["kappa0"]),
+        "message": (
+            f"beta0 = {data.get('beta0', math.nan):.6g} is not attainable: the largest "
+            f"feasible beta0 is beta0_max = {data['beta0_max']:.6g} (eq. 3.44); the "
+            "worst-case accuracy of the positive class is alpha = "
+            f"{floor:g} ({solution.solver}: {solution.status.value})"
+        ),
+    }
+
+
+def _decode_fractional(data: Mapping[str, Any], solution: Solution) -> dict:
+    if solution.status in (Status.INFEASIBLE, Status.INFEASIBLE_INACCURATE) and \
+            data["family"] == "bmpm":
+        return _infeasible_model(data, solution)
+    require_solution(solution, data["kind"])
+    if "w" in solution.values:
+        w = np.asarray(solution.values["w"], dtype=float)
+    else:
+        w = np.asarray(solution.values["v"], dtype=float)
+    if not float(data["d"] @ w) > 0:
+        raise ProgramError(
+            f"solver {solution.solver!r} returned a point with w^T d <= 0; cannot normalise"
+        )
+    kappa = ratio(data, w)
+    bound = data["bound"]
+    if data["family"] == "mpm":
+        acc = accuracy_from_kappa(kappa, bound)
+        model = _model(data, w, kappa, kappa, acc, acc)
+    else:
+        model = _model(data, w, kappa, data["kappa0"], accuracy_from_kappa(kappa, bound),
+                       data["beta0"])
+    model["kappa"] = float(kappa)
+    return model
+
+
+def _family_program(base: dict, family: str, a: tuple[float, float], b: tuple[float, float],
+                    bound: str, description: str, **extra: Any) -> Program:
+    kind = f"socp.{family}"
+    data = {**base, "family": family, "kind": kind, "a": (float(a[0]), float(a[1])),
+            "b": b, "bound": bound, **extra}
+    return Program(kind, data, build=_build_fractional, decode=_decode_fractional,
+                   default_solver="clarabel", description=description)
+
+
+# --------------------------------------------------------------------------------------
+# public formulations
+# --------------------------------------------------------------------------------------
+_KERNEL_DOC = """
+    kernel : {"linear", "rbf", "poly", "precomputed"}, default="linear"
+        Non-linear kernels need ``data = (X, y)`` and ``rho_x, rho_y > 0``.
+    gamma, degree, coef0
+        Kernel hyper-parameters (:func:`conicml.make_kernel`)."""
+
+
+def mpm(
+    data: ClassMoments | tuple,
+    *,
+    nu_x: float = 0.0,
+    nu_y: float | None = None,
+    rho_x: float = 0.0,
+    rho_y: float | None = None,
+    bound: str = "chebyshev",
+    kernel: str = "linear",
+    gamma: float | str = "scale",
+    degree: int = 3,
+    coef0: float = 0.0,
+) -> Program:
+    r"""Minimax probability machine (Lanckriet et al. 2002; seed 004 eq. 4.8, note §2.1).
+
+    .. math::
+
+        \kappa^* = \max_{w^\top d = 1}
+        \frac{1 - \nu_x\sigma_x(w) - \nu_y\sigma_y(w)}{\sigma_x(w) + \sigma_y(w)},
+        \qquad \alpha^* = \beta^* = g(\kappa^*),
+
+    solved as the SOCP of the module docstring (kind ``"socp.mpm"``, objective
+    :math:`1/\kappa^*`). Robust version (Sec. 3.3): mean radii
+    :math:`\nu_x, \nu_y` (``nu_y`` defaults to ``nu_x``; they may differ, note
+    §2.1 [D]) and covariance radii :math:`\Sigma \to \Sigma + \rho I`.
+
+    Parameters
+    ----------
+    data : ClassMoments or (X, y)
+        Class moments, or data with labels exactly +1/-1 (plug-in 1/N moments).
+    nu_x, nu_y : float, default=0
+        Robust mean radii (>= 0).
+    rho_x, rho_y : float, default=0
+        Covariance inflation (linear) or the ρ·K regulariser (kernel; > 0).
+    bound : {"chebyshev", "gaussian"}, default="chebyshev"
+        Map from κ to the reported accuracy (the hyperplane does not depend on it).
+    """ + _KERNEL_DOC + """
+
+    Returns
+    -------
+    Program
+        Kind ``"socp.mpm"``; ``decode`` gives ``w`` (or ``dual_coef``), ``b``
+        (positive iff :math:`w^\\top x + b \\ge 0`), ``alpha``, ``beta``,
+        ``kappa``, ``b_mismatch``.
+    """
+    bound = _check_bound(bound)
+    nu_y = nu_x if nu_y is None else nu_y
+    base = _base_data(data, nu_x=nu_x, nu_y=nu_y, rho_x=rho_x, rho_y=rho_y, kernel=kernel,
+                      gamma=gamma, degree=degree, coef0=coef0)
+    robust = base["nu_x"] or base["nu_y"] or base["rho_x"] or base["rho_y"]
+    desc = f"{'robust ' if robust else ''}MPM ({kernel} kernel)"
+    return _family_program(base, "mpm", (base["nu_x"], base["nu_y"]), (1.0, 1.0), bound, desc,
+                           beta0_max=math.nan, kappa0=math.nan)
+
+
+def bmpm(
+    data: ClassMoments | tuple,
+    beta0: float,
+    *,
+    nu_x: float = 0.0,
+    nu_y: float | None = None,
+    rho_x: float = 0.0,
+    rho_y: float | None = None,
+    bound: str = "chebyshev",
+    kernel: str = "linear",
+    gamma: float | str = "scale",
+    degree: int = 3,
+    coef0: float = 0.0,
+) -> Program:
+    r"""Biased minimax probability machine (seed 004 eqs. 3.5–3.14, 3.40, Theorem 9).
+
+    .. math::
+
+        \kappa(\alpha^*) = \max_{w^\top d = 1}
+        \frac{1 - (\kappa(\beta_0) + \nu_y)\sigma_y(w)}{\sigma_x(w)} - \nu_x
+
+    (the fractional program 3.13–3.14; robust: 3.40), solved as the
+    perspective SOCP of the module docstring, kind ``"socp.bmpm"`` (objective
+    :math:`1/\kappa(\alpha^*)`), also accepted by ``rosen`` and
+    ``dinkelbach``. :math:`\beta_0 \in [0, \beta_{0m})` with
+    :math:`\kappa(\beta_{0m}) = \sqrt{d^\top\Sigma_y^{-1}d} - \nu_y` (eq. 3.44);
+    a larger :math:`\beta_0` is not an error: the solvers return INFEASIBLE and
+    ``decode`` gives ``alpha = 0`` (Gaussian: ½), ``feasible = False`` and a
+    message naming :math:`\beta_{0m}` (``program.data["beta0_max"]``).
+
+    Parameters
+    ----------
+    data : ClassMoments or (X, y)
+    beta0 : float
+        Required worst-case accuracy of the negative class, in [0, 1)
+        (Gaussian bound: [0.5, 1)).
+    nu_x, nu_y, rho_x, rho_y, bound
+        As in :func:`mpm`.
+    """ + _KERNEL_DOC + """
+
+    Returns
+    -------
+    Program
+        ``decode`` gives ``w``/``dual_coef``, ``b``, ``alpha``, ``beta`` (= β0),
+        ``kappa_alpha``, ``kappa_beta``, ``feasible``.
+    """
+    bound = _check_bound(bound)
+    try:
+        beta0 = float(beta0)
+    except (TypeError, ValueError) as exc:
+        raise ProgramError(f"beta0 must be a number in [0, 1), got {beta0!r}") from exc
+    lo = 0.5 if bound == "gaussian" else 0.0
+    if not lo <= beta0 < 1.0:
+        raise ProgramError(
+            f"beta0 must lie in [{lo:g}, 1) for the {bound} bound, got {beta0!r}"
+            + (" (the Gaussian bound is restricted to accuracies >= 1/2)" if lo else "")
+        )
+    nu_y = nu_x if nu_y is None else nu_y
+    base = _base_data(data, nu_x=nu_x, nu_y=nu_y, rho_x=rho_x, rho_y=rho_y, kernel=kernel,
+                      gamma=gamma, degree=degree, coef0=coef0)
+    return _bmpm_program(base, beta0, bound)
+
+
+def _bmpm_program(base: dict, beta0: float, bound: str) -> Program:
+    """BMPM program on already-validated moment data (used by MEMPM's inner solves)."""
+    kappa0 = kappa_from_accuracy(beta0, bound)
+    kmax = _kappa_max(base)
+    beta0_max = accuracy_from_kappa(kmax, bound)
+    desc = f"BMPM (beta0={beta0:g}, {bound}, {'linear' if base['kernel'] is None else 'kernel'})"
+    return _family_program(base, "bmpm", (base["nu_x"], kappa0 + base["nu_y"]), (1.0, 0.0),
+                           bound, desc, beta0=beta0, kappa0=kappa0, beta0_max=beta0_max)
+
+
+def mempm(
+    data: ClassMoments | tuple,
+    theta: float | None = None,
+    bound: str = "chebyshev",
+    *,
+    costs: tuple[float, float] | None = None,
+    nu_x: float = 0.0,
+    nu_y: float | None = None,
+    rho_x: float = 0.0,
+    rho_y: float | None = None,
+    kernel: str = "linear",
+    gamma: float | str = "scale",
+    degree: int = 3,
+    coef0: float = 0.0,
+) -> Program:
+    r"""Minimum-error minimax probability machine (seed 004 eqs. 3.2–3.4, 3.21–3.26, 3.40).
+
+    .. math::
+
+        \max_{\beta \in [\beta_{lo}, \beta_{0m}]}\ F(\beta) = \theta\,\alpha^*(\beta)
+        + (1-\theta)\beta, \qquad \alpha^*(\beta) = \text{BMPM}(\beta_0 = \beta),
+
+    a sequential program (kind ``"sequential.mempm"``, no single conic form;
+    objective :math:`F(\beta^*)`), solved by ``quadratic-interpolation`` (note
+    A4): a 1-D line search over β with one BMPM solve per step. The problem is
+    nonconvex in general (Sec. 3.7); the line search finds a local maximum,
+    bracketing the domain ends.
+
+    Parameters
+    ----------
+    data : ClassMoments or (X, y)
+    theta : float in [0, 1], optional
+        Weight of the positive class's accuracy. ``None``: the prior
+        :math:`N_x/N` (needs sample sizes, i.e. ``(X, y)`` or moments with
+        ``n_pos``/``n_neg``); ``0.5`` is the MS criterion :math:`\alpha + \beta`
+        (Sec. 5.4) up to a factor 2.
+    bound : {"chebyshev", "gaussian"}, default="chebyshev"
+        Chebyshev (distribution-free) or Gaussian :math:`\kappa = \Phi^{-1}(\cdot)`
+        (eqs. 3.25–3.26; restricted to :math:`\alpha, \beta \ge \tfrac12`).
+    costs : (C_FN, C_FP), optional
+        Misclassification costs of a positive and of a negative point
+        (Sec. 5.5, Kx/Ky corrected per note §6 item 9): the objective is
+        :math:`K_x\alpha + K_y\beta` with :math:`K_x = C_{FN}N_x`,
+        :math:`K_y = C_{FP}N_y`, i.e. :math:`\theta = K_x/(K_x+K_y)`
+        (exclusive with ``theta``).
+    nu_x, nu_y, rho_x, rho_y
+        Robust radii (Sec. 3.3, eq. 3.40) / kernel regulariser, as in :func:`mpm`.
+    """ + _KERNEL_DOC + """
+
+    Returns
+    -------
+    Program
+        ``decode`` gives ``w``/``dual_coef``, ``b``, ``alpha``, ``beta``,
+        ``objective`` (:math:`\\theta\\alpha + (1-\\theta)\\beta`), ``theta``.
+    """
+    bound = _check_bound(bound)
+    nu_y = nu_x if nu_y is None else nu_y
+    base = _base_data(data, nu_x=nu_x, nu_y=nu_y, rho_x=rho_x, rho_y=rho_y, kernel=kernel,
+                      gamma=gamma, degree=degree, coef0=coef0)
+    weights = None
+    if costs is not None:
+        if theta is not None:
+            raise ProgramError("give either theta or costs=(C_FN, C_FP), not both")
+        try:
+            c_fn, c_fp = costs
+        except (TypeError, ValueError) as exc:
+            raise ProgramError(f"costs must be a pair (C_FN, C_FP), got {costs!r}") from exc
+        c_fn, c_fp = check_positive(c_fn, "costs[0] (C_FN)"), check_positive(c_fp, "costs[1]")
+        if base["n_pos"] is None or base["n_neg"] is None:
+            raise ProgramError(
+                "costs need the class sizes: pass (X, y) or moments with n_pos/n_neg"
+            )
+        weights = (c_fn * base["n_pos"], c_fp * base["n_neg"])  # Kx, Ky (corrected)
+        theta = weights[0] / (weights[0] + weights[1])
+    elif theta is None:
+        if base["n_pos"] is None or base["n_neg"] is None:
+            raise ProgramError(
+                "theta=None uses the prior N_x/N, but the moments carry no sample sizes; "
+                "pass theta explicitly (0.5 for the MS criterion) or moments with n_pos/n_neg"
+            )
+        theta = base["n_pos"] / (base["n_pos"] + base["n_neg"])
+    else:
+        theta = check_positive(theta, "theta", allow_zero=True)
+        if theta > 1:
+            raise ProgramError(f"theta must lie in [0, 1], got {theta!r}")
+    kmax = _kappa_max(base)
+    beta_end = accuracy_from_kappa(kmax, bound)
+    beta_lo = 0.5 if bound == "gaussian" else 0.0
+    if beta_end <= beta_lo:
+        raise ProgramError(
+            f"the largest attainable beta0 ({beta_end:.4g}) is below {beta_lo:g}: the "
+            "Gaussian MEMPM needs alpha, beta >= 1/2; use bound='chebyshev'"
+        )
+    data_ = {**base, "family": "mempm", "kind": "sequential.mempm", "theta": float(theta),
+             "bound": bound, "beta_lo": beta_lo, "beta_end": beta_end, "kappa_max": kmax,
+             "weights": weights}
+    return Program("sequential.mempm", data_, build=None, decode=_decode_mempm,
+                   default_solver="quadratic-interpolation",
+                   description=f"MEMPM (theta={theta:.4g}, {bound}, {kernel} kernel)")
+
+
+def mempm_value(data: Mapping[str, Any], beta: float, alpha: float) -> float:
+    r""":math:`F = \theta\alpha + (1-\theta)\beta`."""
+    return data["theta"] * alpha + (1.0 - data["theta"]) * beta
+
+
+def inner_bmpm(data: Mapping[str, Any], beta: float) -> Program:
+    """The inner BMPM program of a MEMPM program at ``beta0 = beta``."""
+    keep = ("moments", "d", "Rx", "Ry", "mx", "my", "nu_x", "nu_y", "rho_x", "rho_y",
+            "kernel", "X", "n_pos", "n_neg")
+    return _bmpm_program({k: data[k] for k in keep}, float(beta), data["bound"])
+
+
+def mempm_model(data: Mapping[str, Any], beta: float, w: np.ndarray) -> dict:
+    r"""MEMPM model at :math:`(\beta, w)`; :math:`\kappa_\alpha` by eq. 3.21, clipped (3.40)."""
+    bound = data["bound"]
+    w = np.asarray(w, dtype=float)
+    w = w / float(data["d"] @ w)
+    kb = kappa_from_accuracy(beta, bound)
+    sx = float(np.linalg.norm(data["Rx"] @ w))
+    sy = float(np.linalg.norm(data["Ry"] @ w))
+    ka = (1.0 - (kb + data["nu_y"]) * sy) / sx - data["nu_x"] if sx > 0 else math.inf
+    ka = max(ka, 0.0)
+    alpha = accuracy_from_kappa(ka, bound)
+    model = _model(data, w, ka, kb, alpha, beta)
+    model["objective"] = mempm_value(data, beta, alpha)
+    model["theta"] = float(data["theta"])
+    if data["weights"] is not None:
+        model["cost_objective"] = data["weights"][0] * alpha + data["weights"][1] * beta
+    return model
+
+
+def _decode_mempm(data: Mapping[str, Any], solution: Solution) -> dict:
+    require_solution(solution, "sequential.mempm")
+    return mempm_model(data, float(solution.values["beta"]), solution.values["w"])
+
+
+def decision_values(data: Mapping[str, Any], model: Mapping[str, Any],
+                    X_new: np.ndarray) -> np.ndarray:
+    """Decision values :math:`f(z) = w^\\top z + b` (kernel: :math:`\\sum_i w_i K(z, z_i) + b`)."""
+    if "w" in model:
+        return np.asarray(X_new, dtype=float) @ model["w"] + model["b"]
+    kern: Kernel = data["kernel"]
+    if kern.name == "precomputed":
+        return np.asarray(X_new, dtype=float) @ model["dual_coef"] + model["b"]
+    return kern(np.asarray(X_new, dtype=float), data["X"]) @ model["dual_coef"] + model["b"]
