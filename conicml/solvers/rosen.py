@@ -1,0 +1,208 @@
+r"""``rosen``: Rosen gradient projection for the BMPM (and MPM) fractional program.
+
+Solves the ratio of the kinds ``"socp.bmpm"`` / ``"socp.mpm"`` (module
+:mod:`conicml.formulations.minimax`)
+
+.. math::
+
+    \kappa^* = \max_{w^\top d = 1} r(w) = \frac{1 - a_x\sigma_x(w) - a_y\sigma_y(w)}
+                                               {b_x\sigma_x(w) + b_y\sigma_y(w)}
+
+(BMPM: eqs. 3.13–3.14; pseudo-concave by Theorem 3, so the local maximum the
+method finds is global) directly from the moments, without a conic solver.
+
+**Algorithm** (seed 004 Sec. 3.2.5 / note A1; Rosen 1960, Bertsekas,
+*Nonlinear Programming*, §2.3). The only constraint is the equality
+:math:`w^\top d = 1`, so Rosen's method is projected gradient ascent on an
+affine set: with :math:`P = I - dd^\top/d^\top d`,
+
+.. math::
+
+    \nabla r = \frac{\nabla N\, D - N\,\nabla D}{D^2},\quad
+    \nabla\sigma_x = \Sigma_x w/\sigma_x,\qquad
+    s_k = P\nabla r(w_k),\qquad w_{k+1} = w_k + t_k s_k,
+
+with a Barzilai–Borwein trial step :math:`t = |\Delta w^\top\Delta w /
+\Delta w^\top\Delta s|` (the thesis gives no step rule) and Armijo
+backtracking :math:`r(w + ts) \ge r(w) + 10^{-4} t\|s\|^2`. The start is the
+Fisher direction :math:`(\Sigma_x + \Sigma_y)^{-1}d`, or — if the numerator is
+not positive there — the maximiser of the numerator (one least-squares solve);
+if even that has :math:`N \le 0`, :math:`\kappa^* \le 0` and the program is
+reported INFEASIBLE (BMPM: :math:`\beta_0 \ge \beta_{0m}`, decode gives α = 0).
+
+**Stopping criterion** (the note's advice: :math:`\|P\nabla r\|` stalls far above
+machine precision): :math:`|r_{k+1} - r_k| \le \texttt{tol}\,(1 + |r_k|)` on
+three consecutive iterations, or :math:`\|s_k\|\,\|w_k\| \le \texttt{tol}`.
+
+**Certificate:** as for ``dinkelbach`` (one iterative-least-squares solve of
+the parametric problem at the returned :math:`\lambda = r(w)`):
+``Residuals.dual`` :math:`= |P(\kappa_\alpha) - 1|`, ``Residuals.gap`` a
+certified upper bound on :math:`\kappa^* - r(w)`. Objective :math:`1/r(w)`.
+
+**Warm-start:** ``x0`` is an initial :math:`w` with :math:`w^\top d > 0`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import OptionError
+from ..program import Program
+from ..registry import register
+from ..solution import Solution, Status
+from .dinkelbach import FractionalProgram, _check_common, finish
+
+__all__ = ["TERMINATION_MESSAGES", "solve_rosen"]
+
+TERMINATION_MESSAGES: dict[int, str] = {
+    0: "converged: relative change of r(w) <= tol on 3 consecutive iterations",
+    1: "maximum number of iterations reached (max_iter)",
+    2: "time limit reached (time_limit)",
+    3: "stopped by the callback",
+    4: "infeasible: max N(w) <= 0, so kappa* <= 0 (beta0 >= beta0_max for BMPM)",
+    5: "unbounded: the mean difference has a component of zero variance (kappa* = inf)",
+    6: "converged: projected gradient ||P grad r|| ||w|| <= tol",
+    7: "line search failed: no ascent along the projected gradient (numerical limit)",
+}
+
+STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT, 2: Status.USER_LIMIT,
+                                 3: Status.USER_LIMIT, 4: Status.INFEASIBLE,
+                                 5: Status.UNBOUNDED, 6: Status.OPTIMAL,
+                                 7: Status.OPTIMAL_INACCURATE}
+
+
+def _value_grad(fp: FractionalProgram, w: np.ndarray) -> tuple[float, np.ndarray]:
+    Sxw, Syw = fp.Sx @ w, fp.Sy @ w
+    sx = math.sqrt(max(float(w @ Sxw), 0.0))
+    sy = math.sqrt(max(float(w @ Syw), 0.0))
+    (ax, ay), (bx, by) = fp.a, fp.b
+    gx = Sxw / sx if sx > 0 else np.zeros_like(w)
+    gy = Syw / sy if sy > 0 else np.zeros_like(w)
+    num = 1.0 - ax * sx - ay * sy
+    den = bx * sx + by * sy
+    gnum = -ax * gx - ay * gy
+    gden = bx * gx + by * gy
+    return num / den, (gnum * den - num * gden) / (den * den)
+
+
+@register("rosen", kinds=["socp.bmpm", "socp.mpm"],
+          description="Rosen gradient projection for the BMPM/MPM fractional program")
+def solve_rosen(
+    program: Program,
+    *,
+    tol: float = 1e-12,
+    max_iter: int = 20_000,
+    time_limit: float | None = None,
+    verbose: bool = False,
+    callback: Callable[[int, float, np.ndarray], Any] | None = None,
+    x0: np.ndarray | None = None,
+) -> Solution:
+    r"""Rosen gradient projection for the (robust) BMPM / MPM fractional program.
+
+    Parameters
+    ----------
+    program : Program
+        Kind ``"socp.bmpm"`` or ``"socp.mpm"``.
+    tol : float, default=1e-12
+        Relative change of :math:`r` (see module docstring).
+    max_iter : int, default=20000
+    time_limit : float, optional
+    verbose : bool, default=False
+        One line every 100 iterations.
+    callback : callable, optional
+        ``callback(k, r, w)``; returning ``True`` stops.
+    x0 : ndarray, optional
+        Initial :math:`w`.
+
+    Returns
+    -------
+    Solution
+        ``values = {"v"}``, ``objective`` :math:`= 1/r(w)`, ``iterations``,
+        ``extras["inner_solves"]`` (least-squares steps of the start and the
+        certificate), ``extras["line_search_evals"]``.
+    """
+    _check_common(tol, max_iter, time_limit)
+    start = time.perf_counter()
+    fp = FractionalProgram(program.data)
+    d = fp.d
+    dd = float(d @ d)
+    setup_time = time.perf_counter() - start
+    start = time.perf_counter()
+    inner = 0
+    history: list[tuple[int, float, float]] = []
+
+    def done(w: np.ndarray | None, reason: int, k: int, evals: int) -> Solution:
+        return finish("rosen", fp, w, reason, k, inner, setup_time,
+                      time.perf_counter() - start, history, TERMINATION_MESSAGES, STATUS_MAP,
+                      {"line_search_evals": evals})
+
+    if x0 is not None:
+        w = np.asarray(x0, dtype=float)
+        if w.shape != d.shape or not float(d @ w) > 0:
+            raise OptionError(f"x0 must be a vector of length {d.size} with x0 @ d > 0")
+    else:
+        w = np.linalg.lstsq(fp.Sx + fp.Sy, d, rcond=None)[0]
+    w = w / float(d @ w)
+    num, _ = fp.parts(w)
+    if num <= 0:  # maximise the numerator: min a_x sx + a_y sy (one least-squares solve)
+        V, _, _ = fp.basis()
+        if fp.unbounded:
+            return done(None, 5, 0, 0)
+        z, P, its = fp.min_weighted(fp.a[0], fp.a[1])
+        inner += its
+        if 1.0 - P <= 0:
+            return done(None, 4, 0, 0)
+        w = V @ z
+        w = w / float(d @ w)
+    r, g = _value_grad(fp, w)
+    s = g - d * (float(d @ g) / dd)
+    t = 1.0 / max(float(np.linalg.norm(s)), 1e-300) * 1e-2 * float(np.linalg.norm(w))
+    small = 0
+    evals = 0
+    reason = 1
+    k = 0
+    for k in range(1, max_iter + 1):
+        if float(np.linalg.norm(s)) * float(np.linalg.norm(w)) <= tol:
+            reason = 6
+            break
+        ss = float(s @ s)
+        accepted = False
+        for _ in range(60):
+            wn = w + t * s
+            wn = wn / float(d @ wn)  # stays on the affine set; guards round-off
+            rn, gn = _value_grad(fp, wn)
+            evals += 1
+            if rn >= r + 1e-4 * t * ss:
+                accepted = True
+                break
+            t *= 0.5
+        if not accepted:
+            reason = 7
+            break
+        sn = gn - d * (float(d @ gn) / dd)
+        dw, ds = wn - w, sn - s
+        change = abs(rn - r)
+        w, r, s = wn, rn, sn
+        history.append((k, r, float(np.linalg.norm(s))))
+        denom = float(dw @ ds)
+        t = abs(float(dw @ dw) / denom) if denom != 0 else 2.0 * t
+        if verbose and k % 100 == 0:
+            print(f"  rosen {k:6d}: r={r:.15g}  |Pg|={np.linalg.norm(s):.3e}  t={t:.3e}")
+        small = small + 1 if change <= tol * (1.0 + abs(r)) else 0
+        if small >= 3:
+            reason = 0
+            break
+        if callback is not None and callback(k, r, w):
+            reason = 3
+            break
+        if time_limit is not None and time.perf_counter() - start > time_limit:
+            reason = 2
+            break
+    if r <= 0:
+        return done(None, 4, k, evals)
+    return done(w, reason, k, evals)
