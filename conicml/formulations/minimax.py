@@ -104,7 +104,7 @@ from scipy.special import ndtr, ndtri
 
 from .._validation import check_positive, check_X_y
 from ..exceptions import ProgramError
-from ..kernels import Kernel, make_kernel, psd_factor
+from ..kernels import KERNELS, Kernel, make_kernel, psd_factor
 from ..moments import ClassMoments, as_class_moments
 from ..program import ConicForm, Program, require_solution
 from ..solution import Solution, Status
@@ -198,6 +198,8 @@ def _base_data(
                 "model is written over the training points (Theorem 9)"
             )
         X, y = check_X_y(*data)
+        if kernel not in KERNELS:
+            raise ProgramError(f"unknown kernel {kernel!r}; choose one of {', '.join(KERNELS)}")
         if rho_x <= 0 or rho_y <= 0:
             raise ProgramError(
                 f"kernel={kernel!r} needs rho_x > 0 and rho_y > 0 (got {rho_x:g}, {rho_y:g}): "

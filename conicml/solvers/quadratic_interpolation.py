@@ -320,19 +320,20 @@ def solve_quadratic_interpolation(
     if not evals:
         return Solution(status=STATUS_MAP[reason], solver="quadratic-interpolation",
                         solve_time=time.perf_counter() - start, message=message)
-    width = res.bracket[1] - res.bracket[0]
+    width = res.bracket[1] - res.bracket[0] if res.history else math.nan
     if reason == 0 and not width <= tol:
         reason = 1
         message = TERMINATION_MESSAGES[reason]
-    beta = res.x
+    # the best evaluated beta (an evaluation stopped by the callback/time limit counts too)
+    beta = max(evals, key=lambda b: (mm.mempm_value(data, b, evals[b][0]), -abs(b - res.x)))
     alpha, w, sol = evals[beta]
     model = mm.mempm_model(data, beta, w)
     return Solution(
         status=STATUS_MAP[reason],
         solver="quadratic-interpolation",
-        objective=float(res.fun),
+        objective=float(mm.mempm_value(data, beta, alpha)),
         values={"beta": np.array(beta), "w": np.asarray(w, dtype=float)},
-        iterations=res.n_evals,
+        iterations=len(evals),
         solve_time=time.perf_counter() - start,
         residuals=Residuals(
             primal=model["b_mismatch"],
@@ -341,7 +342,7 @@ def solve_quadratic_interpolation(
             source="solver",
         ),
         message=message,
-        history=tuple((h[0], h[1]) for h in res.history),
+        history=tuple((b, mm.mempm_value(data, b, a)) for b, (a, _, _) in evals.items()),
         extras={"inner": inner, "inner_solves": sum(s is not None for _, _, s in evals.values()),
                 "inner_iterations": inner_iters[0], "alpha": alpha,
                 "at_domain_end": bool(beta >= hi)},
