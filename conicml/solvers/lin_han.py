@@ -87,6 +87,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 
 from ..exceptions import OptionError, SolverError
 from ..registry import register
@@ -123,14 +124,21 @@ class _Ellipsoid:
         self.cov = cov
         self.kappa = float(kappa)
         self.point = self.kappa == 0.0
-        lam, U = np.linalg.eigh(0.5 * (cov + cov.T))
-        if lam[0] <= 1e-13 * max(lam[-1], 1e-300):
+        cov = 0.5 * (cov + cov.T)
+        n = cov.shape[0]
+        # lambda_min alone (LAPACK syevr with an index range) and a Cholesky inverse: both
+        # cheaper than a full eigendecomposition
+        lam_min = float(scipy.linalg.eigh(cov, eigvals_only=True, subset_by_index=[0, 0])[0])
+        scale = max(float(np.trace(cov)) / n, 1e-300)
+        if not lam_min > 1e-13 * scale:
             raise SolverError(
                 f"lin-han needs a positive definite covariance for the {name} class "
-                f"(smallest eigenvalue {lam[0]:.3g}); build the program with epsilon > 0"
+                f"(smallest eigenvalue {lam_min:.3g}); build the program with epsilon > 0"
             )
-        self.S = (U / lam) @ U.T
-        self.lam_min = float(lam[0])  # delta = 1/||A|| = lam_min/2, step = delta * grad
+        factor = scipy.linalg.cho_factor(cov, lower=True)
+        S = scipy.linalg.cho_solve(factor, np.eye(n))
+        self.S = 0.5 * (S + S.T)
+        self.lam_min = lam_min  # delta = 1/||A|| = lam_min/2, step = delta * grad
         self.name = name
 
     def q(self, z: np.ndarray) -> float:
@@ -156,13 +164,13 @@ def _roots(E: _Ellipsoid, Sr: np.ndarray, r: np.ndarray, Sd: np.ndarray,
 
 
 def _angle(u: np.ndarray, v: np.ndarray) -> float:
-    nu, nv = float(np.linalg.norm(u)), float(np.linalg.norm(v))
+    nu, nv = math.sqrt(float(u @ u)), math.sqrt(float(v @ v))
     if nu == 0.0 or nv == 0.0:
         return math.pi
     cos = float(u @ v) / (nu * nv)
-    # arccos loses precision near 0: use the sine of the angle there
-    if cos > 0.9:
-        return float(np.linalg.norm(u / nu - v / nv))  # 2 sin(theta/2) = theta + O(theta^3)
+    if cos > 0.9:  # arccos loses precision near 0: 2 sin(theta/2) = theta + O(theta^3)
+        diff = u / nu - v / nv
+        return math.sqrt(float(diff @ diff))
     return math.acos(max(-1.0, min(1.0, cos)))
 
 
