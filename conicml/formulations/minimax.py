@@ -287,11 +287,15 @@ def hyperplane(data: Mapping[str, Any], w: np.ndarray, kappa_alpha: float,
     w = np.asarray(w, dtype=float)
     w = w / float(data["d"] @ w)
     sx, sy = np.linalg.norm(data["Rx"] @ w), np.linalg.norm(data["Ry"] @ w)
-    tx = float(w @ data["mx"]) - (kappa_alpha + data["nu_x"]) * sx
-    ty = float(w @ data["my"]) + (kappa_beta + data["nu_y"]) * sy
-    if not math.isfinite(tx):
+    px, py = float(w @ data["mx"]), float(w @ data["my"])
+    # a zero-variance side carries no kappa term (kappa may be infinite there)
+    tx = px - (kappa_alpha + data["nu_x"]) * sx if sx > 0 else px
+    ty = py + (kappa_beta + data["nu_y"]) * sy if sy > 0 else py
+    if not math.isfinite(tx) and not math.isfinite(ty):
+        tx = ty = 0.5 * (px + py)
+    elif not math.isfinite(tx):
         tx = ty
-    if not math.isfinite(ty):
+    elif not math.isfinite(ty):
         ty = tx
     return w, -0.5 * (tx + ty), abs(tx - ty)
 

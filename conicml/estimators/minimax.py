@@ -1,0 +1,280 @@
+"""scikit-learn estimators for the minimax probability machines (MPM, BMPM, MEMPM).
+
+The programs are those of :mod:`conicml.formulations.minimax`.
+
+``classes_[1]`` (the larger label) is the positive class, i.e. the thesis's class
+:math:`x` whose worst-case accuracy is :math:`\\alpha`; the other class has worst-case
+accuracy :math:`\\beta`. ``predict`` returns ``classes_[1]`` where
+``X @ coef_[0] + intercept_[0] >= 0`` (kernel models:
+:math:`\\sum_i` ``dual_coef_[0, i]`` :math:`K(x, x_i) +` ``intercept_[0]``).
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..formulations import minimax as mm
+from ..kernels import KERNELS
+from ..program import Program
+from ..registry import available
+from ..solution import Status
+from ._base import BinaryConicClassifier, solve_or_raise
+
+__all__ = ["BMPMClassifier", "MEMPMClassifier", "MPMClassifier"]
+
+_COMMON_DOC = """
+    kernel : {"linear", "rbf", "poly", "precomputed"}, default="linear"
+        Non-linear kernels use Theorem 9 of the thesis (coefficients on the
+        training points) with the regulariser ``rho``.
+    gamma : float or {"scale", "auto"}, default="scale"
+    degree : int, default=3
+    coef0 : float, default=0.0
+    rho : float or None, default=None
+        Covariance regularisation :math:`\\Sigma + \\rho I` for both classes (linear;
+        the thesis's "add a small positive amount to the diagonal", which also
+        keeps singular plug-in covariances solvable), or the :math:`\\rho K`
+        regulariser of Theorem 9 (kernels; mandatory, the kernel program is
+        unbounded without it). ``None``: :math:`10^{-6}` times the mean
+        per-feature variance (linear), :math:`10^{-3}` (kernels)."""
+
+_ATTR_DOC = """
+    classes_ : ndarray of shape (2,)
+    alpha_ : float
+        Worst-case accuracy bound of ``classes_[1]`` (the thesis's class x).
+    beta_ : float
+        Worst-case accuracy bound of ``classes_[0]``.
+    coef_ : ndarray of shape (1, n_features)
+        Only for ``kernel="linear"``.
+    intercept_ : ndarray of shape (1,)
+    dual_coef_ : ndarray of shape (1, n_samples)
+        Kernel models only: coefficients on the training points.
+    X_fit_ : ndarray
+        Kernel models only: the training inputs.
+    program_ : Program
+    solution_ : Solution
+    n_iter_ : int"""
+
+
+class _MinimaxClassifier(BinaryConicClassifier):
+    _parameter_constraints: dict = {
+        "kernel": [StrOptions(set(KERNELS))],
+        "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "coef0": [Real],
+        "rho": [Interval(Real, 0, None, closed="left"), None],
+        "solver": [str],
+        "solver_options": [dict, None],
+    }
+
+    def _rho(self, X: np.ndarray) -> float:
+        if self.rho is not None:
+            return float(self.rho)
+        if self.kernel != "linear":
+            return 1e-3
+        scale = float(np.mean(np.var(X, axis=0)))
+        return 1e-6 * scale if scale > 0 else 1e-6
+
+    def _kernel_kwargs(self, X: np.ndarray) -> dict[str, Any]:
+        rho = self._rho(X)
+        return dict(kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+                    coef0=self.coef0, rho_x=rho, rho_y=rho)
+
+    def _check_solver(self, program: Program) -> None:
+        if self.solver.lower() not in available(program.kind):
+            raise ValueError(
+                f"solver={self.solver!r} cannot solve {program.kind!r} programs; "
+                f"use one of {available(program.kind)}"
+            )
+
+    def _set_model(self, X: np.ndarray, program: Program, solution: Any, model: dict) -> None:
+        self.program_ = program
+        self.solution_ = solution
+        self.n_iter_ = int(solution.iterations)
+        self.alpha_ = float(model["alpha"])
+        self.beta_ = float(model["beta"])
+        self.kappa_alpha_ = float(model["kappa_alpha"])
+        self.kappa_beta_ = float(model["kappa_beta"])
+        self.intercept_ = np.array([model["b"]])
+        if "w" in model:
+            self.coef_ = np.asarray(model["w"])[None, :]
+        else:
+            self.dual_coef_ = np.asarray(model["dual_coef"])[None, :]
+            self.X_fit_ = X
+
+    def _decision(self, X: np.ndarray) -> np.ndarray:
+        if self.kernel == "linear":
+            return X @ self.coef_[0] + self.intercept_[0]
+        if self.kernel == "precomputed":
+            return X @ self.dual_coef_[0] + self.intercept_[0]
+        kernel = self.program_.data["kernel"]
+        return kernel(X, self.X_fit_) @ self.dual_coef_[0] + self.intercept_[0]
+
+
+class MPMClassifier(_MinimaxClassifier):
+    r"""Minimax probability machine (Lanckriet et al. 2002; Huang 2004 eq. 4.8).
+
+    Maximises the common worst-case accuracy :math:`\alpha = \beta` over all class
+    distributions with the (plug-in) means and covariances; the hyperplane is
+    the MPM of :func:`conicml.formulations.minimax.mpm` (one SOCP, or the
+    ``dinkelbach`` / ``rosen`` fractional solvers).
+
+    Parameters
+    ----------""" + _COMMON_DOC + """
+    solver : str, default="clarabel"
+        Any solver for ``"socp.mpm"``: ``"clarabel"``, ``"ecos"``, ``"scs"``,
+        ``"dinkelbach"``, ``"rosen"``.
+    solver_options : dict, default=None
+
+    Attributes
+    ----------""" + _ATTR_DOC + """
+    """
+
+    def __init__(self, *, kernel: str = "linear", gamma: float | str = "scale",
+                 degree: int = 3, coef0: float = 0.0, rho: float | None = None,
+                 solver: str = "clarabel", solver_options: dict | None = None) -> None:
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.rho = rho
+        self.solver = solver
+        self.solver_options = solver_options
+
+    def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
+        program = mm.mpm((X, y), **self._kernel_kwargs(X))
+        self._check_solver(program)
+        hint = "the kernel program is unbounded: increase rho"
+        solution = solve_or_raise(program, self.solver, self.solver_options,
+                                  {Status.UNBOUNDED: hint, Status.INFEASIBLE: hint})
+        self._set_model(X, program, solution, program.decode(solution))
+
+
+class BMPMClassifier(_MinimaxClassifier):
+    r"""Biased minimax probability machine (Huang 2004, eqs. 3.5–3.14 and ch. 5).
+
+    Maximises the worst-case accuracy :math:`\alpha` of ``classes_[1]`` (the
+    important class) while guaranteeing the worst-case accuracy
+    :math:`\beta \ge \beta_0` of ``classes_[0]``.
+
+    Parameters
+    ----------
+    beta0 : float, default=0.5
+        Required worst-case accuracy of ``classes_[0]``, in [0, 1); it must be
+        below the largest attainable value ``beta0_max_`` (eq. 3.44), otherwise
+        ``fit`` raises :class:`~conicml.NotFittedStatusError` naming it.
+    bound : {"chebyshev", "gaussian"}, default="chebyshev"
+        Distribution-free bound, or Gaussian classes (:math:`\kappa = \Phi^{-1}`;
+        needs ``beta0 >= 0.5``).""" + _COMMON_DOC + """
+    solver : str, default="clarabel"
+        Any solver for ``"socp.bmpm"``: ``"clarabel"``, ``"ecos"``, ``"scs"``,
+        ``"rosen"``, ``"dinkelbach"``.
+    solver_options : dict, default=None
+
+    Attributes
+    ----------""" + _ATTR_DOC + """
+    beta0_max_ : float
+        Largest attainable :math:`\\beta_0` on the training moments.
+    """
+
+    _parameter_constraints: dict = {
+        **_MinimaxClassifier._parameter_constraints,
+        "beta0": [Interval(Real, 0, 1, closed="left")],
+        "bound": [StrOptions(set(mm.BOUNDS))],
+    }
+
+    def __init__(self, beta0: float = 0.5, *, bound: str = "chebyshev",
+                 kernel: str = "linear", gamma: float | str = "scale", degree: int = 3,
+                 coef0: float = 0.0, rho: float | None = None, solver: str = "clarabel",
+                 solver_options: dict | None = None) -> None:
+        self.beta0 = beta0
+        self.bound = bound
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.rho = rho
+        self.solver = solver
+        self.solver_options = solver_options
+
+    def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
+        program = mm.bmpm((X, y), self.beta0, bound=self.bound, **self._kernel_kwargs(X))
+        self._check_solver(program)
+        self.beta0_max_ = float(program.data["beta0_max"])
+        hint = (f"beta0={self.beta0:g} is not attainable on these data: the largest "
+                f"feasible beta0 is beta0_max_={self.beta0_max_:.6g} (eq. 3.44); lower beta0")
+        solution = solve_or_raise(
+            program, self.solver, self.solver_options,
+            {Status.INFEASIBLE: hint, Status.INFEASIBLE_INACCURATE: hint,
+             Status.UNBOUNDED: "the kernel program is unbounded: increase rho"})
+        self._set_model(X, program, solution, program.decode(solution))
+
+
+class MEMPMClassifier(_MinimaxClassifier):
+    r"""Minimum-error minimax probability machine (Huang 2004, eqs. 3.2–3.4, 3.21–3.26).
+
+    Maximises :math:`\theta\alpha + (1-\theta)\beta` (the worst-case Bayes
+    accuracy) by a line search over :math:`\beta` with one BMPM solve per step
+    (``solver="quadratic-interpolation"``, note A4). Nonconvex in general: the
+    result is a local optimum.
+
+    Parameters
+    ----------
+    theta : float in [0, 1] or None, default=None
+        Weight of ``classes_[1]``; ``None`` uses its training proportion (the
+        prior, as in the thesis's experiments); ``0.5`` is the MS criterion.
+    bound : {"chebyshev", "gaussian"}, default="chebyshev"
+        Distribution-free bound or Gaussian classes (restricted to
+        :math:`\alpha, \beta \ge \tfrac12`).""" + _COMMON_DOC + """
+    solver : str, default="quadratic-interpolation"
+        Solver of the sequential program.
+    inner : str, default="clarabel"
+        Solver of the inner BMPM programs (``"clarabel"``, ``"ecos"``,
+        ``"scs"``, ``"rosen"``, ``"dinkelbach"``).
+    solver_options : dict, default=None
+        Options of the outer solver (``tol``, ``max_iter``, ...).
+
+    Attributes
+    ----------""" + _ATTR_DOC + """
+    theta_ : float
+        The weight used.
+    """
+
+    _parameter_constraints: dict = {
+        **_MinimaxClassifier._parameter_constraints,
+        "theta": [Interval(Real, 0, 1, closed="both"), None],
+        "bound": [StrOptions(set(mm.BOUNDS))],
+        "inner": [str],
+    }
+
+    def __init__(self, theta: float | None = None, bound: str = "chebyshev", *,
+                 kernel: str = "linear", gamma: float | str = "scale", degree: int = 3,
+                 coef0: float = 0.0, rho: float | None = None,
+                 solver: str = "quadratic-interpolation", inner: str = "clarabel",
+                 solver_options: dict | None = None) -> None:
+        self.theta = theta
+        self.bound = bound
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.rho = rho
+        self.solver = solver
+        self.inner = inner
+        self.solver_options = solver_options
+
+    def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
+        program = mm.mempm((X, y), theta=self.theta, bound=self.bound,
+                           **self._kernel_kwargs(X))
+        self._check_solver(program)
+        if self.inner.lower() not in available("socp.bmpm"):
+            raise ValueError(f"inner={self.inner!r} cannot solve BMPM programs; use one of "
+                             f"{available('socp.bmpm')}")
+        options = {"inner": self.inner, **dict(self.solver_options or {})}
+        solution = solve_or_raise(program, self.solver, options)
+        model = program.decode(solution)
+        self._set_model(X, program, solution, model)
+        self.theta_ = float(model["theta"])
