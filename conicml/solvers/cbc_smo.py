@@ -1,0 +1,424 @@
+r"""``cbc-smo``: SMO-like pair updates for the single-cone CBC duals (seed 003, App. B).
+
+Kinds ``"socp.cbc_w.dual"`` (B.2), ``"socp.cbc.dual"`` (3.11) and
+``"socp.cbc.hard.dual"``. Both duals are, after eliminating the cone
+multiplier, the minimisation of a convex function of :math:`\alpha` alone over
+:math:`\{0 \le \alpha \le U,\ y^\top\alpha = 0\}` (:math:`U = 1`, :math:`C` or
+:math:`\infty`), with :math:`v = \sum_j\alpha_jy_j\phi(\mu_j)`:
+
+.. math::
+
+    \text{(B.2)}\quad f(\alpha) = W\|v\|_2 - d^\top\alpha, \qquad
+    \text{(3.11)}\quad f(\alpha) = \tfrac12\max(0, \|v\|_2 - r^\top\alpha)^2
+    - \mathbf 1^\top\alpha,
+
+the second because the optimal cone multiplier of (3.11) is
+:math:`\lambda = \max(\|v\|, r^\top\alpha)`. The reported objective is
+:math:`-f(\alpha)`, the optimal value of the primal (B.1) / (3.7), as for the
+generic backends on the same program.
+
+**Algorithm** (CBC-Iter, seed 003 App. B; seed-003 note A3). Gradient
+:math:`G_j = y_jg_j - 1 - r_jt` with :math:`g = w^\top\phi(\mu_\cdot)` and
+:math:`t = \|w\|` of the decoded model (:math:`t = W` for B.2). As in LIBSVM,
+with scores :math:`s_j = -y_jG_j` (the KKT table (B.4): :math:`s_j = -F_j` in
+the thesis's notation, :math:`F_j = g_j - y_j(1 + r_jW)`),
+
+.. math::
+
+    I_{up} = \{y_j = 1, \alpha_j < U\} \cup \{y_j = -1, \alpha_j > 0\},\quad
+    I_{low} = \{y_j = 1, \alpha_j > 0\} \cup \{y_j = -1, \alpha_j < U\},
+
+the maximal violating pair :math:`i = \arg\max_{I_{up}} s`,
+:math:`j = \arg\min_{I_{low}} s` is moved along :math:`\alpha_i \mathrel{+}= y_i\delta`,
+:math:`\alpha_j \mathrel{-}= y_j\delta`, :math:`\delta \in [0, \delta_{max}]`. In the
+thesis's variables (:math:`\alpha_l \mathrel{+}= \Delta`, :math:`\alpha_m \mathrel{+}= s\Delta`)
+this is the **corrected** pair sign :math:`s = -y_ly_m` (the thesis's App. B
+states the reverse, which violates :math:`y^\top\alpha = 0`; seed-003 note
+erratum P15). The step is an exact line search of the 1-D convex function:
+
+* (B.2): :math:`\min_{lb\le\Delta\le ub}\sqrt{a\Delta^2 + 2b\Delta + c} - e\Delta`
+  with :math:`a = W^2\|\phi_i - \phi_j\|^2`, :math:`b = W^2(\phi_i-\phi_j)^\top v`,
+  :math:`c = W^2\|v\|^2`, :math:`e = y_id_i - y_jd_j`, solved in closed form by
+  :func:`line_search_b2` (eq. B.5; note A4);
+* (3.11): :math:`\min \tfrac12\max(0, \sqrt{q(\delta)} - r^\top\alpha(\delta))^2 - e\delta`,
+  convex and :math:`C^1`, solved by Brent's method on its derivative
+  (:func:`line_search_311`).
+
+The vector :math:`p = K(\alpha\circ y)` is updated with two Gram columns per
+step (the full Gram matrix of the cluster means is formed once when it fits
+in ``cache_size`` MB, else columns are computed on demand).
+
+**Stopping criterion**: the maximal KKT violation
+
+.. math::
+
+    m(\alpha) - M(\alpha) = \max_{I_{up}} s - \min_{I_{low}} s \le \texttt{tol}
+
+(equivalently :math:`b_{low} \le b_{up} + \texttt{tol}` of the thesis), checked
+again on a freshly recomputed :math:`p` before stopping. The offset is the
+package's :math:`b = -b_{thesis}`: the mean of :math:`s_j` over the free
+:math:`\alpha_j`, else the midpoint of :math:`[M, m]`.
+
+**Certificate**: ``Residuals(primal=max(|y^T alpha|, box violation),
+dual=max(m - M, 0), gap=P - D)`` with :math:`D = -f(\alpha)` and :math:`P` the
+primal objective (3.7)/(B.1) at the decoded :math:`(w, b)`; ``extras`` holds
+``kkt_violation``, ``stop_reason`` and ``kernel_columns``.
+
+**Start and warm-start**: ``x0`` (feasible :math:`\alpha`) if given; else
+:math:`\alpha = 0` for (3.11) (:math:`f` is differentiable there) and, for
+(B.2), where :math:`\|v\|` is not differentiable at :math:`v = 0`, the thesis's
+start: :math:`\alpha = 1/2` on the first positive and the first negative
+cluster.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from scipy import optimize
+
+from ..exceptions import OptionError, SolverError
+from ..formulations.chance import (
+    cbc_kernel_matvec,
+    cbc_model_from_alpha,
+    cbc_scale,
+    cbc_upper,
+)
+from ..registry import register
+from ..solution import Residuals, Solution, Status
+
+__all__ = ["TERMINATION_MESSAGES", "line_search_311", "line_search_b2", "solve_cbc_smo"]
+
+#: Stop reason -> message; 0 is convergence.
+TERMINATION_MESSAGES: dict[int, str] = {
+    0: "converged: maximal KKT violation m(alpha) - M(alpha) <= tol",
+    1: "maximum number of iterations reached (max_iter)",
+    2: "time limit reached (time_limit)",
+    3: "stopped by the callback",
+    4: "stalled: the maximal violating pair admits no improving step (round-off or v = 0)",
+    5: "dual unbounded: the spheres cannot be separated (hard margin infeasible)",
+}
+
+STATUS_MAP: dict[int, Status] = {
+    0: Status.OPTIMAL, 1: Status.USER_LIMIT, 2: Status.USER_LIMIT, 3: Status.USER_LIMIT,
+    4: Status.OPTIMAL_INACCURATE, 5: Status.UNBOUNDED,
+}
+
+KINDS = ("socp.cbc_w.dual", "socp.cbc.dual", "socp.cbc.hard.dual")
+
+
+def _clip(x: float, lb: float, ub: float) -> float:
+    return max(lb, min(ub, x))
+
+
+def line_search_b2(a: float, b: float, c: float, e: float, lb: float, ub: float) -> float:
+    r"""Exact minimiser of :math:`\sqrt{a\Delta^2 + 2b\Delta + c} - e\Delta` on :math:`[lb, ub]`.
+
+    The closed form of seed 003 eq. (B.5) (note A4), for a PSD quadratic
+    (:math:`a \ge 0`, :math:`ac \ge b^2`):
+
+    .. math::
+
+        \Delta = \begin{cases}
+        ub & e \ge \sqrt a \\
+        lb & e \le -\sqrt a \\
+        \big[(e\sqrt{(ac - b^2)/(a - e^2)} - b)/a\big]_{lb}^{ub} & \text{otherwise}
+        \end{cases}
+
+    (:math:`[x]_{lb}^{ub} = \max(lb, \min(ub, x))`; with :math:`ac = b^2` the
+    last case is :math:`[-b/a]`). With :math:`a = 0` the function is linear
+    (then :math:`b = 0`): ``ub`` if :math:`e > 0`, ``lb`` if :math:`e < 0`, and
+    ``lb`` (no move) if :math:`e = 0`. Infinite bounds are allowed when the
+    minimiser is finite.
+    """
+    if lb > ub:
+        raise ValueError(f"empty interval [{lb}, {ub}]")
+    if a <= 0.0:
+        return ub if e > 0 else lb
+    sa = math.sqrt(a)
+    if e >= sa:
+        return ub
+    if e <= -sa:
+        return lb
+    disc = max(a * c - b * b, 0.0)
+    return _clip((e * math.sqrt(disc / (a - e * e)) - b) / a, lb, ub)
+
+
+def line_search_311(a: float, bq: float, c: float, rho0: float, rho1: float, e: float,
+                    ub: float) -> float:
+    r"""Exact minimiser on :math:`[0, ub]` of the (3.11) pair function.
+
+    :math:`\varphi(\delta) = \tfrac12\max(0, \sqrt{a\delta^2 + 2b_q\delta + c}
+    - \rho_0 - \rho_1\delta)^2 - e\delta` is convex and :math:`C^1`; its
+    derivative is monotone, so the minimiser is 0, ``ub``, or the root of
+    :math:`\varphi'` found by :func:`scipy.optimize.brentq`. Returns ``inf``
+    if ``ub`` is infinite and :math:`\varphi' < 0` everywhere (unbounded).
+    """
+
+    def dphi(d: float) -> float:
+        q = max(a * d * d + 2.0 * bq * d + c, 0.0)
+        s = math.sqrt(q)
+        h = s - rho0 - rho1 * d
+        if h <= 0.0:
+            return -e
+        dh = ((a * d + bq) / s if s > 0 else math.sqrt(a)) - rho1
+        return h * dh - e
+
+    if dphi(0.0) >= 0.0:
+        return 0.0
+    hi = ub
+    if not math.isfinite(ub):
+        hi = 1.0
+        while dphi(hi) < 0.0:
+            hi *= 2.0
+            if hi > 1e15:
+                return math.inf
+    elif dphi(ub) <= 0.0:
+        return ub
+    return optimize.brentq(dphi, 0.0, hi, xtol=1e-15 * max(hi, 1e-300), rtol=1e-15)
+
+
+class _Gram:
+    """Gram matrix of the cluster means: full when it fits, else columns on demand."""
+
+    def __init__(self, data: Mapping[str, Any], cache_size: float) -> None:
+        self.M = data["means"]
+        self.kernel = data["kernel"]
+        k = self.M.shape[0]
+        self.full = None
+        self.columns = 0
+        self._cache: dict[int, np.ndarray] = {}
+        self._capacity = max(2, int(cache_size * 2**20 // (8 * k)))
+        if k * k * 8 <= cache_size * 2**20:
+            self.full = self.kernel(self.M, self.M)
+            self.columns = k
+        if self.kernel.name == "linear":
+            self.diag = np.einsum("ij,ij->i", self.M, self.M)
+        else:
+            self.diag = self.kernel.diagonal(self.M)
+
+    def column(self, i: int) -> np.ndarray:
+        if self.full is not None:
+            return self.full[:, i]
+        col = self._cache.get(i)
+        if col is None:
+            col = self.kernel(self.M, self.M[i:i + 1])[:, 0]
+            self.columns += 1
+            if len(self._cache) >= self._capacity:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[i] = col
+        return col
+
+
+def _dual_value(data: Mapping[str, Any], alpha: np.ndarray, p: np.ndarray) -> float:
+    """:math:`-f(\\alpha)`: the (maximised) dual objective of the kind."""
+    vnorm = math.sqrt(max(float((alpha * data["y"]) @ p), 0.0))
+    r = data["radii"]
+    if "W" in data:
+        return float((1.0 + r * data["W"]) @ alpha) - data["W"] * vnorm
+    return float(alpha.sum()) - 0.5 * max(0.0, vnorm - float(r @ alpha)) ** 2
+
+
+@register("cbc-smo", kinds=KINDS, description="SMO-like pair updates for the CBC duals "
+          "(3.11)/(B.2) (CBC-Iter, corrected sign)")
+def solve_cbc_smo(
+    program,
+    *,
+    tol: float = 1e-6,
+    max_iter: int | None = None,
+    time_limit: float | None = None,
+    verbose: bool = False,
+    cache_size: float = 200.0,
+    x0: np.ndarray | None = None,
+    callback: Callable[[int, np.ndarray, float], bool | None] | None = None,
+) -> Solution:
+    r"""CBC-Iter: maximal-violating-pair updates with exact line search.
+
+    Parameters
+    ----------
+    program : Program
+        A program of kind ``"socp.cbc_w.dual"``, ``"socp.cbc.dual"`` or
+        ``"socp.cbc.hard.dual"`` (from :func:`cbc_w` / :func:`cbc` with
+        ``form="dual"``).
+    tol : float, default=1e-6
+        Stop when :math:`m(\alpha) - M(\alpha) \le \texttt{tol}` (module docstring).
+    max_iter : int, optional
+        Maximal number of pair updates; ``None`` means :math:`\max(10^6, 100k)`.
+    time_limit : float, optional
+        Wall-clock limit in seconds.
+    verbose : bool, default=False
+        Print the violation every :math:`\max(1000, k)` iterations and a summary.
+    cache_size : float, default=200.0
+        MB for the Gram matrix of the cluster means (formed in full if it fits).
+    x0 : ndarray of shape (k,), optional
+        Feasible warm start :math:`\alpha` (:math:`0\le\alpha\le U`,
+        :math:`y^\top\alpha = 0` up to :math:`10^{-9}`).
+    callback : callable, optional
+        ``callback(k, alpha, violation)`` after every iteration; returning
+        ``True`` stops with status ``USER_LIMIT``.
+
+    Returns
+    -------
+    Solution
+        ``values = {"alpha"}`` (plus ``"lam"`` for (3.11)); see the module docstring.
+    """
+    t_setup = time.perf_counter()
+    if program.kind not in KINDS:
+        raise SolverError(f"cbc-smo solves kinds {KINDS}, got {program.kind!r}")
+    if not (isinstance(tol, (int, float)) and tol > 0):
+        raise OptionError(f"tol must be a positive number, got {tol!r}")
+    data = program.data
+    y = np.asarray(data["y"], dtype=float)
+    r = np.asarray(data["radii"], dtype=float)
+    k = y.size
+    wform = "W" in data
+    U = cbc_upper(data)
+    if max_iter is None:
+        max_iter = max(10**6, 100 * k)
+    if wform:
+        W = float(data["W"])
+        dvec = 1.0 + r * W
+    gram = _Gram(data, cache_size)
+    if x0 is not None:
+        alpha = np.array(x0, dtype=float).reshape(-1)
+        if alpha.shape != (k,):
+            raise OptionError(f"x0 must have shape ({k},), got {alpha.shape}")
+        if (np.any(alpha < -1e-12) or np.any(alpha > U + 1e-12)
+                or abs(float(y @ alpha)) > 1e-9 * max(1.0, float(np.abs(alpha).sum()))):
+            raise OptionError("x0 is infeasible: need 0 <= alpha <= U and y^T alpha = 0")
+        alpha = np.clip(alpha, 0.0, U)
+    else:
+        alpha = np.zeros(k)
+        if wform:  # thesis start: one positive and one negative cluster at 1/2
+            alpha[np.flatnonzero(y > 0)[0]] = 0.5
+            alpha[np.flatnonzero(y < 0)[0]] = 0.5
+    p = cbc_kernel_matvec(data, alpha * y)
+    setup_time = time.perf_counter() - t_setup
+
+    t0 = time.perf_counter()
+    pos, neg = y > 0, y < 0
+    it = 0
+    # (B.2) is not differentiable at v = 0 and pair updates can crawl along that kink
+    # (seen on random overlapping instances); continuation on W sqrt(||v||^2 + eps^2),
+    # eps -> 0, keeps the A4 closed form (c -> c + eps^2) and ends with eps = 0 exactly.
+    if wform:
+        eps0 = float(np.sqrt(max(float(gram.diag.max()), 1e-300)))
+        stages = [eps0 * 10.0**-s for s in range(0, 9, 2)] + [0.0]
+        if x0 is not None:
+            stages = [0.0]
+    else:
+        stages = [0.0]
+    for eps in stages:
+        stage_tol = tol if eps == 0.0 else max(tol, 1e-3 * eps / eps0)
+        reason = 1
+        viol = math.inf
+        while True:
+            if wform:
+                vnorm = math.sqrt(max(float((alpha * y) @ p), 0.0))
+                sm = math.sqrt(vnorm * vnorm + eps * eps)
+                scale, t = (W / sm if sm > 0 else 0.0), W
+            else:
+                scale, t, vnorm = cbc_scale(data, alpha, p)
+            s = -scale * p + y * (1.0 + r * t)  # -y_j G_j
+            below = alpha < U
+            above = alpha > 0
+            up = (pos & below) | (neg & above)
+            low = (pos & above) | (neg & below)
+            s_up = np.where(up, s, -np.inf)
+            s_low = np.where(low, s, np.inf)
+            i = int(np.argmax(s_up))
+            j = int(np.argmin(s_low))
+            viol = float(s_up[i] - s_low[j])
+            if viol <= stage_tol:
+                p_exact = cbc_kernel_matvec(data, alpha * y)  # re-check on a fresh p
+                if np.max(np.abs(p_exact - p)) <= 1e-12 * max(1.0, float(np.abs(p).max())):
+                    reason = 0
+                    break
+                p = p_exact
+                continue
+            if it >= max_iter:
+                reason = 1
+                break
+            if time_limit is not None and time.perf_counter() - t0 > time_limit:
+                reason = 2
+                break
+            # step bounds: alpha_i += y_i delta, alpha_j -= y_j delta
+            ub_i = (U - alpha[i]) if y[i] > 0 else alpha[i]
+            ub_j = alpha[j] if y[j] > 0 else (U - alpha[j])
+            ub = min(ub_i, ub_j)
+            Ki, Kj = gram.column(i), gram.column(j)
+            a = max(gram.diag[i] + gram.diag[j] - 2.0 * Ki[j], 0.0)
+            bq = float(p[i] - p[j])
+            c = vnorm * vnorm
+            if wform:  # (B.5) with the corrected pair sign, closed form A4
+                e = y[i] * dvec[i] - y[j] * dvec[j]
+                W2 = W * W
+                delta = line_search_b2(W2 * a, W2 * bq, W2 * (c + eps * eps), e, 0.0, ub)
+            else:
+                rho0 = float(r @ alpha)
+                rho1 = y[i] * r[i] - y[j] * r[j]
+                delta = line_search_311(a, bq, c, rho0, rho1, y[i] - y[j], ub)
+                if not math.isfinite(delta):
+                    reason = 5
+                    break
+            if delta <= 0.0:
+                reason = 4
+                break
+            alpha[i] += y[i] * delta
+            alpha[j] -= y[j] * delta
+            if delta == ub:  # land exactly on the bound that limited the step
+                if ub_i <= ub_j:
+                    alpha[i] = U if y[i] > 0 else 0.0
+                if ub_j <= ub_i:
+                    alpha[j] = 0.0 if y[j] > 0 else U
+            np.clip(alpha, 0.0, U, out=alpha)
+            p += delta * (Ki - Kj)
+            it += 1
+            if verbose and it % max(1000, k) == 0:
+                print(f"cbc-smo: eps {eps:.1e}  iter {it:>9d}  m - M = {viol:.3e}")
+            if callback is not None and callback(it, alpha.copy(), viol):
+                reason = 3
+                break
+        if reason not in (0,):
+            break
+    solve_time = time.perf_counter() - t0
+
+    status = STATUS_MAP[reason]
+    if reason == 5:
+        return Solution(status=status, solver="cbc-smo", objective=math.inf, iterations=it,
+                        setup_time=setup_time, solve_time=solve_time,
+                        residuals=Residuals(source="solver"),
+                        message=TERMINATION_MESSAGES[reason],
+                        extras={"stop_reason": reason, "kkt_violation": viol})
+    p = cbc_kernel_matvec(data, alpha * y)
+    model = cbc_model_from_alpha(data, alpha)
+    dual = _dual_value(data, alpha, p)
+    values = {"alpha": alpha.copy()}
+    if not wform:
+        values["lam"] = np.array(max(math.sqrt(max(float((alpha * y) @ p), 0.0)),
+                                     float(r @ alpha)))
+    feas = max(abs(float(y @ alpha)), float(np.max(-alpha, initial=0.0)),
+               float(np.max(alpha - U, initial=0.0)))
+    residuals = Residuals(primal=feas, dual=max(viol, 0.0),
+                          gap=model["primal_objective"] - dual, source="solver")
+    message = TERMINATION_MESSAGES[reason]
+    if status is Status.OPTIMAL and residuals.gap > 1e-3 * max(1.0, abs(dual)):
+        # the dual optimum sits at v = 0 (the W-form with separable spheres): alpha is
+        # optimal but does not determine the hyperplane, so the decoded model is not
+        status = Status.OPTIMAL_INACCURATE
+        message += ("; but the decoded (w, b) is not primal optimal (v = 0 at the optimum: "
+                    "the spheres are separable with ||w|| <= W; lower W or solve the primal)")
+    if verbose:
+        print(f"cbc-smo: {message} after {it} iterations; "
+              f"objective {dual:.10g}, gap {residuals.gap:.3e}")
+    return Solution(
+        status=status, solver="cbc-smo", objective=dual, values=values, iterations=it,
+        setup_time=setup_time, solve_time=solve_time, residuals=residuals,
+        message=message,
+        extras={"stop_reason": reason, "kkt_violation": viol,
+                "kernel_columns": gram.columns, "b": model["b"]},
+    )
