@@ -214,8 +214,16 @@ class ClusterMoments:
         threshold: float | None = None,
         sigma: str = "trace",
         random_state: int | None = 0,
+        chunk_size: int = 65536,
+        branching_factor: int = 50,
     ) -> ClusterMoments:
-        """Cluster each label's points separately and summarise each cluster.
+        r"""Cluster each label's points separately and summarise each cluster.
+
+        The data are read in row chunks of ``chunk_size`` (fancy-indexed
+        copies of at most that many rows), so no second copy of ``X`` is ever
+        held: the cluster-based learners train in memory proportional to the
+        clustering, not to the data (seed 003 §3.2: "the training data does
+        not need to be kept in memory").
 
         Parameters
         ----------
@@ -223,10 +231,21 @@ class ClusterMoments:
         y : ndarray of shape (n,)
             Labels (+1/-1, or ranks); each label is clustered on its own.
         clustering : {"birch", "kmeans", "none"}, default="birch"
-            scikit-learn's :class:`~sklearn.cluster.Birch` (one pass; with
-            ``threshold``, and ``n_clusters`` per label if given),
-            :class:`~sklearn.cluster.KMeans` (``n_clusters`` per label), or
-            ``"none"``: every point its own cluster (:math:`\\sigma_j = 0`).
+            ``"birch"``: scikit-learn's :class:`~sklearn.cluster.Birch`, fed
+            chunk by chunk with ``partial_fit`` (one pass); the moments are the
+            clustering features :math:`(N, LS, SS)` of the CF-tree's leaf
+            subclusters (the thesis's route, §3.2), accumulated on data shifted
+            by the label's first-chunk mean to avoid cancellation in
+            :math:`SS/N - \|LS/N\|^2`; with ``n_clusters``, BIRCH's global
+            step (agglomerative clustering of the subcluster centroids) merges
+            the features, which are additive.
+            ``"kmeans"``: :class:`~sklearn.cluster.KMeans` (``n_init=3``) when
+            a label has at most ``chunk_size`` rows, else a streamed Lloyd
+            iteration (k-means++ seeding on a sample of
+            :math:`\max(20k, 10^4)` rows, at most 100 passes, stop when no
+            centre moves more than :math:`10^{-4}` times the data's RMS
+            spread), then one pass for the moments about the final centres.
+            ``"none"``: every point its own cluster (:math:`\sigma_j = 0`).
         n_clusters : int, optional
             Clusters per label (required for ``"kmeans"``).
         threshold : float, optional
@@ -234,8 +253,16 @@ class ClusterMoments:
         sigma : {"trace", "per-dimension"}
         random_state : int, optional
             Seed for k-means.
+        chunk_size : int, default=65536
+            Rows read at once.
+        branching_factor : int, default=50
+            BIRCH's branching factor.
         """
-        X = check_matrix(X)
+        X = np.asarray(X)
+        if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+            raise ProgramError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
+        if not np.issubdtype(X.dtype, np.number):
+            raise ProgramError(f"X must be numeric, got dtype {X.dtype}")
         y = np.asarray(y, dtype=float)
         if y.shape != (X.shape[0],):
             raise ProgramError(f"shape mismatch: X has {X.shape[0]} rows, y has {y.size} labels")
@@ -247,27 +274,135 @@ class ClusterMoments:
             )
         if clustering == "kmeans" and n_clusters is None:
             raise ProgramError("clustering='kmeans' needs n_clusters")
-        counts, sums, squares, labels = [], [], [], []
+        if n_clusters is not None and (int(n_clusters) != n_clusters or n_clusters < 1):
+            raise ProgramError(f"n_clusters must be a positive integer, got {n_clusters!r}")
+        if threshold is not None and not (np.isfinite(threshold) and threshold > 0):
+            raise ProgramError(f"threshold must be positive, got {threshold!r}")
+        if sigma not in SIGMA_CONVENTIONS:
+            raise ProgramError(f"sigma must be one of {SIGMA_CONVENTIONS}, got {sigma!r}")
+        chunk_size = max(1, int(chunk_size))
+        counts, means, variances, labels = [], [], [], []
         for label in np.unique(y):
-            Xl = X[y == label]
+            idx = np.flatnonzero(y == label)
             if clustering == "none":
-                assign = np.arange(Xl.shape[0])
-            elif clustering == "kmeans":
-                from sklearn.cluster import KMeans
-
-                k = min(int(n_clusters), Xl.shape[0])
-                assign = KMeans(k, n_init=3, random_state=random_state).fit_predict(Xl)
+                Xl = np.asarray(X[idx], dtype=float)
+                _check_finite(Xl)
+                n_l, mu_l, var_l = np.ones(idx.size), Xl, np.zeros(idx.size)
+            elif clustering == "birch":
+                n_l, mu_l, var_l = _birch_moments(X, idx, n_clusters, threshold,
+                                                  branching_factor, chunk_size)
             else:
-                from sklearn.cluster import Birch
+                n_l, mu_l, var_l = _kmeans_moments(X, idx, int(n_clusters), random_state,
+                                                   chunk_size)
+            counts.append(n_l)
+            means.append(mu_l)
+            variances.append(var_l)
+            labels.append(np.full(n_l.size, label))
+        var = np.maximum(np.concatenate(variances), 0.0)
+        if sigma == "per-dimension":
+            var = var / X.shape[1]
+        return cls(np.concatenate(means), np.sqrt(var), np.concatenate(counts),
+                   np.concatenate(labels), sigma=sigma)
 
-                k = None if n_clusters is None else min(int(n_clusters), Xl.shape[0])
-                kwargs = {} if threshold is None else {"threshold": float(threshold)}
-                assign = Birch(n_clusters=k, **kwargs).fit_predict(Xl)
-            for a in np.unique(assign):
-                members = Xl[assign == a]
-                counts.append(members.shape[0])
-                sums.append(members.sum(axis=0))
-                squares.append(float(np.einsum("ij,ij->", members, members)))
-                labels.append(label)
-        return cls.from_sums(np.array(counts), np.array(sums), np.array(squares),
-                             np.array(labels), sigma=sigma)
+
+# -- streamed clustering for ClusterMoments.from_data --------------------------------------
+def _check_finite(chunk: np.ndarray) -> None:
+    if not np.all(np.isfinite(chunk)):
+        raise ProgramError("X contains NaN or infinite values")
+
+
+def _chunks(X: np.ndarray, idx: np.ndarray, chunk_size: int):
+    for start in range(0, idx.size, chunk_size):
+        chunk = np.asarray(X[idx[start:start + chunk_size]], dtype=float)
+        _check_finite(chunk)
+        yield chunk
+
+
+def _birch_moments(X, idx, n_clusters, threshold, branching_factor, chunk_size):
+    """(counts, means, trace variances) from BIRCH's clustering features, one pass."""
+    from sklearn.cluster import Birch
+
+    kwargs = {"branching_factor": int(branching_factor)}
+    if threshold is not None:
+        kwargs["threshold"] = float(threshold)
+    birch = Birch(n_clusters=None, **kwargs)
+    shift = None
+    for chunk in _chunks(X, idx, chunk_size):
+        if shift is None:
+            shift = chunk.mean(axis=0)
+        birch.partial_fit(chunk - shift)
+    subclusters = [sc for leaf in birch._get_leaves() for sc in leaf.subclusters_]
+    N = np.array([sc.n_samples_ for sc in subclusters], dtype=float)
+    LS = np.array([sc.linear_sum_ for sc in subclusters], dtype=float)
+    SS = np.array([sc.squared_sum_ for sc in subclusters], dtype=float)
+    if n_clusters is not None and int(n_clusters) < N.size:
+        import warnings
+
+        from sklearn.exceptions import ConvergenceWarning
+
+        birch.set_params(n_clusters=int(n_clusters))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            birch.partial_fit()  # global step only: agglomerative on the centroids
+        lab = np.unique(birch.subcluster_labels_, return_inverse=True)[1]
+        k = int(lab.max()) + 1
+        N = np.bincount(lab, weights=N, minlength=k)
+        LS = np.stack([np.bincount(lab, weights=LS[:, c], minlength=k)
+                       for c in range(LS.shape[1])], axis=1)
+        SS = np.bincount(lab, weights=SS, minlength=k)
+    mu = LS / N[:, None]
+    var = SS / N - np.einsum("ij,ij->i", mu, mu)
+    return N, mu + shift, var
+
+
+def _assign(chunk: np.ndarray, centers: np.ndarray, c2: np.ndarray) -> np.ndarray:
+    d = c2[None, :] - 2.0 * chunk @ centers.T
+    return np.argmin(d, axis=1)
+
+
+def _centered_sums(X, idx, centers, chunk_size):
+    k, d = centers.shape
+    N = np.zeros(k)
+    LS = np.zeros((k, d))
+    S = np.zeros(k)
+    c2 = np.einsum("ij,ij->i", centers, centers)
+    for chunk in _chunks(X, idx, chunk_size):
+        a = _assign(chunk, centers, c2)
+        N += np.bincount(a, minlength=k)
+        for c in range(d):
+            LS[:, c] += np.bincount(a, weights=chunk[:, c], minlength=k)
+        diff = chunk - centers[a]
+        S += np.bincount(a, weights=np.einsum("ij,ij->i", diff, diff), minlength=k)
+    return N, LS, S
+
+
+def _kmeans_moments(X, idx, n_clusters, random_state, chunk_size):
+    """(counts, means, trace variances) of k-means clusters, streamed over chunks."""
+    from sklearn.cluster import KMeans, kmeans_plusplus
+
+    k = min(n_clusters, idx.size)
+    if idx.size <= chunk_size:
+        Xl = np.asarray(X[idx], dtype=float)
+        _check_finite(Xl)
+        centers = KMeans(k, n_init=3, random_state=random_state).fit(Xl).cluster_centers_
+    else:
+        rng = np.random.default_rng(random_state)
+        sample_idx = np.sort(rng.choice(idx, size=min(idx.size, max(20 * k, 10000)),
+                                        replace=False))
+        sample = np.asarray(X[sample_idx], dtype=float)
+        _check_finite(sample)
+        centers, _ = kmeans_plusplus(sample, k, random_state=random_state)
+        spread = float(np.sqrt(sample.var(axis=0).sum())) or 1.0
+        for _ in range(100):
+            N, LS, _ = _centered_sums(X, idx, centers, chunk_size)
+            new = np.where(N[:, None] > 0, LS / np.maximum(N, 1.0)[:, None], centers)
+            moved = float(np.max(np.linalg.norm(new - centers, axis=1)))
+            centers = new
+            if moved <= 1e-4 * spread:
+                break
+    N, LS, S = _centered_sums(X, idx, centers, chunk_size)
+    keep = N > 0
+    N, LS, S, centers = N[keep], LS[keep], S[keep], centers[keep]
+    mu = LS / N[:, None]
+    dc = mu - centers
+    return N, mu, S / N - np.einsum("ij,ij->i", dc, dc)
