@@ -264,6 +264,15 @@ def test_kernel_solvers_agree(blobs, form):
     assert np.mean(np.sign(f["clarabel"]) == y) > 0.9
 
 
+def test_kernel_cone_forms_agree(blobs):
+    # "centred" (centring identity, no factorisation) and "factor" are the same program
+    X, y = blobs
+    kw = dict(kernel="rbf", gamma=0.3, epsilon=1e-3)
+    a = cm.solve(chance.specified_rates((X, y), 0.3, 0.3, cone="centred", **kw), "clarabel")
+    b = cm.solve(chance.specified_rates((X, y), 0.3, 0.3, cone="factor", **kw), "clarabel")
+    assert a.objective == pytest.approx(b.objective, rel=obj_rtol("clarabel"))
+
+
 def test_linear_kernel_through_rows_is_the_linear_program(blobs):
     # the kernel program with k = x.x' equals the linear one (same margin, same decisions)
     X, y = blobs
@@ -296,6 +305,7 @@ def test_program_pickles():
     ({"data": GENERAL, "eta_pos": .3, "eta_neg": .3, "kernel": "rbf"}, "needs the training"),
     ({"data": GENERAL, "eta_pos": .3, "eta_neg": .3, "kernel": "sigmoid"}, "kernel"),
     ({"data": GENERAL, "eta_pos": .3, "eta_neg": .3, "form": "both"}, "form"),
+    ({"data": GENERAL, "eta_pos": .3, "eta_neg": .3, "cone": "sparse"}, "cone"),
     ({"data": GENERAL, "eta_pos": .3, "eta_neg": .3, "epsilon": -1.0}, "epsilon"),
     ({"data": GENERAL, "eta_pos": .3, "eta_neg": .3, "bound": "markov"}, "bound"),
     ({"data": GENERAL, "eta_pos": .7, "eta_neg": .3, "bound": "gaussian"}, "eta_pos <= 0.5"),
