@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..exceptions import NotFittedStatusError, ProgramError, SolverError
 from ..formulations import chance as chance_formulation
 from ..kernels import KERNELS
-from ..moments import ClassMoments
+from ..moments import ClassMoments, ClusterMoments
 from ..registry import available
 from ..solution import Status
 from ._base import BinaryConicClassifier, solve_or_raise
@@ -218,3 +218,258 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
 
 
 # ====================== end of section 1 (ChanceConstrainedClassifier) ======================
+
+
+# =====================================================================================
+# Section 2: ClusterSOCPClassifier (cluster-based CBC-SOCP, seed 003 ch. 3, ch. 6, App. B)
+# Owner: the cbc helper.
+# =====================================================================================
+
+__all__ += ["ClusterSOCPClassifier"]
+
+_CBC_HINT = {
+    Status.UNBOUNDED: "the spheres cannot be separated; use a finite C",
+}
+
+
+def _chunked_variance(X: np.ndarray, chunk_size: int) -> float:
+    """``X.var()`` over all entries without a temporary copy of ``X``."""
+    n = X.shape[0]
+    total = 0.0
+    for s in range(0, n, chunk_size):
+        total += float(X[s:s + chunk_size].sum())
+    mean = total / X.size
+    ss = 0.0
+    for s in range(0, n, chunk_size):
+        ss += float(((X[s:s + chunk_size] - mean) ** 2).sum())
+    return ss / X.size
+
+
+class ClusterSOCPClassifier(BinaryConicClassifier):
+    r"""Scalable large-margin classifier on cluster moments (CBC-SOCP, seed 003 ch. 3).
+
+    Each class is clustered on its own (:meth:`conicml.ClusterMoments.from_data`:
+    BIRCH by default, streamed in row chunks so the data are never copied), every
+    cluster :math:`j` becomes a sphere :math:`B(\mu_j, r_j)` with
+    :math:`r_j = \kappa\sigma_j` (or a robust radius, ch. 6), and the spheres are
+    separated with maximum margin by the SOCP (3.7) (``C``) or (B.1) (``W``),
+    :func:`conicml.formulations.chance.cbc` / :func:`~conicml.formulations.chance.cbc_w`.
+    The program's size depends on the number of clusters, not of points.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Cost of a unit of slack in (3.7); ignored when ``W`` is given.
+    W : float, optional
+        If given, solve the W-form (B.1) with :math:`\|w\|_2 \le W` instead of
+        (3.7) (no mapping between ``C`` and ``W`` exists; note P10).
+    eta : float, default=0.5
+        Lower bound on the probability that a cluster's points are classified
+        correctly (eq. 3.2), in (0, 1). The default gives :math:`\kappa = 1`
+        (Chebyshev): spheres of radius :math:`\sigma_j`; the thesis tunes
+        :math:`\eta` (0.52 to 0.9 in Table 6.3).
+    bound : {"chebyshev", "gaussian"}, default="chebyshev"
+        :math:`\kappa = \sqrt{\eta/(1-\eta)}` (any distribution) or
+        :math:`\Phi^{-1}(\eta)` (Gaussian clusters; needs ``eta >= 0.5``).
+    clustering : {"birch", "kmeans", "none"}, default="birch"
+        Per-class clustering; ``"none"`` makes every point a cluster
+        (:math:`\sigma = 0`: the soft-margin SVM).
+    n_clusters : int, optional
+        Clusters per class (BIRCH's global step, or k-means' k; required for
+        ``"kmeans"``).
+    threshold : float, optional
+        BIRCH radius threshold (default 0.5, scikit-learn's).
+    sigma : {"trace", "per-dimension"}, default="trace"
+        Cluster radius convention (note P7): ``"trace"`` is ch. 3's
+        :math:`\sigma_j^2 = \frac1{m_j}\sum\|x - \mu_j\|^2` (the total
+        variance, what BIRCH's features give); ``"per-dimension"`` divides it
+        by the dimension (ch. 6; spheres :math:`\sqrt d` times smaller). The
+        robust radii always use the per-dimension variance.
+    kernel : {"linear", "rbf"}, default="linear"
+        ``"rbf"`` maps the cluster means only, with the sphere radius
+        :math:`\sqrt{2(1 - e^{-\gamma r_j^2})}` (App. B).
+    gamma : float or {"scale", "auto"}, default="scale"
+        Width of the rbf kernel, as in :class:`sklearn.svm.SVC` (``"scale"`` is
+        resolved against the training data).
+    robust : {None, "R1", "R2"}, default=None
+        Robust radii of ch. 6 (RCBC1 (6.8) or RCBC2 (6.21)).
+    confidence : float, default=0.9
+        Confidence :math:`c = 1 - \delta` of the robust sets.
+    form : {"auto", "primal", "dual"}, default="auto"
+        Program form; ``"auto"`` is ``"dual"`` for ``solver="cbc-smo"`` and
+        ``"primal"`` otherwise.
+    solver : str, default="clarabel"
+        Registry name; ``"cbc-smo"`` is the specialized CBC-Iter solver.
+    solver_options : dict, optional
+        Options of the solver (e.g. ``{"tol": 1e-8}`` for ``cbc-smo``).
+    random_state : int, optional, default=0
+        Seed of k-means.
+    chunk_size : int, default=65536
+        Rows read at once while clustering.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    clusters_ : ClusterMoments
+        The cluster moments the model was fitted on (labels +1/-1, +1 =
+        ``classes_[1]``).
+    n_clusters_ : int
+        Total number of clusters (both classes).
+    cluster_centers_, cluster_sigmas_, cluster_counts_, cluster_labels_ : ndarray
+        The same moments as arrays.
+    radii_ : ndarray of shape (n_clusters_,)
+        Input-space sphere radii :math:`r_j`.
+    coef_ : ndarray of shape (1, n_features)
+        :math:`w` (linear kernel only).
+    dual_coef_ : ndarray of shape (1, n_clusters_)
+        Coefficients of :math:`k(\mu_j, x)` in the decision function.
+    intercept_ : ndarray of shape (1,)
+        :math:`b` (package convention: :math:`f(x) = w^\top x + b`).
+    program_, solution_, model_ : Program, Solution, dict
+    n_iter_ : int
+    """
+
+    _parameter_constraints: dict = {
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "W": [Interval(Real, 0, None, closed="neither"), None],
+        "eta": [Interval(Real, 0, 1, closed="neither")],
+        "bound": [StrOptions({"chebyshev", "gaussian"})],
+        "clustering": [StrOptions({"birch", "kmeans", "none"})],
+        "n_clusters": [Interval(Integral, 1, None, closed="left"), None],
+        "threshold": [Interval(Real, 0, None, closed="neither"), None],
+        "sigma": [StrOptions({"trace", "per-dimension"})],
+        "kernel": [StrOptions({"linear", "rbf"})],
+        "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
+        "robust": [StrOptions({"R1", "R2"}), None],
+        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "form": [StrOptions({"auto", "primal", "dual"})],
+        "solver": [str],
+        "solver_options": [dict, None],
+        "random_state": [Interval(Integral, 0, None, closed="left"), None],
+        "chunk_size": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        *,
+        W: float | None = None,
+        eta: float = 0.5,
+        bound: str = "chebyshev",
+        clustering: str = "birch",
+        n_clusters: int | None = None,
+        threshold: float | None = None,
+        sigma: str = "trace",
+        kernel: str = "linear",
+        gamma: float | str = "scale",
+        robust: str | None = None,
+        confidence: float = 0.9,
+        form: str = "auto",
+        solver: str = "clarabel",
+        solver_options: dict | None = None,
+        random_state: int | None = 0,
+        chunk_size: int = 65536,
+    ) -> None:
+        self.C = C
+        self.W = W
+        self.eta = eta
+        self.bound = bound
+        self.clustering = clustering
+        self.n_clusters = n_clusters
+        self.threshold = threshold
+        self.sigma = sigma
+        self.kernel = kernel
+        self.gamma = gamma
+        self.robust = robust
+        self.confidence = confidence
+        self.form = form
+        self.solver = solver
+        self.solver_options = solver_options
+        self.random_state = random_state
+        self.chunk_size = chunk_size
+
+    def _gamma_value(self, X: np.ndarray | None, dim: int) -> float | str:
+        if self.kernel != "rbf" or not isinstance(self.gamma, str):
+            return self.gamma
+        if self.gamma == "auto":
+            return 1.0 / dim
+        if X is None:  # fitted from moments: resolve against the cluster means
+            return "scale"
+        var = _chunked_variance(X, self.chunk_size)
+        return 1.0 / (dim * var) if var > 0 else 1.0
+
+    def _fit_clusters(self, clusters: ClusterMoments, gamma: float | str) -> None:
+        form = self.form
+        if form == "auto":
+            form = "dual" if self.solver.lower() == "cbc-smo" else "primal"
+        common = {"bound": self.bound, "kernel": self.kernel, "gamma": gamma,
+                  "robust": self.robust, "confidence": self.confidence, "form": form}
+        if self.W is not None:
+            program = chance_formulation.cbc_w(clusters, self.W, self.eta, **common)
+        else:
+            program = chance_formulation.cbc(clusters, self.C, self.eta, **common)
+        if self.solver.lower() not in available(program.kind):
+            raise ValueError(
+                f"solver={self.solver!r} cannot solve {program.kind!r} programs; use one of "
+                f"{available(program.kind)} (or change form=)"
+            )
+        solution = solve_or_raise(program, self.solver, self.solver_options, _CBC_HINT)
+        model = program.decode(solution)
+        self.clusters_ = clusters
+        self.n_clusters_ = clusters.n_clusters
+        self.cluster_centers_ = clusters.means
+        self.cluster_sigmas_ = clusters.sigmas
+        self.cluster_counts_ = clusters.counts
+        self.cluster_labels_ = clusters.labels
+        self.radii_ = program.data["input_radii"]
+        self.program_ = program
+        self.solution_ = solution
+        self.model_ = model
+        self.n_iter_ = solution.iterations
+        self.intercept_ = np.array([model["b"]])
+        self.dual_coef_ = np.asarray(model["dual_coef"])[None, :]
+        if "w" in model:
+            self.coef_ = np.asarray(model["w"])[None, :]
+
+    def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
+        clusters = ClusterMoments.from_data(
+            X, y, clustering=self.clustering, n_clusters=self.n_clusters,
+            threshold=self.threshold, sigma=self.sigma, random_state=self.random_state,
+            chunk_size=self.chunk_size,
+        )
+        if np.unique(clusters.labels).size < 2:
+            raise ProgramError("both classes must form at least one cluster")
+        self._fit_clusters(clusters, self._gamma_value(X, X.shape[1]))
+
+    def fit_clusters(self, clusters: ClusterMoments) -> ClusterSOCPClassifier:
+        """Fit from cluster moments instead of data (e.g. a distributed reduction).
+
+        Parameters
+        ----------
+        clusters : ClusterMoments
+            Labels +1/-1; ``classes_`` becomes ``[-1, 1]``.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        if not isinstance(clusters, ClusterMoments):
+            raise ProgramError(f"expected a ClusterMoments, got {type(clusters).__name__}")
+        self.classes_ = np.array([-1, 1])
+        self.n_features_in_ = clusters.dim
+        self._fit_clusters(clusters, self._gamma_value(None, clusters.dim))
+        return self
+
+    def _decision(self, X: np.ndarray) -> np.ndarray:
+        check_is_fitted(self, "intercept_")
+        if self.kernel == "linear":
+            return X @ self.coef_[0] + self.intercept_[0]
+        out = np.empty(X.shape[0])
+        for s in range(0, X.shape[0], self.chunk_size):
+            out[s:s + self.chunk_size] = chance_formulation.cbc_decision_values(
+                self.program_.data, self.model_, X[s:s + self.chunk_size])
+        return out
+
+
+# ===================== end of section 2 (ClusterSOCPClassifier) =====================
