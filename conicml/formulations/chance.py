@@ -961,7 +961,7 @@ def _cbc_program(data: dict, build, decode, description: str) -> Program:
 def cbc(
     clusters: ClusterMoments,
     C: float | None = 1.0,
-    eta: float = 0.9,
+    eta: float = 0.5,
     *,
     bound: str = "chebyshev",
     kernel: str = "linear",
@@ -980,7 +980,7 @@ def cbc(
         from :meth:`conicml.ClusterMoments.from_data`.
     C : float or None, default=1.0
         Cost of a unit of slack (> 0); ``None`` for the hard-margin variant (3.13).
-    eta : float, default=0.9
+    eta : float, default=0.5
         Lower bound :math:`\eta \in (0, 1)` on the probability that a cluster's
         points fall on the right side (eq. 3.2).
     bound : {"chebyshev", "gaussian"}, default="chebyshev"
@@ -1018,7 +1018,7 @@ def cbc(
 def cbc_w(
     clusters: ClusterMoments,
     W: float = 1.0,
-    eta: float = 0.9,
+    eta: float = 0.5,
     *,
     bound: str = "chebyshev",
     kernel: str = "linear",
