@@ -50,6 +50,13 @@ class LSVRRegressor(RegressorMixin, BaseEstimator):
         :math:`e^{-\beta\|u-v\|^2}` is ``gamma=beta``).
     degree : int, default=3
     coef0 : float, default=0.0
+    factor_rtol : float, default=1e-12
+        Eigenvalue threshold of the Gram factor (non-linear kernels). The
+        default fits the model as written, whose predictions *away from the
+        training points* can be wild for an RBF kernel (the model never
+        penalises the RKHS norm); e.g. ``1e-4`` adds a spectral regulariser
+        that keeps the training fit and tames off-sample predictions (see the
+        formulation's Notes).
     solver : str, default="clarabel"
         Any solver registered for ``"socp.lsvr"`` / ``"socp.lsvr.kernel"``
         (``"clarabel"``, ``"ecos"``, ``"scs"``).
@@ -85,6 +92,7 @@ class LSVRRegressor(RegressorMixin, BaseEstimator):
         "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
         "degree": [Interval(Integral, 1, None, closed="left")],
         "coef0": [Real],
+        "factor_rtol": [Interval(Real, 0, 1, closed="neither")],
         "solver": [str],
         "solver_options": [dict, None],
     }
@@ -100,6 +108,7 @@ class LSVRRegressor(RegressorMixin, BaseEstimator):
         gamma: float | str = "scale",
         degree: int = 3,
         coef0: float = 0.0,
+        factor_rtol: float = 1e-12,
         solver: str = "clarabel",
         solver_options: dict | None = None,
     ) -> None:
@@ -111,6 +120,7 @@ class LSVRRegressor(RegressorMixin, BaseEstimator):
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.factor_rtol = factor_rtol
         self.solver = solver
         self.solver_options = solver_options
 
@@ -139,6 +149,7 @@ class LSVRRegressor(RegressorMixin, BaseEstimator):
         program = lsvr_formulation.lsvr(
             X, y, self.epsilon, self.C, self.k, neighborhood=self.neighborhood,
             kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
+            factor_rtol=self.factor_rtol,
         )
         if self.solver.lower() not in available(program.kind):
             raise ValueError(

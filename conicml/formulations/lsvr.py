@@ -78,14 +78,28 @@ weight lies in the span of the mapped data, :math:`w = \sum_j\mu_j\varphi(x_j)`,
 so :math:`w^\top\varphi(x_i) = (K\mu)_i` and :math:`w^\top\Sigma_i^\varphi w =
 \|L_i\mu\|^2` with :math:`L_i = m^{-1/2}(K_{W_i,:} - \mathbf 1 l_i^\top)`,
 :math:`l_i = ` the mean of the rows :math:`K_{W_i,:}` (the thesis's printed
-:math:`l_i` is garbled; note §2.11). Everything depends on :math:`\mu` only
-through :math:`K\mu`; with a factor :math:`K = FF^\top`
-(:func:`conicml.kernels.psd_factor`) and :math:`K\mu = Fv` the kernel program
-is the linear program above on the empirical features :math:`F` (kind
-``"socp.lsvr.kernel"``, variable ``v`` instead of ``w``). This removes the
-rank degeneracy of the coefficient space that makes interior-point solvers
-fail (note §5.3); ``decode`` returns the minimum-norm :math:`\mu` with
-:math:`F^\top\mu = v` as ``"dual_coef"``.
+:math:`l_i` is garbled; note §2.11). Both depend on :math:`\mu` only
+through the fitted values :math:`g = K\mu`: :math:`L_i\mu` is the centred
+window :math:`m^{-1/2}(g_{W_i} - \bar g_{W_i})`. With the eigen-decomposition
+:math:`K \approx U_r\Lambda_rU_r^\top` (eigenvalues above ``factor_rtol``
+times the largest), the fitted values :math:`g + b\mathbf 1` range over
+:math:`\operatorname{span}\{U_r, \mathbf 1\}`, which this module writes as
+:math:`Vv + b\mathbf 1` with :math:`V` an orthonormal basis of the centred
+:math:`U_r` (:func:`_eigenbasis`). The kernel program is then the linear
+program above on the features :math:`V` (kind ``"socp.lsvr.kernel"``,
+variable ``v`` instead of ``w``): an exact reparametrisation (up to directions
+within 1e-8 of the constant vector) that removes the rank degeneracy of the
+coefficient space which makes interior-point solvers fail (note §5.3), keeps
+the data well scaled and :math:`b` identifiable. ``decode`` splits the fitted
+values into :math:`U_ra + b\mathbf 1` (minimum-norm least squares) and returns
+:math:`\mu = U_r\Lambda_r^{-1}a` as ``"dual_coef"`` and that :math:`b`.
+
+*Consequence* [D]: for a strictly positive definite kernel of full numerical
+rank the kernel LSVR's fit at the training points does not depend on the
+kernel at all (any :math:`g \in \mathbb R^N` is reachable); the kernel only
+enters through the numerical rank and through off-sample prediction, which
+interpolates :math:`g` with :math:`\mu = K^{-1}g` (see the Notes of
+:func:`lsvr`).
 
 Hyperplane convention: :math:`f(x) = w^\top x + b` as in the thesis (ch. 6
 already writes ``+ b``; no sign conversion needed).
@@ -99,6 +113,7 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
+import scipy.sparse as sp
 
 from .._validation import check_matrix, check_positive
 from ..exceptions import ProgramError
@@ -225,6 +240,35 @@ def local_factors(Z: np.ndarray, windows: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(R)
 
 
+def _eigenbasis(K: np.ndarray, rtol: float) -> dict[str, np.ndarray]:
+    r"""Well-conditioned features for the kernel form.
+
+    ``basis`` :math:`U_r` and ``eigenvalues`` :math:`\lambda_r` keep the eigenpairs
+    of ``K`` with :math:`\lambda > \texttt{rtol}\,\lambda_{\max}` (the threshold of
+    :func:`conicml.kernels.psd_factor`). ``features`` is an orthonormal basis of
+    the centred span :math:`(I - \mathbf 1\mathbf 1^\top/N)\,U_r`, dropping
+    directions that are within :math:`10^{-8}` of the constant vector: together
+    with :math:`b` it spans the same fitted values
+    :math:`\{U_r a + \beta\mathbf 1\}`, but :math:`b` stays identifiable when an
+    RBF eigenbasis almost contains the constant vector.
+    """
+    F = psd_factor(K, "eigen", rtol=rtol)  # U_r Lambda_r^{1/2}; validates symmetry / PSD
+    lam = np.einsum("ij,ij->j", F, F)
+    if not np.any(lam > 0):
+        raise ProgramError("the Gram matrix is zero: the kernel LSVR has no features")
+    U = F / np.sqrt(lam)
+    Uc, sv, _ = np.linalg.svd(U - U.mean(axis=0), full_matrices=False)
+    keep = sv > 1e-8
+    if not np.any(keep):  # only constants are representable: b alone fits
+        keep = np.zeros_like(sv, dtype=bool)
+        keep[0] = True
+    V = Uc[:, keep]
+    # orthonormal complement of span(V) (it contains the constant vector): g = V v
+    # <=> complement^T g = 0, the sparse-friendly way the kernel program states it
+    Q = np.linalg.qr(V, mode="complete")[0]
+    return {"features": V, "complement": Q[:, V.shape[1]:], "basis": U, "eigenvalues": lam}
+
+
 def _factors_from_covariances(covariances: object, n_samples: int,
                               n_features: int) -> np.ndarray:
     try:
@@ -249,30 +293,65 @@ def _factors_from_covariances(covariances: object, n_samples: int,
 
 
 # -- the conic program ---------------------------------------------------------------
+def _window_centering(windows: np.ndarray, n: int) -> sp.csr_matrix:
+    r"""Sparse :math:`(Nm \times N)` matrix whose rows :math:`im..im+m-1` map
+    :math:`g` to :math:`m^{-1/2}(g_{W_i} - \bar g_{W_i})`."""
+    n_win, m = windows.shape
+    rows = np.repeat(np.arange(n_win * m), m)
+    cols = np.repeat(windows, m, axis=0).ravel()
+    vals = np.tile(np.eye(m) - 1.0 / m, (n_win, 1)).ravel() / np.sqrt(m)
+    return sp.csr_matrix((vals, (rows, cols)), shape=(n_win * m, n))
+
+
 def _build(data: Mapping[str, Any]) -> ConicForm:
     Z, y, R = data["features"], data["y"], data["factors"]
     eps, C = data["epsilon"], data["C"]
-    n, p, q = R.shape
+    n, q = Z.shape
     name = "w" if data["kind"] == KIND else "v"
     w = cp.Variable(q, name=name)
     b = cp.Variable(name="b")
     t = cp.Variable(n, name="t")
     xi = cp.Variable(n, name="xi")
     xi_star = cp.Variable(n, name="xi_star")
-    f = Z @ w + b
-    # column i of `local` is R_i w (row i*p + j of the stacked matrix is R_i[j]).
-    local = cp.reshape(R.reshape(n * p, q) @ w, (p, n), order="F")
-    constraints = {
+    variables = {name: w, "b": b, "t": t, "xi": xi, "xi_star": xi_star}
+    constraints: dict[str, cp.Constraint] = {}
+    if R is not None:
+        # dense factors: column i of `local` is R_i w (row i*p + j of the stack is R_i[j])
+        p = R.shape[1]
+        f = Z @ w + b
+        local = cp.reshape(R.reshape(n * p, q) @ w, (p, n), order="F")
+    else:
+        # windows of the fitted values g = Z w: R_i w = m^{-1/2}(g_{W_i} - mean), so
+        # the cones are sparse (m^2 entries each) instead of m x q dense blocks
+        m = data["windows"].shape[1]
+        g = cp.Variable(n, name="g")
+        variables["g"] = g
+        if data["kind"] == KIND:
+            constraints["features"] = g == Z @ w
+        else:
+            # kernel form: g in span(V) stated by its complement (g = V v, v = V^T g);
+            # with a full-rank Gram matrix this is the single row sum(g) = 0
+            del variables[name]
+            constraints["features"] = data["complement"].T @ g == 0
+        f = g + b
+        local = cp.reshape(_window_centering(data["windows"], n) @ g, (m, n), order="F")
+    constraints.update({
         "upper": y - f <= eps * t + xi,  # (6.14), relaxed: sigma_i(w) -> t_i
         "lower": f - y <= eps * t + xi_star,
         "local": cp.norm(local, 2, axis=0) <= t,  # (6.15): ||R_i w|| <= t_i
         "xi_nonneg": xi >= 0,
         "xi_star_nonneg": xi_star >= 0,
-    }
+    })
     objective = cp.sum(t) / n + C * cp.sum(xi + xi_star)  # (6.13)
     problem = cp.Problem(cp.Minimize(objective), list(constraints.values()))
-    variables = {name: w, "b": b, "t": t, "xi": xi, "xi_star": xi_star}
     return ConicForm(problem, variables, constraints)
+
+
+def _local_std(data: Mapping[str, Any], coef: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """sigma_i(w) = sqrt(w^T Sigma_i w), from the factors or from windows of g = Z w."""
+    if data["factors"] is not None:
+        return np.linalg.norm(data["factors"] @ coef, axis=1)
+    return g[data["windows"]].std(axis=1)
 
 
 def _support_tolerance(y: np.ndarray) -> float:
@@ -284,15 +363,19 @@ def _support_tolerance(y: np.ndarray) -> float:
 def _decode(data: Mapping[str, Any], solution: Solution) -> dict:
     kind = data["kind"]
     require_solution(solution, kind)
-    Z, y, R = data["features"], data["y"], data["factors"]
+    Z, y = data["features"], data["y"]
     eps, C = data["epsilon"], data["C"]
     n = y.size
-    coef = np.asarray(solution.values["w" if kind == KIND else "v"], dtype=float)
+    if kind == KIND or "v" in solution.values:
+        coef = np.asarray(solution.values["w" if kind == KIND else "v"], dtype=float)
+    else:  # kernel program in the g-form: v = V^T g
+        coef = Z.T @ np.asarray(solution.values["g"], dtype=float)
     b = float(solution.values["b"])
     t = np.asarray(solution.values["t"], dtype=float)
-    fitted = Z @ coef + b
+    g = Z @ coef
+    fitted = g + b
     residual = y - fitted
-    local_std = np.linalg.norm(R @ coef, axis=1)  # sigma_i(w) = sqrt(w^T Sigma_i w)
+    local_std = _local_std(data, coef, g)
     original = float(np.sum(local_std) / n
                      + C * np.sum(np.maximum(np.abs(residual) - eps * local_std, 0.0)))
     tube = eps * t
@@ -314,9 +397,12 @@ def _decode(data: Mapping[str, Any], solution: Solution) -> dict:
     if kind == KIND:
         model["w"] = coef
     else:
-        F = data["features"]
-        # minimum-norm mu with F^T mu = v, so that K mu = F F^T mu = F v
-        mu = np.linalg.lstsq(F.T, coef, rcond=None)[0]
+        # split the fitted values into K mu + b with K mu = U_r a (minimum-norm [a; b]);
+        # mu = U_r Lambda_r^{-1} a is the minimum-norm solution of K mu = U_r a
+        U = data["basis"]
+        ab = np.linalg.lstsq(np.column_stack([U, np.ones(n)]), fitted, rcond=1e-10)[0]
+        mu = U @ (ab[:-1] / data["eigenvalues"])
+        model["b"] = float(ab[-1])
         model["v"] = coef
         model["dual_coef"] = mu
         if data["kernel"].name == "linear":
@@ -342,7 +428,7 @@ def lsvr(
     degree: int = 3,
     coef0: float = 0.0,
     form: str | None = None,
-    factor: str = "auto",
+    factor_rtol: float = 1e-12,
 ) -> Program:
     r"""Relaxed Local Support Vector Regression, eqs. (6.13)–(6.15) / Theorem 19.
 
@@ -374,9 +460,13 @@ def lsvr(
         ``"primal"`` (kind ``"socp.lsvr"``, variable ``w``; linear kernel
         only) or ``"kernel"`` (kind ``"socp.lsvr.kernel"``). Default:
         ``"primal"`` for the linear kernel, ``"kernel"`` otherwise.
-    factor : {"auto", "cholesky", "eigen"}, default="auto"
-        Factor of the Gram matrix for the kernel form
-        (:func:`conicml.kernels.psd_factor`).
+    factor_rtol : float, default=1e-12
+        Relative eigenvalue threshold of the Gram matrix's eigen-decomposition
+        (kernel form): eigenvalues below ``factor_rtol`` times the largest are
+        dropped (numerical rank). The default keeps the
+        model as written; a larger value (e.g. 1e-4) restricts the fitted
+        values to the leading eigen-directions of :math:`K`, a spectral
+        regulariser that is *not* in the thesis (see Notes).
 
     Returns
     -------
@@ -397,6 +487,19 @@ def lsvr(
     ProgramError
         Non-finite or mis-shaped X / y, epsilon < 0, C <= 0, k not a positive
         integer or 2k+1 > n_samples, unknown neighborhood / kernel / form.
+
+    Notes
+    -----
+    Off-sample predictions of the kernel LSVR are ill-posed for a strictly
+    positive definite kernel: the objective depends on :math:`\mu` only
+    through the fitted values :math:`K\mu` at the training points, nothing
+    penalises the RKHS norm :math:`\mu^\top K\mu`, so the model is "choose
+    fitted values, then kernel-interpolate them". On the thesis's sinc set (N =
+    50, RBF ``gamma=1``, C = 100, ε = 0.2) the training fit is accurate (MSE
+    about 3e-4 against the noise-free sinc) while :math:`\max|\mu|` reaches
+    1e7 and the MSE on a test grid is about 10 with ``factor_rtol=1e-12``;
+    ``factor_rtol=1e-4`` keeps the training MSE and gives a grid MSE of 2e-4
+    (measured with conicml; see ``benchmarks/lsvr_study.py``).
     """
     X = check_matrix(X, min_rows=3)
     y = _check_targets(y, X.shape[0])
@@ -412,18 +515,24 @@ def lsvr(
             f"form='primal' needs the linear kernel (got kernel={kern.name!r}); "
             "use form='kernel'"
         )
-    if factor not in ("auto", "cholesky", "eigen"):
-        raise ProgramError(f"factor must be 'auto', 'cholesky' or 'eigen', got {factor!r}")
+    factor_rtol = check_positive(factor_rtol, "factor_rtol")
+    if factor_rtol >= 1.0:
+        raise ProgramError(f"factor_rtol must be < 1, got {factor_rtol!r}")
     windows = local_windows(X.shape[0], k, neighborhood=neighborhood, X=X, kernel=kern)
+    eig = {"basis": None, "eigenvalues": None, "complement": None}
     if form == "primal":
         features = X
     else:
-        features = psd_factor(kern.gram(X), factor)
+        eig = _eigenbasis(kern.gram(X), factor_rtol)
+        features = eig.pop("features")
     data = {
         "kind": KIND if form == "primal" else KERNEL_KIND,
         "X": X, "y": y, "epsilon": eps, "C": C, "k": k, "neighborhood": neighborhood,
-        "kernel": kern, "form": form, "windows": windows, "features": features,
-        "factors": local_factors(features, windows),
+        "kernel": kern, "form": form, "factor_rtol": factor_rtol, "windows": windows,
+        "features": features, **eig,
+        # dense factors only when they are smaller than the sparse window form
+        "factors": local_factors(features, windows) if features.shape[1] < windows.shape[1]
+        else None,
     }
     desc = f"LSVR ({kern.name} kernel, epsilon={eps:g}, C={C:g}, k={k}, {neighborhood})"
     return _program(data, desc)
