@@ -1,0 +1,612 @@
+r"""The Maxi-Min Margin Machine M4 (seed 004, Huang 2004, ch. 4).
+
+Convention: the positive class (label ``+1``) is the thesis's class :math:`x`,
+the negative class is :math:`y`; the decision function is
+:math:`f(z) = w^\top z + b` and :math:`z` is positive iff :math:`f(z) \ge 0`
+(ch. 4 uses this convention itself, unlike ch. 3). Moments are the plug-in
+estimates with :math:`1/N` covariances (note P5); :math:`d = \bar x - \bar y`,
+:math:`\sigma_x(w) = \sqrt{w^\top\Sigma_x w} = \|R_x w\|_2` with
+:math:`R_x^\top R_x = \Sigma_x`.
+
+**Separable M4** (eqs. 4.1–4.5): maximise the smallest class-specific
+Mahalanobis margin,
+
+.. math::
+
+    \rho^* = \max_{w \ne 0, b}\ \min\Big\{
+        \min_i \frac{w^\top x_i + b}{\sigma_x(w)},\
+        \min_j \frac{-(w^\top y_j + b)}{\sigma_y(w)} \Big\},
+
+a generalised fractional (quasi-convex) program: for fixed :math:`\rho` the
+constraints are second-order cones. The check of Theorem 13 is ill-posed as
+printed (note §6 item 5: the sign of :math:`\tau` is flipped and a
+normalisation is missing); the corrected check (note A5) is the SOCP
+
+.. math::
+
+    F(\rho) = \max_{w, b, \eta, s_x, s_y}\ \eta \quad\text{s.t.}\quad
+    w^\top x_i + b - \rho s_x \ge t_x\eta,\quad
+    -(w^\top y_j + b) - \rho s_y \ge t_y\eta,\quad
+    \|R_x w\| \le s_x,\ \|R_y w\| \le s_y,\quad w^\top d = 1,
+
+with scales :math:`t_x = t_y = 1` for bisection (``dinkelbach-gfp`` sets them
+to the denominators of its previous iterate). The two epigraph variables
+:math:`s_x, s_y` replace the :math:`N` cones of Sec. 4.3 by two (for
+:math:`\rho \ge 0` the margin rows only tighten with :math:`s`, so
+:math:`s = \sigma(w)` at the optimum). The normalisation loses nothing
+(averaging the rows gives :math:`w^\top d \ge \rho(\sigma_x+\sigma_y) > 0`)
+and bounds :math:`\eta \le 1/(t_x+t_y)`. :math:`F` is convex and
+non-increasing, :math:`F(\rho^*) = 0`, and :math:`\rho` is feasible iff
+:math:`F(\rho) \ge 0`. Averaging the rows gives the MPM constraint (4.8), so
+:math:`\rho^* \le \kappa^*_{MPM}` (note §2.6): :math:`[0, \kappa^*_{MPM}]` is
+a valid bracket, and :math:`\rho = 0` is feasible iff the data are linearly
+separable (else the status is INFEASIBLE).
+
+Kind ``"quasiconvex.m4"``: ``build`` returns this inner problem with
+``cp.Parameter`` s ``rho``, ``scale_pos``, ``scale_neg`` (DPP: compiled once,
+re-solved by the specialized solvers ``bisection`` and ``dinkelbach-gfp``);
+the generic backends do not accept the kind. **Objective** (every solver):
+:math:`\rho` of the returned hyperplane, recomputed from it (a certified
+lower bound on :math:`\rho^*`).
+
+**Soft margin** (eqs. 4.16–4.18, the bracket of (4.18) corrected, slack index
+:math:`y_{k-N_x}`):
+
+.. math::
+
+    \max_{\rho, w, b, \xi}\ \rho - C\sum_k \xi_k \quad\text{s.t.}\quad
+    w^\top x_i + b \ge \rho\,\sigma_x(w) - \xi_i,\quad
+    -(w^\top y_j + b) \ge \rho\,\sigma_y(w) - \xi_{N_x+j},\quad \xi \ge 0,\quad
+    w^\top d = 1.
+
+For fixed :math:`\rho` the slack problem :math:`h(\rho) = \min\sum_k\xi_k` is
+one SOCP (same epigraph trick); the outer problem maximises
+:math:`G(\rho) = \rho - C\,h(\rho)` by a 1-D line search (note A6). The
+normalisation :math:`w^\top d = 1` is required (otherwise the fixed-ρ SOCP
+collapses to :math:`w = b = \xi = 0`) and fixes the units of :math:`C`: a slack
+of 1 is the whole mean gap :math:`w^\top(\bar x - \bar y)`. The thesis states
+no range for :math:`\rho`; we search :math:`[0, \kappa^*_{MPM}]`: beyond
+:math:`\kappa^*_{MPM}` even the class means violate the margin, and
+:math:`G` grows without bound there whenever
+:math:`C(N_x\sigma_x + N_y\sigma_y) < 1`. Kind ``"sequential.m4"`` (``build``
+returns the fixed-ρ slack SOCP with the parameter ``rho``); **objective**
+:math:`G(\rho^*)`.
+
+**Reduction** (Sec. 4.3, eq. 4.36): keep a training point iff
+:math:`\nu_i = d_i^2/(1+d_i^2) \ge \nu` (:math:`d_i` its Mahalanobis distance
+to its own class mean under its class covariance); the moments still use every
+point, and the global MPM constraint
+:math:`w^\top(\bar x - \bar y) \ge \rho(\sigma_x+\sigma_y) - \xi_m` with
+weight :math:`(N - r)\,\xi_m` in the objective is added (with
+:math:`w^\top d = 1` its left side is 1). With :math:`\nu = 1` every point is
+removed and M4 is MPM (ρ = κ*_MPM, the MPM hyperplane; the intercept, which no
+remaining row fixes, is then the MPM one, :math:`b = -(\sigma_y w^\top\bar x +
+\sigma_x w^\top\bar y)/(\sigma_x + \sigma_y)`).
+
+**Kernel M4** (Sec. 4.4, Corollary 16, Theorem 17): with :math:`\gamma =
+\sum_i \eta_i\phi(z_i)`, the Theorem 17 program in :math:`\eta` is exactly the
+linear M4 on the empirical kernel map: with :math:`K = U_r\Lambda_r U_r^\top`
+(eigenvalues above ``factor_rtol``·max, :func:`conicml.kernels.psd_factor`)
+and features :math:`L = U_r\Lambda_r^{1/2}` (rows = training points),
+:math:`\eta = U_r\Lambda_r^{-1/2} v` gives :math:`K\eta = Lv` and
+:math:`\frac1{N_x}\eta^\top\tilde K_x^\top\tilde K_x\eta = v^\top\operatorname{Cov}(L_x)v`.
+This reparameterisation also avoids the rank-deficient coefficient space on
+which Clarabel fails (note §5.3). The regulariser ``reg`` adds
+:math:`\mathrm{reg}\cdot K` to both kernel covariances (the :math:`\rho K` of
+Corollary 16; :math:`\mathrm{reg}\cdot I` in :math:`v`) and is **mandatory**
+for non-linear kernels: without it some direction has
+:math:`\sigma_x = \sigma_y = 0` and separates every point, so
+:math:`\rho^* = \infty` (note §5.3). Linear kernel: :math:`\Sigma + \mathrm{reg}\,I`.
+Decision: :math:`f(z) = \sum_i \eta_i K(z, z_i) + b` (**+b**, Theorem 17).
+
+**Special cases** (tested): :math:`\Sigma_x = \Sigma_y = I` is the
+hard-margin SVM (same ρ = geometric margin and direction);
+:math:`\Sigma_x = \Sigma_y = \Sigma` is the QP (4.9)–(4.11),
+:func:`m4_shared_covariance`; :math:`\rho^*_{M4} \le \kappa^*_{MPM}`.
+
+**Decode** (every kind): ``"w"`` (linear; normalised to :math:`w^\top d = 1`),
+``"b"``, ``"rho"``, ``"margins"`` (every sample's signed Mahalanobis margin
+:math:`y_i f(z_i)/\sigma_{y_i}(w)`), ``"support"`` (indices of kept points
+whose margin is within ``1e-6·max(1, ρ)`` of ρ or below), ``"sigma_pos"``,
+``"sigma_neg"``, ``"kept"``; kernels add ``"dual_coef"`` (:math:`\eta`) and
+``"v"``; soft margins add ``"slack"`` (:math:`\sum_k\xi_k + (N-r)\xi_m` at
+the returned point).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from functools import partial
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+from .._validation import check_matrix, check_positive, check_X_y
+from ..exceptions import ProgramError
+from ..kernels import Kernel, make_kernel, psd_factor
+from ..program import ConicForm, Program, require_solution
+from ..solution import Solution
+
+__all__ = [
+    "KIND_SEPARABLE",
+    "KIND_SOFT",
+    "certified_rho",
+    "decision_values",
+    "inner_problem",
+    "m4",
+    "m4_shared_covariance",
+    "margins",
+    "mpm_bound_problem",
+    "reduction_scores",
+]
+
+KIND_SEPARABLE = "quasiconvex.m4"
+KIND_SOFT = "sequential.m4"
+
+
+# --------------------------------------------------------------------------------------
+# data preparation
+# --------------------------------------------------------------------------------------
+def _cov_factor(Zc: np.ndarray, reg: float) -> np.ndarray:
+    r"""``R`` with :math:`R^\top R = Z_c^\top Z_c / n + \mathrm{reg}\,I` and few rows.
+
+    ``Zc`` are the centred rows of one class. With more rows than columns the
+    covariance is formed and factored (eigen, exact up to ``1e-12`` of its
+    spectrum); otherwise the scaled centred rows (plus :math:`\sqrt{reg}\,I`)
+    are the factor.
+    """
+    n, p = Zc.shape
+    if n + (p if reg > 0 else 0) > p:
+        S = Zc.T @ Zc / n + reg * np.eye(p)
+        return psd_factor(0.5 * (S + S.T), "eigen").T
+    R = Zc / math.sqrt(n)
+    return np.vstack([R, math.sqrt(reg) * np.eye(p)]) if reg > 0 else R
+
+
+def _sym_factor(S: np.ndarray, p: int, name: str) -> np.ndarray:
+    S = check_matrix(S, name)
+    if S.shape != (p, p):
+        raise ProgramError(f"{name} must have shape ({p}, {p}), got {S.shape}")
+    if not np.allclose(S, S.T, atol=1e-10 * max(1.0, float(np.abs(S).max()))):
+        raise ProgramError(f"{name} must be symmetric")
+    return psd_factor(0.5 * (S + S.T), "eigen").T
+
+
+def reduction_scores(Z: np.ndarray, y: np.ndarray, R_pos: np.ndarray,
+                     R_neg: np.ndarray) -> np.ndarray:
+    r""":math:`\nu_i = d_i^2/(1 + d_i^2)` of the reduction rule (Sec. 4.3).
+
+    :math:`d_i^2 = (z_i - \bar z_c)^\top\Sigma_c^{+}(z_i - \bar z_c)` with
+    :math:`\Sigma_c = R_c^\top R_c` the covariance of the point's own class
+    (pseudo-inverse if singular).
+    """
+    nu = np.empty(y.size)
+    for label, R in ((1.0, R_pos), (-1.0, R_neg)):
+        mask = y == label
+        Zc = Z[mask] - Z[mask].mean(axis=0)
+        Sinv = np.linalg.pinv(R.T @ R, hermitian=True)
+        d2 = np.einsum("ij,jk,ik->i", Zc, Sinv, Zc)
+        nu[mask] = d2 / (1.0 + d2)
+    return nu
+
+
+def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
+             factor_rtol) -> dict[str, Any]:
+    X, y = check_X_y(X, y)
+    if C is not None:
+        C = check_positive(C, "C")
+    reg = check_positive(reg, "reg", allow_zero=True)
+    factor_rtol = check_positive(factor_rtol, "factor_rtol")
+    if reduction is not None:
+        reduction = check_positive(reduction, "reduction", allow_zero=True)
+        if reduction > 1.0:
+            raise ProgramError(
+                f"reduction (the threshold nu of eq. 4.36) must lie in [0, 1], got {reduction!r}"
+            )
+    kern = make_kernel(kernel, X, gamma=gamma, degree=degree, coef0=coef0)
+    if kern.name == "linear":
+        Z, eta_map = X, None
+    else:
+        if reg <= 0:
+            raise ProgramError(
+                f"kernel={kernel!r} needs reg > 0: without the reg*K regulariser of "
+                "Corollary 16 the plug-in kernel covariances are rank-deficient and the "
+                "margin is unbounded (rho* = inf); try reg=1e-3"
+            )
+        if covariances is not None:
+            raise ProgramError("covariances can only be given with kernel='linear'")
+        K = kern.gram(X)
+        Z = psd_factor(0.5 * (K + K.T), "eigen", rtol=factor_rtol)
+        eta_map = Z / np.sum(Z * Z, axis=0)  # eta = U diag(lam^-1/2) v = L diag(1/lam) v
+    pos, neg = y > 0, y < 0
+    n_pos, n_neg = int(pos.sum()), int(neg.sum())
+    mean_pos, mean_neg = Z[pos].mean(axis=0), Z[neg].mean(axis=0)
+    d = mean_pos - mean_neg
+    if not np.any(np.abs(d) > 1e-12 * max(1.0, float(np.abs(Z).max()))):
+        raise ProgramError(
+            "the two class means coincide: M4's normalisation w^T(x_mean - y_mean) = 1 "
+            "(note A5) needs distinct means"
+        )
+    p = Z.shape[1]
+    if covariances is None:
+        R_pos = _cov_factor(Z[pos] - mean_pos, reg)
+        R_neg = _cov_factor(Z[neg] - mean_neg, reg)
+    else:
+        if not (isinstance(covariances, (tuple, list)) and len(covariances) == 2):
+            raise ProgramError("covariances must be a pair (cov_pos, cov_neg)")
+        R_pos = _sym_factor(np.asarray(covariances[0]) + reg * np.eye(p), p, "cov_pos")
+        R_neg = _sym_factor(np.asarray(covariances[1]) + reg * np.eye(p), p, "cov_neg")
+    if reduction is None:
+        kept = np.ones(y.size, dtype=bool)
+        scores = None
+    else:
+        scores = reduction_scores(Z, y, R_pos, R_neg)
+        kept = scores >= reduction
+    return {
+        "X": X, "y": y, "C": C, "kernel": kern, "Z": Z, "eta_map": eta_map, "reg": reg,
+        "reduction": reduction, "scores": scores, "kept": kept,
+        "n_removed": int(y.size - kept.sum()),
+        "mean_pos": mean_pos, "mean_neg": mean_neg, "d": d, "R_pos": R_pos, "R_neg": R_neg,
+        "n_pos": n_pos, "n_neg": n_neg, "hard": C is None,
+        "kind": KIND_SEPARABLE if C is None else KIND_SOFT,
+    }
+
+
+# --------------------------------------------------------------------------------------
+# the inner SOCPs (module level, so programs pickle)
+# --------------------------------------------------------------------------------------
+def inner_problem(data: Mapping[str, Any], rho: float | None = None) -> ConicForm:
+    r"""The fixed-ρ SOCP of the program's kind (module docstring).
+
+    ``rho=None`` (the program's ``build``): ``rho`` (and, for the separable
+    check, ``scale_pos``/``scale_neg``) are ``cp.Parameter`` s, so the problem is
+    DPP and compiled once. A float ``rho`` builds a parameter-free problem
+    with constant scales 1 (used by ``bisection(rebuild=True)``).
+    """
+    Z, y, kept = data["Z"], data["y"], data["kept"]
+    p = Z.shape[1]
+    w = cp.Variable(p, name="w")
+    b = cp.Variable(name="b")
+    s_pos = cp.Variable(name="s_pos", nonneg=True)
+    s_neg = cp.Variable(name="s_neg", nonneg=True)
+    parameters: dict[str, cp.Parameter] = {}
+    if rho is None:
+        r = cp.Parameter(nonneg=True, name="rho", value=0.0)
+        parameters["rho"] = r
+    else:
+        r = float(rho)
+    Zp = Z[kept & (y > 0)]
+    Zn = Z[kept & (y < 0)]
+    reduced = data["reduction"] is not None
+    constraints: dict[str, cp.Constraint] = {
+        "cone_pos": cp.norm(data["R_pos"] @ w, 2) <= s_pos,
+        "cone_neg": cp.norm(data["R_neg"] @ w, 2) <= s_neg,
+        "normalisation": data["d"] @ w == 1,
+    }
+    variables: dict[str, cp.Variable] = {"w": w, "b": b, "s_pos": s_pos, "s_neg": s_neg}
+    if data["hard"]:
+        eta = cp.Variable(name="eta")
+        variables["eta"] = eta
+        if rho is None:
+            t_pos = cp.Parameter(pos=True, name="scale_pos", value=1.0)
+            t_neg = cp.Parameter(pos=True, name="scale_neg", value=1.0)
+            parameters.update(scale_pos=t_pos, scale_neg=t_neg)
+        else:
+            t_pos = t_neg = 1.0
+        if Zp.shape[0]:
+            constraints["margin_pos"] = Zp @ w + b - r * s_pos >= t_pos * eta
+        if Zn.shape[0]:
+            constraints["margin_neg"] = -(Zn @ w + b) - r * s_neg >= t_neg * eta
+        if reduced:
+            constraints["global"] = 1 - r * (s_pos + s_neg) >= (t_pos + t_neg) * eta
+        objective = cp.Maximize(eta)
+    else:
+        total = 0
+        if Zp.shape[0]:
+            xi_pos = cp.Variable(Zp.shape[0], name="xi_pos", nonneg=True)
+            constraints["margin_pos"] = Zp @ w + b - r * s_pos + xi_pos >= 0
+            variables["xi_pos"] = xi_pos
+            total = total + cp.sum(xi_pos)
+        if Zn.shape[0]:
+            xi_neg = cp.Variable(Zn.shape[0], name="xi_neg", nonneg=True)
+            constraints["margin_neg"] = -(Zn @ w + b) - r * s_neg + xi_neg >= 0
+            variables["xi_neg"] = xi_neg
+            total = total + cp.sum(xi_neg)
+        if reduced:
+            xi_m = cp.Variable(name="xi_global", nonneg=True)
+            constraints["global"] = 1 - r * (s_pos + s_neg) + xi_m >= 0
+            variables["xi_global"] = xi_m
+            total = total + data["n_removed"] * xi_m
+        objective = cp.Minimize(total)
+    problem = cp.Problem(objective, list(constraints.values()))
+    return ConicForm(problem, variables, constraints, parameters)
+
+
+def mpm_bound_problem(data: Mapping[str, Any]) -> ConicForm:
+    r"""Lanckriet's MPM SOCP :math:`1/\kappa^* = \min_{w^\top d = 1} \sigma_x + \sigma_y`.
+
+    Its value bounds the M4 margin: :math:`\rho^* \le \kappa^*_{MPM}` (averaging
+    (4.2)–(4.3) gives (4.8), note §2.6), the upper end of the bisection
+    bracket and of the soft-margin line search.
+    """
+    p = data["Z"].shape[1]
+    w = cp.Variable(p, name="w")
+    s_pos = cp.Variable(name="s_pos", nonneg=True)
+    s_neg = cp.Variable(name="s_neg", nonneg=True)
+    constraints = {
+        "cone_pos": cp.norm(data["R_pos"] @ w, 2) <= s_pos,
+        "cone_neg": cp.norm(data["R_neg"] @ w, 2) <= s_neg,
+        "normalisation": data["d"] @ w == 1,
+    }
+    problem = cp.Problem(cp.Minimize(s_pos + s_neg), list(constraints.values()))
+    return ConicForm(problem, {"w": w, "s_pos": s_pos, "s_neg": s_neg}, constraints)
+
+
+# --------------------------------------------------------------------------------------
+# margins and the certified objective
+# --------------------------------------------------------------------------------------
+def _sigmas(data: Mapping[str, Any], w: np.ndarray) -> tuple[float, float]:
+    return (float(np.linalg.norm(data["R_pos"] @ w)), float(np.linalg.norm(data["R_neg"] @ w)))
+
+
+def _ratio(num: np.ndarray, den: float) -> np.ndarray:
+    num = np.asarray(num, dtype=float)
+    if den > 0:
+        return num / den
+    return np.where(num > 0, np.inf, np.where(num < 0, -np.inf, 0.0))
+
+
+def margins(data: Mapping[str, Any], w: np.ndarray, b: float) -> np.ndarray:
+    r"""Signed Mahalanobis margins :math:`y_i(w^\top z_i + b)/\sigma_{y_i}(w)` of every sample.
+
+    Invariant to a positive rescaling of :math:`(w, b)`.
+    """
+    Z, y = data["Z"], data["y"]
+    s_pos, s_neg = _sigmas(data, w)
+    f = Z @ w + b
+    out = np.empty(y.size)
+    out[y > 0] = _ratio(f[y > 0], s_pos)
+    out[y < 0] = _ratio(-f[y < 0], s_neg)
+    return out
+
+
+def certified_rho(data: Mapping[str, Any], w: np.ndarray, b: float) -> float:
+    r"""The separable M4 objective at :math:`(w, b)`: the smallest ratio.
+
+    The minimum over the kept points' margins and, with a reduction, the
+    global ratio :math:`w^\top d/(\sigma_x + \sigma_y)` (eq. 4.36). Any
+    :math:`(w, b)` gives a lower bound on :math:`\rho^*`.
+    """
+    w = np.asarray(w, dtype=float)
+    kept = data["kept"]
+    vals = [float(np.min(margins(data, w, b)[kept]))] if np.any(kept) else []
+    if data["reduction"] is not None:
+        s_pos, s_neg = _sigmas(data, w)
+        vals.append(float(_ratio(np.array(float(data["d"] @ w)), s_pos + s_neg)))
+    return min(vals) if vals else math.inf
+
+
+def slack_total(data: Mapping[str, Any], w: np.ndarray, b: float, rho: float) -> float:
+    r"""The soft-margin penalty :math:`\sum_k\xi_k + (N-r)\xi_m` at :math:`(w, b)`, ``rho``.
+
+    Evaluated with the optimal slacks for that point,
+    :math:`\xi_i = \max(0, \rho\sigma_{y_i} - y_i f(z_i))` and
+    :math:`\xi_m = \max(0, \rho(\sigma_x+\sigma_y) - w^\top d)`.
+    """
+    Z, y, kept = data["Z"], data["y"], data["kept"]
+    s_pos, s_neg = _sigmas(data, w)
+    f = y * (Z @ w + b)
+    sig = np.where(y > 0, s_pos, s_neg)
+    total = float(np.sum(np.maximum(0.0, rho * sig - f)[kept]))
+    if data["reduction"] is not None:
+        total += data["n_removed"] * max(0.0, rho * (s_pos + s_neg) - float(data["d"] @ w))
+    return total
+
+
+# --------------------------------------------------------------------------------------
+# decoding
+# --------------------------------------------------------------------------------------
+def _intercept(data: Mapping[str, Any], w: np.ndarray, b: float, s_pos: float,
+               s_neg: float, rho: float) -> float:
+    """Fix ``b`` where no kept row of one class (or of both) determines it."""
+    Z, y, kept = data["Z"], data["y"], data["kept"]
+    has_pos = bool(np.any(kept & (y > 0)))
+    has_neg = bool(np.any(kept & (y < 0)))
+    if has_pos and has_neg and math.isfinite(b):
+        return b
+    # the MPM intercept: equal Mahalanobis distances of the two means
+    tot = s_pos + s_neg
+    mx, my = float(w @ data["mean_pos"]), float(w @ data["mean_neg"])
+    b_mpm = -(s_neg * mx + s_pos * my) / tot if tot > 0 else -0.5 * (mx + my)
+    if not math.isfinite(b) or (not has_pos and not has_neg):
+        return b_mpm
+    # one class only: b may move freely away from it; stay as close to b_mpm as the
+    # kept rows of that class allow without increasing their violation
+    f = Z @ w
+    if has_pos:
+        lo = float(np.max((rho * s_pos - f)[kept & (y > 0)]))
+        return max(b_mpm, min(lo, b))
+    hi = float(np.min((-rho * s_neg - f)[kept & (y < 0)]))
+    return min(b_mpm, max(hi, b))
+
+
+def _decode(data: Mapping[str, Any], solution: Solution) -> dict:
+    require_solution(solution, data["kind"])
+    w = np.asarray(solution.values["w"], dtype=float)
+    b_raw = solution.values.get("b")
+    b = float(b_raw) if b_raw is not None and np.ndim(b_raw) == 0 else math.nan
+    scale = float(data["d"] @ w)
+    if not scale > 0:
+        raise ProgramError(
+            f"solver {solution.solver!r} returned w with w^T(x_mean - y_mean) = {scale:.3g} "
+            "<= 0; cannot normalise"
+        )
+    w = w / scale
+    b = b / scale
+    s_pos, s_neg = _sigmas(data, w)
+    rho = float(solution.values["rho"])
+    b = _intercept(data, w, b, s_pos, s_neg, rho)
+    marg = margins(data, w, b)
+    tol = 1e-6 * max(1.0, abs(rho))
+    model: dict[str, Any] = {
+        "b": float(b),
+        "rho": rho,
+        "margins": marg,
+        "support": np.flatnonzero(data["kept"] & (marg <= rho + tol)),
+        "sigma_pos": s_pos,
+        "sigma_neg": s_neg,
+        "kept": data["kept"].copy(),
+    }
+    if data["eta_map"] is None:
+        model["w"] = w
+    else:
+        model["v"] = w
+        model["dual_coef"] = data["eta_map"] @ w
+    if not data["hard"]:
+        model["slack"] = slack_total(data, w, b, rho)
+    return model
+
+
+def _description(data: Mapping[str, Any]) -> str:
+    kern = data["kernel"].name
+    parts = [f"{kern} kernel"]
+    if data["C"] is not None:
+        parts.append(f"C={data['C']:g}")
+    if data["reduction"] is not None:
+        parts.append(f"reduction nu={data['reduction']:g} ({data['n_removed']} removed)")
+    head = "separable M4" if data["hard"] else "soft-margin M4"
+    return f"{head} ({', '.join(parts)})"
+
+
+def m4(
+    X: np.ndarray,
+    y: np.ndarray,
+    C: float | None = None,
+    *,
+    kernel: str = "linear",
+    gamma: float | str = "scale",
+    degree: int = 3,
+    coef0: float = 0.0,
+    reg: float = 0.0,
+    reduction: float | None = None,
+    covariances: tuple[np.ndarray, np.ndarray] | None = None,
+    factor_rtol: float = 1e-10,
+) -> Program:
+    r"""Maxi-Min Margin Machine (Huang 2004, ch. 4) as a sequential conic program.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Training inputs; for ``kernel="precomputed"`` the (n, n) Gram matrix.
+    y : ndarray of shape (n_samples,)
+        Labels, exactly +1 (the thesis's class x) or -1, both present.
+    C : float or None, default=None
+        ``None``: separable M4 (eqs. 4.1–4.5), kind ``"quasiconvex.m4"``,
+        solved by ``bisection`` or ``dinkelbach-gfp``; INFEASIBLE when the data
+        are not linearly separable (in feature space). A positive float: soft
+        margin (eqs. 4.16–4.18), kind ``"sequential.m4"``, in the units fixed by
+        :math:`w^\top(\bar x - \bar y) = 1` (module docstring).
+    kernel : {"linear", "rbf", "poly", "precomputed"}, default="linear"
+        Theorem 17 via the empirical kernel map (module docstring).
+    gamma, degree, coef0
+        Kernel hyper-parameters (:func:`conicml.make_kernel`).
+    reg : float, default=0.0
+        Covariance regulariser: :math:`\Sigma + \mathrm{reg}\,I` (linear) or
+        :math:`+\mathrm{reg}\,K` (kernel, Corollary 16; must be > 0 there).
+    reduction : float in [0, 1] or None, default=None
+        Threshold :math:`\nu` of the reduction rule with the global MPM
+        constraint (4.36); ``1`` removes every point (M4 becomes MPM).
+    covariances : (cov_pos, cov_neg), optional
+        Replace the plug-in covariances (linear kernel only), e.g. ``(I, I)``
+        for the SVM special case.
+    factor_rtol : float, default=1e-10
+        Eigenvalues of :math:`K` below ``factor_rtol``·max are dropped from
+        the empirical kernel map.
+
+    Returns
+    -------
+    Program
+        ``decode`` gives ``{"w" | "v", "dual_coef", "b", "rho", "margins",
+        "support", "sigma_pos", "sigma_neg", "kept"}`` (+ ``"slack"`` for soft
+        margins); positive iff :math:`w^\top x + b \ge 0`.
+
+    Raises
+    ------
+    ProgramError
+        Shape mismatch, NaN/inf, labels not ±1, one class, C <= 0, reg < 0,
+        reg = 0 with a non-linear kernel, reduction outside [0, 1], equal
+        class means, unknown kernel.
+    """
+    data = _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
+                    factor_rtol)
+    default = "bisection" if data["hard"] else "m4-line-search"
+    return Program(data["kind"], data, build=partial(inner_problem, rho=None),
+                   decode=_decode, default_solver=default, description=_description(data))
+
+
+# --------------------------------------------------------------------------------------
+# the equal-covariance special case: the QP (4.9)-(4.11)
+# --------------------------------------------------------------------------------------
+def _build_shared(data: Mapping[str, Any]) -> ConicForm:
+    X, y, R = data["X"], data["y"], data["R"]
+    w = cp.Variable(X.shape[1], name="w")
+    b = cp.Variable(name="b")
+    margin = cp.multiply(y, X @ w + b) >= 1
+    problem = cp.Problem(cp.Minimize(cp.sum_squares(R @ w)), [margin])
+    return ConicForm(problem, {"w": w, "b": b}, {"margin": margin})
+
+
+def _decode_shared(data: Mapping[str, Any], solution: Solution) -> dict:
+    require_solution(solution, "qp.m4.shared")
+    w = np.asarray(solution.values["w"], dtype=float)
+    b = float(solution.values["b"])
+    sigma = float(np.linalg.norm(data["R"] @ w))
+    rho = 1.0 / sigma if sigma > 0 else math.inf  # rho* = 1/sqrt(w^T Sigma w), eq. 4.11
+    scale = float(data["d"] @ w)
+    w, b = w / scale, b / scale
+    f = data["y"] * (data["X"] @ w + b)
+    s = sigma / scale
+    marg = f / s if s > 0 else np.full(f.shape, math.inf)
+    return {"w": w, "b": b, "rho": rho, "margins": marg,
+            "support": np.flatnonzero(marg <= rho + 1e-6 * max(1.0, rho))}
+
+
+def m4_shared_covariance(X: np.ndarray, y: np.ndarray,
+                         cov: np.ndarray | None = None) -> Program:
+    r"""M4 with one covariance for both classes: the QP (4.9)–(4.11).
+
+    .. math::
+
+        \min_{w, b}\ w^\top\Sigma w \quad\text{s.t.}\quad
+        y_i(w^\top z_i + b) \ge 1, \qquad \rho^* = 1/\sqrt{w^{*\top}\Sigma w^*},
+
+    kind ``"qp.m4.shared"`` (generic backends; objective :math:`w^\top\Sigma w`).
+    ``cov=None`` uses :math:`\Sigma = I`, the hard-margin SVM (Sec. 4.1.2).
+    ``decode`` gives ``"w"``, ``"b"`` normalised to :math:`w^\top d = 1`,
+    ``"rho"``, ``"margins"``, ``"support"``. Infeasible on non-separable data.
+    """
+    X, y = check_X_y(X, y)
+    p = X.shape[1]
+    R = np.eye(p) if cov is None else _sym_factor(cov, p, "cov")
+    d = X[y > 0].mean(axis=0) - X[y < 0].mean(axis=0)
+    data = {"X": X, "y": y, "R": R, "d": d}
+    return Program("qp.m4.shared", data, build=_build_shared, decode=_decode_shared,
+                   default_solver="clarabel",
+                   description="M4 with a shared covariance (QP 4.9)")
+
+
+def decision_values(data: Mapping[str, Any], model: Mapping[str, Any],
+                    X_new: np.ndarray) -> np.ndarray:
+    r"""Decision values :math:`f(z) = w^\top z + b` or :math:`\sum_i\eta_iK(z, z_i) + b`.
+
+    ``data`` is ``program.data``; for a precomputed kernel ``X_new`` holds the
+    kernel values against all training samples, shape (m, n).
+    """
+    X_new = np.asarray(X_new, dtype=float)
+    if "w" in model:
+        return X_new @ model["w"] + model["b"]
+    kern: Kernel = data["kernel"]
+    K = kern(X_new, data["X"])
+    return K @ model["dual_coef"] + model["b"]
