@@ -1,0 +1,609 @@
+r"""``smo``: sequential minimal optimization for the SVM dual (kind ``"qp.svm.dual"``).
+
+The program is the soft-margin SVM dual with per-sample costs :math:`c_i > 0`
+
+.. math::
+
+    \max_{\alpha}\; e^\top\alpha - \tfrac12 \alpha^\top Q \alpha
+    \quad\text{s.t.}\quad 0 \le \alpha_i \le c_i,\; y^\top\alpha = 0,
+    \qquad Q_{ij} = y_i y_j K_{ij},
+
+solved, as LIBSVM does, as the minimisation of
+:math:`f(\alpha) = \tfrac12\alpha^\top Q\alpha - e^\top\alpha` with gradient
+:math:`G = \nabla f(\alpha) = Q\alpha - e`.
+
+**Algorithm.** SMO (Platt 1998) with the second-order working-set selection
+*WSS2* of Fan, Chen & Lin (2005), "Working set selection using second order
+information for training support vector machines", JMLR 6:1889-1918, exactly
+as in LIBSVM (Chang & Lin 2011, ACM TIST 2(3), Sec. 4.1, and ``Solver`` in
+``svm.cpp``). With
+
+.. math::
+
+    I_{up} = \{t : \alpha_t < c_t, y_t = 1 \text{ or } \alpha_t > 0, y_t = -1\},\quad
+    I_{low} = \{t : \alpha_t < c_t, y_t = -1 \text{ or } \alpha_t > 0, y_t = 1\},
+
+each iteration picks
+
+.. math::
+
+    i \in \arg\max_{t \in I_{up}} -y_t G_t, \qquad
+    j \in \arg\min_{t \in I_{low},\, -y_t G_t < -y_i G_i}
+        -\frac{b_{it}^2}{\bar a_{it}},\quad
+    b_{it} = -y_i G_i + y_t G_t,\;
+    \bar a_{it} = \begin{cases} a_{it} & a_{it} > 0 \\ \tau & \text{else}\end{cases},
+
+with :math:`a_{it} = K_{ii} + K_{tt} - 2K_{it}` and :math:`\tau = 10^{-12}`,
+solves the two-variable subproblem in closed form, clips it to the box while
+keeping :math:`y^\top\alpha` fixed, and updates :math:`G` with two Gram columns.
+
+**Stopping criterion.** With :math:`m(\alpha) = \max_{t\in I_{up}} -y_t G_t`
+and :math:`M(\alpha) = \min_{t\in I_{low}} -y_t G_t`, the loop stops when the
+maximal KKT violation satisfies
+
+.. math::
+
+    m(\alpha) - M(\alpha) \le \texttt{tol}
+
+on the full index set (LIBSVM's ``-e``, default :math:`10^{-3}`). The
+returned certificate is ``Residuals(primal=max(|y^T alpha|, box violation),
+dual=max(m - M, 0), gap=P - D)``, where :math:`D` is the dual objective and
+:math:`P = \tfrac12\alpha^\top Q\alpha + \sum_i c_i\max(0, 1 - y_i f(x_i))`
+is the primal objective at the :math:`(w, b)` implied by :math:`\alpha`.
+
+**Offset.** The decision function is :math:`f(x) = \sum_j \alpha_j y_j
+K(x_j, x) + b`, so :math:`b = -\rho` of LIBSVM: the average of
+:math:`-y_t G_t` over the free variables, or the midpoint of the feasible
+interval when no variable is free.
+
+**Kernel columns.** Gram columns come from ``kernel.columns`` through an LRU
+cache (an :class:`collections.OrderedDict` of full columns) holding at most
+``cache_size`` MB, and at least two columns.
+
+**Shrinking.** LIBSVM's heuristic (``do_shrinking``/``be_shrunk``): every
+:math:`\min(n, 1000)` iterations, bounded variables that cannot take part in a
+violating pair (their score lies beyond :math:`m` or :math:`M`) leave the
+active set; the first time :math:`m - M \le 10\,\texttt{tol}` on the active
+set, the gradient is reconstructed and the full set becomes active again; when
+the shrunk problem converges, the gradient is reconstructed from
+:math:`\bar G_k = \sum_{\alpha_t = c_t} c_t Q_{kt}` and the stopping
+criterion is re-checked on the full set, so the returned :math:`\alpha`
+always meets the criterion on every variable. The only departure from
+LIBSVM: after an un-shrink, :math:`m` and :math:`M` are recomputed on the
+full set before shrinking again (LIBSVM reuses the active-set values), which
+shrinks no more than LIBSVM does.
+
+**Warm-start:** supported. ``x0`` is a feasible :math:`\alpha`
+(:math:`0 \le \alpha \le c` and :math:`y^\top\alpha = 0` up to
+:math:`10^{-9}\max(1, \sum_i c_i)`); the gradient is rebuilt from it, so an
+optimal ``x0`` stops after 0 iterations.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import OptionError, ProgramError, SolverError
+from ..registry import register
+from ..solution import Residuals, Solution, Status
+
+__all__ = ["TERMINATION_MESSAGES", "solve_smo"]
+
+#: Stop reason -> message; 0 is convergence, every other reason is a user limit.
+TERMINATION_MESSAGES: dict[int, str] = {
+    0: "converged: maximal KKT violation m(alpha) - M(alpha) <= tol on all variables",
+    1: "maximum number of iterations reached (max_iter)",
+    2: "time limit reached (time_limit)",
+    3: "stopped by the callback",
+}
+
+#: Stop reason -> Status; a non-converged result is returned, never raised.
+STATUS_MAP: dict[int, Status] = {
+    0: Status.OPTIMAL,
+    1: Status.USER_LIMIT,
+    2: Status.USER_LIMIT,
+    3: Status.USER_LIMIT,
+}
+
+TAU = 1e-12  # curvature used when a_ij <= 0 (LIBSVM's TAU)
+_BLOCK_BYTES = 32 * 2**20  # largest block of Gram columns computed at once
+
+
+class _ColumnCache:
+    """LRU cache of full Gram columns ``K[:, i]`` (original sample order)."""
+
+    def __init__(self, kernel: Any, X: np.ndarray, n: int, cache_size: float) -> None:
+        self.kernel = kernel
+        self.X = X
+        self.n = n
+        self.capacity = max(2, min(n, int(cache_size * 2**20 // (8 * n))))
+        self.block = max(1, min(self.capacity, _BLOCK_BYTES // (8 * n)))
+        self._cols: OrderedDict[int, np.ndarray] = OrderedDict()
+        self.computed = 0  # columns computed (each is n kernel evaluations)
+        self.hits = 0
+
+    def _compute(self, idx: np.ndarray) -> np.ndarray:
+        block = np.asarray(self.kernel.columns(self.X, idx), dtype=float)
+        if block.shape != (self.n, len(idx)):
+            raise SolverError(
+                f"kernel.columns returned shape {block.shape}, expected {(self.n, len(idx))}"
+            )
+        self.computed += len(idx)
+        return block
+
+    def _store(self, i: int, col: np.ndarray) -> None:
+        self._cols[i] = col
+        if len(self._cols) > self.capacity:
+            self._cols.popitem(last=False)
+
+    def get(self, i: int) -> np.ndarray:
+        """Column ``i`` (a cached array: do not modify it)."""
+        col = self._cols.get(i)
+        if col is not None:
+            self.hits += 1
+            self._cols.move_to_end(i)
+            return col
+        col = np.ascontiguousarray(self._compute(np.array([i]))[:, 0])
+        self._store(i, col)
+        return col
+
+    def matvec(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
+        """``K[:, idx] @ coef`` for ``coef`` of shape (len(idx),) or (len(idx), k)."""
+        out = np.zeros((self.n,) + coef.shape[1:])
+        if len(idx) == 0:
+            return out
+        cached = np.array([int(i) in self._cols for i in idx], dtype=bool)
+        hit_pos = np.flatnonzero(cached)
+        for start in range(0, len(hit_pos), self.block):
+            pos = hit_pos[start:start + self.block]
+            cols = [self._cols[int(idx[p])] for p in pos]
+            for p in pos:
+                self._cols.move_to_end(int(idx[p]))
+            out += np.stack(cols, axis=1) @ coef[pos]
+            self.hits += len(pos)
+        miss_pos = np.flatnonzero(~cached)
+        for start in range(0, len(miss_pos), self.block):
+            pos = miss_pos[start:start + self.block]
+            block = self._compute(idx[pos])
+            out += block @ coef[pos]
+            for k, p in enumerate(pos):
+                self._store(int(idx[p]), np.ascontiguousarray(block[:, k]))
+        return out
+
+
+class _Report:
+    """Fixed-width iteration table (the layout of scipy's trust-constr report)."""
+
+    COLUMN_NAMES = ["iter", "active", "m - M", "n_SV", "kernel cols", "cache hits", "time [s]"]
+    COLUMN_WIDTHS = [10, 8, 11, 8, 12, 12, 10]
+    ITERATION_FORMATS = ["^10", "^8", "^11.3e", "^8", "^12", "^12", "^10.3f"]
+
+    @classmethod
+    def print_header(cls) -> None:
+        names = [f"{name:^{width}}" for name, width in zip(cls.COLUMN_NAMES, cls.COLUMN_WIDTHS)]
+        print("|" + "|".join(names) + "|")
+        print("|" + "|".join("-" * width for width in cls.COLUMN_WIDTHS) + "|")
+
+    @classmethod
+    def print_iteration(cls, *values: Any) -> None:
+        cells = [f"{value:{fmt}}" for value, fmt in zip(values, cls.ITERATION_FORMATS)]
+        print("|" + "|".join(cells) + "|")
+
+    @classmethod
+    def print_footer(cls, message: str, objective: float, gap: float) -> None:
+        print()
+        print(f"smo: {message}")
+        print(f"smo: dual objective {objective:.10g}, primal - dual gap {gap:.3e}")
+
+
+def _check_options(tol: float, max_iter: int | None, time_limit: float | None,
+                   cache_size: float, n: int) -> int:
+    if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol > 0):
+        raise OptionError(f"smo: tol must be a positive finite number, got {tol!r}")
+    if max_iter is None:
+        max_iter = max(10_000_000, 100 * n)
+    elif not isinstance(max_iter, numbers.Integral) or isinstance(max_iter, bool) or max_iter < 0:
+        raise OptionError(f"smo: max_iter must be a non-negative integer, got {max_iter!r}")
+    if time_limit is not None and not (
+        isinstance(time_limit, (int, float)) and not math.isnan(time_limit) and time_limit >= 0
+    ):
+        raise OptionError(f"smo: time_limit must be a non-negative number, got {time_limit!r}")
+    if not (isinstance(cache_size, (int, float)) and math.isfinite(cache_size)
+            and cache_size > 0):
+        raise OptionError(f"smo: cache_size (MB) must be positive and finite, got {cache_size!r}")
+    return int(max_iter)
+
+
+def _check_data(program: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
+    kind = getattr(program, "kind", None)
+    if kind != "qp.svm.dual":
+        raise SolverError(f"solver 'smo' accepts programs of kind 'qp.svm.dual', got {kind!r}")
+    data = getattr(program, "data", None)
+    if not isinstance(data, Mapping):
+        raise SolverError("smo: the program has no data mapping")
+    missing = [key for key in ("X", "y", "c", "kernel") if key not in data]
+    if missing:
+        raise SolverError(
+            f"smo: program data lacks {', '.join(map(repr, missing))}; a 'qp.svm.dual' "
+            "program carries 'X', 'y', 'c' and 'kernel'"
+        )
+    kernel = data["kernel"]
+    if not (callable(getattr(kernel, "columns", None))
+            and callable(getattr(kernel, "diagonal", None))):
+        raise SolverError(
+            f"smo: data['kernel'] must be a conicml.kernels.Kernel, got {type(kernel).__name__}"
+        )
+    X = np.asarray(data["X"])
+    y = np.asarray(data["y"], dtype=float)
+    c = np.asarray(data["c"], dtype=float)
+    if X.ndim != 2:
+        raise ProgramError(f"smo: X must be 2-D, got shape {X.shape}")
+    n = X.shape[0]
+    if y.shape != (n,) or c.shape != (n,):
+        raise ProgramError(
+            f"smo: y and c must have shape ({n},) to match X, got {y.shape} and {c.shape}"
+        )
+    if n < 2:
+        raise ProgramError(f"smo: needs at least two samples, got {n}")
+    if not np.all((y == 1.0) | (y == -1.0)):
+        raise ProgramError("smo: labels y must be exactly +1.0 or -1.0")
+    if not (np.any(y > 0) and np.any(y < 0)):
+        raise ProgramError("smo: y contains a single class; the SVM dual needs both +1 and -1")
+    if np.any(np.isnan(c)) or np.any(c <= 0):
+        raise ProgramError("smo: costs c must be positive (no NaN, no zeros)")
+    if np.any(np.isinf(c)):
+        raise SolverError(
+            "smo: infinite costs c (hard margin) are not accepted: SMO needs a bounded box "
+            "0 <= alpha <= c; use a finite C (e.g. 1e6) or a generic solver such as 'clarabel'"
+        )
+    return X, y, c, kernel
+
+
+def _check_x0(x0: Any, y: np.ndarray, c: np.ndarray) -> np.ndarray:
+    alpha = np.array(x0, dtype=float, copy=True)
+    n = y.shape[0]
+    if alpha.shape != (n,):
+        raise OptionError(f"smo: x0 must have shape ({n},), got {alpha.shape}")
+    if not np.all(np.isfinite(alpha)):
+        raise OptionError("smo: x0 contains NaN or infinite entries")
+    feas_tol = 1e-9 * max(1.0, float(c.sum()))
+    box = float(max(np.max(-alpha), np.max(alpha - c), 0.0))
+    eq = abs(float(y @ alpha))
+    if box > feas_tol or eq > feas_tol:
+        raise OptionError(
+            f"smo: x0 is not feasible (box violation {box:.3g}, |y^T x0| = {eq:.3g}, "
+            f"tolerance {feas_tol:.3g}); a warm start must satisfy 0 <= x0 <= c and y^T x0 = 0"
+        )
+    return np.clip(alpha, 0.0, c)
+
+
+@register("smo", kinds=["qp.svm.dual"], specialized=True, requires=("numpy",))
+def solve_smo(
+    program,
+    *,
+    tol: float = 1e-3,
+    max_iter: int | None = None,
+    time_limit: float | None = None,
+    verbose: bool = False,
+    shrinking: bool = True,
+    cache_size: float = 200.0,
+    x0: np.ndarray | None = None,
+    callback: Callable[[int, np.ndarray, float], bool | None] | None = None,
+) -> Solution:
+    r"""SMO with second-order working-set selection (LIBSVM) for the SVM dual.
+
+    Parameters
+    ----------
+    program : Program
+        A program of kind ``"qp.svm.dual"`` whose ``data`` holds ``X``
+        (``(n, d)`` inputs, or the ``(n, n)`` Gram matrix for a precomputed
+        kernel), ``y`` (labels in :math:`\{-1, +1\}`), ``c`` (finite
+        per-sample costs :math:`c_i > 0`) and ``kernel``.
+    tol : float, default=1e-3
+        Stop when :math:`m(\alpha) - M(\alpha) \le \texttt{tol}` on every
+        variable (the maximal KKT violation; LIBSVM's ``-e``).
+    max_iter : int, optional
+        Maximal number of two-variable updates; ``None`` means LIBSVM's
+        :math:`\max(10^7, 100 n)`.
+    time_limit : float, optional
+        Wall-clock limit in seconds for the iterations.
+    verbose : bool, default=False
+        Print a table every :math:`\min(n, 1000)` iterations and a summary.
+    shrinking : bool, default=True
+        Use LIBSVM's shrinking heuristic (see the module docstring).
+    cache_size : float, default=200.0
+        Memory bound of the Gram-column cache, in MB.
+    x0 : ndarray of shape (n,), optional
+        Feasible warm start :math:`\alpha`; raises :class:`OptionError` if
+        infeasible.
+    callback : callable, optional
+        ``callback(k, alpha, violation)`` after every iteration ``k``, with a
+        copy of :math:`\alpha` and :math:`m - M` on the active set; returning
+        ``True`` or raising :class:`StopIteration` stops the solver.
+
+    Returns
+    -------
+    Solution
+        ``objective`` is the dual maximum :math:`e^\top\alpha -
+        \tfrac12\alpha^\top Q\alpha`; ``values["alpha"]``; ``extras`` holds
+        ``b``, ``kkt_violation``, ``kernel_evaluations`` (Gram columns
+        computed, each of ``n`` kernel values), ``cache_hits`` and
+        ``min_active_size`` (smallest active set reached by shrinking).
+        Non-converged runs return :attr:`Status.USER_LIMIT`.
+    """
+    t_setup = time.perf_counter()
+    X, y, c, kernel = _check_data(program)
+    n = y.shape[0]
+    max_iter = _check_options(tol, max_iter, time_limit, cache_size, n)
+    tol = float(tol)
+    alpha = np.zeros(n) if x0 is None else _check_x0(x0, y, c)
+
+    cache = _ColumnCache(kernel, X, n, cache_size)
+    QD = np.asarray(kernel.diagonal(X), dtype=float).reshape(-1)
+    if QD.shape != (n,) or not np.all(np.isfinite(QD)):
+        raise SolverError("smo: kernel.diagonal(X) must be a finite vector of length n")
+    pos = y > 0
+
+    # F = -y * G is LIBSVM's -y_t grad_t; Gb = y * Gbar with Gbar = sum_{alpha_t = c_t} c_t Q_t.
+    F = y.copy()
+    Gb = np.zeros(n)
+    nz = np.flatnonzero(alpha > 0)
+    if nz.size:
+        coef = np.column_stack([alpha[nz] * y[nz], np.where(alpha[nz] >= c[nz], c[nz] * y[nz], 0)])
+        prod = cache.matvec(nz, coef)
+        F -= prod[:, 0]
+        Gb = prod[:, 1]
+    setup_time = time.perf_counter() - t_setup
+
+    # ---- the SMO loop ------------------------------------------------------------------
+    t_solve = time.perf_counter()
+    act: np.ndarray | None = None  # active indices (None: all variables active)
+    min_active = n
+    unshrunk = False
+
+    def masks(a: np.ndarray, cc: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        below, above = a < cc, a > 0
+        return np.where(p, below, above), np.where(p, above, below)
+
+    def working_set(sub: np.ndarray | None):
+        """Working arrays of the active set (views of the full arrays when all active)."""
+        if sub is None:
+            w_up, w_low = masks(alpha, c, pos)
+            return alpha, F, y, c, QD, w_up, w_low
+        wa = alpha[sub]
+        w_up, w_low = masks(wa, c[sub], pos[sub])
+        return wa, F[sub], y[sub], c[sub], QD[sub], w_up, w_low
+
+    def sync(sub: np.ndarray | None, wa: np.ndarray, wF: np.ndarray) -> None:
+        if sub is not None:
+            alpha[sub] = wa
+            F[sub] = wF
+
+    def reconstruct(sub: np.ndarray | None) -> None:
+        """Rebuild F outside the active set from Gbar and the free variables."""
+        if sub is None:
+            return
+        inactive = np.ones(n, dtype=bool)
+        inactive[sub] = False
+        free = np.flatnonzero((alpha > 0) & (alpha < c))
+        v = cache.matvec(free, alpha[free] * y[free])
+        F[inactive] = y[inactive] - Gb[inactive] - v[inactive]
+
+    def column(i_full: int, sub: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        col = cache.get(i_full)
+        return col, (col if sub is None else col[sub])
+
+    wa, wF, wy, wc, wQD, up, low = working_set(act)
+    report = _Report if verbose else None
+    if report is not None:
+        print(f"smo: n = {n}, tol = {tol:g}, shrinking = {shrinking}, "
+              f"cache = {cache.capacity} columns")
+        report.print_header()
+    period = min(n, 1000)
+    counter = period + 1
+    k = 0
+    code = 0
+    viol = math.inf
+    while True:
+        counter -= 1
+        if counter == 0:
+            counter = period
+            if shrinking:
+                Fu = np.where(up, wF, -np.inf).max()
+                Fl = np.where(low, wF, np.inf).min()
+                if not unshrunk and Fu - Fl <= 10 * tol:
+                    unshrunk = True
+                    sync(act, wa, wF)
+                    reconstruct(act)
+                    act = None
+                    wa, wF, wy, wc, wQD, up, low = working_set(act)
+                    Fu = np.where(up, wF, -np.inf).max()
+                    Fl = np.where(low, wF, np.inf).min()
+                shrink = (up & ~low & (wF < Fl)) | (low & ~up & (wF > Fu))
+                if shrink.any() and not shrink.all():
+                    sync(act, wa, wF)
+                    keep = np.flatnonzero(~shrink)
+                    act = keep if act is None else act[keep]
+                    min_active = min(min_active, act.size)
+                    wa, wF, wy, wc, wQD, up, low = working_set(act)
+            if report is not None:
+                report.print_iteration(k, n if act is None else act.size, viol,
+                                       int(np.count_nonzero(wa)), cache.computed, cache.hits,
+                                       time.perf_counter() - t_solve)
+
+        # -- working-set selection (WSS2) --
+        Fu_arr = np.where(up, wF, -np.inf)
+        i = int(Fu_arr.argmax())
+        Gmax = float(Fu_arr[i])
+        Fl_arr = np.where(low, wF, np.inf)
+        viol = Gmax - float(Fl_arr.min())
+        if not viol > tol:
+            # converged on the active set: un-shrink and re-check on every variable
+            if act is not None:
+                sync(act, wa, wF)
+                reconstruct(act)
+                act = None
+                wa, wF, wy, wc, wQD, up, low = working_set(act)
+                Fu_arr = np.where(up, wF, -np.inf)
+                i = int(Fu_arr.argmax())
+                Gmax = float(Fu_arr[i])
+                Fl_arr = np.where(low, wF, np.inf)
+                viol = Gmax - float(Fl_arr.min())
+            if not viol > tol:
+                code = 0
+                break
+            counter = 1  # shrink at the next iteration
+        if k >= max_iter:
+            code = 1
+            break
+        if time_limit is not None and time.perf_counter() - t_solve > time_limit:
+            code = 2
+            break
+        i_full = i if act is None else int(act[i])
+        col_i, Ki = column(i_full, act)
+        gain = Gmax - Fl_arr
+        np.maximum(gain, 0.0, out=gain)
+        np.square(gain, out=gain)
+        quad = wQD - 2.0 * Ki
+        quad += wQD[i]
+        quad[quad <= 0] = TAU
+        gain /= quad
+        j = int(gain.argmax())
+        j_full = j if act is None else int(act[j])
+        col_j, Kj = column(j_full, act)
+
+        # -- two-variable update with clipping (LIBSVM's Solver::Solve) --
+        yi, yj = float(wy[i]), float(wy[j])
+        Ci, Cj = float(wc[i]), float(wc[j])
+        ai_old, aj_old = float(wa[i]), float(wa[j])
+        Gi, Gj = -yi * float(wF[i]), -yj * float(wF[j])
+        quad_ij = float(wQD[i]) + float(wQD[j]) - 2.0 * float(Ki[j])
+        if quad_ij <= 0:
+            quad_ij = TAU
+        ai, aj = ai_old, aj_old
+        if yi != yj:
+            delta = (-Gi - Gj) / quad_ij
+            diff = ai - aj
+            ai += delta
+            aj += delta
+            if diff > 0:
+                if aj < 0:
+                    aj = 0.0
+                    ai = diff
+            elif ai < 0:
+                ai = 0.0
+                aj = -diff
+            if diff > Ci - Cj:
+                if ai > Ci:
+                    ai = Ci
+                    aj = Ci - diff
+            elif aj > Cj:
+                aj = Cj
+                ai = Cj + diff
+        else:
+            delta = (Gi - Gj) / quad_ij
+            total = ai + aj
+            ai -= delta
+            aj += delta
+            if total > Ci:
+                if ai > Ci:
+                    ai = Ci
+                    aj = total - Ci
+            elif aj < 0:
+                aj = 0.0
+                ai = total
+            if total > Cj:
+                if aj > Cj:
+                    aj = Cj
+                    ai = total - Cj
+            elif ai < 0:
+                ai = 0.0
+                aj = total
+        wa[i] = ai
+        wa[j] = aj
+        si, sj = yi * (ai - ai_old), yj * (aj - aj_old)
+        if si != 0.0:
+            wF -= si * Ki
+        if sj != 0.0:
+            wF -= sj * Kj
+        for t, a_new, a_old, Ct, yt, col in ((i, ai, ai_old, Ci, yi, col_i),
+                                             (j, aj, aj_old, Cj, yj, col_j)):
+            up[t] = a_new < Ct if yt > 0 else a_new > 0
+            low[t] = a_new > 0 if yt > 0 else a_new < Ct
+            if shrinking and (a_old >= Ct) != (a_new >= Ct):
+                Gb += (Ct * yt if a_new >= Ct else -Ct * yt) * col
+        k += 1
+        if callback is not None:
+            sync(act, wa, wF)
+            try:
+                stop = callback(k, alpha.copy(), viol)
+            except StopIteration:
+                stop = True
+            if stop:
+                code = 3
+                break
+
+    sync(act, wa, wF)
+    if act is not None:  # stopped by a limit while shrunk
+        reconstruct(act)
+        act = None
+        up, low = masks(alpha, c, pos)
+    if code != 0:
+        viol = float(np.where(up, F, -np.inf).max() - np.where(low, F, np.inf).min())
+    kkt = max(viol, 0.0) if math.isfinite(viol) else 0.0
+
+    # ---- offset, objectives and certificate --------------------------------------------
+    yG = -F  # y_t * G_t
+    at_up, at_low = alpha >= c, alpha <= 0
+    free = ~at_up & ~at_low
+    if free.any():
+        rho = float(yG[free].mean())
+    else:
+        ub_set = (at_up & ~pos) | (at_low & pos)
+        lb_set = (at_up & pos) | (at_low & ~pos)
+        ub = float(yG[ub_set].min()) if ub_set.any() else math.inf
+        lb = float(yG[lb_set].max()) if lb_set.any() else -math.inf
+        if math.isfinite(ub) and math.isfinite(lb):
+            rho = 0.5 * (ub + lb)
+        else:
+            rho = ub if math.isfinite(ub) else (lb if math.isfinite(lb) else 0.0)
+    b = -rho
+    G = -y * F
+    quad_form = float(alpha @ (G + 1.0))  # alpha^T Q alpha
+    dual_obj = float(alpha.sum()) - 0.5 * quad_form
+    hinge = np.maximum(0.0, y * (F - b))  # 1 - y_i f(x_i) = y_i (F_i - b)
+    primal_obj = 0.5 * quad_form + float(c @ hinge)
+    primal_res = max(abs(float(y @ alpha)), float(np.max(-alpha)), float(np.max(alpha - c)), 0.0)
+    solve_time = time.perf_counter() - t_solve
+    message = TERMINATION_MESSAGES[code]
+    if report is not None:
+        report.print_iteration(k, n, kkt, int(np.count_nonzero(alpha)), cache.computed,
+                               cache.hits, solve_time)
+        report.print_footer(message, dual_obj, primal_obj - dual_obj)
+    return Solution(
+        status=STATUS_MAP[code],
+        solver="smo",
+        objective=dual_obj,
+        values={"alpha": alpha},
+        iterations=k,
+        setup_time=setup_time,
+        solve_time=solve_time,
+        residuals=Residuals(primal=primal_res, dual=kkt, gap=primal_obj - dual_obj,
+                            source="solver"),
+        message=message,
+        extras={
+            "b": b,
+            "kkt_violation": kkt,
+            "kernel_evaluations": cache.computed,
+            "cache_hits": cache.hits,
+            "min_active_size": min_active,
+            "primal_objective": primal_obj,
+        },
+    )
