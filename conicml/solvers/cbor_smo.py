@@ -1,0 +1,535 @@
+r"""``cbor-smo``: SMO-like solver for the single-cone CBOR dual (kind ``"socp.chance.cbor.dual"``).
+
+**Problem.** The dual (4.5) of clustering-based ordinal regression, written as the
+minimisation (5.1) of seed 003 (J. Saketha Nath, PhD thesis, IISc 2007, ch. 5;
+ICML 2007 "CBOR-Iter"):
+
+.. math::
+
+    \min_{\alpha,\alpha^*}\ F = W\sqrt{v^\top K v} - d^\top(\alpha + \alpha^*),
+    \quad v = \alpha^* - \alpha,
+    \quad\text{s.t.}\quad 0 \le \alpha,\alpha^* \le 1,\
+    D_i := s_i - s_i^* \ge 0\ (i \le r-2),\ D_{r-1} = 0,
+
+with :math:`\alpha_j \equiv 0` for rank-:math:`r` clusters and
+:math:`\alpha^*_j \equiv 0` for rank-1 clusters. The reported objective is the
+maximum of (4.5), :math:`-F`, which equals the primal optimal total slack (the
+same meaning as for the generic backends on the same program).
+
+**Optimality (5.3)–(5.5).** With scores :math:`g_j = W (Kv)_j/\rho`,
+:math:`\rho = \sqrt{v^\top K v}`, give each variable :math:`x` a threshold
+:math:`t(x)` (:math:`\alpha_j`: its rank; :math:`\alpha^*_j`: its rank - 1), a
+sign :math:`\sigma_x` (+1 for :math:`\alpha`, -1 for :math:`\alpha^*`) and
+:math:`F_x = g_j + \sigma_x d_j`, so that :math:`\partial F/\partial x = -\sigma_x F_x`.
+Variables that can move by :math:`+\sigma_x` (:math:`\alpha < 1`,
+:math:`\alpha^* > 0`) bound :math:`\theta_{t(x)}` below by :math:`F_x`; those
+that can move by :math:`-\sigma_x` bound it above. :math:`b^i_{low}, b^i_{up}`
+are the extreme bounds at threshold :math:`i`. Thresholds :math:`i, i+1` are
+*tied* when :math:`D_i > 0` (then :math:`\theta_i = \theta_{i+1}`). With
+blocks of consecutive tied thresholds,
+
+.. math::
+
+    B^i_{low} = \max\{b^k_{low} : \mathrm{blk}(k) \le \mathrm{blk}(i)\},\quad
+    B^i_{up} = \min\{b^k_{up} : \mathrm{blk}(k) \ge \mathrm{blk}(i)\},
+
+and :math:`(\alpha, \alpha^*)` is optimal iff :math:`B^i_{low} \le B^i_{up}`
+for all :math:`i`. This generalises (5.4)/(5.5), which handle ties of two
+thresholds only (note F4).
+
+**Iteration (A2).** Take :math:`I = \arg\max_i (B^i_{low} - B^i_{up})` (the
+thesis's "argmax" read as the most violated threshold), the variable
+:math:`l` attaining :math:`B^I_{low}` and :math:`u` attaining
+:math:`B^I_{up}`. Move :math:`x_l \mathrel{+}= \sigma_l\delta`,
+:math:`x_u \mathrel{-}= \sigma_u\delta` — the four cases of the thesis
+(:math:`\alpha\alpha`, :math:`\alpha^*\alpha^*`: one up one down;
+:math:`\alpha\alpha^*`, :math:`\alpha^*\alpha`: both the same way) in one
+rule. Then :math:`v` changes by :math:`\delta(e_{u} - e_{l})` and :math:`D_i`
+by :math:`+\delta` for :math:`t(l) \le i < t(u)` or by :math:`-\delta` for
+:math:`t(u) \le i < t(l)` (possible only inside a tied block), so
+:math:`D_{r-1}` is unchanged. :math:`\delta \in [0, ub]`, :math:`ub` the
+tightest bound from the boxes and from those :math:`D_i \ge 0` that decrease,
+minimises exactly the convex 1-D function (5.6)
+:math:`\sqrt{a\delta^2 + 2b\delta + c} - e\delta` with
+:math:`a = W^2(K_{ll} - 2K_{lu} + K_{uu})`, :math:`b = W^2((Kv)_u - (Kv)_l)`,
+:math:`c = W^2 v^\top K v`, :math:`e = \sigma_l d_l - \sigma_u d_u`, by the
+closed form A4 (clipped to :math:`[0, ub]`). :math:`Kv` is updated with two
+kernel columns (an LRU cache).
+
+**Start.** The thesis's "non-trivial feasible point": :math:`\alpha_p = 1` for
+the rank-1 cluster and :math:`\alpha^*_q = 1` for the rank-:math:`r` cluster
+lying furthest apart along the direction from the rank-1 to the rank-:math:`r`
+centroid (so :math:`\rho > 0`).
+
+**Stopping criterion.** :math:`\max_i (B^i_{low} - B^i_{up}) \le \texttt{tol}`
+(the maximal KKT violation, in units of the score :math:`g`), checked after
+recomputing :math:`Kv` from scratch. Certificate:
+``Residuals(primal = max(|D_{r-1}|, max(-D_i)), dual = max KKT violation,
+gap = P - D)``, :math:`D` the dual value and :math:`P` the primal total slack
+at :math:`w = W\sum_j v_j\phi(\mu_j)/\rho` and ordered thresholds
+:math:`\theta_i` (the midpoints of :math:`[B_{low}, B_{up}]`, made monotone);
+weak duality makes :math:`P - D \ge 0` a bound on the suboptimality.
+
+**Warm-start:** supported: ``x0 = (alpha, alpha_star)``, two feasible arrays of
+length ``k`` (clusters in the program's order).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import OptionError, SolverError
+from ..registry import register
+from ..solution import Residuals, Solution, Status
+
+__all__ = ["TERMINATION_MESSAGES", "solve_cbor_smo"]
+
+#: Stop reason -> message.
+TERMINATION_MESSAGES: dict[int, str] = {
+    0: "converged: maximal KKT violation max_i(B_low^i - B_up^i) <= tol",
+    1: "maximum number of iterations reached (max_iter)",
+    2: "time limit reached (time_limit)",
+    3: "stopped by the callback",
+    4: "no progress: the maximal violating pair admits no step (numerical stall)",
+}
+
+#: Stop reason -> Status; a non-converged result is returned, never raised.
+STATUS_MAP: dict[int, Status] = {
+    0: Status.OPTIMAL,
+    1: Status.USER_LIMIT,
+    2: Status.USER_LIMIT,
+    3: Status.USER_LIMIT,
+    4: Status.USER_LIMIT,
+}
+
+KIND = "socp.chance.cbor.dual"
+
+
+class _Columns:
+    """LRU cache of kernel columns ``K[:, j]`` between the cluster centres."""
+
+    def __init__(self, kernel: Any, means: np.ndarray, cache_size: float) -> None:
+        self.kernel = kernel
+        self.means = means
+        k = means.shape[0]
+        self.capacity = max(2, int(cache_size * 2**20 // (8 * k)))
+        self._cols: OrderedDict[int, np.ndarray] = OrderedDict()
+        self.computed = 0
+
+    def get(self, j: int) -> np.ndarray:
+        col = self._cols.get(j)
+        if col is not None:
+            self._cols.move_to_end(j)
+            return col
+        if self.kernel.name == "linear":
+            col = self.means @ self.means[j]
+        else:
+            col = np.ascontiguousarray(self.kernel(self.means, self.means[j:j + 1])[:, 0])
+        self.computed += 1
+        self._cols[j] = col
+        if len(self._cols) > self.capacity:
+            self._cols.popitem(last=False)
+        return col
+
+    def diagonal(self) -> np.ndarray:
+        if self.kernel.name == "linear":
+            return np.einsum("ij,ij->i", self.means, self.means)
+        return np.asarray(self.kernel.diagonal(self.means), dtype=float)
+
+    def matvec(self, v: np.ndarray) -> np.ndarray:
+        if self.kernel.name == "linear":
+            return self.means @ (self.means.T @ v)
+        support = np.flatnonzero(v)
+        out = np.zeros(self.means.shape[0])
+        for start in range(0, support.size, 512):
+            idx = support[start:start + 512]
+            out += self.kernel(self.means, self.means[idx]) @ v[idx]
+        return out
+
+
+class _Report:
+    """Fixed-width iteration table (the layout of scipy's trust-constr report)."""
+
+    COLUMN_NAMES = ["iter", "violation", "dual obj", "rho", "kernel cols", "time [s]"]
+    COLUMN_WIDTHS = [10, 12, 16, 12, 12, 10]
+    ITERATION_FORMATS = ["^10", "^12.3e", "^16.9g", "^12.4e", "^12", "^10.3f"]
+
+    @classmethod
+    def print_header(cls) -> None:
+        names = [f"{n:^{w}}" for n, w in zip(cls.COLUMN_NAMES, cls.COLUMN_WIDTHS)]
+        print("|" + "|".join(names) + "|")
+        print("|" + "|".join("-" * w for w in cls.COLUMN_WIDTHS) + "|")
+
+    @classmethod
+    def print_iteration(cls, *values: Any) -> None:
+        cells = [f"{v:{f}}" for v, f in zip(values, cls.ITERATION_FORMATS)]
+        print("|" + "|".join(cells) + "|")
+
+
+def _step(A: float, B: float, Cq: float, e: float, ub: float) -> float:
+    r"""Minimiser of :math:`\sqrt{A\delta^2 + 2B\delta + C} - e\delta` on [0, ub] (A4)."""
+    if A <= 0.0 or e * e >= A:
+        # the square root's slope is below sqrt(A) <= |e|: monotone, go to the end
+        # that decreases the objective (e > 0: right end; e < 0: left end)
+        return ub if e > 0 else 0.0
+    h = max(A * Cq - B * B, 0.0)  # >= 0 for a PSD quadratic; clamp round-off
+    delta = (e * math.sqrt(h / (A - e * e)) - B) / A
+    return min(max(delta, 0.0), ub)
+
+
+def _check_options(tol: Any, max_iter: Any, time_limit: Any, cache_size: Any,
+                   k: int) -> int:
+    if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol > 0):
+        raise OptionError(f"cbor-smo: tol must be a positive finite number, got {tol!r}")
+    if max_iter is None:
+        max_iter = max(1_000_000, 1000 * k)
+    elif not isinstance(max_iter, numbers.Integral) or isinstance(max_iter, bool) or max_iter < 0:
+        raise OptionError(f"cbor-smo: max_iter must be a non-negative integer, got {max_iter!r}")
+    if time_limit is not None and not (
+        isinstance(time_limit, (int, float)) and not math.isnan(time_limit) and time_limit >= 0
+    ):
+        raise OptionError(
+            f"cbor-smo: time_limit must be a non-negative number, got {time_limit!r}")
+    if not (isinstance(cache_size, (int, float)) and math.isfinite(cache_size)
+            and cache_size > 0):
+        raise OptionError(f"cbor-smo: cache_size (MB) must be positive, got {cache_size!r}")
+    return int(max_iter)
+
+
+def _program_data(program: Any) -> Mapping[str, Any]:
+    if getattr(program, "kind", None) != KIND:
+        raise SolverError(
+            f"solver 'cbor-smo' accepts programs of kind {KIND!r}, got "
+            f"{getattr(program, 'kind', None)!r}; build one with "
+            "conicml.formulations.chance.cbor(..., form='dual')")
+    data = program.data
+    missing = [key for key in ("means", "ranks", "r", "W", "d", "kernel") if key not in data]
+    if missing:
+        raise SolverError(f"cbor-smo: program data lacks {', '.join(map(repr, missing))}")
+    return data
+
+
+def _initial_point(cols: _Columns, diag: np.ndarray, ranks: np.ndarray, r: int,
+                   d: np.ndarray, W: float) -> tuple[np.ndarray, np.ndarray]:
+    """One pair alpha_j = alpha*_l = 1, j of rank i, l of rank i + 1 (any i).
+
+    Such a pair leaves every partial sum D unchanged (both variables sit at
+    threshold i), so it is feasible; among all of them the pair with the best
+    dual value d_j + d_l - W ||phi(mu_j) - phi(mu_l)|| is taken (the nearest
+    pair across adjacent ranks), which keeps the first steps away from the
+    kink rho = 0 of the objective.
+    """
+    k = ranks.size
+    alpha, alpha_star = np.zeros(k), np.zeros(k)
+    best, pair = -np.inf, (0, 0)
+    means = cols.means
+    for i in range(1, r):
+        lo, hi = np.flatnonzero(ranks == i), np.flatnonzero(ranks == i + 1)
+        for start in range(0, lo.size, 256):
+            rows = lo[start:start + 256]
+            if cols.kernel.name == "linear":
+                cross = means[rows] @ means[hi].T
+            else:
+                cross = cols.kernel(means[rows], means[hi])
+            dist2 = diag[rows][:, None] - 2.0 * cross + diag[hi][None, :]
+            value = d[rows][:, None] + d[hi][None, :] - W * np.sqrt(np.maximum(dist2, 0.0))
+            a, b = np.unravel_index(int(np.argmax(value)), value.shape)
+            if value[a, b] > best:
+                best, pair = float(value[a, b]), (int(rows[a]), int(hi[b]))
+    alpha[pair[0]] = 1.0
+    alpha_star[pair[1]] = 1.0
+    return alpha, alpha_star
+
+
+def _check_x0(x0: Any, ranks: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        alpha, alpha_star = (np.array(a, dtype=float, copy=True) for a in x0)
+    except (TypeError, ValueError) as exc:
+        raise OptionError("cbor-smo: x0 must be a pair (alpha, alpha_star)") from exc
+    k = ranks.size
+    if alpha.shape != (k,) or alpha_star.shape != (k,):
+        raise OptionError(f"cbor-smo: x0 arrays must have shape ({k},)")
+    ua, us = (ranks < r).astype(float), (ranks > 1).astype(float)
+    box = max(np.max(-alpha), np.max(alpha - ua), np.max(-alpha_star),
+              np.max(alpha_star - us), 0.0)
+    D = np.array([alpha[ranks <= i].sum() - alpha_star[ranks <= i + 1].sum()
+                  for i in range(1, r)])
+    viol = max(box, abs(D[-1]), float(np.max(-D[:-1], initial=0.0)))
+    if not np.isfinite(viol) or viol > 1e-9 * max(1.0, float(k)):
+        raise OptionError(
+            f"cbor-smo: x0 is not feasible (violation {viol:.3g}); it must satisfy the box "
+            "0 <= alpha, alpha* <= 1 (alpha = 0 at rank r, alpha* = 0 at rank 1) and the "
+            "partial sums s*_i <= s_i, s*_{r-1} = s_{r-1}")
+    return np.clip(alpha, 0.0, ua), np.clip(alpha_star, 0.0, us)
+
+
+@register("cbor-smo", kinds=[KIND], specialized=True, requires=("numpy",))
+def solve_cbor_smo(
+    program,
+    *,
+    tol: float = 1e-6,
+    max_iter: int | None = None,
+    time_limit: float | None = None,
+    verbose: bool = False,
+    cache_size: float = 200.0,
+    x0: tuple[np.ndarray, np.ndarray] | None = None,
+    smoothing: bool = True,
+    selection: str = "wss2",
+    callback: Callable[[int, np.ndarray, np.ndarray, float], bool | None] | None = None,
+) -> Solution:
+    r"""CBOR-Iter: maximal-violating-pair coordinate descent for the CBOR dual (5.1).
+
+    Parameters
+    ----------
+    program : Program
+        Kind ``"socp.chance.cbor.dual"`` (:func:`conicml.formulations.chance.cbor`
+        with ``form="dual"``).
+    tol : float, default=1e-6
+        Stop when :math:`\max_i(B^i_{low} - B^i_{up}) \le \texttt{tol}`.
+    max_iter : int, optional
+        Maximal number of pair updates; default :math:`\max(10^6, 1000k)`.
+    time_limit : float, optional
+        Wall-clock limit in seconds.
+    verbose : bool, default=False
+        Print a table every :math:`\max(100, k)` iterations.
+    cache_size : float, default=200.0
+        Memory bound of the kernel-column cache, in MB.
+    x0 : (alpha, alpha_star), optional
+        Feasible warm start (raises :class:`OptionError` if infeasible).
+    callback : callable, optional
+        ``callback(k, alpha, alpha_star, violation)`` after every iteration;
+        returning ``True`` or raising :class:`StopIteration` stops the solver.
+
+    Returns
+    -------
+    Solution
+        ``objective`` = the maximum of (4.5) (= primal total slack);
+        ``values`` ``alpha``, ``alpha_star``; ``extras``: ``kkt_violation``,
+        ``thresholds`` (the solver's own), ``primal_objective``, ``rho``,
+        ``kernel_columns``, ``stop_reason``.
+    """
+    t0 = time.perf_counter()
+    data = _program_data(program)
+    means = np.asarray(data["means"], dtype=float)
+    ranks = np.asarray(data["ranks"], dtype=np.int64)
+    r, W = int(data["r"]), float(data["W"])
+    d = np.asarray(data["d"], dtype=float)
+    k = ranks.size
+    max_iter = _check_options(tol, max_iter, time_limit, cache_size, k)
+    if selection not in ("wss2", "mvp"):
+        raise OptionError(f"cbor-smo: selection must be 'wss2' or 'mvp', got {selection!r}")
+    second_order = selection == "wss2"
+    tol = float(tol)
+    cols = _Columns(data["kernel"], means, float(cache_size))
+    diag = cols.diagonal()
+    if x0 is None:
+        alpha, alpha_star = _initial_point(cols, diag, ranks, r, d, W)
+    else:
+        alpha, alpha_star = _check_x0(x0, ranks, r)
+
+    # the variables, sorted by threshold t (segments of equal t for reduceat)
+    ia, is_ = np.flatnonzero(ranks < r), np.flatnonzero(ranks > 1)
+    cl = np.concatenate([ia, is_])
+    sig = np.concatenate([np.ones(ia.size), -np.ones(is_.size)])
+    thr = np.concatenate([ranks[ia], ranks[is_] - 1])
+    order = np.argsort(thr, kind="stable")
+    cl, sig, thr = cl[order], sig[order], thr[order]
+    is_alpha = sig > 0
+    x = np.where(is_alpha, alpha[cl], alpha_star[cl])
+    starts = np.searchsorted(thr, np.arange(1, r))
+    ends = np.append(starts[1:], thr.size)
+    dsig = d[cl] * sig
+
+    v = alpha_star - alpha
+    Kv = cols.matvec(v)
+    setup_time = time.perf_counter() - t0
+
+    def partial_sums() -> np.ndarray:
+        return np.cumsum(np.add.reduceat(sig * x, starts))
+
+    def kkt(Kv: np.ndarray, rho: float, D: np.ndarray):
+        g = (W / rho) * Kv if rho > 0 else np.zeros(k)  # rho: the (smoothed) norm
+        F = g[cl] + dsig
+        low = np.where(is_alpha, x < 1.0, x > 0.0)
+        up = np.where(is_alpha, x > 0.0, x < 1.0)
+        Flow = np.where(low, F, -np.inf)
+        Fup = np.where(up, F, np.inf)
+        b_low = np.maximum.reduceat(Flow, starts)
+        b_up = np.minimum.reduceat(Fup, starts)
+        tied = D[:-1] > 1e-12
+        blk = np.concatenate([[0], np.cumsum(~tied)])
+        first = np.flatnonzero(np.diff(blk, prepend=-1))  # first threshold of each block
+        blk_low = np.maximum.reduceat(b_low, first)
+        blk_up = np.minimum.reduceat(b_up, first)
+        B_low = np.maximum.accumulate(blk_low)[blk]
+        B_up = np.minimum.accumulate(blk_up[::-1])[::-1][blk]
+        return g, Flow, Fup, b_low, b_up, blk, B_low, B_up
+
+    n_iter, reason = 0, -1
+    report_every = max(100, k)
+    if verbose:
+        _Report.print_header()
+    refreshed = True
+    # smoothing continuation: ||v||_K -> sqrt(||v||_K^2 + eps^2), eps -> 0 (see docstring)
+    eps = eps0 = math.sqrt(max(float(v @ Kv), 0.0)) if smoothing else 0.0
+    stages = 0
+    while True:
+        D = partial_sums()
+        rho = math.sqrt(max(float(v @ Kv), 0.0))
+        rho_eff = math.sqrt(rho * rho + eps * eps)
+        g, Flow, Fup, b_low, b_up, blk, B_low, B_up = kkt(Kv, rho_eff, D)
+        gaps = B_low - B_up
+        worst = int(np.argmax(gaps))
+        violation = float(gaps[worst])
+        if verbose and (n_iter % report_every == 0):
+            dual = float(np.dot(d[cl], x) - W * rho)  # d^T(alpha + alpha*) - W rho
+            _Report.print_iteration(n_iter, violation, dual, rho, cols.computed,
+                                    time.perf_counter() - t0)
+        # a smoothed stage is solved only as far as its own bias (eps/rho)^2 max|g|
+        stage_tol = tol if eps == 0.0 else max(
+            tol, 1e-2 * (eps / max(rho, eps)) ** 2 * float(np.max(np.abs(g), initial=0.0)))
+        if violation <= stage_tol:
+            if not refreshed:
+                Kv = cols.matvec(v)  # remove drift, then re-check on exact scores
+                refreshed = True
+                continue
+            if eps == 0.0:
+                reason = 0
+                break
+            # stage solved: shrink the smoothing (to 0 once it is negligible against rho)
+            stages += 1
+            eps = 0.0 if eps <= 1e-3 * rho or eps <= 1e-9 * eps0 else 0.1 * eps
+            continue
+        if n_iter >= max_iter:
+            reason = 1
+            break
+        if time_limit is not None and time.perf_counter() - t0 - setup_time > time_limit:
+            reason = 2
+            break
+        # the pair: l attains B_low at the worst threshold, u attains B_up there
+        cand_low = np.flatnonzero(blk <= blk[worst])
+        kl = int(cand_low[np.argmax(b_low[cand_low])])
+        lv = int(starts[kl] + np.argmax(Flow[starts[kl]:ends[kl]]))
+        jl = int(cl[lv])
+        Kl = cols.get(jl)
+        if second_order:
+            # u maximises the second-order decrease (F_l - F_u)^2 / (2 phi''(0)) among the
+            # upper-bound variables that violate with l and can pair with it
+            # (threshold block >= that of l), Fan, Chen & Lin (2005) WSS2 adapted
+            slope = Fup - Flow[lv]
+            ok = (slope < 0) & (blk[thr - 1] >= blk[thr[lv] - 1])
+            cand = np.flatnonzero(ok)
+            cu = cl[cand]
+            q = rho_eff * rho_eff
+            a_c = diag[jl] - 2.0 * Kl[cu] + diag[cu]
+            b_c = Kv[cu] - Kv[jl]
+            curv = W * (a_c * q - b_c * b_c) / q**1.5 if q > 0 else np.full(cu.size, np.inf)
+            curv = np.where(curv > 1e-12, curv, 1e-12)
+            uv = int(cand[np.argmax(slope[cand] ** 2 / curv)])
+        else:
+            cand_up = np.flatnonzero(blk >= blk[worst])
+            ku = int(cand_up[np.argmin(b_up[cand_up])])
+            uv = int(starts[ku] + np.argmin(Fup[starts[ku]:ends[ku]]))
+        ju = int(cl[uv])
+        ub = (1.0 - x[lv]) if sig[lv] > 0 else x[lv]
+        ub = min(ub, x[uv] if sig[uv] > 0 else 1.0 - x[uv])
+        tl, tu = int(thr[lv]), int(thr[uv])
+        if tl > tu:  # D_i decreases for t_u <= i < t_l (inside a tied block)
+            ub = min(ub, float(np.min(D[tu - 1:tl - 1])))
+        Ku = cols.get(ju)
+        a = diag[jl] - 2.0 * Kl[ju] + diag[ju]
+        b = Kv[ju] - Kv[jl]
+        e = sig[lv] * d[jl] - sig[uv] * d[ju]
+        W2 = W * W
+        delta = _step(W2 * a, W2 * b, W2 * rho_eff * rho_eff, e, max(ub, 0.0))
+        if not delta > 0.0:
+            if not refreshed:
+                Kv = cols.matvec(v)
+                refreshed = True
+                continue
+            reason = 4
+            break
+        x[lv] += sig[lv] * delta
+        x[uv] -= sig[uv] * delta
+        for var in (lv, uv):  # snap to the box
+            if x[var] < 1e-15:
+                x[var] = 0.0
+            elif x[var] > 1.0 - 1e-15:
+                x[var] = 1.0
+        if jl != ju:
+            v[jl] -= delta
+            v[ju] += delta
+            Kv += delta * (Ku - Kl)
+        n_iter += 1
+        refreshed = False
+        if callback is not None:
+            alpha, alpha_star = np.zeros(k), np.zeros(k)
+            alpha[cl[is_alpha]] = x[is_alpha]
+            alpha_star[cl[~is_alpha]] = x[~is_alpha]
+            try:
+                stop = callback(n_iter, alpha, alpha_star, violation)
+            except StopIteration:
+                stop = True
+            if stop:
+                reason = 3
+                break
+    solve_time = time.perf_counter() - t0 - setup_time
+
+    alpha = np.zeros(k)
+    alpha_star = np.zeros(k)
+    alpha[cl[is_alpha]] = x[is_alpha]
+    alpha_star[cl[~is_alpha]] = x[~is_alpha]
+    v = alpha_star - alpha
+    Kv = cols.matvec(v)
+    rho = math.sqrt(max(float(v @ Kv), 0.0))
+    D = partial_sums()
+    g, Flow, Fup, b_low, b_up, blk, B_low, B_up = kkt(Kv, rho, D)
+    violation = max(float(np.max(B_low - B_up)), 0.0)
+    # the solver's thresholds: midpoints of [B_low, B_up], made monotone
+    lo = np.where(np.isfinite(B_low), B_low, B_up)
+    hi = np.where(np.isfinite(B_up), B_up, B_low)
+    theta = np.maximum.accumulate(0.5 * (lo + hi))
+    dual_obj = float(d @ (alpha + alpha_star) - W * rho)
+    xi = np.maximum(0.0, g[ia] + d[ia] - theta[ranks[ia] - 1]).sum()
+    xi_star = np.maximum(0.0, theta[ranks[is_] - 2] - g[is_] + d[is_]).sum()
+    primal_obj = float(xi + xi_star)
+    feas = max(abs(float(D[-1])), float(np.max(-D[:-1], initial=0.0)), 0.0)
+    status = STATUS_MAP[reason]
+    message = TERMINATION_MESSAGES[reason]
+    if reason != 0 and rho <= 1e-9 * max(1.0, float(np.abs(v).sum())) * math.sqrt(
+            float(np.max(diag, initial=1.0))):
+        message += (" (rho -> 0: the bound ||w|| <= W is inactive at the optimum, so the dual"
+                    " does not determine w; use a generic solver on form='primal' or a "
+                    "smaller W)")
+    if verbose:
+        print(f"\ncbor-smo: {message}")
+        print(f"cbor-smo: dual objective {dual_obj:.10g}, primal - dual gap "
+              f"{primal_obj - dual_obj:.3e}, {n_iter} iterations")
+    return Solution(
+        status=status,
+        solver="cbor-smo",
+        objective=dual_obj,
+        values={"alpha": alpha, "alpha_star": alpha_star},
+        iterations=n_iter,
+        setup_time=setup_time,
+        solve_time=solve_time,
+        residuals=Residuals(primal=feas, dual=violation, gap=primal_obj - dual_obj,
+                            source="solver"),
+        message=f"cbor-smo: {message}",
+        extras={
+            "kkt_violation": violation,
+            "thresholds": theta,
+            "primal_objective": primal_obj,
+            "rho": rho,
+            "kernel_columns": cols.computed,
+            "stop_reason": reason,
+            "smoothing_stages": stages,
+        },
+    )
