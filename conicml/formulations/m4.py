@@ -165,13 +165,13 @@ def _cov_factor(Zc: np.ndarray, reg: float) -> np.ndarray:
     return np.vstack([R, math.sqrt(reg) * np.eye(p)]) if reg > 0 else R
 
 
-def _sym_factor(S: np.ndarray, p: int, name: str) -> np.ndarray:
+def _sym_factor(S: np.ndarray, p: int, name: str, reg: float = 0.0) -> np.ndarray:
     S = check_matrix(S, name)
     if S.shape != (p, p):
         raise ProgramError(f"{name} must have shape ({p}, {p}), got {S.shape}")
     if not np.allclose(S, S.T, atol=1e-10 * max(1.0, float(np.abs(S).max()))):
         raise ProgramError(f"{name} must be symmetric")
-    return psd_factor(0.5 * (S + S.T), "eigen").T
+    return psd_factor(0.5 * (S + S.T) + reg * np.eye(p), "eigen").T
 
 
 def reduction_scores(Z: np.ndarray, y: np.ndarray, R_pos: np.ndarray,
@@ -236,8 +236,8 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
     else:
         if not (isinstance(covariances, (tuple, list)) and len(covariances) == 2):
             raise ProgramError("covariances must be a pair (cov_pos, cov_neg)")
-        R_pos = _sym_factor(np.asarray(covariances[0]) + reg * np.eye(p), p, "cov_pos")
-        R_neg = _sym_factor(np.asarray(covariances[1]) + reg * np.eye(p), p, "cov_neg")
+        R_pos = _sym_factor(covariances[0], p, "cov_pos", reg)
+        R_neg = _sym_factor(covariances[1], p, "cov_neg", reg)
     if reduction is None:
         kept = np.ones(y.size, dtype=bool)
         scores = None
