@@ -232,3 +232,33 @@ def test_verbose(prog50, capsys):
 
 def test_termination_messages_cover_status_map():
     assert set(lin_han.TERMINATION_MESSAGES) == set(lin_han.STATUS_MAP)
+
+
+def test_inner_ball_radius_is_delta_times_gradient():
+    # note A1 / erratum: the ball centred at c = z - delta grad q(z) with delta =
+    # lambda_min(Sigma)/2 has radius delta ||grad q(z)|| (not delta) and lies inside B
+    rng = np.random.default_rng(11)
+    A = rng.normal(size=(4, 4))
+    cov, mu, kappa = A @ A.T + 0.2 * np.eye(4), rng.normal(size=4), 1.3
+    E = lin_han._Ellipsoid(mu, cov, kappa, "test")
+    delta = E.lam_min / 2
+    for _ in range(20):
+        u = rng.normal(size=4)
+        z = mu + kappa * np.linalg.cholesky(cov) @ (u / np.linalg.norm(u))  # on the boundary
+        assert E.q(z) == pytest.approx(0.0, abs=1e-10)
+        grad = 2 * E.S @ (z - mu)
+        c, radius = z - delta * grad, delta * np.linalg.norm(grad)
+        dirs = rng.normal(size=(200, 4))
+        pts = c + radius * dirs / np.linalg.norm(dirs, axis=1, keepdims=True)
+        assert max(E.q(p) for p in pts) <= 1e-9
+        assert np.linalg.norm(c - z) == pytest.approx(radius)  # the ball touches B at z
+
+
+def test_dual_values_are_unit_vectors():
+    # at the optimum both constraints ||u|| <= 1 of (2.13) are active (Sigma > 0)
+    prog = chance.specified_rates(_random_instance(6, 5), 0.3, 0.4, form="dual")
+    sol = cm.solve(prog, "lin-han")
+    for key in ("u_pos", "u_neg"):
+        assert np.linalg.norm(sol.values[key]) == pytest.approx(1.0, abs=1e-9)
+    model = prog.decode(sol)
+    np.testing.assert_allclose(model["z_pos"], sol.extras["z_pos"], atol=1e-9)
