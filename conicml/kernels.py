@@ -78,7 +78,15 @@ class Kernel:
         """Columns ``idx`` of the Gram matrix of ``X``, shape ``(n, len(idx))``."""
         if self.name == "precomputed":
             return np.asarray(X[:, idx], dtype=float)
-        return self(X, X[idx])
+        # plain numpy (no input re-validation): SMO asks for columns one at a time
+        cross = X @ X[idx].T
+        if self.name == "linear":
+            return cross
+        if self.name == "poly":
+            return (self.gamma * cross + self.coef0) ** self.degree
+        sq = np.einsum("ij,ij->i", X, X)
+        dist = np.maximum(sq[:, None] + sq[idx][None, :] - 2.0 * cross, 0.0)
+        return np.exp(-self.gamma * dist)
 
     def diagonal(self, X: np.ndarray) -> np.ndarray:
         """Diagonal of the Gram matrix of ``X`` without forming the matrix."""

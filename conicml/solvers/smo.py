@@ -284,7 +284,8 @@ def _check_x0(x0: Any, y: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.clip(alpha, 0.0, c)
 
 
-@register("smo", kinds=["qp.svm.dual"], specialized=True, requires=("numpy",))
+@register("smo", kinds=["qp.svm.dual"], specialized=True, requires=("numpy",),
+          compare_options={"tol": 1e-8})
 def solve_smo(
     program,
     *,
