@@ -89,6 +89,8 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
         The cone multipliers the rates map to.
     margin_ : float
         :math:`2/\|w\|`, the distance between the two class ellipsoids.
+    model_ : dict
+        The decoded model (``program_.decode(solution_)``).
     program_ : Program
     solution_ : Solution
     n_iter_ : int
