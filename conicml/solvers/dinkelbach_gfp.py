@@ -154,6 +154,13 @@ def solve_dinkelbach_gfp(
     used = (math.nan, 1.0, 1.0)  # (rho, t_x, t_y) of the last check
     if verbose:
         print(f"{'iter':>5} {'rho_k':>16} {'F(rho_k)':>12} {'ratio':>16}")
+    # rho* = inf iff d leaves the range of Sigma_x + Sigma_y: then some w with
+    # sigma_x = sigma_y = 0 and w^T d = 1 puts every point of a class at its mean
+    if _sigma_floor(np.vstack([data["R_pos"], data["R_neg"]]), data["d"]) == 0.0:
+        return Solution(status=STATUS_MAP[6], solver="dinkelbach-gfp",
+                        setup_time=setup_time, solve_time=time.perf_counter() - start,
+                        message=TERMINATION_MESSAGES[6], extras={"inner": inner,
+                                                                 "inner_solves": 0})
     try:
         sol = solver.check(0.0)
         w, b = point(sol)

@@ -1,0 +1,203 @@
+"""M4 solvers: ``bisection``, ``dinkelbach-gfp``, ``m4-line-search`` against generic backends.
+
+The M4 kinds have no single conic form, so the generic backends (clarabel, ecos; scs
+looser) enter in three ways: (1) as the reference on the special cases that *are* a
+single program (the QP (4.9) with equal covariances, the hard-margin SVM); (2) as the
+inner backend (``inner=``), whose variants must agree with each other; (3) as an
+independent check of the certificate: at the returned rho* the fixed-rho check solved by
+the backend directly is >= 0 just below rho* and < 0 just above.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import conicml as cm
+from conicml.exceptions import OptionError
+from conicml.formulations import m4
+
+from tolerances import obj_rtol, sol_atol
+
+SEPARABLE = m4.KIND_SEPARABLE
+SOFT = m4.KIND_SOFT
+
+T2_X = np.array([(1, 0), (3, 0.5), (5, -0.5), (2, 1), (4, -1), (6, 0),
+                 (-1, 0), (-1.3, 0.4), (-1.2, -0.4), (-1.6, 0.1), (-1.4, -0.2), (-1.1, 0.3)],
+                dtype=float)
+T2_Y = np.r_[np.ones(6), -np.ones(6)]
+
+
+def separable_gaussians(seed: int, n: int = 40, dim: int = 3):
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(dim, dim))
+    B = rng.normal(size=(dim, dim)) * 0.5
+    X = np.vstack([rng.normal(size=(n, dim)) @ A + 6.0, rng.normal(size=(n + 5, dim)) @ B - 2.0])
+    return X, np.r_[np.ones(n), -np.ones(n + 5)]
+
+
+INSTANCES = {
+    "t2": (T2_X, T2_Y),
+    "gauss0": separable_gaussians(0),
+    "gauss1": separable_gaussians(1, n=60, dim=5),
+}
+
+
+def check_value(form, rho, backend):
+    """F(rho) of the fixed-rho check, solved directly by a generic backend (rebuilt)."""
+    problem = form(rho).problem
+    problem.solve(solver=backend.upper())
+    return problem.value
+
+
+def test_registry():
+    assert {"bisection", "dinkelbach-gfp"} <= set(cm.solvers.available(SEPARABLE))
+    assert "m4-line-search" in cm.solvers.available(SOFT)
+    # the generic backends cannot take a quasi-convex / sequential program
+    assert "clarabel" not in cm.solvers.available(SEPARABLE)
+    assert "clarabel" not in cm.solvers.available(SOFT)
+
+
+# ---- separable: every registered solver -----------------------------------------------
+
+@pytest.mark.parametrize("solver", cm.solvers.available(SEPARABLE))
+@pytest.mark.parametrize("name", list(INSTANCES))
+def test_separable_certificate_checked_by_generic_backends(solver, name):
+    X, y = INSTANCES[name]
+    prog = m4.m4(X, y)
+    sol = cm.solve(prog, solver)
+    assert sol.status is cm.Status.OPTIMAL, sol.message
+    model = prog.decode(sol)
+    rho = sol.objective
+    # the objective is the certified ratio of the returned point
+    assert rho == pytest.approx(m4.certified_rho(prog.data, model["w"], model["b"]), rel=1e-9)
+    assert rho == pytest.approx(model["rho"], rel=1e-12)
+    # certificate: iterations, inner solves, residuals, gap
+    assert sol.iterations >= 1
+    assert sol.extras["inner_solves"] >= sol.iterations
+    assert 0 <= sol.residuals.gap <= 1e-6 * max(1, rho)
+    assert sol.residuals.primal <= 1e-7
+    form = lambda r: m4.inner_problem(prog.data, rho=r)  # noqa: E731
+    for backend in ("clarabel", "ecos"):
+        assert check_value(form, rho * (1 - 1e-4), backend) > 0
+        assert check_value(form, rho * (1 + 1e-4), backend) < 0
+
+
+@pytest.mark.parametrize("solver", cm.solvers.available(SEPARABLE))
+@pytest.mark.parametrize("seed", [0, 1])
+def test_separable_equal_covariances_against_qp(solver, seed):
+    # the QP (4.9) is a single program: clarabel and ecos are the references
+    X, y = separable_gaussians(seed)
+    S = np.cov(X[y > 0], rowvar=False, bias=True)
+    prog = m4.m4(X, y, covariances=(S, S))
+    model = prog.decode(cm.solve(prog, solver))
+    qp = m4.m4_shared_covariance(X, y, S)
+    for backend in ("clarabel", "ecos", "scs"):
+        ref = qp.decode(cm.solve(qp, backend))
+        rtol = max(obj_rtol(solver), obj_rtol(backend))
+        atol = max(sol_atol(solver), sol_atol(backend))
+        assert model["rho"] == pytest.approx(ref["rho"], rel=rtol)
+        scale = max(1.0, float(np.abs(ref["w"]).max()))
+        np.testing.assert_allclose(model["w"], ref["w"], atol=atol * scale)
+
+
+@pytest.mark.parametrize("name", list(INSTANCES))
+def test_compare_bisection_variants_and_dinkelbach(name):
+    X, y = INSTANCES[name]
+    prog = m4.m4(X, y)
+    variants = [("bisection/clarabel", "bisection", {"inner": "clarabel"}),
+                ("bisection/ecos", "bisection", {"inner": "ecos"}),
+                ("bisection/scs", "bisection", {"inner": "scs"}),
+                ("bisection/rebuild", "bisection", {"rebuild": True}),
+                ("dinkelbach-gfp", "dinkelbach-gfp", {}),
+                ("dinkelbach-gfp/plain", "dinkelbach-gfp", {"scaled": False})]
+    # the SCS inner solves are accurate to ~1e-5: its certified ratio is exact for its
+    # point, so only the point's optimality is looser
+    rtol = {"bisection/scs": 1e-4, "bisection/ecos": 1e-6, "dinkelbach-gfp/plain": 1e-6}
+    comp = cm.compare(prog, variants, reference="bisection/clarabel", rtol=rtol,
+                      vtol={"bisection/scs": 5e-2})
+    assert comp.agree, str(comp)
+    assert comp.row("dinkelbach-gfp").iterations < comp.row("bisection/clarabel").iterations
+
+
+def test_bisection_reuses_the_compiled_problem():
+    prog = m4.m4(T2_X, T2_Y)
+    form = prog.form
+    assert prog.problem.is_dpp()
+    sol = cm.solve(prog, "bisection")
+    assert prog.form is form  # re-solved, not rebuilt
+    assert sol.extras["rebuild"] is False
+    # ceil(log2(kappa / tol)) steps at most (kappa = 2.597, tol = 1e-7): 25
+    assert sol.iterations <= math.ceil(math.log2(2.5969469 / 1e-7))
+    reb = cm.solve(prog, "bisection", rebuild=True)
+    assert reb.objective == pytest.approx(sol.objective, rel=1e-9)
+
+
+def test_bisection_warm_start_and_limits():
+    prog = m4.m4(T2_X, T2_Y)
+    cold = cm.solve(prog, "bisection")
+    warm = cm.solve(prog, "bisection", x0=1.0870085)
+    assert warm.iterations < cold.iterations
+    assert warm.objective == pytest.approx(cold.objective, rel=1e-7)
+    capped = cm.solve(prog, "bisection", max_iter=3)
+    assert capped.status is cm.Status.USER_LIMIT
+    assert capped.residuals.gap > 1e-3
+    assert capped.objective <= cold.objective + 1e-9  # still a certified lower bound
+    stopped = cm.solve(prog, "bisection", callback=lambda k, state: k >= 2)
+    assert stopped.status is cm.Status.USER_LIMIT and stopped.iterations == 2
+
+
+def test_dinkelbach_upper_bound_certificate():
+    prog = m4.m4(T2_X, T2_Y)
+    sol = cm.solve(prog, "dinkelbach-gfp")
+    # [N] rho* = 1.0870085 lies in [objective, rho_upper]
+    assert sol.objective <= 1.0870085 + 1e-7 <= sol.extras["rho_upper"] + 2e-7
+    assert sol.residuals.dual >= -1e-9  # F(rho_k) >= 0 up to the inner accuracy
+    from_above = cm.solve(prog, "dinkelbach-gfp", x0=2.0)
+    assert from_above.objective == pytest.approx(sol.objective, rel=1e-7)
+
+
+def test_options_are_checked():
+    prog = m4.m4(T2_X, T2_Y)
+    with pytest.raises(OptionError):
+        cm.solve(prog, "bisection", inner="osqp")
+    with pytest.raises(OptionError):
+        cm.solve(prog, "bisection", tol=0)
+    with pytest.raises(OptionError):
+        cm.solve(prog, "dinkelbach-gfp", warm=True)
+
+
+def test_unbounded_without_reg():
+    # [C] more features than points: a direction with sigma_x = sigma_y = 0 separates the
+    # means, so rho* = inf (the kernel pitfall of note §5.3 in its linear form)
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(4, 10)) + 3, rng.normal(size=(4, 10)) - 3])
+    y = np.r_[np.ones(4), -np.ones(4)]
+    for solver in ("bisection", "dinkelbach-gfp"):
+        assert cm.solve(m4.m4(X, y), solver).status is cm.Status.UNBOUNDED
+    assert cm.solve(m4.m4(X, y, reg=1e-2), "bisection").status is cm.Status.OPTIMAL
+
+
+# ---- soft margin ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("solver", cm.solvers.available(SOFT))
+@pytest.mark.parametrize("inner", ["clarabel", "ecos"])
+def test_soft_margin_inner_backends_agree(solver, inner):
+    X, y = cm.datasets.twonorm(60, dim=3, seed=5)
+    prog = m4.m4(X, y, C=0.1)
+    ref = cm.solve(prog, solver)
+    sol = cm.solve(prog, solver, inner=inner)
+    assert sol.status is cm.Status.OPTIMAL
+    assert sol.objective == pytest.approx(ref.objective, rel=obj_rtol(solver))
+    assert 0 < sol.residuals.gap <= 1e-6
+    assert sol.extras["inner_solves"] == sol.iterations + 1  # + the MPM bound
+
+
+@pytest.mark.parametrize("solver", cm.solvers.available(SOFT))
+def test_soft_margin_reduction_one_ends_at_kappa(solver):
+    prog = m4.m4(T2_X, T2_Y, C=1.0, reduction=1.0)
+    sol = cm.solve(prog, solver)
+    assert sol.extras["at_domain_end"]
+    assert sol.values["rho"] == pytest.approx(sol.extras["kappa_mpm"], rel=1e-12)
