@@ -381,3 +381,22 @@ def test_estimator_fit_moments():
 def test_estimator_bad_solver(blobs):
     with pytest.raises(ValueError, match="cannot solve"):
         ChanceConstrainedClassifier(solver="osqp").fit(*blobs)
+
+
+def test_wdbc_table_2_1_pattern():
+    # note §5.3 item 17 (thesis Table 2.1, L-SOCP rows): on WDBC (+ = malignant) with
+    # eta_neg = 0.3, lowering eta_pos lowers the FN error and raises the FP error, every
+    # error stays within its rate, and eta_pos = 0.1 (kappa = 3) is infeasible ("×")
+    X, y = cm.datasets.load("breast_cancer")
+    X = (X - X.mean(0)) / X.std(0)
+    fn, fp = [], []
+    for eta_pos in (0.9, 0.7, 0.5, 0.3):
+        prog = chance.specified_rates((X, y), eta_pos, 0.3, epsilon=1e-2)
+        f = chance.rates_decision_values(prog.data, prog.decode(cm.solve(prog, "clarabel")), X)
+        fn.append(np.mean(f[y > 0] < 0))
+        fp.append(np.mean(f[y < 0] >= 0))
+        assert fn[-1] <= eta_pos and fp[-1] <= 0.3
+    assert np.all(np.diff(fn) < 0) and np.all(np.diff(fp) > 0)
+    prog = chance.specified_rates((X, y), 0.1, 0.3, epsilon=1e-2)
+    assert cm.solve(prog, "clarabel").status is cm.Status.INFEASIBLE
+    assert cm.solve(prog, "lin-han").status is cm.Status.INFEASIBLE
