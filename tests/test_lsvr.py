@@ -161,6 +161,22 @@ def test_shared_covariance_is_identity_on_whitened_inputs():
     np.testing.assert_allclose(A @ p1.decode(s1)["w"], p2.decode(s2)["w"], atol=1e-6)
 
 
+@pytest.mark.parametrize("d", [3, 7])  # dense-factor and sparse-window cone forms
+def test_given_windowed_covariances_reproduce_lsvr(d):
+    # lsvr_from_covariances with numpy's (1/m) window covariances must be the same
+    # program as lsvr(k=2) (which forms them itself, in either cone form)
+    X, y = _linear_data(d=d)
+    windows = lsvr.local_windows(X.shape[0], 2)
+    covs = np.stack([np.cov(X[w].T, bias=True) for w in windows])
+    p1 = lsvr.lsvr(X, y, 0.3, 0.05, 2)
+    p2 = lsvr.lsvr_from_covariances(X, y, 0.3, 0.05, covs)
+    s1, s2 = cm.solve(p1, "clarabel", **TIGHT), cm.solve(p2, "clarabel", **TIGHT)
+    assert s1.objective == pytest.approx(s2.objective, rel=1e-7)
+    m1, m2 = p1.decode(s1), p2.decode(s2)
+    # 1e-5: equal objectives to 1e-9 still leave the flat optimum free by ~2e-6 in w
+    _agree(m1, m2, ["w", "b", "local_std"], 1e-5)
+
+
 # ---- the relaxation (section 6.4) ------------------------------------------------------------
 
 def test_relaxation_is_exact_when_NCeps_at_most_one():
@@ -352,6 +368,12 @@ def test_bad_input_raises_program_error(kwargs, match):
     args.update(kwargs)
     with pytest.raises(ProgramError, match=match):
         lsvr.lsvr(**args)
+
+
+def test_constant_kernel_raises_program_error():
+    X = np.ones((7, 2))  # every RBF entry equals 1: only constants are representable
+    with pytest.raises(ProgramError, match="only represents constant functions"):
+        lsvr.lsvr(X, np.arange(7.0), 0.1, 1.0, 2, kernel="rbf")
 
 
 def test_bad_covariances_raise_program_error():

@@ -49,6 +49,14 @@ covariance of the :math:`m = 2k+1` points of a window :math:`W_i` around
   distance of the inputs (kernel-induced distance for ``kernel="precomputed"``),
   ties broken by index — for unordered data such as the thesis's sinc set.
 
+**Cone forms.** When the feature dimension :math:`q` is below :math:`m` the
+cones use dense QR-compressed factors (:func:`local_factors`). Otherwise an
+auxiliary variable :math:`g` (the fitted values minus :math:`b`, constraint
+``"features"``: :math:`g = Xw`) is introduced and each cone takes the centred
+window :math:`m^{-1/2}(g_{W_i} - \bar g_{W_i})` directly — :math:`m^2` nonzeros
+per cone instead of :math:`mq`, which is what keeps the kernel program
+(:math:`q` up to :math:`N`) fast. Same optimum, same objective.
+
 **Facts the tests check** (derived for conicml, [D]):
 
 * Fixing :math:`(w, b)` and minimising over :math:`t_i \ge \sigma_i`, the
@@ -87,11 +95,14 @@ times the largest), the fitted values :math:`g + b\mathbf 1` range over
 :math:`Vv + b\mathbf 1` with :math:`V` an orthonormal basis of the centred
 :math:`U_r` (:func:`_eigenbasis`). The kernel program is then the linear
 program above on the features :math:`V` (kind ``"socp.lsvr.kernel"``,
-variable ``v`` instead of ``w``): an exact reparametrisation (up to directions
-within 1e-8 of the constant vector) that removes the rank degeneracy of the
-coefficient space which makes interior-point solvers fail (note §5.3), keeps
-the data well scaled and :math:`b` identifiable. ``decode`` splits the fitted
-values into :math:`U_ra + b\mathbf 1` (minimum-norm least squares) and returns
+variable ``v`` instead of ``w``; in the window form only :math:`g` is a
+variable, constrained to :math:`\operatorname{span}V` by its orthogonal
+complement, and ``decode`` reports :math:`v = V^\top g`): an exact
+reparametrisation (up to directions within 1e-8 of the constant vector) that
+removes the rank degeneracy of the coefficient space which makes
+interior-point solvers fail (note §5.3), keeps the data well scaled and
+:math:`b` identifiable. ``decode`` splits the fitted values into
+:math:`U_ra + b\mathbf 1` (minimum-norm least squares) and returns
 :math:`\mu = U_r\Lambda_r^{-1}a` as ``"dual_coef"`` and that :math:`b`.
 
 *Consequence* [D]: for a strictly positive definite kernel of full numerical
@@ -259,9 +270,11 @@ def _eigenbasis(K: np.ndarray, rtol: float) -> dict[str, np.ndarray]:
     U = F / np.sqrt(lam)
     Uc, sv, _ = np.linalg.svd(U - U.mean(axis=0), full_matrices=False)
     keep = sv > 1e-8
-    if not np.any(keep):  # only constants are representable: b alone fits
-        keep = np.zeros_like(sv, dtype=bool)
-        keep[0] = True
+    if not np.any(keep):
+        raise ProgramError(
+            "the kernel only represents constant functions on these inputs (its Gram "
+            "matrix is constant up to factor_rtol); use another kernel or gamma"
+        )
     V = Uc[:, keep]
     # orthonormal complement of span(V) (it contains the constant vector): g = V v
     # <=> complement^T g = 0, the sparse-friendly way the kernel program states it
