@@ -242,7 +242,7 @@ class ClusterMoments:
             ``"kmeans"``: :class:`~sklearn.cluster.KMeans` (``n_init=3``) when
             a label has at most ``chunk_size`` rows, else a streamed Lloyd
             iteration (k-means++ seeding on a sample of
-            :math:`\max(20k, 10^4)` rows, at most 100 passes, stop when no
+            :math:`\max(50k, 2000)` rows, at most 100 passes, stop when no
             centre moves more than :math:`10^{-4}` times the data's RMS
             spread), then one pass for the moments about the final centres.
             ``"none"``: every point its own cluster (:math:`\sigma_j = 0`).
@@ -371,8 +371,8 @@ def _centered_sums(X, idx, centers, chunk_size):
         N += np.bincount(a, minlength=k)
         for c in range(d):
             LS[:, c] += np.bincount(a, weights=chunk[:, c], minlength=k)
-        diff = chunk - centers[a]
-        S += np.bincount(a, weights=np.einsum("ij,ij->i", diff, diff), minlength=k)
+        chunk -= centers[a]  # the chunk is our own copy
+        S += np.bincount(a, weights=np.einsum("ij,ij->i", chunk, chunk), minlength=k)
     return N, LS, S
 
 
@@ -387,7 +387,7 @@ def _kmeans_moments(X, idx, n_clusters, random_state, chunk_size):
         centers = KMeans(k, n_init=3, random_state=random_state).fit(Xl).cluster_centers_
     else:
         rng = np.random.default_rng(random_state)
-        sample_idx = np.sort(rng.choice(idx, size=min(idx.size, max(20 * k, 10000)),
+        sample_idx = np.sort(rng.choice(idx, size=min(idx.size, max(50 * k, 2000)),
                                         replace=False))
         sample = np.asarray(X[sample_idx], dtype=float)
         _check_finite(sample)

@@ -943,13 +943,17 @@ def _decode_cbc_primal(data: Mapping[str, Any], solution: Solution) -> dict:
         )
     alpha = np.maximum(np.asarray(solution.duals["margin"], dtype=float), 0.0)
     model = cbc_model_from_alpha(data, alpha, b=float(solution.values["b"]))
-    if "w" in solution.values:
+    if "w" in solution.values:  # linear kernel: (w, b) straight from the primal point
         w = np.asarray(solution.values["w"], dtype=float)
-        model["w"] = w
         t = float(data["W"]) if "W" in data else float(np.linalg.norm(w))
-        model["t"] = t
-    if "xi" in solution.values:
-        model["xi"] = np.maximum(np.asarray(solution.values["xi"], dtype=float), 0.0)
+        xi = np.maximum(0.0, 1.0 + data["radii"] * t
+                        - data["y"] * (data["means"] @ w + model["b"]))
+        model.update(w=w, t=t, xi=xi)
+        if "W" in data:
+            model["primal_objective"] = float(xi.sum())
+        else:
+            model["primal_objective"] = 0.5 * t * t + (
+                0.0 if data["hard"] else float(data["C"]) * float(xi.sum()))
     return model
 
 
@@ -1053,6 +1057,8 @@ def cbc_decision_values(data: Mapping[str, Any], model: Mapping[str, Any],
     if "w" in model:
         return X_new @ model["w"] + model["b"]
     sv = model["support"]
+    if sv.size == 0:  # alpha = 0: a constant decision
+        return np.full(X_new.shape[0], float(model["b"]))
     return data["kernel"](X_new, data["means"][sv]) @ model["dual_coef"][sv] + model["b"]
 
 
