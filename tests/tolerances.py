@@ -18,6 +18,7 @@ OBJ_RTOL: dict[str, float] = {
     "lin-han": 1e-6,  # run at its default angle tol 1e-10; certified gap ~1e-15 in tests
     "rosen": 1e-6,  # default tol 1e-12 (relative change of kappa); certified gap < 1e-6
     "dinkelbach": 1e-6,  # default tol 1e-10 on F(lambda); certified gap ~1e-12
+    "cbc-smo": 1e-6,  # default tol 1e-6 on the KKT violation m - M; gap ~1e-7 in tests
     "cbor-smo": 1e-6,  # run at tol=1e-7 (max KKT violation) in tests; measured rel. diff <= 1e-8
     "bisection": 1e-6,  # default tol 1e-7 (relative bracket); certified rho, measured <= 1e-7
     "dinkelbach-gfp": 1e-6,  # default tol 1e-8; stops at the inner accuracy (~1e-8)
@@ -33,6 +34,7 @@ SOL_ATOL: dict[str, float] = {
     "lin-han": 1e-4,  # decoded (w, b) vs the interior-point backends (their accuracy)
     "rosen": 1e-4,  # decoded w vs the interior-point backends (their accuracy, flat optimum)
     "dinkelbach": 1e-4,  # idem
+    "cbc-smo": 1e-4,  # decoded (w, b) vs the interior-point backends (their accuracy)
     "bisection": 1e-4,  # decoded (w, b) of separable M4 vs the QP (4.9) / SVM / other M4 solvers
     "dinkelbach-gfp": 1e-4,  # idem
     "m4-line-search": 1e-3,  # soft M4 (w, b) at a rho known to ~1e-7 (kink of G)
