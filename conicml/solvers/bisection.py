@@ -53,7 +53,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -113,6 +113,7 @@ class InnerSolver:
     rebuild: bool = False
     solves: int = 0
     time: float = 0.0
+    times: list[float] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.inner not in INNER_BACKENDS:
@@ -127,7 +128,9 @@ class InnerSolver:
         prog = Program(kind, self.program.data, build=lambda _data: form, decode=_no_decode)
         start = time.perf_counter()
         sol = solve(prog, self.inner, **self.inner_options)
-        self.time += time.perf_counter() - start
+        elapsed = time.perf_counter() - start
+        self.time += elapsed
+        self.times.append(elapsed)
         self.solves += 1
         if not sol.ok:
             raise _InnerFailure(sol)
@@ -298,7 +301,8 @@ def solve_bisection(
     if failure is not None:
         message += f" ({inner}: {failure.message})"
     extras = {"inner": inner, "inner_solves": solver.solves, "inner_time": solver.time,
-              "kappa_mpm": kappa, "bracket": (best["r"], hi), "rebuild": rebuild}
+              "inner_times": tuple(solver.times), "kappa_mpm": kappa,
+              "bracket": (best["r"], hi), "rebuild": rebuild}
     if best["w"] is None or reason in (5, 6):
         return Solution(status=STATUS_MAP[reason], solver="bisection", iterations=k,
                         setup_time=setup_time, solve_time=solve_time,

@@ -215,7 +215,7 @@ def solve_dinkelbach_gfp(
     if failure is not None:
         message += f" ({inner}: {failure.message})"
     extras = {"inner": inner, "inner_solves": solver.solves, "inner_time": solver.time,
-              "scaled": scaled}
+              "inner_times": tuple(solver.times), "scaled": scaled}
     if w is None or reason in (5, 6):
         return Solution(status=STATUS_MAP[reason], solver="dinkelbach-gfp", iterations=k,
                         setup_time=setup_time, solve_time=solve_time, message=message,
