@@ -91,7 +91,7 @@ and :math:`l` of rank :math:`i + 1` (both variables sit at threshold
 (the maximal KKT violation, in units of the score :math:`g`), checked after
 recomputing :math:`Kv` from scratch. Certificate:
 ``Residuals(primal = max(|D_{r-1}|, max(-D_i)), dual = max KKT violation,
-gap = P - D)``, :math:`D` the dual value and :math:`P` the primal total slack
+gap = |P - D|)``, :math:`D` the dual value and :math:`P` the primal total slack
 at :math:`w = W\sum_j v_j\phi(\mu_j)/\rho` and ordered thresholds
 :math:`\theta_i` (the midpoints of :math:`[B_{low}, B_{up}]`, made monotone);
 weak duality makes :math:`P - D \ge 0` a bound on the suboptimality.
@@ -139,7 +139,11 @@ KIND = "socp.chance.cbor.dual"
 
 
 class _Columns:
-    """LRU cache of kernel columns ``K[:, j]`` between the cluster centres."""
+    """LRU cache of kernel columns ``K[:, j]`` between the cluster centres.
+
+    Linear and rbf columns are computed directly with numpy (one
+    :math:`O(kd)` product each), without scikit-learn's per-call validation.
+    """
 
     def __init__(self, kernel: Any, means: np.ndarray, cache_size: float) -> None:
         self.kernel = kernel
@@ -148,16 +152,27 @@ class _Columns:
         self.capacity = max(2, int(cache_size * 2**20 // (8 * k)))
         self._cols: OrderedDict[int, np.ndarray] = OrderedDict()
         self.computed = 0
+        self.sqnorms = np.einsum("ij,ij->i", means, means)
+
+    def block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """``K[rows][:, cols]``."""
+        cross = self.means[rows] @ self.means[cols].T
+        if self.kernel.name == "linear":
+            return cross
+        dist2 = self.sqnorms[rows][:, None] + self.sqnorms[cols][None, :] - 2.0 * cross
+        return np.exp(-self.kernel.gamma * np.maximum(dist2, 0.0))
 
     def get(self, j: int) -> np.ndarray:
         col = self._cols.get(j)
         if col is not None:
             self._cols.move_to_end(j)
             return col
+        cross = self.means @ self.means[j]
         if self.kernel.name == "linear":
-            col = self.means @ self.means[j]
+            col = cross
         else:
-            col = np.ascontiguousarray(self.kernel(self.means, self.means[j:j + 1])[:, 0])
+            dist2 = self.sqnorms + self.sqnorms[j] - 2.0 * cross
+            col = np.exp(-self.kernel.gamma * np.maximum(dist2, 0.0))
         self.computed += 1
         self._cols[j] = col
         if len(self._cols) > self.capacity:
@@ -166,17 +181,18 @@ class _Columns:
 
     def diagonal(self) -> np.ndarray:
         if self.kernel.name == "linear":
-            return np.einsum("ij,ij->i", self.means, self.means)
-        return np.asarray(self.kernel.diagonal(self.means), dtype=float)
+            return self.sqnorms.copy()
+        return np.ones(self.means.shape[0])
 
     def matvec(self, v: np.ndarray) -> np.ndarray:
         if self.kernel.name == "linear":
             return self.means @ (self.means.T @ v)
         support = np.flatnonzero(v)
         out = np.zeros(self.means.shape[0])
+        everything = np.arange(self.means.shape[0])
         for start in range(0, support.size, 512):
             idx = support[start:start + 512]
-            out += self.kernel(self.means, self.means[idx]) @ v[idx]
+            out += self.block(everything, idx) @ v[idx]
         return out
 
 
@@ -255,16 +271,11 @@ def _initial_point(cols: _Columns, diag: np.ndarray, ranks: np.ndarray, r: int,
     k = ranks.size
     alpha, alpha_star = np.zeros(k), np.zeros(k)
     best, pair = -np.inf, (0, 0)
-    means = cols.means
     for i in range(1, r):
         lo, hi = np.flatnonzero(ranks == i), np.flatnonzero(ranks == i + 1)
         for start in range(0, lo.size, 256):
             rows = lo[start:start + 256]
-            if cols.kernel.name == "linear":
-                cross = means[rows] @ means[hi].T
-            else:
-                cross = cols.kernel(means[rows], means[hi])
-            dist2 = diag[rows][:, None] - 2.0 * cross + diag[hi][None, :]
+            dist2 = diag[rows][:, None] - 2.0 * cols.block(rows, hi) + diag[hi][None, :]
             value = d[rows][:, None] + d[hi][None, :] - W * np.sqrt(np.maximum(dist2, 0.0))
             a, b = np.unravel_index(int(np.argmax(value)), value.shape)
             if value[a, b] > best:
@@ -380,22 +391,36 @@ def solve_cbor_smo(
     def partial_sums() -> np.ndarray:
         return np.cumsum(np.add.reduceat(sig * x, starts))
 
+    # can move by +sigma (bounds theta_t below) / by -sigma (bounds it above); updated
+    # for the two moved variables only
+    low = np.where(is_alpha, x < 1.0, x > 0.0)
+    up = np.where(is_alpha, x > 0.0, x < 1.0)
+    n_thr = r - 1
+
     def kkt(Kv: np.ndarray, rho: float, D: np.ndarray):
         g = (W / rho) * Kv if rho > 0 else np.zeros(k)  # rho: the (smoothed) norm
-        F = g[cl] + dsig
-        low = np.where(is_alpha, x < 1.0, x > 0.0)
-        up = np.where(is_alpha, x > 0.0, x < 1.0)
+        F = g[cl]
+        F += dsig
         Flow = np.where(low, F, -np.inf)
         Fup = np.where(up, F, np.inf)
         b_low = np.maximum.reduceat(Flow, starts)
         b_up = np.minimum.reduceat(Fup, starts)
-        tied = D[:-1] > 1e-12
-        blk = np.concatenate([[0], np.cumsum(~tied)])
-        first = np.flatnonzero(np.diff(blk, prepend=-1))  # first threshold of each block
-        blk_low = np.maximum.reduceat(b_low, first)
-        blk_up = np.minimum.reduceat(b_up, first)
-        B_low = np.maximum.accumulate(blk_low)[blk]
-        B_up = np.minimum.accumulate(blk_up[::-1])[::-1][blk]
+        # blocks of tied thresholds (D_i > 0 ties i and i+1); r is small: plain Python
+        blk = [0] * n_thr
+        for i in range(1, n_thr):
+            blk[i] = blk[i - 1] + (0 if D[i - 1] > 1e-12 else 1)
+        nb = blk[-1] + 1
+        blk_low, blk_up = [-math.inf] * nb, [math.inf] * nb
+        for i in range(n_thr):
+            blk_low[blk[i]] = max(blk_low[blk[i]], b_low[i])
+            blk_up[blk[i]] = min(blk_up[blk[i]], b_up[i])
+        for j in range(1, nb):
+            blk_low[j] = max(blk_low[j], blk_low[j - 1])
+        for j in range(nb - 2, -1, -1):
+            blk_up[j] = min(blk_up[j], blk_up[j + 1])
+        blk = np.asarray(blk)
+        B_low = np.asarray(blk_low)[blk]
+        B_up = np.asarray(blk_up)[blk]
         return g, Flow, Fup, b_low, b_up, blk, B_low, B_up
 
     n_iter, reason = 0, -1
@@ -484,11 +509,13 @@ def solve_cbor_smo(
             break
         x[lv] += sig[lv] * delta
         x[uv] -= sig[uv] * delta
-        for var in (lv, uv):  # snap to the box
+        for var in (lv, uv):  # snap to the box, update the bound sets
             if x[var] < 1e-15:
                 x[var] = 0.0
             elif x[var] > 1.0 - 1e-15:
                 x[var] = 1.0
+            low[var] = x[var] < 1.0 if sig[var] > 0 else x[var] > 0.0
+            up[var] = x[var] > 0.0 if sig[var] > 0 else x[var] < 1.0
         if jl != ju:
             v[jl] -= delta
             v[ju] += delta
@@ -513,7 +540,8 @@ def solve_cbor_smo(
     alpha[cl[is_alpha]] = x[is_alpha]
     alpha_star[cl[~is_alpha]] = x[~is_alpha]
     v = alpha_star - alpha
-    Kv = cols.matvec(v)
+    if not refreshed:
+        Kv = cols.matvec(v)
     rho = math.sqrt(max(float(v @ Kv), 0.0))
     D = partial_sums()
     g, Flow, Fup, b_low, b_up, blk, B_low, B_up = kkt(Kv, rho, D)
@@ -546,13 +574,13 @@ def solve_cbor_smo(
         iterations=n_iter,
         setup_time=setup_time,
         solve_time=solve_time,
-        residuals=Residuals(primal=feas, dual=violation, gap=primal_obj - dual_obj,
+        residuals=Residuals(primal=feas, dual=violation, gap=abs(primal_obj - dual_obj),
                             source="solver"),
         message=f"cbor-smo: {message}",
         extras={
             "kkt_violation": violation,
             "thresholds": theta,
-            "primal_objective": primal_obj,
+            "primal_objective": primal_obj,  # P >= optimum >= objective (weak duality)
             "rho": rho,
             "kernel_columns": cols.computed,
             "stop_reason": reason,
