@@ -26,7 +26,7 @@ from typing import Any
 import cvxpy as cp
 
 from .exceptions import SolverError
-from .solution import Solution
+from .solution import Solution, Status
 
 __all__ = ["ConicForm", "Program"]
 
@@ -62,6 +62,12 @@ class Program:
         The solver :func:`conicml.solve` uses when ``solver=None``.
     description : str, default=""
         One line naming the learner, shown by ``repr`` and the CLI.
+    explain : callable, optional
+        ``explain(data, status) -> str``: what a non-optimal status means for
+        this learner and which hyper-parameter to change (e.g. "the rates
+        eta_pos=0.1, eta_neg=0.1 are infeasible: raise one of them").
+        :func:`conicml.solve` appends it to ``Solution.message`` whatever the
+        solver. Must be picklable.
     """
 
     def __init__(
@@ -73,6 +79,7 @@ class Program:
         decode: Callable[[Mapping[str, Any], Solution], dict],
         default_solver: str = "clarabel",
         description: str = "",
+        explain: Callable[[Mapping[str, Any], Status], str] | None = None,
     ) -> None:
         self.kind = kind
         self.data = MappingProxyType(dict(data))
@@ -80,6 +87,7 @@ class Program:
         self._decode = decode
         self.default_solver = default_solver
         self.description = description
+        self.explain = explain
         self._form: ConicForm | None = None
 
     # -- the cvxpy side, built lazily ------------------------------------------------

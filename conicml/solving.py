@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from . import registry
 from .exceptions import OptionError, SolverError
 from .program import Program
-from .solution import Solution
+from .solution import Solution, Status
 
 __all__ = ["COMMON_OPTIONS", "solve"]
 
@@ -68,4 +69,9 @@ def solve(program: Program, solver: str | None = None, **options: Any) -> Soluti
         raise SolverError(
             f"solver {entry.name!r} returned {type(solution).__name__}, not a Solution"
         )
+    if solution.status is not Status.OPTIMAL and program.explain is not None:
+        hint = program.explain(program.data, solution.status)
+        if hint and hint not in solution.message:
+            message = f"{solution.message}; {hint}" if solution.message else hint
+            solution = dataclasses.replace(solution, message=message)
     return solution

@@ -63,8 +63,10 @@ def test_hard_margin_on_non_separable_data_is_infeasible():
     y = np.array([1.0, -1.0, 1.0])
     assert cm.solve(svm.hard_margin(X, y, form="primal"), "clarabel").status in (
         cm.Status.INFEASIBLE, cm.Status.INFEASIBLE_INACCURATE)
-    assert cm.solve(svm.hard_margin(X, y, form="dual"), "clarabel").status in (
-        cm.Status.UNBOUNDED, cm.Status.UNBOUNDED_INACCURATE)
+    sol = cm.solve(svm.hard_margin(X, y, form="dual"), "clarabel")
+    assert sol.status in (cm.Status.UNBOUNDED, cm.Status.UNBOUNDED_INACCURATE)
+    # the program explains the status whatever the solver
+    assert "not separable: use soft_margin with a finite C" in sol.message
 
 
 # ---- every registered solver agrees with the reference ---------------------------------

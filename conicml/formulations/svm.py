@@ -53,7 +53,7 @@ from .._validation import check_positive, check_X_y
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..program import ConicForm, Program, require_solution
-from ..solution import Solution
+from ..solution import Solution, Status
 
 __all__ = [
     "bias_from_alpha",
@@ -227,6 +227,14 @@ def _decode_primal(data: Mapping[str, Any], solution: Solution) -> dict:
     return model
 
 
+def _explain(data: Mapping[str, Any], status: Status) -> str:
+    if data["hard"] and status in (Status.INFEASIBLE, Status.INFEASIBLE_INACCURATE,
+                                   Status.UNBOUNDED, Status.UNBOUNDED_INACCURATE):
+        space = "" if data["kernel"].name == "linear" else " in the kernel's feature space"
+        return f"the data are not separable{space}: use soft_margin with a finite C"
+    return ""
+
+
 def _program(data: dict, description: str) -> Program:
     form = data["form"]
     prefix = "qp.svm.hard" if data["hard"] else "qp.svm"
@@ -237,6 +245,7 @@ def _program(data: dict, description: str) -> Program:
         decode=_decode_primal if form == "primal" else _decode_dual,
         default_solver="clarabel",
         description=description,
+        explain=_explain,
     )
 
 

@@ -133,6 +133,13 @@ def _backend_info(name: str, raw: Any) -> dict[str, Any]:
     return {}
 
 
+def _dual_array(value: Any) -> np.ndarray:
+    """A constraint's dual as one array; a cone's list of parts ``[t, x]`` is concatenated."""
+    if isinstance(value, (list, tuple)):
+        return np.concatenate([np.ravel(np.asarray(v, dtype=float)) for v in value])
+    return np.array(value, dtype=float)
+
+
 def _primal_violation(problem: cp.Problem) -> float:
     worst = 0.0
     for constraint in problem.constraints:
@@ -230,7 +237,7 @@ def solve_with_cvxpy(
     if status.has_solution:
         values = {k: np.array(v.value, dtype=float) for k, v in program.variables.items()}
         duals = {
-            k: np.array(c.dual_value, dtype=float)
+            k: _dual_array(c.dual_value)
             for k, c in program.constraints.items()
             if c.dual_value is not None
         }
