@@ -66,8 +66,9 @@ class Program:
         ``explain(data, status) -> str``: what a non-optimal status means for
         this learner and which hyper-parameter to change (e.g. "the rates
         eta_pos=0.1, eta_neg=0.1 are infeasible: raise one of them").
-        :func:`conicml.solve` appends it to ``Solution.message`` whatever the
-        solver. Must be picklable.
+        :func:`conicml.solve` appends it to the message of the generic
+        backends, which know nothing of the learner (specialized solvers word
+        their own). Must be picklable.
     """
 
     def __init__(

@@ -69,7 +69,10 @@ def solve(program: Program, solver: str | None = None, **options: Any) -> Soluti
         raise SolverError(
             f"solver {entry.name!r} returned {type(solution).__name__}, not a Solution"
         )
-    if solution.status is not Status.OPTIMAL and program.explain is not None:
+    # a generic backend knows nothing of the learner: the program explains its status
+    # (a specialized solver reads the structured data and words its own message)
+    if (solution.status is not Status.OPTIMAL and program.explain is not None
+            and not entry.specialized):
         hint = program.explain(program.data, solution.status)
         if hint and hint not in solution.message:
             message = f"{solution.message}; {hint}" if solution.message else hint
