@@ -224,18 +224,26 @@ def _build_rates_dual(data: Mapping[str, Any]) -> ConicForm:
     return ConicForm(problem, {"u_pos": u_pos, "u_neg": u_neg}, constraints)
 
 
+_RATES_INFEASIBLE = (Status.INFEASIBLE, Status.INFEASIBLE_INACCURATE,
+                     Status.UNBOUNDED, Status.UNBOUNDED_INACCURATE)
+
+
+def _rates_explain(data: Mapping[str, Any], status: Status) -> str:
+    """Program.explain: the reading of an infeasible status, added to every solver's message."""
+    if status not in _RATES_INFEASIBLE:
+        return ""
+    return (f"no hyperplane meets the specified rates eta_pos={data['eta_pos']:g}, "
+            f"eta_neg={data['eta_neg']:g} (kappa_pos={data['kappa_pos']:.6g}, "
+            f"kappa_neg={data['kappa_neg']:.6g}, bound={data['bound']!r}): the two "
+            "class ellipsoids overlap, so the program is infeasible; raise eta_pos or eta_neg")
+
+
 def _rates_require(data: Mapping[str, Any], solution: Solution, kind: str) -> None:
     if solution.ok:
         return
-    if solution.status in (Status.INFEASIBLE, Status.INFEASIBLE_INACCURATE,
-                           Status.UNBOUNDED, Status.UNBOUNDED_INACCURATE):
-        raise SolverError(
-            f"no hyperplane meets the specified rates eta_pos={data['eta_pos']:g}, "
-            f"eta_neg={data['eta_neg']:g} (kappa_pos={data['kappa_pos']:.6g}, "
-            f"kappa_neg={data['kappa_neg']:.6g}, bound={data['bound']!r}): the two "
-            "class ellipsoids overlap, so the program is infeasible "
-            f"(solver {solution.solver!r}: {solution.message}); raise eta_pos or eta_neg"
-        )
+    if solution.status in _RATES_INFEASIBLE:
+        raise SolverError(f"{_rates_explain(data, solution.status)} "
+                          f"(solver {solution.solver!r}: {solution.message})")
     raise SolverError(
         f"cannot decode a solution with status {solution.status.value!r} from solver "
         f"{solution.solver!r} for a program of kind {kind!r}: {solution.message}"
@@ -431,6 +439,7 @@ def specified_rates(
         default_solver="clarabel",
         description=(f"chance-constrained classifier, specified rates eta_pos={eta_pos:g}, "
                      f"eta_neg={eta_neg:g} ({kernel} kernel, {bound}, {form})"),
+        explain=_rates_explain,
     )
 
 
