@@ -218,6 +218,14 @@ def test_decode_reports_the_program_objective():
     model = prog.decode(sol)
     assert model["objective_relaxed"] == pytest.approx(sol.objective, rel=1e-7)
     np.testing.assert_allclose(model["fitted"] + model["residual"], y)
+    # re-evaluated at (w, b) with optimal t, xi: never above the solver's value, and
+    # the original (6.2) at the same point is never below it
+    # (up to the solver's own primal infeasibility: 1e-9 for Clarabel, 1e-6 for SCS)
+    for solver, slack in (("clarabel", 1e-9), ("scs", 1e-6)):
+        other_sol = cm.solve(prog, solver)
+        other = prog.decode(other_sol)
+        assert other["objective_relaxed"] <= other_sol.objective + slack
+        assert other["objective_original"] >= other["objective_relaxed"] - 1e-12
     inside = np.setdiff1d(np.arange(y.size), model["support"])
     assert np.all(np.abs(model["residual"][inside]) < model["tube"][inside])
 
