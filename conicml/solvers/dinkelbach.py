@@ -78,7 +78,8 @@ TERMINATION_MESSAGES: dict[int, str] = {
     2: "time limit reached (time_limit)",
     3: "stopped by the callback",
     4: "infeasible: max N(w) <= 0, so kappa* <= 0 (beta0 >= beta0_max for BMPM)",
-    5: "unbounded: the mean difference has a component of zero variance (kappa* = inf)",
+    5: "unbounded: the mean difference has a component of zero variance (kappa* = inf); "
+       "add a ridge (rho_x, rho_y > 0)",
     6: "stalled: lambda stopped increasing before F(lambda) <= tol (inner accuracy limit)",
 }
 
@@ -168,7 +169,10 @@ class FractionalProgram:
         val, sx, sy = value(z)
         it = 0
         for it in range(1, max_iter + 1):
-            g = cx * lam / max(sx, _TINY) + cy * mu / max(sy, _TINY)
+            # floors relative to ||z|| (sigma_x^2 + sigma_y^2 = ||z||^2 in this basis) keep
+            # the weights finite on a zero-variance direction
+            floor = 1e-14 * float(np.linalg.norm(z))
+            g = cx * lam / max(sx, floor, _TINY) + cy * mu / max(sy, floor, _TINY)
             g = np.maximum(g, _TINY)
             zn = dt / g
             zn /= float(dt @ zn)
@@ -325,6 +329,9 @@ def solve_dinkelbach(
             break
         lam_new = fp.ratio(w)
         history.append((k, lam_new, F))
+        if fp.parts(w)[1] <= 1e-10 * float(np.linalg.norm(z)):
+            reason = 5  # D(w) ~ 0 at w'd = 1: kappa* is infinite (zero-variance direction)
+            break
         if verbose:
             print(f"  dinkelbach {k:3d}: lambda={lam_new:.15g}  F={F:.3e}  ils={its}")
         if F <= tol:

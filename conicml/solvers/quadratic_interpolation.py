@@ -191,6 +191,10 @@ def line_search(
                 xn = x2 + GOLDEN * (x3 - x2) if x3 - x2 >= x2 - x1 else x2 - GOLDEN * (x2 - x1)
             if abs(xn - x2) < 0.5 * tol:  # force progress of at least tol/2
                 xn = x2 + 0.5 * tol if x3 - x2 >= x2 - x1 else x2 - 0.5 * tol
+            if xn in cache or not x1 < xn < x3:  # no new information: golden step
+                xn = x2 + GOLDEN * (x3 - x2) if x3 - x2 >= x2 - x1 else x2 - GOLDEN * (x2 - x1)
+                if xn in cache or not x1 < xn < x3:
+                    break  # the bracket cannot be split further in floating point
             gn = g(xn)
             if xn > x2:
                 if gn >= g2:

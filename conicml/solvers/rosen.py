@@ -65,7 +65,8 @@ TERMINATION_MESSAGES: dict[int, str] = {
     2: "time limit reached (time_limit)",
     3: "stopped by the callback",
     4: "infeasible: max N(w) <= 0, so kappa* <= 0 (beta0 >= beta0_max for BMPM)",
-    5: "unbounded: the mean difference has a component of zero variance (kappa* = inf)",
+    5: "unbounded: the mean difference has a component of zero variance (kappa* = inf); "
+       "add a ridge (rho_x, rho_y > 0)",
     6: "converged: projected gradient ||P grad r|| ||w|| <= tol",
     7: "line search failed: no ascent along the projected gradient (numerical limit)",
 }
@@ -184,6 +185,11 @@ def solve_rosen(
         if not accepted:
             reason = 7
             break
+        _, den = fp.parts(wn)
+        if den <= 1e-10 * math.sqrt(max(float(wn @ (fp.Sx + fp.Sy) @ wn), 0.0)):
+            w, r = wn, rn
+            reason = 5  # D(w) ~ 0 at w'd = 1: kappa* is infinite (zero-variance direction)
+            break
         sn = gn - d * (float(d @ gn) / dd)
         dw, ds = wn - w, sn - s
         change = abs(rn - r)
@@ -203,6 +209,8 @@ def solve_rosen(
         if time_limit is not None and time.perf_counter() - start > time_limit:
             reason = 2
             break
+    if reason == 5:
+        return done(None, 5, k, evals)
     if r <= 0:
         return done(None, 4, k, evals)
     return done(w, reason, k, evals)
