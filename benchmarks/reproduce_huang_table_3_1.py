@@ -93,10 +93,12 @@ def run_dataset(name: str, splits: int, seed: int) -> dict:
         acc = np.mean(np.sign(Xte @ model["w"] + model["b"] + 0.0) == yte)
         acc_mpm = np.mean(np.sign(Xte @ mpm_model["w"] + mpm_model["b"] + 0.0) == yte)
         rows.append((model["alpha"], model["beta"], model["objective"], acc,
-                     mpm_model["alpha"], acc_mpm, sol.iterations))
+                     mpm_model["alpha"], acc_mpm, sol.iterations,
+                     sol.extras["inner_failures"], sol.extras["at_domain_end"]))
     arr = np.array(rows)
     return {"mean": 100 * arr[:, :6].mean(0), "se": 100 * arr[:, :6].std(0, ddof=1)
             / np.sqrt(splits), "evals": arr[:, 6].mean(), "check": check,
+            "failures": int(arr[:, 7].sum()), "at_end": int(arr[:, 8].sum()),
             "theta": float(np.mean(y > 0)), "seconds": time.perf_counter() - start}
 
 
@@ -125,6 +127,7 @@ def main() -> None:
         if state != "ok":
             lines.append(f"| {THESIS_NAMES[name]} | ours | - | "
                          + " | ".join([state.upper()] * len(COLUMNS)) + " | - |")
+            notes.append(f"- {THESIS_NAMES[name]}: {state.upper()} {res or ''}")
         else:
             ours = [f"{m:.1f} +- {s:.1f}" for m, s in zip(res["mean"], res["se"])]
             far = [c for c, m, t in zip(COLUMNS, res["mean"], thesis) if abs(m - t[0]) > 2]
@@ -134,7 +137,9 @@ def main() -> None:
             notes.append(f"- {THESIS_NAMES[name]}: {res['evals']:.1f} BMPM evaluations per "
                          f"MEMPM on average; split 1, clarabel vs dinkelbach: "
                          f"|dF| = {d_obj:.1e}, MPM |d alpha| = {d_alpha:.1e}; "
-                         f"{res['seconds']:.1f} s")
+                         f"{res['seconds']:.1f} s; optimum at beta0_max on {res['at_end']} "
+                         f"splits; {res['failures']} inner solves failed in all (treated as "
+                         "F = -inf by the line search)")
         lines.append("| | thesis | | " + " | ".join(f"{m:.1f} +- {s:.1f}" for m, s in thesis)
                      + " | |")
         print(lines[-2], lines[-1], sep="\n", flush=True)

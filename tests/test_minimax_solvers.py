@@ -230,3 +230,35 @@ def test_mempm_solver_limits():
         cm.solve(prog, "clarabel")  # a sequential program has no single conic form
     with pytest.raises(cm.SolverError):
         cm.solve(prog, "quadratic-interpolation", inner="smo")
+
+
+@pytest.mark.parametrize("solver", SPECIALIZED)
+def test_zero_variance_direction_is_unbounded_not_a_hang(solver):
+    # Sigma_x is singular along d: kappa(alpha) = +inf for small beta0 (alpha -> 1)
+    mom = cm.ClassMoments(np.array([1.0, 0.0]), np.diag([0.0, 1.0]),
+                          np.zeros(2), np.eye(2))
+    sol = cm.solve(mm.bmpm(mom, 0.1), solver)
+    assert sol.status is cm.Status.UNBOUNDED
+    assert "ridge" in sol.message
+    # the SOCP reports 1/kappa ~ 0 instead
+    assert cm.solve(mm.bmpm(mom, 0.1), "clarabel").objective < 1e-6
+
+
+def test_line_search_terminates_on_plateaus():
+    # piecewise-constant f: parabola steps land on cached points; must not loop forever
+    x, fx, n, _ = line_search(lambda x: -abs(round(x, 2) - 0.37), 0, 1, tol=1e-13,
+                              max_iter=60)
+    assert fx == pytest.approx(0.0) and n <= 60
+
+
+def test_mempm_inner_failures_are_reported():
+    X, y = cm.datasets.twonorm(n=60, dim=3, seed=5)
+    prog = mm.mempm((X, y), theta=0.5)
+    # rosen stopped after one step returns USER_LIMIT: every inner solve "fails"
+    sol = cm.solve(prog, "quadratic-interpolation", inner="rosen",
+                   inner_options={"max_iter": 1, "tol": 1e-15}, max_failures=2)
+    assert sol.status is cm.Status.SOLVER_ERROR
+    assert "too many inner BMPM solves failed" in sol.message
+    assert "rosen" in sol.message and sol.extras["inner_failures"] == 3
+    with pytest.raises(cm.OptionError, match="max_failures"):
+        cm.solve(prog, "quadratic-interpolation", max_failures=-1)

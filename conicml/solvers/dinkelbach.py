@@ -143,6 +143,21 @@ class FractionalProgram:
             self._basis = (V, np.clip(lam, 0.0, 1.0), V.T @ self.d)
         return self._basis
 
+    def infinite_ratio(self) -> bool:
+        r"""Whether :math:`\kappa^* = \infty`: :math:`d` leaves the range of the covariances,
+        or (BMPM, :math:`b_y = 0`) a direction with :math:`\sigma_x = 0` reaches
+        :math:`w^\top d = 1` with :math:`N(w) > 0`, i.e. :math:`\|\tilde d_0\| > a_y` where
+        :math:`\tilde d_0` is the part of :math:`\tilde d` on the null space of
+        :math:`\Sigma_x` (there :math:`\Sigma_y = I` in the diagonal basis)."""
+        _, lam, dt = self.basis()
+        if self.unbounded:
+            return True
+        if self.b[1] != 0:
+            return False
+        null = lam <= 1e-12
+        nd = float(np.linalg.norm(dt[null]))
+        return nd > 0 and 1.0 - self.a[1] / nd > 1e-12
+
     def to_z(self, w: np.ndarray) -> np.ndarray:
         r"""Coordinates :math:`z` with :math:`w = Vz` (projected on the covariances' range)."""
         V, _, _ = self.basis()
@@ -304,7 +319,7 @@ def solve_dinkelbach(
     setup_time = time.perf_counter() - start
     start = time.perf_counter()
     history: list[tuple[int, float, float]] = []
-    if fp.unbounded:
+    if fp.infinite_ratio():
         return finish("dinkelbach", fp, None, 5, 0, 0, setup_time,
                       time.perf_counter() - start, history, TERMINATION_MESSAGES, STATUS_MAP)
     if x0 is not None:

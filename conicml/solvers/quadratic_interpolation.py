@@ -67,7 +67,7 @@ TERMINATION_MESSAGES: dict[int, str] = {
     1: "maximum number of function evaluations reached (max_iter)",
     2: "time limit reached (time_limit)",
     3: "stopped by the callback",
-    4: "an inner BMPM solve failed",
+    4: "too many inner BMPM solves failed (max_failures)",
 }
 
 STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT,
@@ -234,6 +234,7 @@ def solve_quadratic_interpolation(
     verbose: bool = False,
     callback: Callable[[float, float], Any] | None = None,
     x0: float | None = None,
+    max_failures: int = 3,
 ) -> Solution:
     r"""MEMPM by sequential BMPM with the quadratic-interpolation line search over β.
 
@@ -257,6 +258,12 @@ def solve_quadratic_interpolation(
         ``callback(beta, F)`` after each evaluation; returning ``True`` stops.
     x0 : float, optional
         Initial middle point of the pattern (default: the midpoint of the domain).
+    max_failures : int, default=3
+        Inner BMPM solves that may fail (e.g. an interior-point solver near
+        :math:`\beta_{0m}`, where the feasible set degenerates to a ray) before the
+        search stops with SOLVER_ERROR; a failed point counts as
+        :math:`F = -\infty` and the result is then OPTIMAL_INACCURATE, with the
+        failures named in the message and in ``extras["inner_failures"]``.
 
     Returns
     -------
@@ -272,12 +279,14 @@ def solve_quadratic_interpolation(
         raise OptionError(f"inner must be a solver name, got {inner!r}")
     if time_limit is not None and not time_limit > 0:
         raise OptionError(f"time_limit must be positive, got {time_limit!r}")
+    if int(max_failures) != max_failures or max_failures < 0:
+        raise OptionError(f"max_failures must be a non-negative integer, got {max_failures!r}")
     start = time.perf_counter()
     lo, hi = float(data["beta_lo"]), float(data["beta_end"])
     floor = mm.accuracy_from_kappa(0.0, data["bound"])
     w_end = _endpoint_w(data)
     evals: dict[float, tuple[float, np.ndarray, Solution | None]] = {}
-    state: dict[str, Any] = {"reason": 0, "program": None, "failure": None}
+    state: dict[str, Any] = {"reason": 0, "program": None, "failures": []}
     inner_iters = [0]
 
     def F(beta: float) -> float:
@@ -303,10 +312,12 @@ def solve_quadratic_interpolation(
                 model = prog.decode(sol)
                 alpha = model["alpha"]
                 w = model["w"] if "w" in model else model["dual_coef"]
-            else:
-                state["reason"] = 4
-                state["failure"] = sol
-                raise _Stop(4)
+            else:  # no information at this beta: -inf for the search, reported below
+                state["failures"].append((beta, sol))
+                if len(state["failures"]) > max_failures:
+                    state["reason"] = 4
+                    raise _Stop(4)
+                return -math.inf
         value = mm.mempm_value(data, beta, alpha)
         evals[beta] = (alpha, w, sol)
         if verbose:
@@ -319,8 +330,11 @@ def solve_quadratic_interpolation(
     res = line_search(F, lo, hi, tol=tol, max_iter=max_iter, maximize=True, x0=x0)
     reason = state["reason"]
     message = TERMINATION_MESSAGES[reason]
-    if reason == 4 and state["failure"] is not None:
-        message += f" ({inner}: {state['failure'].message})"
+    failures = state["failures"]
+    if failures:
+        message += (f"; {len(failures)} inner BMPM solve(s) failed and were treated as "
+                    f"F = -inf (first at beta = {failures[0][0]:.6g}: {inner}: "
+                    f"{failures[0][1].message})")
     if not evals:
         return Solution(status=STATUS_MAP[reason], solver="quadratic-interpolation",
                         solve_time=time.perf_counter() - start, message=message)
@@ -332,8 +346,11 @@ def solve_quadratic_interpolation(
     beta = max(evals, key=lambda b: (mm.mempm_value(data, b, evals[b][0]), -abs(b - res.x)))
     alpha, w, sol = evals[beta]
     model = mm.mempm_model(data, beta, w)
+    status = STATUS_MAP[reason]
+    if failures and status is Status.OPTIMAL:
+        status = Status.OPTIMAL_INACCURATE
     return Solution(
-        status=STATUS_MAP[reason],
+        status=status,
         solver="quadratic-interpolation",
         objective=float(mm.mempm_value(data, beta, alpha)),
         values={"beta": np.array(beta), "w": np.asarray(w, dtype=float)},
@@ -349,5 +366,5 @@ def solve_quadratic_interpolation(
         history=tuple((b, mm.mempm_value(data, b, a)) for b, (a, _, _) in evals.items()),
         extras={"inner": inner, "inner_solves": sum(s is not None for _, _, s in evals.values()),
                 "inner_iterations": inner_iters[0], "alpha": alpha,
-                "at_domain_end": bool(beta >= hi)},
+                "at_domain_end": bool(beta >= hi), "inner_failures": len(failures)},
     )

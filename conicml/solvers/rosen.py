@@ -142,6 +142,8 @@ def solve_rosen(
                       time.perf_counter() - start, history, TERMINATION_MESSAGES, STATUS_MAP,
                       {"line_search_evals": evals})
 
+    if fp.infinite_ratio():  # exact test on the eigendecomposition (one O(n^3) step)
+        return done(None, 5, 0, 0)
     if x0 is not None:
         w = np.asarray(x0, dtype=float)
         if w.shape != d.shape or not float(d @ w) > 0:
@@ -152,8 +154,6 @@ def solve_rosen(
     num, _ = fp.parts(w)
     if num <= 0:  # maximise the numerator: min a_x sx + a_y sy (one least-squares solve)
         V, _, _ = fp.basis()
-        if fp.unbounded:
-            return done(None, 5, 0, 0)
         z, P, its = fp.min_weighted(fp.a[0], fp.a[1])
         inner += its
         if 1.0 - P <= 0:
