@@ -379,3 +379,28 @@ def test_bad_data():
             mm.bmpm(FIG34, beta0)
     with pytest.raises(cm.ProgramError, match="theta"):
         mm.mempm(FIG34, theta=1.5)
+
+
+def test_kernel_mempm_inner_solvers_agree():
+    X, y = cm.datasets.twonorm(n=50, dim=3, seed=8)
+    prog = mm.mempm((X, y), theta=0.5, kernel="rbf", gamma=0.3, rho_x=0.05)
+    a = cm.solve(prog, "quadratic-interpolation", inner="clarabel")
+    b = cm.solve(prog, "quadratic-interpolation", inner="dinkelbach")
+    assert a.ok and b.ok
+    assert a.objective == pytest.approx(b.objective, abs=1e-6)  # independent inner solvers
+    model = prog.decode(b)
+    assert "dual_coef" in model and model["b_mismatch"] < 1e-6
+    f = mm.decision_values(prog.data, model, X)
+    assert np.mean(np.sign(f) == y) > 0.9
+
+
+def test_robust_mempm_is_more_cautious():
+    plain = cm.solve(mm.mempm(FIG34, theta=0.5), "quadratic-interpolation")
+    zero = cm.solve(mm.mempm(FIG34, theta=0.5, nu_x=0.0, rho_x=0.0), "quadratic-interpolation")
+    robust_prog = mm.mempm(FIG34, theta=0.5, nu_x=0.1, nu_y=0.5, rho_x=0.2, rho_y=0.3)
+    robust = cm.solve(robust_prog, "quadratic-interpolation")
+    assert zero.objective == pytest.approx(plain.objective, abs=1e-12)
+    # larger uncertainty sets can only lower the worst-case objective (eq. 3.40)
+    assert robust.objective < plain.objective
+    model = robust_prog.decode(robust)
+    assert model["b_mismatch"] < 1e-7  # both robust intercept formulas agree
