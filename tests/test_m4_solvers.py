@@ -201,3 +201,16 @@ def test_soft_margin_reduction_one_ends_at_kappa(solver):
     sol = cm.solve(prog, solver)
     assert sol.extras["at_domain_end"]
     assert sol.values["rho"] == pytest.approx(sol.extras["kappa_mpm"], rel=1e-12)
+
+
+@pytest.mark.parametrize("C, reduction", [(100.0, None), (1.0, None), (1.0, 1.0)])
+def test_soft_margin_line_search_methods_agree(C, reduction):
+    # quadratic interpolation (default) vs Brent's method: the same local maximum of G
+    prog = m4.m4(T2_X, T2_Y, C, reduction=reduction)
+    qi = cm.solve(prog, "m4-line-search")
+    brent = cm.solve(prog, "m4-line-search", method="brent")
+    assert qi.status is brent.status is cm.Status.OPTIMAL
+    assert qi.extras["method"] == "quadratic-interpolation"
+    assert qi.objective == pytest.approx(brent.objective, rel=obj_rtol("m4-line-search"))
+    with pytest.raises(OptionError):
+        cm.solve(prog, "m4-line-search", method="golden")

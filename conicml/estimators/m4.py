@@ -47,8 +47,12 @@ class M4Classifier(BinaryConicClassifier):
         raises :class:`~conicml.NotFittedStatusError` asking to set ``C``.
         A positive float: soft margin; slacks are in the units fixed by
         :math:`w^\top(\bar x - \bar y) = 1` (a slack of 1 is the whole gap
-        between the class means), so useful values are roughly
-        :math:`10^{-3}`–:math:`10` divided by the sample size.
+        between the class means). About :math:`1/(C\sigma)` points end inside
+        the margin (:math:`\sigma \approx 1/\kappa_{MPM}`), so write
+        ``C = c / n_samples``: small ``c`` gives :math:`\rho = \kappa_{MPM}`
+        (MPM-like), large ``c`` gives :math:`\rho = 0` (minimum total
+        violation); useful ``c`` lie around :math:`\kappa_{MPM}` divided by
+        the training error rate and below (see :mod:`conicml.formulations.m4`).
     kernel : {"linear", "rbf", "poly", "precomputed"}, default="linear"
         Non-linear kernels use Theorem 17 via the empirical kernel map.
     gamma : float or {"scale", "auto"}, default="scale"

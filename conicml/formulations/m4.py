@@ -67,8 +67,16 @@ collapses to :math:`w = b = \xi = 0`) and fixes the units of :math:`C`: a slack
 of 1 is the whole mean gap :math:`w^\top(\bar x - \bar y)`. The thesis states
 no range for :math:`\rho`; we search :math:`[0, \kappa^*_{MPM}]`: beyond
 :math:`\kappa^*_{MPM}` even the class means violate the margin, and
-:math:`G` grows without bound there whenever
-:math:`C(N_x\sigma_x + N_y\sigma_y) < 1`. Kind ``"sequential.m4"`` (``build``
+:math:`G` grows without bound there as soon as
+:math:`C(N_x\sigma_x(w) + N_y\sigma_y(w)) < 1` for some :math:`w` with
+:math:`w^\top d = 1`. Reading of :math:`C` (derived here, not in the thesis): for a
+fixed :math:`w` the slope of :math:`G` in :math:`\rho` is
+:math:`1 - C\sum_{k\,\text{inside}}\sigma_{y_k}(w)`, so at the optimum about
+:math:`1/(C\sigma)` points lie inside the margin, as in a ν-SVM: a small :math:`C`
+returns :math:`\rho = \kappa^*_{MPM}` (an MPM-like hyperplane), a :math:`C` so
+large that fewer points than the training errors may lie inside returns
+:math:`\rho = 0` (the minimum-total-violation hyperplane), and interior solutions
+lie in between. Kind ``"sequential.m4"`` (``build``
 returns the fixed-ρ slack SOCP with the parameter ``rho``); **objective**
 :math:`G(\rho^*)`.
 

@@ -12,18 +12,20 @@ Kind ``"sequential.m4"`` (:func:`conicml.formulations.m4.m4` with a ``C``).
 over :math:`\rho \in [0, \kappa^*_{MPM}]` (the domain is discussed in
 :mod:`conicml.formulations.m4`), where each :math:`h(\rho)` is the program's
 fixed-ρ slack SOCP (DPP, ``cp.Parameter`` ``rho``, compiled once and re-solved
-by the backend ``inner``). The 1-D search is a quadratic-interpolation line
-search, the thesis's method, with both domain ends evaluated and
-golden-section safeguards (note §6 item 17): Brent's bounded method
-(parabolic interpolation safeguarded by golden-section steps; Brent 1973,
-*Algorithms for Minimization without Derivatives*, ch. 5), as implemented by
-:func:`scipy.optimize.minimize_scalar`. :math:`G` need not be concave (note A6), so
-the result is a local maximum of :math:`G`; the thesis claims convergence
-"to the global optimum if suitable starting points are assigned".
+by the backend ``inner``). The 1-D search (option ``method``) is the
+thesis's quadratic-interpolation line search,
+:func:`conicml.solvers.quadratic_interpolation.line_search` (both domain ends
+evaluated, parabola steps with golden-section safeguards, note §6 item 17),
+or ``"brent"``: both ends, then Brent's bounded method (parabolic
+interpolation safeguarded by golden-section steps; Brent 1973, *Algorithms
+for Minimization without Derivatives*, ch. 5) via
+:func:`scipy.optimize.minimize_scalar`. :math:`G` need not be concave
+(note A6), so the result is a local maximum of :math:`G`; the thesis claims
+convergence "to the global optimum if suitable starting points are assigned".
 
-**Stopping criterion:** Brent's interval of uncertainty below
-:math:`\texttt{tol}\cdot\max(1, \kappa^*_{MPM})` (absolute, in ρ), or
-``max_iter`` SOCP solves.
+**Stopping criterion:** final ρ bracket (Brent: interval of uncertainty)
+below :math:`\texttt{tol}\cdot\max(1, \kappa^*_{MPM})` (absolute, in ρ),
+or ``max_iter`` SOCP solves.
 
 **Objective** (kind ``"sequential.m4"``): :math:`G(\rho^*) = \rho^* -
 C\sum\xi` with the slacks recomputed exactly at the returned :math:`(w, b)`
@@ -47,6 +49,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from ..exceptions import OptionError
 from ..formulations import m4 as m4f
 from ..program import Program
 from ..registry import register
@@ -76,17 +79,23 @@ class _Stop(Exception):
 
 
 def _line_search(f: Callable[[float], float], lo: float, hi: float, *, tol: float,
-                 max_iter: int, x0: float | None
+                 max_iter: int, x0: float | None, method: str = "quadratic-interpolation"
                  ) -> tuple[float, float, int, tuple[float, float], bool]:
     """Maximise ``f`` on ``[lo, hi]``: ``(x, f(x), evaluations, bracket, converged)``.
 
-    Both ends are evaluated first (a maximum *at* an end, e.g. the reduced
-    model with nu = 1 at kappa_MPM, is then found exactly), then Brent's
-    bounded method (parabolic interpolation with golden-section safeguards;
-    Brent 1973, ch. 5; :func:`scipy.optimize.minimize_scalar`) runs on the
-    interior with absolute tolerance ``tol``. ``x0`` is accepted for
-    interface compatibility; Brent starts from its golden-section point.
+    ``"quadratic-interpolation"``: the shared line search of
+    :func:`conicml.solvers.quadratic_interpolation.line_search` (both ends
+    evaluated, parabola steps with golden-section safeguards). ``"brent"``:
+    both ends, then Brent's bounded method on the interior
+    (:func:`scipy.optimize.minimize_scalar`).
     """
+    if method == "quadratic-interpolation":
+        from .quadratic_interpolation import line_search
+
+        res = line_search(f, lo, hi, tol=tol, max_iter=max_iter, maximize=True, x0=x0)
+        bracket = res.bracket
+        converged = bracket[1] - bracket[0] <= tol * (1 + 1e-9)
+        return res.x, res.fun, res.n_evals, bracket, converged
     values: dict[float, float] = {}
 
     def g(x: float) -> float:
@@ -116,7 +125,7 @@ class _Budget(Exception):
 
 
 @register("m4-line-search", kinds=[m4f.KIND_SOFT],
-          description="soft-margin M4: quadratic-interpolation line search over rho of SOCPs")
+          description="soft-margin M4: line search over rho of SOCPs")
 def solve_m4_line_search(
     program: Program,
     *,
@@ -128,6 +137,7 @@ def solve_m4_line_search(
     x0: float | None = None,
     inner: str = "clarabel",
     inner_options: Mapping[str, Any] | None = None,
+    method: str = "quadratic-interpolation",
 ) -> Solution:
     r"""Soft-margin M4 by line search over ρ (see the module docstring).
 
@@ -151,6 +161,8 @@ def solve_m4_line_search(
         Generic backend of the inner SOCPs.
     inner_options : dict, optional
         Options of that backend.
+    method : {"quadratic-interpolation", "brent"}, default="quadratic-interpolation"
+        The 1-D search (module docstring).
 
     Returns
     -------
@@ -158,9 +170,10 @@ def solve_m4_line_search(
         ``values = {"w", "b", "rho"}``, ``objective`` :math:`= G(\rho^*)`.
     """
     check_common(tol, max_iter, time_limit)
+    if method not in ("quadratic-interpolation", "brent"):
+        raise OptionError(f"method must be 'quadratic-interpolation' or 'brent', "
+                          f"got {method!r}")
     if max_iter < 3:
-        from ..exceptions import OptionError
-
         raise OptionError(f"max_iter must be at least 3 (both ends and a midpoint), "
                           f"got {max_iter!r}")
     start = time.perf_counter()
@@ -197,7 +210,8 @@ def solve_m4_line_search(
         else:
             try:
                 *_, bracket, converged = _line_search(
-                    G, 0.0, kappa, tol=tol * max(1.0, kappa), max_iter=max_iter, x0=x0)
+                    G, 0.0, kappa, tol=tol * max(1.0, kappa), max_iter=max_iter, x0=x0,
+                    method=method)
             except _Stop:
                 pass
     except _InnerFailure as exc:
@@ -212,7 +226,7 @@ def solve_m4_line_search(
         reason = 1
         message = TERMINATION_MESSAGES[reason]
     extras = {"inner": inner, "inner_solves": solver.solves, "inner_time": solver.time,
-              "kappa_mpm": kappa, "bracket": bracket}
+              "kappa_mpm": kappa, "bracket": bracket, "method": method}
     if not evals or reason == 6:
         return Solution(status=STATUS_MAP[reason], solver="m4-line-search",
                         setup_time=setup_time, solve_time=solve_time, message=message,
