@@ -18,9 +18,9 @@ shrinks toward the better end (so a maximum *at* an end, e.g. MEMPM on Pima
 where the optimum is :math:`\beta = \beta_{0m}`, is found); a **golden-section
 step** into the larger sub-interval replaces the parabola step when the
 denominator vanishes, the vertex falls outside :math:`(x_1, x_3)`, or the
-bracket has not shrunk below 0.7 of its width two steps earlier; a vertex
-closer than ``tol``/2 to :math:`x_2` is moved to :math:`x_2 \pm` ``tol``/2 so
-that the bracket collapses. The search converges to a *local* maximum.
+bracket has not shrunk below 0.7 of its width two steps earlier; once the
+vertex falls within ``tol``/2 of :math:`x_2` the points :math:`x_2 \pm`
+``tol``/2 are probed, which collapses the bracket. The search converges to a *local* maximum.
 
 **Stopping criterion:** bracket width :math:`x_3 - x_1 \le \texttt{tol}`
 (absolute), or ``max_iter`` function evaluations. The best evaluated point
@@ -180,17 +180,19 @@ def line_search(
                 x2 = x3 - 0.2 * (x3 - x1)
             bracket[:] = [x1, x3]
             g2 = g(x2)
-        widths = [x3 - x1, x3 - x1]
+        widths = [2.0 * (x3 - x1), 2.0 * (x3 - x1)]  # the first step may use the parabola
         while x3 - x1 > tol:
             bracket[:] = [x1, x3]
             num = (x2 - x1) ** 2 * (g2 - g3) - (x2 - x3) ** 2 * (g2 - g1)
             den = (x2 - x1) * (g2 - g3) - (x2 - x3) * (g2 - g1)
-            golden = den == 0 or widths[-2] * 0.7 < x3 - x1
-            xn = x2 - 0.5 * num / den if not golden else math.nan
-            if golden or not (x1 < xn < x3) or not math.isfinite(xn):
-                xn = x2 + GOLDEN * (x3 - x2) if x3 - x2 >= x2 - x1 else x2 - GOLDEN * (x2 - x1)
-            if abs(xn - x2) < 0.5 * tol:  # force progress of at least tol/2
+            xn = x2 - 0.5 * num / den if den != 0 else math.nan
+            if math.isfinite(xn) and x1 < xn < x3 and abs(xn - x2) < 0.5 * tol:
+                # the parabola has converged onto x2: probe x2 +- tol/2 on the wider side
+                # (the next step probes the other one), which collapses the bracket
                 xn = x2 + 0.5 * tol if x3 - x2 >= x2 - x1 else x2 - 0.5 * tol
+            elif not (math.isfinite(xn) and x1 < xn < x3) or widths[-2] * 0.7 < x3 - x1:
+                # no usable vertex, or the bracket shrinks too slowly: golden-section step
+                xn = x2 + GOLDEN * (x3 - x2) if x3 - x2 >= x2 - x1 else x2 - GOLDEN * (x2 - x1)
             if xn in cache or not x1 < xn < x3:  # no new information: golden step
                 xn = x2 + GOLDEN * (x3 - x2) if x3 - x2 >= x2 - x1 else x2 - GOLDEN * (x2 - x1)
                 if xn in cache or not x1 < xn < x3:
