@@ -242,9 +242,10 @@ class ClusterMoments:
             ``"kmeans"``: :class:`~sklearn.cluster.KMeans` (``n_init=3``) when
             a label has at most ``chunk_size`` rows, else a streamed Lloyd
             iteration (k-means++ seeding on a sample of
-            :math:`\max(50k, 2000)` rows, at most 100 passes, stop when no
-            centre moves more than :math:`10^{-4}` times the data's RMS
-            spread), then one pass for the moments about the final centres.
+            :math:`\max(50k, 2000)` rows, at most 100 passes, stop when the
+            squared centre shift is at most :math:`10^{-4}` times the mean
+            feature variance, scikit-learn's ``tol``), then one pass for the
+            moments about the final centres.
             ``"none"``: every point its own cluster (:math:`\sigma_j = 0`).
         n_clusters : int, optional
             Clusters per label (required for ``"kmeans"``).
@@ -356,7 +357,14 @@ def _birch_moments(X, idx, n_clusters, threshold, branching_factor, chunk_size):
 
 
 def _assign(chunk: np.ndarray, centers: np.ndarray, c2: np.ndarray) -> np.ndarray:
-    d = c2[None, :] - 2.0 * chunk @ centers.T
+    """Nearest centre of every row (squared distances up to the row's own norm)."""
+    if chunk.shape[1] > 16:
+        return np.argmin(c2[None, :] - 2.0 * chunk @ centers.T, axis=1)
+    # few features: column-wise outer products avoid a thin, badly threaded BLAS call
+    d = np.empty((chunk.shape[0], centers.shape[0]))
+    d[:] = c2
+    for c in range(chunk.shape[1]):
+        d -= 2.0 * np.multiply.outer(chunk[:, c], centers[:, c])
     return np.argmin(d, axis=1)
 
 
@@ -392,13 +400,13 @@ def _kmeans_moments(X, idx, n_clusters, random_state, chunk_size):
         sample = np.asarray(X[sample_idx], dtype=float)
         _check_finite(sample)
         centers, _ = kmeans_plusplus(sample, k, random_state=random_state)
-        spread = float(np.sqrt(sample.var(axis=0).sum())) or 1.0
+        tol = 1e-4 * float(np.mean(sample.var(axis=0)))  # scikit-learn's KMeans tol
         for _ in range(100):
             N, LS, _ = _centered_sums(X, idx, centers, chunk_size)
             new = np.where(N[:, None] > 0, LS / np.maximum(N, 1.0)[:, None], centers)
-            moved = float(np.max(np.linalg.norm(new - centers, axis=1)))
+            shift = float(np.sum((new - centers) ** 2))
             centers = new
-            if moved <= 1e-4 * spread:
+            if shift <= tol:
                 break
     N, LS, S = _centered_sums(X, idx, centers, chunk_size)
     keep = N > 0

@@ -33,7 +33,7 @@ def _phi_b2(d, a, b, c, e):
 
 def _brute(fun, lb, ub):
     # dense grid, then a bounded refinement around the best grid point
-    grid = np.linspace(lb, ub, 4001)
+    grid = np.linspace(lb, ub, 2001)
     vals = np.array([fun(d) for d in grid])
     i = int(np.argmin(vals))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
@@ -46,7 +46,7 @@ def _brute(fun, lb, ub):
 
 def test_line_search_b2_random():
     rng = np.random.default_rng(12)
-    for _ in range(300):
+    for _ in range(150):
         u, v = rng.normal(size=2), rng.normal(size=2)  # q(d) = ||u + d v||^2 is PSD
         a, b, c = v @ v, u @ v, u @ u
         e = rng.normal() * 2.0 * math.sqrt(a)
@@ -74,7 +74,7 @@ def test_line_search_b2_edge_cases(a, b, c, e, lb, ub, expected):
 
 def test_line_search_311_random():
     rng = np.random.default_rng(311)
-    for _ in range(200):
+    for _ in range(100):
         u, v = rng.normal(size=3), rng.normal(size=3)
         a, bq, c = v @ v, u @ v, u @ u
         rho0, rho1 = abs(rng.normal()), rng.normal() * 0.5
@@ -106,7 +106,7 @@ def test_note_example_four_iterations():
     clusters = ClusterMoments(MU7, SIG7, np.full(6, 10), Y7)
     prog = chance.cbc_w(clusters, 1.0, 0.5, form="dual")
     x0 = np.array([0.5, 0, 0, 0.5, 0, 0])
-    sol = cm.solve(prog, "cbc-smo", x0=x0)
+    sol = cm.solve(prog, "cbc-smo", x0=x0, selection="max-violating")  # the thesis's rule
     assert sol.status is cm.Status.OPTIMAL
     assert sol.iterations == 4
     assert sol.objective == pytest.approx(2.1523340597, rel=1e-9)
@@ -239,6 +239,11 @@ def test_warm_start_limits_and_options():
         cm.solve(prog, "cbc-smo", x0=np.ones(80))
     with pytest.raises(OptionError):
         cm.solve(prog, "cbc-smo", eps_abs=1e-3)
+    with pytest.raises(OptionError):
+        cm.solve(prog, "cbc-smo", selection="random")
+    # both working-set rules reach the same optimum
+    wss1 = cm.solve(prog, "cbc-smo", tol=1e-9, selection="max-violating")
+    assert wss1.objective == pytest.approx(sol.objective, rel=1e-10)
 
 
 @pytest.mark.slow
