@@ -30,7 +30,8 @@ def _expected_failures(estimator) -> dict[str, str]:
     # check_fit_idempotent): beta0 = 0 is the only value attainable on every data set
     BMPMClassifier(beta0=0.0, solver="dinkelbach"),
     BMPMClassifier(beta0=0.0, solver="rosen"),
-    MEMPMClassifier(inner="dinkelbach"),
+    MEMPMClassifier(),
+    MEMPMClassifier(bound="gaussian", theta=0.5, inner="dinkelbach"),
 ], expected_failed_checks=_expected_failures)
 def test_sklearn_contract(estimator, check):
     check(estimator)
