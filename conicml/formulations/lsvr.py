@@ -49,13 +49,15 @@ covariance of the :math:`m = 2k+1` points of a window :math:`W_i` around
   distance of the inputs (kernel-induced distance for ``kernel="precomputed"``),
   ties broken by index — for unordered data such as the thesis's sinc set.
 
-**Cone forms.** When the feature dimension :math:`q` is below :math:`m` the
-cones use dense QR-compressed factors (:func:`local_factors`). Otherwise an
-auxiliary variable :math:`g` (the fitted values minus :math:`b`, constraint
-``"features"``: :math:`g = Xw`) is introduced and each cone takes the centred
-window :math:`m^{-1/2}(g_{W_i} - \bar g_{W_i})` directly — :math:`m^2` nonzeros
-per cone instead of :math:`mq`, which is what keeps the kernel program
-(:math:`q` up to :math:`N`) fast. Same optimum, same objective.
+**Cone forms.** The cones use dense, QR-compressed factors
+(:func:`local_factors`) when that has fewer nonzeros (always when the feature
+dimension :math:`q` is below :math:`m`). Otherwise an auxiliary variable
+:math:`g` (the fitted values minus :math:`b`; constraint ``"features"``:
+:math:`g = Xw`, or for the kernel form :math:`g \in \operatorname{span}V`) is
+introduced and each cone takes the centred window
+:math:`m^{-1/2}(g_{W_i} - \bar g_{W_i})` directly — :math:`m^2` nonzeros per
+cone instead of :math:`mq`, which keeps a full-rank kernel program
+(:math:`q` close to :math:`N`) fast. Same optimum, same objective.
 
 **Facts the tests check** (derived for conicml, [D]):
 
@@ -306,6 +308,20 @@ def _factors_from_covariances(covariances: object, n_samples: int,
 
 
 # -- the conic program ---------------------------------------------------------------
+def _dense_is_smaller(shape: tuple[int, int], m: int,
+                      complement: np.ndarray | None) -> bool:
+    """Whether dense factor cones have fewer nonzeros than the window (g) form.
+
+    Dense: ``N min(m, q) q`` cone entries. Window form: ``N m^2`` cone entries plus
+    the ``"features"`` constraint, ``N q`` (primal ``g = X w``) or ``N (N - q)``
+    (kernel: the complement of span V).
+    """
+    n, q = shape
+    dense = n * min(m, q) * q
+    link = n * q if complement is None else complement.size
+    return dense <= n * m * m + link
+
+
 def _window_centering(windows: np.ndarray, n: int) -> sp.csr_matrix:
     r"""Sparse :math:`(Nm \times N)` matrix whose rows :math:`im..im+m-1` map
     :math:`g` to :math:`m^{-1/2}(g_{W_i} - \bar g_{W_i})`."""
@@ -564,9 +580,8 @@ def lsvr(
         "X": X, "y": y, "epsilon": eps, "C": C, "k": k, "neighborhood": neighborhood,
         "kernel": kern, "form": form, "factor_rtol": factor_rtol, "windows": windows,
         "features": features, **eig,
-        # dense factors only when they are smaller than the sparse window form
-        "factors": local_factors(features, windows) if features.shape[1] < windows.shape[1]
-        else None,
+        "factors": local_factors(features, windows) if _dense_is_smaller(
+            features.shape, windows.shape[1], eig["complement"]) else None,
     }
     desc = f"LSVR ({kern.name} kernel, epsilon={eps:g}, C={C:g}, k={k}, {neighborhood})"
     return _program(data, desc)
