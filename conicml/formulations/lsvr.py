@@ -63,11 +63,12 @@ cone instead of :math:`mq`, which keeps a full-rank kernel program
 
 * Fixing :math:`(w, b)` and minimising over :math:`t_i \ge \sigma_i`, the
   per-point cost :math:`t_i/N + C(|r_i| - \epsilon t_i)_+` has slope
-  :math:`1/N - C\epsilon` below :math:`|r_i|/\epsilon`. Hence the relaxation
-  is **exact** (:math:`t_i = \sigma_i(w)` and the relaxed optimum equals the
-  original eq.-6.2 optimum, which is then convex) iff :math:`NC\epsilon \le 1`;
-  for :math:`NC\epsilon > 1` all slacks vanish, :math:`t_i =
-  \max(\sigma_i, |r_i|/\epsilon)` and the solution **does not depend on C**
+  :math:`1/N - C\epsilon` below :math:`|r_i|/\epsilon`. Hence for
+  :math:`NC\epsilon \le 1` the relaxation is **exact** at every :math:`(w, b)`
+  (:math:`t_i = \sigma_i(w)`; the original eq.-6.2 problem is then convex and
+  has the same optimum). For :math:`NC\epsilon > 1` all slacks vanish,
+  :math:`t_i = \max(\sigma_i, |r_i|/\epsilon)` (above :math:`\sigma_i` at every
+  point outside its own tube) and the solution **does not depend on C**
   (note §6.11; the thesis's sinc runs, N = 50, C = 100, ε ≥ 0.2, are there).
   ``decode`` reports both objectives and ``"relaxation_exact"``.
 * :math:`\Sigma_i = 0` for all :math:`i`: least-absolute-deviation regression,
