@@ -24,11 +24,15 @@ def _child(queue: mp.Queue, fn: Callable[..., Any], args: tuple) -> None:
 
 
 def run_with_limit(fn: Callable[..., Any], args: tuple, limit: float) -> tuple[str, Any, float]:
-    """Run ``fn(*args)`` in a forked process; returns (state, result, wall seconds).
+    """Run ``fn(*args)`` in a fresh process; returns (state, result, wall seconds).
 
     ``state`` is ``"ok"``, ``"error"`` (result = message) or ``"timeout"``.
+    The child is *spawned*, not forked: a fork of a parent that already ran a
+    multi-threaded solver (Clarabel, BLAS) can deadlock. ``fn`` must therefore
+    be a module-level function and ``args`` picklable; time the work inside
+    ``fn`` (the wall time returned here includes the child's start-up).
     """
-    ctx = mp.get_context("fork")
+    ctx = mp.get_context("spawn")
     queue: mp.Queue = ctx.Queue()
     proc = ctx.Process(target=_child, args=(queue, fn, args))
     start = time.perf_counter()
