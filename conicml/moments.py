@@ -241,8 +241,8 @@ class ClusterMoments:
             the features, which are additive.
             ``"kmeans"``: :class:`~sklearn.cluster.KMeans` (``n_init=3``) when
             a label has at most ``chunk_size`` rows, else a streamed Lloyd
-            iteration (k-means++ seeding on a sample of
-            :math:`\max(50k, 2000)` rows, at most 100 passes, stop when the
+            iteration (seeded by ``KMeans(n_init=3)`` on a sample of
+            :math:`\max(50k, 2000)` rows; at most 100 passes, stop when the
             squared centre shift is at most :math:`10^{-4}` times the mean
             feature variance, scikit-learn's ``tol``), then one pass for the
             moments about the final centres.
@@ -386,7 +386,7 @@ def _centered_sums(X, idx, centers, chunk_size):
 
 def _kmeans_moments(X, idx, n_clusters, random_state, chunk_size):
     """(counts, means, trace variances) of k-means clusters, streamed over chunks."""
-    from sklearn.cluster import KMeans, kmeans_plusplus
+    from sklearn.cluster import KMeans
 
     k = min(n_clusters, idx.size)
     if idx.size <= chunk_size:
@@ -399,7 +399,8 @@ def _kmeans_moments(X, idx, n_clusters, random_state, chunk_size):
                                         replace=False))
         sample = np.asarray(X[sample_idx], dtype=float)
         _check_finite(sample)
-        centers, _ = kmeans_plusplus(sample, k, random_state=random_state)
+        # seeding: k-means (n_init=3, k-means++) on the sample, then Lloyd on all rows
+        centers = KMeans(k, n_init=3, random_state=random_state).fit(sample).cluster_centers_
         tol = 1e-4 * float(np.mean(sample.var(axis=0)))  # scikit-learn's KMeans tol
         for _ in range(100):
             N, LS, _ = _centered_sums(X, idx, centers, chunk_size)
