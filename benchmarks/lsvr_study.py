@@ -206,7 +206,7 @@ def solver_table(sizes) -> list[str]:
     lines = [
         "## 4. Generic backends on LSVR programs",
         "",
-        "Linear: N x 5 Gaussian inputs, ε = 0.3, C = 1/N, k = 2 (window form). "
+        "Linear: N x 5 Gaussian inputs, ε = 0.3, C = 1/N, k = 2 (dense cones). "
         "Kernel: sorted 1-D sinc-like data, RBF gamma = 1, ε = 0.3, C = 1. Time = "
         "setup + solve (s); rel. diff = |f - f_clarabel| / max(1, |f_clarabel|) for "
         "the solver's objective f, and for the relaxed objective re-evaluated at the "
