@@ -288,6 +288,26 @@ def test_sinc_case_I_lsvr_fits_far_better_than_svr():
     assert mse_lsvr < 0.1 * mse_svr
 
 
+@pytest.mark.slow
+def test_sinc_case_I_table_6_1_over_trials():
+    # thesis Table 6.1 case I, 20 seeded trials (thesis: 100 random): the SVR column
+    # (LIBSVM, the thesis's own baseline) within 10 %; LSVR (k = 2) below the thesis's
+    # value at every eps > 0 and at least 3x below SVR (thesis: 40x at 0.2, 3.9x at 2)
+    thesis_lsvr = (.0004, .0016, .0044, .0082, .0125, .0452)
+    thesis_svr = (.0160, .0722, .1695, .1748, .1748, .1748)
+    for j, eps in enumerate((0.2, 0.4, 0.6, 0.8, 1.0, 2.0)):
+        mse_l, mse_s = [], []
+        for seed in range(20):
+            X, y = _sinc_data(seed=seed)
+            prog = lsvr.lsvr(X, y, eps, 100.0, 2, kernel="rbf", gamma=1.0)
+            mse_l.append(np.mean(prog.decode(cm.solve(prog, "clarabel"))["residual"] ** 2))
+            svr = SVR(kernel="rbf", gamma=1.0, C=100.0, epsilon=eps).fit(X, y)
+            mse_s.append(np.mean((svr.predict(X) - y) ** 2))
+        assert np.mean(mse_s) == pytest.approx(thesis_svr[j], rel=0.1)
+        assert np.mean(mse_l) < thesis_lsvr[j]
+        assert np.mean(mse_l) < np.mean(mse_s) / 3
+
+
 # ---- cross-solver agreement ----------------------------------------------------------------
 
 _INSTANCES = {

@@ -54,9 +54,10 @@ class LSVRRegressor(RegressorMixin, BaseEstimator):
         Eigenvalue threshold of the Gram factor (non-linear kernels). The
         default fits the model as written, whose predictions *away from the
         training points* can be wild for an RBF kernel (the model never
-        penalises the RKHS norm); e.g. ``1e-4`` adds a spectral regulariser
-        that keeps the training fit and tames off-sample predictions (see the
-        formulation's Notes).
+        penalises the RKHS norm). Larger values (``1e-4`` .. ``1e-2``) add a
+        spectral regulariser, not in the thesis, that keeps the training fit
+        and tames off-sample predictions (formulation Notes;
+        ``benchmarks/results/lsvr_study.md``).
     solver : str, default="clarabel"
         Any solver registered for ``"socp.lsvr"`` / ``"socp.lsvr.kernel"``
         (``"clarabel"``, ``"ecos"``, ``"scs"``).
