@@ -47,14 +47,98 @@ def _svm(form: str) -> Callable[[np.ndarray, np.ndarray, argparse.Namespace], Pr
     return build
 
 
+def _mpm(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
+    from .formulations import minimax
+
+    return minimax.mpm((X, y), rho_x=1e-6, rho_y=1e-6)
+
+
+def _bmpm(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
+    from .formulations import minimax
+
+    return minimax.bmpm((X, y), beta0=0.5, rho_x=1e-6, rho_y=1e-6)
+
+
+def _mempm(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
+    from .formulations import minimax
+
+    return minimax.mempm((X, y), rho_x=1e-6, rho_y=1e-6)
+
+
+def _m4(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
+    from .formulations import m4
+
+    return m4.m4(X, y, C=args.C)
+
+
+def _specified_rates(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
+    from .formulations import chance
+
+    return chance.specified_rates((X, y), eta_pos=0.6, eta_neg=0.6, kernel=args.kernel)
+
+
+def _cbc(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
+    from .formulations import chance
+    from .moments import ClusterMoments
+
+    clusters = ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=20)
+    return chance.cbc(clusters, C=args.C, eta=0.5, form="dual")
+
+
+def _cbor(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
+    from .formulations import chance
+    from .moments import ClusterMoments
+
+    clusters = ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=8)
+    return chance.cbor(clusters, W=3.0, eta=0.5, kernel=args.kernel, form="dual")
+
+
+def _lsvr(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
+    from .formulations import lsvr
+
+    return lsvr.lsvr(X, y, epsilon=0.1, C=args.C, k=2)
+
+
+def _ordinal_data(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded ordinal data: 5 ranks by quintiles of a noisy linear score in 5-D."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, 5))
+    score = X @ np.array([1.0, -0.5, 0.25, 0.0, 0.8]) + 0.3 * rng.standard_normal(n)
+    ranks = 1.0 + np.searchsorted(np.quantile(score, [0.2, 0.4, 0.6, 0.8]), score)
+    return X, ranks
+
+
+def _series_data(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded heteroscedastic regression series: y = sinc(x) + noise growing with x."""
+    rng = np.random.default_rng(0)
+    x = np.linspace(-3.0, 3.0, n)
+    y = np.sinc(x) + (0.05 + 0.1 * (x + 3.0) / 6.0) * rng.standard_normal(n)
+    return x[:, None], y
+
+
 #: Models ``conicml compare`` knows, in the order it runs them.
 MODELS: dict[str, DemoModel] = {
     "svm": DemoModel("soft-margin SVM, dual (C-SVC)", _svm("dual"), "breast_cancer"),
     "svm-primal": DemoModel("soft-margin SVM, primal", _svm("primal"), "breast_cancer"),
+    "mpm": DemoModel("minimax probability machine", _mpm, "wisconsin"),
+    "bmpm": DemoModel("biased MPM, beta0 = 0.5", _bmpm, "wisconsin"),
+    "mempm": DemoModel("minimum error MPM (sequential BMPM)", _mempm, "wisconsin"),
+    "m4": DemoModel("maxi-min margin machine (soft margin, C)", _m4, "wisconsin"),
+    "specified-rates": DemoModel("chance-constrained classifier, eta = (0.6, 0.6)",
+                                 _specified_rates, "heart"),
+    "cbc": DemoModel("cluster-based SOCP classifier (20 k-means clusters per class), dual",
+                     _cbc, "breast_cancer"),
+    "cbor": DemoModel("cluster-based ordinal regression (8 clusters per rank), dual", _cbor,
+                      "ordinal-synthetic"),
+    "lsvr": DemoModel("local support vector regression (k = 2)", _lsvr, "series-synthetic"),
 }
 
 
 def _load(name: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+    if name == "ordinal-synthetic":
+        return _ordinal_data(n)
+    if name == "series-synthetic":
+        return _series_data(n)
     if name == "twonorm":
         X, y = datasets.twonorm(n, seed=0)
     elif name == "ringnorm":
@@ -113,8 +197,9 @@ def _parser() -> argparse.ArgumentParser:
     cmp.add_argument("--model", choices=list(MODELS), default=None,
                      help="model to formulate (default: every model)")
     cmp.add_argument("--dataset", default=None,
-                     help=f"bundled data set: {', '.join(datasets.names())}, twonorm, ringnorm")
-    cmp.add_argument("--n", type=int, default=300, help="samples for twonorm / ringnorm")
+                     help=f"bundled data set: {', '.join(datasets.names())}, twonorm, "
+                     "ringnorm (each model has its own default)")
+    cmp.add_argument("--n", type=int, default=300, help="samples of the generated data sets")
     cmp.add_argument("--solvers", default=None,
                      help="comma-separated solver names (default: all that accept the model)")
     cmp.add_argument("--kernel", default="linear", help="kernel of kernel models")

@@ -16,7 +16,7 @@ import numpy as np
 from . import registry
 from .exceptions import ConicMLError
 from .program import Program
-from .solution import Solution
+from .solution import Solution, Status
 from .solving import solve
 
 __all__ = ["Comparison", "ComparisonRow", "compare"]
@@ -56,7 +56,11 @@ class Comparison:
 
     @property
     def agree(self) -> bool:
-        """Whether every solver agrees with the reference within its tolerance."""
+        """Whether every solver agrees with the reference within its tolerance.
+
+        When the reference reports infeasibility (or unboundedness), a row
+        agrees iff it reports the same.
+        """
         return all(row.agree for row in self.rows)
 
     def row(self, solver: str) -> ComparisonRow:
@@ -103,6 +107,15 @@ class Comparison:
                  fmt.format(*header), fmt.format(*("-" * w for w in widths))]
         lines += [fmt.format(*row) for row in body]
         return "\n".join(lines)
+
+
+def _family(status: Status) -> str:
+    """Status family: a certificate of infeasibility or unboundedness, accurate or not."""
+    if status in (Status.INFEASIBLE, Status.INFEASIBLE_INACCURATE):
+        return "infeasible"
+    if status in (Status.UNBOUNDED, Status.UNBOUNDED_INACCURATE):
+        return "unbounded"
+    return "other"
 
 
 def _float_entries(model: Mapping[str, Any]) -> dict[str, np.ndarray]:
@@ -200,7 +213,9 @@ def compare(
         diffs: dict[str, float] = {}
         agree = sol.ok and ref.ok
         obj_diff = math.nan
-        if agree:
+        if not ref.ok:  # e.g. all report infeasibility: agreement on the status family
+            agree = _family(sol.status) == _family(ref.status) != "other"
+        elif agree:
             obj_diff = abs(sol.objective - ref.objective) / max(1.0, abs(ref.objective))
             agree = obj_diff <= r_tol
             try:

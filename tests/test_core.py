@@ -152,3 +152,13 @@ def test_psd_factor_reproduces_the_matrix():
         psd_factor(-K - np.eye(30))
     with pytest.raises(ProgramError, match="symmetric"):
         psd_factor(A[:5, :5] + np.triu(np.ones((5, 5))))
+
+
+def test_compare_agrees_on_infeasibility():
+    # x = 0, 1, 2 with labels +, -, +: not separable, so every solver must say so
+    X = np.array([[0.0], [1.0], [2.0]])
+    y = np.array([1.0, -1.0, 1.0])
+    prog = cm.formulations.svm.hard_margin(X, y, form="primal")
+    result = cm.compare(prog, ["clarabel", "ecos", "osqp"])
+    assert result.agree, str(result)
+    assert {r.status for r in result.rows} <= {"infeasible", "infeasible_inaccurate"}
