@@ -202,6 +202,16 @@ def test_linear_precomputed_kernel_matches_linear():
     np.testing.assert_allclose(f_ker, f_lin, atol=1e-5 * np.abs(f_lin).max())
 
 
+def test_kernel_m4_reproduces_t2():
+    # [N] note §5.4 T2: kernel M4 with K = Z Z^T reproduces rho = 1.0870085 after the
+    # eigen-reparameterisation (reg -> 0 recovers the plug-in covariances)
+    kprog = m4.m4(T2_X @ T2_X.T, T2_Y, kernel="precomputed", reg=1e-12)
+    assert kprog.data["Z"].shape == (12, 2)  # rank 2: the empirical map is 2-D
+    _, model = solve_model(kprog, "bisection", tol=1e-9)
+    assert model["rho"] == pytest.approx(1.0870085, abs=1e-6)
+    np.testing.assert_array_equal(model["support"], [0, 6, 11])
+
+
 def test_rbf_kernel_separates_training_data():
     # [C] an RBF Gram matrix is PD, so any labelling is separable in feature space
     X, y = cm.datasets.twonorm(60, dim=5, seed=0)
