@@ -214,3 +214,14 @@ def test_soft_margin_line_search_methods_agree(C, reduction):
     assert qi.objective == pytest.approx(brent.objective, rel=obj_rtol("m4-line-search"))
     with pytest.raises(OptionError):
         cm.solve(prog, "m4-line-search", method="golden")
+
+
+def test_kernel_program_bisection_and_dinkelbach_agree():
+    # Theorem 17 through the empirical kernel map: the same quasi-convex program kind
+    X, y = cm.datasets.twonorm(50, dim=4, seed=6)
+    prog = m4.m4(X, y, kernel="rbf", gamma=0.5, reg=1e-2)
+    comp = cm.compare(prog, ["bisection", ("bisection/ecos", "bisection", {"inner": "ecos"}),
+                             "dinkelbach-gfp"], reference="bisection", rtol=1e-6)
+    assert comp.agree, str(comp)
+    model = prog.decode(comp.solutions["bisection"])
+    assert model["dual_coef"].shape == (50,)
