@@ -261,7 +261,9 @@ def main() -> None:  # noqa: D103
         "conic form carries a dense k x k factor of the Gram matrix.",
     ]
     text = "\n".join(lines) + "\n"
-    out = pathlib.Path(__file__).parent / "results" / "cbc_scale.md"
+    # --quick writes beside the full table instead of overwriting it
+    out = pathlib.Path(__file__).parent / "results" / (
+        "cbc_scale_quick.md" if args.quick else "cbc_scale.md")
     out.parent.mkdir(exist_ok=True)
     out.write_text(text)
     print(text)

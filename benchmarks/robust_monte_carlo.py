@@ -115,7 +115,9 @@ def main() -> None:  # noqa: D103
         "seed-003 note either).",
     ]
     text = "\n".join(lines) + "\n"
-    out = pathlib.Path(__file__).parent / "results" / "saketha_table_6_1.md"
+    # --quick writes beside the full table instead of overwriting it
+    out = pathlib.Path(__file__).parent / "results" / (
+        "saketha_table_6_1_quick.md" if args.quick else "saketha_table_6_1.md")
     out.parent.mkdir(exist_ok=True)
     out.write_text(text)
     print(text)
