@@ -26,7 +26,12 @@ public constructor):
 * **Specified error rates** (ch. 2, note F1): :func:`specified_rates`, kinds
   ``"socp.chance.rates.primal"`` / ``"socp.chance.rates.dual"``; also solved
   by the specialized ``lin-han`` ellipsoid-distance solver.
-* further sections (cluster-based classification, ordinal regression) follow.
+* **Cluster-based classification** (ch. 3, 6, App. B; note F2, F5): :func:`cbc`
+  (CBC-SOCP (3.7) / dual (3.11), kinds ``"socp.cbc[.hard].primal|dual"``),
+  :func:`cbc_w` (the W-form (B.1) / kernel dual (B.2), kinds
+  ``"socp.cbc_w.primal|dual"``), robust radii RCBC1/RCBC2 (:func:`cbc_radii`);
+  the duals are also solved by the specialized ``cbc-smo``.
+* further sections (ordinal regression) follow.
 """
 
 from __future__ import annotations
