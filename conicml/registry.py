@@ -19,8 +19,8 @@ import importlib.util
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 from fnmatch import fnmatchcase
+from typing import Any
 
 from .exceptions import SolverError, SolverNotFoundError
 

@@ -78,7 +78,7 @@ CASES7 = [
 @pytest.mark.parametrize("eta, C, objective, w1, b", CASES7)
 def test_note_example_all_solvers(form, eta, C, objective, w1, b):
     prog = chance.cbc(_clusters7(), C, eta, form=form)
-    assert prog.kind == f"socp.cbc.{form}"
+    assert prog.kind == f"socp.chance.cbc.{form}"
     for solver in _solvers(prog.kind):
         sol = cm.solve(prog, solver)
         assert sol.ok, solver
@@ -121,7 +121,7 @@ def test_hard_margin_spheres(form):
     clusters = ClusterMoments(np.array([[2, 0], [0, 2], [-2, 0], [0, -2]], dtype=float),
                               np.full(4, 0.5), np.ones(4), np.array([1, 1, -1, -1.0]))
     prog = chance.cbc(clusters, None, ETA_KAPPA1, form=form)
-    assert prog.kind == f"socp.cbc.hard.{form}"
+    assert prog.kind == f"socp.chance.cbc.hard.{form}"
     a = 1.0 / (2.0 - 0.5 * np.sqrt(2.0))
     for solver in _solvers(prog.kind):
         if solver == "scs":
@@ -179,7 +179,7 @@ def test_w_form_note_example(form):
     # note §5.3 test 9: W = 1, kappa = 1: sum xi = 2.1523340597, w = (0.7071068, 0.7071068),
     # b_thesis = 0.0857864, the (B.2) minimum is -2.1523340597
     prog = chance.cbc_w(_clusters7(), 1.0, ETA_KAPPA1, form=form)
-    assert prog.kind == f"socp.cbc_w.{form}"
+    assert prog.kind == f"socp.chance.cbc_w.{form}"
     for solver in _solvers(prog.kind):
         sol = cm.solve(prog, solver)
         assert sol.objective == pytest.approx(2.1523340597, rel=obj_rtol(solver)), solver
@@ -354,7 +354,7 @@ def test_estimator_matches_formulation_and_exposes_clusters():
     # the specialized solver gives the same model
     smo = ClusterSOCPClassifier(2.0, eta=0.7, threshold=1.0, solver="cbc-smo",
                                 solver_options={"tol": 1e-9}).fit(X, labels)
-    assert smo.program_.kind == "socp.cbc.dual"
+    assert smo.program_.kind == "socp.chance.cbc.dual"
     np.testing.assert_allclose(smo.coef_[0], model["w"], atol=1e-5)
     # the data sit near 100 (ill-conditioned Gram matrix of the means): ecos and clarabel
     # themselves agree on b only to ~1e-6 relative

@@ -21,7 +21,7 @@ from conicml.solvers.cbc_smo import line_search_311, line_search_b2
 
 from tolerances import obj_rtol, sol_atol
 
-KINDS = ["socp.cbc.dual", "socp.cbc_w.dual"]
+KINDS = ["socp.chance.cbc.dual", "socp.chance.cbc_w.dual"]
 MU7 = np.array([[2, 0], [0, 2], [1.5, 1.5], [-2, 0], [0, -2], [0.5, 0.2]], dtype=float)
 SIG7 = np.array([0.5, 0.5, 0.3, 0.5, 0.5, 0.4])
 Y7 = np.array([1, 1, 1, -1, -1, -1], dtype=float)
@@ -131,12 +131,12 @@ def _random_clusters(k, n, seed, shift=1.0):
 
 def _programs(clusters, form, kernel="linear"):
     return {
-        "socp.cbc": chance.cbc(clusters, 1.0, 0.7, form=form, kernel=kernel, gamma=0.2),
-        "socp.cbc_w": chance.cbc_w(clusters, 0.5, 0.7, form=form, kernel=kernel, gamma=0.2),
+        "socp.chance.cbc": chance.cbc(clusters, 1.0, 0.7, form=form, kernel=kernel, gamma=0.2),
+        "socp.chance.cbc_w": chance.cbc_w(clusters, 0.5, 0.7, form=form, kernel=kernel, gamma=0.2),
     }
 
 
-@pytest.mark.parametrize("family", ["socp.cbc", "socp.cbc_w"])
+@pytest.mark.parametrize("family", ["socp.chance.cbc", "socp.chance.cbc_w"])
 @pytest.mark.parametrize("k, n, seed, kernel", [
     (30, 3, 0, "linear"), (200, 10, 1, "linear"), (500, 50, 2, "linear"),
     (500, 2, 3, "linear"), (120, 5, 4, "rbf"),
@@ -177,7 +177,7 @@ def test_random_against_generic(family, k, n, seed, kernel):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("solver", cm.solvers.available("socp.cbc.dual"))
+@pytest.mark.parametrize("solver", cm.solvers.available("socp.chance.cbc.dual"))
 def test_registry_solvers_agree(kind, solver):
     # every solver registered for the kind (generic or specialized) on one instance
     clusters = _random_clusters(40, 4, 7)
@@ -247,7 +247,7 @@ def test_warm_start_limits_and_options():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family", ["socp.cbc", "socp.cbc_w"])
+@pytest.mark.parametrize("family", ["socp.chance.cbc", "socp.chance.cbc_w"])
 def test_large_random_against_generic(family):
     clusters = _random_clusters(2000, 10, 10)
     prog = _programs(clusters, "dual")[family]

@@ -27,9 +27,9 @@ public constructor):
   ``"socp.chance.rates.primal"`` / ``"socp.chance.rates.dual"``; also solved
   by the specialized ``lin-han`` ellipsoid-distance solver.
 * **Cluster-based classification** (ch. 3, 6, App. B; note F2, F5): :func:`cbc`
-  (CBC-SOCP (3.7) / dual (3.11), kinds ``"socp.cbc[.hard].primal|dual"``),
+  (CBC-SOCP (3.7) / dual (3.11), kinds ``"socp.chance.cbc[.hard].primal|dual"``),
   :func:`cbc_w` (the W-form (B.1) / kernel dual (B.2), kinds
-  ``"socp.cbc_w.primal|dual"``), robust radii RCBC1/RCBC2 (:func:`cbc_radii`);
+  ``"socp.chance.cbc_w.primal|dual"``), robust radii RCBC1/RCBC2 (:func:`cbc_radii`);
   the duals are also solved by the specialized ``cbc-smo``.
 * further sections (ordinal regression) follow.
 """
@@ -44,6 +44,7 @@ import numpy as np
 from scipy import optimize, stats
 from scipy.stats import norm
 
+from .._kkt import bias_from_kkt, free_tolerance
 from .._validation import check_positive, check_X_y
 from ..exceptions import ProgramError, SolverError
 from ..kernels import Kernel, make_kernel, psd_factor
@@ -492,14 +493,14 @@ def rates_decision_values(data: Mapping[str, Any], model: Mapping[str, Any],
 # radius :math:`r_j` of the sphere :math:`B(\mu_j, r_j)` is what every program
 # below depends on; the robust variants only change it.
 #
-# **CBC-SOCP (3.7)**, kind ``"socp.cbc.primal"``:
+# **CBC-SOCP (3.7)**, kind ``"socp.chance.cbc.primal"``:
 #
 # .. math::
 #
 #     \min_{w,b,\xi,t}\ \tfrac12 t^2 + C\sum_j \xi_j \quad\text{s.t.}\quad
 #     y_j(w^\top\mu_j + b) \ge 1 - \xi_j + r_j t,\ \xi_j \ge 0,\ \|w\|_2 \le t.
 #
-# **Its dual (3.11)**, kind ``"socp.cbc.dual"``, written as a maximisation so
+# **Its dual (3.11)**, kind ``"socp.chance.cbc.dual"``, written as a maximisation so
 # that primal and dual report the same optimal value:
 #
 # .. math::
@@ -509,17 +510,17 @@ def rates_decision_values(data: Mapping[str, Any], model: Mapping[str, Any],
 #     y^\top\alpha = 0,\ 0 \le \alpha_j \le C.
 #
 # ``C=None`` gives the hard-margin variant (3.13) (kinds
-# ``"socp.cbc.hard.primal|dual"``; no :math:`\xi`, no upper bound on
+# ``"socp.chance.cbc.hard.primal|dual"``; no :math:`\xi`, no upper bound on
 # :math:`\alpha`), infeasible when the spheres cannot be separated.
 #
-# **W-form (B.1)**, kind ``"socp.cbc_w.primal"``: :math:`\|w\| \le W` is fixed,
+# **W-form (B.1)**, kind ``"socp.chance.cbc_w.primal"``: :math:`\|w\| \le W` is fixed,
 #
 # .. math::
 #
 #     \min_{w,b,\xi}\ \sum_j\xi_j \quad\text{s.t.}\quad
 #     y_j(w^\top\mu_j + b) \ge 1 - \xi_j + r_jW,\ \xi_j \ge 0,\ \|w\|_2 \le W,
 #
-# and **its dual (B.2)**, kind ``"socp.cbc_w.dual"`` (again as a maximisation):
+# and **its dual (B.2)**, kind ``"socp.chance.cbc_w.dual"`` (again as a maximisation):
 #
 # .. math::
 #
@@ -580,8 +581,8 @@ __all__ += [
     "variance_bounds",
 ]
 
-CBC_KINDS = ("socp.cbc.primal", "socp.cbc.dual", "socp.cbc.hard.primal", "socp.cbc.hard.dual",
-             "socp.cbc_w.primal", "socp.cbc_w.dual")
+CBC_KINDS = ("socp.chance.cbc.primal", "socp.chance.cbc.dual", "socp.chance.cbc.hard.primal",
+             "socp.chance.cbc.hard.dual", "socp.chance.cbc_w.primal", "socp.chance.cbc_w.dual")
 CBC_FORMS = ("primal", "dual")
 CBC_BOUNDS = ("chebyshev", "gaussian")
 CBC_KERNELS = ("linear", "rbf")
@@ -880,10 +881,6 @@ def cbc_upper(data: Mapping[str, Any]) -> float:
     return np.inf if data["hard"] else float(data["C"])
 
 
-def _cbc_free_tol(alpha: np.ndarray) -> float:
-    return 1e-6 * max(1.0, float(np.max(np.abs(alpha), initial=0.0)))
-
-
 def cbc_scale(data: Mapping[str, Any], alpha: np.ndarray,
               p: np.ndarray) -> tuple[float, float, float]:
     r"""``(scale, t, vnorm)`` with :math:`w = \text{scale}\cdot v`, :math:`t = \|w\|` bound.
@@ -901,20 +898,9 @@ def cbc_scale(data: Mapping[str, Any], alpha: np.ndarray,
 
 def cbc_bias(alpha: np.ndarray, y: np.ndarray, upper: float, score: np.ndarray) -> float:
     r"""Bias from the KKT conditions: mean of ``score`` :math:`= -y_jG_j` over free
-    :math:`\alpha_j`, else the midpoint of the interval the bounds allow."""
-    tol = _cbc_free_tol(alpha)
-    at_lower = alpha <= tol
-    at_upper = alpha >= upper - tol
-    free = ~at_lower & ~at_upper
-    if np.any(free):
-        return float(np.mean(score[free]))
-    lower_set = ((y > 0) & at_lower) | ((y < 0) & at_upper)
-    upper_set = ((y > 0) & at_upper) | ((y < 0) & at_lower)
-    lo = np.max(score[lower_set]) if np.any(lower_set) else -np.inf
-    hi = np.min(score[upper_set]) if np.any(upper_set) else np.inf
-    if np.isfinite(lo) and np.isfinite(hi):
-        return float(0.5 * (lo + hi))
-    return float(lo if np.isfinite(lo) else hi if np.isfinite(hi) else 0.0)
+    :math:`\alpha_j`, else the midpoint of the interval the bounds allow
+    (:func:`conicml._kkt.bias_from_kkt`, shared with the SVM)."""
+    return bias_from_kkt(alpha, y, upper, score)
 
 
 def cbc_model_from_alpha(data: Mapping[str, Any], alpha: np.ndarray, *,
@@ -936,7 +922,7 @@ def cbc_model_from_alpha(data: Mapping[str, Any], alpha: np.ndarray, *,
     else:
         primal = 0.5 * t * t + float(data["C"]) * float(xi.sum())
     model = {"alpha": alpha, "dual_coef": scale * alpha * y,
-             "support": np.flatnonzero(alpha > _cbc_free_tol(alpha)), "b": float(b),
+             "support": np.flatnonzero(alpha > free_tolerance(alpha)), "b": float(b),
              "xi": xi, "t": float(t), "radii": r, "primal_objective": primal}
     if data["kernel"].name == "linear":
         model["w"] = data["means"].T @ model["dual_coef"]
@@ -1011,7 +997,7 @@ def cbc(
     confidence : float, default=0.9
         Confidence :math:`c = 1 - \delta` of the robust sets.
     form : {"primal", "dual"}, default="primal"
-        Kind ``"socp.cbc.primal"`` or ``"socp.cbc.dual"`` (``.hard.`` for
+        Kind ``"socp.chance.cbc.primal"`` or ``"socp.chance.cbc.dual"`` (``.hard.`` for
         ``C=None``); the dual is also solved by the specialized ``cbc-smo``.
     factor : {"auto", "cholesky", "eigen"}, default="auto"
         Gram-matrix factor for the rbf kernel (:func:`conicml.kernels.psd_factor`).
@@ -1025,7 +1011,7 @@ def cbc(
     data = _cbc_data(clusters, eta, bound, kernel, gamma, robust, confidence, form, factor)
     data["hard"] = C is None
     data["C"] = None if C is None else check_positive(C, "C")
-    data["kind"] = f"socp.cbc{'.hard' if C is None else ''}.{form}"
+    data["kind"] = f"socp.chance.cbc{'.hard' if C is None else ''}.{form}"
     build, decode = ((_build_cbc_primal, _decode_cbc_primal) if form == "primal"
                      else (_build_cbc_dual, _decode_cbc_dual))
     cdesc = "hard margin" if C is None else f"C={data['C']:g}"
@@ -1050,7 +1036,7 @@ def cbc_w(
 
     ``W`` (> 0) bounds :math:`\|w\|_2`, so :math:`2/W` bounds the margin from
     below; no mapping between ``C`` and ``W`` exists (note P10). Kinds
-    ``"socp.cbc_w.primal"`` / ``"socp.cbc_w.dual"``; the dual is also solved
+    ``"socp.chance.cbc_w.primal"`` / ``"socp.chance.cbc_w.dual"``; the dual is also solved
     by ``cbc-smo`` (the thesis's CBC-Iter). Objective of both forms: the
     optimal :math:`\sum_j\xi_j` of (B.1) (= minus the minimum of (B.2)).
     Other parameters as in :func:`cbc`.
@@ -1058,7 +1044,7 @@ def cbc_w(
     data = _cbc_data(clusters, eta, bound, kernel, gamma, robust, confidence, form, factor)
     data["W"] = check_positive(W, "W")
     data["hard"] = False
-    data["kind"] = f"socp.cbc_w.{form}"
+    data["kind"] = f"socp.chance.cbc_w.{form}"
     build, decode = ((_build_cbc_w_primal, _decode_cbc_primal) if form == "primal"
                      else (_build_cbc_w_dual, _decode_cbc_dual))
     return _cbc_program(data, build, decode,

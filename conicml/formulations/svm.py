@@ -49,6 +49,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from .._kkt import bias_from_kkt, free_tolerance
 from .._validation import check_positive, check_X_y
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
@@ -154,40 +155,17 @@ def _build_dual(data: Mapping[str, Any]) -> ConicForm:
     return ConicForm(problem, {"alpha": alpha}, constraints)
 
 
-def _free_tolerance(alpha: np.ndarray) -> float:
-    # interior-point solutions sit ~1e-9 relative inside the bounds; 1e-6 of the
-    # largest multiplier separates "at a bound" from "free" robustly.
-    return 1e-6 * max(1.0, float(np.max(np.abs(alpha), initial=0.0)))
-
-
 def bias_from_alpha(alpha: np.ndarray, y: np.ndarray, c: np.ndarray,
                     grad: np.ndarray) -> float:
     r"""Bias :math:`b` from the KKT conditions of the dual, using free SVs only.
 
     With :math:`G = Q\alpha - \mathbf 1` (the gradient of the minimised dual,
-    :math:`Q_{ij} = y_iy_jK_{ij}`) and :math:`r_i = -y_i G_i`, every free
-    support vector (:math:`0 < \alpha_i < c_i`) satisfies :math:`b = r_i`;
-    :math:`b` is their average (seed 001 eq. 2.29, corrected per pitfall P-S1:
-    bounded SVs do not satisfy the margin equality). Without free SVs, the
-    KKT conditions only bound :math:`b` — below by :math:`r_i` for
-    :math:`\{y_i=+1,\alpha_i=0\}\cup\{y_i=-1,\alpha_i=c_i\}` and above for the
-    other two sets — and the midpoint of that interval is returned, as in
-    LIBSVM.
+    :math:`Q_{ij} = y_iy_jK_{ij}`), :math:`b` is the average of
+    :math:`-y_iG_i` over the free support vectors :math:`0 < \alpha_i < c_i`
+    (seed 001 eq. 2.29, corrected per pitfall P-S1), else the midpoint of the
+    interval the KKT conditions allow (see :func:`conicml._kkt.bias_from_kkt`).
     """
-    tol = _free_tolerance(alpha)
-    r = -y * grad
-    at_lower = alpha <= tol
-    at_upper = alpha >= c - tol
-    free = ~at_lower & ~at_upper
-    if np.any(free):
-        return float(np.mean(r[free]))
-    lower_set = ((y > 0) & at_lower) | ((y < 0) & at_upper)
-    upper_set = ((y > 0) & at_upper) | ((y < 0) & at_lower)
-    lo = np.max(r[lower_set]) if np.any(lower_set) else -np.inf
-    hi = np.min(r[upper_set]) if np.any(upper_set) else np.inf
-    if np.isfinite(lo) and np.isfinite(hi):
-        return float(0.5 * (lo + hi))
-    return float(lo if np.isfinite(lo) else hi if np.isfinite(hi) else 0.0)
+    return bias_from_kkt(alpha, y, c, -y * grad)
 
 
 def _model_from_alpha(data: Mapping[str, Any], alpha: np.ndarray,
@@ -195,7 +173,7 @@ def _model_from_alpha(data: Mapping[str, Any], alpha: np.ndarray,
     X, y, c, kern = data["X"], data["y"], data["c"], data["kernel"]
     alpha = np.clip(alpha, 0.0, c)  # remove round-off outside the box
     dual_coef = alpha * y
-    support = np.flatnonzero(alpha > _free_tolerance(alpha))
+    support = np.flatnonzero(alpha > free_tolerance(alpha))
     if kern.name == "linear":
         f_no_bias = X @ (X.T @ dual_coef)
     else:

@@ -1,7 +1,7 @@
 r"""``cbc-smo``: SMO-like pair updates for the single-cone CBC duals (seed 003, App. B).
 
-Kinds ``"socp.cbc_w.dual"`` (B.2), ``"socp.cbc.dual"`` (3.11) and
-``"socp.cbc.hard.dual"``. Both duals are, after eliminating the cone
+Kinds ``"socp.chance.cbc_w.dual"`` (B.2), ``"socp.chance.cbc.dual"`` (3.11) and
+``"socp.chance.cbc.hard.dual"``. Both duals are, after eliminating the cone
 multiplier, the minimisation of a convex function of :math:`\alpha` alone over
 :math:`\{0 \le \alpha \le U,\ y^\top\alpha = 0\}` (:math:`U = 1`, :math:`C` or
 :math:`\infty`), with :math:`v = \sum_j\alpha_jy_j\phi(\mu_j)`:
@@ -114,7 +114,7 @@ STATUS_MAP: dict[int, Status] = {
     4: Status.OPTIMAL_INACCURATE, 5: Status.UNBOUNDED,
 }
 
-KINDS = ("socp.cbc_w.dual", "socp.cbc.dual", "socp.cbc.hard.dual")
+KINDS = ("socp.chance.cbc_w.dual", "socp.chance.cbc.dual", "socp.chance.cbc.hard.dual")
 TAU = 1e-12  # curvature used when the exact one is <= 0 (LIBSVM's TAU)
 
 
@@ -249,8 +249,8 @@ def solve_cbc_smo(
     Parameters
     ----------
     program : Program
-        A program of kind ``"socp.cbc_w.dual"``, ``"socp.cbc.dual"`` or
-        ``"socp.cbc.hard.dual"`` (from :func:`cbc_w` / :func:`cbc` with
+        A program of kind ``"socp.chance.cbc_w.dual"``, ``"socp.chance.cbc.dual"`` or
+        ``"socp.chance.cbc.hard.dual"`` (from :func:`cbc_w` / :func:`cbc` with
         ``form="dual"``).
     tol : float, default=1e-6
         Stop when :math:`m(\alpha) - M(\alpha) \le \texttt{tol}` (module docstring).

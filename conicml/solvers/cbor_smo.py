@@ -114,6 +114,7 @@ import numpy as np
 from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._report import IterationReport
 
 __all__ = ["TERMINATION_MESSAGES", "solve_cbor_smo"]
 
@@ -196,23 +197,12 @@ class _Columns:
         return out
 
 
-class _Report:
+class _Report(IterationReport):
     """Fixed-width iteration table (the layout of scipy's trust-constr report)."""
 
     COLUMN_NAMES = ["iter", "violation", "dual obj", "rho", "kernel cols", "time [s]"]
     COLUMN_WIDTHS = [10, 12, 16, 12, 12, 10]
     ITERATION_FORMATS = ["^10", "^12.3e", "^16.9g", "^12.4e", "^12", "^10.3f"]
-
-    @classmethod
-    def print_header(cls) -> None:
-        names = [f"{n:^{w}}" for n, w in zip(cls.COLUMN_NAMES, cls.COLUMN_WIDTHS)]
-        print("|" + "|".join(names) + "|")
-        print("|" + "|".join("-" * w for w in cls.COLUMN_WIDTHS) + "|")
-
-    @classmethod
-    def print_iteration(cls, *values: Any) -> None:
-        cells = [f"{v:{f}}" for v, f in zip(values, cls.ITERATION_FORMATS)]
-        print("|" + "|".join(cells) + "|")
 
 
 def _step(A: float, B: float, Cq: float, e: float, ub: float) -> float:

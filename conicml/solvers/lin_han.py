@@ -92,6 +92,7 @@ import scipy.linalg
 from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._report import IterationReport
 
 __all__ = ["TERMINATION_MESSAGES", "solve_lin_han"]
 
@@ -174,23 +175,12 @@ def _angle(u: np.ndarray, v: np.ndarray) -> float:
     return math.acos(max(-1.0, min(1.0, cos)))
 
 
-class _Report:
+class _Report(IterationReport):
     """Fixed-width iteration table (the layout of scipy's trust-constr report)."""
 
     COLUMN_NAMES = ["iter", "distance", "theta_pos", "theta_neg", "gap", "time [s]"]
     COLUMN_WIDTHS = [8, 16, 11, 11, 11, 10]
     ITERATION_FORMATS = ["^8", "^16.10g", "^11.3e", "^11.3e", "^11.3e", "^10.3f"]
-
-    @classmethod
-    def print_header(cls) -> None:
-        names = [f"{n:^{w}}" for n, w in zip(cls.COLUMN_NAMES, cls.COLUMN_WIDTHS)]
-        print("|" + "|".join(names) + "|")
-        print("|" + "|".join("-" * w for w in cls.COLUMN_WIDTHS) + "|")
-
-    @classmethod
-    def print_iteration(cls, *values: Any) -> None:
-        cells = [f"{v:{fmt}}" for v, fmt in zip(values, cls.ITERATION_FORMATS)]
-        print("|" + "|".join(cells) + "|")
 
 
 def _check_options(tol: Any, max_iter: Any, time_limit: Any) -> None:

@@ -93,6 +93,7 @@ import numpy as np
 from ..exceptions import OptionError, ProgramError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._report import IterationReport
 
 __all__ = ["TERMINATION_MESSAGES", "solve_smo"]
 
@@ -178,23 +179,12 @@ class _ColumnCache:
         return out
 
 
-class _Report:
+class _Report(IterationReport):
     """Fixed-width iteration table (the layout of scipy's trust-constr report)."""
 
     COLUMN_NAMES = ["iter", "active", "m - M", "n_SV", "kernel cols", "cache hits", "time [s]"]
     COLUMN_WIDTHS = [10, 8, 11, 8, 12, 12, 10]
     ITERATION_FORMATS = ["^10", "^8", "^11.3e", "^8", "^12", "^12", "^10.3f"]
-
-    @classmethod
-    def print_header(cls) -> None:
-        names = [f"{name:^{width}}" for name, width in zip(cls.COLUMN_NAMES, cls.COLUMN_WIDTHS)]
-        print("|" + "|".join(names) + "|")
-        print("|" + "|".join("-" * width for width in cls.COLUMN_WIDTHS) + "|")
-
-    @classmethod
-    def print_iteration(cls, *values: Any) -> None:
-        cells = [f"{value:{fmt}}" for value, fmt in zip(values, cls.ITERATION_FORMATS)]
-        print("|" + "|".join(cells) + "|")
 
     @classmethod
     def print_footer(cls, message: str, objective: float, gap: float) -> None:
