@@ -4,20 +4,33 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["bias_from_kkt", "free_tolerance"]
+__all__ = ["bias_from_kkt", "free_tolerance", "solver_accuracy"]
 
 
-def free_tolerance(alpha: np.ndarray) -> float:
+def solver_accuracy(solution) -> float:
+    """How far a dual point may sit from its box: its primal residual (the dual
+    program's own constraint violation); 0 for exact-bound solvers such as SMO."""
+    primal = solution.residuals.primal
+    return float(primal) if np.isfinite(primal) else 0.0
+
+
+def free_tolerance(alpha: np.ndarray, accuracy: float = 0.0) -> float:
     """Distance to a bound under which a multiplier counts as *at* the bound.
 
-    Interior-point solutions sit ~1e-9 relative inside the bounds; 1e-6 of the
-    largest multiplier separates "at a bound" from "free" robustly.
+    Interior-point solutions sit ~1e-9 relative inside the bounds, so 1e-6 of
+    the largest multiplier separates "at a bound" from "free". A first-order
+    solver (SCS) stops ~1e-5 away: a multiplier within ten times the solver's
+    own constraint violation (:func:`solver_accuracy`) of a bound cannot be
+    told apart from the bound either, so the tolerance grows to that (capped
+    at 1e-3 of the scale).
     """
-    return 1e-6 * max(1.0, float(np.max(np.abs(alpha), initial=0.0)))
+    scale = max(1.0, float(np.max(np.abs(alpha), initial=0.0)))
+    accuracy = float(accuracy) if np.isfinite(accuracy) else 0.0
+    return max(1e-6 * scale, min(10.0 * accuracy, 1e-3 * scale))
 
 
 def bias_from_kkt(alpha: np.ndarray, y: np.ndarray, upper: np.ndarray | float,
-                  score: np.ndarray) -> float:
+                  score: np.ndarray, accuracy: float = 0.0) -> float:
     r"""Bias :math:`b` of a dual with :math:`0 \le \alpha \le u`, :math:`y^\top\alpha = 0`.
 
     ``score`` is :math:`r_i = -y_i G_i` (:math:`G` the gradient of the
@@ -28,8 +41,9 @@ def bias_from_kkt(alpha: np.ndarray, y: np.ndarray, upper: np.ndarray | float,
     :math:`b` — below by :math:`r_i` on
     :math:`\{y_i=+1,\alpha_i=0\}\cup\{y_i=-1,\alpha_i=u_i\}`, above on the other
     two sets — and the midpoint of that interval is returned, as in LIBSVM.
+    ``accuracy`` is the solver's reported accuracy (see :func:`free_tolerance`).
     """
-    tol = free_tolerance(alpha)
+    tol = free_tolerance(alpha, accuracy)
     at_lower = alpha <= tol
     at_upper = alpha >= upper - tol
     free = ~at_lower & ~at_upper

@@ -44,7 +44,7 @@ import numpy as np
 from scipy import optimize, stats
 from scipy.stats import norm
 
-from .._kkt import bias_from_kkt, free_tolerance
+from .._kkt import bias_from_kkt, free_tolerance, solver_accuracy
 from .._validation import check_positive, check_X_y
 from ..exceptions import ProgramError, SolverError
 from ..kernels import Kernel, make_kernel, psd_factor
@@ -896,15 +896,16 @@ def cbc_scale(data: Mapping[str, Any], alpha: np.ndarray,
     return (t / lam if lam > 0 else 0.0), t, vnorm
 
 
-def cbc_bias(alpha: np.ndarray, y: np.ndarray, upper: float, score: np.ndarray) -> float:
+def cbc_bias(alpha: np.ndarray, y: np.ndarray, upper: float, score: np.ndarray,
+             accuracy: float = 0.0) -> float:
     r"""Bias from the KKT conditions: mean of ``score`` :math:`= -y_jG_j` over free
     :math:`\alpha_j`, else the midpoint of the interval the bounds allow
     (:func:`conicml._kkt.bias_from_kkt`, shared with the SVM)."""
-    return bias_from_kkt(alpha, y, upper, score)
+    return bias_from_kkt(alpha, y, upper, score, accuracy)
 
 
 def cbc_model_from_alpha(data: Mapping[str, Any], alpha: np.ndarray, *,
-                         b: float | None = None) -> dict:
+                         b: float | None = None, accuracy: float = 0.0) -> dict:
     """Decode ``alpha`` of any CBC kind into the model (see the module docstring)."""
     y, r = data["y"], data["radii"]
     upper = cbc_upper(data)
@@ -913,7 +914,7 @@ def cbc_model_from_alpha(data: Mapping[str, Any], alpha: np.ndarray, *,
     scale, t, _ = cbc_scale(data, alpha, p)
     g = scale * p  # w^T phi(mu_j)
     if b is None:
-        b = cbc_bias(alpha, y, upper, -g + y * (1.0 + r * t))  # -y_j G_j
+        b = cbc_bias(alpha, y, upper, -g + y * (1.0 + r * t), accuracy)  # -y_j G_j
     xi = np.maximum(0.0, 1.0 + r * t - y * (g + b))
     if "W" in data:
         primal = float(xi.sum())
@@ -931,7 +932,8 @@ def cbc_model_from_alpha(data: Mapping[str, Any], alpha: np.ndarray, *,
 
 def _decode_cbc_dual(data: Mapping[str, Any], solution: Solution) -> dict:
     require_solution(solution, data["kind"])
-    return cbc_model_from_alpha(data, solution.values["alpha"])
+    return cbc_model_from_alpha(data, solution.values["alpha"],
+                                accuracy=solver_accuracy(solution))
 
 
 def _decode_cbc_primal(data: Mapping[str, Any], solution: Solution) -> dict:

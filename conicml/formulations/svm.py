@@ -49,7 +49,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from .._kkt import bias_from_kkt, free_tolerance
+from .._kkt import bias_from_kkt, free_tolerance, solver_accuracy
 from .._validation import check_positive, check_X_y
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
@@ -156,7 +156,7 @@ def _build_dual(data: Mapping[str, Any]) -> ConicForm:
 
 
 def bias_from_alpha(alpha: np.ndarray, y: np.ndarray, c: np.ndarray,
-                    grad: np.ndarray) -> float:
+                    grad: np.ndarray, accuracy: float = 0.0) -> float:
     r"""Bias :math:`b` from the KKT conditions of the dual, using free SVs only.
 
     With :math:`G = Q\alpha - \mathbf 1` (the gradient of the minimised dual,
@@ -165,11 +165,11 @@ def bias_from_alpha(alpha: np.ndarray, y: np.ndarray, c: np.ndarray,
     (seed 001 eq. 2.29, corrected per pitfall P-S1), else the midpoint of the
     interval the KKT conditions allow (see :func:`conicml._kkt.bias_from_kkt`).
     """
-    return bias_from_kkt(alpha, y, c, -y * grad)
+    return bias_from_kkt(alpha, y, c, -y * grad, accuracy)
 
 
 def _model_from_alpha(data: Mapping[str, Any], alpha: np.ndarray,
-                      b: float | None = None) -> dict:
+                      b: float | None = None, accuracy: float = 0.0) -> dict:
     X, y, c, kern = data["X"], data["y"], data["c"], data["kernel"]
     alpha = np.clip(alpha, 0.0, c)  # remove round-off outside the box
     dual_coef = alpha * y
@@ -179,7 +179,7 @@ def _model_from_alpha(data: Mapping[str, Any], alpha: np.ndarray,
     else:
         f_no_bias = kern.columns(X, support) @ dual_coef[support]
     if b is None:
-        b = bias_from_alpha(alpha, y, c, y * f_no_bias - 1.0)
+        b = bias_from_alpha(alpha, y, c, y * f_no_bias - 1.0, accuracy)
     model = {"alpha": alpha, "dual_coef": dual_coef, "support": support, "b": float(b)}
     if kern.name == "linear":
         model["w"] = X.T @ dual_coef
@@ -188,7 +188,8 @@ def _model_from_alpha(data: Mapping[str, Any], alpha: np.ndarray,
 
 def _decode_dual(data: Mapping[str, Any], solution: Solution) -> dict:
     require_solution(solution, "qp.svm.dual")
-    return _model_from_alpha(data, np.asarray(solution.values["alpha"], dtype=float))
+    return _model_from_alpha(data, np.asarray(solution.values["alpha"], dtype=float),
+                             accuracy=solver_accuracy(solution))
 
 
 def _decode_primal(data: Mapping[str, Any], solution: Solution) -> dict:
