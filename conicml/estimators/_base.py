@@ -118,9 +118,27 @@ class BinaryConicClassifier(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_class = False
         return tags
 
+    # -- the hyperplane or its kernel expansion -----------------------------------------
+    def _set_expansion(self, model: Mapping[str, Any], X: np.ndarray) -> None:
+        """Store a decoded model: ``coef_`` (linear) or ``dual_coef_`` over ``X_fit_``."""
+        self.intercept_ = np.array([float(model["b"])])
+        if "w" in model:
+            self.coef_ = np.asarray(model["w"], dtype=float)[None, :]
+        else:
+            self.dual_coef_ = np.asarray(model["dual_coef"], dtype=float)[None, :]
+            self.X_fit_ = X
+
+    def _decision(self, X: np.ndarray) -> np.ndarray:
+        r"""Default decision function for models stored by :meth:`_set_expansion`:
+        :math:`Xw + b`, or :math:`\sum_i c_i k(x, x_i) + b` over ``X_fit_`` (for a
+        precomputed kernel ``X`` already holds :math:`k(x, x_i)`)."""
+        if hasattr(self, "coef_"):
+            return X @ self.coef_[0] + self.intercept_[0]
+        if self.kernel == "precomputed":
+            return X @ self.dual_coef_[0] + self.intercept_[0]
+        kernel = self.program_.data["kernel"]
+        return kernel(X, self.X_fit_) @ self.dual_coef_[0] + self.intercept_[0]
+
     # -- to implement ------------------------------------------------------------------
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:  # pragma: no cover
-        raise NotImplementedError
-
-    def _decision(self, X: np.ndarray) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError

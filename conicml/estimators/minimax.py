@@ -98,20 +98,7 @@ class _MinimaxClassifier(BinaryConicClassifier):
         self.beta_ = float(model["beta"])
         self.kappa_alpha_ = float(model["kappa_alpha"])
         self.kappa_beta_ = float(model["kappa_beta"])
-        self.intercept_ = np.array([model["b"]])
-        if "w" in model:
-            self.coef_ = np.asarray(model["w"])[None, :]
-        else:
-            self.dual_coef_ = np.asarray(model["dual_coef"])[None, :]
-            self.X_fit_ = X
-
-    def _decision(self, X: np.ndarray) -> np.ndarray:
-        if self.kernel == "linear":
-            return X @ self.coef_[0] + self.intercept_[0]
-        if self.kernel == "precomputed":
-            return X @ self.dual_coef_[0] + self.intercept_[0]
-        kernel = self.program_.data["kernel"]
-        return kernel(X, self.X_fit_) @ self.dual_coef_[0] + self.intercept_[0]
+        self._set_expansion(model, X)
 
 
 class MPMClassifier(_MinimaxClassifier):
