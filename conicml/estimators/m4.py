@@ -175,17 +175,4 @@ class M4Classifier(BinaryConicClassifier):
         self.n_iter_ = int(solution.iterations)
         self.rho_ = float(model["rho"])
         self.support_ = np.asarray(model["support"])
-        self.intercept_ = np.array([model["b"]])
-        if "w" in model:
-            self.coef_ = np.asarray(model["w"])[None, :]
-        else:
-            self.dual_coef_ = np.asarray(model["dual_coef"])[None, :]
-            self.X_fit_ = X
-
-    def _decision(self, X: np.ndarray) -> np.ndarray:
-        if self.kernel == "linear":
-            return X @ self.coef_[0] + self.intercept_[0]
-        if self.kernel == "precomputed":
-            return X @ self.dual_coef_[0] + self.intercept_[0]
-        kernel = self.program_.data["kernel"]
-        return kernel(X, self.X_fit_) @ self.dual_coef_[0] + self.intercept_[0]
+        self._set_expansion(model, X)  # coef_ or dual_coef_ + X_fit_; the base's _decision
