@@ -38,10 +38,11 @@ point can trail :math:`\rho_{lo}` by the inner solver's accuracy (about
 :math:`10^{-9}` with Clarabel's defaults); the gap reports it.
 
 **Certificate:** ``Residuals(primal=`` :math:`|w^\top d - 1|` of the returned
-inner point ``, dual=`` :math:`F(\rho_{lo})` at the last feasible check (zero
-at :math:`\rho^*`) ``, gap=`` final bracket width :math:`\rho_{hi} - r_{best}`
-``)``; ``extras`` holds ``bracket``, ``kappa_mpm``, ``inner_solves`` (MPM
-bound and the ρ = 0 check included) and ``inner_time``.
+inner point ``, dual=`` :math:`|F|` at the last check, whose ρ normally lies in
+the final bracket (:math:`F(\rho^*) = 0`) ``, gap=`` final bracket width
+:math:`\rho_{hi} - r_{best}` ``)``; ``extras`` holds ``bracket``,
+``kappa_mpm``, ``inner_solves`` (MPM bound and the ρ = 0 check included),
+``inner_time`` and ``inner_times`` (per solve).
 
 **Warm-start:** ``x0`` is a guess of :math:`\rho^*`; the first two checks are
 at :math:`x_0(1 \mp 10^{-3})`, so a good guess closes the bracket to
@@ -252,8 +253,8 @@ def solve_bisection(
         r = m4f.certified_rho(data, w, b)
         if r > best["r"] or best["w"] is None:
             best.update(w=w, b=b, r=r)
-        if F >= 0:
-            best["F"] = F
+        best["F"] = F  # |F| of the last check, inside the final bracket: -> 0 at rho*
+        if r >= best["r"]:
             best["primal"] = abs(float(data["d"] @ w) - 1.0)
         history.append((rho, F, r, lo, hi))
         if verbose:
@@ -316,7 +317,7 @@ def solve_bisection(
         iterations=k,
         setup_time=setup_time,
         solve_time=solve_time,
-        residuals=Residuals(primal=best["primal"], dual=best["F"], gap=hi - best["r"],
+        residuals=Residuals(primal=best["primal"], dual=abs(best["F"]), gap=hi - best["r"],
                             source="solver"),
         message=message,
         history=tuple(history),
