@@ -68,7 +68,9 @@ def _mempm(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
 def _m4(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .formulations import m4
 
-    return m4.m4(X, y, C=args.C)
+    # the soft-margin C is per point (note A6): C = c / N with c = 0.3 gives an
+    # interior rho; c * N >> 1 drives rho to 0, c << 1 to kappa_MPM
+    return m4.m4(X, y, C=0.3 * args.C / X.shape[0])
 
 
 def _specified_rates(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
@@ -123,7 +125,7 @@ MODELS: dict[str, DemoModel] = {
     "mpm": DemoModel("minimax probability machine", _mpm, "wisconsin"),
     "bmpm": DemoModel("biased MPM, beta0 = 0.5", _bmpm, "wisconsin"),
     "mempm": DemoModel("minimum error MPM (sequential BMPM)", _mempm, "wisconsin"),
-    "m4": DemoModel("maxi-min margin machine (soft margin, C)", _m4, "wisconsin"),
+    "m4": DemoModel("maxi-min margin machine (soft margin, C = 0.3/N)", _m4, "wisconsin"),
     "specified-rates": DemoModel("chance-constrained classifier, eta = (0.6, 0.6)",
                                  _specified_rates, "heart"),
     "cbc": DemoModel("cluster-based SOCP classifier (20 k-means clusters per class), dual",

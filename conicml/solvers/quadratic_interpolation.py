@@ -43,6 +43,7 @@ solve at :math:`\beta^*` ``, gap=`` final bracket width ``)``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Mapping
@@ -223,8 +224,8 @@ def _endpoint_w(data: Mapping[str, Any]) -> np.ndarray:
     return w / float(d @ w)
 
 
-@register("quadratic-interpolation", kinds=["sequential.mempm"],
-          description="MEMPM: quadratic-interpolation line search over beta of BMPM solves")
+@register("quadratic-interpolation", kinds=["sequential.mempm", "sequential.m4"],
+          description="1-D quadratic-interpolation search: MEMPM over beta, soft M4 over rho")
 def solve_quadratic_interpolation(
     program: Program,
     *,
@@ -272,8 +273,25 @@ def solve_quadratic_interpolation(
     Solution
         ``values = {"beta", "w"}``, ``objective`` :math:`= F(\beta^*)`,
         ``iterations`` = BMPM solves, ``extras["inner_solves"]``.
+
+    Notes
+    -----
+    For a soft-margin M4 program (kind ``"sequential.m4"``) the same search
+    runs over :math:`\rho` through
+    :func:`conicml.solvers.m4_line_search.solve_m4_line_search` with
+    ``method="quadratic-interpolation"``; ``tol`` is then the *relative*
+    tolerance on the :math:`\rho` bracket and ``max_failures`` does not apply.
     """
     from ..solving import solve  # late import: solving imports the registry
+
+    if program.kind == "sequential.m4":
+        from .m4_line_search import solve_m4_line_search
+
+        solution = solve_m4_line_search(
+            program, tol=tol, max_iter=max_iter, time_limit=time_limit, verbose=verbose,
+            callback=callback, x0=x0, inner=inner, inner_options=inner_options,
+            method="quadratic-interpolation")
+        return dataclasses.replace(solution, solver="quadratic-interpolation")
 
     data = program.data
     inner_options = dict(inner_options or {})
