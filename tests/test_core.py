@@ -176,3 +176,30 @@ def test_bias_decode_tolerates_first_order_accuracy():
     sol = cm.solve(prog, "scs")
     assert sol.residuals.primal > 1e-6  # the regime this test is about
     assert prog.decode(sol)["b"] == pytest.approx(ref["b"], abs=1e-3)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"tol": 0.0}, "tol must be a positive finite"),
+    ({"tol": float("inf")}, "tol must be a positive finite"),
+    ({"tol": True}, "tol must be a positive finite"),
+    ({"max_iter": 0}, "max_iter must be an integer >= 1"),
+    ({"max_iter": 2.5}, "max_iter must be an integer"),
+    ({"time_limit": 0.0}, "time_limit must be a positive number"),
+    ({"time_limit": float("nan")}, "time_limit must be a positive number"),
+])
+def test_common_iterative_options_have_one_meaning(kwargs, message):
+    from conicml.solvers._options import check_common
+
+    args = {"tol": 1e-6, "max_iter": 10, "time_limit": None, **kwargs}
+    with pytest.raises(OptionError, match=message):
+        check_common("x", args["tol"], args["max_iter"], args["time_limit"])
+
+
+def test_zero_iterations_allowed_only_where_a_warm_start_can_certify():
+    from conicml.solvers._options import check_common
+
+    check_common("x", 1e-6, 0, 0.0, allow_zero=True)  # no error
+    X, y = cm.datasets.twonorm(30, dim=2, seed=2)
+    prog = cm.formulations.svm.soft_margin(X, y, form="dual")
+    with pytest.raises(OptionError, match="smo: tol"):
+        cm.solve(prog, "smo", tol=-1.0)

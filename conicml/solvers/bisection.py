@@ -64,6 +64,7 @@ from ..formulations import m4 as m4f
 from ..program import ConicForm, Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._options import check_common
 
 __all__ = ["STATUS_MAP", "TERMINATION_MESSAGES", "InnerSolver", "solve_bisection"]
 
@@ -171,16 +172,6 @@ def point(sol: Solution) -> tuple[np.ndarray, float]:
     return w, b
 
 
-def check_common(tol: float, max_iter: int, time_limit: float | None) -> None:
-    """Validate the options shared by the M4 solvers."""
-    if not (isinstance(tol, (int, float)) and tol > 0):
-        raise OptionError(f"tol must be a positive number, got {tol!r}")
-    if not (isinstance(max_iter, (int, np.integer)) and max_iter > 0):
-        raise OptionError(f"max_iter must be a positive integer, got {max_iter!r}")
-    if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
-        raise OptionError(f"time_limit must be a positive number, got {time_limit!r}")
-
-
 def _print_header() -> None:
     print(f"{'iter':>5} {'rho':>14} {'F(rho)':>12} {'ratio':>14} {'rho_lo':>14} {'rho_hi':>14}")
 
@@ -232,7 +223,7 @@ def solve_bisection(
     Solution
         ``values = {"w", "b", "rho"}``, ``objective`` = certified ρ.
     """
-    check_common(tol, max_iter, time_limit)
+    check_common("bisection", tol, max_iter, time_limit)
     start = time.perf_counter()
     data = program.data
     solver = InnerSolver(program, inner, inner_options, rebuild)

@@ -96,6 +96,7 @@ from ..formulations.chance import (
 )
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._options import check_common
 
 __all__ = ["TERMINATION_MESSAGES", "line_search_311", "line_search_b2", "solve_cbc_smo"]
 
@@ -281,8 +282,7 @@ def solve_cbc_smo(
     t_setup = time.perf_counter()
     if program.kind not in KINDS:
         raise SolverError(f"cbc-smo solves kinds {KINDS}, got {program.kind!r}")
-    if not (isinstance(tol, (int, float)) and tol > 0):
-        raise OptionError(f"tol must be a positive number, got {tol!r}")
+    check_common("cbc-smo", tol, max_iter, time_limit, allow_zero=True)
     if selection not in ("second-order", "max-violating"):
         raise OptionError(
             f"selection must be 'second-order' or 'max-violating', got {selection!r}")

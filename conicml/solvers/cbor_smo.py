@@ -103,7 +103,6 @@ length ``k`` (clusters in the program's order).
 from __future__ import annotations
 
 import math
-import numbers
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -114,6 +113,7 @@ import numpy as np
 from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._options import check_common
 from ._report import IterationReport
 
 __all__ = ["TERMINATION_MESSAGES", "solve_cbor_smo"]
@@ -218,17 +218,9 @@ def _step(A: float, B: float, Cq: float, e: float, ub: float) -> float:
 
 def _check_options(tol: Any, max_iter: Any, time_limit: Any, cache_size: Any,
                    k: int) -> int:
-    if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol > 0):
-        raise OptionError(f"cbor-smo: tol must be a positive finite number, got {tol!r}")
     if max_iter is None:
         max_iter = max(1_000_000, 1000 * k)
-    elif not isinstance(max_iter, numbers.Integral) or isinstance(max_iter, bool) or max_iter < 0:
-        raise OptionError(f"cbor-smo: max_iter must be a non-negative integer, got {max_iter!r}")
-    if time_limit is not None and not (
-        isinstance(time_limit, (int, float)) and not math.isnan(time_limit) and time_limit >= 0
-    ):
-        raise OptionError(
-            f"cbor-smo: time_limit must be a non-negative number, got {time_limit!r}")
+    check_common("cbor-smo", tol, max_iter, time_limit, allow_zero=True)
     if not (isinstance(cache_size, (int, float)) and math.isfinite(cache_size)
             and cache_size > 0):
         raise OptionError(f"cbor-smo: cache_size (MB) must be positive, got {cache_size!r}")

@@ -69,6 +69,7 @@ from ..exceptions import OptionError, SolverError
 from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._options import check_common
 
 __all__ = ["TERMINATION_MESSAGES", "FractionalProgram", "solve_dinkelbach"]
 
@@ -231,15 +232,6 @@ class FractionalProgram:
         return {"v": w / num if num > 0 else w}
 
 
-def _check_common(tol: float, max_iter: int, time_limit: float | None) -> None:
-    if not (isinstance(tol, (int, float)) and tol > 0):
-        raise OptionError(f"tol must be a positive number, got {tol!r}")
-    if not (isinstance(max_iter, (int, np.integer)) and max_iter > 0):
-        raise OptionError(f"max_iter must be a positive integer, got {max_iter!r}")
-    if time_limit is not None and not time_limit > 0:
-        raise OptionError(f"time_limit must be positive, got {time_limit!r}")
-
-
 def finish(name: str, fp: FractionalProgram, w: np.ndarray | None, reason: int,
            iterations: int, inner: int, setup_time: float, solve_time: float,
            history: list, messages: Mapping[int, str], status_map: Mapping[int, Status],
@@ -312,7 +304,7 @@ def solve_dinkelbach(
         ``iterations`` = outer steps, ``extras["inner_solves"]`` = least-squares
         steps, certificate in ``residuals`` (module docstring).
     """
-    _check_common(tol, max_iter, time_limit)
+    check_common("dinkelbach", tol, max_iter, time_limit)
     start = time.perf_counter()
     fp = FractionalProgram(program.data)
     V, _, dt = fp.basis()

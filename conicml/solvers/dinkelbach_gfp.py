@@ -62,7 +62,8 @@ from ..formulations import m4 as m4f
 from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
-from .bisection import InnerSolver, _InnerFailure, check_common, point
+from ._options import check_common
+from .bisection import InnerSolver, _InnerFailure, point
 
 __all__ = ["STATUS_MAP", "TERMINATION_MESSAGES", "solve_dinkelbach_gfp"]
 
@@ -141,7 +142,7 @@ def solve_dinkelbach_gfp(
     Solution
         ``values = {"w", "b", "rho"}``, ``objective`` = certified ρ.
     """
-    check_common(tol, max_iter, time_limit)
+    check_common("dinkelbach-gfp", tol, max_iter, time_limit)
     start = time.perf_counter()
     data = program.data
     solver = InnerSolver(program, inner, inner_options, rebuild=False)

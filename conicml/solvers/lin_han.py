@@ -81,7 +81,6 @@ nearby program); a boundary point is replaced by its inner-ball centre.
 from __future__ import annotations
 
 import math
-import numbers
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -92,6 +91,7 @@ import scipy.linalg
 from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._options import check_common
 from ._report import IterationReport
 
 __all__ = ["TERMINATION_MESSAGES", "solve_lin_han"]
@@ -183,17 +183,6 @@ class _Report(IterationReport):
     ITERATION_FORMATS = ["^8", "^16.10g", "^11.3e", "^11.3e", "^11.3e", "^10.3f"]
 
 
-def _check_options(tol: Any, max_iter: Any, time_limit: Any) -> None:
-    if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol > 0):
-        raise OptionError(f"lin-han: tol must be a positive finite number, got {tol!r}")
-    if not isinstance(max_iter, numbers.Integral) or isinstance(max_iter, bool) or max_iter < 0:
-        raise OptionError(f"lin-han: max_iter must be a non-negative integer, got {max_iter!r}")
-    if time_limit is not None and not (
-        isinstance(time_limit, (int, float)) and not math.isnan(time_limit) and time_limit >= 0
-    ):
-        raise OptionError(f"lin-han: time_limit must be a non-negative number, got {time_limit!r}")
-
-
 def _check_program(program: Any) -> Mapping[str, Any]:
     kind = getattr(program, "kind", None)
     if kind not in _KINDS:
@@ -276,7 +265,7 @@ def solve_lin_han(
         rates; a non-converged run gives :attr:`Status.USER_LIMIT`.
     """
     t0 = time.perf_counter()
-    _check_options(tol, max_iter, time_limit)
+    check_common("lin-han", tol, max_iter, time_limit, allow_zero=True)
     data = _check_program(program)
     dual_kind = program.kind.endswith(".dual")
     Ep = _Ellipsoid(np.asarray(data["mean_pos"], float), np.asarray(data["cov_pos"], float),

@@ -54,7 +54,8 @@ from ..formulations import m4 as m4f
 from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
-from .bisection import InnerSolver, _InnerFailure, check_common, point
+from ._options import check_common
+from .bisection import InnerSolver, _InnerFailure, point
 
 __all__ = ["STATUS_MAP", "TERMINATION_MESSAGES", "solve_m4_line_search"]
 
@@ -169,7 +170,7 @@ def solve_m4_line_search(
     Solution
         ``values = {"w", "b", "rho"}``, ``objective`` :math:`= G(\rho^*)`.
     """
-    check_common(tol, max_iter, time_limit)
+    check_common("m4-line-search", tol, max_iter, time_limit)
     if method not in ("quadratic-interpolation", "brent"):
         raise OptionError(f"method must be 'quadratic-interpolation' or 'brent', "
                           f"got {method!r}")

@@ -55,7 +55,8 @@ from ..exceptions import OptionError
 from ..program import Program
 from ..registry import register
 from ..solution import Solution, Status
-from .dinkelbach import FractionalProgram, _check_common, finish
+from ._options import check_common
+from .dinkelbach import FractionalProgram, finish
 
 __all__ = ["TERMINATION_MESSAGES", "solve_rosen"]
 
@@ -127,7 +128,7 @@ def solve_rosen(
         ``extras["inner_solves"]`` (least-squares steps of the start and the
         certificate), ``extras["line_search_evals"]``.
     """
-    _check_common(tol, max_iter, time_limit)
+    check_common("rosen", tol, max_iter, time_limit)
     start = time.perf_counter()
     fp = FractionalProgram(program.data)
     d = fp.d

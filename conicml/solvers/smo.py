@@ -82,7 +82,6 @@ optimal ``x0`` stops after 0 iterations.
 from __future__ import annotations
 
 import math
-import numbers
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -93,6 +92,7 @@ import numpy as np
 from ..exceptions import OptionError, ProgramError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._options import check_common
 from ._report import IterationReport
 
 __all__ = ["TERMINATION_MESSAGES", "solve_smo"]
@@ -195,16 +195,9 @@ class _Report(IterationReport):
 
 def _check_options(tol: float, max_iter: int | None, time_limit: float | None,
                    cache_size: float, n: int) -> int:
-    if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol > 0):
-        raise OptionError(f"smo: tol must be a positive finite number, got {tol!r}")
     if max_iter is None:
         max_iter = max(10_000_000, 100 * n)
-    elif not isinstance(max_iter, numbers.Integral) or isinstance(max_iter, bool) or max_iter < 0:
-        raise OptionError(f"smo: max_iter must be a non-negative integer, got {max_iter!r}")
-    if time_limit is not None and not (
-        isinstance(time_limit, (int, float)) and not math.isnan(time_limit) and time_limit >= 0
-    ):
-        raise OptionError(f"smo: time_limit must be a non-negative number, got {time_limit!r}")
+    check_common("smo", tol, max_iter, time_limit, allow_zero=True)
     if not (isinstance(cache_size, (int, float)) and math.isfinite(cache_size)
             and cache_size > 0):
         raise OptionError(f"smo: cache_size (MB) must be positive and finite, got {cache_size!r}")
