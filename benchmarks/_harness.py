@@ -11,6 +11,7 @@ import os
 import platform
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,18 @@ def run_with_limit(fn: Callable[..., Any], args: tuple, limit: float) -> tuple[s
         return "timeout", None, wall
     proc.join()
     return result[0], result[1], wall
+
+
+def write_results(name: str, text: str, quick: bool = False) -> Path:
+    """Write a results table to ``benchmarks/results/<name>.md``.
+
+    A ``--quick`` smoke run writes ``<name>_quick.md`` beside it, so it never
+    overwrites the recorded full run.
+    """
+    out = Path(__file__).parent / "results" / f"{name}{'_quick' if quick else ''}.md"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    return out
 
 
 def machine() -> str:

@@ -35,7 +35,12 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _harness import machine, run_with_limit, shifted_geometric_mean  # noqa: E402
+from _harness import (  # noqa: E402
+    machine,
+    run_with_limit,
+    shifted_geometric_mean,
+    write_results,
+)
 
 import conicml as cm  # noqa: E402
 from conicml.formulations import minimax as mm  # noqa: E402
@@ -143,8 +148,7 @@ def main() -> None:
         lines.append(f"| {n} | " + " | ".join(
             f"{means[s]:.4f} s ({means[s] / means['clarabel']:.2g}x)" for s in SOLVERS) + " |")
     out = "\n".join(lines) + "\n"
-    path = Path(__file__).parent / "results" / "bmpm_speed.md"
-    path.write_text(out)
+    write_results("bmpm_speed", out, args.quick)
     print(out)
 
 

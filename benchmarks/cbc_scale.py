@@ -43,6 +43,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from _harness import write_results  # noqa: E402
+
 CENTRES = np.array([(x, y) for x in (-5.0, 0.0, 5.0) for y in (-5.0, 0.0, 5.0)])
 # positive: on/above the anti-diagonal x + y >= 0, except the outlier corner (5, 5)
 LABELS = np.where((CENTRES.sum(axis=1) >= 0) & ~np.all(CENTRES == 5.0, axis=1), 1, -1)
@@ -261,11 +264,7 @@ def main() -> None:  # noqa: D103
         "conic form carries a dense k x k factor of the Gram matrix.",
     ]
     text = "\n".join(lines) + "\n"
-    # --quick writes beside the full table instead of overwriting it
-    out = pathlib.Path(__file__).parent / "results" / (
-        "cbc_scale_quick.md" if args.quick else "cbc_scale.md")
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(text)
+    write_results("cbc_scale", text, args.quick)
     print(text)
 
 

@@ -33,6 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).parent))
+from _harness import write_results  # noqa: E402
+
 SOLVERS = ("cbor-smo", "clarabel", "ecos")
 SIZES = (25, 100, 250, 500, 1000, 2000, 5000)
 QUICK_SIZES = (25, 100, 250, 500)
@@ -155,9 +158,7 @@ def main(argv: list[str] | None = None) -> str:
             lines.append(f"- {kernel}, {solver}: largest k solved within the limit "
                          f"{max(solved) if solved else '-'}{text_ratio}")
     text = "\n".join(lines) + "\n"
-    out = Path(__file__).parent / "results" / "cbor_scale.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
+    write_results("cbor_scale", text, args.quick)
     print(text)
     return text
 

@@ -41,6 +41,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import conicml as cm  # noqa: E402
 from conicml.formulations import lsvr  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).parent))
+from _harness import write_results  # noqa: E402
+
 EPSILONS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 2.0)
 # thesis Table 6.1 (mean MSE over 100 trials; case II also +- sd)
 THESIS_61 = {
@@ -269,9 +272,7 @@ def main() -> None:
         out += ["", f"(section wall time {time.perf_counter() - tic:.0f} s)", ""]
     out.append(f"Total wall time: {time.perf_counter() - start:.0f} s.")
     text = "\n".join(out) + "\n"
-    results = Path(__file__).resolve().parent / "results"
-    results.mkdir(exist_ok=True)
-    (results / "lsvr_study.md").write_text(text)
+    write_results("lsvr_study", text, quick)
     print(text)
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -30,7 +31,8 @@ import numpy as np
 import conicml as cm
 from conicml.formulations import m4
 
-RESULTS = Path(__file__).parent / "results" / "m4_speed.md"
+sys.path.insert(0, str(Path(__file__).parent))
+from _harness import write_results  # noqa: E402
 
 DISCUSSION = """\
 **Reading (recorded run).** The certified margins of all four variants agree to about
@@ -141,8 +143,7 @@ def main() -> None:
         "'later checks' the median of the others (DPP: parameter update + backend solve).\n\n"
         + body + "\n\n" + DISCUSSION + "\n"
     )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text)
+    write_results("m4_speed", text, args.quick)
     print()
     print(text)
 

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _harness import machine, run_with_limit  # noqa: E402
+from _harness import machine, run_with_limit, write_results  # noqa: E402
 
 import conicml as cm  # noqa: E402
 from conicml.formulations import minimax as mm  # noqa: E402
@@ -145,8 +145,7 @@ def main() -> None:
         print(lines[-2], lines[-1], sep="\n", flush=True)
     lines += ["", "Notes:", *notes]
     out = "\n".join(lines) + "\n"
-    path = Path(__file__).parent / "results" / "huang_table_3_1.md"
-    path.write_text(out)
+    write_results("huang_table_3_1", out, args.quick)
     print(out)
 
 

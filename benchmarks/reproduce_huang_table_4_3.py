@@ -34,6 +34,7 @@ import argparse
 import math
 import os
 import platform
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -48,7 +49,8 @@ from sklearn.preprocessing import StandardScaler
 import conicml as cm
 from conicml.estimators import M4Classifier, MPMClassifier, SVMClassifier
 
-RESULTS = Path(__file__).parent / "results" / "huang_table_4_3.md"
+sys.path.insert(0, str(Path(__file__).parent))
+from _harness import write_results  # noqa: E402
 
 DATASETS = ["twonorm", "wisconsin", "ionosphere", "pima", "sonar", "vote", "heart"]
 LABELS = {"twonorm": "Twonorm", "wisconsin": "Breast", "ionosphere": "Ionosphere",
@@ -293,9 +295,7 @@ def main() -> None:
         f"limit {cfg['time_limit']:g} s per cell. Protocol and deviations: see the "
         "script's docstring.\n\n" + tables(rows, cfg) + "\n\n" + NOTES + "\n"
     )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    if not args.quick or not RESULTS.exists():
-        RESULTS.write_text(text)
+    write_results("huang_table_4_3", text, args.quick)
     print()
     print(text)
 

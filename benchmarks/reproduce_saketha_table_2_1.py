@@ -49,7 +49,7 @@ import numpy as np  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _harness import machine  # noqa: E402
+from _harness import machine, write_results  # noqa: E402
 
 import conicml as cm  # noqa: E402
 from conicml.formulations import chance  # noqa: E402
@@ -305,8 +305,7 @@ def main() -> None:
                   *eps_study(args.study_limit)]
         notes.append(f"\nTotal with the ε study: {time.perf_counter() - start:.0f} s.")
     text = "\n".join(notes) + "\n"
-    if not args.quick:  # --quick only prints
-        (Path(__file__).parent / "results" / "saketha_table_2_1.md").write_text(text)
+    write_results("saketha_table_2_1", text, args.quick)
     print(text)
 
 

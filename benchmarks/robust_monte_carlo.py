@@ -26,12 +26,16 @@ from __future__ import annotations
 
 import argparse
 import pathlib
+import sys
 import time
 
 import numpy as np
 from scipy import stats
 
 from conicml.formulations.chance import r1_radii, r2_radii
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from _harness import write_results  # noqa: E402
 
 # Table 6.1 of the thesis: eta -> {method: (e_eta, m_eta, p_eta %)}
 THESIS = {
@@ -115,11 +119,7 @@ def main() -> None:  # noqa: D103
         "seed-003 note either).",
     ]
     text = "\n".join(lines) + "\n"
-    # --quick writes beside the full table instead of overwriting it
-    out = pathlib.Path(__file__).parent / "results" / (
-        "saketha_table_6_1_quick.md" if args.quick else "saketha_table_6_1.md")
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(text)
+    write_results("saketha_table_6_1", text, args.quick)
     print(text)
 
 

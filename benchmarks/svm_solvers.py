@@ -24,7 +24,7 @@ import numpy as np
 from sklearn.svm import SVC
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _harness import machine, run_with_limit  # noqa: E402
+from _harness import machine, run_with_limit, write_results  # noqa: E402
 
 import conicml as cm  # noqa: E402
 
@@ -114,9 +114,7 @@ def main() -> None:
                 row = [f"error: {res}", "-", "-", "-", "-"]
             lines.append(f"| {name} | {X.shape[0]} | {key} | " + " | ".join(row) + " |")
             print(lines[-1], flush=True)
-    out = Path(__file__).parent / "results" / "svm_solvers.md"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text("\n".join(lines) + "\n")
+    out = write_results("svm_solvers", "\n".join(lines) + "\n", args.quick)
     print("\n".join(lines))
     print(f"\nwritten to {out}")
 
