@@ -11,7 +11,11 @@ into a :class:`Program`, which carries
 * ``data``: the structured data specialized solvers consume (labels, kernel,
   moments, cluster statistics, ...);
 * ``decode(solution)``: how a :class:`~conicml.Solution` becomes the learner's
-  parameters (``w``, ``b``, dual coefficients, certified quantities ...).
+  parameters (``w``, ``b``, dual coefficients, certified quantities ...);
+* ``certify(solution)``: conicml's own check of a returned point, recomputed
+  from ``data`` (never taken from the solver's report): scale-free primal
+  residual, optimality measure and gap. :func:`conicml.solve` calls it and
+  reports ``OPTIMAL`` only when it passes.
 
 Data flows one way: data -> formulation -> program -> solver -> solution -> model.
 """
@@ -26,7 +30,7 @@ from typing import Any
 import cvxpy as cp
 
 from .exceptions import SolverError
-from .solution import Solution, Status
+from .solution import Residuals, Solution, Status
 
 __all__ = ["ConicForm", "Program"]
 
@@ -62,6 +66,15 @@ class Program:
         The solver :func:`conicml.solve` uses when ``solver=None``.
     description : str, default=""
         One line naming the learner, shown by ``repr`` and the CLI.
+    certify : callable, optional
+        ``certify(data, solution) -> Residuals``: the residuals of the returned
+        point recomputed from ``data``, each *relative* (divided by the scale of
+        the data it measures, so that it reads the same at every feature
+        scale), with ``source="recomputed"``. ``primal`` is the constraint
+        violation, ``dual`` an optimality measure (a KKT violation, a projected
+        gradient norm, or a dual residual) and ``gap`` the relative gap to a
+        bound the kind knows (a dual value, a certified bracket). ``nan`` means
+        "not checked". Must be picklable.
     explain : callable, optional
         ``explain(data, status) -> str``: what a non-optimal status means for
         this learner and which hyper-parameter to change (e.g. "the rates
@@ -81,6 +94,7 @@ class Program:
         default_solver: str = "clarabel",
         description: str = "",
         explain: Callable[[Mapping[str, Any], Status], str] | None = None,
+        certify: Callable[[Mapping[str, Any], Solution], Residuals] | None = None,
     ) -> None:
         self.kind = kind
         self.data = MappingProxyType(dict(data))
@@ -89,6 +103,7 @@ class Program:
         self.default_solver = default_solver
         self.description = description
         self.explain = explain
+        self._certify = certify
         self._form: ConicForm | None = None
 
     # -- the cvxpy side, built lazily ------------------------------------------------
@@ -141,6 +156,21 @@ class Program:
         """
         return self._decode(self.data, solution)
 
+    @property
+    def can_certify(self) -> bool:
+        """Whether the program recomputes the residuals of a returned point itself."""
+        return self._certify is not None
+
+    def certify(self, solution: Solution) -> Residuals | None:
+        """Residuals of ``solution``'s point recomputed from the program's data.
+
+        Returns ``None`` when the program has no certificate of its own or the
+        solution carries no point.
+        """
+        if self._certify is None or not solution.ok:
+            return None
+        return self._certify(self.data, solution)
+
     # -- pickling: the cvxpy problem is derived state and is rebuilt on demand ---------
     def __getstate__(self) -> dict:  # noqa: D105
         state = self.__dict__.copy()
@@ -158,8 +188,14 @@ class Program:
 
 
 def require_solution(solution: Solution, kind: str) -> None:
-    """Raise :class:`SolverError` unless ``solution`` carries a primal point."""
-    if not solution.ok:
+    """Raise :class:`SolverError` unless ``solution`` carries a primal point.
+
+    A point is carried by the optimal statuses and by ``USER_LIMIT`` when the
+    solver returned its last iterate (an iterative solver stopped by
+    ``max_iter``, ``time_limit`` or the callback), which decodes to a usable,
+    uncertified model.
+    """
+    if not (solution.ok or (solution.status is Status.USER_LIMIT and solution.values)):
         raise SolverError(
             f"cannot decode a solution with status {solution.status.value!r} "
             f"from solver {solution.solver!r} for a program of kind {kind!r}: "

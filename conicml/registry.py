@@ -9,7 +9,8 @@ backends and specialized solvers register the same way::
     def solve_smo(program, *, tol=1e-3, max_iter=None, ...) -> Solution: ...
 
 A *kind* is a dotted string naming the structure of a program (``"qp.svm.dual"``,
-``"socp.mpm"``, ``"fractional.bmpm"``); an entry's ``kinds`` are shell-style
+``"socp.mpm"``, ``"sequential.mempm"``; every kind is a constant of
+:mod:`conicml.kinds`); an entry's ``kinds`` are shell-style
 patterns matched with :func:`fnmatch.fnmatchcase` (``"qp.*"`` accepts every QP).
 """
 
@@ -55,6 +56,12 @@ class SolverEntry:
         Loosest objective tolerance the solver is expected to meet with
         ``compare_options`` (first-order methods); :func:`conicml.compare`
         never holds it to a tighter one unless given a per-solver mapping.
+    certify_tol : float
+        Largest recomputed relative residual (:meth:`Program.certify`) with
+        which an ``OPTIMAL`` status from this solver stands; above it
+        :func:`conicml.solve` reports ``OPTIMAL_INACCURATE`` and names the
+        failing number. It states the accuracy the solver's defaults promise
+        (interior-point: 1e-6; first-order methods looser).
     """
 
     name: str
@@ -65,6 +72,7 @@ class SolverEntry:
     description: str
     compare_options: Mapping[str, Any] = field(default_factory=dict)
     compare_rtol: float | None = None
+    certify_tol: float = 1e-6
 
     def accepts(self, kind: str) -> bool:
         """Whether a program of this kind can be given to the solver."""
@@ -93,6 +101,7 @@ def register(
     description: str | None = None,
     compare_options: Mapping[str, Any] | None = None,
     compare_rtol: float | None = None,
+    certify_tol: float = 1e-6,
 ) -> Callable[[Callable], Callable]:
     """Register a solver function under ``name`` for the given program kinds.
 
@@ -112,6 +121,9 @@ def register(
         Default options of this solver inside :func:`conicml.compare`.
     compare_rtol : float, optional
         Loosest objective tolerance expected of this solver in a comparison.
+    certify_tol : float, default=1e-6
+        Largest recomputed relative residual with which this solver's
+        ``OPTIMAL`` stands (see :class:`SolverEntry`).
 
     Returns
     -------
@@ -137,6 +149,7 @@ def register(
             description=description or (doc[0] if doc else ""),
             compare_options=dict(compare_options or {}),
             compare_rtol=compare_rtol,
+            certify_tol=float(certify_tol),
         )
         return function
 

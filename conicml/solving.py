@@ -23,7 +23,8 @@ __all__ = ["COMMON_OPTIONS", "solve"]
 COMMON_OPTIONS = ("eps_abs", "eps_rel", "tol", "max_iter", "time_limit", "verbose")
 
 
-def solve(program: Program, solver: str | None = None, **options: Any) -> Solution:
+def solve(program: Program, solver: str | None = None, *, certify_tol: float | None = None,
+          **options: Any) -> Solution:
     """Solve a program with a registered solver.
 
     Parameters
@@ -35,6 +36,12 @@ def solve(program: Program, solver: str | None = None, **options: Any) -> Soluti
         ``"scs"``, ``"osqp"``, ``"smo"``. ``None`` uses
         ``program.default_solver`` (documented by each formulation and
         recorded in ``Solution.solver``).
+    certify_tol : float, optional
+        Largest recomputed relative residual with which ``OPTIMAL`` stands;
+        defaults to the solver's registered ``certify_tol``. Programs that
+        certify (:meth:`Program.certify`) get their residuals recomputed by
+        conicml; an ``OPTIMAL`` point that fails the check is reported as
+        ``OPTIMAL_INACCURATE`` with the failing number in the message.
     **options
         Keyword options of that solver (see :data:`COMMON_OPTIONS` and the
         solver's docstring). Unknown options raise :class:`OptionError`.
@@ -69,6 +76,8 @@ def solve(program: Program, solver: str | None = None, **options: Any) -> Soluti
         raise SolverError(
             f"solver {entry.name!r} returned {type(solution).__name__}, not a Solution"
         )
+    solution = _certified(program, solution,
+                          entry.certify_tol if certify_tol is None else certify_tol)
     # a generic backend knows nothing of the learner: the program explains its status
     # (a specialized solver reads the structured data and words its own message)
     if (solution.status is not Status.OPTIMAL and program.explain is not None
@@ -78,3 +87,22 @@ def solve(program: Program, solver: str | None = None, **options: Any) -> Soluti
             message = f"{solution.message}; {hint}" if solution.message else hint
             solution = dataclasses.replace(solution, message=message)
     return solution
+
+
+def _certified(program: Program, solution: Solution, tol: float) -> Solution:
+    """Replace the residuals by the program's own recomputation; demote a failed OPTIMAL."""
+    residuals = program.certify(solution)
+    if residuals is None:
+        return solution
+    solution = dataclasses.replace(solution, residuals=residuals)
+    if solution.status is not Status.OPTIMAL:
+        return solution
+    failing = [(name, value) for name, value in
+               (("primal", residuals.primal), ("dual", residuals.dual), ("gap", residuals.gap))
+               if not (value <= tol) and value == value]  # nan means "not checked"
+    if not failing:
+        return solution
+    detail = ", ".join(f"{name} residual {value:.3g}" for name, value in failing)
+    message = (f"not certified: conicml recomputed {detail} > certify_tol {tol:.1g}"
+               + (f"; {solution.message}" if solution.message else ""))
+    return dataclasses.replace(solution, status=Status.OPTIMAL_INACCURATE, message=message)

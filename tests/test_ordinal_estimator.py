@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import conicml as cm
 from conicml.estimators import ClusterSOCPOrdinalRegressor
-from conicml.exceptions import NotFittedStatusError
 from conicml.formulations import chance as F
 
 EXPECTED_FAILED_CHECKS = {
@@ -86,8 +86,12 @@ def test_bad_solver_and_stall_are_clear_errors():
     X, y = ordinal_data(3, m=80, dim=2, r=3)
     with pytest.raises(ValueError, match="cannot solve CBOR programs"):
         ClusterSOCPOrdinalRegressor(solver="smo").fit(X, y)
-    with pytest.raises(NotFittedStatusError, match="max_iter"):
-        ClusterSOCPOrdinalRegressor(solver="cbor-smo",
-                                    solver_options={"max_iter": 2}).fit(X, y)
+    # policy of every estimator (estimators/_base.py): USER_LIMIT with a point keeps
+    # that point and warns, as scikit-learn's iterative estimators do
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        est = ClusterSOCPOrdinalRegressor(solver="cbor-smo",
+                                          solver_options={"max_iter": 2}).fit(X, y)
+    assert est.solution_.status is cm.Status.USER_LIMIT
+    assert np.isfinite(est.predict(X).astype(float)).all()
     with pytest.raises(ValueError, match="two ordered classes"):
         ClusterSOCPOrdinalRegressor().fit(X, np.zeros(80))

@@ -28,10 +28,12 @@ def solve_or_raise(
 ) -> Solution:
     """Solve ``program``; turn a status without a model into a clear exception.
 
-    ``OPTIMAL_INACCURATE`` is kept with a :class:`ConvergenceWarning`; every
-    other non-optimal status raises :class:`NotFittedStatusError` whose message
-    quotes the solver, the status and ``hints[status]`` (which should name the
-    hyper-parameter to change).
+    The policy of every estimator, as scikit-learn's: ``OPTIMAL_INACCURATE``, and
+    ``USER_LIMIT`` when the solver returned a point (an iterative solver that hit
+    ``max_iter`` or ``time_limit``), keep that point with a
+    :class:`ConvergenceWarning`; every other non-optimal status raises
+    :class:`NotFittedStatusError` whose message quotes the solver, the status
+    and ``hints[status]`` (which should name the hyper-parameter to change).
     """
     solution = solve(program, solver, **dict(solver_options or {}))
     if solution.status is Status.OPTIMAL:
@@ -41,6 +43,15 @@ def solve_or_raise(
             f"solver {solution.solver!r} returned an inaccurate solution "
             f"({solution.message}); tighten its tolerances in solver_options or try "
             "another solver",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+        return solution
+    if solution.status is Status.USER_LIMIT and solution.values:
+        warnings.warn(
+            f"solver {solution.solver!r} stopped before convergence ({solution.message}); "
+            "the model keeps its last point: raise max_iter / time_limit in "
+            "solver_options",
             ConvergenceWarning,
             stacklevel=3,
         )

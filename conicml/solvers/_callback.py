@@ -1,0 +1,83 @@
+"""One callback signature for every iterative solver (scipy's ``intermediate_result``).
+
+A solver option ``callback`` is called once per iteration (or per outer
+iteration of a sequential method) with an :class:`IntermediateResult`; raising
+:class:`StopIteration` inside it stops the solver, which then returns its
+current point with ``Status.USER_LIMIT`` and the message "stopped by the
+callback", as :func:`scipy.optimize.minimize` does::
+
+    def log(result):
+        print(result.iteration, result.objective, result.residual)
+        if result.elapsed > 10:
+            raise StopIteration
+
+    cm.solve(prog, "smo", callback=log)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ..exceptions import OptionError
+
+__all__ = ["Callback", "IntermediateResult", "check_callback", "notify"]
+
+
+@dataclass(frozen=True)
+class IntermediateResult:
+    """The state of an iterative solver after one iteration.
+
+    Attributes
+    ----------
+    iteration : int
+        Iterations done so far (1 after the first).
+    objective : float
+        Current objective in the program's own sense (``nan`` if not tracked).
+    residual : float
+        The solver's stopping measure at this iteration (the quantity its
+        module docstring compares with ``tol``).
+    elapsed : float
+        Seconds since the solver started.
+    values : Mapping[str, Any]
+        Current iterate, keyed like ``Solution.values`` (may be a subset).
+    extras : Mapping[str, Any]
+        Solver-specific quantities (step size, bracket, working set, ...).
+    """
+
+    iteration: int
+    objective: float = math.nan
+    residual: float = math.nan
+    elapsed: float = 0.0
+    values: Mapping[str, Any] = field(default_factory=dict)
+    extras: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:  # noqa: D105
+        object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
+        object.__setattr__(self, "extras", MappingProxyType(dict(self.extras)))
+
+
+Callback = Callable[[IntermediateResult], Any]
+
+
+def check_callback(solver: str, callback: Any) -> None:
+    """Raise :class:`OptionError` unless ``callback`` is ``None`` or callable."""
+    if callback is not None and not callable(callback):
+        raise OptionError(
+            f"{solver}: callback must be callable as callback(intermediate_result), "
+            f"got {type(callback).__name__}"
+        )
+
+
+def notify(callback: Callback | None, result: IntermediateResult) -> bool:
+    """Call ``callback(result)``; return ``True`` if it asked to stop (``StopIteration``)."""
+    if callback is None:
+        return False
+    try:
+        callback(result)
+    except StopIteration:
+        return True
+    return False
