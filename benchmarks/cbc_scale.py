@@ -63,7 +63,7 @@ def make_d1(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def _worker(method: str, n: int, seed: int) -> dict:
     import conicml as cm
     from conicml.estimators import ClusterSOCPClassifier
-    from conicml.formulations import chance
+    from conicml.formulations import cbc
     from conicml.moments import ClusterMoments
 
     out: dict = {}
@@ -76,9 +76,9 @@ def _worker(method: str, n: int, seed: int) -> dict:
         y[:2] = [1.0, -1.0]
         clusters = ClusterMoments(means, rng.uniform(0, 0.5, size=k), np.full(k, 10), y)
         if family == "cbc":
-            prog = chance.cbc(clusters, 1.0, 0.5, form="dual")
+            prog = cbc.cbc(clusters, 1.0, 0.5, form="dual")
         else:
-            prog = chance.cbc_w(clusters, 1.0, 0.5, form="dual", kernel="rbf", gamma=0.5)
+            prog = cbc.cbc_w(clusters, 1.0, 0.5, form="dual", kernel="rbf", gamma=0.5)
         solver = method.split(",")[2]
         t0 = time.perf_counter()
         sol = cm.solve(prog, solver)
@@ -102,7 +102,7 @@ def _worker(method: str, n: int, seed: int) -> dict:
                    acc=float(np.mean(np.where(est.decision_function(Xt) >= 0, 1, -1) == yt)),
                    iterations=est.n_iter_)
         for solver in ("ecos", "clarabel"):
-            prog = chance.cbc(clusters, 1.0, 0.5, form="primal")
+            prog = cbc.cbc(clusters, 1.0, 0.5, form="primal")
             t0 = time.perf_counter()
             sol = cm.solve(prog, solver)
             out[f"solve_{solver}"] = time.perf_counter() - t0

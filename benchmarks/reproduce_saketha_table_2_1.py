@@ -1,7 +1,7 @@
 """Reproduce the pattern of Saketha Nath's Table 2.1 (thesis ch. 2, SDM'07).
 
 The chance-constrained classifier with specified rates
-(:func:`conicml.formulations.chance.specified_rates`) on breast_cancer (WDBC,
+(:func:`conicml.formulations.sr.specified_rates`) on breast_cancer (WDBC,
 + = malignant), heart (Cleveland), twonorm (500 points, d = 2) and ringnorm
 (400 points, d = 2), with eta_2 = eta_neg held fixed per dataset and
 eta_1 = eta_pos swept over 0.9, 0.7, 0.5, 0.3, 0.1 (the thesis's grid):
@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _harness import machine, write_results  # noqa: E402
 
 import conicml as cm  # noqa: E402
-from conicml.formulations import chance  # noqa: E402
+from conicml.formulations import specified_rates as sr  # noqa: E402
 
 ETA1 = [0.9, 0.7, 0.5, 0.3, 0.1]
 EPS = {"linear": 1e-2, "rbf": 1e-3}
@@ -97,17 +97,17 @@ def solve_fold(Xtr, ytr, Xte, yte, eta1, eta2, kernel, zeta, limit, eps=None) ->
         kw["gamma"] = zeta
     out: dict = {}
     t0 = time.perf_counter()
-    chance.specified_rates((Xtr, ytr), eta1, eta2, **kw)  # the shared kernel preparation
+    sr.specified_rates((Xtr, ytr), eta1, eta2, **kw)  # the shared kernel preparation
     out["prep"] = time.perf_counter() - t0
     for key, solver in SOLVERS.items():
-        prog = chance.specified_rates((Xtr, ytr), eta1, eta2, **kw)
+        prog = sr.specified_rates((Xtr, ytr), eta1, eta2, **kw)
         t0 = time.perf_counter()
         sol = cm.solve(prog, solver, time_limit=limit)
         wall = time.perf_counter() - t0
         rec = {"status": sol.status, "time": wall, "iters": sol.iterations,
                "objective": sol.objective}
         if sol.ok:
-            f = chance.rates_decision_values(prog.data, prog.decode(sol), Xte)
+            f = sr.rates_decision_values(prog.data, prog.decode(sol), Xte)
             rec["fn"] = int(np.sum((f < 0) & (yte > 0)))
             rec["fp"] = int(np.sum((f >= 0) & (yte < 0)))
         out[key] = rec

@@ -74,25 +74,25 @@ def _m4(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
 
 
 def _specified_rates(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
-    from .formulations import chance
+    from .formulations import specified_rates
 
-    return chance.specified_rates((X, y), eta_pos=0.6, eta_neg=0.6, kernel=args.kernel)
+    return specified_rates.specified_rates((X, y), eta_pos=0.6, eta_neg=0.6, kernel=args.kernel)
 
 
 def _cbc(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
-    from .formulations import chance
+    from .formulations import cbc
     from .moments import ClusterMoments
 
     clusters = ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=20)
-    return chance.cbc(clusters, C=args.C, eta=0.5, form="dual")
+    return cbc.cbc(clusters, C=args.C, eta=0.5, form="dual")
 
 
 def _cbor(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
-    from .formulations import chance
+    from .formulations import ordinal
     from .moments import ClusterMoments
 
     clusters = ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=8)
-    return chance.cbor(clusters, W=3.0, eta=0.5, kernel=args.kernel, form="dual")
+    return ordinal.cbor(clusters, W=3.0, eta=0.5, kernel=args.kernel, form="dual")
 
 
 def _lsvr(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:

@@ -18,7 +18,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import conicml as cm
 from conicml.estimators import ClusterSOCPClassifier
 from conicml.exceptions import ProgramError
-from conicml.formulations import chance, svm
+from conicml.formulations import cbc, svm
 from conicml.moments import ClusterMoments
 
 from tolerances import obj_rtol, sol_atol
@@ -46,7 +46,7 @@ def _solvers(kind):
     (0.9, 3.0), (0.8, 2.0), (0.7, 1.527525), (0.6, 1.224745), (0.52, 1.040833), (0.5, 1.0),
 ])
 def test_kappa_chebyshev(eta, kappa):
-    assert chance.cbc_kappa(eta) == pytest.approx(kappa, abs=1e-6)
+    assert cbc.cbc_kappa(eta) == pytest.approx(kappa, abs=1e-6)
 
 
 @pytest.mark.parametrize("eta, kappa", [
@@ -54,14 +54,14 @@ def test_kappa_chebyshev(eta, kappa):
     (0.9, 1.281552), (0.8, 0.841621), (0.7, 0.524401), (0.6, 0.253347),
 ])
 def test_kappa_gaussian(eta, kappa):
-    assert chance.cbc_kappa(eta, "gaussian") == pytest.approx(kappa, abs=1e-6)
+    assert cbc.cbc_kappa(eta, "gaussian") == pytest.approx(kappa, abs=1e-6)
 
 
 @pytest.mark.parametrize("eta, bound", [(0.0, "chebyshev"), (1.0, "chebyshev"),
                                         (0.4, "gaussian"), (0.7, "student"), (True, "chebyshev")])
 def test_kappa_rejects(eta, bound):
     with pytest.raises(ProgramError):
-        chance.cbc_kappa(eta, bound)
+        cbc.cbc_kappa(eta, bound)
 
 
 # ---- test 7: the deterministic CBC example (3.7) = (3.11) ---------------------------------
@@ -77,7 +77,7 @@ CASES7 = [
 @pytest.mark.parametrize("form", ["primal", "dual"])
 @pytest.mark.parametrize("eta, C, objective, w1, b", CASES7)
 def test_note_example_all_solvers(form, eta, C, objective, w1, b):
-    prog = chance.cbc(_clusters7(), C, eta, form=form)
+    prog = cbc.cbc(_clusters7(), C, eta, form=form)
     assert prog.kind == f"socp.chance.cbc.{form}"
     for solver in _solvers(prog.kind):
         sol = cm.solve(prog, solver)
@@ -98,14 +98,14 @@ def test_note_example_slacks():
     # note §5.3 test 7: xi = (0,0,0,0,0,1.979) at kappa=1, C=10, and
     # (0.3108, 0.3108, 0, 0, 0, 1.6714) at C=0.5
     for C, xi in [(10.0, [0, 0, 0, 0, 0, 1.979]), (0.5, [0.3108, 0.3108, 0, 0, 0, 1.6714])]:
-        prog = chance.cbc(_clusters7(), C, ETA_KAPPA1)
+        prog = cbc.cbc(_clusters7(), C, ETA_KAPPA1)
         model = prog.decode(cm.solve(prog, "ecos"))
         np.testing.assert_allclose(model["xi"], xi, atol=1e-3)
 
 
 def test_dual_recovery_w_equals_t_over_lambda_v():
     # w = (t / lambda) sum_j alpha_j y_j mu_j (note F2, primal recovery), lambda from the dual
-    prog = chance.cbc(_clusters7(), 0.5, ETA_KAPPA1, form="dual")
+    prog = cbc.cbc(_clusters7(), 0.5, ETA_KAPPA1, form="dual")
     sol = cm.solve(prog, "clarabel")
     alpha, lam = sol.values["alpha"], float(sol.values["lam"])
     v = MU7.T @ (alpha * Y7)
@@ -120,7 +120,7 @@ def test_hard_margin_spheres(form):
     # note §5.3 test 8: w = a(1,1), a = 1/(2 - 0.5 sqrt 2), b = 0, margin 2 sqrt 2 - 1
     clusters = ClusterMoments(np.array([[2, 0], [0, 2], [-2, 0], [0, -2]], dtype=float),
                               np.full(4, 0.5), np.ones(4), np.array([1, 1, -1, -1.0]))
-    prog = chance.cbc(clusters, None, ETA_KAPPA1, form=form)
+    prog = cbc.cbc(clusters, None, ETA_KAPPA1, form=form)
     assert prog.kind == f"socp.chance.cbc.hard.{form}"
     a = 1.0 / (2.0 - 0.5 * np.sqrt(2.0))
     for solver in _solvers(prog.kind):
@@ -140,7 +140,7 @@ def test_hard_margin_overlap_is_infeasible():
     # two overlapping unit spheres of opposite labels: no separating hyperplane
     clusters = ClusterMoments(np.array([[0.0, 0.0], [1.0, 0.0]]), np.ones(2), np.ones(2),
                               np.array([1.0, -1.0]))
-    sol = cm.solve(chance.cbc(clusters, None, ETA_KAPPA1), "clarabel")
+    sol = cm.solve(cbc.cbc(clusters, None, ETA_KAPPA1), "clarabel")
     assert sol.status in (cm.Status.INFEASIBLE, cm.Status.INFEASIBLE_INACCURATE)
 
 
@@ -161,7 +161,7 @@ def test_reduces_to_svm(C):
     if C <= 1.0:  # rank-3 linear kernel with C = 10: SMO's slow tail (as LIBSVM's), ~2e5 it.
         runs.append(("dual", "cbc-smo", {"tol": 1e-8}))
     for form, solver, options in runs:
-        prog = chance.cbc(clusters, C, 0.9, form=form)
+        prog = cbc.cbc(clusters, C, 0.9, form=form)
         sol = cm.solve(prog, solver, **options)
         model = prog.decode(sol)
         assert sol.objective == pytest.approx(ref_obj, rel=1e-6)
@@ -178,7 +178,7 @@ def test_reduces_to_svm(C):
 def test_w_form_note_example(form):
     # note §5.3 test 9: W = 1, kappa = 1: sum xi = 2.1523340597, w = (0.7071068, 0.7071068),
     # b_thesis = 0.0857864, the (B.2) minimum is -2.1523340597
-    prog = chance.cbc_w(_clusters7(), 1.0, ETA_KAPPA1, form=form)
+    prog = cbc.cbc_w(_clusters7(), 1.0, ETA_KAPPA1, form=form)
     assert prog.kind == f"socp.chance.cbc_w.{form}"
     for solver in _solvers(prog.kind):
         sol = cm.solve(prog, solver)
@@ -194,7 +194,7 @@ def test_w_form_note_example(form):
 def test_rbf_radius_and_forms_agree():
     # App. B: ||x - mu|| <= r => ||phi(x) - phi(mu)|| <= sqrt(2 (1 - exp(-gamma r^2)))
     gamma = 0.3
-    prog = chance.cbc_w(_clusters7(), 2.0, ETA_KAPPA1, kernel="rbf", gamma=gamma)
+    prog = cbc.cbc_w(_clusters7(), 2.0, ETA_KAPPA1, kernel="rbf", gamma=gamma)
     np.testing.assert_allclose(prog.data["radii"],
                                np.sqrt(2 * (1 - np.exp(-gamma * SIG7**2))), rtol=1e-12)
     # worst case of the bound, checked directly: a point at distance r from mu
@@ -203,17 +203,17 @@ def test_rbf_radius_and_forms_agree():
     assert dist == pytest.approx(np.sqrt(2 * (1 - np.exp(-gamma * 0.25))))
     obj = {}
     for form in ("primal", "dual"):
-        p = chance.cbc_w(_clusters7(), 2.0, ETA_KAPPA1, kernel="rbf", gamma=gamma, form=form)
+        p = cbc.cbc_w(_clusters7(), 2.0, ETA_KAPPA1, kernel="rbf", gamma=gamma, form=form)
         sol = cm.solve(p, "ecos")
         obj[form] = sol.objective
         model = p.decode(sol)
-        f = chance.cbc_decision_values(p.data, model, MU7)
+        f = cbc.cbc_decision_values(p.data, model, MU7)
         # on the cluster means the decision value agrees with the slacks of (B.1)
         xi = np.maximum(0, 1 + p.data["radii"] * 2.0 - Y7 * f)
         np.testing.assert_allclose(xi, model["xi"], atol=1e-5)
     assert obj["primal"] == pytest.approx(obj["dual"], rel=1e-6)
-    cprimal = cm.solve(chance.cbc(_clusters7(), 1.0, 0.5, kernel="rbf", gamma=gamma), "ecos")
-    cdual = cm.solve(chance.cbc(_clusters7(), 1.0, 0.5, kernel="rbf", gamma=gamma,
+    cprimal = cm.solve(cbc.cbc(_clusters7(), 1.0, 0.5, kernel="rbf", gamma=gamma), "ecos")
+    cdual = cm.solve(cbc.cbc(_clusters7(), 1.0, 0.5, kernel="rbf", gamma=gamma,
                                 form="dual"), "ecos")
     assert cprimal.objective == pytest.approx(cdual.objective, rel=1e-6)
 
@@ -223,25 +223,25 @@ def test_rbf_radius_and_forms_agree():
 def test_bad_input():
     c7 = _clusters7()
     with pytest.raises(ProgramError, match="ClusterMoments"):
-        chance.cbc((MU7, Y7))
+        cbc.cbc((MU7, Y7))
     with pytest.raises(ProgramError, match="labels"):
-        chance.cbc(ClusterMoments(MU7, SIG7, np.ones(6), np.array([1, 2, 1, 2, 1, 2.0])))
+        cbc.cbc(ClusterMoments(MU7, SIG7, np.ones(6), np.array([1, 2, 1, 2, 1, 2.0])))
     with pytest.raises(ProgramError, match="both classes"):
-        chance.cbc(ClusterMoments(MU7, SIG7, np.ones(6), np.ones(6)))
+        cbc.cbc(ClusterMoments(MU7, SIG7, np.ones(6), np.ones(6)))
     with pytest.raises(ProgramError, match="C"):
-        chance.cbc(c7, C=0.0)
+        cbc.cbc(c7, C=0.0)
     with pytest.raises(ProgramError, match="W"):
-        chance.cbc_w(c7, W=-1.0)
+        cbc.cbc_w(c7, W=-1.0)
     with pytest.raises(ProgramError, match="eta"):
-        chance.cbc(c7, 1.0, 1.2)
+        cbc.cbc(c7, 1.0, 1.2)
     with pytest.raises(ProgramError, match="kernel"):
-        chance.cbc(c7, kernel="poly")
+        cbc.cbc(c7, kernel="poly")
     with pytest.raises(ProgramError, match="form"):
-        chance.cbc(c7, form="both")
+        cbc.cbc(c7, form="both")
     with pytest.raises(ProgramError, match="robust"):
-        chance.cbc(c7, robust="R3")
+        cbc.cbc(c7, robust="R3")
     with pytest.raises(ProgramError, match="m_j > n"):
-        chance.cbc(ClusterMoments(MU7, SIG7, np.full(6, 2), Y7), robust="R1")
+        cbc.cbc(ClusterMoments(MU7, SIG7, np.full(6, 2), Y7), robust="R1")
     with pytest.raises(ProgramError, match="sigma"):
         ClusterMoments(MU7, SIG7, np.ones(6), Y7, sigma="diag")
 
@@ -343,12 +343,12 @@ def test_estimator_matches_formulation_and_exposes_clusters():
     labels = np.where(y > 0, "spam", "ham")  # "spam" > "ham": classes_[1] is positive
     est = ClusterSOCPClassifier(2.0, eta=0.7, threshold=1.0).fit(X, labels)
     clusters = ClusterMoments.from_data(X, y, threshold=1.0)
-    prog = chance.cbc(clusters, 2.0, 0.7)
+    prog = cbc.cbc(clusters, 2.0, 0.7)
     model = prog.decode(cm.solve(prog, "clarabel"))
     np.testing.assert_allclose(est.coef_[0], model["w"], atol=1e-6)
     assert est.intercept_[0] == pytest.approx(model["b"], abs=1e-6)
     assert est.n_clusters_ == clusters.n_clusters == est.cluster_centers_.shape[0]
-    np.testing.assert_allclose(est.radii_, chance.cbc_kappa(0.7) * clusters.sigmas)
+    np.testing.assert_allclose(est.radii_, cbc.cbc_kappa(0.7) * clusters.sigmas)
     assert set(est.predict(X)) <= {"spam", "ham"}
     assert est.score(X, labels) > 0.95
     # the specialized solver gives the same model
@@ -387,8 +387,8 @@ def test_estimator_robust_kmeans_pipeline():
                                 bound="gaussian", eta=0.6, sigma="per-dimension",
                                 solver="cbc-smo").fit(X, y)
     assert est.n_clusters_ == 8 and est.score(X, y) > 0.95
-    prog = chance.cbc(est.clusters_, 1.0, 0.6, bound="gaussian", robust="R2")
+    prog = cbc.cbc(est.clusters_, 1.0, 0.6, bound="gaussian", robust="R2")
     assert est.solution_.objective == pytest.approx(cm.solve(prog, "clarabel").objective,
                                                     rel=1e-6)
-    np.testing.assert_allclose(est.radii_, chance.cbc_radii(est.clusters_, 0.6,
+    np.testing.assert_allclose(est.radii_, cbc.cbc_radii(est.clusters_, 0.6,
                                                             bound="gaussian", robust="R2"))

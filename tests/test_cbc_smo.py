@@ -15,7 +15,7 @@ from scipy import optimize
 
 import conicml as cm
 from conicml.exceptions import OptionError
-from conicml.formulations import chance
+from conicml.formulations import cbc
 from conicml.moments import ClusterMoments
 from conicml.solvers.cbc_smo import line_search_311, line_search_b2
 
@@ -104,7 +104,7 @@ def test_note_example_four_iterations():
     # dual value -2.1523340597 (= primal sum xi), w = (0.7071068, 0.7071068),
     # b_thesis = 0.0857864, in 4 iterations (with the thesis's sign it stalls at 0.5)
     clusters = ClusterMoments(MU7, SIG7, np.full(6, 10), Y7)
-    prog = chance.cbc_w(clusters, 1.0, 0.5, form="dual")
+    prog = cbc.cbc_w(clusters, 1.0, 0.5, form="dual")
     x0 = np.array([0.5, 0, 0, 0.5, 0, 0])
     sol = cm.solve(prog, "cbc-smo", x0=x0, selection="max-violating")  # the thesis's rule
     assert sol.status is cm.Status.OPTIMAL
@@ -131,8 +131,8 @@ def _random_clusters(k, n, seed, shift=1.0):
 
 def _programs(clusters, form, kernel="linear"):
     return {
-        "socp.chance.cbc": chance.cbc(clusters, 1.0, 0.7, form=form, kernel=kernel, gamma=0.2),
-        "socp.chance.cbc_w": chance.cbc_w(clusters, 0.5, 0.7, form=form, kernel=kernel, gamma=0.2),
+        "socp.chance.cbc": cbc.cbc(clusters, 1.0, 0.7, form=form, kernel=kernel, gamma=0.2),
+        "socp.chance.cbc_w": cbc.cbc_w(clusters, 0.5, 0.7, form=form, kernel=kernel, gamma=0.2),
     }
 
 
@@ -189,7 +189,7 @@ def test_registry_solvers_agree(kind, solver):
 
 
 def test_compare_puts_cbc_smo_beside_backends():
-    prog = chance.cbc(_random_clusters(60, 3, 8), 1.0, 0.7, form="dual")
+    prog = cbc.cbc(_random_clusters(60, 3, 8), 1.0, 0.7, form="dual")
     assert "cbc-smo" in cm.solvers.available(prog.kind)
     report = cm.compare(prog, ["cbc-smo", "ecos", "clarabel"])
     assert report.agree
@@ -200,12 +200,12 @@ def test_hard_margin_and_unbounded():
     # a = 1 / (2 - 0.5 sqrt 2)
     clusters = ClusterMoments(np.array([[2, 0], [0, 2], [-2, 0], [0, -2]], dtype=float),
                               np.full(4, 0.5), np.ones(4), np.array([1, 1, -1, -1.0]))
-    sol = cm.solve(chance.cbc(clusters, None, 0.5, form="dual"), "cbc-smo", tol=1e-10)
+    sol = cm.solve(cbc.cbc(clusters, None, 0.5, form="dual"), "cbc-smo", tol=1e-10)
     a = 1.0 / (2.0 - 0.5 * np.sqrt(2.0))
     assert sol.objective == pytest.approx(a * a, rel=1e-9)
     overlap = ClusterMoments(np.array([[0.0, 0.0], [1.0, 0.0]]), np.ones(2), np.ones(2),
                              np.array([1.0, -1.0]))
-    sol = cm.solve(chance.cbc(overlap, None, 0.5, form="dual"), "cbc-smo")
+    sol = cm.solve(cbc.cbc(overlap, None, 0.5, form="dual"), "cbc-smo")
     assert sol.status is cm.Status.UNBOUNDED
 
 
@@ -214,14 +214,14 @@ def test_separable_w_form_is_flagged():
     # determine the hyperplane; the solver says so instead of returning a wrong model
     clusters = ClusterMoments(np.array([[3.0, 0], [-3.0, 0]]), np.zeros(2), np.ones(2),
                               np.array([1.0, -1.0]))
-    prog = chance.cbc_w(clusters, 5.0, 0.5, form="dual")
+    prog = cbc.cbc_w(clusters, 5.0, 0.5, form="dual")
     sol = cm.solve(prog, "cbc-smo")
     assert sol.objective == pytest.approx(cm.solve(prog, "ecos").objective, abs=1e-8)
     assert sol.objective == pytest.approx(0.0, abs=1e-8)
 
 
 def test_warm_start_limits_and_options():
-    prog = chance.cbc(_random_clusters(80, 4, 9), 1.0, 0.7, form="dual")
+    prog = cbc.cbc(_random_clusters(80, 4, 9), 1.0, 0.7, form="dual")
     sol = cm.solve(prog, "cbc-smo", tol=1e-9)
     again = cm.solve(prog, "cbc-smo", tol=1e-6, x0=sol.values["alpha"])
     assert again.iterations == 0 and again.objective == pytest.approx(sol.objective, rel=1e-12)

@@ -6,7 +6,7 @@ from numpy.testing import assert_allclose
 
 import conicml as cm
 from conicml.exceptions import ProgramError
-from conicml.formulations import chance as F
+from conicml.formulations import ordinal
 
 from tolerances import obj_rtol, sol_atol
 
@@ -40,7 +40,7 @@ NOTE_W = np.array([1.45, -0.384057])
 @pytest.mark.parametrize("form", ["primal", "dual"])
 @pytest.mark.parametrize("solver", cm.solvers.available(PRIMAL))
 def test_note_example_objective_and_model(form, solver):
-    prog = F.cbor(note_clusters(), W=1.5, eta=0.5, form=form)
+    prog = ordinal.cbor(note_clusters(), W=1.5, eta=0.5, form=form)
     if solver not in cm.solvers.available(prog.kind):
         pytest.skip(f"{solver} does not take {prog.kind}")
     sol = cm.solve(prog, solver)
@@ -60,8 +60,8 @@ def test_note_example_objective_and_model(form, solver):
 def test_primal_equals_dual_and_reversed_partial_sums_break_weak_duality():
     """(4.5) with s* <= s reproduces the primal; the reversed direction overshoots (note F4)."""
     clusters = note_clusters()
-    p = cm.solve(F.cbor(clusters, W=1.5, eta=0.5, form="primal"), "clarabel").objective
-    dual_prog = F.cbor(clusters, W=1.5, eta=0.5, form="dual")
+    p = cm.solve(ordinal.cbor(clusters, W=1.5, eta=0.5, form="primal"), "clarabel").objective
+    dual_prog = ordinal.cbor(clusters, W=1.5, eta=0.5, form="dual")
     d = cm.solve(dual_prog, "clarabel").objective
     assert_allclose(d, p, rtol=1e-7)
     # reverse the inequality: the dual value exceeds the primal (8.1159 in the note)
@@ -81,31 +81,31 @@ def test_primal_equals_dual_and_reversed_partial_sums_break_weak_duality():
 def test_cbor_with_point_clusters_is_the_baseline_svor(solver):
     """Note §5.3 test 11: sigma = 0 and every point a cluster makes (4.3) the SVOR (4.2)."""
     X, y = ordinal_points(0, m=50, dim=3, r=4)
-    svor = F.svor(X, y, W=1.0)  # ||w|| = W at the optimum (W = 2 leaves it inactive)
+    svor = ordinal.svor(X, y, W=1.0)  # ||w|| = W at the optimum (W = 2 leaves it inactive)
     clusters = cm.ClusterMoments.from_data(X, y, clustering="none")
     assert np.all(clusters.sigmas == 0)
     base = cm.solve(svor, solver)
     base_model = svor.decode(base)
     for form in ("primal", "dual"):
-        prog = F.cbor(clusters, W=1.0, eta=0.7, form=form)  # eta is irrelevant at sigma = 0
+        prog = ordinal.cbor(clusters, W=1.0, eta=0.7, form=form)  # eta is irrelevant at sigma = 0
         sol = cm.solve(prog, solver)
         assert_allclose(sol.objective, base.objective, rtol=obj_rtol(solver))
         model = prog.decode(sol)
         assert_allclose(model["w"], base_model["w"], atol=10 * sol_atol(solver))
         assert_allclose(model["thresholds"], base_model["thresholds"], atol=10 * sol_atol(solver))
     # the same through cbor-smo on the dual
-    smo = cm.solve(F.cbor(clusters, W=1.0, eta=0.7, form="dual"), "cbor-smo", tol=1e-7)
+    smo = cm.solve(ordinal.cbor(clusters, W=1.0, eta=0.7, form="dual"), "cbor-smo", tol=1e-7)
     assert_allclose(smo.objective, base.objective, rtol=1e-6)
 
 
 def test_svor_qp_form_solves_the_socp_form_at_W_equal_norm_w():
     """(4.1) with C and (4.2) with W = ||w_C|| have the same solution (thesis §4.1.1)."""
     X, y = ordinal_points(1, m=40, dim=2, r=3, sep=1.5)
-    qp = F.svor(X, y, C=0.7)
+    qp = ordinal.svor(X, y, C=0.7)
     assert qp.kind == "qp.chance.svor"
     model_c = qp.decode(cm.solve(qp, "clarabel"))
     W = float(np.linalg.norm(model_c["w"]))
-    socp = F.svor(X, y, W=W)
+    socp = ordinal.svor(X, y, W=W)
     sol = cm.solve(socp, "clarabel")
     model_w = socp.decode(sol)
     assert_allclose(model_w["w"], model_c["w"], atol=1e-5)
@@ -116,8 +116,8 @@ def test_svor_qp_form_solves_the_socp_form_at_W_equal_norm_w():
 def test_rbf_primal_and_dual_agree_and_use_the_kernel_radius():
     X, y = ordinal_points(2, m=90, dim=2, r=3, sep=1.5)
     clusters = cm.ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=6)
-    primal = F.cbor(clusters, W=3.0, eta=0.8, kernel="rbf", gamma=0.5, form="primal")
-    dual = F.cbor(clusters, W=3.0, eta=0.8, kernel="rbf", gamma=0.5, form="dual")
+    primal = ordinal.cbor(clusters, W=3.0, eta=0.8, kernel="rbf", gamma=0.5, form="primal")
+    dual = ordinal.cbor(clusters, W=3.0, eta=0.8, kernel="rbf", gamma=0.5, form="dual")
     kappa = 2.0  # sqrt(0.8 / 0.2), note §5.3 test 1
     radii = np.sqrt(2 * (1 - np.exp(-0.5 * (kappa * clusters.sigmas) ** 2)))  # eq. 4.4
     assert_allclose(dual.data["d"], 1 + 3.0 * radii)
@@ -140,9 +140,9 @@ def test_canonical_thresholds_are_optimal_ordered_and_unique():
         ranks = np.concatenate([np.arange(1, r + 1), rng.integers(1, r + 1, 25)])
         scores = rng.normal(size=ranks.size) * 2 + 0.3 * ranks * rng.uniform(-1, 1)
         d = 1 + rng.uniform(0, 1, ranks.size)
-        theta = F._ordinal_thresholds(scores, d, ranks, r)
+        theta = ordinal._ordinal_thresholds(scores, d, ranks, r)
         assert np.all(np.diff(theta) >= -1e-12)
-        xi, xs = F._ordinal_slacks(scores, d, ranks, r, theta)
+        xi, xs = ordinal._ordinal_slacks(scores, d, ranks, r, theta)
         best = xi.sum() + xs.sum()
         # an independent LP over the ordered thresholds gives the same optimal slack
         import cvxpy as cp
@@ -160,9 +160,9 @@ def test_canonical_thresholds_are_optimal_ordered_and_unique():
 def test_prediction_rule_counts_thresholds_below_the_score():
     """rank = 1 + #{i : g(x) > theta_i} (note P13)."""
     X, y = ordinal_points(3, m=60, dim=2, r=4, sep=3.0)
-    prog = F.svor(X, y, W=3.0)
+    prog = ordinal.svor(X, y, W=3.0)
     model = prog.decode(cm.solve(prog, "clarabel"))
-    pred = F.ordinal_predict(prog.data, model, X)
+    pred = ordinal.ordinal_predict(prog.data, model, X)
     manual = 1 + (X @ model["w"] > model["thresholds"][:, None]).sum(axis=0)
     assert np.array_equal(pred, manual)
     assert np.mean(pred == y) > 0.9  # well separated ranks
@@ -172,13 +172,13 @@ def test_kinds_and_pickling():
     import pickle
 
     clusters = note_clusters()
-    assert F.cbor(clusters, form="primal").kind == PRIMAL
-    prog = F.cbor(clusters, W=1.5)
+    assert ordinal.cbor(clusters, form="primal").kind == PRIMAL
+    prog = ordinal.cbor(clusters, W=1.5)
     assert prog.kind == DUAL and "cbor-smo" in cm.solvers.available(DUAL)
     assert "cbor-smo" not in cm.solvers.available(PRIMAL)
     again = pickle.loads(pickle.dumps(prog))
     assert_allclose(cm.solve(again, "ecos").objective, NOTE_OBJECTIVE, rtol=1e-6)
-    assert F.svor(*ordinal_points(0), W=1.0).kind == "socp.chance.svor"
+    assert ordinal.svor(*ordinal_points(0), W=1.0).kind == "socp.chance.svor"
 
 
 @pytest.mark.parametrize(
@@ -194,25 +194,25 @@ def test_kinds_and_pickling():
 )
 def test_bad_hyper_parameters_raise(kwargs, match):
     with pytest.raises(ProgramError, match=match):
-        F.cbor(note_clusters(), **kwargs)
+        ordinal.cbor(note_clusters(), **kwargs)
 
 
 def test_bad_ranks_raise():
     c = note_clusters()
     with pytest.raises(ProgramError, match="ranks 1..r"):
-        F.cbor(cm.ClusterMoments(c.means, c.sigmas, c.counts, c.labels + 1))
+        ordinal.cbor(cm.ClusterMoments(c.means, c.sigmas, c.counts, c.labels + 1))
     with pytest.raises(ProgramError, match="ranks 1..r"):
-        F.cbor(cm.ClusterMoments(c.means, c.sigmas, c.counts, np.ones(7)))
+        ordinal.cbor(cm.ClusterMoments(c.means, c.sigmas, c.counts, np.ones(7)))
     with pytest.raises(ProgramError, match="integer ranks"):
-        F.cbor(cm.ClusterMoments(c.means, c.sigmas, c.counts, c.labels + 0.5))
+        ordinal.cbor(cm.ClusterMoments(c.means, c.sigmas, c.counts, c.labels + 0.5))
     with pytest.raises(ProgramError, match="ClusterMoments"):
-        F.cbor(c.means)
+        ordinal.cbor(c.means)
     X, y = ordinal_points(0)
     with pytest.raises(ProgramError, match="exactly one of W"):
-        F.svor(X, y)
+        ordinal.svor(X, y)
     with pytest.raises(ProgramError, match="exactly one of W"):
-        F.svor(X, y, W=1.0, C=1.0)
+        ordinal.svor(X, y, W=1.0, C=1.0)
     with pytest.raises(ProgramError, match="shape mismatch"):
-        F.svor(X, y[:-1], W=1.0)
+        ordinal.svor(X, y[:-1], W=1.0)
     with pytest.raises(ProgramError, match="NaN"):
-        F.svor(np.where(X > 2, np.nan, X), y, W=1.0)
+        ordinal.svor(np.where(X > 2, np.nan, X), y, W=1.0)

@@ -171,7 +171,7 @@ def test_bias_decode_tolerates_first_order_accuracy():
     X, y = cm.datasets.load("breast_cancer")
     X = (X - X.mean(0)) / X.std(0)
     clusters = cm.ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=20)
-    prog = cm.formulations.chance.cbc(clusters, C=1.0, eta=0.5, form="dual")
+    prog = cm.formulations.cbc.cbc(clusters, C=1.0, eta=0.5, form="dual")
     ref = prog.decode(cm.solve(prog, "clarabel", eps_abs=1e-10, eps_rel=1e-10))
     sol = cm.solve(prog, "scs")
     assert sol.residuals.primal > 1e-6  # the regime this test is about
@@ -203,3 +203,18 @@ def test_zero_iterations_allowed_only_where_a_warm_start_can_certify():
     prog = cm.formulations.svm.soft_margin(X, y, form="dual")
     with pytest.raises(OptionError, match="smo: tol"):
         cm.solve(prog, "smo", tol=-1.0)
+
+
+def test_deprecated_chance_module_still_works_with_a_future_warning():
+    # conicml.formulations.chance was split into specified_rates / cbc / ordinal;
+    # the old spelling works for one release (issue 12) and names the new module
+    from conicml.formulations import cbc, ordinal, specified_rates
+
+    with pytest.warns(FutureWarning, match=r"use conicml\.formulations\.cbc\.cbc"):
+        assert cm.formulations.chance.cbc is cbc.cbc
+    with pytest.warns(FutureWarning, match="formulations.ordinal.cbor"):
+        assert cm.formulations.chance.cbor is ordinal.cbor
+    with pytest.warns(FutureWarning, match="formulations.specified_rates"):
+        assert cm.formulations.chance.specified_rates is specified_rates.specified_rates
+    with pytest.raises(AttributeError):
+        cm.formulations.chance.no_such_name  # noqa: B018

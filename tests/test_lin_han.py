@@ -10,12 +10,12 @@ import pytest
 
 import conicml as cm
 from conicml.exceptions import OptionError, SolverError
-from conicml.formulations import chance
+from conicml.formulations import specified_rates as sr
 from conicml.solvers import lin_han
 
 from tolerances import obj_rtol, sol_atol
 
-PRIMAL, DUAL = chance.RATES_KINDS
+PRIMAL, DUAL = sr.RATES_KINDS
 
 
 def _random_instance(d, seed):
@@ -40,7 +40,7 @@ def test_registered_for_both_kinds():
 @pytest.mark.parametrize("form", ["primal", "dual"])
 @pytest.mark.parametrize("d, seed", [(2, 0), (5, 1), (10, 2), (20, 3), (50, 4)])
 def test_random_agreement(d, seed, form):
-    prog = chance.specified_rates(_random_instance(d, seed), 0.3, 0.4, form=form)
+    prog = sr.specified_rates(_random_instance(d, seed), 0.3, 0.4, form=form)
     cmp = cm.compare(prog, ["clarabel", "ecos", "scs", "lin-han"],
                      rtol={s: obj_rtol(s) for s in ("clarabel", "ecos", "scs", "lin-han")},
                      vtol={s: sol_atol(s) for s in ("clarabel", "ecos", "scs", "lin-han")})
@@ -66,23 +66,23 @@ def test_random_agreement(d, seed, form):
     assert lh.residuals.gap == pytest.approx(hi - lo)
     assert -1e-12 * hi <= lh.residuals.gap <= 1e-9 * hi
     # the bracket contains the interior-point optimum (to its accuracy)
-    p_ref = cm.solve(chance.specified_rates(_random_instance(d, seed), 0.3, 0.4), "clarabel")
+    p_ref = cm.solve(sr.specified_rates(_random_instance(d, seed), 0.3, 0.4), "clarabel")
     assert lo * (1 - 1e-7) <= p_ref.objective <= hi * (1 + 1e-7)
 
 
 @pytest.mark.parametrize("form", ["primal", "dual"])
 def test_kernel_agreement(form):
     X, y = cm.datasets.twonorm(120, dim=2, seed=5)
-    prog = chance.specified_rates((X, y), 0.3, 0.3, kernel="rbf", gamma=1.0, epsilon=1e-2,
+    prog = sr.specified_rates((X, y), 0.3, 0.3, kernel="rbf", gamma=1.0, epsilon=1e-2,
                                   form=form)
     sols = {s: cm.solve(prog, s) for s in ("clarabel", "ecos", "lin-han")}
     lh = sols["lin-han"]
     assert lh.status is cm.Status.OPTIMAL and lh.residuals.dual <= 1e-10
-    f_lh = chance.rates_decision_values(prog.data, prog.decode(lh), X)
+    f_lh = sr.rates_decision_values(prog.data, prog.decode(lh), X)
     for ref in ("clarabel", "ecos"):
         assert lh.objective == pytest.approx(sols[ref].objective, rel=obj_rtol(ref))
         if form == "primal":  # the dual decode amplifies z errors by 1/d^2 (see rates tests)
-            f_ref = chance.rates_decision_values(prog.data, prog.decode(sols[ref]), X)
+            f_ref = sr.rates_decision_values(prog.data, prog.decode(sols[ref]), X)
             np.testing.assert_allclose(f_lh, f_ref, atol=sol_atol(ref) * np.abs(f_ref).max())
 
 
@@ -92,7 +92,7 @@ def test_ellipse_example_in_one_step():
     # note A1: "A1 returns this in one step": the centres' segment is already normal
     m = cm.ClassMoments(np.array([3.0, 0.0]), np.diag([4.0, 1.0]), np.array([-3.0, 0.0]),
                         np.eye(2))
-    sol = cm.solve(chance.specified_rates(m, 0.5, 0.5), "lin-han")
+    sol = cm.solve(sr.specified_rates(m, 0.5, 0.5), "lin-han")
     assert sol.iterations == 0
     np.testing.assert_allclose(sol.extras["z_pos"], [1.0, 0.0], atol=1e-14)
     np.testing.assert_allclose(sol.extras["z_neg"], [-2.0, 0.0], atol=1e-14)
@@ -104,7 +104,7 @@ def test_general_example_certificate():
     # z2 = (-0.4675509, -0.6177346); the note needed 26 iterations to theta < 1e-10
     m = cm.ClassMoments(np.array([2.0, 2.0]), np.array([[2.0, 0.8], [0.8, 1.0]]),
                         np.array([-1.0, -1.0]), np.array([[1.0, -0.3], [-0.3, 0.5]]))
-    sol = cm.solve(chance.specified_rates(m, 0.5, 0.5), "lin-han", tol=1e-10)
+    sol = cm.solve(sr.specified_rates(m, 0.5, 0.5), "lin-han", tol=1e-10)
     assert sol.extras["distance"] == pytest.approx(2.1171770582, abs=1e-10)
     np.testing.assert_allclose(sol.extras["z_pos"], [0.7497945, 1.1144631], atol=1e-7)
     np.testing.assert_allclose(sol.extras["z_neg"], [-0.4675509, -0.6177346], atol=1e-7)
@@ -116,8 +116,8 @@ def test_point_classes():
     # kappa = 0 on both sides (eta = 1): the "ellipsoids" are the means, w = 2(mu1-mu2)/D^2
     mu1, mu2 = np.array([1.0, 2.0]), np.array([-1.0, 0.0])
     m = cm.ClassMoments(mu1, np.eye(2), mu2, 2 * np.eye(2))
-    sol = cm.solve(chance.specified_rates(m, 1.0, 1.0), "lin-han")
-    prog = chance.specified_rates(m, 1.0, 1.0)
+    sol = cm.solve(sr.specified_rates(m, 1.0, 1.0), "lin-han")
+    prog = sr.specified_rates(m, 1.0, 1.0)
     w = prog.decode(sol)["w"]
     np.testing.assert_allclose(w, 2 * (mu1 - mu2) / 8.0, atol=1e-14)
     assert sol.iterations == 0
@@ -127,7 +127,7 @@ def test_point_and_ellipsoid():
     # kappa_pos = 0, sphere of radius kappa*sigma on the negative side: closed form
     mu1, mu2 = np.array([4.0, 0.0, 0.0]), np.zeros(3)
     m = cm.ClassMoments(mu1, np.eye(3), mu2, 0.25 * np.eye(3))
-    prog = chance.specified_rates(m, 1.0, 0.5)  # kappa_neg = 1, radius 0.5
+    prog = sr.specified_rates(m, 1.0, 0.5)  # kappa_neg = 1, radius 0.5
     sol = cm.solve(prog, "lin-han")
     assert sol.extras["distance"] == pytest.approx(3.5, rel=1e-12)
     ref = cm.solve(prog, "clarabel")
@@ -139,7 +139,7 @@ def test_point_and_ellipsoid():
 @pytest.mark.parametrize("form", ["primal", "dual"])
 def test_infeasible_overlap(form):
     m = cm.ClassMoments(np.zeros(2), np.eye(2), np.array([1.0, 0.0]), np.eye(2))
-    prog = chance.specified_rates(m, 0.5, 0.5, form=form)
+    prog = sr.specified_rates(m, 0.5, 0.5, form=form)
     sol = cm.solve(prog, "lin-han")
     assert sol.status is cm.Status.INFEASIBLE
     # the note: t1 = 1 > t2 = 0 on the first segment
@@ -153,7 +153,7 @@ def test_infeasible_detected_later():
     # disjoint centres but overlapping ellipsoids: the overlap shows up on the first segment
     m = cm.ClassMoments(np.zeros(2), np.diag([9.0, 0.1]), np.array([2.0, 1.0]),
                         np.diag([0.1, 9.0]))
-    prog = chance.specified_rates(m, 0.5, 0.5)
+    prog = sr.specified_rates(m, 0.5, 0.5)
     assert cm.solve(prog, "clarabel").status is cm.Status.INFEASIBLE
     sol = cm.solve(prog, "lin-han")
     assert sol.status is cm.Status.INFEASIBLE
@@ -164,7 +164,7 @@ def test_infeasible_detected_later():
 
 @pytest.fixture(scope="module")
 def prog50():
-    return chance.specified_rates(_random_instance(50, 9), 0.3, 0.4)
+    return sr.specified_rates(_random_instance(50, 9), 0.3, 0.4)
 
 
 def test_max_iter_returns_user_limit(prog50):
@@ -212,7 +212,7 @@ def test_bad_options(prog50, options):
 
 def test_singular_covariance_needs_epsilon():
     X, y = cm.datasets.twonorm(40, dim=2, seed=1)
-    prog = chance.specified_rates((X, y), 0.5, 0.5, kernel="rbf")  # H_i singular (note P5)
+    prog = sr.specified_rates((X, y), 0.5, 0.5, kernel="rbf")  # H_i singular (note P5)
     with pytest.raises(SolverError, match="epsilon > 0"):
         cm.solve(prog, "lin-han")
 
@@ -256,7 +256,7 @@ def test_inner_ball_radius_is_delta_times_gradient():
 
 def test_dual_values_are_unit_vectors():
     # at the optimum both constraints ||u|| <= 1 of (2.13) are active (Sigma > 0)
-    prog = chance.specified_rates(_random_instance(6, 5), 0.3, 0.4, form="dual")
+    prog = sr.specified_rates(_random_instance(6, 5), 0.3, 0.4, form="dual")
     sol = cm.solve(prog, "lin-han")
     for key in ("u_pos", "u_neg"):
         assert np.linalg.norm(sol.values[key]) == pytest.approx(1.0, abs=1e-9)

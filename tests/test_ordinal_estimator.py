@@ -8,7 +8,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import conicml as cm
 from conicml.estimators import ClusterSOCPOrdinalRegressor
-from conicml.formulations import chance as F
+from conicml.formulations import ordinal
 
 EXPECTED_FAILED_CHECKS = {
     "check_classifiers_train": (
@@ -76,7 +76,7 @@ def test_clustering_none_is_the_baseline_svor():
     """Note §5.3 test 11 at the estimator level: every point a cluster, sigma = 0."""
     X, y = ordinal_data(2, m=60, dim=2, r=3)
     est = ClusterSOCPOrdinalRegressor(W=1.0, clustering="none").fit(X, y)
-    base = F.svor(X, y, W=1.0)
+    base = ordinal.svor(X, y, W=1.0)
     sol = cm.solve(base, "clarabel")
     assert_allclose(est.solution_.objective, sol.objective, rtol=1e-6)
     assert_allclose(est.coef_, base.decode(sol)["w"], atol=1e-5)

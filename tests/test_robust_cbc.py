@@ -13,7 +13,7 @@ import pytest
 from scipy import optimize, stats
 
 import conicml as cm
-from conicml.formulations import chance
+from conicml.formulations import cbc
 from conicml.moments import ClusterMoments
 
 KAPPA_09 = stats.norm.ppf(0.9)  # 1.2815516, the Gaussian kappa of ch. 6
@@ -32,7 +32,7 @@ def test_theorem_6_2_values():
     m, n, s2, kappa = 50, 3, 1.7, 1.2
     f = stats.chi2.ppf(0.9, n + 1)
     assert f == pytest.approx(7.779440, abs=1e-6)
-    z = chance.sigma_star(m, n, s2, kappa, f)
+    z = cbc.sigma_star(m, n, s2, kappa, f)
     assert z == pytest.approx(1.92877778, abs=1e-8)
     assert abs(_cubic(z, m, n, s2, kappa, f)) < 1e-9 * m * n**2 * z**3
     g = np.sqrt(2 * n * f * z / (m * (2 * n * z + kappa**2 * s2)))
@@ -52,7 +52,7 @@ def test_theorem_6_2_minimum_by_nlp():
     m, n, s2, kappa = 50, 3, 1.7, 1.2
     f = stats.chi2.ppf(0.9, n + 1)
     w, mu_hat = np.array([0.3, -1.1, 0.5]), np.array([1.0, 2.0, 3.0])
-    radius = chance.r2_radii(np.array([m]), np.array([s2]), n, kappa, 0.9)[0]
+    radius = cbc.r2_radii(np.array([m]), np.array([s2]), n, kappa, 0.9)[0]
     closed = w @ mu_hat - radius * np.linalg.norm(w)
     assert closed == pytest.approx(-3.0565743, abs=1e-7)
 
@@ -74,10 +74,10 @@ def test_theorem_6_2_kappa_zero_limit():
     # kappa -> 0: sigma* = sigma_hat and g* = sqrt(f / m) (note §5.3 test 14)
     m, n, s2 = 80, 4, 2.5
     f = stats.chi2.ppf(0.9, n + 1)
-    assert chance.sigma_star(m, n, s2, 0.0, f) == s2
-    z = chance.sigma_star(m, n, s2, 1e-6, f)
+    assert cbc.sigma_star(m, n, s2, 0.0, f) == s2
+    z = cbc.sigma_star(m, n, s2, 1e-6, f)
     assert z == pytest.approx(s2, rel=1e-6)  # z - s2 = O(kappa)
-    radius = chance.r2_radii(np.array([m]), np.array([s2]), n, 0.0, 0.9)[0]
+    radius = cbc.r2_radii(np.array([m]), np.array([s2]), n, 0.0, 0.9)[0]
     assert radius == pytest.approx(np.sqrt(f / m) * np.sqrt(s2), rel=1e-12)
 
 
@@ -91,13 +91,13 @@ def test_theorem_6_2_kappa_zero_limit():
 ])
 def test_radius_table(c, r1, sigma_star, g_star, r2):
     m, n = np.array([100.0]), 2
-    assert chance.r1_radii(m, np.array([1.0]), n, KAPPA_09, c)[0] == pytest.approx(r1, abs=1e-7)
+    assert cbc.r1_radii(m, np.array([1.0]), n, KAPPA_09, c)[0] == pytest.approx(r1, abs=1e-7)
     f = stats.chi2.ppf(c, n + 1)
-    z = chance.sigma_star(100, n, 1.0, KAPPA_09, f)
+    z = cbc.sigma_star(100, n, 1.0, KAPPA_09, f)
     assert np.sqrt(z) == pytest.approx(sigma_star, abs=1e-7)
     g = np.sqrt(2 * n * f * z / (100 * (2 * n * z + KAPPA_09**2)))
     assert g == pytest.approx(g_star, abs=1e-7)
-    assert chance.r2_radii(m, np.array([1.0]), n, KAPPA_09, c)[0] == pytest.approx(r2, abs=1e-7)
+    assert cbc.r2_radii(m, np.array([1.0]), n, KAPPA_09, c)[0] == pytest.approx(r2, abs=1e-7)
     assert r1 > r2 > KAPPA_09  # R1 > R2 > kappa sigma_hat (note §5.3 test 15)
 
 
@@ -106,8 +106,8 @@ def test_radius_table_components():
     # q(sqrt c) = 0.8786439, f = chi2_3(0.9) = 6.2513886
     sc = np.sqrt(0.9)
     m, v = np.array([100.0]), np.array([1.0])
-    assert chance.hotelling_radius(m, v, 2, sc)[0] == pytest.approx(0.2487094, abs=1e-7)
-    q2, r2 = chance.variance_bounds(m, v, sc)
+    assert cbc.hotelling_radius(m, v, 2, sc)[0] == pytest.approx(0.2487094, abs=1e-7)
+    q2, r2 = cbc.variance_bounds(m, v, sc)
     assert np.sqrt(r2[0]) == pytest.approx(1.1606615, abs=1e-7)
     assert np.sqrt(q2[0]) == pytest.approx(0.8786439, abs=1e-7)
     assert stats.chi2.ppf(0.9, 3) == pytest.approx(6.2513886, abs=1e-7)
@@ -120,18 +120,18 @@ def test_cbc_radii_conventions():
     trace = ClusterMoments(means, np.sqrt([2.0, 2.0]), [100, 100], [1, -1], sigma="trace")
     perdim = ClusterMoments(means, [1.0, 1.0], [100, 100], [1, -1], sigma="per-dimension")
     for robust in ("R1", "R2"):
-        a = chance.cbc_radii(trace, 0.9, bound="gaussian", robust=robust)
-        b = chance.cbc_radii(perdim, 0.9, bound="gaussian", robust=robust)
+        a = cbc.cbc_radii(trace, 0.9, bound="gaussian", robust=robust)
+        b = cbc.cbc_radii(perdim, 0.9, bound="gaussian", robust=robust)
         np.testing.assert_allclose(a, b, rtol=1e-12)
     # R2 at m = 100, per-dimension MLE variance 1: the table value 1.5758847
-    r2 = chance.cbc_radii(perdim, 0.9, bound="gaussian", robust="R2", confidence=0.9)
+    r2 = cbc.cbc_radii(perdim, 0.9, bound="gaussian", robust="R2", confidence=0.9)
     np.testing.assert_allclose(r2, 1.5758847, atol=1e-7)
     # R1 uses the unbiased variance m/(m-1) * MLE: radius scales by sqrt(100/99)
-    r1 = chance.cbc_radii(perdim, 0.9, bound="gaussian", robust="R1", confidence=0.9)
+    r1 = cbc.cbc_radii(perdim, 0.9, bound="gaussian", robust="R1", confidence=0.9)
     np.testing.assert_allclose(r1, 1.7361569 * np.sqrt(100 / 99), atol=1e-6)
     # a single-point cluster has sigma_hat = 0 and an R2 radius of 0
     single = ClusterMoments(means, [0.0, 1.0], [1, 100], [1, -1], sigma="per-dimension")
-    assert chance.cbc_radii(single, 0.9, bound="gaussian", robust="R2")[0] == 0.0
+    assert cbc.cbc_radii(single, 0.9, bound="gaussian", robust="R2")[0] == 0.0
 
 
 # ---- RCBC programs: same SOCP, larger spheres -----------------------------------------------
@@ -145,9 +145,9 @@ def test_robust_objective_ordering():
                               [1, 1, 1, 1, -1, -1, -1, -1], sigma="per-dimension")
     obj = {}
     for robust, c in [(None, 0.9), ("R2", 0.9), ("R2", 0.5), ("R2", 0.1), ("R1", 0.9)]:
-        prog = chance.cbc(clusters, 1.0, 0.9, bound="gaussian", robust=robust, confidence=c)
+        prog = cbc.cbc(clusters, 1.0, 0.9, bound="gaussian", robust=robust, confidence=c)
         obj[robust, c] = cm.solve(prog, "clarabel").objective
-        smo = cm.solve(chance.cbc(clusters, 1.0, 0.9, bound="gaussian", robust=robust,
+        smo = cm.solve(cbc.cbc(clusters, 1.0, 0.9, bound="gaussian", robust=robust,
                                   confidence=c, form="dual"), "cbc-smo")
         assert smo.objective == pytest.approx(obj[robust, c], rel=1e-6)
     assert obj["R1", 0.9] > obj["R2", 0.9] > obj["R2", 0.5] > obj["R2", 0.1] > obj[None, 0.9]

@@ -18,11 +18,11 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import conicml as cm
 from conicml.estimators import ChanceConstrainedClassifier
 from conicml.exceptions import NotFittedStatusError, ProgramError, SolverError
-from conicml.formulations import chance
+from conicml.formulations import specified_rates as sr
 
 from tolerances import obj_rtol, sol_atol
 
-PRIMAL, DUAL = chance.RATES_KINDS
+PRIMAL, DUAL = sr.RATES_KINDS
 GENERIC = ["clarabel", "ecos"]
 
 
@@ -39,7 +39,7 @@ def _eta(kappa):
     (0.76, 0.561951), (0.085, 3.280961), (0.515, 0.970437), (1.0, 0.0),
 ])
 def test_kappa_chebyshev(eta, kappa):
-    assert chance.rate_kappa(eta) == pytest.approx(kappa, abs=1e-6)
+    assert sr.rate_kappa(eta) == pytest.approx(kappa, abs=1e-6)
 
 
 @pytest.mark.parametrize("eta, kappa", [
@@ -47,7 +47,7 @@ def test_kappa_chebyshev(eta, kappa):
     (0.1, 1.281552), (0.2, 0.841621), (0.3, 0.524401), (0.4, 0.253347), (0.5, 0.0),
 ])
 def test_kappa_gaussian(eta, kappa):
-    assert chance.rate_kappa(eta, "gaussian") == pytest.approx(kappa, abs=1e-6)
+    assert sr.rate_kappa(eta, "gaussian") == pytest.approx(kappa, abs=1e-6)
 
 
 @pytest.mark.parametrize("eta, bound", [
@@ -57,7 +57,7 @@ def test_kappa_gaussian(eta, kappa):
 ])
 def test_kappa_rejects(eta, bound):
     with pytest.raises(ProgramError):
-        chance.rate_kappa(eta, bound)
+        sr.rate_kappa(eta, bound)
 
 
 # ---- test 2: spherical covariances, closed form (note §5.3 item 2) ------------------------
@@ -83,7 +83,7 @@ def _spherical_instance(seed, d=4):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_spherical_closed_form(solver, form, seed):
     moments, eta1, eta2, w, b = _spherical_instance(seed)
-    prog = chance.specified_rates(moments, eta1, eta2, form=form)
+    prog = sr.specified_rates(moments, eta1, eta2, form=form)
     sol = cm.solve(prog, solver)
     assert sol.ok, sol.message
     model = prog.decode(sol)
@@ -99,7 +99,7 @@ def test_zero_covariance_closed_form(solver):
     # Sigma = 0 (note §5.3 item 2): w = 2(mu1-mu2)/D^2, b_thesis = w.mu1 - 1
     mu1, mu2 = np.array([1.0, 2.0, 0.0]), np.array([-1.0, 0.5, 1.0])
     moments = cm.ClassMoments(mu1, np.zeros((3, 3)), mu2, np.zeros((3, 3)))
-    prog = chance.specified_rates(moments, 0.2, 0.3)
+    prog = sr.specified_rates(moments, 0.2, 0.3)
     model = prog.decode(cm.solve(prog, solver))
     w = 2 * (mu1 - mu2) / np.sum((mu1 - mu2) ** 2)
     np.testing.assert_allclose(model["w"], w, atol=1e-6)
@@ -117,7 +117,7 @@ ELLIPSE = cm.ClassMoments(np.array([3.0, 0.0]), np.diag([4.0, 1.0]),
 def test_ellipse_example(solver, form):
     # kappa = 1 <=> eta = 0.5. Note: distance 3, z1 = (1,0), z2 = (-2,0), w = (2/3, 0),
     # b = -1/3 in the THESIS convention (w.x - b); conicml's b = +1/3.
-    prog = chance.specified_rates(ELLIPSE, 0.5, 0.5, form=form)
+    prog = sr.specified_rates(ELLIPSE, 0.5, 0.5, form=form)
     sol = cm.solve(prog, solver)
     model = prog.decode(sol)
     atol = sol_atol(solver)
@@ -144,7 +144,7 @@ GENERAL = cm.ClassMoments(np.array([2.0, 2.0]), np.array([[2.0, 0.8], [0.8, 1.0]
     ((0.5, 1.5), 2.5314896601, [0.4722201, 0.6333917], 0.6355220),
 ])
 def test_general_example(solver, form, kappas, distance, w, b_thesis):
-    prog = chance.specified_rates(GENERAL, _eta(kappas[0]), _eta(kappas[1]), form=form)
+    prog = sr.specified_rates(GENERAL, _eta(kappas[0]), _eta(kappas[1]), form=form)
     sol = cm.solve(prog, solver)
     model = prog.decode(sol)
     atol = max(sol_atol(solver), 1e-6)  # the note gives 7 digits
@@ -155,8 +155,8 @@ def test_general_example(solver, form, kappas, distance, w, b_thesis):
 
 def test_primal_and_dual_values_are_related():
     # strong duality (2.12)-(2.13): primal 1/2||w||^2 = 2 / (dual distance^2)
-    p = cm.solve(chance.specified_rates(GENERAL, 0.3, 0.4), "clarabel")
-    d = cm.solve(chance.specified_rates(GENERAL, 0.3, 0.4, form="dual"), "clarabel")
+    p = cm.solve(sr.specified_rates(GENERAL, 0.3, 0.4), "clarabel")
+    d = cm.solve(sr.specified_rates(GENERAL, 0.3, 0.4, form="dual"), "clarabel")
     assert p.objective == pytest.approx(2.0 / d.objective, rel=1e-6)
 
 
@@ -167,7 +167,7 @@ OVERLAP = cm.ClassMoments(np.zeros(2), np.eye(2), np.array([1.0, 0.0]), np.eye(2
 
 @pytest.mark.parametrize("solver", cm.solvers.available(PRIMAL))
 def test_infeasible_primal(solver):
-    prog = chance.specified_rates(OVERLAP, 0.5, 0.5)  # unit balls 1 apart overlap
+    prog = sr.specified_rates(OVERLAP, 0.5, 0.5)  # unit balls 1 apart overlap
     sol = cm.solve(prog, solver)
     assert sol.status in (cm.Status.INFEASIBLE, cm.Status.INFEASIBLE_INACCURATE)
     with pytest.raises(SolverError, match="eta_pos=0.5, eta_neg=0.5"):
@@ -177,7 +177,7 @@ def test_infeasible_primal(solver):
 @pytest.mark.parametrize("solver", GENERIC)
 def test_infeasible_dual_is_distance_zero(solver):
     # the dual of an infeasible primal has optimum 0; decode reports the rates
-    prog = chance.specified_rates(OVERLAP, 0.5, 0.5, form="dual")
+    prog = sr.specified_rates(OVERLAP, 0.5, 0.5, form="dual")
     sol = cm.solve(prog, solver)
     assert sol.objective == pytest.approx(0.0, abs=1e-7)
     with pytest.raises(SolverError, match="eta_pos=0.5"):
@@ -187,9 +187,9 @@ def test_infeasible_dual_is_distance_zero(solver):
 def test_just_feasible_rates():
     # unit balls 3 apart: kappa = 1.4 each leaves a gap 0.2 -> feasible
     m = cm.ClassMoments(np.zeros(2), np.eye(2), np.array([3.0, 0.0]), np.eye(2))
-    sol = cm.solve(chance.specified_rates(m, _eta(1.4), _eta(1.4)), "clarabel")
+    sol = cm.solve(sr.specified_rates(m, _eta(1.4), _eta(1.4)), "clarabel")
     assert sol.status is cm.Status.OPTIMAL
-    sol = cm.solve(chance.specified_rates(m, _eta(1.6), _eta(1.6)), "clarabel")
+    sol = cm.solve(sr.specified_rates(m, _eta(1.6), _eta(1.6)), "clarabel")
     assert sol.status is cm.Status.INFEASIBLE
 
 
@@ -198,7 +198,7 @@ def test_just_feasible_rates():
 @pytest.mark.parametrize("bound", ["chebyshev", "gaussian"])
 def test_rates_are_met(bound):
     eta_pos, eta_neg = 0.3, 0.4
-    prog = chance.specified_rates(GENERAL, eta_pos, eta_neg, bound=bound)
+    prog = sr.specified_rates(GENERAL, eta_pos, eta_neg, bound=bound)
     model = prog.decode(cm.solve(prog, "clarabel"))
     w, b = model["w"], model["b"]
     # margin of each class mean in standard deviations of w.X
@@ -210,7 +210,7 @@ def test_rates_are_met(bound):
         err_pos, err_neg = 1 / (1 + t_pos**2), 1 / (1 + t_neg**2)
     assert err_pos <= eta_pos and err_neg <= eta_neg
     # both cones are active at the optimum (Sigma > 0, note F1): t = kappa + 1/sqrt(w'Sigma w)
-    kp, kn = chance.rate_kappa(eta_pos, bound), chance.rate_kappa(eta_neg, bound)
+    kp, kn = sr.rate_kappa(eta_pos, bound), sr.rate_kappa(eta_neg, bound)
     assert t_pos == pytest.approx(kp + 1 / np.sqrt(w @ GENERAL.cov_pos @ w), rel=1e-6)
     assert t_neg == pytest.approx(kn + 1 / np.sqrt(w @ GENERAL.cov_neg @ w), rel=1e-6)
 
@@ -220,7 +220,7 @@ def test_smaller_rate_moves_the_hyperplane():
     # so the positive mean's normalised margin grows and the negative one's shrinks
     rows = []
     for eta_pos in (0.9, 0.5, 0.2):
-        prog = chance.specified_rates(GENERAL, eta_pos, 0.3)
+        prog = sr.specified_rates(GENERAL, eta_pos, 0.3)
         m = prog.decode(cm.solve(prog, "clarabel"))
         w, b = m["w"], m["b"]
         rows.append(((w @ GENERAL.mean_pos + b) / np.sqrt(w @ GENERAL.cov_pos @ w),
@@ -241,8 +241,8 @@ def blobs():
 
 def test_data_equals_moments(blobs):
     X, y = blobs
-    a = cm.solve(chance.specified_rates((X, y), 0.3, 0.3), "clarabel")
-    b = cm.solve(chance.specified_rates(cm.ClassMoments.from_data(X, y), 0.3, 0.3), "clarabel")
+    a = cm.solve(sr.specified_rates((X, y), 0.3, 0.3), "clarabel")
+    b = cm.solve(sr.specified_rates(cm.ClassMoments.from_data(X, y), 0.3, 0.3), "clarabel")
     assert a.ok and b.ok
     assert a.objective == pytest.approx(b.objective, rel=1e-8)
 
@@ -250,13 +250,13 @@ def test_data_equals_moments(blobs):
 @pytest.mark.parametrize("form", ["primal", "dual"])
 def test_kernel_solvers_agree(blobs, form):
     X, y = blobs
-    prog = chance.specified_rates((X, y), 0.3, 0.3, kernel="rbf", gamma=0.3, epsilon=1e-3,
+    prog = sr.specified_rates((X, y), 0.3, 0.3, kernel="rbf", gamma=0.3, epsilon=1e-3,
                                   form=form)
     sols = {s: cm.solve(prog, s) for s in GENERIC}
     models = {s: prog.decode(sol) for s, sol in sols.items()}
     assert sols["ecos"].objective == pytest.approx(sols["clarabel"].objective,
                                                    rel=obj_rtol("ecos"))
-    f = {s: chance.rates_decision_values(prog.data, m, X) for s, m in models.items()}
+    f = {s: sr.rates_decision_values(prog.data, m, X) for s, m in models.items()}
     # primal: decisions agree to the solvers' accuracy. dual: (2.14) divides by d^2
     # (here d^2 ~ 5e-3), so the interior-point z-accuracy ~1e-6 becomes ~1e-3 relative
     rel = sol_atol("ecos") if form == "primal" else 2e-3
@@ -268,25 +268,25 @@ def test_kernel_cone_forms_agree(blobs):
     # "centred" (centring identity, no factorisation) and "factor" are the same program
     X, y = blobs
     kw = dict(kernel="rbf", gamma=0.3, epsilon=1e-3)
-    a = cm.solve(chance.specified_rates((X, y), 0.3, 0.3, cone="centred", **kw), "clarabel")
-    b = cm.solve(chance.specified_rates((X, y), 0.3, 0.3, cone="factor", **kw), "clarabel")
+    a = cm.solve(sr.specified_rates((X, y), 0.3, 0.3, cone="centred", **kw), "clarabel")
+    b = cm.solve(sr.specified_rates((X, y), 0.3, 0.3, cone="factor", **kw), "clarabel")
     assert a.objective == pytest.approx(b.objective, rel=obj_rtol("clarabel"))
 
 
 def test_linear_kernel_through_rows_is_the_linear_program(blobs):
     # the kernel program with k = x.x' equals the linear one (same margin, same decisions)
     X, y = blobs
-    lin = chance.specified_rates((X, y), 0.3, 0.3)
-    ker = chance.specified_rates((X @ X.T, y), 0.3, 0.3, kernel="precomputed")
+    lin = sr.specified_rates((X, y), 0.3, 0.3)
+    ker = sr.specified_rates((X @ X.T, y), 0.3, 0.3, kernel="precomputed")
     ml, mk = lin.decode(cm.solve(lin, "clarabel")), ker.decode(cm.solve(ker, "clarabel"))
     assert mk["margin"] == pytest.approx(ml["margin"], rel=1e-6)
     f_lin = X @ ml["w"] + ml["b"]
-    np.testing.assert_allclose(chance.rates_decision_values(ker.data, mk, X @ X.T), f_lin,
+    np.testing.assert_allclose(sr.rates_decision_values(ker.data, mk, X @ X.T), f_lin,
                                atol=sol_atol("clarabel") * np.abs(f_lin).max())
 
 
 def test_program_pickles():
-    prog = chance.specified_rates(GENERAL, 0.3, 0.3)
+    prog = sr.specified_rates(GENERAL, 0.3, 0.3)
     clone = pickle.loads(pickle.dumps(prog))
     assert cm.solve(clone, "clarabel").objective == pytest.approx(
         cm.solve(prog, "clarabel").objective, rel=1e-9)
@@ -313,7 +313,7 @@ def test_program_pickles():
 ])
 def test_bad_input(kwargs, match):
     with pytest.raises(ProgramError, match=match):
-        chance.specified_rates(**kwargs)
+        sr.specified_rates(**kwargs)
 
 
 # ---- estimator -----------------------------------------------------------------------------
@@ -333,7 +333,7 @@ def test_estimator_matches_formulation(blobs):
     X, y = blobs
     labels = np.where(y > 0, "spam", "ham")  # "spam" > "ham": classes_[1] is positive
     est = ChanceConstrainedClassifier(0.2, 0.4).fit(X, labels)
-    prog = chance.specified_rates((X, y), 0.2, 0.4)
+    prog = sr.specified_rates((X, y), 0.2, 0.4)
     model = prog.decode(cm.solve(prog, "clarabel"))
     np.testing.assert_allclose(est.coef_[0], model["w"], atol=1e-6)
     assert est.intercept_[0] == pytest.approx(model["b"], abs=1e-6)
@@ -391,12 +391,12 @@ def test_wdbc_table_2_1_pattern():
     X = (X - X.mean(0)) / X.std(0)
     fn, fp = [], []
     for eta_pos in (0.9, 0.7, 0.5, 0.3):
-        prog = chance.specified_rates((X, y), eta_pos, 0.3, epsilon=1e-2)
-        f = chance.rates_decision_values(prog.data, prog.decode(cm.solve(prog, "clarabel")), X)
+        prog = sr.specified_rates((X, y), eta_pos, 0.3, epsilon=1e-2)
+        f = sr.rates_decision_values(prog.data, prog.decode(cm.solve(prog, "clarabel")), X)
         fn.append(np.mean(f[y > 0] < 0))
         fp.append(np.mean(f[y < 0] >= 0))
         assert fn[-1] <= eta_pos and fp[-1] <= 0.3
     assert np.all(np.diff(fn) < 0) and np.all(np.diff(fp) > 0)
-    prog = chance.specified_rates((X, y), 0.1, 0.3, epsilon=1e-2)
+    prog = sr.specified_rates((X, y), 0.1, 0.3, epsilon=1e-2)
     assert cm.solve(prog, "clarabel").status is cm.Status.INFEASIBLE
     assert cm.solve(prog, "lin-han").status is cm.Status.INFEASIBLE

@@ -22,7 +22,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..exceptions import ProgramError
-from ..formulations import chance as ordinal_formulation
+from ..formulations import ordinal
 from ..kernels import make_kernel
 from ..moments import ClusterMoments
 from ..registry import available
@@ -174,7 +174,7 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"solver={self.solver!r} cannot solve CBOR programs; use one of "
                 f"{sorted(set(available(kinds['primal'])) | set(available(kinds['dual'])))}")
-        program = ordinal_formulation.cbor(
+        program = ordinal.cbor(
             clusters, W=self.W, eta=self.eta, kernel=self.kernel, gamma=gamma,
             bound=self.bound, form=form)
         hints = {Status.USER_LIMIT: "raise max_iter / time_limit in solver_options; with "

@@ -88,7 +88,7 @@ import numpy as np
 from scipy import optimize
 
 from ..exceptions import OptionError, SolverError
-from ..formulations.chance import (
+from ..formulations.cbc import (
     cbc_kernel_matvec,
     cbc_model_from_alpha,
     cbc_scale,

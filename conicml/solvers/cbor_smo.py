@@ -232,7 +232,7 @@ def _program_data(program: Any) -> Mapping[str, Any]:
         raise SolverError(
             f"solver 'cbor-smo' accepts programs of kind {KIND!r}, got "
             f"{getattr(program, 'kind', None)!r}; build one with "
-            "conicml.formulations.chance.cbor(..., form='dual')")
+            "conicml.formulations.ordinal.cbor(..., form='dual')")
     data = program.data
     missing = [key for key in ("means", "ranks", "r", "W", "d", "kernel") if key not in data]
     if missing:
@@ -308,7 +308,7 @@ def solve_cbor_smo(
     Parameters
     ----------
     program : Program
-        Kind ``"socp.chance.cbor.dual"`` (:func:`conicml.formulations.chance.cbor`
+        Kind ``"socp.chance.cbor.dual"`` (:func:`conicml.formulations.ordinal.cbor`
         with ``form="dual"``).
     tol : float, default=1e-6
         Stop when :math:`\max_i(B^i_{low} - B^i_{up}) \le \texttt{tol}`.

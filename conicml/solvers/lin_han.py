@@ -1,6 +1,6 @@
 r"""``lin-han``: distance between two ellipsoids for the specified-rates classifier.
 
-Accepts the programs of :func:`conicml.formulations.chance.specified_rates`
+Accepts the programs of :func:`conicml.formulations.specified_rates.specified_rates`
 (kinds ``"socp.chance.rates.primal"`` and ``"socp.chance.rates.dual"``, linear
 and kernel), whose dual (thesis eq. 2.13 / 2.20) is the distance between the
 ellipsoids
@@ -237,7 +237,7 @@ def solve_lin_han(
     Parameters
     ----------
     program : Program
-        From :func:`conicml.formulations.chance.specified_rates` (either form,
+        From :func:`conicml.formulations.specified_rates.specified_rates` (either form,
         linear or kernel); its covariances must be positive definite.
     tol : float, default=1e-10
         Stop when :math:`\max(\theta_+, \theta_-) \le \texttt{tol}` (radians).

@@ -1,0 +1,627 @@
+r"""Cluster-based chance-constrained classification, CBC-SOCP (seed 003 ch. 3, 6, App. B).
+
+Each class is summarised by clusters; every cluster :math:`j` is a sphere
+:math:`B(\mu_j, r_j)` that must lie on its side of the hyperplane with
+probability :math:`\eta` (Theorem 3.1). :func:`cbc` builds CBC-SOCP (3.7) and its
+dual (3.11) (kinds ``"socp.chance.cbc[.hard].primal|dual"``), :func:`cbc_w` the
+W-form (B.1) and its kernel dual (B.2) (``"socp.chance.cbc_w.primal|dual"``), and
+:func:`cbc_radii` the robust radii RCBC1/RCBC2 of chapter 6. The duals are also
+solved by the specialized ``cbc-smo``.
+
+Package convention: :math:`f(x) = w^\top\phi(x) + b`, positive iff
+:math:`f(x) \ge 0`; the thesis's threshold is :math:`-b` here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+from scipy import optimize, stats
+
+from .._kkt import bias_from_kkt, free_tolerance, solver_accuracy
+from .._validation import check_positive
+from ..exceptions import ProgramError
+from ..kernels import Kernel, make_kernel, psd_factor
+from ..moments import ClusterMoments
+from ..program import ConicForm, Program, require_solution
+from ..solution import Solution
+
+__all__: list[str] = []
+
+# Cluster-based classification, CBC-SOCP (ch. 3), its W-form and kernel dual
+# (App. B) and robust CBC (ch. 6); seed-003 note F2, F2-W/F2-K, F5, A5, P6-P11, P14-P18.
+#
+# Convention: decision f(x) = w.phi(x) + b, positive iff f(x) >= 0. The thesis writes
+# w.x - b, so every thesis b equals -b here; the constraints below are written directly in
+# the package convention, y_j (w.mu_j + b) >= ...
+#
+# Cluster-based classifiers (seed 003 ch. 3, ch. 6, App. B).
+#
+# Every cluster :math:`j` of one class is modelled as :math:`X_j \sim (\mu_j,
+# \sigma_j^2 I)` with label :math:`y_j`; its chance constraint
+# :math:`P(y_j(w^\top X_j + b) \ge 1 - \xi_j) \ge \eta` is implied by the
+# second-order cone constraint (eq. 3.4, Theorem 3.1)
+#
+# .. math::
+#
+#     y_j(w^\top\mu_j + b) \ge 1 - \xi_j + r_j\|w\|_2, \qquad r_j = \kappa\sigma_j,
+#
+# with :math:`\kappa = \sqrt{\eta/(1-\eta)}` (``bound="chebyshev"``) or
+# :math:`\Phi^{-1}(\eta)` (``bound="gaussian"``, Gaussian clusters, ch. 6). The
+# radius :math:`r_j` of the sphere :math:`B(\mu_j, r_j)` is what every program
+# below depends on; the robust variants only change it.
+#
+# **CBC-SOCP (3.7)**, kind ``"socp.chance.cbc.primal"``:
+#
+# .. math::
+#
+#     \min_{w,b,\xi,t}\ \tfrac12 t^2 + C\sum_j \xi_j \quad\text{s.t.}\quad
+#     y_j(w^\top\mu_j + b) \ge 1 - \xi_j + r_j t,\ \xi_j \ge 0,\ \|w\|_2 \le t.
+#
+# **Its dual (3.11)**, kind ``"socp.chance.cbc.dual"``, written as a maximisation so
+# that primal and dual report the same optimal value:
+#
+# .. math::
+#
+#     \max_{\alpha,\lambda}\ \sum_j\alpha_j - \tfrac12(\lambda - r^\top\alpha)^2
+#     \quad\text{s.t.}\quad \Big\|\sum_j\alpha_jy_j\mu_j\Big\|_2 \le \lambda,\
+#     y^\top\alpha = 0,\ 0 \le \alpha_j \le C.
+#
+# ``C=None`` gives the hard-margin variant (3.13) (kinds
+# ``"socp.chance.cbc.hard.primal|dual"``; no :math:`\xi`, no upper bound on
+# :math:`\alpha`), infeasible when the spheres cannot be separated.
+#
+# **W-form (B.1)**, kind ``"socp.chance.cbc_w.primal"``: :math:`\|w\| \le W` is fixed,
+#
+# .. math::
+#
+#     \min_{w,b,\xi}\ \sum_j\xi_j \quad\text{s.t.}\quad
+#     y_j(w^\top\mu_j + b) \ge 1 - \xi_j + r_jW,\ \xi_j \ge 0,\ \|w\|_2 \le W,
+#
+# and **its dual (B.2)**, kind ``"socp.chance.cbc_w.dual"`` (again as a maximisation):
+#
+# .. math::
+#
+#     \max_\alpha\ d^\top\alpha - W\sqrt{\alpha^\top Q\alpha}\quad\text{s.t.}\quad
+#     0 \le \alpha \le 1,\ y^\top\alpha = 0,\qquad
+#     Q_{ij} = y_iy_jk(\mu_i,\mu_j),\ d_j = 1 + r_jW
+#
+# (the thesis prints :math:`d_j = 1 + \kappa\sigma_jW`, correct only for the
+# linear kernel; seed-003 note erratum).
+#
+# **Kernels** (``"linear"``, ``"rbf"``): only the cluster *means* are mapped,
+# :math:`\mu_j \to \phi(\mu_j)`, and for the Gaussian kernel
+# :math:`k(x,z) = \exp(-\gamma\|x-z\|^2)` the sphere radius becomes
+# :math:`r_j = \sqrt{2(1 - \exp(-\gamma r_j^2))}` (App. B; seed-003 note P14),
+# since :math:`\|x-\mu\|\le r \Rightarrow \|\phi(x)-\phi(\mu)\|\le` that value.
+# The primal is written over the span of the means through a factor
+# :math:`K = LL^\top` (:func:`conicml.kernels.psd_factor`), as in
+# :mod:`conicml.formulations.svm`.
+#
+# **Decoding** (every kind, from :math:`\alpha` alone; seed-003 note §2 F2,
+# [derived, verified]): with :math:`v = \sum_j\alpha_jy_j\phi(\mu_j)`,
+#
+# * C-form: :math:`\lambda = \max(\|v\|, r^\top\alpha)`, :math:`t = \lambda -
+#   r^\top\alpha`, :math:`w = (t/\lambda)v`;
+# * W-form: :math:`t = W`, :math:`w = (W/\|v\|)v` (eq. B.3 with the labels, the
+#   corrected form of the thesis's :math:`Q_x`);
+# * :math:`b` from the KKT conditions (3.12)/(B.4): with :math:`G_j = y_jw^\top\phi(\mu_j)
+#   - 1 - r_jt` (the gradient of the minimised dual),
+#   :math:`b = -y_jG_j` on every free :math:`0 < \alpha_j < U`, else the midpoint of
+#   the interval the bound multipliers allow (as for the SVM).
+#
+# ``decode`` returns ``w`` (linear kernel), ``b``, ``alpha``, ``dual_coef``
+# (:math:`f(x) = \sum_j \text{dual\_coef}_j k(\mu_j, x) + b`), ``support``,
+# ``xi``, ``t`` (:math:`\|w\|`), ``radii`` and ``primal_objective``.
+#
+# **Robust CBC (ch. 6)**: :func:`cbc_radii` with ``robust="R1"`` replaces
+# :math:`\kappa\sigma_j` by :math:`p_j(\sqrt c) + \kappa r_j(\sqrt c)` (Theorem 6.1,
+# eq. 6.7: Hotelling's :math:`T^2` ball for the mean and Cochran's
+# :math:`\chi^2` interval for the variance, each at confidence :math:`\sqrt c`,
+# unbiased estimates, needs :math:`m_j > n`); ``robust="R2"`` by
+# :math:`\kappa\sigma_j^* + g_j^*\hat\sigma_j` (Theorem 6.2, eq. 6.15, the joint
+# asymptotic confidence set of the MLEs, with :math:`\sigma_j^{*2}` the root of the
+# cubic (6.20), see :func:`sigma_star`). Both use the per-dimension variance
+# (seed-003 note P7/P8) whatever the clusters' ``sigma`` convention.
+
+__all__ += [
+    "CBC_KINDS",
+    "cbc",
+    "cbc_decision_values",
+    "cbc_kappa",
+    "cbc_model_from_alpha",
+    "cbc_radii",
+    "cbc_w",
+    "hotelling_radius",
+    "r1_radii",
+    "r2_radii",
+    "sigma_star",
+    "variance_bounds",
+]
+
+CBC_KINDS = ("socp.chance.cbc.primal", "socp.chance.cbc.dual", "socp.chance.cbc.hard.primal",
+             "socp.chance.cbc.hard.dual", "socp.chance.cbc_w.primal", "socp.chance.cbc_w.dual")
+CBC_FORMS = ("primal", "dual")
+CBC_BOUNDS = ("chebyshev", "gaussian")
+CBC_KERNELS = ("linear", "rbf")
+CBC_ROBUST = (None, "R1", "R2")
+_CBC_BLOCK = 2048  # rows of the kernel matrix formed at once
+
+
+def cbc_kappa(eta: float, bound: str = "chebyshev") -> float:
+    r"""Multiplier :math:`\kappa` of the chance constraint at accuracy level ``eta``.
+
+    ``"chebyshev"``: :math:`\sqrt{\eta/(1-\eta)}` (eq. 3.4, any distribution);
+    ``"gaussian"``: :math:`\Phi^{-1}(\eta)` (Gaussian clusters, ch. 6), which
+    needs :math:`\eta \ge 1/2` (a negative :math:`\kappa` would make the
+    constraint non-convex; seed-003 note P1/P11).
+    """
+    if isinstance(eta, bool) or not isinstance(eta, (int, float, np.floating, np.integer)):
+        raise ProgramError(f"eta must be a number in (0, 1), got {eta!r}")
+    eta = float(eta)
+    if not 0.0 < eta < 1.0:
+        raise ProgramError(f"eta must lie in (0, 1) (a lower bound on accuracy), got {eta!r}")
+    if bound == "chebyshev":
+        return float(np.sqrt(eta / (1.0 - eta)))
+    if bound == "gaussian":
+        if eta < 0.5:
+            raise ProgramError(
+                f"bound='gaussian' needs eta >= 0.5 (Phi^-1(eta) < 0 would make the cone "
+                f"constraint non-convex), got eta={eta!r}; raise eta or use bound='chebyshev'"
+            )
+        return float(stats.norm.ppf(eta))
+    raise ProgramError(f"bound must be one of {CBC_BOUNDS}, got {bound!r}")
+
+
+# -- robust radii (ch. 6) ----------------------------------------------------------------
+def hotelling_radius(m: np.ndarray, var_unbiased: np.ndarray, n: int,
+                     confidence: float) -> np.ndarray:
+    r"""Radius :math:`p_j(c)` of the mean's confidence ball, eq. (6.3).
+
+    :math:`p_j^2 = \frac{(m_j-1)n}{(m_j-n)m_j}\hat\sigma_j^2 F_{n,m_j-n}(c)`
+    with the unbiased per-dimension variance :math:`\hat\sigma_j^2`; needs
+    :math:`m_j > n`.
+    """
+    m = np.asarray(m, dtype=float)
+    if np.any(m <= n):
+        raise ProgramError(
+            f"robust='R1' (Hotelling's T^2) needs more points than dimensions in every "
+            f"cluster (m_j > n = {n}); smallest cluster has {int(m.min())}: use larger "
+            "clusters (larger BIRCH threshold / fewer clusters) or robust='R2'"
+        )
+    f = stats.f.ppf(confidence, n, m - n)
+    return np.sqrt((m - 1.0) * n / ((m - n) * m) * np.asarray(var_unbiased) * f)
+
+
+def variance_bounds(m: np.ndarray, var_unbiased: np.ndarray,
+                    confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""Cochran's interval :math:`(q_j^2(c), r_j^2(c))` for :math:`\sigma_j^2`, eq. (6.4).
+
+    :math:`(m_j-1)\hat\sigma_j^2/\sigma_j^2 \sim \chi^2_{m_j-1}`, so
+    :math:`q_j^2 = (m_j-1)\hat\sigma_j^2/\chi^2_{m_j-1}(1-(1-c)/2)` and
+    :math:`r_j^2 = (m_j-1)\hat\sigma_j^2/\chi^2_{m_j-1}((1-c)/2)`. Returns the
+    variances :math:`(q_j^2, r_j^2)`.
+    """
+    m = np.asarray(m, dtype=float)
+    v = np.asarray(var_unbiased, dtype=float)
+    alpha = (1.0 - confidence) / 2.0
+    return ((m - 1.0) * v / stats.chi2.ppf(1.0 - alpha, m - 1.0),
+            (m - 1.0) * v / stats.chi2.ppf(alpha, m - 1.0))
+
+
+def sigma_star(m: float, n: int, var_hat: float, kappa: float, f: float) -> float:
+    r"""Root :math:`z^* = \sigma^{*2} > \hat\sigma^2` of the cubic (6.20) (Theorem 6.2).
+
+    .. math::
+
+        2mn^2z^3 + mn\hat\sigma^2(\kappa^2 - 4n)z^2 + 2mn\hat\sigma^4(n-\kappa^2)z
+        + \kappa^2\hat\sigma^6(nm - 2f) = 0,
+
+    solved by bracketed root finding (:func:`scipy.optimize.brentq`) on its
+    monotone form :math:`nm(2nz + \kappa^2\hat\sigma^2)(z-\hat\sigma^2)^2 =
+    2\kappa^2\hat\sigma^6f`, which has exactly one root in
+    :math:`(\hat\sigma^2, \hat\sigma^2(1 + \sqrt{2f/(nm)})]` (seed-003 note A5;
+    Claim 1, with the corrected :math:`p(\hat\sigma^2) = -2\kappa^2\hat\sigma^6f`).
+    Returns :math:`z^*` (a variance); :math:`\hat\sigma^2` if :math:`\kappa = 0`
+    or :math:`\hat\sigma = 0`.
+    """
+    s2 = float(var_hat)
+    if s2 <= 0.0 or kappa == 0.0:
+        return s2
+
+    def p(z: float) -> float:
+        return n * m * (2.0 * n * z + kappa**2 * s2) * (z - s2) ** 2 - 2.0 * kappa**2 * s2**3 * f
+
+    lo, hi = s2, s2 * (1.0 + np.sqrt(2.0 * f / (n * m)))
+    while p(hi) < 0.0:  # the bracket is proven; this only guards against round-off
+        hi *= 1.0 + 1e-9
+    return float(optimize.brentq(p, lo, hi, xtol=1e-15 * hi, rtol=4 * np.finfo(float).eps))
+
+
+def r1_radii(m: np.ndarray, var_unbiased: np.ndarray, n: int, kappa: float,
+             confidence: float) -> np.ndarray:
+    r"""RCBC1 radii :math:`p_j(\sqrt c) + \kappa\,r_j(\sqrt c)` (Theorem 6.1, eq. 6.7)."""
+    c = np.sqrt(confidence)
+    _, r2 = variance_bounds(m, var_unbiased, c)
+    return hotelling_radius(m, var_unbiased, n, c) + kappa * np.sqrt(r2)
+
+
+def r2_radii(m: np.ndarray, var_mle: np.ndarray, n: int, kappa: float,
+             confidence: float) -> np.ndarray:
+    r"""RCBC2 radii :math:`\kappa\sigma_j^* + g_j^*\hat\sigma_j` (Theorem 6.2, eq. 6.15).
+
+    :math:`g^* = \sqrt{2nf\sigma^{*2}/(m(2n\sigma^{*2} + \kappa^2\hat\sigma^2))}`,
+    :math:`f = \chi^2_{n+1}(c)`, MLE per-dimension variances :math:`\hat\sigma_j^2`.
+    A cluster with :math:`\hat\sigma_j = 0` (a single point) gets radius 0: the
+    asymptotic set degenerates there.
+    """
+    f = float(stats.chi2.ppf(confidence, n + 1))
+    m = np.asarray(m, dtype=float)
+    var_mle = np.asarray(var_mle, dtype=float)
+    out = np.zeros(m.shape)
+    for j in range(m.size):
+        s2 = var_mle[j]
+        if s2 <= 0.0:
+            continue
+        z = sigma_star(m[j], n, s2, kappa, f)
+        g = np.sqrt(2.0 * n * f * z / (m[j] * (2.0 * n * z + kappa**2 * s2)))
+        out[j] = kappa * np.sqrt(z) + g * np.sqrt(s2)
+    return out
+
+
+def cbc_radii(clusters: ClusterMoments, eta: float, *, bound: str = "chebyshev",
+              robust: str | None = None, confidence: float = 0.9) -> np.ndarray:
+    r"""Input-space sphere radii of every cluster.
+
+    ``robust=None``: :math:`\kappa\sigma_j` in the clusters' own ``sigma``
+    convention (ch. 3: ``"trace"``). ``"R1"`` / ``"R2"``: the ch. 6 radii from
+    the per-dimension variance (MLE :math:`\hat\sigma_j^2`, unbiased
+    :math:`\frac{m_j}{m_j-1}\hat\sigma_j^2` for R1), at confidence ``confidence``
+    :math:`= c = 1-\delta` (the thesis's "δ = 0.9" means c = 0.9; note P9).
+    """
+    kappa = cbc_kappa(eta, bound)
+    if robust is None:
+        return kappa * clusters.sigmas
+    if robust not in ("R1", "R2"):
+        raise ProgramError(f"robust must be None, 'R1' or 'R2', got {robust!r}")
+    if isinstance(confidence, bool) or not 0.0 < float(confidence) < 1.0:
+        raise ProgramError(f"confidence must lie in (0, 1), got {confidence!r}")
+    n = clusters.dim
+    var = clusters.sigmas**2
+    if clusters.sigma == "trace":
+        var = var / n  # per-dimension MLE variance (note P7)
+    m = clusters.counts.astype(float)
+    if robust == "R2":
+        return r2_radii(m, var, n, kappa, float(confidence))
+    if np.any(m < 2):
+        raise ProgramError("robust='R1' needs at least 2 points per cluster")
+    return r1_radii(m, var * m / (m - 1.0), n, kappa, float(confidence))
+
+
+# -- programs -----------------------------------------------------------------------------
+def _cbc_data(clusters: Any, eta: float, bound: str, kernel: str, gamma: float | str,
+              robust: str | None, confidence: float, form: str, factor: str) -> dict:
+    if not isinstance(clusters, ClusterMoments):
+        raise ProgramError(
+            "clusters must be a conicml.ClusterMoments (e.g. ClusterMoments.from_data(X, y)), "
+            f"got {type(clusters).__name__}"
+        )
+    y = clusters.labels
+    if not np.all(np.isin(y, (-1.0, 1.0))):
+        raise ProgramError(
+            f"cluster labels must be +1/-1, got {np.unique(y)[:10].tolist()}; "
+            "cluster each class of a binary problem separately"
+        )
+    if np.unique(y).size < 2:
+        raise ProgramError("clusters of both classes (+1 and -1) are needed")
+    if form not in CBC_FORMS:
+        raise ProgramError(f"form must be 'primal' or 'dual', got {form!r}")
+    if kernel not in CBC_KERNELS:
+        raise ProgramError(
+            f"cluster-based programs support kernel 'linear' or 'rbf' (the sphere radius "
+            f"needs k(x, x) constant), got {kernel!r}"
+        )
+    if factor not in ("auto", "cholesky", "eigen"):
+        raise ProgramError(f"factor must be 'auto', 'cholesky' or 'eigen', got {factor!r}")
+    radii_in = cbc_radii(clusters, eta, bound=bound, robust=robust, confidence=confidence)
+    kern = make_kernel(kernel, clusters.means, gamma=gamma)
+    if kern.name == "rbf":
+        # ||x - mu|| <= r  =>  ||phi(x) - phi(mu)|| <= sqrt(2 (1 - exp(-gamma r^2)))  (App. B)
+        radii = np.sqrt(2.0 * (1.0 - np.exp(-kern.gamma * radii_in**2)))
+    else:
+        radii = radii_in
+    return {"means": clusters.means, "y": y, "radii": radii, "input_radii": radii_in,
+            "kappa": cbc_kappa(eta, bound), "eta": float(eta), "bound": bound,
+            "robust": robust, "confidence": confidence, "kernel": kern, "form": form,
+            "factor": factor, "counts": clusters.counts}
+
+
+def _cbc_factor(data: Mapping[str, Any]) -> np.ndarray:
+    kern: Kernel = data["kernel"]
+    if kern.name == "linear":
+        return data["means"]
+    return psd_factor(kern.gram(data["means"]), data["factor"])
+
+
+def cbc_kernel_matvec(data: Mapping[str, Any], coef: np.ndarray) -> np.ndarray:
+    """:math:`K c` over the cluster means, without forming more than a block of :math:`K`."""
+    M = data["means"]
+    kern: Kernel = data["kernel"]
+    if kern.name == "linear":
+        return M @ (M.T @ coef)
+    out = np.empty(M.shape[0])
+    for s in range(0, M.shape[0], _CBC_BLOCK):
+        out[s:s + _CBC_BLOCK] = kern(M[s:s + _CBC_BLOCK], M) @ coef
+    return out
+
+
+def _build_cbc_primal(data: Mapping[str, Any]) -> ConicForm:
+    y, r, C = data["y"], data["radii"], data["C"]
+    b = cp.Variable(name="b")
+    t = cp.Variable(name="t")
+    if data["kernel"].name == "linear":
+        w = cp.Variable(data["means"].shape[1], name="w")
+        f = data["means"] @ w + b
+        variables = {"w": w, "b": b, "t": t}
+    else:
+        L = _cbc_factor(data)
+        w = cp.Variable(L.shape[1], name="v")
+        f = L @ w + b
+        variables = {"v": w, "b": b, "t": t}
+    cone = cp.norm(w, 2) <= t  # (3.7)
+    if data["hard"]:
+        margin = cp.multiply(y, f) >= 1 + r * t  # (3.13) with mu_j (thesis typo x_j)
+        objective = 0.5 * cp.square(t)
+        constraints = {"margin": margin, "cone": cone}
+    else:
+        xi = cp.Variable(y.size, name="xi")
+        margin = cp.multiply(y, f) >= 1 - xi + r * t  # (3.7)
+        objective = 0.5 * cp.square(t) + C * cp.sum(xi)
+        constraints = {"margin": margin, "xi_nonneg": xi >= 0, "cone": cone}
+        variables["xi"] = xi
+    problem = cp.Problem(cp.Minimize(objective), list(constraints.values()))
+    return ConicForm(problem, variables, constraints)
+
+
+def _build_cbc_dual(data: Mapping[str, Any]) -> ConicForm:
+    y, r = data["y"], data["radii"]
+    L = _cbc_factor(data)
+    alpha = cp.Variable(y.size, name="alpha")
+    lam = cp.Variable(name="lam")
+    # (3.11), maximised: sum(alpha) - 1/2 (lambda - kappa sigma^T alpha)^2
+    objective = cp.sum(alpha) - 0.5 * cp.square(lam - r @ alpha)
+    constraints = {"cone": cp.norm(L.T @ cp.multiply(y, alpha), 2) <= lam,
+                   "alpha_nonneg": alpha >= 0, "balance": y @ alpha == 0}
+    if not data["hard"]:
+        constraints["alpha_upper"] = alpha <= data["C"]
+    problem = cp.Problem(cp.Maximize(objective), list(constraints.values()))
+    return ConicForm(problem, {"alpha": alpha, "lam": lam}, constraints)
+
+
+def _build_cbc_w_primal(data: Mapping[str, Any]) -> ConicForm:
+    y, r, W = data["y"], data["radii"], data["W"]
+    b = cp.Variable(name="b")
+    xi = cp.Variable(y.size, name="xi")
+    if data["kernel"].name == "linear":
+        w = cp.Variable(data["means"].shape[1], name="w")
+        f = data["means"] @ w + b
+        variables = {"w": w, "b": b, "xi": xi}
+    else:
+        L = _cbc_factor(data)
+        w = cp.Variable(L.shape[1], name="v")
+        f = L @ w + b
+        variables = {"v": w, "b": b, "xi": xi}
+    constraints = {
+        "margin": cp.multiply(y, f) >= 1 - xi + r * W,  # (B.1)
+        "xi_nonneg": xi >= 0,
+        "cone": cp.norm(w, 2) <= W,
+    }
+    problem = cp.Problem(cp.Minimize(cp.sum(xi)), list(constraints.values()))
+    return ConicForm(problem, variables, constraints)
+
+
+def _build_cbc_w_dual(data: Mapping[str, Any]) -> ConicForm:
+    y, W = data["y"], data["W"]
+    L = _cbc_factor(data)
+    alpha = cp.Variable(y.size, name="alpha")
+    d = 1.0 + data["radii"] * W  # d_j = 1 + r_j W (erratum: not kappa sigma_j W for rbf)
+    objective = d @ alpha - W * cp.norm(L.T @ cp.multiply(y, alpha), 2)  # -(B.2)
+    constraints = {"alpha_nonneg": alpha >= 0, "alpha_upper": alpha <= 1,
+                   "balance": y @ alpha == 0}
+    problem = cp.Problem(cp.Maximize(objective), list(constraints.values()))
+    return ConicForm(problem, {"alpha": alpha}, constraints)
+
+
+def cbc_upper(data: Mapping[str, Any]) -> float:
+    """Upper bound :math:`U` of the dual box: ``C`` (C-form), 1 (W-form), inf (hard)."""
+    if "W" in data:
+        return 1.0
+    return np.inf if data["hard"] else float(data["C"])
+
+
+def cbc_scale(data: Mapping[str, Any], alpha: np.ndarray,
+              p: np.ndarray) -> tuple[float, float, float]:
+    r"""``(scale, t, vnorm)`` with :math:`w = \text{scale}\cdot v`, :math:`t = \|w\|` bound.
+
+    ``p`` is :math:`K(\alpha\circ y)`, so :math:`\|v\|^2 = (\alpha\circ y)^\top p`.
+    """
+    vnorm = float(np.sqrt(max(float((alpha * data["y"]) @ p), 0.0)))
+    if "W" in data:
+        W = float(data["W"])
+        return (W / vnorm if vnorm > 0 else 0.0), W, vnorm
+    lam = max(vnorm, float(data["radii"] @ alpha))
+    t = lam - float(data["radii"] @ alpha)
+    return (t / lam if lam > 0 else 0.0), t, vnorm
+
+
+def cbc_bias(alpha: np.ndarray, y: np.ndarray, upper: float, score: np.ndarray,
+             accuracy: float = 0.0) -> float:
+    r"""Bias from the KKT conditions: mean of ``score`` :math:`= -y_jG_j` over free
+    :math:`\alpha_j`, else the midpoint of the interval the bounds allow
+    (:func:`conicml._kkt.bias_from_kkt`, shared with the SVM)."""
+    return bias_from_kkt(alpha, y, upper, score, accuracy)
+
+
+def cbc_model_from_alpha(data: Mapping[str, Any], alpha: np.ndarray, *,
+                         b: float | None = None, accuracy: float = 0.0) -> dict:
+    """Decode ``alpha`` of any CBC kind into the model (see the module docstring)."""
+    y, r = data["y"], data["radii"]
+    upper = cbc_upper(data)
+    alpha = np.clip(np.asarray(alpha, dtype=float), 0.0, upper)
+    p = cbc_kernel_matvec(data, alpha * y)
+    scale, t, _ = cbc_scale(data, alpha, p)
+    g = scale * p  # w^T phi(mu_j)
+    if b is None:
+        b = cbc_bias(alpha, y, upper, -g + y * (1.0 + r * t), accuracy)  # -y_j G_j
+    xi = np.maximum(0.0, 1.0 + r * t - y * (g + b))
+    if "W" in data:
+        primal = float(xi.sum())
+    elif data["hard"]:
+        primal = 0.5 * t * t
+    else:
+        primal = 0.5 * t * t + float(data["C"]) * float(xi.sum())
+    model = {"alpha": alpha, "dual_coef": scale * alpha * y,
+             "support": np.flatnonzero(alpha > free_tolerance(alpha)), "b": float(b),
+             "xi": xi, "t": float(t), "radii": r, "primal_objective": primal}
+    if data["kernel"].name == "linear":
+        model["w"] = data["means"].T @ model["dual_coef"]
+    return model
+
+
+def _decode_cbc_dual(data: Mapping[str, Any], solution: Solution) -> dict:
+    require_solution(solution, data["kind"])
+    return cbc_model_from_alpha(data, solution.values["alpha"],
+                                accuracy=solver_accuracy(solution))
+
+
+def _decode_cbc_primal(data: Mapping[str, Any], solution: Solution) -> dict:
+    require_solution(solution, data["kind"])
+    if "margin" not in solution.duals:
+        raise ProgramError(
+            f"solver {solution.solver!r} returned no multipliers for the margin constraints; "
+            "the primal decode needs them for the dual coefficients"
+        )
+    alpha = np.maximum(np.asarray(solution.duals["margin"], dtype=float), 0.0)
+    model = cbc_model_from_alpha(data, alpha, b=float(solution.values["b"]))
+    if "w" in solution.values:  # linear kernel: (w, b) straight from the primal point
+        w = np.asarray(solution.values["w"], dtype=float)
+        t = float(data["W"]) if "W" in data else float(np.linalg.norm(w))
+        xi = np.maximum(0.0, 1.0 + data["radii"] * t
+                        - data["y"] * (data["means"] @ w + model["b"]))
+        model.update(w=w, t=t, xi=xi)
+        if "W" in data:
+            model["primal_objective"] = float(xi.sum())
+        else:
+            model["primal_objective"] = 0.5 * t * t + (
+                0.0 if data["hard"] else float(data["C"]) * float(xi.sum()))
+    return model
+
+
+def _cbc_program(data: dict, build, decode, description: str) -> Program:
+    return Program(data["kind"], data, build=build, decode=decode,
+                   default_solver="clarabel", description=description)
+
+
+def cbc(
+    clusters: ClusterMoments,
+    C: float | None = 1.0,
+    eta: float = 0.5,
+    *,
+    bound: str = "chebyshev",
+    kernel: str = "linear",
+    gamma: float | str = "scale",
+    robust: str | None = None,
+    confidence: float = 0.9,
+    form: str = "primal",
+    factor: str = "auto",
+) -> Program:
+    r"""CBC-SOCP (3.7) or its dual (3.11): the C-parametrised cluster classifier.
+
+    Parameters
+    ----------
+    clusters : ClusterMoments
+        Cluster means, radii :math:`\sigma_j`, counts and labels (+1/-1), e.g.
+        from :meth:`conicml.ClusterMoments.from_data`.
+    C : float or None, default=1.0
+        Cost of a unit of slack (> 0); ``None`` for the hard-margin variant (3.13).
+    eta : float, default=0.5
+        Lower bound :math:`\eta \in (0, 1)` on the probability that a cluster's
+        points fall on the right side (eq. 3.2).
+    bound : {"chebyshev", "gaussian"}, default="chebyshev"
+        How :math:`\kappa` follows from :math:`\eta` (:func:`cbc_kappa`).
+    kernel : {"linear", "rbf"}, default="linear"
+    gamma : float or {"scale", "auto"}, default="scale"
+        Width of the Gaussian kernel (resolved against the cluster means).
+    robust : {None, "R1", "R2"}, default=None
+        Robust radii of ch. 6 (:func:`cbc_radii`).
+    confidence : float, default=0.9
+        Confidence :math:`c = 1 - \delta` of the robust sets.
+    form : {"primal", "dual"}, default="primal"
+        Kind ``"socp.chance.cbc.primal"`` or ``"socp.chance.cbc.dual"`` (``.hard.`` for
+        ``C=None``); the dual is also solved by the specialized ``cbc-smo``.
+    factor : {"auto", "cholesky", "eigen"}, default="auto"
+        Gram-matrix factor for the rbf kernel (:func:`conicml.kernels.psd_factor`).
+
+    Returns
+    -------
+    Program
+        Objective: the optimal value of (3.7), :math:`\frac12\|w\|^2 + C\sum\xi`,
+        for both forms. ``decode`` as in the module docstring.
+    """
+    data = _cbc_data(clusters, eta, bound, kernel, gamma, robust, confidence, form, factor)
+    data["hard"] = C is None
+    data["C"] = None if C is None else check_positive(C, "C")
+    data["kind"] = f"socp.chance.cbc{'.hard' if C is None else ''}.{form}"
+    build, decode = ((_build_cbc_primal, _decode_cbc_primal) if form == "primal"
+                     else (_build_cbc_dual, _decode_cbc_dual))
+    cdesc = "hard margin" if C is None else f"C={data['C']:g}"
+    return _cbc_program(data, build, decode,
+                        f"CBC-SOCP ({kernel} kernel, {cdesc}, eta={eta:g}, {form})")
+
+
+def cbc_w(
+    clusters: ClusterMoments,
+    W: float = 1.0,
+    eta: float = 0.5,
+    *,
+    bound: str = "chebyshev",
+    kernel: str = "linear",
+    gamma: float | str = "scale",
+    robust: str | None = None,
+    confidence: float = 0.9,
+    form: str = "primal",
+    factor: str = "auto",
+) -> Program:
+    r"""W-parametrised CBC (B.1) or its (kernel) dual (B.2).
+
+    ``W`` (> 0) bounds :math:`\|w\|_2`, so :math:`2/W` bounds the margin from
+    below; no mapping between ``C`` and ``W`` exists (note P10). Kinds
+    ``"socp.chance.cbc_w.primal"`` / ``"socp.chance.cbc_w.dual"``; the dual is also solved
+    by ``cbc-smo`` (the thesis's CBC-Iter). Objective of both forms: the
+    optimal :math:`\sum_j\xi_j` of (B.1) (= minus the minimum of (B.2)).
+    Other parameters as in :func:`cbc`.
+    """
+    data = _cbc_data(clusters, eta, bound, kernel, gamma, robust, confidence, form, factor)
+    data["W"] = check_positive(W, "W")
+    data["hard"] = False
+    data["kind"] = f"socp.chance.cbc_w.{form}"
+    build, decode = ((_build_cbc_w_primal, _decode_cbc_primal) if form == "primal"
+                     else (_build_cbc_w_dual, _decode_cbc_dual))
+    return _cbc_program(data, build, decode,
+                        f"CBC-SOCP W-form ({kernel} kernel, W={data['W']:g}, eta={eta:g}, {form})")
+
+
+def cbc_decision_values(data: Mapping[str, Any], model: Mapping[str, Any],
+                        X_new: np.ndarray) -> np.ndarray:
+    r""":math:`f(x) = w^\top x + b` (linear) or :math:`\sum_j c_jk(\mu_j, x) + b`."""
+    if "w" in model:
+        return X_new @ model["w"] + model["b"]
+    sv = model["support"]
+    if sv.size == 0:  # alpha = 0: a constant decision
+        return np.full(X_new.shape[0], float(model["b"]))
+    return data["kernel"](X_new, data["means"][sv]) @ model["dual_coef"][sv] + model["b"]
+
+

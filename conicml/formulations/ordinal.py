@@ -1,0 +1,571 @@
+r"""Ordinal regression with chance constraints: SVOR (4.1)/(4.2) and CBOR-SOCP (4.3)-(5.1).
+
+Seed 003, chapters 4–5 and App. C. :func:`svor` is the baseline support vector
+ordinal regression with implicit constraints (kinds ``"socp.chance.svor"`` and
+``"qp.chance.svor"``); :func:`cbor` the cluster-based ordinal regressor
+CBOR-SOCP (kinds ``"socp.chance.cbor.primal|dual"``; the dual is also solved by
+the specialized ``cbor-smo``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+from .._validation import check_positive
+from ..exceptions import ProgramError
+from ..kernels import Kernel, make_kernel, psd_factor
+from ..moments import ClusterMoments
+from ..program import ConicForm, Program, require_solution
+from ..solution import Solution
+from .cbc import cbc_kappa
+
+__all__: list[str] = []
+
+# Ordinal regression -- baseline SVOR (4.1)/(4.2) and CBOR-SOCP (4.3)-(4.5),
+# (5.1) (ch. 4-5, App. C; seed-003 note F3, F4, A2, P12-P14). Solved by the generic
+# backends and, for the dual kind "socp.chance.cbor.dual", by the specialized cbor-smo.
+#
+# Convention (whole package): hyperplane i is  w.x + b_i = 0  with  b_i = -theta_i,  where
+# theta_1 <= ... <= theta_{r-1} are the thesis's thresholds ("w^T x - b_i" in the thesis,
+# i.e. thesis b_i = theta_i = -b_i here).  Rank of x = 1 + #{i : g(x) > theta_i}
+# (note P13; the thesis's "argmax indicator" (4.6) is misprinted), g(x) = w.phi(x).
+
+_ORDINAL_KERNELS = ("linear", "rbf")
+_ORDINAL_FORMS = ("primal", "dual")
+
+
+def _ordinal_ranks(labels: object, n: int, name: str = "y") -> tuple[np.ndarray, int]:
+    """Ranks as an int vector with every rank 1..r present (r >= 2)."""
+    try:
+        arr = np.asarray(labels, dtype=float).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise ProgramError(f"{name} must hold integer ranks 1..r: {exc}") from exc
+    if arr.shape != (n,):
+        raise ProgramError(f"shape mismatch: {n} inputs but {arr.size} ranks in {name}")
+    if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+        raise ProgramError(f"{name} must hold integer ranks 1..r (no NaN, no fractions)")
+    ranks = arr.astype(np.int64)
+    present = np.unique(ranks)
+    r = int(present[-1]) if present.size else 0
+    if present.size < 2 or present[0] != 1 or not np.array_equal(present, np.arange(1, r + 1)):
+        raise ProgramError(
+            f"ordinal regression needs the ranks 1..r (r >= 2) all present in {name}, got "
+            f"{present[:10].tolist()}; map your ordered classes to 1, 2, ..., r first"
+        )
+    return ranks, r
+
+
+def _ordinal_radii(kern: Kernel, kappa: float, sigmas: np.ndarray) -> np.ndarray:
+    r"""Feature-space radii: :math:`\kappa\sigma_j` (linear) or
+    :math:`\sqrt{2(1 - e^{-\zeta(\kappa\sigma_j)^2})}` (rbf, eq. 4.4; note P14)."""
+    if kern.name == "linear":
+        return kappa * sigmas
+    return np.sqrt(2.0 * (1.0 - np.exp(-kern.gamma * (kappa * sigmas) ** 2)))
+
+
+def _ordinal_selectors(ranks: np.ndarray, r: int) -> dict[str, np.ndarray]:
+    """Index sets and partial-sum matrices shared by the programs (note P12)."""
+    k = ranks.size
+    upper_rows = np.flatnonzero(ranks < r)  # alpha: w.phi - theta_rank <= -d (rank < r)
+    lower_rows = np.flatnonzero(ranks > 1)  # alpha*: w.phi - theta_{rank-1} >= d (rank > 1)
+    thr = np.arange(1, r)[:, None]
+    # s_i = sum_{rank <= i} alpha, s*_i = sum_{2 <= rank <= i+1} alpha*   (App. C, corrected)
+    S = (ranks[None, :] <= thr).astype(float)
+    S_star = (ranks[None, :] <= thr + 1).astype(float)
+    return {
+        "upper_rows": upper_rows,
+        "lower_rows": lower_rows,
+        "alpha_upper": (ranks < r).astype(float),
+        "alpha_star_upper": (ranks > 1).astype(float),
+        "S": S,
+        "S_star": S_star,
+        "n": k,
+    }
+
+
+def _ordinal_thresholds(scores: np.ndarray, margins: np.ndarray, ranks: np.ndarray,
+                          r: int) -> np.ndarray:
+    r"""The optimal thresholds for fixed scores, made unique (midpoint rule).
+
+    For fixed :math:`g_j = w^\top\phi(\mu_j)` the primal (4.2)/(4.3) separates into
+    :math:`\min_{\theta_1\le\dots\le\theta_{r-1}} \sum_i h_i(\theta_i)`,
+    :math:`h_i(\theta) = \sum_{\mathrm{rank}\ i}(g_j + d_j - \theta)_+
+    + \sum_{\mathrm{rank}\ i+1}(\theta - g_j + d_j)_+`. Each :math:`h_i` (and each
+    sum over a block of tied thresholds) is minimised on an interval between two
+    order statistics of its breakpoints; the pool-adjacent-violators algorithm on
+    the interval midpoints returns an optimal, ordered, unique :math:`\theta`
+    (where the intervals of merged blocks overlap, the merged minimiser is their
+    intersection, optimal for each; otherwise the usual PAVA argument applies).
+    Thresholds are not unique at the optimum (note F4), so every decode uses this
+    rule and solvers can be compared on them.
+    """
+    up = [scores[ranks == i] + margins[ranks == i] for i in range(1, r)]
+    lo = [scores[ranks == i + 1] - margins[ranks == i + 1] for i in range(1, r)]
+
+    def block_midpoint(members: list[int]) -> float:
+        a = np.concatenate([up[i] for i in members])
+        c = np.concatenate([lo[i] for i in members])
+        z = np.sort(np.concatenate([a, c]))
+        # slope of the block sum is -|a| + #(breakpoints passed): zero on [z_(|a|), z_(|a|+1)]
+        return 0.5 * (z[a.size - 1] + z[a.size])
+
+    blocks: list[list[int]] = []
+    values: list[float] = []
+    for i in range(r - 1):
+        blocks.append([i])
+        values.append(block_midpoint([i]))
+        while len(blocks) > 1 and values[-2] > values[-1]:
+            merged = blocks[-2] + blocks[-1]
+            blocks[-2:] = [merged]
+            values[-2:] = [block_midpoint(merged)]
+    theta = np.empty(r - 1)
+    for members, value in zip(blocks, values):
+        theta[members] = value
+    return theta
+
+
+def _ordinal_slacks(scores: np.ndarray, margins: np.ndarray, ranks: np.ndarray, r: int,
+                    theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """xi = (g + d - theta_rank)_+ (rank < r), xi* = (theta_{rank-1} - g + d)_+ (rank > 1)."""
+    xi = np.zeros(ranks.size)
+    xi_star = np.zeros(ranks.size)
+    a = ranks < r
+    xi[a] = np.maximum(0.0, scores[a] + margins[a] - theta[ranks[a] - 1])
+    s = ranks > 1
+    xi_star[s] = np.maximum(0.0, theta[ranks[s] - 2] - scores[s] + margins[s])
+    return xi, xi_star
+
+
+def _ordinal_model(data: Mapping[str, Any], scores: np.ndarray, *, w: np.ndarray | None,
+                   dual_coef: np.ndarray | None, extra: Mapping[str, Any]) -> dict:
+    ranks, r, margins = data["ranks"], data["r"], data["d"]
+    theta = _ordinal_thresholds(scores, margins, ranks, r)
+    xi, xi_star = _ordinal_slacks(scores, margins, ranks, r, theta)
+    model: dict[str, Any] = {
+        # package convention: hyperplane i is w.x + b_i = 0, b_i = -theta_i (thesis b_i)
+        "b": -theta,
+        "thresholds": theta,
+        "scores": scores,
+        "xi": xi,
+        "xi_star": xi_star,
+        "loss": float(xi.sum() + xi_star.sum()),
+        # non-unique at the optimum (note F4): nested, so `compare` does not compare them
+        "dual": dict(extra, dual_coef=dual_coef),
+    }
+    if w is not None:
+        model["w"] = w
+    return model
+
+
+def _ordinal_factor(data: Mapping[str, Any]) -> np.ndarray:
+    """R with K = R R^T for the kernel between the centres (the centres for linear)."""
+    kern: Kernel = data["kernel"]
+    if kern.name == "linear":
+        return data["means"]
+    return psd_factor(kern.gram(data["means"]), data["factor"])
+
+
+def _build_ordinal_primal(data: Mapping[str, Any]) -> ConicForm:
+    """(4.3) (linear) / (4.4) (rbf, through a factor K = L L^T): LP + one SOC."""
+    sel, r, W, d = data["selectors"], data["r"], data["W"], data["d"]
+    ranks = data["ranks"]
+    k = ranks.size
+    theta = cp.Variable(r - 1, name="thresholds")
+    if data["kernel"].name == "linear":
+        w = cp.Variable(data["means"].shape[1], name="w")
+        scores = data["means"] @ w
+        variables = {"w": w}
+    else:
+        L = _ordinal_factor(data)
+        w = cp.Variable(L.shape[1], name="v")
+        scores = L @ w
+        variables = {"v": w}
+    xi = cp.Variable(k, name="xi")
+    xi_star = cp.Variable(k, name="xi_star")
+    ua, ls = sel["upper_rows"], sel["lower_rows"]
+    constraints = {
+        # w.phi(mu) - theta_i <= -1 + xi - r W   (4.3), rank < r
+        "upper": scores[ua] - theta[ranks[ua] - 1] <= -d[ua] + xi[ua],
+        # w.phi(mu) - theta_{i-1} >= 1 - xi* + r W   (4.3), rank > 1
+        "lower": scores[ls] - theta[ranks[ls] - 2] >= d[ls] - xi_star[ls],
+        "xi_nonneg": xi >= 0,
+        "xi_star_nonneg": xi_star >= 0,
+        "norm": cp.norm(w, 2) <= W,
+    }
+    if r > 2:
+        constraints["order"] = theta[1:] - theta[:-1] >= 0  # strict > relaxed to >= (P12)
+    variables.update({"thresholds": theta, "xi": xi, "xi_star": xi_star})
+    problem = cp.Problem(cp.Minimize(cp.sum(xi) + cp.sum(xi_star)), list(constraints.values()))
+    return ConicForm(problem, variables, constraints)
+
+
+def _build_ordinal_dual(data: Mapping[str, Any]) -> ConicForm:
+    """(4.5): max d^T(alpha + alpha*) - W ||R^T(alpha* - alpha)||, box, partial sums."""
+    sel, W, d = data["selectors"], data["W"], data["d"]
+    R = _ordinal_factor(data)
+    k = data["ranks"].size
+    alpha = cp.Variable(k, name="alpha")
+    alpha_star = cp.Variable(k, name="alpha_star")
+    D = sel["S"] @ alpha - sel["S_star"] @ alpha_star  # s_i - s*_i = gamma_{i+1} >= 0
+    constraints = {
+        "alpha_nonneg": alpha >= 0,
+        "alpha_upper": alpha <= sel["alpha_upper"],  # alpha_r = 0 (b_r = +inf)
+        "alpha_star_nonneg": alpha_star >= 0,
+        "alpha_star_upper": alpha_star <= sel["alpha_star_upper"],  # alpha*_1 = 0
+        "balance": D[-1] == 0,  # s*_{r-1} = s_{r-1}
+    }
+    if data["r"] > 2:
+        constraints["partial"] = D[:-1] >= 0  # s*_i <= s_i (direction verified, note F4)
+    objective = d @ (alpha + alpha_star) - W * cp.norm(R.T @ (alpha_star - alpha), 2)
+    problem = cp.Problem(cp.Maximize(objective), list(constraints.values()))
+    return ConicForm(problem, {"alpha": alpha, "alpha_star": alpha_star}, constraints)
+
+
+def _ordinal_kernel_scores(data: Mapping[str, Any], coef: np.ndarray) -> np.ndarray:
+    """K @ coef without forming K for the linear kernel."""
+    kern: Kernel = data["kernel"]
+    means = data["means"]
+    if kern.name == "linear":
+        return means @ (means.T @ coef)
+    support = np.flatnonzero(coef)
+    out = np.zeros(means.shape[0])
+    for start in range(0, support.size, 512):
+        idx = support[start:start + 512]
+        out += kern(means, means[idx]) @ coef[idx]
+    return out
+
+
+def _decode_ordinal_dual(data: Mapping[str, Any], solution: Solution) -> dict:
+    require_solution(solution, data["kind"])
+    sel = data["selectors"]
+    alpha = np.clip(np.asarray(solution.values["alpha"], dtype=float), 0.0, sel["alpha_upper"])
+    alpha_star = np.clip(np.asarray(solution.values["alpha_star"], dtype=float), 0.0,
+                         sel["alpha_star_upper"])
+    v = alpha_star - alpha
+    Kv = _ordinal_kernel_scores(data, v)
+    rho = float(np.sqrt(max(v @ Kv, 0.0)))
+    # w = (W / rho) sum_j (alpha*_j - alpha_j) phi(mu_j)   (eq. 5.2; C.2 with rho > 0)
+    # rho below round-off of ||sum_j v_j phi(mu_j)|| <= sum|v_j| max||phi||: w undetermined
+    phi_max = float(np.sqrt(np.max(data["kernel"].diagonal(data["means"]))))
+    scale = data["W"] / rho if rho > 1e-7 * np.abs(v).sum() * phi_max else 0.0
+    dual_coef = scale * v
+    scores = scale * Kv
+    w = data["means"].T @ dual_coef if data["kernel"].name == "linear" else None
+    return _ordinal_model(data, scores, w=w, dual_coef=dual_coef,
+                          extra={"alpha": alpha, "alpha_star": alpha_star, "rho": rho})
+
+
+def _decode_ordinal_primal(data: Mapping[str, Any], solution: Solution) -> dict:
+    require_solution(solution, data["kind"])
+    extra: dict[str, Any] = {"thresholds_solver": np.asarray(solution.values["thresholds"])}
+    for key, name in (("upper", "alpha"), ("lower", "alpha_star")):
+        if key in solution.duals:
+            full = np.zeros(data["ranks"].size)
+            rows = data["selectors"]["upper_rows" if key == "upper" else "lower_rows"]
+            full[rows] = np.maximum(np.asarray(solution.duals[key], dtype=float), 0.0)
+            extra[name] = full
+    if data["kernel"].name == "linear":
+        w = np.asarray(solution.values["w"], dtype=float)
+        return _ordinal_model(data, data["means"] @ w, w=w, dual_coef=None, extra=extra)
+    v = np.asarray(solution.values["v"], dtype=float)
+    L = _ordinal_factor(data)
+    # w = Phi^T c with L^T c = v (K = Phi Phi^T = L L^T): minimum-norm c
+    dual_coef = np.linalg.lstsq(L.T, v, rcond=None)[0]
+    return _ordinal_model(data, L @ v, w=None, dual_coef=dual_coef, extra=extra)
+
+
+def _ordinal_program(data: dict, description: str) -> Program:
+    primal = data["form"] == "primal"
+    return Program(
+        data["kind"],
+        data,
+        build=_build_ordinal_primal if primal else _build_ordinal_dual,
+        decode=_decode_ordinal_primal if primal else _decode_ordinal_dual,
+        default_solver="clarabel",
+        description=description,
+    )
+
+
+def cbor(
+    clusters: ClusterMoments,
+    *,
+    W: float = 1.0,
+    eta: float = 0.5,
+    kernel: str = "linear",
+    gamma: float | str = "scale",
+    bound: str = "chebyshev",
+    form: str = "dual",
+    factor: str = "auto",
+) -> Program:
+    r"""CBOR-SOCP: clustering-based ordinal regression (seed 003 eqs. 4.3–4.5, 5.1).
+
+    Each cluster :math:`j` of rank :math:`i` is a sphere of centre :math:`\mu_j`
+    and radius :math:`\kappa\sigma_j` (:math:`\kappa = \sqrt{\eta/(1-\eta)}`,
+    Chebyshev; or :math:`\Phi^{-1}(\eta)`), which must lie between the
+    hyperplanes of thresholds :math:`\theta_{i-1}` and :math:`\theta_i` with
+    margin 1 (up to slacks), under :math:`\|w\| \le W`:
+
+    .. math::
+
+        \min_{w,\theta,\xi,\xi^*} \sum_j (\xi_j + \xi_j^*)
+        \ \text{s.t.}\ w^\top\mu_j - \theta_{i} \le -1 + \xi_j - \kappa\sigma_jW,\
+        w^\top\mu_j - \theta_{i-1} \ge 1 - \xi^*_j + \kappa\sigma_jW,\
+        \xi, \xi^* \ge 0,\ \|w\|_2 \le W,\ \theta_{i-1} \le \theta_i.  \quad (4.3)
+
+    With ``kernel="rbf"`` (:math:`k(x,z) = e^{-\zeta\|x-z\|^2}`, :math:`\zeta` =
+    ``gamma``) :math:`\mu_j \to \phi(\mu_j)` and :math:`\kappa\sigma_j \to
+    r_j = \sqrt{2(1 - e^{-\zeta(\kappa\sigma_j)^2})}` (4.4). The dual (4.5) is
+
+    .. math::
+
+        \max_{\alpha,\alpha^*}\ d^\top(\alpha + \alpha^*)
+            - W\sqrt{(\alpha^*-\alpha)^\top K(\alpha^*-\alpha)}
+        \ \text{s.t.}\ 0 \le \alpha, \alpha^* \le 1,\ s^*_i \le s_i\ (i \le r-2),\
+        s^*_{r-1} = s_{r-1},
+
+    :math:`d_j = 1 + r_jW`, :math:`K_{jl} = k(\mu_j, \mu_l)`,
+    :math:`s_i = \sum_{\mathrm{rank}\le i}\alpha`,
+    :math:`s^*_i = \sum_{2\le\mathrm{rank}\le i+1}\alpha^*`, with
+    :math:`\alpha_j \equiv 0` for rank :math:`r` and :math:`\alpha^*_j \equiv 0`
+    for rank 1 (App. C; the partial-sum direction verified in note F4).
+
+    Parameters
+    ----------
+    clusters : ClusterMoments
+        Cluster means, radii (in the clusters' own ``sigma`` convention), counts
+        and labels = ranks 1..r (all present, r >= 2).
+    W : float, default=1.0
+        Bound on :math:`\|w\|` (:math:`2/W` lower-bounds the margin).
+    eta : float, default=0.5
+        Probability level of the chance constraints, in (0, 1).
+    kernel : {"linear", "rbf"}, default="linear"
+        The radius map of (4.4) holds for the Gaussian kernel only.
+    gamma : float or {"scale", "auto"}, default="scale"
+        :math:`\zeta` of the rbf kernel (resolved against the cluster means).
+    bound : {"chebyshev", "gaussian"}, default="chebyshev"
+        :math:`\kappa = \sqrt{\eta/(1-\eta)}` or :math:`\Phi^{-1}(\eta)`.
+    form : {"primal", "dual"}, default="dual"
+        Kind ``"socp.chance.cbor.primal"`` (4.3)/(4.4) or ``"socp.chance.cbor.dual"`` (4.5),
+        the latter also accepted by the specialized ``cbor-smo`` solver.
+    factor : {"auto", "cholesky", "eigen"}, default="auto"
+        Factor of the Gram matrix of the centres for the rbf kernel.
+
+    Returns
+    -------
+    Program
+        Objective (both forms, every solver): the optimal total slack
+        :math:`\sum_j \xi_j + \xi^*_j` (= the dual maximum). ``decode`` gives
+        ``w`` (linear), ``thresholds`` :math:`\theta` (ordered), ``b`` =
+        :math:`-\theta` (package convention: hyperplane :math:`i` is
+        :math:`w^\top x + b_i = 0`), ``scores`` :math:`g(\mu_j)`, the slacks
+        ``xi``/``xi_star`` and ``loss`` recomputed at those thresholds, and under
+        ``"dual"`` the non-unique multipliers ``alpha``, ``alpha_star``, ``rho``
+        and ``dual_coef`` (:math:`g(x) = \sum_j` ``dual_coef``:math:`_j
+        k(\mu_j, x)`). Predicted rank: :math:`1 + \#\{i : g(x) > \theta_i\}`.
+        The dual determines :math:`w = W\sum_j v_j\phi(\mu_j)/\rho` only when
+        :math:`\rho > 0`, i.e. when :math:`\|w\| \le W` is active at the
+        optimum; otherwise (W large for the data) the primal is an LP whose
+        :math:`w` need not be unique and the dual decode returns
+        :math:`w = 0`: use ``form="primal"``.
+
+    Raises
+    ------
+    ProgramError
+        Labels not the ranks 1..r, W <= 0, eta outside (0, 1), unknown kernel,
+        bound or form.
+    """
+    if not isinstance(clusters, ClusterMoments):
+        raise ProgramError(
+            f"cbor expects a ClusterMoments, got {type(clusters).__name__}; build one with "
+            "ClusterMoments.from_data(X, ranks, clustering=...)"
+        )
+    W = check_positive(W, "W")
+    if form not in _ORDINAL_FORMS:
+        raise ProgramError(f"form must be 'primal' or 'dual', got {form!r}")
+    if kernel not in _ORDINAL_KERNELS:
+        raise ProgramError(
+            f"cbor supports kernel='linear' or 'rbf' (the radius map (4.4) needs k(x,x) = 1), "
+            f"got {kernel!r}"
+        )
+    if factor not in ("auto", "cholesky", "eigen"):
+        raise ProgramError(f"factor must be 'auto', 'cholesky' or 'eigen', got {factor!r}")
+    kappa = cbc_kappa(eta, bound)  # kappa = sqrt(eta / (1 - eta)) as in (3.4), (4.3)
+    means = clusters.means
+    ranks, r = _ordinal_ranks(clusters.labels, means.shape[0], "clusters.labels")
+    kern = make_kernel(kernel, means, gamma=gamma)
+    radii = _ordinal_radii(kern, kappa, clusters.sigmas)
+    data = {
+        "kind": f"socp.chance.cbor.{form}",
+        "clusters": clusters,
+        "means": means,
+        "ranks": ranks,
+        "r": r,
+        "W": W,
+        "eta": float(eta),
+        "kappa": kappa,
+        "kernel": kern,
+        "radii": radii,
+        "d": 1.0 + radii * W,
+        "form": form,
+        "factor": factor,
+        "selectors": _ordinal_selectors(ranks, r),
+    }
+    return _ordinal_program(
+        data, f"CBOR-SOCP ({kernel} kernel, {means.shape[0]} clusters, {r} ranks, W={W:g}, "
+        f"eta={float(eta):g}, {form})")
+
+
+def _build_svor_primal(data: Mapping[str, Any]) -> ConicForm:
+    """Chu & Keerthi's explicit-threshold SVOR, one pair of constraints per point."""
+    X, y, r = data["means"], data["ranks"], data["r"]
+    theta = cp.Variable(r - 1, name="thresholds")
+    if data["kernel"].name == "linear":
+        w = cp.Variable(X.shape[1], name="w")
+        f = X @ w
+        variables = {"w": w}
+    else:
+        L = _ordinal_factor(data)
+        w = cp.Variable(L.shape[1], name="v")
+        f = L @ w
+        variables = {"v": w}
+    xi = cp.Variable(y.size, name="xi")
+    xi_star = cp.Variable(y.size, name="xi_star")
+    upper, lower = [], []
+    for i in range(1, r + 1):
+        rows = np.flatnonzero(y == i)
+        if i < r:  # w.x - b_i <= -1 + xi   (4.1)
+            upper.append(f[rows] - theta[i - 1] <= -1 + xi[rows])
+        if i > 1:  # w.x - b_{i-1} >= 1 - xi*   (4.1)
+            lower.append(f[rows] - theta[i - 2] >= 1 - xi_star[rows])
+    constraints: dict[str, Any] = {f"upper_{i + 1}": c for i, c in enumerate(upper)}
+    constraints.update({f"lower_{i + 2}": c for i, c in enumerate(lower)})
+    constraints.update({"xi_nonneg": xi >= 0, "xi_star_nonneg": xi_star >= 0})
+    if r > 2:
+        constraints["order"] = theta[1:] - theta[:-1] >= 0
+    loss = cp.sum(xi) + cp.sum(xi_star)
+    if data["C"] is None:  # (4.2): min sum(xi + xi*) s.t. ||w|| <= W
+        constraints["norm"] = cp.norm(w, 2) <= data["W"]
+        objective = cp.Minimize(loss)
+    else:  # (4.1): min 1/2 ||w||^2 + C sum(xi + xi*)
+        objective = cp.Minimize(0.5 * cp.sum_squares(w) + data["C"] * loss)
+    variables.update({"thresholds": theta, "xi": xi, "xi_star": xi_star})
+    return ConicForm(cp.Problem(objective, list(constraints.values())), variables, constraints)
+
+
+def _decode_svor(data: Mapping[str, Any], solution: Solution) -> dict:
+    require_solution(solution, data["kind"])
+    extra = {"thresholds_solver": np.asarray(solution.values["thresholds"])}
+    if data["kernel"].name == "linear":
+        w = np.asarray(solution.values["w"], dtype=float)
+        return _ordinal_model(data, data["means"] @ w, w=w, dual_coef=None, extra=extra)
+    v = np.asarray(solution.values["v"], dtype=float)
+    L = _ordinal_factor(data)
+    dual_coef = np.linalg.lstsq(L.T, v, rcond=None)[0]
+    return _ordinal_model(data, L @ v, w=None, dual_coef=dual_coef, extra=extra)
+
+
+def svor(
+    X: np.ndarray,
+    y: np.ndarray,
+    *,
+    W: float | None = None,
+    C: float | None = None,
+    kernel: str = "linear",
+    gamma: float | str = "scale",
+    degree: int = 3,
+    coef0: float = 0.0,
+    factor: str = "auto",
+) -> Program:
+    r"""Baseline SVOR with explicit thresholds (Chu & Keerthi 2005; seed 003 eqs. 4.1, 4.2).
+
+    Exactly one of ``W`` and ``C``:
+
+    * ``W`` (kind ``"socp.chance.svor"``, eq. 4.2, the thesis's baseline):
+      :math:`\min \sum_{i,j}(\xi_i^j + \xi_i^{*j})` s.t. :math:`\|w\|_2 \le W`;
+    * ``C`` (kind ``"qp.chance.svor"``, eq. 4.1):
+      :math:`\min \tfrac12\|w\|^2 + C\sum_{i,j}(\xi_i^j + \xi_i^{*j})`;
+
+    both under :math:`w^\top x_i^j - \theta_i \le -1 + \xi_i^j`,
+    :math:`w^\top x_i^j - \theta_{i-1} \ge 1 - \xi_i^{*j}`, :math:`\xi,\xi^* \ge 0`,
+    :math:`\theta_{i-1} \le \theta_i` (the strict order of (4.1) relaxed to
+    :math:`\le`, note P12). The two are equivalent: the (4.1) solution for
+    ``C`` solves (4.2) with :math:`W = \|w_C\|`. Kernels enter through a factor
+    of the Gram matrix (:func:`conicml.kernels.psd_factor`).
+
+    Parameters
+    ----------
+    X : ndarray of shape (m, n)
+    y : ndarray of shape (m,)
+        Integer ranks 1..r, all present (r >= 2).
+    W, C : float
+        Exactly one, > 0.
+    kernel : {"linear", "rbf", "poly"}, default="linear"
+    gamma, degree, coef0
+        Kernel parameters, as in :func:`conicml.make_kernel`.
+    factor : {"auto", "cholesky", "eigen"}, default="auto"
+
+    Returns
+    -------
+    Program
+        The objective is the program's own ((4.2): total slack; (4.1):
+        :math:`\tfrac12\|w\|^2 + C\sum\xi`). ``decode`` gives the same entries as
+        :func:`cbor` (``w``, ``thresholds``, ``b`` = :math:`-\theta`, ``scores``,
+        ``xi``, ``xi_star``, ``loss``) with the points as centres.
+    """
+    from .._validation import check_matrix
+
+    X = check_matrix(X)
+    ranks, r = _ordinal_ranks(y, X.shape[0])
+    if (W is None) == (C is None):
+        raise ProgramError("give exactly one of W (SOCP form 4.2) and C (QP form 4.1)")
+    if W is not None:
+        W = check_positive(W, "W")
+    else:
+        C = check_positive(C, "C")
+    if kernel == "precomputed":
+        raise ProgramError("svor does not take a precomputed kernel; pass the inputs X")
+    if factor not in ("auto", "cholesky", "eigen"):
+        raise ProgramError(f"factor must be 'auto', 'cholesky' or 'eigen', got {factor!r}")
+    kern = make_kernel(kernel, X, gamma=gamma, degree=degree, coef0=coef0)
+    kind = "socp.chance.svor" if W is not None else "qp.chance.svor"
+    data = {
+        "kind": kind,
+        "means": X,
+        "ranks": ranks,
+        "r": r,
+        "W": W,
+        "C": C,
+        "kernel": kern,
+        "d": np.ones(X.shape[0]),
+        "factor": factor,
+    }
+    label = f"W={W:g}" if W is not None else f"C={C:g}"
+    return Program(kind, data, build=_build_svor_primal, decode=_decode_svor,
+                   default_solver="clarabel",
+                   description=f"SVOR ({kernel} kernel, {X.shape[0]} points, {r} ranks, {label})")
+
+
+def ordinal_scores(data: Mapping[str, Any], model: Mapping[str, Any],
+                   X_new: np.ndarray) -> np.ndarray:
+    r"""Latent scores :math:`g(x) = w^\top\phi(x)` of a decoded CBOR/SVOR model."""
+    if "w" in model:
+        return X_new @ model["w"]
+    return data["kernel"](X_new, data["means"]) @ model["dual"]["dual_coef"]
+
+
+def ordinal_predict(data: Mapping[str, Any], model: Mapping[str, Any],
+                    X_new: np.ndarray) -> np.ndarray:
+    r"""Ranks :math:`1 + \#\{i : g(x) > \theta_i\}` (note P13; the thesis's (4.6) misprints it)."""
+    g = ordinal_scores(data, model, X_new)
+    return 1 + (g[:, None] > model["thresholds"][None, :]).sum(axis=1)
+
+
+ORDINAL_KINDS = ("socp.chance.cbor.primal", "socp.chance.cbor.dual", "socp.chance.svor",
+                 "qp.chance.svor")
+
+__all__ += ["ORDINAL_KINDS", "cbor", "ordinal_predict", "ordinal_scores", "svor"]
+
