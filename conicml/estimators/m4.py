@@ -17,7 +17,7 @@ from ..formulations import m4 as m4f
 from ..kernels import KERNELS
 from ..registry import available
 from ..solution import Status
-from ..solvers.bisection import INNER_BACKENDS
+from ..solvers._m4_inner import INNER_BACKENDS
 from ._base import BinaryConicClassifier, solve_or_raise
 
 __all__ = ["M4Classifier"]

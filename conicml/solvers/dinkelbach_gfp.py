@@ -58,12 +58,12 @@ from typing import Any
 
 import numpy as np
 
-from ..formulations import m4 as m4f
+from .. import kinds
 from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._m4_inner import InnerSolver, _InnerFailure, point
 from ._options import check_common
-from .bisection import InnerSolver, _InnerFailure, point
 
 __all__ = ["STATUS_MAP", "TERMINATION_MESSAGES", "solve_dinkelbach_gfp"]
 
@@ -96,7 +96,7 @@ def _sigma_floor(R: np.ndarray, d: np.ndarray) -> float:
     return 1.0 / math.sqrt(q) if q > 0 else math.inf
 
 
-@register("dinkelbach-gfp", kinds=[m4f.KIND_SEPARABLE],
+@register("dinkelbach-gfp", kinds=[kinds.M4_SEPARABLE],
           description="separable M4: generalized-fractional Dinkelbach (CFS type 2)")
 def solve_dinkelbach_gfp(
     program: Program,
@@ -166,7 +166,7 @@ def solve_dinkelbach_gfp(
         sol = solver.check(0.0)
         w, b = point(sol)
         F0 = float(sol.values["eta"])
-        r = m4f.certified_rho(data, w, b)
+        r = data["m4"].certified_rho(w, b)
         history.append((0.0, F0, r))
         if F0 < 0 and r < 0:
             reason = 5
@@ -181,7 +181,7 @@ def solve_dinkelbach_gfp(
                 if time_limit is not None and time.perf_counter() - start > time_limit:
                     reason = 2
                     break
-                s_pos, s_neg = m4f._sigmas(data, w / float(data["d"] @ w))
+                s_pos, s_neg = data["m4"].sigmas(w / float(data["d"] @ w))
                 if scaled and min(s_pos, s_neg) <= 1e-14:
                     reason = 6
                     break
@@ -190,7 +190,7 @@ def solve_dinkelbach_gfp(
                 F = float(sol.values["eta"])
                 used = (rho, s_pos, s_neg) if scaled else (rho, 1.0, 1.0)
                 w_new, b_new = point(sol)
-                r_new = m4f.certified_rho(data, w_new, b_new)
+                r_new = data["m4"].certified_rho(w_new, b_new)
                 history.append((rho, F, r_new))
                 if verbose:
                     print(f"{k:>5} {rho:>16.12f} {F:>12.3e} {r_new:>16.12f}")

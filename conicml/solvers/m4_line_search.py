@@ -49,13 +49,13 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from .. import kinds
 from ..exceptions import OptionError
-from ..formulations import m4 as m4f
 from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._m4_inner import InnerSolver, _InnerFailure, point
 from ._options import check_common
-from .bisection import InnerSolver, _InnerFailure, point
 
 __all__ = ["STATUS_MAP", "TERMINATION_MESSAGES", "solve_m4_line_search"]
 
@@ -125,7 +125,7 @@ class _Budget(Exception):
     pass
 
 
-@register("m4-line-search", kinds=[m4f.KIND_SOFT],
+@register("m4-line-search", kinds=[kinds.M4_SOFT],
           description="soft-margin M4: line search over rho of SOCPs")
 def solve_m4_line_search(
     program: Program,
@@ -194,7 +194,7 @@ def solve_m4_line_search(
         sol = solver.check(rho)
         w, b = point(sol)
         w, b = w / float(data["d"] @ w), b / float(data["d"] @ w)
-        value = rho - C * m4f.slack_total(data, w, b, rho)
+        value = rho - C * data["m4"].slack_total(w, b, rho)
         evals[rho] = (w, b, value, sol)
         if verbose:
             print(f"  m4-line-search: rho={rho:.10f} G={value:.10f} h={sol.objective:.6e}")
