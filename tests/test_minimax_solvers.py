@@ -16,7 +16,7 @@ import pytest
 
 import conicml as cm
 from conicml.formulations import minimax as mm
-from conicml.solvers.quadratic_interpolation import line_search
+from conicml.solvers._line_search import line_search
 
 from tolerances import obj_rtol, sol_atol
 

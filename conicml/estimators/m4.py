@@ -74,7 +74,7 @@ class M4Classifier(BinaryConicClassifier):
     solver : str or None, default=None
         ``None`` uses the program's documented default, recorded in
         ``solution_.solver``: ``"bisection"`` for ``C=None`` (also:
-        ``"dinkelbach-gfp"``), ``"m4-line-search"`` for a soft margin.
+        ``"dinkelbach-gfp"``), ``"quadratic-interpolation"`` for a soft margin.
     inner : {"clarabel", "ecos", "scs"}, default="clarabel"
         Generic backend of the inner SOCPs.
     solver_options : dict, default=None

@@ -440,7 +440,7 @@ def m4(
     """
     data = _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
                     factor_rtol)
-    default = "bisection" if data["hard"] else "m4-line-search"
+    default = "bisection" if data["hard"] else "quadratic-interpolation"
     return Program(data["kind"], data, build=partial(inner_problem, rho=None),
                    decode=_decode, default_solver=default, description=_description(data))
 

@@ -37,7 +37,7 @@ def _no_decode(data: Mapping[str, Any], solution: Solution) -> dict:  # pragma: 
 class InnerSolver:
     """Solves the fixed-ρ SOCPs of an M4 program with a generic backend.
 
-    Shared by ``bisection``, ``dinkelbach-gfp`` and ``m4-line-search``. With
+    Shared by ``bisection``, ``dinkelbach-gfp`` and the line searches over ρ. With
     ``rebuild=False`` one compiled DPP problem (the program's own ``form``) is
     re-solved after setting its parameters; with ``rebuild=True`` a fresh
     parameter-free problem is built and compiled for every call.
