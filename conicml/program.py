@@ -125,6 +125,11 @@ class Program:
         return self._form
 
     @property
+    def is_built(self) -> bool:
+        """Whether the cvxpy problem has been built (and may hold a compiled map)."""
+        return self._form is not None
+
+    @property
     def problem(self) -> cp.Problem:
         """The cvxpy problem (built once and cached)."""
         return self.form.problem

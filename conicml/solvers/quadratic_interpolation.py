@@ -42,7 +42,6 @@ import numpy as np
 
 from .. import kinds
 from ..exceptions import OptionError
-from ..formulations import minimax as mm
 from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
@@ -63,13 +62,6 @@ TERMINATION_MESSAGES: dict[int, str] = {
 STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT,
                                  2: Status.USER_LIMIT, 3: Status.USER_LIMIT,
                                  4: Status.SOLVER_ERROR}
-
-
-def _endpoint_w(data: Mapping[str, Any]) -> np.ndarray:
-    r""":math:`w \propto \Sigma_y^{-1} d` (the only hyperplane at :math:`\beta = \beta_{0m}`)."""
-    Ry, d = data["Ry"], data["d"]
-    w = np.linalg.lstsq(Ry.T @ Ry, d, rcond=None)[0]
-    return w / float(d @ w)
 
 
 @register("quadratic-interpolation", kinds=[kinds.MEMPM, kinds.M4_SOFT],
@@ -137,6 +129,7 @@ def solve_quadratic_interpolation(
             callback=callback, x0=x0, inner=inner, inner_options=inner_options)
 
     data = program.data
+    mempm = data["mempm"]
     inner_options = dict(inner_options or {})
     if not isinstance(inner, str):
         raise OptionError(f"inner must be a solver name, got {inner!r}")
@@ -145,9 +138,9 @@ def solve_quadratic_interpolation(
     if int(max_failures) != max_failures or max_failures < 0:
         raise OptionError(f"max_failures must be a non-negative integer, got {max_failures!r}")
     start = time.perf_counter()
-    lo, hi = float(data["beta_lo"]), float(data["beta_end"])
-    floor = mm.accuracy_from_kappa(0.0, data["bound"])
-    w_end = _endpoint_w(data)
+    lo, hi = mempm.beta_lo, mempm.beta_end
+    floor = mempm.alpha_floor
+    w_end = mempm.endpoint_w
     evals: dict[float, tuple[float, np.ndarray, Solution | None]] = {}
     state: dict[str, Any] = {"reason": 0, "program": None, "failures": []}
     inner_iters = [0]
@@ -160,12 +153,8 @@ def solve_quadratic_interpolation(
         if beta >= hi:
             alpha, w = floor, w_end
         else:
-            prog = mm.inner_bmpm(data, beta)
-            prev = state["program"]
-            if prev is not None and prev._form is not None:
-                # reuse the compiled cvxpy problem (DPP): only the parameter a_y changes
-                prog._form = prev._form
-                prog._form.parameters["a_y"].value = prog.data["a"][1]
+            # re-uses the previous inner program's compiled problem (DPP)
+            prog = mempm.inner_bmpm(beta, state["program"])
             sol = solve(prog, inner, **inner_options)
             state["program"] = prog
             inner_iters[0] += sol.iterations
@@ -181,7 +170,7 @@ def solve_quadratic_interpolation(
                     state["reason"] = 4
                     raise StopSearch(4)
                 return -math.inf
-        value = mm.mempm_value(data, beta, alpha)
+        value = mempm.value(beta, alpha)
         evals[beta] = (alpha, w, sol)
         if verbose:
             print(f"  quadratic-interpolation: beta={beta:.10f} alpha={alpha:.8f} F={value:.10f}")
@@ -206,16 +195,16 @@ def solve_quadratic_interpolation(
         reason = 1
         message = TERMINATION_MESSAGES[reason]
     # the best evaluated beta (an evaluation stopped by the callback/time limit counts too)
-    beta = max(evals, key=lambda b: (mm.mempm_value(data, b, evals[b][0]), -abs(b - res.x)))
+    beta = max(evals, key=lambda b: (mempm.value(b, evals[b][0]), -abs(b - res.x)))
     alpha, w, sol = evals[beta]
-    model = mm.mempm_model(data, beta, w)
+    model = mempm.model(beta, w)
     status = STATUS_MAP[reason]
     if failures and status is Status.OPTIMAL:
         status = Status.OPTIMAL_INACCURATE
     return Solution(
         status=status,
         solver="quadratic-interpolation",
-        objective=float(mm.mempm_value(data, beta, alpha)),
+        objective=float(mempm.value(beta, alpha)),
         values={"beta": np.array(beta), "w": np.asarray(w, dtype=float)},
         iterations=len(evals),
         solve_time=time.perf_counter() - start,
@@ -226,7 +215,7 @@ def solve_quadratic_interpolation(
             source="solver",
         ),
         message=message,
-        history=tuple((b, mm.mempm_value(data, b, a)) for b, (a, _, _) in evals.items()),
+        history=tuple((b, mempm.value(b, a)) for b, (a, _, _) in evals.items()),
         extras={"inner": inner, "inner_solves": sum(s is not None for _, _, s in evals.values()),
                 "inner_iterations": inner_iters[0], "alpha": alpha,
                 "at_domain_end": bool(beta >= hi), "inner_failures": len(failures)},
