@@ -51,12 +51,13 @@ from typing import Any
 
 import numpy as np
 
+from .. import kinds
 from ..exceptions import OptionError
 from ..program import Program
 from ..registry import register
 from ..solution import Solution, Status
+from ._fractional import FractionalProgram, finish
 from ._options import check_common
-from .dinkelbach import FractionalProgram, finish
 
 __all__ = ["TERMINATION_MESSAGES", "solve_rosen"]
 
@@ -92,7 +93,7 @@ def _value_grad(fp: FractionalProgram, w: np.ndarray) -> tuple[float, np.ndarray
     return num / den, (gnum * den - num * gden) / (den * den)
 
 
-@register("rosen", kinds=["socp.bmpm", "socp.mpm"],
+@register("rosen", kinds=[kinds.BMPM, kinds.MPM],
           description="Rosen gradient projection for the BMPM/MPM fractional program")
 def solve_rosen(
     program: Program,
