@@ -87,13 +87,8 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
+from .. import kinds
 from ..exceptions import OptionError, SolverError
-from ..formulations.cbc import (
-    cbc_kernel_matvec,
-    cbc_model_from_alpha,
-    cbc_scale,
-    cbc_upper,
-)
 from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._options import check_common
@@ -115,7 +110,7 @@ STATUS_MAP: dict[int, Status] = {
     4: Status.OPTIMAL_INACCURATE, 5: Status.UNBOUNDED,
 }
 
-KINDS = ("socp.chance.cbc_w.dual", "socp.chance.cbc.dual", "socp.chance.cbc.hard.dual")
+KINDS = (kinds.CBC_W_DUAL, kinds.CBC_DUAL, kinds.CBC_HARD_DUAL)
 TAU = 1e-12  # curvature used when the exact one is <= 0 (LIBSVM's TAU)
 
 
@@ -292,7 +287,7 @@ def solve_cbc_smo(
     r = np.asarray(data["radii"], dtype=float)
     k = y.size
     wform = "W" in data
-    U = cbc_upper(data)
+    U = data["cbc"].upper
     if max_iter is None:
         max_iter = max(10**6, 100 * k)
     if wform:
@@ -312,7 +307,7 @@ def solve_cbc_smo(
         if wform:  # thesis start: one positive and one negative cluster at 1/2
             alpha[np.flatnonzero(y > 0)[0]] = 0.5
             alpha[np.flatnonzero(y < 0)[0]] = 0.5
-    p = cbc_kernel_matvec(data, alpha * y)
+    p = data["cbc"].kernel_matvec(alpha * y)
     setup_time = time.perf_counter() - t_setup
 
     t0 = time.perf_counter()
@@ -338,7 +333,7 @@ def solve_cbc_smo(
                 sm = math.sqrt(vnorm * vnorm + eps * eps)
                 scale, t = (W / sm if sm > 0 else 0.0), W
             else:
-                scale, t, vnorm = cbc_scale(data, alpha, p)
+                scale, t, vnorm = data["cbc"].scale(alpha, p)
             s = -scale * p + y * (1.0 + r * t)  # -y_j G_j
             below = alpha < U
             above = alpha > 0
@@ -350,7 +345,7 @@ def solve_cbc_smo(
             j = int(np.argmin(s_low))
             viol = float(s_up[i] - s_low[j])
             if viol <= stage_tol:
-                p_exact = cbc_kernel_matvec(data, alpha * y)  # re-check on a fresh p
+                p_exact = data["cbc"].kernel_matvec(alpha * y)  # re-check on a fresh p
                 if np.max(np.abs(p_exact - p)) <= 1e-12 * max(1.0, float(np.abs(p).max())):
                     reason = 0
                     break
@@ -429,8 +424,8 @@ def solve_cbc_smo(
                         residuals=Residuals(source="solver"),
                         message=TERMINATION_MESSAGES[reason],
                         extras={"stop_reason": reason, "kkt_violation": viol})
-    p = cbc_kernel_matvec(data, alpha * y)
-    model = cbc_model_from_alpha(data, alpha)
+    p = data["cbc"].kernel_matvec(alpha * y)
+    model = data["cbc"].model_from_alpha(alpha)
     dual = _dual_value(data, alpha, p)
     values = {"alpha": alpha.copy()}
     if not wform:
