@@ -21,6 +21,7 @@ import cvxpy as cp
 import numpy as np
 from scipy import optimize, stats
 
+from .. import kinds
 from .._kkt import bias_from_kkt, solver_accuracy
 from .._validation import check_positive
 from ..contracts.cbc import CBCDualData
@@ -143,8 +144,8 @@ __all__ += [
     "variance_bounds",
 ]
 
-CBC_KINDS = ("socp.chance.cbc.primal", "socp.chance.cbc.dual", "socp.chance.cbc.hard.primal",
-             "socp.chance.cbc.hard.dual", "socp.chance.cbc_w.primal", "socp.chance.cbc_w.dual")
+CBC_KINDS = (kinds.CBC_PRIMAL, kinds.CBC_DUAL, kinds.CBC_HARD_PRIMAL, kinds.CBC_HARD_DUAL,
+             kinds.CBC_W_PRIMAL, kinds.CBC_W_DUAL)
 CBC_FORMS = ("primal", "dual")
 CBC_BOUNDS = ("chebyshev", "gaussian")
 CBC_KERNELS = ("linear", "rbf")
@@ -538,7 +539,9 @@ def cbc(
     data = _cbc_data(clusters, eta, bound, kernel, gamma, robust, confidence, form, factor)
     data["hard"] = C is None
     data["C"] = None if C is None else check_positive(C, "C")
-    data["kind"] = f"socp.chance.cbc{'.hard' if C is None else ''}.{form}"
+    data["kind"] = {(False, "primal"): kinds.CBC_PRIMAL, (False, "dual"): kinds.CBC_DUAL,
+                    (True, "primal"): kinds.CBC_HARD_PRIMAL,
+                    (True, "dual"): kinds.CBC_HARD_DUAL}[C is None, form]
     build, decode = ((_build_cbc_primal, _decode_cbc_primal) if form == "primal"
                      else (_build_cbc_dual, _decode_cbc_dual))
     cdesc = "hard margin" if C is None else f"C={data['C']:g}"
@@ -571,7 +574,7 @@ def cbc_w(
     data = _cbc_data(clusters, eta, bound, kernel, gamma, robust, confidence, form, factor)
     data["W"] = check_positive(W, "W")
     data["hard"] = False
-    data["kind"] = f"socp.chance.cbc_w.{form}"
+    data["kind"] = kinds.CBC_W_PRIMAL if form == "primal" else kinds.CBC_W_DUAL
     build, decode = ((_build_cbc_w_primal, _decode_cbc_primal) if form == "primal"
                      else (_build_cbc_w_dual, _decode_cbc_dual))
     return _cbc_program(data, build, decode,

@@ -360,7 +360,7 @@ def _decode_fractional(data: Mapping[str, Any], solution: Solution) -> dict:
 
 def _family_program(base: dict, family: str, a: tuple[float, float], b: tuple[float, float],
                     bound: str, description: str, **extra: Any) -> Program:
-    kind = f"socp.{family}"
+    kind = {"mpm": kinds.MPM, "bmpm": kinds.BMPM}[family]
     data = {**base, "family": family, "kind": kind, "a": (float(a[0]), float(a[1])),
             "b": b, "bound": bound, **extra}
     return Program(kind, data, build=_build_fractional, decode=_decode_fractional,

@@ -110,6 +110,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import kinds
 from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
@@ -136,7 +137,7 @@ STATUS_MAP: dict[int, Status] = {
     4: Status.USER_LIMIT,
 }
 
-KIND = "socp.chance.cbor.dual"
+KIND = kinds.CBOR_DUAL
 
 
 class _Columns:

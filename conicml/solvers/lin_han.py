@@ -88,6 +88,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
+from .. import kinds
 from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
@@ -96,7 +97,7 @@ from ._report import IterationReport
 
 __all__ = ["TERMINATION_MESSAGES", "solve_lin_han"]
 
-_KINDS = ("socp.chance.rates.primal", "socp.chance.rates.dual")
+_KINDS = (kinds.RATES_PRIMAL, kinds.RATES_DUAL)
 
 #: Stop reason -> message.
 TERMINATION_MESSAGES: dict[int, str] = {

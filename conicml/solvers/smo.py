@@ -89,6 +89,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import kinds
 from ..exceptions import OptionError, ProgramError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
@@ -206,7 +207,7 @@ def _check_options(tol: float, max_iter: int | None, time_limit: float | None,
 
 def _check_data(program: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
     kind = getattr(program, "kind", None)
-    if kind != "qp.svm.dual":
+    if kind != kinds.SVM_DUAL:
         raise SolverError(f"solver 'smo' accepts programs of kind 'qp.svm.dual', got {kind!r}")
     data = getattr(program, "data", None)
     if not isinstance(data, Mapping):
@@ -267,7 +268,7 @@ def _check_x0(x0: Any, y: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.clip(alpha, 0.0, c)
 
 
-@register("smo", kinds=["qp.svm.dual"], specialized=True, requires=("numpy",),
+@register("smo", kinds=[kinds.SVM_DUAL], specialized=True, requires=("numpy",),
           compare_options={"tol": 1e-8})
 def solve_smo(
     program,
