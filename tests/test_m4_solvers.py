@@ -145,7 +145,7 @@ def test_bisection_warm_start_and_limits():
     assert capped.status is cm.Status.USER_LIMIT
     assert capped.residuals.gap > 1e-3
     assert capped.objective <= cold.objective + 1e-9  # still a certified lower bound
-    stopped = cm.solve(prog, "bisection", callback=lambda k, state: k >= 2)
+    stopped = cm.solve(prog, "bisection", callback=_stop_after(2))
     assert stopped.status is cm.Status.USER_LIMIT and stopped.iterations == 2
 
 
@@ -236,3 +236,11 @@ def test_kernel_program_bisection_and_dinkelbach_agree():
     assert comp.agree, str(comp)
     model = prog.decode(comp.solutions["bisection"])
     assert model["dual_coef"].shape == (50,)
+
+
+def _stop_after(n):
+    """A callback in the one signature: raise StopIteration after iteration ``n``."""
+    def callback(result):
+        if result.iteration >= n:
+            raise StopIteration
+    return callback

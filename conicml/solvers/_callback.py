@@ -16,7 +16,9 @@ callback", as :func:`scipy.optimize.minimize` does::
 
 from __future__ import annotations
 
+import inspect
 import math
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -24,7 +26,7 @@ from typing import Any
 
 from ..exceptions import OptionError
 
-__all__ = ["Callback", "IntermediateResult", "check_callback", "notify"]
+__all__ = ["Callback", "IntermediateResult", "check_callback", "notify", "stopper"]
 
 
 @dataclass(frozen=True)
@@ -81,3 +83,45 @@ def notify(callback: Callback | None, result: IntermediateResult) -> bool:
     except StopIteration:
         return True
     return False
+
+
+def _is_legacy(callback: Callable) -> bool:
+    """Whether ``callback`` needs two or more positional arguments (the old signatures)."""
+    try:
+        params = inspect.signature(callback).parameters.values()
+    except (TypeError, ValueError):  # builtins without a signature: the new form
+        return False
+    required = [p for p in params
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+    return len(required) >= 2
+
+
+def stopper(solver: str, callback: Any,
+            legacy: Callable[[IntermediateResult], tuple] | None = None
+            ) -> Callable[[IntermediateResult], bool] | None:
+    """Check ``callback`` and return ``stop(result) -> bool`` (``None`` without a callback).
+
+    ``legacy`` maps an :class:`IntermediateResult` to the positional arguments of
+    the solver's signature before 0.2 (e.g. ``(k, alpha, violation)``): a
+    callback that needs two or more positional arguments is called that way for
+    one more release, with a :class:`FutureWarning`; there, returning ``True``
+    also stops the solver, as it did.
+    """
+    check_callback(solver, callback)
+    if callback is None:
+        return None
+    if legacy is not None and _is_legacy(callback):
+        warnings.warn(
+            f"{solver}: callback(k, ...) with several arguments is deprecated and will be "
+            "removed in 0.3; write callback(intermediate_result) (conicml.solvers._callback."
+            "IntermediateResult) and raise StopIteration to stop",
+            FutureWarning, stacklevel=4)
+
+        def stop_legacy(result: IntermediateResult) -> bool:
+            try:
+                return bool(callback(*legacy(result)))
+            except StopIteration:
+                return True
+
+        return stop_legacy
+    return lambda result: notify(callback, result)

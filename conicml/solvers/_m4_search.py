@@ -54,7 +54,7 @@ import numpy as np
 from ..exceptions import OptionError
 from ..program import Program
 from ..solution import Residuals, Solution, Status
-from ._callback import Callback, IntermediateResult, check_callback, notify
+from ._callback import Callback, IntermediateResult, stopper
 from ._line_search import METHODS, maximize
 from ._m4_inner import InnerSolver, _InnerFailure, point
 from ._options import check_common
@@ -130,7 +130,7 @@ def solve_soft_m4(
     Solution
         ``values = {"w", "b", "rho"}``, ``objective`` :math:`= G(\rho^*)`.
     """
-    check_callback(solver, callback)
+    stop = stopper(solver, callback, legacy=lambda r: (float(r.values["rho"]), r.objective))
     check_common(solver, tol, max_iter, time_limit)
     if method not in METHODS:
         raise OptionError(f"{solver}: method must be one of {', '.join(METHODS)}, "
@@ -159,7 +159,7 @@ def solve_soft_m4(
         evals[rho] = (w, b, value, sol)
         if verbose:
             print(f"  {solver}: rho={rho:.10f} G={value:.10f} h={sol.objective:.6e}")
-        if notify(callback, IntermediateResult(
+        if stop is not None and stop(IntermediateResult(
                 iteration=len(evals), objective=value, residual=math.nan,
                 elapsed=time.perf_counter() - start,
                 values={"w": w, "b": np.array(b), "rho": np.array(rho)})):

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -62,6 +62,7 @@ from .. import kinds
 from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._callback import Callback, IntermediateResult, stopper
 from ._m4_inner import InnerSolver, _InnerFailure, point
 from ._options import check_common
 
@@ -98,7 +99,7 @@ def solve_bisection(
     max_iter: int = 100,
     time_limit: float | None = None,
     verbose: bool = False,
-    callback: Callable[[int, Mapping[str, float]], Any] | None = None,
+    callback: Callback | None = None,
     x0: float | None = None,
     inner: str = "clarabel",
     inner_options: Mapping[str, Any] | None = None,
@@ -119,8 +120,10 @@ def solve_bisection(
     verbose : bool, default=False
         Print one line per check.
     callback : callable, optional
-        ``callback(k, state)`` after check ``k`` with ``state`` holding
-        ``rho``, ``F``, ``rho_lo``, ``rho_hi``; returning ``True`` stops.
+        ``callback(intermediate_result)`` after every iteration with an
+        :class:`~conicml.solvers._callback.IntermediateResult` (``residual`` is the bracket
+        width, ``extras`` holds ``rho``, ``F``, ``rho_lo``, ``rho_hi``);
+        raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
     x0 : float, optional
         Warm start: a guess of :math:`\rho^*`.
     inner : {"clarabel", "ecos", "scs"}, default="clarabel"
@@ -137,6 +140,7 @@ def solve_bisection(
         ``values = {"w", "b", "rho"}``, ``objective`` = certified ρ.
     """
     check_common("bisection", tol, max_iter, time_limit)
+    stop = stopper("bisection", callback, legacy=lambda r: (r.iteration, dict(r.extras)))
     start = time.perf_counter()
     data = program.data
     solver = InnerSolver(program, inner, inner_options, rebuild)
@@ -195,8 +199,10 @@ def solve_bisection(
                         lo = max(lo, best["r"])
                     if best["r"] > hi:  # an inexact check: trust the certified ratio
                         hi = best["r"]
-                    if callback is not None and callback(
-                            k, {"rho": mid, "F": F, "rho_lo": lo, "rho_hi": hi}):
+                    if stop is not None and stop(IntermediateResult(
+                            iteration=k, objective=best["r"], residual=hi - lo,
+                            elapsed=time.perf_counter() - start,
+                            extras={"rho": mid, "F": F, "rho_lo": lo, "rho_hi": hi})):
                         reason = 3
                         break
     except _InnerFailure as exc:

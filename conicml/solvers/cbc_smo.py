@@ -81,7 +81,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -91,6 +91,7 @@ from .. import kinds
 from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._callback import Callback, IntermediateResult, stopper
 from ._options import check_common
 
 __all__ = ["TERMINATION_MESSAGES", "line_search_311", "line_search_b2", "solve_cbc_smo"]
@@ -237,7 +238,7 @@ def solve_cbc_smo(
     verbose: bool = False,
     cache_size: float = 200.0,
     x0: np.ndarray | None = None,
-    callback: Callable[[int, np.ndarray, float], bool | None] | None = None,
+    callback: Callback | None = None,
     selection: str = "second-order",
 ) -> Solution:
     r"""CBC-Iter: pair updates with exact line search.
@@ -262,8 +263,10 @@ def solve_cbc_smo(
         Feasible warm start :math:`\alpha` (:math:`0\le\alpha\le U`,
         :math:`y^\top\alpha = 0` up to :math:`10^{-9}`).
     callback : callable, optional
-        ``callback(k, alpha, violation)`` after every iteration; returning
-        ``True`` stops with status ``USER_LIMIT``.
+        ``callback(intermediate_result)`` after every iteration with an
+        :class:`~conicml.solvers._callback.IntermediateResult` (``values["alpha"]``,
+        ``residual`` the KKT violation :math:`m - M`);
+        raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
     selection : {"second-order", "max-violating"}, default="second-order"
         Working-set selection: the thesis's maximal violating pair, or the
         second-order rule of Fan, Chen & Lin (2005) (module docstring), which
@@ -278,6 +281,8 @@ def solve_cbc_smo(
     if program.kind not in KINDS:
         raise SolverError(f"cbc-smo solves kinds {KINDS}, got {program.kind!r}")
     check_common("cbc-smo", tol, max_iter, time_limit, allow_zero=True)
+    stop = stopper("cbc-smo", callback,
+                   legacy=lambda r: (r.iteration, r.values["alpha"], r.residual))
     if selection not in ("second-order", "max-violating"):
         raise OptionError(
             f"selection must be 'second-order' or 'max-violating', got {selection!r}")
@@ -410,7 +415,9 @@ def solve_cbc_smo(
             it += 1
             if verbose and it % max(1000, k) == 0:
                 print(f"cbc-smo: eps {eps:.1e}  iter {it:>9d}  m - M = {viol:.3e}")
-            if callback is not None and callback(it, alpha.copy(), viol):
+            if stop is not None and stop(IntermediateResult(
+                    iteration=it, residual=viol, elapsed=time.perf_counter() - t0,
+                    values={"alpha": alpha.copy()})):
                 reason = 3
                 break
         if reason not in (0,):

@@ -105,7 +105,7 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -114,6 +114,7 @@ from .. import kinds
 from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._callback import Callback, IntermediateResult, stopper
 from ._options import check_common
 from ._report import IterationReport
 
@@ -302,7 +303,7 @@ def solve_cbor_smo(
     x0: tuple[np.ndarray, np.ndarray] | None = None,
     smoothing: bool = True,
     selection: str = "wss2",
-    callback: Callable[[int, np.ndarray, np.ndarray, float], bool | None] | None = None,
+    callback: Callback | None = None,
 ) -> Solution:
     r"""CBOR-Iter: maximal-violating-pair coordinate descent for the CBOR dual (5.1).
 
@@ -324,8 +325,10 @@ def solve_cbor_smo(
     x0 : (alpha, alpha_star), optional
         Feasible warm start (raises :class:`OptionError` if infeasible).
     callback : callable, optional
-        ``callback(k, alpha, alpha_star, violation)`` after every iteration;
-        returning ``True`` or raising :class:`StopIteration` stops the solver.
+        ``callback(intermediate_result)`` after every iteration with an
+        :class:`~conicml.solvers._callback.IntermediateResult` (``values`` holds ``alpha``
+        and ``alpha_star``, ``residual`` the largest KKT violation);
+        raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
 
     Returns
     -------
@@ -335,6 +338,8 @@ def solve_cbor_smo(
         ``thresholds`` (the solver's own), ``primal_objective``, ``rho``,
         ``kernel_columns``, ``stop_reason``.
     """
+    stop_cb = stopper("cbor-smo", callback, legacy=lambda r: (
+        r.iteration, r.values["alpha"], r.values["alpha_star"], r.residual))
     t0 = time.perf_counter()
     data = _program_data(program)
     means = np.asarray(data["means"], dtype=float)
@@ -505,15 +510,13 @@ def solve_cbor_smo(
             Kv += delta * (Ku - Kl)
         n_iter += 1
         refreshed = False
-        if callback is not None:
+        if stop_cb is not None:
             alpha, alpha_star = np.zeros(k), np.zeros(k)
             alpha[cl[is_alpha]] = x[is_alpha]
             alpha_star[cl[~is_alpha]] = x[~is_alpha]
-            try:
-                stop = callback(n_iter, alpha, alpha_star, violation)
-            except StopIteration:
-                stop = True
-            if stop:
+            if stop_cb(IntermediateResult(
+                    iteration=n_iter, residual=violation, elapsed=time.perf_counter() - t0,
+                    values={"alpha": alpha, "alpha_star": alpha_star})):
                 reason = 3
                 break
     solve_time = time.perf_counter() - t0 - setup_time

@@ -59,8 +59,6 @@ the SOCP's optimal value.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
@@ -69,6 +67,7 @@ from ..exceptions import OptionError, SolverError
 from ..program import Program
 from ..registry import register
 from ..solution import Solution, Status
+from ._callback import Callback, IntermediateResult, stopper
 from ._fractional import FractionalProgram, finish
 from ._options import check_common
 
@@ -100,7 +99,7 @@ def solve_dinkelbach(
     inner_max_iter: int = 10_000,
     time_limit: float | None = None,
     verbose: bool = False,
-    callback: Callable[[int, float, float], Any] | None = None,
+    callback: Callback | None = None,
     x0: np.ndarray | None = None,
 ) -> Solution:
     r"""Parametric (Dinkelbach) method with iterative least squares for MPM / BMPM.
@@ -120,7 +119,10 @@ def solve_dinkelbach(
     time_limit : float, optional
     verbose : bool, default=False
     callback : callable, optional
-        ``callback(k, lambda, F)``; returning ``True`` stops.
+        ``callback(intermediate_result)`` after every iteration with an
+        :class:`~conicml.solvers._callback.IntermediateResult` (``objective`` is
+        :math:`\lambda_k`, ``residual`` :math:`F(\lambda_k)`);
+        raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
     x0 : ndarray, optional
         Initial :math:`w`.
 
@@ -132,6 +134,8 @@ def solve_dinkelbach(
         steps, certificate in ``residuals`` (module docstring).
     """
     check_common("dinkelbach", tol, max_iter, time_limit)
+    stop = stopper("dinkelbach", callback,
+                   legacy=lambda r: (r.iteration, r.objective, r.residual))
     start = time.perf_counter()
     fp = FractionalProgram(program.data)
     V, _, dt = fp.basis()
@@ -171,7 +175,9 @@ def solve_dinkelbach(
         if F <= tol:
             reason = 0
             break
-        if callback is not None and callback(k, lam_new, F):
+        if stop is not None and stop(IntermediateResult(
+                iteration=k, objective=lam_new, residual=F,
+                elapsed=time.perf_counter() - start)):
             reason = 3
             break
         if time_limit is not None and time.perf_counter() - start > time_limit:

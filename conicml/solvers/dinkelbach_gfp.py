@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -62,6 +62,7 @@ from .. import kinds
 from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._callback import Callback, IntermediateResult, stopper
 from ._m4_inner import InnerSolver, _InnerFailure, point
 from ._options import check_common
 
@@ -105,7 +106,7 @@ def solve_dinkelbach_gfp(
     max_iter: int = 100,
     time_limit: float | None = None,
     verbose: bool = False,
-    callback: Callable[[int, Mapping[str, float]], Any] | None = None,
+    callback: Callback | None = None,
     x0: float | None = None,
     inner: str = "clarabel",
     inner_options: Mapping[str, Any] | None = None,
@@ -126,7 +127,10 @@ def solve_dinkelbach_gfp(
     verbose : bool, default=False
         Print one line per iteration.
     callback : callable, optional
-        ``callback(k, {"rho", "F"})``; returning ``True`` stops.
+        ``callback(intermediate_result)`` after every iteration with an
+        :class:`~conicml.solvers._callback.IntermediateResult` (``objective`` is
+        :math:`\rho_k`, ``residual`` :math:`F`, ``extras`` holds ``rho`` and ``F``);
+        raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
     x0 : float, optional
         Initial :math:`\rho_0`.
     inner : {"clarabel", "ecos", "scs"}, default="clarabel"
@@ -143,6 +147,7 @@ def solve_dinkelbach_gfp(
         ``values = {"w", "b", "rho"}``, ``objective`` = certified ρ.
     """
     check_common("dinkelbach-gfp", tol, max_iter, time_limit)
+    stop = stopper("dinkelbach-gfp", callback, legacy=lambda r: (r.iteration, dict(r.extras)))
     start = time.perf_counter()
     data = program.data
     solver = InnerSolver(program, inner, inner_options, rebuild=False)
@@ -202,7 +207,9 @@ def solve_dinkelbach_gfp(
                     w, b, r = w_new, b_new, r_new
                 step = r_new - rho
                 rho = r_new if from_above else max(rho, r_new)
-                if callback is not None and callback(k, {"rho": rho, "F": F}):
+                if stop is not None and stop(IntermediateResult(
+                        iteration=k, objective=rho, residual=F,
+                        elapsed=time.perf_counter() - start, extras={"rho": rho, "F": F})):
                     reason = 3
                     break
                 # converged, or no further increase (the inner solver's accuracy)

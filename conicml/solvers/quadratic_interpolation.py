@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -45,6 +45,7 @@ from ..exceptions import OptionError
 from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._callback import Callback, IntermediateResult, stopper
 from ._line_search import StopSearch, line_search
 from ._m4_search import solve_soft_m4
 
@@ -75,7 +76,7 @@ def solve_quadratic_interpolation(
     inner_options: Mapping[str, Any] | None = None,
     time_limit: float | None = None,
     verbose: bool = False,
-    callback: Callable[[float, float], Any] | None = None,
+    callback: Callback | None = None,
     x0: float | None = None,
     max_failures: int = 3,
 ) -> Solution:
@@ -98,7 +99,10 @@ def solve_quadratic_interpolation(
     verbose : bool, default=False
         Print one line per evaluation.
     callback : callable, optional
-        ``callback(beta, F)`` after each evaluation; returning ``True`` stops.
+        ``callback(intermediate_result)`` after every iteration with an
+        :class:`~conicml.solvers._callback.IntermediateResult` (``objective`` is
+        :math:`F(\beta)` or :math:`G(\rho)`, ``values`` the evaluated point);
+        raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
     x0 : float, optional
         Initial middle point of the pattern (default: the midpoint of the domain).
     max_failures : int, default=3
@@ -128,6 +132,8 @@ def solve_quadratic_interpolation(
             tol=tol, max_iter=max_iter, time_limit=time_limit, verbose=verbose,
             callback=callback, x0=x0, inner=inner, inner_options=inner_options)
 
+    stop = stopper("quadratic-interpolation", callback,
+                   legacy=lambda r: (float(r.values["beta"]), r.objective))
     data = program.data
     mempm = data["mempm"]
     inner_options = dict(inner_options or {})
@@ -174,7 +180,9 @@ def solve_quadratic_interpolation(
         evals[beta] = (alpha, w, sol)
         if verbose:
             print(f"  quadratic-interpolation: beta={beta:.10f} alpha={alpha:.8f} F={value:.10f}")
-        if callback is not None and callback(beta, value):
+        if stop is not None and stop(IntermediateResult(
+                iteration=len(evals), objective=value, elapsed=time.perf_counter() - start,
+                values={"beta": np.array(beta), "w": np.asarray(w, dtype=float)})):
             state["reason"] = 3
             raise StopSearch(3)
         return value
