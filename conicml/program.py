@@ -157,7 +157,8 @@ class Program:
         ------
         SolverError
             If the solution has no primal point and the kind cannot decode that
-            status (most kinds; fractional kinds may decode infeasibility).
+            status (most kinds; the MPM/BMPM kinds decode infeasibility as
+            ``alpha = 0``).
         """
         return self._decode(self.data, solution)
 

@@ -104,6 +104,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from .. import kinds
+from .._linalg import inverse_quadratic
 from .._validation import check_positive, check_X_y
 from ..contracts.minimax import MEMPMData
 from ..exceptions import ProgramError
@@ -233,20 +234,9 @@ def _base_data(
     }
 
 
-def _inv_quad(R: np.ndarray, d: np.ndarray) -> float:
-    r""":math:`d^\top (R^\top R)^{+} d` (``inf`` if ``d`` leaves the range of :math:`R^\top R`)."""
-    _, s, Vt = np.linalg.svd(R, full_matrices=False)
-    keep = s > 1e-12 * max(float(s.max(initial=0.0)), np.finfo(float).tiny)
-    proj = Vt[keep] @ d
-    resid = float(np.linalg.norm(d) ** 2 - proj @ proj)
-    if resid > 1e-10 * float(d @ d):
-        return math.inf
-    return float(np.sum((proj / s[keep]) ** 2))
-
-
 def _kappa_max(base: Mapping[str, Any]) -> float:
     r""":math:`\kappa(\beta_{0m}) = \sqrt{d^\top\Sigma_y^{-1}d} - \nu_y` (eq. 3.44, note §2.3)."""
-    return math.sqrt(_inv_quad(base["Ry"], base["d"])) - base["nu_y"]
+    return math.sqrt(inverse_quadratic(base["Ry"], base["d"])) - base["nu_y"]
 
 
 # --------------------------------------------------------------------------------------

@@ -99,7 +99,7 @@ class InnerSolver:
 
 
 def point(sol: Solution) -> tuple[np.ndarray, float]:
-    """``(w, b)`` of an inner solution (``b = nan`` if no row fixes it)."""
+    """``(w, b)`` of an inner solution (``b = 0.0`` if no finite value fixes it)."""
     w = np.asarray(sol.values["w"], dtype=float)
     b = sol.values.get("b")
     b = float(b) if b is not None and np.ndim(b) == 0 and np.isfinite(b) else 0.0

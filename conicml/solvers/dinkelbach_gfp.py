@@ -59,6 +59,7 @@ from typing import Any
 import numpy as np
 
 from .. import kinds
+from .._linalg import inverse_quadratic
 from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
@@ -88,13 +89,8 @@ STATUS_MAP: dict[int, Status] = {
 
 def _sigma_floor(R: np.ndarray, d: np.ndarray) -> float:
     r""":math:`\min_{w^\top d=1}\|Rw\| = (d^\top(R^\top R)^{+}d)^{-1/2}` (0 off the range)."""
-    _, s, Vt = np.linalg.svd(R, full_matrices=False)
-    keep = s > 1e-12 * max(float(s.max(initial=0.0)), np.finfo(float).tiny)
-    proj = Vt[keep] @ d
-    if float(d @ d - proj @ proj) > 1e-10 * float(d @ d):
-        return 0.0
-    q = float(np.sum((proj / s[keep]) ** 2))
-    return 1.0 / math.sqrt(q) if q > 0 else math.inf
+    q = inverse_quadratic(R, d)
+    return 0.0 if math.isinf(q) else (1.0 / math.sqrt(q) if q > 0 else math.inf)
 
 
 @register("dinkelbach-gfp", kinds=[kinds.M4_SEPARABLE],
