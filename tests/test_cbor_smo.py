@@ -127,7 +127,7 @@ def test_note_example_converges_in_few_iterations_to_the_thesis_optimum():
     assert sol.residuals.gap <= 1e-9
 
 
-@pytest.mark.parametrize("selection", ["mvp", "wss2"])
+@pytest.mark.parametrize("selection", ["max-violating", "second-order"])
 def test_both_working_set_rules_and_no_smoothing_reach_the_optimum(selection):
     prog = make_program(*INSTANCES[1])
     ref = cm.solve(prog, "clarabel").objective
@@ -255,3 +255,11 @@ def _stop_after(n):
         if result.iteration >= n:
             raise StopIteration
     return callback
+
+
+def test_old_selection_names_are_deprecated_spellings():
+    # one vocabulary with cbc-smo (issue 12): "wss2"/"mvp" still work for one release
+    prog = make_program(3, 30, 2, 3, "linear")
+    with pytest.warns(FutureWarning, match="second-order"):
+        old = cm.solve(prog, "cbor-smo", selection="wss2")
+    assert old.objective == pytest.approx(cm.solve(prog, "cbor-smo").objective, rel=1e-12)

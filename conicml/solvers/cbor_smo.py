@@ -56,8 +56,8 @@ minimises exactly the convex 1-D function (5.6)
 closed form A4 (clipped to :math:`[0, ub]`). :math:`Kv` is updated with two
 kernel columns (an LRU cache).
 
-**Working set.** ``selection="mvp"`` is the thesis's rule above (both
-variables from the maximal violating pair). ``selection="wss2"`` (default)
+**Working set.** ``selection="max-violating"`` is the thesis's rule above (both
+variables from the maximal violating pair). ``selection="second-order"`` (default)
 keeps :math:`l` and picks :math:`u` among all variables that violate with
 :math:`l` and may pair with it by the largest second-order decrease
 :math:`(F_l - F_u)^2 / \phi_u''(0)`, the rule of Fan, Chen & Lin (2005, JMLR
@@ -104,6 +104,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
@@ -139,6 +140,7 @@ STATUS_MAP: dict[int, Status] = {
 }
 
 KIND = kinds.CBOR_DUAL
+_OLD_SELECTION = {"wss2": "second-order", "mvp": "max-violating"}  # names before 0.2
 
 
 class _Columns:
@@ -302,7 +304,7 @@ def solve_cbor_smo(
     cache_size: float = 200.0,
     x0: tuple[np.ndarray, np.ndarray] | None = None,
     smoothing: bool = True,
-    selection: str = "wss2",
+    selection: str = "second-order",
     callback: Callback | None = None,
 ) -> Solution:
     r"""CBOR-Iter: maximal-violating-pair coordinate descent for the CBOR dual (5.1).
@@ -329,6 +331,12 @@ def solve_cbor_smo(
         :class:`~conicml.solvers._callback.IntermediateResult` (``values`` holds ``alpha``
         and ``alpha_star``, ``residual`` the largest KKT violation);
         raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
+    selection : {"second-order", "max-violating"}, default="second-order"
+        Working-set rule (module docstring); the same names as ``cbc-smo``
+        (``"wss2"`` / ``"mvp"`` are deprecated spellings).
+    smoothing : bool, default=True
+        Use the smoothing continuation of the module docstring (``False``: plain
+        pair updates on the non-smooth objective).
 
     Returns
     -------
@@ -348,9 +356,15 @@ def solve_cbor_smo(
     d = np.asarray(data["d"], dtype=float)
     k = ranks.size
     max_iter = _check_options(tol, max_iter, time_limit, cache_size, k)
-    if selection not in ("wss2", "mvp"):
-        raise OptionError(f"cbor-smo: selection must be 'wss2' or 'mvp', got {selection!r}")
-    second_order = selection == "wss2"
+    if selection in _OLD_SELECTION:  # the names before 0.2, one release more
+        warnings.warn(f"cbor-smo: selection={selection!r} is deprecated and will be removed in "
+                      f"0.3; use {_OLD_SELECTION[selection]!r} (the name cbc-smo uses)",
+                      FutureWarning, stacklevel=3)
+        selection = _OLD_SELECTION[selection]
+    if selection not in ("second-order", "max-violating"):
+        raise OptionError("cbor-smo: selection must be 'second-order' or 'max-violating', "
+                          f"got {selection!r}")
+    second_order = selection == "second-order"
     tol = float(tol)
     cols = _Columns(data["kernel"], means, float(cache_size))
     diag = cols.diagonal()
