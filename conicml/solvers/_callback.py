@@ -26,7 +26,7 @@ from typing import Any
 
 from ..exceptions import OptionError
 
-__all__ = ["Callback", "IntermediateResult", "check_callback", "notify", "stopper"]
+__all__ = ["Callback", "IntermediateResult", "Recorder", "check_callback", "notify", "stopper"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,31 @@ class IntermediateResult:
 
 
 Callback = Callable[[IntermediateResult], Any]
+
+
+class Recorder:
+    """A callback that keeps every :class:`IntermediateResult` (for plots and studies).
+
+    ``max_iter`` stops the solver after that many iterations (``USER_LIMIT``).
+
+    Examples
+    --------
+    >>> rec = Recorder()
+    >>> sol = cm.solve(prog, "smo", callback=rec)        # doctest: +SKIP
+    >>> cm.plot.plot_convergence(rec)                    # doctest: +SKIP
+    """
+
+    def __init__(self, max_iter: int | None = None) -> None:
+        self.max_iter = max_iter
+        self.results: list[IntermediateResult] = []
+
+    def __call__(self, result: IntermediateResult) -> None:
+        self.results.append(result)
+        if self.max_iter is not None and len(self.results) >= self.max_iter:
+            raise StopIteration
+
+    def __len__(self) -> int:
+        return len(self.results)
 
 
 def check_callback(solver: str, callback: Any) -> None:
