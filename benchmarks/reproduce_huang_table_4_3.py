@@ -47,6 +47,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import conicml as cm
+from conicml._progress import progress
 from conicml.estimators import M4Classifier, MPMClassifier, SVMClassifier
 
 sys.path.insert(0, str(Path(__file__).parent))
