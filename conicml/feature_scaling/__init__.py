@@ -9,6 +9,7 @@ from ._optim import (
     METHODS,
     FSResult,
     fit_feature_scaling,
+    gmkl_objective,
     projected_hessian_label,
     support_mask,
 )
@@ -19,6 +20,7 @@ __all__ = [
     "TRResult",
     "bound_trust_region",
     "fit_feature_scaling",
+    "gmkl_objective",
     "projected_hessian_label",
     "support_mask",
 ]

@@ -219,15 +219,19 @@ def _fit(
     time_limit: float | None = None,
     callback: Any = None,
     z0: np.ndarray | None = None,
+    normalize: bool = True,
 ) -> FSResult:
-    """Fit one of :data:`METHODS` on ``(X, y)`` (labels +1/-1); see the module docstring.
+    r"""Fit one of :data:`METHODS` on ``(X, y)`` (labels +1/-1); see the module docstring.
 
     ``tol`` is the stopping tolerance of the outer loop (``simple-ao``, ``ao1``:
     :math:`\\|z^{k+1}-z^k\\|_\\infty`; ``gmkl``: projected gradient; ``full``: the
     scaled gradient); the non-convex blocks run to ``tol * 1e-2`` in the scaled
     gradient within ``inner_max_iter`` trust-region iterations. ``max_iter``
     bounds the outer iterations (``full``: the trust-region iterations; default
-    :data:`DEFAULT_MAX_ITER`).
+    :data:`DEFAULT_MAX_ITER`). ``normalize`` (``ao2`` only): scale the SVM block's
+    :math:`(\bar\beta, \bar b)` to :math:`\|f\|_{\mathcal H} = 1` before the FS-II block
+    (``False``: the thesis's literal initialisation, which matches only the margin
+    term of the objective).
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -287,8 +291,15 @@ def _fit(
                 margin = "kernel" if method == "ao1" else "unit"
                 if method == "ao1":
                     lam0 = 1.0
-                else:  # Algorithm 3: 1/sqrt(beta' K beta) (matches the margin term only)
-                    lam0 = 1.0 / math.sqrt(max(float(beta @ obj.kernel(z) @ beta), 1e-300))
+                else:
+                    # Algorithm 3: lam0 = 1/sqrt(beta' K beta) "to match the initial
+                    # objective". With (beta, b) scaled to ||f||_H = 1, as (7.16) has it,
+                    # the whole of Psi(z^k, lam0) equals Omega-bar(beta, b, z^k, 1), not
+                    # only its margin term (7.13 is invariant under this scaling).
+                    norm = math.sqrt(max(float(beta @ obj.kernel(z) @ beta), 1e-300))
+                    lam0 = 1.0 / norm
+                    if normalize:
+                        beta, b = beta / norm, b / norm
 
                 def fun(x, order, beta=beta, b=b, margin=margin):
                     return obj.evaluate(beta, b, x[:d], x[d], margin=margin,
