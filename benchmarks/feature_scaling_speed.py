@@ -1,9 +1,10 @@
 """Feature-scaling SVM: time per fit of AO-II vs FULL-FS vs GMKL (and AO-I, Simple AO) on WDBC.
 
-Data: WDBC (``breast_cancer``, 569 x 30), standardised, all samples. C = 1, mu = 1, z^0 = 1, every method at its
-defaults (SVM block by ``smo`` at tol 1e-6). Each fit runs in a child process with a
-time limit (TIMEOUT recorded). Reported: wall time of the fit (inside the child),
-outer / inner iterations, selected features, final Omega and the minimum/saddle label.
+Data: WDBC (``breast_cancer``, 569 x 30), standardised, all samples. C = 1, mu = 1,
+z^0 = 1, every method at its defaults (SVM block by ``smo`` at tol 1e-6). Each fit
+runs in a child process with a time limit (TIMEOUT recorded). Reported: wall time of
+the fit (inside the child), outer / inner iterations, selected features, final Omega
+and the minimum/saddle label.
 A plain ``sklearn.svm.SVC`` (RBF, gamma = 1, the kernel at z = 1) fit is timed as the
 reference ratio. BLAS single-threaded (OPENBLAS_NUM_THREADS=1).
 
