@@ -289,3 +289,21 @@ def test_bad_input():
     with pytest.raises(ValueError, match="method"):
         fit_feature_scaling(X, y, method="newton")
     assert cm.solvers.available("qp.svm.dual")  # the SVM block has solvers
+
+
+def test_theorem_12_schur_complement():
+    # Theorem 12 (note test 14): H11 > 0 and vmin(H22) > vmax(H12 H12^T) / vmin(H11)
+    # (7.12) imply H11 - H12 H22^{-1} H12^T > 0, i.e. the full block Hessian is PD
+    rng = np.random.default_rng(12)
+    for _ in range(200):
+        n1, n2 = rng.integers(1, 6, size=2)
+        A = rng.standard_normal((n1, n1))
+        H11 = A @ A.T + 0.1 * np.eye(n1)
+        H12 = rng.standard_normal((n1, n2)) * rng.uniform(0.1, 3)
+        bound = np.linalg.eigvalsh(H12 @ H12.T)[-1] / np.linalg.eigvalsh(H11)[0]
+        Q, _ = np.linalg.qr(rng.standard_normal((n2, n2)))
+        H22 = (Q * (bound * (1 + rng.uniform(1e-3, 2, n2)))) @ Q.T
+        schur = H11 - H12 @ np.linalg.solve(H22, H12.T)
+        assert np.linalg.eigvalsh((schur + schur.T) / 2)[0] > 0
+        full = np.block([[H11, H12], [H12.T, H22]])
+        assert np.linalg.eigvalsh(full)[0] > 0
