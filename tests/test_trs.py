@@ -181,3 +181,21 @@ def test_options_checked():
     prog = trust_region_subproblem(np.eye(2), np.ones(2), 0.1)
     with pytest.raises(cm.exceptions.OptionError):
         cm.solve(prog, "more-sorensen", tol=-1.0)
+
+
+@pytest.mark.parametrize("solver", cm.solvers.available(TRS_CONVEX))
+def test_linear_model_closed_form(solver):
+    # H = 0: s = -Delta g / ||g||, q = -Delta ||g|| = -1.5
+    prog = trust_region_subproblem(np.zeros((3, 3)), np.array([1.0, 2.0, 2.0]), 0.5)
+    sol = cm.solve(prog, solver)
+    assert sol.objective == pytest.approx(-1.5, rel=obj_rtol(solver))
+    np.testing.assert_allclose(prog.decode(sol)["s"], [-1 / 6, -1 / 3, -1 / 3],
+                               atol=sol_atol(solver))
+
+
+def test_zero_gradient_negative_curvature():
+    # g = 0, H = -I: any boundary point, q = -Delta^2 / 2 (hard case with p = 0)
+    sol = cm.solve(trust_region_subproblem(-np.eye(3), np.zeros(3), 0.5), "more-sorensen")
+    assert sol.status is Status.OPTIMAL
+    assert sol.objective == pytest.approx(-0.125)
+    assert np.linalg.norm(sol.values["s"]) == pytest.approx(0.5)
