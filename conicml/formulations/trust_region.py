@@ -27,6 +27,11 @@ Two kinds (:mod:`conicml.kinds`):
   leading eigenvector :math:`v` of :math:`X - ss^\top` to the boundary,
   :math:`s + \tau v` with :math:`\|D(s+\tau v)\| = \Delta` (the root that gives
   the smaller :math:`q`), which is a rank-one optimal point of the relaxation.
+  Accuracy: :math:`q` is flat to second order along the sphere near :math:`s^*`, so
+  an interior-point solve that meets its gap tolerance returns :math:`s` to about
+  the square root of it (~1e-5 at Clarabel's defaults) while its objective agrees to
+  ~1e-9; the recomputed certificate below then usually reports the generic route
+  ``OPTIMAL_INACCURATE`` at the default ``certify_tol`` of 1e-6.
 * ``socp.trs.convex`` (:math:`H \succeq 0` only): :math:`\min g^\top s +
   \tfrac12\|L^\top s\|^2` with :math:`H = LL^\top`, :math:`\|Ds\| \le \Delta`; an
   SOCP that ECOS takes as well.
