@@ -124,6 +124,16 @@ def _series_data(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 #: Models ``conicml compare`` knows, in the order it runs them.
+def _trs(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
+    from .formulations import trust_region
+
+    X = X[:, :10]  # a small SDP keeps the demo fast
+    n = X.shape[0]
+    # an indefinite model: H = X'X/n - I (eigenvalues below 1 turn negative)
+    return trust_region.trust_region_subproblem(X.T @ X / n - np.eye(X.shape[1]),
+                                                -X.T @ y / n, 1.0, form="sdp")
+
+
 MODELS: dict[str, DemoModel] = {
     "svm": DemoModel("soft-margin SVM, dual (C-SVC)", _svm("dual"), "breast_cancer"),
     "svm-primal": DemoModel("soft-margin SVM, primal", _svm("primal"), "breast_cancer"),
@@ -138,6 +148,8 @@ MODELS: dict[str, DemoModel] = {
     "cbor": DemoModel("cluster-based ordinal regression (8 clusters per rank), dual", _cbor,
                       "ordinal-synthetic"),
     "lsvr": DemoModel("local support vector regression (k = 2)", _lsvr, "series-synthetic"),
+    "trs": DemoModel("trust-region subproblem on 10 features, H = X'X/n - I, Delta = 1",
+                     _trs, "breast_cancer"),
 }
 
 
