@@ -73,7 +73,7 @@ def _mempm(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
 def _m4(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .formulations import m4
 
-    # the soft-margin C is per point (note A6): C = c / N with c = 0.3 gives an
+    # the soft-margin C is per point (errata S004-A6): C = c / N with c = 0.3 gives an
     # interior rho; c * N >> 1 drives rho to 0, c << 1 to kappa_MPM
     return m4.m4(X, y, C=0.3 * args.C / X.shape[0])
 

@@ -11,13 +11,13 @@ ellipsoids
     q_i(z) = (z - \mu_i)^\top \Sigma_i^{-1} (z - \mu_i) - \kappa_i^2,\qquad i \in \{+, -\},
 
 i.e. :math:`q_i(z) = \tfrac12 z^\top A_i z + b_i^\top z + \rho_i` with
-:math:`A_i = 2\Sigma_i^{-1}` (note A1). :math:`\Sigma_i` are the program's
+:math:`A_i = 2\Sigma_i^{-1}` (errata S003-A1). :math:`\Sigma_i` are the program's
 (regularised) covariances ``cov_pos``, ``cov_neg``; they must be positive
 definite (use ``epsilon > 0`` in the formulation otherwise).
 
 **Algorithm** (Lin & Han 2002, "On the distance between two ellipsoids",
 SIAM J. Optim. 13:298–308; thesis Sec. 2.3.1 with the corrections of the
-seed-003 note, A1 / P17). Start from interior points :math:`c_i = \mu_i`.
+errata S003-A1). Start from interior points :math:`c_i = \mu_i`.
 Repeat:
 
 1. On the segment :math:`c_+ + t(c_- - c_+)`, :math:`t \in [0, 1]`, find the
