@@ -278,6 +278,7 @@ class ClusterMoments:
         iteration whose passes run on the workers (:mod:`conicml._distributed`).
         Only per-cluster statistics reach the client.
         """
+        _check_cluster_options(clustering, n_clusters, threshold, sigma)
         if is_dask_array(X):
             return cls._from_dask(X, y, clustering=clustering, n_clusters=n_clusters,
                                   threshold=threshold, sigma=sigma, random_state=random_state,
@@ -292,18 +293,6 @@ class ClusterMoments:
             raise ProgramError(f"shape mismatch: X has {X.shape[0]} rows, y has {y.size} labels")
         if not np.all(np.isfinite(y)):
             raise ProgramError("y contains NaN or infinite values")
-        if clustering not in ("birch", "kmeans", "none"):
-            raise ProgramError(
-                f"clustering must be 'birch', 'kmeans' or 'none', got {clustering!r}"
-            )
-        if clustering == "kmeans" and n_clusters is None:
-            raise ProgramError("clustering='kmeans' needs n_clusters")
-        if n_clusters is not None and (int(n_clusters) != n_clusters or n_clusters < 1):
-            raise ProgramError(f"n_clusters must be a positive integer, got {n_clusters!r}")
-        if threshold is not None and not (np.isfinite(threshold) and threshold > 0):
-            raise ProgramError(f"threshold must be positive, got {threshold!r}")
-        if sigma not in SIGMA_CONVENTIONS:
-            raise ProgramError(f"sigma must be one of {SIGMA_CONVENTIONS}, got {sigma!r}")
         chunk_size = max(1, int(chunk_size))
         counts, means, variances, labels = [], [], [], []
         for label in np.unique(y):
@@ -335,16 +324,6 @@ class ClusterMoments:
                    branching_factor: int) -> ClusterMoments:
         from ._distributed import cluster_moments
 
-        if clustering not in ("birch", "kmeans", "none"):
-            raise ProgramError(
-                f"clustering must be 'birch', 'kmeans' or 'none', got {clustering!r}"
-            )
-        if clustering == "kmeans" and n_clusters is None:
-            raise ProgramError("clustering='kmeans' needs n_clusters")
-        if n_clusters is not None and (int(n_clusters) != n_clusters or n_clusters < 1):
-            raise ProgramError(f"n_clusters must be a positive integer, got {n_clusters!r}")
-        if sigma not in SIGMA_CONVENTIONS:
-            raise ProgramError(f"sigma must be one of {SIGMA_CONVENTIONS}, got {sigma!r}")
         counts, means, var, labels = cluster_moments(
             X, y, clustering=clustering, n_clusters=n_clusters, threshold=threshold,
             random_state=random_state, branching_factor=branching_factor)
@@ -352,6 +331,23 @@ class ClusterMoments:
         if sigma == "per-dimension":
             var = var / X.shape[1]
         return cls(means, np.sqrt(var), counts, labels, sigma=sigma)
+
+
+def _check_cluster_options(clustering: str, n_clusters: int | None, threshold: float | None,
+                           sigma: str) -> None:
+    """The option checks of :meth:`ClusterMoments.from_data` (NumPy and Dask inputs)."""
+    if clustering not in ("birch", "kmeans", "none"):
+        raise ProgramError(
+            f"clustering must be 'birch', 'kmeans' or 'none', got {clustering!r}"
+        )
+    if clustering == "kmeans" and n_clusters is None:
+        raise ProgramError("clustering='kmeans' needs n_clusters")
+    if n_clusters is not None and (int(n_clusters) != n_clusters or n_clusters < 1):
+        raise ProgramError(f"n_clusters must be a positive integer, got {n_clusters!r}")
+    if threshold is not None and not (np.isfinite(threshold) and threshold > 0):
+        raise ProgramError(f"threshold must be positive, got {threshold!r}")
+    if sigma not in SIGMA_CONVENTIONS:
+        raise ProgramError(f"sigma must be one of {SIGMA_CONVENTIONS}, got {sigma!r}")
 
 
 # -- streamed clustering for ClusterMoments.from_data --------------------------------------
