@@ -83,10 +83,12 @@ implies: :math:`\alpha_i = c_i` where :math:`y_if_i < 1 - \beta`,
 holds exactly. Any such :math:`\alpha` is dual feasible, so its dual value
 :math:`D(\alpha) = \sum\alpha_i - \tfrac12\|Z^\top(\alpha\circ y)\|^2` is a
 lower bound on the optimum (seed 001 eq. 2.27); the best over a few bands
-:math:`\beta` is kept. ``Residuals(primal=0, dual=` relative stationarity
-residual :math:`\|w - Z^\top(\alpha\circ y)\|/\max(1,\|w\|)`,
-``gap=`` :math:`(P - D)/P`, ``source="solver")``: an honest relative duality
-gap, never smaller than the true relative suboptimality of the point.
+:math:`\beta` is kept. The residuals are: ``primal = 0`` (the point is
+feasible: :math:`\xi_i` is the hinge), ``dual`` = the relative stationarity
+residual :math:`\|w - Z^\top(\alpha\circ y)\|/\max(1,\|w\|)` and ``gap`` =
+:math:`(P - D)/P` (``source="solver"``): an honest relative duality gap, never
+smaller than the true relative suboptimality :math:`(P - P^*)/P` of the point;
+by strong convexity it also bounds :math:`\|w - w^*\| \le \sqrt{2(P - D)}`.
 ``duals["margin"]`` is that :math:`\alpha`, so the formulation's decode gives
 ``dual_coef`` and the support.
 """
