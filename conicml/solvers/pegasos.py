@@ -83,7 +83,8 @@ implies: :math:`\alpha_i = c_i` where :math:`y_if_i < 1 - \beta`,
 holds exactly. Any such :math:`\alpha` is dual feasible, so its dual value
 :math:`D(\alpha) = \sum\alpha_i - \tfrac12\|Z^\top(\alpha\circ y)\|^2` is a
 lower bound on the optimum (seed 001 eq. 2.27); the best over a few bands
-:math:`\beta` is kept. The residuals are: ``primal = 0`` (the point is
+:math:`\beta` is kept (bands holding more than :math:`\max(200, 20(d+1))`
+points are skipped, to bound the cost). The residuals are: ``primal = 0`` (the point is
 feasible: :math:`\xi_i` is the hinge), ``dual`` = the relative stationarity
 residual :math:`\|w - Z^\top(\alpha\circ y)\|/\max(1,\|w\|)` and ``gap`` =
 :math:`(P - D)/P` (``source="solver"``): an honest relative duality gap, never
@@ -193,12 +194,15 @@ def implied_dual(Z: np.ndarray, y: np.ndarray, c: np.ndarray, w: np.ndarray,
     wnorm = max(1.0, float(np.linalg.norm(w)))
     eq_weight = 10.0 * max(1.0, float(np.max(np.abs(Z))))
     seen: set[tuple[int, int]] = set()
+    # bounded least squares costs O(|band| (d+1)^2): wide bands of large problems are skipped
+    # (beta = 0 is always kept, so the bound is always computed)
+    max_free = max(200, 20 * (Z.shape[1] + 1))
     for beta in _BANDS:
         bound = margin < 1.0 - beta
         free = np.flatnonzero(np.abs(margin - 1.0) <= beta)
         key = (int(np.count_nonzero(bound)), int(free.size))
-        if key in seen:
-            continue
+        if key in seen or free.size > max_free:
+            continue  # same sets as a smaller band, or a band too wide to be worth a fit
         seen.add(key)
         alpha = np.where(bound, c, 0.0)
         if free.size:
