@@ -56,3 +56,10 @@ def obj_rtol(solver: str) -> float:
 def sol_atol(solver: str) -> float:
     """Solution tolerance of a solver (default 1e-4)."""
     return SOL_ATOL.get(solver, DEFAULT_SOL_ATOL)
+
+# pegasos / weighted-pegasos (stochastic sub-gradient, conicml/solvers/pegasos.py): run at their
+# defaults in the registry-wide tests, i.e. stopped at a *certified* relative duality gap
+# (P - D)/P <= tol = 1e-3, so the objective is within 1e-3 of the optimum; the solution is only
+# known to ||w - w*|| <= sqrt(2 (P - D)) (strong convexity of P in w), hence the loose row.
+OBJ_RTOL["pegasos"] = OBJ_RTOL["weighted-pegasos"] = 1.5e-3
+SOL_ATOL["pegasos"] = SOL_ATOL["weighted-pegasos"] = 1e-1
