@@ -331,7 +331,10 @@ def solve_quadratic_interpolation(
             elif sol.ok:
                 model = prog.decode(sol)
                 alpha = model["alpha"]
-                w = model["w"] if "w" in model else model["dual_coef"]
+                # the program's internal coordinates (the decoded model["w"] is mapped
+                # back to the user's feature scale; mempm_model expects internal ones)
+                w = np.asarray(sol.values["w"] if "w" in sol.values else sol.values["v"],
+                               dtype=float)
             else:  # no information at this beta: -inf for the search, reported below
                 state["failures"].append((beta, sol))
                 if len(state["failures"]) > max_failures:
