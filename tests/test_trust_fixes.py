@@ -3,6 +3,8 @@
 Each test reproduces an instance of the issue verbatim, then a family around it.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
@@ -310,3 +312,133 @@ def test_lsvr_from_covariances_invariant_to_feature_scaling():
     s = np.array([1e-8, 1.0, 1e8])
     prog = lsvr.lsvr_from_covariances(X * s, y, 0.2, 1.0, cov * np.outer(s, s))
     assert cm.solve(prog, "ecos").objective == pytest.approx(ref, rel=1e-6)
+
+
+# -- item 1: SVM at X[:, 0] *= 1e8 ---------------------------------------------------------
+
+def svm_accuracy(prog, sol, X, y):
+    from conicml.formulations import svm
+
+    model = prog.decode(sol)
+    return float(np.mean(np.sign(svm.decision_values(prog.data, model, X)) == y)), model
+
+
+@pytest.mark.parametrize("solver", ["clarabel", "scs", "osqp"])
+def test_svm_dual_decode_is_scale_robust(solver):
+    """Dual decode at one feature x1e8 gave b = 3.85 (-0.19) and accuracy 0.35 with OPTIMAL.
+
+    Reference: the primal form solved by Clarabel on the same data (w, b directly).
+    """
+    from conicml.formulations import svm
+
+    if solver not in cm.solvers.available("qp.svm.dual"):
+        pytest.skip(f"{solver} not installed")
+    X, y = issue_data()
+    X[:, 0] *= 1e8
+    with pytest.warns(cm.exceptions.ConicMLWarning, match="column 0"):
+        primal = svm.soft_margin(X, y, form="primal")
+    ref = primal.decode(cm.solve(primal, "clarabel"))
+    with pytest.warns(cm.exceptions.ConicMLWarning, match="standardize the features"):
+        prog = svm.soft_margin(X, y, form="dual")
+    sol = cm.solve(prog, solver)
+    assert sol.ok
+    acc, model = svm_accuracy(prog, sol, X, y)
+    tol = 1e-5 if solver == "clarabel" else 1e-3
+    assert model["b"] == pytest.approx(ref["b"], abs=tol)
+    f_ref = X @ ref["w"] + ref["b"]
+    assert_allclose(svm.decision_values(prog.data, model, X), f_ref, atol=10 * tol)
+    assert acc == pytest.approx(0.95)
+
+
+@pytest.mark.parametrize("factor", [1e-8, 1e-4, 1.0, 1e4, 1e8])
+def test_svm_dual_and_primal_agree_at_every_feature_scale(factor):
+    """A scaled family: the dual decode's decision values match the primal's (Clarabel)."""
+    from conicml.formulations import svm
+
+    X, y = issue_data()
+    X[:, 1] *= factor
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cm.exceptions.ConicMLWarning)  # at 1e8 (tested above)
+        p = svm.soft_margin(X, y, form="primal")
+        d = svm.soft_margin(X, y, form="dual")
+    mp, md = p.decode(cm.solve(p, "clarabel")), d.decode(cm.solve(d, "clarabel"))
+    fp = svm.decision_values(p.data, mp, X)
+    fd = svm.decision_values(d.data, md, X)
+    assert_allclose(fd, fp, atol=1e-4 * max(1.0, np.abs(fp).max()))
+
+
+def test_svm_bias_threshold_is_relative_to_C():
+    """With C = 1e-6 every multiplier sat below an absolute 1e-6 floor: no support vectors."""
+    from conicml.formulations import svm
+
+    X, y = issue_data()
+    prog = svm.soft_margin(X, y, C=1e-6, form="dual")
+    model = prog.decode(cm.solve(prog, "clarabel"))
+    # at C -> 0 every point is a bounded SV (alpha_i = C, independent: y^T alpha = 0 as
+    # the classes are balanced) -- closed form
+    assert model["support"].size == 20
+    assert_allclose(model["alpha"], 1e-6, rtol=1e-4)
+
+
+def test_smo_stops_quickly_when_it_cannot_progress():
+    """SMO at X[:, 0] *= 1e8 ran for minutes; now a stall ends it with USER_LIMIT."""
+    import time
+
+    from conicml.formulations import svm
+
+    X, y = issue_data()
+    X[:, 0] *= 1e8
+    with pytest.warns(cm.exceptions.ConicMLWarning):
+        prog = svm.soft_margin(X, y, form="dual")
+    start = time.perf_counter()
+    sol = cm.solve(prog, "smo")
+    assert time.perf_counter() - start < 30.0  # generous: shared machine
+    assert sol.status is cm.Status.USER_LIMIT
+    assert "stalled" in sol.message and "standardize" in sol.message
+
+
+def test_smo_default_max_iter_is_bounded():
+    from conicml.solvers import smo
+
+    assert smo._check_options(1e-3, None, None, 200.0, 20) == 100_000
+    assert smo._check_options(1e-3, None, None, 200.0, 10_000) == 10_000_000
+
+
+# -- item 8: C beyond double precision -------------------------------------------------------
+
+def test_huge_C_warns_and_explains():
+    from conicml.exceptions import ConicMLWarning
+    from conicml.formulations import svm
+
+    X, y = issue_data()
+    with pytest.warns(ConicMLWarning, match=r"C = 1e\+12.*beyond.*use C <="):
+        primal = svm.soft_margin(X, y, C=1e12)
+    sol = cm.solve(primal, "clarabel")
+    if sol.status is not cm.Status.OPTIMAL:
+        assert "always feasible and bounded" in sol.message and "use C <=" in sol.message
+    with pytest.warns(ConicMLWarning):
+        dual = svm.soft_margin(X, y, C=1e12, form="dual")
+    smo_sol = cm.solve(dual, "smo")
+    # SMO's dual value is right, but its gap is C-sized: never OPTIMAL
+    assert smo_sol.status is not cm.Status.OPTIMAL
+    assert "not certified" in smo_sol.message
+    # below the limit, nothing is said
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConicMLWarning)
+        svm.soft_margin(X, y, C=1e6)
+
+
+def test_svm_estimator_issue_instance():
+    """The issue's exact call: SVMClassifier().fit(X, y).score(X, y) was 0.35 (OPTIMAL)."""
+    from conicml.estimators import SVMClassifier
+
+    X, y = issue_data()
+    X[:, 0] *= 1e8
+    with pytest.warns(cm.exceptions.ConicMLWarning):
+        dual = SVMClassifier().fit(X, y)
+    with pytest.warns(cm.exceptions.ConicMLWarning):
+        primal = SVMClassifier(form="primal").fit(X, y)
+    # reference: the primal form (w, b straight from the solver), 0.95 in the issue
+    assert primal.score(X, y) == pytest.approx(0.95)
+    assert dual.score(X, y) == pytest.approx(primal.score(X, y))
+    assert dual.intercept_[0] == pytest.approx(primal.intercept_[0], abs=1e-5)

@@ -113,12 +113,17 @@ def _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, fact
     diag = np.diag(X) if kern.name == "precomputed" else kern.diagonal(X)
     cost_scale = math.inf if hard else float(np.max(c)) * max(float(np.max(diag)), 0.0)
     if not hard and cost_scale > COST_SCALE_LIMIT:
+        feature = ""
+        if kern.name != "precomputed":
+            j = int(np.argmax(np.max(np.abs(X), axis=0)))
+            feature = f", largest feature: column {j} with max |x| = {np.max(np.abs(X[:, j])):.3g}"
         warnings.warn(
-            f"C = {C:g} is beyond what double precision supports for these data: "
-            f"C * max_i K(x_i, x_i) = {cost_scale:.3g} > {COST_SCALE_LIMIT:.0e}, where "
-            "interior-point solvers report false INFEASIBLE/UNBOUNDED statuses and SMO's "
-            f"gap is C-sized; use C <= {_largest_C(C, cost_scale):.3g}, or hard_margin() "
-            "if the data are separable",
+            f"badly scaled SVM: C * max_i K(x_i, x_i) = {cost_scale:.3g} > "
+            f"{COST_SCALE_LIMIT:.0e} (C = {C:g}{feature}) is beyond what double precision "
+            "supports: interior-point solvers may report false INFEASIBLE/UNBOUNDED "
+            "statuses and SMO's gap is C-sized (a large C is the same problem as features "
+            f"scaled by sqrt(C)); use C <= {_largest_C(C, cost_scale):.3g} or standardize "
+            "the features, or hard_margin() if the data are separable",
             ConicMLWarning, stacklevel=3)
     return {"X": X, "y": y, "c": c, "C": C, "class_weight": weights, "kernel": kern,
             "hard": hard, "form": form, "factor": factor, "cost_scale": cost_scale}
