@@ -255,7 +255,7 @@ def solve_with_cvxpy(
         iterations=int(iters),
         setup_time=setup_time,
         solve_time=solve_time,
-        residuals=Residuals(primal=primal, dual=dual_res, gap=gap, source="solver+recomputed"),
+        residuals=Residuals(primal=primal, dual=dual_res, gap=gap, source="mixed"),
         message=f"{name}: {problem.status}",
         extras={"backend_info": _backend_info(name, raw), "cvxpy_status": problem.status},
     )
