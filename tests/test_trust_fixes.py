@@ -238,7 +238,9 @@ def random_mempm(seed):
     npos, nneg = int(r.integers(5, 30)), int(r.integers(5, 30))
     sep = r.uniform(0.0, 1.5)
     A = r.normal(size=(d, d)) * 10.0 ** r.uniform(-2, 2, d)
-    X = np.r_[r.normal(sep, 1, (npos, d)) @ A, r.normal(-sep, 1, (nneg, d)) @ r.normal(size=(d, d))]
+    Xp = r.normal(sep, 1, (npos, d)) @ A
+    Xn = r.normal(-sep, 1, (nneg, d))
+    X = np.r_[Xp, Xn @ r.normal(size=(d, d))]
     y = np.r_[np.ones(npos), -np.ones(nneg)]
     bound = "gaussian" if r.uniform() < 0.3 else "chebyshev"
     return mm.mempm((X, y), theta=float(r.uniform(0.05, 0.95)), bound=bound,
