@@ -619,10 +619,10 @@ def mempm_value(data: Mapping[str, Any], beta: float, alpha: float) -> float:
 
 def inner_bmpm(data: Mapping[str, Any], beta: float, previous: Program | None = None
                ) -> Program:
-    """The inner BMPM program of a MEMPM program at ``beta0 = beta``.
+    r"""The inner BMPM program of a MEMPM program at ``beta0 = beta``.
 
     Given the ``previous`` inner program, the new one re-uses its compiled
-    cvxpy problem (DPP): only the parameter :math:`a_y = \\kappa(\beta) + \nu_y`
+    cvxpy problem (DPP): only the parameter :math:`a_y = \kappa(\beta) + \nu_y`
     changes between two values of β.
     """
     keep = ("moments", "d", "Rx", "Ry", "mx", "my", "nu_x", "nu_y", "rho_x", "rho_y",

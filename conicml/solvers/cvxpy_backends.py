@@ -20,15 +20,15 @@ program makes cvxpy reject it, which is reported as a :class:`SolverError`.
 
 Common options (one meaning for all four; ``None`` keeps the backend default):
 
-================  ============  =========  ==============  ============
-common            clarabel      ecos       scs             osqp
-================  ============  =========  ==============  ============
-``eps_abs``       tol_gap_abs,  abstol,    eps_abs         eps_abs
+================  ============  =========  ================  ============
+common            clarabel      ecos       scs               osqp
+================  ============  =========  ================  ============
+``eps_abs``       tol_gap_abs,  abstol,    eps_abs           eps_abs
                   tol_feas      feastol
-``eps_rel``       tol_gap_rel   reltol     eps_rel         eps_rel
-``max_iter``      max_iter      max_iters  max_iters       max_iter
-``time_limit``    time_limit    --         time_limit_secs time_limit
-================  ============  =========  ==============  ============
+``eps_rel``       tol_gap_rel   reltol     eps_rel           eps_rel
+``max_iter``      max_iter      max_iters  max_iters         max_iter
+``time_limit``    time_limit    --         time_limit_secs   time_limit
+================  ============  =========  ================  ============
 
 Native settings go in ``solver_options`` (a dict passed verbatim).
 
