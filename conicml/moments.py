@@ -6,7 +6,7 @@ learners (CBC-SOCP, CBOR-SOCP) only through per-cluster means, radii and
 counts. Formulations take these objects, so a model can be formulated from
 population moments, from a stream, or from a distributed reduction.
 
-Plug-in estimates use the biased :math:`1/N` normalisation (seed 004 note P5;
+Plug-in estimates use the biased :math:`1/N` normalisation (errata S004-P5;
 seed 003 §3.3), not numpy's ``ddof=1``.
 """
 
@@ -148,7 +148,7 @@ class ClusterMoments:
     labels : ndarray of shape (k,)
         +1/-1 for classification, ranks 1..r for ordinal regression.
     sigma : {"trace", "per-dimension"}, default="trace"
-        Convention of ``sigmas`` (seed 003 note pitfall P7): ``"trace"`` is
+        Convention of ``sigmas`` (errata S003-P7): ``"trace"`` is
         ch. 3's :math:`\sigma_j^2 = \frac1{m_j}\sum\|x-\mu_j\|^2` (total
         variance); ``"per-dimension"`` is that divided by :math:`d` (ch. 6),
         the variance per coordinate under :math:`\Sigma_j = \sigma_j^2 I`.
