@@ -32,6 +32,8 @@ __all__ = [
     "MEMPM",
     "BMPM",
     "MPM",
+    "RANK_HINGE",
+    "RANK_SMOOTHED",
     "RATES_DUAL",
     "RATES_PRIMAL",
     "SVM_DUAL",
@@ -79,6 +81,10 @@ CBOR_PRIMAL = "socp.chance.cbor.primal"
 CBOR_DUAL = "socp.chance.cbor.dual"
 SVOR_SOCP = "socp.chance.svor"
 SVOR_QP = "qp.chance.svor"
+
+# -- rare-class ranking: RankSVM / RankRC (formulations/ranking.py) ---------------------
+RANK_HINGE = "qp.rank.hinge"
+RANK_SMOOTHED = "socp.rank.smoothed"
 
 #: Every kind defined above.
 ALL_KINDS: tuple[str, ...] = tuple(
