@@ -30,7 +30,7 @@ which lies between :math:`\ell_h - \epsilon` and :math:`\ell_h`.
 
 **Generic route.** The cvxpy problem is the linearised form (3.16)–(3.17):
 :math:`K_{\mathcal R\mathcal R} = U\Lambda U^\top` with the eigenvalues below
-``1e-10`` :math:`\lambda_{\max}` dropped, features
+``1e-13`` :math:`\lambda_{\max}` dropped, features
 :math:`\tilde X = K_{\bullet\mathcal R}U\Lambda^{\dagger 1/2}` (erratum: the
 text after (3.17) drops the dagger), :math:`\beta = U\Lambda^{\dagger1/2}w`,
 and an auxiliary score vector :math:`p = \tilde Xw` on which a sparse pair

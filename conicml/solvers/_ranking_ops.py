@@ -38,7 +38,7 @@ __all__ = ["EIG_RTOL", "PairwiseLoss", "count_pairs", "linearize", "pair_matrix"
            "ranking_objective", "smoothed_hinge"]
 
 #: Relative eigenvalue cut-off of the linearisation (3.16).
-EIG_RTOL = 1e-10
+EIG_RTOL = 1e-13
 
 
 def smoothed_hinge(z: np.ndarray, eps: float) -> np.ndarray:

@@ -46,7 +46,7 @@ from ._callback import IntermediateResult, check_callback, notify
 from ._options import check_common
 from ._ranking_ops import EIG_RTOL, PairwiseLoss, linearize
 from ._report import IterationReport
-from .rank_tr import _contract, _start
+from .rank_tr import ROUNDING_TOL, _contract, _start
 
 __all__ = ["solve_rank_newton"]
 
@@ -56,6 +56,8 @@ MESSAGES = {
     2: "time limit reached (time_limit)",
     3: "stopped by the callback",
     4: "stalled: the line search found no decrease before the relative gradient reached tol",
+    5: "converged to rounding: the Newton decrement is below 1e-15 |F| "
+       "(relative gradient <= 1e-6 but above tol)",
 }
 
 
@@ -95,7 +97,7 @@ def solve_rank_newton(
     callback : callable, optional
     x0 : ndarray of shape (|R|,), optional
         Warm start :math:`\\beta`.
-    eig_rtol : float, default=1e-10
+    eig_rtol : float, default=1e-13
         Relative eigenvalue cut-off of the linearisation.
     """
     t0 = time.perf_counter()
@@ -162,6 +164,9 @@ def solve_rank_newton(
             d = r + (rr_new / rr) * d
             rr = rr_new
         cg_total += its
+        if -0.5 * float(g @ s) <= 1e-15 * max(abs(f), np.finfo(float).tiny):
+            code = 5 if rel <= ROUNDING_TOL else 4
+            break
         # -- Armijo backtracking
         slope = float(g @ s)
         t = 1.0
@@ -191,7 +196,7 @@ def solve_rank_newton(
     if verbose:
         print(f"rank-newton: {MESSAGES[code]}; objective {f:.12g}, relative gradient {rel:.3e}")
     return Solution(
-        status=Status.OPTIMAL if code == 0 else Status.USER_LIMIT,
+        status=Status.OPTIMAL if code in (0, 5) else Status.USER_LIMIT,
         solver="rank-newton",
         objective=f,
         values={"beta": beta, "w": w},

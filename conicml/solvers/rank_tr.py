@@ -47,7 +47,10 @@ Coleman & Li 1999). Each iteration
 
 **Stopping.** The relative gradient
 :math:`\|g\| / \max(\|g_{\rm loss}\|, \|\lambda K_{\mathcal R\mathcal R}\beta\|) \le`
-``tol`` (the measure the program's certificate recomputes). Stall: a radius below
+``tol`` (the measure the program's certificate recomputes); or, when the
+decrease promised by the Newton step is below :math:`10^{-15}|F|` or the
+radius collapses (rounding level), a relative gradient :math:`\le 10^{-6}` (``OPTIMAL``, message says so;
+above it ``USER_LIMIT``). Stall: a radius below
 :math:`10^{-15}(1+\|\beta\|)` or 30 iterations without decrease -> ``USER_LIMIT``
 with the reason, as are ``max_iter``, ``time_limit`` and the callback.
 
@@ -84,7 +87,12 @@ MESSAGES = {
     3: "stopped by the callback",
     4: "stalled: trust-region radius collapsed before the relative gradient reached tol",
     5: "stalled: no decrease of the objective in 30 iterations",
+    6: "converged to rounding: no further decrease is possible in floating point "
+       "(relative gradient <= 1e-6 but above tol)",
 }
+
+#: Relative gradient accepted when the objective can no longer decrease in floating point.
+ROUNDING_TOL = 1e-6
 
 
 #: Relative jitter of the kernel preconditioner K_RR + jitter * mean(diag K_RR) I.
@@ -287,6 +295,9 @@ def solve_rank_tr(
             d = z + (rz_new / rz) * d
             rz = rz_new
         cg_total += cg_its
+        if -0.5 * float(g @ s) <= 1e-15 * max(abs(f), np.finfo(float).tiny):
+            code = 6 if rel <= ROUNDING_TOL else 4
+            break
         # -- 2-D subspace span{s, g}
         cols = []
         sn = float(np.linalg.norm(s))
@@ -331,16 +342,16 @@ def solve_rank_tr(
             code = 3
             break
         if rel > tol and radius < 1e-15 * (1.0 + float(np.linalg.norm(beta))):
-            code = 4
+            code = 6 if rel <= ROUNDING_TOL else 4
             break
         if no_decrease >= 30:
-            code = 5
+            code = 6 if rel <= ROUNDING_TOL else 5
             break
     solve_time = time.perf_counter() - t_solve
     if verbose:
         print(f"rank-tr: {MESSAGES[code]}; objective {f:.12g}, relative gradient {rel:.3e}")
     return Solution(
-        status=Status.OPTIMAL if code == 0 else Status.USER_LIMIT,
+        status=Status.OPTIMAL if code in (0, 6) else Status.USER_LIMIT,
         solver="rank-tr",
         objective=f,
         values={"beta": beta},
