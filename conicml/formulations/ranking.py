@@ -330,7 +330,7 @@ def rankrc(
     """
     data = _prepare(X, y, lam, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                     basis=basis, loss=loss, eps=eps, random_state=random_state,
-                    method="RankSVM" if basis == "all" else "RankRC")
+                    method="RankSVM" if isinstance(basis, str) and basis == "all" else "RankRC")
     return _program(data)
 
 

@@ -127,6 +127,7 @@ class PairwiseLoss:
         p = np.asarray(p, dtype=float)
         p = p - p.mean() if p.size else p  # the loss is shift invariant; centring helps round-off
         eps = self.eps
+        knot = 1.0 - 2.0 * eps  # z < knot: linear piece; knot <= z < 1: quadratic piece
         loss = 0.0
         grad = np.zeros(self.m)
         states: list[_BlockState] = []
@@ -137,7 +138,7 @@ class PairwiseLoss:
             bs = b[ob]
             c1 = np.concatenate([[0.0], np.cumsum(bs)])
             k0 = np.searchsorted(bs, a - 1.0, side="right")
-            k1 = np.searchsorted(bs, a - 1.0 + 2.0 * eps, side="right") if eps > 0 else k0
+            k1 = np.searchsorted(bs, a - knot, side="right") if eps > 0 else k0
             cl = nb - k1
             sum_l = c1[nb] - c1[k1]
             loss += float(np.sum(cl * (1.0 - eps - a)) + np.sum(sum_l))
@@ -154,7 +155,7 @@ class PairwiseLoss:
             oa = np.argsort(a, kind="stable")
             as_ = a[oa]
             d1 = np.concatenate([[0.0], np.cumsum(as_)])
-            kl = np.searchsorted(as_, b + 1.0 - 2.0 * eps, side="left")
+            kl = np.searchsorted(as_, b + knot, side="left")
             kq = np.searchsorted(as_, b + 1.0, side="left") if eps > 0 else kl
             grad_b = kl.astype(float)
             if eps > 0:
