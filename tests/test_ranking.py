@@ -1,4 +1,4 @@
-"""Rare-class ranking (RankSVM / RankRC): identities, sorting trick, solvers, equivalences, input."""
+"""Rare-class ranking (RankSVM / RankRC): identities, sorting, solvers, equivalences, input."""
 
 import cvxpy as cp
 import numpy as np

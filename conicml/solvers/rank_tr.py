@@ -49,8 +49,8 @@ Coleman & Li 1999). Each iteration
 :math:`\|g\| / \max(\|g_{\rm loss}\|, \|\lambda K_{\mathcal R\mathcal R}\beta\|) \le`
 ``tol`` (the measure the program's certificate recomputes); or, when the
 decrease promised by the Newton step is below :math:`10^{-15}|F|` or the
-radius collapses (rounding level), a relative gradient :math:`\le 10^{-6}` (``OPTIMAL``, message says so;
-above it ``USER_LIMIT``). Stall: a radius below
+radius collapses (rounding level), a relative gradient :math:`\le 10^{-6}`
+(``OPTIMAL``, the message says so; above it ``USER_LIMIT``). Stall: a radius below
 :math:`10^{-15}(1+\|\beta\|)` or 30 iterations without decrease -> ``USER_LIMIT``
 with the reason, as are ``max_iter``, ``time_limit`` and the callback.
 
