@@ -41,7 +41,8 @@ form the pairs.
 
 **Certificate.** Recomputed from :math:`\beta` by sorting: ``primal = 0`` (the
 problem is unconstrained in :math:`\beta`), ``dual`` the relative gradient
-:math:`\|\nabla F\| / \max(\|\nabla_{\rm loss}\|, \|\lambda K_{\mathcal R\mathcal R}\beta\|)`
+:math:`\|\nabla F\| / \max(\|\nabla_{\rm loss}\|, \|\lambda K_{\mathcal R\mathcal R}\beta\|,
+10^{-3}\|\nabla_{\rm loss}(0)\|)`
 for the smoothed loss (``nan`` for the non-smooth hinge, whose certificate is the
 recomputed objective only), ``gap`` ``nan``.
 
@@ -68,7 +69,13 @@ from ..kernels import Kernel, make_kernel
 from ..kinds import RANK_HINGE, RANK_SMOOTHED
 from ..program import ConicForm, Program, require_solution
 from ..solution import Residuals, Solution
-from ..solvers._ranking_ops import linearize, pair_matrix, ranking_objective
+from ..solvers._ranking_ops import (
+    gradient_scale,
+    linearize,
+    pair_matrix,
+    ranking_objective,
+    relative_gradient,
+)
 
 __all__ = [
     "MAX_GENERIC_PAIRS",
@@ -251,7 +258,7 @@ def _certify(data: Mapping[str, Any], solution: Solution) -> Residuals:
     if rank.eps == 0.0:
         dual = math.nan
     else:
-        dual = float(np.linalg.norm(g)) / max(g_loss, g_reg, np.finfo(float).tiny)
+        dual = relative_gradient(float(np.linalg.norm(g)), g_loss, g_reg, gradient_scale(rank))
     return Residuals(primal=0.0, dual=dual, gap=math.nan, source="recomputed")
 
 

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["EIG_RTOL", "PairwiseLoss", "count_pairs", "linearize", "pair_matrix",
-           "ranking_objective", "smoothed_hinge"]
+__all__ = ["EIG_RTOL", "PairwiseLoss", "count_pairs", "gradient_scale", "linearize",
+           "pair_matrix", "ranking_objective", "relative_gradient", "smoothed_hinge"]
 
 #: Relative eigenvalue cut-off of the linearisation (3.16).
 EIG_RTOL = 1e-13
@@ -189,6 +189,25 @@ class PairwiseLoss:
             out[blk.up] += st.k1 - st.k0
             out[blk.lo] += st.kq - st.kl
         return out
+
+
+def gradient_scale(data) -> float:
+    r"""Scale of the loss gradient, :math:`\|K_{\bullet\mathcal R}^\top\nabla L(0)\|/N`.
+
+    The denominator floor of the relative gradient (so that a point where both
+    parts of the gradient vanish is judged against the problem's own scale).
+    """
+    loss_fn = PairwiseLoss(data.levels, data.eps)
+    _, gp, _ = loss_fn.evaluate(np.zeros(data.n_samples))
+    return float(np.linalg.norm(data.KR.T @ gp)) / loss_fn.n_pairs
+
+
+def relative_gradient(g_norm: float, g_loss: float, g_reg: float, scale: float) -> float:
+    """``|g| / max(|g_loss|, |g_reg|, 1e-3 scale)``; 0 when the problem has no gradient at all."""
+    denom = max(g_loss, g_reg, 1e-3 * scale)
+    if denom <= 0.0:
+        return 0.0
+    return g_norm / denom
 
 
 def ranking_objective(data, beta: np.ndarray) -> tuple[float, np.ndarray, float, float]:

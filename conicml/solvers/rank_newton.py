@@ -44,7 +44,7 @@ from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._callback import IntermediateResult, check_callback, notify
 from ._options import check_common
-from ._ranking_ops import EIG_RTOL, PairwiseLoss, linearize
+from ._ranking_ops import EIG_RTOL, PairwiseLoss, linearize, relative_gradient
 from ._report import IterationReport
 from .rank_tr import ROUNDING_TOL, _contract, _start
 
@@ -126,8 +126,9 @@ def solve_rank_newton(
         return L / n + 0.5 * lam * float(v @ v), gl + gr, st, \
             float(np.linalg.norm(gl)), float(np.linalg.norm(gr))
 
+    g_scale = evaluate(np.zeros_like(w))[3]  # |X~^T grad L(0)| / N, the scale of the loss
     f, g, st, gl, gr = evaluate(w)
-    rel = float(np.linalg.norm(g)) / max(gl, gr, np.finfo(float).tiny)
+    rel = relative_gradient(float(np.linalg.norm(g)), gl, gr, g_scale)
     k = 0
     code = 0
     cg_total = 0
@@ -183,7 +184,7 @@ def solve_rank_newton(
             break
         w = w + t * s
         f, g, st, gl, gr = f_new, g_new, st_new, gl_new, gr_new
-        rel = float(np.linalg.norm(g)) / max(gl, gr, np.finfo(float).tiny)
+        rel = relative_gradient(float(np.linalg.norm(g)), gl, gr, g_scale)
         if verbose:
             _Report.print_iteration(k, f, rel, t, its, time.perf_counter() - t_solve)
         if notify(callback, IntermediateResult(
