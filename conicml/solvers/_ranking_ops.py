@@ -29,13 +29,16 @@ K_{\mathcal R\mathcal R}s`, never forming :math:`A = PK_{\bullet\mathcal R}`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg import cho_factor, cho_solve
 
-__all__ = ["EIG_RTOL", "PairwiseLoss", "count_pairs", "gradient_scale", "linearize",
-           "pair_matrix", "ranking_objective", "relative_gradient", "smoothed_hinge"]
+__all__ = ["EIG_RTOL", "KernelMetric", "PairwiseLoss", "count_pairs", "gradient_parts",
+           "linearize", "natural_relative_gradient", "pair_matrix", "ranking_objective",
+           "relative_gradient", "smoothed_hinge"]
 
 #: Relative eigenvalue cut-off of the linearisation (3.16).
 EIG_RTOL = 1e-13
@@ -191,15 +194,34 @@ class PairwiseLoss:
         return out
 
 
-def gradient_scale(data) -> float:
-    r"""Scale of the loss gradient, :math:`\|K_{\bullet\mathcal R}^\top\nabla L(0)\|/N`.
+class KernelMetric:
+    r"""The norm :math:`\|v\|_{K^{-1}} = \sqrt{v^\top K_{\mathcal R\mathcal R}^{-1}v}`.
 
-    The denominator floor of the relative gradient (so that a point where both
-    parts of the gradient vanish is judged against the problem's own scale).
+    One Cholesky factor of the program's Gram block.
+
+    Gradients in :math:`\beta` live in the dual of the RKHS metric: with
+    :math:`K_{\bullet\mathcal R} = \tilde X\Lambda^{1/2}U^\top`,
+    :math:`\|g_\beta\|_{K^{-1}} = \|g_w\|` is the gradient of the linearised
+    problem (3.17), free of the ill-conditioning of :math:`K_{\mathcal R\mathcal R}`.
+    The program's :math:`K_{\mathcal R\mathcal R}` carries a jitter and is positive
+    definite; if Cholesky still fails, a further :math:`10^{-8}` relative jitter is added.
     """
-    loss_fn = PairwiseLoss(data.levels, data.eps)
-    _, gp, _ = loss_fn.evaluate(np.zeros(data.n_samples))
-    return float(np.linalg.norm(data.KR.T @ gp)) / loss_fn.n_pairs
+
+    def __init__(self, KRR: np.ndarray) -> None:
+        try:
+            self.factor = cho_factor(KRR, lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            d = max(float(np.mean(np.diag(KRR))), np.finfo(float).tiny)
+            self.factor = cho_factor(KRR + 1e-8 * d * np.eye(KRR.shape[0]), lower=True,
+                                     check_finite=False)
+
+    def solve(self, v: np.ndarray) -> np.ndarray:
+        r""":math:`K_{\mathcal R\mathcal R}^{-1}v`."""
+        return cho_solve(self.factor, v, check_finite=False)
+
+    def norm(self, v: np.ndarray) -> float:
+        r""":math:`\|v\|_{K^{-1}}`."""
+        return math.sqrt(max(float(v @ self.solve(v)), 0.0))
 
 
 def relative_gradient(g_norm: float, g_loss: float, g_reg: float, scale: float) -> float:
@@ -210,22 +232,40 @@ def relative_gradient(g_norm: float, g_loss: float, g_reg: float, scale: float) 
     return g_norm / denom
 
 
+def gradient_parts(data, beta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """``(F(beta), loss gradient, regulariser gradient)`` for a RankingData contract."""
+    beta = np.asarray(beta, dtype=float)
+    loss_fn = PairwiseLoss(data.levels, data.eps)
+    loss, gp, _ = loss_fn.evaluate(data.KR @ beta)
+    kb = data.KRR @ beta
+    n = loss_fn.n_pairs
+    return loss / n + 0.5 * data.lam * float(beta @ kb), data.KR.T @ gp / n, data.lam * kb
+
+
+def natural_relative_gradient(data, beta: np.ndarray, metric: KernelMetric | None = None
+                              ) -> float:
+    r"""The certificate of the smoothed kinds: the relative gradient in the :math:`K^{-1}` metric,
+
+    .. math::
+
+        \frac{\|g\|_{K^{-1}}}{\max(\|g_{\rm loss}\|_{K^{-1}}, \|g_{\rm reg}\|_{K^{-1}},
+        10^{-3}\|g_{\rm loss}(0)\|_{K^{-1}})}.
+    """
+    metric = metric or KernelMetric(data.KRR)
+    _, gl, gr = gradient_parts(data, beta)
+    _, gl0, _ = gradient_parts(data, np.zeros(data.n_basis))
+    return relative_gradient(metric.norm(gl + gr), metric.norm(gl), metric.norm(gr),
+                             metric.norm(gl0))
+
+
 def ranking_objective(data, beta: np.ndarray) -> tuple[float, np.ndarray, float, float]:
     r"""Objective, gradient and the sizes of its two parts at ``beta`` for a
     :class:`~conicml.contracts.ranking.RankingData`.
 
     Returns ``(F, g, |loss gradient|, |regulariser gradient|)``.
     """
-    beta = np.asarray(beta, dtype=float)
-    loss_fn = PairwiseLoss(data.levels, data.eps)
-    p = data.KR @ beta
-    loss, gp, _ = loss_fn.evaluate(p)
-    kb = data.KRR @ beta
-    n = loss_fn.n_pairs
-    g_loss = data.KR.T @ gp / n
-    g_reg = data.lam * kb
-    value = loss / n + 0.5 * data.lam * float(beta @ kb)
-    return value, g_loss + g_reg, float(np.linalg.norm(g_loss)), float(np.linalg.norm(g_reg))
+    value, gl, gr = gradient_parts(data, beta)
+    return value, gl + gr, float(np.linalg.norm(gl)), float(np.linalg.norm(gr))
 
 
 def linearize(KR: np.ndarray, KRR: np.ndarray, rtol: float = EIG_RTOL
