@@ -111,7 +111,8 @@ def main() -> None:
     lam = 2.0 ** -6
     lines = ["# Smoothed RankRC: specialized vs generic solvers", "",
              f"Machine: {machine()}; BLAS threads: {os.environ['OMP_NUM_THREADS']}; "
-             f"time limit {args.limit:g} s per run.", "",
+             f"time limit {args.limit:g} s per run; load average at start "
+             f"{os.getloadavg()[0]:.1f} (the machine is shared).", "",
              "| m | pairs N | solver | status | iters | wall [s] | peak mem [MB] "
              "| rel. obj. gap | certificate | best generic / this |",
              "|---|---|---|---|---|---|---|---|---|---|"]
