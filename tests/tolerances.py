@@ -23,6 +23,8 @@ OBJ_RTOL: dict[str, float] = {
     "bisection": 1e-6,  # default tol 1e-7 (relative bracket); certified rho, measured <= 1e-7
     "dinkelbach-gfp": 1e-6,  # default tol 1e-8; stops at the inner accuracy (~1e-8)
     "m4-line-search": 1e-5,  # Brent on rho to 1e-7*kappa; G is flat at its maximum
+    "rank-tr": 1e-6,  # default tol 1e-8 (relative gradient, K^-1 metric); measured <= 1e-12
+    "rank-newton": 1e-6,  # idem, in the linearised w; measured <= 1e-12
 }
 
 SOL_ATOL: dict[str, float] = {
@@ -38,6 +40,8 @@ SOL_ATOL: dict[str, float] = {
     "bisection": 1e-4,  # decoded (w, b) of separable M4 vs the QP (4.9) / SVM / other M4 solvers
     "dinkelbach-gfp": 1e-4,  # idem
     "m4-line-search": 1e-3,  # soft M4 (w, b) at a rho known to ~1e-7 (kink of G)
+    "rank-tr": 1e-4,  # training scores K_.R beta (beta itself is not unique: K_RR ill-conditioned)
+    "rank-newton": 1e-4,  # idem
 }
 
 DEFAULT_OBJ_RTOL = 1e-6

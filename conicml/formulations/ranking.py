@@ -79,6 +79,7 @@ from ..kinds import RANK_HINGE, RANK_SMOOTHED
 from ..program import ConicForm, Program, require_solution
 from ..solution import Residuals, Solution
 from ..solvers._ranking_ops import (
+    count_pairs,
     linearize,
     natural_relative_gradient,
     pair_matrix,
@@ -214,8 +215,6 @@ def _prepare(X, y, lam, *, kernel, gamma, degree, coef0, basis, loss, eps,
     jitter = KRR_JITTER * max(float(np.mean(np.diag(KRR))), 0.0)
     KRR = 0.5 * (KRR + KRR.T) + jitter * np.eye(R.size)
     n_levels = int(levels.max()) + 1
-    from ..solvers._ranking_ops import count_pairs
-
     rank = RankingData(KR=KR, KRR=KRR, levels=levels, lam=lam, eps=eps,
                        n_pairs=count_pairs(levels))
     return {"rank": rank, "X": X, "kernel": kern, "basis": R, "basis_name": basis_name,
