@@ -107,6 +107,14 @@ def _lsvr(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     return lsvr.lsvr(X, y, epsilon=0.1, C=args.C, k=2)
 
 
+def _rankrc(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
+    from .formulations import ranking
+
+    # a rare class of 10 against 80 (800 pairs), so that every backend runs in < 2 s
+    keep = np.r_[np.flatnonzero(y > 0)[:10], np.flatnonzero(y < 0)[:80]]
+    return ranking.rankrc(X[keep], y[keep], lam=2.0**-6)
+
+
 def _ordinal_data(n: int) -> tuple[np.ndarray, np.ndarray]:
     """Seeded ordinal data: 5 ranks by quintiles of a noisy linear score in 5-D."""
     rng = np.random.default_rng(0)
@@ -162,6 +170,8 @@ MODELS: dict[str, DemoModel] = {
                      _trs, "breast_cancer"),
     "hlsvm-node": DemoModel("H-LSVM node: class-balanced linear SVM primal (5.3), lambda = 1e-2",
                             _hlsvm_node, "twonorm"),
+    "rankrc": DemoModel("RankRC, smoothed hinge, rare-class rbf basis (10 rare vs 80)",
+                        _rankrc, "twonorm"),
 }
 
 

@@ -32,6 +32,8 @@ __all__ = [
     "MEMPM",
     "BMPM",
     "MPM",
+    "RANK_HINGE",
+    "RANK_SMOOTHED",
     "RATES_DUAL",
     "RATES_PRIMAL",
     "SVM_DUAL",
@@ -88,6 +90,10 @@ SVOR_QP = "qp.chance.svor"
 TRS = "sdp.trs"
 #: the same with H PSD: an SOCP, which ECOS takes as well.
 TRS_CONVEX = "socp.trs.convex"
+
+# -- rare-class ranking: RankSVM / RankRC (formulations/ranking.py) ---------------------
+RANK_HINGE = "qp.rank.hinge"
+RANK_SMOOTHED = "socp.rank.smoothed"
 
 #: Every kind defined above.
 ALL_KINDS: tuple[str, ...] = tuple(
