@@ -80,6 +80,14 @@ CBOR_DUAL = "socp.chance.cbor.dual"
 SVOR_SOCP = "socp.chance.svor"
 SVOR_QP = "qp.chance.svor"
 
+# -- seeds 003/004 completion (issue 15) -------------------------------------------------
+#: Dual of the C-form SVOR (4.1) (Chu & Keerthi's explicit thresholds), solved by smo-or.
+SVOR_QP_DUAL = "qp.chance.svor.dual"
+#: Convex hull of spheres: the geometric dual of the hard-margin CBC (3.13).
+CBC_HULL_DUAL = "socp.chance.cbc.hard.hull"
+#: BMPM / MPM geometric dual P(lambda) (3.30)-(3.31), the ellipsoid-touching SOCP.
+BMPM_GEOMETRIC_DUAL = "socp.bmpm.geometric_dual"
+
 #: Every kind defined above.
 ALL_KINDS: tuple[str, ...] = tuple(
     value for name, value in sorted(globals().items())
