@@ -166,7 +166,7 @@ def svor_dual(
     coef0: float = 0.0,
     factor: str = "auto",
 ) -> Program:
-    r"""Dual of the C-form SVOR (Chu & Keerthi 2005; seed 003 eq. 4.1), kind ``qp.chance.svor.dual``.
+    r"""Dual of the C-form SVOR (Chu & Keerthi 2005; seed 003 eq. 4.1): ``qp.chance.svor.dual``.
 
     The primal (4.1) is
     :math:`\min \tfrac12\|w\|^2 + C\sum_{i,j}(\xi_i^j + \xi_i^{*j})` s.t.
