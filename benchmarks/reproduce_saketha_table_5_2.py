@@ -101,6 +101,10 @@ def main() -> None:
                 row.append(f"TIMEOUT (> {limit:g} s)")
             elif state != "ok":
                 row.append(f"error: {res}")
+            elif res["status"] != "optimal":  # stopped by the solver's own time_limit
+                dead.add(method)
+                row.append(f"{res['status'].upper()} at {res['time']:.0f} s "
+                           f"(not converged; MZE of the last iterate {res['mze']:.3f})")
             else:
                 row.append(f"{res['time']:.2f} ({res['mze']:.3f})")
             details.append((n, method, state, res))
