@@ -67,7 +67,7 @@ from ..kinds import CBC_HULL_DUAL
 from ..moments import ClusterMoments
 from ..program import ConicForm, Program, require_solution
 from ..solution import Residuals, Solution
-from .cbc import _build_cbc_dual, _cbc_data, _cbc_factor, _decode_cbc_dual
+from .cbc import _cbc_data, _cbc_factor, cbc
 
 __all__ = ["cbc_hull", "hull_separation"]
 
@@ -184,9 +184,8 @@ def cbc_hull(
     data = _cbc_data(clusters, eta, bound, kernel, gamma, robust, confidence, "dual", factor)
     data["hard"] = True
     data["C"] = None
-    hard = dict(data, kind="socp.chance.cbc.hard.dual")
-    hard_dual = Program(hard["kind"], hard, build=_build_cbc_dual, decode=_decode_cbc_dual,
-                        default_solver="clarabel", description="CBC-SOCP hard dual (3.11)")
+    hard_dual = cbc(clusters, C=None, eta=eta, bound=bound, kernel=kernel, gamma=gamma,
+                    robust=robust, confidence=confidence, form="dual", factor=factor)
     data["kind"] = CBC_HULL_DUAL
     data["cbc_hull"] = CBCHullData(coords=_coords(data), y=data["y"], radii=data["radii"],
                                    hard_dual=hard_dual)
