@@ -3,14 +3,14 @@
 The protocol of Table 3.1 (``reproduce_huang_table_3_1.py``: random 90/10 splits,
 plug-in moments, theta = training proportion of x, Chebyshev bound; same data and
 class roles) with the Gaussian kernel k(u, v) = exp(-gamma ||u - v||^2) (Theorem 9)
-and the regulariser rho_x = rho_y = ``--rho`` (mandatory for a kernel, note §5.3;
+and the regulariser rho_x = rho_y = ``--rho`` (mandatory for a kernel, errata S004-§5.3;
 the thesis does not report its value). **Reductions** (a full run — 50 splits, the
 width tuned by cross-validation, all points — does not fit the time we had): the
 width is fixed at gamma = 1/(2 d) on standardised features instead of CV-tuned,
 ``--splits`` splits (default 5), and at most ``--max-train`` training points per
 split (a seeded subsample; default 300; twonorm is drawn with 500 points). MEMPM by
 ``quadratic-interpolation`` with inner ``dinkelbach`` (clarabel fails on kernel
-BMPM programs, note §5.3); MPM by ``dinkelbach``.
+BMPM programs, errata S004-§5.3); MPM by ``dinkelbach``.
 
 Run ``python benchmarks/reproduce_huang_table_3_2.py [--quick] [--splits N]``;
 writes ``benchmarks/results/huang_table_3_2.md``.

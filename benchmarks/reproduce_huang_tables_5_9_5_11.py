@@ -1,7 +1,7 @@
 """Reproduce seed 004 Tables 5.9-5.11: BMPM under the MS criterion and its ROC/AUC on the
 disease data sets, against kNN, naive Bayes and a decision tree (scikit-learn).
 
-Protocol (thesis Sec. 5.4, 5.6; note §4.2): random 80/20 splits (thesis: 10), features
+Protocol (thesis Sec. 5.4, 5.6): random 80/20 splits (thesis: 10), features
 standardised on the training part; x = the disease class (malignant / heart disease).
 
 * **MS criterion** (Table 5.9 breast cancer, 5.10 heart): maximise alpha + beta, i.e.

@@ -27,8 +27,8 @@ MPM (``clarabel``). Test accuracy on the test sample.
 k(u, v) = exp(-||u - v||^2 / 5) (gamma = 0.2), regulariser rho_x = rho_y = 1e-5
 (the largest power of ten that keeps beta0 = 0.99 feasible on our draws: at 1e-3,
 beta0m ~ 0.95), solved by ``dinkelbach`` (ecos, scs as fall-backs; clarabel fails
-on these kernel programs, note §5.3) (the thesis does not give its value; without
-it the kernel problem is unbounded, note §5.3);
+on these kernel programs, errata S004-§5.3) (the thesis does not give its value; without
+it the kernel problem is unbounded, errata S004-§5.3);
 beta0 in {0.1, 0.6, 0.95, 0.99}; TN / TP rates on the training points (the thesis's
 13.85 = 9/65, 93.33 = 14/15 are training-set fractions), alpha = the worst-case bound.
 
@@ -237,7 +237,7 @@ def table_4_2(draws: int) -> list[str]:
 
 def solve_first(prog, solvers):
     """The first solver's solution that carries a point (clarabel fails on some kernel
-    programs, note §5.3)."""
+    programs, errata S004-§5.3)."""
     sol = None
     for name in solvers:
         sol = cm.solve(prog, name)

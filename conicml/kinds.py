@@ -40,6 +40,11 @@ __all__ = [
     "SVM_PRIMAL",
     "SVOR_QP",
     "SVOR_SOCP",
+    "SVOR_QP_DUAL",
+    "CBC_HULL_DUAL",
+    "BMPM_GEOMETRIC_DUAL",
+    "TRS",
+    "TRS_CONVEX",
 ]
 
 # -- SVM (formulations/svm.py) ---------------------------------------------------------
@@ -87,6 +92,13 @@ SVOR_QP_DUAL = "qp.chance.svor.dual"
 CBC_HULL_DUAL = "socp.chance.cbc.hard.hull"
 #: BMPM / MPM geometric dual P(lambda) (3.30)-(3.31), the ellipsoid-touching SOCP.
 BMPM_GEOMETRIC_DUAL = "socp.bmpm.geometric_dual"
+
+# -- trust-region subproblem and feature scaling (seed 000 ch. 7) -----------------------
+#: min g's + s'Hs/2 s.t. ||Ds|| <= Delta, H indefinite: exact SDP relaxation (S-lemma);
+#: generic route Clarabel and SCS only (ECOS has no PSD cone).
+TRS = "sdp.trs"
+#: the same with H PSD: an SOCP, which ECOS takes as well.
+TRS_CONVEX = "socp.trs.convex"
 
 #: Every kind defined above.
 ALL_KINDS: tuple[str, ...] = tuple(

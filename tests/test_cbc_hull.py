@@ -1,6 +1,6 @@
 """The hard-margin CBC (3.13) as a hull-of-spheres distance (kind ``socp.chance.cbc.hard.hull``).
 
-References: the closed form of seed-003 note test 8 (spheres at (+-2, 0), (0, +-2) of
+References: a closed form (spheres at (+-2, 0), (0, +-2) of
 radius 0.5: w = a(1, 1), a = 1/(2 - 0.5 sqrt 2), margin 2 sqrt 2 - 1) and the
 hard primal (3.13) solved by clarabel (an independent program).
 """

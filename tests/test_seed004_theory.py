@@ -1,10 +1,11 @@
 """Seed 004 pieces completed by issue 15: the BMPM geometric dual (3.31), Theorem 15's
 M4 error bound (4.35) and the M4-MEMPM link (4.30)-(4.34).
 
-Numbers: the anisotropic 6+6 toy T2 and the Fig. 3.4 population moments T1 of the
-seed-004 note (kappa_alpha(0.8) = 2.693767; d_x = 2.628683, d_y = 2.257678, bound
-term 0.145217, m/N = 0.25; MPM kappa = 4/3), Dinkelbach's own P(lambda) (an
-independent least-squares method), and closed forms.
+Numbers: an anisotropic 6+6 toy "T2" (values computed independently with cvxpy/Clarabel:
+kappa_alpha(0.8) = 2.693767; d_x = 2.628683, d_y = 2.257678, bound term 0.145217,
+m/N = 0.25; MEMPM objective 0.899028), the Fig. 3.4 population moments "T1" (MPM
+kappa = 4/3, threshold 1/3, closed form), Dinkelbach's own P(lambda) (an independent
+least-squares method), and closed forms.
 """
 
 import numpy as np
@@ -34,7 +35,7 @@ def test_geometric_dual_is_one_at_the_bmpm_optimum(solver):
     prog = minimax.bmpm((Z_T2, y_T2), 0.8)
     ref = cm.solve(prog, "dinkelbach")
     kappa = prog.decode(ref)["kappa_alpha"]
-    assert_allclose(kappa, 2.693767, atol=1e-6)  # note T2
+    assert_allclose(kappa, 2.693767, atol=1e-6)  # T2 toy (independent cvxpy value)
     dual = geometric_dual(prog, kappa)
     sol = cm.solve(dual, solver)
     assert sol.ok, sol.message
@@ -72,13 +73,13 @@ def test_geometric_dual_P_is_concave_nondecreasing_with_root_at_kappa():
     assert np.all(np.diff(P) >= -1e-9)
     assert np.all(np.diff(P, 2) <= 1e-7)
     kappa = prog.decode(cm.solve(prog, "clarabel"))["kappa_alpha"]
-    assert_allclose(kappa, 2.535844, atol=1e-5)  # note T2, beta0 = 0.9
+    assert_allclose(kappa, 2.535844, atol=1e-5)  # T2 toy, beta0 = 0.9 (independent cvxpy value)
     root = np.interp(1.0, P, lams)  # P is increasing: invert by interpolation (coarse)
     assert abs(root - kappa) < 0.1
 
 
 def test_mpm_population_ellipsoids_touch_at_four_thirds():
-    """Fig. 3.4 population moments (note T1): MPM kappa = 4/3, so ell*(4/3) = 1."""
+    """Fig. 3.4 population moments (T1): MPM kappa = 4/3, so ell*(4/3) = 1."""
     mom = cm.ClassMoments(np.array([3.0, 0.0]), np.diag([4.0, 1.0]),
                           np.array([-1.0, 0.0]), np.diag([1.0, 5.0]))
     prog = minimax.mpm(mom)
@@ -203,8 +204,8 @@ def test_link_4_32_to_mempm_same_constraints_different_objective():
     """(4.32)-(4.34) and MEMPM share the constraint set {(t, s) : (w^T xbar + b)/sigma_x >= t,
     -(w^T ybar + b)/sigma_y >= s, w^T d = 1}; its frontier is t*(s) = BMPM's kappa_alpha at
     kappa(beta0) = s. MEMPM maximises theta g(t) + (1 - theta) g(s), g(k) = k^2/(1+k^2):
-    over a grid of s it reproduces the quadratic-interpolation MEMPM optimum (0.899028 on T2,
-    note); the linear objective theta t + (1 - theta) s of (4.32) is not bounded on it
+    over a grid of s it reproduces the quadratic-interpolation MEMPM optimum (0.899028 on
+    T2); the linear objective theta t + (1 - theta) s of (4.32) is not bounded on it
     (the thesis's implicit constraints t, s >= A are what keeps (4.32) finite)."""
     theta = 0.5
     betas = np.linspace(0.0, 0.998, 100)
@@ -223,7 +224,7 @@ def test_link_4_32_to_mempm_same_constraints_different_objective():
     F = theta * g(np.maximum(t, 0)) + (1 - theta) * g(s)
     mem = minimax.mempm((Z_T2, y_T2), theta=theta)
     opt = mem.decode(cm.solve(mem, "quadratic-interpolation"))["objective"]
-    assert_allclose(opt, 0.899028, atol=1e-5)  # note T2
+    assert_allclose(opt, 0.899028, atol=1e-5)  # T2 toy (independent cvxpy value)
     assert F.max() <= opt + 1e-6  # the line search found the maximum of the frontier
     assert F.max() >= opt - 2e-3  # and the grid gets close to it
     # the linear objective of (4.32) grows without bound as s -> kappa(beta0m) (t stays >= 0

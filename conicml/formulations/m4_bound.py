@@ -14,7 +14,7 @@ convention: :math:`x` iff :math:`f \ge 0`) with :math:`m` support vectors among
 :math:`\theta = N_x/N`. The first term is the leave-one-out bound (Lemma 14:
 removing a non-support vector leaves the solution unchanged when the
 covariances do not change); the second is the Marshall–Olkin worst-case error
-of the hyperplane under the class moments (note P1–P3; :math:`d_x, d_y` are the
+of the hyperplane under the class moments (Thm 1, Lemma 2, App. A; :math:`d_x, d_y` are the
 Mahalanobis distances of the means to the hyperplane, clipped at 0 when a mean
 is on the wrong side, where the worst-case error of that class is 1).
 """
