@@ -130,7 +130,6 @@ def _series_data(n: int) -> tuple[np.ndarray, np.ndarray]:
     return x[:, None], y
 
 
-#: Models ``conicml compare`` knows, in the order it runs them.
 def _trs(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .formulations import trust_region
 
@@ -141,6 +140,16 @@ def _trs(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
                                                 -X.T @ y / n, 1.0, form="sdp")
 
 
+def _hlsvm_node(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
+    from .formulations import svm
+
+    # one H-LSVM node problem (seed 001, C.1): weights (5.3), lambda = 1e-2, c_i = nu_i/(lambda n)
+    n, n_pos = y.size, int(np.count_nonzero(y > 0))
+    return svm.soft_margin(X, y, C=1.0 / (1e-2 * n), form="primal",
+                           class_weight={1: 1.0 / (2 * n_pos), -1: 1.0 / (2 * (n - n_pos))})
+
+
+#: Models ``conicml compare`` knows, in the order it runs them.
 MODELS: dict[str, DemoModel] = {
     "svm": DemoModel("soft-margin SVM, dual (C-SVC)", _svm("dual"), "breast_cancer"),
     "svm-primal": DemoModel("soft-margin SVM, primal", _svm("primal"), "breast_cancer"),
@@ -159,6 +168,8 @@ MODELS: dict[str, DemoModel] = {
                       "ordinal-synthetic"),
     "trs": DemoModel("trust-region subproblem on 10 features, H = X'X/n - I, Delta = 1",
                      _trs, "breast_cancer"),
+    "hlsvm-node": DemoModel("H-LSVM node: class-balanced linear SVM primal (5.3), lambda = 1e-2",
+                            _hlsvm_node, "twonorm"),
 }
 
 
