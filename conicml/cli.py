@@ -101,6 +101,12 @@ def _cbor(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     return ordinal.cbor(clusters, W=3.0, eta=0.5, kernel=args.kernel, form="dual")
 
 
+def _svor(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
+    from .formulations import svor_dual
+
+    return svor_dual.svor_dual(X, y, C=args.C, kernel=args.kernel)
+
+
 def _lsvr(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .formulations import lsvr
 
@@ -166,6 +172,8 @@ MODELS: dict[str, DemoModel] = {
     "cbor": DemoModel("cluster-based ordinal regression (8 clusters per rank), dual", _cbor,
                       "ordinal-synthetic"),
     "lsvr": DemoModel("local support vector regression (k = 2)", _lsvr, "series-synthetic"),
+    "svor": DemoModel("support vector ordinal regression (4.1), dual (SMO-OR)", _svor,
+                      "ordinal-synthetic"),
     "trs": DemoModel("trust-region subproblem on 10 features, H = X'X/n - I, Delta = 1",
                      _trs, "breast_cancer"),
     "hlsvm-node": DemoModel("H-LSVM node: class-balanced linear SVM primal (5.3), lambda = 1e-2",

@@ -42,6 +42,9 @@ __all__ = [
     "SVM_PRIMAL",
     "SVOR_QP",
     "SVOR_SOCP",
+    "SVOR_QP_DUAL",
+    "CBC_HULL_DUAL",
+    "BMPM_GEOMETRIC_DUAL",
     "TRS",
     "TRS_CONVEX",
 ]
@@ -83,6 +86,14 @@ CBOR_PRIMAL = "socp.chance.cbor.primal"
 CBOR_DUAL = "socp.chance.cbor.dual"
 SVOR_SOCP = "socp.chance.svor"
 SVOR_QP = "qp.chance.svor"
+
+# -- seeds 003/004 completion (issue 15) -------------------------------------------------
+#: Dual of the C-form SVOR (4.1) (Chu & Keerthi's explicit thresholds), solved by smo-or.
+SVOR_QP_DUAL = "qp.chance.svor.dual"
+#: Convex hull of spheres: the geometric dual of the hard-margin CBC (3.13).
+CBC_HULL_DUAL = "socp.chance.cbc.hard.hull"
+#: BMPM / MPM geometric dual P(lambda) (3.30)-(3.31), the ellipsoid-touching SOCP.
+BMPM_GEOMETRIC_DUAL = "socp.bmpm.geometric_dual"
 
 # -- trust-region subproblem and feature scaling (seed 000 ch. 7) -----------------------
 #: min g's + s'Hs/2 s.t. ||Ds|| <= Delta, H indefinite: exact SDP relaxation (S-lemma);
