@@ -21,6 +21,7 @@ from conicml.datasets import load, names, ringnorm, twonorm
 EXPECTED = {
     "abalone19": (4177, 10, 32),
     "abalone7": (4177, 10, 391),
+    "arrhythmia": (420, 278, 183),
     "breast_cancer": (569, 30, 212),
     "heart": (297, 13, 137),
     "ionosphere": (351, 34, 225),

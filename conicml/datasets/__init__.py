@@ -25,6 +25,6 @@ Examples
 """
 
 from conicml.datasets._generators import ringnorm, twonorm
-from conicml.datasets._loaders import load, names
+from conicml.datasets._loaders import load, load_regression, names
 
-__all__ = ["load", "names", "ringnorm", "twonorm"]
+__all__ = ["load", "load_regression", "names", "ringnorm", "twonorm"]
