@@ -57,7 +57,10 @@ def correlation_rows(X: np.ndarray, rows: np.ndarray | None = None) -> np.ndarra
 
 
 def correlation_relevance(X: np.ndarray, y: np.ndarray) -> np.ndarray:
-    r"""Hall's prior-weighted one-vs-rest relevance :math:`\sum_k \hat P_k|\hat\rho(X_i,1[Y=k])|`."""
+    r"""Hall's prior-weighted one-vs-rest relevance.
+
+    :math:`F_i = \sum_k \hat P_k|\hat\rho(X_i,1[Y=k])|`.
+    """
     Z = _standardize(X)
     classes, counts = np.unique(y, return_counts=True)
     priors = counts / counts.sum()

@@ -251,7 +251,8 @@ def test_nystrom_never_asks_for_the_full_matrix(arr, monkeypatch):
 
     monkeypatch.setattr(sim, "similarity_rows", spy)
     prog = qpfs.qpfs(X, y, nystrom=0.1, random_state=0)
-    assert seen == [prog.data["sampled"].size] and seen[0] <= 28  # ceil(0.1 * 278) drawn, constants need no row
+    assert seen == [prog.data["sampled"].size] and seen[0] <= 28
+    # ceil(0.1 * 278) = 28 drawn; a constant feature needs no row
     # (3.11): q-bar is the mean of the r x M sampled block
     assert 0 < prog.data["alpha_hat"] < 1
     sol = cm.solve(prog, "simplex-smo")

@@ -52,7 +52,8 @@ class SimplexQP:
 
     def gradient(self, w: np.ndarray) -> np.ndarray:
         r""":math:`\nabla g(w) = (1-\alpha) L L^\top w - \alpha F`."""
-        return (1.0 - self.alpha) * (self.factor @ (self.factor.T @ w)) - self.alpha * self.relevance
+        quad = self.factor @ (self.factor.T @ w)
+        return (1.0 - self.alpha) * quad - self.alpha * self.relevance
 
     def objective(self, w: np.ndarray) -> float:
         """:math:`g(w)`."""

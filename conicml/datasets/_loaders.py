@@ -307,16 +307,17 @@ _REGRESSION_LOADERS: dict[str, Callable[[], tuple[np.ndarray, np.ndarray]]] = {
 def load_regression(name: str) -> tuple[np.ndarray, np.ndarray]:
     """Load a bundled regression data set (real-valued target, unlike :func:`load`).
 
-    ================== =========== ============================================ =============
-    name               shape of X  target                                       source file
-    ================== =========== ============================================ =============
-    california_housing 20433 x 8   ``median_house_value`` (capped at 500001)    california-housing.csv
-    ================== =========== ============================================ =============
+    ================== =========== ========================== ======================
+    name               shape of X  target                     source file
+    ================== =========== ========================== ======================
+    california_housing 20433 x 8   ``median_house_value``     california-housing.csv
+    ================== =========== ========================== ======================
 
     ``california_housing``: the 8 numeric StatLib columns (longitude, latitude,
     housing_median_age, total_rooms, total_bedrooms, population, households,
-    median_income); the nominal ``ocean_proximity`` column of this copy is dropped, as are the
-    207 rows whose ``total_bedrooms`` is blank (20640 -> 20433; LIBSVM's ``cadata``, used by
+    median_income); the target is capped at 500001 in 965 rows. The nominal
+    ``ocean_proximity`` column of this copy is dropped, as are the 207 rows whose
+    ``total_bedrooms`` is blank (20640 -> 20433; LIBSVM's ``cadata``, used by
     Rodriguez Lujan 2012 Fig 4.4, has all 20640 rows).
 
     Parameters
