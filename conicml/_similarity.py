@@ -31,6 +31,7 @@ __all__ = [
     "discretize",
     "mutual_info_relevance",
     "mutual_info_rows",
+    "one_hot",
     "similarity_rows",
 ]
 
@@ -95,7 +96,8 @@ def _entropy_from_counts(counts: np.ndarray, n: int, axis: tuple[int, ...]) -> n
     return -t.sum(axis=axis)
 
 
-def _one_hot(codes: np.ndarray, bins: int) -> np.ndarray:
+def one_hot(codes: np.ndarray, bins: int) -> np.ndarray:
+    """The (N, M * bins) indicator matrix of the codes (reusable across calls)."""
     n, m = codes.shape
     D = np.zeros((n, m * bins))
     D[np.arange(n)[:, None], np.arange(m)[None, :] * bins + codes] = 1.0
@@ -103,14 +105,14 @@ def _one_hot(codes: np.ndarray, bins: int) -> np.ndarray:
 
 
 def mutual_info_rows(codes: np.ndarray, bins: int, rows: np.ndarray | None = None,
-                     *, block: int = 64) -> np.ndarray:
+                     *, block: int = 64, onehot: np.ndarray | None = None) -> np.ndarray:
     r"""Rows of :math:`Q_{ij} = I(X_i; X_j) = H(X_i) + H(X_j) - H(X_i, X_j)` (eq. 2.8).
 
     Joint counts come from products of one-hot blocks (``block`` features at a time).
     """
     n, m = codes.shape
     rows = np.arange(m) if rows is None else np.asarray(rows)
-    D = _one_hot(codes, bins)
+    D = one_hot(codes, bins) if onehot is None else onehot
     marg = D.sum(axis=0).reshape(m, bins)
     H = _entropy_from_counts(marg, n, (1,))
     out = np.empty((rows.size, m))
