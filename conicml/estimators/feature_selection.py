@@ -6,7 +6,7 @@ Every selector is a scikit-learn ``SelectorMixin`` (usable in ``Pipeline`` and
 
 * ``scores_`` (M,): the score the method ranks by (QPFS weights :math:`w`, mRMR's
   criterion at the step a feature was picked, MI relevance, ReliefF weights);
-* ``ranking_`` (M,): the rank of each feature, 1 = best (as :class:`sklearn.feature_selection.RFE`);
+* ``ranking_`` (M,): the rank of each feature, 1 = best (as in scikit-learn's ``RFE``);
 * ``order_`` (M,): feature indices best first (``np.argsort(ranking_)``);
 * ``support_`` (M,) boolean, ``n_features_to_select_``.
 
