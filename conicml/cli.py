@@ -101,6 +101,12 @@ def _lsvr(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     return lsvr.lsvr(X, y, epsilon=0.1, C=args.C, k=2)
 
 
+def _qpfs(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
+    from .formulations import qpfs
+
+    return qpfs.qpfs(X, y, similarity="correlation")
+
+
 def _ordinal_data(n: int) -> tuple[np.ndarray, np.ndarray]:
     """Seeded ordinal data: 5 ranks by quintiles of a noisy linear score in 5-D."""
     rng = np.random.default_rng(0)
@@ -133,6 +139,8 @@ MODELS: dict[str, DemoModel] = {
     "cbor": DemoModel("cluster-based ordinal regression (8 clusters per rank), dual", _cbor,
                       "ordinal-synthetic"),
     "lsvr": DemoModel("local support vector regression (k = 2)", _lsvr, "series-synthetic"),
+    "qpfs": DemoModel("QPFS feature ranking (|correlation|, alpha-hat), simplex QP", _qpfs,
+                      "sonar"),
 }
 
 
