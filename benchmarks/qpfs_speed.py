@@ -14,7 +14,8 @@ M = 5000 costs M^2 bins^2 N and is left out of this timing). Exact QPFS (M x M s
 simplex-smo) for p in {0.01, 0.05, 0.1, 0.2, 0.5}; speed-up and overlap of the top-50
 ranking with exact QPFS. Also the greedy mRMR (MID, MI) time as M grows.
 
-Usage: ``python benchmarks/qpfs_speed.py [--quick] [--limit SECONDS]``
+Usage: ``python benchmarks/qpfs_speed.py [--quick] [--limit SECONDS] [--parts ABC]
+[--nystrom-m M]`` (a run of a subset of the parts writes ``qpfs_speed_<parts>_m<M>.md``).
 """
 
 from __future__ import annotations
@@ -85,6 +86,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only (smoke run)")
     parser.add_argument("--limit", type=float, default=120.0, help="seconds per run")
+    parser.add_argument("--parts", default="ABC", help="which parts to run (A, B, C)")
+    parser.add_argument("--nystrom-m", type=int, default=5000, help="M of part B")
     args = parser.parse_args()
     sizes = [200, 500] if args.quick else [200, 1000, 5000]
     lines = [
@@ -98,7 +101,7 @@ def main() -> None:
         "|---|---|---|---|---|---|---|---|",
     ]
     timed_out: set[tuple[str, str]] = set()
-    for m in sizes:
+    for m in sizes if "A" in args.parts else []:
         for label, k in (("low", 20), ("full", m)):
             results = {}
             for solver in SOLVERS:
@@ -129,20 +132,22 @@ def main() -> None:
                 lines.append(f"| {m} | {k} | {solver} | " + " | ".join(row) + " |")
                 print(lines[-1], flush=True)
 
-    m_big = 1000 if args.quick else 5000
+    m_big = 1000 if args.quick else args.nystrom_m
     rates = [0.1, 0.5] if args.quick else [0.01, 0.05, 0.1, 0.2, 0.5]
     lines += ["", f"## B. QPFS + Nystrom vs exact QPFS (|correlation|, N = 200, M = {m_big})", "",
               "| method | status | wall s (similarity + factor) | wall s total | speed-up vs "
               "exact | alpha | top-50 overlap with exact |",
               "|---|---|---|---|---|---|---|"]
-    state, exact, _ = run_with_limit(_run_qpfs, (m_big, None), 4 * args.limit)
-    rows = [("exact", state, exact)]
-    for p in rates:
+    state, exact, _ = (run_with_limit(_run_qpfs, (m_big, None), 4 * args.limit)
+                       if "B" in args.parts else ("skipped", None, 0))
+    rows = [("exact", state, exact)] if "B" in args.parts else []
+    for p in rates if "B" in args.parts else []:
         st, res, _ = run_with_limit(_run_qpfs, (m_big, p), args.limit)
         rows.append((f"Nystrom p={p:g}", st, res))
     for label, st, res in rows:
         if st != "ok":
-            lines.append(f"| {label} | {st.upper()} | - | - | - | - | - |")
+            limit = 4 * args.limit if label == "exact" else args.limit
+            lines.append(f"| {label} | {st.upper()} (limit {limit:.0f} s) | - | - | - | - | - |")
             continue
         speed = exact["wall"] / res["wall"] if state == "ok" else np.nan
         overlap = (len(set(res["ranking"]) & set(exact["ranking"])) / 50
@@ -156,14 +161,15 @@ def main() -> None:
               "MI for mRMR)", "",
               "| M | exact QPFS s | QPFS + Nystrom p=0.1 s | mRMR (MID, full greedy) s |",
               "|---|---|---|---|"]
-    for m in grow:
+    for m in grow if "C" in args.parts else []:
         cells = []
         for fn, a in ((_run_qpfs, (m, None)), (_run_qpfs, (m, 0.1)), (_run_mrmr, (m,))):
             st, res, _ = run_with_limit(fn, a, args.limit)
             cells.append(f"{res['wall']:.2f}" if st == "ok" else st.upper())
         lines.append(f"| {m} | " + " | ".join(cells) + " |")
         print(lines[-1], flush=True)
-    out = write_results("qpfs_speed", "\n".join(lines) + "\n", args.quick)
+    name = "qpfs_speed" if args.parts == "ABC" else f"qpfs_speed_{args.parts}_m{m_big}"
+    out = write_results(name, "\n".join(lines) + "\n", args.quick)
     print(f"\nwritten to {out}")
 
 

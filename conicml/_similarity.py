@@ -112,6 +112,17 @@ def mutual_info_rows(codes: np.ndarray, bins: int, rows: np.ndarray | None = Non
     """
     n, m = codes.shape
     rows = np.arange(m) if rows is None else np.asarray(rows)
+    if rows.size <= 8:  # a few rows (greedy mRMR): counts by bincount, O(N M) per row
+        offsets = (np.arange(m) * bins * bins)[None, :]
+        marg = np.stack([np.bincount(codes[:, j], minlength=bins) for j in range(m)]) \
+            if m <= 64 else (np.arange(bins)[None, :, None] == codes.T[:, None, :]).sum(-1)
+        H = _entropy_from_counts(marg, n, (1,))
+        out = np.empty((rows.size, m))
+        for r, i in enumerate(rows):
+            joint = np.bincount((codes[:, i][:, None] * bins + codes + offsets).ravel(),
+                                minlength=m * bins * bins).reshape(m, bins, bins)
+            out[r] = H[i] + H - _entropy_from_counts(joint, n, (1, 2))
+        return np.maximum(out, 0.0)
     D = one_hot(codes, bins) if onehot is None else onehot
     marg = D.sum(axis=0).reshape(m, bins)
     H = _entropy_from_counts(marg, n, (1,))

@@ -195,6 +195,10 @@ def test_mi_sees_the_dependence_correlation_misses():
     mi = sim.mutual_info_rows(codes, 3)
     assert mi[0, 1] > 10 * mi[0, 2]
     np.testing.assert_allclose(mi, mi.T, atol=1e-12)
+    # the few-rows path (bincount, used by greedy mRMR) equals the blocked one-hot path
+    for rows in ([0], [1, 2], list(range(3))):
+        np.testing.assert_allclose(sim.mutual_info_rows(codes, 3, np.array(rows)), mi[rows],
+                                   atol=1e-12)
 
 
 def test_multiclass_correlation_relevance_is_prior_weighted():

@@ -236,7 +236,6 @@ class MRMRSelector(_RankingSelector):
     def _rank(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         codes = _codes(X, self.bins, self.width)
         relevance = sim.mutual_info_relevance(codes, y)
-        onehot = sim.one_hot(codes, self.bins)
         m = X.shape[1]
         chosen = np.zeros(m, dtype=bool)
         redundancy = np.zeros(m)
@@ -248,8 +247,7 @@ class MRMRSelector(_RankingSelector):
             chosen[current] = True
             if step == m:
                 break
-            redundancy += sim.mutual_info_rows(codes, self.bins, np.array([current]),
-                                               onehot=onehot)[0]
+            redundancy += sim.mutual_info_rows(codes, self.bins, np.array([current]))[0]
             mean_red = redundancy / step
             if self.criterion == "MID":
                 crit = relevance - mean_red
