@@ -121,6 +121,12 @@ def _rankrc(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     return ranking.rankrc(X[keep], y[keep], lam=2.0**-6)
 
 
+def _qpfs(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
+    from .formulations import qpfs
+
+    return qpfs.qpfs(X, y, similarity="correlation")
+
+
 def _ordinal_data(n: int) -> tuple[np.ndarray, np.ndarray]:
     """Seeded ordinal data: 5 ranks by quintiles of a noisy linear score in 5-D."""
     rng = np.random.default_rng(0)
@@ -180,6 +186,8 @@ MODELS: dict[str, DemoModel] = {
                             _hlsvm_node, "twonorm"),
     "rankrc": DemoModel("RankRC, smoothed hinge, rare-class rbf basis (10 rare vs 80)",
                         _rankrc, "twonorm"),
+    "qpfs": DemoModel("QPFS feature ranking (|correlation|, alpha-hat), simplex QP", _qpfs,
+                      "sonar"),
 }
 
 

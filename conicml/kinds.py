@@ -24,11 +24,15 @@ __all__ = [
     "CBC_W_PRIMAL",
     "CBOR_DUAL",
     "CBOR_PRIMAL",
+    "KFDA",
+    "KQPFS",
     "LSVR",
     "LSVR_KERNEL",
     "M4_SEPARABLE",
     "M4_SHARED",
     "M4_SOFT",
+    "QPFS",
+    "QPFS_RESTRICTED",
     "MEMPM",
     "BMPM",
     "MPM",
@@ -105,6 +109,12 @@ TRS_CONVEX = "socp.trs.convex"
 # -- rare-class ranking: RankSVM / RankRC (formulations/ranking.py) ---------------------
 RANK_HINGE = "qp.rank.hinge"
 RANK_SMOOTHED = "socp.rank.smoothed"
+
+# -- feature selection by QP and kernel Fisher discriminants (seed 001 ch. 3-4) ----------
+QPFS = "qp.qpfs.simplex"
+QPFS_RESTRICTED = "qp.qpfs.restricted"
+KFDA = "qp.kfda"
+KQPFS = "qp.kqpfs"
 
 #: Every kind defined above.
 ALL_KINDS: tuple[str, ...] = tuple(

@@ -22,6 +22,7 @@ EXPECTED = {
     "abalone19": (4177, 10, 32),
     "abalone7": (4177, 10, 391),
     "banana": (5300, 2, 2376),
+    "arrhythmia": (420, 278, 183),
     "breast_cancer": (569, 30, 212),
     "heart": (297, 13, 137),
     "ionosphere": (351, 34, 225),
