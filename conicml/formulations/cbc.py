@@ -26,6 +26,7 @@ from .._validation import check_positive
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..moments import ClusterMoments
+from .._certificates import certify_with
 from ..program import ConicForm, Program, require_solution
 from ..solution import Solution
 
@@ -521,7 +522,7 @@ def _decode_cbc_primal(data: Mapping[str, Any], solution: Solution) -> dict:
 
 
 def _cbc_program(data: dict, build, decode, description: str) -> Program:
-    return Program(data["kind"], data, build=build, decode=decode,
+    return Program(data["kind"], data, build=build, decode=decode, certify=certify_with(build),
                    default_solver="clarabel", description=description)
 
 

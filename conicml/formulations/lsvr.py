@@ -132,6 +132,7 @@ import scipy.sparse as sp
 from .._validation import check_matrix, check_positive
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
+from .._certificates import certify_with
 from ..program import ConicForm, Program, require_solution
 from ..solution import Solution
 
@@ -459,6 +460,7 @@ def _decode(data: Mapping[str, Any], solution: Solution) -> dict:
 
 def _program(data: dict, description: str) -> Program:
     return Program(data["kind"], data, build=_build, decode=_decode,
+                   certify=certify_with(_build),
                    default_solver="clarabel", description=description)
 
 

@@ -49,6 +49,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from .._certificates import certify_with
 from .._kkt import bias_from_kkt, free_tolerance, solver_accuracy
 from .._validation import check_positive, check_X_y
 from ..exceptions import ProgramError
@@ -221,6 +222,7 @@ def _program(data: dict, description: str) -> Program:
         f"{prefix}.{form}",
         data,
         build=_build_primal if form == "primal" else _build_dual,
+        certify=certify_with(_build_primal if form == "primal" else _build_dual),
         decode=_decode_primal if form == "primal" else _decode_dual,
         default_solver="clarabel",
         description=description,

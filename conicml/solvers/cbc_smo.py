@@ -232,7 +232,8 @@ def _dual_value(data: Mapping[str, Any], alpha: np.ndarray, p: np.ndarray) -> fl
 
 
 @register("cbc-smo", kinds=KINDS, description="SMO-like pair updates for the CBC duals "
-          "(3.11)/(B.2) (CBC-Iter, corrected sign)")
+          "(3.11)/(B.2) (CBC-Iter, corrected sign)",
+          certify_tol=1e-4)  # default tol 1e-6 on the KKT violation
 def solve_cbc_smo(
     program,
     *,

@@ -289,7 +289,8 @@ def _check_x0(x0: Any, ranks: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarra
     return np.clip(alpha, 0.0, ua), np.clip(alpha_star, 0.0, us)
 
 
-@register("cbor-smo", kinds=[KIND], specialized=True, requires=("numpy",))
+@register("cbor-smo", kinds=[KIND], specialized=True, requires=("numpy",),
+          certify_tol=1e-4)  # default tol on the KKT violation; recomputed stationarity ~1e-9
 def solve_cbor_smo(
     program,
     *,

@@ -263,7 +263,8 @@ def finish(name: str, fp: FractionalProgram, w: np.ndarray | None, reason: int,
 
 
 @register("dinkelbach", kinds=["socp.bmpm", "socp.mpm"],
-          description="Dinkelbach parametric method + iterative least squares (MPM, BMPM)")
+          description="Dinkelbach parametric method + iterative least squares (MPM, BMPM)",
+          certify_tol=1e-6)  # default tol 1e-10: recomputed stationarity ~1e-14
 def solve_dinkelbach(
     program: Program,
     *,

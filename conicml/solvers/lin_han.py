@@ -221,7 +221,8 @@ def _separation(Ep: _Ellipsoid, En: _Ellipsoid, e: np.ndarray) -> float:
 
 
 @register("lin-han", kinds=list(_KINDS),
-          description="Lin-Han ellipsoid distance for the specified-rates classifier (seed 003)")
+          description="Lin-Han ellipsoid distance for the specified-rates classifier (seed 003)",
+          certify_tol=1e-6)  # default angle tol 1e-10: recomputed stationarity ~1e-10
 def solve_lin_han(
     program,
     *,
