@@ -21,12 +21,12 @@ import cvxpy as cp
 import numpy as np
 from scipy import optimize, stats
 
+from .._certificates import certify_with
 from .._kkt import bias_from_kkt, free_tolerance, solver_accuracy
 from .._validation import check_positive
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..moments import ClusterMoments
-from .._certificates import certify_with
 from ..program import ConicForm, Program, require_solution
 from ..solution import Solution
 

@@ -129,10 +129,10 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
+from .._certificates import certify_with
 from .._validation import check_matrix, check_positive
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
-from .._certificates import certify_with
 from ..program import ConicForm, Program, require_solution
 from ..solution import Solution
 

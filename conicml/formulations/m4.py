@@ -131,9 +131,9 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from .._certificates import certify_with, conic_certificate, rel, residuals
 from .._validation import check_matrix, check_positive, check_X_y
 from ..exceptions import ProgramError
-from .._certificates import certify_with, conic_certificate, rel, residuals
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..program import ConicForm, Program, require_solution
 from ..solution import Residuals, Solution, Status
@@ -615,7 +615,8 @@ def m4(
                     factor_rtol)
     default = "bisection" if data["hard"] else "m4-line-search"
     return Program(data["kind"], data, build=partial(inner_problem, rho=None),
-                   certify=_certify, decode=_decode, default_solver=default, description=_description(data))
+                   certify=_certify, decode=_decode, default_solver=default,
+                   description=_description(data))
 
 
 # --------------------------------------------------------------------------------------

@@ -102,9 +102,9 @@ import cvxpy as cp
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from .._certificates import certify_with, conic_certificate, rel, residuals
 from .._validation import check_positive, check_X_y
 from ..exceptions import ProgramError
-from .._certificates import certify_with, conic_certificate, rel, residuals
 from ..kernels import KERNELS, Kernel, make_kernel, psd_factor
 from ..moments import ClassMoments, as_class_moments
 from ..program import ConicForm, Program, require_solution

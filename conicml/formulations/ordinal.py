@@ -15,11 +15,11 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from .._certificates import certify_with
 from .._validation import check_positive
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..moments import ClusterMoments
-from .._certificates import certify_with
 from ..program import ConicForm, Program, require_solution
 from ..solution import Solution
 from .cbc import cbc_kappa

@@ -31,11 +31,11 @@ import cvxpy as cp
 import numpy as np
 from scipy.stats import norm
 
+from .._certificates import certify_with
 from .._validation import check_positive, check_X_y
 from ..exceptions import ProgramError, SolverError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..moments import ClassMoments, as_class_moments
-from .._certificates import certify_with
 from ..program import ConicForm, Program
 from ..solution import Solution, Status
 
