@@ -215,6 +215,15 @@ def _explain(data: Mapping[str, Any], status: Status) -> str:
     return ""
 
 
+def _unique(data: Mapping[str, Any], model: Mapping[str, Any]) -> dict:
+    """What :func:`conicml.compare` judges: :math:`w^\\top\\phi(x_i)` on the training points.
+
+    :math:`w` is unique (the objective is strictly convex in it), so these
+    values are; ``alpha`` (ties) and ``b`` (no free support vector) need not be.
+    """
+    return {"f_train_no_bias": decision_values(data, model, data["X"]) - model["b"]}
+
+
 def _program(data: dict, description: str) -> Program:
     form = data["form"]
     prefix = "qp.svm.hard" if data["hard"] else "qp.svm"
@@ -227,6 +236,7 @@ def _program(data: dict, description: str) -> Program:
         default_solver="clarabel",
         description=description,
         explain=_explain,
+        unique=_unique,
     )
 
 
