@@ -64,7 +64,7 @@ from ..formulations import m4 as m4f
 from ..program import ConicForm, Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
-from ._options import check_common
+from ._options import check_common, check_scalar
 
 __all__ = ["STATUS_MAP", "TERMINATION_MESSAGES", "InnerSolver", "solve_bisection"]
 
@@ -225,6 +225,7 @@ def solve_bisection(
         ``values = {"w", "b", "rho"}``, ``objective`` = certified ρ.
     """
     check_common("bisection", tol, max_iter, time_limit)
+    x0 = check_scalar("bisection", "x0", x0, low=0.0)
     start = time.perf_counter()
     data = program.data
     solver = InnerSolver(program, inner, inner_options, rebuild)

@@ -69,7 +69,7 @@ from ..exceptions import OptionError, SolverError
 from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
-from ._options import check_common
+from ._options import check_array, check_common
 
 __all__ = ["TERMINATION_MESSAGES", "FractionalProgram", "solve_dinkelbach"]
 
@@ -316,8 +316,8 @@ def solve_dinkelbach(
         return finish("dinkelbach", fp, None, 5, 0, 0, setup_time,
                       time.perf_counter() - start, history, TERMINATION_MESSAGES, STATUS_MAP)
     if x0 is not None:
-        x0 = np.asarray(x0, dtype=float)
-        if x0.shape != fp.d.shape or not float(fp.d @ x0) > 0:
+        x0 = check_array("dinkelbach", "x0", x0, fp.d.shape)
+        if not float(fp.d @ x0) > 0:
             raise OptionError(f"x0 must be a vector of length {fp.d.size} with x0 @ d > 0")
         z = fp.to_z(x0)
     else:

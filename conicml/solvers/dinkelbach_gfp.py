@@ -62,7 +62,7 @@ from ..formulations import m4 as m4f
 from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
-from ._options import check_common
+from ._options import check_common, check_scalar
 from .bisection import InnerSolver, _InnerFailure, point
 
 __all__ = ["STATUS_MAP", "TERMINATION_MESSAGES", "solve_dinkelbach_gfp"]
@@ -144,6 +144,7 @@ def solve_dinkelbach_gfp(
         ``values = {"w", "b", "rho"}``, ``objective`` = certified ρ.
     """
     check_common("dinkelbach-gfp", tol, max_iter, time_limit)
+    x0 = check_scalar("dinkelbach-gfp", "x0", x0)
     start = time.perf_counter()
     data = program.data
     solver = InnerSolver(program, inner, inner_options, rebuild=False)

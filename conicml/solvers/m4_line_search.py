@@ -54,7 +54,7 @@ from ..formulations import m4 as m4f
 from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
-from ._options import check_common
+from ._options import check_common, check_scalar
 from .bisection import InnerSolver, _InnerFailure, point
 
 __all__ = ["STATUS_MAP", "TERMINATION_MESSAGES", "solve_m4_line_search"]
@@ -172,6 +172,7 @@ def solve_m4_line_search(
         ``values = {"w", "b", "rho"}``, ``objective`` :math:`= G(\rho^*)`.
     """
     check_common("m4-line-search", tol, max_iter, time_limit)
+    x0 = check_scalar("m4-line-search", "x0", x0, low=0.0)
     if method not in ("quadratic-interpolation", "brent"):
         raise OptionError(f"method must be 'quadratic-interpolation' or 'brent', "
                           f"got {method!r}")

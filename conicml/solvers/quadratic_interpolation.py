@@ -56,6 +56,7 @@ from ..formulations import minimax as mm
 from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._options import check_common, check_scalar
 
 __all__ = ["GOLDEN", "TERMINATION_MESSAGES", "LineSearchResult", "line_search",
            "solve_quadratic_interpolation"]
@@ -298,12 +299,15 @@ def solve_quadratic_interpolation(
     inner_options = dict(inner_options or {})
     if not isinstance(inner, str):
         raise OptionError(f"inner must be a solver name, got {inner!r}")
-    if time_limit is not None and not time_limit > 0:
-        raise OptionError(f"time_limit must be positive, got {time_limit!r}")
-    if int(max_failures) != max_failures or max_failures < 0:
+    check_common("quadratic-interpolation", tol, max_iter, time_limit)
+    x0 = check_scalar("quadratic-interpolation", "x0", x0)
+    if not isinstance(max_failures, int) or isinstance(max_failures, bool) or max_failures < 0:
         raise OptionError(f"max_failures must be a non-negative integer, got {max_failures!r}")
     start = time.perf_counter()
     lo, hi = float(data["beta_lo"]), float(data["beta_end"])
+    if x0 is not None and not lo <= x0 <= hi:
+        raise OptionError(f"quadratic-interpolation: x0 must lie in the beta domain "
+                          f"[{lo:.6g}, {hi:.6g}], got {x0!r}")
     floor = mm.accuracy_from_kappa(0.0, data["bound"])
     w_end = _endpoint_w(data)
     evals: dict[float, tuple[float, np.ndarray, Solution | None]] = {}

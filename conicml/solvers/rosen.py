@@ -55,7 +55,7 @@ from ..exceptions import OptionError
 from ..program import Program
 from ..registry import register
 from ..solution import Solution, Status
-from ._options import check_common
+from ._options import check_array, check_common
 from .dinkelbach import FractionalProgram, finish
 
 __all__ = ["TERMINATION_MESSAGES", "solve_rosen"]
@@ -147,8 +147,8 @@ def solve_rosen(
     if fp.infinite_ratio():  # exact test on the eigendecomposition (one O(n^3) step)
         return done(None, 5, 0, 0)
     if x0 is not None:
-        w = np.asarray(x0, dtype=float)
-        if w.shape != d.shape or not float(d @ w) > 0:
+        w = check_array("rosen", "x0", x0, d.shape)
+        if not float(d @ w) > 0:
             raise OptionError(f"x0 must be a vector of length {d.size} with x0 @ d > 0")
     else:
         w = np.linalg.lstsq(fp.Sx + fp.Sy, d, rcond=None)[0]
