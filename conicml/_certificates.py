@@ -287,7 +287,7 @@ def conic_certificate(data: Mapping[str, Any], solution: Solution, *,
                 zn = float(np.linalg.norm(r["z"]))
                 dual = max(dual, rel(max(0.0, zn - float(lam[0])), zn, float(lam[0])))
             comp += float(np.sum(np.abs(lam * r["g"])))
-        size += float(np.sum(np.abs(lam) * r["scale"]))
+        size += float(np.sum(np.abs(lam) * np.maximum(r["scale"], floor)))
     gap = rel(comp, size)
     if check_objective:
         gap = max(gap, _objective_gap(solution, sense, f, size))

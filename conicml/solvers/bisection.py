@@ -178,7 +178,7 @@ def _print_header() -> None:
 
 @register("bisection", kinds=[m4f.KIND_SEPARABLE],
           description="separable M4: bisection on rho over DPP SOCP feasibility checks",
-          certify_tol=1e-4)  # the point comes from an interior-point inner solve (see clarabel)
+          certify_tol=1e-4)  # point from an interior-point inner solve
 def solve_bisection(
     program: Program,
     *,

@@ -98,7 +98,7 @@ def _sigma_floor(R: np.ndarray, d: np.ndarray) -> float:
 
 @register("dinkelbach-gfp", kinds=[m4f.KIND_SEPARABLE],
           description="separable M4: generalized-fractional Dinkelbach (CFS type 2)",
-          certify_tol=1e-4)  # the point comes from an interior-point inner solve (see clarabel)
+          certify_tol=1e-4)  # point from an interior-point inner solve
 def solve_dinkelbach_gfp(
     program: Program,
     *,

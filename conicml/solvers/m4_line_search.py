@@ -127,7 +127,7 @@ class _Budget(Exception):
 
 @register("m4-line-search", kinds=[m4f.KIND_SOFT],
           description="soft-margin M4: line search over rho of SOCPs",
-          certify_tol=1e-4)  # the point comes from an interior-point inner solve (see clarabel)
+          certify_tol=1e-4)  # point from an interior-point inner solve
 def solve_m4_line_search(
     program: Program,
     *,

@@ -227,7 +227,7 @@ def _endpoint_w(data: Mapping[str, Any]) -> np.ndarray:
 
 @register("quadratic-interpolation", kinds=["sequential.mempm", "sequential.m4"],
           description="1-D quadratic-interpolation search: MEMPM over beta, soft M4 over rho",
-          certify_tol=1e-4)  # the point comes from an interior-point inner solve (see clarabel)
+          certify_tol=1e-4)  # point from an interior-point inner solve
 def solve_quadratic_interpolation(
     program: Program,
     *,
