@@ -16,7 +16,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Residuals", "Solution", "Status"]
+__all__ = ["SOURCES", "Residuals", "Solution", "Status"]
+
+#: The documented values of :attr:`Residuals.source`.
+SOURCES = ("solver", "recomputed", "mixed")
 
 
 class Status(str, enum.Enum):
@@ -74,14 +77,18 @@ class Residuals:
         * ``"solver"``: the solver's own report, in the solver's own units
           (e.g. SMO's maximal KKT violation :math:`m(\alpha) - M(\alpha)`),
           as a solver function returns it when called directly;
-        * ``"solver+recomputed"``: a generic backend's report completed by
-          the backend adapter.
+        * ``"mixed"``: a generic backend's report completed by the backend
+          adapter.
     """
 
     primal: float = math.nan
     dual: float = math.nan
     gap: float = math.nan
     source: str = "solver"
+
+    def __post_init__(self) -> None:  # noqa: D105
+        if self.source not in SOURCES:
+            raise ValueError(f"Residuals.source must be one of {SOURCES}, got {self.source!r}")
 
     def max(self) -> float:
         """Largest of the three finite residuals (``nan`` if none is finite)."""

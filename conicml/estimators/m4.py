@@ -17,7 +17,7 @@ from ..formulations import m4 as m4f
 from ..kernels import KERNELS
 from ..registry import available
 from ..solution import Status
-from ..solvers.bisection import INNER_BACKENDS
+from ..solvers._m4_inner import INNER_BACKENDS
 from ._base import BinaryConicClassifier, solve_or_raise
 
 __all__ = ["M4Classifier"]
@@ -74,7 +74,7 @@ class M4Classifier(BinaryConicClassifier):
     solver : str or None, default=None
         ``None`` uses the program's documented default, recorded in
         ``solution_.solver``: ``"bisection"`` for ``C=None`` (also:
-        ``"dinkelbach-gfp"``), ``"m4-line-search"`` for a soft margin.
+        ``"dinkelbach-gfp"``), ``"quadratic-interpolation"`` for a soft margin.
     inner : {"clarabel", "ecos", "scs"}, default="clarabel"
         Generic backend of the inner SOCPs.
     solver_options : dict, default=None

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .. import kinds
 from ..formulations import minimax as mm
 from ..kernels import KERNELS
 from ..program import Program
@@ -257,7 +258,7 @@ class MEMPMClassifier(_MinimaxClassifier):
         program = mm.mempm((X, y), theta=self.theta, bound=self.bound,
                            **self._kernel_kwargs(X))
         self._check_solver(program)
-        if self.inner.lower() not in available("socp.bmpm"):
+        if self.inner.lower() not in available(kinds.BMPM):
             raise ValueError(f"inner={self.inner!r} cannot solve BMPM programs; use one of "
                              f"{available('socp.bmpm')}")
         options = {"inner": self.inner, **dict(self.solver_options or {})}

@@ -129,6 +129,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
+from .. import kinds
 from .._certificates import certify_with
 from .._validation import check_matrix, check_positive
 from ..exceptions import ProgramError
@@ -145,8 +146,8 @@ __all__ = [
 ]
 
 NEIGHBORHOODS = ("index", "nearest")
-KIND = "socp.lsvr"
-KERNEL_KIND = "socp.lsvr.kernel"
+KIND = kinds.LSVR
+KERNEL_KIND = kinds.LSVR_KERNEL
 
 
 # -- validation ----------------------------------------------------------------------

@@ -109,9 +109,9 @@ def instance(family: str, seed: int):
         X, y, info = _two_classes(rng, n_max=40, d_max=4)
         C = 10.0 ** rng.uniform(-3, 0)
         prog = m4.m4(X, y, C=C)
-        return prog, [("m4-line-search/clarabel", "m4-line-search", {"inner": "clarabel"}),
-                      ("m4-line-search/ecos", "m4-line-search", {"inner": "ecos"}),
-                      ("quadratic-interpolation", "quadratic-interpolation", {})], \
+        return prog, [("qi/clarabel", "quadratic-interpolation", {"inner": "clarabel"}),
+                      ("qi/ecos", "quadratic-interpolation", {"inner": "ecos"}),
+                      ("brent", "brent", {})], \
             f"{info} C={C:.2g}"
     if family == "rates":
         X, y, info = _two_classes(rng, d_max=4)
