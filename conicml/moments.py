@@ -6,7 +6,7 @@ learners (CBC-SOCP, CBOR-SOCP) only through per-cluster means, radii and
 counts. Formulations take these objects, so a model can be formulated from
 population moments, from a stream, or from a distributed reduction.
 
-Plug-in estimates use the biased :math:`1/N` normalisation (seed 004 note P5;
+Plug-in estimates use the biased :math:`1/N` normalisation (errata S004-P5;
 seed 003 §3.3), not numpy's ``ddof=1``.
 """
 
@@ -148,7 +148,7 @@ class ClusterMoments:
     labels : ndarray of shape (k,)
         +1/-1 for classification, ranks 1..r for ordinal regression.
     sigma : {"trace", "per-dimension"}, default="trace"
-        Convention of ``sigmas`` (seed 003 note pitfall P7): ``"trace"`` is
+        Convention of ``sigmas`` (errata S003-P7): ``"trace"`` is
         ch. 3's :math:`\sigma_j^2 = \frac1{m_j}\sum\|x-\mu_j\|^2` (total
         variance); ``"per-dimension"`` is that divided by :math:`d` (ch. 6),
         the variance per coordinate under :math:`\Sigma_j = \sigma_j^2 I`.
@@ -208,8 +208,26 @@ class ClusterMoments:
             raise ProgramError("counts, linear_sums and square_sums must agree in length")
         if np.any(counts < 1):
             raise ProgramError("every cluster must hold at least one point")
+        if not (np.all(np.isfinite(counts)) and np.all(np.isfinite(ss))):
+            raise ProgramError("counts and square_sums must be finite (no NaN or inf)")
         means = ls / counts[:, None]
-        var = np.maximum(ss / counts - np.einsum("ij,ij->i", means, means), 0.0)
+        mean_sq = np.einsum("ij,ij->i", means, means)
+        var = ss / counts - mean_sq
+        # SS/N - ||LS/N||^2 is a difference of two O(SS/N) numbers: round-off of a few
+        # ulps of SS/N may make it slightly negative (a zero-radius cluster), anything
+        # beyond that is not a sum of squares of the points LS sums (SS < ||LS||^2 / N
+        # violates Cauchy-Schwarz) and is refused instead of silently clipped to 0
+        slack = 1e3 * np.finfo(float).eps * np.maximum(np.abs(ss) / counts, mean_sq)
+        bad = np.flatnonzero(var < -slack)
+        if bad.size:
+            j = int(bad[0])
+            raise ProgramError(
+                f"square_sums[{j}] = {ss[j]:.6g} is smaller than ||linear_sums[{j}]||^2 / "
+                f"counts[{j}] = {mean_sq[j] * counts[j]:.6g}: these are not the sums of one "
+                "set of points (SS >= ||LS||^2/N); pass square_sums as the scalar sums "
+                "sum ||x||^2 over each cluster"
+            )
+        var = np.maximum(var, 0.0)
         if sigma == "per-dimension":
             var = var / ls.shape[1]
         return cls(means, np.sqrt(var), counts, labels, sigma=sigma)
@@ -278,6 +296,7 @@ class ClusterMoments:
         iteration whose passes run on the workers (:mod:`conicml._distributed`).
         Only per-cluster statistics reach the client.
         """
+        _check_cluster_options(clustering, n_clusters, threshold, sigma)
         if is_dask_array(X):
             return cls._from_dask(X, y, clustering=clustering, n_clusters=n_clusters,
                                   threshold=threshold, sigma=sigma, random_state=random_state,
@@ -292,18 +311,6 @@ class ClusterMoments:
             raise ProgramError(f"shape mismatch: X has {X.shape[0]} rows, y has {y.size} labels")
         if not np.all(np.isfinite(y)):
             raise ProgramError("y contains NaN or infinite values")
-        if clustering not in ("birch", "kmeans", "none"):
-            raise ProgramError(
-                f"clustering must be 'birch', 'kmeans' or 'none', got {clustering!r}"
-            )
-        if clustering == "kmeans" and n_clusters is None:
-            raise ProgramError("clustering='kmeans' needs n_clusters")
-        if n_clusters is not None and (int(n_clusters) != n_clusters or n_clusters < 1):
-            raise ProgramError(f"n_clusters must be a positive integer, got {n_clusters!r}")
-        if threshold is not None and not (np.isfinite(threshold) and threshold > 0):
-            raise ProgramError(f"threshold must be positive, got {threshold!r}")
-        if sigma not in SIGMA_CONVENTIONS:
-            raise ProgramError(f"sigma must be one of {SIGMA_CONVENTIONS}, got {sigma!r}")
         chunk_size = max(1, int(chunk_size))
         counts, means, variances, labels = [], [], [], []
         for label in np.unique(y):
@@ -335,16 +342,6 @@ class ClusterMoments:
                    branching_factor: int) -> ClusterMoments:
         from ._distributed import cluster_moments
 
-        if clustering not in ("birch", "kmeans", "none"):
-            raise ProgramError(
-                f"clustering must be 'birch', 'kmeans' or 'none', got {clustering!r}"
-            )
-        if clustering == "kmeans" and n_clusters is None:
-            raise ProgramError("clustering='kmeans' needs n_clusters")
-        if n_clusters is not None and (int(n_clusters) != n_clusters or n_clusters < 1):
-            raise ProgramError(f"n_clusters must be a positive integer, got {n_clusters!r}")
-        if sigma not in SIGMA_CONVENTIONS:
-            raise ProgramError(f"sigma must be one of {SIGMA_CONVENTIONS}, got {sigma!r}")
         counts, means, var, labels = cluster_moments(
             X, y, clustering=clustering, n_clusters=n_clusters, threshold=threshold,
             random_state=random_state, branching_factor=branching_factor)
@@ -352,6 +349,23 @@ class ClusterMoments:
         if sigma == "per-dimension":
             var = var / X.shape[1]
         return cls(means, np.sqrt(var), counts, labels, sigma=sigma)
+
+
+def _check_cluster_options(clustering: str, n_clusters: int | None, threshold: float | None,
+                           sigma: str) -> None:
+    """The option checks of :meth:`ClusterMoments.from_data` (NumPy and Dask inputs)."""
+    if clustering not in ("birch", "kmeans", "none"):
+        raise ProgramError(
+            f"clustering must be 'birch', 'kmeans' or 'none', got {clustering!r}"
+        )
+    if clustering == "kmeans" and n_clusters is None:
+        raise ProgramError("clustering='kmeans' needs n_clusters")
+    if n_clusters is not None and (int(n_clusters) != n_clusters or n_clusters < 1):
+        raise ProgramError(f"n_clusters must be a positive integer, got {n_clusters!r}")
+    if threshold is not None and not (np.isfinite(threshold) and threshold > 0):
+        raise ProgramError(f"threshold must be positive, got {threshold!r}")
+    if sigma not in SIGMA_CONVENTIONS:
+        raise ProgramError(f"sigma must be one of {SIGMA_CONVENTIONS}, got {sigma!r}")
 
 
 # -- streamed clustering for ClusterMoments.from_data --------------------------------------

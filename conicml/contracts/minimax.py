@@ -45,6 +45,9 @@ class MEMPMData:
     make_model : callable
         ``make_model(beta, w) -> dict``: the MEMPM model at :math:`(\beta, w)`
         (:math:`\kappa_\alpha` by eq. 3.21, clipped by 3.40).
+    bound : {"chebyshev", "gaussian"}
+        The map between :math:`\kappa` and an accuracy (the global certificate
+        over β of ``quadratic-interpolation`` works in :math:`\kappa`).
     """
 
     theta: float
@@ -54,6 +57,7 @@ class MEMPMData:
     endpoint_w: np.ndarray
     make_inner: Callable[[float, Program | None], Program]
     make_model: Callable[[float, np.ndarray], dict]
+    bound: str = "chebyshev"
 
     def value(self, beta: float, alpha: float) -> float:
         r""":math:`F = \theta\alpha + (1-\theta)\beta`."""

@@ -4,7 +4,7 @@ Convention: the positive class (label ``+1``) is the thesis's class :math:`x`,
 the negative class is :math:`y`; the decision function is
 :math:`f(z) = w^\top z + b` and :math:`z` is positive iff :math:`f(z) \ge 0`
 (ch. 4 uses this convention itself, unlike ch. 3). Moments are the plug-in
-estimates with :math:`1/N` covariances (note P5); :math:`d = \bar x - \bar y`,
+estimates with :math:`1/N` covariances (errata S004-P5); :math:`d = \bar x - \bar y`,
 :math:`\sigma_x(w) = \sqrt{w^\top\Sigma_x w} = \|R_x w\|_2` with
 :math:`R_x^\top R_x = \Sigma_x`.
 
@@ -19,8 +19,8 @@ Mahalanobis margin,
 
 a generalised fractional (quasi-convex) program: for fixed :math:`\rho` the
 constraints are second-order cones. The check of Theorem 13 is ill-posed as
-printed (note §6 item 5: the sign of :math:`\tau` is flipped and a
-normalisation is missing); the corrected check (note A5) is the SOCP
+printed (errata S004-P6: the sign of :math:`\tau` is flipped and a
+normalisation is missing); the corrected check (errata S004-A5) is the SOCP
 
 .. math::
 
@@ -38,7 +38,7 @@ to the denominators of its previous iterate). The two epigraph variables
 and bounds :math:`\eta \le 1/(t_x+t_y)`. :math:`F` is convex and
 non-increasing, :math:`F(\rho^*) = 0`, and :math:`\rho` is feasible iff
 :math:`F(\rho) \ge 0`. Averaging the rows gives the MPM constraint (4.8), so
-:math:`\rho^* \le \kappa^*_{MPM}` (note §2.6): :math:`[0, \kappa^*_{MPM}]` is
+:math:`\rho^* \le \kappa^*_{MPM}` (errata S004-D3): :math:`[0, \kappa^*_{MPM}]` is
 a valid bracket, and :math:`\rho = 0` is feasible iff the data are linearly
 separable (else the status is INFEASIBLE).
 
@@ -61,7 +61,7 @@ lower bound on :math:`\rho^*`).
 
 For fixed :math:`\rho` the slack problem :math:`h(\rho) = \min\sum_k\xi_k` is
 one SOCP (same epigraph trick); the outer problem maximises
-:math:`G(\rho) = \rho - C\,h(\rho)` by a 1-D line search (note A6). The
+:math:`G(\rho) = \rho - C\,h(\rho)` by a 1-D line search (errata S004-A6). The
 normalisation :math:`w^\top d = 1` is required (otherwise the fixed-ρ SOCP
 collapses to :math:`w = b = \xi = 0`) and fixes the units of :math:`C`: a slack
 of 1 is the whole mean gap :math:`w^\top(\bar x - \bar y)`. The thesis states
@@ -99,12 +99,12 @@ and features :math:`L = U_r\Lambda_r^{1/2}` (rows = training points),
 :math:`\eta = U_r\Lambda_r^{-1/2} v` gives :math:`K\eta = Lv` and
 :math:`\frac1{N_x}\eta^\top\tilde K_x^\top\tilde K_x\eta = v^\top\operatorname{Cov}(L_x)v`.
 This reparameterisation also avoids the rank-deficient coefficient space on
-which Clarabel fails (note §5.3). The regulariser ``reg`` adds
+which Clarabel fails (errata S004-§5.3). The regulariser ``reg`` adds
 :math:`\mathrm{reg}\cdot K` to both kernel covariances (the :math:`\rho K` of
 Corollary 16; :math:`\mathrm{reg}\cdot I` in :math:`v`) and is **mandatory**
 for non-linear kernels: without it some direction has
 :math:`\sigma_x = \sigma_y = 0` and separates every point, so
-:math:`\rho^* = \infty` (note §5.3). Linear kernel: :math:`\Sigma + \mathrm{reg}\,I`.
+:math:`\rho^* = \infty` (errata S004-§5.3). Linear kernel: :math:`\Sigma + \mathrm{reg}\,I`.
 Decision: :math:`f(z) = \sum_i \eta_i K(z, z_i) + b` (**+b**, Theorem 17).
 
 **Special cases** (tested): :math:`\Sigma_x = \Sigma_y = I` is the
@@ -133,6 +133,7 @@ import numpy as np
 
 from .. import kinds
 from .._certificates import certify_with, conic_certificate, rel, residuals
+from .._scaling import feature_scales
 from .._validation import check_matrix, check_positive, check_X_y
 from ..contracts.m4 import M4Data
 from ..exceptions import ProgramError
@@ -160,8 +161,8 @@ KIND_SOFT = kinds.M4_SOFT
 # --------------------------------------------------------------------------------------
 # data preparation
 # --------------------------------------------------------------------------------------
-def _cov_factor(Zc: np.ndarray, reg: float) -> np.ndarray:
-    r"""``R`` with :math:`R^\top R = Z_c^\top Z_c / n + \mathrm{reg}\,I` and few rows.
+def _cov_factor(Zc: np.ndarray, reg: float | np.ndarray) -> np.ndarray:
+    r"""``R`` with :math:`R^\top R = Z_c^\top Z_c / n + \mathrm{diag}(\mathrm{reg})` and few rows.
 
     ``Zc`` are the centred rows of one class. With more rows than columns the
     covariance is formed and factored (eigen, exact up to ``1e-12`` of its
@@ -169,20 +170,25 @@ def _cov_factor(Zc: np.ndarray, reg: float) -> np.ndarray:
     are the factor.
     """
     n, p = Zc.shape
-    if n + (p if reg > 0 else 0) > p:
-        S = Zc.T @ Zc / n + reg * np.eye(p)
+    reg = np.broadcast_to(np.asarray(reg, dtype=float), (p,))
+    if n + (p if np.any(reg > 0) else 0) > p:
+        S = Zc.T @ Zc / n + np.diag(reg)
         return psd_factor(0.5 * (S + S.T), "eigen").T
     R = Zc / math.sqrt(n)
-    return np.vstack([R, math.sqrt(reg) * np.eye(p)]) if reg > 0 else R
+    return np.vstack([R, np.diag(np.sqrt(reg))]) if np.any(reg > 0) else R
 
 
-def _sym_factor(S: np.ndarray, p: int, name: str, reg: float = 0.0) -> np.ndarray:
+def _sym_factor(S: np.ndarray, p: int, name: str, reg: float = 0.0,
+                scale: np.ndarray | None = None) -> np.ndarray:
     S = check_matrix(S, name)
     if S.shape != (p, p):
         raise ProgramError(f"{name} must have shape ({p}, {p}), got {S.shape}")
     if not np.allclose(S, S.T, atol=1e-10 * max(1.0, float(np.abs(S).max()))):
         raise ProgramError(f"{name} must be symmetric")
-    return psd_factor(0.5 * (S + S.T) + reg * np.eye(p), "eigen").T
+    S = 0.5 * (S + S.T) + reg * np.eye(p)
+    if scale is not None:  # the covariance of x / scale
+        S = S / np.outer(scale, scale)
+    return psd_factor(S, "eigen").T
 
 
 def reduction_scores(Z: np.ndarray, y: np.ndarray, R_pos: np.ndarray,
@@ -217,8 +223,15 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
                 f"reduction (the threshold nu of eq. 4.36) must lie in [0, 1], got {reduction!r}"
             )
     kern = make_kernel(kernel, X, gamma=gamma, degree=degree, coef0=coef0)
+    scale = None
+    reg_int: float | np.ndarray = reg
     if kern.name == "linear":
-        Z, eta_map = X, None
+        # M4 (reg = 0) is affine-invariant: solve in equilibrated coordinates X / scale
+        # (exact powers of two) and map w back in decode (issue 11, "Scale"); reg*I of
+        # the user's coordinates is diag(reg / scale^2) in the internal ones
+        scale = feature_scales(X.std(axis=0), np.abs(X).max(axis=0))
+        Z, eta_map = X / scale, None
+        reg_int = reg / scale**2
     else:
         if reg <= 0:
             raise ProgramError(
@@ -238,17 +251,17 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
     if not np.any(np.abs(d) > 1e-12 * max(1.0, float(np.abs(Z).max()))):
         raise ProgramError(
             "the two class means coincide: M4's normalisation w^T(x_mean - y_mean) = 1 "
-            "(note A5) needs distinct means"
+            "(errata S004-A5) needs distinct means"
         )
     p = Z.shape[1]
     if covariances is None:
-        R_pos = _cov_factor(Z[pos] - mean_pos, reg)
-        R_neg = _cov_factor(Z[neg] - mean_neg, reg)
+        R_pos = _cov_factor(Z[pos] - mean_pos, reg_int)
+        R_neg = _cov_factor(Z[neg] - mean_neg, reg_int)
     else:
         if not (isinstance(covariances, (tuple, list)) and len(covariances) == 2):
             raise ProgramError("covariances must be a pair (cov_pos, cov_neg)")
-        R_pos = _sym_factor(covariances[0], p, "cov_pos", reg)
-        R_neg = _sym_factor(covariances[1], p, "cov_neg", reg)
+        R_pos = _sym_factor(covariances[0], p, "cov_pos", reg, scale)
+        R_neg = _sym_factor(covariances[1], p, "cov_neg", reg, scale)
     if reduction is None:
         kept = np.ones(y.size, dtype=bool)
         scores = None
@@ -263,7 +276,7 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
         "reduction": reduction, "scores": scores, "kept": kept,
         "n_removed": int(y.size - kept.sum()),
         "mean_pos": mean_pos, "mean_neg": mean_neg, "d": d, "R_pos": R_pos, "R_neg": R_neg,
-        "n_pos": n_pos, "n_neg": n_neg, "hard": C is None,
+        "n_pos": n_pos, "n_neg": n_neg, "hard": C is None, "feature_scale": scale,
         "kind": KIND_SEPARABLE if C is None else KIND_SOFT,
     }
 
@@ -360,7 +373,8 @@ def _decode(data: Mapping[str, Any], solution: Solution) -> dict:
         "kept": data["kept"].copy(),
     }
     if data["eta_map"] is None:
-        model["w"] = w
+        scale = data.get("feature_scale")  # internal coordinates -> the user's features
+        model["w"] = w if scale is None else w / scale
     else:
         model["v"] = w
         model["dual_coef"] = data["eta_map"] @ w

@@ -290,14 +290,16 @@ def _make_backend(name: str) -> Callable[..., Solution]:
 # so the stationarity of the original (non-conic) form recomputed at the point reads up to
 # ~5e-5 on accurate solves (BMPM, specified rates): 1e-4. The first-order methods stop at
 # eps ~1e-4..1e-5 on their own scaled residuals: 1e-3.
-solve_clarabel = register("clarabel", kinds=["qp.*", "socp.*"], specialized=False,
+solve_clarabel = register("clarabel", kinds=["qp.*", "socp.*", "sdp.*"],
+                          specialized=False,
                           requires=("clarabel",), certify_tol=1e-4,
                           description="Clarabel interior point (QP, SOCP) via cvxpy")(
     _make_backend("clarabel"))
 solve_ecos = register("ecos", kinds=["qp.*", "socp.*"], specialized=False, requires=("ecos",),
                       certify_tol=1e-4,
                       description="ECOS interior point (SOCP) via cvxpy")(_make_backend("ecos"))
-solve_scs = register("scs", kinds=["qp.*", "socp.*"], specialized=False, requires=("scs",),
+solve_scs = register("scs", kinds=["qp.*", "socp.*", "sdp.*"], specialized=False,
+                     requires=("scs",),
                      description="SCS first-order splitting (QP, SOCP) via cvxpy",
                      compare_rtol=1e-3, certify_tol=1e-3)(
     _make_backend("scs"))
