@@ -96,7 +96,7 @@ STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT, 2: Sta
 
 @register("dinkelbach", kinds=[kinds.BMPM, kinds.MPM],
           description="Dinkelbach parametric method + iterative least squares (MPM, BMPM)",
-          certify_tol=1e-5)  # default tol 1e-10; ~1e-6 ill-conditioned
+          certify_tol=1e-4)  # default tol 1e-10; ~1e-6 ill-conditioned
 def solve_dinkelbach(
     program: Program,
     *,
