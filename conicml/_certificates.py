@@ -92,6 +92,8 @@ def _grad_block(grad: Mapping, variables: list[cp.Variable], offsets: dict[int, 
             return None
         g = sp.csr_matrix(g) if not sp.issparse(g) else g.tocsr()
         if g.shape != (var.size, n_rows):
+            if g.shape[0] * g.shape[1] != var.size * n_rows:
+                return None  # a gradient cvxpy shapes otherwise (broadcast): not used
             g = sp.csr_matrix(np.reshape(g.toarray(), (var.size, n_rows)))
         start = offsets[var.id]
         coo = g.tocoo()
