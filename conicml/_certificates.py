@@ -56,7 +56,7 @@ __all__ = ["ACTIVE_RTOL", "PRIMAL_FLOOR", "certify_with", "conic_certificate", "
 #: multiplier, when its value is within this fraction of its own scale of 0.
 #: A loose choice costs nothing: the complementarity of every recovered
 #: multiplier is measured and enters ``gap``.
-ACTIVE_RTOL = 1e-2
+ACTIVE_RTOL = 1e-4
 
 #: Smallest scale a constraint is measured against, as a fraction of the largest
 #: term of the whole program.

@@ -514,7 +514,7 @@ _COMMON_DOC = """
 
 @register("pegasos", kinds=[SVM_PRIMAL], specialized=True, requires=("numpy", "scipy"),
           compare_options={"tol": 1e-4, "batch_size": 8, "max_iter": 400_000},
-          compare_rtol=1e-4, certify_tol=1e-2)
+          compare_rtol=1e-4, certify_tol=1e-3)
 def solve_pegasos(
     program: Any,
     *,
@@ -543,7 +543,7 @@ def solve_pegasos(
 @register("weighted-pegasos", kinds=[SVM_PRIMAL], specialized=True,
           requires=("numpy", "scipy"),
           compare_options={"tol": 1e-4, "batch_size": 8, "max_iter": 400_000, "bias": "exact"},
-          compare_rtol=1e-4, certify_tol=1e-2)
+          compare_rtol=1e-4, certify_tol=1e-3)
 def solve_weighted_pegasos(
     program: Any,
     *,
