@@ -2,6 +2,17 @@
 
 This is how a specialized solver is trusted: on the same :class:`Program`, its
 objective and decoded model are put beside those of the generic backends.
+
+**What is judged.** A row agrees with the reference when (1) its status is
+certified (``OPTIMAL``: conicml's recomputed residuals passed, see
+:mod:`conicml._certificates`), (2) its objective matches within ``rtol``, and
+(3) the quantities that are *unique at the optimum*
+(:meth:`Program.unique_quantities`, e.g. decision values on the training
+points) match within ``vtol``. Variables that can differ between optimal
+points (multipliers with ties, an intercept fixed by no free support vector,
+the direction at zero slack) are shown as information (``var_diffs``) but not
+judged. ``compare`` never raises on an infeasible or failing program: a solve
+or decode error becomes a row with its status and message.
 """
 
 from __future__ import annotations
@@ -15,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from . import registry
-from .exceptions import ConicMLError
+from .exceptions import ConicMLError, OptionError
 from .program import Program
 from .solution import Solution, Status
 from .solving import solve
@@ -29,7 +40,10 @@ class ComparisonRow:
 
     ``obj_rel_diff`` is :math:`|f - f_{ref}| / \\max(1, |f_{ref}|)`;
     ``var_diffs[k]`` is :math:`\\|m_k - m_{k,ref}\\|_\\infty` for each
-    floating-point entry ``k`` of the decoded model.
+    floating-point entry ``k`` of the decoded model (information only);
+    ``unique_diffs[k]`` the same for the quantities unique at the optimum
+    (judged); ``certified`` whether the status is ``OPTIMAL`` after conicml's
+    own check.
     """
 
     solver: str
@@ -44,6 +58,8 @@ class ComparisonRow:
     rtol: float
     agree: bool
     message: str = ""
+    unique_diffs: Mapping[str, float] = field(default_factory=dict)
+    certified: bool = False
 
 
 @dataclass(frozen=True)
@@ -73,7 +89,9 @@ class Comparison:
 
     def _table(self) -> tuple[list[str], list[list[str]]]:
         keys = sorted({k for row in self.rows for k in row.var_diffs})
-        header = ["solver", "status", "objective", "rel. diff", *[f"max|d {k}|" for k in keys],
+        ukeys = sorted({k for row in self.rows for k in row.unique_diffs})
+        header = ["solver", "status", "objective", "rel. diff",
+                  *[f"max|d {k}|*" for k in ukeys], *[f"max|d {k}|" for k in keys],
                   "residual", "iters", "solve s", "total s", "tol", "agree"]
         body = []
         for r in self.rows:
@@ -82,6 +100,7 @@ class Comparison:
                 r.status,
                 f"{r.objective:.10g}",
                 f"{r.obj_rel_diff:.2e}",
+                *[f"{r.unique_diffs[k]:.2e}" if k in r.unique_diffs else "-" for k in ukeys],
                 *[f"{r.var_diffs[k]:.2e}" if k in r.var_diffs else "-" for k in keys],
                 f"{r.residual:.1e}",
                 str(r.iterations),
@@ -131,6 +150,50 @@ def _family(status: Status) -> str:
     return "other"
 
 
+def _check_tol(value: Any, name: str) -> None:
+    values = value.values() if isinstance(value, Mapping) else [value]
+    for v in values:
+        ok = isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, bool)
+        if not ok or not math.isfinite(float(v)) or float(v) <= 0:
+            raise OptionError(f"compare: {name} must be a positive finite number "
+                              f"(or a mapping solver -> such a number), got {v!r}")
+
+
+def _safe_solve(program: Program, label: str, name: str, opts: dict) -> Solution:
+    """``solve``, with a solver failure turned into a SOLVER_ERROR solution (never raised)."""
+    try:
+        return solve(program, name, **opts)
+    except OptionError:
+        raise  # a bad option is the caller's error, not the program's
+    except ConicMLError as exc:
+        return Solution(status=Status.SOLVER_ERROR, solver=name,
+                        message=f"{type(exc).__name__}: {exc}")
+
+
+def _safe_decode(program: Program, sol: Solution) -> tuple[dict, str]:
+    """``(model, "")``, or ``({}, reason)`` when the solution cannot be decoded."""
+    if not sol.ok:
+        return {}, ""
+    try:
+        return dict(program.decode(sol)), ""
+    except ConicMLError as exc:
+        return {}, f"decode failed: {exc}"
+
+
+def _diffs(model: Mapping[str, np.ndarray], ref: Mapping[str, np.ndarray],
+           tol: float) -> tuple[dict[str, float], bool]:
+    diffs, ok = {}, True
+    for key, ref_val in ref.items():
+        if key in model and model[key].shape == ref_val.shape:
+            diff = float(np.max(np.abs(model[key] - ref_val), initial=0.0))
+            diffs[key] = diff
+            scale = max(1.0, float(np.max(np.abs(ref_val), initial=0.0)))
+            ok = ok and diff <= tol * scale
+        else:
+            ok = False
+    return diffs, ok
+
+
 def _float_entries(model: Mapping[str, Any]) -> dict[str, np.ndarray]:
     out = {}
     for key, value in model.items():
@@ -162,13 +225,16 @@ def compare(
         Reference solver; default ``"clarabel"`` (the most accurate generic
         backend) when it accepts the kind, else the first solver.
     rtol : float or mapping solver -> float, default=1e-5
-        Agreement tolerance on the objective,
+        Agreement tolerance on the objective (positive; else
+        :class:`~conicml.exceptions.OptionError`),
         :math:`|f - f_{ref}| \\le \\texttt{rtol}\\,\\max(1, |f_{ref}|)`. A float
         is raised to a solver's registered ``compare_rtol`` (first-order
         methods such as SCS and OSQP); a mapping is used as given. Each row
         shows the tolerance it was held to.
     vtol : float or mapping, optional
-        Agreement tolerance on each decoded floating-point quantity,
+        Agreement tolerance on each quantity unique at the optimum
+        (:meth:`Program.unique_quantities`; the other decoded entries are
+        reported in ``var_diffs`` but not judged),
         :math:`\\|m - m_{ref}\\|_\\infty \\le \\texttt{vtol}\\max(1, \\|m_{ref}\\|_\\infty)`.
         Default :math:`\\sqrt{\\texttt{rtol}}`: near a strongly convex optimum
         the error in the solution is of the order of the square root of the
@@ -181,8 +247,18 @@ def compare(
     Returns
     -------
     Comparison
-        ``str()`` prints a table; ``to_markdown()``; ``agree``.
+        ``str()`` prints a table; ``to_markdown()``; ``agree``. A solver that
+        fails (or a point that cannot be decoded) is a row with its status
+        and message, never an exception.
+
+    Raises
+    ------
+    OptionError
+        ``rtol`` or ``vtol`` not positive and finite, or a solver option unknown.
     """
+    _check_tol(rtol, "rtol")
+    if vtol is not None:
+        _check_tol(vtol, "vtol")
     options = {k.lower(): dict(v) for k, v in (options or {}).items()}
     # each run: label -> (solver name, options); a tuple item is a labelled variant
     runs: dict[str, tuple[str, dict]] = {}
@@ -215,37 +291,48 @@ def compare(
         floor = registry.get(runs[label][0]).compare_rtol or 0.0
         return max(float(tol), floor)
 
-    solutions = {label: solve(program, name, **opts) for label, (name, opts) in runs.items()}
+    solutions = {label: _safe_solve(program, label, name, opts)
+                 for label, (name, opts) in runs.items()}
     ref = solutions[reference]
-    ref_model = _float_entries(program.decode(ref)) if ref.ok else {}
+    ref_model, ref_error = _safe_decode(program, ref)
+    ref_floats = _float_entries(ref_model)
+    ref_unique = _float_entries(program.unique_quantities(ref_model)) if ref_model else {}
+    ref_usable = ref.ok and not ref_error
     rows = []
     for name in names:
         sol = solutions[name]
         r_tol = tol_for(rtol, name, 1e-5)
         v_tol = tol_for(vtol, name, math.sqrt(r_tol))
         diffs: dict[str, float] = {}
-        agree = sol.ok and ref.ok
+        udiffs: dict[str, float] = {}
+        certified = sol.status is Status.OPTIMAL
+        message = sol.message
         obj_diff = math.nan
-        if not ref.ok:  # e.g. all report infeasibility: agreement on the status family
+        if not ref_usable:  # e.g. all report infeasibility: agreement on the status family
             agree = _family(sol.status) == _family(ref.status) != "other"
-        elif agree:
+            if ref_error and name == reference:
+                message = f"{ref_error}; {message}" if message else ref_error
+        elif sol.ok:
             obj_diff = abs(sol.objective - ref.objective) / max(1.0, abs(ref.objective))
-            agree = obj_diff <= r_tol
-            try:
-                model = _float_entries(program.decode(sol))
-            except ConicMLError:
-                model, agree = {}, False
-            for key, ref_val in ref_model.items():
-                if key in model and model[key].shape == ref_val.shape:
-                    diff = float(np.max(np.abs(model[key] - ref_val), initial=0.0))
-                    diffs[key] = diff
-                    scale = max(1.0, float(np.max(np.abs(ref_val), initial=0.0)))
-                    agree = agree and diff <= v_tol * scale
+            agree = certified and obj_diff <= r_tol
+            model, error = (ref_model, "") if name == reference else _safe_decode(program, sol)
+            if error:
+                agree = False
+                message = f"{error}; {message}" if message else error
+            else:
+                diffs, _ = _diffs(_float_entries(model), ref_floats, v_tol)
+                if ref_unique:
+                    unique = _float_entries(program.unique_quantities(model))
+                    udiffs, unique_ok = _diffs(unique, ref_unique, v_tol)
+                    agree = agree and unique_ok
+        else:
+            agree = False
         rows.append(ComparisonRow(
             solver=name, status=sol.status.value, objective=sol.objective,
             obj_rel_diff=obj_diff, var_diffs=diffs, solve_time=sol.solve_time,
             total_time=sol.total_time, iterations=sol.iterations,
-            residual=sol.residuals.max(), rtol=r_tol, agree=bool(agree), message=sol.message,
+            residual=sol.residuals.max(), rtol=r_tol, agree=bool(agree), message=message,
+            unique_diffs=udiffs, certified=certified,
         ))
     return Comparison(kind=program.kind, reference=reference, rows=tuple(rows),
                       solutions=solutions)

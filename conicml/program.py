@@ -82,6 +82,15 @@ class Program:
         :func:`conicml.solve` appends it to the message of the generic
         backends, which know nothing of the learner (specialized solvers word
         their own). Must be picklable.
+    unique : callable, optional
+        ``unique(data, model) -> dict`` of the quantities of a decoded model
+        that are *unique at the optimum* (e.g. the decision values on the
+        training points when the weight vector is unique), which
+        :func:`conicml.compare` judges; variables that may legitimately
+        differ between optimal solutions (multipliers with ties, an
+        intercept without free support vectors) are left out. ``None``:
+        ``compare`` judges the objective and the certificate only. Must be
+        picklable.
     """
 
     def __init__(
@@ -95,6 +104,8 @@ class Program:
         description: str = "",
         explain: Callable[[Mapping[str, Any], Status], str] | None = None,
         certify: Callable[[Mapping[str, Any], Solution], Residuals] | None = None,
+        unique: Callable[[Mapping[str, Any], Mapping[str, Any]], Mapping[str, Any]]
+        | None = None,
     ) -> None:
         self.kind = kind
         self.data = MappingProxyType(dict(data))
@@ -104,6 +115,7 @@ class Program:
         self.description = description
         self.explain = explain
         self._certify = certify
+        self._unique = unique
         self._form: ConicForm | None = None
 
     # -- the cvxpy side, built lazily ------------------------------------------------
@@ -176,6 +188,11 @@ class Program:
         if self._certify is None or not solution.ok:
             return None
         return self._certify(self.data, solution)
+
+    def unique_quantities(self, model: Mapping[str, Any]) -> dict[str, Any]:
+        """The decoded model's quantities that are unique at the optimum (may be empty)."""
+        unique = getattr(self, "_unique", None)  # programs pickled before the hook
+        return {} if unique is None else dict(unique(self.data, model))
 
     # -- pickling: the cvxpy problem is derived state and is rebuilt on demand ---------
     def __getstate__(self) -> dict:  # noqa: D105

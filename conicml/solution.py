@@ -54,19 +54,31 @@ class Residuals:
         :math:`\max_i \max(0, g_i(x)) \vee \max_j |h_j(x)|`, as reported by the
         solver or recomputed by conicml from the returned point.
     dual : float
-        Dual residual (stationarity of the Lagrangian) as reported by the solver.
-        For specialized solvers this is the solver's own optimality measure,
-        e.g. the maximal KKT violation :math:`m(\alpha) - M(\alpha)` of SMO.
+        Dual residual (stationarity of the Lagrangian) or optimality measure.
     gap : float
-        Absolute duality gap :math:`|p - d|` (or the solver's equivalent,
-        such as a bisection bracket width).
+        Duality gap / complementarity (or the solver's equivalent, such as a
+        bisection bracket width).
     source : str
-        Where the numbers come from: ``"solver"`` (all three reported by the
-        solver), ``"recomputed"`` (all three recomputed by conicml from the
-        program's data, :meth:`conicml.Program.certify`), or ``"mixed"``
-        (``primal`` recomputed by conicml in the user's program, ``dual`` and
-        ``gap`` from the solver: the generic backends without a program
-        certificate).
+        Where the three numbers come from:
+
+        * ``"recomputed"``: all three were recomputed by conicml from the
+          program's own data at the returned point (:meth:`Program.certify`,
+          :mod:`conicml._certificates`), each *relative* (scale-free):
+          ``primal`` the largest constraint violation divided by the size of
+          that constraint's terms, ``dual`` the stationarity residual of the
+          Lagrangian (multipliers refitted by conicml) divided by its largest
+          term, ``gap`` the complementarity divided by the size of the
+          Lagrangian's terms and the relative disagreement between the
+          reported and the recomputed objective. :func:`conicml.solve` puts
+          these in every solution of a program that certifies (every
+          formulation of the package does) and keeps the solver's own
+          numbers in ``Solution.extras["solver_residuals"]``. ``nan`` means
+          "not checked" (e.g. a norm's kink in an objective);
+        * ``"solver"``: the solver's own report, in the solver's own units
+          (e.g. SMO's maximal KKT violation :math:`m(\alpha) - M(\alpha)`),
+          as a solver function returns it when called directly;
+        * ``"mixed"``: a generic backend's report completed by the backend
+          adapter.
     """
 
     primal: float = math.nan

@@ -94,7 +94,9 @@ def _certified(program: Program, solution: Solution, tol: float) -> Solution:
     residuals = program.certify(solution)
     if residuals is None:
         return solution
-    solution = dataclasses.replace(solution, residuals=residuals)
+    # the solver's own report stays available beside conicml's recomputation
+    extras = {**solution.extras, "solver_residuals": solution.residuals}
+    solution = dataclasses.replace(solution, residuals=residuals, extras=extras)
     if solution.status is not Status.OPTIMAL:
         return solution
     failing = [(name, value) for name, value in

@@ -7,6 +7,7 @@ solver's own certificate (angles, bracket [D_k, P_k] on the optimum).
 
 import numpy as np
 import pytest
+from solver_report import own
 
 import conicml as cm
 from conicml.exceptions import OptionError, SolverError
@@ -60,11 +61,11 @@ def test_random_agreement(d, seed, form):
     # certificate: converged angle, feasible point, bracket [D, P] of width ~ round-off
     assert lh.status is cm.Status.OPTIMAL
     assert lh.iterations > 0
-    assert lh.residuals.dual <= 1e-10  # max(theta_pos, theta_neg) <= tol
-    assert lh.residuals.primal <= 1e-10
+    assert own(lh).dual <= 1e-10  # max(theta_pos, theta_neg) <= tol
+    assert own(lh).primal <= 1e-10
     lo, hi = lh.extras["lower_bound"], lh.extras["upper_bound"]
-    assert lh.residuals.gap == pytest.approx(hi - lo)
-    assert -1e-12 * hi <= lh.residuals.gap <= 1e-9 * hi
+    assert own(lh).gap == pytest.approx(hi - lo)
+    assert -1e-12 * hi <= own(lh).gap <= 1e-9 * hi
     # the bracket contains the interior-point optimum (to its accuracy)
     p_ref = cm.solve(sr.specified_rates(_random_instance(d, seed), 0.3, 0.4), "clarabel")
     assert lo * (1 - 1e-7) <= p_ref.objective <= hi * (1 + 1e-7)
@@ -77,7 +78,7 @@ def test_kernel_agreement(form):
                                   form=form)
     sols = {s: cm.solve(prog, s) for s in ("clarabel", "ecos", "lin-han")}
     lh = sols["lin-han"]
-    assert lh.status is cm.Status.OPTIMAL and lh.residuals.dual <= 1e-10
+    assert lh.status is cm.Status.OPTIMAL and own(lh).dual <= 1e-10
     f_lh = sr.rates_decision_values(prog.data, prog.decode(lh), X)
     for ref in ("clarabel", "ecos"):
         assert lh.objective == pytest.approx(sols[ref].objective, rel=obj_rtol(ref))

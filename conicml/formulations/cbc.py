@@ -22,6 +22,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from .. import kinds
+from .._certificates import certify_with
 from .._kkt import bias_from_kkt, solver_accuracy
 from .._validation import check_positive
 from ..contracts.cbc import CBCDualData
@@ -486,7 +487,7 @@ def _decode_cbc_primal(data: Mapping[str, Any], solution: Solution) -> dict:
 def _cbc_program(data: dict, build, decode, description: str) -> Program:
     data["cbc"] = CBCDualData(means=data["means"], y=data["y"], radii=data["radii"],
                               kernel=data["kernel"], C=data.get("C"), W=data.get("W"))
-    return Program(data["kind"], data, build=build, decode=decode,
+    return Program(data["kind"], data, build=build, decode=decode, certify=certify_with(build),
                    default_solver="clarabel", description=description)
 
 

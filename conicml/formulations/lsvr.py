@@ -130,6 +130,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import kinds
+from .._certificates import certify_with
 from .._scaling import feature_scales
 from .._validation import check_matrix, check_positive
 from ..exceptions import ProgramError
@@ -462,6 +463,7 @@ def _decode(data: Mapping[str, Any], solution: Solution) -> dict:
 
 def _program(data: dict, description: str) -> Program:
     return Program(data["kind"], data, build=_build, decode=_decode,
+                   certify=certify_with(_build),
                    default_solver="clarabel", description=description)
 
 

@@ -104,6 +104,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from .. import kinds
+from .._certificates import certify_with, conic_certificate, rel, residuals
 from .._linalg import inverse_quadratic
 from .._scaling import feature_scales
 from .._validation import check_positive, check_X_y
@@ -112,7 +113,7 @@ from ..exceptions import ProgramError
 from ..kernels import KERNELS, Kernel, make_kernel, psd_factor
 from ..moments import ClassMoments, as_class_moments
 from ..program import ConicForm, Program, require_solution
-from ..solution import Solution, Status
+from ..solution import Residuals, Solution, Status
 
 __all__ = [
     "BOUNDS",
@@ -365,6 +366,7 @@ def _family_program(base: dict, family: str, a: tuple[float, float], b: tuple[fl
     data = {**base, "family": family, "kind": kind, "a": (float(a[0]), float(a[1])),
             "b": b, "bound": bound, **extra}
     return Program(kind, data, build=_build_fractional, decode=_decode_fractional,
+                   certify=certify_with(_build_fractional),
                    default_solver="clarabel", description=description)
 
 
@@ -608,6 +610,7 @@ def mempm(
         make_inner=partial(inner_bmpm, data_), make_model=partial(mempm_model, data_),
         bound=bound)
     return Program(kinds.MEMPM, data_, build=None, decode=_decode_mempm,
+                   certify=_certify_mempm,
                    default_solver="quadratic-interpolation",
                    description=f"MEMPM (theta={theta:.4g}, {bound}, {kernel} kernel)")
 
@@ -631,7 +634,8 @@ def inner_bmpm(data: Mapping[str, Any], beta: float, previous: Program | None = 
     if previous is not None and previous.is_built:
         prog = Program(prog.kind, prog.data,
                        build=partial(_reuse_form, previous.form),
-                       decode=_decode_fractional, default_solver=prog.default_solver,
+                       certify=certify_with(_build_fractional), decode=_decode_fractional,
+                       default_solver=prog.default_solver,
                        description=prog.description)
     return prog
 
@@ -665,6 +669,41 @@ def mempm_model(data: Mapping[str, Any], beta: float, w: np.ndarray) -> dict:
     if data["weights"] is not None:
         model["cost_objective"] = data["weights"][0] * alpha + data["weights"][1] * beta
     return model
+
+
+def _certify_mempm(data: Mapping[str, Any], solution: Solution) -> Residuals:
+    r"""conicml's certificate of a MEMPM point :math:`(\beta, w)` (``Program.certify``).
+
+    ``primal``: :math:`\beta` outside :math:`[\beta_{lo}, \beta_{0m}]`;
+    ``dual``: the KKT certificate of :math:`w` as the optimum of the inner
+    BMPM at :math:`\beta_0 = \beta` (:func:`conicml._certificates.conic_certificate`
+    on its perspective SOCP); ``gap``: that certificate's complementarity and
+    the disagreement between the reported objective and
+    :math:`F(\beta) = \theta\alpha + (1-\theta)\beta` recomputed at
+    :math:`(\beta, w)`. The 1-D search over :math:`\beta` is *not* certified
+    globally here (the problem is nonconvex in :math:`\beta`, Sec. 3.7).
+    """
+    beta = float(np.asarray(solution.values.get("beta", np.nan)))
+    w = np.asarray(solution.values.get("w", np.nan), dtype=float)
+    if not math.isfinite(beta) or w.shape != data["d"].shape or not np.all(np.isfinite(w)):
+        return residuals(math.inf)
+    if not float(data["d"] @ w) > 0:
+        return residuals(math.inf)
+    lo, hi = data["beta_lo"], data["beta_end"]
+    primal = max(0.0, lo - beta, beta - hi)
+    F = mempm_model(data, beta, w)["objective"]
+    claim = rel(float(solution.objective) - F, F)
+    inner = inner_bmpm(data, min(max(beta, lo), hi))
+    wn = w / float(data["d"] @ w)
+    ax, ay = inner.data["a"]
+    sx, sy = np.linalg.norm(data["Rx"] @ wn), np.linalg.norm(data["Ry"] @ wn)
+    num = 1.0 - ax * sx - ay * sy
+    if not (num > 0 and math.isfinite(num)):  # alpha = 0 (beta at the end of the domain)
+        return residuals(primal, math.nan, claim)
+    point = Solution(status=Status.OPTIMAL, solver=solution.solver, values={"v": wn / num})
+    res = conic_certificate(inner.data, point, build=_build_fractional, check_objective=False)
+    gap = max(res.gap, claim) if math.isfinite(res.gap) else claim
+    return residuals(max(primal, res.primal), res.dual, gap)
 
 
 def _decode_mempm(data: Mapping[str, Any], solution: Solution) -> dict:

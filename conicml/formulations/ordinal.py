@@ -16,6 +16,7 @@ import cvxpy as cp
 import numpy as np
 
 from .. import kinds
+from .._certificates import certify_with
 from .._validation import check_positive
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
@@ -285,6 +286,7 @@ def _ordinal_program(data: dict, description: str) -> Program:
         data["kind"],
         data,
         build=_build_ordinal_primal if primal else _build_ordinal_dual,
+        certify=certify_with(_build_ordinal_primal if primal else _build_ordinal_dual),
         decode=_decode_ordinal_primal if primal else _decode_ordinal_dual,
         default_solver="clarabel",
         description=description,
@@ -546,6 +548,7 @@ def svor(
     }
     label = f"W={W:g}" if W is not None else f"C={C:g}"
     return Program(kind, data, build=_build_svor_primal, decode=_decode_svor,
+                   certify=certify_with(_build_svor_primal),
                    default_solver="clarabel",
                    description=f"SVOR ({kernel} kernel, {X.shape[0]} points, {r} ranks, {label})")
 

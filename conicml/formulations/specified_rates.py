@@ -32,6 +32,7 @@ import numpy as np
 from scipy.stats import norm
 
 from .. import kinds
+from .._certificates import certify_with
 from .._validation import check_positive, check_X_y
 from ..exceptions import ProgramError, SolverError
 from ..kernels import Kernel, make_kernel, psd_factor
@@ -426,6 +427,7 @@ def specified_rates(
         RATES_KINDS[0] if primal else RATES_KINDS[1],
         prepared,
         build=_build_rates_primal if primal else _build_rates_dual,
+        certify=certify_with(_build_rates_primal if primal else _build_rates_dual),
         decode=_decode_rates_primal if primal else _decode_rates_dual,
         default_solver="clarabel",
         description=(f"chance-constrained classifier, specified rates eta_pos={eta_pos:g}, "

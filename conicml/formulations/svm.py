@@ -52,6 +52,7 @@ import cvxpy as cp
 import numpy as np
 
 from .. import kinds
+from .._certificates import certify_with
 from .._kkt import bias_from_kkt, free_tolerance, solver_accuracy
 from .._validation import check_positive, check_X_y
 from ..exceptions import ConicMLWarning, ProgramError
@@ -305,6 +306,15 @@ def _explain(data: Mapping[str, Any], status: Status) -> str:
     return ""
 
 
+def _unique(data: Mapping[str, Any], model: Mapping[str, Any]) -> dict:
+    """What :func:`conicml.compare` judges: :math:`w^\\top\\phi(x_i)` on the training points.
+
+    :math:`w` is unique (the objective is strictly convex in it), so these
+    values are; ``alpha`` (ties) and ``b`` (no free support vector) need not be.
+    """
+    return {"f_train_no_bias": decision_values(data, model, data["X"]) - model["b"]}
+
+
 def _program(data: dict, description: str) -> Program:
     form = data["form"]
     kind = {(False, "primal"): kinds.SVM_PRIMAL, (False, "dual"): kinds.SVM_DUAL,
@@ -313,10 +323,12 @@ def _program(data: dict, description: str) -> Program:
         kind[data["hard"], form],
         data,
         build=_build_primal if form == "primal" else _build_dual,
+        certify=certify_with(_build_primal if form == "primal" else _build_dual),
         decode=_decode_primal if form == "primal" else _decode_dual,
         default_solver="clarabel",
         description=description,
         explain=_explain,
+        unique=_unique,
     )
 
 

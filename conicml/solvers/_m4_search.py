@@ -57,7 +57,7 @@ from ..solution import Residuals, Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
 from ._line_search import METHODS, maximize
 from ._m4_inner import InnerSolver, _InnerFailure, point
-from ._options import check_common
+from ._options import check_common, check_scalar
 
 __all__ = ["STATUS_MAP", "TERMINATION_MESSAGES", "solve_soft_m4"]
 
@@ -132,6 +132,7 @@ def solve_soft_m4(
     """
     stop = stopper(solver, callback, legacy=lambda r: (float(r.values["rho"]), r.objective))
     check_common(solver, tol, max_iter, time_limit)
+    x0 = check_scalar(solver, "x0", x0, low=0.0)
     if method not in METHODS:
         raise OptionError(f"{solver}: method must be one of {', '.join(METHODS)}, "
                           f"got {method!r}")

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..exceptions import OptionError
 
-__all__ = ["check_common"]
+__all__ = ["check_array", "check_cache_size", "check_common", "check_scalar"]
 
 
 def _is_real(value: Any) -> bool:
@@ -42,3 +42,46 @@ def check_common(solver: str, tol: Any, max_iter: Any, time_limit: Any, *,
     ):
         kind = "non-negative" if allow_zero else "positive"
         raise OptionError(f"{solver}: time_limit must be a {kind} number, got {time_limit!r}")
+
+
+def check_scalar(solver: str, name: str, value: Any, *, low: float | None = None,
+                 high: float | None = None) -> float | None:
+    """Raise :class:`OptionError` unless ``value`` is ``None`` or a finite real in [low, high].
+
+    Used for scalar warm starts (``x0`` of ``bisection``, ``m4-line-search``,
+    ``quadratic-interpolation``, ``dinkelbach-gfp``): a NaN or infinite start
+    would otherwise propagate silently into the search.
+    """
+    if value is None:
+        return None
+    if not (_is_real(value) and math.isfinite(value)):
+        raise OptionError(f"{solver}: {name} must be a finite number, got {value!r}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        lo = "-inf" if low is None else f"{low:g}"
+        hi = "inf" if high is None else f"{high:g}"
+        raise OptionError(f"{solver}: {name} must lie in [{lo}, {hi}], got {value!r}")
+    return float(value)
+
+
+def check_array(solver: str, name: str, value: Any, shape: tuple[int, ...]) -> Any:
+    """``value`` as a float array of ``shape``; :class:`OptionError` if not, or not finite."""
+    import numpy as np
+
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise OptionError(f"{solver}: {name} must be a numeric array of shape {shape}, "
+                          f"got {type(value).__name__}") from exc
+    if arr.shape != tuple(shape):
+        raise OptionError(f"{solver}: {name} must have shape {tuple(shape)}, got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise OptionError(f"{solver}: {name} contains NaN or infinite entries")
+    return arr
+
+
+def check_cache_size(solver: str, cache_size: Any) -> float:
+    """Raise :class:`OptionError` unless the kernel-cache size (MB) is positive and finite."""
+    if not (_is_real(cache_size) and math.isfinite(cache_size) and cache_size > 0):
+        raise OptionError(f"{solver}: cache_size (MB) must be positive and finite, "
+                          f"got {cache_size!r}")
+    return float(cache_size)

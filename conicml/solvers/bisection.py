@@ -64,7 +64,7 @@ from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
 from ._m4_inner import InnerSolver, _InnerFailure, point
-from ._options import check_common
+from ._options import check_common, check_scalar
 
 __all__ = ["STATUS_MAP", "TERMINATION_MESSAGES", "solve_bisection"]
 
@@ -91,7 +91,8 @@ def _print_header() -> None:
 
 
 @register("bisection", kinds=[kinds.M4_SEPARABLE],
-          description="separable M4: bisection on rho over DPP SOCP feasibility checks")
+          description="separable M4: bisection on rho over DPP SOCP feasibility checks",
+          certify_tol=1e-4)  # point from an interior-point inner solve
 def solve_bisection(
     program: Program,
     *,
@@ -140,6 +141,7 @@ def solve_bisection(
         ``values = {"w", "b", "rho"}``, ``objective`` = certified ρ.
     """
     check_common("bisection", tol, max_iter, time_limit)
+    x0 = check_scalar("bisection", "x0", x0, low=0.0)
     stop = stopper("bisection", callback, legacy=lambda r: (r.iteration, dict(r.extras)))
     start = time.perf_counter()
     data = program.data

@@ -32,7 +32,8 @@ __all__ = ["solve_brent"]
 
 
 @register("brent", kinds=[kinds.M4_SOFT],
-          description="soft-margin M4: Brent's bounded search over rho of slack SOCPs")
+          description="soft-margin M4: Brent's bounded search over rho of slack SOCPs",
+          certify_tol=1e-4)  # point from an interior-point inner solve
 def solve_brent(
     program: Program,
     *,

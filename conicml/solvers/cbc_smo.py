@@ -92,7 +92,7 @@ from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
-from ._options import check_common
+from ._options import check_array, check_cache_size, check_common
 
 __all__ = ["TERMINATION_MESSAGES", "line_search_311", "line_search_b2", "solve_cbc_smo"]
 
@@ -228,7 +228,8 @@ def _dual_value(data: Mapping[str, Any], alpha: np.ndarray, p: np.ndarray) -> fl
 
 
 @register("cbc-smo", kinds=KINDS, description="SMO-like pair updates for the CBC duals "
-          "(3.11)/(B.2) (CBC-Iter, corrected sign)")
+          "(3.11)/(B.2) (CBC-Iter, corrected sign)",
+          certify_tol=1e-4)  # default tol 1e-6 on the KKT violation
 def solve_cbc_smo(
     program,
     *,
@@ -281,6 +282,7 @@ def solve_cbc_smo(
     if program.kind not in KINDS:
         raise SolverError(f"cbc-smo solves kinds {KINDS}, got {program.kind!r}")
     check_common("cbc-smo", tol, max_iter, time_limit, allow_zero=True)
+    check_cache_size("cbc-smo", cache_size)
     stop = stopper("cbc-smo", callback,
                    legacy=lambda r: (r.iteration, r.values["alpha"], r.residual))
     if selection not in ("second-order", "max-violating"):
@@ -300,9 +302,7 @@ def solve_cbc_smo(
         dvec = 1.0 + r * W
     gram = _Gram(data, cache_size)
     if x0 is not None:
-        alpha = np.array(x0, dtype=float).reshape(-1)
-        if alpha.shape != (k,):
-            raise OptionError(f"x0 must have shape ({k},), got {alpha.shape}")
+        alpha = check_array("cbc-smo", "x0", x0, (k,))
         if (np.any(alpha < -1e-12) or np.any(alpha > U + 1e-12)
                 or abs(float(y @ alpha)) > 1e-9 * max(1.0, float(np.abs(alpha).sum()))):
             raise OptionError("x0 is infeasible: need 0 <= alpha <= U and y^T alpha = 0")

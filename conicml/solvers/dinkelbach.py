@@ -74,7 +74,7 @@ from ._fractional import (
     FractionalProgram,
     finish,
 )
-from ._options import check_common
+from ._options import check_array, check_common
 
 __all__ = ["TERMINATION_MESSAGES", "solve_dinkelbach"]
 
@@ -95,7 +95,8 @@ STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT, 2: Sta
                                  7: Status.OPTIMAL_INACCURATE}
 
 @register("dinkelbach", kinds=[kinds.BMPM, kinds.MPM],
-          description="Dinkelbach parametric method + iterative least squares (MPM, BMPM)")
+          description="Dinkelbach parametric method + iterative least squares (MPM, BMPM)",
+          certify_tol=1e-4)  # default tol 1e-10; ~1e-6 ill-conditioned
 def solve_dinkelbach(
     program: Program,
     *,
@@ -152,8 +153,8 @@ def solve_dinkelbach(
         return finish("dinkelbach", fp, fp.infinite_direction(), 5, 0, 0, setup_time,
                       time.perf_counter() - start, history, TERMINATION_MESSAGES, STATUS_MAP)
     if x0 is not None:
-        x0 = np.asarray(x0, dtype=float)
-        if x0.shape != fp.d.shape or not float(fp.d @ x0) > 0:
+        x0 = check_array("dinkelbach", "x0", x0, fp.d.shape)
+        if not float(fp.d @ x0) > 0:
             raise OptionError(f"x0 must be a vector of length {fp.d.size} with x0 @ d > 0")
         z = fp.to_z(x0)
     else:

@@ -73,7 +73,7 @@ from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
 from ._m4_inner import InnerSolver, _InnerFailure, point
-from ._options import check_common
+from ._options import check_common, check_scalar
 
 __all__ = ["STATUS_MAP", "TERMINATION_MESSAGES", "solve_dinkelbach_gfp"]
 
@@ -104,7 +104,8 @@ def _sigma_floor(R: np.ndarray, d: np.ndarray) -> float:
 
 
 @register("dinkelbach-gfp", kinds=[kinds.M4_SEPARABLE],
-          description="separable M4: generalized-fractional Dinkelbach (CFS type 2)")
+          description="separable M4: generalized-fractional Dinkelbach (CFS type 2)",
+          certify_tol=1e-4)  # point from an interior-point inner solve
 def solve_dinkelbach_gfp(
     program: Program,
     *,
@@ -153,6 +154,7 @@ def solve_dinkelbach_gfp(
         ``values = {"w", "b", "rho"}``, ``objective`` = certified ρ.
     """
     check_common("dinkelbach-gfp", tol, max_iter, time_limit)
+    x0 = check_scalar("dinkelbach-gfp", "x0", x0)
     stop = stopper("dinkelbach-gfp", callback, legacy=lambda r: (r.iteration, dict(r.extras)))
     start = time.perf_counter()
     data = program.data

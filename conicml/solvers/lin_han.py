@@ -203,7 +203,8 @@ def _start(E: _Ellipsoid, x: Any, name: str) -> np.ndarray:
 
 
 @register("lin-han", kinds=list(RATES_KINDS),
-          description="Lin-Han ellipsoid distance for the specified-rates classifier (seed 003)")
+          description="Lin-Han ellipsoid distance for the specified-rates classifier (seed 003)",
+          certify_tol=1e-4)  # default angle tol 1e-10; ~1e-6 ill-conditioned
 def solve_lin_han(
     program,
     *,

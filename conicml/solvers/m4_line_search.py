@@ -23,7 +23,8 @@ __all__ = ["solve_m4_line_search"]
 
 @register("m4-line-search", kinds=[kinds.M4_SOFT],
           deprecated="use 'quadratic-interpolation' (or 'brent' for method='brent')",
-          description="deprecated: 'quadratic-interpolation' or 'brent'")
+          description="deprecated: 'quadratic-interpolation' or 'brent'",
+          certify_tol=1e-4)  # point from an interior-point inner solve
 def solve_m4_line_search(
     program: Program,
     *,

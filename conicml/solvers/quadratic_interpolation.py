@@ -60,6 +60,7 @@ from ..solution import Residuals, Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
 from ._line_search import StopSearch, line_search
 from ._m4_search import solve_soft_m4
+from ._options import check_common, check_scalar
 
 __all__ = ["TERMINATION_MESSAGES", "solve_quadratic_interpolation"]
 
@@ -131,7 +132,8 @@ def _upper_bound(mempm: Any, alphas: Mapping[float, float],
 
 
 @register("quadratic-interpolation", kinds=[kinds.MEMPM, kinds.M4_SOFT],
-          description="1-D quadratic-interpolation search: MEMPM over beta, soft M4 over rho")
+          description="1-D quadratic-interpolation search: MEMPM over beta, soft M4 over rho",
+          certify_tol=1e-4)  # point from an interior-point inner solve
 def solve_quadratic_interpolation(
     program: Program,
     *,
@@ -215,8 +217,8 @@ def solve_quadratic_interpolation(
     inner_options = dict(inner_options or {})
     if not isinstance(inner, str):
         raise OptionError(f"inner must be a solver name, got {inner!r}")
-    if time_limit is not None and not time_limit > 0:
-        raise OptionError(f"time_limit must be positive, got {time_limit!r}")
+    check_common("quadratic-interpolation", tol, max_iter, time_limit)
+    x0 = check_scalar("quadratic-interpolation", "x0", x0)
     if not (isinstance(gap_tol, (int, float)) and math.isfinite(gap_tol) and gap_tol > 0):
         raise OptionError(f"gap_tol must be positive and finite, got {gap_tol!r}")
     if isinstance(max_certify, bool) or not isinstance(max_certify, (int, np.integer)) \
@@ -226,6 +228,9 @@ def solve_quadratic_interpolation(
         raise OptionError(f"max_failures must be a non-negative integer, got {max_failures!r}")
     start = time.perf_counter()
     lo, hi = mempm.beta_lo, mempm.beta_end
+    if x0 is not None and not lo <= x0 <= hi:
+        raise OptionError(f"quadratic-interpolation: x0 must lie in the beta domain "
+                          f"[{lo:.6g}, {hi:.6g}], got {x0!r}")
     floor = mempm.alpha_floor
     w_end = mempm.endpoint_w
     evals: dict[float, tuple[float, np.ndarray, Solution | None]] = {}

@@ -61,7 +61,7 @@ from ._fractional import (
     FractionalProgram,
     finish,
 )
-from ._options import check_common
+from ._options import check_array, check_common
 
 __all__ = ["TERMINATION_MESSAGES", "solve_rosen"]
 
@@ -98,7 +98,8 @@ def _value_grad(fp: FractionalProgram, w: np.ndarray) -> tuple[float, np.ndarray
 
 
 @register("rosen", kinds=[kinds.BMPM, kinds.MPM],
-          description="Rosen gradient projection for the BMPM/MPM fractional program")
+          description="Rosen gradient projection for the BMPM/MPM fractional program",
+          certify_tol=1e-4)  # default tol 1e-12; ~1e-6 ill-conditioned
 def solve_rosen(
     program: Program,
     *,
@@ -156,8 +157,8 @@ def solve_rosen(
     if fp.infinite_ratio():  # exact test on the eigendecomposition (one O(n^3) step)
         return done(fp.infinite_direction(), 5, 0, 0)
     if x0 is not None:
-        w = np.asarray(x0, dtype=float)
-        if w.shape != d.shape or not float(d @ w) > 0:
+        w = check_array("rosen", "x0", x0, d.shape)
+        if not float(d @ w) > 0:
             raise OptionError(f"x0 must be a vector of length {d.size} with x0 @ d > 0")
     else:
         w = np.linalg.lstsq(fp.Sx + fp.Sy, d, rcond=None)[0]

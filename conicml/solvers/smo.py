@@ -277,7 +277,8 @@ def _check_x0(x0: Any, y: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 
 @register("smo", kinds=[kinds.SVM_DUAL], specialized=True, requires=("numpy",),
-          compare_options={"tol": 1e-8})
+          compare_options={"tol": 1e-8},
+          certify_tol=1e-3)  # default tol 1e-3 on the KKT violation m - M (LIBSVM's)
 def solve_smo(
     program,
     *,
