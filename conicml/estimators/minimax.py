@@ -18,6 +18,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..formulations import minimax as mm
+from ..formulations.minimax import _fill_doc
 from ..kernels import KERNELS
 from ..program import Program
 from ..registry import available
@@ -101,6 +102,7 @@ class _MinimaxClassifier(BinaryConicClassifier):
         self._set_expansion(model, X)
 
 
+@_fill_doc(COMMON_DOC=_COMMON_DOC, ATTR_DOC=_ATTR_DOC)
 class MPMClassifier(_MinimaxClassifier):
     r"""Minimax probability machine (Lanckriet et al. 2002; Huang 2004 eq. 4.8).
 
@@ -110,14 +112,14 @@ class MPMClassifier(_MinimaxClassifier):
     ``dinkelbach`` / ``rosen`` fractional solvers).
 
     Parameters
-    ----------""" + _COMMON_DOC + """
+    ----------<COMMON_DOC>
     solver : str, default="clarabel"
         Any solver for ``"socp.mpm"``: ``"clarabel"``, ``"ecos"``, ``"scs"``,
         ``"dinkelbach"``, ``"rosen"``.
     solver_options : dict, default=None
 
     Attributes
-    ----------""" + _ATTR_DOC + """
+    ----------<ATTR_DOC>
     """
 
     def __init__(self, *, kernel: str = "linear", gamma: float | str = "scale",
@@ -140,6 +142,7 @@ class MPMClassifier(_MinimaxClassifier):
         self._set_model(X, program, solution, program.decode(solution))
 
 
+@_fill_doc(COMMON_DOC=_COMMON_DOC, ATTR_DOC=_ATTR_DOC)
 class BMPMClassifier(_MinimaxClassifier):
     r"""Biased minimax probability machine (Huang 2004, eqs. 3.5–3.14 and ch. 5).
 
@@ -155,16 +158,16 @@ class BMPMClassifier(_MinimaxClassifier):
         ``fit`` raises :class:`~conicml.NotFittedStatusError` naming it.
     bound : {"chebyshev", "gaussian"}, default="chebyshev"
         Distribution-free bound, or Gaussian classes (:math:`\kappa = \Phi^{-1}`;
-        needs ``beta0 >= 0.5``).""" + _COMMON_DOC + """
+        needs ``beta0 >= 0.5``).<COMMON_DOC>
     solver : str, default="clarabel"
         Any solver for ``"socp.bmpm"``: ``"clarabel"``, ``"ecos"``, ``"scs"``,
         ``"rosen"``, ``"dinkelbach"``.
     solver_options : dict, default=None
 
     Attributes
-    ----------""" + _ATTR_DOC + """
+    ----------<ATTR_DOC>
     beta0_max_ : float
-        Largest attainable :math:`\\beta_0` on the training moments.
+        Largest attainable :math:`\beta_0` on the training moments.
     """
 
     _parameter_constraints: dict = {
@@ -200,6 +203,7 @@ class BMPMClassifier(_MinimaxClassifier):
         self._set_model(X, program, solution, program.decode(solution))
 
 
+@_fill_doc(COMMON_DOC=_COMMON_DOC, ATTR_DOC=_ATTR_DOC)
 class MEMPMClassifier(_MinimaxClassifier):
     r"""Minimum-error minimax probability machine (Huang 2004, eqs. 3.2–3.4, 3.21–3.26).
 
@@ -215,7 +219,7 @@ class MEMPMClassifier(_MinimaxClassifier):
         prior, as in the thesis's experiments); ``0.5`` is the MS criterion.
     bound : {"chebyshev", "gaussian"}, default="chebyshev"
         Distribution-free bound or Gaussian classes (restricted to
-        :math:`\alpha, \beta \ge \tfrac12`).""" + _COMMON_DOC + """
+        :math:`\alpha, \beta \ge \tfrac12`).<COMMON_DOC>
     solver : str, default="quadratic-interpolation"
         Solver of the sequential program.
     inner : str, default="clarabel"
@@ -225,7 +229,7 @@ class MEMPMClassifier(_MinimaxClassifier):
         Options of the outer solver (``tol``, ``max_iter``, ...).
 
     Attributes
-    ----------""" + _ATTR_DOC + """
+    ----------<ATTR_DOC>
     theta_ : float
         The weight used.
     """

@@ -374,6 +374,25 @@ _KERNEL_DOC = """
         Kernel hyper-parameters (:func:`conicml.make_kernel`)."""
 
 
+def _fill_doc(**parts: str) -> Any:
+    """Decorator replacing ``<NAME>`` in a docstring by ``parts[NAME]``.
+
+    A docstring written as ``\"\"\"...\"\"\" + SHARED`` is an expression, not
+    a docstring, and leaves ``__doc__`` None; this keeps the docstring a literal
+    and fills the shared parts in after the definition.
+    """
+
+    def fill(obj: Any) -> Any:
+        doc = obj.__doc__
+        for name, text in parts.items():
+            doc = doc.replace(f"<{name}>", text)
+        obj.__doc__ = doc
+        return obj
+
+    return fill
+
+
+@_fill_doc(KERNEL_DOC=_KERNEL_DOC)
 def mpm(
     data: ClassMoments | tuple,
     *,
@@ -409,14 +428,13 @@ def mpm(
     rho_x, rho_y : float, default=0
         Covariance inflation (linear) or the ρ·K regulariser (kernel; > 0).
     bound : {"chebyshev", "gaussian"}, default="chebyshev"
-        Map from κ to the reported accuracy (the hyperplane does not depend on it).
-    """ + _KERNEL_DOC + """
+        Map from κ to the reported accuracy (the hyperplane does not depend on it).<KERNEL_DOC>
 
     Returns
     -------
     Program
         Kind ``"socp.mpm"``; ``decode`` gives ``w`` (or ``dual_coef``), ``b``
-        (positive iff :math:`w^\\top x + b \\ge 0`), ``alpha``, ``beta``,
+        (positive iff :math:`w^\top x + b \ge 0`), ``alpha``, ``beta``,
         ``kappa``, ``b_mismatch``.
     """
     bound = _check_bound(bound)
@@ -429,6 +447,7 @@ def mpm(
                            beta0_max=math.nan, kappa0=math.nan)
 
 
+@_fill_doc(KERNEL_DOC=_KERNEL_DOC)
 def bmpm(
     data: ClassMoments | tuple,
     beta0: float,
@@ -466,8 +485,7 @@ def bmpm(
         Required worst-case accuracy of the negative class, in [0, 1)
         (Gaussian bound: [0.5, 1)).
     nu_x, nu_y, rho_x, rho_y, bound
-        As in :func:`mpm`.
-    """ + _KERNEL_DOC + """
+        As in :func:`mpm`.<KERNEL_DOC>
 
     Returns
     -------
@@ -502,6 +520,7 @@ def _bmpm_program(base: dict, beta0: float, bound: str) -> Program:
                            bound, desc, beta0=beta0, kappa0=kappa0, beta0_max=beta0_max)
 
 
+@_fill_doc(KERNEL_DOC=_KERNEL_DOC)
 def mempm(
     data: ClassMoments | tuple,
     theta: float | None = None,
@@ -548,14 +567,13 @@ def mempm(
         :math:`K_y = C_{FP}N_y`, i.e. :math:`\theta = K_x/(K_x+K_y)`
         (exclusive with ``theta``).
     nu_x, nu_y, rho_x, rho_y
-        Robust radii (Sec. 3.3, eq. 3.40) / kernel regulariser, as in :func:`mpm`.
-    """ + _KERNEL_DOC + """
+        Robust radii (Sec. 3.3, eq. 3.40) / kernel regulariser, as in :func:`mpm`.<KERNEL_DOC>
 
     Returns
     -------
     Program
         ``decode`` gives ``w``/``dual_coef``, ``b``, ``alpha``, ``beta``,
-        ``objective`` (:math:`\\theta\\alpha + (1-\\theta)\\beta`), ``theta``.
+        ``objective`` (:math:`\theta\alpha + (1-\theta)\beta`), ``theta``.
     """
     bound = _check_bound(bound)
     nu_y = nu_x if nu_y is None else nu_y
