@@ -70,7 +70,13 @@ coefficient vector on the training points (original sample order, not
 "x first"; the formulas are order-free), :math:`d = \tilde k_x - \tilde k_y`
 with :math:`\tilde k_x = \frac1{N_x}\sum_{i\in x} K_{i,:}`, and
 :math:`\Sigma_x = \frac1{N_x}\tilde K_x^\top\tilde K_x + \rho_x K`,
-:math:`\tilde K_x = K_x - \mathbf 1\tilde k_x^\top`. The regulariser
+:math:`\tilde K_x = K_x - \mathbf 1\tilde k_x^\top`. The program is written in the
+coordinates :math:`u` of the empirical feature map :math:`\Phi = U\Lambda^{1/2}`
+(:math:`K = U\Lambda U^\top` over the eigenvalues above ``_GRAM_RTOL`` times
+the largest), :math:`w = U\Lambda^{-1/2}u`: then :math:`Kw = \Phi u` and
+:math:`w^\top Kw = \|u\|^2`, so it is the linear program on :math:`\Phi` with
+:math:`\Sigma + \rho I` (well conditioned; the solvers' vectors and the
+``"v"`` entry of a kernel model are :math:`u`, ``"dual_coef"`` is :math:`w`). The regulariser
 :math:`\rho_x K` (the robust replacement of Theorem 9) is **mandatory** for a
 non-linear kernel: without it the within-class scatter spans at most
 :math:`N - 2` directions and the problem is unbounded (note §5.3), so
@@ -125,6 +131,10 @@ __all__ = [
 ]
 
 BOUNDS = ("chebyshev", "gaussian")
+
+#: Kernel programs: eigenvalues of the Gram matrix below this fraction of the
+#: largest are dropped from the empirical feature map (:func:`_base_data`).
+_GRAM_RTOL = 1e-10
 
 
 # --------------------------------------------------------------------------------------
@@ -211,11 +221,27 @@ def _base_data(
         K = 0.5 * (K + K.T)
         pos, neg = y > 0, y < 0
         n_pos, n_neg = int(pos.sum()), int(neg.sum())
-        mx, my = K[pos].mean(axis=0), K[neg].mean(axis=0)  # k~x, k~y (Sec. 3.4.2)
-        Ktx, Kty = K[pos] - mx, K[neg] - my  # K~x, K~y
-        L = psd_factor(K, "eigen")  # K = L L^T, so rho w^T K w = rho ||L^T w||^2
-        Rx = np.vstack([Ktx / math.sqrt(n_pos), math.sqrt(rho_x) * L.T])
-        Ry = np.vstack([Kty / math.sqrt(n_neg), math.sqrt(rho_y) * L.T])
+        # Theorem 9 in the coordinates of the empirical feature map: with
+        # K = U diag(lam) U^T over the eigenvalues lam > _GRAM_RTOL * lam_max and
+        # Phi = U diag(sqrt(lam)), the coefficients w = T u, T = U diag(lam^-1/2),
+        # give K w = Phi u and w^T K w = ||u||^2, so k~x - k~y, K~x w and rho w^T K w
+        # become Phi's class means, centred rows and rho ||u||^2: the kernel program
+        # is the linear one on Phi with Sigma + rho I. Exact up to the dropped
+        # spectrum (directions of w in the null space of K change nothing), and
+        # well conditioned, whereas the n x n form in w has a whole optimal face
+        # (those null directions) on which interior-point solvers failed
+        # (Clarabel solver_error from n ~ 250 on).
+        lam, U = np.linalg.eigh(K)
+        keep = lam > _GRAM_RTOL * max(float(lam[-1]), np.finfo(float).tiny)
+        lam, U = lam[keep], U[:, keep]
+        Phi = U * np.sqrt(lam)
+        coef_map = U / np.sqrt(lam)  # w = coef_map @ u (dual coefficients)
+        mx, my = Phi[pos].mean(axis=0), Phi[neg].mean(axis=0)  # k~x, k~y (Sec. 3.4.2)
+        eye = np.eye(Phi.shape[1])
+        cov_x = np.cov(Phi[pos], rowvar=False, bias=True).reshape(eye.shape)
+        cov_y = np.cov(Phi[neg], rowvar=False, bias=True).reshape(eye.shape)
+        Rx = _factor_T(cov_x + rho_x * eye)
+        Ry = _factor_T(cov_y + rho_y * eye)
         mom = None
     d = mx - my
     if not np.any(np.abs(d) > 1e-12 * max(1.0, float(np.abs(mx).max()))):
@@ -227,6 +253,7 @@ def _base_data(
         "moments": mom, "d": d, "Rx": Rx, "Ry": Ry, "mx": mx, "my": my,
         "nu_x": nu_x, "nu_y": nu_y, "rho_x": rho_x, "rho_y": rho_y,
         "kernel": kern, "X": X, "n_pos": n_pos, "n_neg": n_neg,
+        "coef_map": None if kern is None else coef_map,
     }
 
 
@@ -310,8 +337,9 @@ def _model(data: Mapping[str, Any], w: np.ndarray, kappa_alpha: float,
     }
     if data["kernel"] is None:
         model["w"] = w
-    else:
-        model["dual_coef"] = w
+    else:  # w holds the feature-map coordinates u; the model, the coefficients T u
+        model["dual_coef"] = data["coef_map"] @ w
+        model["v"] = w
     return model
 
 
@@ -629,7 +657,7 @@ def mempm_value(data: Mapping[str, Any], beta: float, alpha: float) -> float:
 def inner_bmpm(data: Mapping[str, Any], beta: float) -> Program:
     """The inner BMPM program of a MEMPM program at ``beta0 = beta``."""
     keep = ("moments", "d", "Rx", "Ry", "mx", "my", "nu_x", "nu_y", "rho_x", "rho_y",
-            "kernel", "X", "n_pos", "n_neg")
+            "kernel", "X", "n_pos", "n_neg", "coef_map")
     return _bmpm_program({k: data[k] for k in keep}, float(beta), data["bound"])
 
 

@@ -331,7 +331,7 @@ def solve_quadratic_interpolation(
             elif sol.ok:
                 model = prog.decode(sol)
                 alpha = model["alpha"]
-                w = model["w"] if "w" in model else model["dual_coef"]
+                w = model["w"] if "w" in model else model["v"]  # program coordinates
             else:  # no information at this beta: -inf for the search, reported below
                 state["failures"].append((beta, sol))
                 if len(state["failures"]) > max_failures:
