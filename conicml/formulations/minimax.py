@@ -136,6 +136,10 @@ BOUNDS = ("chebyshev", "gaussian")
 #: largest are dropped from the empirical feature map (:func:`_base_data`).
 _GRAM_RTOL = 1e-10
 
+#: MEMPM: from kappa(beta) = (1 - _END_RTOL) kappa_max on, F is evaluated at the
+#: analytic end point instead of by a BMPM solve (see :func:`mempm`).
+_END_RTOL = 1e-3
+
 
 # --------------------------------------------------------------------------------------
 # the two kappa maps (note P3, P4)
@@ -575,7 +579,12 @@ def mempm(
     objective :math:`F(\beta^*)`), solved by ``quadratic-interpolation`` (note
     A4): a 1-D line search over β with one BMPM solve per step. The problem is
     nonconvex in general (Sec. 3.7); the line search finds a local maximum,
-    bracketing the domain ends.
+    bracketing the domain ends. Close to :math:`\beta_{0m}`, from
+    :math:`\kappa(\beta) = (1 - 10^{-3})\,\kappa(\beta_{0m})` on
+    (``data["beta_stop"]``), :math:`F` is evaluated at the analytic end point
+    (:math:`\alpha` at its floor, :math:`w = \Sigma_y^{-1}d`) rather than by a
+    BMPM solve: the BMPM program degenerates there (interior-point solvers fail),
+    and :math:`\alpha^*(\beta)` is below about :math:`10^{-6}` on that stretch.
 
     Parameters
     ----------
@@ -635,6 +644,13 @@ def mempm(
             raise ProgramError(f"theta must lie in [0, 1], got {theta!r}")
     kmax = _kappa_max(base)
     beta_end = accuracy_from_kappa(kmax, bound)
+    # The end of the domain is treated analytically from beta_stop on: as
+    # kappa(beta) -> kappa_max the BMPM feasible set degenerates to the ray of
+    # Sigma_y^-1 d, the Charnes-Cooper solution diverges and interior-point solvers
+    # fail (or return alpha ~ 1e-32); alpha*(beta) vanishes quadratically in
+    # kappa_max - kappa(beta) (about 1e-6 at beta_stop), so on [beta_stop, beta0m]
+    # the search uses alpha = its floor and w = Sigma_y^-1 d (the exact end point).
+    beta_stop = accuracy_from_kappa(kmax * (1.0 - _END_RTOL), bound)
     beta_lo = 0.5 if bound == "gaussian" else 0.0
     if beta_end <= beta_lo:
         raise ProgramError(
@@ -643,6 +659,7 @@ def mempm(
         )
     data_ = {**base, "family": "mempm", "kind": "sequential.mempm", "theta": float(theta),
              "bound": bound, "beta_lo": beta_lo, "beta_end": beta_end, "kappa_max": kmax,
+             "beta_stop": beta_stop,
              "weights": weights}
     return Program("sequential.mempm", data_, build=None, decode=_decode_mempm,
                    default_solver="quadratic-interpolation",

@@ -303,6 +303,7 @@ def solve_quadratic_interpolation(
         raise OptionError(f"max_failures must be a non-negative integer, got {max_failures!r}")
     start = time.perf_counter()
     lo, hi = float(data["beta_lo"]), float(data["beta_end"])
+    stop = float(data.get("beta_stop", hi))  # analytic end point from here on
     floor = mm.accuracy_from_kappa(0.0, data["bound"])
     w_end = _endpoint_w(data)
     evals: dict[float, tuple[float, np.ndarray, Solution | None]] = {}
@@ -314,7 +315,7 @@ def solve_quadratic_interpolation(
             state["reason"] = 2
             raise _Stop(2)
         sol = None
-        if beta >= hi:
+        if beta >= stop:
             alpha, w = floor, w_end
         else:
             prog = mm.inner_bmpm(data, beta)
