@@ -12,6 +12,7 @@ seed 003 §3.3), not numpy's ``ddof=1``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -247,8 +248,9 @@ class ClusterMoments:
             feature variance, scikit-learn's ``tol``), then one pass for the
             moments about the final centres.
             ``"none"``: every point its own cluster (:math:`\sigma_j = 0`).
-        n_clusters : int, optional
-            Clusters per label (required for ``"kmeans"``).
+        n_clusters : int or dict, optional
+            Clusters per label (required for ``"kmeans"``); a dict
+            ``{label: k}`` gives each label its own number.
         threshold : float, optional
             BIRCH radius threshold (scikit-learn default 0.5).
         sigma : {"trace", "per-dimension"}
@@ -275,8 +277,10 @@ class ClusterMoments:
             )
         if clustering == "kmeans" and n_clusters is None:
             raise ProgramError("clustering='kmeans' needs n_clusters")
-        if n_clusters is not None and (int(n_clusters) != n_clusters or n_clusters < 1):
-            raise ProgramError(f"n_clusters must be a positive integer, got {n_clusters!r}")
+        per_label = n_clusters if isinstance(n_clusters, Mapping) else None
+        for k in (per_label.values() if per_label is not None else [n_clusters]):
+            if k is not None and (int(k) != k or k < 1):
+                raise ProgramError(f"n_clusters must be a positive integer, got {k!r}")
         if threshold is not None and not (np.isfinite(threshold) and threshold > 0):
             raise ProgramError(f"threshold must be positive, got {threshold!r}")
         if sigma not in SIGMA_CONVENTIONS:
@@ -285,6 +289,10 @@ class ClusterMoments:
         counts, means, variances, labels = [], [], [], []
         for label in np.unique(y):
             idx = np.flatnonzero(y == label)
+            if per_label is not None:
+                if label not in per_label:
+                    raise ProgramError(f"n_clusters has no entry for label {label!r}")
+                n_clusters = per_label[label]
             if clustering == "none":
                 Xl = np.asarray(X[idx], dtype=float)
                 _check_finite(Xl)

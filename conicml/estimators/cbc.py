@@ -14,7 +14,6 @@ from sklearn.utils.validation import check_is_fitted
 from ..exceptions import ProgramError
 from ..formulations import cbc
 from ..moments import ClusterMoments
-from ..registry import available
 from ..solution import Status
 from ._base import BinaryConicClassifier, solve_or_raise
 
@@ -201,11 +200,6 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
             program = cbc.cbc_w(clusters, self.W, self.eta, **common)
         else:
             program = cbc.cbc(clusters, self.C, self.eta, **common)
-        if self.solver.lower() not in available(program.kind):
-            raise ValueError(
-                f"solver={self.solver!r} cannot solve {program.kind!r} programs; use one of "
-                f"{available(program.kind)} (or change form=)"
-            )
         solution = solve_or_raise(program, self.solver, self.solver_options, _CBC_HINT)
         model = program.decode(solution)
         self.clusters_ = clusters

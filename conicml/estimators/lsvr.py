@@ -12,7 +12,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..formulations import lsvr as lsvr_formulation
 from ..kernels import KERNELS
-from ..registry import available
 from ._base import solve_or_raise
 
 __all__ = ["LSVRRegressor"]
@@ -152,11 +151,6 @@ class LSVRRegressor(RegressorMixin, BaseEstimator):
             kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
             factor_rtol=self.factor_rtol,
         )
-        if self.solver.lower() not in available(program.kind):
-            raise ValueError(
-                f"solver={self.solver!r} cannot solve {program.kind!r} programs; "
-                f"use one of {available(program.kind)}"
-            )
         solution = solve_or_raise(program, self.solver, self.solver_options)
         model = program.decode(solution)
         self.program_ = program

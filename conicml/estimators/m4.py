@@ -35,8 +35,9 @@ class M4Classifier(BinaryConicClassifier):
         \frac{-(w^\top y_j + b)}{\sqrt{w^\top\Sigma_y w}} \ge \rho
 
     (separable form, ``C=None``), or :math:`\rho - C\sum_k\xi_k` with slacks
-    (soft margin, eqs. 4.16–4.18; the default, with a data-scaled ``C``). With equal identity covariances it is the
-    hard-margin SVM; it always satisfies :math:`\rho \le \kappa_{MPM}`.
+    (soft margin, eqs. 4.16–4.18; the default, with a data-scaled ``C``). With
+    equal identity covariances the separable M4 is the hard-margin SVM; it
+    always satisfies :math:`\rho \le \kappa_{MPM}`.
 
     Parameters
     ----------

@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ..exceptions import NotFittedStatusError
 from ..formulations import minimax as mm
 from ..formulations.minimax import _fill_doc
 from ..kernels import KERNELS
 from ..program import Program
-from ..registry import available
 from ..solution import Status
 from ._base import BinaryConicClassifier, solve_or_raise
 
@@ -84,13 +84,6 @@ class _MinimaxClassifier(BinaryConicClassifier):
         return dict(kernel=self.kernel, gamma=self.gamma, degree=self.degree,
                     coef0=self.coef0, rho_x=rho, rho_y=rho)
 
-    def _check_solver(self, program: Program) -> None:
-        if self.solver.lower() not in available(program.kind):
-            raise ValueError(
-                f"solver={self.solver!r} cannot solve {program.kind!r} programs; "
-                f"use one of {available(program.kind)}"
-            )
-
     def _set_model(self, X: np.ndarray, program: Program, solution: Any, model: dict) -> None:
         self.program_ = program
         self.solution_ = solution
@@ -135,7 +128,6 @@ class MPMClassifier(_MinimaxClassifier):
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         program = mm.mpm((X, y), **self._kernel_kwargs(X))
-        self._check_solver(program)
         hint = "the kernel program is unbounded: increase rho"
         solution = solve_or_raise(program, self.solver, self.solver_options,
                                   {Status.UNBOUNDED: hint, Status.INFEASIBLE: hint})
@@ -152,10 +144,17 @@ class BMPMClassifier(_MinimaxClassifier):
 
     Parameters
     ----------
-    beta0 : float, default=0.5
-        Required worst-case accuracy of ``classes_[0]``, in [0, 1); it must be
-        below the largest attainable value ``beta0_max_`` (eq. 3.44), otherwise
-        ``fit`` raises :class:`~conicml.NotFittedStatusError` naming it.
+    beta0 : float or "auto", default="auto"
+        Required worst-case accuracy of ``classes_[0]``. ``"auto"`` (the
+        default): half the largest attainable value,
+        :math:`\beta_0 = \beta_{0,\max}/2` (``beta0_max_``, eq. 3.44; Gaussian
+        bound: halfway between ½ and it), which every data set with distinct
+        class means admits. A fixed number is not a safe default: the
+        attainable range depends on the data (the former default 0.5 is
+        infeasible on overlapping classes such as haberman or oil spill,
+        where :math:`\beta_{0,\max} < 0.5`). A float in [0, 1) is used as
+        given and must lie below ``beta0_max_``; otherwise ``fit`` raises
+        :class:`~conicml.NotFittedStatusError` naming both before any solve.
     bound : {"chebyshev", "gaussian"}, default="chebyshev"
         Distribution-free bound, or Gaussian classes (:math:`\kappa = \Phi^{-1}`;
         needs ``beta0 >= 0.5``).<COMMON_DOC>
@@ -166,17 +165,19 @@ class BMPMClassifier(_MinimaxClassifier):
 
     Attributes
     ----------<ATTR_DOC>
+    beta0_ : float
+        The :math:`\beta_0` used (``beta0="auto"`` resolved).
     beta0_max_ : float
         Largest attainable :math:`\beta_0` on the training moments.
     """
 
     _parameter_constraints: dict = {
         **_MinimaxClassifier._parameter_constraints,
-        "beta0": [Interval(Real, 0, 1, closed="left")],
+        "beta0": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
         "bound": [StrOptions(set(mm.BOUNDS))],
     }
 
-    def __init__(self, beta0: float = 0.5, *, bound: str = "chebyshev",
+    def __init__(self, beta0: float | str = "auto", *, bound: str = "chebyshev",
                  kernel: str = "linear", gamma: float | str = "scale", degree: int = 3,
                  coef0: float = 0.0, rho: float | None = None, solver: str = "clarabel",
                  solver_options: dict | None = None) -> None:
@@ -191,11 +192,24 @@ class BMPMClassifier(_MinimaxClassifier):
         self.solver_options = solver_options
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
-        program = mm.bmpm((X, y), self.beta0, bound=self.bound, **self._kernel_kwargs(X))
-        self._check_solver(program)
+        lo = 0.5 if self.bound == "gaussian" else 0.0
+        beta0 = lo if self.beta0 == "auto" else self.beta0
+        program = mm.bmpm((X, y), beta0, bound=self.bound, **self._kernel_kwargs(X))
         self.beta0_max_ = float(program.data["beta0_max"])
-        hint = (f"beta0={self.beta0:g} is not attainable on these data: the largest "
-                f"feasible beta0 is beta0_max_={self.beta0_max_:.6g} (eq. 3.44); lower beta0")
+        if self.beta0 == "auto":
+            if not self.beta0_max_ > lo:
+                raise NotFittedStatusError(
+                    f"fit failed: the largest attainable beta0 is beta0_max_="
+                    f"{self.beta0_max_:.6g} <= {lo:g}, the least the {self.bound} bound "
+                    "allows: use bound='chebyshev'")
+            beta0 = lo + 0.5 * (self.beta0_max_ - lo)
+            program = mm.inner_bmpm(program.data, beta0)  # same moments, new beta0
+        self.beta0_ = float(beta0)
+        hint = (f"beta0={beta0:g} is not attainable on these data: the largest "
+                f"feasible beta0 is beta0_max_={self.beta0_max_:.6g} (eq. 3.44); lower beta0 "
+                "or use beta0='auto'")
+        if beta0 >= self.beta0_max_:
+            raise NotFittedStatusError(f"fit failed: {hint}")
         solution = solve_or_raise(
             program, self.solver, self.solver_options,
             {Status.INFEASIBLE: hint, Status.INFEASIBLE_INACCURATE: hint,
@@ -260,10 +274,6 @@ class MEMPMClassifier(_MinimaxClassifier):
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         program = mm.mempm((X, y), theta=self.theta, bound=self.bound,
                            **self._kernel_kwargs(X))
-        self._check_solver(program)
-        if self.inner.lower() not in available("socp.bmpm"):
-            raise ValueError(f"inner={self.inner!r} cannot solve BMPM programs; use one of "
-                             f"{available('socp.bmpm')}")
         options = {"inner": self.inner, **dict(self.solver_options or {})}
         solution = solve_or_raise(program, self.solver, options)
         model = program.decode(solution)

@@ -9,7 +9,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..formulations import svm as svm_formulation
 from ..kernels import KERNELS
-from ..registry import available
 from ..solution import Status
 from ._base import BinaryConicClassifier, solve_or_raise
 
@@ -112,11 +111,6 @@ class SVMClassifier(BinaryConicClassifier):
         else:
             program = svm_formulation.soft_margin(X, y, C=self.C, class_weight=class_weight,
                                                   **common)
-        if self.solver.lower() not in available(program.kind):
-            raise ValueError(
-                f"solver={self.solver!r} cannot solve {program.kind!r} programs; "
-                f"use one of {available(program.kind)}"
-            )
         separable_hint = (
             "the data are not linearly separable: use soft margin (set C to a positive "
             "number)" if self.kernel == "linear" else "the data are not separable in the "

@@ -286,7 +286,8 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
         scores = reduction_scores(Z, y, R_pos, R_neg)
         kept = scores >= reduction
     return {
-        "X": X, "y": y, "C": C, "C_auto": c_auto, "kernel": kern, "Z": Z, "eta_map": eta_map, "reg": reg,
+        "X": X, "y": y, "C": C, "C_auto": c_auto, "kernel": kern, "Z": Z, "eta_map": eta_map,
+        "reg": reg,
         "reduction": reduction, "scores": scores, "kept": kept,
         "n_removed": int(y.size - kept.sum()),
         "mean_pos": mean_pos, "mean_neg": mean_neg, "d": d, "R_pos": R_pos, "R_neg": R_neg,

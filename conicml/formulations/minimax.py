@@ -672,7 +672,7 @@ def mempm_value(data: Mapping[str, Any], beta: float, alpha: float) -> float:
 
 
 def inner_bmpm(data: Mapping[str, Any], beta: float) -> Program:
-    """The inner BMPM program of a MEMPM program at ``beta0 = beta``."""
+    """The BMPM program at ``beta0 = beta`` on the moments of a MEMPM or BMPM program's data."""
     keep = ("moments", "d", "Rx", "Ry", "mx", "my", "nu_x", "nu_y", "rho_x", "rho_y",
             "kernel", "X", "n_pos", "n_neg", "coef_map")
     return _bmpm_program({k: data[k] for k in keep}, float(beta), data["bound"])
