@@ -250,7 +250,8 @@ class ClusterMoments:
             ``"none"``: every point its own cluster (:math:`\sigma_j = 0`).
         n_clusters : int or dict, optional
             Clusters per label (required for ``"kmeans"``); a dict
-            ``{label: k}`` gives each label its own number.
+            ``{label: k}`` gives each label its own number. A label with at
+            most ``k`` points keeps every point as its own cluster.
         threshold : float, optional
             BIRCH radius threshold (scikit-learn default 0.5).
         sigma : {"trace", "per-dimension"}
@@ -293,7 +294,8 @@ class ClusterMoments:
                 if label not in per_label:
                     raise ProgramError(f"n_clusters has no entry for label {label!r}")
                 n_clusters = per_label[label]
-            if clustering == "none":
+            if clustering == "none" or (n_clusters is not None and n_clusters >= idx.size):
+                # at least one cluster per point asked: every point its own cluster
                 Xl = np.asarray(X[idx], dtype=float)
                 _check_finite(Xl)
                 n_l, mu_l, var_l = np.ones(idx.size), Xl, np.zeros(idx.size)
