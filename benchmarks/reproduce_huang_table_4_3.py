@@ -13,7 +13,7 @@ all three models tuned by cross validation; final results by 10-fold cross valid
   budget; the thesis tunes it per model);
 * SVM: ``cm.estimators.SVMClassifier`` (dual QP, ``smo`` solver); MPM:
   ``cm.estimators.MPMClassifier``; M4: ``cm.estimators.M4Classifier`` (soft margin,
-  C = c / N_train, ``m4-line-search`` (quadratic interpolation) at tol 1e-2 relative
+  C = c / N_train, ``quadratic-interpolation`` at tol 1e-2 relative
   to kappa_MPM);
 * RBF models for M4 and MPM run on the empirical kernel map (``EmpiricalKernelMap``
   below: :math:`\\phi(z) = \\Lambda_r^{-1/2}U_r^\\top k(X, z)`, eigenvalues above

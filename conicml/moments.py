@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from ._distributed import is_dask_array
 from ._validation import check_matrix, check_X_y
 from .exceptions import ProgramError
 
@@ -93,7 +95,16 @@ class ClassMoments:
 
     @classmethod
     def from_data(cls, X: np.ndarray, y: np.ndarray) -> ClassMoments:
-        r"""Plug-in moments with :math:`1/N` covariances from labelled data (y in {-1, +1})."""
+        r"""Plug-in moments with :math:`1/N` covariances from labelled data (y in {-1, +1}).
+
+        ``X`` may be a ``dask.array`` (optional extra ``distributed``): the moments
+        are then reduced blockwise on the workers with Chan's pairwise merge, and
+        nothing but the moments reaches the client (:mod:`conicml._distributed`).
+        """
+        if is_dask_array(X):
+            from ._distributed import class_moments
+
+            return cls(**class_moments(X, y))
         X, y = check_X_y(X, y)
         Xp, Xn = X[y > 0], X[y < 0]
         return cls(
@@ -261,7 +272,19 @@ class ClusterMoments:
             Rows read at once.
         branching_factor : int, default=50
             BIRCH's branching factor.
+
+        Notes
+        -----
+        ``X`` (and ``y``) may be ``dask.array`` s (optional extra
+        ``distributed``): BIRCH runs per block and the additive clustering
+        features are merged on the client; k-means is a streamed Lloyd
+        iteration whose passes run on the workers (:mod:`conicml._distributed`).
+        Only per-cluster statistics reach the client.
         """
+        if is_dask_array(X):
+            return cls._from_dask(X, y, clustering=clustering, n_clusters=n_clusters,
+                                  threshold=threshold, sigma=sigma, random_state=random_state,
+                                  branching_factor=branching_factor)
         X = np.asarray(X)
         if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
             raise ProgramError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
@@ -314,6 +337,34 @@ class ClusterMoments:
             var = var / X.shape[1]
         return cls(np.concatenate(means), np.sqrt(var), np.concatenate(counts),
                    np.concatenate(labels), sigma=sigma)
+
+
+    @classmethod
+    def _from_dask(cls, X: Any, y: Any, *, clustering: str, n_clusters: int | None,
+                   threshold: float | None, sigma: str, random_state: int | None,
+                   branching_factor: int) -> ClusterMoments:
+        from ._distributed import cluster_moments
+
+        if clustering not in ("birch", "kmeans", "none"):
+            raise ProgramError(
+                f"clustering must be 'birch', 'kmeans' or 'none', got {clustering!r}"
+            )
+        if clustering == "kmeans" and n_clusters is None:
+            raise ProgramError("clustering='kmeans' needs n_clusters")
+        if isinstance(n_clusters, Mapping):
+            raise ProgramError("n_clusters per label (a dict) is not supported for dask "
+                               "arrays; give one number of clusters per label")
+        if n_clusters is not None and (int(n_clusters) != n_clusters or n_clusters < 1):
+            raise ProgramError(f"n_clusters must be a positive integer, got {n_clusters!r}")
+        if sigma not in SIGMA_CONVENTIONS:
+            raise ProgramError(f"sigma must be one of {SIGMA_CONVENTIONS}, got {sigma!r}")
+        counts, means, var, labels = cluster_moments(
+            X, y, clustering=clustering, n_clusters=n_clusters, threshold=threshold,
+            random_state=random_state, branching_factor=branching_factor)
+        var = np.maximum(var, 0.0)
+        if sigma == "per-dimension":
+            var = var / X.shape[1]
+        return cls(means, np.sqrt(var), counts, labels, sigma=sigma)
 
 
 # -- streamed clustering for ClusterMoments.from_data --------------------------------------

@@ -125,6 +125,11 @@ class Program:
         return self._form
 
     @property
+    def is_built(self) -> bool:
+        """Whether the cvxpy problem has been built (and may hold a compiled map)."""
+        return self._form is not None
+
+    @property
     def problem(self) -> cp.Problem:
         """The cvxpy problem (built once and cached)."""
         return self.form.problem
@@ -152,7 +157,8 @@ class Program:
         ------
         SolverError
             If the solution has no primal point and the kind cannot decode that
-            status (most kinds; fractional kinds may decode infeasibility).
+            status (most kinds; the MPM/BMPM kinds decode infeasibility as
+            ``alpha = 0``).
         """
         return self._decode(self.data, solution)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -62,6 +63,11 @@ class SolverEntry:
         :func:`conicml.solve` reports ``OPTIMAL_INACCURATE`` and names the
         failing number. It states the accuracy the solver's defaults promise
         (interior-point: 1e-6; first-order methods looser).
+    deprecated : str or None
+        For an old name kept for one release: what to use instead. Deprecated
+        entries are left out of :func:`available` and :func:`entries` (so
+        ``compare`` and the CLI do not list them twice) and :func:`get` emits a
+        :class:`FutureWarning` naming the replacement.
     """
 
     name: str
@@ -73,6 +79,7 @@ class SolverEntry:
     compare_options: Mapping[str, Any] = field(default_factory=dict)
     compare_rtol: float | None = None
     certify_tol: float = 1e-6
+    deprecated: str | None = None
 
     def accepts(self, kind: str) -> bool:
         """Whether a program of this kind can be given to the solver."""
@@ -102,6 +109,7 @@ def register(
     compare_options: Mapping[str, Any] | None = None,
     compare_rtol: float | None = None,
     certify_tol: float = 1e-6,
+    deprecated: str | None = None,
 ) -> Callable[[Callable], Callable]:
     """Register a solver function under ``name`` for the given program kinds.
 
@@ -124,6 +132,8 @@ def register(
     certify_tol : float, default=1e-6
         Largest recomputed relative residual with which this solver's
         ``OPTIMAL`` stands (see :class:`SolverEntry`).
+    deprecated : str, optional
+        Marks an old name kept for one release; the text says what to use.
 
     Returns
     -------
@@ -150,6 +160,7 @@ def register(
             compare_options=dict(compare_options or {}),
             compare_rtol=compare_rtol,
             certify_tol=float(certify_tol),
+            deprecated=deprecated,
         )
         return function
 
@@ -157,8 +168,8 @@ def register(
 
 
 def entries() -> list[SolverEntry]:
-    """Every registered solver, in order of preference."""
-    return list(_REGISTRY.values())
+    """Every registered solver (deprecated names left out), in order of preference."""
+    return [e for e in _REGISTRY.values() if e.deprecated is None]
 
 
 def available(kind: str | None = None) -> list[str]:
@@ -177,7 +188,7 @@ def available(kind: str | None = None) -> list[str]:
     return [
         e.name
         for e in _REGISTRY.values()
-        if (kind is None or e.accepts(kind)) and e.is_installed()
+        if (kind is None or e.accepts(kind)) and e.is_installed() and e.deprecated is None
     ]
 
 
@@ -206,6 +217,9 @@ def get(name: str, kind: str | None = None) -> SolverEntry:
             f"unknown solver {name!r}; registered solvers: {', '.join(_REGISTRY) or 'none'}"
         )
     entry = _REGISTRY[key]
+    if entry.deprecated is not None:
+        warnings.warn(f"solver {key!r} is deprecated and will be removed in 0.3; "
+                      f"{entry.deprecated}", FutureWarning, stacklevel=3)
     if not entry.is_installed():
         raise SolverNotFoundError(
             f"solver {key!r} is registered but not installed (needs "

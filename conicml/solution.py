@@ -16,7 +16,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Residuals", "Solution", "Status"]
+__all__ = ["SOURCES", "Residuals", "Solution", "Status"]
+
+#: The documented values of :attr:`Residuals.source`.
+SOURCES = ("solver", "recomputed", "mixed")
 
 
 class Status(str, enum.Enum):
@@ -58,14 +61,22 @@ class Residuals:
         Absolute duality gap :math:`|p - d|` (or the solver's equivalent,
         such as a bisection bracket width).
     source : str
-        ``"solver"`` if the numbers come from the solver, ``"recomputed"`` if
-        conicml recomputed (some of) them.
+        Where the numbers come from: ``"solver"`` (all three reported by the
+        solver), ``"recomputed"`` (all three recomputed by conicml from the
+        program's data, :meth:`conicml.Program.certify`), or ``"mixed"``
+        (``primal`` recomputed by conicml in the user's program, ``dual`` and
+        ``gap`` from the solver: the generic backends without a program
+        certificate).
     """
 
     primal: float = math.nan
     dual: float = math.nan
     gap: float = math.nan
     source: str = "solver"
+
+    def __post_init__(self) -> None:  # noqa: D105
+        if self.source not in SOURCES:
+            raise ValueError(f"Residuals.source must be one of {SOURCES}, got {self.source!r}")
 
     def max(self) -> float:
         """Largest of the three finite residuals (``nan`` if none is finite)."""

@@ -228,7 +228,7 @@ def test_warm_start_limits_and_options():
     limited = cm.solve(prog, "cbc-smo", max_iter=3)
     assert limited.status is cm.Status.USER_LIMIT and limited.iterations == 3
     assert cm.solve(prog, "cbc-smo", time_limit=0.0).status is cm.Status.USER_LIMIT
-    stopped = cm.solve(prog, "cbc-smo", callback=lambda it, alpha, viol: it >= 5)
+    stopped = cm.solve(prog, "cbc-smo", callback=_stop_after(5))
     assert stopped.status is cm.Status.USER_LIMIT and stopped.iterations == 5
     # Gram columns on demand (cache far too small for the full matrix): same answer
     tiny = cm.solve(prog, "cbc-smo", tol=1e-9, cache_size=0.001)
@@ -254,3 +254,11 @@ def test_large_random_against_generic(family):
     smo = cm.solve(prog, "cbc-smo")
     for solver in ("ecos", "clarabel"):
         assert smo.objective == pytest.approx(cm.solve(prog, solver).objective, rel=1e-6)
+
+
+def _stop_after(n):
+    """A callback in the one signature: raise StopIteration after iteration ``n``."""
+    def callback(result):
+        if result.iteration >= n:
+            raise StopIteration
+    return callback

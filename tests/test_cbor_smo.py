@@ -127,7 +127,7 @@ def test_note_example_converges_in_few_iterations_to_the_thesis_optimum():
     assert sol.residuals.gap <= 1e-9
 
 
-@pytest.mark.parametrize("selection", ["mvp", "wss2"])
+@pytest.mark.parametrize("selection", ["max-violating", "second-order"])
 def test_both_working_set_rules_and_no_smoothing_reach_the_optimum(selection):
     prog = make_program(*INSTANCES[1])
     ref = cm.solve(prog, "clarabel").objective
@@ -165,7 +165,7 @@ def test_limits_return_user_limit_and_options_are_checked():
     assert capped.residuals.primal <= 1e-12  # iterates stay feasible
     timed = cm.solve(prog, "cbor-smo", time_limit=0.0)
     assert timed.status is cm.Status.USER_LIMIT and timed.extras["stop_reason"] == 2
-    stopped = cm.solve(prog, "cbor-smo", callback=lambda k, a, s, v: k >= 2)
+    stopped = cm.solve(prog, "cbor-smo", callback=_stop_after(2))
     assert stopped.status is cm.Status.USER_LIMIT and stopped.iterations == 2
     assert stopped.message.startswith("cbor-smo: stopped by the callback")
     for bad in ({"tol": 0.0}, {"max_iter": -1}, {"time_limit": -1.0}, {"selection": "x"},
@@ -228,9 +228,10 @@ def test_iterates_stay_feasible():
     ranks = prog.data["ranks"]
     seen = []
 
-    def record(k, alpha, alpha_star, violation):
-        seen.append((alpha, alpha_star))
-        return k >= 200
+    def record(result):
+        seen.append((result.values["alpha"], result.values["alpha_star"]))
+        if result.iteration >= 200:
+            raise StopIteration
 
     cm.solve(prog, "cbor-smo", callback=record)
     for alpha, alpha_star in itertools.islice(seen, 0, None, 20):
@@ -246,3 +247,19 @@ def test_verbose_prints_an_iteration_table_and_a_summary(capsys):
     out = capsys.readouterr().out
     assert "violation" in out and "kernel cols" in out
     assert "cbor-smo: converged" in out and "primal - dual gap" in out
+
+
+def _stop_after(n):
+    """A callback in the one signature: raise StopIteration after iteration ``n``."""
+    def callback(result):
+        if result.iteration >= n:
+            raise StopIteration
+    return callback
+
+
+def test_old_selection_names_are_deprecated_spellings():
+    # one vocabulary with cbc-smo (issue 12): "wss2"/"mvp" still work for one release
+    prog = make_program(3, 30, 2, 3, "linear")
+    with pytest.warns(FutureWarning, match="second-order"):
+        old = cm.solve(prog, "cbor-smo", selection="wss2")
+    assert old.objective == pytest.approx(cm.solve(prog, "cbor-smo").objective, rel=1e-12)

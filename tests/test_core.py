@@ -218,3 +218,26 @@ def test_deprecated_chance_module_still_works_with_a_future_warning():
         assert cm.formulations.chance.specified_rates is specified_rates.specified_rates
     with pytest.raises(AttributeError):
         cm.formulations.chance.no_such_name  # noqa: B018
+
+
+def test_legacy_callback_signatures_still_work_with_a_future_warning():
+    # one callback signature (issue 12): callback(intermediate_result), StopIteration stops;
+    # the old positional signatures keep working for one release and say how to migrate
+    X, y = cm.datasets.twonorm(60, dim=3, seed=1)
+    prog = cm.formulations.svm.soft_margin(X, y, C=1.0, kernel="rbf", form="dual")
+    with pytest.warns(FutureWarning, match=r"callback\(intermediate_result\)"):
+        old = cm.solve(prog, "smo", callback=lambda k, alpha, viol: k >= 3)
+    seen = []
+
+    def new(result):
+        seen.append(result)
+        if result.iteration >= 3:
+            raise StopIteration
+
+    fresh = cm.solve(prog, "smo", callback=new)
+    assert old.status is fresh.status is cm.Status.USER_LIMIT
+    assert old.iterations == fresh.iterations == 3
+    assert [r.iteration for r in seen] == [1, 2, 3]
+    assert seen[-1].values["alpha"].shape == (60,) and seen[-1].residual > 0
+    with pytest.raises(cm.OptionError, match="callable"):
+        cm.solve(prog, "smo", callback=3)

@@ -183,9 +183,10 @@ def test_time_limit_and_callback(prog50):
     assert sol.status is cm.Status.USER_LIMIT and "time" in sol.message
     seen = []
 
-    def stop_at_five(k, z_pos, z_neg, theta):
-        seen.append(theta)
-        return k >= 5
+    def stop_at_five(result):
+        seen.append(result.residual)
+        if result.iteration >= 5:
+            raise StopIteration
 
     sol = cm.solve(prog50, "lin-han", callback=stop_at_five)
     assert sol.status is cm.Status.USER_LIMIT and sol.iterations == 5 and len(seen) == 6

@@ -165,7 +165,7 @@ def test_soft_margin_large_C_is_separable():
     # [N] with a large C no slack is worth paying on separable data: rho = 1.0870085
     prog = m4.m4(T2_X, T2_Y, C=100.0)
     assert prog.kind == "sequential.m4"
-    sol, model = solve_model(prog, "m4-line-search")
+    sol, model = solve_model(prog, "quadratic-interpolation")
     assert model["rho"] == pytest.approx(1.0870085, abs=1e-6)
     assert model["slack"] == pytest.approx(0.0, abs=1e-6)
     np.testing.assert_allclose(model["w"], [0.2102804, 0.0700935], atol=1e-5)
@@ -176,7 +176,7 @@ def test_soft_margin_maximises_G_on_a_grid():
     # search (clarabel inner) must reach at least the best grid value
     X, y = cm.datasets.twonorm(80, dim=4, seed=3)
     prog = m4.m4(X, y, C=0.05)
-    sol, model = solve_model(prog, "m4-line-search")
+    sol, model = solve_model(prog, "quadratic-interpolation")
     kappa = sol.extras["kappa_mpm"]
     grid = []
     for rho in np.linspace(0, kappa, 15):
@@ -237,7 +237,7 @@ def test_inner_problem_is_dpp_and_pickles(C):
     assert "rho" in prog.parameters
     clone = pickle.loads(pickle.dumps(prog))
     assert clone.problem.is_dpp()
-    assert prog.default_solver == ("bisection" if C is None else "m4-line-search")
+    assert prog.default_solver == ("bisection" if C is None else "quadratic-interpolation")
 
 
 def test_not_separable_is_infeasible_status():

@@ -63,8 +63,8 @@ def test_soft_margin_matches_program():
     X, y = cm.datasets.twonorm(100, dim=4, seed=2)
     est = M4Classifier(C=0.02, reg=0.0).fit(X, y)
     prog = m4.m4(X, y, C=0.02)
-    model = prog.decode(cm.solve(prog, "m4-line-search"))
-    assert est.solution_.solver == "m4-line-search"
+    model = prog.decode(cm.solve(prog, "quadratic-interpolation"))
+    assert est.solution_.solver == "quadratic-interpolation"
     assert est.rho_ == pytest.approx(model["rho"], rel=1e-9)
     np.testing.assert_allclose(est.coef_[0], model["w"], atol=1e-9)
 

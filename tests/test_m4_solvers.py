@@ -54,7 +54,7 @@ def check_value(form, rho, backend):
 
 def test_registry():
     assert {"bisection", "dinkelbach-gfp"} <= set(cm.solvers.available(SEPARABLE))
-    assert "m4-line-search" in cm.solvers.available(SOFT)
+    assert {"quadratic-interpolation", "brent"} <= set(cm.solvers.available(SOFT))
     # the generic backends cannot take a quasi-convex / sequential program
     assert "clarabel" not in cm.solvers.available(SEPARABLE)
     assert "clarabel" not in cm.solvers.available(SOFT)
@@ -145,7 +145,7 @@ def test_bisection_warm_start_and_limits():
     assert capped.status is cm.Status.USER_LIMIT
     assert capped.residuals.gap > 1e-3
     assert capped.objective <= cold.objective + 1e-9  # still a certified lower bound
-    stopped = cm.solve(prog, "bisection", callback=lambda k, state: k >= 2)
+    stopped = cm.solve(prog, "bisection", callback=_stop_after(2))
     assert stopped.status is cm.Status.USER_LIMIT and stopped.iterations == 2
 
 
@@ -207,12 +207,23 @@ def test_soft_margin_reduction_one_ends_at_kappa(solver):
 def test_soft_margin_line_search_methods_agree(C, reduction):
     # quadratic interpolation (default) vs Brent's method: the same local maximum of G
     prog = m4.m4(T2_X, T2_Y, C, reduction=reduction)
-    qi = cm.solve(prog, "m4-line-search")
-    brent = cm.solve(prog, "m4-line-search", method="brent")
+    qi = cm.solve(prog, "quadratic-interpolation")
+    brent = cm.solve(prog, "brent")
     assert qi.status is brent.status is cm.Status.OPTIMAL
     assert qi.extras["method"] == "quadratic-interpolation"
-    assert qi.objective == pytest.approx(brent.objective, rel=obj_rtol("m4-line-search"))
-    with pytest.raises(OptionError):
+    assert brent.extras["method"] == "brent"
+    assert qi.objective == pytest.approx(brent.objective, rel=obj_rtol("brent"))
+
+
+def test_m4_line_search_is_a_deprecated_name_of_the_two_searches():
+    # one name per algorithm (issue 12): the old name still works for one release
+    prog = m4.m4(T2_X, T2_Y, 1.0)
+    assert "m4-line-search" not in cm.solvers.available(SOFT)
+    with pytest.warns(FutureWarning, match="quadratic-interpolation"):
+        old = cm.solve(prog, "m4-line-search", method="brent")
+    new = cm.solve(prog, "brent")
+    assert old.objective == pytest.approx(new.objective, rel=1e-12)
+    with pytest.warns(FutureWarning), pytest.raises(OptionError):
         cm.solve(prog, "m4-line-search", method="golden")
 
 
@@ -225,3 +236,11 @@ def test_kernel_program_bisection_and_dinkelbach_agree():
     assert comp.agree, str(comp)
     model = prog.decode(comp.solutions["bisection"])
     assert model["dual_coef"].shape == (50,)
+
+
+def _stop_after(n):
+    """A callback in the one signature: raise StopIteration after iteration ``n``."""
+    def callback(result):
+        if result.iteration >= n:
+            raise StopIteration
+    return callback

@@ -16,7 +16,7 @@ import pytest
 
 import conicml as cm
 from conicml.formulations import minimax as mm
-from conicml.solvers.quadratic_interpolation import line_search
+from conicml.solvers._line_search import line_search
 
 from tolerances import obj_rtol, sol_atol
 
@@ -224,7 +224,7 @@ def test_mempm_solver_limits():
     sol = cm.solve(prog, "quadratic-interpolation", max_iter=4)
     assert sol.status is cm.Status.USER_LIMIT and sol.iterations == 4
     assert "max_iter" in sol.message
-    stop = cm.solve(prog, "quadratic-interpolation", callback=lambda b, f: True)
+    stop = cm.solve(prog, "quadratic-interpolation", callback=_stop_after(1))
     assert stop.status is cm.Status.USER_LIMIT and stop.iterations == 1
     with pytest.raises(cm.SolverError):
         cm.solve(prog, "clarabel")  # a sequential program has no single conic form
@@ -262,3 +262,11 @@ def test_mempm_inner_failures_are_reported():
     assert "rosen" in sol.message and sol.extras["inner_failures"] == 3
     with pytest.raises(cm.OptionError, match="max_failures"):
         cm.solve(prog, "quadratic-interpolation", max_failures=-1)
+
+
+def _stop_after(n):
+    """A callback in the one signature: raise StopIteration after iteration ``n``."""
+    def callback(result):
+        if result.iteration >= n:
+            raise StopIteration
+    return callback

@@ -219,9 +219,10 @@ def test_time_limit_and_callback_give_user_limit(rbf_problem):
     assert sol.message == TERMINATION_MESSAGES[2]
     seen = []
 
-    def callback(k, alpha, violation):
-        seen.append((k, alpha.shape, violation))
-        return k >= 5
+    def callback(result):
+        seen.append((result.iteration, result.values["alpha"].shape, result.residual))
+        if result.iteration >= 5:
+            raise StopIteration
 
     sol = solve_smo(rbf_problem, callback=callback)
     assert sol.status == Status.USER_LIMIT

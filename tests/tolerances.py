@@ -22,7 +22,7 @@ OBJ_RTOL: dict[str, float] = {
     "cbor-smo": 1e-6,  # run at tol=1e-7 (max KKT violation) in tests; measured rel. diff <= 1e-8
     "bisection": 1e-6,  # default tol 1e-7 (relative bracket); certified rho, measured <= 1e-7
     "dinkelbach-gfp": 1e-6,  # default tol 1e-8; stops at the inner accuracy (~1e-8)
-    "m4-line-search": 1e-5,  # Brent on rho to 1e-7*kappa; G is flat at its maximum
+    "brent": 1e-5,  # soft M4: Brent on rho to 1e-8*kappa; G is flat at its maximum
 }
 
 SOL_ATOL: dict[str, float] = {
@@ -37,7 +37,8 @@ SOL_ATOL: dict[str, float] = {
     "cbc-smo": 1e-4,  # decoded (w, b) vs the interior-point backends (their accuracy)
     "bisection": 1e-4,  # decoded (w, b) of separable M4 vs the QP (4.9) / SVM / other M4 solvers
     "dinkelbach-gfp": 1e-4,  # idem
-    "m4-line-search": 1e-3,  # soft M4 (w, b) at a rho known to ~1e-7 (kink of G)
+    "quadratic-interpolation": 1e-3,  # soft M4 (w, b) at a rho known to ~1e-8 (kink of G)
+    "brent": 1e-3,  # soft M4 (w, b), idem
 }
 
 DEFAULT_OBJ_RTOL = 1e-6

@@ -151,11 +151,11 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
         Total number of clusters (both classes).
     cluster_centers_, cluster_sigmas_, cluster_counts_, cluster_labels_ : ndarray
         The same moments as arrays.
-    radii_ : ndarray of shape (n_clusters_,)
+    radii_ : ndarray of shape (k,), k = ``n_clusters_``
         Input-space sphere radii :math:`r_j`.
     coef_ : ndarray of shape (1, n_features)
         :math:`w` (linear kernel only).
-    dual_coef_ : ndarray of shape (1, n_clusters_)
+    dual_coef_ : ndarray of shape (1, k), k = ``n_clusters_``
         Coefficients of :math:`k(\mu_j, x)` in the decision function.
     intercept_ : ndarray of shape (1,)
         :math:`b` (package convention: :math:`f(x) = w^\top x + b`).

@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..formulations import m4 as m4f
 from ..kernels import KERNELS
 from ..solution import Status
-from ..solvers.bisection import INNER_BACKENDS
+from ..solvers._m4_inner import INNER_BACKENDS
 from ._base import BinaryConicClassifier, solve_or_raise
 
 __all__ = ["M4Classifier"]
@@ -83,8 +83,8 @@ class M4Classifier(BinaryConicClassifier):
     solver : str or None, default=None
         ``None`` uses the program's documented default, recorded in
         ``solution_.solver``: ``"bisection"`` for ``C=None`` (also:
-        ``"dinkelbach-gfp"``), ``"m4-line-search"`` for a soft margin. A solver
-        that does not accept the program's kind raises
+        ``"dinkelbach-gfp"``), ``"quadratic-interpolation"`` for a soft margin. A
+        solver that does not accept the program's kind raises
         :class:`~conicml.SolverError` naming the solvers that do.
     inner : {"clarabel", "ecos", "scs"}, default="clarabel"
         Generic backend of the inner SOCPs.

@@ -81,7 +81,7 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
         The cluster moments (labels are ranks 1..r).
     n_clusters_ : int
         Total number of clusters.
-    cluster_centers_ : ndarray of shape (n_clusters_, n_features)
+    cluster_centers_ : ndarray of shape (k, n_features), k = ``n_clusters_``
     thresholds_ : ndarray of shape (n_classes - 1,)
         Ordered thresholds :math:`\theta` on the latent score.
     intercept_ : ndarray of shape (n_classes - 1,)
@@ -89,7 +89,7 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
         :math:`w^\top x + b_i = 0`).
     coef_ : ndarray of shape (n_features,)
         :math:`w` (linear kernel only).
-    dual_coef_ : ndarray of shape (n_clusters_,)
+    dual_coef_ : ndarray of shape (k,), k = ``n_clusters_``
         Expansion :math:`g(x) = \sum_j` ``dual_coef_[j]`` :math:`k(\mu_j, x)`
         (rbf kernel only).
     program_ : Program

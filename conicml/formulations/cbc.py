@@ -21,8 +21,10 @@ import cvxpy as cp
 import numpy as np
 from scipy import optimize, stats
 
-from .._kkt import bias_from_kkt, free_tolerance, solver_accuracy
+from .. import kinds
+from .._kkt import bias_from_kkt, solver_accuracy
 from .._validation import check_positive
+from ..contracts.cbc import CBCDualData
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..moments import ClusterMoments
@@ -142,13 +144,12 @@ __all__ += [
     "variance_bounds",
 ]
 
-CBC_KINDS = ("socp.chance.cbc.primal", "socp.chance.cbc.dual", "socp.chance.cbc.hard.primal",
-             "socp.chance.cbc.hard.dual", "socp.chance.cbc_w.primal", "socp.chance.cbc_w.dual")
+CBC_KINDS = (kinds.CBC_PRIMAL, kinds.CBC_DUAL, kinds.CBC_HARD_PRIMAL, kinds.CBC_HARD_DUAL,
+             kinds.CBC_W_PRIMAL, kinds.CBC_W_DUAL)
 CBC_FORMS = ("primal", "dual")
 CBC_BOUNDS = ("chebyshev", "gaussian")
 CBC_KERNELS = ("linear", "rbf")
 CBC_ROBUST = (None, "R1", "R2")
-_CBC_BLOCK = 2048  # rows of the kernel matrix formed at once
 
 
 def cbc_kappa(eta: float, bound: str = "chebyshev") -> float:
@@ -347,15 +348,8 @@ def _cbc_factor(data: Mapping[str, Any]) -> np.ndarray:
 
 
 def cbc_kernel_matvec(data: Mapping[str, Any], coef: np.ndarray) -> np.ndarray:
-    """:math:`K c` over the cluster means, without forming more than a block of :math:`K`."""
-    M = data["means"]
-    kern: Kernel = data["kernel"]
-    if kern.name == "linear":
-        return M @ (M.T @ coef)
-    out = np.empty(M.shape[0])
-    for s in range(0, M.shape[0], _CBC_BLOCK):
-        out[s:s + _CBC_BLOCK] = kern(M[s:s + _CBC_BLOCK], M) @ coef
-    return out
+    """:math:`K c` over the cluster means (:meth:`CBCDualData.kernel_matvec`)."""
+    return data["cbc"].kernel_matvec(coef)
 
 
 def _build_cbc_primal(data: Mapping[str, Any]) -> ConicForm:
@@ -437,24 +431,13 @@ def _build_cbc_w_dual(data: Mapping[str, Any]) -> ConicForm:
 
 def cbc_upper(data: Mapping[str, Any]) -> float:
     """Upper bound :math:`U` of the dual box: ``C`` (C-form), 1 (W-form), inf (hard)."""
-    if "W" in data:
-        return 1.0
-    return np.inf if data["hard"] else float(data["C"])
+    return data["cbc"].upper
 
 
 def cbc_scale(data: Mapping[str, Any], alpha: np.ndarray,
               p: np.ndarray) -> tuple[float, float, float]:
-    r"""``(scale, t, vnorm)`` with :math:`w = \text{scale}\cdot v`, :math:`t = \|w\|` bound.
-
-    ``p`` is :math:`K(\alpha\circ y)`, so :math:`\|v\|^2 = (\alpha\circ y)^\top p`.
-    """
-    vnorm = float(np.sqrt(max(float((alpha * data["y"]) @ p), 0.0)))
-    if "W" in data:
-        W = float(data["W"])
-        return (W / vnorm if vnorm > 0 else 0.0), W, vnorm
-    lam = max(vnorm, float(data["radii"] @ alpha))
-    t = lam - float(data["radii"] @ alpha)
-    return (t / lam if lam > 0 else 0.0), t, vnorm
+    r"""``(scale, t, vnorm)`` with :math:`w = \text{scale}\cdot v` (:meth:`CBCDualData.scale`)."""
+    return data["cbc"].scale(alpha, p)
 
 
 def cbc_bias(alpha: np.ndarray, y: np.ndarray, upper: float, score: np.ndarray,
@@ -467,28 +450,8 @@ def cbc_bias(alpha: np.ndarray, y: np.ndarray, upper: float, score: np.ndarray,
 
 def cbc_model_from_alpha(data: Mapping[str, Any], alpha: np.ndarray, *,
                          b: float | None = None, accuracy: float = 0.0) -> dict:
-    """Decode ``alpha`` of any CBC kind into the model (see the module docstring)."""
-    y, r = data["y"], data["radii"]
-    upper = cbc_upper(data)
-    alpha = np.clip(np.asarray(alpha, dtype=float), 0.0, upper)
-    p = cbc_kernel_matvec(data, alpha * y)
-    scale, t, _ = cbc_scale(data, alpha, p)
-    g = scale * p  # w^T phi(mu_j)
-    if b is None:
-        b = cbc_bias(alpha, y, upper, -g + y * (1.0 + r * t), accuracy)  # -y_j G_j
-    xi = np.maximum(0.0, 1.0 + r * t - y * (g + b))
-    if "W" in data:
-        primal = float(xi.sum())
-    elif data["hard"]:
-        primal = 0.5 * t * t
-    else:
-        primal = 0.5 * t * t + float(data["C"]) * float(xi.sum())
-    model = {"alpha": alpha, "dual_coef": scale * alpha * y,
-             "support": np.flatnonzero(alpha > free_tolerance(alpha)), "b": float(b),
-             "xi": xi, "t": float(t), "radii": r, "primal_objective": primal}
-    if data["kernel"].name == "linear":
-        model["w"] = data["means"].T @ model["dual_coef"]
-    return model
+    """Decode ``alpha`` of any CBC kind into the model (:meth:`CBCDualData.model_from_alpha`)."""
+    return data["cbc"].model_from_alpha(alpha, b=b, accuracy=accuracy)
 
 
 def _decode_cbc_dual(data: Mapping[str, Any], solution: Solution) -> dict:
@@ -521,6 +484,8 @@ def _decode_cbc_primal(data: Mapping[str, Any], solution: Solution) -> dict:
 
 
 def _cbc_program(data: dict, build, decode, description: str) -> Program:
+    data["cbc"] = CBCDualData(means=data["means"], y=data["y"], radii=data["radii"],
+                              kernel=data["kernel"], C=data.get("C"), W=data.get("W"))
     return Program(data["kind"], data, build=build, decode=decode,
                    default_solver="clarabel", description=description)
 
@@ -574,7 +539,9 @@ def cbc(
     data = _cbc_data(clusters, eta, bound, kernel, gamma, robust, confidence, form, factor)
     data["hard"] = C is None
     data["C"] = None if C is None else check_positive(C, "C")
-    data["kind"] = f"socp.chance.cbc{'.hard' if C is None else ''}.{form}"
+    data["kind"] = {(False, "primal"): kinds.CBC_PRIMAL, (False, "dual"): kinds.CBC_DUAL,
+                    (True, "primal"): kinds.CBC_HARD_PRIMAL,
+                    (True, "dual"): kinds.CBC_HARD_DUAL}[C is None, form]
     build, decode = ((_build_cbc_primal, _decode_cbc_primal) if form == "primal"
                      else (_build_cbc_dual, _decode_cbc_dual))
     cdesc = "hard margin" if C is None else f"C={data['C']:g}"
@@ -607,7 +574,7 @@ def cbc_w(
     data = _cbc_data(clusters, eta, bound, kernel, gamma, robust, confidence, form, factor)
     data["W"] = check_positive(W, "W")
     data["hard"] = False
-    data["kind"] = f"socp.chance.cbc_w.{form}"
+    data["kind"] = kinds.CBC_W_PRIMAL if form == "primal" else kinds.CBC_W_DUAL
     build, decode = ((_build_cbc_w_primal, _decode_cbc_primal) if form == "primal"
                      else (_build_cbc_w_dual, _decode_cbc_dual))
     return _cbc_program(data, build, decode,

@@ -129,6 +129,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
+from .. import kinds
 from .._validation import check_matrix, check_positive
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
@@ -144,8 +145,8 @@ __all__ = [
 ]
 
 NEIGHBORHOODS = ("index", "nearest")
-KIND = "socp.lsvr"
-KERNEL_KIND = "socp.lsvr.kernel"
+KIND = kinds.LSVR
+KERNEL_KIND = kinds.LSVR_KERNEL
 
 
 # -- validation ----------------------------------------------------------------------

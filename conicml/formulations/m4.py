@@ -131,7 +131,9 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from .. import kinds
 from .._validation import check_matrix, check_positive, check_X_y
+from ..contracts.m4 import M4Data
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..program import ConicForm, Program, require_solution
@@ -152,8 +154,8 @@ __all__ = [
     "reduction_scores",
 ]
 
-KIND_SEPARABLE = "quasiconvex.m4"
-KIND_SOFT = "sequential.m4"
+KIND_SEPARABLE = kinds.M4_SEPARABLE
+KIND_SOFT = kinds.M4_SOFT
 
 
 # --------------------------------------------------------------------------------------
@@ -285,7 +287,10 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
     else:
         scores = reduction_scores(Z, y, R_pos, R_neg)
         kept = scores >= reduction
+    m4_data = M4Data(Z=Z, y=y, kept=kept, R_pos=R_pos, R_neg=R_neg, d=d, C=C,
+                     reduction=reduction, n_removed=int(y.size - kept.sum()))
     return {
+        "m4": m4_data,
         "X": X, "y": y, "C": C, "C_auto": c_auto, "kernel": kern, "Z": Z, "eta_map": eta_map,
         "reg": reg,
         "reduction": reduction, "scores": scores, "kept": kept,
@@ -297,154 +302,40 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
 
 
 # --------------------------------------------------------------------------------------
-# the inner SOCPs (module level, so programs pickle)
+# the inner SOCPs and the certified objective live on the contract (conicml.contracts.m4),
+# which the solvers read; these module-level names keep the functional spelling
 # --------------------------------------------------------------------------------------
 def inner_problem(data: Mapping[str, Any], rho: float | None = None) -> ConicForm:
-    r"""The fixed-ρ SOCP of the program's kind (module docstring).
+    r"""The fixed-ρ SOCP of the program's kind (:meth:`M4Data.inner_problem`).
 
-    ``rho=None`` (the program's ``build``): ``rho`` (and, for the separable
-    check, ``scale_pos``/``scale_neg``) are ``cp.Parameter`` s, so the problem is
-    DPP and compiled once. A float ``rho`` builds a parameter-free problem
-    with constant scales 1 (used by ``bisection(rebuild=True)``).
+    ``rho=None`` (the program's ``build``): DPP with ``cp.Parameter`` s, compiled
+    once; a float ``rho`` builds a parameter-free problem with unit scales.
     """
-    Z, y, kept = data["Z"], data["y"], data["kept"]
-    p = Z.shape[1]
-    w = cp.Variable(p, name="w")
-    b = cp.Variable(name="b")
-    s_pos = cp.Variable(name="s_pos", nonneg=True)
-    s_neg = cp.Variable(name="s_neg", nonneg=True)
-    parameters: dict[str, cp.Parameter] = {}
-    if rho is None:
-        r = cp.Parameter(nonneg=True, name="rho", value=0.0)
-        parameters["rho"] = r
-    else:
-        r = float(rho)
-    Zp = Z[kept & (y > 0)]
-    Zn = Z[kept & (y < 0)]
-    reduced = data["reduction"] is not None
-    constraints: dict[str, cp.Constraint] = {
-        "cone_pos": cp.norm(data["R_pos"] @ w, 2) <= s_pos,
-        "cone_neg": cp.norm(data["R_neg"] @ w, 2) <= s_neg,
-        "normalisation": data["d"] @ w == 1,
-    }
-    variables: dict[str, cp.Variable] = {"w": w, "b": b, "s_pos": s_pos, "s_neg": s_neg}
-    if data["hard"]:
-        eta = cp.Variable(name="eta")
-        variables["eta"] = eta
-        if rho is None:
-            t_pos = cp.Parameter(pos=True, name="scale_pos", value=1.0)
-            t_neg = cp.Parameter(pos=True, name="scale_neg", value=1.0)
-            parameters.update(scale_pos=t_pos, scale_neg=t_neg)
-        else:
-            t_pos = t_neg = 1.0
-        if Zp.shape[0]:
-            constraints["margin_pos"] = Zp @ w + b - r * s_pos >= t_pos * eta
-        if Zn.shape[0]:
-            constraints["margin_neg"] = -(Zn @ w + b) - r * s_neg >= t_neg * eta
-        if reduced:
-            constraints["global"] = 1 - r * (s_pos + s_neg) >= (t_pos + t_neg) * eta
-        objective = cp.Maximize(eta)
-    else:
-        total = 0
-        if Zp.shape[0]:
-            xi_pos = cp.Variable(Zp.shape[0], name="xi_pos", nonneg=True)
-            constraints["margin_pos"] = Zp @ w + b - r * s_pos + xi_pos >= 0
-            variables["xi_pos"] = xi_pos
-            total = total + cp.sum(xi_pos)
-        if Zn.shape[0]:
-            xi_neg = cp.Variable(Zn.shape[0], name="xi_neg", nonneg=True)
-            constraints["margin_neg"] = -(Zn @ w + b) - r * s_neg + xi_neg >= 0
-            variables["xi_neg"] = xi_neg
-            total = total + cp.sum(xi_neg)
-        if reduced:
-            xi_m = cp.Variable(name="xi_global", nonneg=True)
-            constraints["global"] = 1 - r * (s_pos + s_neg) + xi_m >= 0
-            variables["xi_global"] = xi_m
-            total = total + data["n_removed"] * xi_m
-        objective = cp.Minimize(total)
-    problem = cp.Problem(objective, list(constraints.values()))
-    return ConicForm(problem, variables, constraints, parameters)
+    return data["m4"].inner_problem(rho)
 
 
 def mpm_bound_problem(data: Mapping[str, Any]) -> ConicForm:
-    r"""Lanckriet's MPM SOCP :math:`1/\kappa^* = \min_{w^\top d = 1} \sigma_x + \sigma_y`.
-
-    Its value bounds the M4 margin: :math:`\rho^* \le \kappa^*_{MPM}` (averaging
-    (4.2)–(4.3) gives (4.8), note §2.6), the upper end of the bisection
-    bracket and of the soft-margin line search.
-    """
-    p = data["Z"].shape[1]
-    w = cp.Variable(p, name="w")
-    s_pos = cp.Variable(name="s_pos", nonneg=True)
-    s_neg = cp.Variable(name="s_neg", nonneg=True)
-    constraints = {
-        "cone_pos": cp.norm(data["R_pos"] @ w, 2) <= s_pos,
-        "cone_neg": cp.norm(data["R_neg"] @ w, 2) <= s_neg,
-        "normalisation": data["d"] @ w == 1,
-    }
-    problem = cp.Problem(cp.Minimize(s_pos + s_neg), list(constraints.values()))
-    return ConicForm(problem, {"w": w, "s_pos": s_pos, "s_neg": s_neg}, constraints)
+    r"""Lanckriet's MPM SOCP bounding :math:`\rho^*` (:meth:`M4Data.mpm_bound_problem`)."""
+    return data["m4"].mpm_bound_problem()
 
 
-# --------------------------------------------------------------------------------------
-# margins and the certified objective
-# --------------------------------------------------------------------------------------
 def _sigmas(data: Mapping[str, Any], w: np.ndarray) -> tuple[float, float]:
-    return (float(np.linalg.norm(data["R_pos"] @ w)), float(np.linalg.norm(data["R_neg"] @ w)))
-
-
-def _ratio(num: np.ndarray, den: float) -> np.ndarray:
-    num = np.asarray(num, dtype=float)
-    if den > 0:
-        return num / den
-    return np.where(num > 0, np.inf, np.where(num < 0, -np.inf, 0.0))
+    return data["m4"].sigmas(w)
 
 
 def margins(data: Mapping[str, Any], w: np.ndarray, b: float) -> np.ndarray:
-    r"""Signed Mahalanobis margins :math:`y_i(w^\top z_i + b)/\sigma_{y_i}(w)` of every sample.
-
-    Invariant to a positive rescaling of :math:`(w, b)`.
-    """
-    Z, y = data["Z"], data["y"]
-    s_pos, s_neg = _sigmas(data, w)
-    f = Z @ w + b
-    out = np.empty(y.size)
-    out[y > 0] = _ratio(f[y > 0], s_pos)
-    out[y < 0] = _ratio(-f[y < 0], s_neg)
-    return out
+    r"""Signed Mahalanobis margins of every sample (:meth:`M4Data.margins`)."""
+    return data["m4"].margins(w, b)
 
 
 def certified_rho(data: Mapping[str, Any], w: np.ndarray, b: float) -> float:
-    r"""The separable M4 objective at :math:`(w, b)`: the smallest ratio.
-
-    The minimum over the kept points' margins and, with a reduction, the
-    global ratio :math:`w^\top d/(\sigma_x + \sigma_y)` (eq. 4.36). Any
-    :math:`(w, b)` gives a lower bound on :math:`\rho^*`.
-    """
-    w = np.asarray(w, dtype=float)
-    kept = data["kept"]
-    vals = [float(np.min(margins(data, w, b)[kept]))] if np.any(kept) else []
-    if data["reduction"] is not None:
-        s_pos, s_neg = _sigmas(data, w)
-        vals.append(float(_ratio(np.array(float(data["d"] @ w)), s_pos + s_neg)))
-    return min(vals) if vals else math.inf
+    r"""The separable M4 objective at :math:`(w, b)` (:meth:`M4Data.certified_rho`)."""
+    return data["m4"].certified_rho(w, b)
 
 
 def slack_total(data: Mapping[str, Any], w: np.ndarray, b: float, rho: float) -> float:
-    r"""The soft-margin penalty :math:`\sum_k\xi_k + (N-r)\xi_m` at :math:`(w, b)`, ``rho``.
-
-    Evaluated with the optimal slacks for that point,
-    :math:`\xi_i = \max(0, \rho\sigma_{y_i} - y_i f(z_i))` and
-    :math:`\xi_m = \max(0, \rho(\sigma_x+\sigma_y) - w^\top d)`.
-    """
-    Z, y, kept = data["Z"], data["y"], data["kept"]
-    s_pos, s_neg = _sigmas(data, w)
-    f = y * (Z @ w + b)
-    sig = np.where(y > 0, s_pos, s_neg)
-    total = float(np.sum(np.maximum(0.0, rho * sig - f)[kept]))
-    if data["reduction"] is not None:
-        total += data["n_removed"] * max(0.0, rho * (s_pos + s_neg) - float(data["d"] @ w))
-    return total
+    r"""The soft-margin penalty at :math:`(w, b)`, ``rho`` (:meth:`M4Data.slack_total`)."""
+    return data["m4"].slack_total(w, b, rho)
 
 
 # --------------------------------------------------------------------------------------
@@ -584,7 +475,7 @@ def m4(
     """
     data = _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
                     factor_rtol)
-    default = "bisection" if data["hard"] else "m4-line-search"
+    default = "bisection" if data["hard"] else "quadratic-interpolation"
     return Program(data["kind"], data, build=partial(inner_problem, rho=None),
                    decode=_decode, default_solver=default, description=_description(data))
 
@@ -602,7 +493,7 @@ def _build_shared(data: Mapping[str, Any]) -> ConicForm:
 
 
 def _decode_shared(data: Mapping[str, Any], solution: Solution) -> dict:
-    require_solution(solution, "qp.m4.shared")
+    require_solution(solution, kinds.M4_SHARED)
     w = np.asarray(solution.values["w"], dtype=float)
     b = float(solution.values["b"])
     sigma = float(np.linalg.norm(data["R"] @ w))
@@ -635,7 +526,7 @@ def m4_shared_covariance(X: np.ndarray, y: np.ndarray,
     R = np.eye(p) if cov is None else _sym_factor(cov, p, "cov")
     d = X[y > 0].mean(axis=0) - X[y < 0].mean(axis=0)
     data = {"X": X, "y": y, "R": R, "d": d}
-    return Program("qp.m4.shared", data, build=_build_shared, decode=_decode_shared,
+    return Program(kinds.M4_SHARED, data, build=_build_shared, decode=_decode_shared,
                    default_solver="clarabel",
                    description="M4 with a shared covariance (QP 4.9)")
 

@@ -102,13 +102,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import cvxpy as cp
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from .. import kinds
+from .._linalg import inverse_quadratic
 from .._validation import check_positive, check_X_y
+from ..contracts.minimax import MEMPMData
 from ..exceptions import ProgramError
 from ..kernels import KERNELS, Kernel, make_kernel, psd_factor
 from ..moments import ClassMoments, as_class_moments
@@ -261,20 +265,9 @@ def _base_data(
     }
 
 
-def _inv_quad(R: np.ndarray, d: np.ndarray) -> float:
-    r""":math:`d^\top (R^\top R)^{+} d` (``inf`` if ``d`` leaves the range of :math:`R^\top R`)."""
-    _, s, Vt = np.linalg.svd(R, full_matrices=False)
-    keep = s > 1e-12 * max(float(s.max(initial=0.0)), np.finfo(float).tiny)
-    proj = Vt[keep] @ d
-    resid = float(np.linalg.norm(d) ** 2 - proj @ proj)
-    if resid > 1e-10 * float(d @ d):
-        return math.inf
-    return float(np.sum((proj / s[keep]) ** 2))
-
-
 def _kappa_max(base: Mapping[str, Any]) -> float:
     r""":math:`\kappa(\beta_{0m}) = \sqrt{d^\top\Sigma_y^{-1}d} - \nu_y` (eq. 3.44, note §2.3)."""
-    return math.sqrt(_inv_quad(base["Ry"], base["d"])) - base["nu_y"]
+    return math.sqrt(inverse_quadratic(base["Ry"], base["d"])) - base["nu_y"]
 
 
 # --------------------------------------------------------------------------------------
@@ -389,7 +382,7 @@ def _decode_fractional(data: Mapping[str, Any], solution: Solution) -> dict:
 
 def _family_program(base: dict, family: str, a: tuple[float, float], b: tuple[float, float],
                     bound: str, description: str, **extra: Any) -> Program:
-    kind = f"socp.{family}"
+    kind = {"mpm": kinds.MPM, "bmpm": kinds.BMPM}[family]
     data = {**base, "family": family, "kind": kind, "a": (float(a[0]), float(a[1])),
             "b": b, "bound": bound, **extra}
     return Program(kind, data, build=_build_fractional, decode=_decode_fractional,
@@ -657,11 +650,16 @@ def mempm(
             f"the largest attainable beta0 ({beta_end:.4g}) is below {beta_lo:g}: the "
             "Gaussian MEMPM needs alpha, beta >= 1/2; use bound='chebyshev'"
         )
-    data_ = {**base, "family": "mempm", "kind": "sequential.mempm", "theta": float(theta),
+    data_ = {**base, "family": "mempm", "kind": kinds.MEMPM, "theta": float(theta),
              "bound": bound, "beta_lo": beta_lo, "beta_end": beta_end, "kappa_max": kmax,
              "beta_stop": beta_stop,
              "weights": weights}
-    return Program("sequential.mempm", data_, build=None, decode=_decode_mempm,
+    data_["mempm"] = MEMPMData(
+        theta=float(theta), beta_lo=beta_lo, beta_end=beta_end,
+        alpha_floor=accuracy_from_kappa(0.0, bound), endpoint_w=_endpoint_w(data_),
+        make_inner=partial(inner_bmpm, data_), make_model=partial(mempm_model, data_),
+        beta_stop=beta_stop)
+    return Program(kinds.MEMPM, data_, build=None, decode=_decode_mempm,
                    default_solver="quadratic-interpolation",
                    description=f"MEMPM (theta={theta:.4g}, {bound}, {kernel} kernel)")
 
@@ -671,11 +669,35 @@ def mempm_value(data: Mapping[str, Any], beta: float, alpha: float) -> float:
     return data["theta"] * alpha + (1.0 - data["theta"]) * beta
 
 
-def inner_bmpm(data: Mapping[str, Any], beta: float) -> Program:
-    """The BMPM program at ``beta0 = beta`` on the moments of a MEMPM or BMPM program's data."""
+def inner_bmpm(data: Mapping[str, Any], beta: float, previous: Program | None = None
+               ) -> Program:
+    r"""The BMPM program at ``beta0 = beta`` on the moments of a MEMPM or BMPM program.
+
+    Given the ``previous`` inner program, the new one re-uses its compiled
+    cvxpy problem (DPP): only the parameter :math:`a_y = \kappa(\beta) + \nu_y`
+    changes between two values of β.
+    """
     keep = ("moments", "d", "Rx", "Ry", "mx", "my", "nu_x", "nu_y", "rho_x", "rho_y",
             "kernel", "X", "n_pos", "n_neg", "coef_map")
-    return _bmpm_program({k: data[k] for k in keep}, float(beta), data["bound"])
+    prog = _bmpm_program({k: data[k] for k in keep}, float(beta), data["bound"])
+    if previous is not None and previous.is_built:
+        prog = Program(prog.kind, prog.data,
+                       build=partial(_reuse_form, previous.form),
+                       decode=_decode_fractional, default_solver=prog.default_solver,
+                       description=prog.description)
+    return prog
+
+
+def _reuse_form(form: ConicForm, data: Mapping[str, Any]) -> ConicForm:
+    form.parameters["a_y"].value = data["a"][1]
+    return form
+
+
+def _endpoint_w(data: Mapping[str, Any]) -> np.ndarray:
+    r""":math:`w \propto \Sigma_y^{-1} d` (the only hyperplane at :math:`\beta = \beta_{0m}`)."""
+    Ry, d = data["Ry"], data["d"]
+    w = np.linalg.lstsq(Ry.T @ Ry, d, rcond=None)[0]
+    return w / float(d @ w)
 
 
 def mempm_model(data: Mapping[str, Any], beta: float, w: np.ndarray) -> dict:
@@ -698,7 +720,7 @@ def mempm_model(data: Mapping[str, Any], beta: float, w: np.ndarray) -> dict:
 
 
 def _decode_mempm(data: Mapping[str, Any], solution: Solution) -> dict:
-    require_solution(solution, "sequential.mempm")
+    require_solution(solution, kinds.MEMPM)
     return mempm_model(data, float(solution.values["beta"]), solution.values["w"])
 
 

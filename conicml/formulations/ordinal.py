@@ -15,6 +15,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from .. import kinds
 from .._validation import check_positive
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
@@ -399,7 +400,7 @@ def cbor(
     kern = make_kernel(kernel, means, gamma=gamma)
     radii = _ordinal_radii(kern, kappa, clusters.sigmas)
     data = {
-        "kind": f"socp.chance.cbor.{form}",
+        "kind": kinds.CBOR_PRIMAL if form == "primal" else kinds.CBOR_DUAL,
         "clusters": clusters,
         "means": means,
         "ranks": ranks,
@@ -531,7 +532,7 @@ def svor(
     if factor not in ("auto", "cholesky", "eigen"):
         raise ProgramError(f"factor must be 'auto', 'cholesky' or 'eigen', got {factor!r}")
     kern = make_kernel(kernel, X, gamma=gamma, degree=degree, coef0=coef0)
-    kind = "socp.chance.svor" if W is not None else "qp.chance.svor"
+    kind = kinds.SVOR_SOCP if W is not None else kinds.SVOR_QP
     data = {
         "kind": kind,
         "means": X,
@@ -564,8 +565,7 @@ def ordinal_predict(data: Mapping[str, Any], model: Mapping[str, Any],
     return 1 + (g[:, None] > model["thresholds"][None, :]).sum(axis=1)
 
 
-ORDINAL_KINDS = ("socp.chance.cbor.primal", "socp.chance.cbor.dual", "socp.chance.svor",
-                 "qp.chance.svor")
+ORDINAL_KINDS = (kinds.CBOR_PRIMAL, kinds.CBOR_DUAL, kinds.SVOR_SOCP, kinds.SVOR_QP)
 
 __all__ += ["ORDINAL_KINDS", "cbor", "ordinal_predict", "ordinal_scores", "svor"]
 

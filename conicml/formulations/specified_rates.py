@@ -31,6 +31,7 @@ import cvxpy as cp
 import numpy as np
 from scipy.stats import norm
 
+from .. import kinds
 from .._validation import check_positive, check_X_y
 from ..exceptions import ProgramError, SolverError
 from ..kernels import Kernel, make_kernel, psd_factor
@@ -70,7 +71,7 @@ __all__ = [
 # b_t = w^T z_pos - 1 = w^T z_neg + 1. Strong duality: 1/2 ||w*||^2 = 2 / d*^2.
 
 #: Program kinds of the specified-rates classifier (primal SOCP 2.5, dual 2.13).
-RATES_KINDS = ("socp.chance.rates.primal", "socp.chance.rates.dual")
+RATES_KINDS = (kinds.RATES_PRIMAL, kinds.RATES_DUAL)
 _RATES_FORMS = ("primal", "dual")
 _BOUNDS = ("chebyshev", "gaussian")
 _RATES_TOUCH = 1e-10  # relative squared distance below which the ellipsoids touch/overlap

@@ -49,6 +49,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from .. import kinds
 from .._kkt import bias_from_kkt, free_tolerance, solver_accuracy
 from .._validation import check_positive, check_X_y
 from ..exceptions import ProgramError
@@ -187,13 +188,13 @@ def _model_from_alpha(data: Mapping[str, Any], alpha: np.ndarray,
 
 
 def _decode_dual(data: Mapping[str, Any], solution: Solution) -> dict:
-    require_solution(solution, "qp.svm.dual")
+    require_solution(solution, kinds.SVM_DUAL)
     return _model_from_alpha(data, np.asarray(solution.values["alpha"], dtype=float),
                              accuracy=solver_accuracy(solution))
 
 
 def _decode_primal(data: Mapping[str, Any], solution: Solution) -> dict:
-    require_solution(solution, "qp.svm.primal")
+    require_solution(solution, kinds.SVM_PRIMAL)
     if "margin" not in solution.duals:
         raise ProgramError(
             f"solver {solution.solver!r} returned no multipliers for the margin constraints; "
@@ -216,9 +217,10 @@ def _explain(data: Mapping[str, Any], status: Status) -> str:
 
 def _program(data: dict, description: str) -> Program:
     form = data["form"]
-    prefix = "qp.svm.hard" if data["hard"] else "qp.svm"
+    kind = {(False, "primal"): kinds.SVM_PRIMAL, (False, "dual"): kinds.SVM_DUAL,
+            (True, "primal"): kinds.SVM_HARD_PRIMAL, (True, "dual"): kinds.SVM_HARD_DUAL}
     return Program(
-        f"{prefix}.{form}",
+        kind[data["hard"], form],
         data,
         build=_build_primal if form == "primal" else _build_dual,
         decode=_decode_primal if form == "primal" else _decode_dual,

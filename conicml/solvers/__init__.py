@@ -15,9 +15,10 @@ import pkgutil
 
 from ..registry import available, entries, get, register
 from . import cvxpy_backends  # noqa: F401  (generic backends first)
+from ._callback import IntermediateResult, Recorder
 
 for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
     if not _module.startswith("_"):
         importlib.import_module(f"{__name__}.{_module}")
 
-__all__ = ["available", "entries", "get", "register"]
+__all__ = ["IntermediateResult", "Recorder", "available", "entries", "get", "register"]

@@ -53,20 +53,20 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from ..exceptions import OptionError
-from ..formulations import m4 as m4f
-from ..program import ConicForm, Program
+from .. import kinds
+from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._callback import Callback, IntermediateResult, stopper
+from ._m4_inner import InnerSolver, _InnerFailure, point
 from ._options import check_common
 
-__all__ = ["STATUS_MAP", "TERMINATION_MESSAGES", "InnerSolver", "solve_bisection"]
+__all__ = ["STATUS_MAP", "TERMINATION_MESSAGES", "solve_bisection"]
 
 #: Stop reason -> message.
 TERMINATION_MESSAGES: dict[int, str] = {
@@ -86,97 +86,11 @@ STATUS_MAP: dict[int, Status] = {
     4: Status.SOLVER_ERROR, 5: Status.INFEASIBLE, 6: Status.UNBOUNDED,
 }
 
-INNER_BACKENDS = ("clarabel", "ecos", "scs")
-
-
-class _InnerFailure(Exception):
-    def __init__(self, solution: Solution) -> None:
-        super().__init__(solution.message)
-        self.solution = solution
-
-
-def _no_decode(data: Mapping[str, Any], solution: Solution) -> dict:  # pragma: no cover
-    return dict(solution.values)
-
-
-@dataclass
-class InnerSolver:
-    """Solves the fixed-ρ SOCPs of an M4 program with a generic backend.
-
-    Shared by ``bisection``, ``dinkelbach-gfp`` and ``m4-line-search``. With
-    ``rebuild=False`` one compiled DPP problem (the program's own ``form``) is
-    re-solved after setting its parameters; with ``rebuild=True`` a fresh
-    parameter-free problem is built and compiled for every call.
-    """
-
-    program: Program
-    inner: str = "clarabel"
-    inner_options: Mapping[str, Any] | None = None
-    rebuild: bool = False
-    solves: int = 0
-    time: float = 0.0
-    times: list[float] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        if self.inner not in INNER_BACKENDS:
-            raise OptionError(
-                f"inner must be one of {', '.join(INNER_BACKENDS)}, got {self.inner!r}"
-            )
-        self.inner_options = dict(self.inner_options or {})
-
-    def _solve(self, form: ConicForm, kind: str) -> Solution:
-        from ..solving import solve  # late import: solving imports the registry
-
-        prog = Program(kind, self.program.data, build=lambda _data: form, decode=_no_decode)
-        start = time.perf_counter()
-        sol = solve(prog, self.inner, **self.inner_options)
-        elapsed = time.perf_counter() - start
-        self.time += elapsed
-        self.times.append(elapsed)
-        self.solves += 1
-        if not sol.ok:
-            raise _InnerFailure(sol)
-        return sol
-
-    def check(self, rho: float, scale_pos: float = 1.0, scale_neg: float = 1.0) -> Solution:
-        """Solve the fixed-ρ SOCP (feasibility check or slack problem) at ``rho``."""
-        data = self.program.data
-        if self.rebuild:
-            if scale_pos != 1.0 or scale_neg != 1.0:
-                raise OptionError("rebuild=True supports unit scales only")
-            form = m4f.inner_problem(data, rho=rho)
-        else:
-            form = self.program.form
-            form.parameters["rho"].value = float(rho)
-            if "scale_pos" in form.parameters:
-                form.parameters["scale_pos"].value = float(scale_pos)
-                form.parameters["scale_neg"].value = float(scale_neg)
-        kind = "socp.m4.check" if data["hard"] else "socp.m4.slack"
-        return self._solve(form, kind)
-
-    def kappa_mpm(self) -> tuple[float, np.ndarray]:
-        r""":math:`\kappa^*_{MPM} = 1/\min(\sigma_x+\sigma_y)` and its :math:`w` (``inf`` if 0)."""
-        sol = self._solve(m4f.mpm_bound_problem(self.program.data), "socp.m4.mpm")
-        w = np.asarray(sol.values["w"], dtype=float)
-        s_pos, s_neg = m4f._sigmas(self.program.data, w / float(self.program.data["d"] @ w))
-        total = s_pos + s_neg
-        scale = max(1.0, float(np.max(np.abs(w))))
-        return (math.inf if total <= 1e-12 * scale else 1.0 / total), w
-
-
-def point(sol: Solution) -> tuple[np.ndarray, float]:
-    """``(w, b)`` of an inner solution (``b = nan`` if no row fixes it)."""
-    w = np.asarray(sol.values["w"], dtype=float)
-    b = sol.values.get("b")
-    b = float(b) if b is not None and np.ndim(b) == 0 and np.isfinite(b) else 0.0
-    return w, b
-
-
 def _print_header() -> None:
     print(f"{'iter':>5} {'rho':>14} {'F(rho)':>12} {'ratio':>14} {'rho_lo':>14} {'rho_hi':>14}")
 
 
-@register("bisection", kinds=[m4f.KIND_SEPARABLE],
+@register("bisection", kinds=[kinds.M4_SEPARABLE],
           description="separable M4: bisection on rho over DPP SOCP feasibility checks")
 def solve_bisection(
     program: Program,
@@ -185,7 +99,7 @@ def solve_bisection(
     max_iter: int = 100,
     time_limit: float | None = None,
     verbose: bool = False,
-    callback: Callable[[int, Mapping[str, float]], Any] | None = None,
+    callback: Callback | None = None,
     x0: float | None = None,
     inner: str = "clarabel",
     inner_options: Mapping[str, Any] | None = None,
@@ -206,8 +120,10 @@ def solve_bisection(
     verbose : bool, default=False
         Print one line per check.
     callback : callable, optional
-        ``callback(k, state)`` after check ``k`` with ``state`` holding
-        ``rho``, ``F``, ``rho_lo``, ``rho_hi``; returning ``True`` stops.
+        ``callback(intermediate_result)`` after every iteration with an
+        :class:`~conicml.solvers._callback.IntermediateResult` (``residual`` is the bracket
+        width, ``extras`` holds ``rho``, ``F``, ``rho_lo``, ``rho_hi``);
+        raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
     x0 : float, optional
         Warm start: a guess of :math:`\rho^*`.
     inner : {"clarabel", "ecos", "scs"}, default="clarabel"
@@ -224,6 +140,7 @@ def solve_bisection(
         ``values = {"w", "b", "rho"}``, ``objective`` = certified ρ.
     """
     check_common("bisection", tol, max_iter, time_limit)
+    stop = stopper("bisection", callback, legacy=lambda r: (r.iteration, dict(r.extras)))
     start = time.perf_counter()
     data = program.data
     solver = InnerSolver(program, inner, inner_options, rebuild)
@@ -241,7 +158,7 @@ def solve_bisection(
         sol = solver.check(rho)
         w, b = point(sol)
         F = float(sol.values["eta"])
-        r = m4f.certified_rho(data, w, b)
+        r = data["m4"].certified_rho(w, b)
         if r > best["r"] or best["w"] is None:
             best.update(w=w, b=b, r=r)
         best["F"] = F  # |F| of the last check, inside the final bracket: -> 0 at rho*
@@ -282,8 +199,10 @@ def solve_bisection(
                         lo = max(lo, best["r"])
                     if best["r"] > hi:  # an inexact check: trust the certified ratio
                         hi = best["r"]
-                    if callback is not None and callback(
-                            k, {"rho": mid, "F": F, "rho_lo": lo, "rho_hi": hi}):
+                    if stop is not None and stop(IntermediateResult(
+                            iteration=k, objective=best["r"], residual=hi - lo,
+                            elapsed=time.perf_counter() - start,
+                            extras={"rho": mid, "F": F, "rho_lo": lo, "rho_hi": hi})):
                         reason = 3
                         break
     except _InnerFailure as exc:

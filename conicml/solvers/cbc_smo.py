@@ -81,21 +81,17 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from scipy import optimize
 
+from .. import kinds
 from ..exceptions import OptionError, SolverError
-from ..formulations.cbc import (
-    cbc_kernel_matvec,
-    cbc_model_from_alpha,
-    cbc_scale,
-    cbc_upper,
-)
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._callback import Callback, IntermediateResult, stopper
 from ._options import check_common
 
 __all__ = ["TERMINATION_MESSAGES", "line_search_311", "line_search_b2", "solve_cbc_smo"]
@@ -115,7 +111,7 @@ STATUS_MAP: dict[int, Status] = {
     4: Status.OPTIMAL_INACCURATE, 5: Status.UNBOUNDED,
 }
 
-KINDS = ("socp.chance.cbc_w.dual", "socp.chance.cbc.dual", "socp.chance.cbc.hard.dual")
+KINDS = (kinds.CBC_W_DUAL, kinds.CBC_DUAL, kinds.CBC_HARD_DUAL)
 TAU = 1e-12  # curvature used when the exact one is <= 0 (LIBSVM's TAU)
 
 
@@ -242,7 +238,7 @@ def solve_cbc_smo(
     verbose: bool = False,
     cache_size: float = 200.0,
     x0: np.ndarray | None = None,
-    callback: Callable[[int, np.ndarray, float], bool | None] | None = None,
+    callback: Callback | None = None,
     selection: str = "second-order",
 ) -> Solution:
     r"""CBC-Iter: pair updates with exact line search.
@@ -267,8 +263,10 @@ def solve_cbc_smo(
         Feasible warm start :math:`\alpha` (:math:`0\le\alpha\le U`,
         :math:`y^\top\alpha = 0` up to :math:`10^{-9}`).
     callback : callable, optional
-        ``callback(k, alpha, violation)`` after every iteration; returning
-        ``True`` stops with status ``USER_LIMIT``.
+        ``callback(intermediate_result)`` after every iteration with an
+        :class:`~conicml.solvers._callback.IntermediateResult` (``values["alpha"]``,
+        ``residual`` the KKT violation :math:`m - M`);
+        raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
     selection : {"second-order", "max-violating"}, default="second-order"
         Working-set selection: the thesis's maximal violating pair, or the
         second-order rule of Fan, Chen & Lin (2005) (module docstring), which
@@ -283,6 +281,8 @@ def solve_cbc_smo(
     if program.kind not in KINDS:
         raise SolverError(f"cbc-smo solves kinds {KINDS}, got {program.kind!r}")
     check_common("cbc-smo", tol, max_iter, time_limit, allow_zero=True)
+    stop = stopper("cbc-smo", callback,
+                   legacy=lambda r: (r.iteration, r.values["alpha"], r.residual))
     if selection not in ("second-order", "max-violating"):
         raise OptionError(
             f"selection must be 'second-order' or 'max-violating', got {selection!r}")
@@ -292,7 +292,7 @@ def solve_cbc_smo(
     r = np.asarray(data["radii"], dtype=float)
     k = y.size
     wform = "W" in data
-    U = cbc_upper(data)
+    U = data["cbc"].upper
     if max_iter is None:
         max_iter = max(10**6, 100 * k)
     if wform:
@@ -312,7 +312,7 @@ def solve_cbc_smo(
         if wform:  # thesis start: one positive and one negative cluster at 1/2
             alpha[np.flatnonzero(y > 0)[0]] = 0.5
             alpha[np.flatnonzero(y < 0)[0]] = 0.5
-    p = cbc_kernel_matvec(data, alpha * y)
+    p = data["cbc"].kernel_matvec(alpha * y)
     setup_time = time.perf_counter() - t_setup
 
     t0 = time.perf_counter()
@@ -338,7 +338,7 @@ def solve_cbc_smo(
                 sm = math.sqrt(vnorm * vnorm + eps * eps)
                 scale, t = (W / sm if sm > 0 else 0.0), W
             else:
-                scale, t, vnorm = cbc_scale(data, alpha, p)
+                scale, t, vnorm = data["cbc"].scale(alpha, p)
             s = -scale * p + y * (1.0 + r * t)  # -y_j G_j
             below = alpha < U
             above = alpha > 0
@@ -350,7 +350,7 @@ def solve_cbc_smo(
             j = int(np.argmin(s_low))
             viol = float(s_up[i] - s_low[j])
             if viol <= stage_tol:
-                p_exact = cbc_kernel_matvec(data, alpha * y)  # re-check on a fresh p
+                p_exact = data["cbc"].kernel_matvec(alpha * y)  # re-check on a fresh p
                 if np.max(np.abs(p_exact - p)) <= 1e-12 * max(1.0, float(np.abs(p).max())):
                     reason = 0
                     break
@@ -415,7 +415,9 @@ def solve_cbc_smo(
             it += 1
             if verbose and it % max(1000, k) == 0:
                 print(f"cbc-smo: eps {eps:.1e}  iter {it:>9d}  m - M = {viol:.3e}")
-            if callback is not None and callback(it, alpha.copy(), viol):
+            if stop is not None and stop(IntermediateResult(
+                    iteration=it, residual=viol, elapsed=time.perf_counter() - t0,
+                    values={"alpha": alpha.copy()})):
                 reason = 3
                 break
         if reason not in (0,):
@@ -429,8 +431,8 @@ def solve_cbc_smo(
                         residuals=Residuals(source="solver"),
                         message=TERMINATION_MESSAGES[reason],
                         extras={"stop_reason": reason, "kkt_violation": viol})
-    p = cbc_kernel_matvec(data, alpha * y)
-    model = cbc_model_from_alpha(data, alpha)
+    p = data["cbc"].kernel_matvec(alpha * y)
+    model = data["cbc"].model_from_alpha(alpha)
     dual = _dual_value(data, alpha, p)
     values = {"alpha": alpha.copy()}
     if not wform:

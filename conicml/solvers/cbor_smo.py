@@ -56,8 +56,8 @@ minimises exactly the convex 1-D function (5.6)
 closed form A4 (clipped to :math:`[0, ub]`). :math:`Kv` is updated with two
 kernel columns (an LRU cache).
 
-**Working set.** ``selection="mvp"`` is the thesis's rule above (both
-variables from the maximal violating pair). ``selection="wss2"`` (default)
+**Working set.** ``selection="max-violating"`` is the thesis's rule above (both
+variables from the maximal violating pair). ``selection="second-order"`` (default)
 keeps :math:`l` and picks :math:`u` among all variables that violate with
 :math:`l` and may pair with it by the largest second-order decrease
 :math:`(F_l - F_u)^2 / \phi_u''(0)`, the rule of Fan, Chen & Lin (2005, JMLR
@@ -104,15 +104,18 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from .. import kinds
 from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._callback import Callback, IntermediateResult, stopper
 from ._options import check_common
 from ._report import IterationReport
 
@@ -136,7 +139,8 @@ STATUS_MAP: dict[int, Status] = {
     4: Status.USER_LIMIT,
 }
 
-KIND = "socp.chance.cbor.dual"
+KIND = kinds.CBOR_DUAL
+_OLD_SELECTION = {"wss2": "second-order", "mvp": "max-violating"}  # names before 0.2
 
 
 class _Columns:
@@ -300,8 +304,8 @@ def solve_cbor_smo(
     cache_size: float = 200.0,
     x0: tuple[np.ndarray, np.ndarray] | None = None,
     smoothing: bool = True,
-    selection: str = "wss2",
-    callback: Callable[[int, np.ndarray, np.ndarray, float], bool | None] | None = None,
+    selection: str = "second-order",
+    callback: Callback | None = None,
 ) -> Solution:
     r"""CBOR-Iter: maximal-violating-pair coordinate descent for the CBOR dual (5.1).
 
@@ -323,8 +327,16 @@ def solve_cbor_smo(
     x0 : (alpha, alpha_star), optional
         Feasible warm start (raises :class:`OptionError` if infeasible).
     callback : callable, optional
-        ``callback(k, alpha, alpha_star, violation)`` after every iteration;
-        returning ``True`` or raising :class:`StopIteration` stops the solver.
+        ``callback(intermediate_result)`` after every iteration with an
+        :class:`~conicml.solvers._callback.IntermediateResult` (``values`` holds ``alpha``
+        and ``alpha_star``, ``residual`` the largest KKT violation);
+        raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
+    selection : {"second-order", "max-violating"}, default="second-order"
+        Working-set rule (module docstring); the same names as ``cbc-smo``
+        (``"wss2"`` / ``"mvp"`` are deprecated spellings).
+    smoothing : bool, default=True
+        Use the smoothing continuation of the module docstring (``False``: plain
+        pair updates on the non-smooth objective).
 
     Returns
     -------
@@ -334,6 +346,8 @@ def solve_cbor_smo(
         ``thresholds`` (the solver's own), ``primal_objective``, ``rho``,
         ``kernel_columns``, ``stop_reason``.
     """
+    stop_cb = stopper("cbor-smo", callback, legacy=lambda r: (
+        r.iteration, r.values["alpha"], r.values["alpha_star"], r.residual))
     t0 = time.perf_counter()
     data = _program_data(program)
     means = np.asarray(data["means"], dtype=float)
@@ -342,9 +356,15 @@ def solve_cbor_smo(
     d = np.asarray(data["d"], dtype=float)
     k = ranks.size
     max_iter = _check_options(tol, max_iter, time_limit, cache_size, k)
-    if selection not in ("wss2", "mvp"):
-        raise OptionError(f"cbor-smo: selection must be 'wss2' or 'mvp', got {selection!r}")
-    second_order = selection == "wss2"
+    if selection in _OLD_SELECTION:  # the names before 0.2, one release more
+        warnings.warn(f"cbor-smo: selection={selection!r} is deprecated and will be removed in "
+                      f"0.3; use {_OLD_SELECTION[selection]!r} (the name cbc-smo uses)",
+                      FutureWarning, stacklevel=3)
+        selection = _OLD_SELECTION[selection]
+    if selection not in ("second-order", "max-violating"):
+        raise OptionError("cbor-smo: selection must be 'second-order' or 'max-violating', "
+                          f"got {selection!r}")
+    second_order = selection == "second-order"
     tol = float(tol)
     cols = _Columns(data["kernel"], means, float(cache_size))
     diag = cols.diagonal()
@@ -504,15 +524,13 @@ def solve_cbor_smo(
             Kv += delta * (Ku - Kl)
         n_iter += 1
         refreshed = False
-        if callback is not None:
+        if stop_cb is not None:
             alpha, alpha_star = np.zeros(k), np.zeros(k)
             alpha[cl[is_alpha]] = x[is_alpha]
             alpha_star[cl[~is_alpha]] = x[~is_alpha]
-            try:
-                stop = callback(n_iter, alpha, alpha_star, violation)
-            except StopIteration:
-                stop = True
-            if stop:
+            if stop_cb(IntermediateResult(
+                    iteration=n_iter, residual=violation, elapsed=time.perf_counter() - t0,
+                    values={"alpha": alpha, "alpha_star": alpha_star})):
                 reason = 3
                 break
     solve_time = time.perf_counter() - t0 - setup_time

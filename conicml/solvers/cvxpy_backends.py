@@ -20,15 +20,15 @@ program makes cvxpy reject it, which is reported as a :class:`SolverError`.
 
 Common options (one meaning for all four; ``None`` keeps the backend default):
 
-================  ============  =========  ==============  ============
-common            clarabel      ecos       scs             osqp
-================  ============  =========  ==============  ============
-``eps_abs``       tol_gap_abs,  abstol,    eps_abs         eps_abs
+================  ============  =========  ================  ============
+common            clarabel      ecos       scs               osqp
+================  ============  =========  ================  ============
+``eps_abs``       tol_gap_abs,  abstol,    eps_abs           eps_abs
                   tol_feas      feastol
-``eps_rel``       tol_gap_rel   reltol     eps_rel         eps_rel
-``max_iter``      max_iter      max_iters  max_iters       max_iter
-``time_limit``    time_limit    --         time_limit_secs time_limit
-================  ============  =========  ==============  ============
+``eps_rel``       tol_gap_rel   reltol     eps_rel           eps_rel
+``max_iter``      max_iter      max_iters  max_iters         max_iter
+``time_limit``    time_limit    --         time_limit_secs   time_limit
+================  ============  =========  ================  ============
 
 Native settings go in ``solver_options`` (a dict passed verbatim).
 
@@ -255,7 +255,7 @@ def solve_with_cvxpy(
         iterations=int(iters),
         setup_time=setup_time,
         solve_time=solve_time,
-        residuals=Residuals(primal=primal, dual=dual_res, gap=gap, source="solver+recomputed"),
+        residuals=Residuals(primal=primal, dual=dual_res, gap=gap, source="mixed"),
         message=f"{name}: {problem.status}",
         extras={"backend_info": _backend_info(name, raw), "cvxpy_status": problem.status},
     )

@@ -53,17 +53,19 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from ..formulations import m4 as m4f
+from .. import kinds
+from .._linalg import inverse_quadratic
 from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._callback import Callback, IntermediateResult, stopper
+from ._m4_inner import InnerSolver, _InnerFailure, point
 from ._options import check_common
-from .bisection import InnerSolver, _InnerFailure, point
 
 __all__ = ["STATUS_MAP", "TERMINATION_MESSAGES", "solve_dinkelbach_gfp"]
 
@@ -87,16 +89,11 @@ STATUS_MAP: dict[int, Status] = {
 
 def _sigma_floor(R: np.ndarray, d: np.ndarray) -> float:
     r""":math:`\min_{w^\top d=1}\|Rw\| = (d^\top(R^\top R)^{+}d)^{-1/2}` (0 off the range)."""
-    _, s, Vt = np.linalg.svd(R, full_matrices=False)
-    keep = s > 1e-12 * max(float(s.max(initial=0.0)), np.finfo(float).tiny)
-    proj = Vt[keep] @ d
-    if float(d @ d - proj @ proj) > 1e-10 * float(d @ d):
-        return 0.0
-    q = float(np.sum((proj / s[keep]) ** 2))
-    return 1.0 / math.sqrt(q) if q > 0 else math.inf
+    q = inverse_quadratic(R, d)
+    return 0.0 if math.isinf(q) else (1.0 / math.sqrt(q) if q > 0 else math.inf)
 
 
-@register("dinkelbach-gfp", kinds=[m4f.KIND_SEPARABLE],
+@register("dinkelbach-gfp", kinds=[kinds.M4_SEPARABLE],
           description="separable M4: generalized-fractional Dinkelbach (CFS type 2)")
 def solve_dinkelbach_gfp(
     program: Program,
@@ -105,7 +102,7 @@ def solve_dinkelbach_gfp(
     max_iter: int = 100,
     time_limit: float | None = None,
     verbose: bool = False,
-    callback: Callable[[int, Mapping[str, float]], Any] | None = None,
+    callback: Callback | None = None,
     x0: float | None = None,
     inner: str = "clarabel",
     inner_options: Mapping[str, Any] | None = None,
@@ -126,7 +123,10 @@ def solve_dinkelbach_gfp(
     verbose : bool, default=False
         Print one line per iteration.
     callback : callable, optional
-        ``callback(k, {"rho", "F"})``; returning ``True`` stops.
+        ``callback(intermediate_result)`` after every iteration with an
+        :class:`~conicml.solvers._callback.IntermediateResult` (``objective`` is
+        :math:`\rho_k`, ``residual`` :math:`F`, ``extras`` holds ``rho`` and ``F``);
+        raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
     x0 : float, optional
         Initial :math:`\rho_0`.
     inner : {"clarabel", "ecos", "scs"}, default="clarabel"
@@ -143,6 +143,7 @@ def solve_dinkelbach_gfp(
         ``values = {"w", "b", "rho"}``, ``objective`` = certified ρ.
     """
     check_common("dinkelbach-gfp", tol, max_iter, time_limit)
+    stop = stopper("dinkelbach-gfp", callback, legacy=lambda r: (r.iteration, dict(r.extras)))
     start = time.perf_counter()
     data = program.data
     solver = InnerSolver(program, inner, inner_options, rebuild=False)
@@ -166,7 +167,7 @@ def solve_dinkelbach_gfp(
         sol = solver.check(0.0)
         w, b = point(sol)
         F0 = float(sol.values["eta"])
-        r = m4f.certified_rho(data, w, b)
+        r = data["m4"].certified_rho(w, b)
         history.append((0.0, F0, r))
         if F0 < 0 and r < 0:
             reason = 5
@@ -181,7 +182,7 @@ def solve_dinkelbach_gfp(
                 if time_limit is not None and time.perf_counter() - start > time_limit:
                     reason = 2
                     break
-                s_pos, s_neg = m4f._sigmas(data, w / float(data["d"] @ w))
+                s_pos, s_neg = data["m4"].sigmas(w / float(data["d"] @ w))
                 if scaled and min(s_pos, s_neg) <= 1e-14:
                     reason = 6
                     break
@@ -190,7 +191,7 @@ def solve_dinkelbach_gfp(
                 F = float(sol.values["eta"])
                 used = (rho, s_pos, s_neg) if scaled else (rho, 1.0, 1.0)
                 w_new, b_new = point(sol)
-                r_new = m4f.certified_rho(data, w_new, b_new)
+                r_new = data["m4"].certified_rho(w_new, b_new)
                 history.append((rho, F, r_new))
                 if verbose:
                     print(f"{k:>5} {rho:>16.12f} {F:>12.3e} {r_new:>16.12f}")
@@ -202,7 +203,9 @@ def solve_dinkelbach_gfp(
                     w, b, r = w_new, b_new, r_new
                 step = r_new - rho
                 rho = r_new if from_above else max(rho, r_new)
-                if callback is not None and callback(k, {"rho": rho, "F": F}):
+                if stop is not None and stop(IntermediateResult(
+                        iteration=k, objective=rho, residual=F,
+                        elapsed=time.perf_counter() - start, extras={"rho": rho, "F": F})):
                     reason = 3
                     break
                 # converged, or no further increase (the inner solver's accuracy)

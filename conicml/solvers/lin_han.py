@@ -82,21 +82,23 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import scipy.linalg
 
+from .. import kinds
 from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._callback import Callback, IntermediateResult, stopper
 from ._options import check_common
 from ._report import IterationReport
 
 __all__ = ["TERMINATION_MESSAGES", "solve_lin_han"]
 
-_KINDS = ("socp.chance.rates.primal", "socp.chance.rates.dual")
+_KINDS = (kinds.RATES_PRIMAL, kinds.RATES_DUAL)
 
 #: Stop reason -> message.
 TERMINATION_MESSAGES: dict[int, str] = {
@@ -230,7 +232,7 @@ def solve_lin_han(
     time_limit: float | None = None,
     verbose: bool = False,
     x0: tuple[np.ndarray, np.ndarray] | None = None,
-    callback: Callable[[int, np.ndarray, np.ndarray, float], bool | None] | None = None,
+    callback: Callback | None = None,
 ) -> Solution:
     r"""Lin–Han ellipsoid distance for the specified-rates classifier.
 
@@ -250,9 +252,10 @@ def solve_lin_han(
     x0 : tuple (c_pos, c_neg), optional
         Warm start: a point of each closed ellipsoid (see module docstring).
     callback : callable, optional
-        ``callback(k, z_pos, z_neg, theta)`` after iteration ``k`` with
-        :math:`\theta = \max(\theta_+, \theta_-)`; returning ``True`` or
-        raising :class:`StopIteration` stops the solver.
+        ``callback(intermediate_result)`` after every iteration with an
+        :class:`~conicml.solvers._callback.IntermediateResult` (``values`` holds ``z_pos``
+        and ``z_neg``, ``residual`` is :math:`\theta = \max(\theta_+, \theta_-)`);
+        raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
 
     Returns
     -------
@@ -266,6 +269,8 @@ def solve_lin_han(
     """
     t0 = time.perf_counter()
     check_common("lin-han", tol, max_iter, time_limit, allow_zero=True)
+    stop = stopper("lin-han", callback, legacy=lambda r: (
+        r.iteration, r.values["z_pos"], r.values["z_neg"], r.residual))
     data = _check_program(program)
     dual_kind = program.kind.endswith(".dual")
     Ep = _Ellipsoid(np.asarray(data["mean_pos"], float), np.asarray(data["cov_pos"], float),
@@ -324,14 +329,11 @@ def solve_lin_han(
         if verbose and (k % 1000 == 0):
             _Report.print_iteration(k, float(np.linalg.norm(seg)), theta_p, theta_n,
                                     math.nan, time.perf_counter() - t1)
-        if callback is not None:
-            try:
-                if callback(k, zp.copy(), zn.copy(), theta):
-                    code = 3
-                    break
-            except StopIteration:
-                code = 3
-                break
+        if stop is not None and stop(IntermediateResult(
+                iteration=k, residual=theta, elapsed=time.perf_counter() - t1,
+                values={"z_pos": zp.copy(), "z_neg": zn.copy()})):
+            code = 3
+            break
         if theta <= tol:
             code = 0
             break

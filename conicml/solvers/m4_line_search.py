@@ -1,251 +1,43 @@
-r"""``m4-line-search``: soft-margin (and reduced) M4 by a line search over ρ.
+"""``m4-line-search``: deprecated name of the soft-margin M4 line searches (removed in 0.3).
 
-Kind ``"sequential.m4"`` (:func:`conicml.formulations.m4.m4` with a ``C``).
-
-**Algorithm** (seed 004 Sec. 4.1.3, note A6/A7). Maximise
-
-.. math::
-
-    G(\rho) = \rho - C\,h(\rho),\qquad
-    h(\rho) = \min_{w^\top d = 1,\, b,\, \xi \ge 0}\ \sum_k\xi_k\ (+ (N-r)\,\xi_m)
-
-over :math:`\rho \in [0, \kappa^*_{MPM}]` (the domain is discussed in
-:mod:`conicml.formulations.m4`), where each :math:`h(\rho)` is the program's
-fixed-ρ slack SOCP (DPP, ``cp.Parameter`` ``rho``, compiled once and re-solved
-by the backend ``inner``). The 1-D search (option ``method``) is the
-thesis's quadratic-interpolation line search,
-:func:`conicml.solvers.quadratic_interpolation.line_search` (both domain ends
-evaluated, parabola steps with golden-section safeguards, note §6 item 17),
-or ``"brent"``: both ends, then Brent's bounded method (parabolic
-interpolation safeguarded by golden-section steps; Brent 1973, *Algorithms
-for Minimization without Derivatives*, ch. 5) via
-:func:`scipy.optimize.minimize_scalar`. :math:`G` need not be concave
-(note A6), so the result is a local maximum of :math:`G`; the thesis claims
-convergence "to the global optimum if suitable starting points are assigned".
-
-**Stopping criterion:** final ρ bracket (Brent: interval of uncertainty)
-below :math:`\texttt{tol}\cdot\max(1, \kappa^*_{MPM})` (absolute, in ρ),
-or ``max_iter`` SOCP solves.
-
-**Objective** (kind ``"sequential.m4"``): :math:`G(\rho^*) = \rho^* -
-C\sum\xi` with the slacks recomputed exactly at the returned :math:`(w, b)`
-(:func:`conicml.formulations.m4.slack_total`).
-
-**Certificate:** ``Residuals(primal=`` :math:`|w^\top d - 1|` ``, dual=`` the
-largest residual of the inner solve at :math:`\rho^*` ``, gap=`` final
-bracket width ``)``; ``extras["inner_solves"]`` counts the SOCPs (the MPM
-bound included).
-
-**Warm-start:** ``x0`` is the initial middle point of the pattern.
+The same algorithm was registered twice (``m4-line-search`` and
+``quadratic-interpolation``, with different defaults); each algorithm now has
+one name: ``quadratic-interpolation`` (the thesis's search, the old default
+``method``) and ``brent`` (the old ``method="brent"``).
 """
 
 from __future__ import annotations
 
-import math
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-from scipy.optimize import minimize_scalar
-
-from ..exceptions import OptionError
-from ..formulations import m4 as m4f
+from .. import kinds
 from ..program import Program
 from ..registry import register
-from ..solution import Residuals, Solution, Status
-from ._options import check_common
-from .bisection import InnerSolver, _InnerFailure, point
+from ..solution import Solution
+from ._callback import Callback
+from ._m4_search import solve_soft_m4
 
-__all__ = ["STATUS_MAP", "TERMINATION_MESSAGES", "solve_m4_line_search"]
-
-TERMINATION_MESSAGES: dict[int, str] = {
-    0: "converged: rho bracket width <= tol * max(1, kappa_mpm)",
-    1: "maximum number of SOCP solves reached (max_iter)",
-    2: "time limit reached (time_limit)",
-    3: "stopped by the callback",
-    4: "an inner SOCP solve failed",
-    6: "unbounded: sigma_x + sigma_y = 0 on w^T d = 1, the covariances are singular "
-       "(raise reg)",
-}
-
-STATUS_MAP: dict[int, Status] = {
-    0: Status.OPTIMAL, 1: Status.USER_LIMIT, 2: Status.USER_LIMIT, 3: Status.USER_LIMIT,
-    4: Status.SOLVER_ERROR, 6: Status.UNBOUNDED,
-}
+__all__ = ["solve_m4_line_search"]
 
 
-class _Stop(Exception):
-    pass
-
-
-def _line_search(f: Callable[[float], float], lo: float, hi: float, *, tol: float,
-                 max_iter: int, x0: float | None, method: str = "quadratic-interpolation"
-                 ) -> tuple[float, float, int, tuple[float, float], bool]:
-    """Maximise ``f`` on ``[lo, hi]``: ``(x, f(x), evaluations, bracket, converged)``.
-
-    ``"quadratic-interpolation"``: the shared line search of
-    :func:`conicml.solvers.quadratic_interpolation.line_search` (both ends
-    evaluated, parabola steps with golden-section safeguards). ``"brent"``:
-    both ends, then Brent's bounded method on the interior
-    (:func:`scipy.optimize.minimize_scalar`).
-    """
-    if method == "quadratic-interpolation":
-        from .quadratic_interpolation import line_search
-
-        res = line_search(f, lo, hi, tol=tol, max_iter=max_iter, maximize=True, x0=x0)
-        bracket = res.bracket
-        converged = bracket[1] - bracket[0] <= tol * (1 + 1e-9)
-        return res.x, res.fun, res.n_evals, bracket, converged
-    values: dict[float, float] = {}
-
-    def g(x: float) -> float:
-        x = float(x)
-        if x not in values:
-            if len(values) >= max_iter:
-                raise _Budget
-            values[x] = float(f(x))
-        return -values[x] if math.isfinite(values[x]) else math.inf
-
-    g(lo)
-    g(hi)
-    converged = False
-    try:
-        res = minimize_scalar(g, bounds=(lo, hi), method="bounded",
-                              options={"xatol": tol, "maxiter": max(1, max_iter - 2)})
-        converged = bool(res.success)
-    except _Budget:
-        pass
-    best = max(values, key=lambda x: values[x])
-    width = tol if converged else hi - lo
-    return best, values[best], len(values), (best - width / 2, best + width / 2), converged
-
-
-class _Budget(Exception):
-    pass
-
-
-@register("m4-line-search", kinds=[m4f.KIND_SOFT],
-          description="soft-margin M4: line search over rho of SOCPs")
+@register("m4-line-search", kinds=[kinds.M4_SOFT],
+          deprecated="use 'quadratic-interpolation' (or 'brent' for method='brent')",
+          description="deprecated: 'quadratic-interpolation' or 'brent'")
 def solve_m4_line_search(
     program: Program,
     *,
-    tol: float = 1e-7,
+    tol: float = 1e-8,
     max_iter: int = 60,
     time_limit: float | None = None,
     verbose: bool = False,
-    callback: Callable[[float, float], Any] | None = None,
+    callback: Callback | None = None,
     x0: float | None = None,
     inner: str = "clarabel",
     inner_options: Mapping[str, Any] | None = None,
     method: str = "quadratic-interpolation",
 ) -> Solution:
-    r"""Soft-margin M4 by line search over ρ (see the module docstring).
-
-    Parameters
-    ----------
-    program : Program
-        Kind ``"sequential.m4"`` (:func:`conicml.formulations.m4.m4` with ``C``).
-    tol : float, default=1e-7
-        Relative tolerance on the final ρ bracket.
-    max_iter : int, default=60
-        Largest number of slack SOCPs (evaluations of :math:`G`).
-    time_limit : float, optional
-        Seconds; the best point so far is returned with USER_LIMIT.
-    verbose : bool, default=False
-        Print one line per evaluation.
-    callback : callable, optional
-        ``callback(rho, G)`` after each evaluation; returning ``True`` stops.
-    x0 : float, optional
-        Initial middle point of the pattern.
-    inner : {"clarabel", "ecos", "scs"}, default="clarabel"
-        Generic backend of the inner SOCPs.
-    inner_options : dict, optional
-        Options of that backend.
-    method : {"quadratic-interpolation", "brent"}, default="quadratic-interpolation"
-        The 1-D search (module docstring).
-
-    Returns
-    -------
-    Solution
-        ``values = {"w", "b", "rho"}``, ``objective`` :math:`= G(\rho^*)`.
-    """
-    check_common("m4-line-search", tol, max_iter, time_limit)
-    if method not in ("quadratic-interpolation", "brent"):
-        raise OptionError(f"method must be 'quadratic-interpolation' or 'brent', "
-                          f"got {method!r}")
-    if max_iter < 3:
-        raise OptionError(f"max_iter must be at least 3 (both ends and a midpoint), "
-                          f"got {max_iter!r}")
-    start = time.perf_counter()
-    data = program.data
-    C = float(data["C"])
-    solver = InnerSolver(program, inner, inner_options, rebuild=False)
-    _ = program.form
-    setup_time = time.perf_counter() - start
-    evals: dict[float, tuple[np.ndarray, float, float, Solution]] = {}
-    state: dict[str, Any] = {"reason": 0, "failure": None}
-    kappa = math.nan
-
-    def G(rho: float) -> float:
-        if time_limit is not None and time.perf_counter() - start > time_limit:
-            state["reason"] = 2
-            raise _Stop
-        sol = solver.check(rho)
-        w, b = point(sol)
-        w, b = w / float(data["d"] @ w), b / float(data["d"] @ w)
-        value = rho - C * m4f.slack_total(data, w, b, rho)
-        evals[rho] = (w, b, value, sol)
-        if verbose:
-            print(f"  m4-line-search: rho={rho:.10f} G={value:.10f} h={sol.objective:.6e}")
-        if callback is not None and callback(rho, value):
-            state["reason"] = 3
-            raise _Stop
-        return value
-
-    bracket, converged = (math.nan, math.nan), False
-    try:
-        kappa, _ = solver.kappa_mpm()
-        if math.isinf(kappa):
-            state["reason"] = 6
-        else:
-            try:
-                *_, bracket, converged = _line_search(
-                    G, 0.0, kappa, tol=tol * max(1.0, kappa), max_iter=max_iter, x0=x0,
-                    method=method)
-            except _Stop:
-                pass
-    except _InnerFailure as exc:
-        state["reason"], state["failure"] = 4, exc.solution
-    reason = state["reason"]
-    solve_time = time.perf_counter() - start - setup_time
-    message = TERMINATION_MESSAGES[reason]
-    if state["failure"] is not None:
-        message += f" ({inner}: {state['failure'].message})"
-    width = bracket[1] - bracket[0]
-    if reason == 0 and not converged:
-        reason = 1
-        message = TERMINATION_MESSAGES[reason]
-    extras = {"inner": inner, "inner_solves": solver.solves, "inner_time": solver.time,
-              "kappa_mpm": kappa, "bracket": bracket, "method": method}
-    if not evals or reason == 6:
-        return Solution(status=STATUS_MAP[reason], solver="m4-line-search",
-                        setup_time=setup_time, solve_time=solve_time, message=message,
-                        extras=extras)
-    rho = max(evals, key=lambda r: evals[r][2])
-    w, b, value, sol = evals[rho]
-    extras["at_domain_end"] = bool(rho >= kappa or rho <= 0.0)
-    return Solution(
-        status=STATUS_MAP[reason],
-        solver="m4-line-search",
-        objective=value,
-        values={"w": w, "b": np.array(b), "rho": np.array(rho)},
-        iterations=len(evals),
-        setup_time=setup_time,
-        solve_time=solve_time,
-        residuals=Residuals(primal=abs(float(data["d"] @ np.asarray(sol.values["w"])) - 1.0),
-                            dual=sol.residuals.max(), gap=width, source="solver"),
-        message=message,
-        history=tuple((r, evals[r][2]) for r in evals),
-        extras=extras,
-    )
+    """Deprecated: ``quadratic-interpolation`` or ``brent`` under the old name."""
+    return solve_soft_m4(program, solver="m4-line-search", method=method, tol=tol,
+                         max_iter=max_iter, time_limit=time_limit, verbose=verbose,
+                         callback=callback, x0=x0, inner=inner, inner_options=inner_options)

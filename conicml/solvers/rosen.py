@@ -46,17 +46,17 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
+from .. import kinds
 from ..exceptions import OptionError
 from ..program import Program
 from ..registry import register
 from ..solution import Solution, Status
+from ._callback import Callback, IntermediateResult, stopper
+from ._fractional import FractionalProgram, finish
 from ._options import check_common
-from .dinkelbach import FractionalProgram, finish
 
 __all__ = ["TERMINATION_MESSAGES", "solve_rosen"]
 
@@ -92,7 +92,7 @@ def _value_grad(fp: FractionalProgram, w: np.ndarray) -> tuple[float, np.ndarray
     return num / den, (gnum * den - num * gden) / (den * den)
 
 
-@register("rosen", kinds=["socp.bmpm", "socp.mpm"],
+@register("rosen", kinds=[kinds.BMPM, kinds.MPM],
           description="Rosen gradient projection for the BMPM/MPM fractional program")
 def solve_rosen(
     program: Program,
@@ -101,7 +101,7 @@ def solve_rosen(
     max_iter: int = 20_000,
     time_limit: float | None = None,
     verbose: bool = False,
-    callback: Callable[[int, float, np.ndarray], Any] | None = None,
+    callback: Callback | None = None,
     x0: np.ndarray | None = None,
 ) -> Solution:
     r"""Rosen gradient projection for the (robust) BMPM / MPM fractional program.
@@ -117,7 +117,10 @@ def solve_rosen(
     verbose : bool, default=False
         One line every 100 iterations.
     callback : callable, optional
-        ``callback(k, r, w)``; returning ``True`` stops.
+        ``callback(intermediate_result)`` after every iteration with an
+        :class:`~conicml.solvers._callback.IntermediateResult` (``objective`` is the ratio
+        :math:`r(w_k)`, ``values["w"]``);
+        raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
     x0 : ndarray, optional
         Initial :math:`w`.
 
@@ -129,6 +132,8 @@ def solve_rosen(
         certificate), ``extras["line_search_evals"]``.
     """
     check_common("rosen", tol, max_iter, time_limit)
+    stop = stopper("rosen", callback,
+                   legacy=lambda r: (r.iteration, r.objective, r.values["w"]))
     start = time.perf_counter()
     fp = FractionalProgram(program.data)
     d = fp.d
@@ -204,7 +209,9 @@ def solve_rosen(
         if small >= 3:
             reason = 0
             break
-        if callback is not None and callback(k, r, w):
+        if stop is not None and stop(IntermediateResult(
+                iteration=k, objective=r, elapsed=time.perf_counter() - start,
+                values={"w": w})):
             reason = 3
             break
         if time_limit is not None and time.perf_counter() - start > time_limit:

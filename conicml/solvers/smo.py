@@ -84,14 +84,16 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from .. import kinds
 from ..exceptions import OptionError, ProgramError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
+from ._callback import Callback, IntermediateResult, stopper
 from ._options import check_common
 from ._report import IterationReport
 
@@ -206,7 +208,7 @@ def _check_options(tol: float, max_iter: int | None, time_limit: float | None,
 
 def _check_data(program: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
     kind = getattr(program, "kind", None)
-    if kind != "qp.svm.dual":
+    if kind != kinds.SVM_DUAL:
         raise SolverError(f"solver 'smo' accepts programs of kind 'qp.svm.dual', got {kind!r}")
     data = getattr(program, "data", None)
     if not isinstance(data, Mapping):
@@ -267,7 +269,7 @@ def _check_x0(x0: Any, y: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.clip(alpha, 0.0, c)
 
 
-@register("smo", kinds=["qp.svm.dual"], specialized=True, requires=("numpy",),
+@register("smo", kinds=[kinds.SVM_DUAL], specialized=True, requires=("numpy",),
           compare_options={"tol": 1e-8})
 def solve_smo(
     program,
@@ -279,7 +281,7 @@ def solve_smo(
     shrinking: bool = True,
     cache_size: float = 200.0,
     x0: np.ndarray | None = None,
-    callback: Callable[[int, np.ndarray, float], bool | None] | None = None,
+    callback: Callback | None = None,
 ) -> Solution:
     r"""SMO with second-order working-set selection (LIBSVM) for the SVM dual.
 
@@ -308,9 +310,10 @@ def solve_smo(
         Feasible warm start :math:`\alpha`; raises :class:`OptionError` if
         infeasible.
     callback : callable, optional
-        ``callback(k, alpha, violation)`` after every iteration ``k``, with a
-        copy of :math:`\alpha` and :math:`m - M` on the active set; returning
-        ``True`` or raising :class:`StopIteration` stops the solver.
+        ``callback(intermediate_result)`` after every iteration with an
+        :class:`~conicml.solvers._callback.IntermediateResult` (a copy of :math:`\alpha` in
+        ``values["alpha"]``, ``residual`` :math:`m - M` on the active set);
+        raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
 
     Returns
     -------
@@ -347,6 +350,8 @@ def solve_smo(
     setup_time = time.perf_counter() - t_setup
 
     # ---- the SMO loop ------------------------------------------------------------------
+    stop = stopper("smo", callback,
+                   legacy=lambda r: (r.iteration, r.values["alpha"], r.residual))
     t_solve = time.perf_counter()
     act: np.ndarray | None = None  # active indices (None: all variables active)
     min_active = n
@@ -524,13 +529,11 @@ def solve_smo(
             if shrinking and (a_old >= Ct) != (a_new >= Ct):
                 Gb += (Ct * yt if a_new >= Ct else -Ct * yt) * col
         k += 1
-        if callback is not None:
+        if stop is not None:
             sync(act, wa, wF)
-            try:
-                stop = callback(k, alpha.copy(), viol)
-            except StopIteration:
-                stop = True
-            if stop:
+            if stop(IntermediateResult(iteration=k, residual=viol,
+                                       elapsed=time.perf_counter() - t_solve,
+                                       values={"alpha": alpha.copy()})):
                 code = 3
                 break
 

@@ -1,0 +1,215 @@
+r"""Soft-margin (and reduced) M4 by a line search over ρ: the driver of two solvers.
+
+``quadratic-interpolation`` and ``brent`` register it for the kind; they differ
+only in the 1-D search (:mod:`conicml.solvers._line_search`).
+
+Kind ``"sequential.m4"`` (:func:`conicml.formulations.m4.m4` with a ``C``).
+
+**Algorithm** (seed 004 Sec. 4.1.3, note A6/A7). Maximise
+
+.. math::
+
+    G(\rho) = \rho - C\,h(\rho),\qquad
+    h(\rho) = \min_{w^\top d = 1,\, b,\, \xi \ge 0}\ \sum_k\xi_k\ (+ (N-r)\,\xi_m)
+
+over :math:`\rho \in [0, \kappa^*_{MPM}]` (the domain is discussed in
+:mod:`conicml.formulations.m4`), where each :math:`h(\rho)` is the program's
+fixed-ρ slack SOCP (DPP, ``cp.Parameter`` ``rho``, compiled once and re-solved
+by the backend ``inner``). The 1-D search (option ``method``) is the
+thesis's quadratic-interpolation line search,
+:func:`conicml.solvers.quadratic_interpolation.line_search` (both domain ends
+evaluated, parabola steps with golden-section safeguards, note §6 item 17),
+or ``"brent"``: both ends, then Brent's bounded method (parabolic
+interpolation safeguarded by golden-section steps; Brent 1973, *Algorithms
+for Minimization without Derivatives*, ch. 5) via
+:func:`scipy.optimize.minimize_scalar`. :math:`G` need not be concave
+(note A6), so the result is a local maximum of :math:`G`; the thesis claims
+convergence "to the global optimum if suitable starting points are assigned".
+
+**Stopping criterion:** final ρ bracket (Brent: interval of uncertainty)
+below :math:`\texttt{tol}\cdot\max(1, \kappa^*_{MPM})` (absolute, in ρ),
+or ``max_iter`` SOCP solves.
+
+**Objective** (kind ``"sequential.m4"``): :math:`G(\rho^*) = \rho^* -
+C\sum\xi` with the slacks recomputed exactly at the returned :math:`(w, b)`
+(:func:`conicml.formulations.m4.slack_total`).
+
+**Certificate:** ``Residuals(primal=`` :math:`|w^\top d - 1|` ``, dual=`` the
+largest residual of the inner solve at :math:`\rho^*` ``, gap=`` final
+bracket width ``)``; ``extras["inner_solves"]`` counts the SOCPs (the MPM
+bound included).
+
+**Warm-start:** ``x0`` is the initial middle point of the pattern.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import OptionError
+from ..program import Program
+from ..solution import Residuals, Solution, Status
+from ._callback import Callback, IntermediateResult, stopper
+from ._line_search import METHODS, maximize
+from ._m4_inner import InnerSolver, _InnerFailure, point
+from ._options import check_common
+
+__all__ = ["STATUS_MAP", "TERMINATION_MESSAGES", "solve_soft_m4"]
+
+TERMINATION_MESSAGES: dict[int, str] = {
+    0: "converged: rho bracket width <= tol * max(1, kappa_mpm)",
+    1: "maximum number of SOCP solves reached (max_iter)",
+    2: "time limit reached (time_limit)",
+    3: "stopped by the callback",
+    4: "an inner SOCP solve failed",
+    6: "unbounded: sigma_x + sigma_y = 0 on w^T d = 1, the covariances are singular "
+       "(raise reg)",
+}
+
+STATUS_MAP: dict[int, Status] = {
+    0: Status.OPTIMAL, 1: Status.USER_LIMIT, 2: Status.USER_LIMIT, 3: Status.USER_LIMIT,
+    4: Status.SOLVER_ERROR, 6: Status.UNBOUNDED,
+}
+
+
+class _Stop(Exception):
+    pass
+
+
+def solve_soft_m4(
+    program: Program,
+    *,
+    solver: str,
+    method: str,
+    tol: float = 1e-8,
+    max_iter: int = 60,
+    time_limit: float | None = None,
+    verbose: bool = False,
+    callback: Callback | None = None,
+    x0: float | None = None,
+    inner: str = "clarabel",
+    inner_options: Mapping[str, Any] | None = None,
+) -> Solution:
+    r"""Soft-margin M4 by a line search over ρ (see the module docstring).
+
+    Parameters
+    ----------
+    program : Program
+        Kind ``"sequential.m4"`` (:func:`conicml.formulations.m4.m4` with ``C``).
+    solver : str
+        Registry name reported in the solution and in messages.
+    method : {"quadratic-interpolation", "brent"}
+        The 1-D search.
+    tol : float, default=1e-8
+        Relative tolerance on the final ρ bracket: width
+        :math:`\le \texttt{tol}\cdot\max(1, \kappa^*_{MPM})`.
+    max_iter : int, default=60
+        Largest number of slack SOCPs (evaluations of :math:`G`).
+    time_limit : float, optional
+        Seconds; the best point so far is returned with USER_LIMIT.
+    verbose : bool, default=False
+        Print one line per evaluation.
+    callback : callable, optional
+        ``callback(intermediate_result)`` after each evaluation (``objective`` is
+        :math:`G(\rho)`, ``values`` holds ``w``, ``b``, ``rho``); raise
+        ``StopIteration`` to stop.
+    x0 : float, optional
+        Initial middle point of the pattern.
+    inner : {"clarabel", "ecos", "scs"}, default="clarabel"
+        Generic backend of the inner SOCPs.
+    inner_options : dict, optional
+        Options of that backend.
+
+    Returns
+    -------
+    Solution
+        ``values = {"w", "b", "rho"}``, ``objective`` :math:`= G(\rho^*)`.
+    """
+    stop = stopper(solver, callback, legacy=lambda r: (float(r.values["rho"]), r.objective))
+    check_common(solver, tol, max_iter, time_limit)
+    if method not in METHODS:
+        raise OptionError(f"{solver}: method must be one of {', '.join(METHODS)}, "
+                          f"got {method!r}")
+    if max_iter < 3:
+        raise OptionError(f"{solver}: max_iter must be at least 3 (both ends and a midpoint), "
+                          f"got {max_iter!r}")
+    start = time.perf_counter()
+    data = program.data
+    C = float(data["C"])
+    checker = InnerSolver(program, inner, inner_options, rebuild=False)
+    _ = program.form
+    setup_time = time.perf_counter() - start
+    evals: dict[float, tuple[np.ndarray, float, float, Solution]] = {}
+    state: dict[str, Any] = {"reason": 0, "failure": None}
+    kappa = math.nan
+
+    def G(rho: float) -> float:
+        if time_limit is not None and time.perf_counter() - start > time_limit:
+            state["reason"] = 2
+            raise _Stop
+        sol = checker.check(rho)
+        w, b = point(sol)
+        w, b = w / float(data["d"] @ w), b / float(data["d"] @ w)
+        value = rho - C * data["m4"].slack_total(w, b, rho)
+        evals[rho] = (w, b, value, sol)
+        if verbose:
+            print(f"  {solver}: rho={rho:.10f} G={value:.10f} h={sol.objective:.6e}")
+        if stop is not None and stop(IntermediateResult(
+                iteration=len(evals), objective=value, residual=math.nan,
+                elapsed=time.perf_counter() - start,
+                values={"w": w, "b": np.array(b), "rho": np.array(rho)})):
+            state["reason"] = 3
+            raise _Stop
+        return value
+
+    bracket, converged = (math.nan, math.nan), False
+    try:
+        kappa, _ = checker.kappa_mpm()
+        if math.isinf(kappa):
+            state["reason"] = 6
+        else:
+            try:
+                *_, bracket, converged = maximize(
+                    G, 0.0, kappa, tol=tol * max(1.0, kappa), max_iter=max_iter, x0=x0,
+                    method=method)
+            except _Stop:
+                pass
+    except _InnerFailure as exc:
+        state["reason"], state["failure"] = 4, exc.solution
+    reason = state["reason"]
+    solve_time = time.perf_counter() - start - setup_time
+    message = TERMINATION_MESSAGES[reason]
+    if state["failure"] is not None:
+        message += f" ({inner}: {state['failure'].message})"
+    width = bracket[1] - bracket[0]
+    if reason == 0 and not converged:
+        reason = 1
+        message = TERMINATION_MESSAGES[reason]
+    extras = {"inner": inner, "inner_solves": checker.solves, "inner_time": checker.time,
+              "kappa_mpm": kappa, "bracket": bracket, "method": method}
+    if not evals or reason == 6:
+        return Solution(status=STATUS_MAP[reason], solver=solver,
+                        setup_time=setup_time, solve_time=solve_time, message=message,
+                        extras=extras)
+    rho = max(evals, key=lambda r: evals[r][2])
+    w, b, value, sol = evals[rho]
+    extras["at_domain_end"] = bool(rho >= kappa or rho <= 0.0)
+    return Solution(
+        status=STATUS_MAP[reason],
+        solver=solver,
+        objective=value,
+        values={"w": w, "b": np.array(b), "rho": np.array(rho)},
+        iterations=len(evals),
+        setup_time=setup_time,
+        solve_time=solve_time,
+        residuals=Residuals(primal=abs(float(data["d"] @ np.asarray(sol.values["w"])) - 1.0),
+                            dual=sol.residuals.max(), gap=width, source="solver"),
+        message=message,
+        history=tuple((r, evals[r][2]) for r in evals),
+        extras=extras,
+    )

@@ -1,0 +1,29 @@
+"""The ``conicml`` command: solvers, compare (a fast model) and reproduce."""
+
+import pytest
+
+from conicml.cli import _reproductions, main
+
+
+def test_solvers_lists_the_registry(capsys):
+    assert main(["solvers"]) == 0
+    out = capsys.readouterr().out
+    assert "clarabel" in out and "smo" in out and "specialized" in out
+    assert "m4-line-search" not in out  # deprecated names are not listed
+
+
+def test_compare_one_model_agrees(capsys):
+    assert main(["compare", "--model", "svm", "--solvers", "clarabel,ecos,smo"]) == 0
+    assert "all solvers agree" in capsys.readouterr().out
+
+
+def test_reproduce_lists_and_rejects_unknown_names(capsys):
+    names = _reproductions()
+    if not names:
+        pytest.skip("not a source checkout: benchmarks/ is absent")
+    assert main(["reproduce", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in names)
+    assert main(["reproduce", "no-such-table"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown reproduction 'no-such-table'" in err and next(iter(names)) in err
