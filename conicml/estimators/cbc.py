@@ -108,11 +108,11 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
         keeps the minority's points apart; the program has at most about
         2 000 clusters.
     threshold : float, optional
-        BIRCH radius threshold. ``None``: :math:`0.1\sqrt{\sum_k
-        \operatorname{var}(X_{:,k})}`, a tenth of the data's spread (a fixed
-        number such as scikit-learn's 0.5 is in the units of ``X``: on raw
-        features it gives one cluster per point on some sets and a handful of
-        class-wide clusters on others).
+        BIRCH radius threshold. ``None``: :math:`\min(0.5, 0.1\sqrt{\sum_k
+        \operatorname{var}(X_{:,k})})`, scikit-learn's 0.5 or a tenth of the
+        data's spread if smaller (0.5 alone is in the units of ``X``: on
+        features of small spread it gives a handful of class-wide clusters
+        whose spheres overlap).
     sigma : {"trace", "per-dimension"}, default="trace"
         Cluster radius convention (note P7): ``"trace"`` is ch. 3's
         :math:`\sigma_j^2 = \frac1{m_j}\sum\|x - \mu_j\|^2` (the total
@@ -280,7 +280,7 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
         threshold = self.threshold
         if threshold is None and self.clustering == "birch":
             spread = float(np.sqrt(_total_variance(X, self.chunk_size)))
-            threshold = AUTO_THRESHOLD * spread if spread > 0 else None
+            threshold = min(0.5, AUTO_THRESHOLD * spread) if spread > 0 else None
         clusters = ClusterMoments.from_data(
             X, y, clustering=self.clustering, n_clusters=n_clusters,
             threshold=threshold, sigma=self.sigma, random_state=self.random_state,

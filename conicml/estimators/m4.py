@@ -109,6 +109,8 @@ class M4Classifier(BinaryConicClassifier):
         Kernel models only: the training inputs.
     support_ : ndarray
         Indices of the training points whose margin is at (or below) ``rho_``.
+    model_ : dict
+        The decoded model (``program_.decode(solution_)``).
     program_ : Program
     solution_ : Solution
     n_iter_ : int
@@ -180,8 +182,12 @@ class M4Classifier(BinaryConicClassifier):
         model = program.decode(solution)
         self.program_ = program
         self.solution_ = solution
+        self.model_ = model
         self.n_iter_ = int(solution.iterations)
         self.C_ = program.data["C"]
         self.rho_ = float(model["rho"])
         self.support_ = np.asarray(model["support"])
-        self._set_expansion(model, X)  # coef_ or dual_coef_ + X_fit_; the base's _decision
+        self._set_expansion(model, X)  # coef_ or dual_coef_ + X_fit_
+
+    def _decision(self, X: np.ndarray) -> np.ndarray:
+        return m4f.decision_values(self.program_.data, self.model_, X)

@@ -55,6 +55,8 @@ _ATTR_DOC = """
         Kernel models only: coefficients on the training points.
     X_fit_ : ndarray
         Kernel models only: the training inputs.
+    model_ : dict
+        The decoded model (``program_.decode(solution_)``).
     program_ : Program
     solution_ : Solution
     n_iter_ : int"""
@@ -87,12 +89,16 @@ class _MinimaxClassifier(BinaryConicClassifier):
     def _set_model(self, X: np.ndarray, program: Program, solution: Any, model: dict) -> None:
         self.program_ = program
         self.solution_ = solution
+        self.model_ = model
         self.n_iter_ = int(solution.iterations)
         self.alpha_ = float(model["alpha"])
         self.beta_ = float(model["beta"])
         self.kappa_alpha_ = float(model["kappa_alpha"])
         self.kappa_beta_ = float(model["kappa_beta"])
         self._set_expansion(model, X)
+
+    def _decision(self, X: np.ndarray) -> np.ndarray:
+        return mm.decision_values(self.program_.data, self.model_, X)
 
 
 @_fill_doc(COMMON_DOC=_COMMON_DOC, ATTR_DOC=_ATTR_DOC)
