@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _harness import machine, run_with_limit, write_results  # noqa: E402
 
 import conicml as cm  # noqa: E402
+from conicml._progress import progress  # noqa: E402
 from conicml.formulations import minimax as mm  # noqa: E402
 
 # Thesis Table 3.1 (copied from the seed-004 note §4.3), in %:
@@ -72,7 +73,7 @@ def run_dataset(name: str, splits: int, seed: int) -> dict:
     rows = []
     check = None
     start = time.perf_counter()
-    for s in range(splits):
+    for s in progress(range(splits), "splits"):
         perm = rng.permutation(y.size)
         n_test = int(round(0.1 * y.size))
         test, train = perm[:n_test], perm[n_test:]
@@ -121,7 +122,7 @@ def main() -> None:
         "|---|---|---|" + "---|" * len(COLUMNS) + "---|",
     ]
     notes = []
-    for i, name in enumerate(THESIS):
+    for i, name in enumerate(progress(THESIS, "data sets")):
         state, res, wall = run_with_limit(run_dataset, (name, splits, 100 + i), args.limit)
         thesis = THESIS[name]
         if state != "ok":

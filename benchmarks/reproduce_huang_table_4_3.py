@@ -47,6 +47,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import conicml as cm
+from conicml._progress import progress
 from conicml.estimators import M4Classifier, MPMClassifier, SVMClassifier
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -181,13 +182,13 @@ def fit_cell(model: str, kernel: str, X: np.ndarray, y: np.ndarray, cfg: dict,
 
 def run(datasets: list[str], cfg: dict) -> list[dict]:
     rows = []
-    for name in datasets:
+    for name in progress(datasets, "data sets"):
         X, y = load(name, cfg["quick"])
         outer = StratifiedKFold(cfg["outer"], shuffle=True, random_state=0)
         acc = {cell: [] for cell in CELLS}
         spent = {cell: 0.0 for cell in CELLS}
         chosen = {cell: [] for cell in CELLS}
-        for train, test in outer.split(X, y):
+        for train, test in progress(outer.split(X, y), name, total=outer.get_n_splits()):
             gamma = None
             for cell in FIT_ORDER:
                 model, kernel = cell

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import subprocess
 import sys
 import time
@@ -73,7 +74,7 @@ def _mempm(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
 def _m4(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .formulations import m4
 
-    # the soft-margin C is per point (note A6): C = c / N with c = 0.3 gives an
+    # the soft-margin C is per point (errata S004-A6): C = c / N with c = 0.3 gives an
     # interior rho; c * N >> 1 drives rho to 0, c << 1 to kappa_MPM
     return m4.m4(X, y, C=0.3 * args.C / X.shape[0])
 
@@ -124,6 +125,16 @@ def _series_data(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 #: Models ``conicml compare`` knows, in the order it runs them.
+def _trs(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
+    from .formulations import trust_region
+
+    X = X[:, :10]  # a small SDP keeps the demo fast
+    n = X.shape[0]
+    # an indefinite model: H = X'X/n - I (eigenvalues below 1 turn negative)
+    return trust_region.trust_region_subproblem(X.T @ X / n - np.eye(X.shape[1]),
+                                                -X.T @ y / n, 1.0, form="sdp")
+
+
 MODELS: dict[str, DemoModel] = {
     "svm": DemoModel("soft-margin SVM, dual (C-SVC)", _svm("dual"), "breast_cancer"),
     "svm-primal": DemoModel("soft-margin SVM, primal", _svm("primal"), "breast_cancer"),
@@ -138,6 +149,8 @@ MODELS: dict[str, DemoModel] = {
     "cbor": DemoModel("cluster-based ordinal regression (8 clusters per rank), dual", _cbor,
                       "ordinal-synthetic"),
     "lsvr": DemoModel("local support vector regression (k = 2)", _lsvr, "series-synthetic"),
+    "trs": DemoModel("trust-region subproblem on 10 features, H = X'X/n - I, Delta = 1",
+                     _trs, "breast_cancer"),
 }
 
 
@@ -174,6 +187,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     names = list(MODELS) if args.model is None else [args.model]
     solvers = None if args.solvers is None else [s.strip() for s in args.solvers.split(",")]
     ok = True
+    reports: list[dict] = []
+    figures: list = []
     for name in names:
         model = MODELS[name]
         dataset = args.dataset or model.dataset
@@ -188,12 +203,41 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                 print(f"[{name}] skipping {', '.join(skipped)}: they do not accept "
                       f"{program.kind!r}")
         result = compare(program, chosen, rtol=args.rtol)
-        print(f"\n## {name}: {model.description} on {dataset} "
-              f"(n={X.shape[0]}, d={X.shape[1]}; {time.perf_counter() - start:.1f} s)\n")
-        print(result.to_markdown() if args.markdown else result)
+        elapsed = time.perf_counter() - start
+        fmt = "markdown" if args.markdown else args.format
+        if fmt == "json":
+            reports.append({"model": name, "description": model.description,
+                            "dataset": dataset, "n": int(X.shape[0]), "d": int(X.shape[1]),
+                            "seconds": elapsed, **result.to_dict()})
+        else:
+            print(f"\n## {name}: {model.description} on {dataset} "
+                  f"(n={X.shape[0]}, d={X.shape[1]}; {elapsed:.1f} s)\n")
+            print(result.to_markdown() if fmt == "markdown" else result)
+        if args.plot:
+            figures.append((name, result))
         ok = ok and result.agree
+    if args.plot:
+        _save_comparison_figures(figures, args.plot)
+    if args.format == "json" and not args.markdown:
+        print(json.dumps({"agree": ok, "models": reports}, indent=2))
+        return 0 if ok else 1
     print("\nall solvers agree" if ok else "\nSOME SOLVERS DISAGREE (see the tables above)")
     return 0 if ok else 1
+
+
+def _save_comparison_figures(figures: list, path: str) -> None:
+    """One panel per model (conicml.plot.plot_comparison), saved to ``path``."""
+    from matplotlib.figure import Figure
+
+    from .plot import plot_comparison
+
+    fig = Figure(figsize=(6.0, 4.0 * len(figures)))
+    axes = fig.subplots(len(figures), 1, squeeze=False)[:, 0]
+    for ax, (name, result) in zip(axes, figures):
+        plot_comparison(result, ax=ax)
+        ax.set_title(f"{name}: {ax.get_title()}")
+    fig.tight_layout()
+    fig.savefig(path)
 
 
 def _reproductions() -> dict[str, Path]:
@@ -241,7 +285,12 @@ def _parser() -> argparse.ArgumentParser:
     cmp.add_argument("--gamma", type=float, default=None, help="RBF gamma (default: 'scale')")
     cmp.add_argument("-C", dest="C", type=float, default=1.0, help="cost C")
     cmp.add_argument("--rtol", type=float, default=1e-5, help="objective tolerance")
-    cmp.add_argument("--markdown", action="store_true", help="print markdown tables")
+    cmp.add_argument("--markdown", action="store_true",
+                     help="print markdown tables (same as --format markdown)")
+    cmp.add_argument("--format", choices=("text", "markdown", "json"), default="text",
+                     help="output format (json: one document for every model)")
+    cmp.add_argument("--plot", default=None, metavar="FILE",
+                     help="also save the comparisons as a figure (needs matplotlib)")
     cmp.set_defaults(func=_cmd_compare)
     rep = sub.add_parser("reproduce", help="re-run a thesis table (thesis numbers beside ours)")
     rep.add_argument("name", nargs="?", default=None, help="reproduction name (see --list)")

@@ -6,6 +6,7 @@ objective and decoded model are put beside those of the generic backends.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -90,6 +91,18 @@ class Comparison:
                 "yes" if r.agree else "NO",
             ])
         return header, body
+
+    def to_dict(self) -> dict[str, Any]:
+        """The comparison as plain data (JSON-ready): kind, reference, verdict and rows."""
+        def clean(value: Any) -> Any:
+            if isinstance(value, float) and not math.isfinite(value):
+                return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+            if isinstance(value, Mapping):
+                return {k: clean(v) for k, v in value.items()}
+            return value
+
+        return {"kind": self.kind, "reference": self.reference, "agree": self.agree,
+                "rows": [clean(dataclasses.asdict(row)) for row in self.rows]}
 
     def to_markdown(self) -> str:
         """The comparison as a GitHub-flavoured markdown table."""

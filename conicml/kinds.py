@@ -40,6 +40,8 @@ __all__ = [
     "SVM_PRIMAL",
     "SVOR_QP",
     "SVOR_SOCP",
+    "TRS",
+    "TRS_CONVEX",
 ]
 
 # -- SVM (formulations/svm.py) ---------------------------------------------------------
@@ -79,6 +81,13 @@ CBOR_PRIMAL = "socp.chance.cbor.primal"
 CBOR_DUAL = "socp.chance.cbor.dual"
 SVOR_SOCP = "socp.chance.svor"
 SVOR_QP = "qp.chance.svor"
+
+# -- trust-region subproblem and feature scaling (seed 000 ch. 7) -----------------------
+#: min g's + s'Hs/2 s.t. ||Ds|| <= Delta, H indefinite: exact SDP relaxation (S-lemma);
+#: generic route Clarabel and SCS only (ECOS has no PSD cone).
+TRS = "sdp.trs"
+#: the same with H PSD: an SOCP, which ECOS takes as well.
+TRS_CONVEX = "socp.trs.convex"
 
 #: Every kind defined above.
 ALL_KINDS: tuple[str, ...] = tuple(

@@ -6,7 +6,7 @@ learners (CBC-SOCP, CBOR-SOCP) only through per-cluster means, radii and
 counts. Formulations take these objects, so a model can be formulated from
 population moments, from a stream, or from a distributed reduction.
 
-Plug-in estimates use the biased :math:`1/N` normalisation (seed 004 note P5;
+Plug-in estimates use the biased :math:`1/N` normalisation (errata S004-P5;
 seed 003 §3.3), not numpy's ``ddof=1``.
 """
 
@@ -149,7 +149,7 @@ class ClusterMoments:
     labels : ndarray of shape (k,)
         +1/-1 for classification, ranks 1..r for ordinal regression.
     sigma : {"trace", "per-dimension"}, default="trace"
-        Convention of ``sigmas`` (seed 003 note pitfall P7): ``"trace"`` is
+        Convention of ``sigmas`` (errata S003-P7): ``"trace"`` is
         ch. 3's :math:`\sigma_j^2 = \frac1{m_j}\sum\|x-\mu_j\|^2` (total
         variance); ``"per-dimension"`` is that divided by :math:`d` (ch. 6),
         the variance per coordinate under :math:`\Sigma_j = \sigma_j^2 I`.
@@ -281,6 +281,7 @@ class ClusterMoments:
         iteration whose passes run on the workers (:mod:`conicml._distributed`).
         Only per-cluster statistics reach the client.
         """
+        _check_cluster_options(clustering, n_clusters, threshold, sigma)
         if is_dask_array(X):
             return cls._from_dask(X, y, clustering=clustering, n_clusters=n_clusters,
                                   threshold=threshold, sigma=sigma, random_state=random_state,
@@ -295,21 +296,8 @@ class ClusterMoments:
             raise ProgramError(f"shape mismatch: X has {X.shape[0]} rows, y has {y.size} labels")
         if not np.all(np.isfinite(y)):
             raise ProgramError("y contains NaN or infinite values")
-        if clustering not in ("birch", "kmeans", "none"):
-            raise ProgramError(
-                f"clustering must be 'birch', 'kmeans' or 'none', got {clustering!r}"
-            )
-        if clustering == "kmeans" and n_clusters is None:
-            raise ProgramError("clustering='kmeans' needs n_clusters")
-        per_label = n_clusters if isinstance(n_clusters, Mapping) else None
-        for k in (per_label.values() if per_label is not None else [n_clusters]):
-            if k is not None and (int(k) != k or k < 1):
-                raise ProgramError(f"n_clusters must be a positive integer, got {k!r}")
-        if threshold is not None and not (np.isfinite(threshold) and threshold > 0):
-            raise ProgramError(f"threshold must be positive, got {threshold!r}")
-        if sigma not in SIGMA_CONVENTIONS:
-            raise ProgramError(f"sigma must be one of {SIGMA_CONVENTIONS}, got {sigma!r}")
         chunk_size = max(1, int(chunk_size))
+        per_label = n_clusters if isinstance(n_clusters, Mapping) else None
         counts, means, variances, labels = [], [], [], []
         for label in np.unique(y):
             idx = np.flatnonzero(y == label)
@@ -345,19 +333,9 @@ class ClusterMoments:
                    branching_factor: int) -> ClusterMoments:
         from ._distributed import cluster_moments
 
-        if clustering not in ("birch", "kmeans", "none"):
-            raise ProgramError(
-                f"clustering must be 'birch', 'kmeans' or 'none', got {clustering!r}"
-            )
-        if clustering == "kmeans" and n_clusters is None:
-            raise ProgramError("clustering='kmeans' needs n_clusters")
         if isinstance(n_clusters, Mapping):
             raise ProgramError("n_clusters per label (a dict) is not supported for dask "
                                "arrays; give one number of clusters per label")
-        if n_clusters is not None and (int(n_clusters) != n_clusters or n_clusters < 1):
-            raise ProgramError(f"n_clusters must be a positive integer, got {n_clusters!r}")
-        if sigma not in SIGMA_CONVENTIONS:
-            raise ProgramError(f"sigma must be one of {SIGMA_CONVENTIONS}, got {sigma!r}")
         counts, means, var, labels = cluster_moments(
             X, y, clustering=clustering, n_clusters=n_clusters, threshold=threshold,
             random_state=random_state, branching_factor=branching_factor)
@@ -365,6 +343,25 @@ class ClusterMoments:
         if sigma == "per-dimension":
             var = var / X.shape[1]
         return cls(means, np.sqrt(var), counts, labels, sigma=sigma)
+
+
+def _check_cluster_options(clustering: str, n_clusters: int | Mapping | None,
+                           threshold: float | None, sigma: str) -> None:
+    """The option checks of :meth:`ClusterMoments.from_data` (NumPy and Dask inputs)."""
+    if clustering not in ("birch", "kmeans", "none"):
+        raise ProgramError(
+            f"clustering must be 'birch', 'kmeans' or 'none', got {clustering!r}"
+        )
+    if clustering == "kmeans" and n_clusters is None:
+        raise ProgramError("clustering='kmeans' needs n_clusters")
+    per_label = n_clusters.values() if isinstance(n_clusters, Mapping) else [n_clusters]
+    for k in per_label:
+        if k is not None and (int(k) != k or k < 1):
+            raise ProgramError(f"n_clusters must be a positive integer, got {k!r}")
+    if threshold is not None and not (np.isfinite(threshold) and threshold > 0):
+        raise ProgramError(f"threshold must be positive, got {threshold!r}")
+    if sigma not in SIGMA_CONVENTIONS:
+        raise ProgramError(f"sigma must be one of {SIGMA_CONVENTIONS}, got {sigma!r}")
 
 
 # -- streamed clustering for ClusterMoments.from_data --------------------------------------

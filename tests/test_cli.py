@@ -27,3 +27,18 @@ def test_reproduce_lists_and_rejects_unknown_names(capsys):
     assert main(["reproduce", "no-such-table"]) == 2
     err = capsys.readouterr().err
     assert "unknown reproduction 'no-such-table'" in err and next(iter(names)) in err
+
+
+def test_compare_json_and_plot(capsys, tmp_path):
+    import json
+
+    pytest.importorskip("matplotlib")
+    figure = tmp_path / "compare.png"
+    code = main(["compare", "--model", "svm", "--solvers", "clarabel,smo", "--format", "json",
+                 "--plot", str(figure)])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["agree"] is True
+    (model,) = doc["models"]
+    assert model["model"] == "svm" and {r["solver"] for r in model["rows"]} == {"clarabel",
+                                                                              "smo"}
+    assert figure.stat().st_size > 2_000

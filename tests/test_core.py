@@ -241,3 +241,15 @@ def test_legacy_callback_signatures_still_work_with_a_future_warning():
     assert seen[-1].values["alpha"].shape == (60,) and seen[-1].residual > 0
     with pytest.raises(cm.OptionError, match="callable"):
         cm.solve(prog, "smo", callback=3)
+
+
+def test_progress_is_off_without_a_terminal_and_on_request(monkeypatch):
+    from conicml._progress import progress
+
+    items = [1, 2, 3]
+    assert progress(items, "x", enable=False) is items
+    monkeypatch.setenv("CONICML_PROGRESS", "0")
+    assert progress(items, "x") is items  # switched off by the environment
+    pytest.importorskip("tqdm")
+    bar = progress(items, "x", enable=True)
+    assert bar is not items and list(bar) == items

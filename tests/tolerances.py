@@ -16,6 +16,7 @@ OBJ_RTOL: dict[str, float] = {
     "osqp": 1e-4,
     "smo": 1e-6,
     "lin-han": 1e-6,  # run at its default angle tol 1e-10; certified gap ~1e-15 in tests
+    "ellipsoid-newton": 1e-6,  # default tol 1e-10 on the certified relative gap
     "rosen": 1e-6,  # default tol 1e-12 (relative change of kappa); certified gap < 1e-6
     "dinkelbach": 1e-6,  # default tol 1e-10 on F(lambda); certified gap ~1e-12
     "cbc-smo": 1e-6,  # default tol 1e-6 on the KKT violation m - M; gap ~1e-7 in tests
@@ -23,6 +24,7 @@ OBJ_RTOL: dict[str, float] = {
     "bisection": 1e-6,  # default tol 1e-7 (relative bracket); certified rho, measured <= 1e-7
     "dinkelbach-gfp": 1e-6,  # default tol 1e-8; stops at the inner accuracy (~1e-8)
     "brent": 1e-5,  # soft M4: Brent on rho to 1e-8*kappa; G is flat at its maximum
+    "more-sorensen": 1e-6,  # secular equation to 1e-12 (relative ||Ds|| - Delta)
 }
 
 SOL_ATOL: dict[str, float] = {
@@ -39,6 +41,7 @@ SOL_ATOL: dict[str, float] = {
     "dinkelbach-gfp": 1e-4,  # idem
     "quadratic-interpolation": 1e-3,  # soft M4 (w, b) at a rho known to ~1e-8 (kink of G)
     "brent": 1e-3,  # soft M4 (w, b), idem
+    "more-sorensen": 1e-4,  # TRS step vs the SDP route (its s is ~sqrt(gap) accurate)
 }
 
 DEFAULT_OBJ_RTOL = 1e-6

@@ -84,7 +84,7 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
         Cost of a unit of slack in (3.7); ignored when ``W`` is given.
     W : float, optional
         If given, solve the W-form (B.1) with :math:`\|w\|_2 \le W` instead of
-        (3.7) (no mapping between ``C`` and ``W`` exists; note P10).
+        (3.7) (no mapping between ``C`` and ``W`` exists; errata S003-P10).
     eta : float, default=0.5
         Lower bound on the probability that a cluster's points are classified
         correctly (eq. 3.2), in (0, 1). The default gives :math:`\kappa = 1`
@@ -114,7 +114,7 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
         features of small spread it gives a handful of class-wide clusters
         whose spheres overlap).
     sigma : {"trace", "per-dimension"}, default="trace"
-        Cluster radius convention (note P7): ``"trace"`` is ch. 3's
+        Cluster radius convention (errata S003-P7): ``"trace"`` is ch. 3's
         :math:`\sigma_j^2 = \frac1{m_j}\sum\|x - \mu_j\|^2` (the total
         variance, what BIRCH's features give); ``"per-dimension"`` divides it
         by the dimension (ch. 6; spheres :math:`\sqrt d` times smaller). The

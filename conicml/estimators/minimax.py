@@ -229,7 +229,7 @@ class MEMPMClassifier(_MinimaxClassifier):
 
     Maximises :math:`\theta\alpha + (1-\theta)\beta` (the worst-case Bayes
     accuracy) by a line search over :math:`\beta` with one BMPM solve per step
-    (``solver="quadratic-interpolation"``, note A4). Nonconvex in general: the
+    (``solver="quadratic-interpolation"``, errata S004-A4). Nonconvex in general: the
     result is a local optimum.
 
     Parameters

@@ -57,7 +57,7 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
     n_clusters : int, default=10
         Clusters per rank (at most the rank's sample count).
     sigma : {"trace", "per-dimension"}, default="trace"
-        Radius convention (note P7): ch. 3–4 use the total variance.
+        Radius convention (errata S003-P7): ch. 3–4 use the total variance.
     kernel : {"linear", "rbf"}, default="linear"
     gamma : float or {"scale", "auto"}, default="scale"
         :math:`\zeta` of the rbf kernel, resolved on the training inputs.
@@ -214,7 +214,7 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
         return kern(X, self.cluster_centers_) @ self.dual_coef_
 
     def predict(self, X: Any) -> np.ndarray:
-        r"""Labels ``classes_[#{i : g(x) > theta_i}]`` (rank :math:`1 + \#\{\cdot\}`, note P13)."""
+        r"""Labels ``classes_[#{i : g(x) > theta_i}]`` (rank :math:`1 + \#\{\cdot\}`; S003-P13)."""
         g = self.latent_score(X)
         count = (g[:, None] > self.thresholds_[None, :]).sum(axis=1)
         return self.classes_[count]

@@ -34,7 +34,7 @@ from ..solution import Solution
 __all__: list[str] = []
 
 # Cluster-based classification, CBC-SOCP (ch. 3), its W-form and kernel dual
-# (App. B) and robust CBC (ch. 6); seed-003 note F2, F2-W/F2-K, F5, A5, P6-P11, P14-P18.
+# (App. B) and robust CBC (ch. 6); errata S003-F2, S003-P7..P15, S003-A5.
 #
 # Convention: decision f(x) = w.phi(x) + b, positive iff f(x) >= 0. The thesis writes
 # w.x - b, so every thesis b equals -b here; the constraints below are written directly in
@@ -92,18 +92,18 @@ __all__: list[str] = []
 #     Q_{ij} = y_iy_jk(\mu_i,\mu_j),\ d_j = 1 + r_jW
 #
 # (the thesis prints :math:`d_j = 1 + \kappa\sigma_jW`, correct only for the
-# linear kernel; seed-003 note erratum).
+# linear kernel; errata S003-P14).
 #
 # **Kernels** (``"linear"``, ``"rbf"``): only the cluster *means* are mapped,
 # :math:`\mu_j \to \phi(\mu_j)`, and for the Gaussian kernel
 # :math:`k(x,z) = \exp(-\gamma\|x-z\|^2)` the sphere radius becomes
-# :math:`r_j = \sqrt{2(1 - \exp(-\gamma r_j^2))}` (App. B; seed-003 note P14),
+# :math:`r_j = \sqrt{2(1 - \exp(-\gamma r_j^2))}` (App. B; errata S003-P14),
 # since :math:`\|x-\mu\|\le r \Rightarrow \|\phi(x)-\phi(\mu)\|\le` that value.
 # The primal is written over the span of the means through a factor
 # :math:`K = LL^\top` (:func:`conicml.kernels.psd_factor`), as in
 # :mod:`conicml.formulations.svm`.
 #
-# **Decoding** (every kind, from :math:`\alpha` alone; seed-003 note §2 F2,
+# **Decoding** (every kind, from :math:`\alpha` alone; errata S003-F2,
 # [derived, verified]): with :math:`v = \sum_j\alpha_jy_j\phi(\mu_j)`,
 #
 # * C-form: :math:`\lambda = \max(\|v\|, r^\top\alpha)`, :math:`t = \lambda -
@@ -127,7 +127,7 @@ __all__: list[str] = []
 # :math:`\kappa\sigma_j^* + g_j^*\hat\sigma_j` (Theorem 6.2, eq. 6.15, the joint
 # asymptotic confidence set of the MLEs, with :math:`\sigma_j^{*2}` the root of the
 # cubic (6.20), see :func:`sigma_star`). Both use the per-dimension variance
-# (seed-003 note P7/P8) whatever the clusters' ``sigma`` convention.
+# (errata S003-P7, S003-P8) whatever the clusters' ``sigma`` convention.
 
 __all__ += [
     "CBC_KINDS",
@@ -158,7 +158,7 @@ def cbc_kappa(eta: float, bound: str = "chebyshev") -> float:
     ``"chebyshev"``: :math:`\sqrt{\eta/(1-\eta)}` (eq. 3.4, any distribution);
     ``"gaussian"``: :math:`\Phi^{-1}(\eta)` (Gaussian clusters, ch. 6), which
     needs :math:`\eta \ge 1/2` (a negative :math:`\kappa` would make the
-    constraint non-convex; seed-003 note P1/P11).
+    constraint non-convex; errata S003-P1, S003-P11).
     """
     if isinstance(eta, bool) or not isinstance(eta, (int, float, np.floating, np.integer)):
         raise ProgramError(f"eta must be a number in (0, 1), got {eta!r}")
@@ -224,7 +224,7 @@ def sigma_star(m: float, n: int, var_hat: float, kappa: float, f: float) -> floa
     solved by bracketed root finding (:func:`scipy.optimize.brentq`) on its
     monotone form :math:`nm(2nz + \kappa^2\hat\sigma^2)(z-\hat\sigma^2)^2 =
     2\kappa^2\hat\sigma^6f`, which has exactly one root in
-    :math:`(\hat\sigma^2, \hat\sigma^2(1 + \sqrt{2f/(nm)})]` (seed-003 note A5;
+    :math:`(\hat\sigma^2, \hat\sigma^2(1 + \sqrt{2f/(nm)})]` (errata S003-A5;
     Claim 1, with the corrected :math:`p(\hat\sigma^2) = -2\kappa^2\hat\sigma^6f`).
     Returns :math:`z^*` (a variance); :math:`\hat\sigma^2` if :math:`\kappa = 0`
     or :math:`\hat\sigma = 0`.
@@ -281,7 +281,7 @@ def cbc_radii(clusters: ClusterMoments, eta: float, *, bound: str = "chebyshev",
     convention (ch. 3: ``"trace"``). ``"R1"`` / ``"R2"``: the ch. 6 radii from
     the per-dimension variance (MLE :math:`\hat\sigma_j^2`, unbiased
     :math:`\frac{m_j}{m_j-1}\hat\sigma_j^2` for R1), at confidence ``confidence``
-    :math:`= c = 1-\delta` (the thesis's "δ = 0.9" means c = 0.9; note P9).
+    :math:`= c = 1-\delta` (the thesis's "δ = 0.9" means c = 0.9; errata S003-P9).
     """
     kappa = cbc_kappa(eta, bound)
     if robust is None:
@@ -293,7 +293,7 @@ def cbc_radii(clusters: ClusterMoments, eta: float, *, bound: str = "chebyshev",
     n = clusters.dim
     var = clusters.sigmas**2
     if clusters.sigma == "trace":
-        var = var / n  # per-dimension MLE variance (note P7)
+        var = var / n  # per-dimension MLE variance (errata S003-P7)
     m = clusters.counts.astype(float)
     if robust == "R2":
         return r2_radii(m, var, n, kappa, float(confidence))
@@ -565,7 +565,7 @@ def cbc_w(
     r"""W-parametrised CBC (B.1) or its (kernel) dual (B.2).
 
     ``W`` (> 0) bounds :math:`\|w\|_2`, so :math:`2/W` bounds the margin from
-    below; no mapping between ``C`` and ``W`` exists (note P10). Kinds
+    below; no mapping between ``C`` and ``W`` exists (errata S003-P10). Kinds
     ``"socp.chance.cbc_w.primal"`` / ``"socp.chance.cbc_w.dual"``; the dual is also solved
     by ``cbc-smo`` (the thesis's CBC-Iter). Objective of both forms: the
     optimal :math:`\sum_j\xi_j` of (B.1) (= minus the minimum of (B.2)).

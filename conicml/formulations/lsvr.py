@@ -39,7 +39,7 @@ covariance of the :math:`m = 2k+1` points of a window :math:`W_i` around
 (``neighborhood``):
 
 * ``"index"`` (default; the thesis's time series): :math:`W_i = \{i-k..i+k\}`.
-  *Boundary rule* (the thesis leaves it open, note §6.12): the window is
+  *Boundary rule* (the thesis leaves it open, errata S004-L1): the window is
   **clamped** to :math:`\{s..s+2k\}` with :math:`s = \min(\max(i-k, 0), N-2k-1)`,
   i.e. the :math:`2k` points closest to :math:`i` in index distance (ties to the
   inner side). Every window therefore has exactly :math:`2k+1` points, the
@@ -69,7 +69,7 @@ cone instead of :math:`mq`, which keeps a full-rank kernel program
   has the same optimum). For :math:`NC\epsilon > 1` all slacks vanish,
   :math:`t_i = \max(\sigma_i, |r_i|/\epsilon)` (above :math:`\sigma_i` at every
   point outside its own tube) and the solution **does not depend on C**
-  (note §6.11; the thesis's sinc runs, N = 50, C = 100, ε ≥ 0.2, are there).
+  (errata S004-L2; the thesis's sinc runs, N = 50, C = 100, ε ≥ 0.2, are there).
   ``decode`` reports both objectives and ``"relaxation_exact"``.
 * :math:`\Sigma_i = 0` for all :math:`i`: least-absolute-deviation regression,
   value :math:`\min(C, 1/(N\epsilon))\sum_i|r_i|`.
@@ -81,7 +81,7 @@ cone instead of :math:`mq`, which keeps a full-rank kernel program
   :math:`\epsilon = \epsilon_1/\|w_2\|` and
   :math:`C = 1/(\|w_2\|/C_2 + \epsilon_1 S/\|w_2\|)`,
   :math:`S = \sum_i|\beta_i|/C_2`, provided :math:`NC\epsilon \le 1`.
-  With :math:`\epsilon_1 = 0` this is note T4: :math:`\min\|w\| + C\sum|r_i|`.
+  With :math:`\epsilon_1 = 0` this is :math:`\min\|w\| + C\sum|r_i|`.
   (Vanishing covariances do *not* give the ε-SVR; the identity covariance does.)
 
 **Kernel LSVR (eqs. 6.16–6.18, Theorem 19).** The optimal feature-space
@@ -89,7 +89,7 @@ weight lies in the span of the mapped data, :math:`w = \sum_j\mu_j\varphi(x_j)`,
 so :math:`w^\top\varphi(x_i) = (K\mu)_i` and :math:`w^\top\Sigma_i^\varphi w =
 \|L_i\mu\|^2` with :math:`L_i = m^{-1/2}(K_{W_i,:} - \mathbf 1 l_i^\top)`,
 :math:`l_i = ` the mean of the rows :math:`K_{W_i,:}` (the thesis's printed
-:math:`l_i` is garbled; note §2.11). Both depend on :math:`\mu` only
+:math:`l_i` is garbled; errata S004-§2.11). Both depend on :math:`\mu` only
 through the fitted values :math:`g = K\mu`: :math:`L_i\mu` is the centred
 window :math:`m^{-1/2}(g_{W_i} - \bar g_{W_i})`. With the eigen-decomposition
 :math:`K \approx U_r\Lambda_rU_r^\top` (eigenvalues above ``factor_rtol``
@@ -103,7 +103,7 @@ variable, constrained to :math:`\operatorname{span}V` by its orthogonal
 complement, and ``decode`` reports :math:`v = V^\top g`): an exact
 reparametrisation (up to directions within 1e-8 of the constant vector) that
 removes the rank degeneracy of the coefficient space which makes
-interior-point solvers fail (note §5.3), keeps the data well scaled and
+interior-point solvers fail (errata S004-§5.3), keeps the data well scaled and
 :math:`b` identifiable. ``decode`` splits the fitted values into
 :math:`U_ra + b\mathbf 1` (minimum-norm least squares) and returns
 :math:`\mu = U_r\Lambda_r^{-1}a` as ``"dual_coef"`` and that :math:`b`.

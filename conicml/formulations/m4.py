@@ -4,7 +4,7 @@ Convention: the positive class (label ``+1``) is the thesis's class :math:`x`,
 the negative class is :math:`y`; the decision function is
 :math:`f(z) = w^\top z + b` and :math:`z` is positive iff :math:`f(z) \ge 0`
 (ch. 4 uses this convention itself, unlike ch. 3). Moments are the plug-in
-estimates with :math:`1/N` covariances (note P5); :math:`d = \bar x - \bar y`,
+estimates with :math:`1/N` covariances (errata S004-P5); :math:`d = \bar x - \bar y`,
 :math:`\sigma_x(w) = \sqrt{w^\top\Sigma_x w} = \|R_x w\|_2` with
 :math:`R_x^\top R_x = \Sigma_x`.
 
@@ -19,8 +19,8 @@ Mahalanobis margin,
 
 a generalised fractional (quasi-convex) program: for fixed :math:`\rho` the
 constraints are second-order cones. The check of Theorem 13 is ill-posed as
-printed (note §6 item 5: the sign of :math:`\tau` is flipped and a
-normalisation is missing); the corrected check (note A5) is the SOCP
+printed (errata S004-P6: the sign of :math:`\tau` is flipped and a
+normalisation is missing); the corrected check (errata S004-A5) is the SOCP
 
 .. math::
 
@@ -38,7 +38,7 @@ to the denominators of its previous iterate). The two epigraph variables
 and bounds :math:`\eta \le 1/(t_x+t_y)`. :math:`F` is convex and
 non-increasing, :math:`F(\rho^*) = 0`, and :math:`\rho` is feasible iff
 :math:`F(\rho) \ge 0`. Averaging the rows gives the MPM constraint (4.8), so
-:math:`\rho^* \le \kappa^*_{MPM}` (note §2.6): :math:`[0, \kappa^*_{MPM}]` is
+:math:`\rho^* \le \kappa^*_{MPM}` (errata S004-D3): :math:`[0, \kappa^*_{MPM}]` is
 a valid bracket, and :math:`\rho = 0` is feasible iff the data are linearly
 separable (else the status is INFEASIBLE).
 
@@ -61,7 +61,7 @@ lower bound on :math:`\rho^*`).
 
 For fixed :math:`\rho` the slack problem :math:`h(\rho) = \min\sum_k\xi_k` is
 one SOCP (same epigraph trick); the outer problem maximises
-:math:`G(\rho) = \rho - C\,h(\rho)` by a 1-D line search (note A6). The
+:math:`G(\rho) = \rho - C\,h(\rho)` by a 1-D line search (errata S004-A6). The
 normalisation :math:`w^\top d = 1` is required (otherwise the fixed-ρ SOCP
 collapses to :math:`w = b = \xi = 0`) and fixes the units of :math:`C`: a slack
 of 1 is the whole mean gap :math:`w^\top(\bar x - \bar y)`. The thesis states
@@ -99,12 +99,12 @@ and features :math:`L = U_r\Lambda_r^{1/2}` (rows = training points),
 :math:`\eta = U_r\Lambda_r^{-1/2} v` gives :math:`K\eta = Lv` and
 :math:`\frac1{N_x}\eta^\top\tilde K_x^\top\tilde K_x\eta = v^\top\operatorname{Cov}(L_x)v`.
 This reparameterisation also avoids the rank-deficient coefficient space on
-which Clarabel fails (note §5.3). The regulariser ``reg`` adds
+which Clarabel fails (errata S004-§5.3). The regulariser ``reg`` adds
 :math:`\mathrm{reg}\cdot K` to both kernel covariances (the :math:`\rho K` of
 Corollary 16; :math:`\mathrm{reg}\cdot I` in :math:`v`) and is **mandatory**
 for non-linear kernels: without it some direction has
 :math:`\sigma_x = \sigma_y = 0` and separates every point, so
-:math:`\rho^* = \infty` (note §5.3). Linear kernel: :math:`\Sigma + \mathrm{reg}\,I`.
+:math:`\rho^* = \infty` (errata S004-§5.3). Linear kernel: :math:`\Sigma + \mathrm{reg}\,I`.
 Decision: :math:`f(z) = \sum_i \eta_i K(z, z_i) + b` (**+b**, Theorem 17).
 
 **Special cases** (tested): :math:`\Sigma_x = \Sigma_y = I` is the
@@ -267,7 +267,7 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
     if not np.any(np.abs(d) > 1e-12 * max(1.0, float(np.abs(Z).max()))):
         raise ProgramError(
             "the two class means coincide: M4's normalisation w^T(x_mean - y_mean) = 1 "
-            "(note A5) needs distinct means"
+            "(errata S004-A5) needs distinct means"
         )
     p = Z.shape[1]
     if covariances is None:

@@ -1,17 +1,17 @@
 r"""Minimax probability machines: MPM, BMPM and MEMPM (seed 004, Huang 2004, ch. 3 and 5).
 
-Notation (seed 004 note §1): the positive class (label ``+1``) is the thesis's
+Notation (errata S004-P1): the positive class (label ``+1``) is the thesis's
 class :math:`x` with moments :math:`(\bar x, \Sigma_x)`, the negative class is
 :math:`y`; :math:`d = \bar x - \bar y`, :math:`\sigma_x(w) = \sqrt{w^\top\Sigma_x w}`.
-Plug-in moments use the biased :math:`1/N` covariances (note P5).
+Plug-in moments use the biased :math:`1/N` covariances (errata S004-P5).
 
-**Worst-case accuracy.** By Marshall–Olkin and Lemma 2 (note P1–P3),
+**Worst-case accuracy.** By Marshall–Olkin and Lemma 2 (errata S004-P3),
 :math:`\inf_{x\sim(\bar x,\Sigma_x)}\Pr\{w^\top x \ge t\} \ge \alpha` iff
 :math:`w^\top\bar x - t \ge \kappa(\alpha)\,\sigma_x(w)`, with the *Chebyshev*
 map :math:`\kappa(\alpha) = \sqrt{\alpha/(1-\alpha)}`, :math:`\alpha = \kappa^2/(1+\kappa^2)`,
 or, for Gaussian classes (eq. 3.24), the *Gaussian* map
 :math:`\kappa = \Phi^{-1}(\alpha)`, :math:`\alpha = \Phi(\kappa)`; the latter is
-only used for :math:`\alpha, \beta \ge \tfrac12` (note §6 item 3: below ½ the
+only used for :math:`\alpha, \beta \ge \tfrac12` (errata S004-P3: below ½ the
 numerator is convex and the fractional program is no longer pseudo-concave).
 
 **Hyperplane convention.** The thesis (ch. 3) classifies :math:`z` as :math:`x`
@@ -20,7 +20,7 @@ iff :math:`w^\top z \ge t` (its ":math:`b`"); the package convention is
 
 **One fractional program for the whole family.** After eliminating the
 threshold and normalising :math:`w^\top d = 1` (eqs. 3.18–3.20), MPM (eq. 4.8,
-Lanckriet et al. 2002), robust MPM (with :math:`\nu_x \ne \nu_y`, note §2.1) and
+Lanckriet et al. 2002), robust MPM (with :math:`\nu_x \ne \nu_y`) and
 (robust) BMPM (eqs. 3.13–3.14, 3.40) all maximise a concave–convex ratio
 
 .. math::
@@ -36,7 +36,7 @@ Lanckriet et al. 2002), robust MPM (with :math:`\nu_x \ne \nu_y`, note §2.1) an
 
 with :math:`\Sigma \to \Sigma^0 + \rho I` in the robust versions (Sec. 3.3).
 The Charnes–Cooper / perspective change of variables :math:`v = w\,s`,
-:math:`s = 1/(1 - a_x\sigma_x - a_y\sigma_y)` (note §2.3 [D]) turns it into
+:math:`s = 1/(1 - a_x\sigma_x - a_y\sigma_y)` (errata S004-D1) turns it into
 the single SOCP
 
 .. math::
@@ -61,7 +61,7 @@ report :math:`1/\kappa^*` too.
 (\kappa_\beta + \nu_y)\sigma_y`; both sides are computed and averaged, and
 their difference is returned as ``"b_mismatch"`` (zero at the optimum, Lemma 4).
 
-**Largest feasible** :math:`\beta_0` (eq. 3.44, closed form note §2.3 [D]):
+**Largest feasible** :math:`\beta_0` (eq. 3.44, closed form errata S004-D2):
 :math:`\kappa(\beta_{0m}) = \sqrt{d^\top\Sigma_y^{-1}d}` (robust:
 :math:`\sqrt{d^\top\Sigma_y'^{-1}d} - \nu_y`).
 
@@ -79,7 +79,7 @@ the largest), :math:`w = U\Lambda^{-1/2}u`: then :math:`Kw = \Phi u` and
 ``"v"`` entry of a kernel model are :math:`u`, ``"dual_coef"`` is :math:`w`). The regulariser
 :math:`\rho_x K` (the robust replacement of Theorem 9) is **mandatory** for a
 non-linear kernel: without it the within-class scatter spans at most
-:math:`N - 2` directions and the problem is unbounded (note §5.3), so
+:math:`N - 2` directions and the problem is unbounded (errata S004-§5.3), so
 ``rho_x, rho_y > 0`` is required. Decision:
 :math:`f(z) = \sum_i w_i K(z, z_i) + b` (positive iff :math:`f \ge 0`).
 
@@ -89,11 +89,11 @@ so MEMPM is the 1-D problem :math:`F(\beta) = \theta\,\alpha^*(\beta) +
 (1-\theta)\beta` on :math:`[\beta_{lo}, \beta_{0m}]` (kind
 ``"sequential.mempm"``, solved by ``quadratic-interpolation``; objective
 :math:`F(\beta^*)`), with :math:`\beta_{lo} = 0` (Chebyshev) or ½ (Gaussian)
-and :math:`F(\beta_{0m}) = \theta\alpha_{\min} + (1-\theta)\beta_{0m}` (note §6
+and :math:`F(\beta_{0m}) = \theta\alpha_{\min} + (1-\theta)\beta_{0m}` (errata S004-P7
 item 7: α is clipped at 0, eq. 3.40's :math:`\max(\cdot, 0)`; the domain ends at
 :math:`\beta_{0m}`, as in the thesis, because beyond it only the trivial
 :math:`\alpha = 0` hyperplanes remain). Cost-sensitive weights (Sec. 5.5,
-corrected per note §6 item 9): :math:`K_x = C_{FN} N_x`,
+corrected per errata S004-P9): :math:`K_x = C_{FN} N_x`,
 :math:`K_y = C_{FP} N_y`, :math:`\theta = K_x/(K_x + K_y)`; the MS criterion
 (Sec. 5.4) is :math:`\theta = \tfrac12`.
 """
@@ -146,7 +146,7 @@ _END_RTOL = 1e-3
 
 
 # --------------------------------------------------------------------------------------
-# the two kappa maps (note P3, P4)
+# the two kappa maps (errata S004-P3)
 # --------------------------------------------------------------------------------------
 def kappa_from_accuracy(p: float, bound: str = "chebyshev") -> float:
     r"""Return :math:`\kappa(p)`: :math:`\sqrt{p/(1-p)}` (Chebyshev) or :math:`\Phi^{-1}(p)`."""
@@ -266,7 +266,7 @@ def _base_data(
 
 
 def _kappa_max(base: Mapping[str, Any]) -> float:
-    r""":math:`\kappa(\beta_{0m}) = \sqrt{d^\top\Sigma_y^{-1}d} - \nu_y` (eq. 3.44, note §2.3)."""
+    r""":math:`\kappa(\beta_{0m}) = \sqrt{d^\top\Sigma_y^{-1}d} - \nu_y` (3.44, S004-D2)."""
     return math.sqrt(inverse_quadratic(base["Ry"], base["d"])) - base["nu_y"]
 
 
@@ -431,7 +431,7 @@ def mpm(
     degree: int = 3,
     coef0: float = 0.0,
 ) -> Program:
-    r"""Minimax probability machine (Lanckriet et al. 2002; seed 004 eq. 4.8, note §2.1).
+    r"""Minimax probability machine (Lanckriet et al. 2002; seed 004 eq. 4.8).
 
     .. math::
 
@@ -592,7 +592,7 @@ def mempm(
         (eqs. 3.25–3.26; restricted to :math:`\alpha, \beta \ge \tfrac12`).
     costs : (C_FN, C_FP), optional
         Misclassification costs of a positive and of a negative point
-        (Sec. 5.5, Kx/Ky corrected per note §6 item 9): the objective is
+        (Sec. 5.5, Kx/Ky corrected per errata S004-P9): the objective is
         :math:`K_x\alpha + K_y\beta` with :math:`K_x = C_{FN}N_x`,
         :math:`K_y = C_{FP}N_y`, i.e. :math:`\theta = K_x/(K_x+K_y)`
         (exclusive with ``theta``).

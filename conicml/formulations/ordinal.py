@@ -27,13 +27,13 @@ from .cbc import cbc_kappa
 __all__: list[str] = []
 
 # Ordinal regression -- baseline SVOR (4.1)/(4.2) and CBOR-SOCP (4.3)-(4.5),
-# (5.1) (ch. 4-5, App. C; seed-003 note F3, F4, A2, P12-P14). Solved by the generic
+# (5.1) (ch. 4-5, App. C; errata S003-F3, S003-F4, S003-P12..P14). Solved by the generic
 # backends and, for the dual kind "socp.chance.cbor.dual", by the specialized cbor-smo.
 #
 # Convention (whole package): hyperplane i is  w.x + b_i = 0  with  b_i = -theta_i,  where
 # theta_1 <= ... <= theta_{r-1} are the thesis's thresholds ("w^T x - b_i" in the thesis,
 # i.e. thesis b_i = theta_i = -b_i here).  Rank of x = 1 + #{i : g(x) > theta_i}
-# (note P13; the thesis's "argmax indicator" (4.6) is misprinted), g(x) = w.phi(x).
+# (errata S003-P13; the thesis's "argmax indicator" (4.6) is misprinted), g(x) = w.phi(x).
 
 _ORDINAL_KERNELS = ("linear", "rbf")
 _ORDINAL_FORMS = ("primal", "dual")
@@ -62,14 +62,14 @@ def _ordinal_ranks(labels: object, n: int, name: str = "y") -> tuple[np.ndarray,
 
 def _ordinal_radii(kern: Kernel, kappa: float, sigmas: np.ndarray) -> np.ndarray:
     r"""Feature-space radii: :math:`\kappa\sigma_j` (linear) or
-    :math:`\sqrt{2(1 - e^{-\zeta(\kappa\sigma_j)^2})}` (rbf, eq. 4.4; note P14)."""
+    :math:`\sqrt{2(1 - e^{-\zeta(\kappa\sigma_j)^2})}` (rbf, eq. 4.4; errata S003-P14)."""
     if kern.name == "linear":
         return kappa * sigmas
     return np.sqrt(2.0 * (1.0 - np.exp(-kern.gamma * (kappa * sigmas) ** 2)))
 
 
 def _ordinal_selectors(ranks: np.ndarray, r: int) -> dict[str, np.ndarray]:
-    """Index sets and partial-sum matrices shared by the programs (note P12)."""
+    """Index sets and partial-sum matrices shared by the programs (errata S003-P12)."""
     k = ranks.size
     upper_rows = np.flatnonzero(ranks < r)  # alpha: w.phi - theta_rank <= -d (rank < r)
     lower_rows = np.flatnonzero(ranks > 1)  # alpha*: w.phi - theta_{rank-1} >= d (rank > 1)
@@ -101,7 +101,7 @@ def _ordinal_thresholds(scores: np.ndarray, margins: np.ndarray, ranks: np.ndarr
     the interval midpoints returns an optimal, ordered, unique :math:`\theta`
     (where the intervals of merged blocks overlap, the merged minimiser is their
     intersection, optimal for each; otherwise the usual PAVA argument applies).
-    Thresholds are not unique at the optimum (note F4), so every decode uses this
+    Thresholds are not unique at the optimum (errata S003-F4), so every decode uses this
     rule and solvers can be compared on them.
     """
     up = [scores[ranks == i] + margins[ranks == i] for i in range(1, r)]
@@ -154,7 +154,7 @@ def _ordinal_model(data: Mapping[str, Any], scores: np.ndarray, *, w: np.ndarray
         "xi": xi,
         "xi_star": xi_star,
         "loss": float(xi.sum() + xi_star.sum()),
-        # non-unique at the optimum (note F4): nested, so `compare` does not compare them
+        # non-unique at the optimum (errata S003-F4): nested, so `compare` does not compare them
         "dual": dict(extra, dual_coef=dual_coef),
     }
     if w is not None:
@@ -220,7 +220,7 @@ def _build_ordinal_dual(data: Mapping[str, Any]) -> ConicForm:
         "balance": D[-1] == 0,  # s*_{r-1} = s_{r-1}
     }
     if data["r"] > 2:
-        constraints["partial"] = D[:-1] >= 0  # s*_i <= s_i (direction verified, note F4)
+        constraints["partial"] = D[:-1] >= 0  # s*_i <= s_i (direction verified, errata S003-F4)
     objective = d @ (alpha + alpha_star) - W * cp.norm(R.T @ (alpha_star - alpha), 2)
     problem = cp.Problem(cp.Maximize(objective), list(constraints.values()))
     return ConicForm(problem, {"alpha": alpha, "alpha_star": alpha_star}, constraints)
@@ -332,7 +332,7 @@ def cbor(
     :math:`s_i = \sum_{\mathrm{rank}\le i}\alpha`,
     :math:`s^*_i = \sum_{2\le\mathrm{rank}\le i+1}\alpha^*`, with
     :math:`\alpha_j \equiv 0` for rank :math:`r` and :math:`\alpha^*_j \equiv 0`
-    for rank 1 (App. C; the partial-sum direction verified in note F4).
+    for rank 1 (App. C; the partial-sum direction verified in errata S003-F4).
 
     Parameters
     ----------
@@ -493,7 +493,7 @@ def svor(
     both under :math:`w^\top x_i^j - \theta_i \le -1 + \xi_i^j`,
     :math:`w^\top x_i^j - \theta_{i-1} \ge 1 - \xi_i^{*j}`, :math:`\xi,\xi^* \ge 0`,
     :math:`\theta_{i-1} \le \theta_i` (the strict order of (4.1) relaxed to
-    :math:`\le`, note P12). The two are equivalent: the (4.1) solution for
+    :math:`\le`, errata S003-P12). The two are equivalent: the (4.1) solution for
     ``C`` solves (4.2) with :math:`W = \|w_C\|`. Kernels enter through a factor
     of the Gram matrix (:func:`conicml.kernels.psd_factor`).
 
@@ -560,7 +560,7 @@ def ordinal_scores(data: Mapping[str, Any], model: Mapping[str, Any],
 
 def ordinal_predict(data: Mapping[str, Any], model: Mapping[str, Any],
                     X_new: np.ndarray) -> np.ndarray:
-    r"""Ranks :math:`1 + \#\{i : g(x) > \theta_i\}` (note P13; the thesis's (4.6) misprints it)."""
+    r"""Ranks :math:`1 + \#\{i : g(x) > \theta_i\}` (errata S003-P13)."""
     g = ordinal_scores(data, model, X_new)
     return 1 + (g[:, None] > model["thresholds"][None, :]).sum(axis=1)
 

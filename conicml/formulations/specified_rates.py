@@ -46,18 +46,18 @@ __all__ = [
     "specified_rates",
 ]
 
-# Maximum-margin classifier with specified FN / FP rates (ch. 2, note F1)
+# Maximum-margin classifier with specified FN / FP rates (ch. 2; errata S003-F1)
 #
-# Math (thesis eqs. 2.1-2.5, 2.13-2.21; seed-003 note F1, pitfalls P1-P5).
+# Math (thesis eqs. 2.1-2.5, 2.13-2.21; errata S003-F1, S003-P1..P5).
 #
 # Chance-constrained program (2.1), eta_1 = eta_pos bounds the error on POSITIVES
 # (false negatives) and eta_2 = eta_neg the error on NEGATIVES (false positives) --
-# note P2: one sentence of Sec. 2.2 swaps the words, the math is followed here:
+# errata S003-P2: one sentence of Sec. 2.2 swaps the words, the math is followed here:
 #
 #     min 1/2 ||w||^2  s.t.  Prob(X1 on the negative side) <= eta_pos,
 #                            Prob(X2 on the positive side) <= eta_neg.
 #
-# Theorem 2.1 with e = 1 - eta_i gives the ch.-2 kappa convention (note P1)
+# Theorem 2.1 with e = 1 - eta_i gives the ch.-2 kappa convention (errata S003-P1)
 #     kappa_i = sqrt((1 - eta_i) / eta_i)          (Chebyshev-Cantelli)
 #     kappa_i = Phi^{-1}(1 - eta_i)                 (Gaussian; needs eta_i <= 1/2)
 # and, with the normalisation of (2.3) and Sigma_i = C_i C_i^T, the SOCP (2.5),
@@ -80,7 +80,7 @@ _RATES_TOUCH = 1e-10  # relative squared distance below which the ellipsoids tou
 def rate_kappa(eta: float, bound: str = "chebyshev", *, name: str = "eta") -> float:
     r"""The cone multiplier :math:`\kappa` of a class whose error rate is at most ``eta``.
 
-    Chapter-2 convention (seed-003 note P1): ``eta`` is the largest allowed
+    Chapter-2 convention (errata S003-P1): ``eta`` is the largest allowed
     probability of falling on the wrong side, i.e. Theorem 2.1 with
     :math:`e = 1 - \eta`:
 
@@ -149,7 +149,7 @@ def _rates_data(data: Any, eta_pos: float, eta_neg: float, kernel: str, bound: s
             kernel=None, X=None, L=None,
             mean_pos=moments.mean_pos, mean_neg=moments.mean_neg,
             cov_pos=cov_pos, cov_neg=cov_neg,
-            # any factor Sigma = C C^T (note P3: ||C^T w||, never ||C w||)
+            # any factor Sigma = C C^T (errata S003-P3: ||C^T w||, never ||C w||)
             C_pos=psd_factor(cov_pos, factor), C_neg=psd_factor(cov_neg, factor),
         )
         return out
@@ -171,7 +171,7 @@ def _rates_data(data: Any, eta_pos: float, eta_neg: float, kernel: str, bound: s
         Li = L[y == label]
         mi = Li.shape[0]
         centred = Li - Li.mean(axis=0)
-        # centring identity (note F1 hint): w^T Sigma_i w = ||m_i^{-1/2} P_i L_i v||^2 with
+        # centring identity (errata S003-F1): w^T Sigma_i w = ||m_i^{-1/2} P_i L_i v||^2 with
         # P_i = I - ee^T/m_i idempotent, so the cone needs no factorisation of G_i / H_i.
         D = centred.T / np.sqrt(mi)  # H_i = D D^T (biased 1/m_i covariance, P4)
         H = D @ D.T + epsilon * np.eye(r)
@@ -382,7 +382,7 @@ def specified_rates(
         the kernel case, as the thesis's experiments do). The specialized
         ``lin-han`` solver needs positive definite covariances, hence
         :math:`\epsilon > 0` for kernels (:math:`H_\pm` is always singular,
-        note P5) and for singular :math:`\Sigma_\pm`; every solver solves the
+        errata S003-P5) and for singular :math:`\Sigma_\pm`; every solver solves the
         same regularised program.
     form : {"primal", "dual"}, default="primal"
         Program kind ``"socp.chance.rates.primal"`` (objective

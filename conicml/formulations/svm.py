@@ -37,7 +37,7 @@ feature space) the primal is INFEASIBLE and the dual UNBOUNDED.
 Decoding: :math:`w = \sum_i \alpha_i y_i x_i` (eq. 2.28, linear kernel only),
 ``dual_coef`` :math:`= \alpha\circ y`, ``support`` :math:`= \{i : \alpha_i > 0\}`
 and the bias from the *free* support vectors :math:`0 < \alpha_i < c_i` only
-(eq. 2.29 with the correction of seed-001 note pitfall P-S1); see
+(eq. 2.29 with the correction of errata S001-S1); see
 :func:`bias_from_alpha`.
 """
 

@@ -1,6 +1,6 @@
 r"""The fractional program of the MPM kinds, shared by ``dinkelbach`` and ``rosen``.
 
-Kinds ``"socp.mpm"`` and ``"socp.bmpm"`` maximise the ratio (seed 004, note A1–A3)
+Kinds ``"socp.mpm"`` and ``"socp.bmpm"`` maximise the ratio (seed 004 Sec. 3.2; errata S004-A1..A3)
 
 .. math::
 

@@ -5,7 +5,7 @@ only in the 1-D search (:mod:`conicml.solvers._line_search`).
 
 Kind ``"sequential.m4"`` (:func:`conicml.formulations.m4.m4` with a ``C``).
 
-**Algorithm** (seed 004 Sec. 4.1.3, note A6/A7). Maximise
+**Algorithm** (seed 004 Sec. 4.1.3, errata S004-A6). Maximise
 
 .. math::
 
@@ -18,12 +18,12 @@ fixed-ρ slack SOCP (DPP, ``cp.Parameter`` ``rho``, compiled once and re-solved
 by the backend ``inner``). The 1-D search (option ``method``) is the
 thesis's quadratic-interpolation line search,
 :func:`conicml.solvers.quadratic_interpolation.line_search` (both domain ends
-evaluated, parabola steps with golden-section safeguards, note §6 item 17),
+evaluated, parabola steps with golden-section safeguards, errata S004-A4),
 or ``"brent"``: both ends, then Brent's bounded method (parabolic
 interpolation safeguarded by golden-section steps; Brent 1973, *Algorithms
 for Minimization without Derivatives*, ch. 5) via
 :func:`scipy.optimize.minimize_scalar`. :math:`G` need not be concave
-(note A6), so the result is a local maximum of :math:`G`; the thesis claims
+(errata S004-A6), so the result is a local maximum of :math:`G`; the thesis claims
 convergence "to the global optimum if suitable starting points are assigned".
 
 **Stopping criterion:** final ρ bracket (Brent: interval of uncertainty)

@@ -2,7 +2,7 @@ r"""``bisection``: separable M4 by bisection over SOCP feasibility checks.
 
 Kind ``"quasiconvex.m4"`` (:func:`conicml.formulations.m4.m4` with ``C=None``).
 
-**Algorithm** ("divide and conquer", seed 004 Sec. 4.1.1, note A5; Boyd &
+**Algorithm** ("divide and conquer", seed 004 Sec. 4.1.1, errata S004-A5; Boyd &
 Vandenberghe, *Convex Optimization*, §4.2.5, bisection for quasi-convex
 problems). Keep a bracket :math:`\rho_{lo} \le \rho^* \le \rho_{hi}` and test
 the midpoint with the corrected Theorem 13 check of
@@ -15,7 +15,7 @@ the midpoint with the corrected Theorem 13 check of
       \min_j -(w^\top y_j + b) - \rho\,\sigma_y(w)\Big\},
 
 feasible iff :math:`F(\rho) \ge 0` (the thesis's strict :math:`\eta^* > 0`
-relaxed to :math:`\ge`, note §6 item 15). Initial bracket: :math:`\rho_{lo} = 0`,
+relaxed to :math:`\ge`, errata S004-A5). Initial bracket: :math:`\rho_{lo} = 0`,
 whose check also decides separability (INFEASIBLE if :math:`F(0) < 0`), and
 :math:`\rho_{hi} = \kappa^*_{MPM}`, one extra SOCP (averaging the M4
 constraints gives MPM's (4.8), so :math:`\rho^* \le \kappa^*_{MPM}`). After

@@ -17,7 +17,7 @@ the second because the optimal cone multiplier of (3.11) is
 :math:`-f(\alpha)`, the optimal value of the primal (B.1) / (3.7), as for the
 generic backends on the same program.
 
-**Algorithm** (CBC-Iter, seed 003 App. B; seed-003 note A3). Gradient
+**Algorithm** (CBC-Iter, seed 003 App. B; errata S003-A3). Gradient
 :math:`G_j = y_jg_j - 1 - r_jt` with :math:`g = w^\top\phi(\mu_\cdot)` and
 :math:`t = \|w\|` of the decoded model (:math:`t = W` for B.2). As in LIBSVM,
 with scores :math:`s_j = -y_jG_j` (the KKT table (B.4): :math:`s_j = -F_j` in
@@ -39,13 +39,13 @@ along :math:`\alpha_i \mathrel{+}= y_i\delta`, :math:`\alpha_j \mathrel{-}= y_j\
 :math:`\delta \in [0, \delta_{max}]`. In the
 thesis's variables (:math:`\alpha_l \mathrel{+}= \Delta`, :math:`\alpha_m \mathrel{+}= s\Delta`)
 this is the **corrected** pair sign :math:`s = -y_ly_m` (the thesis's App. B
-states the reverse, which violates :math:`y^\top\alpha = 0`; seed-003 note
-erratum P15). The step is an exact line search of the 1-D convex function:
+states the reverse, which violates :math:`y^\top\alpha = 0`; errata
+S003-P15). The step is an exact line search of the 1-D convex function:
 
 * (B.2): :math:`\min_{lb\le\Delta\le ub}\sqrt{a\Delta^2 + 2b\Delta + c} - e\Delta`
   with :math:`a = W^2\|\phi_i - \phi_j\|^2`, :math:`b = W^2(\phi_i-\phi_j)^\top v`,
   :math:`c = W^2\|v\|^2`, :math:`e = y_id_i - y_jd_j`, solved in closed form by
-  :func:`line_search_b2` (eq. B.5; note A4);
+  :func:`line_search_b2` (eq. B.5);
 * (3.11): :math:`\min \tfrac12\max(0, \sqrt{q(\delta)} - r^\top\alpha(\delta))^2 - e\delta`,
   convex and :math:`C^1`, solved by Brent's method on its derivative
   (:func:`line_search_311`).
@@ -122,7 +122,7 @@ def _clip(x: float, lb: float, ub: float) -> float:
 def line_search_b2(a: float, b: float, c: float, e: float, lb: float, ub: float) -> float:
     r"""Exact minimiser of :math:`\sqrt{a\Delta^2 + 2b\Delta + c} - e\Delta` on :math:`[lb, ub]`.
 
-    The closed form of seed 003 eq. (B.5) (note A4), for a PSD quadratic
+    The closed form of seed 003 eq. (B.5) , for a PSD quadratic
     (:math:`a \ge 0`, :math:`ac \ge b^2`):
 
     .. math::

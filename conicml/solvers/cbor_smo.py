@@ -35,7 +35,7 @@ blocks of consecutive tied thresholds,
 
 and :math:`(\alpha, \alpha^*)` is optimal iff :math:`B^i_{low} \le B^i_{up}`
 for all :math:`i`. This generalises (5.4)/(5.5), which handle ties of two
-thresholds only (note F4).
+thresholds only (errata S003-F4).
 
 **Iteration (A2).** Take :math:`I = \arg\max_i (B^i_{low} - B^i_{up})` (the
 thesis's "argmax" read as the most violated threshold), the variable

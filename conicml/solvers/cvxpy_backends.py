@@ -285,13 +285,15 @@ def _make_backend(name: str) -> Callable[..., Solution]:
     return backend
 
 
-solve_clarabel = register("clarabel", kinds=["qp.*", "socp.*"], specialized=False,
+solve_clarabel = register("clarabel", kinds=["qp.*", "socp.*", "sdp.*"],
+                          specialized=False,
                           requires=("clarabel",),
                           description="Clarabel interior point (QP, SOCP) via cvxpy")(
     _make_backend("clarabel"))
 solve_ecos = register("ecos", kinds=["qp.*", "socp.*"], specialized=False, requires=("ecos",),
                       description="ECOS interior point (SOCP) via cvxpy")(_make_backend("ecos"))
-solve_scs = register("scs", kinds=["qp.*", "socp.*"], specialized=False, requires=("scs",),
+solve_scs = register("scs", kinds=["qp.*", "socp.*", "sdp.*"], specialized=False,
+                     requires=("scs",),
                      description="SCS first-order splitting (QP, SOCP) via cvxpy",
                      compare_rtol=1e-3)(
     _make_backend("scs"))

@@ -10,7 +10,7 @@ Solves the fractional program shared by the kinds ``"socp.mpm"`` and
 
 directly from the moments in ``program.data``, without a conic solver.
 
-**Algorithm** (seed 004 Sec. 3.2.6, eqs. 3.28–3.29, note A2; Dinkelbach 1967).
+**Algorithm** (seed 004 Sec. 3.2.6, eqs. 3.28–3.29, errata S004-A2; Dinkelbach 1967).
 Starting from :math:`\lambda_0 = \max(r(w_0), 0)`, repeat
 
 1. :math:`w_{k+1} = \arg\min_{w^\top d = 1} P_{\lambda_k}(w)`,
@@ -46,7 +46,7 @@ for BMPM :math:`\beta_0 \ge \beta_{0m}`, reported as INFEASIBLE (decode: α = 0)
 **Certificate** (also used by ``rosen``): at the returned :math:`\lambda = r(w)`
 one more least-squares solve gives :math:`P(\lambda) = \min_{w^\top d=1}
 P_\lambda(w)`; ``Residuals.dual`` :math:`= |P(\kappa_\alpha) - 1|` (zero at the
-optimum, note A3: :math:`\ell^* = 1`), ``Residuals.gap``
+optimum, errata S004-A3: :math:`\ell^* = 1`), ``Residuals.gap``
 :math:`= (1 - P(\lambda))/D_{lb} \ge \kappa^* - \lambda` with
 :math:`D_{lb} = b_x/\sqrt{d^\top\Sigma_x^{-1}d} + b_y/\sqrt{d^\top\Sigma_y^{-1}d}
 \le \min_{w^\top d = 1} D(w)` (a certified bound on the error in κ), and

@@ -15,7 +15,7 @@ positive.
 
 **Algorithm** (Crouzeix, Ferland & Schaible 1985, "An algorithm for
 generalized fractional programs", JOTA 47:35–49, the scaled "Dinkelbach-type-2"
-method; seed 004 note A5). From :math:`(w_0, b_0)` = the maximiser of the
+method; errata S004-A5). From :math:`(w_0, b_0)` = the maximiser of the
 ρ = 0 check, :math:`\rho_0 = r(w_0, b_0) = \min_k f_k/g_k`, iterate
 
 .. math::

@@ -11,13 +11,13 @@ ellipsoids
     q_i(z) = (z - \mu_i)^\top \Sigma_i^{-1} (z - \mu_i) - \kappa_i^2,\qquad i \in \{+, -\},
 
 i.e. :math:`q_i(z) = \tfrac12 z^\top A_i z + b_i^\top z + \rho_i` with
-:math:`A_i = 2\Sigma_i^{-1}` (note A1). :math:`\Sigma_i` are the program's
+:math:`A_i = 2\Sigma_i^{-1}` (errata S003-A1). :math:`\Sigma_i` are the program's
 (regularised) covariances ``cov_pos``, ``cov_neg``; they must be positive
 definite (use ``epsilon > 0`` in the formulation otherwise).
 
 **Algorithm** (Lin & Han 2002, "On the distance between two ellipsoids",
 SIAM J. Optim. 13:298–308; thesis Sec. 2.3.1 with the corrections of the
-seed-003 note, A1 / P17). Start from interior points :math:`c_i = \mu_i`.
+errata S003-A1). Start from interior points :math:`c_i = \mu_i`.
 Repeat:
 
 1. On the segment :math:`c_+ + t(c_- - c_+)`, :math:`t \in [0, 1]`, find the
@@ -88,17 +88,16 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from .. import kinds
 from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
+from ._ellipsoid_distance import RATES_KINDS, check_rates_program, rates_solution
 from ._options import check_common
 from ._report import IterationReport
 
 __all__ = ["TERMINATION_MESSAGES", "solve_lin_han"]
 
-_KINDS = (kinds.RATES_PRIMAL, kinds.RATES_DUAL)
 
 #: Stop reason -> message.
 TERMINATION_MESSAGES: dict[int, str] = {
@@ -185,19 +184,6 @@ class _Report(IterationReport):
     ITERATION_FORMATS = ["^8", "^16.10g", "^11.3e", "^11.3e", "^11.3e", "^10.3f"]
 
 
-def _check_program(program: Any) -> Mapping[str, Any]:
-    kind = getattr(program, "kind", None)
-    if kind not in _KINDS:
-        raise SolverError(f"lin-han accepts programs of kind {', '.join(_KINDS)}; got {kind!r}")
-    data = getattr(program, "data", None)
-    keys = ("mean_pos", "mean_neg", "cov_pos", "cov_neg", "kappa_pos", "kappa_neg",
-            "C_pos", "C_neg")
-    missing = [k for k in keys if not isinstance(data, Mapping) or k not in data]
-    if missing:
-        raise SolverError(f"lin-han: program data lacks {', '.join(map(repr, missing))}")
-    return data
-
-
 def _start(E: _Ellipsoid, x: Any, name: str) -> np.ndarray:
     c = np.array(x, dtype=float, copy=True).reshape(-1)
     if c.shape != E.mu.shape or not np.all(np.isfinite(c)):
@@ -216,13 +202,7 @@ def _start(E: _Ellipsoid, x: Any, name: str) -> np.ndarray:
     return c
 
 
-def _separation(Ep: _Ellipsoid, En: _Ellipsoid, e: np.ndarray) -> float:
-    """:math:`s(e) = \\min_{B_+} e^Tz - \\max_{B_-} e^Tz` (support functions)."""
-    return float(e @ (Ep.mu - En.mu) - Ep.kappa * math.sqrt(max(e @ Ep.cov @ e, 0.0))
-                 - En.kappa * math.sqrt(max(e @ En.cov @ e, 0.0)))
-
-
-@register("lin-han", kinds=list(_KINDS),
+@register("lin-han", kinds=list(RATES_KINDS),
           description="Lin-Han ellipsoid distance for the specified-rates classifier (seed 003)")
 def solve_lin_han(
     program,
@@ -271,8 +251,7 @@ def solve_lin_han(
     check_common("lin-han", tol, max_iter, time_limit, allow_zero=True)
     stop = stopper("lin-han", callback, legacy=lambda r: (
         r.iteration, r.values["z_pos"], r.values["z_neg"], r.residual))
-    data = _check_program(program)
-    dual_kind = program.kind.endswith(".dual")
+    data = check_rates_program(program, "lin-han")
     Ep = _Ellipsoid(np.asarray(data["mean_pos"], float), np.asarray(data["cov_pos"], float),
                     data["kappa_pos"], "positive")
     En = _Ellipsoid(np.asarray(data["mean_neg"], float), np.asarray(data["cov_neg"], float),
@@ -351,13 +330,13 @@ def solve_lin_han(
         k += 1
     solve_time = time.perf_counter() - t1
     return _result(program, data, Ep, En, zp, zn, code, k, theta_p, theta_n, t_pos, t_neg,
-                   setup_time, solve_time, dual_kind, verbose)
+                   setup_time, solve_time, verbose)
 
 
 def _result(program: Any, data: Mapping[str, Any], Ep: _Ellipsoid, En: _Ellipsoid,
             zp: np.ndarray, zn: np.ndarray, code: int, k: int, theta_p: float,
             theta_n: float, t_pos: float, t_neg: float, setup_time: float,
-            solve_time: float, dual_kind: bool, verbose: bool) -> Solution:
+            solve_time: float, verbose: bool) -> Solution:
     status = STATUS_MAP[code]
     message = TERMINATION_MESSAGES[code]
     extras: dict[str, Any] = {"stop_reason": code, "t_pos": t_pos, "t_neg": t_neg,
@@ -372,47 +351,22 @@ def _result(program: Any, data: Mapping[str, Any], Ep: _Ellipsoid, En: _Ellipsoi
         return Solution(status=status, solver="lin-han", iterations=k, setup_time=setup_time,
                         solve_time=solve_time, residuals=Residuals(source="solver"),
                         message=message, extras=extras)
-    diff = zp - zn
-    dist = float(np.linalg.norm(diff))
-    e = diff / dist
-    lower = 2.0 / dist**2  # dual value of the feasible pair (z+, z-)
-    s = _separation(Ep, En, e)
-    if s > 0:
-        w = (2.0 / s) * e  # direction (2.14), scaled to be primal feasible
-        upper = 2.0 / s**2
-    else:  # far from the optimum the direction may not separate: use (2.14) itself
-        w = 2.0 * diff / dist**2
-        upper = math.inf
-    sp = math.sqrt(max(w @ Ep.cov @ w, 0.0))
-    sn = math.sqrt(max(w @ En.cov @ w, 0.0))
-    # package convention f = w.x + b, b = -b_thesis; (2.16) from both tangent conditions
-    b = 0.5 * ((1.0 + Ep.kappa * sp - w @ Ep.mu) - (1.0 + En.kappa * sn + w @ En.mu))
-    primal_viol = max(0.0, Ep.kappa * sp - (w @ Ep.mu + b - 1.0),
-                      En.kappa * sn - (-b - w @ En.mu - 1.0))
-    extras.update(z_pos=zp, z_neg=zn, distance=dist, lower_bound=lower, upper_bound=upper)
-    if dual_kind:
-        values = {}
-        for key, z, E, sign in (("u_pos", zp, Ep, 1.0), ("u_neg", zn, En, -1.0)):
-            C = np.asarray(data[f"C_{key[2:]}"], dtype=float)
-            if E.point:
-                values[key] = np.zeros(C.shape[1])
-            else:  # min-norm u with mu -/+ kappa C u = z: u = C^T Sigma^{-1} (mu - z) / kappa
-                values[key] = sign * (C.T @ (E.S @ (E.mu - z))) / E.kappa
-        objective = dist**2
-        primal_res = max(0.0, Ep.q(zp), En.q(zn))
-    else:
-        values = {("w" if data.get("kernel") is None else "v"): w, "b": np.array(b)}
-        objective = 0.5 * float(w @ w)
-        primal_res = primal_viol
-    gap = upper - lower
+    u = {}
+    for key, z, E, sign in (("u_pos", zp, Ep, 1.0), ("u_neg", zn, En, -1.0)):
+        C = np.asarray(data[f"C_{key[2:]}"], dtype=float)
+        if E.point:
+            u[key] = np.zeros(C.shape[1])
+        else:  # min-norm u with mu -/+ kappa C u = z: u = C^T Sigma^{-1} (mu - z) / kappa
+            u[key] = sign * (C.T @ (E.S @ (E.mu - z))) / E.kappa
+    solution = rates_solution(
+        program, data, solver="lin-han", status=status, message=message, z_pos=zp, z_neg=zn,
+        u_pos=u["u_pos"], u_neg=u["u_neg"], dual_residual=max(theta_p, theta_n),
+        iterations=k, setup_time=setup_time, solve_time=solve_time, extras=extras)
     if verbose:
-        _Report.print_iteration(k, dist, theta_p, theta_n, gap, solve_time)
+        _Report.print_iteration(k, solution.extras["distance"], theta_p, theta_n,
+                                solution.residuals.gap, solve_time)
         print(f"lin-han: {message}")
-        print(f"lin-han: 1/2||w||^2 in [{lower:.12g}, {upper:.12g}]")
-    return Solution(
-        status=status, solver="lin-han", objective=float(objective), values=values,
-        iterations=k, setup_time=setup_time, solve_time=solve_time,
-        residuals=Residuals(primal=float(primal_res), dual=max(theta_p, theta_n),
-                            gap=float(gap), source="solver"),
-        message=message, extras=extras,
-    )
+        print(f"lin-han: 1/2||w||^2 in [{solution.extras['lower_bound']:.12g}, "
+              f"{solution.extras['upper_bound']:.12g}]")
+    return solution
+

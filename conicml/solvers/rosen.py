@@ -11,7 +11,7 @@ Solves the ratio of the kinds ``"socp.bmpm"`` / ``"socp.mpm"`` (module
 (BMPM: eqs. 3.13–3.14; pseudo-concave by Theorem 3, so the local maximum the
 method finds is global) directly from the moments, without a conic solver.
 
-**Algorithm** (seed 004 Sec. 3.2.5 / note A1; Rosen 1960, Bertsekas,
+**Algorithm** (seed 004 Sec. 3.2.5 / errata S004-A1; Rosen 1960, Bertsekas,
 *Nonlinear Programming*, §2.3). The only constraint is the equality
 :math:`w^\top d = 1`, so Rosen's method is projected gradient ascent on an
 affine set: with :math:`P = I - dd^\top/d^\top d`,

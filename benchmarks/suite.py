@@ -1,0 +1,189 @@
+"""One table of speed ratios: every specialized solver against its anchor, side by side.
+
+Each row is one program solved by the specialized solver and by its anchor in the same
+run (child processes with a time limit; a run over the limit is recorded as TIMEOUT).
+Times are totals (everything from the program to the solution: cvxpy compilation
+included for the backends) and the best of ``--repeats`` runs; every row states the
+solver's tolerance and the certificate it reached, so speed never comes from a looser
+stop. Peak RSS of the child process (MB) is reported per run.
+
+Rows (issue 14):
+
+* ellipsoid distance (specified rates, primal kind), d in {50, 200, 500}, covariance
+  condition numbers 1 and 1e6: ``ellipsoid-newton`` and ``lin-han`` vs Clarabel;
+* RBF SVM dual on twonorm (n = 2000, 5000) and breast cancer, C in {1, 100}: ``smo`` vs
+  scikit-learn ``SVC`` (LIBSVM), both at tol 1e-3;
+* MPM and BMPM (d = 200): ``rosen`` and ``dinkelbach`` vs Clarabel;
+* CBC linear dual (k = 400 clusters): ``cbc-smo`` vs Clarabel.
+
+Usage: ``python benchmarks/suite.py [--quick] [--limit SECONDS] [--repeats R]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _harness import machine, run_with_limit, write_results  # noqa: E402
+
+import conicml as cm  # noqa: E402
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+# -- instances (module-level builders: they run inside the child) ------------------------
+def rates_instance(d: int, condition: float, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    n = max(2 * d, 400)
+    scales = np.geomspace(1.0, condition ** -0.5, d)
+    Q = np.linalg.qr(rng.normal(size=(d, d)))[0]
+    Xp = (rng.normal(size=(n, d)) * scales) @ Q.T + 2.0
+    Xn = (rng.normal(size=(n, d)) * scales[::-1]) @ Q.T - 2.0
+    X, y = np.r_[Xp, Xn], np.r_[np.ones(n), -np.ones(n)]
+    return cm.formulations.specified_rates.specified_rates((X, y), 0.3, 0.3, epsilon=1e-9)
+
+
+def svm_data(name: str, n: int):
+    if name == "breast_cancer":
+        X, y = cm.datasets.load("breast_cancer")
+    else:
+        X, y = cm.datasets.twonorm(n, dim=20, seed=0)
+    return (X - X.mean(0)) / X.std(0), y
+
+
+def minimax_instance(family: str, d: int):
+    rng = np.random.default_rng(d)
+    n = 3 * d
+    A = rng.normal(size=(d, d)) / np.sqrt(d)
+    X = np.r_[rng.normal(size=(n, d)) @ A + 0.3, rng.normal(size=(n, d)) @ A.T - 0.3]
+    y = np.r_[np.ones(n), -np.ones(n)]
+    if family == "mpm":
+        return cm.formulations.minimax.mpm((X, y))
+    return cm.formulations.minimax.bmpm((X, y), 0.5)
+
+
+def cbc_instance(k: int):
+    X, y = cm.datasets.twonorm(20 * k, dim=20, seed=1)
+    clusters = cm.ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=k // 2,
+                                           random_state=0)
+    return cm.formulations.cbc.cbc(clusters, C=1.0, eta=0.7, form="dual")
+
+
+# -- runs --------------------------------------------------------------------------------
+def run_program(builder: str, args: tuple, solver: str, options: dict) -> dict:
+    prog = globals()[builder](*args)
+    start = time.perf_counter()
+    sol = cm.solve(prog, solver, **options)
+    wall = time.perf_counter() - start
+    return {"wall": wall, "status": sol.status.value, "objective": sol.objective,
+            "certificate": sol.residuals.max(), "mb": _peak_mb()}
+
+
+def run_svc(name: str, n: int, C: float) -> dict:
+    from sklearn.svm import SVC
+
+    X, y = svm_data(name, n)
+    start = time.perf_counter()
+    svc = SVC(C=C, kernel="rbf", gamma="scale", tol=1e-3).fit(X, y)
+    wall = time.perf_counter() - start
+    return {"wall": wall, "status": "fitted", "objective": float(-svc.fit_status_),
+            "certificate": float("nan"), "mb": _peak_mb()}
+
+
+def run_smo(name: str, n: int, C: float) -> dict:
+    X, y = svm_data(name, n)
+    start = time.perf_counter()
+    prog = cm.formulations.svm.soft_margin(X, y, C=C, kernel="rbf", form="dual")
+    sol = cm.solve(prog, "smo", tol=1e-3)
+    wall = time.perf_counter() - start
+    return {"wall": wall, "status": sol.status.value, "objective": sol.objective,
+            "certificate": sol.residuals.dual, "mb": _peak_mb()}
+
+
+def best_of(fn, args: tuple, limit: float, repeats: int) -> tuple[str, dict | None]:
+    best = None
+    for _ in range(repeats):
+        state, res, _ = run_with_limit(fn, args, limit)
+        if state != "ok":
+            return state, res if state == "error" else None
+        if best is None or res["wall"] < best["wall"]:
+            best = res
+    return "ok", best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the smallest row of each group")
+    parser.add_argument("--limit", type=float, default=60.0, help="seconds per run")
+    parser.add_argument("--repeats", type=int, default=2)
+    args = parser.parse_args()
+    groups = []
+    dims = [50] if args.quick else [50, 200, 500]
+    for d in dims:
+        for cond in (1.0, 1e6):
+            groups.append((f"ellipsoid distance d={d}, cond={cond:g}", "clarabel",
+                           [(s, run_program, ("rates_instance", (d, cond), s, o))
+                            for s, o in (("clarabel", {}), ("ellipsoid-newton", {}),
+                                         ("lin-han", {}))],
+                           "ellipsoid-newton tol 1e-10 (relative certified gap); lin-han "
+                           "tol 1e-10 (angle)"))
+    svm_rows = [("breast_cancer", 569)] + ([] if args.quick else [("twonorm", 2000),
+                                                                  ("twonorm", 5000)])
+    for name, n in svm_rows:
+        for C in ((1.0,) if args.quick else (1.0, 100.0)):
+            groups.append((f"RBF SVM {name} n={n} C={C:g}", "sklearn SVC",
+                           [("sklearn SVC", run_svc, (name, n, C)),
+                            ("smo", run_smo, (name, n, C))],
+                           "both at the LIBSVM tolerance 1e-3 on m(alpha) - M(alpha)"))
+    for family in ("mpm", "bmpm"):
+        d = 50 if args.quick else 200
+        groups.append((f"{family.upper()} d={d}", "clarabel",
+                       [(s, run_program, ("minimax_instance", (family, d), s, {}))
+                        for s in ("clarabel", "rosen", "dinkelbach")],
+                       "rosen tol 1e-12 (relative change), dinkelbach tol 1e-10 on F"))
+    for k in ([100] if args.quick else [400]):
+        groups.append((f"CBC linear dual k={k}", "clarabel",
+                       [(s, run_program, ("cbc_instance", (k,), s, {}))
+                        for s in ("clarabel", "ecos", "cbc-smo")],
+                       "cbc-smo tol 1e-6 on the KKT violation"))
+    lines = [
+        "# Specialized solvers against their anchors (issue 14)",
+        "",
+        f"Machine: {machine()}. Best of {args.repeats} runs, {args.limit:g} s limit per run; "
+        "total time from the program to the solution (compilation included); ratio = time / "
+        "the anchor's time in the same run (below 1: faster than the anchor). Certificate: "
+        "the largest residual the solver reports (`Solution.residuals.max()`; for smo its "
+        "KKT violation).",
+        "",
+        "| program | solver | status | time (s) | ratio to anchor | objective | certificate "
+        "| peak RSS (MB) | tolerance |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for title, anchor, runs, tolerance in groups:
+        results = {name: best_of(fn, fargs, args.limit, args.repeats)
+                   for name, fn, fargs in runs}
+        base = results[anchor][1]["wall"] if results[anchor][0] == "ok" else None
+        for name, (state, res) in results.items():
+            if state != "ok":
+                lines.append(f"| {title} | {name} | {state.upper()} | - | - | - | - | - | "
+                             f"{tolerance} |")
+                continue
+            ratio = f"{res['wall'] / base:.3g}" if base else "-"
+            lines.append(f"| {title} | {name} | {res['status']} | {res['wall']:.4f} | {ratio} "
+                         f"| {res['objective']:.10g} | {res['certificate']:.1e} | "
+                         f"{res['mb']:.0f} | {tolerance} |")
+        print("\n".join(lines[-len(runs):]), flush=True)
+    out = write_results("suite", "\n".join(lines) + "\n", args.quick)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

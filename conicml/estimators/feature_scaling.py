@@ -1,0 +1,176 @@
+r"""``FeatureScalingSVC``: embedded feature selection for the Gaussian-kernel SVM.
+
+Tayal 2014, chapter 7 (see :mod:`conicml.formulations.feature_scaling` and
+:mod:`conicml.feature_scaling`).
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.feature_selection import SelectorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ..feature_scaling import METHODS, fit_feature_scaling, support_mask
+from ..formulations.feature_scaling import fs_kernel
+from ._base import BinaryConicClassifier
+
+__all__ = ["FeatureScalingSVC"]
+
+
+class FeatureScalingSVC(SelectorMixin, BinaryConicClassifier):
+    r"""SVM with a learned feature-scaling vector in the Gaussian kernel (Tayal 2014, ch. 7).
+
+    Minimises, over :math:`\beta \in \mathbb R^n`, :math:`b` and :math:`z \ge 0`,
+
+    .. math::
+
+        \Omega(\beta, b, z) = \tfrac12\beta^\top K_z\beta + C\sum_i \ell(y_if_i)
+        + \mu\,\mathbf 1^\top z,\qquad
+        (K_z)_{ij} = \exp\Big(-\sum_l z_l^2(x_{il} - x_{jl})^2\Big)
+
+    (eqs. 7.7, 7.17; :math:`\ell` the smoothed hinge, :math:`\epsilon = 1/2`), with
+    :math:`f(x) = \sum_j \beta_j k(Zx, Zx_j) + b`. The problem is non-convex; the
+    methods differ in the stationary point they reach (Table 7.1). Features whose
+    :math:`z_l` falls below 1 % of :math:`\max_k z_k` are dropped: the estimator is
+    also a feature selector (``transform``, ``get_support``) for a
+    :class:`~sklearn.pipeline.Pipeline`. Standardise ``X`` first (the thesis does;
+    put a :class:`~sklearn.preprocessing.StandardScaler` before it).
+
+    Parameters
+    ----------
+    method : {"ao2", "ao1", "simple-ao", "full", "gmkl"}, default="ao2"
+        Margin AO-II (Algorithm 3, the thesis's best), Margin AO-I (Algorithm 2),
+        Simple AO (Algorithm 1), FULL-FS (Coleman–Li trust region on all
+        variables) or GMKL (projected gradient, Varma & Babu).
+    C : float, default=1.0
+        Loss weight (> 0).
+    mu : float, default=1.0
+        :math:`\ell_1` weight on :math:`z` (>= 0); larger selects fewer features.
+    kernel : {"rbf"}, default="rbf"
+        The method is defined for the feature-scaled Gaussian kernel (7.17) only.
+    svm_solver : str, default="smo"
+        Solver of the convex SVM block (any solver of kind ``qp.svm.dual``).
+    tol : float, default=1e-4
+        Outer stopping tolerance (see :func:`conicml.feature_scaling.fit_feature_scaling`).
+    max_iter : int, optional
+        Outer iterations (``full``: trust-region iterations); ``None``: the
+        method's default (20 for the AO methods, 100 for GMKL, 300 for FULL-FS).
+    time_limit : float, optional
+        Seconds.
+
+    Attributes
+    ----------
+    z_ : ndarray of shape (n_features,)
+        The learned feature scaling.
+    support_ : ndarray of bool, shape (n_features,)
+        Selected features, :math:`z_l > 0.01\max_k z_k`.
+    ranking_ : ndarray of int, shape (n_features,)
+        1 for the largest :math:`z_l`, 2 for the next, ...
+    dual_coef_ : ndarray of shape (1, n_samples)
+        :math:`\beta` of the expansion over ``X_fit_``.
+    intercept_ : ndarray of shape (1,)
+    X_fit_ : ndarray of shape (n_samples, n_features)
+    n_iter_ : int
+        Outer iterations.
+    label_ : {"minimum", "saddle"}
+        From the smallest eigenvalue ``vmin_`` of the projected Hessian of
+        :math:`\Omega` at the end (Table 7.1).
+    vmin_ : float
+    objective_ : float
+        :math:`\Omega` at the end.
+    converged_ : bool
+    result_ : conicml.feature_scaling.FSResult
+    """
+
+    _parameter_constraints: dict = {
+        "method": [StrOptions(set(METHODS))],
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "mu": [Interval(Real, 0, None, closed="left")],
+        "kernel": [StrOptions({"rbf"})],
+        "svm_solver": [str],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+    }
+
+    def __init__(
+        self,
+        method: str = "ao2",
+        *,
+        C: float = 1.0,
+        mu: float = 1.0,
+        kernel: str = "rbf",
+        svm_solver: str = "smo",
+        tol: float = 1e-4,
+        max_iter: int | None = None,
+        time_limit: float | None = None,
+    ) -> None:
+        self.method = method
+        self.C = C
+        self.mu = mu
+        self.kernel = kernel
+        self.svm_solver = svm_solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.time_limit = time_limit
+
+    def fit(self, X: Any, y: Any) -> FeatureScalingSVC:
+        """Fit the feature scaling and the SVM.
+
+        Raises
+        ------
+        ValueError
+            ``mu < 0``, ``C <= 0``, a kernel other than ``"rbf"`` (the method is
+            defined for the feature-scaled Gaussian kernel), NaN/inf in ``X``,
+            a single class.
+        """
+        if self.kernel != "rbf":
+            raise ValueError(
+                f"kernel={self.kernel!r}: FeatureScalingSVC is defined for the "
+                "feature-scaled Gaussian kernel exp(-sum_l z_l^2 (x_l - x'_l)^2) only; "
+                "use kernel='rbf'"
+            )
+        return super().fit(X, y)
+
+    def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
+        import warnings
+
+        res = fit_feature_scaling(
+            X, y, method=self.method, C=self.C, mu=self.mu, tol=self.tol,
+            max_iter=self.max_iter, svm_solver=self.svm_solver, time_limit=self.time_limit)
+        if not res.converged:
+            warnings.warn(f"FeatureScalingSVC({self.method!r}) stopped before convergence: "
+                          f"{res.message}; raise max_iter / time_limit",
+                          ConvergenceWarning, stacklevel=3)
+        self.result_ = res
+        self.z_ = res.z
+        self.support_ = support_mask(res.z)
+        order = np.argsort(-res.z, kind="stable")
+        ranking = np.empty(res.z.size, dtype=int)
+        ranking[order] = np.arange(1, res.z.size + 1)
+        self.ranking_ = ranking
+        self.dual_coef_ = res.beta[None, :]
+        self.intercept_ = np.array([res.b])
+        self.X_fit_ = X
+        self.n_iter_ = res.iterations
+        self.label_ = res.label
+        self.vmin_ = res.vmin
+        self.objective_ = res.objective
+        self.converged_ = res.converged
+
+    def _decision(self, X: np.ndarray) -> np.ndarray:
+        return fs_kernel(X, self.X_fit_, self.z_) @ self.dual_coef_[0] + self.intercept_[0]
+
+    def _get_support_mask(self) -> np.ndarray:
+        check_is_fitted(self)
+        return self.support_
+
+    def __sklearn_tags__(self):  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags

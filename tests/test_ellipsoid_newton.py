@@ -1,0 +1,101 @@
+"""``ellipsoid-newton`` against the interior-point backends and ``lin-han``.
+
+References: Clarabel and ECOS on the same program (independent solvers; the
+interior-point objective is accurate to ~1e-8 relative), and closed forms (two
+balls: the distance between centres minus the radii).
+"""
+
+import numpy as np
+import pytest
+
+import conicml as cm
+from conicml.formulations import specified_rates as sr
+
+from tolerances import obj_rtol
+
+
+def _instance(d, seed, condition=1.0, n=200, shift=3.0):
+    rng = np.random.default_rng(seed)
+    scales = np.geomspace(1.0, condition ** -0.5, d)  # covariance condition number ~ condition
+    Q = np.linalg.qr(rng.normal(size=(d, d)))[0]
+    Xp = (rng.normal(size=(n, d)) * scales) @ Q.T + shift
+    Xn = (rng.normal(size=(n, d)) * scales[::-1]) @ Q.T - shift
+    return np.r_[Xp, Xn], np.r_[np.ones(n), -np.ones(n)]
+
+
+@pytest.mark.parametrize("form", ["primal", "dual"])
+@pytest.mark.parametrize("d, seed, condition", [(2, 0, 1.0), (10, 1, 1e2), (30, 2, 1e4),
+                                                (20, 3, 1e6)])
+def test_agrees_with_clarabel_and_ecos(form, d, seed, condition):
+    X, y = _instance(d, seed, condition)
+    prog = sr.specified_rates((X, y), 0.2, 0.3, form=form, epsilon=1e-8)
+    sol = cm.solve(prog, "ellipsoid-newton")
+    assert sol.status is cm.Status.OPTIMAL, sol.message
+    assert sol.residuals.gap <= 1e-9 * max(1.0, sol.extras["upper_bound"])
+    for ref in ("clarabel", "ecos"):
+        other = cm.solve(prog, ref, eps_abs=1e-10, eps_rel=1e-10)
+        assert sol.objective == pytest.approx(other.objective, rel=max(obj_rtol(ref), 1e-6))
+    # the decoded hyperplane agrees with the thesis's own solver where it converges quickly
+    # (lin-han needs ~10^5 steps beyond a condition number of ~10^3, issue 14), else with
+    # Clarabel at tight tolerances
+    ref = (cm.solve(prog, "lin-han") if condition <= 1e2
+           else cm.solve(prog, "clarabel", eps_abs=1e-11, eps_rel=1e-11))
+    model, other = prog.decode(sol), prog.decode(ref)
+    key = "w" if "w" in model else "v"
+    scale = np.abs(other[key]).max()
+    np.testing.assert_allclose(model[key], other[key], atol=1e-5 * scale)
+    assert model["b"] == pytest.approx(other["b"], abs=1e-5 * max(1.0, abs(other["b"])))
+
+
+def test_two_balls_closed_form():
+    # closed form: identity covariances and kappa_pos = kappa_neg = kappa: the distance is
+    # |mu+ - mu-| - 2 kappa, so 1/2 ||w||^2 = 2 / (|d| - 2 kappa)^2
+    from conicml.moments import ClassMoments
+
+    mom = ClassMoments(np.array([3.0, 0.0]), np.eye(2), np.array([-3.0, 0.0]), np.eye(2))
+    eta = 0.2
+    kappa = sr.rate_kappa(eta)
+    sol = cm.solve(sr.specified_rates(mom, eta, eta), "ellipsoid-newton")
+    assert sol.objective == pytest.approx(2.0 / (6.0 - 2.0 * kappa) ** 2, rel=1e-12)
+
+
+def test_kernel_program_and_a_point_class():
+    X, y = cm.datasets.twonorm(80, dim=4, seed=5)
+    prog = sr.specified_rates((X, y), 0.3, 0.3, kernel="rbf", gamma=0.2, epsilon=1e-3)
+    a, b = cm.solve(prog, "ellipsoid-newton"), cm.solve(prog, "clarabel")
+    assert a.objective == pytest.approx(b.objective, rel=1e-6)
+    # eta = 1 would be kappa = 0: the positive class is its mean (a point)
+    from conicml.moments import ClassMoments
+
+    mom = ClassMoments(np.array([2.0, 1.0]), np.diag([1.0, 4.0]), np.array([-2.0, 0.0]),
+                       np.diag([2.0, 0.5]))
+    prog = sr.specified_rates(mom, 1.0, 0.25)
+    assert prog.data["kappa_pos"] == 0.0
+    a, b = cm.solve(prog, "ellipsoid-newton"), cm.solve(prog, "clarabel")
+    assert a.status is cm.Status.OPTIMAL
+    assert a.objective == pytest.approx(b.objective, rel=1e-6)
+
+
+def test_intersecting_ellipsoids_are_infeasible_like_the_backends():
+    X, y = _instance(3, 4, shift=0.2)
+    prog = sr.specified_rates((X, y), 0.05, 0.05)
+    assert cm.solve(prog, "clarabel").status in (cm.Status.INFEASIBLE,
+                                                 cm.Status.INFEASIBLE_INACCURATE)
+    sol = cm.solve(prog, "ellipsoid-newton")
+    assert sol.status is cm.Status.INFEASIBLE and "raise eta_pos or eta_neg" in sol.message
+
+
+def test_warm_start_limits_and_options():
+    X, y = _instance(8, 6, 1e3)
+    prog = sr.specified_rates((X, y), 0.2, 0.2)
+    cold = cm.solve(prog, "ellipsoid-newton")
+    warm = cm.solve(prog, "ellipsoid-newton", x0=tuple(cold.extras["multipliers"]))
+    assert warm.iterations <= 1 and warm.objective == pytest.approx(cold.objective, rel=1e-12)
+    capped = cm.solve(prog, "ellipsoid-newton", max_iter=1, tol=1e-15)
+    assert capped.status is cm.Status.USER_LIMIT
+    seen = cm.solvers.Recorder(max_iter=2)
+    stopped = cm.solve(prog, "ellipsoid-newton", callback=seen, tol=1e-15)
+    assert stopped.status is cm.Status.USER_LIMIT and len(seen) == 2
+    for bad in ({"tol": 0.0}, {"max_iter": 0}, {"x0": (1.0, -1.0)}, {"x0": (1.0,)}):
+        with pytest.raises(cm.OptionError):
+            cm.solve(prog, "ellipsoid-newton", **bad)
