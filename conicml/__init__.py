@@ -9,7 +9,7 @@ Data flows one way: data -> formulation -> program -> solver -> solution -> mode
     print(cm.compare(prog))                   # every solver for this kind, one table
 """
 
-from . import datasets, formulations, solvers
+from . import datasets, formulations, metrics, solvers
 from .comparison import Comparison, ComparisonRow, compare
 from .exceptions import (
     ConicMLError,
@@ -50,6 +50,7 @@ __all__ = [
     "datasets",
     "formulations",
     "make_kernel",
+    "metrics",
     "solve",
     "solvers",
 ]

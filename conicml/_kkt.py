@@ -18,13 +18,19 @@ def free_tolerance(alpha: np.ndarray, accuracy: float = 0.0) -> float:
     """Distance to a bound under which a multiplier counts as *at* the bound.
 
     Interior-point solutions sit ~1e-9 relative inside the bounds, so 1e-6 of
-    the largest multiplier separates "at a bound" from "free". A first-order
+    the largest multiplier separates "at a bound" from "free" (relative at every
+    scale of C). A first-order
     solver (SCS) stops ~1e-5 away: a multiplier within ten times the solver's
     own constraint violation (:func:`solver_accuracy`) of a bound cannot be
     told apart from the bound either, so the tolerance grows to that (capped
     at 1e-3 of the scale).
     """
-    scale = max(1.0, float(np.max(np.abs(alpha), initial=0.0)))
+    # relative to the multipliers' own scale (not to max(1, .)): with C = 1e-6 every
+    # multiplier is <= 1e-6 and an absolute floor of 1e-6 called them all "at 0"
+    # (issue 11, "thresholds relative to the scale")
+    scale = float(np.max(np.abs(alpha), initial=0.0))
+    if not scale > 0:
+        scale = 1.0
     accuracy = float(accuracy) if np.isfinite(accuracy) else 0.0
     return max(1e-6 * scale, min(10.0 * accuracy, 1e-3 * scale))
 

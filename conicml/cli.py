@@ -101,10 +101,24 @@ def _cbor(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     return ordinal.cbor(clusters, W=3.0, eta=0.5, kernel=args.kernel, form="dual")
 
 
+def _svor(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
+    from .formulations import svor_dual
+
+    return svor_dual.svor_dual(X, y, C=args.C, kernel=args.kernel)
+
+
 def _lsvr(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .formulations import lsvr
 
     return lsvr.lsvr(X, y, epsilon=0.1, C=args.C, k=2)
+
+
+def _rankrc(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
+    from .formulations import ranking
+
+    # a rare class of 10 against 80 (800 pairs), so that every backend runs in < 2 s
+    keep = np.r_[np.flatnonzero(y > 0)[:10], np.flatnonzero(y < 0)[:80]]
+    return ranking.rankrc(X[keep], y[keep], lam=2.0**-6)
 
 
 def _ordinal_data(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -124,7 +138,6 @@ def _series_data(n: int) -> tuple[np.ndarray, np.ndarray]:
     return x[:, None], y
 
 
-#: Models ``conicml compare`` knows, in the order it runs them.
 def _trs(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .formulations import trust_region
 
@@ -135,6 +148,16 @@ def _trs(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
                                                 -X.T @ y / n, 1.0, form="sdp")
 
 
+def _hlsvm_node(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
+    from .formulations import svm
+
+    # one H-LSVM node problem (seed 001, C.1): weights (5.3), lambda = 1e-2, c_i = nu_i/(lambda n)
+    n, n_pos = y.size, int(np.count_nonzero(y > 0))
+    return svm.soft_margin(X, y, C=1.0 / (1e-2 * n), form="primal",
+                           class_weight={1: 1.0 / (2 * n_pos), -1: 1.0 / (2 * (n - n_pos))})
+
+
+#: Models ``conicml compare`` knows, in the order it runs them.
 MODELS: dict[str, DemoModel] = {
     "svm": DemoModel("soft-margin SVM, dual (C-SVC)", _svm("dual"), "breast_cancer"),
     "svm-primal": DemoModel("soft-margin SVM, primal", _svm("primal"), "breast_cancer"),
@@ -149,8 +172,14 @@ MODELS: dict[str, DemoModel] = {
     "cbor": DemoModel("cluster-based ordinal regression (8 clusters per rank), dual", _cbor,
                       "ordinal-synthetic"),
     "lsvr": DemoModel("local support vector regression (k = 2)", _lsvr, "series-synthetic"),
+    "svor": DemoModel("support vector ordinal regression (4.1), dual (SMO-OR)", _svor,
+                      "ordinal-synthetic"),
     "trs": DemoModel("trust-region subproblem on 10 features, H = X'X/n - I, Delta = 1",
                      _trs, "breast_cancer"),
+    "hlsvm-node": DemoModel("H-LSVM node: class-balanced linear SVM primal (5.3), lambda = 1e-2",
+                            _hlsvm_node, "twonorm"),
+    "rankrc": DemoModel("RankRC, smoothed hinge, rare-class rbf basis (10 rare vs 80)",
+                        _rankrc, "twonorm"),
 }
 
 

@@ -161,7 +161,8 @@ def psd_factor(K: np.ndarray, method: str = "auto", *, rtol: float = 1e-12) -> n
         Symmetric positive semi-definite matrix (a Gram or covariance matrix).
     method : {"auto", "cholesky", "eigen"}, default="auto"
         ``"cholesky"``: Cholesky of :math:`K + \delta I` with the jitter
-        :math:`\delta = \texttt{rtol}\cdot\max(\operatorname{tr}K/n, 1)`
+        :math:`\delta = \texttt{rtol}\cdot\operatorname{tr}K/n` (relative: the same at
+        every scale of ``K``)
         (fast; perturbs the problem by :math:`\delta\|\alpha\|^2`).
         ``"eigen"``: :math:`L = U_r \Lambda_r^{1/2}` over the eigenvalues
         :math:`\lambda_i > \texttt{rtol}\cdot\lambda_{\max}` (exact up to the
@@ -179,12 +180,19 @@ def psd_factor(K: np.ndarray, method: str = "auto", *, rtol: float = 1e-12) -> n
     ------
     ProgramError
         If ``K`` is not square, not symmetric, or has a clearly negative
-        eigenvalue (below :math:`-10^{-8}\lambda_{\max}`).
+        eigenvalue (below :math:`-10^{-8}\max(\lambda_{\max}, \max|K_{ij}|)`).
     """
     K = np.asarray(K, dtype=float)
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ProgramError(f"expected a square matrix, got shape {K.shape}")
-    scale = max(float(np.abs(K).max(initial=0.0)), 1.0)
+    # every threshold below is relative to the matrix's own magnitude (an absolute floor
+    # of 1 made a covariance of features at 1e-8 look "numerically singular" and hid
+    # asymmetry / negative eigenvalues of tiny matrices; issue 11)
+    scale = float(np.abs(K).max(initial=0.0))
+    if not (scale > 0 and np.isfinite(scale)):
+        if not np.all(np.isfinite(K)):
+            raise ProgramError("expected a finite matrix (NaN or inf entries)")
+        scale = 1.0
     if not np.allclose(K, K.T, atol=1e-10 * scale, rtol=0):
         raise ProgramError("expected a symmetric matrix (Gram/covariance is not symmetric)")
     K = 0.5 * (K + K.T)
@@ -198,7 +206,8 @@ def psd_factor(K: np.ndarray, method: str = "auto", *, rtol: float = 1e-12) -> n
         method = "eigen"
     if method == "cholesky":
         n = K.shape[0]
-        delta = rtol * max(np.trace(K) / max(n, 1), 1.0)
+        mean_diag = float(np.trace(K)) / max(n, 1)
+        delta = rtol * (mean_diag if mean_diag > 0 else scale)
         try:
             return np.linalg.cholesky(K + delta * np.eye(n))
         except np.linalg.LinAlgError as exc:
@@ -209,7 +218,7 @@ def psd_factor(K: np.ndarray, method: str = "auto", *, rtol: float = 1e-12) -> n
         raise ProgramError(f"unknown factor method {method!r}; use 'auto', 'cholesky' or 'eigen'")
     lam, U = np.linalg.eigh(K)
     lam_max = max(float(lam[-1]), 0.0)
-    if lam[0] < -1e-8 * max(lam_max, 1.0):
+    if lam[0] < -1e-8 * max(lam_max, scale):
         raise ProgramError(
             f"matrix is not positive semi-definite (smallest eigenvalue {lam[0]:.3g})"
         )

@@ -32,6 +32,8 @@ __all__ = [
     "MEMPM",
     "BMPM",
     "MPM",
+    "RANK_HINGE",
+    "RANK_SMOOTHED",
     "RATES_DUAL",
     "RATES_PRIMAL",
     "SVM_DUAL",
@@ -40,6 +42,9 @@ __all__ = [
     "SVM_PRIMAL",
     "SVOR_QP",
     "SVOR_SOCP",
+    "SVOR_QP_DUAL",
+    "CBC_HULL_DUAL",
+    "BMPM_GEOMETRIC_DUAL",
     "TRS",
     "TRS_CONVEX",
 ]
@@ -82,12 +87,24 @@ CBOR_DUAL = "socp.chance.cbor.dual"
 SVOR_SOCP = "socp.chance.svor"
 SVOR_QP = "qp.chance.svor"
 
+# -- seeds 003/004 completion (issue 15) -------------------------------------------------
+#: Dual of the C-form SVOR (4.1) (Chu & Keerthi's explicit thresholds), solved by smo-or.
+SVOR_QP_DUAL = "qp.chance.svor.dual"
+#: Convex hull of spheres: the geometric dual of the hard-margin CBC (3.13).
+CBC_HULL_DUAL = "socp.chance.cbc.hard.hull"
+#: BMPM / MPM geometric dual P(lambda) (3.30)-(3.31), the ellipsoid-touching SOCP.
+BMPM_GEOMETRIC_DUAL = "socp.bmpm.geometric_dual"
+
 # -- trust-region subproblem and feature scaling (seed 000 ch. 7) -----------------------
 #: min g's + s'Hs/2 s.t. ||Ds|| <= Delta, H indefinite: exact SDP relaxation (S-lemma);
 #: generic route Clarabel and SCS only (ECOS has no PSD cone).
 TRS = "sdp.trs"
 #: the same with H PSD: an SOCP, which ECOS takes as well.
 TRS_CONVEX = "socp.trs.convex"
+
+# -- rare-class ranking: RankSVM / RankRC (formulations/ranking.py) ---------------------
+RANK_HINGE = "qp.rank.hinge"
+RANK_SMOOTHED = "socp.rank.smoothed"
 
 #: Every kind defined above.
 ALL_KINDS: tuple[str, ...] = tuple(

@@ -209,8 +209,26 @@ class ClusterMoments:
             raise ProgramError("counts, linear_sums and square_sums must agree in length")
         if np.any(counts < 1):
             raise ProgramError("every cluster must hold at least one point")
+        if not (np.all(np.isfinite(counts)) and np.all(np.isfinite(ss))):
+            raise ProgramError("counts and square_sums must be finite (no NaN or inf)")
         means = ls / counts[:, None]
-        var = np.maximum(ss / counts - np.einsum("ij,ij->i", means, means), 0.0)
+        mean_sq = np.einsum("ij,ij->i", means, means)
+        var = ss / counts - mean_sq
+        # SS/N - ||LS/N||^2 is a difference of two O(SS/N) numbers: round-off of a few
+        # ulps of SS/N may make it slightly negative (a zero-radius cluster), anything
+        # beyond that is not a sum of squares of the points LS sums (SS < ||LS||^2 / N
+        # violates Cauchy-Schwarz) and is refused instead of silently clipped to 0
+        slack = 1e3 * np.finfo(float).eps * np.maximum(np.abs(ss) / counts, mean_sq)
+        bad = np.flatnonzero(var < -slack)
+        if bad.size:
+            j = int(bad[0])
+            raise ProgramError(
+                f"square_sums[{j}] = {ss[j]:.6g} is smaller than ||linear_sums[{j}]||^2 / "
+                f"counts[{j}] = {mean_sq[j] * counts[j]:.6g}: these are not the sums of one "
+                "set of points (SS >= ||LS||^2/N); pass square_sums as the scalar sums "
+                "sum ||x||^2 over each cluster"
+            )
+        var = np.maximum(var, 0.0)
         if sigma == "per-dimension":
             var = var / ls.shape[1]
         return cls(means, np.sqrt(var), counts, labels, sigma=sigma)

@@ -94,11 +94,14 @@ def _certificate(ax: Any, estimator: Any, X: np.ndarray) -> str:
     if name in ("MPMClassifier", "BMPMClassifier", "MEMPMClassifier"):
         if not linear:
             raise ValueError(f"{name} ellipsoids are drawn for kernel='linear' only")
-        Sx = data["Rx"].T @ data["Rx"]
-        Sy = data["Ry"].T @ data["Ry"]
-        _ellipse(ax, data["mx"], Sx, estimator.kappa_alpha_, color="C1", lw=1.5,
+        # the program works in x / feature_scale (docs/trust.md): back to the user's units
+        s = data.get("feature_scale")
+        s = np.ones(data["mx"].shape) if s is None else np.asarray(s, dtype=float)
+        Sx = data["Rx"].T @ data["Rx"] * np.outer(s, s)
+        Sy = data["Ry"].T @ data["Ry"] * np.outer(s, s)
+        _ellipse(ax, data["mx"] * s, Sx, estimator.kappa_alpha_, color="C1", lw=1.5,
                  label=fr"worst case, $\kappa_\alpha$ = {estimator.kappa_alpha_:.3g}")
-        _ellipse(ax, data["my"], Sy, estimator.kappa_beta_, color="C0", lw=1.5,
+        _ellipse(ax, data["my"] * s, Sy, estimator.kappa_beta_, color="C0", lw=1.5,
                  label=fr"worst case, $\kappa_\beta$ = {estimator.kappa_beta_:.3g}")
         return "ellipsoids"
     if name == "ChanceConstrainedClassifier":
@@ -122,7 +125,8 @@ def _certificate(ax: Any, estimator: Any, X: np.ndarray) -> str:
             raise ValueError(f"{name} margins are drawn for kernel='linear' only")
         m4 = data["m4"]
         w, b = estimator.coef_[0], estimator.intercept_[0]
-        s_pos, s_neg = m4.sigmas(w)
+        scale = data.get("feature_scale")  # internal coordinates: w * feature_scale
+        s_pos, s_neg = m4.sigmas(w if scale is None else w * scale)
         _line(ax, X, w, b - estimator.rho_ * s_pos, color="C1", ls="--",
               label=fr"$w^\top x + b = \rho\sigma_+$, $\rho$ = {estimator.rho_:.3g}")
         _line(ax, X, w, b + estimator.rho_ * s_neg, color="C0", ls="--",

@@ -184,7 +184,19 @@ def available(kind: str | None = None) -> list[str]:
     -------
     list of str
         Solver names in order of preference.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` contains a shell wildcard: it names one program's kind
+        (the patterns are on the solver side), so ``"qp.svm.*"`` would silently
+        match only the solvers registered for ``"qp.*"``.
     """
+    if kind is not None and any(ch in kind for ch in "*?["):
+        raise ValueError(
+            f"available() takes a program kind such as 'qp.svm.dual', not a pattern "
+            f"({kind!r}); list the kinds you mean (conicml.kinds)"
+        )
     return [
         e.name
         for e in _REGISTRY.values()

@@ -21,11 +21,13 @@ from conicml.datasets import load, names, ringnorm, twonorm
 EXPECTED = {
     "abalone19": (4177, 10, 32),
     "abalone7": (4177, 10, 391),
+    "banana": (5300, 2, 2376),
     "breast_cancer": (569, 30, 212),
     "heart": (297, 13, 137),
     "ionosphere": (351, 34, 225),
     "mammography": (11183, 6, 260),
     "pima": (768, 8, 268),
+    "shuttle": (43500, 9, 34108),
     "sonar": (208, 60, 111),
     "vote": (232, 16, 124),
     "wisconsin": (683, 9, 239),

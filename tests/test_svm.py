@@ -5,6 +5,7 @@ import pytest
 from sklearn.svm import SVC
 
 import conicml as cm
+from conicml import kinds
 from conicml.exceptions import ProgramError
 from conicml.formulations import svm
 
@@ -82,12 +83,22 @@ def _options(name):
     return {"smo": {"tol": 1e-8}, "osqp": {"max_iter": 200_000}}.get(name, {})
 
 
+def test_the_registry_wide_tests_cover_the_specialized_solvers():
+    # regression: these tests once parametrized over available("qp.svm.*"), which matched
+    # only the generic backends (a kind is not a pattern), so smo was never run here
+    assert {"smo", "clarabel"} <= set(SOLVERS)
+
+
 CASES = [("linear", "dual"), ("linear", "primal"), ("rbf", "dual"), ("rbf", "primal"),
          ("poly", "dual")]
 
+#: every solver of either SVM kind: the generic backends and the specialized solvers
+SOLVERS = sorted(set(cm.solvers.available(kinds.SVM_PRIMAL))
+                 | set(cm.solvers.available(kinds.SVM_DUAL)))
+
 
 @pytest.mark.parametrize("kernel,form", CASES)
-@pytest.mark.parametrize("solver", cm.solvers.available("qp.svm.*"))
+@pytest.mark.parametrize("solver", SOLVERS)
 def test_every_solver_agrees_on_random_instances(solver, kernel, form, twonorm):
     X, y = twonorm
     prog = svm.soft_margin(X, y, C=0.7, kernel=kernel, degree=2, form=form,
@@ -111,7 +122,7 @@ def test_every_solver_agrees_on_random_instances(solver, kernel, form, twonorm):
 
 
 @pytest.mark.parametrize("form", ["primal", "dual"])
-@pytest.mark.parametrize("solver", cm.solvers.available("qp.svm.*"))
+@pytest.mark.parametrize("solver", SOLVERS)
 def test_every_solver_agrees_on_breast_cancer(solver, form, breast_cancer):
     X, y = breast_cancer
     prog = svm.soft_margin(X, y, C=1.0, form=form)

@@ -25,6 +25,8 @@ OBJ_RTOL: dict[str, float] = {
     "dinkelbach-gfp": 1e-6,  # default tol 1e-8; stops at the inner accuracy (~1e-8)
     "brent": 1e-5,  # soft M4: Brent on rho to 1e-8*kappa; G is flat at its maximum
     "more-sorensen": 1e-6,  # secular equation to 1e-12 (relative ||Ds|| - Delta)
+    "rank-tr": 1e-6,  # default tol 1e-8 (relative gradient, K^-1 metric); measured <= 1e-12
+    "rank-newton": 1e-6,  # idem, in the linearised w; measured <= 1e-12
 }
 
 SOL_ATOL: dict[str, float] = {
@@ -42,6 +44,8 @@ SOL_ATOL: dict[str, float] = {
     "quadratic-interpolation": 1e-3,  # soft M4 (w, b) at a rho known to ~1e-8 (kink of G)
     "brent": 1e-3,  # soft M4 (w, b), idem
     "more-sorensen": 1e-4,  # TRS step vs the SDP route (its s is ~sqrt(gap) accurate)
+    "rank-tr": 1e-4,  # training scores K_.R beta (beta itself is not unique: K_RR ill-conditioned)
+    "rank-newton": 1e-4,  # idem
 }
 
 DEFAULT_OBJ_RTOL = 1e-6
@@ -56,3 +60,14 @@ def obj_rtol(solver: str) -> float:
 def sol_atol(solver: str) -> float:
     """Solution tolerance of a solver (default 1e-4)."""
     return SOL_ATOL.get(solver, DEFAULT_SOL_ATOL)
+
+# -- issue 15 (seeds 003/004 completion) ----------------------------------------------
+OBJ_RTOL["smo-or"] = 1e-6  # run at tol=1e-7 (max KKT violation) in tests; relative gap <= 1e-8
+SOL_ATOL["smo-or"] = 1e-4  # decoded scores/w vs the interior-point backends (their accuracy)
+
+# pegasos / weighted-pegasos (stochastic sub-gradient, conicml/solvers/pegasos.py): run at their
+# defaults in the registry-wide tests, i.e. stopped at a *certified* relative duality gap
+# (P - D)/P <= tol = 1e-3, so the objective is within 1e-3 of the optimum; the solution is only
+# known to ||w - w*|| <= sqrt(2 (P - D)) (strong convexity of P in w), hence the loose row.
+OBJ_RTOL["pegasos"] = OBJ_RTOL["weighted-pegasos"] = 1.5e-3
+SOL_ATOL["pegasos"] = SOL_ATOL["weighted-pegasos"] = 1e-1

@@ -45,6 +45,9 @@ class MEMPMData:
     make_model : callable
         ``make_model(beta, w) -> dict``: the MEMPM model at :math:`(\beta, w)`
         (:math:`\kappa_\alpha` by eq. 3.21, clipped by 3.40).
+    bound : {"chebyshev", "gaussian"}
+        The map between :math:`\kappa` and an accuracy (the global certificate
+        over β of ``quadratic-interpolation`` works in :math:`\kappa`).
     beta_stop : float, optional
         From this β on the solver uses the analytic end point
         (``alpha_floor``, ``endpoint_w``) instead of a BMPM solve: next to
@@ -63,6 +66,7 @@ class MEMPMData:
     endpoint_w: np.ndarray
     make_inner: Callable[[float, Program | None], Program]
     make_model: Callable[[float, np.ndarray], dict]
+    bound: str = "chebyshev"
     beta_stop: float | None = None
 
     def value(self, beta: float, alpha: float) -> float:

@@ -6,6 +6,8 @@ Two kinds of data are provided:
   list, and the table in :func:`load` for shapes and the positive class of each), plus
   scikit-learn's WDBC ``breast_cancer``. The files ship inside the package, so no download
   is needed.
+* :func:`load_ordinal` reads a bundled regression data set with its target cut into
+  ordered ranks ``1..r`` (integer labels, not ``+1/-1``), for ordinal regression.
 * :func:`twonorm` and :func:`ringnorm` draw seeded samples of Breiman's (1996) synthetic
   Gaussian problems.
 
@@ -26,5 +28,6 @@ Examples
 
 from conicml.datasets._generators import ringnorm, twonorm
 from conicml.datasets._loaders import load, names
+from conicml.datasets._ordinal import load_ordinal, ordinal_names
 
-__all__ = ["load", "names", "ringnorm", "twonorm"]
+__all__ = ["load", "load_ordinal", "names", "ordinal_names", "ringnorm", "twonorm"]

@@ -9,6 +9,7 @@ result freely.
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 from collections.abc import Callable
 from importlib.resources import files
@@ -176,14 +177,39 @@ def _load_abalone7() -> Dataset:
     return _abalone(7)
 
 
+def _load_shuttle() -> Dataset:
+    # Statlog Shuttle training file (shuttle.trn, comma-separated, no header), stored gzipped;
+    # the binary task of seed 001 (Tables 5.2-5.5) is class 1 vs the other six classes
+    filename = "shuttle.trn.gz"
+    raw = gzip.decompress((files(_PACKAGE) / "data" / filename).read_bytes()).decode("ascii")
+    rows = [line.split(",") for line in raw.splitlines() if line.strip()]
+    if any(len(row) != 10 for row in rows):
+        raise ValueError(f"{filename}: expected 10 comma-separated fields per line")
+    values = _floats(rows)
+    return values[:, :9].copy(), np.where(values[:, 9] == 1.0, 1.0, -1.0)
+
+
+def _load_banana() -> Dataset:
+    # KEEL's banana.dat: header lines start with '@', then "x1,x2,label" with label -1.0 / 1.0
+    filename = "banana.dat"
+    rows = [line.split(",") for line in _read_text(filename).splitlines()
+            if line.strip() and not line.lstrip().startswith("@")]
+    if any(len(row) != 3 for row in rows):
+        raise ValueError(f"{filename}: expected 3 comma-separated fields per data line")
+    labels = [row[2].strip() for row in rows]
+    return _floats([row[:2] for row in rows]), _labels(labels, "1.0", "-1.0", filename)
+
+
 _LOADERS: dict[str, Callable[[], Dataset]] = {
     "abalone19": _load_abalone19,
     "abalone7": _load_abalone7,
+    "banana": _load_banana,
     "breast_cancer": _load_breast_cancer,
     "heart": _load_heart,
     "ionosphere": _load_ionosphere,
     "mammography": _load_mammography,
     "pima": _load_pima,
+    "shuttle": _load_shuttle,
     "sonar": _load_sonar,
     "vote": _load_vote,
     "wisconsin": _load_wisconsin,
@@ -215,11 +241,13 @@ def load(name: str) -> tuple[np.ndarray, np.ndarray]:
     ============= ========== ================================= ============================
     abalone19     4177 x 10  rings == 19 (32 rows)             abalone.csv
     abalone7      4177 x 10  rings == 7 (391 rows)             abalone.csv
+    banana        5300 x 2   ``1.0`` (2376 rows)               banana.dat (KEEL)
     breast_cancer 569 x 30   malignant (212 rows)              scikit-learn (WDBC)
     heart         297 x 13   disease, ``num > 0`` (137 rows)   processed.cleveland.data
     ionosphere    351 x 34   ``g``, good return (225 rows)     ionosphere.csv
     mammography   11183 x 6  ``'1'``, calcification (260 rows) mammography.csv
     pima          768 x 8    ``1``, diabetic (268 rows)        pima-indians-diabetes.csv
+    shuttle       43500 x 9  class 1 (34108 rows)              shuttle.trn.gz (Statlog)
     sonar         208 x 60   ``M``, mine (111 rows)            sonar.csv
     vote          232 x 16   democrat (124 rows)               vote.arff
     wisconsin     683 x 9    malignant, class 4 (239 rows)     breast-cancer-wisconsin.data
@@ -238,6 +266,9 @@ def load(name: str) -> tuple[np.ndarray, np.ndarray]:
     * ``wisconsin``: the sample-id column is dropped, as are the 16 rows containing ``?``
       (699 -> 683).
     * ``ionosphere``: feature 1 is constant (all zeros) in the distributed file.
+    * ``shuttle``: the Statlog training file only (its test file is not bundled: use
+      cross-validation); class 1 vs the rest, as in seed 001 Table 5.2.
+    * ``banana``: the 2-D Ratsch benchmark as distributed by KEEL (seed 001 Fig 5.5).
 
     Parameters
     ----------

@@ -130,6 +130,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import kinds
+from .._scaling import feature_scales
 from .._validation import check_matrix, check_positive
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
@@ -443,7 +444,8 @@ def _decode(data: Mapping[str, Any], solution: Solution) -> dict:
         "relaxation_exact": bool(n * C * eps <= 1.0),
     }
     if kind == KIND:
-        model["w"] = coef
+        scale = data.get("feature_scale")  # internal coordinates -> the user's features
+        model["w"] = coef if scale is None else coef / scale
     else:
         # split the fitted values into K mu + b with K mu = U_r a (minimum-norm [a; b]);
         # mu = U_r Lambda_r^{-1} a is the minimum-norm solution of K mu = U_r a
@@ -572,8 +574,13 @@ def lsvr(
         raise ProgramError(f"factor_rtol must be < 1, got {factor_rtol!r}")
     windows = local_windows(X.shape[0], k, neighborhood=neighborhood, X=X, kernel=kern)
     eig = {"basis": None, "eigenvalues": None, "complement": None}
+    scale = None
     if form == "primal":
-        features = X
+        # the objective is invariant to the units of the features: solve in equilibrated
+        # coordinates X / scale (exact powers of two) and map w back in decode (issue 11:
+        # one feature x1e-8 made ECOS/SCS stop "optimal" at 5.40 instead of 1.65)
+        scale = feature_scales(X.std(axis=0), np.abs(X).max(axis=0))
+        features = X / scale
     else:
         eig = _eigenbasis(kern.gram(X), factor_rtol)
         features = eig.pop("features")
@@ -581,7 +588,7 @@ def lsvr(
         "kind": KIND if form == "primal" else KERNEL_KIND,
         "X": X, "y": y, "epsilon": eps, "C": C, "k": k, "neighborhood": neighborhood,
         "kernel": kern, "form": form, "factor_rtol": factor_rtol, "windows": windows,
-        "features": features, **eig,
+        "features": features, **eig, "feature_scale": scale,
         "factors": local_factors(features, windows) if _dense_is_smaller(
             features.shape, windows.shape[1], eig["complement"]) else None,
     }
@@ -621,11 +628,15 @@ def lsvr_from_covariances(
     X = check_matrix(X)
     y = _check_targets(y, X.shape[0])
     eps, C = _check_eps_C(epsilon, C)
+    scale = feature_scales(X.std(axis=0), np.abs(X).max(axis=0))
+    cov = np.asarray(covariances, dtype=float)
+    if cov.ndim >= 2 and cov.shape[-2:] == (X.shape[1], X.shape[1]):
+        cov = cov / np.outer(scale, scale)  # the covariances of X / scale
     data = {
         "kind": KIND, "X": X, "y": y, "epsilon": eps, "C": C, "k": None,
         "neighborhood": None, "kernel": Kernel("linear"), "form": "primal",
-        "windows": None, "features": X,
-        "factors": _factors_from_covariances(covariances, X.shape[0], X.shape[1]),
+        "windows": None, "features": X / scale, "feature_scale": scale,
+        "factors": _factors_from_covariances(cov, X.shape[0], X.shape[1]),
     }
     return _program(data, f"LSVR (given covariances, epsilon={eps:g}, C={C:g})")
 

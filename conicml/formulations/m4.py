@@ -132,6 +132,7 @@ import cvxpy as cp
 import numpy as np
 
 from .. import kinds
+from .._scaling import feature_scales
 from .._validation import check_matrix, check_positive, check_X_y
 from ..contracts.m4 import M4Data
 from ..exceptions import ProgramError
@@ -161,8 +162,8 @@ KIND_SOFT = kinds.M4_SOFT
 # --------------------------------------------------------------------------------------
 # data preparation
 # --------------------------------------------------------------------------------------
-def _cov_factor(Zc: np.ndarray, reg: float) -> np.ndarray:
-    r"""``R`` with :math:`R^\top R = Z_c^\top Z_c / n + \mathrm{reg}\,I` and few rows.
+def _cov_factor(Zc: np.ndarray, reg: float | np.ndarray) -> np.ndarray:
+    r"""``R`` with :math:`R^\top R = Z_c^\top Z_c / n + \mathrm{diag}(\mathrm{reg})` and few rows.
 
     ``Zc`` are the centred rows of one class. With more rows than columns the
     covariance is formed and factored (eigen, exact up to ``1e-12`` of its
@@ -170,20 +171,25 @@ def _cov_factor(Zc: np.ndarray, reg: float) -> np.ndarray:
     are the factor.
     """
     n, p = Zc.shape
-    if n + (p if reg > 0 else 0) > p:
-        S = Zc.T @ Zc / n + reg * np.eye(p)
+    reg = np.broadcast_to(np.asarray(reg, dtype=float), (p,))
+    if n + (p if np.any(reg > 0) else 0) > p:
+        S = Zc.T @ Zc / n + np.diag(reg)
         return psd_factor(0.5 * (S + S.T), "eigen").T
     R = Zc / math.sqrt(n)
-    return np.vstack([R, math.sqrt(reg) * np.eye(p)]) if reg > 0 else R
+    return np.vstack([R, np.diag(np.sqrt(reg))]) if np.any(reg > 0) else R
 
 
-def _sym_factor(S: np.ndarray, p: int, name: str, reg: float = 0.0) -> np.ndarray:
+def _sym_factor(S: np.ndarray, p: int, name: str, reg: float = 0.0,
+                scale: np.ndarray | None = None) -> np.ndarray:
     S = check_matrix(S, name)
     if S.shape != (p, p):
         raise ProgramError(f"{name} must have shape ({p}, {p}), got {S.shape}")
     if not np.allclose(S, S.T, atol=1e-10 * max(1.0, float(np.abs(S).max()))):
         raise ProgramError(f"{name} must be symmetric")
-    return psd_factor(0.5 * (S + S.T) + reg * np.eye(p), "eigen").T
+    S = 0.5 * (S + S.T) + reg * np.eye(p)
+    if scale is not None:  # the covariance of x / scale
+        S = S / np.outer(scale, scale)
+    return psd_factor(S, "eigen").T
 
 
 def reduction_scores(Z: np.ndarray, y: np.ndarray, R_pos: np.ndarray,
@@ -246,8 +252,15 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
                 f"reduction (the threshold nu of eq. 4.36) must lie in [0, 1], got {reduction!r}"
             )
     kern = make_kernel(kernel, X, gamma=gamma, degree=degree, coef0=coef0)
+    scale = None
+    reg_int: float | np.ndarray = reg
     if kern.name == "linear":
-        Z, eta_map = X, None
+        # M4 (reg = 0) is affine-invariant: solve in equilibrated coordinates X / scale
+        # (exact powers of two) and map w back in decode (issue 11, "Scale"); reg*I of
+        # the user's coordinates is diag(reg / scale^2) in the internal ones
+        scale = feature_scales(X.std(axis=0), np.abs(X).max(axis=0))
+        Z, eta_map = X / scale, None
+        reg_int = reg / scale**2
     else:
         if reg <= 0:
             raise ProgramError(
@@ -271,13 +284,13 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
         )
     p = Z.shape[1]
     if covariances is None:
-        R_pos = _cov_factor(Z[pos] - mean_pos, reg)
-        R_neg = _cov_factor(Z[neg] - mean_neg, reg)
+        R_pos = _cov_factor(Z[pos] - mean_pos, reg_int)
+        R_neg = _cov_factor(Z[neg] - mean_neg, reg_int)
     else:
         if not (isinstance(covariances, (tuple, list)) and len(covariances) == 2):
             raise ProgramError("covariances must be a pair (cov_pos, cov_neg)")
-        R_pos = _sym_factor(covariances[0], p, "cov_pos", reg)
-        R_neg = _sym_factor(covariances[1], p, "cov_neg", reg)
+        R_pos = _sym_factor(covariances[0], p, "cov_pos", reg, scale)
+        R_neg = _sym_factor(covariances[1], p, "cov_neg", reg, scale)
     c_auto = C == "auto"
     if c_auto:
         C = auto_C(d, R_pos, R_neg, y.size)
@@ -296,7 +309,7 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
         "reduction": reduction, "scores": scores, "kept": kept,
         "n_removed": int(y.size - kept.sum()),
         "mean_pos": mean_pos, "mean_neg": mean_neg, "d": d, "R_pos": R_pos, "R_neg": R_neg,
-        "n_pos": n_pos, "n_neg": n_neg, "hard": C is None,
+        "n_pos": n_pos, "n_neg": n_neg, "hard": C is None, "feature_scale": scale,
         "kind": KIND_SEPARABLE if C is None else KIND_SOFT,
     }
 
@@ -393,7 +406,8 @@ def _decode(data: Mapping[str, Any], solution: Solution) -> dict:
         "kept": data["kept"].copy(),
     }
     if data["eta_map"] is None:
-        model["w"] = w
+        scale = data.get("feature_scale")  # internal coordinates -> the user's features
+        model["w"] = w if scale is None else w / scale
     else:
         model["v"] = w
         model["dual_coef"] = data["eta_map"] @ w

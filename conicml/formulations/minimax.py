@@ -111,6 +111,7 @@ from scipy.special import ndtr, ndtri
 
 from .. import kinds
 from .._linalg import inverse_quadratic
+from .._scaling import feature_scales
 from .._validation import check_positive, check_X_y
 from ..contracts.minimax import MEMPMData
 from ..exceptions import ProgramError
@@ -200,13 +201,21 @@ def _base_data(
     nu_y = _check_nonneg(nu_y, "nu_y")
     rho_x = _check_nonneg(rho_x, "rho_x")
     rho_y = rho_x if rho_y is None else _check_nonneg(rho_y, "rho_y")
+    scale = None
     if kernel == "linear":
         mom = as_class_moments(data)
         n = mom.dim
         Sx = mom.cov_pos + rho_x * np.eye(n)
         Sy = mom.cov_neg + rho_y * np.eye(n)
-        Rx, Ry = _factor_T(Sx), _factor_T(Sy)
         mx, my = mom.mean_pos, mom.mean_neg
+        # the family is affine-invariant: solve in equilibrated coordinates x / scale
+        # (exact powers of two) and map w back in decode, so that no feature's units
+        # decide which directions psd_factor's relative cut-off keeps (issue 11)
+        scale = feature_scales(np.sqrt(0.5 * (np.diag(Sx) + np.diag(Sy))),
+                               np.maximum(np.abs(mx), np.abs(my)))
+        Sx, Sy = Sx / np.outer(scale, scale), Sy / np.outer(scale, scale)
+        mx, my = mx / scale, my / scale
+        Rx, Ry = _factor_T(Sx), _factor_T(Sy)
         kern, X = None, None
         n_pos, n_neg = mom.n_pos, mom.n_neg
     else:
@@ -260,7 +269,7 @@ def _base_data(
     return {
         "moments": mom, "d": d, "Rx": Rx, "Ry": Ry, "mx": mx, "my": my,
         "nu_x": nu_x, "nu_y": nu_y, "rho_x": rho_x, "rho_y": rho_y,
-        "kernel": kern, "X": X, "n_pos": n_pos, "n_neg": n_neg,
+        "kernel": kern, "X": X, "n_pos": n_pos, "n_neg": n_neg, "feature_scale": scale,
         "coef_map": None if kern is None else coef_map,
     }
 
@@ -333,7 +342,9 @@ def _model(data: Mapping[str, Any], w: np.ndarray, kappa_alpha: float,
         "b_mismatch": float(mismatch), "feasible": True,
     }
     if data["kernel"] is None:
-        model["w"] = w
+        # internal coordinates x / feature_scale -> the user's features
+        scale = data.get("feature_scale")
+        model["w"] = w if scale is None else w / scale
     else:  # w holds the feature-map coordinates u; the model, the coefficients T u
         model["dual_coef"] = data["coef_map"] @ w
         model["v"] = w
@@ -658,7 +669,7 @@ def mempm(
         theta=float(theta), beta_lo=beta_lo, beta_end=beta_end,
         alpha_floor=accuracy_from_kappa(0.0, bound), endpoint_w=_endpoint_w(data_),
         make_inner=partial(inner_bmpm, data_), make_model=partial(mempm_model, data_),
-        beta_stop=beta_stop)
+        bound=bound, beta_stop=beta_stop)
     return Program(kinds.MEMPM, data_, build=None, decode=_decode_mempm,
                    default_solver="quadratic-interpolation",
                    description=f"MEMPM (theta={theta:.4g}, {bound}, {kernel} kernel)")
@@ -678,7 +689,7 @@ def inner_bmpm(data: Mapping[str, Any], beta: float, previous: Program | None = 
     changes between two values of β.
     """
     keep = ("moments", "d", "Rx", "Ry", "mx", "my", "nu_x", "nu_y", "rho_x", "rho_y",
-            "kernel", "X", "n_pos", "n_neg", "coef_map")
+            "kernel", "X", "n_pos", "n_neg", "feature_scale", "coef_map")
     prog = _bmpm_program({k: data[k] for k in keep}, float(beta), data["bound"])
     if previous is not None and previous.is_built:
         prog = Program(prog.kind, prog.data,

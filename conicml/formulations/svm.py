@@ -43,6 +43,8 @@ and the bias from the *free* support vectors :math:`0 < \alpha_i < c_i` only
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -52,7 +54,7 @@ import numpy as np
 from .. import kinds
 from .._kkt import bias_from_kkt, free_tolerance, solver_accuracy
 from .._validation import check_positive, check_X_y
-from ..exceptions import ProgramError
+from ..exceptions import ConicMLWarning, ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..program import ConicForm, Program, require_solution
 from ..solution import Solution, Status
@@ -106,8 +108,35 @@ def _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, fact
     else:
         C = check_positive(C, "C")
         c, weights = _per_sample_costs(y, C, class_weight)
+    # the cost scale C max_i K(x_i, x_i): C-SVM on X is C = 1 on sqrt(C) X, so a large C is
+    # a badly scaled problem like a feature at 1e8 (issue 11: at C = 1e12 Clarabel called
+    # the primal INFEASIBLE and the dual UNBOUNDED with no hint)
+    diag = np.diag(X) if kern.name == "precomputed" else kern.diagonal(X)
+    cost_scale = math.inf if hard else float(np.max(c)) * max(float(np.max(diag)), 0.0)
+    if not hard and cost_scale > COST_SCALE_LIMIT:
+        feature = ""
+        if kern.name != "precomputed":
+            j = int(np.argmax(np.max(np.abs(X), axis=0)))
+            feature = f", largest feature: column {j} with max |x| = {np.max(np.abs(X[:, j])):.3g}"
+        warnings.warn(
+            f"badly scaled SVM: C * max_i K(x_i, x_i) = {cost_scale:.3g} > "
+            f"{COST_SCALE_LIMIT:.0e} (C = {C:g}{feature}) is beyond what double precision "
+            "supports: interior-point solvers may report false INFEASIBLE/UNBOUNDED "
+            "statuses and SMO's gap is C-sized (a large C is the same problem as features "
+            f"scaled by sqrt(C)); use C <= {_largest_C(C, cost_scale):.3g} or standardize "
+            "the features, or hard_margin() if the data are separable",
+            ConicMLWarning, stacklevel=3)
     return {"X": X, "y": y, "c": c, "C": C, "class_weight": weights, "kernel": kern,
-            "hard": hard, "form": form, "factor": factor}
+            "hard": hard, "form": form, "factor": factor, "cost_scale": cost_scale}
+
+
+#: Largest C * max_i K(x_i, x_i) the soft-margin programs are trusted at (measured: at
+#: 1e10 Clarabel calls the dual UNBOUNDED, at 1e13 the primal INFEASIBLE; 1e7 is solved).
+COST_SCALE_LIMIT = 1e9
+
+
+def _largest_C(C: float, cost_scale: float) -> float:
+    return C * COST_SCALE_LIMIT / cost_scale
 
 
 def _kernel_factor(data: Mapping[str, Any]) -> np.ndarray:
@@ -189,8 +218,58 @@ def _model_from_alpha(data: Mapping[str, Any], alpha: np.ndarray,
 
 def _decode_dual(data: Mapping[str, Any], solution: Solution) -> dict:
     require_solution(solution, kinds.SVM_DUAL)
-    return _model_from_alpha(data, np.asarray(solution.values["alpha"], dtype=float),
-                             accuracy=solver_accuracy(solution))
+    model = _model_from_alpha(data, np.asarray(solution.values["alpha"], dtype=float),
+                              accuracy=solver_accuracy(solution))
+    return _reconcile_with_multipliers(data, solution, model)
+
+
+def _reconcile_with_multipliers(data: Mapping[str, Any], solution: Solution,
+                                model: dict) -> dict:
+    r"""Check the α-decoded model against the solver's multipliers; repair it if it fails.
+
+    The multipliers of the dual's own constraints are the SVM primal: ``balance``
+    (:math:`y^\top\alpha = 0`) is :math:`b`, and ``alpha_nonneg`` / ``alpha_upper``
+    (:math:`\mu, \xi`) give the training decision values
+    :math:`f_i = y_i(1 + \mu_i - \xi_i)` (stationarity :math:`Q\alpha - 1 - \mu + \xi
+    + by = 0`). Decoding from :math:`\alpha` instead computes :math:`f = K(y\circ\alpha)`,
+    which multiplies α's round-off by :math:`\|K\|`: with one feature at
+    :math:`10^8` (issue 11) the α of an interior-point solver is right to 1e-10 and
+    :math:`f` wrong by 4, the bias 3.85 instead of -0.19 and the training accuracy
+    0.35 with status OPTIMAL. When the two disagree by more than 1e-2 (margins are
+    scale-free, 1 at a free support vector), :math:`b` is taken from the
+    multiplier and, for the linear kernel, :math:`w` is refitted to those decision
+    values by a column-equilibrated least-squares solve (exact when :math:`X` has
+    full column rank; the minimum-norm :math:`w = X^\top(y\circ\alpha)` otherwise).
+    """
+    duals = solution.duals
+    if "balance" not in duals or "alpha_nonneg" not in duals:
+        return model  # e.g. SMO: exact bounds, its own bias
+    y = data["y"]
+    mu = np.asarray(duals["alpha_nonneg"], dtype=float)
+    xi = np.asarray(duals.get("alpha_upper", np.zeros(y.size)), dtype=float)
+    b = float(np.asarray(duals["balance"], dtype=float))
+    if not (np.all(np.isfinite(mu)) and np.all(np.isfinite(xi)) and np.isfinite(b)):
+        return model
+    f_mult = y * (1.0 + mu - xi)
+    f_alpha = decision_values(data, model, data["X"]) if data["kernel"].name != "precomputed" \
+        else data["X"] @ model["dual_coef"] + model["b"]
+    tol = 1e-2 * max(1.0, float(np.max(np.abs(f_mult))))
+    if float(np.max(np.abs(f_alpha - f_mult))) <= tol:
+        return model
+    model = dict(model)
+    model["b"] = b
+    model["decoded_from"] = "multipliers"
+    if "w" in model:
+        X = data["X"]
+        target = f_mult - b
+        cs = np.linalg.norm(X, axis=0)
+        cs[cs == 0] = 1.0
+        if np.linalg.matrix_rank(X / cs) == X.shape[1]:
+            w = np.linalg.lstsq(X / cs, target, rcond=None)[0] / cs
+        else:
+            w = np.linalg.lstsq(X, target, rcond=None)[0]
+        model["w"] = w
+    return model
 
 
 def _decode_primal(data: Mapping[str, Any], solution: Solution) -> dict:
@@ -208,6 +287,17 @@ def _decode_primal(data: Mapping[str, Any], solution: Solution) -> dict:
 
 
 def _explain(data: Mapping[str, Any], status: Status) -> str:
+    if not data["hard"] and status in (Status.INFEASIBLE, Status.INFEASIBLE_INACCURATE,
+                                       Status.UNBOUNDED, Status.UNBOUNDED_INACCURATE,
+                                       Status.SOLVER_ERROR):
+        # a soft-margin primal is always feasible and its dual bounded: a numerical failure
+        scale = data.get("cost_scale", math.nan)
+        advice = (f"C * max_i K(x_i, x_i) = {scale:.3g} exceeds {COST_SCALE_LIMIT:.0e}: "
+                  f"use C <= {_largest_C(data['C'], scale):.3g} or hard_margin() if the "
+                  "data are separable" if scale > COST_SCALE_LIMIT
+                  else "rescale X (standardize the features) or try another solver")
+        return ("a soft-margin SVM is always feasible and bounded, so this status is a "
+                f"numerical failure; {advice}")
     if data["hard"] and status in (Status.INFEASIBLE, Status.INFEASIBLE_INACCURATE,
                                    Status.UNBOUNDED, Status.UNBOUNDED_INACCURATE):
         space = "" if data["kernel"].name == "linear" else " in the kernel's feature space"

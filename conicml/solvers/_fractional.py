@@ -28,6 +28,20 @@ from ..solution import Residuals, Solution, Status
 __all__ = ["FractionalProgram", "finish"]
 
 _TINY = 1e-300
+#: Largest |P(lambda) - 1| and relative gap bound with which a returned OPTIMAL stands.
+CERTIFY_TOL = 1e-6
+#: kappa* = inf is no unboundedness of the program: its objective 1/kappa* = 0 is attained
+#: (the generic backends say OPTIMAL with objective ~0); issue 11 (rosen/dinkelbach said
+#: UNBOUNDED where Clarabel found that optimum)
+INFINITE_KAPPA_MESSAGE = (
+    "kappa* = inf: a hyperplane with zero variance of the positive class (and w^T d = 1) "
+    "exists, so the objective 1/kappa* = 0 is attained (alpha = 1); add a ridge "
+    "(rho_x, rho_y > 0) for a finite kappa")
+NEAR_INFINITE_KAPPA_MESSAGE = (
+    "kappa* numerically infinite: D(w) reached ~1e-10 of ||w|| along the iteration "
+    "(objective 1/kappa* ~ 0, not certified); add a ridge (rho_x, rho_y > 0)")
+#: The reason code every fractional solver uses for an attained kappa* = inf.
+INFINITE_REASON = 5
 
 
 class FractionalProgram:
@@ -97,6 +111,25 @@ class FractionalProgram:
         null = lam <= 1e-12
         nd = float(np.linalg.norm(dt[null]))
         return nd > 0 and 1.0 - self.a[1] / nd > 1e-12
+
+    def infinite_direction(self) -> np.ndarray:
+        r"""A :math:`w` with :math:`w^\top d = 1`, :math:`D(w) = 0`, :math:`N(w) > 0`.
+
+        Valid when :meth:`infinite_ratio` is true: the part of :math:`d` outside the
+        covariances' range (:math:`\sigma_x = \sigma_y = 0`, :math:`N = 1`), else (BMPM)
+        the least-:math:`\sigma_y` point of the null space of :math:`\Sigma_x` in the
+        diagonal basis (:math:`\sigma_y = 1/\|\tilde d_0\|`, :math:`N = 1 - a_y\sigma_y`).
+        """
+        V, lam, dt = self.basis()
+        if self.unbounded:
+            S = self.Sx + self.Sy
+            s, U = np.linalg.eigh(0.5 * (S + S.T))
+            keep = s > 1e-13 * max(float(s[-1]), _TINY)
+            w = self.d - U[:, keep] @ (U[:, keep].T @ self.d)
+        else:
+            z = np.where(lam <= 1e-12, dt, 0.0)
+            w = V @ z
+        return w / float(self.d @ w)
 
     def to_z(self, w: np.ndarray) -> np.ndarray:
         r"""Coordinates :math:`z` with :math:`w = Vz` (projected on the covariances' range)."""
@@ -184,10 +217,31 @@ def finish(name: str, fp: FractionalProgram, w: np.ndarray | None, reason: int,
                         message=messages[reason], history=tuple(history),
                         extras={"inner_solves": inner, **(extras or {})})
     w = w / float(fp.d @ w)
+    if reason == INFINITE_REASON:  # kappa* = inf, attained exactly by infinite_direction()
+        return Solution(
+            status=status, solver=name, objective=0.0, values=fp.solution_values(w),
+            iterations=iterations, setup_time=setup_time, solve_time=solve_time,
+            residuals=Residuals(primal=abs(float(fp.d @ w) - 1.0), dual=0.0, gap=0.0,
+                                source="solver"),
+            message=messages[reason], history=tuple(history),
+            extras={"inner_solves": inner, "kappa": math.inf, **(extras or {})})
     start = time.perf_counter()
     cert = fp.certificate(w)
     cert_time = time.perf_counter() - start
     kappa = cert["kappa"]
+    message = messages[reason]
+    if status is Status.OPTIMAL:
+        # never OPTIMAL when the solver's own certificate fails (issue 11): |P - 1| is the
+        # optimality measure at lambda = r(w), gap the certified bound on kappa* - r(w)
+        failing = []
+        if not cert["P_minus_1"] <= CERTIFY_TOL:
+            failing.append(f"|P(lambda) - 1| = {cert['P_minus_1']:.3g}")
+        if math.isfinite(cert["gap"]) and not cert["gap"] <= CERTIFY_TOL * max(1.0, kappa):
+            failing.append(f"gap bound {cert['gap']:.3g}")
+        if failing:
+            status = Status.OPTIMAL_INACCURATE
+            message = (f"not certified: {', '.join(failing)} > {CERTIFY_TOL:g} at the "
+                       f"returned point ({message})")
     return Solution(
         status=status, solver=name,
         objective=1.0 / kappa if kappa > 0 else math.inf,
@@ -195,7 +249,7 @@ def finish(name: str, fp: FractionalProgram, w: np.ndarray | None, reason: int,
         iterations=iterations, setup_time=setup_time, solve_time=solve_time,
         residuals=Residuals(primal=abs(float(fp.d @ w) - 1.0), dual=cert["P_minus_1"],
                             gap=cert["gap"], source="solver"),
-        message=messages[reason], history=tuple(history),
+        message=message, history=tuple(history),
         extras={"inner_solves": inner + cert["ils_iterations"], "kappa": kappa,
                 "P": cert["P"], "certificate_time": cert_time, **(extras or {})},
     )

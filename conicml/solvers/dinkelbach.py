@@ -68,7 +68,12 @@ from ..program import Program
 from ..registry import register
 from ..solution import Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
-from ._fractional import FractionalProgram, finish
+from ._fractional import (
+    INFINITE_KAPPA_MESSAGE,
+    NEAR_INFINITE_KAPPA_MESSAGE,
+    FractionalProgram,
+    finish,
+)
 from ._options import check_common
 
 __all__ = ["TERMINATION_MESSAGES", "solve_dinkelbach"]
@@ -79,14 +84,15 @@ TERMINATION_MESSAGES: dict[int, str] = {
     2: "time limit reached (time_limit)",
     3: "stopped by the callback",
     4: "infeasible: max N(w) <= 0, so kappa* <= 0 (beta0 >= beta0_max for BMPM)",
-    5: "unbounded: the mean difference has a component of zero variance (kappa* = inf); "
-       "add a ridge (rho_x, rho_y > 0)",
+    5: INFINITE_KAPPA_MESSAGE,
     6: "stalled: lambda stopped increasing before F(lambda) <= tol (inner accuracy limit)",
+    7: NEAR_INFINITE_KAPPA_MESSAGE,
 }
 
 STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT, 2: Status.USER_LIMIT,
                                  3: Status.USER_LIMIT, 4: Status.INFEASIBLE,
-                                 5: Status.UNBOUNDED, 6: Status.OPTIMAL_INACCURATE}
+                                 5: Status.OPTIMAL, 6: Status.OPTIMAL_INACCURATE,
+                                 7: Status.OPTIMAL_INACCURATE}
 
 @register("dinkelbach", kinds=[kinds.BMPM, kinds.MPM],
           description="Dinkelbach parametric method + iterative least squares (MPM, BMPM)")
@@ -143,7 +149,7 @@ def solve_dinkelbach(
     start = time.perf_counter()
     history: list[tuple[int, float, float]] = []
     if fp.infinite_ratio():
-        return finish("dinkelbach", fp, None, 5, 0, 0, setup_time,
+        return finish("dinkelbach", fp, fp.infinite_direction(), 5, 0, 0, setup_time,
                       time.perf_counter() - start, history, TERMINATION_MESSAGES, STATUS_MAP)
     if x0 is not None:
         x0 = np.asarray(x0, dtype=float)
@@ -168,7 +174,7 @@ def solve_dinkelbach(
         lam_new = fp.ratio(w)
         history.append((k, lam_new, F))
         if fp.parts(w)[1] <= 1e-10 * float(np.linalg.norm(z)):
-            reason = 5  # D(w) ~ 0 at w'd = 1: kappa* is infinite (zero-variance direction)
+            reason = 7  # D(w) ~ 0 at w'd = 1: kappa* is infinite (zero-variance direction)
             break
         if verbose:
             print(f"  dinkelbach {k:3d}: lambda={lam_new:.15g}  F={F:.3e}  ils={its}")

@@ -34,7 +34,15 @@ the bisection bracket and of :math:`\kappa^*_{MPM}`.
 **Stopping criterion:** :math:`|F_k| \le \texttt{tol}\cdot\max(1, \rho_k)` or
 :math:`r(w_{k+1}, b_{k+1}) - \rho_k \le \texttt{tol}\cdot\max(1, \rho_k)` (no
 further increase: at the inner solver's accuracy, about :math:`10^{-8}` with
-Clarabel's defaults, the ratio stops rising before :math:`F_k` reaches 0).
+Clarabel's defaults, the ratio stops rising before :math:`F_k` reaches 0)
+*with* :math:`F_k \le 100\,\texttt{tol}\max(1, \rho_k)`. With exact inner
+solves :math:`F_k > 0` implies a ratio above :math:`\rho_k`, so a stall with a
+larger :math:`F_k` is no convergence: it happens when a row scale
+:math:`\sigma_c(w_k)` is near 0 (a singular class covariance, :math:`d \ge
+N_+`), where the scaled check is ill-posed; the iteration then continues with
+unit scales (plain Dinkelbach GFP, linear convergence), and a stall there too
+ends in ``USER_LIMIT`` (issue 11: the scaled rule alone stopped at 10.6 where
+:math:`\rho^* = 30.6`).
 
 **Certificate:** ``Residuals(primal=`` :math:`|w^\top d - 1|` ``, dual=``
 :math:`F_k` ``, gap=`` an upper bound on :math:`\rho^* - \rho_k` ``)``. The
@@ -78,12 +86,14 @@ TERMINATION_MESSAGES: dict[int, str] = {
     4: "an inner SOCP solve failed",
     5: "not separable: the check at rho = 0 is negative (use a soft margin: set C)",
     6: "unbounded: a direction with sigma = 0 separates the data (raise reg)",
+    7: ("stalled: the ratio stopped rising while F(rho_k) is still large, with unit scales "
+        "too (the inner solver's accuracy limits the iteration); rho is not certified"),
 }
 
 #: Stop reason -> Status; a non-converged result is returned, never raised.
 STATUS_MAP: dict[int, Status] = {
     0: Status.OPTIMAL, 1: Status.USER_LIMIT, 2: Status.USER_LIMIT, 3: Status.USER_LIMIT,
-    4: Status.SOLVER_ERROR, 5: Status.INFEASIBLE, 6: Status.UNBOUNDED,
+    4: Status.SOLVER_ERROR, 5: Status.INFEASIBLE, 6: Status.UNBOUNDED, 7: Status.USER_LIMIT,
 }
 
 
@@ -151,6 +161,7 @@ def solve_dinkelbach_gfp(
     setup_time = time.perf_counter() - start
     floors = (_sigma_floor(data["R_pos"], data["d"]), _sigma_floor(data["R_neg"], data["d"]))
     history: list[tuple[float, float, float]] = []
+    extras_note: list[str] = []
     reason, failure, k = 0, None, 0
     rho, F, w, b, r = math.nan, math.nan, None, 0.0, -math.inf
     used = (math.nan, 1.0, 1.0)  # (rho, t_x, t_y) of the last check
@@ -175,6 +186,7 @@ def solve_dinkelbach_gfp(
             reason = 6
         else:
             rho = max(r, 0.0) if x0 is None else float(x0)
+            use_scales = scaled
             while True:
                 if k >= max_iter:
                     reason = 1
@@ -183,13 +195,16 @@ def solve_dinkelbach_gfp(
                     reason = 2
                     break
                 s_pos, s_neg = data["m4"].sigmas(w / float(data["d"] @ w))
-                if scaled and min(s_pos, s_neg) <= 1e-14:
-                    reason = 6
-                    break
+                if use_scales and min(s_pos, s_neg) <= 1e-14:
+                    # a class with sigma(w_k) = 0 (d >= n_pos: a singular covariance) is
+                    # no unboundedness (the other class still bounds rho); its row scale
+                    # would be 0: continue with unit scales (plain Dinkelbach GFP)
+                    use_scales = False
+                    extras_note.append(f"unit scales from iteration {k + 1} (sigma(w_k) = 0)")
                 k += 1
-                sol = (solver.check(rho, s_pos, s_neg) if scaled else solver.check(rho))
+                sol = (solver.check(rho, s_pos, s_neg) if use_scales else solver.check(rho))
                 F = float(sol.values["eta"])
-                used = (rho, s_pos, s_neg) if scaled else (rho, 1.0, 1.0)
+                used = (rho, s_pos, s_neg) if use_scales else (rho, 1.0, 1.0)
                 w_new, b_new = point(sol)
                 r_new = data["m4"].certified_rho(w_new, b_new)
                 history.append((rho, F, r_new))
@@ -208,9 +223,22 @@ def solve_dinkelbach_gfp(
                         elapsed=time.perf_counter() - start, extras={"rho": rho, "F": F})):
                     reason = 3
                     break
-                # converged, or no further increase (the inner solver's accuracy)
-                if abs(F) <= tol * max(1.0, rho) or (not from_above
-                                                     and step <= tol * max(1.0, rho)):
+                if abs(F) <= tol * max(1.0, rho):
+                    break  # converged
+                if not from_above and step <= tol * max(1.0, rho):
+                    # no further increase. With exact inner solves F > 0 implies a ratio
+                    # above rho_k, so a stall means the inner solver's accuracy: accepted
+                    # only when F is at that accuracy (100 tol); with d >= n_pos a
+                    # near-zero row scale sigma(w_k) makes the scaled check ill-posed and
+                    # the ratio fell (issue 11: OPTIMAL at 10.6 where rho* = 30.6)
+                    if F <= 100.0 * tol * max(1.0, rho):
+                        break
+                    if use_scales:
+                        use_scales = False
+                        extras_note.append(f"unit scales from iteration {k + 1} (stall at "
+                                           f"F = {F:.3g})")
+                        continue
+                    reason = 7
                     break
     except _InnerFailure as exc:
         reason, failure = 4, exc.solution
@@ -219,7 +247,8 @@ def solve_dinkelbach_gfp(
     if failure is not None:
         message += f" ({inner}: {failure.message})"
     extras = {"inner": inner, "inner_solves": solver.solves, "inner_time": solver.time,
-              "inner_times": tuple(solver.times), "scaled": scaled}
+              "inner_times": tuple(solver.times), "scaled": scaled,
+              "fallbacks": tuple(extras_note)}
     if w is None or reason in (5, 6):
         return Solution(status=STATUS_MAP[reason], solver="dinkelbach-gfp", iterations=k,
                         setup_time=setup_time, solve_time=solve_time, message=message,

@@ -16,7 +16,18 @@ inner BMPM is infeasible) :math:`\alpha` is clipped to its floor (eq. 3.40)
 and :math:`w \propto \Sigma_y^{-1}d`. The thesis reports 5–15 BMPM solves per
 MEMPM (Sec. 3.8). Certificate: ``Residuals(primal=`` mismatch of the two
 intercept formulas (Lemma 4) ``, dual=`` largest residual of the inner BMPM
-solve at :math:`\beta^*` ``, gap=`` final bracket width ``)``.
+solve at :math:`\beta^*` ``, gap=`` the certified bound on
+:math:`\max F - F(\beta^*)` ``)``.
+
+**Global certificate** (issue 11; the line search alone is local and returned
+``OPTIMAL`` at local maxima). In :math:`t = \kappa(\beta)` the inner optimum
+:math:`\kappa_\alpha(t) = \max_w (1 - (t+\nu_y)\sigma_y(w))/\sigma_x(w) - \nu_x` is a
+maximum of affine functions of :math:`t`, hence convex: between two evaluated
+points it lies below the chord, which bounds :math:`F` above on every interval.
+After the line search, BMPM solves are added where that bound is largest
+until it is within ``gap_tol`` of the best :math:`F` (the result is then a
+certified global maximum) or ``max_certify`` solves are spent (then
+``OPTIMAL_INACCURATE``).
 
 **Soft-margin M4** (kind ``"sequential.m4"``): the search maximises
 :math:`G(\rho) = \rho - C h(\rho)` over :math:`[0, \kappa^*_{MPM}]`
@@ -39,6 +50,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from scipy.special import ndtr, ndtri
 
 from .. import kinds
 from ..exceptions import OptionError
@@ -65,6 +77,59 @@ STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT,
                                  4: Status.SOLVER_ERROR}
 
 
+def _accuracy(kappa: np.ndarray, bound: str) -> np.ndarray:
+    r"""Accuracy of a (clipped) kappa: :math:`\kappa^2/(1+\kappa^2)` or :math:`\Phi(\kappa)`."""
+    kappa = np.maximum(kappa, 0.0)
+    if bound == "chebyshev":
+        with np.errstate(invalid="ignore"):
+            out = kappa * kappa / (1.0 + kappa * kappa)
+        return np.where(np.isinf(kappa), 1.0, out)
+    return ndtr(kappa)
+
+
+def _kappa(p: float, bound: str) -> float:
+    r""":math:`\kappa(p)`: :math:`\sqrt{p/(1-p)}` (Chebyshev) or :math:`\Phi^{-1}(p)`."""
+    if bound == "chebyshev":
+        return math.inf if p >= 1.0 else math.sqrt(max(p, 0.0) / (1.0 - p))
+    return float(ndtri(p))
+
+
+def _upper_bound(mempm: Any, alphas: Mapping[float, float],
+                 pieces: int = 2048) -> tuple[float, float]:
+    r"""A certified upper bound on :math:`\max_\beta F(\beta)` from evaluated points.
+
+    In :math:`t = \kappa(\beta)`, :math:`g(t) = \max(\kappa_\alpha, 0)` is
+    :math:`\max_w (1 - (t + \nu_y)\sigma_y(w))/\sigma_x(w) - \nu_x` clipped at 0: a
+    maximum of affine functions of :math:`t`, hence **convex** (and non-increasing).
+    Between two evaluated points :math:`g` lies below its chord, so on a piece
+    :math:`[s_j, s_{j+1}]` of that interval
+    :math:`F \le \theta A(\mathrm{chord}(s_j)) + (1-\theta)B(s_{j+1})`, with
+    :math:`A, B` the increasing maps from :math:`\kappa` to accuracy. Returns the
+    largest such bound and the :math:`\beta` where it is attained (the next point to
+    evaluate). ``alphas`` maps evaluated :math:`\beta` to :math:`\alpha^*(\beta)`; each
+    :math:`g` is raised by :math:`10^{-9}(1 + g)` for the inner solver's accuracy.
+    """
+    bound, theta = mempm.bound, float(mempm.theta)
+    floor = mempm.alpha_floor
+    pts = sorted((b, a) for b, a in alphas.items() if math.isfinite(a))
+    t = np.array([_kappa(b, bound) for b, _ in pts])
+    g = np.array([_kappa(a, bound) if a > floor else 0.0 for _, a in pts])
+    g = np.maximum(g, 0.0) * (1.0 + 1e-9) + 1e-9
+    ok = np.flatnonzero(t[1:] > t[:-1])
+    if ok.size == 0:
+        return -math.inf, math.nan
+    t0, t1, g0, g1 = t[ok], t[ok + 1], g[ok], g[ok + 1]
+    frac = np.linspace(0.0, 1.0, pieces + 1)[None, :]
+    with np.errstate(invalid="ignore"):
+        s_ = t0[:, None] + frac * (t1 - t0)[:, None]
+        chord = g0[:, None] + (g1 - g0)[:, None] * frac
+    chord = np.where(np.isinf(g0)[:, None] | np.isinf(g1)[:, None], np.inf, chord)
+    u = theta * _accuracy(chord[:, :-1], bound) + (1.0 - theta) * _accuracy(s_[:, 1:], bound)
+    i, j = np.unravel_index(int(np.argmax(u)), u.shape)
+    beta = float(_accuracy(np.array(0.5 * float(s_[i, j] + s_[i, j + 1])), bound))
+    return float(u[i, j]), beta
+
+
 @register("quadratic-interpolation", kinds=[kinds.MEMPM, kinds.M4_SOFT],
           description="1-D quadratic-interpolation search: MEMPM over beta, soft M4 over rho")
 def solve_quadratic_interpolation(
@@ -79,6 +144,8 @@ def solve_quadratic_interpolation(
     callback: Callback | None = None,
     x0: float | None = None,
     max_failures: int = 3,
+    gap_tol: float = 1e-6,
+    max_certify: int = 200,
 ) -> Solution:
     r"""MEMPM by sequential BMPM with the quadratic-interpolation line search over β.
 
@@ -111,6 +178,15 @@ def solve_quadratic_interpolation(
         search stops with SOLVER_ERROR; a failed point counts as
         :math:`F = -\infty` and the result is then OPTIMAL_INACCURATE, with the
         failures named in the message and in ``extras["inner_failures"]``.
+    gap_tol : float, default=1e-6
+        Global certificate: ``OPTIMAL`` only when the convexity upper bound on
+        :math:`\max_\beta F` (module docstring) is within ``gap_tol`` of the
+        returned :math:`F` (up to the inner solver's accuracy); otherwise
+        ``OPTIMAL_INACCURATE`` with the bound in the message.
+    max_certify : int, default=200
+        Extra BMPM solves the certificate may spend refining the bound (at the
+        β where it is largest, so they also find a better maximum when the local
+        search stopped at a local one).
 
     Returns
     -------
@@ -141,6 +217,11 @@ def solve_quadratic_interpolation(
         raise OptionError(f"inner must be a solver name, got {inner!r}")
     if time_limit is not None and not time_limit > 0:
         raise OptionError(f"time_limit must be positive, got {time_limit!r}")
+    if not (isinstance(gap_tol, (int, float)) and math.isfinite(gap_tol) and gap_tol > 0):
+        raise OptionError(f"gap_tol must be positive and finite, got {gap_tol!r}")
+    if isinstance(max_certify, bool) or not isinstance(max_certify, (int, np.integer)) \
+            or max_certify < 0:
+        raise OptionError(f"max_certify must be a non-negative integer, got {max_certify!r}")
     if int(max_failures) != max_failures or max_failures < 0:
         raise OptionError(f"max_failures must be a non-negative integer, got {max_failures!r}")
     start = time.perf_counter()
@@ -170,7 +251,10 @@ def solve_quadratic_interpolation(
             elif sol.ok:
                 model = prog.decode(sol)
                 alpha = model["alpha"]
-                w = model["w"] if "w" in model else model["v"]  # program coordinates
+                # the program's internal coordinates (the decoded model["w"] is mapped
+                # back to the user's feature scale; mempm_model expects internal ones)
+                w = np.asarray(sol.values["w"] if "w" in sol.values else sol.values["v"],
+                               dtype=float)
             else:  # no information at this beta: -inf for the search, reported below
                 state["failures"].append((beta, sol))
                 if len(state["failures"]) > max_failures:
@@ -189,6 +273,26 @@ def solve_quadratic_interpolation(
         return value
 
     res = line_search(F, lo, hi, tol=tol, max_iter=max_iter, maximize=True, x0=x0)
+    # global certificate over beta (issue 11: the local search returned OPTIMAL at 0.6655
+    # where a beta grid reaches 0.7025): refine where the convexity bound of
+    # _upper_bound exceeds the best value by more than gap_tol
+    upper, certified, extra_evals = math.nan, False, 0
+    if state["reason"] == 0 and evals:
+        try:
+            for _ in range(max_certify + 1):
+                alphas = {b: a for b, (a, _, _) in evals.items()}
+                upper, beta_next = _upper_bound(mempm, alphas)
+                best = max(mempm.value(b, a) for b, a in alphas.items())
+                if upper <= best + gap_tol:
+                    certified = True
+                    break
+                if extra_evals >= max_certify or not math.isfinite(beta_next) \
+                        or beta_next in evals:
+                    break
+                extra_evals += 1
+                F(min(max(beta_next, lo), hi))
+        except StopSearch:
+            pass
     reason = state["reason"]
     message = TERMINATION_MESSAGES[reason]
     failures = state["failures"]
@@ -210,6 +314,14 @@ def solve_quadratic_interpolation(
     status = STATUS_MAP[reason]
     if failures and status is Status.OPTIMAL:
         status = Status.OPTIMAL_INACCURATE
+    best_value = float(mempm.value(beta, alpha))
+    global_gap = upper - best_value if math.isfinite(upper) else math.nan
+    if status is Status.OPTIMAL and not certified:
+        status = Status.OPTIMAL_INACCURATE
+        message = (f"not certified globally: the convexity bound over beta allows "
+                   f"F <= {upper:.8g}, {global_gap:.3g} above the best F = {best_value:.8g} "
+                   f"(gap_tol {gap_tol:g}) after {extra_evals} extra BMPM solves "
+                   f"(max_certify); {message}")
     return Solution(
         status=status,
         solver="quadratic-interpolation",
@@ -220,12 +332,14 @@ def solve_quadratic_interpolation(
         residuals=Residuals(
             primal=model["b_mismatch"],
             dual=sol.residuals.max() if sol is not None else 0.0,
-            gap=width,
+            gap=global_gap if math.isfinite(global_gap) else width,
             source="solver",
         ),
         message=message,
         history=tuple((b, mempm.value(b, a)) for b, (a, _, _) in evals.items()),
         extras={"inner": inner, "inner_solves": sum(s is not None for _, _, s in evals.values()),
                 "inner_iterations": inner_iters[0], "alpha": alpha,
-                "at_domain_end": bool(beta >= hi), "inner_failures": len(failures)},
+                "at_domain_end": bool(beta >= hi), "inner_failures": len(failures),
+                "upper_bound": upper, "certified": certified,
+                "certify_solves": extra_evals, "bracket_width": width},
     )

@@ -55,7 +55,12 @@ from ..program import Program
 from ..registry import register
 from ..solution import Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
-from ._fractional import FractionalProgram, finish
+from ._fractional import (
+    INFINITE_KAPPA_MESSAGE,
+    NEAR_INFINITE_KAPPA_MESSAGE,
+    FractionalProgram,
+    finish,
+)
 from ._options import check_common
 
 __all__ = ["TERMINATION_MESSAGES", "solve_rosen"]
@@ -66,16 +71,16 @@ TERMINATION_MESSAGES: dict[int, str] = {
     2: "time limit reached (time_limit)",
     3: "stopped by the callback",
     4: "infeasible: max N(w) <= 0, so kappa* <= 0 (beta0 >= beta0_max for BMPM)",
-    5: "unbounded: the mean difference has a component of zero variance (kappa* = inf); "
-       "add a ridge (rho_x, rho_y > 0)",
+    5: INFINITE_KAPPA_MESSAGE,
     6: "converged: projected gradient ||P grad r|| ||w|| <= tol",
     7: "line search failed: no ascent along the projected gradient (numerical limit)",
+    8: NEAR_INFINITE_KAPPA_MESSAGE,
 }
 
 STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT, 2: Status.USER_LIMIT,
                                  3: Status.USER_LIMIT, 4: Status.INFEASIBLE,
-                                 5: Status.UNBOUNDED, 6: Status.OPTIMAL,
-                                 7: Status.OPTIMAL_INACCURATE}
+                                 5: Status.OPTIMAL, 6: Status.OPTIMAL,
+                                 7: Status.OPTIMAL_INACCURATE, 8: Status.OPTIMAL_INACCURATE}
 
 
 def _value_grad(fp: FractionalProgram, w: np.ndarray) -> tuple[float, np.ndarray]:
@@ -149,7 +154,7 @@ def solve_rosen(
                       {"line_search_evals": evals})
 
     if fp.infinite_ratio():  # exact test on the eigendecomposition (one O(n^3) step)
-        return done(None, 5, 0, 0)
+        return done(fp.infinite_direction(), 5, 0, 0)
     if x0 is not None:
         w = np.asarray(x0, dtype=float)
         if w.shape != d.shape or not float(d @ w) > 0:
@@ -166,7 +171,26 @@ def solve_rosen(
             return done(None, 4, 0, 0)
         w = V @ z
         w = w / float(d @ w)
-    r, g = _value_grad(fp, w)
+    # the iteration runs in the coordinates z of the simultaneous diagonalisation,
+    # w = V z with V^T (Sigma_x + Sigma_y) V = I: the same gradient projection in the
+    # metric of Sigma_x + Sigma_y (a preconditioner). In the raw coordinates the ratio's
+    # Hessian inherits the covariances' condition number and the steps stalled far from
+    # the optimum, which the change-of-r rule read as convergence (issue 11: OPTIMAL at
+    # objectives 2-7 % above Clarabel's)
+    V, _, _ = fp.basis()
+    w_user = w
+    w = fp.to_z(w)  # z; d^T w = dt^T z (V^T (Sx + Sy) projects on the covariances' range)
+    d = V.T @ fp.d
+    dd = float(d @ d)
+    w = w / float(d @ w) if float(d @ w) > 0 else d / dd
+    if not fp.ratio(V @ w) >= fp.ratio(w_user) - 1e-12 * (1.0 + abs(fp.ratio(w_user))):
+        w = d / dd
+
+    def _value_grad_z(z: np.ndarray) -> tuple[float, np.ndarray]:
+        val, grad = _value_grad(fp, V @ z)
+        return val, V.T @ grad
+
+    r, g = _value_grad_z(w)
     s = g - d * (float(d @ g) / dd)
     t = 1.0 / max(float(np.linalg.norm(s)), 1e-300) * 1e-2 * float(np.linalg.norm(w))
     small = 0
@@ -182,7 +206,7 @@ def solve_rosen(
         for _ in range(60):
             wn = w + t * s
             wn = wn / float(d @ wn)  # stays on the affine set; guards round-off
-            rn, gn = _value_grad(fp, wn)
+            rn, gn = _value_grad_z(wn)
             evals += 1
             if rn >= r + 1e-4 * t * ss:
                 accepted = True
@@ -191,10 +215,10 @@ def solve_rosen(
         if not accepted:
             reason = 7
             break
-        _, den = fp.parts(wn)
-        if den <= 1e-10 * math.sqrt(max(float(wn @ (fp.Sx + fp.Sy) @ wn), 0.0)):
+        _, den = fp.parts(V @ wn)
+        if den <= 1e-10 * float(np.linalg.norm(wn)):  # ||z|| = sqrt(w'(Sx + Sy)w)
             w, r = wn, rn
-            reason = 5  # D(w) ~ 0 at w'd = 1: kappa* is infinite (zero-variance direction)
+            reason = 8  # D(w) ~ 0 at w'd = 1: kappa* is infinite (zero-variance direction)
             break
         sn = gn - d * (float(d @ gn) / dd)
         dw, ds = wn - w, sn - s
@@ -211,14 +235,12 @@ def solve_rosen(
             break
         if stop is not None and stop(IntermediateResult(
                 iteration=k, objective=r, elapsed=time.perf_counter() - start,
-                values={"w": w})):
+                values={"w": V @ w})):
             reason = 3
             break
         if time_limit is not None and time.perf_counter() - start > time_limit:
             reason = 2
             break
-    if reason == 5:
-        return done(None, 5, k, evals)
-    if r <= 0:
+    if r <= 0 and reason != 8:
         return done(None, 4, k, evals)
-    return done(w, reason, k, evals)
+    return done(V @ w, reason, k, evals)

@@ -105,6 +105,10 @@ TERMINATION_MESSAGES: dict[int, str] = {
     1: "maximum number of iterations reached (max_iter)",
     2: "time limit reached (time_limit)",
     3: "stopped by the callback",
+    4: ("stalled: alpha moved by less than 1e-6 of max(c) in the last {window} iterations "
+        "while the maximal KKT violation m - M = {viol:.3g} > tol: pairwise updates make "
+        "no progress on this kernel matrix (ill-conditioned, e.g. features on very "
+        "different scales: standardize X, or use a generic solver such as 'clarabel')"),
 }
 
 #: Stop reason -> Status; a non-converged result is returned, never raised.
@@ -113,9 +117,11 @@ STATUS_MAP: dict[int, Status] = {
     1: Status.USER_LIMIT,
     2: Status.USER_LIMIT,
     3: Status.USER_LIMIT,
+    4: Status.USER_LIMIT,
 }
 
 TAU = 1e-12  # curvature used when a_ij <= 0 (LIBSVM's TAU)
+GAP_RTOL = 1e-2  # largest relative primal - dual gap with which a converged run is OPTIMAL
 _BLOCK_BYTES = 32 * 2**20  # largest block of Gram columns computed at once
 
 
@@ -198,7 +204,8 @@ class _Report(IterationReport):
 def _check_options(tol: float, max_iter: int | None, time_limit: float | None,
                    cache_size: float, n: int) -> int:
     if max_iter is None:
-        max_iter = max(10_000_000, 100 * n)
+        # bounds a hopeless small run to seconds (LIBSVM's 1e7 took minutes, issue 11)
+        max_iter = max(100_000, 1000 * n)
     check_common("smo", tol, max_iter, time_limit, allow_zero=True)
     if not (isinstance(cache_size, (int, float)) and math.isfinite(cache_size)
             and cache_size > 0):
@@ -296,8 +303,12 @@ def solve_smo(
         Stop when :math:`m(\alpha) - M(\alpha) \le \texttt{tol}` on every
         variable (the maximal KKT violation; LIBSVM's ``-e``).
     max_iter : int, optional
-        Maximal number of two-variable updates; ``None`` means LIBSVM's
-        :math:`\max(10^7, 100 n)`.
+        Maximal number of two-variable updates; ``None`` means
+        :math:`\max(10^5, 1000 n)` (LIBSVM's :math:`10^7` let a hopeless run of
+        20 points go on for minutes). Independently, a run whose :math:`\alpha`
+        moves by less than :math:`10^{-6}\max c` in
+        :math:`\max(10^4, 100 n)` iterations while :math:`m - M > \texttt{tol}` stops
+        as stalled (``USER_LIMIT``, the reason in the message).
     time_limit : float, optional
         Wall-clock limit in seconds for the iterations.
     verbose : bool, default=False
@@ -400,6 +411,10 @@ def solve_smo(
     k = 0
     code = 0
     viol = math.inf
+    # stall detection: the net movement of alpha over a window of iterations
+    stall_window = max(10_000, 100 * n)
+    stall_step = 1e-6 * float(np.max(c))
+    window_start, alpha_window = 0, alpha.copy()
     while True:
         counter -= 1
         if counter == 0:
@@ -422,6 +437,13 @@ def solve_smo(
                     act = keep if act is None else act[keep]
                     min_active = min(min_active, act.size)
                     wa, wF, wy, wc, wQD, up, low = working_set(act)
+            if k - window_start >= stall_window:
+                sync(act, wa, wF)
+                moved = float(np.max(np.abs(alpha - alpha_window)))
+                if moved <= stall_step and viol > tol:
+                    code = 4
+                    break
+                window_start, alpha_window = k, alpha.copy()
             if report is not None:
                 report.print_iteration(k, n if act is None else act.size, viol,
                                        int(np.count_nonzero(wa)), cache.computed, cache.hits,
@@ -569,13 +591,23 @@ def solve_smo(
     primal_obj = 0.5 * quad_form + float(c @ hinge)
     primal_res = max(abs(float(y @ alpha)), float(np.max(-alpha)), float(np.max(alpha - c)), 0.0)
     solve_time = time.perf_counter() - t_solve
-    message = TERMINATION_MESSAGES[code]
+    message = TERMINATION_MESSAGES[code].format(window=stall_window, viol=kkt)
+    status = STATUS_MAP[code]
+    rel_gap = (primal_obj - dual_obj) / max(1.0, abs(primal_obj), abs(dual_obj))
+    if status is Status.OPTIMAL and not rel_gap <= GAP_RTOL:
+        # never OPTIMAL when its own certificate fails (issue 11: OPTIMAL with gap 1.2e9 at
+        # C = 1e12): the absolute tol on m - M allows a slack cost ~ sum(c) * tol
+        status = Status.OPTIMAL_INACCURATE
+        message = (f"not certified: primal - dual gap {primal_obj - dual_obj:.3g} (relative "
+                   f"{rel_gap:.3g} > {GAP_RTOL:g}) at m - M = {kkt:.3g} <= tol; the KKT "
+                   f"tolerance is absolute while the costs reach {float(np.max(c)):.3g}: "
+                   "lower tol or C; " + message)
     if report is not None:
         report.print_iteration(k, n, kkt, int(np.count_nonzero(alpha)), cache.computed,
                                cache.hits, solve_time)
         report.print_footer(message, dual_obj, primal_obj - dual_obj)
     return Solution(
-        status=STATUS_MAP[code],
+        status=status,
         solver="smo",
         objective=dual_obj,
         values={"alpha": alpha},

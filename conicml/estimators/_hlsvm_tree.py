@@ -1,0 +1,210 @@
+r"""The oblique binary tree of H-LSVM (seed 001 ch. 5): storage, routing, cost-complexity pruning.
+
+A node :math:`k` holds a hyperplane :math:`(w_k, b_k)`; a sample goes left if
+:math:`w_k^\top x + b_k \le 0` and right otherwise (F24). Leaves are labelled by
+the *unweighted* majority of their training samples (eq. 2.37; a tie goes to
+the positive class). Pruning follows §2.3.3.1 (A17): :math:`R(t)` is the
+number of training samples misclassified if :math:`t` were a leaf (divided by
+the same total everywhere, so counts are used), :math:`T_0` collapses the
+splits that do not reduce :math:`R`, then the weakest links
+:math:`g(t) = (R(t) - R(T_t))/(|\tilde T_t| - 1)` are collapsed — *all*
+minimisers at once (pitfall P-H5) — until only the root remains; the subtree
+with the fewest errors on the held-out pruning set is kept, ties going to the
+smallest tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Tree", "cost_complexity_sequence", "entropy"]
+
+
+def entropy(n_pos: int, n_neg: int) -> float:
+    r"""Binary entropy :math:`I(H) = -p_+\log_2 p_+ - p_-\log_2 p_-` of unweighted counts (5.2)."""
+    n = n_pos + n_neg
+    if n == 0 or n_pos == 0 or n_neg == 0:
+        return 0.0
+    p = n_pos / n
+    return float(-p * np.log2(p) - (1 - p) * np.log2(1 - p))
+
+
+@dataclass
+class Tree:
+    """Growable array storage of an oblique binary tree (node 0 is the root).
+
+    Attributes
+    ----------
+    weights : list of ndarray
+        :math:`w_k` of each node (zeros at leaves).
+    bias : list of float
+    left, right : list of int
+        Children (-1 at leaves).
+    n_pos, n_neg : list of int
+        Training samples of each class that reached the node.
+    depth : list of int
+    """
+
+    n_features: int
+    weights: list = field(default_factory=list)
+    bias: list = field(default_factory=list)
+    left: list = field(default_factory=list)
+    right: list = field(default_factory=list)
+    n_pos: list = field(default_factory=list)
+    n_neg: list = field(default_factory=list)
+    depth: list = field(default_factory=list)
+
+    def add(self, n_pos: int, n_neg: int, depth: int) -> int:
+        """Append a leaf and return its id."""
+        self.weights.append(np.zeros(self.n_features))
+        self.bias.append(0.0)
+        self.left.append(-1)
+        self.right.append(-1)
+        self.n_pos.append(int(n_pos))
+        self.n_neg.append(int(n_neg))
+        self.depth.append(int(depth))
+        return len(self.left) - 1
+
+    def freeze(self) -> FrozenTree:
+        """Arrays of the tree (the form used for prediction and pruning)."""
+        return FrozenTree(
+            weights=np.array(self.weights, dtype=float).reshape(-1, self.n_features),
+            bias=np.array(self.bias, dtype=float),
+            left=np.array(self.left, dtype=np.intp),
+            right=np.array(self.right, dtype=np.intp),
+            n_pos=np.array(self.n_pos, dtype=np.intp),
+            n_neg=np.array(self.n_neg, dtype=np.intp),
+            depth=np.array(self.depth, dtype=np.intp),
+        )
+
+
+@dataclass
+class FrozenTree:
+    """An oblique tree as arrays; ``left[k] == -1`` marks a leaf."""
+
+    weights: np.ndarray
+    bias: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    n_pos: np.ndarray
+    n_neg: np.ndarray
+    depth: np.ndarray
+
+    @property
+    def node_count(self) -> int:
+        return int(self.left.size)
+
+    @property
+    def is_leaf(self) -> np.ndarray:
+        return self.left < 0
+
+    @property
+    def label(self) -> np.ndarray:
+        """Leaf label of every node: 1 (positive) if n_pos >= n_neg, else 0 (2.37)."""
+        return (self.n_pos >= self.n_neg).astype(np.intp)
+
+    def route(self, X: np.ndarray, leaf_mask: np.ndarray | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """Leaf reached by each row of ``X`` and the number of hyperplanes evaluated."""
+        is_leaf = self.is_leaf if leaf_mask is None else leaf_mask
+        node = np.zeros(X.shape[0], dtype=np.intp)
+        count = np.zeros(X.shape[0], dtype=np.intp)
+        active = np.flatnonzero(~is_leaf[node])
+        while active.size:
+            k = node[active]
+            f = np.einsum("ij,ij->i", X[active], self.weights[k]) + self.bias[k]
+            node[active] = np.where(f <= 0.0, self.left[k], self.right[k])
+            count[active] += 1
+            active = active[~is_leaf[node[active]]]
+        return node, count
+
+    def prune_to(self, leaf_mask: np.ndarray) -> FrozenTree:
+        """The subtree in which the nodes of ``leaf_mask`` are leaves, renumbered depth-first."""
+        order, stack = [], [0]
+        while stack:
+            k = stack.pop()
+            order.append(k)
+            if not leaf_mask[k]:
+                stack.append(int(self.right[k]))
+                stack.append(int(self.left[k]))
+        new_id = {old: i for i, old in enumerate(order)}
+        idx = np.array(order, dtype=np.intp)
+        keep_split = ~leaf_mask[idx]
+        left = np.where(keep_split, [new_id.get(int(v), -1) for v in self.left[idx]], -1)
+        right = np.where(keep_split, [new_id.get(int(v), -1) for v in self.right[idx]], -1)
+        weights = np.where(keep_split[:, None], self.weights[idx], 0.0)
+        bias = np.where(keep_split, self.bias[idx], 0.0)
+        return FrozenTree(weights=weights, bias=bias, left=left.astype(np.intp),
+                          right=right.astype(np.intp), n_pos=self.n_pos[idx].copy(),
+                          n_neg=self.n_neg[idx].copy(), depth=self.depth[idx].copy())
+
+
+def _leaf_errors(tree: FrozenTree) -> np.ndarray:
+    """R(t) as a count: training samples misclassified if t were a leaf (majority label)."""
+    return np.where(tree.n_pos >= tree.n_neg, tree.n_neg, tree.n_pos).astype(float)
+
+
+def _subtree_stats(tree: FrozenTree, leaf_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """R(T_t) and the number of leaves |T~_t| of every node's subtree (post-order)."""
+    r_leaf = _leaf_errors(tree)
+    err = np.zeros(tree.node_count)
+    leaves = np.zeros(tree.node_count, dtype=np.intp)
+    order, stack = [], [0]
+    while stack:
+        k = stack.pop()
+        order.append(k)
+        if not leaf_mask[k]:
+            stack.extend((int(tree.left[k]), int(tree.right[k])))
+    for k in reversed(order):
+        if leaf_mask[k]:
+            err[k], leaves[k] = r_leaf[k], 1
+        else:
+            lk, rk = int(tree.left[k]), int(tree.right[k])
+            err[k], leaves[k] = err[lk] + err[rk], leaves[lk] + leaves[rk]
+    return err, leaves
+
+
+def _reachable(tree: FrozenTree, leaf_mask: np.ndarray) -> np.ndarray:
+    seen = np.zeros(tree.node_count, dtype=bool)
+    stack = [0]
+    while stack:
+        k = stack.pop()
+        seen[k] = True
+        if not leaf_mask[k]:
+            stack.extend((int(tree.left[k]), int(tree.right[k])))
+    return seen
+
+
+def cost_complexity_sequence(tree: FrozenTree) -> tuple[list[np.ndarray], list[float]]:
+    """The nested subtrees :math:`T_0 \\supset T_1 \\supset \\dots \\supset \\{root\\}` of A17.
+
+    Returns the leaf masks of the subtrees and the :math:`\\alpha_k` at which each
+    one appears (:math:`\\alpha_0 = 0`).
+    """
+    r_leaf = _leaf_errors(tree)
+    mask = tree.is_leaf.copy()
+    # T_0: collapse (bottom-up, hence repeatedly) every split that does not reduce R
+    order, stack = [], [0]
+    while stack:
+        k = stack.pop()
+        order.append(k)
+        if not mask[k]:
+            stack.extend((int(tree.left[k]), int(tree.right[k])))
+    for k in reversed(order):
+        if not mask[k]:
+            err, _ = _subtree_stats(tree, mask)
+            if r_leaf[k] <= err[k]:
+                mask[k] = True
+    masks, alphas = [mask.copy()], [0.0]
+    while not mask[0]:
+        err, leaves = _subtree_stats(tree, mask)
+        internal = np.flatnonzero(~mask & _reachable(tree, mask))
+        g = (r_leaf[internal] - err[internal]) / (leaves[internal] - 1)
+        alpha = float(g.min())
+        weakest = internal[g <= alpha + 1e-12 * max(1.0, abs(alpha))]
+        mask[weakest] = True  # collapse all minimisers at once (P-H5)
+        masks.append(mask.copy())
+        alphas.append(alpha)
+    return masks, alphas
