@@ -35,7 +35,11 @@ from conicml.estimators import ClusterSOCPOrdinalRegressor, LSVRRegressor
 
 DATASETS = ["breast_cancer", "heart", "ionosphere", "pima", "sonar", "mammography",
             "abalone19"]
-CLASSIFIERS = [name for name in estimators.__all__ if name != "LSVRRegressor"]
+# the estimators of issue 12 (and FeatureScalingSVC); estimators merged later
+# (HLSVM, ranking) are not in this list yet
+CLASSIFIERS = ["ClusterSOCPClassifier", "M4Classifier", "BMPMClassifier", "MEMPMClassifier",
+               "MPMClassifier", "ClusterSOCPOrdinalRegressor", "ChanceConstrainedClassifier",
+               "SVMClassifier", "FeatureScalingSVC"]
 MIN_AUC = 0.6
 
 # Known limitation, kept visible: on abalone19 (19 rings vs the rest) the default
