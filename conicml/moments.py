@@ -12,6 +12,7 @@ seed 003 §3.3), not numpy's ``ddof=1``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -276,8 +277,10 @@ class ClusterMoments:
             feature variance, scikit-learn's ``tol``), then one pass for the
             moments about the final centres.
             ``"none"``: every point its own cluster (:math:`\sigma_j = 0`).
-        n_clusters : int, optional
-            Clusters per label (required for ``"kmeans"``).
+        n_clusters : int or dict, optional
+            Clusters per label (required for ``"kmeans"``); a dict
+            ``{label: k}`` gives each label its own number. A label with at
+            most ``k`` points keeps every point as its own cluster.
         threshold : float, optional
             BIRCH radius threshold (scikit-learn default 0.5).
         sigma : {"trace", "per-dimension"}
@@ -312,10 +315,16 @@ class ClusterMoments:
         if not np.all(np.isfinite(y)):
             raise ProgramError("y contains NaN or infinite values")
         chunk_size = max(1, int(chunk_size))
+        per_label = n_clusters if isinstance(n_clusters, Mapping) else None
         counts, means, variances, labels = [], [], [], []
         for label in np.unique(y):
             idx = np.flatnonzero(y == label)
-            if clustering == "none":
+            if per_label is not None:
+                if label not in per_label:
+                    raise ProgramError(f"n_clusters has no entry for label {label!r}")
+                n_clusters = per_label[label]
+            if clustering == "none" or (n_clusters is not None and n_clusters >= idx.size):
+                # at least one cluster per point asked: every point its own cluster
                 Xl = np.asarray(X[idx], dtype=float)
                 _check_finite(Xl)
                 n_l, mu_l, var_l = np.ones(idx.size), Xl, np.zeros(idx.size)
@@ -342,6 +351,9 @@ class ClusterMoments:
                    branching_factor: int) -> ClusterMoments:
         from ._distributed import cluster_moments
 
+        if isinstance(n_clusters, Mapping):
+            raise ProgramError("n_clusters per label (a dict) is not supported for dask "
+                               "arrays; give one number of clusters per label")
         counts, means, var, labels = cluster_moments(
             X, y, clustering=clustering, n_clusters=n_clusters, threshold=threshold,
             random_state=random_state, branching_factor=branching_factor)
@@ -351,8 +363,8 @@ class ClusterMoments:
         return cls(means, np.sqrt(var), counts, labels, sigma=sigma)
 
 
-def _check_cluster_options(clustering: str, n_clusters: int | None, threshold: float | None,
-                           sigma: str) -> None:
+def _check_cluster_options(clustering: str, n_clusters: int | Mapping | None,
+                           threshold: float | None, sigma: str) -> None:
     """The option checks of :meth:`ClusterMoments.from_data` (NumPy and Dask inputs)."""
     if clustering not in ("birch", "kmeans", "none"):
         raise ProgramError(
@@ -360,8 +372,10 @@ def _check_cluster_options(clustering: str, n_clusters: int | None, threshold: f
         )
     if clustering == "kmeans" and n_clusters is None:
         raise ProgramError("clustering='kmeans' needs n_clusters")
-    if n_clusters is not None and (int(n_clusters) != n_clusters or n_clusters < 1):
-        raise ProgramError(f"n_clusters must be a positive integer, got {n_clusters!r}")
+    per_label = n_clusters.values() if isinstance(n_clusters, Mapping) else [n_clusters]
+    for k in per_label:
+        if k is not None and (int(k) != k or k < 1):
+            raise ProgramError(f"n_clusters must be a positive integer, got {k!r}")
     if threshold is not None and not (np.isfinite(threshold) and threshold > 0):
         raise ProgramError(f"threshold must be positive, got {threshold!r}")
     if sigma not in SIGMA_CONVENTIONS:

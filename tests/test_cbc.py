@@ -368,7 +368,7 @@ def test_estimator_fit_clusters_and_errors():
     np.testing.assert_allclose(est.coef_[0], [0.7071068, 0.7071068], atol=1e-6)
     assert est.intercept_[0] == pytest.approx(-0.0857864, abs=1e-6)  # note test 9
     assert est.solution_.objective == pytest.approx(2.1523340597, rel=1e-9)
-    with pytest.raises(ValueError, match="cannot solve"):
+    with pytest.raises(cm.SolverError, match="'cbc-smo' does not accept"):
         ClusterSOCPClassifier(solver="cbc-smo", form="primal").fit_clusters(_clusters7())
     with pytest.raises(ProgramError):
         ClusterSOCPClassifier(eta=0.3, bound="gaussian").fit_clusters(_clusters7())

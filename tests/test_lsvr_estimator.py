@@ -78,7 +78,7 @@ def test_bad_settings_raise_clear_errors():
     X, y = _data(n=6)
     with pytest.raises(ValueError, match="n_samples=6"):
         LSVRRegressor(k=3).fit(X, y)
-    with pytest.raises(ValueError, match="cannot solve 'socp.lsvr'"):
+    with pytest.raises(cm.SolverError, match="does not accept programs of kind 'socp.lsvr'"):
         LSVRRegressor(solver="osqp").fit(X, y)
     with pytest.raises(ValueError, match="epsilon"):
         LSVRRegressor(epsilon=-1.0).fit(X, y)

@@ -112,11 +112,11 @@ def test_kernel_models_have_dual_coef():
 def test_bad_parameters():
     X = np.random.default_rng(0).standard_normal((10, 2))
     y = np.array([0, 1] * 5)
-    with pytest.raises(ValueError, match="solver='smo' cannot solve 'socp.mpm'"):
+    with pytest.raises(cm.SolverError, match="'smo' does not accept programs of kind 'socp.mpm'"):
         MPMClassifier(solver="smo").fit(X, y)
     with pytest.raises(ValueError, match="beta0"):
         BMPMClassifier(beta0=1.5).fit(X, y)
-    with pytest.raises(ValueError, match="inner='osqp'"):
+    with pytest.raises(cm.SolverError, match="'osqp' does not accept .*'socp.bmpm'"):
         MEMPMClassifier(inner="osqp").fit(X, y)
     with pytest.raises(ValueError, match="theta"):
         MEMPMClassifier(theta=2.0).fit(X, y)

@@ -84,7 +84,7 @@ def test_clustering_none_is_the_baseline_svor():
 
 def test_bad_solver_and_stall_are_clear_errors():
     X, y = ordinal_data(3, m=80, dim=2, r=3)
-    with pytest.raises(ValueError, match="cannot solve CBOR programs"):
+    with pytest.raises(cm.SolverError, match="'smo' does not accept .*cbor"):
         ClusterSOCPOrdinalRegressor(solver="smo").fit(X, y)
     # policy of every estimator (estimators/_base.py): USER_LIMIT with a point keeps
     # that point and warns, as scikit-learn's iterative estimators do

@@ -379,7 +379,7 @@ def test_estimator_fit_moments():
 
 
 def test_estimator_bad_solver(blobs):
-    with pytest.raises(ValueError, match="cannot solve"):
+    with pytest.raises(cm.SolverError, match="'osqp' does not accept"):
         ChanceConstrainedClassifier(solver="osqp").fit(*blobs)
 
 

@@ -48,6 +48,15 @@ class MEMPMData:
     bound : {"chebyshev", "gaussian"}
         The map between :math:`\kappa` and an accuracy (the global certificate
         over β of ``quadratic-interpolation`` works in :math:`\kappa`).
+    beta_stop : float, optional
+        From this β on the solver uses the analytic end point
+        (``alpha_floor``, ``endpoint_w``) instead of a BMPM solve: next to
+        :math:`\beta_{0m}` the BMPM program degenerates (interior-point
+        solvers fail) while :math:`\alpha^*(\beta)` is negligible. ``None``:
+        ``beta_end``.
+    The vectors ``w`` (``endpoint_w``, ``make_model``'s argument, the inner
+    programs' solutions) are in the program's coordinates: for kernels, the
+    feature-map coordinates, the ``"v"`` entry of a decoded model.
     """
 
     theta: float
@@ -58,6 +67,7 @@ class MEMPMData:
     make_inner: Callable[[float, Program | None], Program]
     make_model: Callable[[float, np.ndarray], dict]
     bound: str = "chebyshev"
+    beta_stop: float | None = None
 
     def value(self, beta: float, alpha: float) -> float:
         r""":math:`F = \theta\alpha + (1-\theta)\beta`."""

@@ -5,16 +5,17 @@ Built on :mod:`conicml.formulations.cbc` (seed 003 ch. 3, 6, App. B).
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import ProgramError
 from ..formulations import cbc
 from ..moments import ClusterMoments
-from ..registry import available
 from ..solution import Status
 from ._base import BinaryConicClassifier, solve_or_raise
 
@@ -36,6 +37,34 @@ def _chunked_variance(X: np.ndarray, chunk_size: int) -> float:
     for s in range(0, n, chunk_size):
         ss += float(((X[s:s + chunk_size] - mean) ** 2).sum())
     return ss / X.size
+
+
+def _total_variance(X: np.ndarray, chunk_size: int) -> float:
+    r""":math:`\sum_k \operatorname{var}(X_{:,k})` (mean squared distance to the mean), chunked."""
+    n = X.shape[0]
+    mean = np.zeros(X.shape[1])
+    for s in range(0, n, chunk_size):
+        mean += X[s:s + chunk_size].sum(axis=0)
+    mean /= n
+    ss = 0.0
+    for s in range(0, n, chunk_size):
+        ss += float(((X[s:s + chunk_size] - mean) ** 2).sum())
+    return ss / n
+
+
+#: Defaults of the clustering (see ``ClusterSOCPClassifier``'s ``n_clusters``
+#: and ``threshold``): points per cluster, fewest / most clusters per class, and
+#: the BIRCH threshold relative to the data's spread.
+AUTO_POINTS_PER_CLUSTER = 10
+AUTO_MIN_CLUSTERS = 100
+AUTO_MAX_CLUSTERS = 1000
+AUTO_THRESHOLD = 0.1
+
+
+def auto_n_clusters(n_class: int) -> int:
+    """Clusters of a class of ``n_class`` points under the defaults (see the estimator)."""
+    prop = min(int(np.ceil(n_class / AUTO_POINTS_PER_CLUSTER)), AUTO_MAX_CLUSTERS)
+    return int(max(min(n_class, AUTO_MIN_CLUSTERS), prop))
 
 
 class ClusterSOCPClassifier(BinaryConicClassifier):
@@ -68,10 +97,22 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
         Per-class clustering; ``"none"`` makes every point a cluster
         (:math:`\sigma = 0`: the soft-margin SVM).
     n_clusters : int, optional
-        Clusters per class (BIRCH's global step, or k-means' k; required for
-        ``"kmeans"``).
+        Clusters per class (BIRCH's global step, or k-means' k). ``None``:
+        per class, proportional to its size with a minimum,
+        :math:`k_c = \max(\min(n_c, 100), \min(\lceil n_c/10\rceil, 1000))`
+        (a class of at most 100 points keeps every point as its own cluster).
+        One number for both classes, or a threshold-only BIRCH, erases the
+        minority class of an imbalanced set: its few clusters get radii as
+        wide as the class, the spheres of the two classes overlap and the
+        optimum of (3.7) is :math:`w = 0` (a constant score). This default
+        keeps the minority's points apart; the program has at most about
+        2 000 clusters.
     threshold : float, optional
-        BIRCH radius threshold (default 0.5, scikit-learn's).
+        BIRCH radius threshold. ``None``: :math:`\min(0.5, 0.1\sqrt{\sum_k
+        \operatorname{var}(X_{:,k})})`, scikit-learn's 0.5 or a tenth of the
+        data's spread if smaller (0.5 alone is in the units of ``X``: on
+        features of small spread it gives a handful of class-wide clusters
+        whose spheres overlap).
     sigma : {"trace", "per-dimension"}, default="trace"
         Cluster radius convention (errata S003-P7): ``"trace"`` is ch. 3's
         :math:`\sigma_j^2 = \frac1{m_j}\sum\|x - \mu_j\|^2` (the total
@@ -201,11 +242,6 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
             program = cbc.cbc_w(clusters, self.W, self.eta, **common)
         else:
             program = cbc.cbc(clusters, self.C, self.eta, **common)
-        if self.solver.lower() not in available(program.kind):
-            raise ValueError(
-                f"solver={self.solver!r} cannot solve {program.kind!r} programs; use one of "
-                f"{available(program.kind)} (or change form=)"
-            )
         solution = solve_or_raise(program, self.solver, self.solver_options, _CBC_HINT)
         model = program.decode(solution)
         self.clusters_ = clusters
@@ -223,11 +259,31 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
         self.dual_coef_ = np.asarray(model["dual_coef"])[None, :]
         if "w" in model:
             self.coef_ = np.asarray(model["w"])[None, :]
+        self._warn_if_constant()
+
+    def _warn_if_constant(self) -> None:
+        """Warn when the learnt score is constant on the clusters (w = 0)."""
+        scores = self._decision(self.cluster_centers_)
+        if float(np.ptp(scores)) <= 1e-6 * max(1.0, abs(float(self.intercept_[0]))):
+            warnings.warn(
+                "ClusterSOCPClassifier learnt a constant score (w = 0): the cluster "
+                "spheres of the two classes overlap so much that no hyperplane beats "
+                "putting every cluster on one side; use more, smaller clusters "
+                "(n_clusters, threshold), a smaller eta, or clustering='none'",
+                ConvergenceWarning, stacklevel=4)
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
+        n_clusters = self.n_clusters
+        if n_clusters is None and self.clustering != "none":
+            n_clusters = {label: auto_n_clusters(int(np.sum(y == label)))
+                          for label in (-1.0, 1.0)}
+        threshold = self.threshold
+        if threshold is None and self.clustering == "birch":
+            spread = float(np.sqrt(_total_variance(X, self.chunk_size)))
+            threshold = min(0.5, AUTO_THRESHOLD * spread) if spread > 0 else None
         clusters = ClusterMoments.from_data(
-            X, y, clustering=self.clustering, n_clusters=self.n_clusters,
-            threshold=self.threshold, sigma=self.sigma, random_state=self.random_state,
+            X, y, clustering=self.clustering, n_clusters=n_clusters,
+            threshold=threshold, sigma=self.sigma, random_state=self.random_state,
             chunk_size=self.chunk_size,
         )
         if np.unique(clusters.labels).size < 2:

@@ -12,7 +12,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..formulations import lsvr as lsvr_formulation
 from ..kernels import KERNELS
-from ..registry import available
 from ._base import solve_or_raise
 
 __all__ = ["LSVRRegressor"]
@@ -79,6 +78,8 @@ class LSVRRegressor(RegressorMixin, BaseEstimator):
     local_std_ : ndarray of shape (n_samples,)
         Local volatilities :math:`\sqrt{w^\top\Sigma_i w}`.
     n_features_in_ : int
+    model_ : dict
+        The decoded model (``program_.decode(solution_)``).
     program_ : Program
     solution_ : Solution
     n_iter_ : int
@@ -152,15 +153,11 @@ class LSVRRegressor(RegressorMixin, BaseEstimator):
             kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
             factor_rtol=self.factor_rtol,
         )
-        if self.solver.lower() not in available(program.kind):
-            raise ValueError(
-                f"solver={self.solver!r} cannot solve {program.kind!r} programs; "
-                f"use one of {available(program.kind)}"
-            )
         solution = solve_or_raise(program, self.solver, self.solver_options)
         model = program.decode(solution)
         self.program_ = program
         self.solution_ = solution
+        self.model_ = model
         self.n_iter_ = solution.iterations
         self.intercept_ = np.array([model["b"]])
         self.support_ = model["support"]
@@ -187,11 +184,7 @@ class LSVRRegressor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        if self.kernel == "linear":
-            return X @ self.coef_ + self.intercept_[0]
-        kernel = self.program_.data["kernel"]
-        K = kernel(X, self.program_.data["X"])
-        return K @ self.dual_coef_ + self.intercept_[0]
+        return lsvr_formulation.predict(self.program_.data, self.model_, X)
 
     def __sklearn_tags__(self):  # noqa: D105
         tags = super().__sklearn_tags__()

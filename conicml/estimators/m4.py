@@ -15,7 +15,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..formulations import m4 as m4f
 from ..kernels import KERNELS
-from ..registry import available
 from ..solution import Status
 from ..solvers._m4_inner import INNER_BACKENDS
 from ._base import BinaryConicClassifier, solve_or_raise
@@ -36,15 +35,25 @@ class M4Classifier(BinaryConicClassifier):
         \frac{-(w^\top y_j + b)}{\sqrt{w^\top\Sigma_y w}} \ge \rho
 
     (separable form, ``C=None``), or :math:`\rho - C\sum_k\xi_k` with slacks
-    (soft margin, eqs. 4.16–4.18). With equal identity covariances it is the
-    hard-margin SVM; it always satisfies :math:`\rho \le \kappa_{MPM}`.
+    (soft margin, eqs. 4.16–4.18; the default, with a data-scaled ``C``). With
+    equal identity covariances the separable M4 is the hard-margin SVM; it
+    always satisfies :math:`\rho \le \kappa_{MPM}`.
 
     Parameters
     ----------
-    C : float or None, default=None
-        ``None``: the separable M4. On data that are not linearly separable
-        (in the kernel's feature space) the program is infeasible and ``fit``
-        raises :class:`~conicml.NotFittedStatusError` asking to set ``C``.
+    C : float, "auto" or None, default="auto"
+        ``"auto"`` (the default): a soft margin with the data-scaled
+        :math:`C = 1/(\nu\,n\,\bar\sigma)`, :math:`\nu = 0.5`
+        (:func:`conicml.formulations.m4.auto_C`, resolved in ``C_``): about half
+        the training points end inside the margin, like a ν-SVM with ν = 0.5.
+        It fits every data set with distinct class means, whereas the separable
+        M4 is infeasible on any data set that is not linearly separable (most
+        real ones: heart, pima, ionosphere, mammography, ...), which is why it
+        is not the default.
+        ``None``: the separable M4, by explicit choice; on data that are not
+        separable (in the kernel's feature space) ``fit`` raises
+        :class:`~conicml.NotFittedStatusError` saying so and asking for a
+        soft margin.
         A positive float: soft margin; slacks are in the units fixed by
         :math:`w^\top(\bar x - \bar y) = 1` (a slack of 1 is the whole gap
         between the class means). About :math:`1/(C\sigma)` points end inside
@@ -74,7 +83,9 @@ class M4Classifier(BinaryConicClassifier):
     solver : str or None, default=None
         ``None`` uses the program's documented default, recorded in
         ``solution_.solver``: ``"bisection"`` for ``C=None`` (also:
-        ``"dinkelbach-gfp"``), ``"quadratic-interpolation"`` for a soft margin.
+        ``"dinkelbach-gfp"``), ``"quadratic-interpolation"`` for a soft margin. A
+        solver that does not accept the program's kind raises
+        :class:`~conicml.SolverError` naming the solvers that do.
     inner : {"clarabel", "ecos", "scs"}, default="clarabel"
         Generic backend of the inner SOCPs.
     solver_options : dict, default=None
@@ -84,6 +95,8 @@ class M4Classifier(BinaryConicClassifier):
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
+    C_ : float or None
+        The soft-margin weight used (``C="auto"`` resolved), ``None`` if separable.
     rho_ : float
         The margin :math:`\rho` of the fitted hyperplane.
     coef_ : ndarray of shape (1, n_features)
@@ -96,13 +109,15 @@ class M4Classifier(BinaryConicClassifier):
         Kernel models only: the training inputs.
     support_ : ndarray
         Indices of the training points whose margin is at (or below) ``rho_``.
+    model_ : dict
+        The decoded model (``program_.decode(solution_)``).
     program_ : Program
     solution_ : Solution
     n_iter_ : int
     """
 
     _parameter_constraints: dict = {
-        "C": [Interval(Real, 0, None, closed="neither"), None],
+        "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
         "kernel": [StrOptions(set(KERNELS))],
         "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
         "degree": [Interval(Integral, 1, None, closed="left")],
@@ -117,7 +132,7 @@ class M4Classifier(BinaryConicClassifier):
 
     def __init__(
         self,
-        C: float | None = None,
+        C: float | str | None = "auto",
         *,
         kernel: str = "linear",
         gamma: float | str = "scale",
@@ -155,11 +170,6 @@ class M4Classifier(BinaryConicClassifier):
                          degree=self.degree, coef0=self.coef0, reg=self._reg(X),
                          reduction=self.reduction, factor_rtol=self.factor_rtol)
         solver = program.default_solver if self.solver is None else self.solver
-        if solver.lower() not in available(program.kind):
-            raise ValueError(
-                f"solver={self.solver!r} cannot solve {program.kind!r} programs "
-                f"(C={self.C!r}); use one of {available(program.kind)} or solver=None"
-            )
         space = "linearly" if self.kernel == "linear" else "in the kernel's feature space"
         hints = {
             Status.INFEASIBLE: f"the training data are not separable {space}, which the "
@@ -172,7 +182,12 @@ class M4Classifier(BinaryConicClassifier):
         model = program.decode(solution)
         self.program_ = program
         self.solution_ = solution
+        self.model_ = model
         self.n_iter_ = int(solution.iterations)
+        self.C_ = program.data["C"]
         self.rho_ = float(model["rho"])
         self.support_ = np.asarray(model["support"])
-        self._set_expansion(model, X)  # coef_ or dual_coef_ + X_fit_; the base's _decision
+        self._set_expansion(model, X)  # coef_ or dual_coef_ + X_fit_
+
+    def _decision(self, X: np.ndarray) -> np.ndarray:
+        return m4f.decision_values(self.program_.data, self.model_, X)

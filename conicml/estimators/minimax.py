@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .. import kinds
+from ..exceptions import NotFittedStatusError
 from ..formulations import minimax as mm
+from ..formulations.minimax import _fill_doc
 from ..kernels import KERNELS
 from ..program import Program
-from ..registry import available
 from ..solution import Status
 from ._base import BinaryConicClassifier, solve_or_raise
 
@@ -55,6 +55,8 @@ _ATTR_DOC = """
         Kernel models only: coefficients on the training points.
     X_fit_ : ndarray
         Kernel models only: the training inputs.
+    model_ : dict
+        The decoded model (``program_.decode(solution_)``).
     program_ : Program
     solution_ : Solution
     n_iter_ : int"""
@@ -84,16 +86,10 @@ class _MinimaxClassifier(BinaryConicClassifier):
         return dict(kernel=self.kernel, gamma=self.gamma, degree=self.degree,
                     coef0=self.coef0, rho_x=rho, rho_y=rho)
 
-    def _check_solver(self, program: Program) -> None:
-        if self.solver.lower() not in available(program.kind):
-            raise ValueError(
-                f"solver={self.solver!r} cannot solve {program.kind!r} programs; "
-                f"use one of {available(program.kind)}"
-            )
-
     def _set_model(self, X: np.ndarray, program: Program, solution: Any, model: dict) -> None:
         self.program_ = program
         self.solution_ = solution
+        self.model_ = model
         self.n_iter_ = int(solution.iterations)
         self.alpha_ = float(model["alpha"])
         self.beta_ = float(model["beta"])
@@ -101,7 +97,11 @@ class _MinimaxClassifier(BinaryConicClassifier):
         self.kappa_beta_ = float(model["kappa_beta"])
         self._set_expansion(model, X)
 
+    def _decision(self, X: np.ndarray) -> np.ndarray:
+        return mm.decision_values(self.program_.data, self.model_, X)
 
+
+@_fill_doc(COMMON_DOC=_COMMON_DOC, ATTR_DOC=_ATTR_DOC)
 class MPMClassifier(_MinimaxClassifier):
     r"""Minimax probability machine (Lanckriet et al. 2002; Huang 2004 eq. 4.8).
 
@@ -111,14 +111,14 @@ class MPMClassifier(_MinimaxClassifier):
     ``dinkelbach`` / ``rosen`` fractional solvers).
 
     Parameters
-    ----------""" + _COMMON_DOC + """
+    ----------<COMMON_DOC>
     solver : str, default="clarabel"
         Any solver for ``"socp.mpm"``: ``"clarabel"``, ``"ecos"``, ``"scs"``,
         ``"dinkelbach"``, ``"rosen"``.
     solver_options : dict, default=None
 
     Attributes
-    ----------""" + _ATTR_DOC + """
+    ----------<ATTR_DOC>
     """
 
     def __init__(self, *, kernel: str = "linear", gamma: float | str = "scale",
@@ -134,13 +134,13 @@ class MPMClassifier(_MinimaxClassifier):
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         program = mm.mpm((X, y), **self._kernel_kwargs(X))
-        self._check_solver(program)
         hint = "the kernel program is unbounded: increase rho"
         solution = solve_or_raise(program, self.solver, self.solver_options,
                                   {Status.UNBOUNDED: hint, Status.INFEASIBLE: hint})
         self._set_model(X, program, solution, program.decode(solution))
 
 
+@_fill_doc(COMMON_DOC=_COMMON_DOC, ATTR_DOC=_ATTR_DOC)
 class BMPMClassifier(_MinimaxClassifier):
     r"""Biased minimax probability machine (Huang 2004, eqs. 3.5–3.14 and ch. 5).
 
@@ -150,31 +150,40 @@ class BMPMClassifier(_MinimaxClassifier):
 
     Parameters
     ----------
-    beta0 : float, default=0.5
-        Required worst-case accuracy of ``classes_[0]``, in [0, 1); it must be
-        below the largest attainable value ``beta0_max_`` (eq. 3.44), otherwise
-        ``fit`` raises :class:`~conicml.NotFittedStatusError` naming it.
+    beta0 : float or "auto", default="auto"
+        Required worst-case accuracy of ``classes_[0]``. ``"auto"`` (the
+        default): half the largest attainable value,
+        :math:`\beta_0 = \beta_{0,\max}/2` (``beta0_max_``, eq. 3.44; Gaussian
+        bound: halfway between ½ and it), which every data set with distinct
+        class means admits. A fixed number is not a safe default: the
+        attainable range depends on the data (the former default 0.5 is
+        infeasible on overlapping classes such as haberman or oil spill,
+        where :math:`\beta_{0,\max} < 0.5`). A float in [0, 1) is used as
+        given and must lie below ``beta0_max_``; otherwise ``fit`` raises
+        :class:`~conicml.NotFittedStatusError` naming both before any solve.
     bound : {"chebyshev", "gaussian"}, default="chebyshev"
         Distribution-free bound, or Gaussian classes (:math:`\kappa = \Phi^{-1}`;
-        needs ``beta0 >= 0.5``).""" + _COMMON_DOC + """
+        needs ``beta0 >= 0.5``).<COMMON_DOC>
     solver : str, default="clarabel"
         Any solver for ``"socp.bmpm"``: ``"clarabel"``, ``"ecos"``, ``"scs"``,
         ``"rosen"``, ``"dinkelbach"``.
     solver_options : dict, default=None
 
     Attributes
-    ----------""" + _ATTR_DOC + """
+    ----------<ATTR_DOC>
+    beta0_ : float
+        The :math:`\beta_0` used (``beta0="auto"`` resolved).
     beta0_max_ : float
-        Largest attainable :math:`\\beta_0` on the training moments.
+        Largest attainable :math:`\beta_0` on the training moments.
     """
 
     _parameter_constraints: dict = {
         **_MinimaxClassifier._parameter_constraints,
-        "beta0": [Interval(Real, 0, 1, closed="left")],
+        "beta0": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
         "bound": [StrOptions(set(mm.BOUNDS))],
     }
 
-    def __init__(self, beta0: float = 0.5, *, bound: str = "chebyshev",
+    def __init__(self, beta0: float | str = "auto", *, bound: str = "chebyshev",
                  kernel: str = "linear", gamma: float | str = "scale", degree: int = 3,
                  coef0: float = 0.0, rho: float | None = None, solver: str = "clarabel",
                  solver_options: dict | None = None) -> None:
@@ -189,11 +198,24 @@ class BMPMClassifier(_MinimaxClassifier):
         self.solver_options = solver_options
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
-        program = mm.bmpm((X, y), self.beta0, bound=self.bound, **self._kernel_kwargs(X))
-        self._check_solver(program)
+        lo = 0.5 if self.bound == "gaussian" else 0.0
+        beta0 = lo if self.beta0 == "auto" else self.beta0
+        program = mm.bmpm((X, y), beta0, bound=self.bound, **self._kernel_kwargs(X))
         self.beta0_max_ = float(program.data["beta0_max"])
-        hint = (f"beta0={self.beta0:g} is not attainable on these data: the largest "
-                f"feasible beta0 is beta0_max_={self.beta0_max_:.6g} (eq. 3.44); lower beta0")
+        if self.beta0 == "auto":
+            if not self.beta0_max_ > lo:
+                raise NotFittedStatusError(
+                    f"fit failed: the largest attainable beta0 is beta0_max_="
+                    f"{self.beta0_max_:.6g} <= {lo:g}, the least the {self.bound} bound "
+                    "allows: use bound='chebyshev'")
+            beta0 = lo + 0.5 * (self.beta0_max_ - lo)
+            program = mm.inner_bmpm(program.data, beta0)  # same moments, new beta0
+        self.beta0_ = float(beta0)
+        hint = (f"beta0={beta0:g} is not attainable on these data: the largest "
+                f"feasible beta0 is beta0_max_={self.beta0_max_:.6g} (eq. 3.44); lower beta0 "
+                "or use beta0='auto'")
+        if beta0 >= self.beta0_max_:
+            raise NotFittedStatusError(f"fit failed: {hint}")
         solution = solve_or_raise(
             program, self.solver, self.solver_options,
             {Status.INFEASIBLE: hint, Status.INFEASIBLE_INACCURATE: hint,
@@ -201,6 +223,7 @@ class BMPMClassifier(_MinimaxClassifier):
         self._set_model(X, program, solution, program.decode(solution))
 
 
+@_fill_doc(COMMON_DOC=_COMMON_DOC, ATTR_DOC=_ATTR_DOC)
 class MEMPMClassifier(_MinimaxClassifier):
     r"""Minimum-error minimax probability machine (Huang 2004, eqs. 3.2–3.4, 3.21–3.26).
 
@@ -216,7 +239,7 @@ class MEMPMClassifier(_MinimaxClassifier):
         prior, as in the thesis's experiments); ``0.5`` is the MS criterion.
     bound : {"chebyshev", "gaussian"}, default="chebyshev"
         Distribution-free bound or Gaussian classes (restricted to
-        :math:`\alpha, \beta \ge \tfrac12`).""" + _COMMON_DOC + """
+        :math:`\alpha, \beta \ge \tfrac12`).<COMMON_DOC>
     solver : str, default="quadratic-interpolation"
         Solver of the sequential program.
     inner : str, default="clarabel"
@@ -226,7 +249,7 @@ class MEMPMClassifier(_MinimaxClassifier):
         Options of the outer solver (``tol``, ``max_iter``, ...).
 
     Attributes
-    ----------""" + _ATTR_DOC + """
+    ----------<ATTR_DOC>
     theta_ : float
         The weight used.
     """
@@ -257,10 +280,6 @@ class MEMPMClassifier(_MinimaxClassifier):
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         program = mm.mempm((X, y), theta=self.theta, bound=self.bound,
                            **self._kernel_kwargs(X))
-        self._check_solver(program)
-        if self.inner.lower() not in available(kinds.BMPM):
-            raise ValueError(f"inner={self.inner!r} cannot solve BMPM programs; use one of "
-                             f"{available('socp.bmpm')}")
         options = {"inner": self.inner, **dict(self.solver_options or {})}
         solution = solve_or_raise(program, self.solver, options)
         model = program.decode(solution)

@@ -17,15 +17,17 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .. import registry
 from ..exceptions import ProgramError
 from ..formulations import ordinal
 from ..kernels import make_kernel
+from ..kinds import CBOR_DUAL, CBOR_PRIMAL
 from ..moments import ClusterMoments
-from ..registry import available
 from ..solution import Status
 from ._base import solve_or_raise
 
@@ -65,8 +67,11 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
         primal (4.3)/(4.4); ``"cbor-smo"`` solves the dual (5.1).
     solver_options : dict, default=None
         Options for the solver (see :func:`conicml.solve`).
-    random_state : int, default=0
-        Seed of the k-means clustering.
+    random_state : int, RandomState instance or None, default=0
+        Seed of the k-means clustering: an int is used as the seed; ``None``
+        or a :class:`numpy.random.RandomState` draws the seed from
+        :func:`sklearn.utils.check_random_state` (fresh randomness for
+        ``None``).
 
     Attributes
     ----------
@@ -157,7 +162,10 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
                 f"class ({classes[0]!r})")
         self.classes_ = classes
         ranks = ranks + 1
-        seed = self.random_state if isinstance(self.random_state, (int, np.integer)) else 0
+        if isinstance(self.random_state, (int, np.integer)):
+            seed = int(self.random_state)
+        else:  # None or a RandomState: draw the k-means seed from it (it was 0 before)
+            seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         clusters = ClusterMoments.from_data(
             X, ranks, clustering=self.clustering, n_clusters=self.n_clusters,
             sigma=self.sigma, random_state=seed)
@@ -165,15 +173,11 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
         if self.kernel == "rbf":  # resolve "scale"/"auto" on the samples, not the centres
             gamma = make_kernel("rbf", X, gamma=self.gamma).gamma
         solver = self.solver.lower()
-        kinds = {form: f"socp.chance.cbor.{form}" for form in ("primal", "dual")}
-        if solver in available(kinds["primal"]):
-            form = "primal"
-        elif solver in available(kinds["dual"]):
-            form = "dual"
-        else:
-            raise ValueError(
-                f"solver={self.solver!r} cannot solve CBOR programs; use one of "
-                f"{sorted(set(available(kinds['primal'])) | set(available(kinds['dual'])))}")
+        # the form follows the solver (a dual-only solver such as cbor-smo gets the
+        # dual); an unknown or unsuitable solver is reported by solve()
+        entry = registry.get(solver)
+        dual_only = entry.accepts(CBOR_DUAL) and not entry.accepts(CBOR_PRIMAL)
+        form = "dual" if dual_only else "primal"
         program = ordinal.cbor(
             clusters, W=self.W, eta=self.eta, kernel=self.kernel, gamma=gamma,
             bound=self.bound, form=form)

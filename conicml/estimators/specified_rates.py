@@ -15,7 +15,6 @@ from ..exceptions import NotFittedStatusError, ProgramError, SolverError
 from ..formulations import specified_rates
 from ..kernels import KERNELS
 from ..moments import ClassMoments
-from ..registry import available
 from ..solution import Status
 from ._base import BinaryConicClassifier, solve_or_raise
 
@@ -144,11 +143,6 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
             gamma=self.gamma, degree=self.degree, coef0=self.coef0, epsilon=self.epsilon,
             form=self.form,
         )
-        if self.solver.lower() not in available(program.kind):
-            raise ValueError(
-                f"solver={self.solver!r} cannot solve {program.kind!r} programs; "
-                f"use one of {available(program.kind)}"
-            )
         return program
 
     def _solve(self, program) -> None:

@@ -9,7 +9,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..formulations import svm as svm_formulation
 from ..kernels import KERNELS
-from ..registry import available
 from ..solution import Status
 from ._base import BinaryConicClassifier, solve_or_raise
 
@@ -53,6 +52,8 @@ class SVMClassifier(BinaryConicClassifier):
         :math:`\alpha_i y_i` of the support vectors.
     support_ : ndarray of shape (n_SV,)
     support_vectors_ : ndarray of shape (n_SV, n_features)
+    model_ : dict
+        The decoded model (``program_.decode(solution_)``).
     program_ : Program
     solution_ : Solution
     n_iter_ : int
@@ -112,11 +113,6 @@ class SVMClassifier(BinaryConicClassifier):
         else:
             program = svm_formulation.soft_margin(X, y, C=self.C, class_weight=class_weight,
                                                   **common)
-        if self.solver.lower() not in available(program.kind):
-            raise ValueError(
-                f"solver={self.solver!r} cannot solve {program.kind!r} programs; "
-                f"use one of {available(program.kind)}"
-            )
         separable_hint = (
             "the data are not linearly separable: use soft margin (set C to a positive "
             "number)" if self.kernel == "linear" else "the data are not separable in the "
@@ -130,6 +126,7 @@ class SVMClassifier(BinaryConicClassifier):
         support = model["support"]
         self.program_ = program
         self.solution_ = solution
+        self.model_ = model
         self.n_iter_ = solution.iterations
         self.support_ = support
         self.support_vectors_ = X[support]
@@ -141,11 +138,4 @@ class SVMClassifier(BinaryConicClassifier):
             self.coef_ = model["w"][None, :]
 
     def _decision(self, X: np.ndarray) -> np.ndarray:
-        if self.kernel == "linear":
-            return X @ self.coef_[0] + self.intercept_[0]
-        kernel = self.program_.data["kernel"]
-        if self.kernel == "precomputed":
-            K = X[:, self.support_]
-        else:
-            K = kernel(X, self.support_vectors_)
-        return K @ self.dual_coef_[0] + self.intercept_[0]
+        return svm_formulation.decision_values(self.program_.data, self.model_, X)

@@ -142,8 +142,10 @@ from ..program import ConicForm, Program, require_solution
 from ..solution import Residuals, Solution, Status
 
 __all__ = [
+    "AUTO_NU",
     "KIND_SEPARABLE",
     "KIND_SOFT",
+    "auto_C",
     "certified_rho",
     "decision_values",
     "inner_problem",
@@ -209,10 +211,38 @@ def reduction_scores(Z: np.ndarray, y: np.ndarray, R_pos: np.ndarray,
     return nu
 
 
+#: Fraction of the training points that ``C="auto"`` lets inside the margin.
+AUTO_NU = 0.5
+
+
+def auto_C(d: np.ndarray, R_pos: np.ndarray, R_neg: np.ndarray, n: int,
+           nu: float = AUTO_NU) -> float:
+    r"""A data-scaled soft-margin :math:`C` letting about ``nu * n`` points inside the margin.
+
+    By the slope argument of the module docstring about :math:`1/(C\sigma)`
+    points lie inside the margin at the optimum, :math:`\sigma` a class's
+    :math:`\sigma(w)` at :math:`w^\top d = 1`. With :math:`\bar\sigma =
+    (\sigma_x + \sigma_y)/2` at the Fisher direction
+    :math:`w \propto (\Sigma_x + \Sigma_y)^{-1}d` (a cheap stand-in for the
+    optimal :math:`w`), :math:`C = 1/(\nu\,n\,\bar\sigma)` -- the analogue of
+    the ν-SVM's :math:`\nu`; derived here, not in the thesis.
+    """
+    S = R_pos.T @ R_pos + R_neg.T @ R_neg
+    w = np.linalg.lstsq(S, d, rcond=None)[0]
+    w = w / float(d @ w)
+    sigma = 0.5 * (float(np.linalg.norm(R_pos @ w)) + float(np.linalg.norm(R_neg @ w)))
+    if not sigma > 0:  # zero within-class spread along d: any C fits, take one per point
+        return 1.0 / n
+    return 1.0 / (nu * n * sigma)
+
+
 def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
              factor_rtol) -> dict[str, Any]:
     X, y = check_X_y(X, y)
-    if C is not None:
+    if isinstance(C, str):
+        if C != "auto":
+            raise ProgramError(f"C must be a positive number, None or 'auto', got {C!r}")
+    elif C is not None:
         C = check_positive(C, "C")
     reg = check_positive(reg, "reg", allow_zero=True)
     factor_rtol = check_positive(factor_rtol, "factor_rtol")
@@ -262,6 +292,9 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
             raise ProgramError("covariances must be a pair (cov_pos, cov_neg)")
         R_pos = _sym_factor(covariances[0], p, "cov_pos", reg, scale)
         R_neg = _sym_factor(covariances[1], p, "cov_neg", reg, scale)
+    c_auto = C == "auto"
+    if c_auto:
+        C = auto_C(d, R_pos, R_neg, y.size)
     if reduction is None:
         kept = np.ones(y.size, dtype=bool)
         scores = None
@@ -272,7 +305,8 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
                      reduction=reduction, n_removed=int(y.size - kept.sum()))
     return {
         "m4": m4_data,
-        "X": X, "y": y, "C": C, "kernel": kern, "Z": Z, "eta_map": eta_map, "reg": reg,
+        "X": X, "y": y, "C": C, "C_auto": c_auto, "kernel": kern, "Z": Z, "eta_map": eta_map,
+        "reg": reg,
         "reduction": reduction, "scores": scores, "kept": kept,
         "n_removed": int(y.size - kept.sum()),
         "mean_pos": mean_pos, "mean_neg": mean_neg, "d": d, "R_pos": R_pos, "R_neg": R_neg,
@@ -485,7 +519,8 @@ def m4(
         Training inputs; for ``kernel="precomputed"`` the (n, n) Gram matrix.
     y : ndarray of shape (n_samples,)
         Labels, exactly +1 (the thesis's class x) or -1, both present.
-    C : float or None, default=None
+    C : float, "auto" or None, default=None
+        ``"auto"``: a soft margin with the data-scaled :func:`auto_C`.
         ``None``: separable M4 (eqs. 4.1–4.5), kind ``"quasiconvex.m4"``,
         solved by ``bisection`` or ``dinkelbach-gfp``; INFEASIBLE when the data
         are not linearly separable (in feature space). A positive float: soft

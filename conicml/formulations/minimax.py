@@ -70,7 +70,13 @@ coefficient vector on the training points (original sample order, not
 "x first"; the formulas are order-free), :math:`d = \tilde k_x - \tilde k_y`
 with :math:`\tilde k_x = \frac1{N_x}\sum_{i\in x} K_{i,:}`, and
 :math:`\Sigma_x = \frac1{N_x}\tilde K_x^\top\tilde K_x + \rho_x K`,
-:math:`\tilde K_x = K_x - \mathbf 1\tilde k_x^\top`. The regulariser
+:math:`\tilde K_x = K_x - \mathbf 1\tilde k_x^\top`. The program is written in the
+coordinates :math:`u` of the empirical feature map :math:`\Phi = U\Lambda^{1/2}`
+(:math:`K = U\Lambda U^\top` over the eigenvalues above ``_GRAM_RTOL`` times
+the largest), :math:`w = U\Lambda^{-1/2}u`: then :math:`Kw = \Phi u` and
+:math:`w^\top Kw = \|u\|^2`, so it is the linear program on :math:`\Phi` with
+:math:`\Sigma + \rho I` (well conditioned; the solvers' vectors and the
+``"v"`` entry of a kernel model are :math:`u`, ``"dual_coef"`` is :math:`w`). The regulariser
 :math:`\rho_x K` (the robust replacement of Theorem 9) is **mandatory** for a
 non-linear kernel: without it the within-class scatter spans at most
 :math:`N - 2` directions and the problem is unbounded (errata S004-§5.3), so
@@ -131,6 +137,14 @@ __all__ = [
 ]
 
 BOUNDS = ("chebyshev", "gaussian")
+
+#: Kernel programs: eigenvalues of the Gram matrix below this fraction of the
+#: largest are dropped from the empirical feature map (:func:`_base_data`).
+_GRAM_RTOL = 1e-10
+
+#: MEMPM: from kappa(beta) = (1 - _END_RTOL) kappa_max on, F is evaluated at the
+#: analytic end point instead of by a BMPM solve (see :func:`mempm`).
+_END_RTOL = 1e-3
 
 
 # --------------------------------------------------------------------------------------
@@ -225,11 +239,27 @@ def _base_data(
         K = 0.5 * (K + K.T)
         pos, neg = y > 0, y < 0
         n_pos, n_neg = int(pos.sum()), int(neg.sum())
-        mx, my = K[pos].mean(axis=0), K[neg].mean(axis=0)  # k~x, k~y (Sec. 3.4.2)
-        Ktx, Kty = K[pos] - mx, K[neg] - my  # K~x, K~y
-        L = psd_factor(K, "eigen")  # K = L L^T, so rho w^T K w = rho ||L^T w||^2
-        Rx = np.vstack([Ktx / math.sqrt(n_pos), math.sqrt(rho_x) * L.T])
-        Ry = np.vstack([Kty / math.sqrt(n_neg), math.sqrt(rho_y) * L.T])
+        # Theorem 9 in the coordinates of the empirical feature map: with
+        # K = U diag(lam) U^T over the eigenvalues lam > _GRAM_RTOL * lam_max and
+        # Phi = U diag(sqrt(lam)), the coefficients w = T u, T = U diag(lam^-1/2),
+        # give K w = Phi u and w^T K w = ||u||^2, so k~x - k~y, K~x w and rho w^T K w
+        # become Phi's class means, centred rows and rho ||u||^2: the kernel program
+        # is the linear one on Phi with Sigma + rho I. Exact up to the dropped
+        # spectrum (directions of w in the null space of K change nothing), and
+        # well conditioned, whereas the n x n form in w has a whole optimal face
+        # (those null directions) on which interior-point solvers failed
+        # (Clarabel solver_error from n ~ 250 on).
+        lam, U = np.linalg.eigh(K)
+        keep = lam > _GRAM_RTOL * max(float(lam[-1]), np.finfo(float).tiny)
+        lam, U = lam[keep], U[:, keep]
+        Phi = U * np.sqrt(lam)
+        coef_map = U / np.sqrt(lam)  # w = coef_map @ u (dual coefficients)
+        mx, my = Phi[pos].mean(axis=0), Phi[neg].mean(axis=0)  # k~x, k~y (Sec. 3.4.2)
+        eye = np.eye(Phi.shape[1])
+        cov_x = np.cov(Phi[pos], rowvar=False, bias=True).reshape(eye.shape)
+        cov_y = np.cov(Phi[neg], rowvar=False, bias=True).reshape(eye.shape)
+        Rx = _factor_T(cov_x + rho_x * eye)
+        Ry = _factor_T(cov_y + rho_y * eye)
         mom = None
     d = mx - my
     if not np.any(np.abs(d) > 1e-12 * max(1.0, float(np.abs(mx).max()))):
@@ -241,6 +271,7 @@ def _base_data(
         "moments": mom, "d": d, "Rx": Rx, "Ry": Ry, "mx": mx, "my": my,
         "nu_x": nu_x, "nu_y": nu_y, "rho_x": rho_x, "rho_y": rho_y,
         "kernel": kern, "X": X, "n_pos": n_pos, "n_neg": n_neg, "feature_scale": scale,
+        "coef_map": None if kern is None else coef_map,
     }
 
 
@@ -315,8 +346,9 @@ def _model(data: Mapping[str, Any], w: np.ndarray, kappa_alpha: float,
         # internal coordinates x / feature_scale -> the user's features
         scale = data.get("feature_scale")
         model["w"] = w if scale is None else w / scale
-    else:
-        model["dual_coef"] = w
+    else:  # w holds the feature-map coordinates u; the model, the coefficients T u
+        model["dual_coef"] = data["coef_map"] @ w
+        model["v"] = w
     return model
 
 
@@ -380,6 +412,25 @@ _KERNEL_DOC = """
         Kernel hyper-parameters (:func:`conicml.make_kernel`)."""
 
 
+def _fill_doc(**parts: str) -> Any:
+    """Decorator replacing ``<NAME>`` in a docstring by ``parts[NAME]``.
+
+    A docstring written as ``\"\"\"...\"\"\" + SHARED`` is an expression, not
+    a docstring, and leaves ``__doc__`` None; this keeps the docstring a literal
+    and fills the shared parts in after the definition.
+    """
+
+    def fill(obj: Any) -> Any:
+        doc = obj.__doc__
+        for name, text in parts.items():
+            doc = doc.replace(f"<{name}>", text)
+        obj.__doc__ = doc
+        return obj
+
+    return fill
+
+
+@_fill_doc(KERNEL_DOC=_KERNEL_DOC)
 def mpm(
     data: ClassMoments | tuple,
     *,
@@ -415,14 +466,13 @@ def mpm(
     rho_x, rho_y : float, default=0
         Covariance inflation (linear) or the ρ·K regulariser (kernel; > 0).
     bound : {"chebyshev", "gaussian"}, default="chebyshev"
-        Map from κ to the reported accuracy (the hyperplane does not depend on it).
-    """ + _KERNEL_DOC + """
+        Map from κ to the reported accuracy (the hyperplane does not depend on it).<KERNEL_DOC>
 
     Returns
     -------
     Program
         Kind ``"socp.mpm"``; ``decode`` gives ``w`` (or ``dual_coef``), ``b``
-        (positive iff :math:`w^\\top x + b \\ge 0`), ``alpha``, ``beta``,
+        (positive iff :math:`w^\top x + b \ge 0`), ``alpha``, ``beta``,
         ``kappa``, ``b_mismatch``.
     """
     bound = _check_bound(bound)
@@ -435,6 +485,7 @@ def mpm(
                            beta0_max=math.nan, kappa0=math.nan)
 
 
+@_fill_doc(KERNEL_DOC=_KERNEL_DOC)
 def bmpm(
     data: ClassMoments | tuple,
     beta0: float,
@@ -472,8 +523,7 @@ def bmpm(
         Required worst-case accuracy of the negative class, in [0, 1)
         (Gaussian bound: [0.5, 1)).
     nu_x, nu_y, rho_x, rho_y, bound
-        As in :func:`mpm`.
-    """ + _KERNEL_DOC + """
+        As in :func:`mpm`.<KERNEL_DOC>
 
     Returns
     -------
@@ -508,6 +558,7 @@ def _bmpm_program(base: dict, beta0: float, bound: str) -> Program:
                            bound, desc, beta0=beta0, kappa0=kappa0, beta0_max=beta0_max)
 
 
+@_fill_doc(KERNEL_DOC=_KERNEL_DOC)
 def mempm(
     data: ClassMoments | tuple,
     theta: float | None = None,
@@ -534,7 +585,12 @@ def mempm(
     objective :math:`F(\beta^*)`), solved by ``quadratic-interpolation`` (note
     A4): a 1-D line search over β with one BMPM solve per step. The problem is
     nonconvex in general (Sec. 3.7); the line search finds a local maximum,
-    bracketing the domain ends.
+    bracketing the domain ends. Close to :math:`\beta_{0m}`, from
+    :math:`\kappa(\beta) = (1 - 10^{-3})\,\kappa(\beta_{0m})` on
+    (``data["beta_stop"]``), :math:`F` is evaluated at the analytic end point
+    (:math:`\alpha` at its floor, :math:`w = \Sigma_y^{-1}d`) rather than by a
+    BMPM solve: the BMPM program degenerates there (interior-point solvers fail),
+    and :math:`\alpha^*(\beta)` is below about :math:`10^{-6}` on that stretch.
 
     Parameters
     ----------
@@ -554,14 +610,13 @@ def mempm(
         :math:`K_y = C_{FP}N_y`, i.e. :math:`\theta = K_x/(K_x+K_y)`
         (exclusive with ``theta``).
     nu_x, nu_y, rho_x, rho_y
-        Robust radii (Sec. 3.3, eq. 3.40) / kernel regulariser, as in :func:`mpm`.
-    """ + _KERNEL_DOC + """
+        Robust radii (Sec. 3.3, eq. 3.40) / kernel regulariser, as in :func:`mpm`.<KERNEL_DOC>
 
     Returns
     -------
     Program
         ``decode`` gives ``w``/``dual_coef``, ``b``, ``alpha``, ``beta``,
-        ``objective`` (:math:`\\theta\\alpha + (1-\\theta)\\beta`), ``theta``.
+        ``objective`` (:math:`\theta\alpha + (1-\theta)\beta`), ``theta``.
     """
     bound = _check_bound(bound)
     nu_y = nu_x if nu_y is None else nu_y
@@ -595,6 +650,13 @@ def mempm(
             raise ProgramError(f"theta must lie in [0, 1], got {theta!r}")
     kmax = _kappa_max(base)
     beta_end = accuracy_from_kappa(kmax, bound)
+    # The end of the domain is treated analytically from beta_stop on: as
+    # kappa(beta) -> kappa_max the BMPM feasible set degenerates to the ray of
+    # Sigma_y^-1 d, the Charnes-Cooper solution diverges and interior-point solvers
+    # fail (or return alpha ~ 1e-32); alpha*(beta) vanishes quadratically in
+    # kappa_max - kappa(beta) (about 1e-6 at beta_stop), so on [beta_stop, beta0m]
+    # the search uses alpha = its floor and w = Sigma_y^-1 d (the exact end point).
+    beta_stop = accuracy_from_kappa(kmax * (1.0 - _END_RTOL), bound)
     beta_lo = 0.5 if bound == "gaussian" else 0.0
     if beta_end <= beta_lo:
         raise ProgramError(
@@ -603,12 +665,13 @@ def mempm(
         )
     data_ = {**base, "family": "mempm", "kind": kinds.MEMPM, "theta": float(theta),
              "bound": bound, "beta_lo": beta_lo, "beta_end": beta_end, "kappa_max": kmax,
+             "beta_stop": beta_stop,
              "weights": weights}
     data_["mempm"] = MEMPMData(
         theta=float(theta), beta_lo=beta_lo, beta_end=beta_end,
         alpha_floor=accuracy_from_kappa(0.0, bound), endpoint_w=_endpoint_w(data_),
         make_inner=partial(inner_bmpm, data_), make_model=partial(mempm_model, data_),
-        bound=bound)
+        bound=bound, beta_stop=beta_stop)
     return Program(kinds.MEMPM, data_, build=None, decode=_decode_mempm,
                    certify=_certify_mempm,
                    default_solver="quadratic-interpolation",
@@ -622,14 +685,14 @@ def mempm_value(data: Mapping[str, Any], beta: float, alpha: float) -> float:
 
 def inner_bmpm(data: Mapping[str, Any], beta: float, previous: Program | None = None
                ) -> Program:
-    r"""The inner BMPM program of a MEMPM program at ``beta0 = beta``.
+    r"""The BMPM program at ``beta0 = beta`` on the moments of a MEMPM or BMPM program.
 
     Given the ``previous`` inner program, the new one re-uses its compiled
     cvxpy problem (DPP): only the parameter :math:`a_y = \kappa(\beta) + \nu_y`
     changes between two values of β.
     """
     keep = ("moments", "d", "Rx", "Ry", "mx", "my", "nu_x", "nu_y", "rho_x", "rho_y",
-            "kernel", "X", "n_pos", "n_neg", "feature_scale")
+            "kernel", "X", "n_pos", "n_neg", "feature_scale", "coef_map")
     prog = _bmpm_program({k: data[k] for k in keep}, float(beta), data["bound"])
     if previous is not None and previous.is_built:
         prog = Program(prog.kind, prog.data,

@@ -231,6 +231,7 @@ def solve_quadratic_interpolation(
     if x0 is not None and not lo <= x0 <= hi:
         raise OptionError(f"quadratic-interpolation: x0 must lie in the beta domain "
                           f"[{lo:.6g}, {hi:.6g}], got {x0!r}")
+    analytic_from = hi if mempm.beta_stop is None else mempm.beta_stop
     floor = mempm.alpha_floor
     w_end = mempm.endpoint_w
     evals: dict[float, tuple[float, np.ndarray, Solution | None]] = {}
@@ -242,7 +243,7 @@ def solve_quadratic_interpolation(
             state["reason"] = 2
             raise StopSearch(2)
         sol = None
-        if beta >= hi:
+        if beta >= analytic_from:  # the analytic end point (contract: beta_stop)
             alpha, w = floor, w_end
         else:
             # re-uses the previous inner program's compiled problem (DPP)

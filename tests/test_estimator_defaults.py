@@ -1,0 +1,158 @@
+"""Issue 12, "estimators that work with their defaults": every estimator's default fit
+succeeds on the bundled real data sets, with finite predictions and better than a
+trivial classifier.
+
+"Better than trivial": a constant score has ROC AUC 0.5 and balanced accuracy 0.5
+(predicting the majority class), so we require a held-out AUC of at least 0.6
+(the weakest default on these sets reaches about 0.7; the closed-form reference is
+the 0.5 of a constant). The default run trains on a stratified subsample (at most
+300 rows, keeping up to 60 points of the minority class, so abalone19 (32 positives
+out of 4 177) and mammography (260 of 11 183) keep their minority; their imbalance
+ratio is then smaller than the full set's) split 50/50; the full-size check with
+3-fold cross-validation is ``@pytest.mark.slow``.
+
+Also: the docstring of every public estimator and formulation function is not empty
+(``help()`` showed nothing for the minimax family, issue 12).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import StratifiedKFold, train_test_split
+
+import conicml as cm
+import conicml.formulations as formulations
+from conicml import estimators
+from conicml.estimators import ClusterSOCPOrdinalRegressor, LSVRRegressor
+
+DATASETS = ["breast_cancer", "heart", "ionosphere", "pima", "sonar", "mammography",
+            "abalone19"]
+# the estimators of issue 12 (and FeatureScalingSVC); estimators merged later
+# (HLSVM, ranking) are not in this list yet
+CLASSIFIERS = ["ClusterSOCPClassifier", "M4Classifier", "BMPMClassifier", "MEMPMClassifier",
+               "MPMClassifier", "ClusterSOCPOrdinalRegressor", "ChanceConstrainedClassifier",
+               "SVMClassifier", "FeatureScalingSVC"]
+MIN_AUC = 0.6
+
+# Known limitation, kept visible: on abalone19 (19 rings vs the rest) the default
+# CBC-SOCP learns w = 0 (and warns): the 32 minority points face majority clusters
+# whose spheres overlap them, and the unweighted slack of (3.7) makes "every cluster
+# on one side" optimal. strict=True: the test fails if this starts to pass.
+KNOWN = {("ClusterSOCPClassifier", "abalone19"): "CBC-SOCP (3.7) learns w = 0 on abalone19"}
+
+
+def subsample(X: np.ndarray, y: np.ndarray, n: int = 300, n_minority: int = 60,
+              seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``n`` rows, with ``max(n_minority, its share)`` of the minority class."""
+    if y.size <= n:
+        return X, y
+    rng = np.random.default_rng(seed)
+    labels, counts = np.unique(y, return_counts=True)
+    idx_min = np.flatnonzero(y == labels[np.argmin(counts)])
+    idx_maj = np.flatnonzero(y != labels[np.argmin(counts)])
+    k_min = min(idx_min.size, n // 2, max(n_minority, round(n * idx_min.size / y.size)))
+    keep = np.sort(np.concatenate([rng.choice(idx_min, k_min, replace=False),
+                                   rng.choice(idx_maj, n - k_min, replace=False)]))
+    return X[keep], y[keep]
+
+
+def scores(est, X: np.ndarray) -> np.ndarray:
+    """Continuous scores for the AUC: the decision function, or the predicted rank."""
+    if hasattr(est, "decision_function"):
+        return est.decision_function(X)
+    if isinstance(est, ClusterSOCPOrdinalRegressor):
+        return est.latent_score(X)
+    return est.predict(X)
+
+
+def _cases():
+    for ds in DATASETS:
+        for name in CLASSIFIERS:
+            marks = []
+            if (name, ds) in KNOWN:
+                marks.append(pytest.mark.xfail(reason=KNOWN[(name, ds)], strict=True))
+            yield pytest.param(name, ds, id=f"{name}-{ds}", marks=marks)
+
+
+def _check_fit(name: str, X_train, y_train, X_test, y_test) -> float:
+    est = getattr(estimators, name)()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", category=UserWarning)  # incl. ConvergenceWarning
+        est.fit(X_train, y_train)
+    pred = est.predict(X_test)
+    assert set(np.unique(pred)) <= set(np.unique(y_train))
+    s = scores(est, X_test)
+    assert np.all(np.isfinite(s))
+    return roc_auc_score(y_test, s)
+
+
+@pytest.mark.parametrize(("name", "ds"), list(_cases()))
+def test_default_fit_on_real_data(name, ds):
+    X, y = subsample(*cm.datasets.load(ds))
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.5, stratify=y, random_state=0)
+    auc = _check_fit(name, X_tr, y_tr, X_te, y_te)
+    assert auc >= MIN_AUC, f"{name} default on {ds}: held-out AUC {auc:.3f} < {MIN_AUC}"
+
+
+@pytest.mark.parametrize("ds", DATASETS)
+def test_lsvr_default_fit_on_real_data(ds):
+    # the regressor: fit the +-1 labels as targets; the fit succeeds and the
+    # predictions are finite (its neighbourhood default assumes ordered samples, so
+    # no accuracy is asked of it here)
+    X, y = subsample(*cm.datasets.load(ds), n=150)
+    pred = LSVRRegressor().fit(X, y).predict(X)
+    assert pred.shape == y.shape and np.all(np.isfinite(pred))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "ds"), list(_cases()))
+def test_default_fit_on_full_data(name, ds):
+    X, y = cm.datasets.load(ds)
+    est = getattr(estimators, name)()
+    s = np.empty(y.size)
+    for train, test in StratifiedKFold(3, shuffle=True, random_state=0).split(X, y):
+        fitted = clone(est).fit(X[train], y[train])
+        s[test] = scores(fitted, X[test])
+        assert np.all(np.isfinite(s[test]))
+    auc = roc_auc_score(y, s)
+    assert auc >= MIN_AUC, f"{name} default on full {ds}: 3-fold AUC {auc:.3f} < {MIN_AUC}"
+
+
+# ------------------------------------------------------------------ docstrings
+def _public_functions():
+    for info in pkgutil.iter_modules(formulations.__path__):
+        if info.name.startswith("_") or info.name == "chance":  # chance: deprecated alias
+            continue
+        module = importlib.import_module(f"conicml.formulations.{info.name}")
+        for name in getattr(module, "__all__", []):
+            obj = getattr(module, name)
+            if inspect.isfunction(obj):
+                yield pytest.param(obj, id=f"{info.name}.{name}")
+
+
+@pytest.mark.parametrize("obj", [pytest.param(getattr(estimators, n), id=n)
+                                 for n in estimators.__all__] + list(_public_functions()))
+def test_public_docstrings_are_not_empty(obj):
+    doc = inspect.getdoc(obj)
+    assert doc and len(doc) > 40
+    assert "<" + "KERNEL_DOC>" not in doc and "<" + "COMMON_DOC>" not in doc
+
+
+def test_ordinal_random_state_is_honoured():
+    # random_state=None / a RandomState used to be replaced by the seed 0
+    X, y = cm.datasets.load("heart")
+    fits = [ClusterSOCPOrdinalRegressor(n_clusters=5, random_state=rs).fit(X, y)
+            for rs in (np.random.RandomState(1), np.random.RandomState(2), 0)]
+    centres = [f.cluster_centers_ for f in fits]
+    assert not np.allclose(centres[0], centres[1])  # different streams, different k-means
+    np.testing.assert_array_equal(
+        ClusterSOCPOrdinalRegressor(n_clusters=5, random_state=0).fit(X, y).cluster_centers_,
+        centres[2])
