@@ -352,7 +352,13 @@ def test_solvers_agree_kernel(solver, eps, C, rtol):
     prog = lsvr.lsvr(X, y, eps, C, 2, kernel="rbf", gamma=1.0, factor_rtol=rtol)
     ref_sol = _reference(prog, solver)
     sol = cm.solve(prog, solver)
-    assert sol.status is cm.Status.OPTIMAL
+    if solver == "scs" and C == 1.0:
+        # SCS (first-order, eps 1e-4) stops at a point whose recomputed stationarity is
+        # ~0.15 on the C = 1 instances: not certified, so OPTIMAL_INACCURATE (issue 11);
+        # its objective still agrees at SCS's tolerance
+        assert sol.status in (cm.Status.OPTIMAL, cm.Status.OPTIMAL_INACCURATE)
+    else:
+        assert sol.status is cm.Status.OPTIMAL
     assert sol.objective == pytest.approx(ref_sol.objective, rel=obj_rtol(solver))
     # compare fitted values only: the decoded b is nearly unidentifiable (the RBF
     # eigenbasis almost contains the constant vector, b ~ -200 here) and

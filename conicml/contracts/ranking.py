@@ -61,5 +61,5 @@ class RankingData:
 
     @property
     def n_basis(self) -> int:
-        """Size of the basis |R|."""
+        """Size of the basis, the number of basis samples."""
         return int(self.KR.shape[1])

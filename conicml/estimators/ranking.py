@@ -123,8 +123,8 @@ class RankRCClassifier(_RankingMixin, BinaryConicClassifier):
     classes_ : ndarray of shape (2,)
     basis_ : ndarray of int
         Training indices of the basis.
-    basis_vectors_ : ndarray of shape (|R|, n_features)
-    dual_coef_ : ndarray of shape (1, |R|)
+    basis_vectors_ : ndarray of shape (n_basis, n_features)
+    dual_coef_ : ndarray of shape (1, n_basis)
         :math:`\beta`.
     threshold_ : float
         Score threshold of ``predict`` (see the module docstring);

@@ -8,10 +8,10 @@ QPFS ranks M features by the solution of the simplex QP (eq. 3.4)
     \quad\text{s.t.}\quad w \ge 0,\ \mathbf 1^\top w = 1,
 
 with :math:`Q` the feature–feature similarity (redundancy) and :math:`F` the
-feature–class relevance (:mod:`conicml._similarity`: |correlation| with Hall's
+feature–class relevance (:mod:`conicml._similarity`: absolute correlation with Hall's
 prior-weighted relevance, or mutual information after the mRMR discretisation).
 
-**Not PSD.** |correlation| and MI matrices are often indefinite (a zero-diagonal MI
+**Not PSD.** Absolute-correlation and MI matrices are often indefinite (a zero-diagonal MI
 matrix always is). The program uses the eigenvalue-clipped matrix
 :math:`\tilde Q = \sum_{\lambda_j > \delta\lambda_{\max}} \lambda_j u_j u_j^\top`:
 every eigenvalue at or below :math:`\delta\lambda_{\max}` (negative ones included)

@@ -103,7 +103,7 @@ def solve_rank_newton(
     time_limit : float, optional
     verbose : bool, default=False
     callback : callable, optional
-    x0 : ndarray of shape (|R|,), optional
+    x0 : ndarray of shape (n_basis,), optional
         Warm start :math:`\\beta`.
     eig_rtol : float, default=1e-13
         Relative eigenvalue cut-off of the linearisation.

@@ -177,7 +177,7 @@ def solve_rank_tr(
     verbose : bool, default=False
     callback : callable, optional
         ``callback(IntermediateResult)``; ``StopIteration`` stops -> ``USER_LIMIT``.
-    x0 : ndarray of shape (|R|,), optional
+    x0 : ndarray of shape (n_basis,), optional
         Warm start :math:`\\beta`.
     preconditioner : {"kernel", "diagonal"}, default="kernel"
         PCG preconditioner (see the module docstring).
