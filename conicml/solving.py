@@ -92,10 +92,8 @@ def solve(program: Program, solver: str | None = None, *, certify_tol: float | N
 def _certified(program: Program, solution: Solution, tol: float) -> Solution:
     """Replace the residuals by the program's own recomputation; demote a failed OPTIMAL.
 
-    Conversely, an ``OPTIMAL_INACCURATE`` point (a solver stopped by a numerical limit,
-    e.g. a line search that can no longer ascend) whose three recomputed residuals are
-    all checked (none ``nan``) and all within ``tol`` is certified, hence ``OPTIMAL``:
-    optimality is a property of the point, which conicml has just verified.
+    A solver's own non-optimal status is never promoted: some certificates are local
+    (MEMPM's checks the inner BMPM at the returned β, not the search over β).
     """
     residuals = program.certify(solution)
     if residuals is None:
@@ -103,12 +101,6 @@ def _certified(program: Program, solution: Solution, tol: float) -> Solution:
     # the solver's own report stays available beside conicml's recomputation
     extras = {**solution.extras, "solver_residuals": solution.residuals}
     solution = dataclasses.replace(solution, residuals=residuals, extras=extras)
-    values = (residuals.primal, residuals.dual, residuals.gap)
-    if (solution.status is Status.OPTIMAL_INACCURATE
-            and all(value == value and value <= tol for value in values)):
-        message = (f"certified by conicml (recomputed residuals <= certify_tol {tol:.1g})"
-                   + (f"; the solver said: {solution.message}" if solution.message else ""))
-        return dataclasses.replace(solution, status=Status.OPTIMAL, message=message)
     if solution.status is not Status.OPTIMAL:
         return solution
     failing = [(name, value) for name, value in
