@@ -233,8 +233,17 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         start = time.perf_counter()
         program = model.build(X, y, args)
         chosen = solvers
-        if chosen is not None:
-            chosen = [s for s in chosen if s in registry.available(program.kind)]
+        if chosen is None:
+            left_out = [e for e in (registry.get(n) for n in registry.available(program.kind))
+                        if e.compare_by_default is not None]
+            chosen = [n for n in registry.available(program.kind)
+                      if n not in {e.name for e in left_out}]
+            for e in left_out:
+                print(f"[{name}] leaving out {e.name} (name it with --solvers to include it): "
+                      f"{e.compare_by_default}",
+                      file=sys.stderr if args.format == "json" else sys.stdout)
+        else:
+            chosen = [s for s in solvers if s in registry.available(program.kind)]
             skipped = sorted(set(solvers) - set(chosen))
             if skipped:
                 print(f"[{name}] skipping {', '.join(skipped)}: they do not accept "

@@ -63,6 +63,10 @@ class SolverEntry:
         :func:`conicml.solve` reports ``OPTIMAL_INACCURATE`` and names the
         failing number. It states the accuracy the solver's defaults promise
         (interior-point: 1e-6; first-order methods looser).
+    compare_by_default : str or None
+        ``None``: ``conicml compare`` runs the solver on every program it accepts.
+        A text: the reason the command leaves it out unless named with
+        ``--solvers`` (it still prints the reason).
     deprecated : str or None
         For an old name kept for one release: what to use instead. Deprecated
         entries are left out of :func:`available` and :func:`entries` (so
@@ -80,6 +84,7 @@ class SolverEntry:
     compare_rtol: float | None = None
     certify_tol: float = 1e-6
     deprecated: str | None = None
+    compare_by_default: str | None = None
 
     def accepts(self, kind: str) -> bool:
         """Whether a program of this kind can be given to the solver."""
@@ -110,6 +115,7 @@ def register(
     compare_rtol: float | None = None,
     certify_tol: float = 1e-6,
     deprecated: str | None = None,
+    compare_by_default: str | None = None,
 ) -> Callable[[Callable], Callable]:
     """Register a solver function under ``name`` for the given program kinds.
 
@@ -161,6 +167,7 @@ def register(
             compare_rtol=compare_rtol,
             certify_tol=float(certify_tol),
             deprecated=deprecated,
+            compare_by_default=compare_by_default,
         )
         return function
 

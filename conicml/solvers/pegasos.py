@@ -512,7 +512,12 @@ _COMMON_DOC = """
 """
 
 
+_NOT_BY_DEFAULT = ("a stochastic first-order method: its agreement is statistical and the generic "
+                   "certificate of qp.svm.primal does not yet certify first-order points "
+                   "(issue 11); tests/test_pegasos.py compares it at its stated tolerance")
+
 @register("pegasos", kinds=[SVM_PRIMAL], specialized=True, requires=("numpy", "scipy"),
+          compare_by_default=_NOT_BY_DEFAULT,
           compare_options={"tol": 1e-4, "batch_size": 8, "max_iter": 400_000},
           compare_rtol=1e-4, certify_tol=1e-3)
 def solve_pegasos(
@@ -541,7 +546,7 @@ def solve_pegasos(
 
 
 @register("weighted-pegasos", kinds=[SVM_PRIMAL], specialized=True,
-          requires=("numpy", "scipy"),
+          requires=("numpy", "scipy"), compare_by_default=_NOT_BY_DEFAULT,
           compare_options={"tol": 1e-4, "batch_size": 8, "max_iter": 400_000, "bias": "exact"},
           compare_rtol=1e-4, certify_tol=1e-3)
 def solve_weighted_pegasos(
