@@ -99,3 +99,20 @@ def test_warm_start_limits_and_options():
     for bad in ({"tol": 0.0}, {"max_iter": 0}, {"x0": (1.0, -1.0)}, {"x0": (1.0,)}):
         with pytest.raises(cm.OptionError):
             cm.solve(prog, "ellipsoid-newton", **bad)
+
+
+def test_optimal_only_with_conicml_s_recomputed_certificate():
+    # OPTIMAL means certified (issue 11): the residuals of an ellipsoid-newton point are
+    # recomputed by conicml from the program's data, and a point whose claimed objective
+    # is 1 % off is demoted with the failing number
+    import dataclasses
+
+    from conicml.solving import _certified
+
+    X, y = _instance(6, 7, 1e2)
+    prog = sr.specified_rates((X, y), 0.25, 0.3)
+    sol = cm.solve(prog, "ellipsoid-newton")
+    assert sol.status is cm.Status.OPTIMAL and sol.residuals.source == "recomputed"
+    claim = dataclasses.replace(sol, objective=sol.objective * 1.01)
+    bad = _certified(prog, claim, cm.solvers.get("ellipsoid-newton").certify_tol)
+    assert bad.status is cm.Status.OPTIMAL_INACCURATE and "residual" in bad.message
