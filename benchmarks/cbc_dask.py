@@ -3,7 +3,9 @@
 The data (two Gaussian classes, d = 10, balanced) are generated lazily in blocks of
 500 000 rows and never held whole anywhere: every k-means pass regenerates the blocks on
 the workers (``dask.array.random``, seeded, so every pass sees the same rows), and only
-per-cluster counts and sums reach the client. The CBC dual (3.11) on the 2 x 20 clusters
+per-cluster counts and sums reach the client. The streamed k-means
+(:mod:`conicml._distributed`) spends one sampling pass and at most ``MAX_PASSES`` Lloyd
+passes; the table records how many it used and why it stopped. The CBC dual (3.11) on the 2 x 20 clusters
 is then solved by ``cbc-smo``. A fresh ``LocalCluster`` (2 worker processes, 1 thread
 each, loopback only) per size, so the recorded peak RSS of each worker is that run's.
 
@@ -16,6 +18,8 @@ Usage: ``python benchmarks/cbc_dask.py [--quick] [--max-n N]``
 from __future__ import annotations
 
 import argparse
+import logging
+import os
 import resource
 import sys
 import time
@@ -45,8 +49,25 @@ def lazy_data(n: int, seed: int = 0):
     return X, y
 
 
+class _Passes(logging.Handler):
+    """Reads the pass count the streamed k-means logs (conicml._distributed)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.passes, self.stopped = 0, ""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if hasattr(record, "passes"):
+            self.passes, self.stopped = record.passes, record.stopped
+
+
 def run(n: int) -> dict:
     import distributed
+
+    passes = _Passes()
+    log = logging.getLogger("conicml._distributed")
+    log.setLevel(logging.INFO)
+    log.addHandler(passes)
 
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                        host="127.0.0.1", dashboard_address=None,
@@ -62,11 +83,14 @@ def run(n: int) -> dict:
         t_total = time.perf_counter() - start
         peaks = client.run(_peak_rss_mb)
     cluster.close()
+    log.removeHandler(passes)
     model = prog.decode(sol)
     return {"n": n, "moments_s": t_moments, "total_s": t_total, "status": sol.status.value,
             "objective": sol.objective, "clusters": clusters.n_clusters,
             "points": int(clusters.counts.sum()), "w_norm": float(np.linalg.norm(model["w"])),
-            "peak_mb": max(peaks.values()), "client_mb": _peak_rss_mb()}
+            "peak_mb": max(peaks.values()), "client_mb": _peak_rss_mb(),
+            "passes": passes.passes, "stopped": passes.stopped,
+            "load": "/".join(f"{x:.1f}" for x in os.getloadavg())}
 
 
 def main() -> None:
@@ -81,23 +105,27 @@ def main() -> None:
         r = run(n)
         rows.append(r)
         print(f"N={n:>11,}: moments {r['moments_s']:.1f} s, total {r['total_s']:.1f} s, "
-              f"peak worker RSS {r['peak_mb']:.0f} MB, {r['status']}", flush=True)
+              f"peak worker RSS {r['peak_mb']:.0f} MB, {r['passes']} passes "
+              f"({r['stopped']}), {r['status']}, load {r['load']}", flush=True)
     lines = [
         "# CBC on Dask: cluster moments of lazily generated data, then cbc-smo",
         "",
         f"Machine: {machine()}. 2 worker processes x 1 thread (LocalCluster, loopback), "
         f"blocks of {BLOCK:,} rows, d = {D}, k-means with {K} clusters per class, CBC dual "
         "(C = 1, eta = 0.7) by cbc-smo. `moments` is the distributed part (every k-means "
-        "pass regenerates the blocks); peak RSS is the largest worker's over the run.",
+        "pass regenerates the blocks); `passes` counts the sampling pass and the Lloyd "
+        "passes; peak RSS is the largest worker's over the run (a fresh LocalCluster per "
+        "N); load is `uptime`'s 1/5/15-minute load average when the row finished.",
         "",
         "| N | moments (s) | total (s) | s per 10^6 points | peak worker RSS (MB) | "
-        "client RSS (MB) | clusters | status |",
-        "|---|---|---|---|---|---|---|---|",
+        "client RSS (MB) | passes | stopped by | clusters | status | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(f"| {r['n']:,} | {r['moments_s']:.1f} | {r['total_s']:.1f} | "
                      f"{r['total_s'] / r['n'] * 1e6:.2f} | {r['peak_mb']:.0f} | "
-                     f"{r['client_mb']:.0f} | {r['clusters']} | {r['status']} |")
+                     f"{r['client_mb']:.0f} | {r['passes']} | {r['stopped']} | "
+                     f"{r['clusters']} | {r['status']} | {r['load']} |")
     out = write_results("cbc_dask", "\n".join(lines) + "\n", args.quick)
     print(f"wrote {out}")
 

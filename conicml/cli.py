@@ -28,10 +28,10 @@ from pathlib import Path
 import numpy as np
 
 from . import datasets, registry
-from .comparison import compare
+from .comparison import Comparison, compare
 from .program import Program
 
-__all__ = ["MODELS", "main"]
+__all__ = ["MODELS", "compact_table", "main"]
 
 
 @dataclass(frozen=True)
@@ -258,7 +258,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         else:
             print(f"\n## {name}: {model.description} on {dataset} "
                   f"(n={X.shape[0]}, d={X.shape[1]}; {elapsed:.1f} s)\n")
-            print(result.to_markdown() if fmt == "markdown" else result)
+            if fmt == "markdown":
+                print(result.to_markdown())
+            else:
+                print(result if args.verbose else compact_table(result))
         if args.plot:
             figures.append((name, result))
         ok = ok and result.agree
@@ -269,6 +272,38 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         return 0 if ok else 1
     print("\nall solvers agree" if ok else "\nSOME SOLVERS DISAGREE (see the tables above)")
     return 0 if ok else 1
+
+
+def compact_table(result: Comparison) -> str:
+    """The default text table of ``conicml compare``: one short row per solver.
+
+    Columns: status, objective, relative objective difference to the reference,
+    certificate (conicml's recomputed residual; ``ok`` when the status is
+    certified OPTIMAL), total time, agree. The per-variable differences are in
+    ``--verbose`` (the full :class:`~conicml.comparison.Comparison` table) and in
+    the markdown and JSON formats; a disagreeing row is explained below the table.
+    """
+    header = ["solver", "status", "objective", "rel. diff", "certificate", "time s", "agree"]
+    body = [[r.solver + (" (ref)" if r.solver == result.reference else ""), r.status,
+             f"{r.objective:.10g}", f"{r.obj_rel_diff:.1e}",
+             f"{'ok' if r.certified else 'no'} {r.residual:.1e}", f"{r.total_time:.3f}",
+             "yes" if r.agree else "NO"] for r in result.rows]
+    widths = [max(len(h), *(len(row[i]) for row in body)) for i, h in enumerate(header)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [f"kind {result.kind}; reference {result.reference}; "
+             f"{'all agree' if result.agree else 'DISAGREEMENT'}",
+             fmt.format(*header), fmt.format(*("-" * w for w in widths))]
+    lines += [fmt.format(*row).rstrip() for row in body]
+    for r in result.rows:
+        if r.agree:
+            continue
+        why = [f"objective differs by {r.obj_rel_diff:.1e} (tol {r.rtol:.0e})"
+               if r.obj_rel_diff > r.rtol else "",
+               "" if r.certified else f"status {r.status} is not certified",
+               *[f"max|d {k}| = {v:.1e}" for k, v in r.unique_diffs.items()],
+               r.message]
+        lines.append(f"  {r.solver}: " + "; ".join(w for w in why if w))
+    return "\n".join(lines)
 
 
 def _save_comparison_figures(figures: list, path: str) -> None:
@@ -335,6 +370,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="print markdown tables (same as --format markdown)")
     cmp.add_argument("--format", choices=("text", "markdown", "json"), default="text",
                      help="output format (json: one document for every model)")
+    cmp.add_argument("-v", "--verbose", action="store_true",
+                     help="text format: the full table (per-variable differences, residual, "
+                     "iterations, solve and total time, tolerance)")
     cmp.add_argument("--plot", default=None, metavar="FILE",
                      help="also save the comparisons as a figure (needs matplotlib)")
     cmp.set_defaults(func=_cmd_compare)
