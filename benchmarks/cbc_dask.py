@@ -5,8 +5,8 @@ The data (two Gaussian classes, d = 10, balanced) are generated lazily in blocks
 the workers (``dask.array.random``, seeded, so every pass sees the same rows), and only
 per-cluster counts and sums reach the client. The streamed k-means
 (:mod:`conicml._distributed`) spends one sampling pass and at most ``MAX_PASSES`` Lloyd
-passes; the table records how many it used and why it stopped. The CBC dual (3.11) on the 2 x 20 clusters
-is then solved by ``cbc-smo``. A fresh ``LocalCluster`` (2 worker processes, 1 thread
+passes; the table records how many it used and why it stopped. The CBC dual (3.11) on
+the 2 x 20 clusters is then solved by ``cbc-smo``. A fresh ``LocalCluster`` (2 worker processes, 1 thread
 each, loopback only) per size, so the recorded peak RSS of each worker is that run's.
 
 Targets (issue 13): linear time in N, peak memory flat in N, 10^7 points in under
