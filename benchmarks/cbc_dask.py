@@ -1,16 +1,17 @@
 """CBC on data beyond one machine's memory: cluster moments on Dask, then one small SOCP.
 
-The data (two Gaussian classes, d = 10, balanced) are generated lazily in blocks of
-500 000 rows and never held whole anywhere: every k-means pass regenerates the blocks on
-the workers (``dask.array.random``, seeded, so every pass sees the same rows), and only
-per-cluster counts and sums reach the client. The streamed k-means
+The data (two Gaussian classes, d = 10, balanced) are generated lazily in blocks of 500
+000 rows and never held whole anywhere: every k-means pass regenerates the blocks on the
+workers (``dask.array.random``, seeded, so every pass sees the same rows), and only per-
+cluster counts and sums reach the client. The streamed k-means
 (:mod:`conicml._distributed`) spends one sampling pass and at most ``MAX_PASSES`` Lloyd
-passes; the table records how many it used and why it stopped. The CBC dual (3.11) on
-the 2 x 20 clusters is then solved by ``cbc-smo``. A fresh ``LocalCluster`` (2 worker processes, 1 thread
-each, loopback only) per size, so the recorded peak RSS of each worker is that run's.
+passes; the table records how many it used and why it stopped. The CBC dual (3.11) on the
+2 x 20 clusters is then solved by ``cbc-smo``. A fresh ``LocalCluster`` (2 worker
+processes, 1 thread each, loopback only) per size, so the recorded peak RSS of each worker
+is that run's.
 
-Targets (issue 13): linear time in N, peak memory flat in N, 10^7 points in under
-2 minutes on this 2-core machine.
+Targets (issue 13): linear time in N, peak memory flat in N, 10^7 points in under 2
+minutes on this 2-core machine.
 
 Usage: ``python benchmarks/cbc_dask.py [--quick] [--max-n N]``
 """
