@@ -1,9 +1,9 @@
 """CBC on data beyond one machine's memory: cluster moments on Dask, then one small SOCP.
 
-The data (two Gaussian classes, d = 10, balanced) are generated lazily in blocks of 500
-000 rows and never held whole anywhere: every k-means pass regenerates the blocks on the
-workers (``dask.array.random``, seeded, so every pass sees the same rows), and only per-
-cluster counts and sums reach the client. The streamed k-means
+The data (two Gaussian classes, d = 10, balanced) are generated lazily in blocks of
+500,000 rows and never held whole anywhere: every k-means pass regenerates the blocks on the
+workers (``dask.array.random``, seeded, so every pass sees the same rows), and only
+per-cluster counts and sums reach the client. The streamed k-means
 (:mod:`conicml._distributed`) spends one sampling pass and at most ``MAX_PASSES`` Lloyd
 passes; the table records how many it used and why it stopped. The CBC dual (3.11) on the
 2 x 20 clusters is then solved by ``cbc-smo``. A fresh ``LocalCluster`` (2 worker
