@@ -7,7 +7,7 @@
     conicml compare --model svm --dataset breast_cancer --kernel rbf -C 1 \\
                     --solvers ecos,scs,clarabel,smo
     conicml reproduce --list             # the thesis tables that can be reproduced
-    conicml reproduce huang_table_3_1 --quick
+    conicml reproduce huang_table_3_1 --quick   # table + figure, thesis numbers beside ours
 
 ``compare`` exits with status 1 when some solver disagrees with the reference
 beyond its tolerance (or fails), so it can guard a pipeline.
@@ -16,14 +16,11 @@ beyond its tolerance (or fails), so it can guard a pipeline.
 from __future__ import annotations
 
 import argparse
-import ast
 import json
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -321,32 +318,13 @@ def _save_comparison_figures(figures: list, path: str) -> None:
     fig.savefig(path)
 
 
-def _reproductions() -> dict[str, Path]:
-    """``benchmarks/reproduce_<name>.py`` scripts of the source checkout, by name."""
-    folder = Path(__file__).resolve().parent.parent / "benchmarks"
-    return {p.stem.removeprefix("reproduce_"): p
-            for p in sorted(folder.glob("reproduce_*.py"))}
-
-
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    scripts = _reproductions()
-    if not scripts:
-        print("conicml: error: the reproductions ship with the source repository "
-              "(benchmarks/reproduce_*.py); run this command from a checkout installed "
-              "with `pip install -e .`", file=sys.stderr)
-        return 2
+    from . import reproductions
+
     if args.list or args.name is None:
-        for name, path in scripts.items():
-            doc = (ast.get_docstring(ast.parse(path.read_text())) or "").splitlines()
-            print(f"{name:<28} {doc[0] if doc else ''}")
-        return 0
-    if args.name not in scripts:
-        print(f"conicml: error: unknown reproduction {args.name!r}; known: "
-              f"{', '.join(scripts)}", file=sys.stderr)
-        return 2
-    command = [sys.executable, str(scripts[args.name]), *(["--quick"] if args.quick else []),
-               *args.extra]
-    return subprocess.call(command)
+        return reproductions.main(["--list"])
+    return reproductions.main([args.name, *(["--no-figure"] if args.no_figure else []),
+                               *(["--quick"] if args.quick else []), *args.extra])
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -376,11 +354,14 @@ def _parser() -> argparse.ArgumentParser:
     cmp.add_argument("--plot", default=None, metavar="FILE",
                      help="also save the comparisons as a figure (needs matplotlib)")
     cmp.set_defaults(func=_cmd_compare)
-    rep = sub.add_parser("reproduce", help="re-run a thesis table (thesis numbers beside ours)")
+    rep = sub.add_parser("reproduce", help="re-run a thesis table: the markdown table, a figure, "
+                         "and the thesis's numbers beside ours (conicml.reproductions)")
     rep.add_argument("name", nargs="?", default=None, help="reproduction name (see --list)")
     rep.add_argument("--list", action="store_true", help="list the reproductions")
     rep.add_argument("--quick", action="store_true",
                      help="smoke run: writes <table>_quick.md beside the recorded table")
+    rep.add_argument("--no-figure", action="store_true",
+                     help="do not draw <table>.png (drawn when matplotlib is installed)")
     rep.add_argument("extra", nargs=argparse.REMAINDER,
                      help="further options passed to the script (e.g. --splits 10)")
     rep.set_defaults(func=_cmd_reproduce)

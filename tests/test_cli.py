@@ -2,7 +2,8 @@
 
 import pytest
 
-from conicml.cli import _reproductions, main
+from conicml.cli import main
+from conicml.reproductions import names
 
 
 def test_solvers_lists_the_registry(capsys):
@@ -18,15 +19,13 @@ def test_compare_one_model_agrees(capsys):
 
 
 def test_reproduce_lists_and_rejects_unknown_names(capsys):
-    names = _reproductions()
-    if not names:
-        pytest.skip("not a source checkout: benchmarks/ is absent")
+    known = names()
     assert main(["reproduce", "--list"]) == 0
     out = capsys.readouterr().out
-    assert all(name in out for name in names)
+    assert all(name in out for name in known)
     assert main(["reproduce", "no-such-table"]) == 2
     err = capsys.readouterr().err
-    assert "unknown reproduction 'no-such-table'" in err and next(iter(names)) in err
+    assert "unknown reproduction 'no-such-table'" in err and known[0] in err
 
 
 def test_compare_json_and_plot(capsys, tmp_path):

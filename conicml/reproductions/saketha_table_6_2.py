@@ -16,7 +16,7 @@ R2-SOC (6.25) with :math:`\\kappa = \\Phi^{-1}(0.9)` and confidence 0.9 (R2's
 radius from :func:`conicml.formulations.cbc.r2_radii`, Theorem 6.2); test
 error = Binomial(10 000, F(b - 1)) / 10 000, F the noise's CDF.
 
-Run ``python benchmarks/reproduce_saketha_table_6_2.py [--quick] [--runs N]``
+Run ``conicml reproduce saketha_table_6_2 [--quick] [--runs N]``
 (full: 20 000 runs as in the thesis); writes
 ``benchmarks/results/saketha_table_6_2.md``.
 """
@@ -24,18 +24,17 @@ Run ``python benchmarks/reproduce_saketha_table_6_2.py [--quick] [--runs N]``
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from scipy import stats
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's conicml
-from _harness import machine, write_results  # noqa: E402
-
 from conicml.formulations.cbc import r2_radii  # noqa: E402
+
+from ._harness import machine, write_results  # noqa: E402
+
+#: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
+THESIS_LAYOUT = "parenthesised"
 
 #: distribution -> (e_eta E, e_eta R2, m_eta E, m_eta R2, p_eta% E, p_eta% R2), Table 6.2
 THESIS = {
@@ -91,7 +90,7 @@ def main() -> None:
         "# Seed 003 Table 6.2: E-SOC vs R2-SOC on non-normal data (eta = 0.9, c = 0.9)",
         "",
         f"Machine: {machine()}. {runs} runs per distribution (thesis: 20 000); command "
-        f"`python benchmarks/reproduce_saketha_table_6_2.py{' --quick' if args.quick else ''}`"
+        f"`conicml reproduce saketha_table_6_2{' --quick' if args.quick else ''}`"
         f"; {time.perf_counter() - t0:.1f} s.",
         "",
         "Each cell: ours (thesis). e = mean test error, m = max, p = % of runs with error "

@@ -23,24 +23,24 @@ on every data set. Solvers: MPM by ``clarabel``; MEMPM by ``quadratic-interpolat
 with inner ``clarabel``, both checked against ``dinkelbach`` on the first split of every
 data set.
 
-Usage: ``python benchmarks/reproduce_huang_table_3_1.py [--quick] [--splits N]``
+Usage: ``conicml reproduce huang_table_3_1 [--quick] [--splits N]``
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).parent))
-from _harness import machine, run_with_limit, write_results  # noqa: E402
 
 import conicml as cm  # noqa: E402
 from conicml._progress import progress  # noqa: E402
 from conicml.formulations import minimax as mm  # noqa: E402
+
+from ._harness import machine, run_with_limit, write_results  # noqa: E402
+
+#: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
+THESIS_LAYOUT = "rows"
 
 # Thesis Table 3.1 (copied from the seed-004 note §4.3), in %:
 # MEMPM alpha, MEMPM beta, theta*alpha + (1-theta)*beta, MEMPM acc, MPM alpha, MPM acc

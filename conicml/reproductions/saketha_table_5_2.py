@@ -18,28 +18,26 @@ Every method runs single-threaded (``OMP_NUM_THREADS=1`` etc.), in a child
 process killed after ``--time-limit`` seconds (TIMEOUT); a method that timed
 out is not run at larger sizes (the thesis's "x").
 
-Run ``python benchmarks/reproduce_saketha_table_5_2.py [--quick] [--sizes ...]``;
+Run ``conicml reproduce saketha_table_5_2 [--quick] [--sizes ...]``;
 writes ``benchmarks/results/saketha_table_5_2.md``.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
-from pathlib import Path
 
 # single-threaded timings for every method (the machine is shared; OpenMP k-means threads
 # oversubscribe it badly); set before numpy/sklearn load, inherited by the child processes
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+#: BLAS/OpenMP threads; the runner sets them before NumPy starts
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's conicml
-from _harness import machine, run_with_limit, write_results  # noqa: E402
+from ._harness import machine, run_with_limit, write_results  # noqa: E402
+
+#: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
+THESIS_LAYOUT = "columns"
 
 THESIS = {10_000: ("1", "182"), 12_500: ("1", "260"), 15_000: ("1", "340"),
           1_500_000: ("9", "x"), 5_000_000: ("36", "x")}
@@ -114,7 +112,7 @@ def main() -> None:
     lines = [
         "# Seed 003 Table 5.2: CBOR-Iter vs SMO-OR on synthetic 2-D ordinal data (5 ranks)",
         "",
-        f"Machine: {machine()}. Command: `python benchmarks/reproduce_saketha_table_5_2.py"
+        f"Machine: {machine()}. Command: `conicml reproduce saketha_table_5_2"
         f"{' --quick' if args.quick else ''}"
         f"{' --sizes ' + ' '.join(map(str, args.sizes)) if args.sizes else ''}` "
         f"(time limit {limit:g} s per run).",

@@ -32,34 +32,31 @@ it the kernel problem is unbounded, errata S004-§5.3);
 beta0 in {0.1, 0.6, 0.95, 0.99}; TN / TP rates on the training points (the thesis's
 13.85 = 9/65, 93.33 = 14/15 are training-set fractions), alpha = the worst-case bound.
 
-Run ``python benchmarks/reproduce_huang_toys.py [--quick] [--draws N]``; writes
+Run ``conicml reproduce huang_toys [--quick] [--draws N]``; writes
 ``benchmarks/results/huang_toys.md``.
 """
 
 from __future__ import annotations
 
-import os
-
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+#: BLAS/OpenMP threads; the runner sets them before NumPy starts
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 import argparse  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 from scipy.stats import norm  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's conicml
-from _harness import machine, write_results  # noqa: E402
-
 import conicml as cm  # noqa: E402
 from conicml.estimators.svm import SVMClassifier  # noqa: E402
 from conicml.formulations import m4, minimax  # noqa: E402
+
+from ._harness import machine, write_results  # noqa: E402
+
+#: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
+THESIS_LAYOUT = "columns"
 
 ROBUST_THESIS = {"MPM": (99.1, 93.0), "MEMPM": (99.7, 97.0), "robust MPM": (87.3, 98.0),
                  "robust MEMPM": (93.2, 100.0), "robust MEMPM (nu_x = nu_y = max)": (91.0, 98.0)}
@@ -291,7 +288,7 @@ def main() -> None:
     draws = args.draws or (2 if args.quick else 20)
     t0 = time.perf_counter()
     lines = ["# Seed 004 synthetic experiments: robust toy, Table 4.2, Table 5.1", "",
-             f"Machine: {machine()}. Command: `python benchmarks/reproduce_huang_toys.py"
+             f"Machine: {machine()}. Command: `conicml reproduce huang_toys"
              f"{' --quick' if args.quick else f' --draws {draws}'}`.", ""]
     lines += robust_toy(draws)
     lines += table_5_1(draws)

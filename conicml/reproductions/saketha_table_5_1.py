@@ -27,28 +27,26 @@ Protocol (thesis §4.5.1 / §5.2, with the choices the thesis leaves open stated
 
 Census (the CS rows) needs data this project does not have; they are not run.
 
-Run ``python benchmarks/reproduce_saketha_table_5_1.py [--quick] [--sizes ...]``;
+Run ``conicml reproduce saketha_table_5_1 [--quick] [--sizes ...]``;
 writes ``benchmarks/results/saketha_table_5_1.md``.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
-from pathlib import Path
 
 # single-threaded timings for every method (the machine is shared; OpenMP k-means threads
 # oversubscribe it badly); set before numpy/sklearn load, inherited by the child processes
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+#: BLAS/OpenMP threads; the runner sets them before NumPy starts
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's conicml
-from _harness import machine, run_with_limit, write_results  # noqa: E402
+from ._harness import machine, run_with_limit, write_results  # noqa: E402
+
+#: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
+THESIS_LAYOUT = "columns"
 
 THESIS = {  # S-Size: (CBOR-Iter s (MZE), SMO-OR s (MZE), CBOR-SeDuMi s)  Table 5.1, CH rows
     10320: ("0.5 (.623)", "551.9 (.619)", "112"),
@@ -160,7 +158,7 @@ def main() -> None:
     lines = [
         "# Seed 003 Tables 4.1 / 5.1: California Housing, CBOR-Iter vs SMO-OR vs CBOR-SOCP",
         "",
-        f"Machine: {machine()}. Command: `python benchmarks/reproduce_saketha_table_5_1.py"
+        f"Machine: {machine()}. Command: `conicml reproduce saketha_table_5_1"
         f"{' --quick' if args.quick else ''}"
         f"{' --sizes ' + ' '.join(map(str, args.sizes)) if args.sizes else ''}"
         f"{f' --no-smo-or-above {args.no_smo_or_above}' if args.no_smo_or_above else ''}`"

@@ -12,31 +12,28 @@ In 13 dimensions the nu_i of almost every point exceed 0.8 (d_i^2 ~ 13), so the 
 is dense near 1, where points start to be removed; the thesis's figure (2-D-like
 intuition) shows the bend near 0.7.
 
-Run ``python benchmarks/reproduce_huang_fig_4_8.py [--quick]``; writes
+Run ``conicml reproduce huang_fig_4_8 [--quick]``; writes
 ``benchmarks/results/huang_fig_4_8.md``.
 """
 
 from __future__ import annotations
 
-import os
-
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+#: BLAS/OpenMP threads; the runner sets them before NumPy starts
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 import argparse  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's conicml
-from _harness import machine, write_results  # noqa: E402
-
 import conicml as cm  # noqa: E402
 from conicml.formulations import m4, minimax  # noqa: E402
+
+from ._harness import machine, write_results  # noqa: E402
+
+#: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
+THESIS_LAYOUT = None
 
 NUS = (None, 0.8, 0.85, 0.9, 0.92, 0.94, 0.96, 0.98, 1.0)
 
@@ -75,7 +72,7 @@ def main() -> None:
     lines = [
         "# Seed 004 Fig. 4.8: reduced M4 on heart disease (accuracy and time vs nu)",
         "",
-        f"Machine: {machine()}. Command: `python benchmarks/reproduce_huang_fig_4_8.py"
+        f"Machine: {machine()}. Command: `conicml reproduce huang_fig_4_8"
         f"{' --quick' if args.quick else ''}`. {folds}-fold stratified CV, soft linear M4, "
         "C = 1, m4-line-search.",
         "",

@@ -19,27 +19,26 @@ Margin AO-II: the smallest eigenvalue of the projected Hessian of Omega at the e
 (M) minimum or (S) saddle, test error, and whether exactly the informative set was
 selected (z_l > 1 % of max z).
 
-Usage: ``python benchmarks/reproduce_tayal_ch7_saddle.py [--quick] [--limit SECONDS]``
+Usage: ``conicml reproduce tayal_ch7_saddle [--quick] [--limit SECONDS]``
 """
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+#: BLAS/OpenMP threads; the runner sets them before NumPy starts
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS",)
 
 import argparse  # noqa: E402
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).parent))
-from _harness import machine, run_with_limit, write_results  # noqa: E402
 
 from conicml.feature_scaling import bound_trust_region, fit_feature_scaling, support_mask  # noqa: E402,E501
 from conicml.feature_scaling._data import ndcc_like  # noqa: E402
 from conicml.formulations.feature_scaling import fs_kernel  # noqa: E402
+
+from ._harness import machine, run_with_limit, write_results  # noqa: E402
+
+#: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
+THESIS_LAYOUT = "columns"
 
 # Table 7.1 (NDCC, 20 informative features): vmin / test error % / label
 THESIS_71 = {

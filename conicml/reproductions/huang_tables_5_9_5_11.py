@@ -23,21 +23,17 @@ standardised on the training part; x = the disease class (malignant / heart dise
 Data: ``wisconsin`` (683 x 9, the thesis's "Breast", UCI original) and ``heart``
 (Cleveland, 297 x 13; the thesis's may be Statlog's 270).
 
-Run ``python benchmarks/reproduce_huang_tables_5_9_5_11.py [--quick] [--splits N]``;
+Run ``conicml reproduce huang_tables_5_9_5_11 [--quick] [--splits N]``;
 writes ``benchmarks/results/huang_tables_5_9_5_11.md``.
 """
 
 from __future__ import annotations
 
-import os
-
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+#: BLAS/OpenMP threads; the runner sets them before NumPy starts
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 import argparse  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 from sklearn.metrics import roc_auc_score  # noqa: E402
@@ -46,12 +42,13 @@ from sklearn.naive_bayes import GaussianNB  # noqa: E402
 from sklearn.neighbors import KNeighborsClassifier  # noqa: E402
 from sklearn.tree import DecisionTreeClassifier  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's conicml
-from _harness import machine, write_results  # noqa: E402
-
 import conicml as cm  # noqa: E402
 from conicml.formulations import minimax  # noqa: E402
+
+from ._harness import machine, write_results  # noqa: E402
+
+#: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
+THESIS_LAYOUT = "columns"
 
 THESIS_MS = {
     "wisconsin": {"BMPM-L": (.9684, .9872, .9778), "BMPM-G": (.9612, .9915, .9764),
@@ -185,7 +182,7 @@ def main() -> None:
     lines = [
         "# Seed 004 Tables 5.9-5.11: BMPM (MS criterion, ROC by beta0) vs kNN / NB / tree",
         "",
-        f"Machine: {machine()}. Command: `python benchmarks/reproduce_huang_tables_5_9_5_11.py"
+        f"Machine: {machine()}. Command: `conicml reproduce huang_tables_5_9_5_11"
         f"{' --quick' if args.quick else ''} --splits {splits} --kernel-splits {ksplits} "
         f"--betas {betas}`; {time.perf_counter() - t0:.0f} s.",
         "",

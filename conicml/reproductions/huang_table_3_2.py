@@ -12,30 +12,27 @@ split (a seeded subsample; default 300; twonorm is drawn with 500 points). MEMPM
 ``quadratic-interpolation`` with inner ``dinkelbach`` (clarabel fails on kernel
 BMPM programs, errata S004-§5.3); MPM by ``dinkelbach``.
 
-Run ``python benchmarks/reproduce_huang_table_3_2.py [--quick] [--splits N]``;
+Run ``conicml reproduce huang_table_3_2 [--quick] [--splits N]``;
 writes ``benchmarks/results/huang_table_3_2.md``.
 """
 
 from __future__ import annotations
 
-import os
-
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+#: BLAS/OpenMP threads; the runner sets them before NumPy starts
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 import argparse  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's conicml
-from _harness import machine, write_results  # noqa: E402
-
 import conicml as cm  # noqa: E402
 from conicml.formulations import minimax as mm  # noqa: E402
+
+from ._harness import machine, write_results  # noqa: E402
+
+#: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
+THESIS_LAYOUT = "parenthesised"
 
 THESIS = {  # MEMPM alpha, beta, objective, acc, MPM alpha, acc (%), Table 3.2
     "twonorm": (91.7, 91.7, 91.7, 97.9, 91.7, 97.9),
@@ -103,7 +100,7 @@ def main() -> None:
     lines = [
         "# Seed 004 Table 3.2 (reduced): Gaussian-kernel MEMPM vs kernel MPM",
         "",
-        f"Machine: {machine()}. Command: `python benchmarks/reproduce_huang_table_3_2.py"
+        f"Machine: {machine()}. Command: `conicml reproduce huang_table_3_2"
         f"{' --quick' if args.quick else ''} --splits {splits} --max-train {max_train} "
         f"--rho {args.rho:g}`; {time.perf_counter() - t0:.0f} s.",
         "",
