@@ -1,0 +1,17 @@
+"""Reproduction of Rodríguez Luján (seed 001) chapter 5 (H-LSVM) and chapter 6 in miniature.
+
+Thin caller: the reproduction lives in ``conicml/reproductions/rodriguez_lujan_ch5.py``
+and runs as ``conicml reproduce rodriguez_lujan_ch5 [options]``; this script passes its
+options through (``--quick`` for the smoke run) and, like the command, prints the thesis's
+numbers beside ours and draws the figure.
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's conicml
+
+from conicml.reproductions import main  # noqa: E402
+
+if __name__ == "__main__":
+    sys.exit(main(["rodriguez_lujan_ch5", *sys.argv[1:]]))

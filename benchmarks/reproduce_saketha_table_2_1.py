@@ -1,0 +1,17 @@
+"""Reproduce the pattern of Saketha Nath's Table 2.1 (thesis ch. 2, SDM'07).
+
+Thin caller: the reproduction lives in ``conicml/reproductions/saketha_table_2_1.py`` and
+runs as ``conicml reproduce saketha_table_2_1 [options]``; this script passes its options
+through (``--quick`` for the smoke run) and, like the command, prints the thesis's numbers
+beside ours and draws the figure.
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's conicml
+
+from conicml.reproductions import main  # noqa: E402
+
+if __name__ == "__main__":
+    sys.exit(main(["saketha_table_2_1", *sys.argv[1:]]))
