@@ -40,6 +40,11 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def _cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def lazy_data(n: int, seed: int = 0):
     """Two Gaussian classes in 10-D, generated block by block (nothing materialised)."""
     import dask.array as da
@@ -75,6 +80,8 @@ def run(n: int) -> dict:
                                        memory_limit="6GiB")
     with distributed.Client(cluster) as client:
         X, y = lazy_data(n)
+        cpu0 = client.run(_cpu_s)
+        client_cpu0 = _cpu_s()
         start = time.perf_counter()
         clusters = cm.ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=K,
                                                random_state=0)
@@ -82,6 +89,8 @@ def run(n: int) -> dict:
         prog = cm.formulations.cbc.cbc(clusters, C=1.0, eta=0.7, form="dual")
         sol = cm.solve(prog, "cbc-smo")
         t_total = time.perf_counter() - start
+        client_cpu = _cpu_s() - client_cpu0
+        cpu = {w: c - cpu0[w] for w, c in client.run(_cpu_s).items()}
         peaks = client.run(_peak_rss_mb)
     cluster.close()
     log.removeHandler(passes)
@@ -90,7 +99,8 @@ def run(n: int) -> dict:
             "objective": sol.objective, "clusters": clusters.n_clusters,
             "points": int(clusters.counts.sum()), "w_norm": float(np.linalg.norm(model["w"])),
             "peak_mb": max(peaks.values()), "client_mb": _peak_rss_mb(),
-            "passes": passes.passes, "stopped": passes.stopped,
+            "worker_cpu_s": sum(cpu.values()), "max_worker_cpu_s": max(cpu.values()),
+            "client_cpu_s": client_cpu, "passes": passes.passes, "stopped": passes.stopped,
             "load": "/".join(f"{x:.1f}" for x in os.getloadavg())}
 
 
@@ -107,7 +117,9 @@ def main() -> None:
         rows.append(r)
         print(f"N={n:>11,}: moments {r['moments_s']:.1f} s, total {r['total_s']:.1f} s, "
               f"peak worker RSS {r['peak_mb']:.0f} MB, {r['passes']} passes "
-              f"({r['stopped']}), {r['status']}, load {r['load']}", flush=True)
+              f"({r['stopped']}), worker CPU {r['worker_cpu_s']:.1f} s (busiest "
+              f"{r['max_worker_cpu_s']:.1f}), client CPU {r['client_cpu_s']:.1f} s, "
+              f"{r['status']}, load {r['load']}", flush=True)
     lines = [
         "# CBC on Dask: cluster moments of lazily generated data, then cbc-smo",
         "",
@@ -115,16 +127,22 @@ def main() -> None:
         f"blocks of {BLOCK:,} rows, d = {D}, k-means with {K} clusters per class, CBC dual "
         "(C = 1, eta = 0.7) by cbc-smo. `moments` is the distributed part (every k-means "
         "pass regenerates the blocks); `passes` counts the sampling pass and the Lloyd "
-        "passes; peak RSS is the largest worker's over the run (a fresh LocalCluster per "
-        "N); load is `uptime`'s 1/5/15-minute load average when the row finished.",
+        "passes; worker CPU is the user + system time the two worker processes spent during "
+        "the run (less sensitive to the machine's load than wall time: on an idle 2-core "
+        "machine the wall time is about the busiest worker's CPU plus the client's); peak "
+        "RSS is the largest worker's over the run (a fresh LocalCluster per N); load is "
+        "`uptime`'s 1/5/15-minute load average when the row finished.",
         "",
-        "| N | moments (s) | total (s) | s per 10^6 points | peak worker RSS (MB) | "
-        "client RSS (MB) | passes | stopped by | clusters | status | load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| N | moments (s) | total (s) | s per 10^6 points | worker CPU s (sum / busiest) | "
+        "worker CPU s per 10^6 | client CPU s | peak worker RSS (MB) | client RSS (MB) | "
+        "passes | stopped by | clusters | status | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(f"| {r['n']:,} | {r['moments_s']:.1f} | {r['total_s']:.1f} | "
-                     f"{r['total_s'] / r['n'] * 1e6:.2f} | {r['peak_mb']:.0f} | "
+                     f"{r['total_s'] / r['n'] * 1e6:.2f} | {r['worker_cpu_s']:.1f} / "
+                     f"{r['max_worker_cpu_s']:.1f} | {r['worker_cpu_s'] / r['n'] * 1e6:.2f} | "
+                     f"{r['client_cpu_s']:.1f} | {r['peak_mb']:.0f} | "
                      f"{r['client_mb']:.0f} | {r['passes']} | {r['stopped']} | "
                      f"{r['clusters']} | {r['status']} | {r['load']} |")
     out = write_results("cbc_dask", "\n".join(lines) + "\n", args.quick)
