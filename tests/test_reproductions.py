@@ -205,3 +205,25 @@ def test_cli_reproduce_passes_quick_and_no_figure(tiny, capsys):
     assert cli_main(["reproduce", "tiny", "--quick", "--no-figure"]) == 0
     assert "beside ours (2 cells)" in capsys.readouterr().out
     assert (tiny / "tiny_quick.md").exists() and not (tiny / "tiny_quick.png").exists()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_reproduction_module_imports_with_a_main(name):
+    module = reproductions.get(name).load()
+    assert callable(module.main)
+    assert getattr(module, "THESIS_LAYOUT", "missing") != "missing"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_quick_mode_of_every_reproduction(name, tmp_path, monkeypatch, capfd):
+    # the smoke run of each moved module, through the runner (minutes each on 2 cores)
+    monkeypatch.setenv("CONICML_RESULTS_DIR", str(tmp_path))
+    assert reproductions.main([name, "--quick"]) == 0
+    out = capfd.readouterr().out  # a module wanting one BLAS thread runs in a child
+    assert f"[{name}]" in out
+
+
+def test_parenthesised_cells_that_are_not_numbers_beside_numbers_are_skipped():
+    text = "| data | acc | chosen |\n|---|---|---|\n| A | 97.1 (97.5) | C=0.3 (10) |\n"
+    assert thesis_pairs(text, "parenthesised") == [Pair("A / acc", 97.1, 97.5)]

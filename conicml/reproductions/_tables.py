@@ -13,9 +13,10 @@ file with that layout:
     header without ``thesis`` / ``(ours)``, else the first column whose header starts
     with it, else the column just left of it.
 ``"parenthesised"``
-    cells ``ours (thesis)`` (the last parenthesised number of a cell).
+    cells ``ours (thesis)`` (the last parenthesised part of a cell); both parts must
+    start with a number (``C=1 (10 folds)`` is no pair).
 ``"slash"``
-    cells ``ours / thesis``.
+    cells ``ours / thesis``, both parts starting with a number.
 ``None``
     the thesis printed no numbers to set beside ours (figures, timings, prose).
 
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 __all__ = ["Pair", "number", "parse_tables", "side_by_side", "thesis_pairs"]
 
 LAYOUTS = ("rows", "columns", "parenthesised", "slash")
+_LEADS = re.compile(r"\s*[-+−]?(?:\d|\.\d)")  # a cell part that starts with a number
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 
@@ -158,10 +160,14 @@ def thesis_pairs(text: str, layout: str | None) -> list[Pair]:
                         inner = re.findall(r"\(([^()]*)\)", cell)
                         thesis = number(inner[-1]) if inner else None
                         ours = number(cell.split("(")[0]) if inner else None
+                        ours_text, thesis_text = cell.split("(")[0], inner[-1] if inner else ""
                     else:
                         parts = cell.split(" / ")
                         ours, thesis = ((number(parts[0]), number(parts[1]))
                                         if len(parts) == 2 else (None, None))
+                        ours_text, thesis_text = (parts + ["", ""])[:2]
+                    if not (_LEADS.match(ours_text) and _LEADS.match(thesis_text)):
+                        continue  # "C=1 (10 folds)" is not a number beside a number
                     if ours is not None and thesis is not None:
                         pairs.append(Pair(_label(header, row, c), ours, thesis))
     return pairs
