@@ -165,7 +165,7 @@ def fit_cell(model: str, kernel: str, X: np.ndarray, y: np.ndarray, cfg: dict,
     if kernel == "rbf":
         steps.append(EmpiricalKernelMap(gamma=gamma))
     if model == "MPM":
-        est = MPMClassifier(rho=KERNEL_REG) if kernel == "rbf" else MPMClassifier()
+        est = MPMClassifier(ridge=KERNEL_REG) if kernel == "rbf" else MPMClassifier()
         pipe = make_pipeline(*steps, est).fit(X, y)
         return pipe, ({"gamma": gamma} if kernel == "rbf" else {})
     # M4: C = c / N (the units of C are fixed by w^T(x_mean - y_mean) = 1)

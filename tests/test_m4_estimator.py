@@ -73,7 +73,7 @@ def test_reduction_one_is_mpm_classifier():
     mpm_est = pytest.importorskip("conicml.estimators").MPMClassifier
     X, y = cm.datasets.twonorm(100, dim=4, seed=1)
     est = M4Classifier(C=1.0, reduction=1.0, reg=0.0).fit(X, y)
-    ref = mpm_est(rho=0.0).fit(X, y)
+    ref = mpm_est(ridge=0.0).fit(X, y)
     np.testing.assert_allclose(est.coef_[0], ref.coef_[0], atol=1e-4)
     assert est.intercept_[0] == pytest.approx(ref.intercept_[0], abs=1e-4)
     assert (est.predict(X) == ref.predict(X)).mean() == 1.0
