@@ -36,8 +36,8 @@ _COMMON_DOC = """
     degree : int, default=3
     coef0 : float, default=0.0
     ridge : float or None, default=None
-        The covariance ridge (glossary): regularisation :math:`\\Sigma + \\rho I` for both classes (linear;
-        the thesis's "add a small positive amount to the diagonal", which also
+        The covariance ridge (glossary): :math:`\\Sigma + \\rho I` for both classes
+        (linear; the thesis's "add a small positive amount to the diagonal", which also
         keeps singular plug-in covariances solvable), or the :math:`\\rho K`
         regulariser of Theorem 9 (kernels; mandatory, the kernel program is
         unbounded without it). ``None``: :math:`10^{-6}` times the mean
