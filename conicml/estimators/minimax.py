@@ -24,7 +24,7 @@ from ..formulations.minimax import _fill_doc
 from ..kernels import KERNELS
 from ..program import Program
 from ..solution import Status
-from ._base import BinaryConicClassifier, solve_or_raise
+from ._base import BinaryConicClassifier, default_ridge, solve_or_raise
 
 __all__ = ["BMPMClassifier", "MEMPMClassifier", "MPMClassifier"]
 
@@ -78,18 +78,10 @@ class _MinimaxClassifier(BinaryConicClassifier):
         "solver_options": [dict, None],
     }
 
-    def _ridge(self, X: np.ndarray) -> float:
-        ridge = renamed_param(self, "rho", "ridge")
-        if ridge is not None:
-            return float(ridge)
-        if self.kernel != "linear":
-            return 1e-3
-        scale = float(np.mean(np.var(X, axis=0)))
-        return 1e-6 * scale if scale > 0 else 1e-6
-
     def _kernel_kwargs(self, X: np.ndarray) -> dict[str, Any]:
         return dict(kernel=self.kernel, gamma=self.gamma, degree=self.degree,
-                    coef0=self.coef0, ridge=self._ridge(X))
+                    coef0=self.coef0,
+                    ridge=default_ridge(renamed_param(self, "rho", "ridge"), self.kernel, X))
 
     def _set_model(self, X: np.ndarray, program: Program, solution: Any, model: dict) -> None:
         self.program_ = program
