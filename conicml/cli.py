@@ -82,7 +82,8 @@ def _m4(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
 def _specified_rates(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .formulations import specified_rates
 
-    return specified_rates.specified_rates((X, y), eta_pos=0.6, eta_neg=0.6, kernel=args.kernel)
+    return specified_rates.specified_rates((X, y), error_pos=0.6, error_neg=0.6,
+                                           kernel=args.kernel)
 
 
 def _cbc(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:

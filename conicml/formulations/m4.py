@@ -132,8 +132,8 @@ import cvxpy as cp
 import numpy as np
 
 from .. import kinds
-from .._deprecation import renamed_keywords
 from .._certificates import certify_with, conic_certificate, rel, residuals
+from .._deprecation import renamed_keywords
 from .._scaling import feature_scales
 from .._validation import check_matrix, check_positive, check_X_y
 from ..contracts.m4 import M4Data
