@@ -91,7 +91,7 @@ def _cbc(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .moments import ClusterMoments
 
     clusters = ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=20)
-    return cbc.cbc(clusters, C=args.C, eta=0.5, form="dual")
+    return cbc.cbc(clusters, C=args.C, accuracy=0.5, form="dual")
 
 
 def _cbor(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
@@ -99,7 +99,7 @@ def _cbor(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .moments import ClusterMoments
 
     clusters = ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=8)
-    return ordinal.cbor(clusters, W=3.0, eta=0.5, kernel=args.kernel, form="dual")
+    return ordinal.cbor(clusters, W=3.0, accuracy=0.5, kernel=args.kernel, form="dual")
 
 
 def _svor(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
