@@ -87,7 +87,7 @@ def test_cbor_with_point_clusters_is_the_baseline_svor(solver):
     base = cm.solve(svor, solver)
     base_model = svor.decode(base)
     for form in ("primal", "dual"):
-        prog = ordinal.cbor(clusters, W=1.0, accuracy=0.7, form=form)  # eta is irrelevant at sigma = 0
+        prog = ordinal.cbor(clusters, W=1.0, accuracy=0.7, form=form)  # irrelevant at sigma = 0
         sol = cm.solve(prog, solver)
         assert_allclose(sol.objective, base.objective, rtol=obj_rtol(solver))
         model = prog.decode(sol)

@@ -89,8 +89,8 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
         (3.7) (no mapping between ``C`` and ``W`` exists; errata S003-P10).
     accuracy : float, default=0.5
         The thesis's :math:`\eta`: a lower bound on the probability that a
-        cluster's points are classified correctly (eq. 3.2), in (0, 1). The default gives :math:`\kappa = 1`
-        (Chebyshev): spheres of radius :math:`\sigma_j`; the thesis tunes
+        cluster's points are classified correctly (eq. 3.2), in (0, 1). The
+        default gives :math:`\kappa = 1` (Chebyshev): spheres of radius :math:`\sigma_j`; the thesis tunes
         :math:`\eta` (0.52 to 0.9 in Table 6.3).
     bound : {"chebyshev", "gaussian"}, default="chebyshev"
         :math:`\kappa = \sqrt{\eta/(1-\eta)}` (any distribution) or
