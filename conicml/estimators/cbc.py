@@ -90,8 +90,8 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
     accuracy : float, default=0.5
         The thesis's :math:`\eta`: a lower bound on the probability that a
         cluster's points are classified correctly (eq. 3.2), in (0, 1). The
-        default gives :math:`\kappa = 1` (Chebyshev): spheres of radius :math:`\sigma_j`; the thesis tunes
-        :math:`\eta` (0.52 to 0.9 in Table 6.3).
+        default gives :math:`\kappa = 1` (Chebyshev): spheres of radius
+        :math:`\sigma_j`; the thesis tunes :math:`\eta` (0.52 to 0.9 in Table 6.3).
     bound : {"chebyshev", "gaussian"}, default="chebyshev"
         :math:`\kappa = \sqrt{\eta/(1-\eta)}` (any distribution) or
         :math:`\Phi^{-1}(\eta)` (Gaussian clusters; needs ``accuracy >= 0.5``).
