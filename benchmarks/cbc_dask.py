@@ -86,7 +86,7 @@ def run(n: int) -> dict:
         clusters = cm.ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=K,
                                                random_state=0)
         t_moments = time.perf_counter() - start
-        prog = cm.formulations.cbc.cbc(clusters, C=1.0, eta=0.7, form="dual")
+        prog = cm.formulations.cbc.cbc(clusters, C=1.0, accuracy=0.7, form="dual")
         sol = cm.solve(prog, "cbc-smo")
         t_total = time.perf_counter() - start
         client_cpu = _cpu_s() - client_cpu0
@@ -125,7 +125,7 @@ def main() -> None:
         "",
         f"Machine: {machine()}. 2 worker processes x 1 thread (LocalCluster, loopback), "
         f"blocks of {BLOCK:,} rows, d = {D}, k-means with {K} clusters per class, CBC dual "
-        "(C = 1, eta = 0.7) by cbc-smo. `moments` is the distributed part (every k-means "
+        "(C = 1, accuracy eta = 0.7) by cbc-smo. `moments` is the distributed part (every k-means "
         "pass regenerates the blocks); `passes` counts the sampling pass and the Lloyd "
         "passes; worker CPU is the user + system time the two worker processes spent during "
         "the run (less sensitive to the machine's load than wall time: on an idle 2-core "
