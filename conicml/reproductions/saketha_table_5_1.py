@@ -96,7 +96,7 @@ def run_cbor(n_train: int, solver: str, clusters_per_rank: int, limit: float) ->
     clusters = cm.ClusterMoments.from_data(Xtr, ytr, clustering="kmeans",
                                            n_clusters=clusters_per_rank, sigma="per-dimension")
     t_clust = time.perf_counter() - start
-    prog = ordinal.cbor(clusters, W=CBOR["W"], eta=CBOR["eta"], kernel="rbf",
+    prog = ordinal.cbor(clusters, W=CBOR["W"], accuracy=CBOR["eta"], kernel="rbf",
                         gamma=CBOR["gamma"], form="dual")
     opts = {"time_limit": limit} if solver == "cbor-smo" else {}
     sol = cm.solve(prog, solver, **opts)

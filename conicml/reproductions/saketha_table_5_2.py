@@ -65,7 +65,7 @@ def run(method: str, n: int, limit: float) -> dict:
     if method == "CBOR-Iter":
         clusters = cm.ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=5,
                                                sigma="per-dimension")
-        prog = ordinal.cbor(clusters, W=2.0, eta=0.1, kernel="linear", form="dual")
+        prog = ordinal.cbor(clusters, W=2.0, accuracy=0.1, kernel="linear", form="dual")
         sol = cm.solve(prog, "cbor-smo", time_limit=limit)
     else:
         prog = svor_dual(X, y, C=1.0, kernel="linear")
