@@ -1,7 +1,7 @@
 """Rodriguez Lujan (2012) Tables 3.4, 3.5 and 3.6, ARR rows (and a digits stand-in for MNIST).
 
 Table 3.4: alpha-hat = q-bar / (q-bar + f-bar) (eqs. 3.5-3.7) on ARR (our copy: 420 x 278,
-the thesis's 422 x 278; data README) with |correlation| and with mutual information (mRMR
+the thesis's 422 x 278; data README) with ``|correlation|`` and with mutual information (mRMR
 discretisation, 3 bins at mean +- sd), for both MI diagonals (H(X_i), 0); scikit-learn's
 ``load_digits`` (1797 x 64, 8 x 8 digits) stands in for MNIST (not the same data; the
 thesis's MNIST row averages the non-zero entries only, reported both ways here).

