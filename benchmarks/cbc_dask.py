@@ -108,9 +108,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="N in {10^5, 10^6} only")
     parser.add_argument("--max-n", type=float, default=1e7)
+    parser.add_argument("--sizes", nargs="*", default=None,
+                        help="explicit sizes, e.g. --sizes 1e7 (overrides --max-n)")
     args = parser.parse_args()
     sizes = [100_000, 1_000_000] if args.quick else [
         int(n) for n in (1e6, 3e6, 1e7, 3e7, 1e8) if n <= args.max_n]
+    if args.sizes:
+        sizes = [int(float(n)) for n in args.sizes]
     rows = []
     for n in sizes:
         r = run(n)
