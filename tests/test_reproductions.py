@@ -227,3 +227,12 @@ def test_quick_mode_of_every_reproduction(name, tmp_path, monkeypatch, capfd):
 def test_parenthesised_cells_that_are_not_numbers_beside_numbers_are_skipped():
     text = "| data | acc | chosen |\n|---|---|---|\n| A | 97.1 (97.5) | C=0.3 (10) |\n"
     assert thesis_pairs(text, "parenthesised") == [Pair("A / acc", 97.1, 97.5)]
+
+
+def test_help_with_a_name_shows_the_reproductions_own_options(tiny, capsys):
+    with pytest.raises(SystemExit) as stop:  # argparse's --help exits 0
+        reproductions.main(["rodriguez_lujan_fig_4_4", "--help"])
+    assert stop.value.code == 0
+    assert "--sizes" in capsys.readouterr().out  # an option of that module's parser
+    assert reproductions.main(["--help"]) == 0
+    assert "--no-figure" in capsys.readouterr().out

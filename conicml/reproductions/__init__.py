@@ -175,12 +175,19 @@ def run(name: str, argv: list[str] | None = None, *, figure: bool = True) -> int
 def main(argv: list[str] | None = None) -> int:
     """``python -m conicml.reproductions NAME [options]`` (or ``--list``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog="python -m conicml.reproductions",
+    parser = argparse.ArgumentParser(prog="python -m conicml.reproductions", add_help=False,
                                      description="run a thesis reproduction")
     parser.add_argument("name", nargs="?", default=None)
     parser.add_argument("--list", action="store_true", help="list the reproductions")
     parser.add_argument("--no-figure", action="store_true", help="do not draw the figure")
+    parser.add_argument("-h", "--help", action="store_true",
+                        help="this help, or with a name the reproduction's own options")
     args, rest = parser.parse_known_args(argv)
+    if args.help and args.name is None:
+        parser.print_help()
+        return 0
+    if args.help:
+        rest.append("--help")  # the module's own options
     if args.list or args.name is None:
         for entry in reproductions().values():
             print(f"{entry.name:<32} {entry.title}")
