@@ -129,16 +129,26 @@ def _face_direction(Ls: np.ndarray, g: np.ndarray, coef: float) -> tuple[np.ndar
     s = g.shape[0]
     if s == 1:
         return np.zeros(1), True
-    Z = np.linalg.qr(np.ones((s, 1)), mode="complete")[0][:, 1:]
-    B = Z.T @ Ls
+    # Z = columns 2..s of the Householder reflection H = I - 2uu^T/u^Tu, u = 1/sqrt(s) - e_1,
+    # which maps e_1 to 1/sqrt(s): Z^T x = (Hx)[1:], Z p = H [0; p]
+    u = np.full(s, 1.0 / np.sqrt(s))
+    u[0] -= 1.0
+    two_over = 2.0 / float(u @ u)
+    B = (Ls - np.outer(u, two_over * (u @ Ls)))[1:]
+    b = (g - (two_over * float(u @ g)) * u)[1:]
     lam, V = np.linalg.eigh(coef * (B @ B.T))
-    b = Z.T @ g
     keep = lam > max(float(lam[-1]), 0.0) * 1e-12 + 1e-300
-    b_null = V[:, ~keep].T @ b
-    if np.linalg.norm(b_null) > 1e-10 * max(float(np.linalg.norm(b)), 1e-300):
-        return -(Z @ (V[:, ~keep] @ b_null)), False
-    Vk = V[:, keep]
-    return -(Z @ (Vk @ ((Vk.T @ b) / lam[keep]))), True
+    if keep.all():
+        p, curved = -(V @ ((V.T @ b) / lam)), True
+    else:
+        b_null = V[:, ~keep].T @ b
+        if np.linalg.norm(b_null) > 1e-10 * max(float(np.linalg.norm(b)), 1e-300):
+            p, curved = -(V[:, ~keep] @ b_null), False
+        else:
+            Vk = V[:, keep]
+            p, curved = -(Vk @ ((Vk.T @ b) / lam[keep])), True
+    x = np.concatenate(([0.0], p))
+    return x - (two_over * float(u @ x)) * u, curved
 
 
 @register("simplex-smo", kinds=[QPFS], compare_options={"tol": 1e-10}, certify_tol=1e-6)
