@@ -7,6 +7,9 @@ backends) runs in a child process under a time limit; a TIMEOUT is recorded as s
 larger M of that solver are skipped. The objective gap is relative to the best objective
 of the case. Ratio = wall time / simplex-smo wall time in the same run.
 
+Part A times the program build and the solve (best of 3 when a run takes under 5 s,
+after a warm-up solve of a tiny instance by the same solver).
+
 Part B (Nystrom, Fig 3.13 spirit): synthetic data, N = 200 samples, M features driven by
 30 latent factors, 20 informative features; |correlation| similarity (exact MI at
 M = 5000 costs M^2 bins^2 N and is left out of this timing). Exact QPFS (M x M similarity
@@ -43,15 +46,26 @@ def _instance(m: int, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _run_solver(m: int, k: int, solver: str) -> dict:
-    L, F = _instance(m, k)
-    start = time.perf_counter()
-    prog = qpfs.simplex_qp(L, F, 0.5)
     opts = {"osqp": {"max_iter": 100_000}}.get(solver, {})
-    sol = cm.solve(prog, solver, **opts)
-    wall = time.perf_counter() - start
+    # warm-up on a tiny instance (imports, first-call costs), the same for every solver
+    Lw, Fw = _instance(20, 3, seed=1)
+    cm.solve(qpfs.simplex_qp(Lw, Fw, 0.5), solver, **opts)
+    L, F = _instance(m, k)
+    walls = []
+    while True:  # best of 3 for runs under 5 s (2 shared cores: noisy), else one run
+        start = time.perf_counter()
+        prog = qpfs.simplex_qp(L, F, 0.5)
+        sol = cm.solve(prog, solver, **opts)
+        walls.append(time.perf_counter() - start)
+        if len(walls) == 3 or walls[-1] > 5.0:
+            break
+    wall = min(walls)
     w = np.asarray(sol.values.get("w", np.full(m, np.nan)), dtype=float)
     return {"status": sol.status.value, "wall": wall, "iters": sol.iterations,
-            "objective": prog.data["qp"].objective(np.maximum(w, 0) / max(w.sum(), 1e-300)),
+            # the point put back on the simplex (interior-point solvers return tiny
+            # negatives), so that every objective is that of a feasible point
+            "objective": prog.data["qp"].objective(np.maximum(w, 0)
+                                                   / max(np.maximum(w, 0).sum(), 1e-300)),
             "gap": sol.residuals.gap}
 
 
@@ -88,6 +102,8 @@ def main() -> None:
     parser.add_argument("--limit", type=float, default=120.0, help="seconds per run")
     parser.add_argument("--parts", default="ABC", help="which parts to run (A, B, C)")
     parser.add_argument("--nystrom-m", type=int, default=5000, help="M of part B")
+    parser.add_argument("--exact-limit", type=float, default=None,
+                        help="seconds for exact QPFS in part B (default 4 x --limit)")
     args = parser.parse_args()
     sizes = [200, 500] if args.quick else [200, 1000, 5000]
     lines = [
@@ -138,7 +154,8 @@ def main() -> None:
               "| method | status | wall s (similarity + factor) | wall s total | speed-up vs "
               "exact | alpha | top-50 overlap with exact |",
               "|---|---|---|---|---|---|---|"]
-    state, exact, _ = (run_with_limit(_run_qpfs, (m_big, None), 4 * args.limit)
+    exact_limit = args.exact_limit or 4 * args.limit
+    state, exact, _ = (run_with_limit(_run_qpfs, (m_big, None), exact_limit)
                        if "B" in args.parts else ("skipped", None, 0))
     rows = [("exact", state, exact)] if "B" in args.parts else []
     for p in rates if "B" in args.parts else []:
@@ -146,7 +163,7 @@ def main() -> None:
         rows.append((f"Nystrom p={p:g}", st, res))
     for label, st, res in rows:
         if st != "ok":
-            limit = 4 * args.limit if label == "exact" else args.limit
+            limit = exact_limit if label == "exact" else args.limit
             lines.append(f"| {label} | {st.upper()} (limit {limit:.0f} s) | - | - | - | - | - |")
             continue
         speed = exact["wall"] / res["wall"] if state == "ok" else np.nan
