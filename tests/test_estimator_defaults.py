@@ -97,6 +97,8 @@ def _check_fit(name: str, X_train, y_train, X_test, y_test) -> float:
         est.fit(X_train, y_train)
     pred = est.predict(X_test)
     assert set(np.unique(pred)) <= set(np.unique(y_train))
+    if hasattr(est, "program_"):  # one vocabulary (issue 12): the decoded model is model_
+        assert est.model_ is not None and hasattr(est, "solution_")
     s = scores(est, X_test)
     assert np.all(np.isfinite(s))
     return roc_auc_score(y_test, s)
