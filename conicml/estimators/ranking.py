@@ -70,6 +70,7 @@ class _RankingMixin:
         model = program.decode(solution)
         self.program_ = program
         self.solution_ = solution
+        self.model_ = model
         self.n_iter_ = solution.iterations
         self.basis_ = np.asarray(model["basis"])
         self.dual_coef_ = np.asarray(model["beta"])[None, :]
@@ -130,6 +131,8 @@ class RankRCClassifier(_RankingMixin, BinaryConicClassifier):
         Score threshold of ``predict`` (see the module docstring);
         ``decision_function`` is :math:`f(x)` minus it.
     program_, solution_, n_iter_
+    model_ : dict
+        The decoded model (``program_.decode(solution_)``).
     """
 
     _parameter_constraints: dict = {
@@ -245,7 +248,12 @@ class RankRCRanker(_RankingMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         if not np.all(y == np.round(y)):
             raise ProgramError("RankRCRanker needs integer ordinal levels in y")
-        self.levels_ = np.unique(y)
+        levels = np.unique(y)
+        if levels.size < 2:
+            # sklearn's check_fit2d_1sample expects "one class" (or "1 sample") here
+            raise ProgramError(f"RankRCRanker needs at least two distinct levels in y; got one "
+                               f"class (level {levels[0]:g}) in {y.shape[0]} sample(s)")
+        self.levels_ = levels
         self._fit_program(X, y)
         return self
 
