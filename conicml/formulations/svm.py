@@ -316,13 +316,23 @@ def _unique(data: Mapping[str, Any], model: Mapping[str, Any]) -> dict:
 
 
 def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, block: int = 2048) -> np.ndarray:
-    """:math:`K v` over the training points, a block of kernel rows at a time."""
+    """:math:`K v` over the training points, a block of kernel rows at a time.
+
+    Only the columns of the nonzero entries of ``v`` are evaluated: for a dual point
+    :math:`v = \alpha\circ y` that is :math:`O(n\,n_{SV})` kernel values instead of
+    :math:`O(n^2)` (issue 14: the full Gram product was two thirds of an smo solve
+    at n = 5000), and the product is the same.
+    """
     X, kernel = np.asarray(data["X"]), data["kernel"]
     if getattr(kernel, "name", None) == "precomputed":
         return X @ v
-    out = np.empty(X.shape[0])
+    nz = np.flatnonzero(v)
+    out = np.zeros(X.shape[0])
+    if nz.size == 0:
+        return out
+    Xs, vs = X[nz], v[nz]
     for s in range(0, X.shape[0], block):
-        out[s:s + block] = kernel(X[s:s + block], X) @ v
+        out[s:s + block] = kernel(X[s:s + block], Xs) @ vs
     return out
 
 
