@@ -25,18 +25,21 @@ _TAU = 1e-12  # LIBSVM's TAU, as in smo.py
 
 
 @njit(cache=True, nogil=True)
-def run(alpha, F, y, c, QD, Gb, act, n_act, store, slot_of, stamp, clock, tol,
-        max_steps, track_gbar, out_i, out_f):  # pragma: no cover - compiled
+def run(alpha, F, y, c, QD, Gb, is_up, is_low, act, n_act, store, slot_of, stamp, clock,
+        tol, max_steps, track_gbar, out_i, out_f):  # pragma: no cover - compiled
     """Up to ``max_steps`` SMO updates on ``act[:n_act]``; see the module docstring.
 
     As in the NumPy loop, the stopping test comes first: a converged active set
     returns CONVERGED even with ``max_steps = 0``.
 
     ``out_i[0]``: the column needed (NEED_COLUMN); ``out_i[1]``: updates done;
-    ``out_f[0]``: the last maximal violation m - M on the active set.
+    ``out_f[0]``: the last maximal violation m - M on the active set. ``is_up`` /
+    ``is_low`` (uint8) are the memberships of :math:`I_{up}` / :math:`I_{low}`, kept
+    up to date here for the two updated variables (LIBSVM's ``alpha_status``).
     """
     steps = 0
     out_f[0] = np.inf
+    full = n_act == F.shape[0]  # no variable shrunk: act is the identity
     while True:
         # -- i: the maximal violating index (largest F over I_up), and M over I_low
         Gmax = -np.inf
@@ -44,18 +47,11 @@ def run(alpha, F, y, c, QD, Gb, act, n_act, store, slot_of, stamp, clock, tol,
         i = -1
         for p in range(n_act):
             t = act[p]
-            a = alpha[t]
-            if y[t] > 0:
-                is_up = a < c[t]
-                is_low = a > 0
-            else:
-                is_up = a > 0
-                is_low = a < c[t]
             f = F[t]
-            if is_up and f > Gmax:
+            if is_up[t] and f > Gmax:
                 Gmax = f
                 i = t
-            if is_low and f < Gmin:
+            if is_low[t] and f < Gmin:
                 Gmin = f
         viol = Gmax - Gmin
         out_f[0] = viol
@@ -79,15 +75,8 @@ def run(alpha, F, y, c, QD, Gb, act, n_act, store, slot_of, stamp, clock, tol,
         QDi = QD[i]
         for p in range(n_act):
             t = act[p]
-            a = alpha[t]
-            if y[t] > 0:
-                is_low = a > 0
-            else:
-                is_low = a < c[t]
-            if not is_low:
-                continue
             b = Gmax - F[t]
-            if b > 0:
+            if b > 0 and is_low[t]:
                 quad = QDi + QD[t] - 2.0 * Ki[t]
                 if quad <= 0:
                     quad = _TAU
@@ -157,12 +146,28 @@ def run(alpha, F, y, c, QD, Gb, act, n_act, store, slot_of, stamp, clock, tol,
                 aj = total
         alpha[i] = ai
         alpha[j] = aj
+        if yi > 0:
+            is_up[i] = ai < Ci
+            is_low[i] = ai > 0
+        else:
+            is_up[i] = ai > 0
+            is_low[i] = ai < Ci
+        if yj > 0:
+            is_up[j] = aj < Cj
+            is_low[j] = aj > 0
+        else:
+            is_up[j] = aj > 0
+            is_low[j] = aj < Cj
         si = yi * (ai - ai_old)
         sj = yj * (aj - aj_old)
         if si != 0.0 or sj != 0.0:
-            for p in range(n_act):
-                t = act[p]
-                F[t] -= si * Ki[t] + sj * Kj[t]
+            if full:  # contiguous: the compiler vectorises this loop
+                for t in range(n_act):
+                    F[t] -= si * Ki[t] + sj * Kj[t]
+            else:
+                for p in range(n_act):
+                    t = act[p]
+                    F[t] -= si * Ki[t] + sj * Kj[t]
         if track_gbar:
             if (ai_old >= Ci) != (ai >= Ci):
                 s = Ci * yi if ai >= Ci else -Ci * yi

@@ -586,10 +586,13 @@ def solve_smo(
         out_i = np.zeros(2, dtype=np.int64)
         out_f = np.zeros(1)
         until_boundary = period
+        m_up, m_low = masks(alpha, c, pos)
+        flag_up, flag_low = m_up.astype(np.uint8), m_low.astype(np.uint8)
         while True:
             steps = 1 if stop is not None else min(until_boundary, max_iter - k)
-            r = nb.run(alpha, F, y, c, QD, Gb, act_c, n_act, cache.store, cache.slot_of,
-                       cache.stamp, cache.clock, tol_cur, steps, shrinking, out_i, out_f)
+            r = nb.run(alpha, F, y, c, QD, Gb, flag_up, flag_low, act_c, n_act, cache.store,
+                       cache.slot_of, cache.stamp, cache.clock, tol_cur, steps, shrinking,
+                       out_i, out_f)
             done = int(out_i[1])
             k += done
             until_boundary -= done
