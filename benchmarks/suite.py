@@ -82,7 +82,7 @@ def cbc_instance(k: int):
     X, y = cm.datasets.twonorm(20 * k, dim=20, seed=1)
     clusters = cm.ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=k // 2,
                                            random_state=0)
-    return cm.formulations.cbc.cbc(clusters, C=1.0, eta=0.7, form="dual")
+    return cm.formulations.cbc.cbc(clusters, C=1.0, accuracy=0.7, form="dual")
 
 
 # -- runs --------------------------------------------------------------------------------
@@ -119,7 +119,7 @@ def run_smo(name: str, n: int, C: float, options: dict | None = None) -> dict:
     sol = cm.solve(prog, "smo", tol=1e-3, **options)
     wall = time.perf_counter() - start
     note = (f"{sol.extras['engine']} loop (load {warm:.2f} s, not counted), {sol.iterations} "
-            f"iterations, polished to tol {sol.extras['polish_tol']:.0e}")
+            f"iterations, final tol {sol.extras['polish_tol']:.0e}")
     return {"wall": wall, "status": sol.status.value, "objective": sol.objective,
             "certificate": sol.residuals.max(), "mb": _peak_mb(), "note": note}
 
@@ -127,7 +127,7 @@ def run_smo(name: str, n: int, C: float, options: dict | None = None) -> dict:
 def cbor_instance(kernel: str, k: int):
     from cbor_scale import clusters_for
 
-    return cm.formulations.ordinal.cbor(clusters_for(k), W=3.0, eta=0.5, kernel=kernel,
+    return cm.formulations.ordinal.cbor(clusters_for(k), W=3.0, accuracy=0.5, kernel=kernel,
                                         gamma=0.1, form="dual")
 
 
