@@ -147,9 +147,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="the smallest row of each group")
     parser.add_argument("--limit", type=float, default=60.0, help="seconds per run")
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--groups", default="ellipsoid,svm,svm-large,minimax,cbc,cbor",
+                        help="comma-separated subset of ellipsoid, svm, svm-large (n = 20000), "
+                        "minimax, cbc, cbor")
     args = parser.parse_args()
+    chosen = set(args.groups.split(","))
     groups = []
-    dims = [50] if args.quick else [50, 200, 500]
+    dims = [] if "ellipsoid" not in chosen else [50] if args.quick else [50, 200, 500]
     for d in dims:
         for cond in (1.0, 1e6):
             groups.append((f"ellipsoid distance d={d}, cond={cond:g}", "clarabel",
@@ -158,9 +162,10 @@ def main() -> None:
                                          ("lin-han", {}))],
                            "ellipsoid-newton tol 1e-10 (relative certified gap); lin-han "
                            "tol 1e-10 (angle)"))
-    svm_rows = [("breast_cancer", 569)] + ([] if args.quick else [
-        ("twonorm", 5000), ("ringnorm", 5000), ("abalone7", 4177), ("mammography", 11183),
-        ("twonorm", 20000), ("ringnorm", 20000)])
+    svm_rows = ([] if "svm" not in chosen else [("breast_cancer", 569)] + ([] if args.quick else [
+        ("twonorm", 5000), ("ringnorm", 5000), ("abalone7", 4177), ("mammography", 11183)]))
+    if "svm-large" in chosen and not args.quick:
+        svm_rows += [("twonorm", 20000), ("ringnorm", 20000)]
     for name, n in svm_rows:
         for C in (1.0, 100.0):
             runs = [("sklearn SVC", run_svc, (name, n, C)),
@@ -171,18 +176,19 @@ def main() -> None:
             groups.append((f"RBF SVM {name} n={n} C={C:g}", "sklearn SVC", runs,
                            "both at the LIBSVM tolerance 1e-3 on m(alpha) - M(alpha); smo "
                            "polishes until its relative gap <= 5e-4 unless gap_tol=None"))
-    for family in ("mpm", "bmpm"):
+    for family in ("mpm", "bmpm") if "minimax" in chosen else ():
         d = 50 if args.quick else 200
         groups.append((f"{family.upper()} d={d}", "clarabel",
                        [(s, run_program, ("minimax_instance", (family, d), s, {}))
                         for s in ("clarabel", "rosen", "dinkelbach")],
                        "rosen tol 1e-12 (relative change), dinkelbach tol 1e-10 on F"))
-    for k in ([100] if args.quick else [400]):
+    for k in [] if "cbc" not in chosen else [100] if args.quick else [400]:
         groups.append((f"CBC linear dual k={k}", "clarabel",
                        [(s, run_program, ("cbc_instance", (k,), s, {}))
                         for s in ("clarabel", "ecos", "cbc-smo")],
                        "cbc-smo tol 1e-6 on the KKT violation"))
-    for kernel, k in ([("linear", 100)] if args.quick else [("linear", 250), ("rbf", 500)]):
+    cbor_rows = [("linear", 100)] if args.quick else [("linear", 250), ("rbf", 500)]
+    for kernel, k in cbor_rows if "cbor" in chosen else ():
         groups.append((f"CBOR {kernel} dual k={k}", "clarabel",
                        [(s, run_program, ("cbor_instance", (kernel, k), s, {}))
                         for s in ("clarabel", "ecos", "cbor-smo")],
@@ -193,7 +199,8 @@ def main() -> None:
         "# Specialized solvers against their anchors (issue 14)",
         "",
         f"Machine: {machine()}; load average at the start {load_start[0]:.1f} / "
-        f"{load_start[1]:.1f} / {load_start[2]:.1f} (1 / 5 / 15 min, 2 cores). Best of {args.repeats} runs, {args.limit:g} s limit per run; "
+        f"{load_start[1]:.1f} / {load_start[2]:.1f} (1 / 5 / 15 min, 2 cores). Groups: "
+        f"{args.groups}. Best of {args.repeats} runs, {args.limit:g} s limit per run; "
         "total time from the program to the solution (compilation included); ratio = time / "
         "the anchor's time in the same run (below 1: faster than the anchor). Certificate: "
         "the largest residual of the solution (`Solution.residuals.max()`: conicml's "
