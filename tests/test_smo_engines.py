@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
@@ -119,3 +120,23 @@ def test_polishing_is_not_run_when_the_gap_is_small():
 def test_bad_engine_and_gap_tol_raise(options):
     with pytest.raises(OptionError, match=next(iter(options))):
         cm.solve(_program(60), "smo", **options)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "poly", "linear"])
+def test_certificate_gram_product_over_the_support_only(kernel):
+    # the certificate evaluates K[:, nz] v[nz] only; reference: the dense Gram matrix of
+    # scikit-learn's pairwise kernels (independent of conicml.kernels)
+    from sklearn.metrics.pairwise import pairwise_kernels
+
+    X, y = cm.datasets.twonorm(150, dim=5, seed=3)
+    prog = cm.formulations.svm.soft_margin(X, y, C=1.0, kernel=kernel, form="dual")
+    kern = prog.data["kernel"]
+    params = {"gamma": kern.gamma} if kernel == "rbf" else (
+        {"gamma": kern.gamma, "degree": kern.degree, "coef0": kern.coef0}
+        if kernel == "poly" else {})
+    K = pairwise_kernels(X, metric=kernel, **params)
+    v = np.zeros(150)
+    v[np.random.default_rng(0).choice(150, 20, replace=False)] = np.linspace(-1, 1, 20)
+    got = cm.formulations.svm._kernel_matvec(prog.data, v)
+    assert_allclose(got, K @ v, rtol=1e-10, atol=1e-10)
+    assert_allclose(cm.formulations.svm._kernel_matvec(prog.data, np.zeros(150)), 0.0)

@@ -73,6 +73,25 @@ LIBSVM: after an un-shrink, :math:`m` and :math:`M` are recomputed on the
 full set before shrinking again (LIBSVM reuses the active-set values), which
 shrinks no more than LIBSVM does.
 
+**Polishing** (``gap_tol``, default :math:`5\cdot10^{-4}`). The stop on
+:math:`m - M` is absolute, so with large costs (C = 100) a point at
+:math:`m - M \le 10^{-3}` can keep a relative primal - dual gap of 2e-3..1e-2 and fail
+the program's certificate (``certify_tol`` 1e-3). After convergence the relative gap
+is computed from :math:`G` (O(n)); while it exceeds ``gap_tol`` the loop goes on at
+``tol / 10`` (at most three times), so the returned OPTIMAL is a certified one.
+``gap_tol=None`` is LIBSVM's stop.
+
+**Engines.** The loop runs compiled (:mod:`conicml.solvers._smo_numba`, optional
+extra ``numba``) when numba is installed, else in NumPy; both are the same algorithm
+and are tested against each other. The compiled loop holds the Gram columns in one
+2-D array and returns to Python only for a missing column, a converged active set or
+every :math:`\min(n, 1000)` iterations (shrinking, limits, reports). Why (profile,
+issue 14, recorded in ``benchmarks/results/suite.md``): once the certificate's
+:math:`O(n^2)` Gram product was cut to the support vectors, the NumPy loop's ~15 array
+calls per iteration cost ~100 us each iteration even on a shrunk active set, 2-3x
+LIBSVM's whole fit at C = 100. The solver runs on one BLAS thread (as LIBSVM):
+its products are one Gram column at a time.
+
 **Warm-start:** supported. ``x0`` is a feasible :math:`\alpha`
 (:math:`0 \le \alpha \le c` and :math:`y^\top\alpha = 0` up to
 :math:`10^{-9}\max(1, \sum_i c_i)`); the gradient is rebuilt from it, so an
