@@ -71,7 +71,7 @@ def smo(instance, **options):
 OSQP_HARD = pytest.mark.xfail(
     strict=True, reason="osqp (ADMM) does not reach its tolerances at its default cap of "
     "1e4 iterations (nor in 2e5, measured) on the near-hard-margin linear instance "
-    "(C = 100, rank-2 Gram matrix): a first-order backend's limit; clarabel/ecos/scs agree with smo-or there")
+    "(C = 100, rank-2 Gram matrix): a first-order backend's limit; clarabel/ecos/scs agree")
 CASES = [pytest.param(solver, inst, id=f"{solver}-{inst[0]}",
                       marks=OSQP_HARD if (solver, inst[0]) == ("osqp", "blobs-r4") else ())
          for solver in cm.solvers.available(SVORIM_QP_DUAL) if solver != "smo-or"
