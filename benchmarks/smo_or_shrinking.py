@@ -1,7 +1,7 @@
 """What shrinking buys ``smo-or``, on both SVOR variants (California Housing, Gaussian kernel).
 
 For each training size and each variant (explicit thresholds, seed 003 eq. 4.1;
-implicit constraints, Chu & Keerthi 2007 §3) the same program is solved by
+implicit constraints, Chu & Keerthi 2005, 2007) the same program is solved by
 ``smo-or`` with ``shrinking=True`` and ``shrinking=False`` one after the other
 in the same run (the ratio survives the shared machine's load better than the
 seconds), each in a child process under a time limit (TIMEOUT recorded as

@@ -104,7 +104,7 @@ def test_smo_or_implicit_agrees_with_every_backend(instance, solver):
                          ids=[IDS[i] for i in (0, 2, 4)])
 def test_dual_model_solves_the_implicit_primal(instance):
     """Strong duality with the primal kind on clarabel; thresholds ordered (Chu & Keerthi
-    2007, Lemma 1: the implicit constraints order them at the optimum without imposing it)."""
+    2005, 2007: the implicit constraints order them at the optimum without imposing it)."""
     name, make, kernel, C = instance
     X, y = make()
     prog, sol = smo(instance)

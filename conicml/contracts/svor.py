@@ -163,7 +163,7 @@ def complementarity(data: SVORDualData, alpha: np.ndarray, alpha_star: np.ndarra
 class SVORIMDualData:
     r"""Points, ranks, cost and kernel of a dual SVOR program with *implicit* constraints.
 
-    Chu & Keerthi (2007, Neural Computation 19:792, §3 "SVORIM"; ICML 2005)
+    Chu & Keerthi (ICML 2005; Neural Computation 19:792, 2007; "SVORIM")
     constrain every threshold :math:`j` with *all* points: those of rank
     :math:`\le j` lie below :math:`\theta_j - 1`, those of rank :math:`> j`
     above :math:`\theta_j + 1`, each with its own slack. Point :math:`p` has a
@@ -174,7 +174,8 @@ class SVORIMDualData:
     (entries that do not exist are 0). The thresholds are decoupled: one
     equality :math:`\sum_p \alpha^j_p = \sum_p \alpha^{*j}_p` per threshold,
     and the ordering :math:`\theta_1 \le \dots \le \theta_{r-1}` holds at
-    every optimum without being imposed (Chu & Keerthi 2007, Lemma 1).
+    every optimum without being imposed (Chu & Keerthi 2005, 2007 prove that
+    both of their formulations order the thresholds at the optimum).
 
     Attributes
     ----------

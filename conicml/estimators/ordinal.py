@@ -254,7 +254,7 @@ class SVOrdinalRegressor(ClassifierMixin, BaseEstimator):
           w^\top\phi(x^j_i) - \theta_{i-1} \ge 1 - \xi^{*j}_i,\
           \theta_{i-1} \le \theta_i;
 
-    * ``variant="implicit"`` (Chu & Keerthi 2007, §3): every threshold is
+    * ``variant="implicit"`` (Chu & Keerthi 2005, 2007): every threshold is
       constrained by every point (slack at each threshold on the wrong side),
       the order of the thresholds holds at the optimum without being imposed.
 

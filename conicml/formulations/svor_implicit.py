@@ -3,7 +3,7 @@ r"""SVOR with *implicit* threshold constraints (Chu & Keerthi 2005/2007, "SVORIM
 Seed 003's baseline (§4.1.1, eq. 4.1) is Chu & Keerthi's SVOR with *explicit*
 constraints: a point of rank :math:`i` constrains only thresholds
 :math:`i - 1` and :math:`i` (:mod:`conicml.formulations.svor_dual`). Their
-second formulation (ICML 2005 §3; Neural Computation 19:792, 2007, §3)
+second formulation (ICML 2005; Neural Computation 19:792, 2007)
 constrains every threshold :math:`j` with *all* points — those of rank
 :math:`\le j` must score below :math:`\theta_j - 1`, those of rank
 :math:`> j` above :math:`\theta_j + 1` — so a point far on the wrong side of
@@ -16,8 +16,8 @@ several thresholds pays at each of them:
 
 with :math:`y^j_p = -1` for :math:`\mathrm{rank}(p) \le j` and :math:`+1`
 otherwise. The ordering :math:`\theta_1 \le \dots \le \theta_{r-1}` is not
-imposed; it holds at every optimum (Chu & Keerthi 2007, Lemma 1). The problem
-is :math:`r - 1` binary SVMs sharing :math:`w`, which is why the dual has one
+imposed; it holds at every optimum (Chu & Keerthi 2005, 2007 prove that both
+of their formulations order the thresholds at the optimum). The problem is :math:`r - 1` binary SVMs sharing :math:`w`, which is why the dual has one
 equality per threshold.
 
 Kinds ``"qp.chance.svor.implicit"`` (the primal, generic backends) and
@@ -58,7 +58,7 @@ def implicit_thresholds(scores: np.ndarray, ranks: np.ndarray, r: int) -> np.nda
     vanishes between the :math:`a`-th and :math:`(a+1)`-th smallest breakpoint,
     :math:`a = \#\{\mathrm{rank} \le j\}`; the midpoint of that interval makes
     :math:`\theta_j` unique. The running maximum is applied afterwards; it is
-    a no-op at an optimum (Chu & Keerthi 2007, Lemma 1: the optimal thresholds
+    a no-op at an optimum (Chu & Keerthi 2005, 2007: the optimal thresholds
     are ordered) and keeps the prediction rule well defined elsewhere.
     """
     theta = np.empty(r - 1)
@@ -170,7 +170,7 @@ def svorim(
     coef0: float = 0.0,
     factor: str = "auto",
 ) -> Program:
-    r"""Primal SVOR with implicit constraints (Chu & Keerthi 2007, §3): kind ``SVORIM_QP``.
+    r"""Primal SVOR with implicit constraints (Chu & Keerthi 2005, 2007): kind ``SVORIM_QP``.
 
     .. math::
 
@@ -299,7 +299,7 @@ def svorim_dual(
     coef0: float = 0.0,
     factor: str = "auto",
 ) -> Program:
-    r"""Dual SVOR with implicit constraints (Chu & Keerthi 2007, §3): kind ``SVORIM_QP_DUAL``.
+    r"""Dual SVOR with implicit constraints (Chu & Keerthi 2005, 2007): kind ``SVORIM_QP_DUAL``.
 
     With :math:`v_p = \sum_j(\alpha^{*j}_p - \alpha^j_p)`,
 

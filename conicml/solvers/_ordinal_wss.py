@@ -13,9 +13,9 @@ threshold. A variable that can move by :math:`+\sigma_x` bounds
   tie thresholds :math:`i, i+1` when :math:`D_i > 0`; the optimality test runs
   over blocks of tied thresholds with the running maximum of the lower bounds
   and the running minimum of the upper bounds (seed 003 (5.4)–(5.5), Chu &
-  Keerthi 2005 §3); a pair may cross thresholds when the partner's block is at
+  Keerthi 2005); a pair may cross thresholds when the partner's block is at
   or after the first variable's.
-* **Decoupled** thresholds (implicit constraints, Chu & Keerthi 2007 §3):
+* **Decoupled** thresholds (implicit constraints, Chu & Keerthi 2005, 2007):
   every threshold has its own equality, its own test and pairs within it.
 """
 

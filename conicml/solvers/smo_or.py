@@ -1,7 +1,7 @@
 r"""``smo-or``: SMO for the dual SVOR, the thesis's "SMO-OR", explicit and implicit constraints.
 
 Kinds ``"qp.chance.svor.dual"`` (explicit thresholds, seed 003 eq. 4.1) and
-``"qp.chance.svor.implicit.dual"`` (implicit constraints, Chu & Keerthi 2007 §3,
+``"qp.chance.svor.implicit.dual"`` (implicit constraints, Chu & Keerthi 2005, 2007,
 :mod:`conicml.formulations.svor_implicit`). The explicit variant is described
 first; the implicit one differs only where said below.
 
@@ -19,7 +19,7 @@ baseline of chapters 4–5), as a minimisation:
 The reported objective is the dual maximum (minus the above), the optimum of
 (4.1) — the generic backends report the same number on the same program.
 
-**Optimality** (Chu & Keerthi 2005, §3; seed 003 (5.3)–(5.5) with margin
+**Optimality** (Chu & Keerthi 2005; seed 003 (5.3)–(5.5) with margin
 :math:`d = 1`). With :math:`g = Kv`, each variable :math:`x` has a threshold
 :math:`t(x)` (:math:`\alpha`: its rank; :math:`\alpha^*`: its rank - 1), a sign
 :math:`\sigma_x` (+1 for :math:`\alpha`, -1 for :math:`\alpha^*`) and
@@ -53,7 +53,7 @@ with ``cbor-smo`` (:mod:`conicml.solvers._ordinal_wss`).
 threshold :math:`j` has its own equality
 :math:`\sum_p \alpha^j_p = \sum_p \alpha^{*j}_p`, so there are no ties: the test
 is :math:`\max_j (b^j_{low} - b^j_{up}) \le \texttt{tol}` and the pair lies in
-the most violated threshold (Chu & Keerthi 2007, §4: the SMO of SVORIM works
+the most violated threshold (Chu & Keerthi adapt SMO to both formulations; here it works
 threshold by threshold on the maximal violating pair). The thresholds are
 the midpoints of :math:`[b^j_{low}, b^j_{up}]`.
 
