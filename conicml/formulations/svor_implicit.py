@@ -17,7 +17,8 @@ several thresholds pays at each of them:
 with :math:`y^j_p = -1` for :math:`\mathrm{rank}(p) \le j` and :math:`+1`
 otherwise. The ordering :math:`\theta_1 \le \dots \le \theta_{r-1}` is not
 imposed; it holds at every optimum (Chu & Keerthi 2005, 2007 prove that both
-of their formulations order the thresholds at the optimum). The problem is :math:`r - 1` binary SVMs sharing :math:`w`, which is why the dual has one
+of their formulations order the thresholds at the optimum). The problem is
+:math:`r - 1` binary SVMs sharing :math:`w`, which is why the dual has one
 equality per threshold.
 
 Kinds ``"qp.chance.svor.implicit"`` (the primal, generic backends) and
