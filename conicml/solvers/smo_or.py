@@ -324,10 +324,10 @@ def solve_smo_or(
     # sorted by threshold; points are local indices into `rows`
     act = np.arange(nv)
     rows = np.arange(m)
-    E_fixed = np.zeros(n_thr)
+    E = _equalities(sig, thr, x, n_thr)  # per-threshold sums, updated by each pair move
 
     def activate(new_act: np.ndarray) -> None:
-        nonlocal act, rows, a_cl, a_lp, a_sig, a_thr, a_x, low, up, E_fixed, ga
+        nonlocal act, rows, a_cl, a_lp, a_sig, a_thr, a_x, low, up, E, ga
         x[act] = a_x
         g[rows] = ga
         act = new_act
@@ -339,9 +339,7 @@ def solve_smo_or(
         a_x = x[act].copy()
         low = np.where(a_sig > 0, a_x < C, a_x > 0.0)
         up = np.where(a_sig > 0, a_x > 0.0, a_x < C)
-        inactive = np.ones(nv, dtype=bool)
-        inactive[act] = False
-        E_fixed = _equalities(sig[inactive], thr[inactive], x[inactive], n_thr)
+        E = _equalities(sig, thr, x, n_thr)  # exact again (removes drift)
         ga = g[rows].copy()
 
     a_cl, a_sig, a_thr = cl, sig, thr
@@ -368,7 +366,6 @@ def solve_smo_or(
         Flow = np.where(low, F, -np.inf)
         Fup = np.where(up, F, np.inf)
         b_low, b_up, starts, ends = segment_bounds(Flow, Fup, a_thr, n_thr)
-        E = E_fixed + _equalities(a_sig, a_thr, a_x, n_thr)
         D = np.cumsum(E) if coupled else None
         blk, B_low, B_up = violation_blocks(b_low, b_up, D, tie)
         return F, Flow, Fup, b_low, starts, ends, D, blk, B_low, B_up
@@ -457,6 +454,8 @@ def solve_smo_or(
             break
         a_x[lv] += a_sig[lv] * delta
         a_x[uv] -= a_sig[uv] * delta
+        E[tl - 1] += delta  # sigma_l^2 delta at t(l), -sigma_u^2 delta at t(u)
+        E[tu - 1] -= delta
         for var in (lv, uv):  # snap to the box, update the bound sets
             if a_x[var] < 1e-15 * C:
                 a_x[var] = 0.0
