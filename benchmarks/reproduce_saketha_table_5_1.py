@@ -136,6 +136,10 @@ def main() -> None:
     parser.add_argument("--clusters", type=int, default=50, help="k-means clusters per rank")
     parser.add_argument("--no-smo-or-above", type=int, default=None,
                         help="skip SMO-OR above this training size (recorded as not run)")
+    parser.add_argument("--methods", nargs="*", default=None,
+                        choices=("CBOR-Iter", "SMO-OR", "SMO-OR-IM", "CBOR-Clarabel"),
+                        help="run only these columns (others recorded as not run); the "
+                        "results then go to saketha_table_5_1_<methods>.md")
     parser.add_argument("--no-implicit-above", type=int, default=None,
                         help="skip SMO-OR-IM above this training size (recorded as not run)")
     args = parser.parse_args()
@@ -153,6 +157,9 @@ def main() -> None:
                                                              limit))):
             if name in dead:
                 row.append("not run (timed out at a smaller size)")
+                continue
+            if args.methods and name not in args.methods:
+                row.append("not run (--methods)")
                 continue
             if name == "SMO-OR" and args.no_smo_or_above and n > args.no_smo_or_above:
                 row.append("not run (reduced run, see notes)")
@@ -180,7 +187,8 @@ def main() -> None:
         f"{' --quick' if args.quick else ''}"
         f"{' --sizes ' + ' '.join(map(str, args.sizes)) if args.sizes else ''}"
         f"{f' --no-smo-or-above {args.no_smo_or_above}' if args.no_smo_or_above else ''}"
-        f"{f' --no-implicit-above {args.no_implicit_above}' if args.no_implicit_above else ''}`"
+        f"{f' --no-implicit-above {args.no_implicit_above}' if args.no_implicit_above else ''}"
+        f"{' --methods ' + ' '.join(args.methods) if args.methods else ''}`"
         f" (time limit {limit:g} s per run).",
         "",
         "Training time in seconds (end to end: clustering + solve for the CBOR columns), "
@@ -215,7 +223,9 @@ def main() -> None:
           for n, name, state, res in details],
         "",
     ]
-    out = write_results("saketha_table_5_1", "\n".join(lines), quick=args.quick)
+    name = "saketha_table_5_1" + (
+        "_" + "_".join(m.lower().replace("-", "_") for m in args.methods) if args.methods else "")
+    out = write_results(name, "\n".join(lines), quick=args.quick)
     print(f"wrote {out}")
 
 
