@@ -46,6 +46,7 @@ def test_linear_fit_attributes_and_prediction_rule(variant):
     assert est.thresholds_.shape == (3,) and np.all(np.diff(est.thresholds_) >= 0)
     assert_allclose(est.intercept_, -est.thresholds_)
     assert est.solution_.status is cm.Status.OPTIMAL and est.n_iter_ > 0
+    assert est.model_["thresholds"] is not None  # program_.decode(solution_)
     kind = "qp.chance.svor.dual" if variant == "explicit" else "qp.chance.svor.implicit.dual"
     assert est.program_.kind == kind
     # w = sum_k dual_coef_k x_k (stationarity in w)

@@ -301,6 +301,8 @@ class SVOrdinalRegressor(ClassifierMixin, BaseEstimator):
         :math:`, x)`.
     program_ : Program
     solution_ : Solution
+    model_ : dict
+        The decoded model, ``program_.decode(solution_)``.
     n_iter_ : int
     """
 
@@ -376,6 +378,7 @@ class SVOrdinalRegressor(ClassifierMixin, BaseEstimator):
             self.coef_ = np.asarray(model["w"], dtype=float).reshape(-1)
         self.program_ = program
         self.solution_ = solution
+        self.model_ = model
         self.n_iter_ = solution.iterations
         return self
 
