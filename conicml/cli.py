@@ -105,6 +105,13 @@ def _svor(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     return svor_dual.svor_dual(X, y, C=args.C, kernel=args.kernel)
 
 
+def _svor_implicit(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
+    from .formulations import svor_implicit
+
+    # the first 120 points only: m(r-1) dual variables, and osqp needs ~2e4 iterations at 300
+    return svor_implicit.svorim_dual(X[:120], y[:120], C=args.C, kernel=args.kernel)
+
+
 def _lsvr(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .formulations import lsvr
 
@@ -178,6 +185,8 @@ MODELS: dict[str, DemoModel] = {
     "lsvr": DemoModel("local support vector regression (k = 2)", _lsvr, "series-synthetic"),
     "svor": DemoModel("support vector ordinal regression (4.1), dual (SMO-OR)", _svor,
                       "ordinal-synthetic"),
+    "svor-implicit": DemoModel("SVOR, implicit constraints (Chu & Keerthi), dual, 120 points",
+                               _svor_implicit, "ordinal-synthetic"),
     "trs": DemoModel("trust-region subproblem on 10 features, H = X'X/n - I, Delta = 1",
                      _trs, "breast_cancer"),
     "hlsvm-node": DemoModel("H-LSVM node: class-balanced linear SVM primal (5.3), lambda = 1e-2",

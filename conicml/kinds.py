@@ -47,6 +47,8 @@ __all__ = [
     "SVOR_QP",
     "SVOR_SOCP",
     "SVOR_QP_DUAL",
+    "SVORIM_QP",
+    "SVORIM_QP_DUAL",
     "CBC_HULL_DUAL",
     "BMPM_GEOMETRIC_DUAL",
     "TRS",
@@ -94,6 +96,10 @@ SVOR_QP = "qp.chance.svor"
 # -- seeds 003/004 completion (issue 15) -------------------------------------------------
 #: Dual of the C-form SVOR (4.1) (Chu & Keerthi's explicit thresholds), solved by smo-or.
 SVOR_QP_DUAL = "qp.chance.svor.dual"
+#: Chu & Keerthi's SVOR with *implicit* threshold constraints ("SVORIM"): every threshold
+#: constrained by every point; primal (generic backends) and its dual (smo-or as well).
+SVORIM_QP = "qp.chance.svor.implicit"
+SVORIM_QP_DUAL = "qp.chance.svor.implicit.dual"
 #: Convex hull of spheres: the geometric dual of the hard-margin CBC (3.13).
 CBC_HULL_DUAL = "socp.chance.cbc.hard.hull"
 #: BMPM / MPM geometric dual P(lambda) (3.30)-(3.31), the ellipsoid-touching SOCP.

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SVORDualData"]
+__all__ = ["SVORDualData", "SVORIMDualData", "layout_complementarity"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,6 +59,24 @@ class SVORDualData:
         thr = np.concatenate([self.ranks[ia], self.ranks[is_] - 1])
         order = np.argsort(thr, kind="stable")
         return point[order], sign[order], thr[order]
+
+    #: Thresholds are coupled through the partial sums (ties when :math:`D_i > 0`).
+    coupled = True
+
+    def pack(self, alpha: np.ndarray, alpha_star: np.ndarray) -> np.ndarray:
+        """The variables in :meth:`layout` order from ``(alpha, alpha_star)`` of shape (m,)."""
+        point, sign, _ = self.layout()
+        return np.where(sign > 0, np.asarray(alpha, float)[point],
+                        np.asarray(alpha_star, float)[point])
+
+    def unpack(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Inverse of :meth:`pack`: ``(alpha, alpha_star)``, each of shape (m,)."""
+        point, sign, _ = self.layout()
+        m = self.ranks.size
+        alpha, alpha_star = np.zeros(m), np.zeros(m)
+        alpha[point[sign > 0]] = x[sign > 0]
+        alpha_star[point[sign < 0]] = x[sign < 0]
+        return alpha, alpha_star
 
     def violation(self, alpha: np.ndarray, alpha_star: np.ndarray, scores: np.ndarray, *,
                   snap: float = 0.0) -> float:
@@ -139,3 +157,84 @@ def complementarity(data: SVORDualData, alpha: np.ndarray, alpha_star: np.ndarra
         worst = max(worst, float(np.max(np.maximum(D, 0.0) / (C * x.size)
                                         * np.diff(theta))))
     return worst
+
+
+@dataclass(frozen=True, eq=False)
+class SVORIMDualData:
+    r"""Points, ranks, cost and kernel of a dual SVOR program with *implicit* constraints.
+
+    Chu & Keerthi (ICML 2005; Neural Computation 19:792, 2007; "SVORIM")
+    constrain every threshold :math:`j` with *all* points: those of rank
+    :math:`\le j` lie below :math:`\theta_j - 1`, those of rank :math:`> j`
+    above :math:`\theta_j + 1`, each with its own slack. Point :math:`p` has a
+    multiplier :math:`\alpha^j_p` (rank :math:`\le j`) or
+    :math:`\alpha^{*j}_p` (rank :math:`> j`) at every threshold
+    :math:`j = 1..r-1`; ``alpha`` and ``alpha_star`` are arrays of shape
+    :math:`(m, r-1)` whose column :math:`j-1` holds threshold :math:`j`
+    (entries that do not exist are 0). The thresholds are decoupled: one
+    equality :math:`\sum_p \alpha^j_p = \sum_p \alpha^{*j}_p` per threshold,
+    and the ordering :math:`\theta_1 \le \dots \le \theta_{r-1}` holds at
+    every optimum without being imposed (Chu & Keerthi 2005, 2007 prove that
+    both of their formulations order the thresholds at the optimum).
+
+    Attributes
+    ----------
+    X : ndarray of shape (m, n)
+    ranks : ndarray of int, shape (m,)
+        Ranks :math:`1..r`, every rank present.
+    r : int
+    C : float
+        Cost of a unit of slack (box :math:`[0, C]`).
+    kernel : conicml.Kernel
+    """
+
+    X: np.ndarray
+    ranks: np.ndarray
+    r: int
+    C: float
+    kernel: object
+
+    #: Every threshold has its own equality: no ties, pairs within one threshold.
+    coupled = False
+
+    def masks(self) -> tuple[np.ndarray, np.ndarray]:
+        """Boolean ``(m, r-1)`` masks of the existing ``alpha`` / ``alpha_star`` entries."""
+        j = np.arange(1, self.r)[None, :]
+        below = self.ranks[:, None] <= j
+        return below, ~below
+
+    def layout(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        r"""All :math:`m(r-1)` variables sorted by threshold: ``(point, sign, threshold)``.
+
+        ``sign`` is +1 for :math:`\alpha^j_p` (rank :math:`\le j`) and -1 for
+        :math:`\alpha^{*j}_p`; within a threshold, points in index order.
+        """
+        m, n_thr = self.ranks.size, self.r - 1
+        point = np.tile(np.arange(m), n_thr)
+        thr = np.repeat(np.arange(1, self.r), m)
+        sign = np.where(self.ranks[point] <= thr, 1.0, -1.0)
+        return point, sign, thr
+
+    def pack(self, alpha: np.ndarray, alpha_star: np.ndarray) -> np.ndarray:
+        """The variables in :meth:`layout` order from ``(alpha, alpha_star)`` of shape (m, r-1)."""
+        below, _ = self.masks()
+        return np.where(below, alpha, alpha_star).T.reshape(-1).astype(float)
+
+    def unpack(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Inverse of :meth:`pack`: ``(alpha, alpha_star)``, each of shape (m, r-1)."""
+        below, _ = self.masks()
+        full = np.asarray(x, dtype=float).reshape(self.r - 1, self.ranks.size).T
+        return np.where(below, full, 0.0), np.where(below, 0.0, full)
+
+
+def layout_complementarity(point: np.ndarray, sign: np.ndarray, thr: np.ndarray,
+                           x: np.ndarray, scores: np.ndarray, theta: np.ndarray,
+                           C: float) -> float:
+    r"""Largest relative complementarity residual of the variables ``x`` (layout order).
+
+    As :func:`complementarity` without the ordering term, for any layout
+    (used by the implicit-constraint program, whose thresholds are decoupled).
+    """
+    s = sign * (scores[point] + sign - theta[thr - 1])
+    res = np.maximum((x / C) * np.maximum(-s, 0.0), ((C - x) / C) * np.maximum(s, 0.0))
+    return float(np.max(res, initial=0.0))

@@ -121,6 +121,13 @@ from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
 from ._options import check_array, check_common
+from ._ordinal_wss import (
+    midpoint_thresholds,
+    partner_mask,
+    pick_low,
+    segment_bounds,
+    tie_blocks,
+)
 from ._report import IterationReport
 
 __all__ = ["TERMINATION_MESSAGES", "solve_cbor_smo"]
@@ -422,24 +429,9 @@ def solve_cbor_smo(
         F += dsig
         Flow = np.where(low, F, -np.inf)
         Fup = np.where(up, F, np.inf)
-        b_low = np.maximum.reduceat(Flow, starts)
-        b_up = np.minimum.reduceat(Fup, starts)
-        # blocks of tied thresholds (D_i > 0 ties i and i+1); r is small: plain Python
-        blk = [0] * n_thr
-        for i in range(1, n_thr):
-            blk[i] = blk[i - 1] + (0 if D[i - 1] > 1e-12 else 1)
-        nb = blk[-1] + 1
-        blk_low, blk_up = [-math.inf] * nb, [math.inf] * nb
-        for i in range(n_thr):
-            blk_low[blk[i]] = max(blk_low[blk[i]], b_low[i])
-            blk_up[blk[i]] = min(blk_up[blk[i]], b_up[i])
-        for j in range(1, nb):
-            blk_low[j] = max(blk_low[j], blk_low[j - 1])
-        for j in range(nb - 2, -1, -1):
-            blk_up[j] = min(blk_up[j], blk_up[j + 1])
-        blk = np.asarray(blk)
-        B_low = np.asarray(blk_low)[blk]
-        B_up = np.asarray(blk_up)[blk]
+        b_low, b_up, _, _ = segment_bounds(Flow, Fup, thr, n_thr)
+        # blocks of tied thresholds (D_i > 0 ties i and i+1), shared with smo-or
+        blk, B_low, B_up = tie_blocks(b_low, b_up, D, 1e-12)
         return g, Flow, Fup, b_low, b_up, blk, B_low, B_up
 
     n_iter, reason = 0, -1
@@ -493,9 +485,7 @@ def solve_cbor_smo(
             reason = 2
             break
         # the pair: l attains B_low at the worst threshold, u attains B_up there
-        cand_low = np.flatnonzero(blk <= blk[worst])
-        kl = int(cand_low[np.argmax(b_low[cand_low])])
-        lv = int(starts[kl] + np.argmax(Flow[starts[kl]:ends[kl]]))
+        lv = pick_low(blk, worst, b_low, Flow, starts, ends)
         jl = int(cl[lv])
         Kl = cols.get(jl)
         if second_order:
@@ -503,8 +493,8 @@ def solve_cbor_smo(
             # upper-bound variables that violate with l and can pair with it
             # (threshold block >= that of l), Fan, Chen & Lin (2005) WSS2 adapted
             slope = Fup - Flow[lv]
-            ok = (slope < 0) & (blk[thr - 1] >= blk[thr[lv] - 1])
-            cand = np.flatnonzero(ok)
+            cand = np.flatnonzero(partner_mask(Fup, float(Flow[lv]), thr, int(thr[lv]), blk,
+                                               True))
             cu = cl[cand]
             q = rho_eff * rho_eff
             a_c = diag[jl] - 2.0 * Kl[cu] + diag[cu]
@@ -574,9 +564,7 @@ def solve_cbor_smo(
     g, Flow, Fup, b_low, b_up, blk, B_low, B_up = kkt(Kv, rho, D)
     violation = max(float(np.max(B_low - B_up)), 0.0)
     # the solver's thresholds: midpoints of [B_low, B_up], made monotone
-    lo = np.where(np.isfinite(B_low), B_low, B_up)
-    hi = np.where(np.isfinite(B_up), B_up, B_low)
-    theta = np.maximum.accumulate(0.5 * (lo + hi))
+    theta = midpoint_thresholds(B_low, B_up)
     dual_obj = float(d @ (alpha + alpha_star) - W * rho)
     xi = np.maximum(0.0, g[ia] + d[ia] - theta[ranks[ia] - 1]).sum()
     xi_star = np.maximum(0.0, theta[ranks[is_] - 2] - g[is_] + d[is_]).sum()

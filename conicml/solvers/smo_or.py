@@ -1,4 +1,9 @@
-r"""``smo-or``: SMO for the dual SVOR (kind ``"qp.chance.svor.dual"``), the thesis's "SMO-OR".
+r"""``smo-or``: SMO for the dual SVOR, the thesis's "SMO-OR", explicit and implicit constraints.
+
+Kinds ``"qp.chance.svor.dual"`` (explicit thresholds, seed 003 eq. 4.1) and
+``"qp.chance.svor.implicit.dual"`` (implicit constraints, Chu & Keerthi 2005, 2007,
+:mod:`conicml.formulations.svor_implicit`). The explicit variant is described
+first; the implicit one differs only where said below.
 
 **Problem.** The dual of Chu & Keerthi's support vector ordinal regression
 with explicit threshold constraints (ICML 2005; seed 003 eq. 4.1, the
@@ -14,7 +19,7 @@ baseline of chapters 4–5), as a minimisation:
 The reported objective is the dual maximum (minus the above), the optimum of
 (4.1) — the generic backends report the same number on the same program.
 
-**Optimality** (Chu & Keerthi 2005, §3; seed 003 (5.3)–(5.5) with margin
+**Optimality** (Chu & Keerthi 2005; seed 003 (5.3)–(5.5) with margin
 :math:`d = 1`). With :math:`g = Kv`, each variable :math:`x` has a threshold
 :math:`t(x)` (:math:`\alpha`: its rank; :math:`\alpha^*`: its rank - 1), a sign
 :math:`\sigma_x` (+1 for :math:`\alpha`, -1 for :math:`\alpha^*`) and
@@ -40,7 +45,28 @@ second-order decrease :math:`(F_l - F_u)^2/a_{lu}` (WSS2 of Fan, Chen & Lin
 and, when :math:`t(u) < t(l)` (inside a tied block), from the decreasing
 :math:`D_i`. :math:`g` is updated with two kernel columns from an LRU cache.
 Chu & Keerthi's SMO uses the maximal violating pair; the second-order choice
-of the partner is LIBSVM's refinement. No shrinking.
+of the partner is LIBSVM's refinement. The threshold-block selection is shared
+with ``cbor-smo`` (:mod:`conicml.solvers._ordinal_wss`).
+
+**Implicit constraints.** Every point has a variable at every threshold
+(:math:`m(r-1)` of them, :class:`conicml.contracts.svor.SVORIMDualData`); each
+threshold :math:`j` has its own equality
+:math:`\sum_p \alpha^j_p = \sum_p \alpha^{*j}_p`, so there are no ties: the test
+is :math:`\max_j (b^j_{low} - b^j_{up}) \le \texttt{tol}` and the pair lies in
+the most violated threshold (Chu & Keerthi adapt SMO to both formulations; here it works
+threshold by threshold on the maximal violating pair). The thresholds are
+the midpoints of :math:`[b^j_{low}, b^j_{up}]`.
+
+**Shrinking** (``shrinking=True``, LIBSVM's heuristic, Chang & Lin 2011
+§5.1, adapted to threshold blocks): every :math:`\min(m, 1000)` iterations a
+variable at a bound whose :math:`F_x` lies on the non-violating side of its
+block's bound (:math:`F_x < B_{up}` when it can only bound from below,
+:math:`F_x > B_{low}` when only from above) is set aside; kernel columns are then
+computed and :math:`g` updated only on the points that still have an active
+variable. When the violation first falls below :math:`10\,\texttt{tol}`, and
+again before declaring convergence, :math:`g = Kv` is recomputed on all points
+and every variable re-enters, so the stopping test is always on the whole
+problem.
 
 **Start:** :math:`\alpha = \alpha^* = 0` (feasible; violation 2), or ``x0``.
 
@@ -65,11 +91,18 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import OptionError, SolverError
-from ..kinds import SVOR_QP_DUAL
+from ..kinds import SVOR_QP_DUAL, SVORIM_QP_DUAL
 from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._callback import IntermediateResult, check_callback, notify
 from ._options import check_common
+from ._ordinal_wss import (
+    midpoint_thresholds,
+    partner_mask,
+    pick_low,
+    segment_bounds,
+    violation_blocks,
+)
 from ._report import IterationReport
 
 __all__ = ["TERMINATION_MESSAGES", "solve_smo_or"]
@@ -87,30 +120,54 @@ STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT,
                                  2: Status.USER_LIMIT, 3: Status.USER_LIMIT,
                                  4: Status.USER_LIMIT}
 TAU = 1e-12
+KINDS = (SVOR_QP_DUAL, SVORIM_QP_DUAL)
 
 
 class _Report(IterationReport):
-    COLUMN_NAMES = ["iter", "violation", "dual obj", "kernel cols", "time [s]"]
-    COLUMN_WIDTHS = [10, 12, 16, 12, 10]
-    ITERATION_FORMATS = ["^10", "^12.3e", "^16.9g", "^12", "^10.3f"]
+    COLUMN_NAMES = ["iter", "violation", "dual obj", "active", "kernel cols", "time [s]"]
+    COLUMN_WIDTHS = [10, 12, 16, 10, 12, 10]
+    ITERATION_FORMATS = ["^10", "^12.3e", "^16.9g", "^10", "^12", "^10.3f"]
 
 
 class _Columns:
-    """LRU cache of Gram columns ``K[:, j]``."""
+    """LRU cache of Gram columns ``K[rows, j]`` restricted to the active rows."""
 
     def __init__(self, kernel: Any, X: np.ndarray, cache_size: float) -> None:
         self.kernel, self.X, self.n = kernel, X, X.shape[0]
-        self.capacity = max(2, int(cache_size * 2**20 // (8 * max(self.n, 1))))
-        self._cols: OrderedDict[int, np.ndarray] = OrderedDict()
+        self.budget = float(cache_size) * 2**20 / 8.0
+        self.sq = np.einsum("ij,ij->i", X, X)
         self.computed = 0
+        self.restrict(np.arange(self.n))
+
+    def restrict(self, rows: np.ndarray) -> None:
+        """Keep only ``rows`` (a subset of the current rows, or all rows: a flush)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.size == self.n or not hasattr(self, "rows"):
+            self._cols: OrderedDict[int, np.ndarray] = OrderedDict()
+        else:
+            keep = np.searchsorted(self.rows, rows)
+            for j in list(self._cols):
+                self._cols[j] = self._cols[j][keep]
+        self.rows = rows
+        self.Xr, self.sqr = self.X[rows], self.sq[rows]
+        self.capacity = max(2, int(self.budget // max(rows.size, 1)))
+        while len(self._cols) > self.capacity:
+            self._cols.popitem(last=False)
 
     def get(self, j: int) -> np.ndarray:
         col = self._cols.get(j)
         if col is not None:
             self._cols.move_to_end(j)
             return col
-        col = np.ascontiguousarray(
-            np.asarray(self.kernel.columns(self.X, np.array([j])), dtype=float)[:, 0])
+        k = self.kernel
+        cross = self.Xr @ self.X[j]
+        if k.name == "linear":
+            col = cross
+        elif k.name == "poly":
+            col = (k.gamma * cross + k.coef0) ** k.degree
+        else:
+            col = np.exp(-k.gamma * np.maximum(self.sqr + self.sq[j] - 2.0 * cross, 0.0))
+        col = np.ascontiguousarray(col, dtype=float)
         self.computed += 1
         self._cols[j] = col
         if len(self._cols) > self.capacity:
@@ -128,54 +185,56 @@ class _Columns:
 
 
 def _contract(program: Any):
-    if getattr(program, "kind", None) != SVOR_QP_DUAL:
+    kind = getattr(program, "kind", None)
+    if kind not in KINDS:
         raise SolverError(
-            f"solver 'smo-or' accepts programs of kind {SVOR_QP_DUAL!r}, got "
-            f"{getattr(program, 'kind', None)!r}; build one with "
-            "conicml.formulations.svor_dual.svor_dual(X, y, C=...)")
+            f"solver 'smo-or' accepts programs of kind {SVOR_QP_DUAL!r} or "
+            f"{SVORIM_QP_DUAL!r}, got {kind!r}; build one with "
+            "conicml.formulations.svor_dual.svor_dual(X, y, C=...) (explicit thresholds) or "
+            "conicml.formulations.svor_implicit.svorim_dual(X, y, C=...) (implicit)")
     data = getattr(program, "data", {})
     if "svor" not in data:
-        raise SolverError("smo-or: program data lacks the 'svor' contract (SVORDualData)")
+        raise SolverError("smo-or: program data lacks the 'svor' contract "
+                          "(SVORDualData / SVORIMDualData)")
     return data["svor"]
 
 
-def _check_x0(x0: Any, ranks: np.ndarray, r: int, C: float) -> tuple[np.ndarray, np.ndarray]:
+def _equalities(sig: np.ndarray, thr: np.ndarray, x: np.ndarray, n_thr: int) -> np.ndarray:
+    """Per-threshold sums E_t = sum_{t(x) = t} sigma_x x (length r - 1)."""
+    return np.bincount(thr - 1, weights=sig * x, minlength=n_thr)
+
+
+def _infeasibility(E: np.ndarray, coupled: bool) -> float:
+    if coupled:  # D_i >= 0 (i < r-1), D_{r-1} = 0
+        D = np.cumsum(E)
+        return max(abs(float(D[-1])), float(np.max(-D[:-1], initial=0.0)), 0.0)
+    return float(np.max(np.abs(E)))  # one equality per threshold
+
+
+def _check_x0(x0: Any, con: Any, C: float, m: int) -> np.ndarray:
     try:
         alpha, alpha_star = (np.array(a, dtype=float, copy=True) for a in x0)
     except (TypeError, ValueError) as exc:
         raise OptionError("smo-or: x0 must be a pair (alpha, alpha_star)") from exc
-    m = ranks.size
-    if alpha.shape != (m,) or alpha_star.shape != (m,):
-        raise OptionError(f"smo-or: x0 arrays must have shape ({m},)")
-    ua, us = C * (ranks < r), C * (ranks > 1)
-    box = max(np.max(-alpha), np.max(alpha - ua), np.max(-alpha_star),
-              np.max(alpha_star - us), 0.0)
-    D = np.array([alpha[ranks <= i].sum() - alpha_star[ranks <= i + 1].sum()
-                  for i in range(1, r)])
-    viol = max(box, abs(D[-1]), float(np.max(-D[:-1], initial=0.0)))
+    shape = (m,) if con.coupled else (m, con.r - 1)
+    if alpha.shape != shape or alpha_star.shape != shape:
+        raise OptionError(f"smo-or: x0 arrays must have shape {shape}")
+    x = con.pack(alpha, alpha_star)
+    a2, s2 = con.unpack(x)
+    _, sig, thr = con.layout()
+    viol = max(float(np.max(np.abs(a2 - alpha))), float(np.max(np.abs(s2 - alpha_star))),
+               float(np.max(-x)), float(np.max(x - C)),
+               _infeasibility(_equalities(sig, thr, x, con.r - 1), con.coupled))
     if not np.isfinite(viol) or viol > 1e-9 * C * max(1.0, float(m)):
+        rule = ("partial sums s*_i <= s_i, s*_{r-1} = s_{r-1}" if con.coupled
+                else "per-threshold balance sum_p alpha^j_p = sum_p alpha*^j_p")
         raise OptionError(
             f"smo-or: x0 is not feasible (violation {viol:.3g}); it must satisfy the box "
-            "0 <= alpha, alpha* <= C (alpha = 0 at rank r, alpha* = 0 at rank 1) and the "
-            "partial sums s*_i <= s_i, s*_{r-1} = s_{r-1}")
-    return np.clip(alpha, 0.0, ua), np.clip(alpha_star, 0.0, us)
+            f"0 <= alpha, alpha* <= C (entries that do not exist at 0) and the {rule}")
+    return np.clip(x, 0.0, C)
 
 
-def _blocks(b_low: np.ndarray, b_up: np.ndarray, D: np.ndarray, tie: float):
-    n_thr = b_low.size
-    blk = np.zeros(n_thr, dtype=np.int64)
-    for i in range(1, n_thr):
-        blk[i] = blk[i - 1] + (0 if D[i - 1] > tie else 1)
-    nb = int(blk[-1]) + 1
-    lo, hi = np.full(nb, -np.inf), np.full(nb, np.inf)
-    np.maximum.at(lo, blk, b_low)
-    np.minimum.at(hi, blk, b_up)
-    lo = np.maximum.accumulate(lo)
-    hi = np.minimum.accumulate(hi[::-1])[::-1]
-    return blk, lo[blk], hi[blk]
-
-
-@register("smo-or", kinds=[SVOR_QP_DUAL], specialized=True, requires=("numpy",),
+@register("smo-or", kinds=list(KINDS), specialized=True, requires=("numpy",),
           compare_options={"tol": 1e-7}, certify_tol=1e-3)
 def solve_smo_or(
     program,
@@ -185,169 +244,236 @@ def solve_smo_or(
     time_limit: float | None = None,
     verbose: bool = False,
     cache_size: float = 200.0,
+    shrinking: bool = True,
     x0: tuple[np.ndarray, np.ndarray] | None = None,
     callback: Any = None,
 ) -> Solution:
-    r"""SMO-OR: maximal-violating-pair SMO for the SVOR dual (Chu & Keerthi 2005).
+    r"""SMO-OR: maximal-violating-pair SMO for the SVOR duals (Chu & Keerthi 2005, 2007).
 
     Parameters
     ----------
     program : Program
         Kind ``"qp.chance.svor.dual"``
-        (:func:`conicml.formulations.svor_dual.svor_dual`).
+        (:func:`conicml.formulations.svor_dual.svor_dual`, explicit thresholds)
+        or ``"qp.chance.svor.implicit.dual"``
+        (:func:`conicml.formulations.svor_implicit.svorim_dual`).
     tol : float, default=1e-3
         Stop when :math:`\max_i(B^i_{low} - B^i_{up}) \le \texttt{tol}` (LIBSVM's
         default accuracy; the registry certifies ``OPTIMAL`` at ``1e-3``).
     max_iter : int, optional
-        Maximal number of pair updates; default :math:`\max(10^6, 100m)`.
+        Maximal number of pair updates; default :math:`\max(10^6, 100\,n_v)`,
+        :math:`n_v` the number of dual variables.
     time_limit : float, optional
         Wall-clock limit in seconds.
     verbose : bool, default=False
         Print a table every :math:`\max(1000, m)` iterations.
     cache_size : float, default=200.0
         Memory bound of the kernel-column cache, in MB.
+    shrinking : bool, default=True
+        Set aside variables at bounds that cannot join a violating pair (see
+        the module docstring); the result is certified on the whole problem
+        either way.
     x0 : (alpha, alpha_star), optional
-        Feasible warm start (raises :class:`OptionError` if infeasible).
+        Feasible warm start, shapes as the program's variables (raises
+        :class:`OptionError` if infeasible).
     callback : callable, optional
         ``callback(IntermediateResult)`` after every iteration (``values``:
-        ``alpha``, ``alpha_star``; ``residual``: the maximal violation);
-        raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
+        ``alpha``, ``alpha_star``; ``residual``: the maximal violation on the
+        active set); raising :class:`StopIteration` stops the solver
+        (``USER_LIMIT``).
 
     Returns
     -------
     Solution
-        ``objective`` = the dual maximum (= optimum of (4.1)); ``values``
+        ``objective`` = the dual maximum (= the primal optimum); ``values``
         ``alpha``, ``alpha_star``; ``extras``: ``kkt_violation``,
         ``primal_objective``, ``thresholds`` (midpoints of
         :math:`[B_{low}, B_{up}]`, made monotone), ``kernel_columns``,
-        ``stop_reason``.
+        ``shrink_events``, ``unshrink_events``, ``min_active`` (smallest
+        active-set size), ``stop_reason``.
     """
     t0 = time.perf_counter()
     con = _contract(program)
+    coupled = bool(con.coupled)
     X = np.asarray(con.X)
-    ranks = np.asarray(con.ranks, dtype=np.int64)
     r, C = int(con.r), float(con.C)
-    m = ranks.size
+    m = np.asarray(con.ranks).size
+    n_thr = r - 1
+    cl, sig, thr = con.layout()
+    nv = cl.size
     if max_iter is None:
-        max_iter = max(1_000_000, 100 * m)
+        max_iter = max(1_000_000, 100 * nv)
     check_common("smo-or", tol, max_iter, time_limit, allow_zero=True)
     check_callback("smo-or", callback)
     if not (isinstance(cache_size, (int, float)) and math.isfinite(cache_size)
             and cache_size > 0):
         raise OptionError(f"smo-or: cache_size (MB) must be positive, got {cache_size!r}")
+    if not isinstance(shrinking, (bool, np.bool_)):
+        raise OptionError(f"smo-or: shrinking must be True or False, got {shrinking!r}")
     tol = float(tol)
-    if x0 is None:
-        alpha, alpha_star = np.zeros(m), np.zeros(m)
-    else:
-        alpha, alpha_star = _check_x0(x0, ranks, r, C)
+    x = np.zeros(nv) if x0 is None else _check_x0(x0, con, C, m)
 
-    cl, sig, thr = con.layout()
-    is_alpha = sig > 0
-    x = np.where(is_alpha, alpha[cl], alpha_star[cl])
-    starts = np.searchsorted(thr, np.arange(1, r))
-    ends = np.append(starts[1:], thr.size)
     cols = _Columns(con.kernel, X, float(cache_size))
     diag = np.asarray(con.kernel.diagonal(X), dtype=float).reshape(-1)
-    v = alpha_star - alpha
+    v = np.bincount(cl, weights=-sig * x, minlength=m)
     g = cols.matvec(v)
-    low = np.where(is_alpha, x < C, x > 0.0)
-    up = np.where(is_alpha, x > 0.0, x < C)
     tie = 1e-12 * C
     setup_time = time.perf_counter() - t0
 
-    def partial_sums() -> np.ndarray:
-        return np.cumsum(np.add.reduceat(sig * x, starts))
+    # the active problem (all variables until shrinking sets some aside); arrays stay
+    # sorted by threshold; points are local indices into `rows`
+    act = np.arange(nv)
+    rows = np.arange(m)
+    E = _equalities(sig, thr, x, n_thr)  # per-threshold sums, updated by each pair move
+
+    def activate(new_act: np.ndarray) -> None:
+        nonlocal act, rows, a_cl, a_lp, a_sig, a_thr, a_x, low, up, E, ga
+        x[act] = a_x
+        g[rows] = ga
+        act = new_act
+        new_rows = np.unique(cl[act])
+        cols.restrict(new_rows)
+        rows = new_rows
+        a_cl, a_sig, a_thr = cl[act], sig[act], thr[act]
+        a_lp = np.searchsorted(rows, a_cl)
+        a_x = x[act].copy()
+        low = np.where(a_sig > 0, a_x < C, a_x > 0.0)
+        up = np.where(a_sig > 0, a_x > 0.0, a_x < C)
+        E = _equalities(sig, thr, x, n_thr)  # exact again (removes drift)
+        ga = g[rows].copy()
+
+    a_cl, a_sig, a_thr = cl, sig, thr
+    a_lp = cl.copy()
+    a_x = x.copy()
+    low = np.where(sig > 0, x < C, x > 0.0)
+    up = np.where(sig > 0, x > 0.0, x < C)
+    ga = g.copy()
+
+    def unshrink() -> None:
+        """Every variable back in, g = K v recomputed on all points (also removes drift)."""
+        nonlocal g, v, ga, act, rows, a_x
+        x[act] = a_x
+        act = np.arange(nv)
+        a_x = x.copy()
+        rows = np.arange(m)
+        v = np.bincount(cl, weights=-sig * x, minlength=m)
+        g = cols.matvec(v)
+        ga = g.copy()
+        activate(act)
 
     def state():
-        F = g[cl] + sig
+        F = ga[a_lp] + a_sig
         Flow = np.where(low, F, -np.inf)
         Fup = np.where(up, F, np.inf)
-        b_low = np.maximum.reduceat(Flow, starts)
-        b_up = np.minimum.reduceat(Fup, starts)
-        D = partial_sums()
-        blk, B_low, B_up = _blocks(b_low, b_up, D, tie)
-        return Flow, Fup, b_low, D, blk, B_low, B_up
+        b_low, b_up, starts, ends = segment_bounds(Flow, Fup, a_thr, n_thr)
+        D = np.cumsum(E) if coupled else None
+        blk, B_low, B_up = violation_blocks(b_low, b_up, D, tie)
+        return F, Flow, Fup, b_low, starts, ends, D, blk, B_low, B_up
 
     def dual_value() -> float:
-        return float(x.sum()) - 0.5 * float(v @ g)
+        x[act] = a_x
+        return float(x.sum()) - 0.5 * float(v @ g) if act.size == nv else float("nan")
 
     n_iter, reason = 0, -1
     refreshed = True
+    unshrunk_near = False
+    shrink_every = min(m, 1000)
+    shrink_events = unshrink_events = 0
+    min_active = nv
     every = max(1000, m)
     if verbose:
-        print(f"smo-or: m = {m}, r = {r}, C = {C:g}, tol = {tol:g}")
+        print(f"smo-or: m = {m}, r = {r}, C = {C:g}, tol = {tol:g}, "
+              f"{'explicit' if coupled else 'implicit'} constraints, {nv} variables")
         _Report.print_header()
     while True:
-        Flow, Fup, b_low, D, blk, B_low, B_up = state()
+        F, Flow, Fup, b_low, starts, ends, D, blk, B_low, B_up = state()
         gaps = B_low - B_up
         worst = int(np.argmax(gaps))
         violation = float(gaps[worst])
         if verbose and n_iter % every == 0:
-            _Report.print_iteration(n_iter, violation, dual_value(), cols.computed,
+            _Report.print_iteration(n_iter, violation, dual_value(), act.size, cols.computed,
                                     time.perf_counter() - t0)
-        if violation <= tol:
-            if not refreshed:
-                g = cols.matvec(v)  # remove drift, then re-check
+        if violation <= tol or not np.isfinite(violation):
+            if not refreshed or act.size < nv:
+                unshrink()  # check on the whole problem with exact scores
+                unshrink_events += act.size < nv
                 refreshed = True
                 continue
             reason = 0
             break
+        if shrinking and not unshrunk_near and violation <= 10.0 * tol and act.size < nv:
+            unshrunk_near = True  # LIBSVM: one full gradient near the end
+            unshrink()
+            unshrink_events += 1
+            continue
         if n_iter >= max_iter:
             reason = 1
             break
         if time_limit is not None and time.perf_counter() - t0 - setup_time > time_limit:
             reason = 2
             break
-        cand_low = np.flatnonzero(blk <= blk[worst])
-        kl = int(cand_low[np.argmax(b_low[cand_low])])
-        lv = int(starts[kl] + np.argmax(Flow[starts[kl]:ends[kl]]))
-        jl = int(cl[lv])
+        if shrinking and n_iter and n_iter % shrink_every == 0:
+            t_idx = a_thr - 1
+            drop = ((low & ~up & (F < B_up[t_idx])) | (up & ~low & (F > B_low[t_idx])))
+            if np.count_nonzero(drop) > 0.05 * act.size:
+                activate(act[~drop])
+                shrink_events += 1
+                min_active = min(min_active, act.size)
+                continue
+        lv = pick_low(blk, worst, b_low, Flow, starts, ends)
+        jl = int(a_cl[lv])
         Kl = cols.get(jl)
-        slope = Fup - Flow[lv]
-        cand = np.flatnonzero((slope < 0) & (blk[thr - 1] >= blk[thr[lv] - 1]))
-        cu = cl[cand]
-        a_c = diag[jl] - 2.0 * Kl[cu] + diag[cu]
-        a_c = np.where(a_c > TAU, a_c, TAU)
-        uv = int(cand[np.argmax(slope[cand] ** 2 / a_c)])
-        ju = int(cl[uv])
-        ub = (C - x[lv]) if sig[lv] > 0 else x[lv]
-        ub = min(ub, x[uv] if sig[uv] > 0 else C - x[uv])
-        tl, tu = int(thr[lv]), int(thr[uv])
-        if tl > tu:  # D_i decreases for t_u <= i < t_l (inside a tied block)
-            ub = min(ub, float(np.min(D[tu - 1:tl - 1])))
-        ub = max(ub, 0.0)
-        Ku = cols.get(ju)
-        a = diag[jl] - 2.0 * Kl[ju] + diag[ju] if jl != ju else 0.0
-        gain = Flow[lv] - Fup[uv]
-        delta = ub if a <= TAU else min(ub, gain / a)
+        tl = int(a_thr[lv])
+        cand = np.flatnonzero(partner_mask(Fup, float(Flow[lv]), a_thr, tl, blk, coupled))
+        if cand.size == 0:  # cannot happen at a positive violation; treat as a stall
+            uv = -1
+        else:
+            a_c = diag[jl] - 2.0 * Kl[a_lp[cand]] + diag[a_cl[cand]]
+            a_c = np.where(a_c > TAU, a_c, TAU)
+            uv = int(cand[np.argmax((Fup[cand] - Flow[lv]) ** 2 / a_c)])
+        delta = 0.0
+        if uv >= 0:
+            ju = int(a_cl[uv])
+            ub = (C - a_x[lv]) if a_sig[lv] > 0 else a_x[lv]
+            ub = min(ub, a_x[uv] if a_sig[uv] > 0 else C - a_x[uv])
+            tu = int(a_thr[uv])
+            if coupled and tl > tu:  # D_i decreases for t_u <= i < t_l (a tied block)
+                ub = min(ub, float(np.min(D[tu - 1:tl - 1])))
+            ub = max(ub, 0.0)
+            Ku = cols.get(ju)
+            a = diag[jl] - 2.0 * Kl[a_lp[uv]] + diag[ju] if jl != ju else 0.0
+            gain = Flow[lv] - Fup[uv]
+            delta = ub if a <= TAU else min(ub, gain / a)
         if not delta > 0.0:
-            if not refreshed:
-                g = cols.matvec(v)
+            if not refreshed or act.size < nv:
+                unshrink_events += act.size < nv
+                unshrink()
                 refreshed = True
                 continue
             reason = 4
             break
-        x[lv] += sig[lv] * delta
-        x[uv] -= sig[uv] * delta
+        a_x[lv] += a_sig[lv] * delta
+        a_x[uv] -= a_sig[uv] * delta
+        E[tl - 1] += delta  # sigma_l^2 delta at t(l), -sigma_u^2 delta at t(u)
+        E[tu - 1] -= delta
         for var in (lv, uv):  # snap to the box, update the bound sets
-            if x[var] < 1e-15 * C:
-                x[var] = 0.0
-            elif x[var] > C * (1.0 - 1e-15):
-                x[var] = C
-            low[var] = x[var] < C if sig[var] > 0 else x[var] > 0.0
-            up[var] = x[var] > 0.0 if sig[var] > 0 else x[var] < C
+            if a_x[var] < 1e-15 * C:
+                a_x[var] = 0.0
+            elif a_x[var] > C * (1.0 - 1e-15):
+                a_x[var] = C
+            low[var] = a_x[var] < C if a_sig[var] > 0 else a_x[var] > 0.0
+            up[var] = a_x[var] > 0.0 if a_sig[var] > 0 else a_x[var] < C
         if jl != ju:
             v[jl] -= delta
             v[ju] += delta
-            g += delta * (Ku - Kl)
+            ga += delta * (Ku - Kl)
         n_iter += 1
         refreshed = False
         if callback is not None:
-            a_now, s_now = np.zeros(m), np.zeros(m)
-            a_now[cl[is_alpha]] = x[is_alpha]
-            s_now[cl[~is_alpha]] = x[~is_alpha]
+            x[act] = a_x
+            a_now, s_now = con.unpack(x)
             info = IntermediateResult(
-                iteration=n_iter, objective=dual_value(), residual=violation,
+                iteration=n_iter, objective=float("nan"), residual=violation,
                 elapsed=time.perf_counter() - t0,
                 values={"alpha": a_now, "alpha_star": s_now}, extras={"pair": (jl, ju)})
             if notify(callback, info):
@@ -355,24 +481,17 @@ def solve_smo_or(
                 break
     solve_time = time.perf_counter() - t0 - setup_time
 
-    alpha, alpha_star = np.zeros(m), np.zeros(m)
-    alpha[cl[is_alpha]] = x[is_alpha]
-    alpha_star[cl[~is_alpha]] = x[~is_alpha]
-    v = alpha_star - alpha
-    if not refreshed:
-        g = cols.matvec(v)
-    Flow, Fup, b_low, D, blk, B_low, B_up = state()
+    if act.size < nv or not refreshed:
+        unshrink()
+    F, Flow, Fup, b_low, starts, ends, D, blk, B_low, B_up = state()
     violation = max(float(np.max(B_low - B_up)), 0.0)
-    lo = np.where(np.isfinite(B_low), B_low, B_up)
-    hi = np.where(np.isfinite(B_up), B_up, B_low)
-    theta = np.maximum.accumulate(0.5 * (lo + hi))
-    dual_obj = dual_value()
-    ia, is_ = np.flatnonzero(ranks < r), np.flatnonzero(ranks > 1)
-    loss = (np.maximum(0.0, g[ia] + 1.0 - theta[ranks[ia] - 1]).sum()
-            + np.maximum(0.0, theta[ranks[is_] - 2] - g[is_] + 1.0).sum())
-    primal_obj = 0.5 * float(v @ g) + C * float(loss)
-    feas = max(abs(float(D[-1])), float(np.max(-D[:-1], initial=0.0)), 0.0) / (C * m)
+    theta = midpoint_thresholds(B_low, B_up)
+    dual_obj = float(x.sum()) - 0.5 * float(v @ g)
+    loss = float(np.maximum(0.0, sig * (g[cl] + sig - theta[thr - 1])).sum())
+    primal_obj = 0.5 * float(v @ g) + C * loss
+    feas = _infeasibility(_equalities(sig, thr, x, n_thr), coupled) / (C * m)
     gap = (primal_obj - dual_obj) / max(abs(primal_obj), abs(dual_obj), 1e-300)
+    alpha, alpha_star = con.unpack(x)
     message = TERMINATION_MESSAGES[reason]
     if verbose:
         print(f"\nsmo-or: {message}")
@@ -393,6 +512,9 @@ def solve_smo_or(
             "thresholds": theta,
             "primal_objective": primal_obj,
             "kernel_columns": cols.computed,
+            "shrink_events": shrink_events,
+            "unshrink_events": unshrink_events,
+            "min_active": min_active,
             "stop_reason": reason,
         },
     )
