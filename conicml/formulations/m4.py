@@ -132,7 +132,8 @@ import cvxpy as cp
 import numpy as np
 
 from .. import kinds
-from .._certificates import certify_with, conic_certificate, rel, residuals
+from .._certificates import conic_certificate, rel, residuals
+from .._margin_certificates import margin_qp_certificate
 from .._scaling import feature_scales
 from .._validation import check_matrix, check_positive, check_X_y
 from ..contracts.m4 import M4Data
@@ -592,6 +593,32 @@ def _decode_shared(data: Mapping[str, Any], solution: Solution) -> dict:
             "support": np.flatnonzero(marg <= rho + 1e-6 * max(1.0, rho))}
 
 
+def _certify_shared(data: Mapping[str, Any], solution: Solution) -> Residuals:
+    r"""Certificate of the QP (4.9)–(4.11) at :math:`(w, b)`, in O(data).
+
+    No cvxpy problem is built. The Lagrangian of :math:`\min\|Rw\|^2` s.t.
+    :math:`y_i(w^\top z_i + b) \ge 1` gives :math:`2\Sigma w = Z^\top(\alpha\circ y)`,
+    :math:`y^\top\alpha = 0`, :math:`\alpha \ge 0`; the dual point implied by the
+    margins (a bounded least-squares fit on the points at margin 1, balanced) has the
+    dual value :math:`D(\alpha) = 1^\top\alpha - w_\alpha^\top\Sigma w_\alpha` with
+    :math:`2\Sigma w_\alpha = Z^\top(\alpha\circ y)`, a lower bound on the optimum:
+    ``gap`` is :math:`(P - D)/P`, ``dual`` its stationarity part
+    :math:`\|R(w - w_\alpha)\|^2/P`, ``primal`` the largest relative margin violation
+    (:func:`conicml._margin_certificates.margin_qp_certificate`).
+    """
+    try:
+        w = np.asarray(solution.values["w"], dtype=float).ravel()
+        b = float(np.asarray(solution.values["b"], dtype=float))
+    except (KeyError, TypeError, ValueError):
+        return residuals(math.inf)
+    X, y, R = data["X"], data["y"], data["R"]
+    if w.shape != (X.shape[1],) or not (np.all(np.isfinite(w)) and math.isfinite(b)):
+        return residuals(math.inf)
+    res, _ = margin_qp_certificate(X, y, np.full(y.size, np.inf), w, b, None,
+                                   float(solution.objective), R=R)
+    return res
+
+
 def m4_shared_covariance(X: np.ndarray, y: np.ndarray,
                          cov: np.ndarray | None = None) -> Program:
     r"""M4 with one covariance for both classes: the QP (4.9)–(4.11).
@@ -612,7 +639,7 @@ def m4_shared_covariance(X: np.ndarray, y: np.ndarray,
     d = X[y > 0].mean(axis=0) - X[y < 0].mean(axis=0)
     data = {"X": X, "y": y, "R": R, "d": d}
     return Program(kinds.M4_SHARED, data, build=_build_shared, decode=_decode_shared,
-                   certify=certify_with(_build_shared),
+                   certify=_certify_shared,
                    default_solver="clarabel",
                    description="M4 with a shared covariance (QP 4.9)")
 

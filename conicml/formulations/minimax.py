@@ -110,8 +110,9 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from .. import kinds
-from .._certificates import certify_with, conic_certificate, rel, residuals
+from .._certificates import rel, residuals
 from .._linalg import inverse_quadratic
+from .._margin_certificates import fractional_certificate
 from .._scaling import feature_scales
 from .._validation import check_positive, check_X_y
 from ..contracts.minimax import MEMPMData
@@ -392,13 +393,35 @@ def _decode_fractional(data: Mapping[str, Any], solution: Solution) -> dict:
     return model
 
 
+def _certify_fractional(data: Mapping[str, Any], solution: Solution) -> Residuals:
+    r"""Certificate of the MPM/BMPM perspective SOCP at the returned :math:`v`, in O(data).
+
+    No cvxpy problem is built: the KKT conditions of
+    :math:`\min b_x\|R_xv\| + b_y\|R_yv\|` s.t. :math:`d^\top v - a_x\|R_xv\| -
+    a_y\|R_yv\| \ge 1` (the fractional program of eqs. 3.13–3.14 / 3.40 / 4.8 after
+    the Charnes–Cooper change, errata S004-D1) are checked with the multiplier in
+    closed form, :math:`\lambda = P/(d^\top v - a_x\sigma_x - a_y\sigma_y)` (its value
+    :math:`1/\kappa^*` at the optimum), and, where a norm's argument vanishes, an
+    explicit subgradient fit with its dual-norm check
+    (:func:`conicml._margin_certificates.fractional_certificate`).
+    """
+    v = solution.values.get("v")
+    if v is None:
+        return residuals(math.inf)
+    v = np.asarray(v, dtype=float).ravel()
+    if v.shape != data["d"].shape or not np.all(np.isfinite(v)):
+        return residuals(math.inf)
+    return fractional_certificate(data["d"], data["Rx"], data["Ry"], data["a"], data["b"], v,
+                                  float(solution.objective))
+
+
 def _family_program(base: dict, family: str, a: tuple[float, float], b: tuple[float, float],
                     bound: str, description: str, **extra: Any) -> Program:
     kind = {"mpm": kinds.MPM, "bmpm": kinds.BMPM}[family]
     data = {**base, "family": family, "kind": kind, "a": (float(a[0]), float(a[1])),
             "b": b, "bound": bound, **extra}
     return Program(kind, data, build=_build_fractional, decode=_decode_fractional,
-                   certify=certify_with(_build_fractional),
+                   certify=_certify_fractional,
                    default_solver="clarabel", description=description)
 
 
@@ -697,7 +720,7 @@ def inner_bmpm(data: Mapping[str, Any], beta: float, previous: Program | None = 
     if previous is not None and previous.is_built:
         prog = Program(prog.kind, prog.data,
                        build=partial(_reuse_form, previous.form),
-                       certify=certify_with(_build_fractional), decode=_decode_fractional,
+                       certify=_certify_fractional, decode=_decode_fractional,
                        default_solver=prog.default_solver,
                        description=prog.description)
     return prog
@@ -739,8 +762,8 @@ def _certify_mempm(data: Mapping[str, Any], solution: Solution) -> Residuals:
 
     ``primal``: :math:`\beta` outside :math:`[\beta_{lo}, \beta_{0m}]`;
     ``dual``: the KKT certificate of :math:`w` as the optimum of the inner
-    BMPM at :math:`\beta_0 = \beta` (:func:`conicml._certificates.conic_certificate`
-    on its perspective SOCP); ``gap``: that certificate's complementarity and
+    BMPM at :math:`\beta_0 = \beta` (:func:`_certify_fractional` on its perspective
+    SOCP, in O(data)); ``gap``: that certificate's complementarity and
     the disagreement between the reported objective and
     :math:`F(\beta) = \theta\alpha + (1-\theta)\beta` recomputed at
     :math:`(\beta, w)`. The 1-D search over :math:`\beta` is *not* certified
@@ -763,8 +786,8 @@ def _certify_mempm(data: Mapping[str, Any], solution: Solution) -> Residuals:
     num = 1.0 - ax * sx - ay * sy
     if not (num > 0 and math.isfinite(num)):  # alpha = 0 (beta at the end of the domain)
         return residuals(primal, math.nan, claim)
-    point = Solution(status=Status.OPTIMAL, solver=solution.solver, values={"v": wn / num})
-    res = conic_certificate(inner.data, point, build=_build_fractional, check_objective=False)
+    res = fractional_certificate(inner.data["d"], inner.data["Rx"], inner.data["Ry"],
+                                 inner.data["a"], inner.data["b"], wn / num, None)
     gap = max(res.gap, claim) if math.isfinite(res.gap) else claim
     return residuals(max(primal, res.primal), res.dual, gap)
 
