@@ -29,7 +29,8 @@ from scipy.optimize import lsq_linear
 
 from .solution import Residuals
 
-__all__ = ["KINK_RTOL", "fractional_certificate", "implied_alpha", "margin_qp_certificate"]
+__all__ = ["KINK_RTOL", "fractional_certificate", "implied_alpha", "m4_fixed_rho_certificate",
+           "margin_qp_certificate"]
 
 #: A norm :math:`\|Ax\|` counts as at its kink when :math:`\|Ax\| \le` this fraction of
 #: :math:`\|A\|_F\|x\|` (its argument vanishes relative to the size of its terms).
@@ -294,3 +295,149 @@ def fractional_certificate(d: np.ndarray, Rx: np.ndarray, Ry: np.ndarray,
         else:
             gap = max(gap, abs(claimed - P) / max(abs(P), floor))
     return _recomputed(primal, dual, gap)
+
+
+# --------------------------------------------------------------------------------------
+# M4: the fixed-rho SOCP (seed 004 eqs. 4.1-4.5 / 4.16-4.18, errata S004-A5, S004-A6)
+# --------------------------------------------------------------------------------------
+def m4_fixed_rho_certificate(Z: np.ndarray, y: np.ndarray, kept: np.ndarray,
+                             R_pos: np.ndarray, R_neg: np.ndarray, d: np.ndarray,
+                             rho: float, w: np.ndarray, b: float, *, hard: bool,
+                             n_removed: int | None) -> Residuals:
+    r"""KKT certificate of :math:`(w, b)` (with :math:`w^\top d = 1`) for the fixed-ρ SOCP.
+
+    Rows :math:`r_k = y_kf_k - \rho\sigma_{y_k}(w)` over the kept points and, with a
+    reduction (eq. 4.36), the global row :math:`r_m = 1 - \rho(\sigma_x + \sigma_y)`.
+    Separable (the check :math:`F(\rho) = \max\eta` s.t. :math:`r_k \ge \eta`, errata
+    S004-A5): :math:`\eta = \min_k r_k`; soft (:math:`h(\rho) = \min\sum\xi_k +
+    (N - r)\xi_m` s.t. :math:`r_k + \xi_k \ge 0`, eqs. 4.16–4.18): :math:`\xi = (-r)_+`.
+    The multipliers :math:`\lambda \ge 0` of the rows (soft: :math:`\lambda_k \le 1`,
+    :math:`\lambda_m \le N - r`, equal to the bound where :math:`\xi > 0`) and
+    :math:`\nu` of :math:`w^\top d = 1` are fitted by bounded least squares
+    (:func:`scipy.optimize.lsq_linear`) on the rows within a band of their bound to
+
+    .. math::
+
+        \sum_k\lambda_ky_kz_k - \mu_xR_x^\top u_x - \mu_yR_y^\top u_y - \nu d = 0,\quad
+        \sum_k\lambda_ky_k = 0,\quad
+        \Bigl[\textstyle\sum_k\lambda_k + 2\lambda_m = 1\Bigr]_{\text{separable}},
+
+    with the cone multipliers :math:`\mu_x = \rho(\sum_{k\in x}\lambda_k + \lambda_m)`
+    and :math:`u = Rw/\|Rw\|`; where :math:`\|Rw\|` vanishes (a singular class
+    covariance: the kink of the cone) :math:`z = \mu u` is fitted freely and
+    :math:`\|z\| \le \mu` is checked — the point is checked there, never "not
+    checked". ``dual``: the relative residual of these equations plus the dual-norm
+    violation; ``gap``: the complementarity :math:`\sum\lambda_k|r_k - \eta|`
+    (soft: :math:`\sum\lambda_k(r_k)_+ + \sum(\bar\lambda_k - \lambda_k)\xi_k`) over
+    :math:`\sum\lambda_k(|f_k| + \rho\sigma)`; ``primal`` is 0 (every auxiliary
+    variable is recomputed from :math:`(w, b)`).
+    """
+    s_pos, s_neg = float(np.linalg.norm(R_pos @ w)), float(np.linalg.norm(R_neg @ w))
+    f = Z @ w + b
+    idx = np.flatnonzero(kept)
+    yk = y[idx]
+    sig = np.where(yk > 0, s_pos, s_neg)
+    rows = yk * f[idx] - rho * sig
+    rscale = np.maximum(np.abs(f[idx]), rho * sig)
+    reduced = n_removed is not None
+    if reduced:
+        rows = np.append(rows, 1.0 - rho * (s_pos + s_neg))
+        rscale = np.append(rscale, max(1.0, rho * (s_pos + s_neg)))
+    n_rows = rows.size
+    is_pos = np.append(yk > 0, False) if reduced else yk > 0
+    is_neg = np.append(yk < 0, False) if reduced else yk < 0
+    glob = np.zeros(n_rows, dtype=bool)
+    if reduced:
+        glob[-1] = True
+    norm_row = np.where(glob, 2.0, 1.0)  # the global row reads r_m >= (t_x + t_y) eta
+    if hard:
+        eta = float(np.min(rows / norm_row)) if n_rows else 0.0
+        ub = np.full(n_rows, np.inf)
+    else:
+        eta = 0.0
+        ub = np.ones(n_rows)
+        if reduced:
+            ub[-1] = float(n_removed)
+    wnorm = float(np.linalg.norm(w))
+    sides = []
+    for R, s, mask in ((R_pos, s_pos, is_pos), (R_neg, s_neg, is_neg)):
+        kink = s <= KINK_RTOL * float(np.linalg.norm(R)) * wnorm
+        g = None if kink else (R.T @ (R @ w)) / s
+        sides.append((R, kink, g, mask))
+    # columns of the w-stationarity for each row's lambda
+    zk = np.zeros((Z.shape[1], n_rows))
+    zk[:, :idx.size] = (Z[idx] * yk[:, None]).T
+    for R, kink, g, mask in sides:
+        if not kink:  # -mu R^T u = -rho (sum of the side's lambdas + lambda_m) g
+            zk[:, mask | glob] -= rho * g[:, None]
+    bal = np.append(yk, 0.0) if reduced else yk.copy()
+    weight = 10.0 * max(float(np.max(np.abs(Z), initial=0.0)), _TINY)
+    best: tuple[float, float] | None = None
+    seen: set[tuple[int, int]] = set()
+    for beta in BANDS:
+        excess = (rows - norm_row * eta) / np.maximum(rscale, _TINY)
+        fixed = (excess < -beta) if not hard else np.zeros(n_rows, dtype=bool)
+        free = np.flatnonzero(np.abs(excess) <= beta) if not hard else \
+            np.flatnonzero(excess <= beta)
+        key = (int(np.count_nonzero(fixed)), int(free.size))
+        if key in seen or free.size > max(200, 20 * (Z.shape[1] + 2)):
+            continue
+        seen.add(key)
+        lam = np.where(fixed, ub, 0.0)
+        kinked = [(R, mask) for R, kink, _, mask in sides if kink]
+        # unknowns: lambda_free, nu, z of each kinked side
+        blocks = [zk[:, free], -d[:, None]] + [-R.T for R, _ in kinked]
+        A_w = np.hstack(blocks)
+        n_z = sum(R.shape[0] for R, _ in kinked)
+        A_b = np.concatenate([bal[free], [0.0], np.zeros(n_z)])[None, :]
+        rhs_w = -(zk @ lam)
+        rhs_b = [-float(bal @ lam)]
+        A_list, rhs_list = [A_w, weight * A_b], [rhs_w, weight * np.array(rhs_b)]
+        if hard:
+            A_list.append(weight * np.concatenate([norm_row[free], [0.0], np.zeros(n_z)])[None, :])
+            rhs_list.append(weight * np.array([1.0 - float(norm_row @ lam)]))
+        A = np.vstack(A_list)
+        rhs = np.concatenate(rhs_list)
+        lo = np.concatenate([np.zeros(free.size), [-np.inf], np.full(n_z, -np.inf)])
+        hi = np.concatenate([ub[free], [np.inf], np.full(n_z, np.inf)])
+        if not (np.all(np.isfinite(A)) and np.all(np.isfinite(rhs))):
+            continue
+        sol = lsq_linear(A, rhs, bounds=(lo, hi), method="bvls" if A.shape[1] < 400 else "trf")
+        x = sol.x
+        lam[free] = np.clip(x[:free.size], 0.0, ub[free])
+        nu = float(x[free.size])
+        zs = x[free.size + 1:]
+        # residuals of the three equations with the fitted values
+        contrib = zk * lam[None, :]
+        res_w = contrib.sum(axis=1) - nu * d
+        terms = [float(np.max(np.linalg.norm(contrib, axis=0), initial=0.0)),
+                 abs(nu) * float(np.linalg.norm(d))]
+        ball = 0.0
+        pos = 0
+        for R, mask in kinked:
+            z = zs[pos:pos + R.shape[0]]
+            pos += R.shape[0]
+            mu = rho * float(lam[mask | glob].sum())
+            res_w = res_w - R.T @ z
+            zn = float(np.linalg.norm(z))
+            ball = max(ball, max(0.0, zn - mu) / max(mu, zn, _TINY) if zn > 0 else 0.0)
+            terms.append(max(mu, zn) * float(np.linalg.norm(R, 2)))
+        lam_size = max(float(lam.sum()), _TINY)
+        dual = _ratio(float(np.linalg.norm(res_w)), *terms)
+        dual = max(dual, abs(float(bal @ lam)) / lam_size, ball)
+        if hard:
+            dual = max(dual, abs(float(norm_row @ lam) - 1.0))
+            comp = float(np.sum(lam * np.abs(rows - norm_row * eta)))
+        else:
+            xi = np.maximum(-rows, 0.0)
+            comp = float(np.sum(lam * np.maximum(rows, 0.0)) + np.sum((ub - lam) * xi))
+        if hard:
+            gap = comp / max(float(np.sum(lam * rscale)), _TINY)
+        else:
+            gap = comp / max(float(np.sum(lam * rscale) + np.sum(ub * np.maximum(-rows, 0.0))),
+                             float(np.sum(ub * rscale)) * 1e-3, _TINY)
+        if best is None or max(dual, gap) < max(best):
+            best = (dual, gap)
+    if best is None:
+        return _recomputed(0.0, math.inf, math.inf)
+    return _recomputed(0.0, best[0], best[1])
