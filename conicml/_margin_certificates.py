@@ -338,7 +338,9 @@ def m4_fixed_rho_certificate(Z: np.ndarray, y: np.ndarray, kept: np.ndarray,
     yk = y[idx]
     sig = np.where(yk > 0, s_pos, s_neg)
     rows = yk * f[idx] - rho * sig
-    rscale = np.maximum(np.abs(f[idx]), rho * sig)
+    # a row's scale is the size of its terms |w'z| + |b| + rho sigma (f = w'z + b cancels
+    # at a support point when sigma = 0)
+    rscale = np.abs(f[idx] - b) + abs(b) + rho * sig
     reduced = n_removed is not None
     if reduced:
         rows = np.append(rows, 1.0 - rho * (s_pos + s_neg))
