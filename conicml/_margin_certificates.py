@@ -30,7 +30,7 @@ from scipy.optimize import lsq_linear
 from .solution import Residuals
 
 __all__ = ["KINK_RTOL", "fractional_certificate", "implied_alpha", "m4_fixed_rho_certificate",
-           "margin_qp_certificate", "newton_decrement"]
+           "hess_norm", "margin_qp_certificate", "newton_decrement"]
 
 #: A norm :math:`\|Ax\|` counts as at its kink when :math:`\|Ax\| \le` this fraction of
 #: :math:`\|A\|_F\|x\|` (its argument vanishes relative to the size of its terms).
@@ -61,7 +61,7 @@ def _recomputed(primal: float, dual: float, gap: float) -> Residuals:
                      source="recomputed")
 
 
-def _hess_norm(R: np.ndarray, w: np.ndarray, s: float) -> np.ndarray:
+def hess_norm(R: np.ndarray, w: np.ndarray, s: float) -> np.ndarray:
     r""":math:`\nabla^2\|Rw\| = (R^\top R - gg^\top/s^2)/s`, :math:`g = R^\top Rw`."""
     S = R.T @ R
     g = S @ w
@@ -328,7 +328,7 @@ def fractional_certificate(d: np.ndarray, Rx: np.ndarray, Ry: np.ndarray,
         grad_row = d.copy()
         for R, r, s, p, a_ in ((Rx, rx, sx, px, ax), (Ry, ry, sy, py, ay)):
             if p != 0.0:
-                H += p * _hess_norm(R, v, s)
+                H += p * hess_norm(R, v, s)
             if a_ != 0.0 and s > 0:
                 grad_row -= a_ * (R.T @ r) / s
         dec = newton_decrement(H, resid, grad_row[:, None])
@@ -494,7 +494,7 @@ def m4_fixed_rho_certificate(Z: np.ndarray, y: np.ndarray, kept: np.ndarray,
             for (R, _, _, mask), s_ in zip(sides, (s_pos, s_neg)):
                 mu = rho * float(lam[mask | glob].sum())
                 if mu > 0:
-                    H[:q, :q] += mu * _hess_norm(R, w, s_)
+                    H[:q, :q] += mu * hess_norm(R, w, s_)
             lam_fit = x[:free.size]
             inside = (lam_fit > 0) & (lam_fit < ub[free])
             A_t = np.hstack([A[:, :free.size][:, inside], A[:, free.size:free.size + 1]])
