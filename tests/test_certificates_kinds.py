@@ -310,3 +310,21 @@ def test_pegasos_first_order_point_is_certified_by_its_duality_gap():
         assert sol.status is Status.OPTIMAL, (name, sol.residuals, sol.message)
         # the recomputed gap bounds the relative suboptimality (weak duality)
         assert sol.residuals.gap >= (sol.objective - ref.objective) / sol.objective - 1e-8
+
+
+def test_mempm_point_at_the_end_of_the_beta_domain_is_checked():
+    # campaign finding: at beta = beta_0m the inner BMPM degenerates (its feasible set is the
+    # ray of Sigma_y^-1 d) and its KKT system read "inf"; the end point is checked against
+    # the closed form w ~ Sigma_y^-1 d (eq. 3.44) instead
+    prog = minimax.mempm(_two_classes(), theta=0.2)
+    data = prog.data
+    beta, w_end = data["beta_end"], data["mempm"].endpoint_w
+    F = minimax.mempm_model(data, beta, w_end)["objective"]
+    sol = Solution(status=Status.OPTIMAL, solver="quadratic-interpolation",
+                   values={"beta": np.array(beta), "w": w_end}, objective=F)
+    res = prog.certify(sol)
+    assert res.dual <= 1e-12 and res.gap <= 1e-12 and res.primal == 0.0
+    off = dataclasses.replace(sol, values={"beta": np.array(beta),
+                                           "w": w_end + 0.05 * np.linalg.norm(w_end)
+                                           * np.array([0.0, 1.0, 0.0])})
+    assert _demoted(prog, off, 1e-4)

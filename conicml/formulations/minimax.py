@@ -780,8 +780,10 @@ def _certify_mempm(data: Mapping[str, Any], solution: Solution) -> Residuals:
     SOCP, in O(data)); ``gap``: that certificate's complementarity and
     the disagreement between the reported objective and
     :math:`F(\beta) = \theta\alpha + (1-\theta)\beta` recomputed at
-    :math:`(\beta, w)`. The 1-D search over :math:`\beta` is *not* certified
-    globally here (the problem is nonconvex in :math:`\beta`, Sec. 3.7).
+    :math:`(\beta, w)`. From ``beta_stop`` on (the analytic end of the domain) ``dual``
+    is the relative distance of :math:`w` to :math:`\Sigma_y^{-1}d` instead. The 1-D
+    search over :math:`\beta` is *not* certified globally here (the problem is
+    nonconvex in :math:`\beta`, Sec. 3.7).
     """
     beta = float(np.asarray(solution.values.get("beta", np.nan)))
     w = np.asarray(solution.values.get("w", np.nan), dtype=float)
@@ -793,6 +795,14 @@ def _certify_mempm(data: Mapping[str, Any], solution: Solution) -> Residuals:
     primal = max(0.0, lo - beta, beta - hi)
     F = mempm_model(data, beta, w)["objective"]
     claim = rel(float(solution.objective) - F, F)
+    stop = data.get("beta_stop")
+    if stop is not None and beta >= stop:
+        # the analytic end of the domain (see mempm): alpha at its floor and the only
+        # hyperplane w ~ Sigma_y^-1 d (eq. 3.44); checked as the distance to it
+        w_end = data["mempm"].endpoint_w
+        wn = w / float(data["d"] @ w)
+        dist = float(np.linalg.norm(wn - w_end)) / max(float(np.linalg.norm(w_end)), 1e-300)
+        return residuals(primal, dist, claim)
     inner = inner_bmpm(data, min(max(beta, lo), hi))
     wn = w / float(data["d"] @ w)
     ax, ay = inner.data["a"]
