@@ -38,9 +38,8 @@ def _data(n: int, d: int, seed: int = 0):
 
 
 def _make(kind: str, n: int, d: int):
-    import numpy as np
 
-    from conicml.formulations import lsvr, m4, minimax, svm
+    from conicml.formulations import m4, minimax, svm
     X, y = _data(n, d)
     if kind == "svm-primal":
         return svm.soft_margin(X, y, C=1.0), svm._build_primal, "pegasos"
@@ -51,12 +50,6 @@ def _make(kind: str, n: int, d: int):
     if kind == "m4-shared":
         Xs = X + 2.5 * y[:, None]
         return m4.m4_shared_covariance(Xs, y), m4._build_shared, None
-    if kind == "lsvr":
-        r = np.random.default_rng(1)
-        x = np.sort(r.uniform(-3, 3, n))
-        Xl = np.c_[x, r.normal(size=(n, d - 1))]
-        return lsvr.lsvr(Xl, np.sinc(x) + 0.05 * r.normal(size=n), epsilon=0.01, C=0.5,
-                         k=3), lsvr._build, None
     raise ValueError(kind)
 
 
@@ -93,7 +86,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--limit", type=float, default=120.0)
     args = parser.parse_args()
-    kinds = ["svm-primal", "mpm", "bmpm", "m4-shared", "lsvr"]
+    kinds = ["svm-primal", "mpm", "bmpm", "m4-shared"]
     sizes = [(60, 3)] if args.quick else [(60, 3), (400, 10)]
     lines = [f"Machine: {machine()}", "",
              "| kind | n | d | kind certificate s | generic certificate s | generic / kind | "

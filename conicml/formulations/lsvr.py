@@ -121,7 +121,6 @@ already writes ``+ b``; no sign conversion needed).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from numbers import Integral
 from typing import Any
@@ -129,17 +128,15 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import lsq_linear
 
 from .. import kinds
-from .._certificates import rel, residuals
-from .._margin_certificates import BANDS, KINK_RTOL, hess_norm, newton_decrement
+from .._certificates import certify_with
 from .._scaling import feature_scales
 from .._validation import check_matrix, check_positive
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..program import ConicForm, Program, require_solution
-from ..solution import Residuals, Solution
+from ..solution import Solution
 
 __all__ = [
     "local_factors",
@@ -464,193 +461,9 @@ def _decode(data: Mapping[str, Any], solution: Solution) -> dict:
     return model
 
 
-def _cone_gradients(data: Mapping[str, Any], coef: np.ndarray, g: np.ndarray,
-                    sigma: np.ndarray) -> tuple[np.ndarray, list, np.ndarray]:
-    r"""Per point: :math:`R_i^\top R_i w` (columns), the factors as matrices, :math:`\|R_i\|_F`.
-
-    Dense factors: :math:`R_i` directly. Window form: :math:`R_iw = m^{-1/2}(g_{W_i} -
-    \bar g_{W_i})` with :math:`g = Zw`, so :math:`R_i = m^{-1/2}C_m Z_{W_i}`
-    (:math:`C_m` the centring), formed here per window (O(N m q)).
-    """
-    Z = data["features"]
-    if data["factors"] is not None:
-        Rs = list(data["factors"])
-    else:
-        W = data["windows"]
-        m = W.shape[1]
-        Rs = [(Z[W[i]] - Z[W[i]].mean(axis=0)) / np.sqrt(m) for i in range(W.shape[0])]
-    SW = np.column_stack([R.T @ (R @ coef) for R in Rs]) if Rs else np.zeros((Z.shape[1], 0))
-    fro = np.array([float(np.linalg.norm(R)) for R in Rs])
-    return SW, Rs, fro
-
-
-def _certify(data: Mapping[str, Any], solution: Solution) -> Residuals:
-    r"""KKT certificate of the relaxed LSVR (6.13)–(6.15) at the returned point, in O(data).
-
-    No cvxpy problem is built. The Lagrangian of (6.13)–(6.15) with multipliers
-    :math:`\alpha_i, \alpha_i^* \in [0, C]` of the two tube rows and :math:`\mu_i` of the
-    cone :math:`\|R_iw\| \le t_i` gives :math:`\mu_i = 1/N - \epsilon(\alpha_i + \alpha_i^*)
-    \ge 0` (stationarity in :math:`t_i`), :math:`\sum_i(\alpha_i - \alpha_i^*) = 0` (in
-    :math:`b`) and :math:`\sum_i(\alpha_i - \alpha_i^*)z_i = \sum_i\mu_iR_i^\top u_i`
-    (in :math:`w`), :math:`u_i = R_iw/\|R_iw\|`. The dual point is read from the
-    residuals :math:`r_i = y_i - f(x_i)`: :math:`\alpha_i = C` where the slack
-    :math:`\xi_i > 0`, 0 where the upper row is slack, fitted by bounded least squares
-    (:func:`scipy.optimize.lsq_linear`) on the points on the tube's edge (within a band,
-    the best of :data:`conicml._margin_certificates.BANDS`); where :math:`R_iw = 0`
-    with :math:`R_i \ne 0` (the cone's kink) the subgradient :math:`z_i = \mu_iu_i` is
-    fitted freely and :math:`\|z_i\| \le \mu_i` checked. Returned (relative):
-
-    * ``primal``: the largest violation of a tube row, a cone, :math:`\xi, \xi^* \ge 0`
-      (and of :math:`g = Zw` in the window form), each over the size of its terms;
-    * ``dual``: the Newton decrement of the Lagrangian on the tangent space of the
-      fitted rows, relative to the objective (first order with the dual-norm check at
-      a kink), and the sign violation :math:`(-\mu_i)_+ N`;
-    * ``gap``: the complementarity :math:`\sum\alpha_i s_i + \alpha^*_is^*_i +
-      \mu_i(t_i - \sigma_i) + (C - \alpha_i)\xi_i + (C - \alpha_i^*)\xi^*_i` over the
-      objective :math:`P = \frac1N\sum t_i + C\sum(\xi_i + \xi_i^*)`, and the mismatch of
-      the reported objective.
-    """
-    Z, y = data["features"], data["y"]
-    eps, C = float(data["epsilon"]), float(data["C"])
-    n, q = Z.shape
-    values = solution.values
-    try:
-        t = np.asarray(values["t"], dtype=float).ravel()
-        xi = np.asarray(values["xi"], dtype=float).ravel()
-        xs = np.asarray(values["xi_star"], dtype=float).ravel()
-        b = float(np.asarray(values["b"], dtype=float))
-        link = 0.0
-        if data["kind"] == KIND or "v" in values:
-            coef = np.asarray(values["w" if data["kind"] == KIND else "v"], dtype=float).ravel()
-            if "g" in values:  # window form of the primal: g = Z w is a constraint
-                g_val = np.asarray(values["g"], dtype=float).ravel()
-                link = rel(float(np.max(np.abs(g_val - Z @ coef), initial=0.0)),
-                           float(np.max(np.abs(Z @ coef), initial=0.0)), 1e-300)
-        else:  # kernel g-form: g in span(V), v = V^T g
-            g_val = np.asarray(values["g"], dtype=float).ravel()
-            coef = Z.T @ g_val
-            link = rel(float(np.linalg.norm(g_val - Z @ coef)), float(np.linalg.norm(g_val)))
-    except (KeyError, TypeError, ValueError):
-        return residuals(math.inf)
-    if (coef.shape != (q,) or t.shape != (n,) or xi.shape != (n,) or xs.shape != (n,)
-            or not all(np.all(np.isfinite(a)) for a in (coef, t, xi, xs)) or not np.isfinite(b)):
-        return residuals(math.inf)
-    g = Z @ coef
-    f = g + b
-    sigma = _local_std(data, coef, g)
-    P = float(t.sum() / n + C * (xi.sum() + xs.sum()))
-    # primal: each row over the size of its terms, floored at 1e-3 of the largest
-    terms = np.abs(y) + np.abs(g) + abs(b) + eps * np.abs(t)
-    floor = 1e-3 * max(float(np.max(terms + np.abs(xi) + np.abs(xs), initial=0.0)), 1e-300)
-    up = y - f - eps * t - xi  # <= 0
-    lo = f - y - eps * t - xs
-    cone = sigma - t
-    primal = max(
-        float(np.max(np.maximum(up, 0.0) / np.maximum(terms + np.abs(xi), floor))),
-        float(np.max(np.maximum(lo, 0.0) / np.maximum(terms + np.abs(xs), floor))),
-        float(np.max(np.maximum(cone, 0.0) / np.maximum(np.maximum(sigma, np.abs(t)), floor))),
-        float(np.max(np.maximum(-xi, 0.0), initial=0.0)) / (1e3 * floor),
-        float(np.max(np.maximum(-xs, 0.0), initial=0.0)) / (1e3 * floor),
-        link)
-    SW, Rs, fro = _cone_gradients(data, coef, g, sigma)
-    cnorm = float(np.linalg.norm(coef))
-    has_cone = fro > 0
-    kink = has_cone & (sigma <= KINK_RTOL * fro * cnorm)
-    smooth = has_cone & ~kink
-    G = np.zeros((q, n))
-    G[:, smooth] = SW[:, smooth] / sigma[smooth]
-    mu_cap = math.inf if eps == 0 else 1.0 / (n * eps)
-    ub_a = min(C, mu_cap)
-    scale_up = terms + np.abs(xi)
-    scale_lo = terms + np.abs(xs)
-    weight = 10.0 * max(float(np.max(np.abs(Z), initial=0.0)), 1e-300)
-    obj_scale = max(abs(P), 1e-300)
-    best: tuple[float, float] | None = None
-    seen: set[tuple] = set()
-    kinked = np.flatnonzero(kink)
-    for beta in BANDS:
-        a_fix = xi > beta * scale_up
-        s_fix = xs > beta * scale_lo
-        a_edge = ~a_fix & (-up <= beta * scale_up)
-        s_edge = ~s_fix & (-lo <= beta * scale_lo)
-        # t_i above sigma_i (the relaxation's t = |r_i|/eps): mu_i = 0, so the multiplier
-        # of the active tube row is 1/(N eps) exactly
-        loose = has_cone & (t - sigma > beta * np.maximum(np.abs(t), sigma)) \
-            & (mu_cap <= C)
-        a_set, s_set = a_edge & loose, s_edge & loose & ~(a_edge & loose)
-        a_free = np.flatnonzero(a_edge & ~a_set)
-        s_free = np.flatnonzero(s_edge & ~s_set & ~(a_edge & loose))
-        key = (int(a_fix.sum()), int(s_fix.sum()), a_free.size, s_free.size,
-               int(a_set.sum()), int(s_set.sum()))
-        if key in seen or a_free.size + s_free.size > max(400, 20 * (q + 1)):
-            continue
-        seen.add(key)
-        alpha = np.where(a_fix, C, np.where(a_set, mu_cap, 0.0))
-        astar = np.where(s_fix, C, np.where(s_set, mu_cap, 0.0))
-        # w-equation: Z^T (alpha - astar) - G (1/N - eps (alpha + astar)) - sum R_k^T z_k = 0
-        cols = [Z[a_free].T + eps * G[:, a_free], -Z[s_free].T + eps * G[:, s_free]]
-        cols += [-Rs[k].T for k in kinked]
-        A_w = np.hstack(cols) if cols else np.zeros((q, 0))
-        n_z = A_w.shape[1] - a_free.size - s_free.size
-        const = Z.T @ (alpha - astar) - G @ (1.0 / n - eps * (alpha + astar))
-        A_b = np.concatenate([np.ones(a_free.size), -np.ones(s_free.size), np.zeros(n_z)])
-        A = np.vstack([A_w, weight * A_b[None, :]])
-        rhs = np.concatenate([-const, [-weight * float(np.sum(alpha - astar))]])
-        lo_b = np.concatenate([np.zeros(a_free.size + s_free.size), np.full(n_z, -np.inf)])
-        hi_b = np.concatenate([np.full(a_free.size + s_free.size, ub_a), np.full(n_z, np.inf)])
-        if A.shape[1]:
-            x = lsq_linear(A, rhs, bounds=(lo_b, hi_b),
-                           method="bvls" if A.shape[1] < 400 else "trf").x
-        else:
-            x = np.zeros(0)
-        alpha[a_free] = np.clip(x[:a_free.size], 0.0, ub_a)
-        astar[s_free] = np.clip(x[a_free.size:a_free.size + s_free.size], 0.0, ub_a)
-        mu = 1.0 / n - eps * (alpha + astar)
-        e = A @ x - rhs if A.shape[1] else rhs.copy()
-        sign = float(np.max(np.maximum(-mu, 0.0)[has_cone], initial=0.0)) * n
-        comp = float(np.sum(alpha * np.maximum(-up, 0.0)) + np.sum(astar * np.maximum(-lo, 0.0))
-                     + np.sum(np.maximum(mu, 0.0)[has_cone]
-                              * np.maximum(t - sigma, 0.0)[has_cone])
-                     + np.sum((C - alpha) * np.maximum(xi, 0.0))
-                     + np.sum((C - astar) * np.maximum(xs, 0.0)))
-        gap = comp / obj_scale
-        if kinked.size:
-            zs = x[a_free.size + s_free.size:]
-            ball, pos, zterms = 0.0, 0, []
-            for k in kinked:
-                z = zs[pos:pos + Rs[k].shape[0]]
-                pos += z.size
-                zn, m_k = float(np.linalg.norm(z)), max(float(mu[k]), 0.0)
-                ball = max(ball, max(0.0, zn - m_k) / max(m_k, zn, 1e-300))
-                zterms.append(max(zn, m_k) * float(np.linalg.norm(Rs[k], 2)))
-            contrib = [float(np.linalg.norm(Z.T @ (alpha - astar))),
-                       float(np.linalg.norm(G @ mu)), *zterms]
-            dual = max(rel(float(np.linalg.norm(e[:q])), *contrib),
-                       abs(float(np.sum(alpha - astar))) / max(float(np.sum(alpha + astar)),
-                                                               1e-300), ball)
-        else:
-            H = np.zeros((q + 1, q + 1))
-            for k in np.flatnonzero(smooth):
-                if mu[k] > 0:
-                    H[:q, :q] += mu[k] * hess_norm(Rs[k], coef, float(sigma[k]))
-            xf = x[:a_free.size + s_free.size]
-            inside = (xf > 0) & (xf < ub_a)
-            A_t = A[:, :a_free.size + s_free.size][:, inside]
-            dual = newton_decrement(H, e, A_t) / obj_scale
-        dual = max(dual, sign)
-        if best is None or max(dual, gap) < max(best):
-            best = (dual, gap)
-    if best is None:
-        return residuals(primal, math.inf, math.inf)
-    claimed = float(solution.objective)
-    gap = best[1]
-    gap = max(gap, abs(claimed - P) / obj_scale) if math.isfinite(claimed) else math.inf
-    return residuals(primal, best[0], gap)
-
-
 def _program(data: dict, description: str) -> Program:
     return Program(data["kind"], data, build=_build, decode=_decode,
-                   certify=_certify,
+                   certify=certify_with(_build),
                    default_solver="clarabel", description=description)
 
 
