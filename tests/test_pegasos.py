@@ -83,12 +83,8 @@ def test_every_primal_solver_finds_the_closed_form(solver):
     np.testing.assert_allclose(model["alpha"], [0.25, 0.25, 0.5, 0.0], atol=atol)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known gap (issue 11): the generic certificate of qp.svm.primal refits multipliers by "
-    "NNLS on the constraints active at the point; at a first-order point (Pegasos, relative "
-    "duality gap 7e-5 by its own dual) that reads a stationarity of ~0.14, so compare, which "
-    "now requires certified rows, rejects it. The SVM primal needs a certificate from the "
-    "dual point the margins imply, as Pegasos computes."))
+# issue 11: the SVM primal's certificate is the implied dual point's gap (formerly a
+# strict xfail: the generic NNLS refit read this first-order point as non-stationary)
 def test_compare_includes_pegasos_at_its_stated_tolerance():
     X, y = cm.datasets.twonorm(60, dim=3, seed=2)
     prog = svm.soft_margin(X, y, C=0.5, form="primal")

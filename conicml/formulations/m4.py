@@ -133,15 +133,16 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .. import kinds
-from .._certificates import certify_with, conic_certificate, rel, residuals
+from .._certificates import rel, residuals
 from .._deprecation import renamed_keywords
+from .._margin_certificates import m4_fixed_rho_certificate, margin_qp_certificate
 from .._scaling import feature_scales
 from .._validation import check_matrix, check_positive, check_X_y
 from ..contracts.m4 import M4Data
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..program import ConicForm, Program, require_solution
-from ..solution import Residuals, Solution, Status
+from ..solution import Residuals, Solution
 
 __all__ = [
     "AUTO_NU",
@@ -429,7 +430,10 @@ def _certify(data: Mapping[str, Any], solution: Solution) -> Residuals:
     as a point of the fixed-:math:`\rho` SOCP of the module docstring, with
     every auxiliary variable recomputed from it (:math:`s = \sigma(w)`, the
     optimal slacks; separable: :math:`\eta` = the smallest row), by the KKT
-    certificate of :func:`conicml._certificates.conic_certificate`:
+    conditions of that SOCP with multipliers fitted in O(data) and the cone's kink
+    (a singular class covariance) checked by a subgradient with its dual-norm bound
+    (:func:`conicml._margin_certificates.m4_fixed_rho_certificate`; no cvxpy problem
+    is built):
 
     * separable: :math:`\rho` is recomputed as :func:`certified_rho` (a lower
       bound on :math:`\rho^*`); the point is optimal iff :math:`\eta = 0` is
@@ -451,42 +455,21 @@ def _certify(data: Mapping[str, Any], solution: Solution) -> Residuals:
     if not scale > 0 or not np.all(np.isfinite(w)):
         return residuals(math.inf)
     w, b = w / scale, float(b_raw) / scale
-    s_pos, s_neg = _sigmas(data, w)
     Z, y, kept = data["Z"], data["y"], data["kept"]
-    f = Z @ w + b
     if data["hard"]:
         rho = certified_rho(data, w, b)
         if not math.isfinite(rho):
             return residuals(0.0, math.nan, rel(float(solution.objective) - rho, 1.0))
         if rho <= 0:  # no positive margin: the point does not separate the kept rows
             return residuals(1.0, math.nan, math.nan)
-        rows = []
-        if np.any(kept & (y > 0)):
-            rows.append(float(np.min(f[kept & (y > 0)])) - rho * s_pos)
-        if np.any(kept & (y < 0)):
-            rows.append(float(np.min(-f[kept & (y < 0)])) - rho * s_neg)
-        if data["reduction"] is not None:
-            rows.append(0.5 * (1.0 - rho * (s_pos + s_neg)))
-        values = {"w": w, "b": np.array(b), "s_pos": np.array(s_pos),
-                  "s_neg": np.array(s_neg), "eta": np.array(min(rows))}
         claim = rel(float(solution.objective) - rho, rho)
     else:
         rho = float(np.asarray(rho_raw))
-        values = {"w": w, "b": np.array(b), "s_pos": np.array(s_pos), "s_neg": np.array(s_neg),
-                  "xi_pos": np.maximum(0.0, rho * s_pos - f[kept & (y > 0)]),
-                  "xi_neg": np.maximum(0.0, rho * s_neg + f[kept & (y < 0)]),
-                  "xi_global": np.array(max(0.0, rho * (s_pos + s_neg) - 1.0))}
         G = rho - data["C"] * slack_total(data, w, b, rho)
         claim = rel(float(solution.objective) - G, G, rho)
-    inner = Solution(status=Status.OPTIMAL, solver=solution.solver, values=values)
-    res = conic_certificate(data, inner, build=partial(inner_problem, rho=rho),
-                            check_objective=False)
-    wn = float(np.linalg.norm(w))
-    if min(s_pos / max(np.linalg.norm(data["R_pos"]) * wn, 1e-300),
-           s_neg / max(np.linalg.norm(data["R_neg"]) * wn, 1e-300)) <= 1e-7:
-        # a class variance vanishes (singular covariance): the cone's kink, whose
-        # subgradient the fit does not resolve here -> optimality not checked
-        return residuals(res.primal, math.nan, claim)
+    res = m4_fixed_rho_certificate(
+        Z, y, kept, data["R_pos"], data["R_neg"], data["d"], rho, w, b, hard=data["hard"],
+        n_removed=data["n_removed"] if data["reduction"] is not None else None)
     gap = max(res.gap, claim) if math.isfinite(res.gap) else claim
     return residuals(res.primal, res.dual, gap)
 
@@ -599,6 +582,32 @@ def _decode_shared(data: Mapping[str, Any], solution: Solution) -> dict:
             "support": np.flatnonzero(marg <= rho + 1e-6 * max(1.0, rho))}
 
 
+def _certify_shared(data: Mapping[str, Any], solution: Solution) -> Residuals:
+    r"""Certificate of the QP (4.9)–(4.11) at :math:`(w, b)`, in O(data).
+
+    No cvxpy problem is built. The Lagrangian of :math:`\min\|Rw\|^2` s.t.
+    :math:`y_i(w^\top z_i + b) \ge 1` gives :math:`2\Sigma w = Z^\top(\alpha\circ y)`,
+    :math:`y^\top\alpha = 0`, :math:`\alpha \ge 0`; the dual point implied by the
+    margins (a bounded least-squares fit on the points at margin 1, balanced) has the
+    dual value :math:`D(\alpha) = 1^\top\alpha - w_\alpha^\top\Sigma w_\alpha` with
+    :math:`2\Sigma w_\alpha = Z^\top(\alpha\circ y)`, a lower bound on the optimum:
+    ``gap`` is :math:`(P - D)/P`, ``dual`` its stationarity part
+    :math:`\|R(w - w_\alpha)\|^2/P`, ``primal`` the largest relative margin violation
+    (:func:`conicml._margin_certificates.margin_qp_certificate`).
+    """
+    try:
+        w = np.asarray(solution.values["w"], dtype=float).ravel()
+        b = float(np.asarray(solution.values["b"], dtype=float))
+    except (KeyError, TypeError, ValueError):
+        return residuals(math.inf)
+    X, y, R = data["X"], data["y"], data["R"]
+    if w.shape != (X.shape[1],) or not (np.all(np.isfinite(w)) and math.isfinite(b)):
+        return residuals(math.inf)
+    res, _ = margin_qp_certificate(X, y, np.full(y.size, np.inf), w, b, None,
+                                   float(solution.objective), R=R)
+    return res
+
+
 def m4_shared_covariance(X: np.ndarray, y: np.ndarray,
                          cov: np.ndarray | None = None) -> Program:
     r"""M4 with one covariance for both classes: the QP (4.9)–(4.11).
@@ -619,7 +628,7 @@ def m4_shared_covariance(X: np.ndarray, y: np.ndarray,
     d = X[y > 0].mean(axis=0) - X[y < 0].mean(axis=0)
     data = {"X": X, "y": y, "R": R, "d": d}
     return Program(kinds.M4_SHARED, data, build=_build_shared, decode=_decode_shared,
-                   certify=certify_with(_build_shared),
+                   certify=_certify_shared,
                    default_solver="clarabel",
                    description="M4 with a shared covariance (QP 4.9)")
 

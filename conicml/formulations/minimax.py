@@ -111,9 +111,10 @@ from scipy.special import ndtr, ndtri
 from threadpoolctl import threadpool_limits
 
 from .. import kinds
-from .._certificates import certify_with, conic_certificate, rel, residuals
+from .._certificates import rel, residuals
 from .._deprecation import ridge_pair
 from .._linalg import inverse_quadratic
+from .._margin_certificates import fractional_certificate
 from .._scaling import feature_scales
 from .._validation import check_positive, check_X_y
 from ..contracts.minimax import MEMPMData
@@ -407,13 +408,35 @@ def _decode_fractional(data: Mapping[str, Any], solution: Solution) -> dict:
     return model
 
 
+def _certify_fractional(data: Mapping[str, Any], solution: Solution) -> Residuals:
+    r"""Certificate of the MPM/BMPM perspective SOCP at the returned :math:`v`, in O(data).
+
+    No cvxpy problem is built: the KKT conditions of
+    :math:`\min b_x\|R_xv\| + b_y\|R_yv\|` s.t. :math:`d^\top v - a_x\|R_xv\| -
+    a_y\|R_yv\| \ge 1` (the fractional program of eqs. 3.13–3.14 / 3.40 / 4.8 after
+    the Charnes–Cooper change, errata S004-D1) are checked with the multiplier in
+    closed form, :math:`\lambda = P/(d^\top v - a_x\sigma_x - a_y\sigma_y)` (its value
+    :math:`1/\kappa^*` at the optimum), and, where a norm's argument vanishes, an
+    explicit subgradient fit with its dual-norm check
+    (:func:`conicml._margin_certificates.fractional_certificate`).
+    """
+    v = solution.values.get("v")
+    if v is None:
+        return residuals(math.inf)
+    v = np.asarray(v, dtype=float).ravel()
+    if v.shape != data["d"].shape or not np.all(np.isfinite(v)):
+        return residuals(math.inf)
+    return fractional_certificate(data["d"], data["Rx"], data["Ry"], data["a"], data["b"], v,
+                                  float(solution.objective))
+
+
 def _family_program(base: dict, family: str, a: tuple[float, float], b: tuple[float, float],
                     bound: str, description: str, **extra: Any) -> Program:
     kind = {"mpm": kinds.MPM, "bmpm": kinds.BMPM}[family]
     data = {**base, "family": family, "kind": kind, "a": (float(a[0]), float(a[1])),
             "b": b, "bound": bound, **extra}
     return Program(kind, data, build=_build_fractional, decode=_decode_fractional,
-                   certify=certify_with(_build_fractional),
+                   certify=_certify_fractional,
                    default_solver="clarabel", description=description)
 
 
@@ -716,7 +739,7 @@ def inner_bmpm(data: Mapping[str, Any], beta: float, previous: Program | None = 
     if previous is not None and previous.is_built:
         prog = Program(prog.kind, prog.data,
                        build=partial(_reuse_form, previous.form),
-                       certify=certify_with(_build_fractional), decode=_decode_fractional,
+                       certify=_certify_fractional, decode=_decode_fractional,
                        default_solver=prog.default_solver,
                        description=prog.description)
     return prog
@@ -758,12 +781,14 @@ def _certify_mempm(data: Mapping[str, Any], solution: Solution) -> Residuals:
 
     ``primal``: :math:`\beta` outside :math:`[\beta_{lo}, \beta_{0m}]`;
     ``dual``: the KKT certificate of :math:`w` as the optimum of the inner
-    BMPM at :math:`\beta_0 = \beta` (:func:`conicml._certificates.conic_certificate`
-    on its perspective SOCP); ``gap``: that certificate's complementarity and
+    BMPM at :math:`\beta_0 = \beta` (:func:`_certify_fractional` on its perspective
+    SOCP, in O(data)); ``gap``: that certificate's complementarity and
     the disagreement between the reported objective and
     :math:`F(\beta) = \theta\alpha + (1-\theta)\beta` recomputed at
-    :math:`(\beta, w)`. The 1-D search over :math:`\beta` is *not* certified
-    globally here (the problem is nonconvex in :math:`\beta`, Sec. 3.7).
+    :math:`(\beta, w)`. From ``beta_stop`` on (the analytic end of the domain) ``dual``
+    is the relative distance of :math:`w` to :math:`\Sigma_y^{-1}d` instead. The 1-D
+    search over :math:`\beta` is *not* certified globally here (the problem is
+    nonconvex in :math:`\beta`, Sec. 3.7).
     """
     beta = float(np.asarray(solution.values.get("beta", np.nan)))
     w = np.asarray(solution.values.get("w", np.nan), dtype=float)
@@ -775,6 +800,14 @@ def _certify_mempm(data: Mapping[str, Any], solution: Solution) -> Residuals:
     primal = max(0.0, lo - beta, beta - hi)
     F = mempm_model(data, beta, w)["objective"]
     claim = rel(float(solution.objective) - F, F)
+    stop = data.get("beta_stop")
+    if stop is not None and beta >= stop:
+        # the analytic end of the domain (see mempm): alpha at its floor and the only
+        # hyperplane w ~ Sigma_y^-1 d (eq. 3.44); checked as the distance to it
+        w_end = data["mempm"].endpoint_w
+        wn = w / float(data["d"] @ w)
+        dist = float(np.linalg.norm(wn - w_end)) / max(float(np.linalg.norm(w_end)), 1e-300)
+        return residuals(primal, dist, claim)
     inner = inner_bmpm(data, min(max(beta, lo), hi))
     wn = w / float(data["d"] @ w)
     ax, ay = inner.data["a"]
@@ -782,8 +815,8 @@ def _certify_mempm(data: Mapping[str, Any], solution: Solution) -> Residuals:
     num = 1.0 - ax * sx - ay * sy
     if not (num > 0 and math.isfinite(num)):  # alpha = 0 (beta at the end of the domain)
         return residuals(primal, math.nan, claim)
-    point = Solution(status=Status.OPTIMAL, solver=solution.solver, values={"v": wn / num})
-    res = conic_certificate(inner.data, point, build=_build_fractional, check_objective=False)
+    res = fractional_certificate(inner.data["d"], inner.data["Rx"], inner.data["Ry"],
+                                 inner.data["a"], inner.data["b"], wn / num, None)
     gap = max(res.gap, claim) if math.isfinite(res.gap) else claim
     return residuals(max(primal, res.primal), res.dual, gap)
 

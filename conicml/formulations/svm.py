@@ -55,6 +55,7 @@ from threadpoolctl import threadpool_limits
 from .. import kinds
 from .._certificates import certify_with
 from .._kkt import bias_from_kkt, free_tolerance, solver_accuracy
+from .._margin_certificates import margin_qp_certificate
 from .._validation import check_positive, check_X_y
 from ..exceptions import ConicMLWarning, ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
@@ -381,6 +382,43 @@ def _certify_dual(data: Mapping[str, Any], solution: Solution) -> Residuals:
     return Residuals(primal=primal, dual=gap, gap=gap, source="recomputed")
 
 
+def _certify_primal(data: Mapping[str, Any], solution: Solution) -> Residuals:
+    r"""Certificate of the (soft- or hard-margin) primal from :math:`(w, b, \xi)`, in O(data).
+
+    No cvxpy problem is built: with :math:`Z = X` (linear) or the kernel factor
+    :math:`L` (the formulation's own :func:`conicml.kernels.psd_factor`), the dual
+    point :math:`\alpha` implied by the margins :math:`m_i = y_i(z_i^\top w + b)`
+    (:math:`\alpha_i = c_i` below the margin, 0 above, a bounded least-squares fit of
+    :math:`w = Z^\top(\alpha\circ y)` on the band around it, clipped to
+    :math:`[0, c_i]` and balanced to :math:`y^\top\alpha = 0` — as Pegasos builds it,
+    seed 001 eqs. 2.27, 2.33–2.35) is dual feasible, so its dual value
+    :math:`D(\alpha) = 1^\top\alpha - \tfrac12\|Z^\top(\alpha\circ y)\|^2`
+    (eq. 2.27) bounds the optimum from below. ``primal``: the largest violation of
+    :math:`y_if_i \ge 1 - \xi_i`, :math:`\xi \ge 0` (eqs. 2.20–2.21), relative;
+    ``dual``: :math:`\tfrac12\|w - Z^\top(\alpha\circ y)\|^2 / P` (the stationarity
+    part of the gap, eq. 2.28); ``gap``: the relative duality gap :math:`(P - D)/P`
+    of the point's value :math:`P = \tfrac12\|w\|^2 + c^\top\xi` (eq. 2.19) and the
+    mismatch of the reported objective (see
+    :func:`conicml._margin_certificates.margin_qp_certificate`).
+    """
+    values = solution.values
+    name = "w" if data["kernel"].name == "linear" else "v"
+    try:
+        w = np.asarray(values[name], dtype=float).ravel()
+        b = float(np.asarray(values["b"], dtype=float))
+        xi = None if data["hard"] else np.asarray(values["xi"], dtype=float).ravel()
+    except (KeyError, TypeError, ValueError):
+        return Residuals(primal=math.inf, dual=math.nan, gap=math.nan, source="recomputed")
+    y, c = np.asarray(data["y"], dtype=float), np.asarray(data["c"], dtype=float)
+    Z = np.asarray(_kernel_factor(data), dtype=float)
+    if (w.shape != (Z.shape[1],) or (xi is not None and xi.shape != y.shape)
+            or not (np.all(np.isfinite(w)) and math.isfinite(b)
+                    and (xi is None or np.all(np.isfinite(xi))))):
+        return Residuals(primal=math.inf, dual=math.nan, gap=math.nan, source="recomputed")
+    res, _ = margin_qp_certificate(Z, y, c, w, b, xi, float(solution.objective))
+    return res
+
+
 def _program(data: dict, description: str) -> Program:
     form = data["form"]
     kind = {(False, "primal"): kinds.SVM_PRIMAL, (False, "dual"): kinds.SVM_DUAL,
@@ -389,7 +427,7 @@ def _program(data: dict, description: str) -> Program:
         kind[data["hard"], form],
         data,
         build=_build_primal if form == "primal" else _build_dual,
-        certify=(certify_with(_build_primal) if form == "primal"
+        certify=(_certify_primal if form == "primal"
                  else _certify_dual if not data["hard"] else certify_with(_build_dual)),
         decode=_decode_primal if form == "primal" else _decode_dual,
         default_solver="clarabel",
