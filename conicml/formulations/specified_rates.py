@@ -24,6 +24,7 @@ The thesis writes :math:`w^\top x - b`, so its threshold is :math:`-b` here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,13 +33,14 @@ import numpy as np
 from scipy.stats import norm
 
 from .. import kinds
-from .._certificates import certify_with
+from .._ccp_certify import bracket, claimed_gap, missing, row_violation, values_of
+from .._certificates import residuals
 from .._validation import check_positive, check_X_y
 from ..exceptions import ProgramError, SolverError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..moments import ClassMoments, as_class_moments
 from ..program import ConicForm, Program
-from ..solution import Solution, Status
+from ..solution import Residuals, Solution, Status
 
 __all__ = [
     "RATES_KINDS",
@@ -296,6 +298,132 @@ def _decode_rates_dual(data: Mapping[str, Any], solution: Solution) -> dict:
     return model
 
 
+# -- certificates (issue 11): the ellipsoid-distance bracket, O(d^2), no cvxpy problem -----
+#: ``||C^T w||`` below this fraction of ``||C||_F ||w||`` is the kink of the cone (the
+#: tangent direction is undefined there and the tangent point is fitted instead).
+_RATES_KINK = 1e-6
+
+
+def _fit_ball(A: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Least-squares ``u`` of ``A u = rhs``, scaled into the unit ball (a feasible point)."""
+    u = np.linalg.lstsq(A, rhs, rcond=None)[0]
+    return u / max(1.0, float(np.linalg.norm(u)))
+
+
+def _rates_tangent_pair(data: Mapping[str, Any], w: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    r"""A feasible pair :math:`z_\pm \in B_\pm` (2.13) implied by the hyperplane ``w``.
+
+    Where the cone is smooth, the tangent points of the supporting hyperplanes of
+    normal :math:`w` (the minimiser of :math:`w^\top z` over :math:`B_+`, the
+    maximiser over :math:`B_-`): :math:`z_\pm = \mu_\pm \mp \kappa_\pm
+    C_\pm C_\pm^\top w / \|C_\pm^\top w\|`, which are the optimal pair when ``w``
+    is optimal ((2.14)–(2.16)). At the kink :math:`C_\pm^\top w = 0` (the
+    ellipsoid is flat along :math:`w`) every point of :math:`B_\pm` is tangent;
+    the one of (2.14), :math:`z_+ - z_- = 2w/\|w\|^2`, is fitted by least
+    squares in the ball (still feasible, so the bound stays valid).
+    """
+    mp, mn = data["mean_pos"], data["mean_neg"]
+    kp, kn = float(data["kappa_pos"]), float(data["kappa_neg"])
+    Cp, Cn = data["C_pos"], data["C_neg"]
+    wn = float(np.linalg.norm(w))
+    step = 2.0 * w / wn**2  # (2.14): z_pos - z_neg at the optimum
+    ap, an = Cp.T @ w, Cn.T @ w
+    sp, sn = float(np.linalg.norm(ap)), float(np.linalg.norm(an))
+    kink_p = sp <= _RATES_KINK * float(np.linalg.norm(Cp)) * wn or kp == 0.0
+    kink_n = sn <= _RATES_KINK * float(np.linalg.norm(Cn)) * wn or kn == 0.0
+    z_pos = None if kink_p else mp - kp * (Cp @ (ap / sp))
+    z_neg = None if kink_n else mn + kn * (Cn @ (an / sn))
+    if z_neg is None:
+        z_neg = mn if z_pos is None or kn == 0.0 else \
+            mn + kn * (Cn @ _fit_ball(kn * Cn, z_pos - step - mn))
+    if z_pos is None:
+        z_pos = mp if kp == 0.0 else mp - kp * (Cp @ _fit_ball(kp * Cp, mp - z_neg - step))
+    return z_pos, z_neg
+
+
+def _certify_rates_primal(data: Mapping[str, Any], solution: Solution) -> Residuals:
+    r"""Certificate of the SOCP (2.5) at :math:`(w, b)`, from its dual (2.13).
+
+    * ``primal``: the violation of the two cone constraints of (2.5), each relative
+      to the magnitude of its terms;
+    * ``dual`` (the optimality measure): the bracket :math:`(P - D)/P` between
+      :math:`P = \tfrac12\|w\|^2` and the lower bound :math:`D = 2/\|z_+ - z_-\|^2`
+      that any feasible pair gives, here the tangent points of ``w``
+      (:func:`_rates_tangent_pair`) — weak duality of (2.5) and (2.13): the
+      Lagrangian dual of (2.5) is :math:`\max_{z_\pm\in B_\pm} 2/\|z_+ - z_-\|^2`
+      (the stationarity :math:`w = 2(z_+ - z_-)/\|z_+ - z_-\|^2` of (2.14) is not
+      used: it reads ~ the square root of the gap and would demote accurate points);
+    * ``gap``: the same bracket and the mismatch between the reported objective
+      and :math:`P`.
+    """
+    got = values_of(solution, "w" if data["kernel"] is None else "v", "b")
+    if got is None:
+        return missing()
+    w, b = got[0], float(got[1][0])
+    mp, mn = data["mean_pos"], data["mean_neg"]
+    kp, kn = float(data["kappa_pos"]), float(data["kappa_neg"])
+    sp = float(np.linalg.norm(data["C_pos"].T @ w))
+    sn = float(np.linalg.norm(data["C_neg"].T @ w))
+    gp, gn = float(w @ mp), float(w @ mn)
+    # (2.5): w.mu_pos + b - 1 >= kappa_pos ||C_pos^T w||, -b - w.mu_neg - 1 >= kappa_neg ...
+    viol = np.array([kp * sp - (gp + b - 1.0), kn * sn - (-b - gn - 1.0)])
+    scale = np.array([max(abs(gp), abs(b), 1.0, kp * sp), max(abs(gn), abs(b), 1.0, kn * sn)])
+    primal = row_violation(viol, scale)
+    P = 0.5 * float(w @ w)
+    if not P > 0:  # w = 0 meets neither constraint
+        return residuals(primal, math.inf, math.inf)
+    z_pos, z_neg = _rates_tangent_pair(data, w)
+    diff = z_pos - z_neg
+    dist2 = float(diff @ diff)
+    if not dist2 > 0:  # the ellipsoids touch: no hyperplane, no finite optimum
+        return residuals(primal, math.inf, math.inf)
+    dual = bracket(P, 2.0 / dist2)
+    return residuals(primal, dual, max(dual, claimed_gap(solution, P)))
+
+
+def _certify_rates_dual(data: Mapping[str, Any], solution: Solution) -> Residuals:
+    r"""Certificate of the ellipsoid distance (2.13) at :math:`(u_+, u_-)`.
+
+    * ``primal``: :math:`\max(\|u_\pm\| - 1)_+` (the balls of (2.13));
+    * ``dual`` and ``gap``: the bracket :math:`(D - s(e)_+^2)/D` between the
+      squared distance :math:`D = \|z_+ - z_-\|^2` of the (ball-projected) pair and
+      the support-function lower bound :math:`\delta^* \ge s(e) = e^\top(\mu_+ -
+      \mu_-) - \kappa_+\|C_+^\top e\| - \kappa_-\|C_-^\top e\|` along
+      :math:`e = (z_+ - z_-)/\|z_+ - z_-\|` (every hyperplane of normal :math:`e`
+      separating the ellipsoids bounds their distance below; equality at the
+      optimum, (2.14)); judged against :math:`10^{-6}\,\text{diam}^2`, diam
+      :math:`= \|\mu_+ - \mu_-\| + \kappa_+\|C_+\|_F + \kappa_-\|C_-\|_F`, when the
+      ellipsoids (nearly) touch and the optimum is 0 (a distance below 1e-3 of the
+      diameter: the primal (2.5) is then infeasible); ``gap`` also holds the
+      mismatch between the reported objective and the point's :math:`D`.
+    """
+    got = values_of(solution, "u_pos", "u_neg")
+    if got is None:
+        return missing()
+    u_pos, u_neg = got
+    norms = (float(np.linalg.norm(u_pos)), float(np.linalg.norm(u_neg)))
+    primal = max(0.0, norms[0] - 1.0, norms[1] - 1.0)
+    z_pos, z_neg = rates_points(data, u_pos, u_neg)
+    value = float(np.sum((z_pos - z_neg) ** 2))  # the objective at the returned point
+    z_pos, z_neg = rates_points(data, u_pos / max(1.0, norms[0]), u_neg / max(1.0, norms[1]))
+    diff = z_pos - z_neg
+    D = float(diff @ diff)
+    Cp, Cn = data["C_pos"], data["C_neg"]
+    kp, kn = float(data["kappa_pos"]), float(data["kappa_neg"])
+    dmu = data["mean_pos"] - data["mean_neg"]
+    diam = float(np.linalg.norm(dmu)) + kp * float(np.linalg.norm(Cp)) \
+        + kn * float(np.linalg.norm(Cn))
+    lower = 0.0
+    if D > 0:
+        e = diff / math.sqrt(D)
+        s = float(e @ dmu) - kp * float(np.linalg.norm(Cp.T @ e)) \
+            - kn * float(np.linalg.norm(Cn.T @ e))
+        lower = max(s, 0.0) ** 2
+    gap = bracket(D, lower, 1e-6 * diam**2)
+    return residuals(primal, gap, max(gap, claimed_gap(solution, value, 1e-6 * diam**2)))
+
+
 def specified_rates(
     data: ClassMoments | tuple,
     eta_pos: float,
@@ -427,7 +555,7 @@ def specified_rates(
         RATES_KINDS[0] if primal else RATES_KINDS[1],
         prepared,
         build=_build_rates_primal if primal else _build_rates_dual,
-        certify=certify_with(_build_rates_primal if primal else _build_rates_dual),
+        certify=_certify_rates_primal if primal else _certify_rates_dual,
         decode=_decode_rates_primal if primal else _decode_rates_dual,
         default_solver="clarabel",
         description=(f"chance-constrained classifier, specified rates eta_pos={eta_pos:g}, "
