@@ -624,9 +624,10 @@ def _certify_cbc_primal(data: Mapping[str, Any], solution: Solution) -> Residual
       solution; any :math:`\alpha` is a *candidate* certificate, whose value is
       recomputed, never trusted) violate :math:`0 \le \alpha \le U`,
       :math:`y^\top\alpha = 0` by this much (the dual (3.11)/(B.2) feasibility);
-    * ``gap``: the bracket :math:`(P - D)/\max(|P|, |D|)` between the value of
-      the point made feasible (:math:`t = \|w\|`, optimal slacks and offset,
-      :func:`_cbc_upper_bound`) and the dual value :math:`D(\alpha)`, and the
+    * ``gap``: the bracket :math:`(P - D)/\max(|P|, |D|)` between the larger of the
+      point's own value and the value of the point made feasible (:math:`t = \|w\|`,
+      optimal slacks and offset, :func:`_cbc_upper_bound`) and the dual value
+      :math:`D(\alpha)`, and the
       mismatch between the reported objective and the point's own value.
 
     A solution without multipliers (no solver of these kinds returns none today)
@@ -670,7 +671,9 @@ def _certify_cbc_primal(data: Mapping[str, Any], solution: Solution) -> Residual
     a = np.clip(alpha, 0.0, cbc.upper)
     D = _cbc_dual_value(cbc, a, cbc.kernel_matvec(a * y))
     floor = _slack_floor(cbc)
-    gap = max(bracket(P, D, floor), claimed_gap(solution, value, floor))
+    # the point's own value, not only the repaired one: a feasible point whose slacks
+    # or offset are worse than the repair is not optimal (the repair is not returned)
+    gap = max(bracket(max(value, P), D, floor), claimed_gap(solution, value, floor))
     return residuals(primal, dual_res, gap)
 
 

@@ -431,7 +431,8 @@ def _certify_ordinal_primal(data: Mapping[str, Any], solution: Solution) -> Resi
     * ``dual``: the violation, by the multipliers of the margin rows (from the
       solution: a candidate certificate whose value is recomputed), of the box and
       partial-sum constraints of the dual (4.5) / of (4.1)'s dual;
-    * ``gap``: the bracket between the value of the point made feasible (:math:`w`
+    * ``gap``: the bracket between the larger of the point's own value and the
+      value of the point made feasible (:math:`w`
       scaled into the ball, optimal thresholds and slacks,
       :func:`_ordinal_upper_bound`) and the dual value of the multipliers, judged
       against at least ``SLACK_FLOOR`` for the slack-sum objectives; and the mismatch
@@ -483,7 +484,9 @@ def _certify_ordinal_primal(data: Mapping[str, Any], solution: Solution) -> Resi
     a = np.clip(alpha, 0.0, U * sel["alpha_upper"])
     a_s = np.clip(alpha_star, 0.0, U * sel["alpha_star_upper"])
     D = _ordinal_dual_value(data, a, a_s, _ordinal_kernel_scores(data, a_s - a))
-    gap = max(bracket(P, D, floor), claimed_gap(solution, value, floor))
+    # the point's own value, not only the repaired one: a feasible point whose slacks
+    # or thresholds are worse than the repair is not optimal (the repair is not returned)
+    gap = max(bracket(max(value, P), D, floor), claimed_gap(solution, value, floor))
     return residuals(primal, dual_res, gap)
 
 
