@@ -49,8 +49,15 @@ MIN_AUC = 0.6
 _FALSE_DEMOTION = ("the generic certificate (issue 11 part A) reads a dual residual of 1 at "
                    "this optimal point (NNLS refit at a norm kink) and demotes it: the fit "
                    "succeeds with a ConvergenceWarning, which this test treats as an error")
+# Not a false demotion (issue 11 part B checked it): at the default rates 1.0 (kappa = 0)
+# the optimum of (2.5) is the closed form 2 / ||mu_+ - mu_-||^2 = 1.9513e-06, and Clarabel's
+# point is 0.22 % above it (1.9556e-06; ECOS, SCS, lin-han and ellipsoid-newton reach it):
+# the rates certificate's bracket reads that 0.0022 and rightly demotes it.
+_TRUE_DEMOTION = ("Clarabel stops 0.22 % above the closed-form optimum 2/||mu+ - mu-||^2 "
+                  "(features of scales 1e-3..1e3, objective ~2e-6): the rates certificate "
+                  "demotes it, correctly; the fit warns")
 KNOWN = {("ClusterSOCPClassifier", "abalone19"): "CBC-SOCP (3.7) learns w = 0 on abalone19",
-         ("ChanceConstrainedClassifier", "breast_cancer"): _FALSE_DEMOTION,
+         ("ChanceConstrainedClassifier", "breast_cancer"): _TRUE_DEMOTION,
          ("MEMPMClassifier", "pima"): _FALSE_DEMOTION}
 
 
