@@ -289,3 +289,34 @@ def test_issue_11_item_4_cbor_smo_kink_is_not_optimal():
         "alpha": 1.0 * (prog.data["ranks"] < 3), "alpha_star": 1.0 * (prog.data["ranks"] > 1)})
     assert wrong.values["alpha"].shape == (k,)
     assert _certified(prog, wrong, _tol("cbor-smo")).status is cm.Status.OPTIMAL_INACCURATE
+
+
+# -- the ChanceConstrainedClassifier-breast_cancer demotion is a true one --------------
+def test_rates_at_kappa_zero_certify_only_the_closed_form():
+    # eta = 1 gives kappa = 0: (2.5) is min 1/2||w||^2 s.t. w.(mu_+ - mu_-) >= 2, whose
+    # optimum is the closed form 2 / ||mu_+ - mu_-||^2 (w along mu_+ - mu_-); features of
+    # scales 1e-3..1e3 as in breast_cancer (the estimator-defaults case)
+    rng = np.random.default_rng(3)
+    scales = 10.0 ** rng.uniform(-3, 3, 6)
+    Xb = np.r_[rng.normal(0.3, 1, (60, 6)), rng.normal(-0.3, 1, (60, 6))] * scales
+    yb = np.r_[np.ones(60), -np.ones(60)]
+    prog = sr.specified_rates((Xb, yb), 1.0, 1.0)
+    dmu = prog.data["mean_pos"] - prog.data["mean_neg"]
+    closed = 2.0 / float(dmu @ dmu)
+    exact = cm.solve(prog, "ellipsoid-newton")
+    assert exact.status is cm.Status.OPTIMAL
+    assert exact.objective == pytest.approx(closed, rel=1e-9)
+    for solver in GENERIC:
+        sol = cm.solve(prog, solver)
+        excess = sol.objective / closed - 1.0
+        # certified exactly when the point is within the tolerance of the closed form
+        if excess > 2 * _tol(solver):
+            assert sol.status is cm.Status.OPTIMAL_INACCURATE
+        elif sol.status is cm.Status.OPTIMAL:
+            assert excess <= _tol(solver) * 1.01
+    # a point 0.22 % above it (Clarabel's on breast_cancer) is demoted
+    w = np.asarray(exact.values["w"]) * np.sqrt(1.0022)
+    claim = dataclasses.replace(exact, values={"w": w, "b": np.asarray(exact.values["b"])
+                                               * np.sqrt(1.0022)},
+                                objective=0.5 * float(w @ w))
+    assert _certified(prog, claim, _tol("clarabel")).status is cm.Status.OPTIMAL_INACCURATE
