@@ -40,7 +40,7 @@ PROGRAMS = {
     "rates.primal": lambda: sr.specified_rates((X, Y), 0.3, 0.2),
     "rates.dual": lambda: sr.specified_rates((X, Y), 0.3, 0.2, form="dual"),
     "rates.rbf.primal": lambda: sr.specified_rates((X, Y), 0.3, 0.3, kernel="rbf",
-                                                   epsilon=1e-3),
+                                                   ridge=1e-3),
     "cbc.primal": lambda: cbc.cbc(CL, 1.0, 0.6),
     "cbc.dual": lambda: cbc.cbc(CL, 1.0, 0.6, form="dual"),
     "cbc.hard.primal": lambda: cbc.cbc(CLS, None, 0.6),

@@ -34,6 +34,7 @@ from .._ccp_certify import (
     values_of,
 )
 from .._certificates import PRIMAL_FLOOR, conic_certificate, residuals
+from .._deprecation import renamed_keywords
 from .._kkt import bias_from_kkt, free_tolerance, solver_accuracy
 from .._validation import check_positive
 from ..contracts.cbc import CBCDualData
@@ -164,26 +165,33 @@ CBC_KERNELS = ("linear", "rbf")
 CBC_ROBUST = (None, "R1", "R2")
 
 
-def cbc_kappa(eta: float, bound: str = "chebyshev") -> float:
-    r"""Multiplier :math:`\kappa` of the chance constraint at accuracy level ``eta``.
+@renamed_keywords(eta="accuracy")
+def cbc_kappa(accuracy: float, bound: str = "chebyshev") -> float:
+    r"""Multiplier :math:`\kappa` of the chance constraint at accuracy level ``accuracy``.
+
+    ``accuracy`` is the thesis's :math:`\eta` (eq. 3.2), a lower bound on the
+    probability of the right side (old keyword ``eta``, deprecated).
 
     ``"chebyshev"``: :math:`\sqrt{\eta/(1-\eta)}` (eq. 3.4, any distribution);
     ``"gaussian"``: :math:`\Phi^{-1}(\eta)` (Gaussian clusters, ch. 6), which
     needs :math:`\eta \ge 1/2` (a negative :math:`\kappa` would make the
     constraint non-convex; errata S003-P1, S003-P11).
     """
+    eta = accuracy
     if isinstance(eta, bool) or not isinstance(eta, (int, float, np.floating, np.integer)):
-        raise ProgramError(f"eta must be a number in (0, 1), got {eta!r}")
+        raise ProgramError(f"accuracy must be a number in (0, 1), got {eta!r}")
     eta = float(eta)
     if not 0.0 < eta < 1.0:
-        raise ProgramError(f"eta must lie in (0, 1) (a lower bound on accuracy), got {eta!r}")
+        raise ProgramError(f"accuracy must lie in (0, 1) (a lower bound on the probability "
+                           f"of the right side), got {eta!r}")
     if bound == "chebyshev":
         return float(np.sqrt(eta / (1.0 - eta)))
     if bound == "gaussian":
         if eta < 0.5:
             raise ProgramError(
-                f"bound='gaussian' needs eta >= 0.5 (Phi^-1(eta) < 0 would make the cone "
-                f"constraint non-convex), got eta={eta!r}; raise eta or use bound='chebyshev'"
+                f"bound='gaussian' needs accuracy >= 0.5 (Phi^-1(accuracy) < 0 would make the "
+                f"cone constraint non-convex), got accuracy={eta!r}; raise accuracy or use "
+                "bound='chebyshev'"
             )
         return float(stats.norm.ppf(eta))
     raise ProgramError(f"bound must be one of {CBC_BOUNDS}, got {bound!r}")
@@ -285,7 +293,8 @@ def r2_radii(m: np.ndarray, var_mle: np.ndarray, n: int, kappa: float,
     return out
 
 
-def cbc_radii(clusters: ClusterMoments, eta: float, *, bound: str = "chebyshev",
+@renamed_keywords(eta="accuracy")
+def cbc_radii(clusters: ClusterMoments, accuracy: float, *, bound: str = "chebyshev",
               robust: str | None = None, confidence: float = 0.9) -> np.ndarray:
     r"""Input-space sphere radii of every cluster.
 
@@ -295,7 +304,7 @@ def cbc_radii(clusters: ClusterMoments, eta: float, *, bound: str = "chebyshev",
     :math:`\frac{m_j}{m_j-1}\hat\sigma_j^2` for R1), at confidence ``confidence``
     :math:`= c = 1-\delta` (the thesis's "δ = 0.9" means c = 0.9; errata S003-P9).
     """
-    kappa = cbc_kappa(eta, bound)
+    kappa = cbc_kappa(accuracy, bound)
     if robust is None:
         return kappa * clusters.sigmas
     if robust not in ("R1", "R2"):
@@ -685,10 +694,11 @@ def _cbc_program(data: dict, build, decode, description: str) -> Program:
                    default_solver="clarabel", description=description)
 
 
+@renamed_keywords(eta="accuracy")
 def cbc(
     clusters: ClusterMoments,
     C: float | None = 1.0,
-    eta: float = 0.5,
+    accuracy: float = 0.5,
     *,
     bound: str = "chebyshev",
     kernel: str = "linear",
@@ -707,9 +717,9 @@ def cbc(
         from :meth:`conicml.ClusterMoments.from_data`.
     C : float or None, default=1.0
         Cost of a unit of slack (> 0); ``None`` for the hard-margin variant (3.13).
-    eta : float, default=0.5
+    accuracy : float, default=0.5
         Lower bound :math:`\eta \in (0, 1)` on the probability that a cluster's
-        points fall on the right side (eq. 3.2).
+        points fall on the right side (eq. 3.2). Old keyword ``eta``, deprecated.
     bound : {"chebyshev", "gaussian"}, default="chebyshev"
         How :math:`\kappa` follows from :math:`\eta` (:func:`cbc_kappa`).
     kernel : {"linear", "rbf"}, default="linear"
@@ -731,7 +741,7 @@ def cbc(
         Objective: the optimal value of (3.7), :math:`\frac12\|w\|^2 + C\sum\xi`,
         for both forms. ``decode`` as in the module docstring.
     """
-    data = _cbc_data(clusters, eta, bound, kernel, gamma, robust, confidence, form, factor)
+    data = _cbc_data(clusters, accuracy, bound, kernel, gamma, robust, confidence, form, factor)
     data["hard"] = C is None
     data["C"] = None if C is None else check_positive(C, "C")
     data["kind"] = {(False, "primal"): kinds.CBC_PRIMAL, (False, "dual"): kinds.CBC_DUAL,
@@ -741,13 +751,14 @@ def cbc(
                      else (_build_cbc_dual, _decode_cbc_dual))
     cdesc = "hard margin" if C is None else f"C={data['C']:g}"
     return _cbc_program(data, build, decode,
-                        f"CBC-SOCP ({kernel} kernel, {cdesc}, eta={eta:g}, {form})")
+                        f"CBC-SOCP ({kernel} kernel, {cdesc}, accuracy={accuracy:g}, {form})")
 
 
+@renamed_keywords(eta="accuracy")
 def cbc_w(
     clusters: ClusterMoments,
     W: float = 1.0,
-    eta: float = 0.5,
+    accuracy: float = 0.5,
     *,
     bound: str = "chebyshev",
     kernel: str = "linear",
@@ -766,14 +777,15 @@ def cbc_w(
     optimal :math:`\sum_j\xi_j` of (B.1) (= minus the minimum of (B.2)).
     Other parameters as in :func:`cbc`.
     """
-    data = _cbc_data(clusters, eta, bound, kernel, gamma, robust, confidence, form, factor)
+    data = _cbc_data(clusters, accuracy, bound, kernel, gamma, robust, confidence, form, factor)
     data["W"] = check_positive(W, "W")
     data["hard"] = False
     data["kind"] = kinds.CBC_W_PRIMAL if form == "primal" else kinds.CBC_W_DUAL
     build, decode = ((_build_cbc_w_primal, _decode_cbc_primal) if form == "primal"
                      else (_build_cbc_w_dual, _decode_cbc_dual))
     return _cbc_program(data, build, decode,
-                        f"CBC-SOCP W-form ({kernel} kernel, W={data['W']:g}, eta={eta:g}, {form})")
+                        f"CBC-SOCP W-form ({kernel} kernel, W={data['W']:g}, "
+                        f"accuracy={accuracy:g}, {form})")
 
 
 def cbc_decision_values(data: Mapping[str, Any], model: Mapping[str, Any],
