@@ -1,11 +1,17 @@
 """Long run of the standing agreement campaign for the chance-constrained families (issue 11 B).
 
-``python benchmarks/campaign_B.py --size N [--families rates cbc cbc-w cbor]
-[--smo-time-limit S] [--out FILE]`` draws the seeded instances of
-``tests/campaign/campaign_instances.py`` (unchanged generators, same comparison rule:
-``run``) and writes the table of ``tests/campaign/run_campaign.py``. The one addition:
-``--smo-time-limit`` gives the specialized solvers of these families (``cbc-smo``,
-``cbor-smo``; ``lin-han`` already has 10 s in the generator) a wall-clock limit, so that
+``python benchmarks/campaign_B.py run --families rates cbc --size N [--deadline HH:MM]
+--jsonl FILE [--smo-time-limit S]`` draws the seeded instances of
+``tests/campaign/campaign_instances.py`` (unchanged generators and comparison rule:
+``campaign_instances.run``), seeds 0, 1, 2, ... interleaved over the families, appending
+one JSON record per instance to ``FILE`` as it goes, until ``N`` seeds per family or the
+wall-clock ``--deadline`` (UTC), whichever comes first (so that a run on a loaded
+machine ends on time with its honest count). ``python benchmarks/campaign_B.py report
+FILE... [--out MD]`` writes the table of ``tests/campaign/run_campaign.py`` from the
+records, with every disagreement and error listed. ``--quick``: 2 seeds per family.
+
+The one addition to the generators: ``--smo-time-limit`` gives ``cbc-smo`` and
+``cbor-smo`` a wall-clock limit (``lin-han`` already has 10 s in the generator), so that
 a run on a badly scaled draw (one feature x 1e8, where ``cbc-smo``'s default budget of
 1e6 pair updates takes minutes) ends in ``USER_LIMIT`` and is counted as such.
 """
@@ -13,7 +19,12 @@ a run on a badly scaled draw (one feature x 1e8, where ``cbc-smo``'s default bud
 from __future__ import annotations
 
 import argparse
+import collections
+import datetime as dt
+import json
 import sys
+import time
+import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,36 +32,107 @@ sys.path.insert(0, str(ROOT / "tests" / "campaign"))
 sys.path.insert(0, str(ROOT))
 
 import campaign_instances  # noqa: E402
-import run_campaign  # noqa: E402
 
 FAMILIES_B = ("rates", "cbc", "cbc-w", "cbor")
 
 
+def _limit(seconds: float) -> None:
+    original = campaign_instances.instance
+
+    def limited(family: str, seed: int):
+        prog, runs, info = original(family, seed)
+        runs = [(label, name, {**opts, "time_limit": seconds})
+                if name in ("cbc-smo", "cbor-smo") else (label, name, opts)
+                for label, name, opts in runs]
+        return prog, runs, info
+
+    campaign_instances.instance = limited
+
+
+def _clean(value):
+    if isinstance(value, float) and value != value:
+        return None
+    return value
+
+
+def run(args: argparse.Namespace) -> None:
+    warnings.simplefilter("ignore")
+    if args.smo_time_limit is not None:
+        _limit(args.smo_time_limit)
+    deadline = None
+    if args.deadline:
+        hh, mm = (int(v) for v in args.deadline.split(":"))
+        now = dt.datetime.now(dt.timezone.utc)
+        deadline = now.replace(hour=hh, minute=mm, second=0, microsecond=0)
+    size = 2 if args.quick else args.size
+    with open(args.jsonl, "a") as out:
+        for seed in range(args.start, size):
+            for family in args.families:
+                if deadline and dt.datetime.now(dt.timezone.utc) >= deadline:
+                    return
+                t0 = time.perf_counter()
+                record = campaign_instances.run(family, seed)
+                record["seconds"] = time.perf_counter() - t0
+                record["objective"] = {k: _clean(v) for k, v in
+                                       record.get("objective", {}).items()}
+                out.write(json.dumps(record) + "\n")
+                out.flush()
+
+
+def report(args: argparse.Namespace) -> None:
+    records = [json.loads(line) for f in args.files for line in open(f) if line.strip()]
+    by_family = collections.defaultdict(list)
+    for r in records:
+        by_family[r["family"]].append(r)
+    lines = ["| family | kind | instances | skipped | certified-OPTIMAL comparisons | "
+             "disagreements | worse than reference | solve errors | statuses | seconds |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    listed = []
+    for family in FAMILIES_B:
+        recs = sorted(by_family.get(family, []), key=lambda r: r["seed"])
+        if not recs:
+            continue
+        done = [r for r in recs if "skipped" not in r]
+        statuses = collections.Counter(f"{k}:{v}" for r in done for k, v in r["status"].items())
+        dis = [r for r in done if r["disagree"]]
+        worse = [r for r in done if r["worse"]]
+        errors = sum(len(r["errors"]) for r in done)
+        secs = sum(r.get("seconds", 0.0) for r in recs)
+        lines.append(
+            f"| {family} | `{campaign_instances.KINDS[family]}` | {len(done)} | "
+            f"{len(recs) - len(done)} | {sum(r['compared'] for r in done)} | {len(dis)} | "
+            f"{len(worse)} | {errors} | "
+            + "; ".join(f"{k} {v}" for k, v in sorted(statuses.items())) + f" | {secs:.0f} |")
+        for r in dis:
+            listed.append(f"- {family} seed {r['seed']} ({r['info']}): {r['disagree']} "
+                          f"(worse: {r['worse']}); objectives "
+                          + ", ".join(f"{k}={v}" for k, v in r["objective"].items())
+                          + "; statuses " + ", ".join(f"{k}={v}" for k, v in r["status"].items()))
+        for r in done:
+            for label, err in r["errors"].items():
+                listed.append(f"- {family} seed {r['seed']}: {label} raised {err[:200]}")
+    text = "\n".join(lines) + "\n\n" + ("\n".join(listed) if listed else "(none)") + "\n"
+    if args.out:
+        Path(args.out).write_text(text)
+    print(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--size", type=int, default=20)
-    parser.add_argument("--families", nargs="*", default=list(FAMILIES_B))
-    parser.add_argument("--smo-time-limit", type=float, default=None)
-    parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--quick", action="store_true", help="3 instances per family")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_run = sub.add_parser("run")
+    p_run.add_argument("--families", nargs="*", default=list(FAMILIES_B))
+    p_run.add_argument("--size", type=int, default=20)
+    p_run.add_argument("--start", type=int, default=0)
+    p_run.add_argument("--deadline", default=None, help="HH:MM UTC")
+    p_run.add_argument("--smo-time-limit", type=float, default=None)
+    p_run.add_argument("--jsonl", required=True)
+    p_run.add_argument("--quick", action="store_true")
+    p_rep = sub.add_parser("report")
+    p_rep.add_argument("files", nargs="+")
+    p_rep.add_argument("--out", default=None)
     args = parser.parse_args()
-    if args.smo_time_limit is not None:
-        original = campaign_instances.instance
-
-        def limited(family: str, seed: int):
-            prog, runs, info = original(family, seed)
-            runs = [(label, name, {**opts, "time_limit": args.smo_time_limit})
-                    if name in ("cbc-smo", "cbor-smo") else (label, name, opts)
-                    for label, name, opts in runs]
-            return prog, runs, info
-
-        campaign_instances.instance = limited
-    argv = ["run_campaign.py", "--size", str(3 if args.quick else args.size),
-            "--families", *args.families]
-    if args.out:
-        argv += ["--out", str(args.out)]
-    sys.argv = argv
-    run_campaign.main()
+    run(args) if args.command == "run" else report(args)
 
 
 if __name__ == "__main__":
