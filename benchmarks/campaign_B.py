@@ -22,6 +22,7 @@ import argparse
 import collections
 import datetime as dt
 import json
+import statistics
 import sys
 import time
 import warnings
@@ -112,9 +113,99 @@ def report(args: argparse.Namespace) -> None:
             for label, err in r["errors"].items():
                 listed.append(f"- {family} seed {r['seed']}: {label} raised {err[:200]}")
     text = "\n".join(lines) + "\n\n" + ("\n".join(listed) if listed else "(none)") + "\n"
+    text += "\n" + demotions(by_family)
     if args.out:
         Path(args.out).write_text(text)
     print(text)
+
+
+def demotions(by_family: dict) -> str:
+    """Every demoted run (solver said optimal, certificate said no) against the certified ones.
+
+    ``agrees``: its objective is within 1e-5 * max(1, |ref|) of a certified-OPTIMAL run of
+    the same instance (the point's value is right, its implied primal / bracket is not);
+    ``off``: it is not (the demotion caught a wrong objective); ``alone``: no certified run.
+    """
+    lines = ["| family | solver | demoted | agrees with a certified run | off (wrong value) | "
+             "no certified run | largest relative error among `off` |",
+             "|---|---|---|---|---|---|---|"]
+    for family in FAMILIES_B:
+        counts: dict = collections.defaultdict(lambda: [0, 0, 0, 0, 0.0])
+        for r in by_family.get(family, []):
+            if "skipped" in r:
+                continue
+            certified = [r["objective"][k] for k, v in r["status"].items()
+                         if v == "optimal" and r["objective"].get(k) is not None]
+            for label, status in r["status"].items():
+                if status != "optimal_inaccurate":
+                    continue
+                c = counts[label]
+                c[0] += 1
+                value = r["objective"].get(label)
+                if not certified or value is None:
+                    c[3] += 1
+                    continue
+                err = min(abs(value - ref) / max(1.0, abs(ref)) for ref in certified)
+                if err <= 1e-5:
+                    c[1] += 1
+                else:
+                    c[2] += 1
+                    c[4] = max(c[4], min(abs(value - ref) / max(abs(ref), 1e-300)
+                                         for ref in certified))
+        for label, (n, agree, off, alone, worst) in sorted(counts.items()):
+            lines.append(f"| {family} | {label} | {n} | {agree} | {off} | {alone} | "
+                         f"{worst:.3g} |")
+    return "Demoted runs (`optimal_inaccurate`):\n\n" + "\n".join(lines) + "\n"
+
+
+def explain(args: argparse.Namespace) -> None:
+    """Re-solve the generic runs that ended ``optimal_inaccurate`` and say why.
+
+    For each: whether the certificate demoted it (message ``not certified``) or the solver
+    itself said inaccurate; its value against the best certified-OPTIMAL run of the instance
+    (for the rates family also ``ellipsoid-newton``, exact on these programs when it
+    converges), relative to ``|ref|``; and its recomputed residuals.
+    """
+    import conicml as cm
+
+    warnings.simplefilter("ignore")
+    records = [json.loads(line) for f in args.files for line in open(f) if line.strip()]
+    records = [r for r in records if "skipped" not in r and r["seed"] < args.max_seed]
+    rows = collections.Counter()
+    worst = collections.defaultdict(list)
+    for r in records:
+        for label in ("clarabel", "ecos"):
+            if r["status"].get(label) != "optimal_inaccurate":
+                continue
+            prog, runs, info = campaign_instances.instance(r["family"], r["seed"])
+            sol = cm.solve(prog, label)
+            certified = [r["objective"][k] for k, v in r["status"].items()
+                         if v == "optimal" and r["objective"].get(k) is not None]
+            if r["family"] == "rates":
+                try:
+                    ref = cm.solve(prog, "ellipsoid-newton")
+                    if ref.status is cm.Status.OPTIMAL:
+                        certified.append(ref.objective)
+                except cm.ConicMLError:
+                    pass
+            by = "certificate" if "not certified" in sol.message else "solver"
+            if not certified:
+                kind = "no certified run"
+            else:
+                err = min(abs(sol.objective - c) / max(abs(c), 1e-300) for c in certified)
+                kind = "value off > 1e-6" if err > 1e-6 else "value within 1e-6"
+                if err > 1e-6:
+                    worst[r["family"], label].append(err)
+            rows[r["family"], label, by, kind] += 1
+    print(f"| family | solver | demoted by | value vs certified runs | count |  (seeds < "
+          f"{args.max_seed})")
+    print("|---|---|---|---|---|")
+    for (fam, label, by, kind), n in sorted(rows.items()):
+        extra = ""
+        if kind == "value off > 1e-6":
+            errs = worst[fam, label]
+            extra = f" (median {statistics.median(errs):.2g}, max {max(errs):.2g})"
+        print(f"| {fam} | {label} | {by} | {kind}{extra} | {n} |")
 
 
 def main() -> None:
@@ -131,8 +222,11 @@ def main() -> None:
     p_rep = sub.add_parser("report")
     p_rep.add_argument("files", nargs="+")
     p_rep.add_argument("--out", default=None)
+    p_exp = sub.add_parser("explain")
+    p_exp.add_argument("files", nargs="+")
+    p_exp.add_argument("--max-seed", type=int, default=100)
     args = parser.parse_args()
-    run(args) if args.command == "run" else report(args)
+    {"run": run, "report": report, "explain": explain}[args.command](args)
 
 
 if __name__ == "__main__":

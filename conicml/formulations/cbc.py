@@ -26,6 +26,7 @@ from .. import kinds
 from .._ccp_certify import (
     SLACK_FLOOR,
     best_offset,
+    best_scale,
     bracket,
     claimed_gap,
     dual_of,
@@ -589,7 +590,10 @@ def _certify_cbc_dual(data: Mapping[str, Any], solution: Solution) -> Residuals:
       between the dual value :math:`D` at the point and the primal value :math:`P` of
       the primal point it implies (seed 003 (3.12)/(B.3): :math:`w = (t/\lambda)v`,
       :math:`t = \lambda - r^\top\alpha`, resp. :math:`w = Wv/\|v\|`), made feasible
-      by :func:`_cbc_upper_bound`; by weak duality :math:`D \le \text{opt} \le P`. At the
+      by :func:`_cbc_upper_bound` and minimised over the length of :math:`w` along that
+      direction (:func:`~conicml._ccp_certify.best_scale`: an interior-point
+      :math:`\alpha` fixes the direction accurately, not :math:`t`); by weak duality
+      :math:`D \le \text{opt} \le P`. At the
       cone apex :math:`v = 0` the C-form implies :math:`t = 0`, :math:`w = 0`
       analytically; the W-form's :math:`w` is fitted from the margin equalities
       (:func:`_cbc_apex_bound`). The W-form's bracket is judged against at least
@@ -618,6 +622,15 @@ def _certify_cbc_dual(data: Mapping[str, Any], solution: Solution) -> Residuals:
     scale, t, _ = cbc.scale(a, p)
     P = _cbc_upper_bound(cbc, scale * p, t)
     floor = _slack_floor(cbc)
+    if vnorm > 0 and not cbc.hard and bracket(P, D, floor) > 1e-9:
+        # the direction of v from an interior-point alpha is accurate, its length t is not
+        unit = p / vnorm  # scores of v / ||v||
+        if cbc.W is not None:
+            P = best_scale(lambda s: _cbc_upper_bound(cbc, s * unit, float(cbc.W)),
+                           float(cbc.W), float(cbc.W))
+        elif math.isfinite(P):
+            P = best_scale(lambda s: _cbc_upper_bound(cbc, s * unit, s), t,
+                           max(t, math.sqrt(2.0 * P)))
     if cbc.W is not None and bracket(P, D, floor) > 1e-9:
         P = min(P, _cbc_apex_bound(cbc, a, solver_accuracy(solution)))
     dual = bracket(P, D, floor)

@@ -19,6 +19,7 @@ import numpy as np
 from .. import kinds
 from .._ccp_certify import (
     SLACK_FLOOR,
+    best_scale,
     bracket,
     claimed_gap,
     dual_of,
@@ -380,8 +381,10 @@ def _certify_ordinal_dual(data: Mapping[str, Any], solution: Solution) -> Residu
       \text{SLACK\_FLOOR})` between the dual value :math:`D` and the value :math:`P`
       of the primal point it implies, :math:`w = (W/\rho)\sum_j(\alpha^*_j -
       \alpha_j)\phi(\mu_j)` (eq. 5.2) with optimal thresholds and slacks
-      (:func:`_ordinal_upper_bound`); at the cone apex :math:`\rho = 0` (where the dual
-      does not determine :math:`w`, issue 11 item 4) :math:`w` is fitted from the
+      (:func:`_ordinal_upper_bound`), minimised over the length :math:`\|w\| \le W`
+      along that direction (:func:`~conicml._ccp_certify.best_scale`); at the cone
+      apex :math:`\rho = 0` (where the dual does not determine :math:`w`, issue 11
+      item 4) :math:`w` is fitted from the
       margin equalities (:func:`_ordinal_apex_bound`), never "not checked";
     * ``gap``: the bracket and the mismatch between the reported objective and
       :math:`D`.
@@ -399,6 +402,9 @@ def _certify_ordinal_dual(data: Mapping[str, Any], solution: Solution) -> Residu
     rho = math.sqrt(max(float((a_s - a) @ Kv), 0.0))
     W = float(data["W"])
     P = _ordinal_upper_bound(data, (W / rho) * Kv, W) if rho > 0 else math.inf
+    if rho > 0 and bracket(P, D, SLACK_FLOOR) > 1e-9:  # the length of w along Kv / rho
+        unit = Kv / rho
+        P = best_scale(lambda s: _ordinal_upper_bound(data, s * unit, s), W, W)
     if bracket(P, D, SLACK_FLOOR) > 1e-9:
         P = min(P, _ordinal_apex_bound(data, a, a_s, solver_accuracy(solution)))
     dual = bracket(P, D, SLACK_FLOOR)
