@@ -76,25 +76,30 @@ def row_violation(viol: np.ndarray, scale: np.ndarray, global_scale: float | Non
     return float(np.max(viol / den))
 
 
-def best_offset(c: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    r"""Exact minimiser of :math:`h(b) = \sum_j (c_j - y_jb)_+` over the offset :math:`b`.
+def best_offset(c: np.ndarray, y: np.ndarray,
+                weights: np.ndarray | float = 1.0) -> tuple[float, float]:
+    r"""Exact minimiser of :math:`h(b) = \sum_j u_j(c_j - y_jb)_+` over the offset :math:`b`.
 
-    ``y`` holds :math:`\pm 1` with both signs present. :math:`h` is convex and
-    piecewise linear with breakpoints :math:`y_jc_j`; its right slope
-    :math:`-\#\{y_j = 1, c_j > b\} + \#\{y_j = -1, -c_j \le b\}` is
-    non-decreasing, and the first breakpoint where it is :math:`\ge 0` is a
-    minimiser (:math:`O(k\log k)`). Returns ``(b, h(b))``.
+    ``y`` holds :math:`\pm 1` with both signs present, ``weights`` :math:`u_j > 0`
+    (per-cluster slack costs). :math:`h` is convex and piecewise linear with
+    breakpoints :math:`y_jc_j`; its right slope :math:`-\sum_{y_j = 1, c_j > b} u_j +
+    \sum_{y_j = -1, -c_j \le b} u_j` is non-decreasing, and the first breakpoint where
+    it is :math:`\ge 0` is a minimiser (:math:`O(k\log k)`). Returns ``(b, h(b))``.
     """
-    pos = np.sort(c[y > 0])
-    neg = np.sort(-c[y < 0])
-    if pos.size == 0 or neg.size == 0:  # one class: h is monotone, its infimum is 0
-        b = math.inf if pos.size else -math.inf
-        return b, 0.0
-    cand = np.sort(np.concatenate([pos, neg]))
-    slope = -(pos.size - np.searchsorted(pos, cand, side="right")) \
-        + np.searchsorted(neg, cand, side="right")
+    u = np.broadcast_to(np.asarray(weights, dtype=float), c.shape)
+    pos, neg = y > 0, y < 0
+    if not (np.any(pos) and np.any(neg)):  # one class: h is monotone, its infimum is 0
+        return (math.inf if np.any(pos) else -math.inf), 0.0
+    op, on = np.argsort(c[pos]), np.argsort(-c[neg])
+    bp, up = c[pos][op], u[pos][op]  # positives' breakpoints b = c_j, ascending
+    bn, un = -c[neg][on], u[neg][on]  # negatives' breakpoints b = -c_j, ascending
+    cum_p = np.concatenate([[0.0], np.cumsum(up)])
+    cum_n = np.concatenate([[0.0], np.cumsum(un)])
+    cand = np.sort(np.concatenate([bp, bn]))
+    slope = -(cum_p[-1] - cum_p[np.searchsorted(bp, cand, side="right")]) \
+        + cum_n[np.searchsorted(bn, cand, side="right")]
     b = float(cand[int(np.argmax(slope >= 0))])
-    return b, float(np.sum(np.maximum(c - y * b, 0.0)))
+    return b, float(np.sum(u * np.maximum(c - y * b, 0.0)))
 
 
 def bracket(upper: float, lower: float, floor: float = 0.0) -> float:

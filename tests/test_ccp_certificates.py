@@ -36,6 +36,8 @@ YO = np.repeat([1.0, 2, 3], 10)
 XO = _R.normal(0, 0.7, (30, 2)) + 2 * YO[:, None]
 CLO = ClusterMoments.from_data(XO, YO, clustering="kmeans", n_clusters=2, random_state=0)
 
+WEIGHTS = {1.0: 3.0, -1.0: 0.5}  # per-cluster slack costs C_j = C * weight[y_j]
+
 PROGRAMS = {
     "rates.primal": lambda: sr.specified_rates((X, Y), 0.3, 0.2),
     "rates.dual": lambda: sr.specified_rates((X, Y), 0.3, 0.2, form="dual"),
@@ -48,6 +50,10 @@ PROGRAMS = {
     "cbc_w.primal": lambda: cbc.cbc_w(CL, 1.0, 0.6),
     "cbc_w.dual": lambda: cbc.cbc_w(CL, 1.0, 0.6, form="dual"),
     "cbc_w.rbf.dual": lambda: cbc.cbc_w(CL, 1.0, 0.6, form="dual", kernel="rbf"),
+    # per-cluster slack costs (class weights): a box alpha_j <= C_j, a weighted offset
+    "cbc.weighted.primal": lambda: cbc.cbc(CL, 1.0, 0.6, class_weight=WEIGHTS),
+    "cbc.weighted.dual": lambda: cbc.cbc(CL, 1.0, 0.6, form="dual", class_weight=WEIGHTS),
+    "cbc_w.weighted.dual": lambda: cbc.cbc_w(CL, 1.0, 0.6, form="dual", class_weight=WEIGHTS),
     "cbor.primal": lambda: ordinal.cbor(CLO, W=0.3, form="primal"),
     "cbor.dual": lambda: ordinal.cbor(CLO, W=0.3),
     "cbor.rbf.dual": lambda: ordinal.cbor(CLO, W=1.0, kernel="rbf"),

@@ -98,6 +98,8 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
         Expansion :math:`g(x) = \sum_j` ``dual_coef_[j]`` :math:`k(\mu_j, x)`
         (rbf kernel only).
     program_ : Program
+    model_ : dict
+        The decoded model (``program_.decode(solution_)``).
     solution_ : Solution
     n_iter_ : int
     """
@@ -195,6 +197,7 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
                  "are separated with margin 2/W, or W is too small): use solver='clarabel'"}
         solution = solve_or_raise(program, solver, self.solver_options, hints)
         model = program.decode(solution)
+        self.model_ = model
         self.clusters_ = clusters
         self.n_clusters_ = clusters.n_clusters
         self.cluster_centers_ = clusters.means

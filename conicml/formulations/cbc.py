@@ -362,6 +362,31 @@ def _cbc_data(clusters: Any, eta: float, bound: str, kernel: str, gamma: float |
             "factor": factor, "counts": clusters.counts}
 
 
+def _cluster_costs(y: np.ndarray, C: float | None, class_weight: object) -> np.ndarray | None:
+    """Per-cluster slack costs ``C * class_weight[y_j]`` (``None``: all equal to ``C``)."""
+    if class_weight is None:
+        return None
+    if C is None:
+        raise ProgramError("class_weight needs a finite C (the hard margin has no slack)")
+    if isinstance(class_weight, str):
+        if class_weight != "balanced":
+            raise ProgramError(f"class_weight must be None, 'balanced' or a dict "
+                               f"{{+1: w, -1: w}}, got {class_weight!r}")
+        k_pos, k_neg = float(np.sum(y > 0)), float(np.sum(y < 0))
+        weights = {1.0: y.size / (2.0 * k_pos), -1.0: y.size / (2.0 * k_neg)}
+    elif isinstance(class_weight, Mapping):
+        extra = set(map(float, class_weight)) - {1.0, -1.0}
+        if extra:
+            raise ProgramError(f"class_weight keys must be +1 and -1, got {sorted(extra)}")
+        weights = {1.0: 1.0, -1.0: 1.0}
+        for label, value in class_weight.items():
+            weights[float(label)] = check_positive(value, f"class_weight[{label!r}]")
+    else:
+        raise ProgramError(f"class_weight must be None, 'balanced' or a dict {{+1: w, -1: w}}, "
+                           f"got {class_weight!r}")
+    return C * np.where(y > 0, weights[1.0], weights[-1.0])
+
+
 def _cbc_factor(data: Mapping[str, Any]) -> np.ndarray:
     kern: Kernel = data["kernel"]
     if kern.name == "linear":
@@ -395,7 +420,8 @@ def _build_cbc_primal(data: Mapping[str, Any]) -> ConicForm:
     else:
         xi = cp.Variable(y.size, name="xi")
         margin = cp.multiply(y, f) >= 1 - xi + r * t  # (3.7)
-        objective = 0.5 * cp.square(t) + C * cp.sum(xi)
+        costs = C if data.get("costs") is None else data["costs"]
+        objective = 0.5 * cp.square(t) + cp.sum(cp.multiply(costs, xi))
         constraints = {"margin": margin, "xi_nonneg": xi >= 0, "cone": cone}
         variables["xi"] = xi
     problem = cp.Problem(cp.Minimize(objective), list(constraints.values()))
@@ -412,7 +438,8 @@ def _build_cbc_dual(data: Mapping[str, Any]) -> ConicForm:
     constraints = {"cone": cp.norm(L.T @ cp.multiply(y, alpha), 2) <= lam,
                    "alpha_nonneg": alpha >= 0, "balance": y @ alpha == 0}
     if not data["hard"]:
-        constraints["alpha_upper"] = alpha <= data["C"]
+        constraints["alpha_upper"] = alpha <= (data["C"] if data.get("costs") is None
+                                               else data["costs"])
     problem = cp.Problem(cp.Maximize(objective), list(constraints.values()))
     return ConicForm(problem, {"alpha": alpha, "lam": lam}, constraints)
 
@@ -435,7 +462,9 @@ def _build_cbc_w_primal(data: Mapping[str, Any]) -> ConicForm:
         "xi_nonneg": xi >= 0,
         "cone": cp.norm(w, 2) <= W,
     }
-    problem = cp.Problem(cp.Minimize(cp.sum(xi)), list(constraints.values()))
+    costs = 1.0 if data.get("costs") is None else data["costs"]
+    problem = cp.Problem(cp.Minimize(cp.sum(cp.multiply(costs, xi))),
+                         list(constraints.values()))
     return ConicForm(problem, variables, constraints)
 
 
@@ -445,7 +474,8 @@ def _build_cbc_w_dual(data: Mapping[str, Any]) -> ConicForm:
     alpha = cp.Variable(y.size, name="alpha")
     d = 1.0 + data["radii"] * W  # d_j = 1 + r_j W (erratum: not kappa sigma_j W for rbf)
     objective = d @ alpha - W * cp.norm(L.T @ cp.multiply(y, alpha), 2)  # -(B.2)
-    constraints = {"alpha_nonneg": alpha >= 0, "alpha_upper": alpha <= 1,
+    upper = 1.0 if data.get("costs") is None else data["costs"]
+    constraints = {"alpha_nonneg": alpha >= 0, "alpha_upper": alpha <= upper,
                    "balance": y @ alpha == 0}
     problem = cp.Problem(cp.Maximize(objective), list(constraints.values()))
     return ConicForm(problem, {"alpha": alpha}, constraints)
@@ -498,10 +528,10 @@ def _decode_cbc_primal(data: Mapping[str, Any], solution: Solution) -> dict:
                         - data["y"] * (data["means"] @ w + model["b"]))
         model.update(w=w, t=t, xi=xi)
         if "W" in data:
-            model["primal_objective"] = float(xi.sum())
+            model["primal_objective"] = float(np.sum(data["cbc"].upper * xi))
         else:
             model["primal_objective"] = 0.5 * t * t + (
-                0.0 if data["hard"] else float(data["C"]) * float(xi.sum()))
+                0.0 if data["hard"] else float(np.sum(data["cbc"].upper * xi)))
     return model
 
 
@@ -519,12 +549,13 @@ def _cbc_upper_bound(cbc: CBCDualData, g: np.ndarray, t: float) -> float:
     feasible with value :math:`t^2/(2m^2)` (:math:`+\infty` if :math:`m \le 0`).
     """
     y, r = cbc.y, cbc.radii
-    if cbc.W is not None:  # (B.1): sum xi with ||w|| <= W
-        return best_offset(1.0 + r * float(cbc.W) - y * g, y)[1]
+    if cbc.W is not None:  # (B.1): sum_j c_j xi_j with ||w|| <= W (c_j = 1 unweighted)
+        return best_offset(1.0 + r * float(cbc.W) - y * g, y, cbc.upper)[1]
     if cbc.hard:
         m = 0.5 * (float(np.min((g - r * t)[y > 0])) + float(np.min((-g - r * t)[y < 0])))
         return 0.5 * t * t / (m * m) if m > 0 else math.inf
-    return 0.5 * t * t + float(cbc.C) * best_offset(1.0 + r * t - y * g, y)[1]
+    # (3.7): 1/2 t^2 + sum_j C_j xi_j (C_j = C unweighted)
+    return 0.5 * t * t + best_offset(1.0 + r * t - y * g, y, cbc.upper)[1]
 
 
 def _cbc_dual_value(cbc: CBCDualData, alpha: np.ndarray, p: np.ndarray,
@@ -547,8 +578,10 @@ def _cbc_dual_value(cbc: CBCDualData, alpha: np.ndarray, p: np.ndarray,
 
 def _cbc_dual_feasibility(cbc: CBCDualData, alpha: np.ndarray) -> float:
     r"""Relative violation of :math:`0 \le \alpha \le U`, :math:`y^\top\alpha = 0`."""
-    U = cbc.upper
-    scale = U if math.isfinite(U) else max(float(np.max(np.abs(alpha), initial=0.0)), 1e-300)
+    U = cbc.upper  # a scalar, or the per-cluster costs with class weights
+    top = float(np.max(U))
+    scale = top if math.isfinite(top) else max(float(np.max(np.abs(alpha), initial=0.0)),
+                                               1e-300)
     box = float(np.max(np.maximum(-alpha, alpha - U), initial=0.0)) / scale
     y = cbc.y
     terms = max(float(alpha[y > 0].sum()), float(alpha[y < 0].sum()), PRIMAL_FLOOR * scale)
@@ -563,7 +596,7 @@ def _cbc_apex_bound(cbc: CBCDualData, alpha: np.ndarray, accuracy: float) -> flo
     bound of :func:`_cbc_upper_bound` is taken there (still a feasible point)."""
     W = float(cbc.W)
     tol = free_tolerance(alpha, accuracy)
-    free = (alpha > tol) & (alpha < 1.0 - tol)
+    free = (alpha > tol) & (alpha < cbc.upper - tol)
     if not np.any(free):
         return math.inf
     K = cbc.kernel(cbc.means, cbc.means)
@@ -684,10 +717,10 @@ def _certify_cbc_primal(data: Mapping[str, Any], solution: Solution) -> Residual
                             np.abs(xi), [max(wn, abs(t))]])
     primal = row_violation(viol, scale)
     if cbc.W is not None:
-        value = float(xi.sum())
+        value = float(np.sum(cbc.upper * xi))
         P = _cbc_upper_bound(cbc, g * min(1.0, t / wn) if wn > 0 else g, t)
     else:
-        value = 0.5 * t * t + (0.0 if cbc.hard else float(cbc.C) * float(xi.sum()))
+        value = 0.5 * t * t + (0.0 if cbc.hard else float(np.sum(cbc.upper * xi)))
         P = _cbc_upper_bound(cbc, g, wn)
     dual_res = _cbc_dual_feasibility(cbc, alpha)
     a = np.clip(alpha, 0.0, cbc.upper)
@@ -701,7 +734,8 @@ def _certify_cbc_primal(data: Mapping[str, Any], solution: Solution) -> Residual
 
 def _cbc_program(data: dict, build, decode, description: str) -> Program:
     data["cbc"] = CBCDualData(means=data["means"], y=data["y"], radii=data["radii"],
-                              kernel=data["kernel"], C=data.get("C"), W=data.get("W"))
+                              kernel=data["kernel"], C=data.get("C"), W=data.get("W"),
+                              costs=data.get("costs"))
     certify = _certify_cbc_primal if data["form"] == "primal" else _certify_cbc_dual
     return Program(data["kind"], data, build=build, decode=decode, certify=certify,
                    default_solver="clarabel", description=description)
@@ -720,6 +754,7 @@ def cbc(
     confidence: float = 0.9,
     form: str = "primal",
     factor: str = "auto",
+    class_weight: Mapping[float, float] | str | None = None,
 ) -> Program:
     r"""CBC-SOCP (3.7) or its dual (3.11): the C-parametrised cluster classifier.
 
@@ -747,22 +782,34 @@ def cbc(
         ``C=None``); the dual is also solved by the specialized ``cbc-smo``.
     factor : {"auto", "cholesky", "eigen"}, default="auto"
         Gram-matrix factor for the rbf kernel (:func:`conicml.kernels.psd_factor`).
+    class_weight : dict {+1: w, -1: w}, "balanced" or None, default=None
+        Per-class multipliers of ``C`` (scikit-learn's meaning, counted in clusters):
+        cluster :math:`j` costs :math:`C_j = C\,c_{y_j}` per unit of slack, and the
+        dual box becomes :math:`0 \le \alpha_j \le C_j`. ``"balanced"``:
+        :math:`c_\pm = k / (2k_\pm)` with :math:`k_\pm` the clusters of each class,
+        so both classes carry the same total cost. ``None`` is the thesis's (3.7).
+        Not an extension of the thesis: without it, (3.7) on heavily imbalanced data
+        is often solved by :math:`w = 0` (all minority clusters on the wrong side
+        cost less than any hyperplane), whatever ``C``.
 
     Returns
     -------
     Program
-        Objective: the optimal value of (3.7), :math:`\frac12\|w\|^2 + C\sum\xi`,
+        Objective: the optimal value of (3.7), :math:`\frac12\|w\|^2 + \sum_j C_j\xi_j`,
         for both forms. ``decode`` as in the module docstring.
     """
     data = _cbc_data(clusters, accuracy, bound, kernel, gamma, robust, confidence, form, factor)
     data["hard"] = C is None
     data["C"] = None if C is None else check_positive(C, "C")
+    data["costs"] = _cluster_costs(data["y"], data["C"], class_weight)
     data["kind"] = {(False, "primal"): kinds.CBC_PRIMAL, (False, "dual"): kinds.CBC_DUAL,
                     (True, "primal"): kinds.CBC_HARD_PRIMAL,
                     (True, "dual"): kinds.CBC_HARD_DUAL}[C is None, form]
     build, decode = ((_build_cbc_primal, _decode_cbc_primal) if form == "primal"
                      else (_build_cbc_dual, _decode_cbc_dual))
     cdesc = "hard margin" if C is None else f"C={data['C']:g}"
+    if class_weight is not None:
+        cdesc += f", class_weight={class_weight!r}"
     return _cbc_program(data, build, decode,
                         f"CBC-SOCP ({kernel} kernel, {cdesc}, accuracy={accuracy:g}, {form})")
 
@@ -780,6 +827,7 @@ def cbc_w(
     confidence: float = 0.9,
     form: str = "primal",
     factor: str = "auto",
+    class_weight: Mapping[float, float] | str | None = None,
 ) -> Program:
     r"""W-parametrised CBC (B.1) or its (kernel) dual (B.2).
 
@@ -787,11 +835,13 @@ def cbc_w(
     below; no mapping between ``C`` and ``W`` exists (errata S003-P10). Kinds
     ``"socp.chance.cbc_w.primal"`` / ``"socp.chance.cbc_w.dual"``; the dual is also solved
     by ``cbc-smo`` (the thesis's CBC-Iter). Objective of both forms: the
-    optimal :math:`\sum_j\xi_j` of (B.1) (= minus the minimum of (B.2)).
-    Other parameters as in :func:`cbc`.
+    optimal :math:`\sum_j\xi_j` of (B.1) (= minus the minimum of (B.2)); with
+    ``class_weight``, :math:`\sum_j c_{y_j}\xi_j` and the dual box
+    :math:`0 \le \alpha_j \le c_{y_j}`. Other parameters as in :func:`cbc`.
     """
     data = _cbc_data(clusters, accuracy, bound, kernel, gamma, robust, confidence, form, factor)
     data["W"] = check_positive(W, "W")
+    data["costs"] = _cluster_costs(data["y"], 1.0, class_weight)
     data["hard"] = False
     data["kind"] = kinds.CBC_W_PRIMAL if form == "primal" else kinds.CBC_W_DUAL
     build, decode = ((_build_cbc_w_primal, _decode_cbc_primal) if form == "primal"
