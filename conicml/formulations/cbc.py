@@ -14,6 +14,7 @@ Package convention: :math:`f(x) = w^\top\phi(x) + b`, positive iff
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,16 +23,27 @@ import numpy as np
 from scipy import optimize, stats
 
 from .. import kinds
-from .._certificates import certify_with
+from .._ccp_certify import (
+    SLACK_FLOOR,
+    best_offset,
+    best_scale,
+    bracket,
+    claimed_gap,
+    dual_of,
+    missing,
+    row_violation,
+    values_of,
+)
+from .._certificates import PRIMAL_FLOOR, conic_certificate, residuals
 from .._deprecation import renamed_keywords
-from .._kkt import bias_from_kkt, solver_accuracy
+from .._kkt import bias_from_kkt, free_tolerance, solver_accuracy
 from .._validation import check_positive
 from ..contracts.cbc import CBCDualData
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..moments import ClusterMoments
 from ..program import ConicForm, Program, require_solution
-from ..solution import Solution
+from ..solution import Residuals, Solution
 
 __all__: list[str] = []
 
@@ -523,11 +535,209 @@ def _decode_cbc_primal(data: Mapping[str, Any], solution: Solution) -> dict:
     return model
 
 
+# -- certificates (issue 11): a primal/dual bracket in O(k^2), no cvxpy problem ----------
+def _cbc_upper_bound(cbc: CBCDualData, g: np.ndarray, t: float) -> float:
+    r"""Objective of (3.7)/(3.13)/(B.1) at the best feasible point with scores ``g``.
+
+    ``g`` are :math:`w^\top\phi(\mu_j)` of a hyperplane with :math:`\|w\| = t`
+    (:math:`t \le W` for the W-form). The slacks are recomputed and the offset is
+    the exact minimiser of :math:`\sum_j\xi_j(b)` (:func:`~conicml._ccp_certify.best_offset`),
+    so the value is attained by a feasible point: an upper bound on the optimum.
+    Hard margin (3.13): the constraints :math:`y_j(w^\top\phi(\mu_j) + b) - r_jt \ge 1`
+    are homogeneous in :math:`(w, b)`, so with the best margin
+    :math:`m = \max_b\min_j [y_j(g_j + b) - r_jt]` the point :math:`(w, b)/m` is
+    feasible with value :math:`t^2/(2m^2)` (:math:`+\infty` if :math:`m \le 0`).
+    """
+    y, r = cbc.y, cbc.radii
+    if cbc.W is not None:  # (B.1): sum_j c_j xi_j with ||w|| <= W (c_j = 1 unweighted)
+        return best_offset(1.0 + r * float(cbc.W) - y * g, y, cbc.upper)[1]
+    if cbc.hard:
+        m = 0.5 * (float(np.min((g - r * t)[y > 0])) + float(np.min((-g - r * t)[y < 0])))
+        return 0.5 * t * t / (m * m) if m > 0 else math.inf
+    # (3.7): 1/2 t^2 + sum_j C_j xi_j (C_j = C unweighted)
+    return 0.5 * t * t + best_offset(1.0 + r * t - y * g, y, cbc.upper)[1]
+
+
+def _cbc_dual_value(cbc: CBCDualData, alpha: np.ndarray, p: np.ndarray,
+                    lam: float | None = None) -> float:
+    r"""Value of the dual (3.11) / (B.2) at ``alpha`` (``p`` :math:`= K(\alpha\circ y)`).
+
+    (B.2): :math:`d^\top\alpha - W\|v\|`, :math:`d_j = 1 + r_jW`; (3.11):
+    :math:`\mathbf 1^\top\alpha - \tfrac12(\lambda - r^\top\alpha)^2` at the given
+    :math:`\lambda` (feasible when :math:`\lambda \ge \|v\|`), by default the optimal
+    :math:`\lambda = \max(\|v\|, r^\top\alpha)`.
+    """
+    vnorm = math.sqrt(max(float((alpha * cbc.y) @ p), 0.0))
+    if cbc.W is not None:
+        W = float(cbc.W)
+        return float((1.0 + cbc.radii * W) @ alpha) - W * vnorm
+    ra = float(cbc.radii @ alpha)
+    lam = max(vnorm, ra) if lam is None else lam
+    return float(alpha.sum()) - 0.5 * (lam - ra) ** 2
+
+
+def _cbc_dual_feasibility(cbc: CBCDualData, alpha: np.ndarray) -> float:
+    r"""Relative violation of :math:`0 \le \alpha \le U`, :math:`y^\top\alpha = 0`."""
+    U = cbc.upper  # a scalar, or the per-cluster costs with class weights
+    top = float(np.max(U))
+    scale = top if math.isfinite(top) else max(float(np.max(np.abs(alpha), initial=0.0)),
+                                               1e-300)
+    box = float(np.max(np.maximum(-alpha, alpha - U), initial=0.0)) / scale
+    y = cbc.y
+    terms = max(float(alpha[y > 0].sum()), float(alpha[y < 0].sum()), PRIMAL_FLOOR * scale)
+    return max(box, 0.0, abs(float(y @ alpha)) / terms)
+
+
+def _cbc_apex_bound(cbc: CBCDualData, alpha: np.ndarray, accuracy: float) -> float:
+    r"""W-form at (or near) the cone apex :math:`v = 0`, where :math:`w = Wv/\|v\|` is
+    undetermined: the margin equalities :math:`w^\top\phi(\mu_j) + b = y_jd_j` of the
+    free multipliers ((B.4)) are solved by least squares for
+    :math:`w = \sum_l c_l\phi(\mu_l)`, scaled into :math:`\|w\| \le W`, and the
+    bound of :func:`_cbc_upper_bound` is taken there (still a feasible point)."""
+    W = float(cbc.W)
+    tol = free_tolerance(alpha, accuracy)
+    free = (alpha > tol) & (alpha < cbc.upper - tol)
+    if not np.any(free):
+        return math.inf
+    K = cbc.kernel(cbc.means, cbc.means)
+    A = np.hstack([K[free], np.ones((int(free.sum()), 1))])
+    sol = np.linalg.lstsq(A, cbc.y[free] * (1.0 + cbc.radii[free] * W), rcond=None)[0]
+    g = K @ sol[:-1]
+    wn = math.sqrt(max(float(sol[:-1] @ g), 0.0))
+    if wn > W:
+        g = g * (W / wn)
+    return _cbc_upper_bound(cbc, g, W)
+
+
+def _slack_floor(cbc: CBCDualData) -> float:
+    """Absolute floor of the bracket: the W-form's objective is a sum of slacks."""
+    return SLACK_FLOOR if cbc.W is not None else 0.0
+
+
+def _certify_cbc_dual(data: Mapping[str, Any], solution: Solution) -> Residuals:
+    r"""Certificate of the CBC duals (3.11), (3.13), (B.2) from :math:`\alpha` in :math:`O(k^2)`.
+
+    * ``primal``: violation of :math:`0 \le \alpha \le U`, :math:`y^\top\alpha = 0`
+      (and of the cone :math:`\|v\| \le \lambda` when :math:`\lambda` is returned);
+    * ``dual`` (optimality measure): the relative bracket :math:`(P - D)/\max(|P|, |D|)`
+      between the dual value :math:`D` at the point and the primal value :math:`P` of
+      the primal point it implies (seed 003 (3.12)/(B.3): :math:`w = (t/\lambda)v`,
+      :math:`t = \lambda - r^\top\alpha`, resp. :math:`w = Wv/\|v\|`), made feasible
+      by :func:`_cbc_upper_bound` and minimised over the length of :math:`w` along that
+      direction (:func:`~conicml._ccp_certify.best_scale`: an interior-point
+      :math:`\alpha` fixes the direction accurately, not :math:`t`); by weak duality
+      :math:`D \le \text{opt} \le P`. At the
+      cone apex :math:`v = 0` the C-form implies :math:`t = 0`, :math:`w = 0`
+      analytically; the W-form's :math:`w` is fitted from the margin equalities
+      (:func:`_cbc_apex_bound`). The W-form's bracket is judged against at least
+      ``SLACK_FLOOR`` (its objective is a sum of slacks, 0 for separable spheres);
+    * ``gap``: the bracket and the mismatch between the reported objective and
+      :math:`D`.
+    """
+    got = values_of(solution, "alpha")
+    if got is None or got[0].shape != data["y"].shape:
+        return missing()
+    cbc: CBCDualData = data["cbc"]
+    U = cbc.upper
+    primal = _cbc_dual_feasibility(cbc, got[0])
+    a = np.clip(got[0], 0.0, U)
+    p = cbc.kernel_matvec(a * cbc.y)
+    vnorm = math.sqrt(max(float((a * cbc.y) @ p), 0.0))
+    lam = None
+    if cbc.W is None and "lam" in solution.values:
+        lam_arr = values_of(solution, "lam")
+        if lam_arr is None:
+            return missing()
+        lam = float(lam_arr[0][0])
+        primal = max(primal, row_violation([vnorm - lam], [max(vnorm, abs(lam))]))
+    value = _cbc_dual_value(cbc, a, p, lam)
+    D = _cbc_dual_value(cbc, a, p, None if lam is None else max(lam, vnorm))
+    scale, t, _ = cbc.scale(a, p)
+    P = _cbc_upper_bound(cbc, scale * p, t)
+    floor = _slack_floor(cbc)
+    if vnorm > 0 and not cbc.hard and bracket(P, D, floor) > 1e-9:
+        # the direction of v from an interior-point alpha is accurate, its length t is not
+        unit = p / vnorm  # scores of v / ||v||
+        if cbc.W is not None:
+            P = best_scale(lambda s: _cbc_upper_bound(cbc, s * unit, float(cbc.W)),
+                           float(cbc.W), float(cbc.W))
+        elif math.isfinite(P):
+            P = best_scale(lambda s: _cbc_upper_bound(cbc, s * unit, s), t,
+                           max(t, math.sqrt(2.0 * P)))
+    if cbc.W is not None and bracket(P, D, floor) > 1e-9:
+        P = min(P, _cbc_apex_bound(cbc, a, solver_accuracy(solution)))
+    dual = bracket(P, D, floor)
+    return residuals(primal, dual, max(dual, claimed_gap(solution, value, floor)))
+
+
+def _certify_cbc_primal(data: Mapping[str, Any], solution: Solution) -> Residuals:
+    r"""Certificate of the CBC primals (3.7), (3.13) and (B.1) at :math:`(w, b, t, \xi)`.
+
+    * ``primal``: violation of the margin rows, :math:`\xi \ge 0` and the cone
+      :math:`\|w\| \le t` (:math:`\le W`), each relative to its own terms;
+    * ``dual``: the multipliers :math:`\alpha` of the margin rows (from the
+      solution; any :math:`\alpha` is a *candidate* certificate, whose value is
+      recomputed, never trusted) violate :math:`0 \le \alpha \le U`,
+      :math:`y^\top\alpha = 0` by this much (the dual (3.11)/(B.2) feasibility);
+    * ``gap``: the bracket :math:`(P - D)/\max(|P|, |D|)` between the larger of the
+      point's own value and the value of the point made feasible (:math:`t = \|w\|`,
+      optimal slacks and offset, :func:`_cbc_upper_bound`) and the dual value
+      :math:`D(\alpha)`, and the
+      mismatch between the reported objective and the point's own value.
+
+    A solution without multipliers (no solver of these kinds returns none today)
+    falls back to the generic KKT certificate on the program's cvxpy problem.
+    """
+    alpha = dual_of(solution, "margin")
+    build = _build_cbc_w_primal if data.get("W") is not None else _build_cbc_primal
+    if alpha is None or alpha.shape != data["y"].shape:
+        return conic_certificate(data, solution, build=build)
+    cbc: CBCDualData = data["cbc"]
+    linear = data["kernel"].name == "linear"
+    got = values_of(solution, "w" if linear else "v", "b")
+    if got is None:
+        return missing()
+    w, b = got[0], float(got[1][0])
+    g = data["means"] @ w if linear else _cbc_factor(data) @ w
+    y, r = cbc.y, cbc.radii
+    wn = float(np.linalg.norm(w))
+    if cbc.W is not None:
+        t = float(cbc.W)
+    else:
+        t_arr = values_of(solution, "t")
+        t = float(t_arr[0][0]) if t_arr is not None else wn
+    xi_arr = None if cbc.hard else values_of(solution, "xi")
+    xi = np.zeros(y.size) if cbc.hard else (
+        xi_arr[0] if xi_arr is not None and xi_arr[0].shape == y.shape
+        else np.maximum(0.0, 1.0 + r * t - y * (g + b)))
+    margin = y * (g + b)
+    viol = np.concatenate([1.0 - xi + r * t - margin, -xi, [wn - t]])
+    scale = np.concatenate([np.maximum.reduce([np.ones(y.size), np.abs(xi), r * t,
+                                               np.abs(g), np.full(y.size, abs(b))]),
+                            np.abs(xi), [max(wn, abs(t))]])
+    primal = row_violation(viol, scale)
+    if cbc.W is not None:
+        value = float(np.sum(cbc.upper * xi))
+        P = _cbc_upper_bound(cbc, g * min(1.0, t / wn) if wn > 0 else g, t)
+    else:
+        value = 0.5 * t * t + (0.0 if cbc.hard else float(np.sum(cbc.upper * xi)))
+        P = _cbc_upper_bound(cbc, g, wn)
+    dual_res = _cbc_dual_feasibility(cbc, alpha)
+    a = np.clip(alpha, 0.0, cbc.upper)
+    D = _cbc_dual_value(cbc, a, cbc.kernel_matvec(a * y))
+    floor = _slack_floor(cbc)
+    # the point's own value, not only the repaired one: a feasible point whose slacks
+    # or offset are worse than the repair is not optimal (the repair is not returned)
+    gap = max(bracket(max(value, P), D, floor), claimed_gap(solution, value, floor))
+    return residuals(primal, dual_res, gap)
+
+
 def _cbc_program(data: dict, build, decode, description: str) -> Program:
     data["cbc"] = CBCDualData(means=data["means"], y=data["y"], radii=data["radii"],
                               kernel=data["kernel"], C=data.get("C"), W=data.get("W"),
                               costs=data.get("costs"))
-    return Program(data["kind"], data, build=build, decode=decode, certify=certify_with(build),
+    certify = _certify_cbc_primal if data["form"] == "primal" else _certify_cbc_dual
+    return Program(data["kind"], data, build=build, decode=decode, certify=certify,
                    default_solver="clarabel", description=description)
 
 

@@ -9,6 +9,7 @@ the specialized ``cbor-smo``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,14 +17,25 @@ import cvxpy as cp
 import numpy as np
 
 from .. import kinds
-from .._certificates import certify_with
+from .._ccp_certify import (
+    SLACK_FLOOR,
+    best_scale,
+    bracket,
+    claimed_gap,
+    dual_of,
+    missing,
+    row_violation,
+    values_of,
+)
+from .._certificates import conic_certificate, residuals
 from .._deprecation import renamed_keywords
+from .._kkt import free_tolerance, solver_accuracy
 from .._validation import check_positive
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..moments import ClusterMoments
 from ..program import ConicForm, Program, require_solution
-from ..solution import Solution
+from ..solution import Residuals, Solution
 from .cbc import cbc_kappa
 
 __all__: list[str] = []
@@ -281,13 +293,217 @@ def _decode_ordinal_primal(data: Mapping[str, Any], solution: Solution) -> dict:
     return _ordinal_model(data, L @ v, w=None, dual_coef=dual_coef, extra=extra)
 
 
+# -- certificates (issue 11): a primal/dual bracket in O(k^2), no cvxpy problem ----------
+# The W-forms (4.2)/(4.3)/(4.4) have the dual (4.5)
+#     max d^T(alpha + alpha*) - W ||sum_j (alpha*_j - alpha_j) phi(mu_j)||
+# (d = 1 + r W for CBOR, d = 1 for SVOR), the C-form (4.1) the dual
+#     max 1^T(alpha + alpha*) - 1/2 ||sum_j (alpha*_j - alpha_j) phi(x_j)||^2,
+# both over 0 <= alpha, alpha* <= U (alpha = 0 at rank r, alpha* = 0 at rank 1) and the
+# partial sums s*_i <= s_i (i <= r-2), s*_{r-1} = s_{r-1} (App. C, errata S003-F4).
+def _ordinal_sel(data: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    return data["selectors"] if "selectors" in data else _ordinal_selectors(data["ranks"],
+                                                                            data["r"])
+
+
+def _ordinal_upper(data: Mapping[str, Any]) -> float:
+    """Box bound U of the multipliers: 1 for the W-forms, C for (4.1)."""
+    return float(data["C"]) if data.get("C") is not None else 1.0
+
+
+def _ordinal_dual_feasibility(data: Mapping[str, Any], alpha: np.ndarray,
+                              alpha_star: np.ndarray) -> float:
+    """Relative violation of the box and partial-sum constraints of (4.5)."""
+    sel, U = _ordinal_sel(data), _ordinal_upper(data)
+    box = max(float(np.max(np.maximum(-alpha, alpha - U * sel["alpha_upper"]), initial=0.0)),
+              float(np.max(np.maximum(-alpha_star, alpha_star - U * sel["alpha_star_upper"]),
+                           initial=0.0))) / U
+    sa, ss = sel["S"] @ alpha, sel["S_star"] @ alpha_star
+    viol = np.concatenate([ss[:-1] - sa[:-1], [abs(sa[-1] - ss[-1])]])
+    return max(box, row_violation(viol, np.maximum(sa, ss), max(U, float(np.max(sa)))))
+
+
+def _ordinal_dual_value(data: Mapping[str, Any], alpha: np.ndarray, alpha_star: np.ndarray,
+                        Kv: np.ndarray) -> float:
+    """Value of the dual (4.5) (W-forms) or of the dual of (4.1) at a point."""
+    v = alpha_star - alpha
+    quad = max(float(v @ Kv), 0.0)
+    if data.get("C") is not None:
+        return float(np.sum(alpha + alpha_star)) - 0.5 * quad
+    return float(data["d"] @ (alpha + alpha_star)) - float(data["W"]) * math.sqrt(quad)
+
+
+def _ordinal_upper_bound(data: Mapping[str, Any], scores: np.ndarray, norm: float) -> float:
+    r"""Objective at the best feasible point with scores ``scores`` and :math:`\|w\| =` ``norm``.
+
+    Slacks recomputed, thresholds the exact minimisers for these scores
+    (:func:`_ordinal_thresholds`): a feasible point, hence an upper bound on the optimum
+    (``norm`` :math:`\le W` for the W-forms).
+    """
+    ranks, r, d = data["ranks"], data["r"], data["d"]
+    theta = _ordinal_thresholds(scores, d, ranks, r)
+    xi, xi_star = _ordinal_slacks(scores, d, ranks, r, theta)
+    loss = float(xi.sum() + xi_star.sum())
+    if data.get("C") is not None:
+        return 0.5 * norm * norm + float(data["C"]) * loss
+    return loss
+
+
+def _ordinal_apex_bound(data: Mapping[str, Any], alpha: np.ndarray, alpha_star: np.ndarray,
+                        accuracy: float) -> float:
+    r"""W-form at (or near) the cone apex :math:`\rho = 0`, where (5.2) does not determine
+    :math:`w`: the margin equalities of the free multipliers,
+    :math:`w^\top\phi(\mu_j) - \theta_i = -d_j` (free :math:`\alpha_j`) and
+    :math:`= d_j` on :math:`\theta_{i-1}` (free :math:`\alpha^*_j`), are solved by least
+    squares for :math:`(w = \sum_l c_l\phi(\mu_l), \theta)`, :math:`w` is scaled into
+    :math:`\|w\| \le W` and the bound of :func:`_ordinal_upper_bound` is taken there."""
+    sel, ranks, r, d, W = _ordinal_sel(data), data["ranks"], data["r"], data["d"], data["W"]
+    tol = free_tolerance(np.concatenate([alpha, alpha_star]), accuracy)
+    fa = np.flatnonzero((alpha > tol) & (alpha < sel["alpha_upper"] - tol))
+    fs = np.flatnonzero((alpha_star > tol) & (alpha_star < sel["alpha_star_upper"] - tol))
+    if fa.size + fs.size == 0:
+        return math.inf
+    K = data["kernel"].gram(data["means"])
+    E = np.zeros((fa.size + fs.size, r - 1))
+    E[np.arange(fa.size), ranks[fa] - 1] = -1.0
+    E[fa.size + np.arange(fs.size), ranks[fs] - 2] = -1.0
+    A = np.hstack([np.vstack([K[fa], K[fs]]), E])
+    sol = np.linalg.lstsq(A, np.concatenate([-d[fa], d[fs]]), rcond=None)[0]
+    g = K @ sol[:K.shape[0]]
+    wn = math.sqrt(max(float(sol[:K.shape[0]] @ g), 0.0))
+    return _ordinal_upper_bound(data, g * min(1.0, W / wn) if wn > 0 else g, min(wn, W))
+
+
+def _certify_ordinal_dual(data: Mapping[str, Any], solution: Solution) -> Residuals:
+    r"""Certificate of the CBOR dual (4.5) from :math:`(\alpha, \alpha^*)` in :math:`O(k^2)`.
+
+    * ``primal``: violation of the box and partial-sum constraints of (4.5);
+    * ``dual`` (optimality measure): the bracket :math:`(P - D)/\max(|P|, |D|,
+      \text{SLACK\_FLOOR})` between the dual value :math:`D` and the value :math:`P`
+      of the primal point it implies, :math:`w = (W/\rho)\sum_j(\alpha^*_j -
+      \alpha_j)\phi(\mu_j)` (eq. 5.2) with optimal thresholds and slacks
+      (:func:`_ordinal_upper_bound`), minimised over the length :math:`\|w\| \le W`
+      along that direction (:func:`~conicml._ccp_certify.best_scale`); at the cone
+      apex :math:`\rho = 0` (where the dual does not determine :math:`w`, issue 11
+      item 4) :math:`w` is fitted from the
+      margin equalities (:func:`_ordinal_apex_bound`), never "not checked";
+    * ``gap``: the bracket and the mismatch between the reported objective and
+      :math:`D`.
+    """
+    got = values_of(solution, "alpha", "alpha_star")
+    k = data["ranks"].size
+    if got is None or got[0].shape != (k,) or got[1].shape != (k,):
+        return missing()
+    primal = _ordinal_dual_feasibility(data, *got)
+    sel = _ordinal_sel(data)
+    a = np.clip(got[0], 0.0, sel["alpha_upper"])
+    a_s = np.clip(got[1], 0.0, sel["alpha_star_upper"])
+    Kv = _ordinal_kernel_scores(data, a_s - a)
+    D = _ordinal_dual_value(data, a, a_s, Kv)
+    rho = math.sqrt(max(float((a_s - a) @ Kv), 0.0))
+    W = float(data["W"])
+    P = _ordinal_upper_bound(data, (W / rho) * Kv, W) if rho > 0 else math.inf
+    if rho > 0 and bracket(P, D, SLACK_FLOOR) > 1e-9:  # the length of w along Kv / rho
+        unit = Kv / rho
+        P = best_scale(lambda s: _ordinal_upper_bound(data, s * unit, s), W, W)
+    if bracket(P, D, SLACK_FLOOR) > 1e-9:
+        P = min(P, _ordinal_apex_bound(data, a, a_s, solver_accuracy(solution)))
+    dual = bracket(P, D, SLACK_FLOOR)
+    return residuals(primal, dual, max(dual, claimed_gap(solution, D, SLACK_FLOOR)))
+
+
+def _ordinal_multipliers(data: Mapping[str, Any], solution: Solution
+                         ) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(alpha, alpha_star)`` from the multipliers of the margin rows, or ``None``."""
+    ranks, r = data["ranks"], data["r"]
+    alpha, alpha_star = np.zeros(ranks.size), np.zeros(ranks.size)
+    if data["kind"] in (kinds.CBOR_PRIMAL, kinds.CBOR_DUAL):
+        sel = _ordinal_sel(data)
+        parts = [("upper", sel["upper_rows"], alpha), ("lower", sel["lower_rows"], alpha_star)]
+    else:  # SVOR: one row block per rank
+        parts = [(f"upper_{i}", np.flatnonzero(ranks == i), alpha) for i in range(1, r)]
+        parts += [(f"lower_{i}", np.flatnonzero(ranks == i), alpha_star) for i in range(2, r + 1)]
+    for name, rows, target in parts:
+        lam = dual_of(solution, name)
+        if lam is None or lam.size != rows.size:
+            return None
+        target[rows] = lam
+    return alpha, alpha_star
+
+
+def _certify_ordinal_primal(data: Mapping[str, Any], solution: Solution) -> Residuals:
+    r"""Certificate of the primals (4.1), (4.2), (4.3)/(4.4) at :math:`(w, \theta, \xi, \xi^*)`.
+
+    * ``primal``: violation of the margin rows, :math:`\xi, \xi^* \ge 0`, the order
+      of the thresholds and :math:`\|w\| \le W`, each relative to its own terms;
+    * ``dual``: the violation, by the multipliers of the margin rows (from the
+      solution: a candidate certificate whose value is recomputed), of the box and
+      partial-sum constraints of the dual (4.5) / of (4.1)'s dual;
+    * ``gap``: the bracket between the larger of the point's own value and the
+      value of the point made feasible (:math:`w`
+      scaled into the ball, optimal thresholds and slacks,
+      :func:`_ordinal_upper_bound`) and the dual value of the multipliers, judged
+      against at least ``SLACK_FLOOR`` for the slack-sum objectives; and the mismatch
+      between the reported objective and the point's own value.
+
+    Without multipliers the generic KKT certificate of the cvxpy problem is used.
+    """
+    build = _build_svor_primal if data["kind"] in (kinds.SVOR_SOCP, kinds.SVOR_QP) \
+        else _build_ordinal_primal
+    mult = _ordinal_multipliers(data, solution)
+    if mult is None:
+        return conic_certificate(data, solution, build=build)
+    linear = data["kernel"].name == "linear"
+    got = values_of(solution, "w" if linear else "v", "thresholds")
+    ranks, r, d = data["ranks"], data["r"], data["d"]
+    if got is None or got[1].shape != (r - 1,):
+        return missing()
+    w, theta = got
+    g = data["means"] @ w if linear else _ordinal_factor(data) @ w
+    slacks = values_of(solution, "xi", "xi_star")
+    if slacks is None or slacks[0].shape != ranks.shape or slacks[1].shape != ranks.shape:
+        slacks = list(_ordinal_slacks(g, d, ranks, r, theta))
+    xi, xi_star = slacks
+    ua, ls = np.flatnonzero(ranks < r), np.flatnonzero(ranks > 1)
+    wn = float(np.linalg.norm(w))
+    viol = [g[ua] - theta[ranks[ua] - 1] + d[ua] - xi[ua],
+            theta[ranks[ls] - 2] - g[ls] + d[ls] - xi_star[ls], -xi, -xi_star]
+    scale = [np.maximum.reduce([np.abs(g[ua]), np.abs(theta[ranks[ua] - 1]), d[ua],
+                                np.abs(xi[ua])]),
+             np.maximum.reduce([np.abs(g[ls]), np.abs(theta[ranks[ls] - 2]), d[ls],
+                                np.abs(xi_star[ls])]), np.abs(xi), np.abs(xi_star)]
+    if r > 2:
+        viol.append(theta[:-1] - theta[1:])
+        scale.append(np.maximum(np.abs(theta[:-1]), np.abs(theta[1:])))
+    loss = float(xi.sum() + xi_star.sum())
+    if data.get("C") is None:
+        W = float(data["W"])
+        viol.append(np.array([wn - W]))
+        scale.append(np.array([max(wn, W)]))
+        value, floor = loss, SLACK_FLOOR
+        P = _ordinal_upper_bound(data, g * min(1.0, W / wn) if wn > 0 else g, min(wn, W))
+    else:
+        value, floor = 0.5 * wn * wn + float(data["C"]) * loss, 0.0
+        P = _ordinal_upper_bound(data, g, wn)
+    primal = row_violation(np.concatenate(viol), np.concatenate(scale))
+    alpha, alpha_star = mult
+    dual_res = _ordinal_dual_feasibility(data, alpha, alpha_star)
+    sel, U = _ordinal_sel(data), _ordinal_upper(data)
+    a = np.clip(alpha, 0.0, U * sel["alpha_upper"])
+    a_s = np.clip(alpha_star, 0.0, U * sel["alpha_star_upper"])
+    D = _ordinal_dual_value(data, a, a_s, _ordinal_kernel_scores(data, a_s - a))
+    # the point's own value, not only the repaired one: a feasible point whose slacks
+    # or thresholds are worse than the repair is not optimal (the repair is not returned)
+    gap = max(bracket(max(value, P), D, floor), claimed_gap(solution, value, floor))
+    return residuals(primal, dual_res, gap)
+
+
 def _ordinal_program(data: dict, description: str) -> Program:
     primal = data["form"] == "primal"
     return Program(
         data["kind"],
         data,
         build=_build_ordinal_primal if primal else _build_ordinal_dual,
-        certify=certify_with(_build_ordinal_primal if primal else _build_ordinal_dual),
+        certify=_certify_ordinal_primal if primal else _certify_ordinal_dual,
         decode=_decode_ordinal_primal if primal else _decode_ordinal_dual,
         default_solver="clarabel",
         description=description,
@@ -552,7 +768,7 @@ def svor(
     }
     label = f"W={W:g}" if W is not None else f"C={C:g}"
     return Program(kind, data, build=_build_svor_primal, decode=_decode_svor,
-                   certify=certify_with(_build_svor_primal),
+                   certify=_certify_ordinal_primal,
                    default_solver="clarabel",
                    description=f"SVOR ({kernel} kernel, {X.shape[0]} points, {r} ranks, {label})")
 

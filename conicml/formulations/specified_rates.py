@@ -24,6 +24,7 @@ The thesis writes :math:`w^\top x - b`, so its threshold is :math:`-b` here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,14 +33,15 @@ import numpy as np
 from scipy.stats import norm
 
 from .. import kinds
-from .._certificates import certify_with
+from .._ccp_certify import bracket, claimed_gap, missing, row_violation, values_of
+from .._certificates import residuals
 from .._deprecation import renamed_keywords
 from .._validation import check_positive, check_X_y
 from ..exceptions import ProgramError, SolverError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..moments import ClassMoments, as_class_moments
 from ..program import ConicForm, Program
-from ..solution import Solution, Status
+from ..solution import Residuals, Solution, Status
 
 __all__ = [
     "RATES_KINDS",
@@ -299,6 +301,130 @@ def _decode_rates_dual(data: Mapping[str, Any], solution: Solution) -> dict:
     return model
 
 
+# -- certificates (issue 11): the ellipsoid-distance bracket, O(d^2), no cvxpy problem -----
+#: A tangent bracket above this is re-tried with the fitted tangent points (kinks).
+_RATES_REFIT = 1e-7
+
+
+def _fit_ball(A: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Least-squares ``u`` of ``A u = rhs``, scaled into the unit ball (a feasible point)."""
+    u = np.linalg.lstsq(A, rhs, rcond=None)[0]
+    return u / max(1.0, float(np.linalg.norm(u)))
+
+
+def _rates_pairs(data: Mapping[str, Any], w: np.ndarray, fit: bool
+                 ) -> list[tuple[np.ndarray, np.ndarray]]:
+    r"""Feasible pairs :math:`z_\pm \in B_\pm` (2.13) implied by the hyperplane ``w``.
+
+    First the tangent points of the supporting hyperplanes of normal :math:`w`
+    (the minimiser of :math:`w^\top z` over :math:`B_+`, the maximiser over
+    :math:`B_-`), :math:`z_\pm = \mu_\pm \mp \kappa_\pm C_\pm C_\pm^\top w /
+    \|C_\pm^\top w\|`: the optimal pair when ``w`` is optimal ((2.14)–(2.16)). At a
+    kink :math:`C_\pm^\top w = 0` (the ellipsoid is flat along :math:`w`) every point
+    of :math:`B_\pm` is tangent and the direction of :math:`C_\pm^\top w` is round-off;
+    with ``fit`` the pairs where one side is instead fitted by least squares in its
+    ball to the optimality condition (2.14) :math:`z_+ - z_- = 2w/\|w\|^2` are added
+    (still feasible points, so every bound stays valid).
+    """
+    mp, mn = data["mean_pos"], data["mean_neg"]
+    kp, kn = float(data["kappa_pos"]), float(data["kappa_neg"])
+    Cp, Cn = data["C_pos"], data["C_neg"]
+    ap, an = Cp.T @ w, Cn.T @ w
+    sp, sn = float(np.linalg.norm(ap)), float(np.linalg.norm(an))
+    z_pos = mp - kp * (Cp @ (ap / sp)) if sp > 0 else mp
+    z_neg = mn + kn * (Cn @ (an / sn)) if sn > 0 else mn
+    pairs = [(z_pos, z_neg)]
+    if fit:
+        step = 2.0 * w / float(w @ w)  # (2.14): z_pos - z_neg at the optimum
+        if kp > 0:
+            pairs.append((mp - kp * (Cp @ _fit_ball(kp * Cp, mp - z_neg - step)), z_neg))
+        if kn > 0:
+            pairs.append((z_pos, mn + kn * (Cn @ _fit_ball(kn * Cn, z_pos - step - mn))))
+    return pairs
+
+
+def _certify_rates_primal(data: Mapping[str, Any], solution: Solution) -> Residuals:
+    r"""Certificate of the SOCP (2.5) at :math:`(w, b)`, from its dual (2.13).
+
+    * ``primal``: the violation of the two cone constraints of (2.5), each relative
+      to the magnitude of its terms;
+    * ``dual`` (the optimality measure): the bracket :math:`(P - D)/P` between
+      :math:`P = \tfrac12\|w\|^2` and the lower bound :math:`D = 2/\|z_+ - z_-\|^2`
+      that any feasible pair gives, here the tangent points of ``w``
+      (:func:`_rates_pairs`) — weak duality of (2.5) and (2.13): the
+      Lagrangian dual of (2.5) is :math:`\max_{z_\pm\in B_\pm} 2/\|z_+ - z_-\|^2`
+      (the stationarity :math:`w = 2(z_+ - z_-)/\|z_+ - z_-\|^2` of (2.14) is not
+      used: it reads ~ the square root of the gap and would demote accurate points);
+    * ``gap``: the same bracket and the mismatch between the reported objective
+      and :math:`P`.
+    """
+    got = values_of(solution, "w" if data["kernel"] is None else "v", "b")
+    if got is None:
+        return missing()
+    w, b = got[0], float(got[1][0])
+    mp, mn = data["mean_pos"], data["mean_neg"]
+    kp, kn = float(data["kappa_pos"]), float(data["kappa_neg"])
+    sp = float(np.linalg.norm(data["C_pos"].T @ w))
+    sn = float(np.linalg.norm(data["C_neg"].T @ w))
+    gp, gn = float(w @ mp), float(w @ mn)
+    # (2.5): w.mu_pos + b - 1 >= kappa_pos ||C_pos^T w||, -b - w.mu_neg - 1 >= kappa_neg ...
+    viol = np.array([kp * sp - (gp + b - 1.0), kn * sn - (-b - gn - 1.0)])
+    scale = np.array([max(abs(gp), abs(b), 1.0, kp * sp), max(abs(gn), abs(b), 1.0, kn * sn)])
+    primal = row_violation(viol, scale)
+    P = 0.5 * float(w @ w)
+    if not P > 0:  # w = 0 meets neither constraint
+        return residuals(primal, math.inf, math.inf)
+    dual = math.inf
+    for fit in (False, True):
+        for z_pos, z_neg in _rates_pairs(data, w, fit):
+            dist2 = float(np.sum((z_pos - z_neg) ** 2))
+            if dist2 > 0:  # else the ellipsoids touch: no hyperplane, no finite optimum
+                dual = min(dual, bracket(P, 2.0 / dist2))
+        if dual <= _RATES_REFIT:
+            break
+    return residuals(primal, dual, max(dual, claimed_gap(solution, P)))
+
+
+def _certify_rates_dual(data: Mapping[str, Any], solution: Solution) -> Residuals:
+    r"""Certificate of the ellipsoid distance (2.13) at :math:`(u_+, u_-)`.
+
+    * ``primal``: :math:`\max(\|u_\pm\| - 1)_+` (the balls of (2.13));
+    * ``dual`` and ``gap``: the bracket :math:`(D - s(e)_+^2)/D` between the
+      squared distance :math:`D = \|z_+ - z_-\|^2` of the (ball-projected) pair and
+      the support-function lower bound :math:`\delta^* \ge s(e) = e^\top(\mu_+ -
+      \mu_-) - \kappa_+\|C_+^\top e\| - \kappa_-\|C_-^\top e\|` along
+      :math:`e = (z_+ - z_-)/\|z_+ - z_-\|` (every hyperplane of normal :math:`e`
+      separating the ellipsoids bounds their distance below; equality at the
+      optimum, (2.14)); ``gap`` also holds the mismatch between the reported
+      objective and the point's :math:`D`. Where no direction separates the
+      ellipsoids (:math:`s(e) \le 0`, or :math:`D = 0`) the bracket is 1: the
+      classifier (2.5) is infeasible and its dual form is never certified there
+      (the kind stands for (2.5), whose optimum :math:`2/\delta^{*2}` is then
+      infinite; ``decode`` raises, the specialized solvers say ``INFEASIBLE``).
+    """
+    got = values_of(solution, "u_pos", "u_neg")
+    if got is None:
+        return missing()
+    u_pos, u_neg = got
+    norms = (float(np.linalg.norm(u_pos)), float(np.linalg.norm(u_neg)))
+    primal = max(0.0, norms[0] - 1.0, norms[1] - 1.0)
+    z_pos, z_neg = rates_points(data, u_pos, u_neg)
+    value = float(np.sum((z_pos - z_neg) ** 2))  # the objective at the returned point
+    z_pos, z_neg = rates_points(data, u_pos / max(1.0, norms[0]), u_neg / max(1.0, norms[1]))
+    diff = z_pos - z_neg
+    D = float(diff @ diff)
+    Cp, Cn = data["C_pos"], data["C_neg"]
+    kp, kn = float(data["kappa_pos"]), float(data["kappa_neg"])
+    dmu = data["mean_pos"] - data["mean_neg"]
+    gap = 1.0
+    if D > 0:
+        e = diff / math.sqrt(D)
+        s = float(e @ dmu) - kp * float(np.linalg.norm(Cp.T @ e)) \
+            - kn * float(np.linalg.norm(Cn.T @ e))
+        gap = bracket(D, max(s, 0.0) ** 2)
+    return residuals(primal, gap, max(gap, claimed_gap(solution, value)))
+
+
 @renamed_keywords(eta_pos="error_pos", eta_neg="error_neg", epsilon="ridge")
 def specified_rates(
     data: ClassMoments | tuple,
@@ -434,7 +560,7 @@ def specified_rates(
         RATES_KINDS[0] if primal else RATES_KINDS[1],
         prepared,
         build=_build_rates_primal if primal else _build_rates_dual,
-        certify=certify_with(_build_rates_primal if primal else _build_rates_dual),
+        certify=_certify_rates_primal if primal else _certify_rates_dual,
         decode=_decode_rates_primal if primal else _decode_rates_dual,
         default_solver="clarabel",
         description=(f"chance-constrained classifier, specified rates error_pos={error_pos:g}, "
