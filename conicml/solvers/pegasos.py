@@ -765,9 +765,10 @@ _COMMON_DOC = """
         Iterations between certificates; by default the geometric schedule
         of the module docstring (first after one pass, at least 1 000
         iterations, then each interval 25 % longer).
-    stall_checks : int, default=50
+    stall_checks : int, default=10
         Checks without a 1 % improvement of the best gap before the solver
-        reports a stall.
+        reports a stall (with the default geometric schedule, ten checks span
+        about 9x the iterations done before them).
     average : bool, default=True
         Also keep the polynomial-decay average of the iterates (Shamir & Zhang,
         ICML 2013, with :math:`\\eta = 3`) and return whichever of the last
@@ -812,7 +813,7 @@ def _make_solver(name: str, weighted: bool, default_bias: str, summary: str) -> 
         tau: float = 1.0,
         random_state: Any = None,
         check_every: int | None = None,
-        stall_checks: int = 50,
+        stall_checks: int = 10,
         average: bool = True,
         engine: str = "auto",
     ) -> Solution:
