@@ -15,8 +15,8 @@ Part B — the linear SVM primal (twonorm, d = 20, C = 1) at N in {1e4, 1e5}: wa
 ``pegasos`` to reach a *certified* relative duality gap <= 1e-2 (its own stop; NumPy and
 numba engines), of ``clarabel`` and ``smo`` (dual) at their defaults and of scikit-learn
 ``LinearSVC`` (hinge loss, dual coordinate descent, tol 1e-4); each run in a child
-process with a time limit (TIMEOUT recorded as such). The relative objective gap is (P(w, b) - P_best) / P_best
-recomputed from each returned (w, b) on the same primal.
+process with a time limit (TIMEOUT recorded as such). The relative objective gap is
+(P(w, b) - P_best) / P_best recomputed from each returned (w, b) on the same primal.
 
 Usage: ``python benchmarks/hlsvm_speed.py [--quick] [--limit SECONDS] [--shuttle-n N] [--T T]
 [--parts a,cv,b] [--out NAME]``
