@@ -94,7 +94,7 @@ def _worker(method: str, n: int, seed: int) -> dict:
         t0 = time.perf_counter()
         clusters = ClusterMoments.from_data(X, np.where(y > 0, 1.0, -1.0), **kw)
         t_clust = time.perf_counter() - t0
-        est = ClusterSOCPClassifier(1.0, eta=0.5, solver="cbc-smo")
+        est = ClusterSOCPClassifier(1.0, accuracy=0.5, solver="cbc-smo")
         t0 = time.perf_counter()
         est.fit_clusters(clusters)
         t_solve = time.perf_counter() - t0

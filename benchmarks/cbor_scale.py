@@ -58,7 +58,7 @@ def _run(kernel: str, k: int, solver: str, queue) -> None:
 
     clusters = clusters_for(k)
     start = time.perf_counter()
-    program = cm.formulations.ordinal.cbor(clusters, W=3.0, eta=0.5, kernel=kernel,
+    program = cm.formulations.ordinal.cbor(clusters, W=3.0, accuracy=0.5, kernel=kernel,
                                           gamma=0.1, form="dual")
     sol = cm.solve(program, solver)
     total = time.perf_counter() - start

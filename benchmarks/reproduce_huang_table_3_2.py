@@ -67,7 +67,7 @@ def run_dataset(name: str, splits: int, max_train: int, rho: float) -> np.ndarra
         mu, sd = X[train].mean(axis=0), X[train].std(axis=0)
         sd[sd == 0] = 1.0
         Xtr, Xte = (X[train] - mu) / sd, (X[test] - mu) / sd
-        kw = {"kernel": "rbf", "gamma": 1.0 / (2 * X.shape[1]), "rho_x": rho, "rho_y": rho}
+        kw = {"kernel": "rbf", "gamma": 1.0 / (2 * X.shape[1]), "ridge": rho}
         mpm = mm.mpm((Xtr, y[train]), **kw)
         mpm_model = mpm.decode(cm.solve(mpm, "dinkelbach"))
         prog = mm.mempm((Xtr, y[train]), **kw)

@@ -165,12 +165,12 @@ def fit_cell(model: str, kernel: str, X: np.ndarray, y: np.ndarray, cfg: dict,
     if kernel == "rbf":
         steps.append(EmpiricalKernelMap(gamma=gamma))
     if model == "MPM":
-        est = MPMClassifier(rho=KERNEL_REG) if kernel == "rbf" else MPMClassifier()
+        est = MPMClassifier(ridge=KERNEL_REG) if kernel == "rbf" else MPMClassifier()
         pipe = make_pipeline(*steps, est).fit(X, y)
         return pipe, ({"gamma": gamma} if kernel == "rbf" else {})
     # M4: C = c / N (the units of C are fixed by w^T(x_mean - y_mean) = 1)
     reg = KERNEL_REG if kernel == "rbf" else None
-    pipe = make_pipeline(*steps, M4Classifier(C=1.0, reg=reg,
+    pipe = make_pipeline(*steps, M4Classifier(C=1.0, ridge=reg,
                                               solver_options={"tol": M4_TOL}))
     grid = {"m4classifier__C": [c / n for c in cfg["m4_c"]]}
     search = GridSearchCV(pipe, grid, cv=inner).fit(X, y)

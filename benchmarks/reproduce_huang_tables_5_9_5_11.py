@@ -84,8 +84,8 @@ def rates(pred, y):
 
 def bmpm_kwargs(kind: str, n_features: int) -> dict:
     if kind == "BMPM-L":
-        return {"rho_x": 1e-6, "rho_y": 1e-6}
-    return {"kernel": "rbf", "gamma": 1.0 / (2 * n_features), "rho_x": 1e-3, "rho_y": 1e-3}
+        return {"ridge": 1e-6}
+    return {"kernel": "rbf", "gamma": 1.0 / (2 * n_features), "ridge": 1e-3}
 
 
 def solve_first(prog, solvers):

@@ -99,11 +99,10 @@ def robust_toy(draws: int) -> list[str]:
         specs = {
             "MPM": ("mpm", {}),
             "MEMPM": ("mempm", {}),
-            "robust MPM": ("mpm", {"nu_x": nu, "nu_y": nu, "rho_x": rho_x, "rho_y": rho_y}),
-            "robust MEMPM": ("mempm", {"nu_x": nu_x, "nu_y": nu_y, "rho_x": rho_x,
-                                       "rho_y": rho_y}),
+            "robust MPM": ("mpm", {"nu_x": nu, "nu_y": nu, "ridge": (rho_x, rho_y)}),
+            "robust MEMPM": ("mempm", {"nu_x": nu_x, "nu_y": nu_y, "ridge": (rho_x, rho_y)}),
             "robust MEMPM (nu_x = nu_y = max)": ("mempm", {"nu_x": nu, "nu_y": nu,
-                                                           "rho_x": rho_x, "rho_y": rho_y}),
+                                                           "ridge": (rho_x, rho_y)}),
         }
         for name, (family, kw) in specs.items():
             if family == "mpm":
@@ -255,7 +254,7 @@ def table_5_1(draws: int) -> list[str]:
         Y = rng.multivariate_normal([0.0, 0.0], 0.5 * np.eye(2), 65)
         Z, y = np.vstack([X, Y]), np.r_[np.ones(15), -np.ones(65)]
         for b0 in T51_THESIS:
-            prog = minimax.bmpm((Z, y), b0, kernel="rbf", gamma=0.2, rho_x=1e-5, rho_y=1e-5)
+            prog = minimax.bmpm((Z, y), b0, kernel="rbf", gamma=0.2, ridge=1e-5)
             model = prog.decode(solve_first(prog, ("dinkelbach", "ecos", "scs")))
             if not model.get("feasible", True):
                 out[b0].append((np.nan, 0.0, np.nan))  # beta0 >= beta0m (eq. 3.44)

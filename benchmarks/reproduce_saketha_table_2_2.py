@@ -4,7 +4,7 @@
   soft-margin SVM with costs :math:`C_+` on positive and :math:`C_-` on negative
   slacks (``SVMClassifier(C=1, class_weight={+1: C+, -1: C-})``, solved by ``smo``);
 * **L-SOCP**: the chance-constrained classifier with specified rates (2.4)
-  (``ChanceConstrainedClassifier(eta_pos=eta_1, eta_neg=eta_2)``, linear kernel,
+  (``ChanceConstrainedClassifier(error_pos=eta_1, error_neg=eta_2)``, linear kernel,
   clarabel, Chebyshev kappa, ridge 1e-6 on the covariances);
 * data: Pima (768, + = diabetic) and breast cancer (sklearn's WDBC, 569, + =
   malignant), features standardised with each training fold's statistics;
@@ -61,7 +61,7 @@ def make(method: str, p1: float, p2: float):
     if method == "L-SVM":
         return SVMClassifier(C=1.0, class_weight={1.0: p1, -1.0: p2}, solver="smo",
                              solver_options={"tol": 1e-4})
-    return ChanceConstrainedClassifier(eta_pos=p1, eta_neg=p2, epsilon=1e-6)
+    return ChanceConstrainedClassifier(error_pos=p1, error_neg=p2, ridge=1e-6)
 
 
 def cv_counts(method, p1, p2, X, y, runs):

@@ -48,7 +48,7 @@ def rates_instance(d: int, condition: float, seed: int = 0):
     Xp = (rng.normal(size=(n, d)) * scales) @ Q.T + 2.0
     Xn = (rng.normal(size=(n, d)) * scales[::-1]) @ Q.T - 2.0
     X, y = np.r_[Xp, Xn], np.r_[np.ones(n), -np.ones(n)]
-    return cm.formulations.specified_rates.specified_rates((X, y), 0.3, 0.3, epsilon=1e-9)
+    return cm.formulations.specified_rates.specified_rates((X, y), 0.3, 0.3, ridge=1e-9)
 
 
 def svm_data(name: str, n: int):

@@ -1,6 +1,6 @@
 r"""Feature similarities and relevances shared by QPFS and the mRMR / MaxRel selectors.
 
-Seed 001 §2.2.1 and §3.2 (Rodríguez Luján 2012, algorithm A1 of the note):
+Seed 001 §2.2.1 and §3.2 (Rodríguez Luján 2012):
 
 * **correlation**: :math:`q_{ij} = |\hat\rho_{ij}|` (eq. 2.6) and the prior-weighted
   one-vs-rest relevance of Hall, :math:`F_i = \sum_k \hat P(Y=k)\,|\hat\rho(X_i, 1[Y=k])|`;

@@ -56,19 +56,19 @@ def _svm(form: str) -> Callable[[np.ndarray, np.ndarray, argparse.Namespace], Pr
 def _mpm(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .formulations import minimax
 
-    return minimax.mpm((X, y), rho_x=1e-6, rho_y=1e-6)
+    return minimax.mpm((X, y), ridge=1e-6)
 
 
 def _bmpm(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .formulations import minimax
 
-    return minimax.bmpm((X, y), beta0=0.5, rho_x=1e-6, rho_y=1e-6)
+    return minimax.bmpm((X, y), beta0=0.5, ridge=1e-6)
 
 
 def _mempm(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .formulations import minimax
 
-    return minimax.mempm((X, y), rho_x=1e-6, rho_y=1e-6)
+    return minimax.mempm((X, y), ridge=1e-6)
 
 
 def _m4(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
@@ -82,7 +82,8 @@ def _m4(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
 def _specified_rates(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .formulations import specified_rates
 
-    return specified_rates.specified_rates((X, y), eta_pos=0.6, eta_neg=0.6, kernel=args.kernel)
+    return specified_rates.specified_rates((X, y), error_pos=0.6, error_neg=0.6,
+                                           kernel=args.kernel)
 
 
 def _cbc(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
@@ -90,7 +91,7 @@ def _cbc(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .moments import ClusterMoments
 
     clusters = ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=20)
-    return cbc.cbc(clusters, C=args.C, eta=0.5, form="dual")
+    return cbc.cbc(clusters, C=args.C, accuracy=0.5, form="dual")
 
 
 def _cbor(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
@@ -98,7 +99,7 @@ def _cbor(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .moments import ClusterMoments
 
     clusters = ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=8)
-    return ordinal.cbor(clusters, W=3.0, eta=0.5, kernel=args.kernel, form="dual")
+    return ordinal.cbor(clusters, W=3.0, accuracy=0.5, kernel=args.kernel, form="dual")
 
 
 def _svor(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:

@@ -232,7 +232,7 @@ def test_bad_input():
         cbc.cbc(c7, C=0.0)
     with pytest.raises(ProgramError, match="W"):
         cbc.cbc_w(c7, W=-1.0)
-    with pytest.raises(ProgramError, match="eta"):
+    with pytest.raises(ProgramError, match="accuracy"):
         cbc.cbc(c7, 1.0, 1.2)
     with pytest.raises(ProgramError, match="kernel"):
         cbc.cbc(c7, kernel="poly")
@@ -341,9 +341,9 @@ def test_sklearn_compatible(estimator, check):
 def test_estimator_matches_formulation_and_exposes_clusters():
     X, y = _two_blobs(1500, seed=2)
     labels = np.where(y > 0, "spam", "ham")  # "spam" > "ham": classes_[1] is positive
-    est = ClusterSOCPClassifier(2.0, eta=0.7, threshold=1.0).fit(X, labels)
+    est = ClusterSOCPClassifier(2.0, accuracy=0.7, threshold=1.0).fit(X, labels)
     clusters = ClusterMoments.from_data(X, y, threshold=1.0)
-    prog = cbc.cbc(clusters, 2.0, 0.7)
+    prog = cbc.cbc(clusters, 2.0, 0.7, class_weight="balanced")  # the estimator's default
     model = prog.decode(cm.solve(prog, "clarabel"))
     np.testing.assert_allclose(est.coef_[0], model["w"], atol=1e-6)
     assert est.intercept_[0] == pytest.approx(model["b"], abs=1e-6)
@@ -352,7 +352,7 @@ def test_estimator_matches_formulation_and_exposes_clusters():
     assert set(est.predict(X)) <= {"spam", "ham"}
     assert est.score(X, labels) > 0.95
     # the specialized solver gives the same model
-    smo = ClusterSOCPClassifier(2.0, eta=0.7, threshold=1.0, solver="cbc-smo",
+    smo = ClusterSOCPClassifier(2.0, accuracy=0.7, threshold=1.0, solver="cbc-smo",
                                 solver_options={"tol": 1e-9}).fit(X, labels)
     assert smo.program_.kind == "socp.chance.cbc.dual"
     np.testing.assert_allclose(smo.coef_[0], model["w"], atol=1e-5)
@@ -364,19 +364,19 @@ def test_estimator_matches_formulation_and_exposes_clusters():
 
 
 def test_estimator_fit_clusters_and_errors():
-    est = ClusterSOCPClassifier(W=1.0, eta=0.5, solver="cbc-smo").fit_clusters(_clusters7())
+    est = ClusterSOCPClassifier(W=1.0, accuracy=0.5, solver="cbc-smo").fit_clusters(_clusters7())
     np.testing.assert_allclose(est.coef_[0], [0.7071068, 0.7071068], atol=1e-6)
     assert est.intercept_[0] == pytest.approx(-0.0857864, abs=1e-6)  # note test 9
     assert est.solution_.objective == pytest.approx(2.1523340597, rel=1e-9)
     with pytest.raises(cm.SolverError, match="'cbc-smo' does not accept"):
         ClusterSOCPClassifier(solver="cbc-smo", form="primal").fit_clusters(_clusters7())
     with pytest.raises(ProgramError):
-        ClusterSOCPClassifier(eta=0.3, bound="gaussian").fit_clusters(_clusters7())
+        ClusterSOCPClassifier(accuracy=0.3, bound="gaussian").fit_clusters(_clusters7())
 
 
 def test_gaussian_bound_matches_phi():
     # kappa = Phi^{-1}(eta) enters the radii
-    est = ClusterSOCPClassifier(eta=0.9, bound="gaussian").fit_clusters(_clusters7())
+    est = ClusterSOCPClassifier(accuracy=0.9, bound="gaussian").fit_clusters(_clusters7())
     np.testing.assert_allclose(est.radii_, norm.ppf(0.9) * SIG7, rtol=1e-12)
 
 
@@ -384,7 +384,7 @@ def test_estimator_robust_kmeans_pipeline():
     # k-means clusters + RCBC2 radii + cbc-smo, against the same program on clarabel
     X, y = _two_blobs(1200, seed=4)
     est = ClusterSOCPClassifier(clustering="kmeans", n_clusters=4, robust="R2",
-                                bound="gaussian", eta=0.6, sigma="per-dimension",
+                                bound="gaussian", accuracy=0.6, sigma="per-dimension",
                                 solver="cbc-smo").fit(X, y)
     assert est.n_clusters_ == 8 and est.score(X, y) > 0.95
     prog = cbc.cbc(est.clusters_, 1.0, 0.6, bound="gaussian", robust="R2")
@@ -392,3 +392,84 @@ def test_estimator_robust_kmeans_pipeline():
                                                     rel=1e-6)
     np.testing.assert_allclose(est.radii_, cbc.cbc_radii(est.clusters_, 0.6,
                                                             bound="gaussian", robust="R2"))
+
+
+def test_accuracy_is_the_new_name_of_eta_and_C_W_are_exclusive():
+    # issue 12: CBC's eta (a probability of the right side) is ``accuracy``; the old
+    # keyword warns for one release and builds the same program (objectives from
+    # Clarabel on both); the estimator takes C or W, never both.
+    c7 = _clusters7()
+    new = cm.solve(cbc.cbc(c7, 1.0, accuracy=0.7), "clarabel").objective
+    with pytest.warns(FutureWarning, match="renamed 'accuracy'"):
+        old = cm.solve(cbc.cbc(c7, 1.0, eta=0.7), "clarabel").objective
+    assert old == pytest.approx(new, rel=1e-9)
+    with pytest.warns(FutureWarning, match="renamed 'accuracy'"):
+        dep = ClusterSOCPClassifier(eta=0.7).fit_clusters(c7)
+    ref = ClusterSOCPClassifier(accuracy=0.7).fit_clusters(c7)
+    np.testing.assert_allclose(dep.coef_, ref.coef_, rtol=1e-8)
+    with pytest.raises(ValueError, match="give C or W, not both"):
+        ClusterSOCPClassifier(C=2.0, W=1.0).fit_clusters(c7)
+
+
+def _imbalanced_clusters(seed=0, k_pos=4, k_neg=24, dim=3):
+    """Random spheres: a few positive clusters inside the spread of many negative ones."""
+    rng = np.random.default_rng(seed)
+    means = np.r_[rng.normal(0.6, 1.0, (k_pos, dim)), rng.normal(0.0, 1.0, (k_neg, dim))]
+    sigmas = rng.uniform(0.05, 0.4, k_pos + k_neg)
+    labels = np.r_[np.ones(k_pos), -np.ones(k_neg)]
+    return ClusterMoments(means, sigmas, np.full(k_pos + k_neg, 5.0), labels)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("class_weight", ["balanced", {1: 3.0, -1: 0.5}])
+@pytest.mark.parametrize("wform", [False, True])
+def test_class_weighted_cbc_solvers_agree(seed, class_weight, wform):
+    # per-cluster costs C_j (issue 12's default fix): the weighted dual solved by cbc-smo
+    # agrees with Clarabel and ECOS on the same program, and with Clarabel on the primal
+    # (strong duality of (3.7)/(3.11) and (B.1)/(B.2) with the box 0 <= alpha_j <= C_j).
+    clusters = _imbalanced_clusters(seed)
+    make = ((lambda form: cbc.cbc_w(clusters, 1.5, 0.6, class_weight=class_weight, form=form))
+            if wform else
+            (lambda form: cbc.cbc(clusters, 2.0, 0.6, class_weight=class_weight, form=form)))
+    dual, primal = make("dual"), make("primal")
+    ref = cm.solve(primal, "clarabel")
+    assert ref.status is cm.Status.OPTIMAL
+    for solver in ("clarabel", "ecos", "cbc-smo"):
+        sol = cm.solve(dual, solver)
+        assert sol.status is cm.Status.OPTIMAL, (solver, sol.message)
+        assert sol.objective == pytest.approx(ref.objective, rel=max(obj_rtol(solver), 1e-5))
+        alpha = dual.decode(sol)["alpha"]
+        assert np.all(alpha <= dual.data["cbc"].upper + 1e-8)
+
+
+def test_class_weight_balanced_costs_and_bad_values():
+    # "balanced": c_+ = k / (2 k_+), c_- = k / (2 k_-) (scikit-learn's rule, in clusters),
+    # so both classes carry the same total cost C * k / 2
+    clusters = _imbalanced_clusters(0, k_pos=4, k_neg=24)
+    costs = cbc.cbc(clusters, 2.0, class_weight="balanced").data["costs"]
+    y = clusters.labels
+    np.testing.assert_allclose(costs[y > 0], 2.0 * 28 / 8)
+    np.testing.assert_allclose(costs[y < 0], 2.0 * 28 / 48)
+    assert costs[y > 0].sum() == pytest.approx(costs[y < 0].sum())
+    with pytest.raises(ProgramError, match="class_weight"):
+        cbc.cbc(clusters, 1.0, class_weight="equal")
+    with pytest.raises(ProgramError, match="keys must be"):
+        cbc.cbc(clusters, 1.0, class_weight={2: 1.0})
+    with pytest.raises(ProgramError, match="finite C"):
+        cbc.cbc(clusters, None, class_weight="balanced")
+
+
+def test_default_estimator_is_not_constant_on_imbalanced_data():
+    # the thesis's unweighted (3.7) learns w = 0 when the few positive clusters sit inside
+    # the negatives' spread (the constant-score warning says so); the default
+    # class_weight="balanced" learns a hyperplane that ranks the positives first
+    rng = np.random.default_rng(3)
+    X = np.r_[rng.normal(0.8, 1.0, (30, 3)), rng.normal(0.0, 1.0, (600, 3))]
+    y = np.r_[np.ones(30), -np.ones(600)]
+    with pytest.warns(cm.exceptions.ConvergenceWarning if hasattr(cm.exceptions,
+                      "ConvergenceWarning") else Warning, match="constant score"):
+        ClusterSOCPClassifier(class_weight=None).fit(X, y)
+    est = ClusterSOCPClassifier().fit(X, y)
+    assert np.abs(est.coef_).max() > 1e-3
+    from sklearn.metrics import roc_auc_score
+    assert roc_auc_score(y, est.decision_function(X)) > 0.65

@@ -35,7 +35,7 @@ SOLVERS = cm.solvers.available(CBC_HULL_DUAL)
 
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_closed_form_square(solver):
-    prog = cbc_hull(square_spheres(), eta=0.5)  # kappa = 1: radii 0.5
+    prog = cbc_hull(square_spheres(), accuracy=0.5)  # kappa = 1: radii 0.5
     sol = cm.solve(prog, solver)
     assert sol.ok, sol.message
     model = prog.decode(sol)
@@ -52,8 +52,8 @@ def test_closed_form_square(solver):
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_hull_agrees_with_the_hard_primal(seed, kernel, solver):
     clusters = random_spheres(seed)
-    prog = cbc_hull(clusters, eta=0.6, kernel=kernel, gamma=0.1)
-    primal = cbc(clusters, C=None, eta=0.6, kernel=kernel, gamma=0.1, form="primal")
+    prog = cbc_hull(clusters, accuracy=0.6, kernel=kernel, gamma=0.1)
+    primal = cbc(clusters, C=None, accuracy=0.6, kernel=kernel, gamma=0.1, form="primal")
     ref = cm.solve(primal, "clarabel")
     assert ref.ok
     sol = cm.solve(prog, solver)
@@ -81,7 +81,7 @@ def test_hull_agrees_with_the_hard_primal(seed, kernel, solver):
 
 
 def test_cbc_hull_smo_matches_backends_exactly_and_reports_inner_solution():
-    prog = cbc_hull(random_spheres(3), eta=0.7)
+    prog = cbc_hull(random_spheres(3), accuracy=0.7)
     smo = cm.solve(prog, "cbc-hull-smo", tol=1e-9)
     ref = cm.solve(prog, "clarabel")
     assert_allclose(smo.objective, ref.objective, rtol=obj_rtol("clarabel"))
@@ -94,9 +94,9 @@ def test_cbc_hull_smo_matches_backends_exactly_and_reports_inner_solution():
 
 def test_overlapping_hulls_have_distance_zero():
     clusters = random_spheres(0, shift=0.0)
-    prog = cbc_hull(clusters, eta=0.9)
+    prog = cbc_hull(clusters, accuracy=0.9)
     sol = cm.solve(prog, "clarabel")
     assert sol.objective <= 1e-6
-    primal = cbc(clusters, C=None, eta=0.9, form="primal")
+    primal = cbc(clusters, C=None, accuracy=0.9, form="primal")
     assert cm.solve(primal, "clarabel").status in (cm.Status.INFEASIBLE,
                                                    cm.Status.INFEASIBLE_INACCURATE)

@@ -40,7 +40,7 @@ NOTE_W = np.array([1.45, -0.384057])
 @pytest.mark.parametrize("form", ["primal", "dual"])
 @pytest.mark.parametrize("solver", cm.solvers.available(PRIMAL))
 def test_note_example_objective_and_model(form, solver):
-    prog = ordinal.cbor(note_clusters(), W=1.5, eta=0.5, form=form)
+    prog = ordinal.cbor(note_clusters(), W=1.5, accuracy=0.5, form=form)
     if solver not in cm.solvers.available(prog.kind):
         pytest.skip(f"{solver} does not take {prog.kind}")
     sol = cm.solve(prog, solver)
@@ -60,8 +60,8 @@ def test_note_example_objective_and_model(form, solver):
 def test_primal_equals_dual_and_reversed_partial_sums_break_weak_duality():
     """(4.5) with s* <= s reproduces the primal; the reversed direction overshoots (note F4)."""
     clusters = note_clusters()
-    p = cm.solve(ordinal.cbor(clusters, W=1.5, eta=0.5, form="primal"), "clarabel").objective
-    dual_prog = ordinal.cbor(clusters, W=1.5, eta=0.5, form="dual")
+    p = cm.solve(ordinal.cbor(clusters, W=1.5, accuracy=0.5, form="primal"), "clarabel").objective
+    dual_prog = ordinal.cbor(clusters, W=1.5, accuracy=0.5, form="dual")
     d = cm.solve(dual_prog, "clarabel").objective
     assert_allclose(d, p, rtol=1e-7)
     # reverse the inequality: the dual value exceeds the primal (8.1159 in the note)
@@ -87,14 +87,14 @@ def test_cbor_with_point_clusters_is_the_baseline_svor(solver):
     base = cm.solve(svor, solver)
     base_model = svor.decode(base)
     for form in ("primal", "dual"):
-        prog = ordinal.cbor(clusters, W=1.0, eta=0.7, form=form)  # eta is irrelevant at sigma = 0
+        prog = ordinal.cbor(clusters, W=1.0, accuracy=0.7, form=form)  # irrelevant at sigma = 0
         sol = cm.solve(prog, solver)
         assert_allclose(sol.objective, base.objective, rtol=obj_rtol(solver))
         model = prog.decode(sol)
         assert_allclose(model["w"], base_model["w"], atol=10 * sol_atol(solver))
         assert_allclose(model["thresholds"], base_model["thresholds"], atol=10 * sol_atol(solver))
     # the same through cbor-smo on the dual
-    smo = cm.solve(ordinal.cbor(clusters, W=1.0, eta=0.7, form="dual"), "cbor-smo", tol=1e-7)
+    smo = cm.solve(ordinal.cbor(clusters, W=1.0, accuracy=0.7, form="dual"), "cbor-smo", tol=1e-7)
     assert_allclose(smo.objective, base.objective, rtol=1e-6)
 
 
@@ -116,8 +116,8 @@ def test_svor_qp_form_solves_the_socp_form_at_W_equal_norm_w():
 def test_rbf_primal_and_dual_agree_and_use_the_kernel_radius():
     X, y = ordinal_points(2, m=90, dim=2, r=3, sep=1.5)
     clusters = cm.ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=6)
-    primal = ordinal.cbor(clusters, W=3.0, eta=0.8, kernel="rbf", gamma=0.5, form="primal")
-    dual = ordinal.cbor(clusters, W=3.0, eta=0.8, kernel="rbf", gamma=0.5, form="dual")
+    primal = ordinal.cbor(clusters, W=3.0, accuracy=0.8, kernel="rbf", gamma=0.5, form="primal")
+    dual = ordinal.cbor(clusters, W=3.0, accuracy=0.8, kernel="rbf", gamma=0.5, form="dual")
     kappa = 2.0  # sqrt(0.8 / 0.2), note §5.3 test 1
     radii = np.sqrt(2 * (1 - np.exp(-0.5 * (kappa * clusters.sigmas) ** 2)))  # eq. 4.4
     assert_allclose(dual.data["d"], 1 + 3.0 * radii)
@@ -185,8 +185,8 @@ def test_kinds_and_pickling():
     "kwargs, match",
     [
         ({"W": 0.0}, "W must be > 0"),
-        ({"eta": 1.0}, r"eta must lie in \(0, 1\)"),
-        ({"eta": 0.3, "bound": "gaussian"}, "needs eta >= 0.5"),
+        ({"accuracy": 1.0}, r"accuracy must lie in \(0, 1\)"),
+        ({"accuracy": 0.3, "bound": "gaussian"}, "needs accuracy >= 0.5"),
         ({"kernel": "poly"}, "kernel='linear' or 'rbf'"),
         ({"form": "both"}, "form must be"),
         ({"bound": "markov"}, "bound must be"),

@@ -172,7 +172,7 @@ def test_bias_decode_tolerates_first_order_accuracy():
     X, y = cm.datasets.load("breast_cancer")
     X = (X - X.mean(0)) / X.std(0)
     clusters = cm.ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=20)
-    prog = cm.formulations.cbc.cbc(clusters, C=1.0, eta=0.5, form="dual")
+    prog = cm.formulations.cbc.cbc(clusters, C=1.0, accuracy=0.5, form="dual")
     ref = prog.decode(cm.solve(prog, "clarabel", eps_abs=1e-10, eps_rel=1e-10))
     sol = cm.solve(prog, "scs")
     assert own(sol).primal > 1e-6  # the regime this test is about

@@ -94,7 +94,7 @@ def test_a_cbc_fit_from_dask_moments(client, data):
     mom = cm.ClusterMoments.from_data(da.from_array(Z, chunks=(500, 4)),
                                       da.from_array(y, chunks=500), clustering="kmeans",
                                       n_clusters=5, random_state=0)
-    prog = cm.formulations.cbc.cbc(mom, C=1.0, eta=0.5, form="dual")
+    prog = cm.formulations.cbc.cbc(mom, C=1.0, accuracy=0.5, form="dual")
     sol = cm.solve(prog, "clarabel")
     assert sol.status is cm.Status.OPTIMAL
 

@@ -28,7 +28,7 @@ def _instance(d, seed, condition=1.0, n=200, shift=3.0):
                                                 (20, 3, 1e6)])
 def test_agrees_with_clarabel_and_ecos(form, d, seed, condition):
     X, y = _instance(d, seed, condition)
-    prog = sr.specified_rates((X, y), 0.2, 0.3, form=form, epsilon=1e-8)
+    prog = sr.specified_rates((X, y), 0.2, 0.3, form=form, ridge=1e-8)
     sol = cm.solve(prog, "ellipsoid-newton")
     assert sol.status is cm.Status.OPTIMAL, sol.message
     assert sol.residuals.gap <= 1e-9 * max(1.0, sol.extras["upper_bound"])
@@ -61,7 +61,7 @@ def test_two_balls_closed_form():
 
 def test_kernel_program_and_a_point_class():
     X, y = cm.datasets.twonorm(80, dim=4, seed=5)
-    prog = sr.specified_rates((X, y), 0.3, 0.3, kernel="rbf", gamma=0.2, epsilon=1e-3)
+    prog = sr.specified_rates((X, y), 0.3, 0.3, kernel="rbf", gamma=0.2, ridge=1e-3)
     a, b = cm.solve(prog, "ellipsoid-newton"), cm.solve(prog, "clarabel")
     assert a.objective == pytest.approx(b.objective, rel=1e-6)
     # eta = 1 would be kappa = 0: the positive class is its mean (a point)
@@ -82,7 +82,7 @@ def test_intersecting_ellipsoids_are_infeasible_like_the_backends():
     assert cm.solve(prog, "clarabel").status in (cm.Status.INFEASIBLE,
                                                  cm.Status.INFEASIBLE_INACCURATE)
     sol = cm.solve(prog, "ellipsoid-newton")
-    assert sol.status is cm.Status.INFEASIBLE and "raise eta_pos or eta_neg" in sol.message
+    assert sol.status is cm.Status.INFEASIBLE and "raise error_pos or error_neg" in sol.message
 
 
 def test_warm_start_limits_and_options():

@@ -74,7 +74,7 @@ def test_random_agreement(d, seed, form):
 @pytest.mark.parametrize("form", ["primal", "dual"])
 def test_kernel_agreement(form):
     X, y = cm.datasets.twonorm(120, dim=2, seed=5)
-    prog = sr.specified_rates((X, y), 0.3, 0.3, kernel="rbf", gamma=1.0, epsilon=1e-2,
+    prog = sr.specified_rates((X, y), 0.3, 0.3, kernel="rbf", gamma=1.0, ridge=1e-2,
                                   form=form)
     sols = {s: cm.solve(prog, s) for s in ("clarabel", "ecos", "lin-han")}
     lh = sols["lin-han"]
@@ -145,8 +145,8 @@ def test_infeasible_overlap(form):
     assert sol.status is cm.Status.INFEASIBLE
     # the note: t1 = 1 > t2 = 0 on the first segment
     assert sol.extras["t_pos"] == pytest.approx(1.0) and sol.extras["t_neg"] == pytest.approx(0.0)
-    assert "eta_pos=0.5" in sol.message and "eta_neg=0.5" in sol.message
-    with pytest.raises(SolverError, match="eta_pos=0.5"):
+    assert "error_pos=0.5" in sol.message and "error_neg=0.5" in sol.message
+    with pytest.raises(SolverError, match="error_pos=0.5"):
         prog.decode(sol)
 
 

@@ -193,8 +193,8 @@ def test_soft_margin_maximises_G_on_a_grid():
 def test_linear_precomputed_kernel_matches_linear():
     # [C] with K = X X^T the empirical kernel map is a rotation of X: same rho, same f
     X, y = separable_gaussians(4, n=20)
-    lin = solve_model(m4.m4(X, y, reg=1e-3), "bisection", tol=1e-9)[1]
-    kprog = m4.m4(X @ X.T, y, kernel="precomputed", reg=1e-3)
+    lin = solve_model(m4.m4(X, y, ridge=1e-3), "bisection", tol=1e-9)[1]
+    kprog = m4.m4(X @ X.T, y, kernel="precomputed", ridge=1e-3)
     kmod = solve_model(kprog, "bisection", tol=1e-9)[1]
     assert kmod["rho"] == pytest.approx(lin["rho"], rel=1e-6)
     f_lin = X @ lin["w"] + lin["b"]
@@ -205,7 +205,7 @@ def test_linear_precomputed_kernel_matches_linear():
 def test_kernel_m4_reproduces_t2():
     # [N] note §5.4 T2: kernel M4 with K = Z Z^T reproduces rho = 1.0870085 after the
     # eigen-reparameterisation (reg -> 0 recovers the plug-in covariances)
-    kprog = m4.m4(T2_X @ T2_X.T, T2_Y, kernel="precomputed", reg=1e-12)
+    kprog = m4.m4(T2_X @ T2_X.T, T2_Y, kernel="precomputed", ridge=1e-12)
     assert kprog.data["Z"].shape == (12, 2)  # rank 2: the empirical map is 2-D
     _, model = solve_model(kprog, "bisection", tol=1e-9)
     assert model["rho"] == pytest.approx(1.0870085, abs=1e-6)
@@ -215,7 +215,7 @@ def test_kernel_m4_reproduces_t2():
 def test_rbf_kernel_separates_training_data():
     # [C] an RBF Gram matrix is PD, so any labelling is separable in feature space
     X, y = cm.datasets.twonorm(60, dim=5, seed=0)
-    prog = m4.m4(X, y, kernel="rbf", gamma=0.5, reg=1e-2)
+    prog = m4.m4(X, y, kernel="rbf", gamma=0.5, ridge=1e-2)
     sol, model = solve_model(prog, "bisection")
     assert model["rho"] > 0
     f = m4.decision_values(prog.data, model, X)
@@ -224,7 +224,7 @@ def test_rbf_kernel_separates_training_data():
 
 
 def test_kernel_needs_reg():
-    with pytest.raises(ProgramError, match="reg > 0"):
+    with pytest.raises(ProgramError, match="ridge > 0"):
         m4.m4(T2_X, T2_Y, kernel="rbf")
 
 
@@ -251,7 +251,7 @@ def test_not_separable_is_infeasible_status():
 @pytest.mark.parametrize("kwargs, match", [
     ({"C": -1.0}, "C must be"),
     ({"C": 0.0}, "C must be"),
-    ({"reg": -1.0}, "reg must be"),
+    ({"ridge": -1.0}, "ridge must be"),
     ({"reduction": 1.5}, "reduction"),
     ({"kernel": "cubic"}, "unknown kernel"),
     ({"covariances": (np.eye(3), np.eye(3))}, "cov_pos must have shape"),
@@ -275,3 +275,12 @@ def test_bad_data():
     same = np.vstack([T2_X[:6], T2_X[:6]])
     with pytest.raises(ProgramError, match="means coincide"):
         m4.m4(same, T2_Y)
+
+
+def test_deprecated_reg_keyword_maps_to_ridge():
+    # issue 12: M4's covariance regulariser is the package-wide ``ridge``; ``reg`` warns
+    # for one release and builds the same program (objectives by bisection on both).
+    new = cm.solve(m4.m4(T2_X, T2_Y, ridge=1e-3), "bisection").objective
+    with pytest.warns(FutureWarning, match="renamed 'ridge'"):
+        old = cm.solve(m4.m4(T2_X, T2_Y, reg=1e-3), "bisection").objective
+    assert old == pytest.approx(new, rel=1e-9)

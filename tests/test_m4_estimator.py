@@ -29,7 +29,7 @@ def test_sklearn_contract(estimator, check):
 
 
 def test_separable_attributes_and_convention():
-    est = M4Classifier(C=None, reg=0.0).fit(T2_X, T2_LABELS)
+    est = M4Classifier(C=None, ridge=0.0).fit(T2_X, T2_LABELS)
     assert list(est.classes_) == ["a", "x"]
     # [N] note §5.4 T2: rho = 1.0870085, w = (0.2102804, 0.0700935), b = 0.1603824
     assert est.rho_ == pytest.approx(1.0870085, abs=1e-6)
@@ -47,7 +47,7 @@ def test_separable_attributes_and_convention():
 @pytest.mark.parametrize("solver", ["bisection", "dinkelbach-gfp"])
 @pytest.mark.parametrize("inner", ["clarabel", "ecos"])
 def test_swapping_solver_is_one_word(solver, inner):
-    est = M4Classifier(C=None, reg=0.0, solver=solver, inner=inner).fit(T2_X, T2_LABELS)
+    est = M4Classifier(C=None, ridge=0.0, solver=solver, inner=inner).fit(T2_X, T2_LABELS)
     assert est.solution_.solver == solver and est.solution_.extras["inner"] == inner
     assert est.rho_ == pytest.approx(1.0870085, abs=1e-6)
 
@@ -61,7 +61,7 @@ def test_not_separable_error_names_C():
 
 def test_soft_margin_matches_program():
     X, y = cm.datasets.twonorm(100, dim=4, seed=2)
-    est = M4Classifier(C=0.02, reg=0.0).fit(X, y)
+    est = M4Classifier(C=0.02, ridge=0.0).fit(X, y)
     prog = m4.m4(X, y, C=0.02)
     model = prog.decode(cm.solve(prog, "quadratic-interpolation"))
     assert est.solution_.solver == "quadratic-interpolation"
@@ -72,8 +72,8 @@ def test_soft_margin_matches_program():
 def test_reduction_one_is_mpm_classifier():
     mpm_est = pytest.importorskip("conicml.estimators").MPMClassifier
     X, y = cm.datasets.twonorm(100, dim=4, seed=1)
-    est = M4Classifier(C=1.0, reduction=1.0, reg=0.0).fit(X, y)
-    ref = mpm_est(rho=0.0).fit(X, y)
+    est = M4Classifier(C=1.0, reduction=1.0, ridge=0.0).fit(X, y)
+    ref = mpm_est(ridge=0.0).fit(X, y)
     np.testing.assert_allclose(est.coef_[0], ref.coef_[0], atol=1e-4)
     assert est.intercept_[0] == pytest.approx(ref.intercept_[0], abs=1e-4)
     assert (est.predict(X) == ref.predict(X)).mean() == 1.0

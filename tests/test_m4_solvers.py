@@ -178,7 +178,7 @@ def test_unbounded_without_reg():
     y = np.r_[np.ones(4), -np.ones(4)]
     for solver in ("bisection", "dinkelbach-gfp"):
         assert cm.solve(m4.m4(X, y), solver).status is cm.Status.UNBOUNDED
-    assert cm.solve(m4.m4(X, y, reg=1e-2), "bisection").status is cm.Status.OPTIMAL
+    assert cm.solve(m4.m4(X, y, ridge=1e-2), "bisection").status is cm.Status.OPTIMAL
 
 
 # ---- soft margin ------------------------------------------------------------------------
@@ -231,7 +231,7 @@ def test_m4_line_search_is_a_deprecated_name_of_the_two_searches():
 def test_kernel_program_bisection_and_dinkelbach_agree():
     # Theorem 17 through the empirical kernel map: the same quasi-convex program kind
     X, y = cm.datasets.twonorm(50, dim=4, seed=6)
-    prog = m4.m4(X, y, kernel="rbf", gamma=0.5, reg=1e-2)
+    prog = m4.m4(X, y, kernel="rbf", gamma=0.5, ridge=1e-2)
     comp = cm.compare(prog, ["bisection", ("bisection/ecos", "bisection", {"inner": "ecos"}),
                              "dinkelbach-gfp"], reference="bisection", rtol=1e-6)
     assert comp.agree, str(comp)

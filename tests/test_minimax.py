@@ -119,7 +119,7 @@ def test_mpm_from_data_uses_biased_moments():
 
 # ---------------------------------------------------------------------------- robust MPM
 def test_robust_mpm_unequal_nu_matches_ratio_form():
-    prog = mm.mpm(FIG34, nu_x=0.1, nu_y=0.5, rho_x=0.2, rho_y=0.3)
+    prog = mm.mpm(FIG34, nu_x=0.1, nu_y=0.5, ridge=(0.2, 0.3))
     model = prog.decode(cm.solve(prog, "clarabel"))
     # [C] optimal w is ∝ (1, 0) by symmetry: w = (1/4, 0) and
     # kappa = (1 - nu_x sx - nu_y sy)/(sx + sy) with sx = sqrt(4.2)/4, sy = sqrt(1.3)/4
@@ -130,7 +130,7 @@ def test_robust_mpm_unequal_nu_matches_ratio_form():
 
 
 def test_robust_mpm_reduces_to_plain_when_radii_zero():
-    a = cm.solve(mm.mpm(FIG34, nu_x=0, rho_x=0), "clarabel").objective
+    a = cm.solve(mm.mpm(FIG34, nu_x=0, ridge=0), "clarabel").objective
     assert a == pytest.approx(0.75, rel=1e-7)
 
 
@@ -320,7 +320,7 @@ def test_mempm_optimum_at_domain_end():
 def test_kernel_linear_gram_reproduces_linear_bmpm():
     # [N] T2 kernel consistency: a linear kernel reproduces the linear kappa_alpha
     K = T2_X @ T2_X.T
-    prog = mm.bmpm((K, T2_Y), 0.8, kernel="precomputed", rho_x=1e-10)
+    prog = mm.bmpm((K, T2_Y), 0.8, kernel="precomputed", ridge=1e-10)
     for solver in ("clarabel", "dinkelbach"):
         model = prog.decode(cm.solve(prog, solver))
         assert model["kappa_alpha"] == pytest.approx(2.693767, abs=2e-6)
@@ -331,16 +331,16 @@ def test_kernel_linear_gram_reproduces_linear_bmpm():
 
 
 def test_rbf_kernel_needs_regulariser():
-    with pytest.raises(cm.ProgramError, match="rho_x > 0"):
+    with pytest.raises(cm.ProgramError, match="ridge > 0"):
         mm.mpm((T2_X, T2_Y), kernel="rbf")
     with pytest.raises(cm.ProgramError, match="needs the training data"):
-        mm.mpm(FIG34, kernel="rbf", rho_x=1e-3)
+        mm.mpm(FIG34, kernel="rbf", ridge=1e-3)
 
 
 @pytest.mark.parametrize("solver", ["clarabel", "ecos", "dinkelbach", "rosen"])
 def test_rbf_kernel_mpm_solvers_agree(solver):
     X, y = cm.datasets.twonorm(n=60, dim=4, seed=2)
-    prog = mm.mpm((X, y), kernel="rbf", gamma=0.05, rho_x=0.01)
+    prog = mm.mpm((X, y), kernel="rbf", gamma=0.05, ridge=0.01)
     ref = cm.solve(prog, "clarabel")
     sol = cm.solve(prog, solver)
     assert sol.objective == pytest.approx(ref.objective, rel=max(obj_rtol(solver), 1e-6))
@@ -353,7 +353,9 @@ def test_rbf_kernel_mpm_solvers_agree(solver):
 # ---------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize("kwargs, match", [
     ({"nu_x": -1}, "nu_x"),
-    ({"rho_x": float("nan")}, "rho_x"),
+    ({"ridge": float("nan")}, "ridge"),
+    ({"ridge": (0.1, -1.0)}, r"ridge\[1\]"),
+    ({"ridge": (0.1, 0.2, 0.3)}, "pair"),
     ({"bound": "hoeffding"}, "bound"),
     ({"kernel": "sigmoid"}, "unknown kernel"),
 ])
@@ -384,7 +386,7 @@ def test_bad_data():
 
 def test_kernel_mempm_inner_solvers_agree():
     X, y = cm.datasets.twonorm(n=50, dim=3, seed=8)
-    prog = mm.mempm((X, y), theta=0.5, kernel="rbf", gamma=0.3, rho_x=0.05)
+    prog = mm.mempm((X, y), theta=0.5, kernel="rbf", gamma=0.3, ridge=0.05)
     a = cm.solve(prog, "quadratic-interpolation", inner="clarabel")
     b = cm.solve(prog, "quadratic-interpolation", inner="dinkelbach")
     assert a.ok and b.ok
@@ -397,11 +399,22 @@ def test_kernel_mempm_inner_solvers_agree():
 
 def test_robust_mempm_is_more_cautious():
     plain = cm.solve(mm.mempm(FIG34, theta=0.5), "quadratic-interpolation")
-    zero = cm.solve(mm.mempm(FIG34, theta=0.5, nu_x=0.0, rho_x=0.0), "quadratic-interpolation")
-    robust_prog = mm.mempm(FIG34, theta=0.5, nu_x=0.1, nu_y=0.5, rho_x=0.2, rho_y=0.3)
+    zero = cm.solve(mm.mempm(FIG34, theta=0.5, nu_x=0.0, ridge=0.0), "quadratic-interpolation")
+    robust_prog = mm.mempm(FIG34, theta=0.5, nu_x=0.1, nu_y=0.5, ridge=(0.2, 0.3))
     robust = cm.solve(robust_prog, "quadratic-interpolation")
     assert zero.objective == pytest.approx(plain.objective, abs=1e-12)
     # larger uncertainty sets can only lower the worst-case objective (eq. 3.40)
     assert robust.objective < plain.objective
     model = robust_prog.decode(robust)
     assert model["b_mismatch"] < 1e-7  # both robust intercept formulas agree
+
+
+def test_deprecated_rho_x_rho_y_spelling_maps_to_ridge():
+    # issue 12: the covariance ridge has one name; the old keywords warn for one release
+    # and give the same program (objectives from Clarabel on both).
+    new = cm.solve(mm.mpm(FIG34, ridge=(0.2, 0.3)), "clarabel").objective
+    with pytest.warns(FutureWarning, match="renamed 'ridge'"):
+        old = cm.solve(mm.mpm(FIG34, rho_x=0.2, rho_y=0.3), "clarabel").objective
+    assert old == pytest.approx(new, rel=1e-9)
+    with pytest.raises(TypeError, match="only 'ridge'"):
+        mm.bmpm(FIG34, 0.5, rho_x=0.1, ridge=0.1)

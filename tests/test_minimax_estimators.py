@@ -46,7 +46,7 @@ def breast():
 
 def test_mpm_attributes_and_convention(breast):
     X, labels = breast
-    est = MPMClassifier(rho=0.0).fit(X, labels)
+    est = MPMClassifier(ridge=0.0).fit(X, labels)
     assert list(est.classes_) == ["benign", "malignant"]  # classes_[1] is the thesis's x
     prog = mm.mpm((X, np.where(labels == "malignant", 1.0, -1.0)))
     model = prog.decode(cm.solve(prog, "clarabel"))
@@ -100,12 +100,12 @@ def test_mempm_gaussian_and_ms_criterion(breast):
 
 def test_kernel_models_have_dual_coef():
     X, y = cm.datasets.twonorm(n=80, dim=3, seed=1)
-    est = MPMClassifier(kernel="rbf", gamma=0.2, rho=1e-2).fit(X, y)
+    est = MPMClassifier(kernel="rbf", gamma=0.2, ridge=1e-2).fit(X, y)
     assert est.dual_coef_.shape == (1, 80) and not hasattr(est, "coef_")
     assert est.score(X, y) > 0.9
     K = X @ X.T
-    lin = MPMClassifier(rho=1e-9).fit(X, y)
-    pre = MPMClassifier(kernel="precomputed", rho=1e-9).fit(K, y)
+    lin = MPMClassifier(ridge=1e-9).fit(X, y)
+    pre = MPMClassifier(kernel="precomputed", ridge=1e-9).fit(K, y)
     assert (pre.predict(K) == lin.predict(X)).mean() > 0.95
 
 
@@ -120,3 +120,14 @@ def test_bad_parameters():
         MEMPMClassifier(inner="osqp").fit(X, y)
     with pytest.raises(ValueError, match="theta"):
         MEMPMClassifier(theta=2.0).fit(X, y)
+
+
+def test_deprecated_rho_parameter_still_fits_with_a_future_warning():
+    # issue 12: the estimators' ``rho`` is now ``ridge``; the old name works for one
+    # release and gives the same model (both fitted by Clarabel).
+    X, y = cm.datasets.twonorm(n=60, dim=3, seed=4)
+    new = MPMClassifier(ridge=1e-2).fit(X, y)
+    with pytest.warns(FutureWarning, match="renamed 'ridge'"):
+        old = MPMClassifier(rho=1e-2).fit(X, y)
+    np.testing.assert_allclose(old.coef_, new.coef_, rtol=1e-8)
+    assert "rho" in MPMClassifier().get_params()  # still a parameter for one release

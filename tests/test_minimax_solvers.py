@@ -143,7 +143,7 @@ def test_unknown_and_bad_options(solver):
 
 def test_robust_bmpm_solvers_agree():
     mom = instance(8, 6, 100.0)
-    prog = mm.bmpm(mom, 0.2, nu_x=0.1, nu_y=0.3, rho_x=0.05, rho_y=0.1)
+    prog = mm.bmpm(mom, 0.2, nu_x=0.1, nu_y=0.3, ridge=(0.05, 0.1))
     comp = cm.compare(prog, ["clarabel", "ecos", "rosen", "dinkelbach"], rtol=1e-6)
     # rosen stops here at its numerical limit ("no ascent along the projected gradient")
     # and, by its own rule (issue 11), says OPTIMAL_INACCURATE; its objective still agrees

@@ -40,7 +40,7 @@ def ordinal_data(seed, m=300, dim=3, r=4, sep=2.5, labels=None):
 
 def test_fit_predict_and_fitted_attributes():
     X, y = ordinal_data(0, labels=["bad", "fair", "good", "great"])
-    est = ClusterSOCPOrdinalRegressor(W=2.0, eta=0.6, n_clusters=5).fit(X, y)
+    est = ClusterSOCPOrdinalRegressor(W=2.0, accuracy=0.6, n_clusters=5).fit(X, y)
     # classes_ are sorted: np.unique order defines the ranks
     assert list(est.classes_) == ["bad", "fair", "good", "great"]
     assert est.n_clusters_ == 20 and est.cluster_centers_.shape == (20, 3)
@@ -61,7 +61,7 @@ def test_fit_predict_and_fitted_attributes():
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
 def test_cbor_smo_fits_the_same_model_as_clarabel(kernel):
     X, y = ordinal_data(1, m=400, dim=4, r=3)
-    common = dict(W=3.0, eta=0.6, n_clusters=8, kernel=kernel, gamma=0.2)
+    common = dict(W=3.0, accuracy=0.6, n_clusters=8, kernel=kernel, gamma=0.2)
     ref = ClusterSOCPOrdinalRegressor(**common).fit(X, y)
     smo = ClusterSOCPOrdinalRegressor(solver="cbor-smo", solver_options={"tol": 1e-7},
                                       **common).fit(X, y)

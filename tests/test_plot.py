@@ -37,7 +37,7 @@ def _render(ax, tmp_path, name):
 @pytest.mark.parametrize("make, lines", [
     (lambda: MPMClassifier(), 2),                    # two worst-case ellipsoids
     (lambda: BMPMClassifier(beta0=0.5), 2),
-    (lambda: ChanceConstrainedClassifier(eta_pos=0.2, eta_neg=0.2), 2),
+    (lambda: ChanceConstrainedClassifier(error_pos=0.2, error_neg=0.2), 2),
     (lambda: M4Classifier(C=1.0), 2),                # two class-wise margins
     (lambda: SVMClassifier(kernel="linear"), 2),     # f = +1 and f = -1
     (lambda: ClusterSOCPClassifier(n_clusters=3), 6),  # one circle per cluster

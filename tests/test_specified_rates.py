@@ -170,7 +170,7 @@ def test_infeasible_primal(solver):
     prog = sr.specified_rates(OVERLAP, 0.5, 0.5)  # unit balls 1 apart overlap
     sol = cm.solve(prog, solver)
     assert sol.status in (cm.Status.INFEASIBLE, cm.Status.INFEASIBLE_INACCURATE)
-    with pytest.raises(SolverError, match="eta_pos=0.5, eta_neg=0.5"):
+    with pytest.raises(SolverError, match="error_pos=0.5, error_neg=0.5"):
         prog.decode(sol)
 
 
@@ -180,7 +180,7 @@ def test_infeasible_dual_is_distance_zero(solver):
     prog = sr.specified_rates(OVERLAP, 0.5, 0.5, form="dual")
     sol = cm.solve(prog, solver)
     assert sol.objective == pytest.approx(0.0, abs=1e-7)
-    with pytest.raises(SolverError, match="eta_pos=0.5"):
+    with pytest.raises(SolverError, match="error_pos=0.5"):
         prog.decode(sol)
 
 
@@ -250,7 +250,7 @@ def test_data_equals_moments(blobs):
 @pytest.mark.parametrize("form", ["primal", "dual"])
 def test_kernel_solvers_agree(blobs, form):
     X, y = blobs
-    prog = sr.specified_rates((X, y), 0.3, 0.3, kernel="rbf", gamma=0.3, epsilon=1e-3,
+    prog = sr.specified_rates((X, y), 0.3, 0.3, kernel="rbf", gamma=0.3, ridge=1e-3,
                                   form=form)
     sols = {s: cm.solve(prog, s) for s in GENERIC}
     models = {s: prog.decode(sol) for s, sol in sols.items()}
@@ -267,7 +267,7 @@ def test_kernel_solvers_agree(blobs, form):
 def test_kernel_cone_forms_agree(blobs):
     # "centred" (centring identity, no factorisation) and "factor" are the same program
     X, y = blobs
-    kw = dict(kernel="rbf", gamma=0.3, epsilon=1e-3)
+    kw = dict(kernel="rbf", gamma=0.3, ridge=1e-3)
     a = cm.solve(sr.specified_rates((X, y), 0.3, 0.3, cone="centred", **kw), "clarabel")
     b = cm.solve(sr.specified_rates((X, y), 0.3, 0.3, cone="factor", **kw), "clarabel")
     assert a.objective == pytest.approx(b.objective, rel=obj_rtol("clarabel"))
@@ -293,23 +293,23 @@ def test_program_pickles():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"data": (np.array([[1.0, np.nan], [0, 1]]), np.array([1.0, -1])), "eta_pos": .3,
-      "eta_neg": .3}, "NaN"),
-    ({"data": (np.ones((3, 2)), np.ones(3)), "eta_pos": .3, "eta_neg": .3}, "single class"),
-    ({"data": (np.ones((3, 2)), np.array([0, 1, 0])), "eta_pos": .3, "eta_neg": .3},
+    ({"data": (np.array([[1.0, np.nan], [0, 1]]), np.array([1.0, -1])), "error_pos": .3,
+      "error_neg": .3}, "NaN"),
+    ({"data": (np.ones((3, 2)), np.ones(3)), "error_pos": .3, "error_neg": .3}, "single class"),
+    ({"data": (np.ones((3, 2)), np.array([0, 1, 0])), "error_pos": .3, "error_neg": .3},
      "labels"),
-    ({"data": (np.ones((3, 2)), np.array([1, -1])), "eta_pos": .3, "eta_neg": .3},
+    ({"data": (np.ones((3, 2)), np.array([1, -1])), "error_pos": .3, "error_neg": .3},
      "shape mismatch"),
-    ({"data": GENERAL, "eta_pos": 0.0, "eta_neg": .3}, "eta_pos"),
-    ({"data": GENERAL, "eta_pos": .3, "eta_neg": 2.0}, "eta_neg"),
-    ({"data": GENERAL, "eta_pos": .3, "eta_neg": .3, "kernel": "rbf"}, "needs the training"),
-    ({"data": GENERAL, "eta_pos": .3, "eta_neg": .3, "kernel": "sigmoid"}, "kernel"),
-    ({"data": GENERAL, "eta_pos": .3, "eta_neg": .3, "form": "both"}, "form"),
-    ({"data": GENERAL, "eta_pos": .3, "eta_neg": .3, "cone": "sparse"}, "cone"),
-    ({"data": GENERAL, "eta_pos": .3, "eta_neg": .3, "epsilon": -1.0}, "epsilon"),
-    ({"data": GENERAL, "eta_pos": .3, "eta_neg": .3, "bound": "markov"}, "bound"),
-    ({"data": GENERAL, "eta_pos": .7, "eta_neg": .3, "bound": "gaussian"}, "eta_pos <= 0.5"),
-    ({"data": [1, 2], "eta_pos": .3, "eta_neg": .3}, "ClassMoments"),
+    ({"data": GENERAL, "error_pos": 0.0, "error_neg": .3}, "error_pos"),
+    ({"data": GENERAL, "error_pos": .3, "error_neg": 2.0}, "error_neg"),
+    ({"data": GENERAL, "error_pos": .3, "error_neg": .3, "kernel": "rbf"}, "needs the training"),
+    ({"data": GENERAL, "error_pos": .3, "error_neg": .3, "kernel": "sigmoid"}, "kernel"),
+    ({"data": GENERAL, "error_pos": .3, "error_neg": .3, "form": "both"}, "form"),
+    ({"data": GENERAL, "error_pos": .3, "error_neg": .3, "cone": "sparse"}, "cone"),
+    ({"data": GENERAL, "error_pos": .3, "error_neg": .3, "ridge": -1.0}, "ridge"),
+    ({"data": GENERAL, "error_pos": .3, "error_neg": .3, "bound": "markov"}, "bound"),
+    ({"data": GENERAL, "error_pos": .7, "error_neg": .3, "bound": "gaussian"}, "error_pos <= 0.5"),
+    ({"data": [1, 2], "error_pos": .3, "error_neg": .3}, "ClassMoments"),
 ])
 def test_bad_input(kwargs, match):
     with pytest.raises(ProgramError, match=match):
@@ -320,7 +320,7 @@ def test_bad_input(kwargs, match):
 
 @parametrize_with_checks(
     [ChanceConstrainedClassifier(),
-     ChanceConstrainedClassifier(kernel="rbf", epsilon=1e-3, solver="lin-han")],
+     ChanceConstrainedClassifier(kernel="rbf", ridge=1e-3, solver="lin-han")],
     # no check is expected to fail: the default rates (1.0, i.e. kappa = 0) are feasible
     # whenever the class means differ, and every check passes with both solvers
     expected_failed_checks=lambda est: {},
@@ -354,9 +354,9 @@ def test_estimator_solvers_agree(blobs, solver, form):
 
 def test_estimator_kernel(blobs):
     X, y = blobs
-    est = ChanceConstrainedClassifier(0.3, 0.3, kernel="rbf", gamma=0.3, epsilon=1e-3,
+    est = ChanceConstrainedClassifier(0.3, 0.3, kernel="rbf", gamma=0.3, ridge=1e-3,
                                       solver="lin-han").fit(X, y)
-    ref = ChanceConstrainedClassifier(0.3, 0.3, kernel="rbf", gamma=0.3, epsilon=1e-3).fit(X, y)
+    ref = ChanceConstrainedClassifier(0.3, 0.3, kernel="rbf", gamma=0.3, ridge=1e-3).fit(X, y)
     np.testing.assert_allclose(est.decision_function(X), ref.decision_function(X), atol=1e-4)
     assert est.dual_coef_.shape == (1, X.shape[0])
     assert not hasattr(est, "coef_")
@@ -365,7 +365,7 @@ def test_estimator_kernel(blobs):
 def test_estimator_infeasible_names_the_rates():
     X, y = cm.datasets.ringnorm(200, dim=2, seed=0)  # concentric classes: means coincide
     for form in ("primal", "dual"):
-        with pytest.raises(NotFittedStatusError, match="eta_pos=0.1"):
+        with pytest.raises(NotFittedStatusError, match="error_pos=0.1"):
             ChanceConstrainedClassifier(0.1, 0.3, form=form).fit(X, y)
 
 
@@ -391,12 +391,29 @@ def test_wdbc_table_2_1_pattern():
     X = (X - X.mean(0)) / X.std(0)
     fn, fp = [], []
     for eta_pos in (0.9, 0.7, 0.5, 0.3):
-        prog = sr.specified_rates((X, y), eta_pos, 0.3, epsilon=1e-2)
+        prog = sr.specified_rates((X, y), eta_pos, 0.3, ridge=1e-2)
         f = sr.rates_decision_values(prog.data, prog.decode(cm.solve(prog, "clarabel")), X)
         fn.append(np.mean(f[y > 0] < 0))
         fp.append(np.mean(f[y < 0] >= 0))
         assert fn[-1] <= eta_pos and fp[-1] <= 0.3
     assert np.all(np.diff(fn) < 0) and np.all(np.diff(fp) > 0)
-    prog = sr.specified_rates((X, y), 0.1, 0.3, epsilon=1e-2)
+    prog = sr.specified_rates((X, y), 0.1, 0.3, ridge=1e-2)
     assert cm.solve(prog, "clarabel").status is cm.Status.INFEASIBLE
     assert cm.solve(prog, "lin-han").status is cm.Status.INFEASIBLE
+
+
+def test_deprecated_eta_and_epsilon_spellings_still_work():
+    # issue 12: error-rate bounds are error_pos / error_neg and the covariance ridge is
+    # ridge; the old keywords warn for one release and build the same program / model
+    # (objectives and hyperplanes from Clarabel on both spellings).
+    new = cm.solve(sr.specified_rates(GENERAL, error_pos=0.3, error_neg=0.4, ridge=1e-3),
+                   "clarabel").objective
+    with pytest.warns(FutureWarning, match="renamed 'error_pos'"):
+        old = cm.solve(sr.specified_rates(GENERAL, eta_pos=0.3, eta_neg=0.4, epsilon=1e-3),
+                       "clarabel").objective
+    assert old == pytest.approx(new, rel=1e-9)
+    X, y = cm.datasets.twonorm(n=60, dim=3, seed=1)
+    ref = ChanceConstrainedClassifier(error_pos=0.4, error_neg=0.4, ridge=1e-3).fit(X, y)
+    with pytest.warns(FutureWarning, match="renamed"):
+        dep = ChanceConstrainedClassifier(eta_pos=0.4, eta_neg=0.4, epsilon=1e-3).fit(X, y)
+    np.testing.assert_allclose(dep.coef_, ref.coef_, rtol=1e-8)

@@ -45,6 +45,11 @@ class CBCDualData:
         Slack cost of the C-form (3.7); ``None`` for the hard margin or the W-form.
     W : float or None
         Bound :math:`\|w\| \le W` of the W-form (B.1); ``None`` for the C-form.
+    costs : ndarray of shape (k,) or None
+        Per-cluster slack costs :math:`C_j` with class weights (C-form:
+        :math:`C\sum_j \xi_j` becomes :math:`\sum_j C_j\xi_j`; W-form: :math:`\sum_j
+        c_j\xi_j`) and so the dual box :math:`0 \le \alpha_j \le C_j`; ``None``: every
+        cluster costs ``C`` (or 1 in the W-form).
     """
 
     means: np.ndarray
@@ -53,6 +58,7 @@ class CBCDualData:
     kernel: Kernel
     C: float | None = None
     W: float | None = None
+    costs: np.ndarray | None = None
 
     @property
     def hard(self) -> bool:
@@ -60,11 +66,14 @@ class CBCDualData:
         return self.C is None and self.W is None
 
     @property
-    def upper(self) -> float:
-        """Upper bound :math:`U` of the dual box: ``C`` (C-form), 1 (W-form), inf (hard)."""
+    def upper(self) -> float | np.ndarray:
+        """Upper bound :math:`U` of the dual box: ``C`` (C-form; the per-cluster ``costs``
+        with class weights), 1 (W-form), inf (hard)."""
         if self.W is not None:
-            return 1.0
-        return np.inf if self.C is None else float(self.C)
+            return 1.0 if self.costs is None else self.costs
+        if self.C is None:
+            return np.inf
+        return float(self.C) if self.costs is None else self.costs
 
     def kernel_matvec(self, coef: np.ndarray) -> np.ndarray:
         """:math:`K c` over the cluster means, without forming more than a block of :math:`K`."""
@@ -106,11 +115,11 @@ class CBCDualData:
             b = bias_from_kkt(alpha, y, upper, -g + y * (1.0 + r * t), accuracy)  # -y_j G_j
         xi = np.maximum(0.0, 1.0 + r * t - y * (g + b))
         if self.W is not None:
-            primal = float(xi.sum())
+            primal = float(np.sum(upper * xi))
         elif self.hard:
             primal = 0.5 * t * t
         else:
-            primal = 0.5 * t * t + float(self.C) * float(xi.sum())
+            primal = 0.5 * t * t + float(np.sum(upper * xi))
         model = {"alpha": alpha, "dual_coef": scale * alpha * y,
                  "support": np.flatnonzero(alpha > free_tolerance(alpha)), "b": float(b),
                  "xi": xi, "t": float(t), "radii": r, "primal_objective": primal}

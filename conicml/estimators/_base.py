@@ -17,7 +17,23 @@ from ..program import Program
 from ..solution import Solution, Status
 from ..solving import solve
 
-__all__ = ["BinaryConicClassifier", "solve_or_raise"]
+__all__ = ["BinaryConicClassifier", "default_ridge", "solve_or_raise"]
+
+
+def default_ridge(ridge: float | None, kernel: str, X: np.ndarray) -> float:
+    """The covariance ridge of the moment-based estimators (MPM family, M4).
+
+    ``None`` means :math:`10^{-6}` times the mean per-feature variance for a linear
+    kernel (the thesis's "add a small positive amount to the diagonal", in the units of
+    the data) and :math:`10^{-3}` for a kernel (the mandatory :math:`\\rho K` of
+    Theorem 9 / Corollary 16, on a Gram matrix of unit scale).
+    """
+    if ridge is not None:
+        return float(ridge)
+    if kernel != "linear":
+        return 1e-3
+    scale = float(np.mean(np.var(X, axis=0)))
+    return 1e-6 * scale if scale > 0 else 1e-6
 
 
 def solve_or_raise(

@@ -10,9 +10,10 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._deprecation import DEPRECATED, renamed_param
 from ..exceptions import ProgramError
 from ..formulations import cbc
 from ..moments import ClusterMoments
@@ -80,19 +81,27 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
 
     Parameters
     ----------
-    C : float, default=1.0
-        Cost of a unit of slack in (3.7); ignored when ``W`` is given.
+    C : float, optional
+        Cost of a unit of slack in (3.7). ``None`` (default): 1.0, unless ``W`` is
+        given. ``C`` and ``W`` are exclusive (glossary): giving both is an error.
     W : float, optional
         If given, solve the W-form (B.1) with :math:`\|w\|_2 \le W` instead of
         (3.7) (no mapping between ``C`` and ``W`` exists; errata S003-P10).
-    eta : float, default=0.5
-        Lower bound on the probability that a cluster's points are classified
-        correctly (eq. 3.2), in (0, 1). The default gives :math:`\kappa = 1`
-        (Chebyshev): spheres of radius :math:`\sigma_j`; the thesis tunes
-        :math:`\eta` (0.52 to 0.9 in Table 6.3).
+    class_weight : dict {label: weight}, "balanced" or None, default="balanced"
+        Per-class multipliers of the slack cost of every cluster
+        (:func:`conicml.formulations.cbc.cbc`). ``"balanced"`` gives both classes the
+        same total cost, counted in clusters. The default departs from the thesis's
+        (3.7) (``None``) on purpose: on imbalanced data (e.g. abalone19, 1 % positives)
+        (3.7) is solved by :math:`w = 0` for every ``C`` — all minority clusters on the
+        wrong side cost less than any hyperplane — and the model is a constant.
+    accuracy : float, default=0.5
+        The thesis's :math:`\eta`: a lower bound on the probability that a
+        cluster's points are classified correctly (eq. 3.2), in (0, 1). The
+        default gives :math:`\kappa = 1` (Chebyshev): spheres of radius
+        :math:`\sigma_j`; the thesis tunes :math:`\eta` (0.52 to 0.9 in Table 6.3).
     bound : {"chebyshev", "gaussian"}, default="chebyshev"
         :math:`\kappa = \sqrt{\eta/(1-\eta)}` (any distribution) or
-        :math:`\Phi^{-1}(\eta)` (Gaussian clusters; needs ``eta >= 0.5``).
+        :math:`\Phi^{-1}(\eta)` (Gaussian clusters; needs ``accuracy >= 0.5``).
     clustering : {"birch", "kmeans", "none"}, default="birch"
         Per-class clustering; ``"none"`` makes every point a cluster
         (:math:`\sigma = 0`: the soft-margin SVM).
@@ -140,6 +149,9 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
         Seed of k-means.
     chunk_size : int, default=65536
         Rows read at once while clustering.
+    eta : float
+        Deprecated spelling of ``accuracy`` (``FutureWarning``; removed in the next
+        release).
 
     Attributes
     ----------
@@ -164,9 +176,11 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
     """
 
     _parameter_constraints: dict = {
-        "C": [Interval(Real, 0, None, closed="neither")],
+        "C": [Interval(Real, 0, None, closed="neither"), None],
         "W": [Interval(Real, 0, None, closed="neither"), None],
-        "eta": [Interval(Real, 0, 1, closed="neither")],
+        "accuracy": [Interval(Real, 0, 1, closed="neither")],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+        "eta": [Interval(Real, 0, 1, closed="neither"), Hidden(StrOptions({DEPRECATED}))],
         "bound": [StrOptions({"chebyshev", "gaussian"})],
         "clustering": [StrOptions({"birch", "kmeans", "none"})],
         "n_clusters": [Interval(Integral, 1, None, closed="left"), None],
@@ -185,10 +199,11 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
 
     def __init__(
         self,
-        C: float = 1.0,
+        C: float | None = None,
         *,
         W: float | None = None,
-        eta: float = 0.5,
+        class_weight: dict | str | None = "balanced",
+        accuracy: float = 0.5,
         bound: str = "chebyshev",
         clustering: str = "birch",
         n_clusters: int | None = None,
@@ -203,9 +218,12 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
         solver_options: dict | None = None,
         random_state: int | None = 0,
         chunk_size: int = 65536,
+        eta: float | str = DEPRECATED,
     ) -> None:
         self.C = C
         self.W = W
+        self.class_weight = class_weight
+        self.accuracy = accuracy
         self.eta = eta
         self.bound = bound
         self.clustering = clustering
@@ -236,12 +254,23 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
         form = self.form
         if form == "auto":
             form = "dual" if self.solver.lower() == "cbc-smo" else "primal"
+        class_weight = self.class_weight
+        if isinstance(class_weight, dict):  # user labels -> the program's +1 / -1
+            class_weight = {(1.0 if label == self.classes_[1] else -1.0): value
+                            for label, value in class_weight.items()}
         common = {"bound": self.bound, "kernel": self.kernel, "gamma": gamma,
+                  "class_weight": class_weight,
                   "robust": self.robust, "confidence": self.confidence, "form": form}
+        accuracy = renamed_param(self, "eta", "accuracy")
+        if self.W is not None and self.C is not None:
+            raise ValueError(
+                f"give C or W, not both (got C={self.C!r}, W={self.W!r}): they are two "
+                "parametrisations of the same learner with no map between them "
+                "(errata S003-P10)")
         if self.W is not None:
-            program = cbc.cbc_w(clusters, self.W, self.eta, **common)
+            program = cbc.cbc_w(clusters, self.W, accuracy, **common)
         else:
-            program = cbc.cbc(clusters, self.C, self.eta, **common)
+            program = cbc.cbc(clusters, 1.0 if self.C is None else self.C, accuracy, **common)
         solution = solve_or_raise(program, self.solver, self.solver_options, _CBC_HINT)
         model = program.decode(solution)
         self.clusters_ = clusters
@@ -269,7 +298,7 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
                 "ClusterSOCPClassifier learnt a constant score (w = 0): the cluster "
                 "spheres of the two classes overlap so much that no hyperplane beats "
                 "putting every cluster on one side; use more, smaller clusters "
-                "(n_clusters, threshold), a smaller eta, or clustering='none'",
+                "(n_clusters, threshold), a smaller accuracy, or clustering='none'",
                 ConvergenceWarning, stacklevel=4)
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:

@@ -150,6 +150,8 @@ class QPFSSelector(_RankingSelector):
         The trade-off used.
     program_ : Program
     solution_ : Solution
+    model_ : dict
+        The decoded model (``program_.decode(solution_)``).
     """
 
     _parameter_constraints: dict = {
@@ -195,6 +197,7 @@ class QPFSSelector(_RankingSelector):
         model = program.decode(solution)
         self.program_ = program
         self.solution_ = solution
+        self.model_ = model
         self.alpha_ = float(model["alpha"])
         return model["w"], model["ranking"]
 

@@ -59,7 +59,9 @@ class KFDAClassifier(BinaryConicClassifier):
     X_fit_ : ndarray of shape (N, M)
     coef_ : ndarray of shape (1, M)
         Only for ``kernel="linear"``: :math:`s X^\top\alpha`.
-    program_, solution_
+    program_, solution_ : Program, Solution
+    model_ : dict
+        The decoded model (``program_.decode(solution_)``).
     """
 
     _parameter_constraints: dict = {
@@ -92,12 +94,14 @@ class KFDAClassifier(BinaryConicClassifier):
                         degree=self.degree, coef0=self.coef0)
         solver = self.solver or _DEFAULT_SOLVER[self.method]
         solution = solve_or_raise(program, solver, self.solver_options)
-        alpha = program.decode(solution)["alpha"]
+        model = program.decode(solution)
+        alpha = model["alpha"]
         z = program.data["fisher"].gram @ alpha
         z_pos, z_neg = float(z[y > 0].mean()), float(z[y < 0].mean())
         sign = 1.0 if z_pos >= z_neg else -1.0
         self.program_ = program
         self.solution_ = solution
+        self.model_ = model
         self.n_iter_ = solution.iterations
         self.dual_coef_ = sign * alpha[None, :]
         self.intercept_ = np.array([-0.5 * sign * (z_pos + z_neg)])

@@ -11,13 +11,14 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
+from .._deprecation import DEPRECATED, renamed_param
 from ..formulations import m4 as m4f
 from ..kernels import KERNELS
 from ..solution import Status
 from ..solvers._m4_inner import INNER_BACKENDS
-from ._base import BinaryConicClassifier, solve_or_raise
+from ._base import BinaryConicClassifier, default_ridge, solve_or_raise
 
 __all__ = ["M4Classifier"]
 
@@ -67,9 +68,9 @@ class M4Classifier(BinaryConicClassifier):
     gamma : float or {"scale", "auto"}, default="scale"
     degree : int, default=3
     coef0 : float, default=0.0
-    reg : float or None, default=None
-        Covariance regulariser :math:`\Sigma + \mathrm{reg}\,I` (linear) or the
-        :math:`\mathrm{reg}\cdot K` of Corollary 16 (kernels; mandatory, the
+    ridge : float or None, default=None
+        The covariance ridge (glossary): :math:`\Sigma + \mathrm{ridge}\,I` (linear)
+        or the :math:`\mathrm{ridge}\cdot K` of Corollary 16 (kernels; mandatory, the
         kernel program is unbounded without it). ``None``: :math:`10^{-6}` times
         the mean per-feature variance (linear), :math:`10^{-3}` (kernels) —
         the defaults of :class:`~conicml.estimators.MPMClassifier`.
@@ -91,6 +92,9 @@ class M4Classifier(BinaryConicClassifier):
     solver_options : dict, default=None
         Further options of the solver (``tol``, ``max_iter``, ``time_limit``,
         ``inner_options``, ...).
+    reg : float or None
+        Deprecated spelling of ``ridge`` (``FutureWarning``; removed in the next
+        release).
 
     Attributes
     ----------
@@ -122,7 +126,8 @@ class M4Classifier(BinaryConicClassifier):
         "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
         "degree": [Interval(Integral, 1, None, closed="left")],
         "coef0": [Real],
-        "reg": [Interval(Real, 0, None, closed="left"), None],
+        "ridge": [Interval(Real, 0, None, closed="left"), None],
+        "reg": [Interval(Real, 0, None, closed="left"), None, Hidden(StrOptions({DEPRECATED}))],
         "reduction": [Interval(Real, 0, 1, closed="both"), None],
         "factor_rtol": [Interval(Real, 0, 1, closed="neither")],
         "solver": [str, None],
@@ -138,18 +143,20 @@ class M4Classifier(BinaryConicClassifier):
         gamma: float | str = "scale",
         degree: int = 3,
         coef0: float = 0.0,
-        reg: float | None = None,
+        ridge: float | None = None,
         reduction: float | None = None,
         factor_rtol: float = 1e-10,
         solver: str | None = None,
         inner: str = "clarabel",
         solver_options: dict | None = None,
+        reg: float | None | str = DEPRECATED,
     ) -> None:
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.ridge = ridge
         self.reg = reg
         self.reduction = reduction
         self.factor_rtol = factor_rtol
@@ -157,17 +164,11 @@ class M4Classifier(BinaryConicClassifier):
         self.inner = inner
         self.solver_options = solver_options
 
-    def _reg(self, X: np.ndarray) -> float:
-        if self.reg is not None:
-            return float(self.reg)
-        if self.kernel != "linear":
-            return 1e-3
-        scale = float(np.mean(np.var(X, axis=0)))
-        return 1e-6 * scale if scale > 0 else 1e-6
-
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         program = m4f.m4(X, y, self.C, kernel=self.kernel, gamma=self.gamma,
-                         degree=self.degree, coef0=self.coef0, reg=self._reg(X),
+                         degree=self.degree, coef0=self.coef0,
+                         ridge=default_ridge(renamed_param(self, "reg", "ridge"),
+                                             self.kernel, X),
                          reduction=self.reduction, factor_rtol=self.factor_rtol)
         solver = program.default_solver if self.solver is None else self.solver
         space = "linearly" if self.kernel == "linear" else "in the kernel's feature space"
@@ -175,7 +176,7 @@ class M4Classifier(BinaryConicClassifier):
             Status.INFEASIBLE: f"the training data are not separable {space}, which the "
             "separable M4 (C=None) requires: set C to a positive number (soft margin)",
             Status.UNBOUNDED: "the margin is unbounded because the class covariances are "
-            "singular along the mean difference: increase reg",
+            "singular along the mean difference: increase ridge",
         }
         options = {"inner": self.inner, **dict(self.solver_options or {})}
         solution = solve_or_raise(program, solver, options, hints)

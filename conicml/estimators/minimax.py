@@ -15,32 +15,36 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
+from .._deprecation import DEPRECATED, renamed_param
 from ..exceptions import NotFittedStatusError
 from ..formulations import minimax as mm
 from ..formulations.minimax import _fill_doc
 from ..kernels import KERNELS
 from ..program import Program
 from ..solution import Status
-from ._base import BinaryConicClassifier, solve_or_raise
+from ._base import BinaryConicClassifier, default_ridge, solve_or_raise
 
 __all__ = ["BMPMClassifier", "MEMPMClassifier", "MPMClassifier"]
 
 _COMMON_DOC = """
     kernel : {"linear", "rbf", "poly", "precomputed"}, default="linear"
         Non-linear kernels use Theorem 9 of the thesis (coefficients on the
-        training points) with the regulariser ``rho``.
+        training points) with the regulariser ``ridge``.
     gamma : float or {"scale", "auto"}, default="scale"
     degree : int, default=3
     coef0 : float, default=0.0
-    rho : float or None, default=None
-        Covariance regularisation :math:`\\Sigma + \\rho I` for both classes (linear;
-        the thesis's "add a small positive amount to the diagonal", which also
+    ridge : float or None, default=None
+        The covariance ridge (glossary): :math:`\\Sigma + \\rho I` for both classes
+        (linear; the thesis's "add a small positive amount to the diagonal", which also
         keeps singular plug-in covariances solvable), or the :math:`\\rho K`
         regulariser of Theorem 9 (kernels; mandatory, the kernel program is
         unbounded without it). ``None``: :math:`10^{-6}` times the mean
-        per-feature variance (linear), :math:`10^{-3}` (kernels)."""
+        per-feature variance (linear), :math:`10^{-3}` (kernels).
+    rho : float or None
+        Deprecated spelling of ``ridge`` (``FutureWarning``; removed in the next
+        release)."""
 
 _ATTR_DOC = """
     classes_ : ndarray of shape (2,)
@@ -68,23 +72,16 @@ class _MinimaxClassifier(BinaryConicClassifier):
         "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
         "degree": [Interval(Integral, 1, None, closed="left")],
         "coef0": [Real],
-        "rho": [Interval(Real, 0, None, closed="left"), None],
+        "ridge": [Interval(Real, 0, None, closed="left"), None],
+        "rho": [Interval(Real, 0, None, closed="left"), None, Hidden(StrOptions({DEPRECATED}))],
         "solver": [str],
         "solver_options": [dict, None],
     }
 
-    def _rho(self, X: np.ndarray) -> float:
-        if self.rho is not None:
-            return float(self.rho)
-        if self.kernel != "linear":
-            return 1e-3
-        scale = float(np.mean(np.var(X, axis=0)))
-        return 1e-6 * scale if scale > 0 else 1e-6
-
     def _kernel_kwargs(self, X: np.ndarray) -> dict[str, Any]:
-        rho = self._rho(X)
         return dict(kernel=self.kernel, gamma=self.gamma, degree=self.degree,
-                    coef0=self.coef0, rho_x=rho, rho_y=rho)
+                    coef0=self.coef0,
+                    ridge=default_ridge(renamed_param(self, "rho", "ridge"), self.kernel, X))
 
     def _set_model(self, X: np.ndarray, program: Program, solution: Any, model: dict) -> None:
         self.program_ = program
@@ -122,19 +119,21 @@ class MPMClassifier(_MinimaxClassifier):
     """
 
     def __init__(self, *, kernel: str = "linear", gamma: float | str = "scale",
-                 degree: int = 3, coef0: float = 0.0, rho: float | None = None,
-                 solver: str = "clarabel", solver_options: dict | None = None) -> None:
+                 degree: int = 3, coef0: float = 0.0, ridge: float | None = None,
+                 solver: str = "clarabel", solver_options: dict | None = None,
+                 rho: float | None | str = DEPRECATED) -> None:
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.ridge = ridge
         self.rho = rho
         self.solver = solver
         self.solver_options = solver_options
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         program = mm.mpm((X, y), **self._kernel_kwargs(X))
-        hint = "the kernel program is unbounded: increase rho"
+        hint = "the kernel program is unbounded: increase ridge"
         solution = solve_or_raise(program, self.solver, self.solver_options,
                                   {Status.UNBOUNDED: hint, Status.INFEASIBLE: hint})
         self._set_model(X, program, solution, program.decode(solution))
@@ -185,14 +184,15 @@ class BMPMClassifier(_MinimaxClassifier):
 
     def __init__(self, beta0: float | str = "auto", *, bound: str = "chebyshev",
                  kernel: str = "linear", gamma: float | str = "scale", degree: int = 3,
-                 coef0: float = 0.0, rho: float | None = None, solver: str = "clarabel",
-                 solver_options: dict | None = None) -> None:
+                 coef0: float = 0.0, ridge: float | None = None, solver: str = "clarabel",
+                 solver_options: dict | None = None, rho: float | None | str = DEPRECATED) -> None:
         self.beta0 = beta0
         self.bound = bound
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.ridge = ridge
         self.rho = rho
         self.solver = solver
         self.solver_options = solver_options
@@ -219,7 +219,7 @@ class BMPMClassifier(_MinimaxClassifier):
         solution = solve_or_raise(
             program, self.solver, self.solver_options,
             {Status.INFEASIBLE: hint, Status.INFEASIBLE_INACCURATE: hint,
-             Status.UNBOUNDED: "the kernel program is unbounded: increase rho"})
+             Status.UNBOUNDED: "the kernel program is unbounded: increase ridge"})
         self._set_model(X, program, solution, program.decode(solution))
 
 
@@ -263,15 +263,16 @@ class MEMPMClassifier(_MinimaxClassifier):
 
     def __init__(self, theta: float | None = None, bound: str = "chebyshev", *,
                  kernel: str = "linear", gamma: float | str = "scale", degree: int = 3,
-                 coef0: float = 0.0, rho: float | None = None,
+                 coef0: float = 0.0, ridge: float | None = None,
                  solver: str = "quadratic-interpolation", inner: str = "clarabel",
-                 solver_options: dict | None = None) -> None:
+                 solver_options: dict | None = None, rho: float | None | str = DEPRECATED) -> None:
         self.theta = theta
         self.bound = bound
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.ridge = ridge
         self.rho = rho
         self.solver = solver
         self.inner = inner

@@ -18,11 +18,12 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import registry
+from .._deprecation import DEPRECATED, renamed_param
 from ..exceptions import ProgramError
 from ..formulations import ordinal
 from ..kernels import make_kernel
@@ -48,8 +49,9 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
     ----------
     W : float, default=1.0
         Bound on :math:`\|w\|_2`; :math:`2/W` lower-bounds the margin.
-    eta : float, default=0.5
-        Probability level of the chance constraints, in (0, 1)
+    accuracy : float, default=0.5
+        Probability level :math:`\eta` of the chance constraints (a lower bound on
+        the probability of the right side), in (0, 1)
         (:math:`\kappa = \sqrt{\eta/(1-\eta)}`, 1 at the default).
     clustering : {"kmeans", "birch", "none"}, default="kmeans"
         How each rank is clustered; ``"none"`` makes every sample a cluster
@@ -72,6 +74,9 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
         or a :class:`numpy.random.RandomState` draws the seed from
         :func:`sklearn.utils.check_random_state` (fresh randomness for
         ``None``).
+    eta : float
+        Deprecated spelling of ``accuracy`` (``FutureWarning``; removed in the next
+        release).
 
     Attributes
     ----------
@@ -93,13 +98,16 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
         Expansion :math:`g(x) = \sum_j` ``dual_coef_[j]`` :math:`k(\mu_j, x)`
         (rbf kernel only).
     program_ : Program
+    model_ : dict
+        The decoded model (``program_.decode(solution_)``).
     solution_ : Solution
     n_iter_ : int
     """
 
     _parameter_constraints: dict = {
         "W": [Interval(Real, 0, None, closed="neither")],
-        "eta": [Interval(Real, 0, 1, closed="neither")],
+        "accuracy": [Interval(Real, 0, 1, closed="neither")],
+        "eta": [Interval(Real, 0, 1, closed="neither"), Hidden(StrOptions({DEPRECATED}))],
         "clustering": [StrOptions({"kmeans", "birch", "none"})],
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "sigma": [StrOptions({"trace", "per-dimension"})],
@@ -114,7 +122,7 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
     def __init__(
         self,
         W: float = 1.0,
-        eta: float = 0.5,
+        accuracy: float = 0.5,
         *,
         clustering: str = "kmeans",
         n_clusters: int = 10,
@@ -125,8 +133,10 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
         solver: str = "clarabel",
         solver_options: dict | None = None,
         random_state: int | None = 0,
+        eta: float | str = DEPRECATED,
     ) -> None:
         self.W = W
+        self.accuracy = accuracy
         self.eta = eta
         self.clustering = clustering
         self.n_clusters = n_clusters
@@ -179,13 +189,15 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
         dual_only = entry.accepts(CBOR_DUAL) and not entry.accepts(CBOR_PRIMAL)
         form = "dual" if dual_only else "primal"
         program = ordinal.cbor(
-            clusters, W=self.W, eta=self.eta, kernel=self.kernel, gamma=gamma,
+            clusters, W=self.W, accuracy=renamed_param(self, "eta", "accuracy"),
+            kernel=self.kernel, gamma=gamma,
             bound=self.bound, form=form)
         hints = {Status.USER_LIMIT: "raise max_iter / time_limit in solver_options; with "
                  "solver='cbor-smo' a stall means the dual optimum has rho = 0 (the ranks "
                  "are separated with margin 2/W, or W is too small): use solver='clarabel'"}
         solution = solve_or_raise(program, solver, self.solver_options, hints)
         model = program.decode(solution)
+        self.model_ = model
         self.clusters_ = clusters
         self.n_clusters_ = clusters.n_clusters
         self.cluster_centers_ = clusters.means

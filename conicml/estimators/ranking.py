@@ -70,6 +70,7 @@ class _RankingMixin:
         model = program.decode(solution)
         self.program_ = program
         self.solution_ = solution
+        self.model_ = model
         self.n_iter_ = solution.iterations
         self.basis_ = np.asarray(model["basis"])
         self.dual_coef_ = np.asarray(model["beta"])[None, :]
@@ -130,6 +131,8 @@ class RankRCClassifier(_RankingMixin, BinaryConicClassifier):
         Score threshold of ``predict`` (see the module docstring);
         ``decision_function`` is :math:`f(x)` minus it.
     program_, solution_, n_iter_
+    model_ : dict
+        The decoded model (``program_.decode(solution_)``).
     """
 
     _parameter_constraints: dict = {

@@ -8,9 +8,10 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._deprecation import DEPRECATED, renamed_param
 from ..exceptions import NotFittedStatusError, ProgramError, SolverError
 from ..formulations import specified_rates
 from ..kernels import KERNELS
@@ -28,9 +29,9 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
     2.1–2.5): the hyperplane of largest margin such that, for every
     distribution with the classes' estimated means and covariances, a point
     of the positive class (``classes_[1]``) is misclassified with
-    probability at most ``eta_pos`` and a point of the negative class with
-    probability at most ``eta_neg``. The program is the SOCP of
-    :func:`conicml.formulations.chance.specified_rates`; its dual is the
+    probability at most ``error_pos`` and a point of the negative class with
+    probability at most ``error_neg``. The program is the SOCP of
+    :func:`conicml.formulations.specified_rates.specified_rates`; its dual is the
     distance between two ellipsoids, which the specialized ``lin-han``
     solver computes directly. The decision function is
     :math:`f(x) = w^\top x + b` (linear) or :math:`\sum_j s_j k(x_j, x) + b`
@@ -38,14 +39,14 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
 
     Parameters
     ----------
-    eta_pos : float, default=1.0
+    error_pos : float, default=1.0
         Largest error rate on the positive class ``classes_[1]`` (false
         negatives), in :math:`(0, 1]`; :math:`\kappa_+ = \sqrt{(1-\eta)/\eta}`.
         The default 1.0 imposes no rate (:math:`\kappa = 0`): the program
         then only separates the two class means with the largest margin, and
         is feasible whenever the means differ. Set the rates you need (the
         thesis's experiments use 0.1–0.9).
-    eta_neg : float, default=1.0
+    error_neg : float, default=1.0
         Largest error rate on the negative class ``classes_[0]`` (false
         positives), in :math:`(0, 1]`.
     kernel : {"linear", "rbf", "poly", "precomputed"}, default="linear"
@@ -56,9 +57,10 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
     bound : {"chebyshev", "gaussian"}, default="chebyshev"
         Distribution-free rates, or rates for Gaussian classes
         (:math:`\kappa = \Phi^{-1}(1 - \eta)`, needs :math:`\eta \le 1/2`).
-    epsilon : float, default=0.0
-        Ridge added to the covariances (:math:`\Sigma + \epsilon I`); the
-        ``lin-han`` solver needs ``epsilon > 0`` with kernels (e.g. ``1e-3``).
+    ridge : float, default=0.0
+        The covariance ridge (glossary) added to the covariances
+        (:math:`\Sigma + \epsilon I`); the ``lin-han`` solver needs ``ridge > 0``
+        with kernels (e.g. ``1e-3``).
     form : {"primal", "dual"}, default="primal"
         Solve the SOCP (2.5) or the ellipsoid-distance dual (2.13).
     solver : str, default="clarabel"
@@ -66,6 +68,9 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
         ``"ecos"``, ``"scs"``, ``"lin-han"``).
     solver_options : dict, default=None
         Options for the solver (see :func:`conicml.solve`).
+    eta_pos, eta_neg, epsilon
+        Deprecated spellings of ``error_pos``, ``error_neg`` and ``ridge``
+        (``FutureWarning``; removed in the next release).
 
     Attributes
     ----------
@@ -92,19 +97,22 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
     -----
     If no hyperplane meets both rates (the ellipsoids overlap; Table 2.1's
     "×"), ``fit`` raises :class:`~conicml.NotFittedStatusError` naming the
-    rates: raise ``eta_pos`` / ``eta_neg`` or use a kernel. Sample weights
+    rates: raise ``error_pos`` / ``error_neg`` or use a kernel. Sample weights
     are not supported (the moments are unweighted).
     """
 
     _parameter_constraints: dict = {
-        "eta_pos": [Interval(Real, 0, 1, closed="right")],
-        "eta_neg": [Interval(Real, 0, 1, closed="right")],
+        "error_pos": [Interval(Real, 0, 1, closed="right")],
+        "error_neg": [Interval(Real, 0, 1, closed="right")],
         "kernel": [StrOptions(set(KERNELS))],
         "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
         "degree": [Interval(Integral, 1, None, closed="left")],
         "coef0": [Real],
         "bound": [StrOptions({"chebyshev", "gaussian"})],
-        "epsilon": [Interval(Real, 0, None, closed="left")],
+        "ridge": [Interval(Real, 0, None, closed="left")],
+        "eta_pos": [Interval(Real, 0, 1, closed="right"), Hidden(StrOptions({DEPRECATED}))],
+        "eta_neg": [Interval(Real, 0, 1, closed="right"), Hidden(StrOptions({DEPRECATED}))],
+        "epsilon": [Interval(Real, 0, None, closed="left"), Hidden(StrOptions({DEPRECATED}))],
         "form": [StrOptions({"primal", "dual"})],
         "solver": [str],
         "solver_options": [dict, None],
@@ -112,19 +120,24 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
 
     def __init__(
         self,
-        eta_pos: float = 1.0,
-        eta_neg: float = 1.0,
+        error_pos: float = 1.0,
+        error_neg: float = 1.0,
         *,
         kernel: str = "linear",
         gamma: float | str = "scale",
         degree: int = 3,
         coef0: float = 0.0,
         bound: str = "chebyshev",
-        epsilon: float = 0.0,
+        ridge: float = 0.0,
         form: str = "primal",
         solver: str = "clarabel",
         solver_options: dict | None = None,
+        eta_pos: float | str = DEPRECATED,
+        eta_neg: float | str = DEPRECATED,
+        epsilon: float | str = DEPRECATED,
     ) -> None:
+        self.error_pos = error_pos
+        self.error_neg = error_neg
         self.eta_pos = eta_pos
         self.eta_neg = eta_neg
         self.kernel = kernel
@@ -132,23 +145,31 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
         self.degree = degree
         self.coef0 = coef0
         self.bound = bound
+        self.ridge = ridge
         self.epsilon = epsilon
         self.form = form
         self.solver = solver
         self.solver_options = solver_options
 
+    def _rates(self) -> tuple[float, float]:
+        return (renamed_param(self, "eta_pos", "error_pos"),
+                renamed_param(self, "eta_neg", "error_neg"))
+
     def _program(self, data):
+        error_pos, error_neg = self._rates()
         program = specified_rates.specified_rates(
-            data, self.eta_pos, self.eta_neg, kernel=self.kernel, bound=self.bound,
-            gamma=self.gamma, degree=self.degree, coef0=self.coef0, epsilon=self.epsilon,
-            form=self.form,
+            data, error_pos, error_neg, kernel=self.kernel, bound=self.bound,
+            gamma=self.gamma, degree=self.degree, coef0=self.coef0,
+            ridge=renamed_param(self, "epsilon", "ridge"), form=self.form,
         )
         return program
 
     def _solve(self, program) -> None:
+        error_pos, error_neg = program.data["eta_pos"], program.data["eta_neg"]
         hint = (
-            f"no hyperplane meets eta_pos={self.eta_pos:g} and eta_neg={self.eta_neg:g}: the "
-            "class ellipsoids overlap; raise eta_pos or eta_neg (larger allowed error rates)"
+            f"no hyperplane meets error_pos={error_pos:g} and error_neg={error_neg:g}: the "
+            "class ellipsoids overlap; raise error_pos or error_neg (larger allowed error "
+            "rates)"
             + (" or use a non-linear kernel" if self.kernel == "linear" else "")
         )
         hints = {Status.INFEASIBLE: hint, Status.INFEASIBLE_INACCURATE: hint,

@@ -23,6 +23,7 @@ from scipy import optimize, stats
 
 from .. import kinds
 from .._certificates import certify_with
+from .._deprecation import renamed_keywords
 from .._kkt import bias_from_kkt, solver_accuracy
 from .._validation import check_positive
 from ..contracts.cbc import CBCDualData
@@ -153,26 +154,33 @@ CBC_KERNELS = ("linear", "rbf")
 CBC_ROBUST = (None, "R1", "R2")
 
 
-def cbc_kappa(eta: float, bound: str = "chebyshev") -> float:
-    r"""Multiplier :math:`\kappa` of the chance constraint at accuracy level ``eta``.
+@renamed_keywords(eta="accuracy")
+def cbc_kappa(accuracy: float, bound: str = "chebyshev") -> float:
+    r"""Multiplier :math:`\kappa` of the chance constraint at accuracy level ``accuracy``.
+
+    ``accuracy`` is the thesis's :math:`\eta` (eq. 3.2), a lower bound on the
+    probability of the right side (old keyword ``eta``, deprecated).
 
     ``"chebyshev"``: :math:`\sqrt{\eta/(1-\eta)}` (eq. 3.4, any distribution);
     ``"gaussian"``: :math:`\Phi^{-1}(\eta)` (Gaussian clusters, ch. 6), which
     needs :math:`\eta \ge 1/2` (a negative :math:`\kappa` would make the
     constraint non-convex; errata S003-P1, S003-P11).
     """
+    eta = accuracy
     if isinstance(eta, bool) or not isinstance(eta, (int, float, np.floating, np.integer)):
-        raise ProgramError(f"eta must be a number in (0, 1), got {eta!r}")
+        raise ProgramError(f"accuracy must be a number in (0, 1), got {eta!r}")
     eta = float(eta)
     if not 0.0 < eta < 1.0:
-        raise ProgramError(f"eta must lie in (0, 1) (a lower bound on accuracy), got {eta!r}")
+        raise ProgramError(f"accuracy must lie in (0, 1) (a lower bound on the probability "
+                           f"of the right side), got {eta!r}")
     if bound == "chebyshev":
         return float(np.sqrt(eta / (1.0 - eta)))
     if bound == "gaussian":
         if eta < 0.5:
             raise ProgramError(
-                f"bound='gaussian' needs eta >= 0.5 (Phi^-1(eta) < 0 would make the cone "
-                f"constraint non-convex), got eta={eta!r}; raise eta or use bound='chebyshev'"
+                f"bound='gaussian' needs accuracy >= 0.5 (Phi^-1(accuracy) < 0 would make the "
+                f"cone constraint non-convex), got accuracy={eta!r}; raise accuracy or use "
+                "bound='chebyshev'"
             )
         return float(stats.norm.ppf(eta))
     raise ProgramError(f"bound must be one of {CBC_BOUNDS}, got {bound!r}")
@@ -274,7 +282,8 @@ def r2_radii(m: np.ndarray, var_mle: np.ndarray, n: int, kappa: float,
     return out
 
 
-def cbc_radii(clusters: ClusterMoments, eta: float, *, bound: str = "chebyshev",
+@renamed_keywords(eta="accuracy")
+def cbc_radii(clusters: ClusterMoments, accuracy: float, *, bound: str = "chebyshev",
               robust: str | None = None, confidence: float = 0.9) -> np.ndarray:
     r"""Input-space sphere radii of every cluster.
 
@@ -284,7 +293,7 @@ def cbc_radii(clusters: ClusterMoments, eta: float, *, bound: str = "chebyshev",
     :math:`\frac{m_j}{m_j-1}\hat\sigma_j^2` for R1), at confidence ``confidence``
     :math:`= c = 1-\delta` (the thesis's "δ = 0.9" means c = 0.9; errata S003-P9).
     """
-    kappa = cbc_kappa(eta, bound)
+    kappa = cbc_kappa(accuracy, bound)
     if robust is None:
         return kappa * clusters.sigmas
     if robust not in ("R1", "R2"):
@@ -341,6 +350,31 @@ def _cbc_data(clusters: Any, eta: float, bound: str, kernel: str, gamma: float |
             "factor": factor, "counts": clusters.counts}
 
 
+def _cluster_costs(y: np.ndarray, C: float | None, class_weight: object) -> np.ndarray | None:
+    """Per-cluster slack costs ``C * class_weight[y_j]`` (``None``: all equal to ``C``)."""
+    if class_weight is None:
+        return None
+    if C is None:
+        raise ProgramError("class_weight needs a finite C (the hard margin has no slack)")
+    if isinstance(class_weight, str):
+        if class_weight != "balanced":
+            raise ProgramError(f"class_weight must be None, 'balanced' or a dict "
+                               f"{{+1: w, -1: w}}, got {class_weight!r}")
+        k_pos, k_neg = float(np.sum(y > 0)), float(np.sum(y < 0))
+        weights = {1.0: y.size / (2.0 * k_pos), -1.0: y.size / (2.0 * k_neg)}
+    elif isinstance(class_weight, Mapping):
+        extra = set(map(float, class_weight)) - {1.0, -1.0}
+        if extra:
+            raise ProgramError(f"class_weight keys must be +1 and -1, got {sorted(extra)}")
+        weights = {1.0: 1.0, -1.0: 1.0}
+        for label, value in class_weight.items():
+            weights[float(label)] = check_positive(value, f"class_weight[{label!r}]")
+    else:
+        raise ProgramError(f"class_weight must be None, 'balanced' or a dict {{+1: w, -1: w}}, "
+                           f"got {class_weight!r}")
+    return C * np.where(y > 0, weights[1.0], weights[-1.0])
+
+
 def _cbc_factor(data: Mapping[str, Any]) -> np.ndarray:
     kern: Kernel = data["kernel"]
     if kern.name == "linear":
@@ -374,7 +408,8 @@ def _build_cbc_primal(data: Mapping[str, Any]) -> ConicForm:
     else:
         xi = cp.Variable(y.size, name="xi")
         margin = cp.multiply(y, f) >= 1 - xi + r * t  # (3.7)
-        objective = 0.5 * cp.square(t) + C * cp.sum(xi)
+        costs = C if data.get("costs") is None else data["costs"]
+        objective = 0.5 * cp.square(t) + cp.sum(cp.multiply(costs, xi))
         constraints = {"margin": margin, "xi_nonneg": xi >= 0, "cone": cone}
         variables["xi"] = xi
     problem = cp.Problem(cp.Minimize(objective), list(constraints.values()))
@@ -391,7 +426,8 @@ def _build_cbc_dual(data: Mapping[str, Any]) -> ConicForm:
     constraints = {"cone": cp.norm(L.T @ cp.multiply(y, alpha), 2) <= lam,
                    "alpha_nonneg": alpha >= 0, "balance": y @ alpha == 0}
     if not data["hard"]:
-        constraints["alpha_upper"] = alpha <= data["C"]
+        constraints["alpha_upper"] = alpha <= (data["C"] if data.get("costs") is None
+                                               else data["costs"])
     problem = cp.Problem(cp.Maximize(objective), list(constraints.values()))
     return ConicForm(problem, {"alpha": alpha, "lam": lam}, constraints)
 
@@ -414,7 +450,9 @@ def _build_cbc_w_primal(data: Mapping[str, Any]) -> ConicForm:
         "xi_nonneg": xi >= 0,
         "cone": cp.norm(w, 2) <= W,
     }
-    problem = cp.Problem(cp.Minimize(cp.sum(xi)), list(constraints.values()))
+    costs = 1.0 if data.get("costs") is None else data["costs"]
+    problem = cp.Problem(cp.Minimize(cp.sum(cp.multiply(costs, xi))),
+                         list(constraints.values()))
     return ConicForm(problem, variables, constraints)
 
 
@@ -424,7 +462,8 @@ def _build_cbc_w_dual(data: Mapping[str, Any]) -> ConicForm:
     alpha = cp.Variable(y.size, name="alpha")
     d = 1.0 + data["radii"] * W  # d_j = 1 + r_j W (erratum: not kappa sigma_j W for rbf)
     objective = d @ alpha - W * cp.norm(L.T @ cp.multiply(y, alpha), 2)  # -(B.2)
-    constraints = {"alpha_nonneg": alpha >= 0, "alpha_upper": alpha <= 1,
+    upper = 1.0 if data.get("costs") is None else data["costs"]
+    constraints = {"alpha_nonneg": alpha >= 0, "alpha_upper": alpha <= upper,
                    "balance": y @ alpha == 0}
     problem = cp.Problem(cp.Maximize(objective), list(constraints.values()))
     return ConicForm(problem, {"alpha": alpha}, constraints)
@@ -477,24 +516,26 @@ def _decode_cbc_primal(data: Mapping[str, Any], solution: Solution) -> dict:
                         - data["y"] * (data["means"] @ w + model["b"]))
         model.update(w=w, t=t, xi=xi)
         if "W" in data:
-            model["primal_objective"] = float(xi.sum())
+            model["primal_objective"] = float(np.sum(data["cbc"].upper * xi))
         else:
             model["primal_objective"] = 0.5 * t * t + (
-                0.0 if data["hard"] else float(data["C"]) * float(xi.sum()))
+                0.0 if data["hard"] else float(np.sum(data["cbc"].upper * xi)))
     return model
 
 
 def _cbc_program(data: dict, build, decode, description: str) -> Program:
     data["cbc"] = CBCDualData(means=data["means"], y=data["y"], radii=data["radii"],
-                              kernel=data["kernel"], C=data.get("C"), W=data.get("W"))
+                              kernel=data["kernel"], C=data.get("C"), W=data.get("W"),
+                              costs=data.get("costs"))
     return Program(data["kind"], data, build=build, decode=decode, certify=certify_with(build),
                    default_solver="clarabel", description=description)
 
 
+@renamed_keywords(eta="accuracy")
 def cbc(
     clusters: ClusterMoments,
     C: float | None = 1.0,
-    eta: float = 0.5,
+    accuracy: float = 0.5,
     *,
     bound: str = "chebyshev",
     kernel: str = "linear",
@@ -503,6 +544,7 @@ def cbc(
     confidence: float = 0.9,
     form: str = "primal",
     factor: str = "auto",
+    class_weight: Mapping[float, float] | str | None = None,
 ) -> Program:
     r"""CBC-SOCP (3.7) or its dual (3.11): the C-parametrised cluster classifier.
 
@@ -513,9 +555,9 @@ def cbc(
         from :meth:`conicml.ClusterMoments.from_data`.
     C : float or None, default=1.0
         Cost of a unit of slack (> 0); ``None`` for the hard-margin variant (3.13).
-    eta : float, default=0.5
+    accuracy : float, default=0.5
         Lower bound :math:`\eta \in (0, 1)` on the probability that a cluster's
-        points fall on the right side (eq. 3.2).
+        points fall on the right side (eq. 3.2). Old keyword ``eta``, deprecated.
     bound : {"chebyshev", "gaussian"}, default="chebyshev"
         How :math:`\kappa` follows from :math:`\eta` (:func:`cbc_kappa`).
     kernel : {"linear", "rbf"}, default="linear"
@@ -530,30 +572,43 @@ def cbc(
         ``C=None``); the dual is also solved by the specialized ``cbc-smo``.
     factor : {"auto", "cholesky", "eigen"}, default="auto"
         Gram-matrix factor for the rbf kernel (:func:`conicml.kernels.psd_factor`).
+    class_weight : dict {+1: w, -1: w}, "balanced" or None, default=None
+        Per-class multipliers of ``C`` (scikit-learn's meaning, counted in clusters):
+        cluster :math:`j` costs :math:`C_j = C\,c_{y_j}` per unit of slack, and the
+        dual box becomes :math:`0 \le \alpha_j \le C_j`. ``"balanced"``:
+        :math:`c_\pm = k / (2k_\pm)` with :math:`k_\pm` the clusters of each class,
+        so both classes carry the same total cost. ``None`` is the thesis's (3.7).
+        Not an extension of the thesis: without it, (3.7) on heavily imbalanced data
+        is often solved by :math:`w = 0` (all minority clusters on the wrong side
+        cost less than any hyperplane), whatever ``C``.
 
     Returns
     -------
     Program
-        Objective: the optimal value of (3.7), :math:`\frac12\|w\|^2 + C\sum\xi`,
+        Objective: the optimal value of (3.7), :math:`\frac12\|w\|^2 + \sum_j C_j\xi_j`,
         for both forms. ``decode`` as in the module docstring.
     """
-    data = _cbc_data(clusters, eta, bound, kernel, gamma, robust, confidence, form, factor)
+    data = _cbc_data(clusters, accuracy, bound, kernel, gamma, robust, confidence, form, factor)
     data["hard"] = C is None
     data["C"] = None if C is None else check_positive(C, "C")
+    data["costs"] = _cluster_costs(data["y"], data["C"], class_weight)
     data["kind"] = {(False, "primal"): kinds.CBC_PRIMAL, (False, "dual"): kinds.CBC_DUAL,
                     (True, "primal"): kinds.CBC_HARD_PRIMAL,
                     (True, "dual"): kinds.CBC_HARD_DUAL}[C is None, form]
     build, decode = ((_build_cbc_primal, _decode_cbc_primal) if form == "primal"
                      else (_build_cbc_dual, _decode_cbc_dual))
     cdesc = "hard margin" if C is None else f"C={data['C']:g}"
+    if class_weight is not None:
+        cdesc += f", class_weight={class_weight!r}"
     return _cbc_program(data, build, decode,
-                        f"CBC-SOCP ({kernel} kernel, {cdesc}, eta={eta:g}, {form})")
+                        f"CBC-SOCP ({kernel} kernel, {cdesc}, accuracy={accuracy:g}, {form})")
 
 
+@renamed_keywords(eta="accuracy")
 def cbc_w(
     clusters: ClusterMoments,
     W: float = 1.0,
-    eta: float = 0.5,
+    accuracy: float = 0.5,
     *,
     bound: str = "chebyshev",
     kernel: str = "linear",
@@ -562,6 +617,7 @@ def cbc_w(
     confidence: float = 0.9,
     form: str = "primal",
     factor: str = "auto",
+    class_weight: Mapping[float, float] | str | None = None,
 ) -> Program:
     r"""W-parametrised CBC (B.1) or its (kernel) dual (B.2).
 
@@ -569,17 +625,20 @@ def cbc_w(
     below; no mapping between ``C`` and ``W`` exists (errata S003-P10). Kinds
     ``"socp.chance.cbc_w.primal"`` / ``"socp.chance.cbc_w.dual"``; the dual is also solved
     by ``cbc-smo`` (the thesis's CBC-Iter). Objective of both forms: the
-    optimal :math:`\sum_j\xi_j` of (B.1) (= minus the minimum of (B.2)).
-    Other parameters as in :func:`cbc`.
+    optimal :math:`\sum_j\xi_j` of (B.1) (= minus the minimum of (B.2)); with
+    ``class_weight``, :math:`\sum_j c_{y_j}\xi_j` and the dual box
+    :math:`0 \le \alpha_j \le c_{y_j}`. Other parameters as in :func:`cbc`.
     """
-    data = _cbc_data(clusters, eta, bound, kernel, gamma, robust, confidence, form, factor)
+    data = _cbc_data(clusters, accuracy, bound, kernel, gamma, robust, confidence, form, factor)
     data["W"] = check_positive(W, "W")
+    data["costs"] = _cluster_costs(data["y"], 1.0, class_weight)
     data["hard"] = False
     data["kind"] = kinds.CBC_W_PRIMAL if form == "primal" else kinds.CBC_W_DUAL
     build, decode = ((_build_cbc_w_primal, _decode_cbc_primal) if form == "primal"
                      else (_build_cbc_w_dual, _decode_cbc_dual))
     return _cbc_program(data, build, decode,
-                        f"CBC-SOCP W-form ({kernel} kernel, W={data['W']:g}, eta={eta:g}, {form})")
+                        f"CBC-SOCP W-form ({kernel} kernel, W={data['W']:g}, "
+                        f"accuracy={accuracy:g}, {form})")
 
 
 def cbc_decision_values(data: Mapping[str, Any], model: Mapping[str, Any],

@@ -62,6 +62,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from .._deprecation import renamed_keywords
 from ..contracts.cbc_hull import CBCHullData
 from ..kinds import CBC_HULL_DUAL
 from ..moments import ClusterMoments
@@ -151,9 +152,10 @@ def _certify_hull(data: Mapping[str, Any], solution: Solution) -> Residuals:
                      source="recomputed")
 
 
+@renamed_keywords(eta="accuracy")
 def cbc_hull(
     clusters: ClusterMoments,
-    eta: float = 0.5,
+    accuracy: float = 0.5,
     *,
     bound: str = "chebyshev",
     kernel: str = "linear",
@@ -181,10 +183,11 @@ def cbc_hull(
         then report an optimum with :math:`\delta = 0` and the decode has
         ``margin <= 0`` and ``w = nan``.
     """
-    data = _cbc_data(clusters, eta, bound, kernel, gamma, robust, confidence, "dual", factor)
+    data = _cbc_data(clusters, accuracy, bound, kernel, gamma, robust, confidence, "dual",
+                     factor)
     data["hard"] = True
     data["C"] = None
-    hard_dual = cbc(clusters, C=None, eta=eta, bound=bound, kernel=kernel, gamma=gamma,
+    hard_dual = cbc(clusters, C=None, accuracy=accuracy, bound=bound, kernel=kernel, gamma=gamma,
                     robust=robust, confidence=confidence, form="dual", factor=factor)
     data["kind"] = CBC_HULL_DUAL
     data["cbc_hull"] = CBCHullData(coords=_coords(data), y=data["y"], radii=data["radii"],
@@ -192,4 +195,4 @@ def cbc_hull(
     return Program(CBC_HULL_DUAL, data, build=_build_hull, decode=_decode_hull,
                    certify=_certify_hull, default_solver="clarabel",
                    description=f"CBC hard margin as hull-of-spheres distance ({kernel} kernel, "
-                   f"eta={eta:g})")
+                   f"accuracy={accuracy:g})")

@@ -99,12 +99,12 @@ and features :math:`L = U_r\Lambda_r^{1/2}` (rows = training points),
 :math:`\eta = U_r\Lambda_r^{-1/2} v` gives :math:`K\eta = Lv` and
 :math:`\frac1{N_x}\eta^\top\tilde K_x^\top\tilde K_x\eta = v^\top\operatorname{Cov}(L_x)v`.
 This reparameterisation also avoids the rank-deficient coefficient space on
-which Clarabel fails (errata S004-§5.3). The regulariser ``reg`` adds
-:math:`\mathrm{reg}\cdot K` to both kernel covariances (the :math:`\rho K` of
-Corollary 16; :math:`\mathrm{reg}\cdot I` in :math:`v`) and is **mandatory**
+which Clarabel fails (errata S004-§5.3). The covariance ridge ``ridge`` adds
+:math:`\mathrm{ridge}\cdot K` to both kernel covariances (the :math:`\rho K` of
+Corollary 16; :math:`\mathrm{ridge}\cdot I` in :math:`v`) and is **mandatory**
 for non-linear kernels: without it some direction has
 :math:`\sigma_x = \sigma_y = 0` and separates every point, so
-:math:`\rho^* = \infty` (errata S004-§5.3). Linear kernel: :math:`\Sigma + \mathrm{reg}\,I`.
+:math:`\rho^* = \infty` (errata S004-§5.3). Linear kernel: :math:`\Sigma + \mathrm{ridge}\,I`.
 Decision: :math:`f(z) = \sum_i \eta_i K(z, z_i) + b` (**+b**, Theorem 17).
 
 **Special cases** (tested): :math:`\Sigma_x = \Sigma_y = I` is the
@@ -133,6 +133,7 @@ import numpy as np
 
 from .. import kinds
 from .._certificates import certify_with, conic_certificate, rel, residuals
+from .._deprecation import renamed_keywords
 from .._scaling import feature_scales
 from .._validation import check_matrix, check_positive, check_X_y
 from ..contracts.m4 import M4Data
@@ -244,7 +245,7 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
             raise ProgramError(f"C must be a positive number, None or 'auto', got {C!r}")
     elif C is not None:
         C = check_positive(C, "C")
-    reg = check_positive(reg, "reg", allow_zero=True)
+    reg = check_positive(reg, "ridge", allow_zero=True)
     factor_rtol = check_positive(factor_rtol, "factor_rtol")
     if reduction is not None:
         reduction = check_positive(reduction, "reduction", allow_zero=True)
@@ -265,9 +266,9 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
     else:
         if reg <= 0:
             raise ProgramError(
-                f"kernel={kernel!r} needs reg > 0: without the reg*K regulariser of "
+                f"kernel={kernel!r} needs ridge > 0: without the ridge*K regulariser of "
                 "Corollary 16 the plug-in kernel covariances are rank-deficient and the "
-                "margin is unbounded (rho* = inf); try reg=1e-3"
+                "margin is unbounded (rho* = inf); try ridge=1e-3"
             )
         if covariances is not None:
             raise ProgramError("covariances can only be given with kernel='linear'")
@@ -497,6 +498,7 @@ def _description(data: Mapping[str, Any]) -> str:
     return f"{head} ({', '.join(parts)})"
 
 
+@renamed_keywords(reg="ridge")
 def m4(
     X: np.ndarray,
     y: np.ndarray,
@@ -506,7 +508,7 @@ def m4(
     gamma: float | str = "scale",
     degree: int = 3,
     coef0: float = 0.0,
-    reg: float = 0.0,
+    ridge: float = 0.0,
     reduction: float | None = None,
     covariances: tuple[np.ndarray, np.ndarray] | None = None,
     factor_rtol: float = 1e-10,
@@ -530,9 +532,10 @@ def m4(
         Theorem 17 via the empirical kernel map (module docstring).
     gamma, degree, coef0
         Kernel hyper-parameters (:func:`conicml.make_kernel`).
-    reg : float, default=0.0
-        Covariance regulariser: :math:`\Sigma + \mathrm{reg}\,I` (linear) or
-        :math:`+\mathrm{reg}\,K` (kernel, Corollary 16; must be > 0 there).
+    ridge : float, default=0.0
+        The covariance ridge (glossary): :math:`\Sigma + \mathrm{ridge}\,I` (linear) or
+        :math:`+\mathrm{ridge}\,K` (kernel, Corollary 16; must be > 0 there). The old
+        keyword ``reg`` works for one release (``FutureWarning``).
     reduction : float in [0, 1] or None, default=None
         Threshold :math:`\nu` of the reduction rule with the global MPM
         constraint (4.36); ``1`` removes every point (M4 becomes MPM).
@@ -553,11 +556,11 @@ def m4(
     Raises
     ------
     ProgramError
-        Shape mismatch, NaN/inf, labels not ±1, one class, C <= 0, reg < 0,
-        reg = 0 with a non-linear kernel, reduction outside [0, 1], equal
+        Shape mismatch, NaN/inf, labels not ±1, one class, C <= 0, ridge < 0,
+        ridge = 0 with a non-linear kernel, reduction outside [0, 1], equal
         class means, unknown kernel.
     """
-    data = _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
+    data = _prepare(X, y, C, kernel, gamma, degree, coef0, ridge, reduction, covariances,
                     factor_rtol)
     default = "bisection" if data["hard"] else "quadratic-interpolation"
     return Program(data["kind"], data, build=partial(inner_problem, rho=None),

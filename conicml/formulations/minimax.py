@@ -80,7 +80,7 @@ the largest), :math:`w = U\Lambda^{-1/2}u`: then :math:`Kw = \Phi u` and
 :math:`\rho_x K` (the robust replacement of Theorem 9) is **mandatory** for a
 non-linear kernel: without it the within-class scatter spans at most
 :math:`N - 2` directions and the problem is unbounded (errata S004-§5.3), so
-``rho_x, rho_y > 0`` is required. Decision:
+``ridge > 0`` is required. Decision:
 :math:`f(z) = \sum_i w_i K(z, z_i) + b` (positive iff :math:`f \ge 0`).
 
 **MEMPM** (eqs. 3.2–3.4, 3.21–3.22): maximise :math:`\theta\alpha + (1-\theta)\beta`.
@@ -111,6 +111,7 @@ from scipy.special import ndtr, ndtri
 
 from .. import kinds
 from .._certificates import certify_with, conic_certificate, rel, residuals
+from .._deprecation import ridge_pair
 from .._linalg import inverse_quadratic
 from .._scaling import feature_scales
 from .._validation import check_positive, check_X_y
@@ -178,6 +179,17 @@ def _check_nonneg(value: object, name: str) -> float:
     return check_positive(value, name, allow_zero=True)
 
 
+def _split_ridge(ridge: object) -> tuple[float, float]:
+    """``ridge`` as the pair (positive class, negative class): a float is used for both."""
+    if isinstance(ridge, (tuple, list, np.ndarray)):
+        if len(ridge) != 2:
+            raise ProgramError(f"ridge must be a float or a pair (positive, negative), got "
+                               f"{ridge!r}")
+        return _check_nonneg(ridge[0], "ridge[0]"), _check_nonneg(ridge[1], "ridge[1]")
+    r = _check_nonneg(ridge, "ridge")
+    return r, r
+
+
 # --------------------------------------------------------------------------------------
 # the moment data shared by the family: d, R_x, R_y (R^T R = Sigma), projected means
 # --------------------------------------------------------------------------------------
@@ -191,8 +203,7 @@ def _base_data(
     *,
     nu_x: float,
     nu_y: float,
-    rho_x: float,
-    rho_y: float | None,
+    ridge: float | tuple[float, float],
     kernel: str,
     gamma: float | str,
     degree: int,
@@ -200,8 +211,7 @@ def _base_data(
 ) -> dict[str, Any]:
     nu_x = _check_nonneg(nu_x, "nu_x")
     nu_y = _check_nonneg(nu_y, "nu_y")
-    rho_x = _check_nonneg(rho_x, "rho_x")
-    rho_y = rho_x if rho_y is None else _check_nonneg(rho_y, "rho_y")
+    rho_x, rho_y = _split_ridge(ridge)
     scale = None
     if kernel == "linear":
         mom = as_class_moments(data)
@@ -230,9 +240,9 @@ def _base_data(
             raise ProgramError(f"unknown kernel {kernel!r}; choose one of {', '.join(KERNELS)}")
         if rho_x <= 0 or rho_y <= 0:
             raise ProgramError(
-                f"kernel={kernel!r} needs rho_x > 0 and rho_y > 0 (got {rho_x:g}, {rho_y:g}): "
-                "without the rho*K regulariser of Theorem 9 the plug-in kernel covariances "
-                "are rank-deficient and the program is unbounded; try rho_x=1e-3"
+                f"kernel={kernel!r} needs ridge > 0 for both classes (got {rho_x:g}, "
+                f"{rho_y:g}): without the rho*K regulariser of Theorem 9 the plug-in kernel "
+                "covariances are rank-deficient and the program is unbounded; try ridge=1e-3"
             )
         kern = make_kernel(kernel, X, gamma=gamma, degree=degree, coef0=coef0)
         K = kern.gram(X)
@@ -407,7 +417,7 @@ def _family_program(base: dict, family: str, a: tuple[float, float], b: tuple[fl
 # --------------------------------------------------------------------------------------
 _KERNEL_DOC = """
     kernel : {"linear", "rbf", "poly", "precomputed"}, default="linear"
-        Non-linear kernels need ``data = (X, y)`` and ``rho_x, rho_y > 0``.
+        Non-linear kernels need ``data = (X, y)`` and ``ridge > 0``.
     gamma, degree, coef0
         Kernel hyper-parameters (:func:`conicml.make_kernel`)."""
 
@@ -431,13 +441,13 @@ def _fill_doc(**parts: str) -> Any:
 
 
 @_fill_doc(KERNEL_DOC=_KERNEL_DOC)
+@ridge_pair
 def mpm(
     data: ClassMoments | tuple,
     *,
     nu_x: float = 0.0,
     nu_y: float | None = None,
-    rho_x: float = 0.0,
-    rho_y: float | None = None,
+    ridge: float | tuple[float, float] = 0.0,
     bound: str = "chebyshev",
     kernel: str = "linear",
     gamma: float | str = "scale",
@@ -463,8 +473,12 @@ def mpm(
         Class moments, or data with labels exactly +1/-1 (plug-in 1/N moments).
     nu_x, nu_y : float, default=0
         Robust mean radii (>= 0).
-    rho_x, rho_y : float, default=0
-        Covariance inflation (linear) or the ρ·K regulariser (kernel; > 0).
+    ridge : float or (float, float), default=0
+        The covariance ridge :math:`\rho` (glossary): :math:`\Sigma \to \Sigma + \rho I`
+        (linear; the robust covariance radius of Sec. 3.3) or the :math:`\rho K`
+        regulariser of Theorem 9 (kernel; must be > 0). A pair gives
+        :math:`(\rho_x, \rho_y)` for the positive and negative class. The old keywords
+        ``rho_x``/``rho_y`` still work for one release (``FutureWarning``).
     bound : {"chebyshev", "gaussian"}, default="chebyshev"
         Map from κ to the reported accuracy (the hyperplane does not depend on it).<KERNEL_DOC>
 
@@ -477,7 +491,7 @@ def mpm(
     """
     bound = _check_bound(bound)
     nu_y = nu_x if nu_y is None else nu_y
-    base = _base_data(data, nu_x=nu_x, nu_y=nu_y, rho_x=rho_x, rho_y=rho_y, kernel=kernel,
+    base = _base_data(data, nu_x=nu_x, nu_y=nu_y, ridge=ridge, kernel=kernel,
                       gamma=gamma, degree=degree, coef0=coef0)
     robust = base["nu_x"] or base["nu_y"] or base["rho_x"] or base["rho_y"]
     desc = f"{'robust ' if robust else ''}MPM ({kernel} kernel)"
@@ -486,14 +500,14 @@ def mpm(
 
 
 @_fill_doc(KERNEL_DOC=_KERNEL_DOC)
+@ridge_pair
 def bmpm(
     data: ClassMoments | tuple,
     beta0: float,
     *,
     nu_x: float = 0.0,
     nu_y: float | None = None,
-    rho_x: float = 0.0,
-    rho_y: float | None = None,
+    ridge: float | tuple[float, float] = 0.0,
     bound: str = "chebyshev",
     kernel: str = "linear",
     gamma: float | str = "scale",
@@ -522,7 +536,7 @@ def bmpm(
     beta0 : float
         Required worst-case accuracy of the negative class, in [0, 1)
         (Gaussian bound: [0.5, 1)).
-    nu_x, nu_y, rho_x, rho_y, bound
+    nu_x, nu_y, ridge, bound
         As in :func:`mpm`.<KERNEL_DOC>
 
     Returns
@@ -543,7 +557,7 @@ def bmpm(
             + (" (the Gaussian bound is restricted to accuracies >= 1/2)" if lo else "")
         )
     nu_y = nu_x if nu_y is None else nu_y
-    base = _base_data(data, nu_x=nu_x, nu_y=nu_y, rho_x=rho_x, rho_y=rho_y, kernel=kernel,
+    base = _base_data(data, nu_x=nu_x, nu_y=nu_y, ridge=ridge, kernel=kernel,
                       gamma=gamma, degree=degree, coef0=coef0)
     return _bmpm_program(base, beta0, bound)
 
@@ -559,6 +573,7 @@ def _bmpm_program(base: dict, beta0: float, bound: str) -> Program:
 
 
 @_fill_doc(KERNEL_DOC=_KERNEL_DOC)
+@ridge_pair
 def mempm(
     data: ClassMoments | tuple,
     theta: float | None = None,
@@ -567,8 +582,7 @@ def mempm(
     costs: tuple[float, float] | None = None,
     nu_x: float = 0.0,
     nu_y: float | None = None,
-    rho_x: float = 0.0,
-    rho_y: float | None = None,
+    ridge: float | tuple[float, float] = 0.0,
     kernel: str = "linear",
     gamma: float | str = "scale",
     degree: int = 3,
@@ -609,7 +623,7 @@ def mempm(
         :math:`K_x\alpha + K_y\beta` with :math:`K_x = C_{FN}N_x`,
         :math:`K_y = C_{FP}N_y`, i.e. :math:`\theta = K_x/(K_x+K_y)`
         (exclusive with ``theta``).
-    nu_x, nu_y, rho_x, rho_y
+    nu_x, nu_y, ridge
         Robust radii (Sec. 3.3, eq. 3.40) / kernel regulariser, as in :func:`mpm`.<KERNEL_DOC>
 
     Returns
@@ -620,7 +634,7 @@ def mempm(
     """
     bound = _check_bound(bound)
     nu_y = nu_x if nu_y is None else nu_y
-    base = _base_data(data, nu_x=nu_x, nu_y=nu_y, rho_x=rho_x, rho_y=rho_y, kernel=kernel,
+    base = _base_data(data, nu_x=nu_x, nu_y=nu_y, ridge=ridge, kernel=kernel,
                       gamma=gamma, degree=degree, coef0=coef0)
     weights = None
     if costs is not None:

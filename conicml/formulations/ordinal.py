@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import kinds
 from .._certificates import certify_with
+from .._deprecation import renamed_keywords
 from .._validation import check_positive
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
@@ -293,11 +294,12 @@ def _ordinal_program(data: dict, description: str) -> Program:
     )
 
 
+@renamed_keywords(eta="accuracy")
 def cbor(
     clusters: ClusterMoments,
     *,
     W: float = 1.0,
-    eta: float = 0.5,
+    accuracy: float = 0.5,
     kernel: str = "linear",
     gamma: float | str = "scale",
     bound: str = "chebyshev",
@@ -343,8 +345,9 @@ def cbor(
         and labels = ranks 1..r (all present, r >= 2).
     W : float, default=1.0
         Bound on :math:`\|w\|` (:math:`2/W` lower-bounds the margin).
-    eta : float, default=0.5
-        Probability level of the chance constraints, in (0, 1).
+    accuracy : float, default=0.5
+        Probability level :math:`\eta` of the chance constraints, in (0, 1): a lower
+        bound on the probability of the right side (old keyword ``eta``, deprecated).
     kernel : {"linear", "rbf"}, default="linear"
         The radius map of (4.4) holds for the Gaussian kernel only.
     gamma : float or {"scale", "auto"}, default="scale"
@@ -378,7 +381,7 @@ def cbor(
     Raises
     ------
     ProgramError
-        Labels not the ranks 1..r, W <= 0, eta outside (0, 1), unknown kernel,
+        Labels not the ranks 1..r, W <= 0, accuracy outside (0, 1), unknown kernel,
         bound or form.
     """
     if not isinstance(clusters, ClusterMoments):
@@ -396,6 +399,7 @@ def cbor(
         )
     if factor not in ("auto", "cholesky", "eigen"):
         raise ProgramError(f"factor must be 'auto', 'cholesky' or 'eigen', got {factor!r}")
+    eta = accuracy
     kappa = cbc_kappa(eta, bound)  # kappa = sqrt(eta / (1 - eta)) as in (3.4), (4.3)
     means = clusters.means
     ranks, r = _ordinal_ranks(clusters.labels, means.shape[0], "clusters.labels")
@@ -419,7 +423,7 @@ def cbor(
     }
     return _ordinal_program(
         data, f"CBOR-SOCP ({kernel} kernel, {means.shape[0]} clusters, {r} ranks, W={W:g}, "
-        f"eta={float(eta):g}, {form})")
+        f"accuracy={float(eta):g}, {form})")
 
 
 def _build_svor_primal(data: Mapping[str, Any]) -> ConicForm:

@@ -33,6 +33,7 @@ from scipy.stats import norm
 
 from .. import kinds
 from .._certificates import certify_with
+from .._deprecation import renamed_keywords
 from .._validation import check_positive, check_X_y
 from ..exceptions import ProgramError, SolverError
 from ..kernels import Kernel, make_kernel, psd_factor
@@ -78,11 +79,12 @@ _BOUNDS = ("chebyshev", "gaussian")
 _RATES_TOUCH = 1e-10  # relative squared distance below which the ellipsoids touch/overlap
 
 
-def rate_kappa(eta: float, bound: str = "chebyshev", *, name: str = "eta") -> float:
-    r"""The cone multiplier :math:`\kappa` of a class whose error rate is at most ``eta``.
+@renamed_keywords(eta="error")
+def rate_kappa(error: float, bound: str = "chebyshev", *, name: str = "error") -> float:
+    r"""The cone multiplier :math:`\kappa` of a class whose error rate is at most ``error``.
 
-    Chapter-2 convention (errata S003-P1): ``eta`` is the largest allowed
-    probability of falling on the wrong side, i.e. Theorem 2.1 with
+    Chapter-2 convention (errata S003-P1): ``error`` (the thesis's :math:`\eta`) is the
+    largest allowed probability of falling on the wrong side, i.e. Theorem 2.1 with
     :math:`e = 1 - \eta`:
 
     .. math::
@@ -92,23 +94,24 @@ def rate_kappa(eta: float, bound: str = "chebyshev", *, name: str = "eta") -> fl
 
     Parameters
     ----------
-    eta : float
-        Error rate in :math:`(0, 1]` (``"gaussian"``: in :math:`(0, 1/2]`).
+    error : float
+        Error rate in :math:`(0, 1]` (``"gaussian"``: in :math:`(0, 1/2]`); the old
+        keyword ``eta`` is deprecated.
     bound : {"chebyshev", "gaussian"}, default="chebyshev"
         Distribution-free (Chebyshev–Cantelli) or normal moments.
-    name : str, default="eta"
+    name : str, default="error"
         Parameter name used in error messages.
 
     Raises
     ------
     ProgramError
-        ``eta`` outside its range (the Gaussian :math:`\kappa` is negative for
+        ``error`` outside its range (the Gaussian :math:`\kappa` is negative for
         :math:`\eta > 1/2` and makes the constraint non-convex), or an unknown
         ``bound``.
     """
     if bound not in _BOUNDS:
         raise ProgramError(f"bound must be 'chebyshev' or 'gaussian', got {bound!r}")
-    eta = check_positive(eta, name)
+    eta = check_positive(error, name)
     if eta > 1.0:
         raise ProgramError(f"{name} is an error rate and must lie in (0, 1], got {eta!r}")
     if bound == "chebyshev":
@@ -132,9 +135,9 @@ def _rates_data(data: Any, eta_pos: float, eta_neg: float, kernel: str, bound: s
         raise ProgramError(f"cone must be 'centred' or 'factor', got {cone!r}")
     if factor not in ("auto", "cholesky", "eigen"):
         raise ProgramError(f"factor must be 'auto', 'cholesky' or 'eigen', got {factor!r}")
-    kappa_pos = rate_kappa(eta_pos, bound, name="eta_pos")
-    kappa_neg = rate_kappa(eta_neg, bound, name="eta_neg")
-    epsilon = check_positive(epsilon, "epsilon", allow_zero=True)
+    kappa_pos = rate_kappa(eta_pos, bound, name="error_pos")
+    kappa_neg = rate_kappa(eta_neg, bound, name="error_neg")
+    epsilon = check_positive(epsilon, "ridge", allow_zero=True)
     out: dict[str, Any] = {
         "eta_pos": float(eta_pos), "eta_neg": float(eta_neg), "bound": bound,
         "kappa_pos": kappa_pos, "kappa_neg": kappa_neg, "epsilon": epsilon, "form": form,
@@ -224,10 +227,10 @@ def _rates_explain(data: Mapping[str, Any], status: Status) -> str:
     """Program.explain: the reading of an infeasible status, added to every solver's message."""
     if status not in _RATES_INFEASIBLE:
         return ""
-    return (f"no hyperplane meets the specified rates eta_pos={data['eta_pos']:g}, "
-            f"eta_neg={data['eta_neg']:g} (kappa_pos={data['kappa_pos']:.6g}, "
+    return (f"no hyperplane meets the specified rates error_pos={data['eta_pos']:g}, "
+            f"error_neg={data['eta_neg']:g} (kappa_pos={data['kappa_pos']:.6g}, "
             f"kappa_neg={data['kappa_neg']:.6g}, bound={data['bound']!r}): the two "
-            "class ellipsoids overlap, so the program is infeasible; raise eta_pos or eta_neg")
+            "class ellipsoids overlap, so the program is infeasible; raise error_pos or error_neg")
 
 
 def _rates_require(data: Mapping[str, Any], solution: Solution, kind: str) -> None:
@@ -296,17 +299,18 @@ def _decode_rates_dual(data: Mapping[str, Any], solution: Solution) -> dict:
     return model
 
 
+@renamed_keywords(eta_pos="error_pos", eta_neg="error_neg", epsilon="ridge")
 def specified_rates(
     data: ClassMoments | tuple,
-    eta_pos: float,
-    eta_neg: float,
+    error_pos: float,
+    error_neg: float,
     *,
     kernel: str = "linear",
     bound: str = "chebyshev",
     gamma: float | str = "scale",
     degree: int = 3,
     coef0: float = 0.0,
-    epsilon: float = 0.0,
+    ridge: float = 0.0,
     form: str = "primal",
     factor: str = "auto",
     cone: str = "centred",
@@ -315,11 +319,12 @@ def specified_rates(
 
     Thesis ch. 2 (eqs. 2.1–2.5): the hyperplane of largest margin such that a
     positive point (moments :math:`\mu_+, \Sigma_+`) falls on the negative
-    side with probability at most ``eta_pos`` and a negative point on the
-    positive side with probability at most ``eta_neg``, for *every*
+    side with probability at most ``error_pos`` and a negative point on the
+    positive side with probability at most ``error_neg``, for *every*
     distribution with those moments (``bound="chebyshev"``) or for Gaussian
     classes (``bound="gaussian"``). With :math:`\kappa_\pm` from
-    :func:`rate_kappa` and :math:`\Sigma_\pm + \epsilon I = C_\pm C_\pm^\top`,
+    :func:`rate_kappa` and :math:`\Sigma_\pm + \epsilon I = C_\pm C_\pm^\top`
+    (:math:`\epsilon` = ``ridge``),
     in the package convention :math:`f(x) = w^\top x + b` (thesis:
     :math:`b_{thesis} = -b`):
 
@@ -364,12 +369,13 @@ def specified_rates(
         Moments of the two classes, or training data with labels exactly
         ``+1``/``-1`` (moments then use the biased :math:`1/m` covariance).
         Kernels other than ``"linear"`` need ``(X, y)``.
-    eta_pos : float
+    error_pos : float
         Largest error rate on the positive class (false negatives),
-        :math:`\eta_1` of the thesis, in :math:`(0, 1]`.
-    eta_neg : float
+        :math:`\eta_1` of the thesis, in :math:`(0, 1]`. (Old keyword: ``eta_pos``,
+        deprecated.)
+    error_neg : float
         Largest error rate on the negative class (false positives),
-        :math:`\eta_2`, in :math:`(0, 1]`.
+        :math:`\eta_2`, in :math:`(0, 1]`. (Old keyword: ``eta_neg``, deprecated.)
     kernel : {"linear", "rbf", "poly", "precomputed"}, default="linear"
         ``"rbf"`` is the thesis's Gaussian kernel :math:`\exp(-\zeta\|x-x'\|^2)`
         with :math:`\zeta` = ``gamma``.
@@ -377,8 +383,9 @@ def specified_rates(
         How rates become :math:`\kappa` (:func:`rate_kappa`).
     gamma, degree, coef0
         Kernel hyper-parameters (:func:`conicml.make_kernel`).
-    epsilon : float, default=0.0
-        Ridge :math:`\epsilon \ge 0` added to both covariances
+    ridge : float, default=0.0
+        The covariance ridge :math:`\epsilon \ge 0` (glossary; old keyword ``epsilon``,
+        deprecated) added to both covariances
         (:math:`\Sigma_\pm + \epsilon I`, or :math:`H_\pm + \epsilon I` in
         the kernel case, as the thesis's experiments do). The specialized
         ``lin-han`` solver needs positive definite covariances, hence
@@ -414,14 +421,14 @@ def specified_rates(
     ProgramError
         Bad data (shape, NaN, labels, single class), rates outside
         :math:`(0, 1]` (or :math:`(0, 1/2]` for the Gaussian bound), negative
-        ``epsilon``, unknown kernel / bound / form.
+        ``ridge``, unknown kernel / bound / form.
     """
     if isinstance(kernel, str) and kernel == "precomputed" and isinstance(data, ClassMoments):
         raise ProgramError("kernel='precomputed' needs (K, y), not ClassMoments")
     if not isinstance(kernel, str):
         raise ProgramError(f"unknown kernel {kernel!r}")
-    prepared = _rates_data(data, eta_pos, eta_neg, kernel, bound, gamma, degree, coef0,
-                           epsilon, form, factor, cone)
+    prepared = _rates_data(data, error_pos, error_neg, kernel, bound, gamma, degree, coef0,
+                           ridge, form, factor, cone)
     primal = form == "primal"
     return Program(
         RATES_KINDS[0] if primal else RATES_KINDS[1],
@@ -430,8 +437,8 @@ def specified_rates(
         certify=certify_with(_build_rates_primal if primal else _build_rates_dual),
         decode=_decode_rates_primal if primal else _decode_rates_dual,
         default_solver="clarabel",
-        description=(f"chance-constrained classifier, specified rates eta_pos={eta_pos:g}, "
-                     f"eta_neg={eta_neg:g} ({kernel} kernel, {bound}, {form})"),
+        description=(f"chance-constrained classifier, specified rates error_pos={error_pos:g}, "
+                     f"error_neg={error_neg:g} ({kernel} kernel, {bound}, {form})"),
         explain=_rates_explain,
     )
 

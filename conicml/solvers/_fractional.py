@@ -36,10 +36,10 @@ CERTIFY_TOL = 1e-6
 INFINITE_KAPPA_MESSAGE = (
     "kappa* = inf: a hyperplane with zero variance of the positive class (and w^T d = 1) "
     "exists, so the objective 1/kappa* = 0 is attained (alpha = 1); add a ridge "
-    "(rho_x, rho_y > 0) for a finite kappa")
+    "(ridge > 0) for a finite kappa")
 NEAR_INFINITE_KAPPA_MESSAGE = (
     "kappa* numerically infinite: D(w) reached ~1e-10 of ||w|| along the iteration "
-    "(objective 1/kappa* ~ 0, not certified); add a ridge (rho_x, rho_y > 0)")
+    "(objective 1/kappa* ~ 0, not certified); add a ridge (ridge > 0)")
 #: The reason code every fractional solver uses for an attained kappa* = inf.
 INFINITE_REASON = 5
 

@@ -294,7 +294,8 @@ def solve_cbc_smo(
     r = np.asarray(data["radii"], dtype=float)
     k = y.size
     wform = "W" in data
-    U = data["cbc"].upper
+    # the dual box per cluster: C, C_j (class weights), 1 (W-form) or inf (hard margin)
+    U = np.broadcast_to(np.asarray(data["cbc"].upper, dtype=float), (k,))
     if max_iter is None:
         max_iter = max(10**6, 100 * k)
     if wform:
@@ -310,8 +311,8 @@ def solve_cbc_smo(
     else:
         alpha = np.zeros(k)
         if wform:  # thesis start: one positive and one negative cluster at 1/2
-            alpha[np.flatnonzero(y > 0)[0]] = 0.5
-            alpha[np.flatnonzero(y < 0)[0]] = 0.5
+            i, j = np.flatnonzero(y > 0)[0], np.flatnonzero(y < 0)[0]
+            alpha[i] = alpha[j] = min(0.5, U[i], U[j])  # inside a weighted box too
     p = data["cbc"].kernel_matvec(alpha * y)
     setup_time = time.perf_counter() - t_setup
 
@@ -382,8 +383,8 @@ def solve_cbc_smo(
                 gain = np.where(cand, -((s_up[i] - s) ** 2) / curv, np.inf)
                 j = int(np.argmin(gain))
             # step bounds: alpha_i += y_i delta, alpha_j -= y_j delta
-            ub_i = (U - alpha[i]) if y[i] > 0 else alpha[i]
-            ub_j = alpha[j] if y[j] > 0 else (U - alpha[j])
+            ub_i = (U[i] - alpha[i]) if y[i] > 0 else alpha[i]
+            ub_j = alpha[j] if y[j] > 0 else (U[j] - alpha[j])
             ub = min(ub_i, ub_j)
             Kj = gram.column(j)
             a = max(gram.diag[i] + gram.diag[j] - 2.0 * Ki[j], 0.0)
@@ -407,9 +408,9 @@ def solve_cbc_smo(
             alpha[j] -= y[j] * delta
             if delta == ub:  # land exactly on the bound that limited the step
                 if ub_i <= ub_j:
-                    alpha[i] = U if y[i] > 0 else 0.0
+                    alpha[i] = U[i] if y[i] > 0 else 0.0
                 if ub_j <= ub_i:
-                    alpha[j] = 0.0 if y[j] > 0 else U
+                    alpha[j] = 0.0 if y[j] > 0 else U[j]
             np.clip(alpha, 0.0, U, out=alpha)
             p += delta * (Ki - Kj)
             it += 1

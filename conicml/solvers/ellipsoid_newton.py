@@ -263,8 +263,8 @@ def solve_ellipsoid_newton(
     solve_time = time.perf_counter() - t1
     extras = {"stop_reason": code, "multipliers": lam.copy(), "relative_gap": rel_gap}
     if code == 4:
-        message = (f"{TERMINATION_MESSAGES[4]} (eta_pos={data.get('eta_pos', math.nan):g}, "
-                   f"eta_neg={data.get('eta_neg', math.nan):g}); raise eta_pos or eta_neg")
+        message = (f"{TERMINATION_MESSAGES[4]} (error_pos={data.get('eta_pos', math.nan):g}, "
+                   f"error_neg={data.get('eta_neg', math.nan):g}); raise error_pos or error_neg")
         return Solution(status=Status.INFEASIBLE, solver="ellipsoid-newton", iterations=k,
                         setup_time=setup_time, solve_time=solve_time, message=message,
                         extras=extras)

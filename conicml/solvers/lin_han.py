@@ -343,10 +343,10 @@ def _result(program: Any, data: Mapping[str, Any], Ep: _Ellipsoid, En: _Ellipsoi
     extras: dict[str, Any] = {"stop_reason": code, "t_pos": t_pos, "t_neg": t_neg,
                               "theta_pos": theta_p, "theta_neg": theta_n}
     if code == 4:
-        message += (f" (eta_pos={data.get('eta_pos', math.nan):g}, "
-                    f"eta_neg={data.get('eta_neg', math.nan):g}, kappa_pos={Ep.kappa:.6g}, "
+        message += (f" (error_pos={data.get('eta_pos', math.nan):g}, "
+                    f"error_neg={data.get('eta_neg', math.nan):g}, kappa_pos={Ep.kappa:.6g}, "
                     f"kappa_neg={En.kappa:.6g}; t_pos={t_pos:.6g} >= t_neg={t_neg:.6g}); "
-                    "raise eta_pos or eta_neg")
+                    "raise error_pos or error_neg")
         if verbose:
             print(f"lin-han: {message}")
         return Solution(status=status, solver="lin-han", iterations=k, setup_time=setup_time,

@@ -30,7 +30,7 @@ not positive there — the maximiser of the numerator (one least-squares solve);
 if even that has :math:`N \le 0`, :math:`\kappa^* \le 0` and the program is
 reported INFEASIBLE (BMPM: :math:`\beta_0 \ge \beta_{0m}`, decode gives α = 0).
 
-**Stopping criterion** (the note's advice: :math:`\|P\nabla r\|` stalls far above
+**Stopping criterion** (:math:`\|P\nabla r\|` stalls far above
 machine precision): :math:`|r_{k+1} - r_k| \le \texttt{tol}\,(1 + |r_k|)` on
 three consecutive iterations, or :math:`\|s_k\|\,\|w_k\| \le \texttt{tol}`.
 
