@@ -312,3 +312,22 @@ def test_certificate_dual_bound_is_tight():
     D = sol.extras["dual_objective"]
     assert D <= p_star * (1 + 1e-9)
     assert D == pytest.approx(p_star, rel=1e-6)
+
+
+def test_certificate_dual_bound_on_badly_scaled_features():
+    # features on scales 1e-2 .. 1e3 (as unscaled real data): the Newton steps of the
+    # certificate still reach the dual optimum from the optimal primal point (an exact line
+    # search over the breakpoints, no fixed step range)
+    from conicml.solvers.pegasos import implied_dual
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(150, 6)) * np.array([1e-2, 1e-1, 1.0, 10.0, 1e2, 1e3])
+    y = np.where(X[:, 2] + X[:, 3] / 10 + 0.5 * rng.normal(size=150) > 0, 1.0, -1.0)
+    prog = svm.soft_margin(X, y, C=50.0, form="primal", class_weight="balanced")
+    ref = _reference(prog)
+    w, b = np.asarray(ref.values["w"]), float(ref.values["b"])
+    margin = y * (X @ w + b)
+    alpha, D, _ = implied_dual(X, y, prog.data["c"], w, margin)
+    assert D <= ref.objective * (1 + 1e-8)
+    assert D == pytest.approx(ref.objective, rel=1e-6)
+    assert abs(float(y @ alpha)) <= 1e-9 * prog.data["c"].sum()

@@ -242,6 +242,38 @@ def _dual_value(Z: np.ndarray, y: np.ndarray, c: np.ndarray,
     return alpha, s * s1 - 0.5 * s * s * s2, u
 
 
+def _line_root(slope: Callable[[float], float], q: np.ndarray, s: np.ndarray,
+               mu: np.ndarray, lo: np.ndarray, hi: np.ndarray, pp: float) -> float:
+    """The zero of the non-increasing, piecewise-linear ``slope`` on t >= 0 (exact, scale-free).
+
+    Its breakpoints are where a sample's clip changes side; a binary search over them
+    finds the linear piece holding the zero, which is then solved for exactly.
+    """
+    if slope(0.0) <= 0.0:
+        return 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cand = np.concatenate([(lo * mu - q) / s, (hi * mu - q) / s])
+    bps = np.unique(cand[np.isfinite(cand) & (cand > 0.0)])
+    lo_i, hi_i = -1, bps.size  # slope(bps[lo_i]) > 0 (t = 0 for -1), slope(bps[hi_i]) <= 0
+    while hi_i - lo_i > 1:
+        mid = (lo_i + hi_i) // 2
+        if slope(float(bps[mid])) > 0.0:
+            lo_i = mid
+        else:
+            hi_i = mid
+    t_a = 0.0 if lo_i < 0 else float(bps[lo_i])
+    f_a = slope(t_a)
+    if hi_i < bps.size:
+        t_b = float(bps[hi_i])
+        f_b = slope(t_b)
+        return t_a + f_a * (t_b - t_a) / (f_a - f_b) if f_a > f_b else t_b
+    # beyond the last breakpoint the slope is f_a - (t - t_a) * (pp + sum of s_i^2 / mu_i
+    # over the samples still free there)
+    t1 = t_a + 1.0
+    drop = f_a - slope(t1)
+    return t_a + f_a / drop if drop > 0.0 else t_a
+
+
 def _prox_newton(A: np.ndarray, r: np.ndarray, ell: np.ndarray, lo: np.ndarray,
                  hi: np.ndarray, mu: np.ndarray, v: np.ndarray, reg: np.ndarray,
                  max_steps: int = 30) -> tuple[np.ndarray, np.ndarray]:
@@ -253,7 +285,8 @@ def _prox_newton(A: np.ndarray, r: np.ndarray, ell: np.ndarray, lo: np.ndarray,
     (``reg``): a zero in ``reg`` makes that row of :math:`A^\top\delta = r` a hard constraint
     (its :math:`v` is the multiplier). Newton directions with the generalised Hessian
     :math:`R + A_F^\top\mathrm{diag}(1/\mu_F)A_F` (:math:`F` the unclipped samples) and an
-    exact line search (the directional derivative is monotone: bisection).
+    exact line search (:func:`_line_root`: the directional derivative is non-increasing and
+    piecewise linear).
     Returns ``(delta, v)``.
     """
     tol = 1e-10 * max(1.0, float(np.linalg.norm(r)))
@@ -266,23 +299,20 @@ def _prox_newton(A: np.ndarray, r: np.ndarray, ell: np.ndarray, lo: np.ndarray,
             break
         free = (q > lo * mu) & (q < hi * mu)
         AF = A[free]
-        p = np.linalg.lstsq(R + (AF.T / mu[free]) @ AF, grad, rcond=None)[0]
+        H = R + (AF.T / mu[free]) @ AF
+        try:
+            p = np.linalg.solve(H, grad)
+        except np.linalg.LinAlgError:
+            p = np.linalg.lstsq(H, grad, rcond=None)[0]
+        if not float(p @ grad) > 0.0:  # rounding on a badly scaled H: plain gradient ascent
+            p = grad
         s = A @ p
         g0, pp = float(p @ (r - reg * v)), float(p @ (reg * p))
 
         def slope(t: float) -> float:  # d/dt of the dual along v + t p (non-increasing)
             return g0 - t * pp - float(s @ np.clip((q + t * s) / mu, lo, hi))
 
-        t_lo, t_hi = 0.0, 1.0
-        while slope(t_hi) > 0.0 and t_hi < 1e6:
-            t_lo, t_hi = t_hi, 2.0 * t_hi
-        for _ in range(40):
-            mid = 0.5 * (t_lo + t_hi)
-            if slope(mid) > 0.0:
-                t_lo = mid
-            else:
-                t_hi = mid
-        t = 0.5 * (t_lo + t_hi)
+        t = _line_root(slope, q, s, mu, lo, hi, pp)
         if t * float(np.linalg.norm(p)) <= 1e-14 * max(1.0, float(np.linalg.norm(v))):
             break
         v = v + t * p
