@@ -1,99 +1,18 @@
-"""Reproduce seed 004 Fig. 4.8: the reduced M4 (4.36) on heart disease, accuracy and time vs nu.
+"""Reproduce seed 004 Fig. 4.8: the reduced M4 (4.36) on heart disease, accuracy and time vs
+nu.
 
-The soft-margin linear M4 with the reduction rule of Sec. 4.3: a training point is
-kept iff nu_i = d_i^2 / (1 + d_i^2) >= nu, d_i its Mahalanobis distance to its own
-class mean; removed points are represented by the global MPM constraint with weight
-(N - r) xi_m. nu = 1 removes every point (M4 becomes MPM). Data: Cleveland heart
-(297 x 13, bundled; the thesis probably used Statlog's 270), features standardised
-on each training fold; C = 1 (units of the normalisation w^T(xbar - ybar) = 1; the
-thesis tunes C and gives no value); 5-fold stratified CV (the thesis: 10-fold),
-solver ``m4-line-search``; time = wall time of the training solve, mean over folds.
-In 13 dimensions the nu_i of almost every point exceed 0.8 (d_i^2 ~ 13), so the grid
-is dense near 1, where points start to be removed; the thesis's figure (2-D-like
-intuition) shows the bend near 0.7.
-
-Run ``python benchmarks/reproduce_huang_fig_4_8.py [--quick]``; writes
-``benchmarks/results/huang_fig_4_8.md``.
+Thin caller: the reproduction lives in ``conicml/reproductions/huang_fig_4_8.py`` and runs
+as ``conicml reproduce huang_fig_4_8 [options]``; this script passes its options through
+(``--quick`` for the smoke run) and, like the command, prints the thesis's numbers beside
+ours and draws the figure.
 """
 
-from __future__ import annotations
+import sys
+from pathlib import Path
 
-import os
-
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-
-import argparse  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
-from sklearn.model_selection import StratifiedKFold  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's conicml
-from _harness import machine, write_results  # noqa: E402
 
-import conicml as cm  # noqa: E402
-from conicml.formulations import m4, minimax  # noqa: E402
-
-NUS = (None, 0.8, 0.85, 0.9, 0.92, 0.94, 0.96, 0.98, 1.0)
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    nus = (None, 0.9, 1.0) if args.quick else NUS
-    folds = 2 if args.quick else 5
-    X, y = cm.datasets.load("heart")
-    rows = []
-    mpm_acc = []
-    for nu in nus:
-        accs, times, kept = [], [], []
-        for tr, te in StratifiedKFold(folds, shuffle=True, random_state=0).split(X, y):
-            mu, sd = X[tr].mean(axis=0), X[tr].std(axis=0)
-            Xtr, Xte = (X[tr] - mu) / sd, (X[te] - mu) / sd
-            prog = m4.m4(Xtr, y[tr], 1.0, reduction=nu)
-            start = time.perf_counter()
-            sol = cm.solve(prog, "m4-line-search")
-            times.append(time.perf_counter() - start)
-            model = prog.decode(sol)
-            pred = np.where(m4.decision_values(prog.data, model, Xte) >= 0, 1.0, -1.0)
-            accs.append(100 * np.mean(pred == y[te]))
-            kept.append(int(prog.data["kept"].sum()))
-            if nu is None:
-                mp = minimax.mpm((Xtr, y[tr]))
-                mm = mp.decode(cm.solve(mp, "clarabel"))
-                mpm_acc.append(100 * np.mean(np.where(Xte @ mm["w"] + mm["b"] >= 0, 1, -1)
-                                             == y[te]))
-        label = "none (full M4)" if nu is None else f"{nu:g}"
-        rows.append(f"| {label} | {np.mean(kept):.0f} | {np.mean(accs):.1f} +- "
-                    f"{np.std(accs):.1f} | {np.mean(times):.2f} |")
-        print(rows[-1], flush=True)
-    lines = [
-        "# Seed 004 Fig. 4.8: reduced M4 on heart disease (accuracy and time vs nu)",
-        "",
-        f"Machine: {machine()}. Command: `python benchmarks/reproduce_huang_fig_4_8.py"
-        f"{' --quick' if args.quick else ''}`. {folds}-fold stratified CV, soft linear M4, "
-        "C = 1, m4-line-search.",
-        "",
-        "| nu | kept points (of the training fold) | accuracy % | train time s |",
-        "|---|---|---|---|",
-        *rows,
-        "",
-        f"Linear MPM on the same folds: {np.mean(mpm_acc):.1f} +- {np.std(mpm_acc):.1f} % "
-        "(nu = 1 must match it: every point removed, M4 = MPM).",
-        "",
-        "Thesis (Fig. 4.8, no numbers printed): accuracy and time flat for nu <= 0.7, then "
-        "time falls quickly while accuracy declines slowly; at nu = 1 the accuracy equals "
-        "MPM's.",
-        "",
-    ]
-    write_results("huang_fig_4_8", "\n".join(lines), quick=args.quick)
-    print("\n".join(lines))
-
+from conicml.reproductions import main  # noqa: E402
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(["huang_fig_4_8", *sys.argv[1:]]))

@@ -1,154 +1,17 @@
 """Reproduce Huang (2004) Table 3.1: linear MEMPM vs linear MPM (seed 004, Sec. 3.5.3).
 
-Protocol (thesis Sec. 3.5.3 / note §4.2): 50 random 90/10 train/test splits; plug-in
-(1/N) moments of the training part; theta = proportion of the positive class (the
-thesis's x) in the training part; Chebyshev bound kappa = sqrt(alpha/(1-alpha)).
-Reported: the worst-case bounds alpha, beta and theta*alpha + (1-theta)*beta of MEMPM
-(on the training moments), its test accuracy, the MPM bound alpha and MPM test
-accuracy, in %, as mean +- standard error over the splits (the thesis's "+-" matches a
-standard error: for Breast, the binomial sd of a 68-point test accuracy at 97% is 2.1
-points per split, 0.3 over 50 splits, as printed).
-
-Data (bundled, ``cm.datasets``): twonorm (Breiman, d = 20; the thesis gives no size,
-we draw n = 7400, Delve's size), wisconsin (683 x 9, x = malignant), ionosphere
-(351 x 34, x = good), pima (768 x 8, x = diabetic), heart (Cleveland 297 x 13, x =
-disease; the thesis's implied theta = 0.445 suggests the Statlog version, 270 rows,
-which is not bundled), vote (232 complete cases x 16; x = republican, the minority:
-the thesis's implied theta, (beta - objective)/(beta - alpha) = 0.35 +- 0.06, is far
-from the democrats' 0.53). Singular class covariances (ionosphere: the x class has a
-constant feature; vote: unanimous votes) make kappa(alpha) infinite for small beta, so,
-as the thesis prescribes for a singular Sigma ("add a small positive amount to the
-diagonal", Sec. 3.2), both covariances get a ridge rho = 1e-6 x the mean feature variance
-on every data set. Solvers: MPM by ``clarabel``; MEMPM by ``quadratic-interpolation``
-with inner ``clarabel``, both checked against ``dinkelbach`` on the first split of every
-data set.
-
-Usage: ``python benchmarks/reproduce_huang_table_3_1.py [--quick] [--splits N]``
+Thin caller: the reproduction lives in ``conicml/reproductions/huang_table_3_1.py`` and
+runs as ``conicml reproduce huang_table_3_1 [options]``; this script passes its options
+through (``--quick`` for the smoke run) and, like the command, prints the thesis's numbers
+beside ours and draws the figure.
 """
 
-from __future__ import annotations
-
-import argparse
 import sys
-import time
 from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's conicml
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _harness import machine, run_with_limit, write_results  # noqa: E402
-
-import conicml as cm  # noqa: E402
-from conicml._progress import progress  # noqa: E402
-from conicml.formulations import minimax as mm  # noqa: E402
-
-# Thesis Table 3.1 (copied from the seed-004 note §4.3), in %:
-# MEMPM alpha, MEMPM beta, theta*alpha + (1-theta)*beta, MEMPM acc, MPM alpha, MPM acc
-THESIS = {
-    "twonorm": ((80.3, 0.2), (79.9, 0.1), (80.1, 0.1), (97.9, 0.1), (80.1, 0.1), (97.9, 0.1)),
-    "wisconsin": ((77.8, 0.8), (91.4, 0.5), (86.7, 0.5), (96.9, 0.3), (84.4, 0.5), (97.0, 0.2)),
-    "ionosphere": ((95.9, 1.2), (36.5, 2.6), (74.5, 0.8), (88.5, 1.0), (63.4, 1.1), (84.8, 0.8)),
-    "pima": ((0.9, 0.0), (62.9, 1.1), (41.3, 0.8), (76.8, 0.6), (32.0, 0.8), (76.1, 0.6)),
-    "heart": ((43.6, 2.5), (66.5, 1.5), (56.3, 1.4), (84.2, 0.7), (54.9, 1.4), (83.2, 0.8)),
-    "vote": ((82.6, 1.3), (84.6, 0.7), (83.9, 0.9), (94.9, 0.4), (83.8, 0.9), (94.8, 0.4)),
-}
-THESIS_NAMES = {"twonorm": "Twonorm", "wisconsin": "Breast", "ionosphere": "Ionosphere",
-                "pima": "Pima", "heart": "Heart-disease", "vote": "Vote"}
-COLUMNS = ["MEMPM alpha", "MEMPM beta", "theta*a+(1-theta)*b", "MEMPM acc", "MPM alpha",
-           "MPM acc"]
-
-
-def load(name: str) -> tuple[np.ndarray, np.ndarray]:
-    if name == "twonorm":
-        return cm.datasets.twonorm(n=7400, dim=20, seed=2004)
-    X, y = cm.datasets.load(name)
-    if name == "vote":
-        y = -y  # x = republican (see module docstring)
-    return X, y
-
-
-def run_dataset(name: str, splits: int, seed: int) -> dict:
-    X, y = load(name)
-    rng = np.random.default_rng(seed)
-    rows = []
-    check = None
-    start = time.perf_counter()
-    for s in progress(range(splits), "splits"):
-        perm = rng.permutation(y.size)
-        n_test = int(round(0.1 * y.size))
-        test, train = perm[:n_test], perm[n_test:]
-        Xtr, ytr, Xte, yte = X[train], y[train], X[test], y[test]
-        rho = 1e-6 * float(Xtr.var(axis=0).mean())
-        mpm = mm.mpm((Xtr, ytr), ridge=rho)
-        mpm_model = mpm.decode(cm.solve(mpm, "clarabel"))
-        prog = mm.mempm((Xtr, ytr), ridge=rho)  # theta = training proportion of x
-        sol = cm.solve(prog, "quadratic-interpolation", inner="clarabel")
-        if not sol.ok:
-            raise RuntimeError(f"{name} split {s}: {sol.message}")
-        model = prog.decode(sol)
-        if s == 0:  # independent check of the inner solver on the first split
-            ref = cm.solve(prog, "quadratic-interpolation", inner="dinkelbach")
-            ref_mpm = cm.solve(mpm, "dinkelbach")
-            check = (abs(ref.objective - sol.objective),
-                     abs(mpm.decode(ref_mpm)["alpha"] - mpm_model["alpha"]))
-        acc = np.mean(np.sign(Xte @ model["w"] + model["b"] + 0.0) == yte)
-        acc_mpm = np.mean(np.sign(Xte @ mpm_model["w"] + mpm_model["b"] + 0.0) == yte)
-        rows.append((model["alpha"], model["beta"], model["objective"], acc,
-                     mpm_model["alpha"], acc_mpm, sol.iterations,
-                     sol.extras["inner_failures"], sol.extras["at_domain_end"]))
-    arr = np.array(rows)
-    return {"mean": 100 * arr[:, :6].mean(0), "se": 100 * arr[:, :6].std(0, ddof=1)
-            / np.sqrt(splits), "evals": arr[:, 6].mean(), "check": check,
-            "failures": int(arr[:, 7].sum()), "at_end": int(arr[:, 8].sum()),
-            "theta": float(np.mean(y > 0)), "seconds": time.perf_counter() - start}
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="5 splits instead of 50")
-    parser.add_argument("--splits", type=int, default=None)
-    parser.add_argument("--limit", type=float, default=600.0, help="seconds per data set")
-    args = parser.parse_args()
-    splits = args.splits or (5 if args.quick else 50)
-    lines = [
-        "# Huang (2004) Table 3.1: linear MEMPM vs MPM (Chebyshev bound)",
-        "",
-        f"Machine: {machine()}. {splits} random 90/10 splits per data set; values in %, "
-        "mean +- standard error over the splits; thesis numbers below ours. "
-        "Bounds are on the training moments; accuracies on the test parts. "
-        "`diff>2` lists the columns more than 2 points from the thesis.",
-        "",
-        "| data | source | theta | " + " | ".join(COLUMNS) + " | diff>2 |",
-        "|---|---|---|" + "---|" * len(COLUMNS) + "---|",
-    ]
-    notes = []
-    for i, name in enumerate(progress(THESIS, "data sets")):
-        state, res, wall = run_with_limit(run_dataset, (name, splits, 100 + i), args.limit)
-        thesis = THESIS[name]
-        if state != "ok":
-            lines.append(f"| {THESIS_NAMES[name]} | ours | - | "
-                         + " | ".join([state.upper()] * len(COLUMNS)) + " | - |")
-            notes.append(f"- {THESIS_NAMES[name]}: {state.upper()} {res or ''}")
-        else:
-            ours = [f"{m:.1f} +- {s:.1f}" for m, s in zip(res["mean"], res["se"])]
-            far = [c for c, m, t in zip(COLUMNS, res["mean"], thesis) if abs(m - t[0]) > 2]
-            lines.append(f"| {THESIS_NAMES[name]} | ours | {res['theta']:.3f} | "
-                         + " | ".join(ours) + f" | {', '.join(far) or '-'} |")
-            d_obj, d_alpha = res["check"]
-            notes.append(f"- {THESIS_NAMES[name]}: {res['evals']:.1f} BMPM evaluations per "
-                         f"MEMPM on average; split 1, clarabel vs dinkelbach: "
-                         f"|dF| = {d_obj:.1e}, MPM |d alpha| = {d_alpha:.1e}; "
-                         f"{res['seconds']:.1f} s; optimum at beta0_max on {res['at_end']} "
-                         f"splits; {res['failures']} inner solves failed in all (treated as "
-                         "F = -inf by the line search)")
-        lines.append("| | thesis | | " + " | ".join(f"{m:.1f} +- {s:.1f}" for m, s in thesis)
-                     + " | |")
-        print(lines[-2], lines[-1], sep="\n", flush=True)
-    lines += ["", "Notes:", *notes]
-    out = "\n".join(lines) + "\n"
-    write_results("huang_table_3_1", out, args.quick)
-    print(out)
-
+from conicml.reproductions import main  # noqa: E402
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(["huang_table_3_1", *sys.argv[1:]]))

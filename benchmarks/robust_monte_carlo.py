@@ -32,7 +32,7 @@ import time
 import numpy as np
 from scipy import stats
 
-from conicml.formulations.chance import r1_radii, r2_radii
+from conicml.formulations.cbc import r1_radii, r2_radii
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from _harness import write_results  # noqa: E402

@@ -11,10 +11,17 @@ Rows (issue 14):
 
 * ellipsoid distance (specified rates, primal kind), d in {50, 200, 500}, covariance
   condition numbers 1 and 1e6: ``ellipsoid-newton`` and ``lin-han`` vs Clarabel;
-* RBF SVM dual on twonorm (n = 2000, 5000) and breast cancer, C in {1, 100}: ``smo`` vs
-  scikit-learn ``SVC`` (LIBSVM), both at tol 1e-3;
+* RBF SVM dual on twonorm / ringnorm (n = 5000, 20000), mammography (11 183), abalone7
+  (4 177) and breast cancer, C in {1, 100}: ``smo`` vs scikit-learn ``SVC`` (LIBSVM), both
+  at tol 1e-3; ``smo`` is run twice: at its defaults (compiled loop when numba is
+  installed, polishing to the certificate, ``gap_tol`` 5e-4) and with ``gap_tol=None``
+  (LIBSVM's own stop, no polishing; at C = 100 its point fails the certificate). The
+  first compiled solve in a process loads numba and its on-disk compiled code; the
+  child does that on a 50-point program before the clock starts and the row records it;
 * MPM and BMPM (d = 200): ``rosen`` and ``dinkelbach`` vs Clarabel;
-* CBC linear dual (k = 400 clusters): ``cbc-smo`` vs Clarabel.
+* CBC linear dual (k = 400 clusters): ``cbc-smo`` vs Clarabel;
+* CBOR dual (ordinal regression; linear k = 250, rbf k = 500 clusters, the instances of
+  ``benchmarks/cbor_scale.py``): ``cbor-smo`` vs Clarabel and ECOS.
 
 Usage: ``python benchmarks/suite.py [--quick] [--limit SECONDS] [--repeats R]``
 """
@@ -22,6 +29,7 @@ Usage: ``python benchmarks/suite.py [--quick] [--limit SECONDS] [--repeats R]``
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import time
@@ -52,10 +60,10 @@ def rates_instance(d: int, condition: float, seed: int = 0):
 
 
 def svm_data(name: str, n: int):
-    if name == "breast_cancer":
-        X, y = cm.datasets.load("breast_cancer")
+    if name in ("twonorm", "ringnorm"):
+        X, y = getattr(cm.datasets, name)(n, dim=20, seed=0)
     else:
-        X, y = cm.datasets.twonorm(n, dim=20, seed=0)
+        X, y = cm.datasets.load(name)
     return (X - X.mean(0)) / X.std(0), y
 
 
@@ -74,7 +82,7 @@ def cbc_instance(k: int):
     X, y = cm.datasets.twonorm(20 * k, dim=20, seed=1)
     clusters = cm.ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=k // 2,
                                            random_state=0)
-    return cm.formulations.cbc.cbc(clusters, C=1.0, eta=0.7, form="dual")
+    return cm.formulations.cbc.cbc(clusters, C=1.0, accuracy=0.7, form="dual")
 
 
 # -- runs --------------------------------------------------------------------------------
@@ -98,14 +106,29 @@ def run_svc(name: str, n: int, C: float) -> dict:
             "certificate": float("nan"), "mb": _peak_mb()}
 
 
-def run_smo(name: str, n: int, C: float) -> dict:
+def run_smo(name: str, n: int, C: float, options: dict | None = None) -> dict:
     X, y = svm_data(name, n)
+    options = dict(options or {})
+    start = time.perf_counter()  # warm-up: numba's import and compiled-code load
+    Xw, yw = cm.datasets.twonorm(50, dim=2, seed=0)
+    cm.solve(cm.formulations.svm.soft_margin(Xw, yw, C=1.0, kernel="rbf", form="dual"),
+             "smo", **options)
+    warm = time.perf_counter() - start
     start = time.perf_counter()
     prog = cm.formulations.svm.soft_margin(X, y, C=C, kernel="rbf", form="dual")
-    sol = cm.solve(prog, "smo", tol=1e-3)
+    sol = cm.solve(prog, "smo", tol=1e-3, **options)
     wall = time.perf_counter() - start
+    note = (f"{sol.extras['engine']} loop (load {warm:.2f} s, not counted), {sol.iterations} "
+            f"iterations, final tol {sol.extras['polish_tol']:.0e}")
     return {"wall": wall, "status": sol.status.value, "objective": sol.objective,
-            "certificate": sol.residuals.dual, "mb": _peak_mb()}
+            "certificate": sol.residuals.max(), "mb": _peak_mb(), "note": note}
+
+
+def cbor_instance(kernel: str, k: int):
+    from cbor_scale import clusters_for
+
+    return cm.formulations.ordinal.cbor(clusters_for(k), W=3.0, accuracy=0.5, kernel=kernel,
+                                        gamma=0.1, form="dual")
 
 
 def best_of(fn, args: tuple, limit: float, repeats: int) -> tuple[str, dict | None]:
@@ -124,9 +147,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="the smallest row of each group")
     parser.add_argument("--limit", type=float, default=60.0, help="seconds per run")
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--groups", default="ellipsoid,svm,svm-large,minimax,cbc,cbor",
+                        help="comma-separated subset of ellipsoid, svm, svm-large (n = 20000), "
+                        "minimax, cbc, cbor")
     args = parser.parse_args()
+    chosen = set(args.groups.split(","))
     groups = []
-    dims = [50] if args.quick else [50, 200, 500]
+    dims = [] if "ellipsoid" not in chosen else [50] if args.quick else [50, 200, 500]
     for d in dims:
         for cond in (1.0, 1e6):
             groups.append((f"ellipsoid distance d={d}, cond={cond:g}", "clarabel",
@@ -135,33 +162,50 @@ def main() -> None:
                                          ("lin-han", {}))],
                            "ellipsoid-newton tol 1e-10 (relative certified gap); lin-han "
                            "tol 1e-10 (angle)"))
-    svm_rows = [("breast_cancer", 569)] + ([] if args.quick else [("twonorm", 2000),
-                                                                  ("twonorm", 5000)])
+    svm_rows = ([] if "svm" not in chosen else [("breast_cancer", 569)] + ([] if args.quick else [
+        ("twonorm", 5000), ("ringnorm", 5000), ("abalone7", 4177), ("mammography", 11183)]))
+    if "svm-large" in chosen and not args.quick:
+        svm_rows += [("twonorm", 20000), ("ringnorm", 20000)]
     for name, n in svm_rows:
-        for C in ((1.0,) if args.quick else (1.0, 100.0)):
-            groups.append((f"RBF SVM {name} n={n} C={C:g}", "sklearn SVC",
-                           [("sklearn SVC", run_svc, (name, n, C)),
-                            ("smo", run_smo, (name, n, C))],
-                           "both at the LIBSVM tolerance 1e-3 on m(alpha) - M(alpha)"))
-    for family in ("mpm", "bmpm"):
+        for C in (1.0, 100.0):
+            runs = [("sklearn SVC", run_svc, (name, n, C)),
+                    ("smo", run_smo, (name, n, C)),
+                    ("smo gap_tol=None", run_smo, (name, n, C, {"gap_tol": None}))]
+            if (name, n) == ("twonorm", 5000):
+                runs.append(("smo engine=numpy", run_smo, (name, n, C, {"engine": "numpy"})))
+            groups.append((f"RBF SVM {name} n={n} C={C:g}", "sklearn SVC", runs,
+                           "both at the LIBSVM tolerance 1e-3 on m(alpha) - M(alpha); smo "
+                           "polishes until its relative gap <= 5e-4 unless gap_tol=None"))
+    for family in ("mpm", "bmpm") if "minimax" in chosen else ():
         d = 50 if args.quick else 200
         groups.append((f"{family.upper()} d={d}", "clarabel",
                        [(s, run_program, ("minimax_instance", (family, d), s, {}))
                         for s in ("clarabel", "rosen", "dinkelbach")],
                        "rosen tol 1e-12 (relative change), dinkelbach tol 1e-10 on F"))
-    for k in ([100] if args.quick else [400]):
+    for k in [] if "cbc" not in chosen else [100] if args.quick else [400]:
         groups.append((f"CBC linear dual k={k}", "clarabel",
                        [(s, run_program, ("cbc_instance", (k,), s, {}))
                         for s in ("clarabel", "ecos", "cbc-smo")],
                        "cbc-smo tol 1e-6 on the KKT violation"))
+    cbor_rows = [("linear", 100)] if args.quick else [("linear", 250), ("rbf", 500)]
+    for kernel, k in cbor_rows if "cbor" in chosen else ():
+        groups.append((f"CBOR {kernel} dual k={k}", "clarabel",
+                       [(s, run_program, ("cbor_instance", (kernel, k), s, {}))
+                        for s in ("clarabel", "ecos", "cbor-smo")],
+                       "cbor-smo tol 1e-6 on the KKT violation"))
+    load_start = os.getloadavg()
+    t_start = time.perf_counter()
     lines = [
         "# Specialized solvers against their anchors (issue 14)",
         "",
-        f"Machine: {machine()}. Best of {args.repeats} runs, {args.limit:g} s limit per run; "
+        f"Machine: {machine()}; load average at the start {load_start[0]:.1f} / "
+        f"{load_start[1]:.1f} / {load_start[2]:.1f} (1 / 5 / 15 min, 2 cores). Groups: "
+        f"{args.groups}. Best of {args.repeats} runs, {args.limit:g} s limit per run; "
         "total time from the program to the solution (compilation included); ratio = time / "
         "the anchor's time in the same run (below 1: faster than the anchor). Certificate: "
-        "the largest residual the solver reports (`Solution.residuals.max()`; for smo its "
-        "KKT violation).",
+        "the largest residual of the solution (`Solution.residuals.max()`: conicml's "
+        "recomputed certificate for every conicml solver, smo included; `nan` for sklearn, "
+        "which reports none).",
         "",
         "| program | solver | status | time (s) | ratio to anchor | objective | certificate "
         "| peak RSS (MB) | tolerance |",
@@ -177,10 +221,14 @@ def main() -> None:
                              f"{tolerance} |")
                 continue
             ratio = f"{res['wall'] / base:.3g}" if base else "-"
+            note = f"{tolerance}; {res['note']}" if res.get("note") else tolerance
             lines.append(f"| {title} | {name} | {res['status']} | {res['wall']:.4f} | {ratio} "
                          f"| {res['objective']:.10g} | {res['certificate']:.1e} | "
-                         f"{res['mb']:.0f} | {tolerance} |")
+                         f"{res['mb']:.0f} | {note} |")
         print("\n".join(lines[-len(runs):]), flush=True)
+    load_end = os.getloadavg()
+    lines += ["", f"Run took {time.perf_counter() - t_start:.0f} s; load average at the end "
+              f"{load_end[0]:.1f} / {load_end[1]:.1f} / {load_end[2]:.1f}."]
     out = write_results("suite", "\n".join(lines) + "\n", args.quick)
     print(f"wrote {out}")
 

@@ -7,7 +7,7 @@
     conicml compare --model svm --dataset breast_cancer --kernel rbf -C 1 \\
                     --solvers ecos,scs,clarabel,smo
     conicml reproduce --list             # the thesis tables that can be reproduced
-    conicml reproduce huang_table_3_1 --quick
+    conicml reproduce huang_table_3_1 --quick   # table + figure, thesis numbers beside ours
 
 ``compare`` exits with status 1 when some solver disagrees with the reference
 beyond its tolerance (or fails), so it can guard a pipeline.
@@ -16,22 +16,19 @@ beyond its tolerance (or fails), so it can guard a pipeline.
 from __future__ import annotations
 
 import argparse
-import ast
 import json
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from . import datasets, registry
-from .comparison import compare
+from .comparison import Comparison, compare
 from .program import Program
 
-__all__ = ["MODELS", "main"]
+__all__ = ["MODELS", "compact_table", "main"]
 
 
 @dataclass(frozen=True)
@@ -259,7 +256,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         else:
             print(f"\n## {name}: {model.description} on {dataset} "
                   f"(n={X.shape[0]}, d={X.shape[1]}; {elapsed:.1f} s)\n")
-            print(result.to_markdown() if fmt == "markdown" else result)
+            if fmt == "markdown":
+                print(result.to_markdown())
+            else:
+                print(result if args.verbose else compact_table(result))
         if args.plot:
             figures.append((name, result))
         ok = ok and result.agree
@@ -270,6 +270,38 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         return 0 if ok else 1
     print("\nall solvers agree" if ok else "\nSOME SOLVERS DISAGREE (see the tables above)")
     return 0 if ok else 1
+
+
+def compact_table(result: Comparison) -> str:
+    """The default text table of ``conicml compare``: one short row per solver.
+
+    Columns: status, objective, relative objective difference to the reference,
+    certificate (conicml's recomputed residual; ``ok`` when the status is
+    certified OPTIMAL), total time, agree. The per-variable differences are in
+    ``--verbose`` (the full :class:`~conicml.comparison.Comparison` table) and in
+    the markdown and JSON formats; a disagreeing row is explained below the table.
+    """
+    header = ["solver", "status", "objective", "rel. diff", "certificate", "time s", "agree"]
+    body = [[r.solver + (" (ref)" if r.solver == result.reference else ""), r.status,
+             f"{r.objective:.10g}", f"{r.obj_rel_diff:.1e}",
+             f"{'ok' if r.certified else 'no'} {r.residual:.1e}", f"{r.total_time:.3f}",
+             "yes" if r.agree else "NO"] for r in result.rows]
+    widths = [max(len(h), *(len(row[i]) for row in body)) for i, h in enumerate(header)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [f"kind {result.kind}; reference {result.reference}; "
+             f"{'all agree' if result.agree else 'DISAGREEMENT'}",
+             fmt.format(*header), fmt.format(*("-" * w for w in widths))]
+    lines += [fmt.format(*row).rstrip() for row in body]
+    for r in result.rows:
+        if r.agree:
+            continue
+        why = [f"objective differs by {r.obj_rel_diff:.1e} (tol {r.rtol:.0e})"
+               if r.obj_rel_diff > r.rtol else "",
+               "" if r.certified else f"status {r.status} is not certified",
+               *[f"max|d {k}| = {v:.1e}" for k, v in r.unique_diffs.items()],
+               r.message]
+        lines.append(f"  {r.solver}: " + "; ".join(w for w in why if w))
+    return "\n".join(lines)
 
 
 def _save_comparison_figures(figures: list, path: str) -> None:
@@ -287,32 +319,13 @@ def _save_comparison_figures(figures: list, path: str) -> None:
     fig.savefig(path)
 
 
-def _reproductions() -> dict[str, Path]:
-    """``benchmarks/reproduce_<name>.py`` scripts of the source checkout, by name."""
-    folder = Path(__file__).resolve().parent.parent / "benchmarks"
-    return {p.stem.removeprefix("reproduce_"): p
-            for p in sorted(folder.glob("reproduce_*.py"))}
-
-
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    scripts = _reproductions()
-    if not scripts:
-        print("conicml: error: the reproductions ship with the source repository "
-              "(benchmarks/reproduce_*.py); run this command from a checkout installed "
-              "with `pip install -e .`", file=sys.stderr)
-        return 2
+    from . import reproductions
+
     if args.list or args.name is None:
-        for name, path in scripts.items():
-            doc = (ast.get_docstring(ast.parse(path.read_text())) or "").splitlines()
-            print(f"{name:<28} {doc[0] if doc else ''}")
-        return 0
-    if args.name not in scripts:
-        print(f"conicml: error: unknown reproduction {args.name!r}; known: "
-              f"{', '.join(scripts)}", file=sys.stderr)
-        return 2
-    command = [sys.executable, str(scripts[args.name]), *(["--quick"] if args.quick else []),
-               *args.extra]
-    return subprocess.call(command)
+        return reproductions.main(["--list"])
+    return reproductions.main([args.name, *(["--no-figure"] if args.no_figure else []),
+                               *(["--quick"] if args.quick else []), *args.extra])
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -336,14 +349,20 @@ def _parser() -> argparse.ArgumentParser:
                      help="print markdown tables (same as --format markdown)")
     cmp.add_argument("--format", choices=("text", "markdown", "json"), default="text",
                      help="output format (json: one document for every model)")
+    cmp.add_argument("-v", "--verbose", action="store_true",
+                     help="text format: the full table (per-variable differences, residual, "
+                     "iterations, solve and total time, tolerance)")
     cmp.add_argument("--plot", default=None, metavar="FILE",
                      help="also save the comparisons as a figure (needs matplotlib)")
     cmp.set_defaults(func=_cmd_compare)
-    rep = sub.add_parser("reproduce", help="re-run a thesis table (thesis numbers beside ours)")
+    rep = sub.add_parser("reproduce", help="re-run a thesis table: the markdown table, a figure, "
+                         "and the thesis's numbers beside ours (conicml.reproductions)")
     rep.add_argument("name", nargs="?", default=None, help="reproduction name (see --list)")
     rep.add_argument("--list", action="store_true", help="list the reproductions")
     rep.add_argument("--quick", action="store_true",
                      help="smoke run: writes <table>_quick.md beside the recorded table")
+    rep.add_argument("--no-figure", action="store_true",
+                     help="do not draw <table>.png (drawn when matplotlib is installed)")
     rep.add_argument("extra", nargs=argparse.REMAINDER,
                      help="further options passed to the script (e.g. --splits 10)")
     rep.set_defaults(func=_cmd_reproduce)

@@ -20,6 +20,9 @@ renders with Agg anywhere.
 * :func:`plot_convergence` — objective and stopping measure against iterations and
   time, from a :class:`~conicml.solvers.Recorder` passed as ``callback``.
 * :func:`plot_comparison` — a :class:`~conicml.Comparison` as time against accuracy.
+* :func:`plot_thesis_agreement` — a reproduction's numbers against the thesis's
+  (``conicml reproduce``); :func:`plot_table` — a table's numeric columns, for
+  reproductions of figures whose thesis printed no numbers.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ __all__ = [
     "plot_convergence",
     "plot_decision_boundary",
     "plot_roc",
+    "plot_table",
+    "plot_thesis_agreement",
 ]
 
 
@@ -326,4 +331,72 @@ def plot_comparison(comparison: Comparison, *, ax: Any = None) -> Any:
     ax.set_ylabel("objective relative difference to the reference")
     ax.set_title(f"{comparison.kind}: reference {comparison.reference}")
     ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def plot_thesis_agreement(pairs: Sequence[Any], *, ax: Any = None, title: str = "") -> Any:
+    """Our numbers against the thesis's, one point per table cell, with the diagonal.
+
+    Parameters
+    ----------
+    pairs : sequence of :class:`conicml.reproductions.Pair`
+        ``(label, ours, thesis)`` cells of a reproduction
+        (:func:`conicml.reproductions.thesis_pairs`).
+    title : str
+        Axes title (the reproduction's name).
+
+    Both axes are logarithmic when every value is positive and they span more than two
+    decades (timings beside accuracies), linear otherwise.
+    """
+    pts = [(float(p.thesis), float(p.ours)) for p in pairs]
+    if not pts:
+        raise ValueError("no (ours, thesis) pairs to plot: the tables hold no thesis numbers")
+    ax = _axes(ax)
+    xy = np.array(pts)
+    ax.plot(xy[:, 0], xy[:, 1], "o", ms=4, alpha=0.7, color="C0",
+            label=f"{len(pts)} cells")
+    lo, hi = float(xy.min()), float(xy.max())
+    if lo > 0 and hi / lo > 100:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    pad = 0.05 * (hi - lo) if hi > lo else 1.0
+    line = [lo - pad, hi + pad] if not (lo > 0 and hi / lo > 100) else [lo / 1.5, hi * 1.5]
+    ax.plot(line, line, "-", color="0.5", lw=0.8, label="ours = thesis")
+    ax.set_xlabel("thesis")
+    ax.set_ylabel("ours")
+    ax.set_title(title or "ours against the thesis")
+    ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def plot_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, ax: Any = None,
+               title: str = "", max_columns: int = 6) -> Any:
+    """The numeric columns of a markdown table against its rows (first column as ticks).
+
+    For reproductions whose thesis printed no numbers (figures, timings): the first
+    number of each cell, one line per numeric column (at most ``max_columns``).
+    """
+    from .reproductions._tables import number
+
+    if len(header) < 2 or not rows:
+        raise ValueError("a table needs a header, at least two columns and one row")
+    ax = _axes(ax)
+    drawn = 0
+    for c in range(1, len(header)):
+        values = [number(row[c]) for row in rows]
+        if sum(v is not None for v in values) < 2:
+            continue
+        ax.plot(range(len(rows)), [np.nan if v is None else v for v in values], "o-",
+                ms=3, label=header[c])
+        drawn += 1
+        if drawn == max_columns:
+            break
+    if not drawn:
+        raise ValueError("the table has no numeric column to plot")
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels([row[0][:18] for row in rows], rotation=45, ha="right",
+                       fontsize="x-small")
+    ax.set_xlabel(header[0])
+    ax.set_title(title)
+    ax.legend(loc="best", fontsize="x-small")
     return ax

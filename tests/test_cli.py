@@ -2,7 +2,8 @@
 
 import pytest
 
-from conicml.cli import _reproductions, main
+from conicml.cli import main
+from conicml.reproductions import names
 
 
 def test_solvers_lists_the_registry(capsys):
@@ -18,15 +19,13 @@ def test_compare_one_model_agrees(capsys):
 
 
 def test_reproduce_lists_and_rejects_unknown_names(capsys):
-    names = _reproductions()
-    if not names:
-        pytest.skip("not a source checkout: benchmarks/ is absent")
+    known = names()
     assert main(["reproduce", "--list"]) == 0
     out = capsys.readouterr().out
-    assert all(name in out for name in names)
+    assert all(name in out for name in known)
     assert main(["reproduce", "no-such-table"]) == 2
     err = capsys.readouterr().err
-    assert "unknown reproduction 'no-such-table'" in err and next(iter(names)) in err
+    assert "unknown reproduction 'no-such-table'" in err and known[0] in err
 
 
 def test_compare_json_and_plot(capsys, tmp_path):
@@ -52,3 +51,31 @@ def test_compare_leaves_out_the_stochastic_solvers_and_says_why(capsys):
     assert main(["compare", "--model", "hlsvm-node"]) == 0
     out = capsys.readouterr().out
     assert "leaving out pegasos" in out and "stochastic first-order" in out
+
+
+def test_compare_default_table_is_compact_and_verbose_has_the_variables(capsys):
+    # default text: status, objective, rel. diff, certificate, time, agree; no per-variable
+    # columns (those are behind --verbose and always in markdown/json)
+    assert main(["compare", "--model", "svm", "--solvers", "clarabel,smo"]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("solver"))
+    assert header.split() == ["solver", "status", "objective", "rel.", "diff", "certificate",
+                              "time", "s", "agree"]
+    assert "max|d" not in out and "ok " in out
+    assert main(["compare", "--model", "svm", "--solvers", "clarabel,smo", "--verbose"]) == 0
+    verbose = capsys.readouterr().out
+    assert "max|d alpha|" in verbose and "iters" in verbose
+    assert main(["compare", "--model", "svm", "--solvers", "clarabel,smo",
+                 "--format", "markdown"]) == 0
+    markdown = capsys.readouterr().out
+    assert "| max|d alpha| |" in markdown and "| residual |" in markdown
+
+
+def test_compare_compact_table_explains_a_disagreement(capsys):
+    # ecos and clarabel differ by ~1e-8 relative on this objective (measured: 8e-9), far
+    # above an absurd rtol of 1e-13: the row says NO and the line below it says why
+    assert main(["compare", "--model", "svm", "--solvers", "clarabel,ecos",
+                 "--rtol", "1e-13"]) == 1
+    out = capsys.readouterr().out
+    assert "DISAGREEMENT" in out and "NO" in out
+    assert "ecos: objective differs by" in out and "(tol 1e-13)" in out

@@ -112,3 +112,54 @@ def test_nan_gives_the_numpy_error(client, data):
                                     clustering="kmeans", n_clusters=2)
     with pytest.raises(cm.ProgramError, match="bring the whole Dask array"):
         cm.ClusterMoments.from_data(da.from_array(X, chunks=(400, 4)), y, clustering="none")
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    # four well-separated blobs per class (centres 10 apart, unit spread): k-means with
+    # k = 4 must find them, whatever the seeding sample
+    rng = np.random.default_rng(1)
+    centres = np.array([[0.0, 0.0], [10.0, 0.0], [0.0, 10.0], [10.0, 10.0]])
+    X = np.concatenate([c + rng.normal(size=(500, 2)) for c in centres] * 2)
+    y = np.r_[np.ones(2000), -np.ones(2000)]
+    return X, y, centres
+
+
+def _kmeans_passes(caplog):
+    (record,) = [r for r in caplog.records if hasattr(r, "passes")]
+    return record
+
+
+def test_streamed_kmeans_finds_separated_blobs_and_stops_early(client, blobs, caplog):
+    import conicml._distributed as dist
+
+    X, y, centres = blobs
+    with caplog.at_level("INFO", logger="conicml._distributed"):
+        mom = cm.ClusterMoments.from_data(da.from_array(X, chunks=(700, 2)),
+                                          da.from_array(y, chunks=700),
+                                          clustering="kmeans", n_clusters=4, random_state=0)
+    record = _kmeans_passes(caplog)
+    assert record.stopped == "converged" and record.passes <= 4 < 1 + dist.MAX_PASSES
+    _check_identities(mom, X, y, 2)
+    for label in (-1.0, 1.0):
+        found = mom.means[mom.labels == label]
+        # each true centre has a found mean within 0.2 (500 points: s.e. of a mean ~0.05)
+        gaps = np.linalg.norm(found[:, None, :] - centres[None], axis=2).min(axis=0)
+        assert np.all(gaps < 0.2), gaps
+        np.testing.assert_array_equal(np.sort(mom.counts[mom.labels == label]), [500] * 4)
+
+
+def test_the_pass_cap_still_returns_exact_moments_of_a_partition(client, data, caplog,
+                                                                 monkeypatch):
+    import conicml._distributed as dist
+
+    monkeypatch.setattr(dist, "MAX_PASSES", 1)
+    X, y = data
+    Z = X[:, [0, 3]] - [1e4, 3.0]
+    with caplog.at_level("INFO", logger="conicml._distributed"):
+        mom = cm.ClusterMoments.from_data(da.from_array(Z, chunks=(600, 2)),
+                                          da.from_array(y, chunks=600),
+                                          clustering="kmeans", n_clusters=6, random_state=0)
+    record = _kmeans_passes(caplog)
+    assert record.passes == 2 and record.stopped == "pass cap (1)"
+    _check_identities(mom, Z, y, 2)

@@ -34,7 +34,7 @@ def site(tmp_path_factory):
 @pytest.mark.parametrize("page", [
     "index.html", "architecture.html", "glossary.html", "solvers.html",
     "families/svm.html", "families/minimax.html", "families/m4.html",
-    "families/chance.html", "families/lsvr.html", "reproductions.html",
+    "families/chance.html", "families/lsvr.html", "reproductions.html", "distributed.html",
     "auto_examples/index.html", "api/index.html",
 ])
 def test_key_pages_exist(site, page):
@@ -60,3 +60,9 @@ def test_api_reference_covers_every_estimator(site):
 
 def test_gallery_rendered_its_figures(site):
     assert len(list((site / "_images").glob("sphx_glr_plot_*"))) >= 3
+
+
+def test_distributed_page_points_the_same_code_at_a_cluster(site):
+    text = (site / "distributed.html").read_text()
+    assert "Client(&quot;tcp://" in text or "Client(\"tcp://" in text
+    assert "What is computed where" in text and "persist()" in text

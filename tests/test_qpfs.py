@@ -160,6 +160,67 @@ def test_simplex_smo_certificate_and_options():
         cm.solve(prog, "simplex-smo", tol=0.0)
 
 
+def _degenerate_instance():
+    # duplicated features (identical rows of L and F: singular faces, non-unique w) and
+    # a zero row (a feature orthogonal to all): the face solves must take the
+    # minimum-norm Newton step or the zero-curvature direction
+    L, F = _random_instance(40, 4, seed=11)
+    L = np.vstack([L, L[:5], np.zeros((1, 4))])
+    F = np.r_[F, F[:5], 0.3]
+    return L, F
+
+
+@pytest.mark.parametrize("case", ["low-rank", "full-rank", "degenerate", "alpha-one"])
+@pytest.mark.parametrize("method", ["active-set", "smo"])
+def test_simplex_methods_agree_with_clarabel(method, case):
+    L, F = {"low-rank": lambda: _random_instance(300, 8, seed=5),
+            "full-rank": lambda: _random_instance(60, 60, seed=6),
+            "degenerate": _degenerate_instance,
+            "alpha-one": lambda: _random_instance(50, 5, seed=7)}[case]()
+    alpha = 1.0 if case == "alpha-one" else 0.3
+    prog = qpfs.simplex_qp(L, F, alpha)
+    # reference: clarabel at tight tolerances (an independent interior-point solve)
+    ref = cm.solve(prog, "clarabel", eps_abs=1e-10, eps_rel=1e-10)
+    sol = cm.solve(prog, "simplex-smo", method=method)
+    assert sol.status is cm.Status.OPTIMAL, sol.message
+    assert sol.objective == pytest.approx(ref.objective, rel=obj_rtol("simplex-smo"),
+                                          abs=1e-9)
+    assert sol.residuals.gap <= 1e-8
+    if case != "degenerate":  # the degenerate instance has a non-unique minimiser
+        np.testing.assert_allclose(sol.values["w"], prog.decode(ref)["w"],
+                                   atol=sol_atol("simplex-smo") * 10)
+
+
+def test_active_set_needs_about_one_step_per_support_element():
+    # rank k: generically at most k + 1 gradient entries can tie, so the optimal support
+    # has <= k + 1 features and the active-set phase needs O(k) face steps, where the
+    # pairwise method needs many sweeps (1000+ on this instance)
+    L, F = _random_instance(1000, 20, seed=0)
+    prog = qpfs.simplex_qp(L, F, 0.5)
+    fast = cm.solve(prog, "simplex-smo", method="active-set")
+    slow = cm.solve(prog, "simplex-smo", method="smo")
+    support = int(np.count_nonzero(fast.values["w"]))
+    assert support <= 21
+    assert fast.iterations <= 3 * 21 < slow.iterations
+    assert fast.extras["method"] == "active-set"
+    assert fast.objective <= slow.objective + 1e-12
+
+
+def test_active_set_hands_over_to_smo_beyond_max_support():
+    L, F = _random_instance(300, 30, seed=2)
+    prog = qpfs.simplex_qp(L, F, 0.3)
+    ref = cm.solve(prog, "simplex-smo", method="smo")
+    sol = cm.solve(prog, "simplex-smo", method="active-set", max_support=4)
+    assert sol.status is cm.Status.OPTIMAL
+    assert "handed over to SMO" in sol.message and "max_support" in sol.message
+    assert sol.extras["method"] == "active-set, then smo"
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
+    with pytest.raises(OptionError, match="method"):
+        cm.solve(prog, "simplex-smo", method="newton")
+    with pytest.raises(OptionError, match="max_support"):
+        cm.solve(prog, "simplex-smo", max_support=1)
+
+
 # ---- alpha heuristic: Table 3.4 --------------------------------------------------------
 
 @pytest.mark.parametrize("q_bar,f_bar,alpha_hat", [

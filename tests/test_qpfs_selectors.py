@@ -16,7 +16,7 @@ from conicml.estimators import MaxRelSelector, MRMRSelector, QPFSSelector, Relie
 @parametrize_with_checks([QPFSSelector(), QPFSSelector(similarity="correlation", nystrom=0.5,
                                                        random_state=0),
                           MRMRSelector(), MRMRSelector(criterion="MIQ"), MaxRelSelector(),
-                          ReliefFSelector()])
+                          ReliefFSelector(), ReliefFSelector(criterion="ratio")])
 def test_sklearn_contract(estimator, check):
     check(estimator)
 
@@ -109,6 +109,46 @@ def test_relieff_by_hand_on_a_tiny_problem():
         miss = min((j for j in range(4) if y[j] != y[i]), key=lambda j: d[j])
         W += np.abs(Xn[miss] - Xn[i]) - np.abs(Xn[hit] - Xn[i])
     np.testing.assert_allclose(sel.scores_, W / 4, rtol=1e-12)
+
+
+def test_relieff_ratio_by_hand_on_a_tiny_problem():
+    # the thesis's ratio (seed 001 §2.2.1), K = 1, three classes: the miss is the nearest
+    # sample of *any* other class; independent loop over explicit neighbour lists
+    X = np.array([[0.0, 0.0, 5.0], [1.0, 0.2, 5.0], [0.1, 1.0, 5.0], [0.9, 0.9, 5.0],
+                  [0.5, 0.4, 5.0]])
+    y = np.array([0, 1, 0, 1, 2])
+    sel = ReliefFSelector(2, n_neighbors=1, criterion="ratio").fit(X, y)
+    Xn = X[:, :2] / 1.0
+    Xn = (Xn - Xn.min(0)) / (Xn.max(0) - Xn.min(0))
+    miss, hit = np.zeros(2), np.zeros(2)
+    for i in range(5):
+        d = np.abs(Xn - Xn[i]).sum(1)
+        d[i] = np.inf
+        hits = [j for j in range(5) if y[j] == y[i] and j != i]
+        if hits:
+            hit += np.abs(Xn[min(hits, key=lambda j: d[j])] - Xn[i])
+        miss += np.abs(Xn[min((j for j in range(5) if y[j] != y[i]), key=lambda j: d[j])]
+                       - Xn[i])
+    np.testing.assert_allclose(sel.scores_[:2], miss / hit, rtol=1e-12)
+    assert sel.scores_[2] == 0.0  # constant feature: 0 / 0 scores 0, ranked last
+    assert sel.ranking_[2] == 3
+
+
+def test_relieff_ratio_ranks_informative_features_first(small):
+    X, y = small
+    ratio = ReliefFSelector(4, criterion="ratio").fit(X, y)
+    diff = ReliefFSelector(4).fit(X, y)
+    # features 0-3 carry the class (3 informative + a near copy), 4-9 are noise
+    assert set(np.argsort(-ratio.scores_)[:4]) == {0, 1, 2, 3}
+    assert set(np.argsort(-diff.scores_)[:4]) == {0, 1, 2, 3}
+    assert np.all(ratio.scores_[4:] < ratio.scores_[:4].min())
+    # a noise feature's misses are as far as its hits: ratio about 1
+    np.testing.assert_allclose(ratio.scores_[4:], 1.0, atol=0.25)
+    # a feature separating the classes perfectly at the neighbour level: no hit
+    # difference, so +inf, ranked first
+    Xs = np.column_stack([X, y.astype(float)])
+    sep = ReliefFSelector(1, criterion="ratio").fit(Xs, y)
+    assert np.isinf(sep.scores_[-1]) and sep.ranking_[-1] == 1
 
 
 def test_relieff_matches_skrebate():

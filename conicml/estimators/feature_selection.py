@@ -298,24 +298,42 @@ class ReliefFSelector(_RankingSelector):
         + \sum_{C \ne y_i}\frac{P(C)}{1-P(y_i)}\frac1K\sum_k
         \operatorname{diff}_j(x_i, M_k^C(i))\Big],
 
-    with :math:`H_k` the K nearest hits and :math:`M_k^C` the K nearest misses of class C.
-    This is the canonical difference form; the thesis writes a ratio (F6 of the seed), a
-    variant we do not use. The thesis used K = 3 (Table 3.6). Constant features score 0.
-    Cost :math:`O(N^2 M)`.
+    with :math:`H_k` the K nearest hits and :math:`M_k^C` the K nearest misses of class C
+    (``criterion="difference"``, the canonical form, the default).
+
+    ``criterion="ratio"`` is the thesis's definition (Rodríguez Luján 2012, §2.2.1, unnumbered
+    equation):
+
+    .. math::
+
+        C(X_j) = \frac{\sum_{i=1}^N\sum_{k=1}^K |x_i^j - x_{M_k(i)}^j|}
+                      {\sum_{i=1}^N\sum_{k=1}^K |x_i^j - x_{H_k(i)}^j|},
+
+    with :math:`M_k(i)` the k-th nearest miss among *all* samples of the other classes
+    and :math:`H_k(i)` the k-th nearest hit (same neighbours, scaling and distance as
+    above; the ratio itself does not depend on the scale of feature j). A constant
+    feature (0 / 0) scores 0; a feature whose hit differences all vanish while a miss
+    difference does not scores ``+inf`` (ranked first).
+
+    The thesis used K = 3 (Table 3.6). Constant features score 0. Cost :math:`O(N^2 M)`.
 
     Parameters
     ----------
     n_features_to_select : int, float or None, default=None
     n_neighbors : int, default=3
+    criterion : {"difference", "ratio"}, default="difference"
+        The canonical ReliefF weight or the thesis's ratio.
     """
 
     _parameter_constraints: dict = {**_RankingSelector._parameter_constraints,
-                                    "n_neighbors": [Interval(Integral, 1, None, closed="left")]}
+                                    "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+                                    "criterion": [StrOptions({"difference", "ratio"})]}
 
     def __init__(self, n_features_to_select: int | float | None = None, *,
-                 n_neighbors: int = 3) -> None:
+                 n_neighbors: int = 3, criterion: str = "difference") -> None:
         self.n_features_to_select = n_features_to_select
         self.n_neighbors = n_neighbors
+        self.criterion = criterion
 
     def _rank(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n, m = X.shape
@@ -326,8 +344,10 @@ class ReliefFSelector(_RankingSelector):
         classes, yc, counts = np.unique(y, return_inverse=True, return_counts=True)
         prior = counts / n
         members = [np.flatnonzero(yc == c) for c in range(classes.size)]
-        W = np.zeros(m)
         k = self.n_neighbors
+        if self.criterion == "ratio":
+            return self._ratio(Xn, yc, dist, k)
+        W = np.zeros(m)
         for i in range(n):
             ci = yc[i]
             for c, idx in enumerate(members):
@@ -342,4 +362,24 @@ class ReliefFSelector(_RankingSelector):
                 else:
                     W += prior[c] / (1.0 - prior[ci]) * diff
         W /= n
+        return W, np.argsort(-W, kind="stable")
+
+    @staticmethod
+    def _ratio(Xn: np.ndarray, yc: np.ndarray, dist: np.ndarray,
+               k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The thesis's ratio score (class docstring): summed miss / summed hit diffs."""
+        n, m = Xn.shape
+        miss_sum, hit_sum = np.zeros(m), np.zeros(m)
+        for i in range(n):
+            same = yc == yc[i]
+            same[i] = False
+            for mask, acc in ((same, hit_sum), (yc != yc[i], miss_sum)):
+                idx = np.flatnonzero(mask)
+                if idx.size == 0:
+                    continue
+                near = idx[np.argsort(dist[i, idx], kind="stable")[:k]]
+                acc += np.abs(Xn[near] - Xn[i]).sum(axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            W = np.where(hit_sum > 0, miss_sum / np.where(hit_sum > 0, hit_sum, 1.0),
+                         np.where(miss_sum > 0, np.inf, 0.0))
         return W, np.argsort(-W, kind="stable")

@@ -248,7 +248,12 @@ class RankRCRanker(_RankingMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         if not np.all(y == np.round(y)):
             raise ProgramError("RankRCRanker needs integer ordinal levels in y")
-        self.levels_ = np.unique(y)
+        levels = np.unique(y)
+        if levels.size < 2:
+            # sklearn's check_fit2d_1sample expects "one class" (or "1 sample") here
+            raise ProgramError(f"RankRCRanker needs at least two distinct levels in y; got one "
+                               f"class (level {levels[0]:g}) in {y.shape[0]} sample(s)")
+        self.levels_ = levels
         self._fit_program(X, y)
         return self
 

@@ -108,6 +108,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 from scipy.special import ndtr, ndtri
+from threadpoolctl import threadpool_limits
 
 from .. import kinds
 from .._certificates import certify_with, conic_certificate, rel, residuals
@@ -259,7 +260,10 @@ def _base_data(
         # well conditioned, whereas the n x n form in w has a whole optimal face
         # (those null directions) on which interior-point solvers failed
         # (Clarabel solver_error from n ~ 250 on).
-        lam, U = np.linalg.eigh(K)
+        # one BLAS thread for the O(n^3) eigendecomposition: on the shared 2-core machine
+        # OpenBLAS's two threads took 38 s for n = 1000 against 0.9 s on one (issue 14)
+        with threadpool_limits(limits=1, user_api="blas"):
+            lam, U = np.linalg.eigh(K)
         keep = lam > _GRAM_RTOL * max(float(lam[-1]), np.finfo(float).tiny)
         lam, U = lam[keep], U[:, keep]
         Phi = U * np.sqrt(lam)
@@ -268,8 +272,9 @@ def _base_data(
         eye = np.eye(Phi.shape[1])
         cov_x = np.cov(Phi[pos], rowvar=False, bias=True).reshape(eye.shape)
         cov_y = np.cov(Phi[neg], rowvar=False, bias=True).reshape(eye.shape)
-        Rx = _factor_T(cov_x + rho_x * eye)
-        Ry = _factor_T(cov_y + rho_y * eye)
+        with threadpool_limits(limits=1, user_api="blas"):  # as the eigendecomposition
+            Rx = _factor_T(cov_x + rho_x * eye)
+            Ry = _factor_T(cov_y + rho_y * eye)
         mom = None
     d = mx - my
     if not np.any(np.abs(d) > 1e-12 * max(1.0, float(np.abs(mx).max()))):

@@ -213,6 +213,17 @@ def solve_rank_tr(
         gr = lam * kb
         return L / n + 0.5 * lam * float(b @ kb), gl + gr, st, gl, gr
 
+    def value_at(b: np.ndarray, p: np.ndarray, kb: np.ndarray):
+        """Objective, loss gradient in p and state, from p = KR b and kb = KRR b given:
+        O(m log m), no product with KR (trial points and backtracking reuse KR step)."""
+        L, gp, st = loss_fn.evaluate(p)
+        return L / n + 0.5 * lam * float(b @ kb), gp, st
+
+    def gradient_at(gp: np.ndarray, kb: np.ndarray):
+        gl = KR.T @ gp / n
+        gr = lam * kb
+        return gl + gr, gl, gr
+
     def hess(st, s: np.ndarray) -> np.ndarray:
         nonlocal hv_count
         hv_count += 1
@@ -223,7 +234,10 @@ def solve_rank_tr(
     def relgrad(g, gl, gr) -> float:
         return relative_gradient(metric.norm(g), metric.norm(gl), metric.norm(gr), g_scale)
 
-    f, g, st, gl, gr = evaluate(beta)
+    p_cur = KR @ beta
+    kb_cur = KRR @ beta
+    f, gp_cur, st = value_at(beta, p_cur, kb_cur)
+    g, gl, gr = gradient_at(gp_cur, kb_cur)
     rel = relgrad(g, gl, gr)
     radius = math.nan
     k = 0
@@ -256,6 +270,7 @@ def solve_rank_tr(
         else:
             precond = metric.solve
         s = np.zeros_like(beta)
+        Hs_acc = np.zeros_like(beta)  # H s, accumulated from the CG products
         r = -g.copy()
         z = precond(r)
         d = z.copy()
@@ -269,9 +284,11 @@ def solve_rank_tr(
             if curv <= 1e-300 * max(1.0, float(d @ d)):
                 if cg_its == 0:
                     s = d.copy()
+                    Hs_acc = Hd
                 break
             alpha = rz / curv
             s += alpha * d
+            Hs_acc += alpha * Hd
             r -= alpha * Hd
             cg_its += 1
             if float(np.linalg.norm(r)) <= forcing:
@@ -295,7 +312,9 @@ def solve_rank_tr(
         if float(np.linalg.norm(v2)) > 1e-8 * gnorm:
             cols.append(v2 / float(np.linalg.norm(v2)))
         Z = np.stack(cols, axis=1)
-        HZ = np.stack([hess(st, Z[:, j]) for j in range(Z.shape[1])], axis=1)
+        # H (s / |s|) is known from CG; only the gradient direction needs a product
+        HZ = np.stack([Hs_acc / sn if (j == 0 and sn > 0) else hess(st, Z[:, j])
+                       for j in range(Z.shape[1])], axis=1)
         Hs = Z.T @ HZ
         gs = Z.T @ g
         if not math.isfinite(radius):
@@ -304,7 +323,10 @@ def solve_rank_tr(
         step = Z @ a
         pred = float(gs @ a + 0.5 * a @ (Hs @ a))
         snorm = float(np.linalg.norm(step))
-        f_new, g_new, st_new, gl_new, gr_new = evaluate(beta + step)
+        q_step = KR @ step
+        k_step = KRR @ step
+        f_new, gp_new, st_new = value_at(beta + step, p_cur + q_step, kb_cur + k_step)
+        t_acc = 1.0
         actual = f_new - f
         ratio = actual / pred if pred < 0 else -math.inf
         if ratio >= 0.75 and snorm >= 0.9 * radius:
@@ -317,17 +339,23 @@ def solve_rank_tr(
             if ratio < 1e-4 and slope < 0:
                 t = 0.5
                 for _ in range(30):
-                    trial = evaluate(beta + t * step)
+                    trial = value_at(beta + t * step, p_cur + t * q_step, kb_cur + t * k_step)
                     if trial[0] <= f + 1e-4 * t * slope:
                         step = t * step
-                        f_new, g_new, st_new, gl_new, gr_new = trial
+                        t_acc = t
+                        f_new, gp_new, st_new = trial
                         radius = max(radius, float(np.linalg.norm(step)))
                         ratio = (f_new - f) / (t * slope) if slope else ratio
                         break
                     t *= 0.5
         if f_new < f or (f_new <= f and ratio > 0):
             beta = beta + step
-            f, g, st, gl, gr = f_new, g_new, st_new, gl_new, gr_new
+            if (k + 1) % 20 == 0:  # refresh the products against round-off drift
+                p_cur, kb_cur = KR @ beta, KRR @ beta
+            else:
+                p_cur, kb_cur = p_cur + t_acc * q_step, kb_cur + t_acc * k_step
+            f, st = f_new, st_new
+            g, gl, gr = gradient_at(gp_new, kb_cur)
             rel = relgrad(g, gl, gr)
             no_decrease = 0
         else:

@@ -34,6 +34,15 @@ reported INFEASIBLE (BMPM: :math:`\beta_0 \ge \beta_{0m}`, decode gives α = 0).
 machine precision): :math:`|r_{k+1} - r_k| \le \texttt{tol}\,(1 + |r_k|)` on
 three consecutive iterations, or :math:`\|s_k\|\,\|w_k\| \le \texttt{tol}`.
 
+**Speed** (issue 14, ``benchmarks/suite.py``, total time including the certificate):
+at d = 200 ``rosen`` matched Clarabel's time on a quiet 2-core machine (0.50x on MPM,
+1.01x on BMPM, suite run of commit 96c0b03) but lost 6-14x in the run of 2026-11-26 at
+load average ~30, and still 2.4x in one process on a single BLAS thread: its
+iterations are dense LAPACK/BLAS calls and a certificate, which a loaded machine slows
+far more than Clarabel's sparse factorisation. Treat it as the reference
+implementation of the thesis's method (seed 004 Sec. 3.2.5), verified against the
+generic backends; ``dinkelbach`` or Clarabel are the faster routes.
+
 **Certificate:** as for ``dinkelbach`` (one iterative-least-squares solve of
 the parametric problem at the returned :math:`\lambda = r(w)`):
 ``Residuals.dual`` :math:`= |P(\kappa_\alpha) - 1|`, ``Residuals.gap`` a

@@ -1,4 +1,4 @@
-r"""``simplex-smo``: pairwise (SMO-style) coordinate descent for the QPFS simplex QP.
+r"""``simplex-smo``: active-set Newton + pairwise (SMO) steps for the QPFS simplex QP.
 
 The program (kind ``qp.qpfs.simplex``, contract :class:`~conicml.contracts.qpfs.SimplexQP`) is
 
@@ -23,7 +23,23 @@ where :math:`w_i > 0`. Each iteration
   (a zero-curvature pair moves all of :math:`w_j`);
 * updates :math:`G \mathrel{+}= t(P_{:i} - P_{:j})`.
 
-Columns :math:`P_{:i} = (1-\alpha) L L_i^\top` are computed from the factor,
+**Active-set phase (low rank).** With :math:`Q = LL^\top` of rank k the gradient is
+:math:`G = (1-\alpha) L v + c` with :math:`v = L^\top w \in \mathbb R^k`; on the
+optimal support all :math:`G_i` equal one :math:`\nu`, which generically allows at most
+k + 1 features there. Pairwise steps converge slowly on such problems (about one sweep
+per support element and many more at small alpha: 1000+ iterations at M = 1000, k = 20).
+For ``k <= 200`` (``method="auto"``) the solver therefore first runs a primal
+active-set method: on the face of the current support S it takes the Newton step of
+the QP restricted to :math:`\{w_S : \mathbf 1^\top w_S = 1\}` (eigen-decomposition
+of the :math:`(|S|-1)`-dimensional reduced Hessian :math:`Z^\top L_S L_S^\top Z`,
+minimum-norm step; along a zero-curvature direction the steepest descent in the null
+space), cut back by the ratio test (the blocking feature leaves S); after a full step
+the feature with the smallest gradient entry joins S. Each step costs
+:math:`O(Mk + |S|^2 k + |S|^3)`, and the exact gradient is recomputed from the factor
+every step. It hands over to the SMO loop below (from its current point) if the
+support exceeds ``max_support`` or a face solve is not accurate to ``tol``.
+
+**SMO loop.** Columns :math:`P_{:i} = (1-\alpha) L L_i^\top` are computed from the factor,
 :math:`O(Mk)` each, and kept in an LRU cache of ``cache_size`` MB; the diagonal is
 :math:`(1-\alpha)\|L_i\|^2`. The M × M matrix is never formed. Every
 ``max(M, 100)`` iterations the gradient is recomputed from :math:`L^\top w` to stop
@@ -99,6 +115,42 @@ class _Columns:
         return col
 
 
+def _face_direction(Ls: np.ndarray, g: np.ndarray, coef: float) -> tuple[np.ndarray, bool]:
+    r"""Newton direction of the QP restricted to the face of the support S.
+
+    Minimises :math:`\tfrac12 d^\top H d + g^\top d` over :math:`\mathbf 1^\top d = 0`
+    with :math:`H = (1-\alpha) L_S L_S^\top` (``coef`` = 1 - alpha), in the orthonormal
+    basis Z of :math:`\mathbf 1^\perp`. :math:`Z^\top H Z` is PSD of rank at most k;
+    when the reduced gradient has a component along its null space the QP is unbounded
+    along that zero-curvature direction, and the steepest descent within the null space
+    is returned with ``curved=False`` (its step is limited by the bounds only).
+    Otherwise the minimum-norm Newton step (``curved=True``, unit step optimal).
+    """
+    s = g.shape[0]
+    if s == 1:
+        return np.zeros(1), True
+    # Z = columns 2..s of the Householder reflection H = I - 2uu^T/u^Tu, u = 1/sqrt(s) - e_1,
+    # which maps e_1 to 1/sqrt(s): Z^T x = (Hx)[1:], Z p = H [0; p]
+    u = np.full(s, 1.0 / np.sqrt(s))
+    u[0] -= 1.0
+    two_over = 2.0 / float(u @ u)
+    B = (Ls - np.outer(u, two_over * (u @ Ls)))[1:]
+    b = (g - (two_over * float(u @ g)) * u)[1:]
+    lam, V = np.linalg.eigh(coef * (B @ B.T))
+    keep = lam > max(float(lam[-1]), 0.0) * 1e-12 + 1e-300
+    if keep.all():
+        p, curved = -(V @ ((V.T @ b) / lam)), True
+    else:
+        b_null = V[:, ~keep].T @ b
+        if np.linalg.norm(b_null) > 1e-10 * max(float(np.linalg.norm(b)), 1e-300):
+            p, curved = -(V[:, ~keep] @ b_null), False
+        else:
+            Vk = V[:, keep]
+            p, curved = -(Vk @ ((Vk.T @ b) / lam[keep])), True
+    x = np.concatenate(([0.0], p))
+    return x - (two_over * float(u @ x)) * u, curved
+
+
 @register("simplex-smo", kinds=[QPFS], compare_options={"tol": 1e-10}, certify_tol=1e-6)
 def solve_simplex_smo(
     program: Any,
@@ -107,11 +159,13 @@ def solve_simplex_smo(
     max_iter: int | None = None,
     time_limit: float | None = None,
     cache_size: float = 100.0,
+    method: str = "auto",
+    max_support: int = 400,
     x0: np.ndarray | None = None,
     verbose: bool = False,
     callback: Any = None,
 ) -> Solution:
-    """Pairwise coordinate descent (SMO, second-order pair selection) on the QPFS simplex.
+    """Active-set Newton on the faces, then SMO (pairwise coordinate descent) on the simplex.
 
     Parameters
     ----------
@@ -125,6 +179,14 @@ def solve_simplex_smo(
         Seconds.
     cache_size : float, default=100
         MB of cached columns of P.
+    method : {"auto", "active-set", "smo"}, default="auto"
+        ``"smo"``: pairwise steps only. ``"active-set"``: the face-Newton active-set
+        phase first (module docstring), SMO only as its fallback. ``"auto"``: the
+        active-set phase when the factor has rank ``k <= 200`` (its faces then hold at
+        most about k + 1 features), SMO otherwise.
+    max_support : int, default=400
+        The active-set phase hands over to SMO when the support grows beyond this
+        (its per-step cost grows as the cube of the support).
     x0 : ndarray of shape (M,), optional
         A feasible start (``w >= 0``, ``sum(w) = 1`` to 1e-9).
     verbose : bool, default=False
@@ -146,6 +208,11 @@ def solve_simplex_smo(
     d = coef * qp.diag()
     s = qp.scale()
     max_iter = max(10_000, 50 * m) if max_iter is None else int(max_iter)
+    if method not in ("auto", "active-set", "smo"):
+        raise OptionError(f"{name}: method must be 'auto', 'active-set' or 'smo', got "
+                          f"{method!r}")
+    if not (isinstance(max_support, (int, np.integer)) and max_support >= 2):
+        raise OptionError(f"{name}: max_support must be an integer >= 2, got {max_support!r}")
 
     if x0 is not None:
         w = np.array(x0, dtype=float).ravel()
@@ -162,17 +229,76 @@ def solve_simplex_smo(
     def exact_gradient(w: np.ndarray) -> np.ndarray:
         return coef * (L @ (L.T @ w)) + c
 
-    cols = _Columns(L, coef, cache_size)
-    G = exact_gradient(w)
-    refresh = max(m, 100)
-    f_ref = qp.objective(w)
-    stalled_cycles = 0
     status, message = Status.USER_LIMIT, f"max_iter={max_iter} reached"
     if verbose:
         _Report.print_header()
     it = 0
     viol = np.inf
-    while True:
+    handover = ""
+    done = False
+    use_active_set = method == "active-set" or (method == "auto" and L.shape[1] <= 200)
+    if use_active_set:
+        # ---- phase 1: primal active-set method with Newton steps on the faces --------
+        last_full = False
+        while True:
+            G = exact_gradient(w)
+            support = np.flatnonzero(w > 0)
+            i_min = int(np.argmin(G))
+            viol = (float(G[support].max()) - float(G[i_min])) / s
+            if viol <= tol:
+                status, message = Status.OPTIMAL, f"KKT violation {viol:.2e} <= tol {tol:g}"
+                done = True
+                break
+            if it >= max_iter:
+                done = True
+                break
+            if time_limit is not None and time.perf_counter() - start >= time_limit:
+                message, done = f"time_limit={time_limit:g}s reached", True
+                break
+            spread = (float(G[support].max()) - float(G[support].min())) / s
+            S = support
+            if spread <= 0.5 * tol or last_full:
+                if w[i_min] > 0:
+                    # the face is not solved to tol after a full Newton step: round-off
+                    handover = "face solve inaccurate"
+                    break
+                S = np.append(support, i_min)
+            if S.size > max_support:
+                handover = f"support > max_support={max_support}"
+                break
+            step_dir, curved = _face_direction(L[S], G[S], coef)
+            wS = w[S]
+            neg = step_dir < 0
+            ratios = np.full(S.size, np.inf)
+            ratios[neg] = wS[neg] / -step_dir[neg]
+            t_max = float(ratios.min()) if neg.any() else np.inf
+            t = min(1.0 if curved else np.inf, t_max)
+            if not np.isfinite(t) or t <= 0.0:
+                handover = "no feasible face step"
+                break
+            w_new = wS + t * step_dir
+            last_full = t < t_max
+            if not last_full:
+                w_new[int(np.argmin(ratios))] = 0.0
+            w_new[w_new < 0] = 0.0
+            w[S] = w_new
+            w /= w.sum()
+            it += 1
+            if verbose:
+                _Report.print_iteration(it, qp.objective(w), viol, i_min, -1, t)
+            if callback is not None and notify(callback, IntermediateResult(
+                    iteration=it, objective=float("nan"), residual=viol,
+                    elapsed=time.perf_counter() - start, values={"w": w.copy()},
+                    extras={"support": int(np.count_nonzero(w)), "step": t})):
+                message, done = "stopped by the callback", True
+                break
+
+    cols = _Columns(L, coef, cache_size)
+    G = exact_gradient(w)
+    refresh = max(m, 100)
+    f_ref = qp.objective(w)
+    stalled_cycles = 0
+    while not done:
         i = int(np.argmin(G))
         pos = w > 0
         gmax = float(G[pos].max())
@@ -227,6 +353,8 @@ def solve_simplex_smo(
         status=status, solver=name, objective=qp.objective(w), values={"w": w},
         iterations=it, solve_time=time.perf_counter() - start,
         residuals=Residuals(primal=primal, dual=dual, gap=gap, source="solver"),
-        message=message, extras={"kkt_violation": float(viol),
-                                 "columns_computed": cols.computed},
+        message=message + (f" (active-set handed over to SMO: {handover})" if handover else ""),
+        extras={"kkt_violation": float(viol), "columns_computed": cols.computed,
+                "method": "active-set" if use_active_set and not handover else
+                ("active-set, then smo" if use_active_set else "smo")},
     )

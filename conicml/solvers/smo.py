@@ -73,6 +73,25 @@ LIBSVM: after an un-shrink, :math:`m` and :math:`M` are recomputed on the
 full set before shrinking again (LIBSVM reuses the active-set values), which
 shrinks no more than LIBSVM does.
 
+**Polishing** (``gap_tol``, default :math:`5\cdot10^{-4}`). The stop on
+:math:`m - M` is absolute, so with large costs (C = 100) a point at
+:math:`m - M \le 10^{-3}` can keep a relative primal - dual gap of 2e-3..1e-2 and fail
+the program's certificate (``certify_tol`` 1e-3). After convergence the relative gap
+is computed from :math:`G` (O(n)); while it exceeds ``gap_tol`` the loop goes on at
+``tol / 10`` (at most three times), so the returned OPTIMAL is a certified one.
+``gap_tol=None`` is LIBSVM's stop.
+
+**Engines.** The loop runs compiled (:mod:`conicml.solvers._smo_numba`, optional
+extra ``numba``) when numba is installed, else in NumPy; both are the same algorithm
+and are tested against each other. The compiled loop holds the Gram columns in one
+2-D array and returns to Python only for a missing column, a converged active set or
+every :math:`\min(n, 1000)` iterations (shrinking, limits, reports). Why (profile,
+issue 14, recorded in ``benchmarks/results/suite.md``): once the certificate's
+:math:`O(n^2)` Gram product was cut to the support vectors, the NumPy loop's ~15 array
+calls per iteration cost ~100 us each iteration even on a shrunk active set, 2-3x
+LIBSVM's whole fit at C = 100. The solver runs on one BLAS thread (as LIBSVM):
+its products are one Gram column at a time.
+
 **Warm-start:** supported. ``x0`` is a feasible :math:`\alpha`
 (:math:`0 \le \alpha \le c` and :math:`y^\top\alpha = 0` up to
 :math:`10^{-9}\max(1, \sum_i c_i)`); the gradient is rebuilt from it, so an
@@ -88,6 +107,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from .. import kinds
 from ..exceptions import OptionError, ProgramError, SolverError
@@ -137,8 +157,19 @@ class _ColumnCache:
         self._cols: OrderedDict[int, np.ndarray] = OrderedDict()
         self.computed = 0  # columns computed (each is n kernel evaluations)
         self.hits = 0
+        # squared norms of the rows, computed once: an RBF column is then one
+        # matrix-vector product and one exp (kernel.columns recomputes them per call)
+        self._sq = (np.einsum("ij,ij->i", X, X)
+                    if getattr(kernel, "name", None) == "rbf" and X.ndim == 2 else None)
 
     def _compute(self, idx: np.ndarray) -> np.ndarray:
+        if self._sq is not None and len(idx) == 1:
+            i = int(idx[0])
+            dist = self._sq + (self._sq[i] - 2.0 * (self.X @ self.X[i]))
+            np.maximum(dist, 0.0, out=dist)
+            dist *= -float(self.kernel.gamma)
+            self.computed += 1
+            return np.exp(dist, out=dist)[:, None]
         block = np.asarray(self.kernel.columns(self.X, idx), dtype=float)
         if block.shape != (self.n, len(idx)):
             raise SolverError(
@@ -185,6 +216,117 @@ class _ColumnCache:
             for k, p in enumerate(pos):
                 self._store(int(idx[p]), np.ascontiguousarray(block[:, k]))
         return out
+
+
+class _StoreCache(_ColumnCache):
+    """The column cache of the compiled loop: columns are the rows of one 2-D array.
+
+    ``store[slot_of[i]]`` is column ``i`` (``slot_of[i] = -1``: not stored); the
+    compiled loop stamps a slot with a clock each time it uses it and the least
+    recently used slot is the one replaced (LRU, as :class:`_ColumnCache`).
+    """
+
+    def __init__(self, kernel: Any, X: np.ndarray, n: int, cache_size: float) -> None:
+        super().__init__(kernel, X, n, cache_size)
+        self.store = np.empty((self.capacity, n))  # pages are touched only when used
+        self.slot_of = np.full(n, -1, dtype=np.int64)
+        self.col_of = np.full(self.capacity, -1, dtype=np.int64)
+        self.stamp = np.zeros(self.capacity, dtype=np.int64)
+        self.clock = np.zeros(1, dtype=np.int64)  # column uses inside the compiled loop
+        self.used = 0
+        self.gather: Any = None  # compiled out += store[slots].T @ coef (set by the caller)
+
+    def _store(self, i: int, col: np.ndarray) -> None:
+        if self.used < self.capacity:
+            slot = self.used
+            self.used += 1
+        else:
+            slot = int(np.argmin(self.stamp))
+            self.slot_of[self.col_of[slot]] = -1
+        self.store[slot] = col
+        self.col_of[slot] = i
+        self.slot_of[i] = slot
+        self.stamp[slot] = self.clock[0]
+
+    def fetch(self, i: int) -> None:
+        """Compute column ``i`` and store it."""
+        self._store(i, self._compute(np.array([i]))[:, 0])
+
+    def get(self, i: int) -> np.ndarray:
+        slot = int(self.slot_of[i])
+        if slot >= 0:
+            self.hits += 1
+            return self.store[slot]
+        col = np.ascontiguousarray(self._compute(np.array([i]))[:, 0])
+        self._store(i, col)
+        return col
+
+    def matvec(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
+        out = np.zeros((self.n,) + coef.shape[1:])
+        if len(idx) == 0:
+            return out
+        slots = self.slot_of[idx]
+        hit = np.flatnonzero(slots >= 0)
+        if hit.size:
+            if self.gather is not None and coef.ndim == 1:
+                self.gather(self.store, np.ascontiguousarray(slots[hit]),
+                            np.ascontiguousarray(coef[hit], dtype=float), out)
+            else:
+                out += self.store[slots[hit]].T @ coef[hit]
+            self.hits += hit.size
+        miss = np.flatnonzero(slots < 0)
+        for start in range(0, len(miss), self.block):
+            pos = miss[start:start + self.block]
+            block = self._compute(idx[pos])
+            out += block @ coef[pos]
+            for k, p in enumerate(pos):
+                self._store(int(idx[p]), block[:, k])
+        return out
+
+
+def _load_engine(engine: str) -> Any:
+    """The compiled loop module for ``engine``, or None for the NumPy loop."""
+    if engine not in ("auto", "numba", "numpy"):
+        raise OptionError(f"smo: engine must be 'auto', 'numba' or 'numpy', got {engine!r}")
+    if engine == "numpy":
+        return None
+    try:
+        from . import _smo_numba
+    except ImportError as exc:  # numba absent (optional extra)
+        if engine == "numba":
+            raise OptionError(
+                "smo: engine='numba' needs the optional dependency numba "
+                "(pip install 'conicml[numba]'); engine='numpy' runs without it"
+            ) from exc
+        return None
+    return _smo_numba
+
+
+def _terms(alpha: np.ndarray, F: np.ndarray, y: np.ndarray, c: np.ndarray,
+           pos: np.ndarray) -> tuple[float, float, float, float]:
+    """Offset ``b``, dual and primal objectives and their relative gap from ``F = -y G``."""
+    yG = -F  # y_t * G_t
+    at_up, at_low = alpha >= c, alpha <= 0
+    free = ~at_up & ~at_low
+    if free.any():
+        rho = float(yG[free].mean())
+    else:
+        ub_set = (at_up & ~pos) | (at_low & pos)
+        lb_set = (at_up & pos) | (at_low & ~pos)
+        ub = float(yG[ub_set].min()) if ub_set.any() else math.inf
+        lb = float(yG[lb_set].max()) if lb_set.any() else -math.inf
+        if math.isfinite(ub) and math.isfinite(lb):
+            rho = 0.5 * (ub + lb)
+        else:
+            rho = ub if math.isfinite(ub) else (lb if math.isfinite(lb) else 0.0)
+    b = -rho
+    G = -y * F
+    quad_form = float(alpha @ (G + 1.0))  # alpha^T Q alpha
+    dual_obj = float(alpha.sum()) - 0.5 * quad_form
+    hinge = np.maximum(0.0, y * (F - b))  # 1 - y_i f(x_i) = y_i (F_i - b)
+    primal_obj = 0.5 * quad_form + float(c @ hinge)
+    rel_gap = (primal_obj - dual_obj) / max(1.0, abs(primal_obj), abs(dual_obj))
+    return b, dual_obj, primal_obj, rel_gap
 
 
 class _Report(IterationReport):
@@ -279,6 +421,9 @@ def _check_x0(x0: Any, y: np.ndarray, c: np.ndarray) -> np.ndarray:
 @register("smo", kinds=[kinds.SVM_DUAL], specialized=True, requires=("numpy",),
           compare_options={"tol": 1e-8},
           certify_tol=1e-3)  # default tol 1e-3 on the KKT violation m - M (LIBSVM's)
+# one BLAS thread, as LIBSVM: the loop's products are thin (one Gram column at a time), and
+# OpenBLAS's threads made them several times slower on the shared 2-core machine (issue 14)
+@threadpool_limits.wrap(limits=1, user_api="blas")
 def solve_smo(
     program,
     *,
@@ -290,6 +435,8 @@ def solve_smo(
     cache_size: float = 200.0,
     x0: np.ndarray | None = None,
     callback: Callback | None = None,
+    gap_tol: float | None = 5e-4,
+    engine: str = "auto",
 ) -> Solution:
     r"""SMO with second-order working-set selection (LIBSVM) for the SVM dual.
 
@@ -326,6 +473,21 @@ def solve_smo(
         :class:`~conicml.solvers._callback.IntermediateResult` (a copy of :math:`\alpha` in
         ``values["alpha"]``, ``residual`` :math:`m - M` on the active set);
         raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
+    gap_tol : float or None, default=5e-4
+        Polishing target. When the loop has converged at ``tol`` but the relative
+        primal - dual gap :math:`(P - D)/\max(1, |P|, |D|)` exceeds ``gap_tol``
+        (at C = 100 the absolute ``tol`` on :math:`m - M` leaves gaps of 2e-3..1e-2),
+        the loop goes on at ``tol / 10``, up to three times (``tol / 1000``), so that
+        the returned point passes the certificate (``certify_tol`` 1e-3 for smo; half
+        of it leaves room for the certificate's own choice of the offset). ``None``
+        stops at ``tol`` as LIBSVM does. ``extras["polish_tol"]`` is the last ``tol``
+        used.
+    engine : {"auto", "numba", "numpy"}, default="auto"
+        ``"numba"``: the compiled loop of :mod:`conicml.solvers._smo_numba` (the
+        optional extra ``numba``); ``"numpy"``: the NumPy loop; ``"auto"``: numba
+        when it is installed. Both run the same algorithm (tested against each
+        other); the first compiled solve in a process loads the compiled code
+        (about a second the very first time, while numba caches it on disk).
 
     Returns
     -------
@@ -342,9 +504,15 @@ def solve_smo(
     n = y.shape[0]
     max_iter = _check_options(tol, max_iter, time_limit, cache_size, n)
     tol = float(tol)
+    if gap_tol is not None and not (isinstance(gap_tol, (int, float)) and gap_tol > 0
+                                    and math.isfinite(gap_tol)):
+        raise OptionError(f"smo: gap_tol must be None or positive and finite, got {gap_tol!r}")
+    nb = _load_engine(engine)
     alpha = np.zeros(n) if x0 is None else _check_x0(x0, y, c)
 
-    cache = _ColumnCache(kernel, X, n, cache_size)
+    cache = (_StoreCache if nb is not None else _ColumnCache)(kernel, X, n, cache_size)
+    if nb is not None:
+        cache.gather = nb.gather_matvec
     QD = np.asarray(kernel.diagonal(X), dtype=float).reshape(-1)
     if QD.shape != (n,) or not np.all(np.isfinite(QD)):
         raise SolverError("smo: kernel.diagonal(X) must be a finite vector of length n")
@@ -416,185 +584,263 @@ def solve_smo(
     stall_window = max(10_000, 100 * n)
     stall_step = 1e-6 * float(np.max(c))
     window_start, alpha_window = 0, alpha.copy()
-    while True:
-        counter -= 1
-        if counter == 0:
-            counter = period
+    # polishing (gap_tol): after convergence at tol_cur, go on at tol_cur / 10 while the
+    # relative primal - dual gap exceeds gap_tol, down to tol / 1000
+    tol_cur = tol
+    polish_floor = tol * 1.0001e-3
+
+    def polish_more() -> bool:
+        nonlocal tol_cur
+        if gap_tol is None or tol_cur <= polish_floor:
+            return False
+        if _terms(alpha, F, y, c, pos)[3] <= gap_tol:
+            return False
+        tol_cur /= 10.0
+        return True
+
+    if nb is not None:
+        # the compiled loop (see _smo_numba): the same iterations, Python between chunks
+        act_c = np.arange(n, dtype=np.int64)
+        n_act = n
+        out_i = np.zeros(2, dtype=np.int64)
+        out_f = np.zeros(1)
+        until_boundary = period
+        m_up, m_low = masks(alpha, c, pos)
+        flag_up, flag_low = m_up.astype(np.uint8), m_low.astype(np.uint8)
+        while True:
+            steps = 1 if stop is not None else min(until_boundary, max_iter - k)
+            r = nb.run(alpha, F, y, c, QD, Gb, flag_up, flag_low, act_c, n_act, cache.store,
+                       cache.slot_of, cache.stamp, cache.clock, tol_cur, steps, shrinking,
+                       out_i, out_f)
+            done = int(out_i[1])
+            k += done
+            until_boundary -= done
+            viol = float(out_f[0])
+            if stop is not None and done:
+                if stop(IntermediateResult(iteration=k, residual=viol,
+                                           elapsed=time.perf_counter() - t_solve,
+                                           values={"alpha": alpha.copy()})):
+                    code = 3
+                    break
+            if r == nb.CONVERGED:
+                if n_act < n:  # converged on the active set: un-shrink and re-check
+                    reconstruct(act_c[:n_act])
+                    act_c, n_act = np.arange(n, dtype=np.int64), n
+                    until_boundary = 1  # shrink after the next iteration
+                    continue
+                if polish_more():
+                    unshrunk = False
+                    until_boundary = 1
+                    continue
+                code = 0
+                break
+            if r == nb.NEED_COLUMN:
+                cache.fetch(int(out_i[0]))
+            if k >= max_iter:
+                code = 1
+                break
+            if time_limit is not None and time.perf_counter() - t_solve > time_limit:
+                code = 2
+                break
+            if until_boundary > 0:
+                continue
+            until_boundary = period
             if shrinking:
-                Fu = np.where(up, wF, -np.inf).max()
-                Fl = np.where(low, wF, np.inf).min()
-                if not unshrunk and Fu - Fl <= 10 * tol:
+                sub = act_c[:n_act]
+                s_up, s_low = masks(alpha[sub], c[sub], pos[sub])
+                sF = F[sub]
+                Fu = np.where(s_up, sF, -np.inf).max()
+                Fl = np.where(s_low, sF, np.inf).min()
+                if not unshrunk and Fu - Fl <= 10 * tol_cur:
                     unshrunk = True
-                    sync(act, wa, wF)
-                    reconstruct(act)
-                    act = None
-                    wa, wF, wy, wc, wQD, up, low = working_set(act)
-                    Fu = np.where(up, wF, -np.inf).max()
-                    Fl = np.where(low, wF, np.inf).min()
-                shrink = (up & ~low & (wF < Fl)) | (low & ~up & (wF > Fu))
+                    if n_act < n:
+                        reconstruct(sub)
+                    act_c, n_act = np.arange(n, dtype=np.int64), n
+                    sub = act_c
+                    s_up, s_low = masks(alpha, c, pos)
+                    sF = F
+                    Fu = np.where(s_up, sF, -np.inf).max()
+                    Fl = np.where(s_low, sF, np.inf).min()
+                shrink = (s_up & ~s_low & (sF < Fl)) | (s_low & ~s_up & (sF > Fu))
                 if shrink.any() and not shrink.all():
-                    sync(act, wa, wF)
-                    keep = np.flatnonzero(~shrink)
-                    act = keep if act is None else act[keep]
-                    min_active = min(min_active, act.size)
-                    wa, wF, wy, wc, wQD, up, low = working_set(act)
+                    act_c = np.ascontiguousarray(sub[~shrink])
+                    n_act = act_c.size
+                    min_active = min(min_active, n_act)
             if k - window_start >= stall_window:
-                sync(act, wa, wF)
                 moved = float(np.max(np.abs(alpha - alpha_window)))
-                if moved <= stall_step and viol > tol:
+                if moved <= stall_step and viol > tol_cur:
                     code = 4
                     break
                 window_start, alpha_window = k, alpha.copy()
             if report is not None:
-                report.print_iteration(k, n if act is None else act.size, viol,
-                                       int(np.count_nonzero(wa)), cache.computed, cache.hits,
+                report.print_iteration(k, n_act, viol, int(np.count_nonzero(alpha)),
+                                       cache.computed, int(cache.clock[0]),
                                        time.perf_counter() - t_solve)
+        if n_act < n:  # stopped by a limit while shrunk
+            reconstruct(act_c[:n_act])
+        cache.hits += max(int(cache.clock[0]) - cache.computed, 0)  # uses of stored columns
+    else:
+        while True:
+            counter -= 1
+            if counter == 0:
+                counter = period
+                if shrinking:
+                    Fu = np.where(up, wF, -np.inf).max()
+                    Fl = np.where(low, wF, np.inf).min()
+                    if not unshrunk and Fu - Fl <= 10 * tol_cur:
+                        unshrunk = True
+                        sync(act, wa, wF)
+                        reconstruct(act)
+                        act = None
+                        wa, wF, wy, wc, wQD, up, low = working_set(act)
+                        Fu = np.where(up, wF, -np.inf).max()
+                        Fl = np.where(low, wF, np.inf).min()
+                    shrink = (up & ~low & (wF < Fl)) | (low & ~up & (wF > Fu))
+                    if shrink.any() and not shrink.all():
+                        sync(act, wa, wF)
+                        keep = np.flatnonzero(~shrink)
+                        act = keep if act is None else act[keep]
+                        min_active = min(min_active, act.size)
+                        wa, wF, wy, wc, wQD, up, low = working_set(act)
+                if k - window_start >= stall_window:
+                    sync(act, wa, wF)
+                    moved = float(np.max(np.abs(alpha - alpha_window)))
+                    if moved <= stall_step and viol > tol_cur:
+                        code = 4
+                        break
+                    window_start, alpha_window = k, alpha.copy()
+                if report is not None:
+                    report.print_iteration(k, n if act is None else act.size, viol,
+                                           int(np.count_nonzero(wa)), cache.computed, cache.hits,
+                                           time.perf_counter() - t_solve)
 
-        # -- working-set selection (WSS2) --
-        Fu_arr = np.where(up, wF, -np.inf)
-        i = int(Fu_arr.argmax())
-        Gmax = float(Fu_arr[i])
-        Fl_arr = np.where(low, wF, np.inf)
-        viol = Gmax - float(Fl_arr.min())
-        if not viol > tol:
-            # converged on the active set: un-shrink and re-check on every variable
-            if act is not None:
-                sync(act, wa, wF)
-                reconstruct(act)
-                act = None
-                wa, wF, wy, wc, wQD, up, low = working_set(act)
-                Fu_arr = np.where(up, wF, -np.inf)
-                i = int(Fu_arr.argmax())
-                Gmax = float(Fu_arr[i])
-                Fl_arr = np.where(low, wF, np.inf)
-                viol = Gmax - float(Fl_arr.min())
-            if not viol > tol:
-                code = 0
+            # -- working-set selection (WSS2) --
+            Fu_arr = np.where(up, wF, -np.inf)
+            i = int(Fu_arr.argmax())
+            Gmax = float(Fu_arr[i])
+            Fl_arr = np.where(low, wF, np.inf)
+            viol = Gmax - float(Fl_arr.min())
+            if not viol > tol_cur:
+                # converged on the active set: un-shrink and re-check on every variable
+                if act is not None:
+                    sync(act, wa, wF)
+                    reconstruct(act)
+                    act = None
+                    wa, wF, wy, wc, wQD, up, low = working_set(act)
+                    Fu_arr = np.where(up, wF, -np.inf)
+                    i = int(Fu_arr.argmax())
+                    Gmax = float(Fu_arr[i])
+                    Fl_arr = np.where(low, wF, np.inf)
+                    viol = Gmax - float(Fl_arr.min())
+                if not viol > tol_cur:
+                    if not polish_more():
+                        code = 0
+                        break
+                    unshrunk = False  # converged at tol_cur: polishing goes on at tol_cur / 10
+                counter = 1  # shrink at the next iteration
+            if k >= max_iter:
+                code = 1
                 break
-            counter = 1  # shrink at the next iteration
-        if k >= max_iter:
-            code = 1
-            break
-        if time_limit is not None and time.perf_counter() - t_solve > time_limit:
-            code = 2
-            break
-        i_full = i if act is None else int(act[i])
-        col_i, Ki = column(i_full, act)
-        gain = Gmax - Fl_arr
-        np.maximum(gain, 0.0, out=gain)
-        np.square(gain, out=gain)
-        quad = wQD - 2.0 * Ki
-        quad += wQD[i]
-        quad[quad <= 0] = TAU
-        gain /= quad
-        j = int(gain.argmax())
-        j_full = j if act is None else int(act[j])
-        col_j, Kj = column(j_full, act)
+            if time_limit is not None and time.perf_counter() - t_solve > time_limit:
+                code = 2
+                break
+            i_full = i if act is None else int(act[i])
+            col_i, Ki = column(i_full, act)
+            gain = Gmax - Fl_arr
+            np.maximum(gain, 0.0, out=gain)
+            np.square(gain, out=gain)
+            quad = wQD - 2.0 * Ki
+            quad += wQD[i]
+            quad[quad <= 0] = TAU
+            gain /= quad
+            j = int(gain.argmax())
+            j_full = j if act is None else int(act[j])
+            col_j, Kj = column(j_full, act)
 
-        # -- two-variable update with clipping (LIBSVM's Solver::Solve) --
-        yi, yj = float(wy[i]), float(wy[j])
-        Ci, Cj = float(wc[i]), float(wc[j])
-        ai_old, aj_old = float(wa[i]), float(wa[j])
-        Gi, Gj = -yi * float(wF[i]), -yj * float(wF[j])
-        quad_ij = float(wQD[i]) + float(wQD[j]) - 2.0 * float(Ki[j])
-        if quad_ij <= 0:
-            quad_ij = TAU
-        ai, aj = ai_old, aj_old
-        if yi != yj:
-            delta = (-Gi - Gj) / quad_ij
-            diff = ai - aj
-            ai += delta
-            aj += delta
-            if diff > 0:
-                if aj < 0:
-                    aj = 0.0
-                    ai = diff
-            elif ai < 0:
-                ai = 0.0
-                aj = -diff
-            if diff > Ci - Cj:
-                if ai > Ci:
-                    ai = Ci
-                    aj = Ci - diff
-            elif aj > Cj:
-                aj = Cj
-                ai = Cj + diff
-        else:
-            delta = (Gi - Gj) / quad_ij
-            total = ai + aj
-            ai -= delta
-            aj += delta
-            if total > Ci:
-                if ai > Ci:
-                    ai = Ci
-                    aj = total - Ci
-            elif aj < 0:
-                aj = 0.0
-                ai = total
-            if total > Cj:
-                if aj > Cj:
+            # -- two-variable update with clipping (LIBSVM's Solver::Solve) --
+            yi, yj = float(wy[i]), float(wy[j])
+            Ci, Cj = float(wc[i]), float(wc[j])
+            ai_old, aj_old = float(wa[i]), float(wa[j])
+            Gi, Gj = -yi * float(wF[i]), -yj * float(wF[j])
+            quad_ij = float(wQD[i]) + float(wQD[j]) - 2.0 * float(Ki[j])
+            if quad_ij <= 0:
+                quad_ij = TAU
+            ai, aj = ai_old, aj_old
+            if yi != yj:
+                delta = (-Gi - Gj) / quad_ij
+                diff = ai - aj
+                ai += delta
+                aj += delta
+                if diff > 0:
+                    if aj < 0:
+                        aj = 0.0
+                        ai = diff
+                elif ai < 0:
+                    ai = 0.0
+                    aj = -diff
+                if diff > Ci - Cj:
+                    if ai > Ci:
+                        ai = Ci
+                        aj = Ci - diff
+                elif aj > Cj:
                     aj = Cj
-                    ai = total - Cj
-            elif ai < 0:
-                ai = 0.0
-                aj = total
-        wa[i] = ai
-        wa[j] = aj
-        si, sj = yi * (ai - ai_old), yj * (aj - aj_old)
-        if si != 0.0:
-            wF -= si * Ki
-        if sj != 0.0:
-            wF -= sj * Kj
-        for t, a_new, a_old, Ct, yt, col in ((i, ai, ai_old, Ci, yi, col_i),
-                                             (j, aj, aj_old, Cj, yj, col_j)):
-            up[t] = a_new < Ct if yt > 0 else a_new > 0
-            low[t] = a_new > 0 if yt > 0 else a_new < Ct
-            if shrinking and (a_old >= Ct) != (a_new >= Ct):
-                Gb += (Ct * yt if a_new >= Ct else -Ct * yt) * col
-        k += 1
-        if stop is not None:
-            sync(act, wa, wF)
-            if stop(IntermediateResult(iteration=k, residual=viol,
-                                       elapsed=time.perf_counter() - t_solve,
-                                       values={"alpha": alpha.copy()})):
-                code = 3
-                break
+                    ai = Cj + diff
+            else:
+                delta = (Gi - Gj) / quad_ij
+                total = ai + aj
+                ai -= delta
+                aj += delta
+                if total > Ci:
+                    if ai > Ci:
+                        ai = Ci
+                        aj = total - Ci
+                elif aj < 0:
+                    aj = 0.0
+                    ai = total
+                if total > Cj:
+                    if aj > Cj:
+                        aj = Cj
+                        ai = total - Cj
+                elif ai < 0:
+                    ai = 0.0
+                    aj = total
+            wa[i] = ai
+            wa[j] = aj
+            si, sj = yi * (ai - ai_old), yj * (aj - aj_old)
+            if si != 0.0:
+                wF -= si * Ki
+            if sj != 0.0:
+                wF -= sj * Kj
+            for t, a_new, a_old, Ct, yt, col in ((i, ai, ai_old, Ci, yi, col_i),
+                                                 (j, aj, aj_old, Cj, yj, col_j)):
+                up[t] = a_new < Ct if yt > 0 else a_new > 0
+                low[t] = a_new > 0 if yt > 0 else a_new < Ct
+                if shrinking and (a_old >= Ct) != (a_new >= Ct):
+                    Gb += (Ct * yt if a_new >= Ct else -Ct * yt) * col
+            k += 1
+            if stop is not None:
+                sync(act, wa, wF)
+                if stop(IntermediateResult(iteration=k, residual=viol,
+                                           elapsed=time.perf_counter() - t_solve,
+                                           values={"alpha": alpha.copy()})):
+                    code = 3
+                    break
 
-    sync(act, wa, wF)
-    if act is not None:  # stopped by a limit while shrunk
-        reconstruct(act)
-        act = None
-        up, low = masks(alpha, c, pos)
+        sync(act, wa, wF)
+        if act is not None:  # stopped by a limit while shrunk
+            reconstruct(act)
+            act = None
+    up, low = masks(alpha, c, pos)
     if code != 0:
         viol = float(np.where(up, F, -np.inf).max() - np.where(low, F, np.inf).min())
     kkt = max(viol, 0.0) if math.isfinite(viol) else 0.0
 
     # ---- offset, objectives and certificate --------------------------------------------
-    yG = -F  # y_t * G_t
-    at_up, at_low = alpha >= c, alpha <= 0
-    free = ~at_up & ~at_low
-    if free.any():
-        rho = float(yG[free].mean())
-    else:
-        ub_set = (at_up & ~pos) | (at_low & pos)
-        lb_set = (at_up & pos) | (at_low & ~pos)
-        ub = float(yG[ub_set].min()) if ub_set.any() else math.inf
-        lb = float(yG[lb_set].max()) if lb_set.any() else -math.inf
-        if math.isfinite(ub) and math.isfinite(lb):
-            rho = 0.5 * (ub + lb)
-        else:
-            rho = ub if math.isfinite(ub) else (lb if math.isfinite(lb) else 0.0)
-    b = -rho
-    G = -y * F
-    quad_form = float(alpha @ (G + 1.0))  # alpha^T Q alpha
-    dual_obj = float(alpha.sum()) - 0.5 * quad_form
-    hinge = np.maximum(0.0, y * (F - b))  # 1 - y_i f(x_i) = y_i (F_i - b)
-    primal_obj = 0.5 * quad_form + float(c @ hinge)
+    b, dual_obj, primal_obj, rel_gap = _terms(alpha, F, y, c, pos)
     primal_res = max(abs(float(y @ alpha)), float(np.max(-alpha)), float(np.max(alpha - c)), 0.0)
     solve_time = time.perf_counter() - t_solve
     message = TERMINATION_MESSAGES[code].format(window=stall_window, viol=kkt)
     status = STATUS_MAP[code]
-    rel_gap = (primal_obj - dual_obj) / max(1.0, abs(primal_obj), abs(dual_obj))
     if status is Status.OPTIMAL and not rel_gap <= GAP_RTOL:
         # never OPTIMAL when its own certificate fails (issue 11: OPTIMAL with gap 1.2e9 at
         # C = 1e12): the absolute tol on m - M allows a slack cost ~ sum(c) * tol
@@ -625,5 +871,7 @@ def solve_smo(
             "cache_hits": cache.hits,
             "min_active_size": min_active,
             "primal_objective": primal_obj,
+            "polish_tol": tol_cur,
+            "engine": "numpy" if nb is None else "numba",
         },
     )

@@ -1,0 +1,142 @@
+"""The two loops of ``smo`` (compiled with numba, pure NumPy) and its polishing phase.
+
+References: the NumPy loop is the reference of the compiled one (the same algorithm,
+issue 14); both are checked against Clarabel on the same program, and the polished point
+against conicml's recomputed certificate (``Program.certify``, independent of the
+solver's report). Tolerances: the ``"smo"`` row of ``tests/tolerances.py``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+import conicml as cm
+from conicml.exceptions import OptionError
+from conicml.solution import Status
+
+from tolerances import obj_rtol, sol_atol
+
+
+def _program(n: int = 300, C: float = 1.0, seed: int = 0):
+    X, y = cm.datasets.twonorm(n, dim=20, seed=seed)
+    X = (X - X.mean(0)) / X.std(0)
+    return cm.formulations.svm.soft_margin(X, y, C=C, kernel="rbf", form="dual")
+
+
+@pytest.mark.parametrize("shrinking", [True, False])
+@pytest.mark.parametrize("C", [1.0, 100.0])
+def test_compiled_loop_matches_numpy_loop_and_clarabel(C, shrinking):
+    pytest.importorskip("numba")
+    prog = _program(300, C)
+    options = {"tol": 1e-8, "shrinking": shrinking}
+    fast = cm.solve(prog, "smo", engine="numba", **options)
+    ref = cm.solve(prog, "smo", engine="numpy", **options)
+    clarabel = cm.solve(prog, "clarabel")
+    assert fast.extras["engine"] == "numba" and ref.extras["engine"] == "numpy"
+    assert fast.status is Status.OPTIMAL and ref.status is Status.OPTIMAL
+    assert_allclose(fast.objective, ref.objective, rtol=1e-10)
+    assert_allclose(fast.values["alpha"], ref.values["alpha"], atol=1e-6 * C)
+    assert_allclose(fast.objective, clarabel.objective, rtol=obj_rtol("smo"))
+    # decision values: the engines agree far inside the registry tolerance (the
+    # registry-wide test in test_svm.py holds both against the generic backends)
+    X = prog.data["X"]
+    f_fast = cm.formulations.svm.decision_values(prog.data, prog.decode(fast), X)
+    f_ref = cm.formulations.svm.decision_values(prog.data, prog.decode(ref), X)
+    assert_allclose(f_fast, f_ref, atol=1e-2 * sol_atol("smo") * max(1.0, C))
+
+
+def test_compiled_loop_with_a_tiny_cache_and_a_warm_start():
+    pytest.importorskip("numba")
+    prog = _program(200, 10.0)
+    ref = cm.solve(prog, "smo", engine="numpy", tol=1e-8)
+    # a cache of two columns: every column is recomputed, the LRU slots are reused
+    tiny = cm.solve(prog, "smo", engine="numba", tol=1e-8, cache_size=1e-6)
+    assert tiny.status is Status.OPTIMAL
+    assert_allclose(tiny.objective, ref.objective, rtol=1e-9)
+    assert tiny.extras["kernel_evaluations"] > 200
+    warm = cm.solve(prog, "smo", engine="numba", tol=1e-8, x0=ref.values["alpha"])
+    assert warm.status is Status.OPTIMAL and warm.iterations <= 5
+
+
+def test_compiled_loop_limits_and_callback():
+    pytest.importorskip("numba")
+    prog = _program(300, 100.0)
+    capped = cm.solve(prog, "smo", engine="numba", max_iter=7, gap_tol=None)
+    assert capped.status is Status.USER_LIMIT and capped.iterations == 7
+    seen = []
+
+    def stop_after_five(result):
+        seen.append(result.iteration)
+        if result.iteration >= 5:
+            raise StopIteration
+
+    stopped = cm.solve(prog, "smo", engine="numba", callback=stop_after_five)
+    assert stopped.status is Status.USER_LIMIT
+    assert seen == [1, 2, 3, 4, 5] and stopped.iterations == 5
+
+
+def test_auto_engine_falls_back_without_numba(monkeypatch):
+    # a None entry in sys.modules makes "from . import _smo_numba" raise ImportError
+    monkeypatch.setitem(sys.modules, "conicml.solvers._smo_numba", None)
+    monkeypatch.delattr(cm.solvers, "_smo_numba", raising=False)
+    prog = _program(120)
+    sol = cm.solve(prog, "smo")
+    assert sol.status is Status.OPTIMAL and sol.extras["engine"] == "numpy"
+    with pytest.raises(OptionError, match="numba"):
+        cm.solve(prog, "smo", engine="numba")
+
+
+@pytest.mark.parametrize("engine", ["numpy", "numba"])
+def test_polishing_reaches_the_certificate_at_C_100(engine):
+    if engine == "numba":
+        pytest.importorskip("numba")
+    prog = _program(300, 100.0)
+    # LIBSVM's stop (tol 1e-3 on m - M, no polishing): the recomputed relative gap
+    # (2e-2 here) fails certify_tol 1e-3, so solve demotes it
+    plain = cm.solve(prog, "smo", engine=engine, gap_tol=None)
+    assert plain.status is Status.OPTIMAL_INACCURATE
+    assert plain.residuals.gap > 1e-3
+    polished = cm.solve(prog, "smo", engine=engine)
+    assert polished.status is Status.OPTIMAL
+    assert polished.residuals.source == "recomputed" and polished.residuals.max() <= 1e-3
+    assert polished.extras["polish_tol"] < 1e-3
+    # and the polished point is the optimum (Clarabel, same program)
+    clarabel = cm.solve(prog, "clarabel")
+    assert_allclose(polished.objective, clarabel.objective, rtol=1e-3)
+
+
+def test_polishing_is_not_run_when_the_gap_is_small():
+    prog = _program(300, 1.0)
+    sol = cm.solve(prog, "smo")
+    assert sol.status is Status.OPTIMAL and sol.extras["polish_tol"] == 1e-3
+
+
+@pytest.mark.parametrize("options", [{"engine": "fortran"}, {"gap_tol": -1.0},
+                                     {"gap_tol": float("nan")}, {"gap_tol": "small"}])
+def test_bad_engine_and_gap_tol_raise(options):
+    with pytest.raises(OptionError, match=next(iter(options))):
+        cm.solve(_program(60), "smo", **options)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "poly", "linear"])
+def test_certificate_gram_product_over_the_support_only(kernel):
+    # the certificate evaluates K[:, nz] v[nz] only; reference: the dense Gram matrix of
+    # scikit-learn's pairwise kernels (independent of conicml.kernels)
+    from sklearn.metrics.pairwise import pairwise_kernels
+
+    X, y = cm.datasets.twonorm(150, dim=5, seed=3)
+    prog = cm.formulations.svm.soft_margin(X, y, C=1.0, kernel=kernel, form="dual")
+    kern = prog.data["kernel"]
+    params = {"gamma": kern.gamma} if kernel == "rbf" else (
+        {"gamma": kern.gamma, "degree": kern.degree, "coef0": kern.coef0}
+        if kernel == "poly" else {})
+    K = pairwise_kernels(X, metric=kernel, **params)
+    v = np.zeros(150)
+    v[np.random.default_rng(0).choice(150, 20, replace=False)] = np.linspace(-1, 1, 20)
+    got = cm.formulations.svm._kernel_matvec(prog.data, v)
+    assert_allclose(got, K @ v, rtol=1e-10, atol=1e-10)
+    assert_allclose(cm.formulations.svm._kernel_matvec(prog.data, np.zeros(150)), 0.0)
