@@ -63,6 +63,14 @@ def test_tree_with_exact_node_solver_and_routing(moons):
             count += 1
         assert est.classes_[int(tree.n_pos[k] >= tree.n_neg[k])] == est.predict(X[i:i + 1])[0]
         assert est.hyperplanes_evaluated(X[i:i + 1])[0] == count
+    # the batch routing (vectorised node by node) reaches the hand-routed leaf of every row
+    hand = []
+    for x in X:
+        k = 0
+        while tree.left[k] >= 0:
+            k = tree.left[k] if x @ tree.weights[k] + tree.bias[k] <= 0 else tree.right[k]
+        hand.append(k)
+    np.testing.assert_array_equal(est.apply(X), hand)
     counts = est.hyperplanes_evaluated(X)
     assert est.max_hyperplanes_ == counts.max() <= est.max_depth_
     assert est.mean_hyperplanes_ == pytest.approx(counts.mean())

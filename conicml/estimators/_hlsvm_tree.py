@@ -107,17 +107,26 @@ class FrozenTree:
 
     def route(self, X: np.ndarray, leaf_mask: np.ndarray | None = None
               ) -> tuple[np.ndarray, np.ndarray]:
-        """Leaf reached by each row of ``X`` and the number of hyperplanes evaluated."""
+        """Leaf reached by each row of ``X`` and the number of hyperplanes evaluated.
+
+        Vectorised by node: the rows that reach an internal node are evaluated against
+        its one hyperplane in a single matrix-vector product and split in two, so each
+        sample costs exactly the hyperplanes on its path (no gathered weight rows).
+        """
         is_leaf = self.is_leaf if leaf_mask is None else leaf_mask
-        node = np.zeros(X.shape[0], dtype=np.intp)
-        count = np.zeros(X.shape[0], dtype=np.intp)
-        active = np.flatnonzero(~is_leaf[node])
-        while active.size:
-            k = node[active]
-            f = np.einsum("ij,ij->i", X[active], self.weights[k]) + self.bias[k]
-            node[active] = np.where(f <= 0.0, self.left[k], self.right[k])
-            count[active] += 1
-            active = active[~is_leaf[node[active]]]
+        n = X.shape[0]
+        node = np.zeros(n, dtype=np.intp)
+        count = np.zeros(n, dtype=np.intp)
+        stack = [(0, np.arange(n))]
+        while stack:
+            k, rows = stack.pop()
+            if is_leaf[k] or rows.size == 0:
+                node[rows] = k
+                continue
+            count[rows] += 1
+            go_left = X[rows] @ self.weights[k] + self.bias[k] <= 0.0
+            stack.append((int(self.right[k]), rows[~go_left]))
+            stack.append((int(self.left[k]), rows[go_left]))
         return node, count
 
     def prune_to(self, leaf_mask: np.ndarray) -> FrozenTree:

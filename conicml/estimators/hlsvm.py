@@ -26,7 +26,7 @@ from ..exceptions import ProgramError
 from ..formulations import svm as svm_formulation
 from ..kinds import SVM_PRIMAL
 from ..solving import solve
-from ._hlsvm_tree import FrozenTree, Tree, cost_complexity_sequence, entropy
+from ._hlsvm_tree import Tree, _reachable, cost_complexity_sequence, entropy
 
 __all__ = ["HLSVMClassifier", "export_text"]
 
@@ -203,7 +203,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
                 leaf, _ = full.route(Xp, mask)
                 errors = int(np.count_nonzero(full.label[leaf].astype(bool) != pos_p))
                 self.pruning_path_.append((alpha, int(np.count_nonzero(
-                    mask & _reachable_mask(full, mask))), errors))
+                    mask & _reachable(full, mask))), errors))
                 if errors <= best_err:  # ties: the later, smaller tree
                     best, best_err = i, errors
             full = full.prune_to(masks[best])
@@ -317,17 +317,6 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
         return tags
-
-
-def _reachable_mask(tree: FrozenTree, mask: np.ndarray) -> np.ndarray:
-    seen = np.zeros(tree.node_count, dtype=bool)
-    stack = [0]
-    while stack:
-        k = stack.pop()
-        seen[k] = True
-        if not mask[k]:
-            stack.extend((int(tree.left[k]), int(tree.right[k])))
-    return seen
 
 
 def export_text(model: HLSVMClassifier, *, feature_names: list[str] | None = None,

@@ -63,30 +63,56 @@ option), done exactly on the full sample once every ``check_every`` iterations
 and at the end: :math:`b = \arg\min_b \sum_i c_i[1 - y_i(w^\top z_i + b)]_+`,
 a one-dimensional piecewise-linear problem solved by sorting its breakpoints.
 
-**Stopping.** Every ``check_every`` iterations (default: one pass over the
-data, at least 1 000 iterations) the solver computes its certificate (below)
-and stops with ``OPTIMAL`` when the relative gap is :math:`\le` ``tol``. It
-also stops, as Alg. 5 does, when :math:`\|w_t - w_{t-1}\| \le` ``eps``
-(:math:`\varepsilon_{PEG}`; ``OPTIMAL`` if the gap then passes ``tol``,
-``OPTIMAL_INACCURATE`` otherwise), when the best gap has not improved by 1 %
-over ``stall_checks`` consecutive checks (stall: ``OPTIMAL_INACCURATE``), and
-at ``max_iter`` (:math:`T`), ``time_limit`` or a callback's
-:class:`StopIteration` (``USER_LIMIT`` unless the final gap passes ``tol``).
+**Stopping.** The solver computes its certificate (below) every
+``check_every`` iterations if that is given; by default at a geometric
+schedule, first after one pass over the data (at least 1 000 iterations), then
+each interval 25 % longer than the last, so that the certificate (which costs
+more than a pass) stays a small part of the run. It stops with ``OPTIMAL``
+when the relative gap is :math:`\le` ``tol``. It also stops, as Alg. 5 does,
+when :math:`\|w_t - w_{t-1}\| \le` ``eps`` (:math:`\varepsilon_{PEG}`;
+``OPTIMAL`` if the gap then passes ``tol``, ``OPTIMAL_INACCURATE`` otherwise),
+when the best gap has not improved by 1 % over ``stall_checks`` consecutive
+checks (stall: ``OPTIMAL_INACCURATE``), and at ``max_iter`` (:math:`T`),
+``time_limit`` or a callback's :class:`StopIteration` (``USER_LIMIT`` unless
+the final gap passes ``tol``).
 
-**Certificate.** At a point :math:`(w, b)` the solver builds the dual point it
-implies: :math:`\alpha_i = c_i` where :math:`y_if_i < 1 - \beta`,
-:math:`\alpha_i = 0` where :math:`y_if_i > 1 + \beta`, and, on the band
-:math:`|y_if_i - 1| \le \beta`, the bounded least-squares fit of
-:math:`w = \sum_i\alpha_iy_iz_i`, :math:`\sum_i y_i\alpha_i = 0`
-(:func:`scipy.optimize.lsq_linear`); the class with the larger
-:math:`\sum\alpha` is then scaled down so that :math:`y^\top\alpha = 0`
-holds exactly. Any such :math:`\alpha` is dual feasible, so its dual value
-:math:`D(\alpha) = \sum\alpha_i - \tfrac12\|Z^\top(\alpha\circ y)\|^2` is a
-lower bound on the optimum (seed 001 eq. 2.27); the best over a few bands
-:math:`\beta` is kept (bands holding more than :math:`\max(200, 20(d+1))`
-points are skipped, to bound the cost). The residuals are: ``primal = 0`` (the point is
-feasible: :math:`\xi_i` is the hinge), ``dual`` = the relative stationarity
-residual :math:`\|w - Z^\top(\alpha\circ y)\|/\max(1,\|w\|)` and ``gap`` =
+**Engines.** The iterations run in NumPy (one vectorised mini-batch step per
+Python iteration, no per-step allocation besides the batch gather) or, with
+``engine="numba"`` (the optional extra ``numba``), in a compiled loop over a
+block of pre-drawn mini-batches; ``"auto"`` takes numba when it is installed.
+Both draw the same batches from the same ``random_state`` and compute the same
+steps (they agree to rounding).
+
+**Certificate.** At a point :math:`(w, b)` with margins
+:math:`m_i = y_i(w^\top z_i + b)`, every dual-feasible :math:`\alpha`
+(:math:`0 \le \alpha \le c`, :math:`y^\top\alpha = 0`) gives the lower bound
+:math:`D(\alpha) = \sum\alpha_i - \tfrac12\|Z^\top(\alpha\circ y)\|^2 \le P^*`
+(seed 001 eq. 2.27), and
+
+.. math::
+
+    P(w, b) - D(\alpha) = \tfrac12\|w - Z^\top(\alpha\circ y)\|^2
+        - \sum_i \alpha_i (1 - m_i) + \sum_i c_i [1 - m_i]_+ ,
+
+so the best :math:`\alpha` for the point is the dual optimum itself. The solver
+starts from the sub-gradient's :math:`\alpha^h_i = c_i[m_i < 1]` and, on the
+(at most 20 000) samples nearest the margin, takes the proximal step
+:math:`\min_\delta\ \tfrac12\|r - A\delta\|^2 - \ell^\top\delta +
+\sum_i \frac{\beta}{2c_i}\delta_i^2` over the box
+:math:`-\alpha^h \le \delta \le c - \alpha^h` and :math:`y^\top(\alpha^h + \delta) = 0`
+(:math:`A` the columns :math:`y_iz_i`, :math:`r` the residual of
+:math:`\alpha^h`, :math:`\ell_i = 1 - m_i`) through its
+:math:`(d+1)`-dimensional concave dual, solved by a semismooth Newton method
+with an exact line search (each step one :math:`(d+1)\times(d+1)` system),
+for :math:`\beta = 10^{-1}, \dots, 10^{-4}`
+(continuation). Each candidate is clipped to the box, balanced exactly
+(:math:`y^\top\alpha = 0`, scaling down the heavier class) and scaled by the
+best :math:`s\in[0,1]` (:math:`D(s\alpha)` is a concave quadratic in
+:math:`s`); the largest :math:`D` is kept. Whatever the Newton steps do, the
+bound is valid: :math:`D` is evaluated exactly at a feasible point. The
+residuals are: ``primal = 0`` (the point is feasible: :math:`\xi_i` is the
+hinge), ``dual`` = the relative stationarity residual
+:math:`\|w - Z^\top(\alpha\circ y)\|/\max(1,\|w\|)` and ``gap`` =
 :math:`(P - D)/P` (``source="solver"``): an honest relative duality gap, never
 smaller than the true relative suboptimality :math:`(P - P^*)/P` of the point;
 by strong convexity it also bounds :math:`\|w - w^*\| \le \sqrt{2(P - D)}`.
@@ -96,13 +122,13 @@ by strong convexity it also bounds :math:`\|w - w^*\| \le \sqrt{2(P - D)}`.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy.optimize import lsq_linear
 
 from ..exceptions import OptionError, ProgramError, SolverError
 from ..kernels import psd_factor
@@ -114,8 +140,14 @@ from ._options import check_common
 
 __all__ = ["exact_bias", "implied_dual", "solve_pegasos", "solve_weighted_pegasos"]
 
-#: Bands beta of the implied-dual construction (see the module docstring).
-_BANDS = (0.0, 1e-3, 1e-2, 0.1)
+#: Smoothing widths beta of the certificate's proximal steps (continuation, see above).
+_BETAS = (1e-1, 1e-2, 1e-3, 1e-4)
+#: Samples nearest the margin on which the certificate's proximal step acts.
+_MAX_FREE = 20_000
+#: Largest number of iterations the NumPy engine runs between two time-limit checks.
+_NUMPY_CHUNK = 256
+#: ... and the numba engine.
+_NUMBA_CHUNK = 1 << 16
 
 
 def _features(program: Any, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
@@ -164,6 +196,16 @@ def exact_bias(f: np.ndarray, y: np.ndarray, c: np.ndarray) -> float:
     vanishes on an interval).
     """
     bp = y - f
+    if c.size and np.all(c == c[0]):
+        # equal costs: the crossing is at a known rank, found by selection in O(N)
+        n_pos = int(np.count_nonzero(y > 0))
+        j = max(n_pos - 1, 0)  # g_j = c (j + 1 - n_pos) first reaches 0 at j = n_pos - 1
+        if n_pos == 0:
+            return float(np.min(bp))
+        if j + 1 < bp.size:
+            part = np.partition(bp, (j, j + 1))
+            return 0.5 * float(part[j] + part[j + 1])  # g_j = 0 exactly: the flat piece
+        return float(np.max(bp))
     order = np.argsort(bp, kind="stable")
     bp = bp[order]
     g = -float(c[y > 0].sum()) + np.cumsum(c[order])  # derivative just right of bp[j]
@@ -182,81 +224,330 @@ def _primal(Z: np.ndarray, y: np.ndarray, c: np.ndarray, w: np.ndarray,
     return 0.5 * float(w @ w) + float(c @ np.maximum(0.0, 1.0 - margin)), margin
 
 
+def _dual_value(Z: np.ndarray, y: np.ndarray, c: np.ndarray,
+                alpha: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
+    """Make alpha exactly feasible (box, balance, best scale); return (alpha, D(alpha), u)."""
+    alpha = np.clip(alpha, 0.0, c)
+    sp, sn = float(alpha[y > 0].sum()), float(alpha[y < 0].sum())
+    if sp > sn:  # exact balance y^T alpha = 0 by scaling down the heavier class
+        alpha[y > 0] *= sn / sp
+    elif sn > sp:
+        alpha[y < 0] *= sp / sn
+    u = Z.T @ (alpha * y)
+    s1, s2 = float(alpha.sum()), float(u @ u)
+    s = 1.0 if s2 <= s1 else s1 / s2  # argmax over [0, 1] of s s1 - s^2 s2 / 2
+    if s < 1.0:
+        alpha *= s
+        u *= s
+    return alpha, s * s1 - 0.5 * s * s * s2, u
+
+
+def _line_root(f0: float, q: np.ndarray, s: np.ndarray, mu: np.ndarray, lo: np.ndarray,
+               hi: np.ndarray, pp: float) -> float:
+    """The zero on t >= 0 of the non-increasing, piecewise-linear directional derivative
+    f(t) = f0 - t pp - sum_i s_i (clip((q_i + t s_i)/mu_i, lo_i, hi_i) - clip(q_i/mu_i, ...)).
+
+    Exact and scale-free: sample i is unclipped for t between its two crossings
+    (lo_i mu_i - q_i)/s_i and (hi_i mu_i - q_i)/s_i, where it adds s_i^2/mu_i to the rate
+    at which f falls; one sort of the crossings gives f on every linear piece.
+    """
+    if f0 <= 0.0:
+        return 0.0
+    moving = s != 0.0
+    qm, sm, mum = q[moving], s[moving], mu[moving]
+    ta = (lo[moving] * mum - qm) / sm
+    tb = (hi[moving] * mum - qm) / sm
+    t_in, t_out = np.minimum(ta, tb), np.maximum(ta, tb)
+    weight = sm * sm / mum
+    rate0 = pp + float(weight[(t_in < 0.0) & (t_out > 0.0)].sum())
+    times = np.concatenate([t_in, t_out])
+    change = np.concatenate([weight, -weight])
+    keep = times > 0.0
+    times, change = times[keep], change[keep]
+    order = np.argsort(times, kind="stable")
+    times, change = times[order], change[order]
+    starts = np.concatenate([[0.0], times])
+    rates = rate0 + np.concatenate([[0.0], np.cumsum(change)])
+    # f at the start of each piece: f0 minus the integral of the rate over the pieces before
+    drops = rates[:-1] * np.diff(starts)
+    f_start = f0 - np.concatenate([[0.0], np.cumsum(drops)])
+    j = int(np.argmax(f_start <= 0.0)) if np.any(f_start <= 0.0) else starts.size
+    k = j - 1  # the zero lies in piece k, which starts at starts[k] with f_start[k] > 0
+    rate = rates[k]
+    if rate <= 0.0:
+        return float(starts[j]) if j < starts.size else float(starts[k])
+    t = float(starts[k] + f_start[k] / rate)
+    return min(t, float(starts[j])) if j < starts.size else t
+
+
+def _prox_newton(A: np.ndarray, r: np.ndarray, ell: np.ndarray, lo: np.ndarray,
+                 hi: np.ndarray, mu: np.ndarray, v: np.ndarray, reg: np.ndarray,
+                 max_steps: int = 30) -> tuple[np.ndarray, np.ndarray]:
+    r"""Solve :math:`\min_{lo\le\delta\le hi} \tfrac12\|r - A^\top\delta\|^2 - \ell^\top\delta
+    + \tfrac12\sum\mu_i\delta_i^2` through its concave dual in :math:`v` (warm start ``v``).
+
+    ``A`` has one row :math:`a_i` per sample; :math:`\delta(v) = \mathrm{clip}((Av + \ell)/\mu)`
+    and the dual gradient is :math:`r - Rv - A^\top\delta(v)` with :math:`R = \mathrm{diag}`
+    (``reg``): a zero in ``reg`` makes that row of :math:`A^\top\delta = r` a hard constraint
+    (its :math:`v` is the multiplier). Newton directions with the generalised Hessian
+    :math:`R + A_F^\top\mathrm{diag}(1/\mu_F)A_F` (:math:`F` the unclipped samples) and an
+    exact line search (:func:`_line_root`: the directional derivative is non-increasing and
+    piecewise linear, its pieces found by one sort).
+    Returns ``(delta, v)``.
+    """
+    tol = 1e-9 * max(1.0, float(np.linalg.norm(r)))
+    R = np.diag(reg + 1e-12)
+    for _ in range(max_steps):
+        q = A @ v + ell
+        delta = np.clip(q / mu, lo, hi)
+        grad = r - reg * v - A.T @ delta
+        if float(np.linalg.norm(grad)) <= tol:
+            break
+        free = (q > lo * mu) & (q < hi * mu)
+        AF = A[free]
+        H = R + (AF.T / mu[free]) @ AF
+        try:
+            p = np.linalg.solve(H, grad)
+        except np.linalg.LinAlgError:
+            p = np.linalg.lstsq(H, grad, rcond=None)[0]
+        if not float(p @ grad) > 0.0:  # rounding on a badly scaled H: plain gradient ascent
+            p = grad
+        # the derivative of the dual along v + t p is p^T grad at t = 0 and falls as t grows
+        t = _line_root(float(p @ grad), q, A @ p, mu, lo, hi, float(p @ (reg * p)))
+        if t * float(np.linalg.norm(p)) <= 1e-14 * max(1.0, float(np.linalg.norm(v))):
+            break
+        v = v + t * p
+    return np.clip((A @ v + ell) / mu, lo, hi), v
+
+
 def implied_dual(Z: np.ndarray, y: np.ndarray, c: np.ndarray, w: np.ndarray,
                  margin: np.ndarray) -> tuple[np.ndarray, float, float]:
     r"""A dual-feasible :math:`\alpha` implied by the primal point; see the module docstring.
 
     Returns ``(alpha, dual_value, stationarity)`` with the largest dual value
-    over the bands, where ``stationarity`` is
-    :math:`\|w - Z^\top(\alpha\circ y)\|/\max(1, \|w\|)`.
+    found, where ``stationarity`` is :math:`\|w - Z^\top(\alpha\circ y)\|/\max(1, \|w\|)`.
     """
-    best: tuple[np.ndarray, float, float] | None = None
-    wnorm = max(1.0, float(np.linalg.norm(w)))
-    eq_weight = 10.0 * max(1.0, float(np.max(np.abs(Z))))
-    seen: set[tuple[int, int]] = set()
-    # bounded least squares costs O(|band| (d+1)^2): wide bands of large problems are skipped
-    # (beta = 0 is always kept, so the bound is always computed)
-    max_free = max(200, 20 * (Z.shape[1] + 1))
-    for beta in _BANDS:
-        bound = margin < 1.0 - beta
-        free = np.flatnonzero(np.abs(margin - 1.0) <= beta)
-        key = (int(np.count_nonzero(bound)), int(free.size))
-        if key in seen or free.size > max_free:
-            continue  # same sets as a smaller band, or a band too wide to be worth a fit
-        seen.add(key)
-        alpha = np.where(bound, c, 0.0)
-        if free.size:
-            r = w - Z.T @ (alpha * y)
-            eq = -float(y @ alpha)
-            A = np.vstack([(Z[free] * y[free, None]).T, eq_weight * y[free][None, :]])
-            rhs = np.concatenate([r, [eq_weight * eq]])
-            ub = c[free]
-            res = lsq_linear(A, rhs, bounds=(np.zeros(free.size), ub), method="bvls")
-            alpha[free] = np.clip(res.x, 0.0, ub)
-        # exact balance y^T alpha = 0 by scaling down the heavier class (stays in the box)
-        sp, sn = float(alpha[y > 0].sum()), float(alpha[y < 0].sum())
-        if sp > sn:
-            alpha[y > 0] *= sn / sp
-        elif sn > sp:
-            alpha[y < 0] *= sp / sn
-        u = Z.T @ (alpha * y)
-        dual = float(alpha.sum()) - 0.5 * float(u @ u)
-        stat = float(np.linalg.norm(w - u)) / wnorm
-        if best is None or dual > best[1]:
-            best = (alpha, dual, stat)
-    assert best is not None
-    return best
+    alpha, dual, u, _ = _implied_dual(Z, y, c, w, margin, None)
+    return alpha, dual, float(np.linalg.norm(w - u)) / max(1.0, float(np.linalg.norm(w)))
+
+
+def _implied_dual(Z: np.ndarray, y: np.ndarray, c: np.ndarray, w: np.ndarray,
+                  margin: np.ndarray, v0: np.ndarray | None
+                  ) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+    """(alpha, D(alpha), Z^T(alpha y), v); ``v0`` warm-starts the Newton steps at the
+    smallest width only (no continuation)."""
+    n, d = Z.shape
+    alpha_h = np.where(margin < 1.0, c, 0.0)
+    best = _dual_value(Z, y, c, alpha_h)
+    if n <= _MAX_FREE:
+        free = np.arange(n)
+    else:
+        free = np.argpartition(np.abs(margin - 1.0), _MAX_FREE)[:_MAX_FREE]
+    yF, cF = y[free], c[free]
+    A = np.empty((free.size, d + 1))
+    np.multiply(Z[free], yF[:, None], out=A[:, :d])
+    A[:, d] = yF  # the balance y^T alpha = 0, a hard constraint (reg 0 below)
+    reg = np.ones(d + 1)
+    reg[d] = 0.0
+    u_h = Z.T @ (alpha_h * y)
+    r = np.concatenate([w - u_h, [-float(y @ alpha_h)]])
+    ell = 1.0 - margin[free]
+    lo, hi = -alpha_h[free], cF - alpha_h[free]
+    v = np.zeros(d + 1) if v0 is None else v0.copy()
+    for beta in (_BETAS if v0 is None else _BETAS[-1:]):  # continuation: warm-starts the next
+        delta, v = _prox_newton(A, r, ell, lo, hi, beta / cF, v, reg)
+        alpha = alpha_h.copy()
+        alpha[free] += delta
+        cand = _dual_value(Z, y, c, alpha)
+        if cand[1] > best[1]:
+            best = cand
+    return best[0], best[1], best[2], v
+
+
+# ---- the iterations ---------------------------------------------------------------------
+
+def _numba_available() -> bool:
+    return importlib.util.find_spec("numba") is not None
+
+
+_NUMBA_KERNEL: Callable | None = None
+
+
+def _steps_numpy(Z: np.ndarray, y: np.ndarray, gy: np.ndarray, idx: np.ndarray,
+                 w: np.ndarray, w_avg: np.ndarray, t0: int, lam: float, radius: float,
+                 tau: float, sgd_bias: bool, average: bool, eps: float,
+                 bb: np.ndarray) -> int:
+    """Run the steps of the rows of ``idx`` from t0 + 1 (in place); return the steps done.
+
+    ``bb`` holds (b, b_avg). Stops early (after the step) when ||w_t - w_(t-1)|| <= eps > 0.
+    """
+    k = idx.shape[1]
+    b, b_avg = float(bb[0]), float(bb[1])
+    w_prev = np.empty_like(w) if eps > 0 else None
+    done = 0
+    for j in range(idx.shape[0]):
+        t = t0 + j + 1
+        rows = idx[j]
+        eta_k = 1.0 / (lam * t * k)
+        if w_prev is not None:
+            w_prev[:] = w
+        if k == 1:
+            i = int(rows[0])
+            zi = Z[i]
+            active = y[i] * (float(zi @ w) + b) < 1.0
+            w *= 1.0 - 1.0 / t  # 1 - eta_t lambda
+            if active:
+                w += (eta_k * gy[i]) * zi
+                if sgd_bias:
+                    b += tau * eta_k * gy[i]
+        else:
+            ZA = Z[rows]
+            coef = gy[rows] * (y[rows] * (ZA @ w + b) < 1.0)  # g_i y_i on A_t^+, else 0
+            w *= 1.0 - 1.0 / t
+            w += eta_k * (coef @ ZA)
+            if sgd_bias:
+                b += tau * eta_k * float(coef.sum())
+        nw = math.sqrt(float(w @ w))
+        if nw > radius:  # projection onto the ball ||w|| <= 1/sqrt(lambda)
+            w *= radius / nw
+        if average:  # polynomial-decay averaging (Shamir & Zhang 2013, eta = 3)
+            rho = 4.0 / (t + 3.0)
+            w_avg *= 1.0 - rho
+            w_avg += rho * w
+            b_avg += rho * (b - b_avg)
+        done = j + 1
+        if w_prev is not None and t > 1:
+            w_prev -= w
+            if math.sqrt(float(w_prev @ w_prev)) <= eps:
+                break
+    bb[0], bb[1] = b, b_avg
+    return done
+
+
+def _numba_kernel() -> Callable:
+    """The compiled twin of :func:`_steps_numpy` (built once, on first use)."""
+    global _NUMBA_KERNEL
+    if _NUMBA_KERNEL is None:
+        import numba
+
+        @numba.njit(cache=True, nogil=True)
+        def steps(Z, y, gy, idx, w, w_avg, t0, lam, radius, tau, sgd_bias, average, eps,
+                  bb):  # pragma: no cover - compiled
+            n_steps, k = idx.shape
+            d = w.shape[0]
+            b, b_avg = bb[0], bb[1]
+            g = np.empty(d)
+            wold = np.empty(d)
+            done = 0
+            for j in range(n_steps):
+                t = t0 + j + 1
+                eta_k = 1.0 / (lam * t * k)
+                g[:] = 0.0
+                gb = 0.0
+                for r in range(k):
+                    i = idx[j, r]
+                    f = b
+                    for q in range(d):
+                        f += Z[i, q] * w[q]
+                    if y[i] * f < 1.0:
+                        for q in range(d):
+                            g[q] += gy[i] * Z[i, q]
+                        gb += gy[i]
+                if eps > 0:
+                    wold[:] = w
+                shrink = 1.0 - 1.0 / t
+                nw2 = 0.0
+                for q in range(d):
+                    w[q] = shrink * w[q] + eta_k * g[q]
+                    nw2 += w[q] * w[q]
+                if sgd_bias:
+                    b += tau * eta_k * gb
+                nw = math.sqrt(nw2)
+                if nw > radius:
+                    s = radius / nw
+                    for q in range(d):
+                        w[q] *= s
+                if average:
+                    rho = 4.0 / (t + 3.0)
+                    for q in range(d):
+                        w_avg[q] += rho * (w[q] - w_avg[q])
+                    b_avg += rho * (b - b_avg)
+                done = j + 1
+                if eps > 0 and t > 1:
+                    diff2 = 0.0
+                    for q in range(d):
+                        diff2 += (w[q] - wold[q]) ** 2
+                    if math.sqrt(diff2) <= eps:
+                        break
+            bb[0] = b
+            bb[1] = b_avg
+            return done
+
+        _NUMBA_KERNEL = steps
+    return _NUMBA_KERNEL
 
 
 class _Sampler:
-    """i.i.d. mini-batches, drawn in blocks (uniform, or with probabilities p)."""
+    """i.i.d. mini-batches, drawn in blocks: uniform, or with probabilities proportional to p.
+
+    Costs usually take a few values (C times a class weight): then a draw picks the group
+    by its total weight and a sample uniformly inside it (the same law as one
+    inverse-CDF draw over all N samples, at O(1) per draw).
+    """
 
     def __init__(self, rng: np.random.Generator, n: int, k: int, p: np.ndarray | None) -> None:
         self.rng, self.n, self.k = rng, n, k
-        self.cdf = None if p is None else np.cumsum(p / p.sum())
+        self.groups: list[np.ndarray] | None = None
+        self.cdf = None
+        if p is not None:
+            values, inverse = np.unique(p, return_inverse=True)
+            if values.size > 1 and values.size <= 64:
+                self.groups = [np.flatnonzero(inverse == g) for g in range(values.size)]
+                mass = np.array([values[g] * grp.size for g, grp in enumerate(self.groups)])
+                self.group_cdf = np.cumsum(mass / mass.sum())
+            elif values.size > 64:
+                self.cdf = np.cumsum(p / p.sum())
         self.block = max(1, 8192 // k)
         self.buf = np.empty((0, k), dtype=np.intp)
         self.pos = 0
 
-    def next(self) -> np.ndarray:
-        if self.pos >= self.buf.shape[0]:
-            size = self.block * self.k
-            if self.cdf is None:
-                idx = self.rng.integers(0, self.n, size=size)
-            else:
-                idx = np.searchsorted(self.cdf, self.rng.random(size) * self.cdf[-1],
-                                      side="right")
-                np.minimum(idx, self.n - 1, out=idx)
-            self.buf = idx.reshape(self.block, self.k)
-            self.pos = 0
-        row = self.buf[self.pos]
-        self.pos += 1
-        return row
+    def _refill(self) -> None:
+        size = self.block * self.k
+        if self.groups is not None:
+            g = np.searchsorted(self.group_cdf, self.rng.random(size) * self.group_cdf[-1],
+                                side="right")
+            np.minimum(g, len(self.groups) - 1, out=g)
+            u = self.rng.random(size)
+            idx = np.empty(size, dtype=np.intp)
+            for gi, members in enumerate(self.groups):
+                sel = g == gi
+                pick = (u[sel] * members.size).astype(np.intp)
+                np.minimum(pick, members.size - 1, out=pick)
+                idx[sel] = members[pick]
+        elif self.cdf is not None:
+            idx = np.searchsorted(self.cdf, self.rng.random(size) * self.cdf[-1], side="right")
+            np.minimum(idx, self.n - 1, out=idx)
+        else:
+            idx = self.rng.integers(0, self.n, size=size)
+        self.buf = idx.astype(np.intp).reshape(self.block, self.k)
+        self.pos = 0
+
+    def take(self, m: int) -> np.ndarray:
+        """The next ``m`` mini-batches, shape (m, k)."""
+        parts, need = [], m
+        while need > 0:
+            if self.pos >= self.buf.shape[0]:
+                self._refill()
+            part = self.buf[self.pos:self.pos + need]
+            self.pos += part.shape[0]
+            need -= part.shape[0]
+            parts.append(part)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def _check_options(name: str, tol: Any, max_iter: Any, time_limit: Any, batch_size: Any,
                    eps: Any, bias: Any, tau: Any, check_every: Any, stall_checks: Any,
-                   n: int) -> None:
+                   average: Any, engine: Any, n: int) -> None:
     check_common(name, tol, max_iter, time_limit)
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
             or not 1 <= batch_size <= n:
@@ -274,33 +565,54 @@ def _check_options(name: str, tol: Any, max_iter: Any, time_limit: Any, batch_si
         if val is not None and (isinstance(val, bool) or not isinstance(val, (int, np.integer))
                                 or val < 1):
             raise OptionError(f"{name}: {label} must be a positive integer or None, got {val!r}")
+    if not isinstance(average, (bool, np.bool_)):
+        raise OptionError(f"{name}: average must be True or False, got {average!r}")
+    if engine not in ("auto", "numpy", "numba"):
+        raise OptionError(f"{name}: engine must be 'auto', 'numpy' or 'numba', got {engine!r}")
+    if engine == "numba" and not _numba_available():
+        raise OptionError(f"{name}: engine='numba' needs the optional extra numba "
+                          "(pip install numba); engine='numpy' or 'auto' work without it")
+
+
+class _Schedule:
+    """Iterations at which the certificate is computed (fixed or geometric, see above)."""
+
+    def __init__(self, first: int, fixed: bool) -> None:
+        self.interval, self.fixed = first, fixed
+        self.next = first
+
+    def advance(self) -> None:
+        if not self.fixed:
+            self.interval = int(math.ceil(1.25 * self.interval))
+        self.next += self.interval
 
 
 def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int | None,
          time_limit: float | None, verbose: bool, callback: Callable | None,
-         x0: np.ndarray | None, batch_size: int, eps: float | None, bias: str, tau: float,
-         random_state: Any, check_every: int | None, stall_checks: int,
-         average: bool) -> Solution:
+         x0: np.ndarray | None, batch_size: int | None, eps: float | None, bias: str,
+         tau: float, random_state: Any, check_every: int | None, stall_checks: int,
+         average: bool, engine: str) -> Solution:
     t_setup = time.perf_counter()
     Z, y, c, linear = _features(program, name)
     n, d = Z.shape
     if batch_size is None:
         batch_size = min(n, 32)
     _check_options(name, tol, max_iter, time_limit, batch_size, eps, bias, tau, check_every,
-                   stall_checks, n)
+                   stall_checks, average, engine, n)
     check_callback(name, callback)
     k = int(batch_size)
-    if not isinstance(average, (bool, np.bool_)):
-        raise OptionError(f"{name}: average must be True or False, got {average!r}")
+    use_numba = engine == "numba" or (engine == "auto" and _numba_available())
+    steps = _numba_kernel() if use_numba else _steps_numpy
+    chunk = _NUMBA_CHUNK if use_numba else _NUMPY_CHUNK
     T = 100_000 if max_iter is None else int(max_iter)
     lam = 1.0 / float(c.sum())  # lambda = 1 / sum_i c_i  (= 1/(C N) for uniform costs)
     s = lam * n * c  # per-sample loss weights of the lambda-form, mean 1
     radius = 1.0 / math.sqrt(lam)
-    every = int(check_every) if check_every is not None else max(1000, -(-n // k))
+    schedule = _Schedule(int(check_every) if check_every is not None
+                         else max(1000, -(-n // k)), check_every is not None)
     rng = np.random.default_rng(random_state)
     sampler = _Sampler(rng, n, k, p=None if weighted else c)
-    gain = s if weighted else np.ones(n)
-    gy = gain * y
+    gy = (s * y) if weighted else y.copy()  # g_i y_i
     if x0 is not None:
         x0 = np.asarray(x0, dtype=float).reshape(-1)
         if x0.shape != (d + 1,) or not np.all(np.isfinite(x0)):
@@ -311,6 +623,11 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
             w *= radius / nw
     else:
         w, b = np.zeros(d), 0.0
+    w_avg = w.copy()
+    bb = np.array([b, b])  # (b, b_avg), updated in place by the engines
+    sgd_bias = bias == "sgd"
+    eps_val = float(eps) if eps is not None else 0.0
+    per_pass = max(10, n // k)  # exact bias: once a pass
     setup_time = time.perf_counter() - t_setup
 
     t0 = time.perf_counter()
@@ -319,76 +636,60 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
         math.inf
     history = []
     if verbose:
-        print(f"{name}: N = {n}, d = {d}, lambda = {lam:.3e}, k = {k}, T = {T}, bias = {bias}")
+        print(f"{name}: N = {n}, d = {d}, lambda = {lam:.3e}, k = {k}, T = {T}, bias = {bias}, "
+              f"engine = {'numba' if use_numba else 'numpy'}")
         print(f"{'iter':>10} {'primal':>14} {'dual':>14} {'rel. gap':>10} {'time s':>8}")
-
-    w_avg, b_avg = w.copy(), b
     out_w, out_b = w, b
-    per_pass = max(10, n // k)
 
-    def certificate() -> None:
-        """Certify the last iterate and (if averaging) the averaged one; keep the better."""
-        nonlocal b, gap, alpha, stat, dual, primal, out_w, out_b, b_avg
+    # the best dual point so far: D is a lower bound on P* whatever point it came from, so
+    # it is recomputed (Newton, the costly part) only at every fourth check, at the end, or
+    # when P - D_best has halved while the last recomputation still raised D noticeably
+    cert: dict[str, Any] = {"D": -math.inf, "alpha": None, "u": None, "v": None,
+                            "excess": math.inf, "skipped": 0, "gain": math.inf}
+
+    def certificate(final: bool = False) -> None:
+        """The better (lower P) of the last and the averaged iterate, certified."""
+        nonlocal gap, alpha, stat, dual, primal, out_w, out_b
         if bias == "exact":
-            b = exact_bias(Z @ w, y, c)
-        candidates = [(w, b)]
-        if average:
-            if bias == "exact":
-                b_avg = exact_bias(Z @ w_avg, y, c)
-            candidates.append((w_avg, b_avg))
-        gap = math.inf
-        for cw, cb in candidates:
-            p_val, margin = _primal(Z, y, c, cw, cb)
-            a_val, d_val, s_val = implied_dual(Z, y, c, cw, margin)
-            g_val = max(p_val - d_val, 0.0) / max(p_val, 1e-300)
-            if g_val < gap:
-                gap, primal, alpha, dual, stat = g_val, p_val, a_val, d_val, s_val
-                out_w, out_b = cw.copy(), float(cb)
+            bb[0] = exact_bias(Z @ w, y, c)
+            if average:
+                bb[1] = exact_bias(Z @ w_avg, y, c)
+        candidates = [(w, float(bb[0]))] + ([(w_avg, float(bb[1]))] if average else [])
+        scored = [(_primal(Z, y, c, cw, cb), cw, cb) for cw, cb in candidates]
+        (p_val, margin), cw, cb = min(scored, key=lambda item: item[0][0])
+        excess = p_val - cert["D"]
+        cert["skipped"] += 1
+        if cert["alpha"] is None or (excess > tol * p_val and (
+                final or cert["skipped"] > 3 or (excess <= 0.5 * cert["excess"]
+                                                 and cert["gain"] > 0.1 * tol * p_val))):
+            a_val, d_val, u_val, cert["v"] = _implied_dual(Z, y, c, cw, margin, cert["v"])
+            cert["gain"] = d_val - cert["D"]
+            if d_val > cert["D"]:
+                cert.update(D=d_val, alpha=a_val, u=u_val)
+            cert["excess"], cert["skipped"] = p_val - cert["D"], 0
+        gap = max(p_val - cert["D"], 0.0) / max(p_val, 1e-300)
+        primal, alpha, dual = p_val, cert["alpha"], cert["D"]
+        stat = float(np.linalg.norm(cw - cert["u"])) / max(1.0, float(np.linalg.norm(cw)))
+        out_w, out_b = cw.copy(), float(cb)
 
-    use_eps = eps is not None and eps > 0
     while True:
         if t >= T:
             code = "limit"
             break
-        t += 1
-        idx = sampler.next()
-        eta = 1.0 / (lam * t)
-        if use_eps:
-            w_prev = w.copy()
-        shrink = 1.0 - 1.0 / t  # 1 - eta_t * lambda
-        if k == 1:
-            i = int(idx[0])
-            zi = Z[i]
-            active = y[i] * (float(zi @ w) + b) < 1.0
-            w *= shrink
-            if active:
-                step = eta * gy[i]
-                w += step * zi
-                if bias == "sgd":
-                    b += tau * step
-        else:
-            ZA = Z[idx]
-            active = y[idx] * (ZA @ w + b) < 1.0
-            w *= shrink
-            if active.any():
-                coef = gy[idx][active]
-                w += (eta / k) * (coef @ ZA[active])
-                if bias == "sgd":
-                    b += tau * (eta / k) * float(coef.sum())
-        nw = math.sqrt(float(w @ w))
-        if nw > radius:  # projection onto the ball ||w|| <= 1/sqrt(lambda)
-            w *= radius / nw
-        if average:  # polynomial-decay averaging (Shamir & Zhang 2013, eta = 3)
-            rho_avg = 4.0 / (t + 3.0)
-            w_avg *= 1.0 - rho_avg
-            w_avg += rho_avg * w
-            b_avg += rho_avg * (b - b_avg)
-        if bias == "exact" and t % per_pass == 0:  # inner minimisation over b, once a pass
-            b = exact_bias(Z @ w, y, c)
-        if use_eps and t > 1 and float(np.linalg.norm(w - w_prev)) <= eps:
+        stop_at = min(T, schedule.next, t + chunk)
+        if bias == "exact":
+            stop_at = min(stop_at, (t // per_pass + 1) * per_pass)
+        m = stop_at - t
+        done = int(steps(Z, y, gy, sampler.take(m), w, w_avg, t, lam, radius, tau, sgd_bias,
+                         average, eps_val, bb))
+        t += done
+        if done < m:
             code = "eps"
             break
-        if t % every == 0:
+        if bias == "exact" and t % per_pass == 0:  # inner minimisation over b, once a pass
+            bb[0] = exact_bias(Z @ w, y, c)
+        if t >= schedule.next:
+            schedule.advance()
             certificate()
             history.append((t, primal, dual, gap))
             if verbose:
@@ -413,7 +714,7 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
         if time_limit is not None and time.perf_counter() - t0 > time_limit:
             code = "time"
             break
-    certificate()
+    certificate(final=True)
     solve_time = time.perf_counter() - t0
     assert alpha is not None
     converged = gap <= tol
@@ -452,7 +753,8 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
         message=message,
         history=tuple(history),
         extras={"lam": lam, "dual_objective": dual, "primal_objective": primal,
-                "batch_size": k, "bias": bias, "radius": radius},
+                "batch_size": k, "bias": bias, "radius": radius,
+                "engine": "numba" if use_numba else "numpy"},
     )
 
 
@@ -490,16 +792,22 @@ _COMMON_DOC = """
     random_state : int, Generator or None
         Seed of the mini-batch draws.
     check_every : int, optional
-        Iterations between certificates (default: one pass over the data, at
-        least 1 000).
-    stall_checks : int, default=50
+        Iterations between certificates; by default the geometric schedule
+        of the module docstring (first after one pass, at least 1 000
+        iterations, then each interval 25 % longer).
+    stall_checks : int, default=10
         Checks without a 1 % improvement of the best gap before the solver
-        reports a stall.
+        reports a stall (with the default geometric schedule, ten checks span
+        about 9x the iterations done before them).
     average : bool, default=True
         Also keep the polynomial-decay average of the iterates (Shamir & Zhang,
         ICML 2013, with :math:`\\eta = 3`) and return whichever of the last
-        iterate and the average has the smaller certified gap. ``False``
+        iterate and the average has the smaller primal value. ``False``
         returns the last iterate, as Alg. 2 and Alg. 5 print.
+    engine : {"auto", "numpy", "numba"}, default="auto"
+        Where the iterations run: NumPy, or the compiled loop of the optional
+        extra ``numba`` (``"auto"``: numba when installed). Same batches, same
+        steps.
 
     Returns
     -------
@@ -517,64 +825,54 @@ _NOT_BY_DEFAULT = ("a stochastic first-order method: its agreement is statistica
                    "point, issue 11) and a run to compare_rtol takes ~10^5 iterations; "
                    "tests/test_pegasos.py compares it at its stated tolerance")
 
-@register("pegasos", kinds=[SVM_PRIMAL], specialized=True, requires=("numpy", "scipy"),
-          compare_by_default=_NOT_BY_DEFAULT,
-          compare_options={"tol": 1e-4, "batch_size": 8, "max_iter": 400_000},
-          compare_rtol=1e-4, certify_tol=1e-3)
-def solve_pegasos(
-    program: Any,
-    *,
-    tol: float = 1e-3,
-    max_iter: int | None = None,
-    time_limit: float | None = None,
-    verbose: bool = False,
-    callback: Callable | None = None,
-    x0: np.ndarray | None = None,
-    batch_size: int | None = None,
-    eps: float | None = None,
-    bias: str = "exact",
-    tau: float = 1.0,
-    random_state: Any = None,
-    check_every: int | None = None,
-    stall_checks: int = 50,
-    average: bool = True,
-) -> Solution:
-    """Pegasos (seed 001 Alg. 2): samples drawn with probability c_i / sum c, unweighted steps."""
-    return _run(program, "pegasos", False, tol=tol, max_iter=max_iter, time_limit=time_limit,
-                verbose=verbose, callback=callback, x0=x0, batch_size=batch_size, eps=eps,
-                bias=bias, tau=tau, random_state=random_state, check_every=check_every,
-                stall_checks=stall_checks, average=average)
+
+def _make_solver(name: str, weighted: bool, default_bias: str, summary: str) -> Callable:
+    """The registered function of one of the two variants (they differ only in sampling)."""
+
+    def solver(
+        program: Any,
+        *,
+        tol: float = 1e-3,
+        max_iter: int | None = None,
+        time_limit: float | None = None,
+        verbose: bool = False,
+        callback: Callable | None = None,
+        x0: np.ndarray | None = None,
+        batch_size: int | None = None,
+        eps: float | None = None,
+        bias: str = default_bias,
+        tau: float = 1.0,
+        random_state: Any = None,
+        check_every: int | None = None,
+        stall_checks: int = 10,
+        average: bool = True,
+        engine: str = "auto",
+    ) -> Solution:
+        return _run(program, name, weighted, tol=tol, max_iter=max_iter,
+                    time_limit=time_limit, verbose=verbose, callback=callback, x0=x0,
+                    batch_size=batch_size, eps=eps, bias=bias, tau=tau,
+                    random_state=random_state, check_every=check_every,
+                    stall_checks=stall_checks, average=average, engine=engine)
+
+    solver.__name__ = solver.__qualname__ = "solve_" + name.replace("-", "_")
+    solver.__doc__ = summary + "\n" + _COMMON_DOC
+    return solver
 
 
-@register("weighted-pegasos", kinds=[SVM_PRIMAL], specialized=True,
-          requires=("numpy", "scipy"), compare_by_default=_NOT_BY_DEFAULT,
-          compare_options={"tol": 1e-4, "batch_size": 8, "max_iter": 400_000, "bias": "exact"},
-          compare_rtol=1e-4, certify_tol=1e-3)
-def solve_weighted_pegasos(
-    program: Any,
-    *,
-    tol: float = 1e-3,
-    max_iter: int | None = None,
-    time_limit: float | None = None,
-    verbose: bool = False,
-    callback: Callable | None = None,
-    x0: np.ndarray | None = None,
-    batch_size: int | None = None,
-    eps: float | None = None,
-    bias: str = "sgd",
-    tau: float = 1.0,
-    random_state: Any = None,
-    check_every: int | None = None,
-    stall_checks: int = 50,
-    average: bool = True,
-) -> Solution:
-    """Weighted-Pegasos (seed 001 Alg. 5): uniform draws, steps weighted by s_i = lambda N c_i."""
-    return _run(program, "weighted-pegasos", True, tol=tol, max_iter=max_iter,
-                time_limit=time_limit, verbose=verbose, callback=callback, x0=x0,
-                batch_size=batch_size, eps=eps, bias=bias, tau=tau,
-                random_state=random_state, check_every=check_every,
-                stall_checks=stall_checks, average=average)
+solve_pegasos = register(
+    "pegasos", kinds=[SVM_PRIMAL], specialized=True, requires=("numpy", "scipy"),
+    compare_by_default=_NOT_BY_DEFAULT,
+    compare_options={"tol": 1e-4, "batch_size": 8, "max_iter": 400_000},
+    compare_rtol=1e-4, certify_tol=1e-3,
+)(_make_solver("pegasos", False, "exact",
+               "Pegasos (seed 001 Alg. 2): samples drawn with probability c_i / sum c, "
+               "unweighted steps."))
 
-
-solve_pegasos.__doc__ = (solve_pegasos.__doc__ or "") + "\n" + _COMMON_DOC
-solve_weighted_pegasos.__doc__ = (solve_weighted_pegasos.__doc__ or "") + "\n" + _COMMON_DOC
+solve_weighted_pegasos = register(
+    "weighted-pegasos", kinds=[SVM_PRIMAL], specialized=True, requires=("numpy", "scipy"),
+    compare_by_default=_NOT_BY_DEFAULT,
+    compare_options={"tol": 1e-4, "batch_size": 8, "max_iter": 400_000, "bias": "exact"},
+    compare_rtol=1e-4, certify_tol=1e-3,
+)(_make_solver("weighted-pegasos", True, "sgd",
+               "Weighted-Pegasos (seed 001 Alg. 5): uniform draws, steps weighted by "
+               "s_i = lambda N c_i."))
