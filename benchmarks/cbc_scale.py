@@ -8,7 +8,7 @@ negative, except the corner (5, 5), labelled negative (the "outlier" sphere of F
 88.9 % (thesis: 88.88 %). Test set: min(N/10, 450 000) fresh points. Rows:
 
 * ``cbc kmeans`` -- ClusterSOCPClassifier(clustering="kmeans", n_clusters=10 per class,
-  eta=0.5 (kappa = 1), C = 1), solved by cbc-smo; the same 20-cluster program is also
+  accuracy=0.5 (kappa = 1), C = 1), solved by cbc-smo; the same 20-cluster program is also
   solved by ecos and clarabel (solve time only, same clusters);
 * ``cbc birch`` -- the thesis's pipeline, scikit-learn Birch (threshold 1.0, per-class
   global step to 10 clusters) + cbc-smo;

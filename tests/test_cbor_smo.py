@@ -40,7 +40,7 @@ SLOW_INSTANCES = [(2, 200, 20, 5, "linear")]  # ~35k pair updates (the low-rank 
 
 
 def make_program(seed, k, dim, r, kernel, form="dual"):
-    return ordinal.cbor(random_clusters(seed, k, dim, r), W=4.0, eta=0.6, kernel=kernel,
+    return ordinal.cbor(random_clusters(seed, k, dim, r), W=4.0, accuracy=0.6, kernel=kernel,
                   gamma=0.1, form=form)
 
 
@@ -117,7 +117,7 @@ def test_note_example_converges_in_few_iterations_to_the_thesis_optimum():
                       (1.5, 0.2)], dtype=float)
     clusters = cm.ClusterMoments(means, [.3, .4, .3, .2, .3, .5, .2], np.ones(7),
                                  [1, 1, 2, 2, 3, 3, 2])
-    prog = ordinal.cbor(clusters, W=1.5, eta=0.5)
+    prog = ordinal.cbor(clusters, W=1.5, accuracy=0.5)
     sol = cm.solve(prog, "cbor-smo", tol=1e-10)
     assert sol.status is cm.Status.OPTIMAL
     assert sol.iterations <= 20  # 6 measured
@@ -183,7 +183,7 @@ def test_limits_return_user_limit_and_options_are_checked():
 def test_rho_zero_instance_is_reported_not_hidden():
     """W so large that ||w|| <= W is inactive: the dual optimum has rho = 0 (note A2)."""
     clusters = random_clusters(7, 40, 2, 3, sep=6.0)
-    prog = ordinal.cbor(clusters, W=50.0, eta=0.6)
+    prog = ordinal.cbor(clusters, W=50.0, accuracy=0.6)
     sol = cm.solve(prog, "cbor-smo", tol=SMO_TOL, max_iter=50000)
     ref = cm.solve(prog, "clarabel")
     if sol.ok:  # then it is right

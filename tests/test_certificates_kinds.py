@@ -58,7 +58,7 @@ PROGRAMS = {
     "svm-primal-rbf": lambda: svm.soft_margin(*_two_classes(n_pos=12, n_neg=14, shift=0.7),
                                               C=2.0, kernel="rbf"),
     "mpm": lambda: minimax.mpm(_two_classes()),
-    "mpm-robust": lambda: minimax.mpm(_two_classes(), nu_x=0.1, rho_x=0.1),
+    "mpm-robust": lambda: minimax.mpm(_two_classes(), nu_x=0.1, ridge=0.1),
     "bmpm": lambda: minimax.bmpm(_two_classes(), 0.5),
     "m4-shared": lambda: m4.m4_shared_covariance(*_two_classes(shift=2.0)),
     "m4-shared-cov": lambda: m4.m4_shared_covariance(

@@ -151,7 +151,7 @@ def instance(family: str, seed: int):
                                             random_state=int(rng.integers(1000)))
         W = 10.0 ** rng.uniform(-1, 1)
         eta = float(rng.uniform(0.1, 0.9))
-        prog = ordinal.cbor(clusters, W=W, eta=eta)
+        prog = ordinal.cbor(clusters, W=W, accuracy=eta)
         return prog, _generic([("cbor-smo", "cbor-smo", {"tol": 1e-7})]), \
             f"n={n} d={d} ranks={r} scale[x{feature}]={scale:.0e} W={W:.2g} eta={eta:.2f}"
     raise ValueError(f"unknown family {family!r}")
