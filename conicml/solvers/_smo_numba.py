@@ -18,10 +18,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._smo_pair import TAU as _TAU
+from ._smo_pair import clip_pair
+
 __all__ = ["CONVERGED", "NEED_COLUMN", "STEPS_DONE", "gather_matvec", "run"]
 
 CONVERGED, NEED_COLUMN, STEPS_DONE = 0, 1, 2
-_TAU = 1e-12  # LIBSVM's TAU, as in smo.py
+_clip_pair = njit(cache=True, nogil=True, inline="always")(clip_pair)
 
 
 @njit(cache=True, nogil=True)
@@ -101,49 +104,7 @@ def run(alpha, F, y, c, QD, Gb, is_up, is_low, act, n_act, store, slot_of, stamp
         aj_old = alpha[j]
         Gi = -yi * F[i]
         Gj = -yj * F[j]
-        quad_ij = QDi + QD[j] - 2.0 * Ki[j]
-        if quad_ij <= 0:
-            quad_ij = _TAU
-        ai = ai_old
-        aj = aj_old
-        if yi != yj:
-            delta = (-Gi - Gj) / quad_ij
-            diff = ai - aj
-            ai += delta
-            aj += delta
-            if diff > 0:
-                if aj < 0:
-                    aj = 0.0
-                    ai = diff
-            elif ai < 0:
-                ai = 0.0
-                aj = -diff
-            if diff > Ci - Cj:
-                if ai > Ci:
-                    ai = Ci
-                    aj = Ci - diff
-            elif aj > Cj:
-                aj = Cj
-                ai = Cj + diff
-        else:
-            delta = (Gi - Gj) / quad_ij
-            total = ai + aj
-            ai -= delta
-            aj += delta
-            if total > Ci:
-                if ai > Ci:
-                    ai = Ci
-                    aj = total - Ci
-            elif aj < 0:
-                aj = 0.0
-                ai = total
-            if total > Cj:
-                if aj > Cj:
-                    aj = Cj
-                    ai = total - Cj
-            elif ai < 0:
-                ai = 0.0
-                aj = total
+        ai, aj = _clip_pair(ai_old, aj_old, yi, yj, Gi, Gj, QDi + QD[j] - 2.0 * Ki[j], Ci, Cj)
         alpha[i] = ai
         alpha[j] = aj
         if yi > 0:

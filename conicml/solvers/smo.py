@@ -116,6 +116,8 @@ from ..solution import Residuals, Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
 from ._options import check_common
 from ._report import IterationReport
+from ._smo_pair import TAU as _PAIR_TAU
+from ._smo_pair import clip_pair
 
 __all__ = ["TERMINATION_MESSAGES", "solve_smo"]
 
@@ -140,7 +142,7 @@ STATUS_MAP: dict[int, Status] = {
     4: Status.USER_LIMIT,
 }
 
-TAU = 1e-12  # curvature used when a_ij <= 0 (LIBSVM's TAU)
+TAU = _PAIR_TAU  # curvature used when a_ij <= 0 (LIBSVM's TAU; one constant with clip_pair)
 GAP_RTOL = 1e-2  # largest relative primal - dual gap with which a converged run is OPTIMAL
 _BLOCK_BYTES = 32 * 2**20  # largest block of Gram columns computed at once
 
@@ -762,48 +764,8 @@ def solve_smo(
             Ci, Cj = float(wc[i]), float(wc[j])
             ai_old, aj_old = float(wa[i]), float(wa[j])
             Gi, Gj = -yi * float(wF[i]), -yj * float(wF[j])
-            quad_ij = float(wQD[i]) + float(wQD[j]) - 2.0 * float(Ki[j])
-            if quad_ij <= 0:
-                quad_ij = TAU
-            ai, aj = ai_old, aj_old
-            if yi != yj:
-                delta = (-Gi - Gj) / quad_ij
-                diff = ai - aj
-                ai += delta
-                aj += delta
-                if diff > 0:
-                    if aj < 0:
-                        aj = 0.0
-                        ai = diff
-                elif ai < 0:
-                    ai = 0.0
-                    aj = -diff
-                if diff > Ci - Cj:
-                    if ai > Ci:
-                        ai = Ci
-                        aj = Ci - diff
-                elif aj > Cj:
-                    aj = Cj
-                    ai = Cj + diff
-            else:
-                delta = (Gi - Gj) / quad_ij
-                total = ai + aj
-                ai -= delta
-                aj += delta
-                if total > Ci:
-                    if ai > Ci:
-                        ai = Ci
-                        aj = total - Ci
-                elif aj < 0:
-                    aj = 0.0
-                    ai = total
-                if total > Cj:
-                    if aj > Cj:
-                        aj = Cj
-                        ai = total - Cj
-                elif ai < 0:
-                    ai = 0.0
-                    aj = total
+            ai, aj = clip_pair(ai_old, aj_old, yi, yj, Gi, Gj,
+                               float(wQD[i]) + float(wQD[j]) - 2.0 * float(Ki[j]), Ci, Cj)
             wa[i] = ai
             wa[j] = aj
             si, sj = yi * (ai - ai_old), yj * (aj - aj_old)
