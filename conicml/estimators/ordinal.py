@@ -42,6 +42,21 @@ from ._base import solve_or_raise
 __all__ = ["ClusterSOCPOrdinalRegressor", "SVOrdinalRegressor"]
 
 
+
+def _fit_ranks(est: Any, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Validate ``fit``'s input of an ordinal estimator: ``X`` as float64, ``classes_`` set,
+    and the ranks 1..r of ``y`` in the sorted order of its (at least two) labels."""
+    est._validate_params()
+    X, y = validate_data(est, X, y, dtype=np.float64)
+    check_classification_targets(y)
+    classes, ranks = np.unique(y, return_inverse=True)
+    if classes.size < 2:
+        raise ProgramError(
+            f"{type(est).__name__} needs at least two ordered classes; got only one "
+            f"class ({classes[0]!r})")
+    est.classes_ = classes
+    return X, ranks + 1
+
 class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
     r"""Clustering-based ordinal regression (CBOR-SOCP) solved by any registered solver.
 
@@ -169,16 +184,7 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        classes, ranks = np.unique(y, return_inverse=True)
-        if classes.size < 2:
-            raise ProgramError(
-                f"{type(self).__name__} needs at least two ordered classes; got only one "
-                f"class ({classes[0]!r})")
-        self.classes_ = classes
-        ranks = ranks + 1
+        X, ranks = _fit_ranks(self, X, y)
         if isinstance(self.random_state, (int, np.integer)):
             seed = int(self.random_state)
         else:  # None or a RandomState: draw the k-means seed from it (it was 0 before)
@@ -352,17 +358,9 @@ class SVOrdinalRegressor(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        classes, ranks = np.unique(y, return_inverse=True)
-        if classes.size < 2:
-            raise ProgramError(
-                f"{type(self).__name__} needs at least two ordered classes; got only one "
-                f"class ({classes[0]!r})")
-        self.classes_ = classes
+        X, ranks = _fit_ranks(self, X, y)
         build = svor_dual if self.variant == "explicit" else svorim_dual
-        program = build(X, ranks + 1, C=self.C, kernel=self.kernel, gamma=self.gamma,
+        program = build(X, ranks, C=self.C, kernel=self.kernel, gamma=self.gamma,
                         degree=self.degree, coef0=self.coef0)
         hints = {Status.USER_LIMIT: "raise max_iter / time_limit in solver_options, or "
                  "lower C"}
