@@ -679,16 +679,24 @@ def _build_svor_primal(data: Mapping[str, Any]) -> ConicForm:
     return ConicForm(cp.Problem(objective, list(constraints.values())), variables, constraints)
 
 
-def _decode_svor(data: Mapping[str, Any], solution: Solution) -> dict:
+def _svor_primal_point(data: Mapping[str, Any], solution: Solution) -> tuple[np.ndarray, dict]:
+    """Training scores of a primal SVOR point (explicit or implicit thresholds) and the
+    keywords of the model builders: ``w`` (linear) or the kernel ``dual_coef``, the solver's
+    thresholds as ``extra``."""
     require_solution(solution, data["kind"])
     extra = {"thresholds_solver": np.asarray(solution.values["thresholds"])}
     if data["kernel"].name == "linear":
         w = np.asarray(solution.values["w"], dtype=float)
-        return _ordinal_model(data, data["means"] @ w, w=w, dual_coef=None, extra=extra)
+        return data["means"] @ w, {"w": w, "dual_coef": None, "extra": extra}
     v = np.asarray(solution.values["v"], dtype=float)
     L = _ordinal_factor(data)
     dual_coef = np.linalg.lstsq(L.T, v, rcond=None)[0]
-    return _ordinal_model(data, L @ v, w=None, dual_coef=dual_coef, extra=extra)
+    return L @ v, {"w": None, "dual_coef": dual_coef, "extra": extra}
+
+
+def _decode_svor(data: Mapping[str, Any], solution: Solution) -> dict:
+    scores, parts = _svor_primal_point(data, solution)
+    return _ordinal_model(data, scores, **parts)
 
 
 def svor(

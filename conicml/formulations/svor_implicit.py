@@ -42,7 +42,7 @@ from ..kernels import make_kernel
 from ..kinds import SVORIM_QP, SVORIM_QP_DUAL
 from ..program import ConicForm, Program, require_solution
 from ..solution import Residuals, Solution
-from .ordinal import _ordinal_factor, _ordinal_kernel_scores
+from .ordinal import _ordinal_factor, _ordinal_kernel_scores, _svor_primal_point
 from .svor_dual import check_ranks
 
 __all__ = ["implicit_thresholds", "svorim", "svorim_dual"]
@@ -149,15 +149,8 @@ def _build_svorim(data: Mapping[str, Any]) -> ConicForm:
 
 
 def _decode_svorim(data: Mapping[str, Any], solution: Solution) -> dict:
-    require_solution(solution, data["kind"])
-    extra = {"thresholds_solver": np.asarray(solution.values["thresholds"])}
-    if data["kernel"].name == "linear":
-        w = np.asarray(solution.values["w"], dtype=float)
-        return _implicit_model(data, data["means"] @ w, w=w, dual_coef=None, extra=extra)
-    v = np.asarray(solution.values["v"], dtype=float)
-    L = _ordinal_factor(data)
-    dual_coef = np.linalg.lstsq(L.T, v, rcond=None)[0]
-    return _implicit_model(data, L @ v, w=None, dual_coef=dual_coef, extra=extra)
+    scores, parts = _svor_primal_point(data, solution)
+    return _implicit_model(data, scores, **parts)
 
 
 def svorim(
