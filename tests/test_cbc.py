@@ -436,7 +436,9 @@ def test_class_weighted_cbc_solvers_agree(seed, class_weight, wform):
     assert ref.status is cm.Status.OPTIMAL
     for solver in ("clarabel", "ecos", "cbc-smo"):
         sol = cm.solve(dual, solver)
+        # OPTIMAL means certified: conicml recomputed the residuals of the weighted program
         assert sol.status is cm.Status.OPTIMAL, (solver, sol.message)
+        assert sol.residuals.source == "recomputed"
         assert sol.objective == pytest.approx(ref.objective, rel=max(obj_rtol(solver), 1e-5))
         alpha = dual.decode(sol)["alpha"]
         assert np.all(alpha <= dual.data["cbc"].upper + 1e-8)
