@@ -116,3 +116,39 @@ def test_optimal_only_with_conicml_s_recomputed_certificate():
     claim = dataclasses.replace(sol, objective=sol.objective * 1.01)
     bad = _certified(prog, claim, cm.solvers.get("ellipsoid-newton").certify_tol)
     assert bad.status is cm.Status.OPTIMAL_INACCURATE and "residual" in bad.message
+
+
+@pytest.mark.parametrize("form", ["primal", "dual"])
+def test_converges_where_the_dual_function_is_flat_to_rounding(form):
+    # regression (issue 11): on these blobs at rates 0.2 / 0.4 Armijo's test on g read
+    # rounding once the multipliers were ~1e-8 from the optimum (g is flat there), the
+    # steps shrank to nothing and the run hit max_iter at a relative gap of 1.2e-10.
+    # References: Clarabel and ECOS on the same program (independent solvers).
+    rng = np.random.default_rng(3)
+    X = np.r_[rng.normal(size=(40, 3)) + [4.0, 0, 0], rng.normal(size=(50, 3)) * 0.8]
+    y = np.r_[np.ones(40), -np.ones(50)]
+    prog = sr.specified_rates((X, y), 0.2, 0.4, form=form)
+    sol = cm.solve(prog, "ellipsoid-newton")
+    assert sol.status is cm.Status.OPTIMAL, sol.message
+    assert sol.iterations < 20
+    assert sol.residuals.max() <= 1e-9
+    for ref in ("clarabel", "ecos"):
+        other = cm.solve(prog, ref)
+        assert other.status is cm.Status.OPTIMAL
+        assert sol.objective == pytest.approx(other.objective, rel=obj_rtol(ref))
+
+
+@pytest.mark.parametrize("d, seed, condition", [(12, 7, 1e2), (9, 4, 1e6), (5, 0, 1.0)])
+def test_stalls_end_in_a_status_not_at_max_iter(d, seed, condition):
+    # a tolerance below the bracket's rounding floor (~1e-16) cannot be met unless the
+    # gap rounds to 0: the solver then stops on its stall test (no 0.1 % decrease of the
+    # certified gap for a few steps) well before max_iter and does not claim OPTIMAL
+    # (the first instance stalls at a gap of 3e-16 on this machine's BLAS)
+    X, y = _instance(d, seed, condition)
+    prog = sr.specified_rates((X, y), 0.2, 0.3)
+    sol = cm.solve(prog, "ellipsoid-newton", tol=1e-300, max_iter=10_000)
+    assert sol.iterations < 50
+    assert sol.status is cm.Status.OPTIMAL or (
+        sol.status is cm.Status.OPTIMAL_INACCURATE and "stalled" in sol.message)
+    ref = cm.solve(prog, "clarabel")  # independent solver
+    assert sol.objective == pytest.approx(ref.objective, rel=obj_rtol("clarabel"))

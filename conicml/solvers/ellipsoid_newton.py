@@ -60,6 +60,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
+from .._threads import single_blas_thread
 from ..exceptions import OptionError
 from ..registry import register
 from ..solution import Solution, Status
@@ -75,8 +76,15 @@ TERMINATION_MESSAGES: dict[int, str] = {
     2: "time limit reached (time_limit)",
     3: "stopped by the callback",
     4: "the ellipsoids intersect: the specified rates are infeasible",
-    5: "stalled: no ascent step improves the dual function (rounding)",
+    5: "stalled: the certified gap stopped decreasing (rounding floor of the bracket)",
 }
+
+_EPS = float(np.finfo(float).eps)
+#: Armijo's test is replaced by the gradient test once the predicted increase of g is
+#: below this multiple of its rounding (``_Dual.value_scale``).
+_FLAT = 1e3 * _EPS
+#: Steps without a 0.1 % decrease of the best certified gap before stopping (stall).
+_STALL = 8
 
 STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT,
                                  2: Status.USER_LIMIT, 3: Status.USER_LIMIT,
@@ -124,6 +132,16 @@ class _Dual:
                         H[i, j] = float(s[i] @ Ms[j])
             out["hess"] = 0.5 * (H + H.T)
         return out
+
+    def value_scale(self, lam: np.ndarray) -> float:
+        """The magnitude of the terms of :math:`g` (its rounding is ``eps`` times this)."""
+        return float(self.d @ self.d) + sum(float(lam[i]) * self.kappa[i] ** 2
+                                            for i in (0, 1) if self.active[i])
+
+    def stationarity(self, ev: dict[str, Any]) -> float:
+        r"""Largest :math:`|q_\pm - \kappa_\pm^2| / \kappa_\pm^2` (0 at the optimum)."""
+        return max((abs(ev["q"][i] - self.kappa[i] ** 2) / self.kappa[i] ** 2
+                    for i in (0, 1) if self.active[i]), default=0.0)
 
     def points(self, lam: np.ndarray, ev: dict[str, Any]) -> tuple[np.ndarray, ...]:
         """Feasible ``z_pos, z_neg`` (pulled onto the ellipsoids) and their ``u``."""
@@ -186,6 +204,14 @@ def solve_ellipsoid_newton(
     check_common("ellipsoid-newton", tol, max_iter, time_limit)
     stop = stopper("ellipsoid-newton", callback)
     data = check_rates_program(program, "ellipsoid-newton")
+    with single_blas_thread(np.asarray(data["mean_pos"]).size):
+        return _newton(program, data, t0=t0, stop=stop, tol=tol, max_iter=max_iter,
+                       time_limit=time_limit, verbose=verbose, x0=x0)
+
+
+def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_iter: int,
+            time_limit: float | None, verbose: bool, x0: Any) -> Solution:
+    """The Newton iteration of :func:`solve_ellipsoid_newton` (options checked)."""
     dual = _Dual(data)
     if x0 is None:
         # r ~ d when the ellipsoids are small: lambda = sqrt(d^T Sigma d) / kappa
@@ -201,6 +227,7 @@ def solve_ellipsoid_newton(
     t1 = time.perf_counter()
     ev = dual.evaluate(lam)
     code, k, rel_gap, bounds = 1, 0, math.inf, (math.nan, math.inf)
+    best_gap, best_value, since_best = math.inf, -math.inf, 0
     if verbose:
         print(f"{'iter':>5} {'g(lambda)':>16} {'lower':>16} {'upper':>16} {'rel. gap':>10}")
     while True:
@@ -228,6 +255,16 @@ def solve_ellipsoid_newton(
         if rel_gap <= tol:
             code = 0
             break
+        # progress: the certified gap shrinks, or g still rises above its rounding
+        # (infeasible rates: lambda -> 0, the gap stays infinite while g climbs to 0)
+        if rel_gap < best_gap * (1.0 - 1e-3) or \
+                ev["value"] > best_value + _FLAT * dual.value_scale(lam):
+            best_gap, best_value, since_best = min(rel_gap, best_gap), ev["value"], 0
+        else:
+            since_best += 1
+            if since_best >= _STALL:
+                code = 5
+                break
         if k >= max_iter:
             code = 1
             break
@@ -253,10 +290,18 @@ def solve_ellipsoid_newton(
             if ev_trial["value"] >= ev["value"] + 1e-4 * t * float(step @ grad):
                 improved = True
                 break
+            # near the maximum g is flat to rounding (its change is quadratic in the
+            # multipliers' error, below eps * |g| once that error is ~sqrt(eps)), so
+            # Armijo's test on g reads noise: there, a step that shrinks the gradient
+            # (the stationarity q_pm = kappa_pm^2 it is solving) is accepted instead
+            if (t * float(step @ grad) <= _FLAT * dual.value_scale(lam)
+                    and dual.stationarity(ev_trial) < dual.stationarity(ev)):
+                improved = True
+                break
             t *= 0.5
         k += 1
-        if not improved:
-            code = 5
+        if not improved or np.all(np.abs(trial - lam) <= 4 * _EPS * np.abs(lam)):
+            code = 5  # no step moves the multipliers: the bracket is at its rounding floor
             lam, ev = trial, ev_trial
             break
         lam, ev = trial, ev_trial
