@@ -64,11 +64,18 @@ def program_covariances(data: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray
     factorisation dropped a spectrum below its relative cut-off
     (:func:`conicml.kernels.psd_factor`, e.g. one feature scaled by 1e8), and a solver
     reading ``cov_*`` would then solve another program than the one it is certified on.
+    Where ``cov_*`` is :math:`CC^\top` by construction it is used as is (an
+    :math:`O(n^3)` product saved): a square factor from ``factor="auto"`` or
+    ``"eigen"`` (an exact Cholesky factor, or an eigen-factor that dropped nothing) and
+    the kernel programs' centred cones (:math:`C = [D, \sqrt{\epsilon}I]`,
+    ``cov`` :math:`= DD^\top + \epsilon I`).
     """
     out = []
-    for key in ("C_pos", "C_neg"):
-        C = np.asarray(data[key], dtype=float)
-        S = C @ C.T
+    for ckey, skey in (("C_pos", "cov_pos"), ("C_neg", "cov_neg")):
+        C = np.asarray(data[ckey], dtype=float)
+        exact = ((C.shape[0] == C.shape[1] and data.get("factor", "auto") != "cholesky")
+                 or (data.get("kernel") is not None and data.get("cone") == "centred"))
+        S = np.asarray(data[skey], dtype=float) if exact else C @ C.T
         out.append(0.5 * (S + S.T))
     return out[0], out[1]
 
