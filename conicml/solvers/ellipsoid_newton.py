@@ -70,7 +70,8 @@ import time
 from typing import Any
 
 import numpy as np
-import scipy.linalg
+from scipy.linalg.lapack import dpotrf as _potrf
+from scipy.linalg.lapack import dpotrs as _potrs
 
 from .. import kinds
 from .._threads import single_blas_thread
@@ -98,6 +99,11 @@ TERMINATION_MESSAGES: dict[int, str] = {
 }
 
 _EPS = float(np.finfo(float).eps)
+
+
+def _norm(v: np.ndarray) -> float:
+    """Euclidean norm of a vector (``np.linalg.norm`` without its call overhead)."""
+    return math.sqrt(float(v @ v))
 #: Armijo's test is replaced by the gradient test once the predicted increase of g is
 #: below this multiple of its rounding (``_Dual.value_scale``).
 _FLAT = 1e3 * _EPS
@@ -127,8 +133,12 @@ class _Dual:
         for i in (0, 1):
             if self.active[i]:
                 M += self.S[i] / lam[i]
-        factor = scipy.linalg.cho_factor(M, lower=True, check_finite=False)
-        r = scipy.linalg.cho_solve(factor, self.d, check_finite=False)
+        # LAPACK potrf/potrs directly (scipy's cho_factor/cho_solve wrappers cost more
+        # than the factorisation itself at the campaign's sizes, d <= 5)
+        L, info = _potrf(M, lower=1, clean=0, overwrite_a=1)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"M(lambda) is not positive definite (potrf {info})")
+        r = _potrs(L, self.d, lower=1)[0]
         Sr = [self.S[i] @ r if self.active[i] else np.zeros(self.n) for i in (0, 1)]
         q = np.array([float(r @ Sr[i]) / lam[i] ** 2 if self.active[i] else 0.0
                       for i in (0, 1)])
@@ -139,7 +149,8 @@ class _Dual:
                "grad": np.where(self.active, 0.5 * (q - kap2), 0.0)}
         if derivatives:
             s = [Sr[i] / lam[i] ** 2 for i in (0, 1)]
-            Ms = [scipy.linalg.cho_solve(factor, s[i], check_finite=False) for i in (0, 1)]
+            sol = _potrs(L, np.column_stack(s), lower=1)[0]
+            Ms = [sol[:, 0], sol[:, 1]]
             H = np.zeros((2, 2))
             for i in (0, 1):
                 if not self.active[i]:
@@ -194,7 +205,7 @@ class _Dual:
         """
         z, u = [], []
         for i, sign in ((0, -1.0), (1, 1.0)):
-            norm = float(np.linalg.norm(Ce[i]))
+            norm = _norm(Ce[i])
             if not self.active[i] or not norm > 0:
                 z.append(self.mu[i].copy())
                 u.append(np.zeros(self.C[i].shape[1]))
@@ -203,7 +214,7 @@ class _Dual:
             z.append(self.mu[i] + sign * self.kappa[i] * (self.C[i] @ u[i]))
         pairs = [(z[0], z[1], u[0], u[1])]
         if fit:
-            sep = float(e @ self.d) - sum(self.kappa[i] * float(np.linalg.norm(Ce[i]))
+            sep = float(e @ self.d) - sum(self.kappa[i] * _norm(Ce[i])
                                           for i in (0, 1))
             step = max(sep, 0.0) * e
             for i, sign in ((0, -1.0), (1, 1.0)):
@@ -212,15 +223,15 @@ class _Dual:
                 # z_i = mu_i + sign kappa C u_i  with  z_pos - z_neg = step
                 target = (z[1] + step if i == 0 else z[0] - step) - self.mu[i]
                 ui = np.linalg.lstsq(sign * self.kappa[i] * self.C[i], target, rcond=None)[0]
-                ui = ui / max(1.0, float(np.linalg.norm(ui)))
+                ui = ui / max(1.0, _norm(ui))
                 zi = self.mu[i] + sign * self.kappa[i] * (self.C[i] @ ui)
                 pairs.append((zi, z[1], ui, u[1]) if i == 0 else (z[0], zi, u[0], ui))
             if all(self.active):  # both sides at once (both flat along e: two kinks)
                 A = np.hstack([self.kappa[0] * self.C[0], self.kappa[1] * self.C[1]])
                 uu = np.linalg.lstsq(A, self.d - step, rcond=None)[0]
                 up, un = np.split(uu, [self.C[0].shape[1]])
-                up = up / max(1.0, float(np.linalg.norm(up)))
-                un = un / max(1.0, float(np.linalg.norm(un)))
+                up = up / max(1.0, _norm(up))
+                un = un / max(1.0, _norm(un))
                 pairs.append((self.mu[0] - self.kappa[0] * (self.C[0] @ up),
                               self.mu[1] + self.kappa[1] * (self.C[1] @ un), up, un))
         return pairs
@@ -235,14 +246,14 @@ class _Dual:
         and :math:`1/g(\lambda)` (module docstring).
         """
         r = ev["r"]
-        rn = float(np.linalg.norm(r))
+        rn = _norm(r)
         dirs = [r / rn] if rn > 0 else []
         Ce = {}
         pairs = self.points(lam, ev)
         if dirs:
             Ce[0] = [self.C[i].T @ dirs[0] for i in (0, 1)]
             pairs += self.tangent(dirs[0], Ce[0], fit)
-        dists = [float(np.linalg.norm(zp - zn)) for zp, zn, _, _ in pairs]
+        dists = [_norm(zp - zn) for zp, zn, _, _ in pairs]
         if self.pair_kind:
             # the dual kind returns the pair: it is judged by its own direction's
             # separation (the certificate's bracket (D - s(e)^2)/D), so pick by that
@@ -250,7 +261,7 @@ class _Dual:
             for (zp, zn, _, _), dist in zip(pairs, dists):
                 e = (zp - zn) / dist if dist > 0 else None
                 sep = -math.inf if e is None else float(e @ self.d) - sum(
-                    self.kappa[i] * float(np.linalg.norm(self.C[i].T @ e)) for i in (0, 1))
+                    self.kappa[i] * _norm(self.C[i].T @ e) for i in (0, 1))
                 own.append(1.0 - max(sep, 0.0) ** 2 / dist**2 if dist > 0 else math.inf)
             best = int(np.argmin(own))
             dist = dists[best]
@@ -267,7 +278,7 @@ class _Dual:
         # dual value's 1/g(lambda) bounds the optimum, not the returned point)
         upper, direction = math.inf, None
         for k, e in enumerate(dirs):
-            sep = float(e @ self.d) - sum(self.kappa[i] * float(np.linalg.norm(Ce[k][i]))
+            sep = float(e @ self.d) - sum(self.kappa[i] * _norm(Ce[k][i])
                                           for i in (0, 1))
             if sep > 0 and 2.0 / sep**2 <= upper:
                 upper, direction = 2.0 / sep**2, e
@@ -338,7 +349,7 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
         if lam.shape != (2,) or not np.all(np.isfinite(lam)) or np.any(lam <= 0):
             raise OptionError("ellipsoid-newton: x0 must be two positive finite multipliers "
                               f"(lambda_pos, lambda_neg), got {x0!r}")
-    d_norm = float(np.linalg.norm(dual.d))
+    d_norm = _norm(dual.d)
     setup_time = time.perf_counter() - t0
     t1 = time.perf_counter()
     ev = dual.evaluate(lam)
