@@ -378,7 +378,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """The unweighted majority class of the leaf each sample reaches (2.37)."""
         leaf = self.apply(X)
-        return self.classes_[self.tree_.label[leaf]]
+        return self.classes_[self.tree_.label][leaf]  # one gather over the samples
 
     def __sklearn_tags__(self):  # noqa: D105
         tags = super().__sklearn_tags__()
