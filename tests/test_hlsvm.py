@@ -14,8 +14,9 @@ from conicml.exceptions import SolverError
 
 
 @parametrize_with_checks([
-    HLSVMClassifier(T=300, random_state=0),
-    HLSVMClassifier(node_solver="clarabel", rho=0.0),
+    HLSVMClassifier(T=300, node_solver="weighted-pegasos", random_state=0),
+    HLSVMClassifier(node_solver="clarabel", rho=0.0, standardize=False),
+    HLSVMClassifier(random_state=0),  # the defaults: standardised, "auto" node solver
 ])
 def test_sklearn_contract(estimator, check):
     check(estimator)
