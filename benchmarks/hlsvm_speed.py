@@ -1,15 +1,16 @@
 """H-LSVM and Pegasos speed (seed 001 ch. 5, Table 5.5 pattern), ratios measured in one run.
 
-Part A — prediction and training time of three classifiers on Shuttle (class 1 vs rest,
-features standardised) and banana: a linear SVM (the primal solved by ``clarabel``;
-decision ``Xw + b``), an RBF SVM (the dual solved by ``smo``; decision over
-its support vectors) and ``HLSVMClassifier``. Each model is trained on a random training part
-and timed predicting the held-out part (per-sample time = batch time / n_test, best of 7),
-every predictor vectorised over the whole test set: the RBF SVM as one BLAS kernel block
-against its support vectors (conicml's ``decision_values`` also timed), H-LSVM by routing
-the rows node by node (``tree_.route``; ``predict()`` with scikit-learn's input checks also
-timed). Ratios are RBF-SVM time / H-LSVM time in the same run. The cross-validated Shuttle
-row chooses each model's parameters by k-fold CV on a subsample (reduced, see the table).
+Part A — prediction and training time of three classifiers on Shuttle (class 1 vs rest)
+and banana, features standardised with the training part's statistics for every model: a
+linear SVM (``SVMClassifier``, primal by ``clarabel``), an RBF SVM (``SVMClassifier``, dual
+by ``smo``) and ``HLSVMClassifier``; scikit-learn's ``SVC`` (libsvm) with the same C and
+gamma as a reference. Each model is trained on a random training part and times its
+``predict()`` — the call a user makes, input checks included — on the whole held-out part
+(per-sample time = batch time / n_test, best of 7, in 3 interleaved rounds). Also timed:
+the bare RBF expansion over the support vectors (one BLAS kernel block) and H-LSVM's
+routing alone (compiled, and the NumPy loop). Ratios are RBF-SVM time / H-LSVM time in the
+same run. The cross-validated Shuttle row (Tables 5.4-5.5) chooses each model's parameters
+by k-fold CV on a subsample, the same folds for the three models (reduced, see the table).
 
 Part B — the linear SVM primal (twonorm, d = 20, C = 1) at N in {1e4, 1e5}: wall time of
 ``pegasos`` to reach a *certified* relative duality gap <= 1e-2 (its own stop; NumPy and
@@ -18,8 +19,10 @@ numba engines), of ``clarabel`` and ``smo`` (dual) at their defaults and of scik
 process with a time limit (TIMEOUT recorded as such). The relative objective gap is
 (P(w, b) - P_best) / P_best recomputed from each returned (w, b) on the same primal.
 
-Usage: ``python benchmarks/hlsvm_speed.py [--quick] [--limit SECONDS] [--shuttle-n N] [--T T]
-[--parts a,cv,b] [--out NAME]``
+Usage: ``python benchmarks/hlsvm_speed.py [--quick] [--limit SECONDS] [--shuttle-n N]
+[--cv-n N] [--folds K] [--node-solver NAME] [--T T] [--parts a,cv,b] [--out NAME]``.
+The recorded Shuttle row: ``--parts cv --shuttle-n 29000 --cv-n 5000 --folds 5
+--out hlsvm_speed_shuttle``.
 """
 
 from __future__ import annotations
