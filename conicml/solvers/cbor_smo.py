@@ -364,20 +364,30 @@ def _initial_point(cols: _Columns, diag: np.ndarray, ranks: np.ndarray, r: int,
     threshold i), so it is feasible; among all of them the pair with the best
     dual value d_j + d_l - W ||phi(mu_j) - phi(mu_l)|| is taken (the nearest
     pair across adjacent ranks), which keeps the first steps away from the
-    kink rho = 0 of the objective.
+    kink rho = 0 of the objective. Pairs of equal centres (duplicate clusters
+    under adjacent ranks) would start at that kink, so a pair of distinct
+    centres is preferred whenever one exists.
     """
     k = ranks.size
     alpha, alpha_star = np.zeros(k), np.zeros(k)
-    best, pair = -np.inf, (0, 0)
+    pair = (0, 0)
+    tiny = 1e-12 * max(1.0, float(np.max(diag, initial=1.0)))
+    best = (-np.inf, -np.inf)  # (tier: 0 distinct centres, -1 equal ones; dual value)
     for i in range(1, r):
         lo, hi = np.flatnonzero(ranks == i), np.flatnonzero(ranks == i + 1)
         for start in range(0, lo.size, 256):
             rows = lo[start:start + 256]
             dist2 = diag[rows][:, None] - 2.0 * cols.block(rows, hi) + diag[hi][None, :]
             value = d[rows][:, None] + d[hi][None, :] - W * np.sqrt(np.maximum(dist2, 0.0))
-            a, b = np.unravel_index(int(np.argmax(value)), value.shape)
-            if value[a, b] > best:
-                best, pair = float(value[a, b]), (int(rows[a]), int(hi[b]))
+            # a pair of equal centres starts at the kink rho = 0 itself (no gradient, no
+            # smoothing scale): pairs of distinct centres come first (tier 0 before -1)
+            distinct = dist2 > tiny
+            tier = 0.0 if distinct.any() else -1.0
+            masked = np.where(distinct, value, -np.inf) if tier == 0.0 else value
+            a, b = np.unravel_index(int(np.argmax(masked)), value.shape)
+            score = (tier, float(value[a, b]))
+            if score > best:
+                best, pair = score, (int(rows[a]), int(hi[b]))
     alpha[pair[0]] = 1.0
     alpha_star[pair[1]] = 1.0
     return alpha, alpha_star
