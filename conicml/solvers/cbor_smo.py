@@ -63,6 +63,20 @@ keeps :math:`l` and picks :math:`u` among all variables that violate with
 :math:`(F_l - F_u)^2 / \phi_u''(0)`, the rule of Fan, Chen & Lin (2005, JMLR
 6:1889) adapted to (5.6).
 
+**Linear path** (``method="linear"``, the default for the linear kernel). The scores
+need :math:`Kv` only through :math:`z = \sum_j v_j\mu_j = M^\top v` (:math:`\rho u` in the
+KKT conditions (C.2), :math:`w = (W/\rho)z` in (4.6)/(5.2), :math:`\rho = \|z\|`):
+:math:`(Kv)_j = \mu_j^\top z`. The linear path keeps :math:`z` (length :math:`d`)
+instead of :math:`Kv` and kernel columns (length :math:`k`): a pair update is
+:math:`z \mathrel{+}= \delta(\mu_u - \mu_l)`, :math:`O(d)`; a score, the curvature
+:math:`a = W^2\|\mu_l - \mu_u\|^2` and :math:`b = W^2\mu_u^\top z - W^2\mu_l^\top z` are
+:math:`O(d)` on demand (LIBLINEAR's dual coordinate descent idea, Hsieh et al., ICML
+2008); the working-set test recomputes all scores from :math:`z` (:math:`O(kd)`, no
+drift to remove). Same rules, stages, stopping test and certificate as the kernel
+path. Its loop runs compiled when numba is installed (``engine``; module
+:mod:`conicml.solvers._cbor_numba`), which is where its speed comes from
+(``benchmarks/results/cbor_linear.md``).
+
 **Smoothing continuation (a departure from the thesis).** The objective is
 not differentiable where :math:`\rho = 0`, and with a rank-deficient
 :math:`K` (linear kernel, more clusters than dimensions) the whole subspace
