@@ -148,6 +148,7 @@ def run(M, z, v, x, low, up, cl, sig, thr, dsig, d, diag, starts, ends, W, eps, 
             Fl = F[lv]
             bl = blk[thr[lv] - 1]
             best = -1.0
+            wq = W / q ** 1.5 if q > 0.0 else 0.0  # loop invariant
             for i in range(nv):
                 if not up[i] or not F[i] < Fl or blk[thr[i] - 1] < bl:
                     continue
@@ -158,7 +159,7 @@ def run(M, z, v, x, low, up, cl, sig, thr, dsig, d, diag, starts, ends, W, eps, 
                 a_c = diag[jl] - 2.0 * cross + diag[jc]
                 b_c = s[jc] - s[jl]
                 if q > 0.0:
-                    curv = W * (a_c * q - b_c * b_c) / q ** 1.5
+                    curv = wq * (a_c * q - b_c * b_c)
                     if not curv > 1e-12:
                         curv = 1e-12
                     score = (F[i] - Fl) ** 2 / curv

@@ -371,7 +371,8 @@ def _program_data(program: Any) -> Mapping[str, Any]:
 
 
 def _initial_point(cols: _Columns, diag: np.ndarray, ranks: np.ndarray, r: int,
-                   d: np.ndarray, W: float) -> tuple[np.ndarray, np.ndarray]:
+                   d: np.ndarray, W: float, per_rank: int | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """One pair alpha_j = alpha*_l = 1, j of rank i, l of rank i + 1 (any i).
 
     Such a pair leaves every partial sum D unchanged (both variables sit at
@@ -380,15 +381,24 @@ def _initial_point(cols: _Columns, diag: np.ndarray, ranks: np.ndarray, r: int,
     pair across adjacent ranks), which keeps the first steps away from the
     kink rho = 0 of the objective. Pairs of equal centres (duplicate clusters
     under adjacent ranks) would start at that kink, so a pair of distinct
-    centres is preferred whenever one exists.
+    centres is preferred whenever one exists. ``per_rank``: search only that many
+    clusters of each rank (evenly spaced in the program's order; the linear path's
+    start, which would otherwise cost O(k^2 d), more than its loop at k in the
+    thousands); ``None``: all pairs (the kernel path).
     """
     k = ranks.size
     alpha, alpha_star = np.zeros(k), np.zeros(k)
     pair = (0, 0)
     tiny = 1e-12 * max(1.0, float(np.max(diag, initial=1.0)))
     best = (-np.inf, -np.inf)  # (tier: 0 distinct centres, -1 equal ones; dual value)
+    def members(rank: int) -> np.ndarray:
+        idx = np.flatnonzero(ranks == rank)
+        if per_rank is not None and idx.size > per_rank:
+            idx = idx[np.linspace(0, idx.size - 1, per_rank).astype(np.int64)]
+        return idx
+
     for i in range(1, r):
-        lo, hi = np.flatnonzero(ranks == i), np.flatnonzero(ranks == i + 1)
+        lo, hi = members(i), members(i + 1)
         for start in range(0, lo.size, 256):
             rows = lo[start:start + 256]
             dist2 = diag[rows][:, None] - 2.0 * cols.block(rows, hi) + diag[hi][None, :]
@@ -520,7 +530,8 @@ def solve_cbor_smo(
     cols = _Columns(data["kernel"], means, float(cache_size))
     diag = cols.diagonal()
     if x0 is None:
-        alpha, alpha_star = _initial_point(cols, diag, ranks, r, d, W)
+        alpha, alpha_star = _initial_point(cols, diag, ranks, r, d, W,
+                                           per_rank=512 if linear else None)
     else:
         alpha, alpha_star = _check_x0(x0, ranks, r)
 
