@@ -7,7 +7,7 @@ the interpreter per pair update, ~150-300 us, whatever the path: the :math:`O(d)
 update of the linear path only pays off when the loop around it costs nothing. This is
 the same algorithm as the NumPy loop with ``method="linear"`` — the threshold KKT test
 (5.3) with tied blocks, the working-set rules, the bound :math:`ub` from the box and the
-partial sums, the closed-form step A4 (:func:`conicml.solvers.cbor_smo._step`, compiled
+partial sums, the closed-form step A4 (:func:`conicml.solvers._cbor_step.step`, compiled
 from the same function), the update :math:`z \mathrel{+}= \delta(\mu_u - \mu_l)` — run
 for one smoothing stage (fixed :math:`\epsilon`). Every score :math:`\mu_j^\top z` is
 recomputed from :math:`z` in each iteration (:math:`O(kd)`, no drift); the partial sums
@@ -23,7 +23,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .cbor_smo import _step
+from ._cbor_step import step as _step
 
 __all__ = ["CONVERGED", "KINK", "NO_STEP", "STEPS_DONE", "run"]
 

@@ -134,6 +134,7 @@ from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
+from ._cbor_step import step as _step
 from ._options import check_array, check_common
 from ._ordinal_wss import (
     midpoint_thresholds,
@@ -298,17 +299,6 @@ class _Report(IterationReport):
     COLUMN_NAMES = ["iter", "violation", "dual obj", "rho", "kernel cols", "time [s]"]
     COLUMN_WIDTHS = [10, 12, 16, 12, 12, 10]
     ITERATION_FORMATS = ["^10", "^12.3e", "^16.9g", "^12.4e", "^12", "^10.3f"]
-
-
-def _step(A: float, B: float, Cq: float, e: float, ub: float) -> float:
-    r"""Minimiser of :math:`\sqrt{A\delta^2 + 2B\delta + C} - e\delta` on [0, ub] (A4)."""
-    if A <= 0.0 or e * e >= A:
-        # the square root's slope is below sqrt(A) <= |e|: monotone, go to the end
-        # that decreases the objective (e > 0: right end; e < 0: left end)
-        return ub if e > 0 else 0.0
-    h = max(A * Cq - B * B, 0.0)  # >= 0 for a PSD quadratic; clamp round-off
-    delta = (e * math.sqrt(h / (A - e * e)) - B) / A
-    return min(max(delta, 0.0), ub)
 
 
 def _check_options(tol: Any, max_iter: Any, time_limit: Any, cache_size: Any,
