@@ -177,6 +177,18 @@ def main() -> None:
         + "; own solve time / best backend's solve time: "
         + ", ".join(f"k = {k}: {r:.2f}" for k, _, r in ratios) + ".",
         "",
+        "Reading. The linear path makes a pair update O(d), but choosing the pair (the "
+        "threshold KKT test (5.3)-(5.5) and the second-order partner scan) is O((k + n_var) d) "
+        "per update, and from the one-pair start a run needs about one to three updates per "
+        "variable (n_var ~ 1.6 k here): cbor-smo's time grows like k^2 d, an interior-point "
+        "iteration on this dual like k d^2 with 13-20 iterations, so the backends overtake it "
+        "as k grows at d = 10. Tried during development and dropped (not measured by this "
+        "script): LIBSVM-style shrinking (in the bulk phase over 90% of the variables still "
+        "violate, so the active set hardly shrinks; no consistent gain at k = 1000-5000, "
+        "within the load's noise) and several "
+        "pairs per KKT pass with fresh O(d) scores (the stale pairs fought each other: "
+        "6 404 -> 38 158 updates at k = 2000, 3x slower).",
+        "",
         "## cbor-smo's other paths (one run each, time_limit "
         f"{args.limit:g} s, k <= 1000)",
         "",
