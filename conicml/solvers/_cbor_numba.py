@@ -10,7 +10,8 @@ the same algorithm as the NumPy loop with ``method="linear"`` — the threshold 
 partial sums, the closed-form step A4 (:func:`conicml.solvers._cbor_step.step`, compiled
 from the same function), the update :math:`z \mathrel{+}= \delta(\mu_u - \mu_l)` — run
 for one smoothing stage (fixed :math:`\epsilon`). Every score :math:`\mu_j^\top z` is
-recomputed from :math:`z` in each iteration (:math:`O(kd)`, no drift); the partial sums
+recomputed from :math:`z` in each iteration (:math:`O(kd)`, one BLAS product, no drift),
+and so is the row :math:`M\mu_l` the second-order partner scan needs; the partial sums
 :math:`D` from :math:`x`. It returns to Python when the stage has converged, when the
 pair admits no step, at the kink :math:`\rho = 0`, or after ``max_steps`` updates
 (stages, the exact re-check, limits, reports and the callback stay in Python).
@@ -61,15 +62,11 @@ def run(M, z, v, x, low, up, cl, sig, thr, dsig, d, diag, starts, ends, W, eps, 
             for i in range(starts[t], ends[t]):
                 acc += sig[i] * x[i]
             D[t] = acc
-        # scores (Kv)_j = mu_j^T z, O(kd)
+        # scores (Kv)_j = mu_j^T z for all j, O(kd)
         rho2 = 0.0
         for c in range(dim):
             rho2 += z[c] * z[c]
-        for j in range(k):
-            acc = 0.0
-            for c in range(dim):
-                acc += M[j, c] * z[c]
-            s[j] = acc
+        s = np.dot(M, z)  # BLAS gemv
         rho = math.sqrt(max(rho2, 0.0))
         q = rho * rho + eps * eps
         rho_eff = math.sqrt(q)
@@ -145,6 +142,7 @@ def run(M, z, v, x, low, up, cl, sig, thr, dsig, d, diag, starts, ends, W, eps, 
         uv = -1
         if second_order:
             # u: the largest second-order decrease among the partners violating with l
+            cross_l = np.dot(M, M[jl])  # column jl of K = M M^T, BLAS gemv
             Fl = F[lv]
             bl = blk[thr[lv] - 1]
             best = -1.0
@@ -153,10 +151,7 @@ def run(M, z, v, x, low, up, cl, sig, thr, dsig, d, diag, starts, ends, W, eps, 
                 if not up[i] or not F[i] < Fl or blk[thr[i] - 1] < bl:
                     continue
                 jc = cl[i]
-                cross = 0.0
-                for c in range(dim):
-                    cross += M[jl, c] * M[jc, c]
-                a_c = diag[jl] - 2.0 * cross + diag[jc]
+                a_c = diag[jl] - 2.0 * cross_l[jc] + diag[jc]
                 b_c = s[jc] - s[jl]
                 if q > 0.0:
                     curv = wq * (a_c * q - b_c * b_c)

@@ -596,12 +596,13 @@ def solve_cbor_smo(
     # callback, which then sees every iteration as in the NumPy loop)
     chunk = 1 if stop_cb is not None else report_every if verbose else 2000
     out_f = np.zeros(3)
+    means_c = np.ascontiguousarray(means)  # the compiled loop's BLAS products want C order
     while True:
         if fast is not None:
             cap = max(0, min(chunk, max_iter - n_iter))
             if time_limit is not None and time.perf_counter() - t0 - setup_time > time_limit:
                 cap = 0
-            code, done = fast.run(means, op.z, v, x, low, up, cl, sig, thr, dsig, d, diag,
+            code, done = fast.run(means_c, op.z, v, x, low, up, cl, sig, thr, dsig, d, diag,
                                   starts, ends, W, eps, tol, second_order, cap, out_f)
             violation, rho, stage_tol = (float(out) for out in out_f)
             if done:
