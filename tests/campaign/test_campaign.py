@@ -68,8 +68,9 @@ def test_cbc_smo_bounds_hopeless_runs_and_certifies_stalls():
     # violation. cbc-w seed 1 (a feature scaled 1e8) stalls at round-off: the objective stops
     # moving; its point is then judged by conicml's certificate (OPTIMAL, matching Clarabel's
     # objective to 1e-8 relative, an independent interior-point solve).
-    import conicml as cm
     from campaign_instances import instance
+
+    import conicml as cm
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
