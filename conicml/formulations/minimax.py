@@ -308,9 +308,10 @@ def _base_data(
         cov_x[np.diag_indices_from(cov_x)] += rho_x
         cov_y[np.diag_indices_from(cov_y)] += rho_y
         # one BLAS thread for the O(n^3) factorisations (as _gram_feature_map)
+        Lx, Ly = _definite_cholesky(cov_x), _definite_cholesky(cov_y)
         with threadpool_limits(limits=1, user_api="blas"):
-            Rx = _factor_T(cov_x)
-            Ry = _factor_T(cov_y)
+            Rx = Lx.T if Lx is not None else _factor_T(cov_x)
+            Ry = Ly.T if Ly is not None else _factor_T(cov_y)
         Sx, Sy = cov_x, cov_y
         mom = None
     d = mx - my
@@ -332,8 +333,34 @@ def _base_data(
 
 
 def _kappa_max(base: Mapping[str, Any]) -> float:
-    r""":math:`\kappa(\beta_{0m}) = \sqrt{d^\top\Sigma_y^{-1}d} - \nu_y` (3.44, S004-D2)."""
+    r""":math:`\kappa(\beta_{0m}) = \sqrt{d^\top\Sigma_y^{-1}d} - \nu_y` (3.44, S004-D2).
+
+    By a Cholesky factor of :math:`\Sigma_y` when it is numerically definite (kernel
+    programs, whose ridge is mandatory: :math:`n^3/3` flops), else from the SVD of
+    :math:`R_y` (:func:`conicml._linalg.inverse_quadratic`, which also detects
+    :math:`d` outside the range); the SVD of a 1000 x 1000 factor took 2.4 s (issue 14).
+    """
+    Sy = base.get("Sy")
+    L = _definite_cholesky(Sy) if Sy is not None else None
+    if L is not None:
+        z = solve_triangular(L, base["d"], lower=True, check_finite=False)
+        return math.sqrt(float(z @ z)) - base["nu_y"]
     return math.sqrt(inverse_quadratic(base["Ry"], base["d"])) - base["nu_y"]
+
+
+def _definite_cholesky(S: np.ndarray, rtol: float = 1e-12) -> np.ndarray | None:
+    r"""Lower Cholesky factor of a symmetric ``S`` whose squared pivots all exceed ``rtol``
+    times its largest diagonal entry (numerically definite), else ``None``; one BLAS
+    thread (see :func:`_gram_feature_map`)."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        try:
+            L = np.linalg.cholesky(S)
+        except np.linalg.LinAlgError:
+            return None
+    piv = np.diag(L)
+    if not np.all(piv * piv > rtol * max(float(np.max(np.diag(S))), np.finfo(float).tiny)):
+        return None
+    return L
 
 
 # --------------------------------------------------------------------------------------
@@ -774,7 +801,7 @@ def inner_bmpm(data: Mapping[str, Any], beta: float, previous: Program | None = 
     changes between two values of β.
     """
     keep = ("moments", "d", "Rx", "Ry", "mx", "my", "nu_x", "nu_y", "rho_x", "rho_y",
-            "kernel", "X", "n_pos", "n_neg", "feature_scale", "coef_map")
+            "kernel", "X", "n_pos", "n_neg", "feature_scale", "coef_map", "Sx", "Sy")
     prog = _bmpm_program({k: data[k] for k in keep}, float(beta), data["bound"])
     if previous is not None and previous.is_built:
         prog = Program(prog.kind, prog.data,

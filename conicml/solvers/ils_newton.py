@@ -265,7 +265,12 @@ def solve_ils_newton(
     k = 0
     for k in range(1, max_iter + 1):
         c, g = cur["c"], cur["g"]
-        lam_ = cur["N"] / cur["D"] if cur["D"] > 0 else math.inf
+        if not cur["D"] > 1e-12 * (cur["sx"] + cur["sy"]):
+            # a direction with zero denominator on the curve: kappa* is (numerically)
+            # infinite, which dinkelbach detects and certifies
+            return _delegate(program, "D(w) ~ 0 on the weight curve (kappa* numerically "
+                             "infinite)", delegate_opts)
+        lam_ = cur["N"] / cur["D"]
         history.append((k, lam_, abs(g)))
         if cur["N"] > 0 and (best["N"] <= 0 or lam_ >= best["N"] / best["D"]):
             best = cur
