@@ -102,14 +102,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
 import cvxpy as cp
 import numpy as np
 from scipy.linalg import solve_triangular
 from scipy.special import ndtr, ndtri
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from .. import kinds
 from .._certificates import rel, residuals
@@ -196,16 +196,29 @@ def _split_ridge(ridge: object) -> tuple[float, float]:
 # --------------------------------------------------------------------------------------
 # the moment data shared by the family: d, R_x, R_y (R^T R = Sigma), projected means
 # --------------------------------------------------------------------------------------
-def _gram_feature_map(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+@cache
+def _blas_controller() -> ThreadpoolController:
+    """One scan of the loaded BLAS libraries (each ``threadpool_limits`` call rescans,
+    ~10 ms)."""
+    return ThreadpoolController()
+
+
+def _one_blas_thread() -> Any:
+    """Context manager: one BLAS thread (see :func:`_gram_feature_map`)."""
+    return _blas_controller().limit(limits=1, user_api="blas")
+
+
+def _gram_feature_map(K: np.ndarray, rtol: float = _GRAM_RTOL) -> tuple[np.ndarray, np.ndarray]:
     r"""An empirical feature map ``(Phi, T)`` of a Gram matrix: :math:`K = \Phi\Phi^\top`,
     :math:`KT = \Phi`, :math:`T^\top K T = I` (so :math:`w = Tu` gives :math:`Kw = \Phi u`,
     :math:`w^\top K w = \|u\|^2`).
 
     Cholesky :math:`K = LL^\top` (:math:`\Phi = L`, :math:`T = L^{-\top}`) when every
-    pivot satisfies :math:`L_{ii}^2 > \texttt{\_GRAM\_RTOL}\cdot\max_i K_{ii}` (:math:`K`
+    pivot satisfies :math:`L_{ii}^2 > \texttt{rtol}\cdot\max_i K_{ii}` (:math:`K`
     numerically nonsingular); else the
     eigen-factor :math:`\Phi = U\Lambda^{1/2}`, :math:`T = U\Lambda^{-1/2}` over the
-    eigenvalues above ``_GRAM_RTOL`` times the largest. Both are exact factors of
+    eigenvalues above ``rtol`` (default ``_GRAM_RTOL``) times the largest (after
+    :func:`conicml.kernels.psd_factor`'s check that :math:`K` is PSD). Both are exact factors of
     :math:`K` (the eigen one up to the dropped spectrum) and give the same program up
     to an orthogonal change of :math:`u`: the same quadratic forms and the same dual
     coefficients. Why Cholesky first (issue 14): it costs :math:`n^3/3` flops against
@@ -216,20 +229,19 @@ def _gram_feature_map(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     threads made LAPACK's ``eigh`` of a 1000 x 1000 matrix 40x slower (issue 14).
     """
     n = K.shape[0]
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _one_blas_thread():
         try:
             L = np.linalg.cholesky(K)
         except np.linalg.LinAlgError:
             L = None
         piv = np.diag(L) if L is not None else None
         scale = max(float(np.max(np.diag(K), initial=0.0)), np.finfo(float).tiny)
-        if piv is not None and bool(np.all(piv * piv > _GRAM_RTOL * scale)):
+        if piv is not None and bool(np.all(piv * piv > rtol * scale)):
             T = solve_triangular(L, np.eye(n), lower=True, check_finite=False).T
             return L, T
-        lam, U = np.linalg.eigh(K)
-    keep = lam > _GRAM_RTOL * max(float(lam[-1]), np.finfo(float).tiny)
-    lam, U = lam[keep], U[:, keep]
-    return U * np.sqrt(lam), U / np.sqrt(lam)
+        # psd_factor also rejects a clearly indefinite (precomputed) Gram matrix
+        Phi = psd_factor(K, "eigen", rtol=rtol)
+    return Phi, Phi / np.sum(Phi * Phi, axis=0)  # U lam^1/2 / lam = U lam^-1/2
 
 
 def _factor_T(S: np.ndarray) -> np.ndarray:
@@ -309,7 +321,7 @@ def _base_data(
         cov_y[np.diag_indices_from(cov_y)] += rho_y
         # one BLAS thread for the O(n^3) factorisations (as _gram_feature_map)
         Lx, Ly = _definite_cholesky(cov_x), _definite_cholesky(cov_y)
-        with threadpool_limits(limits=1, user_api="blas"):
+        with _one_blas_thread():
             Rx = Lx.T if Lx is not None else _factor_T(cov_x)
             Ry = Ly.T if Ly is not None else _factor_T(cov_y)
         Sx, Sy = cov_x, cov_y
@@ -352,7 +364,7 @@ def _definite_cholesky(S: np.ndarray, rtol: float = 1e-12) -> np.ndarray | None:
     r"""Lower Cholesky factor of a symmetric ``S`` whose squared pivots all exceed ``rtol``
     times its largest diagonal entry (numerically definite), else ``None``; one BLAS
     thread (see :func:`_gram_feature_map`)."""
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _one_blas_thread():
         try:
             L = np.linalg.cholesky(S)
         except np.linalg.LinAlgError:
