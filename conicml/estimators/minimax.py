@@ -261,9 +261,12 @@ class MEMPMClassifier(_MinimaxClassifier):
         :math:`\alpha, \beta \ge \tfrac12`).<COMMON_DOC>
     solver : str, default="quadratic-interpolation"
         Solver of the sequential program.
-    inner : str, default="clarabel"
+    inner : str, default="auto"
         Solver of the inner BMPM programs (``"clarabel"``, ``"ecos"``,
-        ``"scs"``, ``"rosen"``, ``"dinkelbach"``).
+        ``"scs"``, ``"rosen"``, ``"dinkelbach"``, ``"ils-newton"``). ``"auto"``:
+        ``"ils-newton"`` for a non-linear kernel, ``"clarabel"`` for
+        ``kernel="linear"`` (:data:`AUTO_SOLVERS`; twonorm RBF n = 300: 5.8 s against
+        15.8 s with Clarabel inside, the same :math:`F` to 1e-10).
     solver_options : dict, default=None
         Options of the outer solver (``tol``, ``max_iter``, ...).
 
@@ -283,7 +286,7 @@ class MEMPMClassifier(_MinimaxClassifier):
     def __init__(self, theta: float | None = None, bound: str = "chebyshev", *,
                  kernel: str = "linear", gamma: float | str = "scale", degree: int = 3,
                  coef0: float = 0.0, ridge: float | None = None,
-                 solver: str = "quadratic-interpolation", inner: str = "clarabel",
+                 solver: str = "quadratic-interpolation", inner: str = "auto",
                  solver_options: dict | None = None, rho: float | None | str = DEPRECATED) -> None:
         self.theta = theta
         self.bound = bound
@@ -300,7 +303,10 @@ class MEMPMClassifier(_MinimaxClassifier):
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         program = mm.mempm((X, y), theta=self.theta, bound=self.bound,
                            **self._kernel_kwargs(X))
-        options = {"inner": self.inner, **dict(self.solver_options or {})}
+        inner = self.inner
+        if inner == "auto":
+            inner = AUTO_SOLVERS["linear" if self.kernel == "linear" else "kernel"]
+        options = {"inner": inner, **dict(self.solver_options or {})}
         solution = solve_or_raise(program, self.solver, options)
         model = program.decode(solution)
         self._set_model(X, program, solution, model)

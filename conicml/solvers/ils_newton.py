@@ -78,7 +78,7 @@ import numpy as np
 from scipy.linalg import cho_solve
 from threadpoolctl import ThreadpoolController
 
-from .. import kinds
+from .. import kinds, registry
 from ..exceptions import OptionError
 from ..program import Program
 from ..registry import register
@@ -172,9 +172,8 @@ class _Curve:
 
 
 def _delegate(program: Program, reason: str, options: dict) -> Solution:
-    from .dinkelbach import solve_dinkelbach
-
-    sol = solve_dinkelbach(program, **options)
+    # through the registry: a solver module imports no other solver module
+    sol = registry.get("dinkelbach", kind=program.kind).function(program, **options)
     return Solution(status=sol.status, solver="ils-newton", objective=sol.objective,
                     values=sol.values, iterations=sol.iterations, setup_time=sol.setup_time,
                     solve_time=sol.solve_time, residuals=sol.residuals,
