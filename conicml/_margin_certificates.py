@@ -63,9 +63,12 @@ def _recomputed(primal: float, dual: float, gap: float) -> Residuals:
                      source="recomputed")
 
 
-def hess_norm(R: np.ndarray, w: np.ndarray, s: float) -> np.ndarray:
-    r""":math:`\nabla^2\|Rw\| = (R^\top R - gg^\top/s^2)/s`, :math:`g = R^\top Rw`."""
-    S = R.T @ R
+def hess_norm(R: np.ndarray, w: np.ndarray, s: float, S: np.ndarray | None = None
+              ) -> np.ndarray:
+    r""":math:`\nabla^2\|Rw\| = (R^\top R - gg^\top/s^2)/s`, :math:`g = R^\top Rw`
+    (``S``: :math:`R^\top R` if the caller has it)."""
+    if S is None:
+        S = R.T @ R
     g = S @ w
     return S / s - np.outer(g, g) / s**3
 
@@ -276,7 +279,8 @@ def margin_qp_certificate(Z: np.ndarray, y: np.ndarray, c: np.ndarray, w: np.nda
 # --------------------------------------------------------------------------------------
 def fractional_certificate(d: np.ndarray, Rx: np.ndarray, Ry: np.ndarray,
                            a: tuple[float, float], b: tuple[float, float], v: np.ndarray,
-                           claimed: float | None) -> Residuals:
+                           claimed: float | None, Sx: np.ndarray | None = None,
+                           Sy: np.ndarray | None = None) -> Residuals:
     r"""Certificate of :math:`\min_v b_x\|R_xv\| + b_y\|R_yv\|` s.t.
     :math:`d^\top v - a_x\|R_xv\| - a_y\|R_yv\| \ge 1` at the point :math:`v`.
 
@@ -360,9 +364,9 @@ def fractional_certificate(d: np.ndarray, Rx: np.ndarray, Ry: np.ndarray,
         # the margin row, relative to P (the objective units)
         H = np.zeros((v.size, v.size))
         grad_row = d.copy()
-        for R, r, s, p, a_ in ((Rx, rx, sx, px, ax), (Ry, ry, sy, py, ay)):
+        for R, r, s, p, a_, S in ((Rx, rx, sx, px, ax, Sx), (Ry, ry, sy, py, ay, Sy)):
             if p != 0.0:
-                H += p * hess_norm(R, v, s)
+                H += p * hess_norm(R, v, s, S)
             if a_ != 0.0 and s > 0:
                 grad_row -= a_ * (R.T @ r) / s
         dec = newton_decrement(H, resid, grad_row[:, None])

@@ -505,8 +505,11 @@ def _certify_fractional(data: Mapping[str, Any], solution: Solution) -> Residual
     v = np.asarray(v, dtype=float).ravel()
     if v.shape != data["d"].shape or not np.all(np.isfinite(v)):
         return residuals(math.inf)
+    # kernel programs: their covariances (exactly Rx^T Rx, Ry^T Ry: Cholesky factors)
+    # spare the certificate two n^3 products R^T R (issue 14)
+    S = (data.get("Sx"), data.get("Sy")) if data.get("kernel") is not None else (None, None)
     return fractional_certificate(data["d"], data["Rx"], data["Ry"], data["a"], data["b"], v,
-                                  float(solution.objective))
+                                  float(solution.objective), *S)
 
 
 def _family_program(base: dict, family: str, a: tuple[float, float], b: tuple[float, float],
