@@ -487,7 +487,12 @@ def m4_fixed_rho_certificate(Z: np.ndarray, y: np.ndarray, kept: np.ndarray,
         hi = np.concatenate([ub[free], [np.inf], np.full(n_z, np.inf)])
         if not (np.all(np.isfinite(A)) and np.all(np.isfinite(rhs))):
             continue
-        sol = lsq_linear(A, rhs, bounds=(lo, hi), method="bvls" if A.shape[1] < 400 else "trf")
+        # one BLAS thread: bvls calls LAPACK's least squares once per active-set step, and
+        # OpenBLAS's two threads made that 10-30x slower on the shared 2-core machine (the
+        # kernel M4 certificate took 27 s of a 39 s fit at n = 150; issue 14)
+        with threadpool_limits(limits=1, user_api="blas"):
+            sol = lsq_linear(A, rhs, bounds=(lo, hi),
+                             method="bvls" if A.shape[1] < 400 else "trf")
         x = sol.x
         lam[free] = np.clip(x[:free.size], 0.0, ub[free])
         nu = float(x[free.size])
