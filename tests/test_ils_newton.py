@@ -226,3 +226,15 @@ def test_estimators_default_to_ils_newton_for_kernels_and_agree_with_clarabel():
         assert (est.predict(Xte) == ref.predict(Xte)).mean() >= 0.99
         lin = Est().fit(Xtr, ytr)
         assert lin.solution_.solver == "clarabel"  # linear default unchanged
+
+
+def test_mempm_kernel_inner_auto_is_ils_newton_and_agrees_with_clarabel_inside():
+    from conicml.estimators import MEMPMClassifier
+
+    X, y = cm.datasets.twonorm(160, dim=5, seed=10)
+    est = MEMPMClassifier(kernel="rbf").fit(X[:80], y[:80])
+    assert est.solution_.extras["inner"] == "ils-newton"
+    ref = MEMPMClassifier(kernel="rbf", inner="clarabel").fit(X[:80], y[:80])
+    assert est.solution_.objective == pytest.approx(ref.solution_.objective, rel=1e-6)
+    assert (est.predict(X[80:]) == ref.predict(X[80:])).mean() >= 0.99
+    assert MEMPMClassifier().fit(X[:80], y[:80]).solution_.extras["inner"] == "clarabel"
