@@ -38,10 +38,15 @@ B\sigma_x)`). Where :math:`r \ge 0` the super-level sets of :math:`r` are half-p
 coefficients, which cut the convex curve in one arc: :math:`r` is unimodal on the arc
 where it is positive and :math:`g` has one root there, the global optimum (the
 fractional program is pseudo-concave). The solver finds it by Newton's method on
-:math:`g` (its derivative from one more pair of triangular solves with the same
-Cholesky factor, :math:`w'(c) = -M^{-1}(\Sigma_x - \Sigma_y)w`), safeguarded by a bracket
-that every evaluation shrinks (the sign of :math:`g`; a point with :math:`N \le 0` lies
-outside the positive arc, on the far side of the optimum from a positive point).
+:math:`g` in the log-odds :math:`t = \log(c/(1-c))` (the derivative from one more pair
+of triangular solves with the same Cholesky factor, :math:`w'(c) = -M^{-1}(\Sigma_x -
+\Sigma_y)w`), safeguarded by a bracket that every evaluation shrinks (the sign of
+:math:`g`; a point with :math:`N \le 0` lies outside the positive arc, on the far side
+of the optimum from a positive point). Far from the root :math:`g` saturates at
+:math:`\pm 1` and Newton overshoots; a step longer than 1 in :math:`t` is replaced by the
+reweighting map itself, :math:`c \leftarrow A\sigma_y/(A\sigma_y + B\sigma_x)` (one step of
+Lanckriet's iterative least squares), and by bisection if that leaves the bracket
+(kernel BMPM at n = 300: 5-6 steps instead of 7-14 with plain Newton).
 
 **Cost.** One :math:`n^3/3` Cholesky of :math:`M(c)` per iteration, typically 4–7
 iterations from :math:`c = \tfrac12` (the Fisher direction). ``dinkelbach`` diagonalises
@@ -307,11 +312,23 @@ def solve_ils_newton(
             break
         if k == max_iter:
             break
-        dg = cur["dg"]
+        # Newton in the log-odds t = log(c / (1 - c)) (dg/dt = c(1 - c) dg/dc): optima
+        # near c = 0 or 1 (BMPM) are reached without bisecting towards the end
+        dg = cur["dg"] * c * (1.0 - c)
         step = -g / dg if math.isfinite(dg) and dg != 0 else math.nan
-        cn = c + step
-        if not (math.isfinite(cn) and lo < cn < hi):
-            cn = 0.5 * (lo + hi)
+        cn = 1.0 / (1.0 + math.exp(-max(min(math.log(c / (1.0 - c)) + step, 700.0), -700.0))) \
+            if math.isfinite(step) else math.nan
+        if not (math.isfinite(step) and abs(step) <= 1.0 and lo < cn < hi):
+            # far from the root g saturates at +-1 and Newton overshoots: take the
+            # reweighting (ILS) fixed-point map c <- A sy / (A sy + B sx) instead, else bisect
+            (ax, ay), (bx, by) = curve.a, curve.b
+            A_, B_ = ax * cur["D"] + bx * cur["N"], ay * cur["D"] + by * cur["N"]
+            den = A_ * cur["sy"] + B_ * cur["sx"]
+            ct = A_ * cur["sy"] / den if den > 0 else math.nan
+            if math.isfinite(ct) and lo < ct < hi:
+                cn = ct
+            elif not (math.isfinite(cn) and lo < cn < hi):
+                cn = 0.5 * (lo + hi)
         nxt = curve.evaluate(cn)
         while nxt is None or not nxt["N"] > 0 or not math.isfinite(nxt["g"]):
             # outside the positive arc (or M(c) not definite next to an end): the
