@@ -30,9 +30,10 @@ __all__ = ["BMPMClassifier", "MEMPMClassifier", "MPMClassifier"]
 
 #: ``solver="auto"`` of MPMClassifier / BMPMClassifier (issue 14). Kernel programs
 #: are dense n x n SOCPs; ``ils-newton`` solves them with a few Cholesky
-#: factorisations (twonorm, RBF, n = 1000: about 0.4 s against 19 s for Clarabel and
-#: 4-8 s for ``dinkelbach``'s simultaneous diagonalisation, same hyperplane; see
-#: ``benchmarks/results/kernel_fit_speed.md``). Linear programs keep Clarabel, the
+#: factorisations (twonorm, RBF, n = 1000: whole fit ~1 s at load 5, against 27 s for
+#: Clarabel and 8 s for ``dinkelbach``'s simultaneous diagonalisation at higher load,
+#: the same hyperplane and test accuracy; ``benchmarks/results/kernel_fit_speed.md``).
+#: Linear programs keep Clarabel, the
 #: former default: their covariances may be singular (``ils-newton`` would hand those
 #: to ``dinkelbach``) and they are small.
 AUTO_SOLVERS = {"linear": "clarabel", "kernel": "ils-newton"}
