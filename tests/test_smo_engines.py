@@ -104,9 +104,37 @@ def test_polishing_reaches_the_certificate_at_C_100(engine):
     assert polished.status is Status.OPTIMAL
     assert polished.residuals.source == "recomputed" and polished.residuals.max() <= 1e-3
     assert polished.extras["polish_tol"] < 1e-3
+    # polishing stopped on the certificate's own number, estimated from the gradient
+    assert polished.extras["certificate_gap_estimate"] <= 9e-4
+    assert_allclose(polished.extras["certificate_gap_estimate"], polished.residuals.gap,
+                    rtol=1e-6)
     # and the polished point is the optimum (Clarabel, same program)
     clarabel = cm.solve(prog, "clarabel")
     assert_allclose(polished.objective, clarabel.objective, rtol=1e-3)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "numba"])
+def test_no_polishing_when_the_unpolished_point_is_already_certified(engine):
+    if engine == "numba":
+        pytest.importorskip("numba")
+    # twonorm n = 300, C = 3, seed 3: LIBSVM's stop leaves a recomputed relative gap of
+    # ~7e-4 (measured), inside certify_tol 1e-3 but above the former trigger 5e-4, which
+    # polished it anyway (issue 14: mammography C = 100 took 3x its unpolished time)
+    prog = _program(300, 3.0, seed=3)
+    plain = cm.solve(prog, "smo", engine=engine, gap_tol=None)
+    assert plain.status is Status.OPTIMAL  # certified by Program.certify
+    assert 5e-4 < plain.residuals.gap <= 1e-3
+    sol = cm.solve(prog, "smo", engine=engine)
+    assert sol.status is Status.OPTIMAL and sol.extras["polish_tol"] == 1e-3
+    assert sol.iterations == plain.iterations
+    assert_allclose(sol.values["alpha"], plain.values["alpha"], rtol=0, atol=0)
+    # the O(n) estimate from the gradient is the number the certificate recomputes
+    # from the kernel (up to the round-off of the incremental gradient)
+    assert_allclose(sol.extras["certificate_gap_estimate"], sol.residuals.gap, rtol=1e-6)
+    # a tighter target than the certificate's still polishes this point
+    tight = cm.solve(prog, "smo", engine=engine, gap_tol=5e-4)
+    assert tight.extras["polish_tol"] < 1e-3 and tight.iterations > plain.iterations
+    assert tight.status is Status.OPTIMAL and tight.residuals.gap <= 5e-4
 
 
 def test_polishing_is_not_run_when_the_gap_is_small():

@@ -73,13 +73,17 @@ LIBSVM: after an un-shrink, :math:`m` and :math:`M` are recomputed on the
 full set before shrinking again (LIBSVM reuses the active-set values), which
 shrinks no more than LIBSVM does.
 
-**Polishing** (``gap_tol``, default :math:`5\cdot10^{-4}`). The stop on
+**Polishing** (``gap_tol``, default :math:`9\cdot10^{-4}`). The stop on
 :math:`m - M` is absolute, so with large costs (C = 100) a point at
 :math:`m - M \le 10^{-3}` can keep a relative primal - dual gap of 2e-3..1e-2 and fail
-the program's certificate (``certify_tol`` 1e-3). After convergence the relative gap
-is computed from :math:`G` (O(n)); while it exceeds ``gap_tol`` the loop goes on at
-``tol / 10`` (at most three times), so the returned OPTIMAL is a certified one.
-``gap_tol=None`` is LIBSVM's stop.
+the program's certificate (``certify_tol`` 1e-3). After convergence the loop evaluates
+the number that certificate will recompute — the relative gap
+:math:`\max(P - D, 0)/\max(1, |P|)` with the certificate's bias rule — from
+:math:`G` in :math:`O(n)` (no kernel value: :math:`K(\alpha\circ y) = y - F`); only
+while it exceeds ``gap_tol`` does the loop go on at ``tol / 10`` (at most three times),
+so a point that is already certified stops at LIBSVM's criterion and the returned
+OPTIMAL is a certified one. The default keeps 10 % of ``certify_tol`` for the
+round-off of the incrementally updated gradient. ``gap_tol=None`` is LIBSVM's stop.
 
 **Engines.** The loop runs compiled (:mod:`conicml.solvers._smo_numba`, optional
 extra ``numba``) when numba is installed, else in NumPy; both are the same algorithm
@@ -110,6 +114,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .. import kinds
+from .._kkt import bias_from_kkt
 from ..exceptions import OptionError, ProgramError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
@@ -331,6 +336,29 @@ def _terms(alpha: np.ndarray, F: np.ndarray, y: np.ndarray, c: np.ndarray,
     return b, dual_obj, primal_obj, rel_gap
 
 
+def _certificate_gap(alpha: np.ndarray, F: np.ndarray, y: np.ndarray, c: np.ndarray,
+                     accuracy: float) -> float:
+    r"""The relative gap conicml's certificate of the SVM dual will recompute, from ``F``.
+
+    The program's certificate (``formulations/svm.py``, ``_certify_dual``) evaluates
+    :math:`g = K(\alpha\circ y)` afresh and reports
+    :math:`\max(P - D, 0)/\max(1, |P|)` with the bias of
+    :func:`conicml._kkt.bias_from_kkt`. The loop's ``F = -y G`` gives the same
+    :math:`g = y - F` in :math:`O(n)` (no kernel value), so this is the same number up
+    to the round-off of the incrementally updated gradient; the polishing decision is
+    taken on it (issue 14: smo's own offset rule and a half-of-certify_tol trigger made
+    a certified point polish for three times its cost).
+    """
+    a = np.clip(alpha, 0.0, c)
+    g = y - F
+    v = a * y
+    b = bias_from_kkt(a, y, c, F, accuracy)
+    quad = float(v @ g)
+    P = 0.5 * quad + float(c @ np.maximum(0.0, 1.0 - y * (g + b)))
+    D = float(a.sum()) - 0.5 * quad
+    return max(P - D, 0.0) / max(1.0, abs(P))
+
+
 class _Report(IterationReport):
     """Fixed-width iteration table (the layout of scipy's trust-constr report)."""
 
@@ -437,7 +465,7 @@ def solve_smo(
     cache_size: float = 200.0,
     x0: np.ndarray | None = None,
     callback: Callback | None = None,
-    gap_tol: float | None = 5e-4,
+    gap_tol: float | None = 9e-4,
     engine: str = "auto",
 ) -> Solution:
     r"""SMO with second-order working-set selection (LIBSVM) for the SVM dual.
@@ -475,15 +503,18 @@ def solve_smo(
         :class:`~conicml.solvers._callback.IntermediateResult` (a copy of :math:`\alpha` in
         ``values["alpha"]``, ``residual`` :math:`m - M` on the active set);
         raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
-    gap_tol : float or None, default=5e-4
-        Polishing target. When the loop has converged at ``tol`` but the relative
-        primal - dual gap :math:`(P - D)/\max(1, |P|, |D|)` exceeds ``gap_tol``
-        (at C = 100 the absolute ``tol`` on :math:`m - M` leaves gaps of 2e-3..1e-2),
-        the loop goes on at ``tol / 10``, up to three times (``tol / 1000``), so that
-        the returned point passes the certificate (``certify_tol`` 1e-3 for smo; half
-        of it leaves room for the certificate's own choice of the offset). ``None``
-        stops at ``tol`` as LIBSVM does. ``extras["polish_tol"]`` is the last ``tol``
-        used.
+    gap_tol : float or None, default=9e-4
+        Polishing target. When the loop has converged at ``tol``, the relative gap that
+        the program's certificate will recompute, :math:`\max(P - D, 0)/\max(1, |P|)`
+        (the certificate's bias rule), is evaluated from the gradient in :math:`O(n)`;
+        only if it exceeds ``gap_tol`` (at C = 100 the absolute ``tol`` on
+        :math:`m - M` can leave gaps of 2e-3..1e-2) does the loop go on at ``tol / 10``,
+        up to three times (``tol / 1000``), so that the returned point passes the
+        certificate (``certify_tol`` 1e-3 for smo; the default keeps 10 % of it for the
+        round-off of the incrementally updated gradient). ``None`` stops at ``tol`` as
+        LIBSVM does. ``extras["polish_tol"]`` is the last ``tol`` used and
+        ``extras["certificate_gap_estimate"]`` the gap at the last decision (NaN when
+        none was taken).
     engine : {"auto", "numba", "numpy"}, default="auto"
         ``"numba"``: the compiled loop of :mod:`conicml.solvers._smo_numba` (the
         optional extra ``numba``); ``"numpy"``: the NumPy loop; ``"auto"``: numba
@@ -589,13 +620,16 @@ def solve_smo(
     # polishing (gap_tol): after convergence at tol_cur, go on at tol_cur / 10 while the
     # relative primal - dual gap exceeds gap_tol, down to tol / 1000
     tol_cur = tol
+    cert_gap = math.nan  # the certificate's gap estimate at the last polishing decision
     polish_floor = tol * 1.0001e-3
 
     def polish_more() -> bool:
-        nonlocal tol_cur
+        nonlocal tol_cur, cert_gap
         if gap_tol is None or tol_cur <= polish_floor:
             return False
-        if _terms(alpha, F, y, c, pos)[3] <= gap_tol:
+        box = max(float(np.max(-alpha)), float(np.max(alpha - c)), abs(float(y @ alpha)), 0.0)
+        cert_gap = _certificate_gap(alpha, F, y, c, box)
+        if cert_gap <= gap_tol:
             return False
         tol_cur /= 10.0
         return True
@@ -834,6 +868,7 @@ def solve_smo(
             "min_active_size": min_active,
             "primal_objective": primal_obj,
             "polish_tol": tol_cur,
+            "certificate_gap_estimate": cert_gap,
             "engine": "numpy" if nb is None else "numba",
         },
     )
