@@ -62,6 +62,36 @@ def test_compiled_loop_with_a_tiny_cache_and_a_warm_start():
     assert warm.status is Status.OPTIMAL and warm.iterations <= 5
 
 
+@pytest.mark.parametrize("C", [1.0, 100.0])
+def test_compiled_loop_with_columns_of_the_working_set(C):
+    # a cache of ~60 full columns for n = 400: once it is full and shrinking has halved
+    # the working set, the compiled loop keeps columns of the working set's length only
+    # (LIBSVM's active-length columns); the iterates are the NumPy loop's (full columns)
+    pytest.importorskip("numba")
+    prog = _program(400, C, seed=1)
+    cache_size = 60 * 400 * 8 / 2**20
+    ref = cm.solve(prog, "smo", engine="numpy", tol=1e-8)
+    fast = cm.solve(prog, "smo", engine="numba", tol=1e-8, cache_size=cache_size)
+    assert fast.status is Status.OPTIMAL
+    assert fast.extras["min_column_length"] < 200
+    assert_allclose(fast.objective, ref.objective, rtol=1e-10)
+    assert_allclose(fast.values["alpha"], ref.values["alpha"], atol=1e-6 * C)
+    # against an independent solver, too
+    clarabel = cm.solve(prog, "clarabel")
+    assert_allclose(fast.objective, clarabel.objective, rtol=obj_rtol("smo"))
+    # a limit while shrunk returns the full alpha with its exact KKT violation
+    capped = cm.solve(prog, "smo", engine="numba", tol=1e-8, cache_size=cache_size,
+                      max_iter=fast.iterations - 5, gap_tol=None)
+    assert capped.status is Status.USER_LIMIT
+    K = prog.data["kernel"].gram(prog.data["X"])
+    y, c, a = prog.data["y"], prog.data["c"], capped.values["alpha"]
+    F = y - K @ (a * y)  # LIBSVM's -y G, recomputed from the Gram matrix
+    up = np.where(y > 0, a < c, a > 0)
+    low = np.where(y > 0, a > 0, a < c)
+    assert_allclose(capped.extras["kkt_violation"], F[up].max() - F[low].min(),
+                    rtol=1e-6, atol=1e-9)
+
+
 def test_compiled_loop_limits_and_callback():
     pytest.importorskip("numba")
     prog = _program(300, 100.0)
