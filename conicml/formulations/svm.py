@@ -50,7 +50,7 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from .. import kinds
 from .._certificates import certify_with
@@ -317,6 +317,9 @@ def _unique(data: Mapping[str, Any], model: Mapping[str, Any]) -> dict:
     return {"f_train_no_bias": decision_values(data, model, data["X"]) - model["b"]}
 
 
+_BLAS: list[ThreadpoolController] = []  # created at the first certificate, then reused
+
+
 def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, block: int = 2048) -> np.ndarray:
     r""":math:`K v` over the training points, a block of Gram columns at a time.
 
@@ -335,7 +338,9 @@ def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, block: int = 2048) ->
     # the CPU cache, with single-threaded BLAS: on the shared 2-core machine OpenBLAS's two
     # threads made these thin products 13x slower (issue 14 profile)
     step = max(8, min(block, (2**15) // max(1, X.shape[0])))
-    with threadpool_limits(limits=1, user_api="blas"):
+    if not _BLAS:  # one controller, reused: threadpool_limits rescans the libraries per call
+        _BLAS.append(ThreadpoolController())
+    with _BLAS[0].limit(limits=1, user_api="blas"):
         for s in range(0, nz.size, step):
             cols = nz[s:s + step]
             out += kernel.columns(X, cols) @ v[cols]

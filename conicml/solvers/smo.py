@@ -114,6 +114,7 @@ optimal ``x0`` stops after 0 iterations.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections import OrderedDict
@@ -121,7 +122,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from .. import kinds
 from .._kkt import bias_from_kkt
@@ -436,6 +437,29 @@ class _StoreCache(_ColumnCache):
         return out
 
 
+_BLAS: list[ThreadpoolController] = []  # created at the first solve, then reused
+
+
+def _one_blas_thread(function: Any) -> Any:
+    """Run ``function`` on one BLAS thread, as LIBSVM runs.
+
+    The loop's products are thin (one Gram column at a time), and OpenBLAS's threads
+    made them several times slower on the shared 2-core machine (issue 14). One
+    :class:`threadpoolctl.ThreadpoolController`, created at the first solve, is reused:
+    ``threadpool_limits`` scans the process's loaded libraries at every call, 3-20 ms,
+    a tenth of a LIBSVM fit at n = 5000 (measured, issue 14).
+    """
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not _BLAS:
+            _BLAS.append(ThreadpoolController())
+        with _BLAS[0].limit(limits=1, user_api="blas"):
+            return function(*args, **kwargs)
+
+    return wrapper
+
+
 def _load_engine(engine: str) -> Any:
     """The compiled loop module for ``engine``, or None for the NumPy loop."""
     if engine not in ("auto", "numba", "numpy"):
@@ -596,9 +620,7 @@ def _check_x0(x0: Any, y: np.ndarray, c: np.ndarray) -> np.ndarray:
 @register("smo", kinds=[kinds.SVM_DUAL], specialized=True, requires=("numpy",),
           compare_options={"tol": 1e-8},
           certify_tol=1e-3)  # default tol 1e-3 on the KKT violation m - M (LIBSVM's)
-# one BLAS thread, as LIBSVM: the loop's products are thin (one Gram column at a time), and
-# OpenBLAS's threads made them several times slower on the shared 2-core machine (issue 14)
-@threadpool_limits.wrap(limits=1, user_api="blas")
+@_one_blas_thread
 def solve_smo(
     program,
     *,
