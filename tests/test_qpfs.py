@@ -206,6 +206,29 @@ def test_active_set_needs_about_one_step_per_support_element():
     assert fast.objective <= slow.objective + 1e-12
 
 
+@pytest.mark.parametrize("s, k", [(6, 8), (9, 8), (12, 8)])
+def test_face_step_is_the_equality_constrained_newton_step(s, k):
+    # closed form: on a face with a positive-definite reduced Hessian (s - 1 <= k) the
+    # step solves the KKT system [H 1; 1^T 0][d; nu] = [-g; 0] (the Cholesky fast path);
+    # with s - 1 > k the reduced Hessian is singular and the eigen path must return a
+    # zero-curvature descent direction (H d = 0, 1^T d = 0, g^T d < 0)
+    from conicml.solvers.simplex_smo import _face_direction
+    rng = np.random.default_rng(s)
+    Ls, g, coef = rng.normal(size=(s, k)), rng.normal(size=s), 0.7
+    d, curved = _face_direction(Ls, g, coef)
+    H = coef * Ls @ Ls.T
+    assert abs(d.sum()) <= 1e-12 * max(1.0, np.abs(d).max())
+    if s - 1 <= k:
+        kkt = np.block([[H, np.ones((s, 1))], [np.ones((1, s)), np.zeros((1, 1))]])
+        ref = np.linalg.solve(kkt, np.r_[-g, 0.0])[:s]
+        assert curved
+        np.testing.assert_allclose(d, ref, rtol=1e-9, atol=1e-10)
+    else:
+        assert not curved
+        assert np.linalg.norm(H @ d) <= 1e-9 * np.linalg.norm(d) * np.linalg.norm(H)
+        assert g @ d < 0
+
+
 def test_active_set_hands_over_to_smo_beyond_max_support():
     L, F = _random_instance(300, 30, seed=2)
     prog = qpfs.simplex_qp(L, F, 0.3)

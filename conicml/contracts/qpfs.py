@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -47,8 +48,14 @@ class SimplexQP:
         return int(self.relevance.shape[0])
 
     def diag(self) -> np.ndarray:
-        r""":math:`\tilde Q_{ii} = \|L_i\|^2`."""
-        return np.einsum("ij,ij->i", self.factor, self.factor)
+        r""":math:`\tilde Q_{ii} = \|L_i\|^2` (computed once; read-only)."""
+        return self._diag
+
+    @cached_property
+    def _diag(self) -> np.ndarray:
+        d = np.einsum("ij,ij->i", self.factor, self.factor)
+        d.flags.writeable = False
+        return d
 
     def gradient(self, w: np.ndarray) -> np.ndarray:
         r""":math:`\nabla g(w) = (1-\alpha) L L^\top w - \alpha F`."""

@@ -3,32 +3,27 @@
 For every family with a specialized solver, seeded random instances
 (``campaign_instances.instance``) are solved by the reference (Clarabel, or the
 specialized solver with a Clarabel inner solver for the sequential kinds) and
-by the others. Asserted: among results that conicml certified ``OPTIMAL``, no
-objective disagrees with a certified reference beyond 1e-5 relative (the
-tolerance of ``compare``), hence none is worse than it. Reference values come
-from the independent generic solvers, not from the solver under test.
+by the others. Reference values come from the independent generic solvers, not
+from the solver under test. Asserted, among results that conicml certified
+``OPTIMAL``:
 
-Disagreements on instances with a rescaled feature (1e-8 ... 1e8) in the
-minimax/M4 families are the known defect of issue 11 item 2 (``psd_factor``'s
-eigenvalue cut-offs), fixed on the part-B branch: they are reported as xfail
-with the list, not hidden; any other disagreement fails.
+* no objective differs from the reference by more than the two certificates
+  allow (``rtol`` 1e-5 plus both recomputed relative gaps): such a difference
+  would mean a certificate is wrong;
+* no certified result is worse than the reference by more than 1e-5.
+
+Differences above 1e-5 that the certificates cover (the reference stopped short,
+at the accuracy its recomputed gap states; e.g. Clarabel at gap 2.3e-4 on a
+feature scaled by 1e8 while ``cbc-smo`` reaches the optimum) are listed in the
+test's output and in ``benchmarks/results/campaign.md``, not hidden.
 """
 
 from __future__ import annotations
 
-import re
 import warnings
 
 import pytest
 from campaign_instances import FAMILIES, run
-
-KNOWN_SCALE_DEFECT = {"mpm", "bmpm", "mempm", "m4", "m4-soft"}  # issue 11 item 2 (part B)
-
-
-def scaled(info: str) -> bool:
-    """Whether the instance has a feature rescaled away from 1."""
-    match = re.search(r"scale\[x\d+\]=(\S+)", info)
-    return bool(match) and float(match.group(1)) != 1.0
 
 
 @pytest.fixture(scope="module")
@@ -44,12 +39,23 @@ def test_campaign(family, size):
         for seed in range(size):
             records.append(run(family, seed))
     bad = [r for r in records if r.get("disagree")]
-    known = [r for r in bad if family in KNOWN_SCALE_DEFECT and scaled(r["info"])]
-    unknown = [r for r in bad if r not in known]
     detail = "\n".join(f"seed {r['seed']}: {r['info']}: {r['disagree']} "
+                       f"(beyond certificates: {r['beyond_certificates']}, worse: {r['worse']}) "
                        f"{r['objective']} {r['status']}" for r in bad)
-    assert not unknown, f"certified-OPTIMAL disagreements:\n{detail}"
-    worse = [r for r in unknown if r["worse"]]
-    assert not worse
-    if known:
-        pytest.xfail(f"issue 11 item 2 (fixed by part B), scaled features:\n{detail}")
+    if bad:
+        print(f"differences above 1e-5 in {family}:\n{detail}")
+    assert not [r for r in bad if r["beyond_certificates"]], detail
+    assert not [r for r in bad if r["worse"]], detail
+
+
+def test_counting_rule_on_a_reference_that_stops_short():
+    # cbc seed 402 (a feature scaled by 1e8): Clarabel is certified OPTIMAL at a recomputed
+    # relative gap of 2.3e-4 (under its certify_tol 5e-4) and cbc-smo reaches the optimum,
+    # 2.3e-4 higher in the maximised dual. The difference exceeds 1e-5 but is what
+    # Clarabel's own certificate states: listed, not a certificate failure.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        record = run("cbc", 402)
+    assert record["status"]["clarabel"] == "optimal"
+    assert record["disagree"] == ["cbc-smo"]
+    assert record["beyond_certificates"] == [] and record["worse"] == []
