@@ -30,7 +30,8 @@ _clip_pair = njit(cache=True, nogil=True, inline="always")(clip_pair)
 
 @njit(cache=True, nogil=True)
 def run(alpha, F, y, c, QD, Gb, is_up, is_low, colpos, use_colpos, store, slot_of, stamp,
-        clock, tol, max_steps, track_gbar, out_i, out_f):  # pragma: no cover - compiled
+        clock, tol, max_steps, track_gbar, out_i, out_f, resume,
+        resume_f):  # pragma: no cover - compiled
     """Up to ``max_steps`` SMO updates on the contiguous working set; see the module docstring.
 
     Every array is of the working set's length ``m`` and in its order (LIBSVM's active
@@ -48,33 +49,51 @@ def run(alpha, F, y, c, QD, Gb, is_up, is_low, colpos, use_colpos, store, slot_o
     maximal violation m - M on the working set. ``is_up`` / ``is_low`` (uint8) are the
     memberships of :math:`I_{up}` / :math:`I_{low}`, kept up to date here for the two
     updated variables (LIBSVM's ``alpha_status``).
+
+    A NEED_COLUMN return saves the selection made so far in ``resume`` (phase 1: ``i``;
+    phase 2: ``i`` and ``j``) and ``resume_f`` (m and M); a call with ``resume[0] > 0``
+    goes on from there instead of scanning the working set again (the caller resets it
+    whenever it changes anything but the stored columns). Without it, an iteration
+    needing two new columns scanned the working set five times instead of two.
     """
     steps = 0
     out_f[0] = np.inf
     m = F.shape[0]
+    phase = resume[0]
+    resume[0] = 0
     while True:
-        # -- i: the maximal violating index (largest F over I_up), and M over I_low
-        Gmax = -np.inf
-        Gmin = np.inf
-        i = -1
-        for t in range(m):
-            f = F[t]
-            if is_up[t] and f > Gmax:
-                Gmax = f
-                i = t
-            if is_low[t] and f < Gmin:
-                Gmin = f
-        viol = Gmax - Gmin
-        out_f[0] = viol
-        if not viol > tol:
-            out_i[1] = steps
-            return CONVERGED
-        if steps >= max_steps:
-            out_i[1] = steps
-            return STEPS_DONE
+        if phase > 0:
+            i = resume[1]
+            Gmax = resume_f[0]
+            Gmin = resume_f[1]
+            out_f[0] = Gmax - Gmin
+        else:
+            # -- i: the maximal violating index (largest F over I_up), and M over I_low
+            Gmax = -np.inf
+            Gmin = np.inf
+            i = -1
+            for t in range(m):
+                f = F[t]
+                if is_up[t] and f > Gmax:
+                    Gmax = f
+                    i = t
+                if is_low[t] and f < Gmin:
+                    Gmin = f
+            viol = Gmax - Gmin
+            out_f[0] = viol
+            if not viol > tol:
+                out_i[1] = steps
+                return CONVERGED
+            if steps >= max_steps:
+                out_i[1] = steps
+                return STEPS_DONE
         ci = colpos[i] if use_colpos else i
         si_slot = slot_of[ci]
         if si_slot < 0:
+            resume[0] = 1
+            resume[1] = i
+            resume_f[0] = Gmax
+            resume_f[1] = Gmin
             out_i[0] = ci
             out_i[1] = steps
             return NEED_COLUMN
@@ -82,25 +101,34 @@ def run(alpha, F, y, c, QD, Gb, is_up, is_low, colpos, use_colpos, store, slot_o
         stamp[si_slot] = clock[0]
         Ki = store[si_slot]
         # -- j: second-order selection (WSS2) over I_low with F_t < Gmax
-        best = -np.inf
-        j = -1
         QDi = QD[i]
-        for t in range(m):
-            b = Gmax - F[t]
-            if b > 0 and is_low[t]:
-                quad = QDi + QD[t] - 2.0 * (Ki[colpos[t]] if use_colpos else Ki[t])
-                if quad <= 0:
-                    quad = _TAU
-                g = b * b / quad
-                if g > best:
-                    best = g
-                    j = t
+        if phase == 2:
+            j = resume[2]
+        else:
+            best = -np.inf
+            j = -1
+            for t in range(m):
+                b = Gmax - F[t]
+                if b > 0 and is_low[t]:
+                    quad = QDi + QD[t] - 2.0 * (Ki[colpos[t]] if use_colpos else Ki[t])
+                    if quad <= 0:
+                        quad = _TAU
+                    g = b * b / quad
+                    if g > best:
+                        best = g
+                        j = t
         cj = colpos[j] if use_colpos else j
         sj_slot = slot_of[cj]
         if sj_slot < 0:
+            resume[0] = 2
+            resume[1] = i
+            resume[2] = j
+            resume_f[0] = Gmax
+            resume_f[1] = Gmin
             out_i[0] = cj
             out_i[1] = steps
             return NEED_COLUMN
+        phase = 0
         clock[0] += 1
         stamp[sj_slot] = clock[0]
         Kj = store[sj_slot]

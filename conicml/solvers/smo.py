@@ -814,6 +814,8 @@ def solve_smo(
         # working set itself once it is full (then n / m times more columns fit).
         out_i = np.zeros(2, dtype=np.int64)
         out_f = np.zeros(1)
+        resume = np.zeros(3, dtype=np.int64)  # a selection interrupted by a missing column
+        resume_f = np.zeros(2)
         until_boundary = period
         recent = 2 * period  # clock ticks (column uses) within which a column is kept
         gb_upper = alpha >= c  # the bounds Gb reflects (tracked only while work is None)
@@ -908,7 +910,9 @@ def solve_smo(
             steps = 1 if stop is not None else min(until_boundary, max_iter - k)
             r = nb.run(wa, wF, wy, wc, wQD, Gb, flag_up, flag_low, colpos, use_colpos,
                        cache.store, cache.slot_of, cache.stamp, cache.clock, tol_cur, steps,
-                       shrinking and work is None, out_i, out_f)
+                       shrinking and work is None, out_i, out_f, resume, resume_f)
+            if r != nb.NEED_COLUMN or stop is not None:
+                resume[0] = 0  # the next call scans afresh
             done = int(out_i[1])
             k += done
             until_boundary -= done
@@ -951,6 +955,7 @@ def solve_smo(
                 break
             if until_boundary > 0:
                 continue
+            resume[0] = 0  # the working set may change below: select afresh
             until_boundary = period
             if shrinking:
                 f_up, f_low = flag_up.astype(bool), flag_low.astype(bool)
