@@ -341,6 +341,23 @@ def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, block: int = 2048) ->
     if not _BLAS:  # one controller, reused: threadpool_limits rescans the libraries per call
         _BLAS.append(ThreadpoolController())
     with _BLAS[0].limit(limits=1, user_api="blas"):
+        if getattr(kernel, "name", None) == "rbf":
+            # the RBF block in place from the row norms computed once (kernel.columns
+            # recomputes the norms and allocates four temporaries per block): the same
+            # values, a third less time at n = 5000 (issue 14, measured)
+            sq = np.einsum("ij,ij->i", X, X)
+            step = max(8, min(block, (2**18) // max(1, X.shape[0])))
+            gamma = float(kernel.gamma)
+            for s in range(0, nz.size, step):
+                cols = nz[s:s + step]
+                dist = X @ X[cols].T
+                dist *= -2.0
+                dist += sq[:, None]
+                dist += sq[cols][None, :]
+                np.maximum(dist, 0.0, out=dist)
+                dist *= -gamma
+                out += np.exp(dist, out=dist) @ v[cols]
+            return out
         for s in range(0, nz.size, step):
             cols = nz[s:s + step]
             out += kernel.columns(X, cols) @ v[cols]
