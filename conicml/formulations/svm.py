@@ -320,6 +320,14 @@ def _unique(data: Mapping[str, Any], model: Mapping[str, Any]) -> dict:
 _BLAS: list[ThreadpoolController] = []  # created at the first certificate, then reused
 
 
+def _one_blas_thread() -> Any:
+    """A context with single-threaded BLAS, from one reused controller
+    (``threadpool_limits`` rescans the loaded libraries at every call, 3-20 ms)."""
+    if not _BLAS:
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
+
+
 def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, block: int = 2048) -> np.ndarray:
     r""":math:`K v` over the training points, a block of Gram columns at a time.
 
@@ -338,9 +346,7 @@ def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, block: int = 2048) ->
     # the CPU cache, with single-threaded BLAS: on the shared 2-core machine OpenBLAS's two
     # threads made these thin products 13x slower (issue 14 profile)
     step = max(8, min(block, (2**15) // max(1, X.shape[0])))
-    if not _BLAS:  # one controller, reused: threadpool_limits rescans the libraries per call
-        _BLAS.append(ThreadpoolController())
-    with _BLAS[0].limit(limits=1, user_api="blas"):
+    with _one_blas_thread():
         if getattr(kernel, "name", None) == "rbf":
             # the RBF block in place from the row norms computed once (kernel.columns
             # recomputes the norms and allocates four temporaries per block): the same
@@ -382,6 +388,14 @@ def _certify_dual(data: Mapping[str, Any], solution: Solution) -> Residuals:
       on the suboptimality of both; also the mismatch between the reported objective
       and :math:`D`.
     """
+    # single-threaded BLAS throughout: OpenBLAS's threads took ~50 ms for the O(n) dots
+    # alone on the loaded 2-core machine (issue 14 profile of the mammography certificate)
+    with _one_blas_thread():
+        return _certify_dual_point(data, solution)
+
+
+def _certify_dual_point(data: Mapping[str, Any], solution: Solution) -> Residuals:
+    """The body of :func:`_certify_dual`."""
     y = np.asarray(data["y"], dtype=float)
     c = np.asarray(data["c"], dtype=float)
     alpha = np.asarray(solution.values["alpha"], dtype=float)
@@ -394,8 +408,8 @@ def _certify_dual(data: Mapping[str, Any], solution: Solution) -> Residuals:
     grad = y * g - 1.0  # gradient of 1/2 a'Qa - 1'a
     score = -y * grad  # LIBSVM's -y_t G_t
     b = bias_from_kkt(a, y, c, score, solver_accuracy(solution))
-    quad = float(v @ g)
     xi = np.maximum(0.0, 1.0 - y * (g + b))
+    quad = float(v @ g)
     P = 0.5 * quad + float(c @ xi)
     D = float(a.sum()) - 0.5 * quad
     gap = max(P - D, 0.0) / max(1.0, abs(P))
