@@ -283,6 +283,14 @@ class _StoreCache(_ColumnCache):
         """Kernel values ``K[rows][:, cols]`` (original indices), counted."""
         if self.kernel.name == "precomputed":
             block = np.asarray(self.X[np.ix_(rows, cols)], dtype=float)
+        elif self._sq is not None:  # RBF in place from the cached row norms
+            block = self.X[rows] @ self.X[cols].T
+            block *= -2.0
+            block += self._sq[rows][:, None]
+            block += self._sq[cols][None, :]
+            np.maximum(block, 0.0, out=block)
+            block *= -float(self.kernel.gamma)
+            np.exp(block, out=block)
         else:
             block = np.asarray(self.kernel(self.X[rows], self.X[cols]), dtype=float)
         self.values += block.size
