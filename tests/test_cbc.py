@@ -475,3 +475,40 @@ def test_default_estimator_is_not_constant_on_imbalanced_data():
     assert np.abs(est.coef_).max() > 1e-3
     from sklearn.metrics import roc_auc_score
     assert roc_auc_score(y, est.decision_function(X)) > 0.65
+
+
+def _w_form_instance(separation, seed):
+    rng = np.random.default_rng(seed)
+    X = np.r_[rng.normal(separation, 1.0, (40, 2)), rng.normal(-separation, 1.0, (40, 2))]
+    y = np.r_[np.ones(40), -np.ones(40)]
+    moments = ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=3,
+                                       random_state=0)
+    return moments, cbc.cbc_w(moments, 2.0, 0.6, form="dual")
+
+
+@pytest.mark.parametrize("separation", [6.0, 1.0])  # apex (optimum 0) / overlapping spheres
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_w_form_decoded_model_attains_the_optimum(separation, seed):
+    # issue 11: at (or near) the cone apex v = 0, w = W v/||v|| (B.3) is undetermined and
+    # used to decode a hyperplane with slack where none is needed (ECOS, certified OPTIMAL,
+    # decoded sum of slacks 134 at an optimum of 0 on a campaign instance). The decoded
+    # model of every solver must attain the optimum of (B.1), solved independently by
+    # Clarabel on the primal form, with a feasible (w, b): ||w|| <= W and the slacks its
+    # own margins imply
+    moments, prog = _w_form_instance(separation, seed)
+    ref = cm.solve(cbc.cbc_w(moments, 2.0, 0.6, form="primal"), "clarabel")
+    assert ref.status is cm.Status.OPTIMAL
+    data = prog.data["cbc"]
+    for name in _solvers(prog.kind):
+        sol = cm.solve(prog, name)
+        assert sol.status is cm.Status.OPTIMAL, (name, sol.message)
+        model = prog.decode(sol)
+        g = data.kernel_matvec(model["dual_coef"])
+        w_norm = np.sqrt(model["dual_coef"] @ g)
+        assert w_norm <= 2.0 * (1 + 1e-9)
+        xi = np.maximum(0.0, 1.0 + data.radii * 2.0 - data.y * (g + model["b"]))
+        assert np.sum(xi) == pytest.approx(model["primal_objective"], rel=1e-9, abs=1e-12)
+        # each solver at its stated objective tolerance (tests/tolerances.py; SCS 1e-3)
+        rtol = max(1e-5, obj_rtol(name))
+        assert model["primal_objective"] == pytest.approx(ref.objective, rel=rtol, abs=1e-6), \
+            (name, model["decoded_by"])

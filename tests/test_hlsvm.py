@@ -4,6 +4,7 @@ routing, the weights (5.3), the text dump and bad input."""
 import numpy as np
 import pytest
 from sklearn.datasets import make_moons
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import conicml as cm
@@ -13,8 +14,9 @@ from conicml.exceptions import SolverError
 
 
 @parametrize_with_checks([
-    HLSVMClassifier(T=300, random_state=0),
-    HLSVMClassifier(node_solver="clarabel", rho=0.0),
+    HLSVMClassifier(T=300, node_solver="weighted-pegasos", random_state=0),
+    HLSVMClassifier(node_solver="clarabel", rho=0.0, standardize=False),
+    HLSVMClassifier(random_state=0),  # the defaults: standardised, "auto" node solver
 ])
 def test_sklearn_contract(estimator, check):
     check(estimator)
@@ -205,3 +207,67 @@ def test_node_solver_that_does_not_accept_the_primal_kind(moons):
     X, y = moons
     with pytest.raises(SolverError, match="it accepts qp.svm.dual"):
         HLSVMClassifier(node_solver="smo").fit(X, y)
+
+
+# ---- defaults that converge (issue 9): standardisation, node_solver="auto" ----------------------
+
+def test_standardize_makes_the_tree_invariant_to_feature_scale(moons):
+    # closed form: on standardised features an affine rescaling x -> s x + t of the inputs
+    # changes nothing but the raw hyperplanes, which become (w / s, b - (w / s)^T t)
+    X, y = moons
+    s, t = np.array([1e3, 1e-2]), np.array([-50.0, 7.0])
+    kw = {"lam": 1e-3, "rho": 0.0, "node_solver": "clarabel", "delta": 0.05}
+    a = HLSVMClassifier(**kw).fit(X, y)
+    b = HLSVMClassifier(**kw).fit(X * s + t, y)
+    assert a.n_hyperplanes_ == b.n_hyperplanes_ >= 2
+    np.testing.assert_array_equal(a.predict(X), b.predict(X * s + t))
+    np.testing.assert_allclose(b.coef_ * s, a.coef_, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(b.intercept_ + b.coef_ @ t, a.intercept_, rtol=1e-4, atol=1e-6)
+    # without standardisation the same data is another model (the thesis's raw setting)
+    raw = HLSVMClassifier(standardize=False, **kw).fit(X * s + t, y)
+    assert not np.allclose(raw.coef_[0] * s, a.coef_[0], rtol=1e-2)
+
+
+def test_auto_node_solver_is_exact_on_small_nodes_and_pegasos_on_large_ones():
+    X, y = make_moons(4400, noise=0.25, random_state=0)
+    est = HLSVMClassifier(rho=0.0, delta=0.05, random_state=0).fit(X, y)
+    # the root (4 400 > 2 000 samples) is a Weighted-Pegasos node (here it certifies, or
+    # stops at T and is re-solved exactly: d = 2 keeps it under the fallback size)
+    assert est.node_solvers_.get("weighted-pegasos", 0) \
+        + est.node_solvers_.get("weighted-pegasos->clarabel", 0) >= 1
+    assert est.node_solvers_.get("clarabel", 0) >= 1  # nodes of <= 2 000 samples
+    assert set(est.node_statuses_) <= {"optimal", "optimal_inaccurate"}
+    small = HLSVMClassifier(rho=0.0, random_state=0).fit(X[:500], y[:500])
+    assert set(small.node_solvers_) == {"clarabel"}
+    # node_solver_options go to the Pegasos nodes only (clarabel has no max_iter)
+    HLSVMClassifier(rho=0.0, node_solver_options={"max_iter": 50}).fit(X[:500], y[:500])
+
+
+def test_pegasos_fallback_to_clarabel_when_T_is_too_small():
+    # T = 50 cannot certify the 4 400-sample root: "auto" re-solves it exactly
+    X, y = make_moons(4400, noise=0.25, random_state=0)
+    est = HLSVMClassifier(rho=0.0, delta=0.9, T=50, random_state=0).fit(X, y)
+    assert est.node_solvers_ == {"weighted-pegasos->clarabel": 1}  # the root only
+    assert est.node_statuses_ == {"optimal": 1}
+    with pytest.warns(ConvergenceWarning, match="not solved"):  # the thesis's node solver
+        HLSVMClassifier(rho=0.0, delta=0.9, T=50, node_solver="weighted-pegasos",
+                        random_state=0).fit(X, y)
+
+
+# ---- prediction by routing: compiled and NumPy paths -------------------------------------------
+
+def test_compiled_routing_equals_numpy_routing():
+    pytest.importorskip("numba")
+    from conicml.estimators._hlsvm_tree import _route_by_node, _route_kernel
+
+    X, y = make_moons(3000, noise=0.3, random_state=3)
+    est = HLSVMClassifier(lam=1e-4, rho=0.0, node_solver="clarabel", delta=1e-2).fit(X, y)
+    tree = est.tree_
+    assert _route_kernel() is not None and est.n_hyperplanes_ >= 5
+    for mask in (tree.is_leaf, cost_complexity_sequence(tree)[0][1]):  # full and pruned
+        node, count = tree.route(X, mask)
+        node_np, count_np = _route_by_node(tree, np.ascontiguousarray(X), mask)
+        np.testing.assert_array_equal(node, node_np)
+        np.testing.assert_array_equal(count, count_np)
+    # a batch below the compiled path's minimum goes through NumPy and agrees too
+    np.testing.assert_array_equal(est.apply(X[:5]), est.apply(X)[:5])

@@ -18,7 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import minimize_scalar
 
+from .._ccp_certify import best_offset
 from .._kkt import bias_from_kkt, free_tolerance
 from ..kernels import Kernel
 
@@ -109,20 +111,93 @@ class CBCDualData:
         y, r, upper = self.y, self.radii, self.upper
         alpha = np.clip(np.asarray(alpha, dtype=float), 0.0, upper)
         p = self.kernel_matvec(alpha * y)
-        scale, t, _ = self.scale(alpha, p)
+        scale, t, vnorm = self.scale(alpha, p)
         g = scale * p  # w^T phi(mu_j)
+        given_b = b is not None
         if b is None:
             b = bias_from_kkt(alpha, y, upper, -g + y * (1.0 + r * t), accuracy)  # -y_j G_j
         xi = np.maximum(0.0, 1.0 + r * t - y * (g + b))
+        coef = scale * alpha * y
+        decoded = "kkt"
         if self.W is not None:
             primal = float(np.sum(upper * xi))
+            dual = float((1.0 + r * float(self.W)) @ alpha) - float(self.W) * vnorm
+            if not given_b and primal - dual > 1e-9 * max(1.0, abs(dual)):
+                # (B.3) leaves w undetermined at (or near) the cone apex v = 0 (the spheres
+                # are separable within ||w|| <= W, optimum 0): take the best feasible
+                # hyperplane among the candidates of apex_candidates instead
+                for name, c in self.apex_candidates(alpha, accuracy):
+                    length, bc, value = self.best_length(self.kernel_matvec(c))
+                    if value < primal - 1e-12 * max(1.0, abs(primal)):
+                        primal, coef, b, decoded = value, length * c, bc, name
+                        g = self.kernel_matvec(coef)
+                        xi = np.maximum(0.0, 1.0 + r * t - y * (g + b))
         elif self.hard:
             primal = 0.5 * t * t
         else:
             primal = 0.5 * t * t + float(np.sum(upper * xi))
-        model = {"alpha": alpha, "dual_coef": scale * alpha * y,
+        model = {"alpha": alpha, "dual_coef": coef,
                  "support": np.flatnonzero(alpha > free_tolerance(alpha)), "b": float(b),
-                 "xi": xi, "t": float(t), "radii": r, "primal_objective": primal}
+                 "xi": xi, "t": float(t), "radii": r, "primal_objective": primal,
+                 "decoded_by": decoded}
         if self.kernel.name == "linear":
             model["w"] = self.means.T @ model["dual_coef"]
         return model
+
+    def best_length(self, g_unit: np.ndarray) -> tuple[float, float, float]:
+        r"""W-form: the best point :math:`(s\hat w, b)`, :math:`0 \le s \le W`, on a direction.
+
+        ``g_unit`` are the scores :math:`\hat w^\top\phi(\mu_j)` of a unit-norm
+        :math:`\hat w`. Every :math:`\|w\| \le W` is feasible in (B.1), whose margins
+        carry the constant :math:`r_jW`, so the objective :math:`h(s) = \min_b\sum_j
+        u_j(1 + r_jW - y_j(sg_j + b))_+` (convex in s; the offset exact by
+        :func:`~conicml._ccp_certify.best_offset`) is minimised over the length by
+        bounded Brent. Returns ``(s, b, h(s))``.
+        """
+        W = float(self.W)
+        d = 1.0 + self.radii * W
+
+        def h(s: float) -> float:
+            return best_offset(d - self.y * (s * g_unit), self.y, self.upper)[1]
+
+        res = minimize_scalar(h, bounds=(0.0, W), method="bounded",
+                              options={"xatol": 1e-10 * W, "maxiter": 200})
+        length = min((W, float(res.x)), key=h)
+        b, value = best_offset(d - self.y * (length * g_unit), self.y, self.upper)
+        return length, b, value
+
+    def apex_candidates(self, alpha: np.ndarray,
+                        accuracy: float = 0.0) -> list[tuple[str, np.ndarray]]:
+        r"""W-form hyperplanes to try where :math:`w = Wv/\|v\|` (B.3) is undetermined.
+
+        At the cone apex :math:`v = 0` every :math:`w` with :math:`\|w\| \le W` that
+        satisfies the margin conditions is optimal, and :math:`v/\|v\|` from a point
+        near the apex is round-off. Returned as coefficient vectors :math:`c`
+        (:math:`w = \sum_l c_l\phi(\mu_l)`) of unit norm; the length is chosen by
+        :meth:`best_length`:
+
+        * ``"margin-fit"``: the margin equalities :math:`w^\top\phi(\mu_j) + b =
+          y_j(1 + r_jW)` of the free multipliers ((B.4)) solved by least squares;
+        * ``"v-direction"``: :math:`v/\|v\|` itself (with the best offset, not (B.4)'s);
+        * ``"mean-difference"``: the difference of the class means of the cluster
+          centres, :math:`c_j = y_j/k_{y_j}`.
+        """
+        W = float(self.W)
+        y = self.y
+        out: list[tuple[str, np.ndarray]] = []  # directions, normalised below
+        tol = free_tolerance(alpha, accuracy)
+        free = (alpha > tol) & (alpha < self.upper - tol)
+        if np.any(free):
+            K = self.kernel(self.means, self.means)
+            A = np.hstack([K[free], np.ones((int(free.sum()), 1))])
+            sol = np.linalg.lstsq(A, y[free] * (1.0 + self.radii[free] * W), rcond=None)[0]
+            out.append(("margin-fit", sol[:-1]))
+        out.append(("v-direction", alpha * y))
+        out.append(("mean-difference", np.where(y > 0, 1.0 / max(np.sum(y > 0), 1),
+                                                -1.0 / max(np.sum(y < 0), 1))))
+        scaled = []
+        for name, c in out:
+            norm = float(np.sqrt(max(float(c @ self.kernel_matvec(c)), 0.0)))
+            if norm > 0 and np.isfinite(norm):
+                scaled.append((name, c / norm))
+        return scaled

@@ -15,6 +15,8 @@ smallest tree.
 
 from __future__ import annotations
 
+import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -109,24 +111,25 @@ class FrozenTree:
               ) -> tuple[np.ndarray, np.ndarray]:
         """Leaf reached by each row of ``X`` and the number of hyperplanes evaluated.
 
-        Vectorised by node: the rows that reach an internal node are evaluated against
-        its one hyperplane in a single matrix-vector product and split in two, so each
-        sample costs exactly the hyperplanes on its path (no gathered weight rows).
+        Each sample costs exactly the hyperplanes on its path, :math:`N_H^P(x)` dot
+        products of length :math:`M`. With numba installed (the optional extra
+        ``numba``) the batch is routed by a compiled loop, level by level over blocks of
+        64 rows (``_route_compiled``: per row, one dot product per node on its path and
+        no temporary arrays); otherwise by a NumPy loop over the nodes
+        (:func:`_route_by_node`: the rows that reach an internal node are evaluated
+        against its one hyperplane in a single matrix-vector product and split in
+        two). Both give the same leaves (the test ``w^T x + b <= 0`` goes left).
         """
-        is_leaf = self.is_leaf if leaf_mask is None else leaf_mask
-        n = X.shape[0]
-        node = np.zeros(n, dtype=np.intp)
-        count = np.zeros(n, dtype=np.intp)
-        stack = [(0, np.arange(n))]
-        while stack:
-            k, rows = stack.pop()
-            if is_leaf[k] or rows.size == 0:
-                node[rows] = k
-                continue
-            count[rows] += 1
-            go_left = X[rows] @ self.weights[k] + self.bias[k] <= 0.0
-            stack.append((int(self.right[k]), rows[~go_left]))
-            stack.append((int(self.left[k]), rows[go_left]))
+        is_leaf = self.is_leaf if leaf_mask is None else np.asarray(leaf_mask, dtype=bool)
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        kernel = _route_kernel()
+        if kernel is None or X.shape[0] < _COMPILED_MIN_ROWS:
+            return _route_by_node(self, X, is_leaf)
+        node = np.empty(X.shape[0], dtype=np.intp)
+        count = np.empty(X.shape[0], dtype=np.intp)
+        kernel(X, np.ascontiguousarray(self.weights, dtype=np.float64),
+               np.ascontiguousarray(self.bias, dtype=np.float64), self.left, self.right,
+               is_leaf, node, count)
         return node, count
 
     def prune_to(self, leaf_mask: np.ndarray) -> FrozenTree:
@@ -148,6 +151,70 @@ class FrozenTree:
         return FrozenTree(weights=weights, bias=bias, left=left.astype(np.intp),
                           right=right.astype(np.intp), n_pos=self.n_pos[idx].copy(),
                           n_neg=self.n_neg[idx].copy(), depth=self.depth[idx].copy())
+
+
+#: Batches below this size are routed by the NumPy loop (a compiled call costs ~1 us).
+_COMPILED_MIN_ROWS = 16
+_ROUTE_KERNEL: Callable | None = None
+_ROUTE_KERNEL_TRIED = False
+
+
+def _route_by_node(tree: FrozenTree, X: np.ndarray, is_leaf: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """NumPy routing, vectorised by node (see :meth:`FrozenTree.route`)."""
+    n = X.shape[0]
+    node = np.zeros(n, dtype=np.intp)
+    count = np.zeros(n, dtype=np.intp)
+    stack = [(0, np.arange(n))]
+    while stack:
+        k, rows = stack.pop()
+        if is_leaf[k] or rows.size == 0:
+            node[rows] = k
+            continue
+        count[rows] += 1
+        go_left = X[rows] @ tree.weights[k] + tree.bias[k] <= 0.0
+        stack.append((int(tree.right[k]), rows[~go_left]))
+        stack.append((int(tree.left[k]), rows[go_left]))
+    return node, count
+
+
+def _route_kernel() -> Callable | None:
+    """The compiled routing loop, or None without numba (built once, on first use)."""
+    global _ROUTE_KERNEL, _ROUTE_KERNEL_TRIED
+    if _ROUTE_KERNEL_TRIED:
+        return _ROUTE_KERNEL
+    _ROUTE_KERNEL_TRIED = True
+    if importlib.util.find_spec("numba") is None:
+        return None
+    import numba
+
+    @numba.njit(cache=True, nogil=True, fastmath=True)
+    def _route_compiled(X, W, b, left, right, is_leaf, node, count):  # pragma: no cover
+        # level by level over blocks of 64 rows: the rows' dot products are independent,
+        # so the CPU overlaps them (one row at a time waits on each dot product's chain);
+        # fastmath lets the length-M sums be reassociated (vectorised)
+        n, d = X.shape
+        for s in range(0, n, 64):
+            e = min(n, s + 64)
+            for i in range(s, e):
+                node[i] = 0
+                count[i] = 0
+            moving = True
+            while moving:
+                moving = False
+                for i in range(s, e):
+                    k = node[i]
+                    if is_leaf[k]:
+                        continue
+                    f = b[k]
+                    for j in range(d):
+                        f += W[k, j] * X[i, j]
+                    node[i] = left[k] if f <= 0.0 else right[k]
+                    count[i] += 1
+                    moving = True
+
+    _ROUTE_KERNEL = _route_compiled
+    return _ROUTE_KERNEL
 
 
 def _leaf_errors(tree: FrozenTree) -> np.ndarray:

@@ -32,6 +32,12 @@ __all__ = ["HLSVMClassifier", "export_text"]
 
 #: Node solvers that take H-LSVM's T, batch_size, tau, eps and random_state.
 _PEGASOS_FAMILY = ("pegasos", "weighted-pegasos")
+#: ``node_solver="auto"``: nodes with at most this many samples are solved exactly by
+#: ``clarabel`` (certified interior point), larger ones by ``weighted-pegasos``...
+AUTO_EXACT_MAX = 2000
+#: ... which falls back to ``clarabel`` when it stops at T uncertified and the node has at
+#: most this many entries |S_H| * M (a few seconds of interior point on 2 cores).
+AUTO_FALLBACK_MAX_ENTRIES = 200_000
 
 
 class HLSVMClassifier(ClassifierMixin, BaseEstimator):
@@ -54,8 +60,9 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
        i.e. the SVM primal with costs :math:`c_i = \nu_i/(\lambda|S_H|)`
        (:func:`conicml.formulations.svm.soft_margin` with
        :math:`C = 1/(\lambda|S_H|)` and class weights :math:`\nu_\pm`), by
-       ``node_solver`` — Weighted-Pegasos by default, or any solver registered
-       for the kind ``"qp.svm.primal"``;
+       ``node_solver`` — Weighted-Pegasos on large nodes and an exact
+       interior-point solver on small ones by default (``"auto"``), or any
+       solver registered for the kind ``"qp.svm.primal"``;
     3. becomes a leaf if the split does not lower the impurity,
        :math:`P(l)I(l) + P(r)I(r) \ge I(H)`; else sends
        :math:`\{w^\top x + b \le 0\}` left and the rest right and recurses,
@@ -64,6 +71,26 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
     Leaves are labelled by the unweighted majority (2.37). With ``rho > 0`` the
     tree is then pruned by cost complexity (A17) and the subtree with the
     fewest errors on :math:`P` is kept.
+
+    **Defaults that converge** (issue 9). The thesis runs Weighted-Pegasos with
+    :math:`T = 10^7` on every node. Its error after :math:`T` steps falls as
+    :math:`R^2/(\lambda_{\mathrm{eff}} T)` with :math:`\lambda_{\mathrm{eff}} =
+    \lambda|S_H|` (the :math:`\lambda` of the node problem in Pegasos form, see
+    :mod:`conicml.solvers.pegasos`) and :math:`R = \max_i\|x_i\|`: on raw features
+    of scale :math:`10^2`–:math:`10^3` and on small nodes (:math:`\lambda|S_H|
+    \approx 10^{-3}`) a run of :math:`T = 2\cdot10^4` steps ends with a certified
+    relative duality gap of 0.3–1 (measured on the bundled UCI sets). So by default
+    (``standardize=True``) the nodes are solved on features centred and scaled to
+    unit variance, and the hyperplanes are mapped back,
+    :math:`w = \tilde w/\sigma`, :math:`b = \tilde b - w^\top\mu` (the model, its
+    ``coef_`` and its prediction cost are on the raw features); and
+    ``node_solver="auto"`` solves a node of at most ``AUTO_EXACT_MAX`` (2 000)
+    samples with the certified interior-point solver ``clarabel`` (a fraction of a
+    second there) and larger nodes with Weighted-Pegasos; a Pegasos node that
+    stops at :math:`T` without its certificate is re-solved by ``clarabel`` if it
+    has at most 200 000 entries :math:`|S_H| M` (``node_solvers_`` counts each
+    case). ``standardize=False, node_solver="weighted-pegasos", T=10**7`` is the
+    thesis's setting.
 
     Parameters
     ----------
@@ -84,11 +111,18 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         Bias step scale :math:`\tau` of Weighted-Pegasos (not reported).
     eps : float, default=1e-4
         :math:`\varepsilon_{PEG}`, the step-norm stop of Alg. 5.
-    node_solver : str, default="weighted-pegasos"
-        Any solver registered for ``"qp.svm.primal"`` (``"pegasos"``,
-        ``"clarabel"`` to verify a small tree exactly, ...).
+    node_solver : str, default="auto"
+        ``"auto"``: ``"clarabel"`` for nodes of at most 2 000 samples,
+        ``"weighted-pegasos"`` above (see *Defaults that converge*); or any
+        solver registered for ``"qp.svm.primal"`` (``"weighted-pegasos"`` as the
+        thesis, ``"pegasos"``, ``"clarabel"`` to verify a tree exactly, ...).
     node_solver_options : dict, optional
-        Extra options of the node solver (override the ones above).
+        Extra options of the node solver (override the ones above); with
+        ``node_solver="auto"`` they go to the Weighted-Pegasos nodes only.
+    standardize : bool, default=True
+        Solve the node problems on standardised features (training mean and
+        standard deviation; a constant column keeps scale 1) and map the
+        hyperplanes back to the raw features.
     random_state : int, RandomState or None
         Seeds the pruning split and the node solvers.
 
@@ -114,6 +148,9 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
     pruning_path_ : list of (alpha, n_leaves, pruning-set errors)
     node_statuses_ : dict
         Count of node-solver statuses (non-optimal ones raise one warning).
+    node_solvers_ : dict
+        Count of the solvers that produced the node hyperplanes
+        (``"weighted-pegasos->clarabel"``: the ``"auto"`` fallback).
     n_features_in_ : int
     """
 
@@ -127,13 +164,15 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         "eps": [Interval(Real, 0, None, closed="left"), None],
         "node_solver": [str],
         "node_solver_options": [dict, None],
+        "standardize": ["boolean"],
         "random_state": ["random_state"],
     }
 
     def __init__(self, lam: float = 1e-5, rho: float = 0.1, delta: float | None = None,
                  T: int = 20_000, batch_size: int | None = None, tau: float = 1.0,
-                 eps: float | None = 1e-4, node_solver: str = "weighted-pegasos",
-                 node_solver_options: dict | None = None, random_state: Any = None) -> None:
+                 eps: float | None = 1e-4, node_solver: str = "auto",
+                 node_solver_options: dict | None = None, standardize: bool = True,
+                 random_state: Any = None) -> None:
         self.lam = lam
         self.rho = rho
         self.delta = delta
@@ -143,6 +182,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         self.eps = eps
         self.node_solver = node_solver
         self.node_solver_options = node_solver_options
+        self.standardize = standardize
         self.random_state = random_state
 
     # -- fitting ----------------------------------------------------------------------------
@@ -179,7 +219,8 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         if self.batch_size is not None and self.batch_size > n:
             raise ProgramError(f"batch_size must be <= the number of samples ({n}), "
                                f"got {self.batch_size}")
-        registry.get(self.node_solver, kind=SVM_PRIMAL)  # SolverError names what it accepts
+        for solver_name in self._node_solvers():  # SolverError names the kinds it accepts
+            registry.get(solver_name, kind=SVM_PRIMAL)
         rng = check_random_state(self.random_state)
 
         n_prune = int(round(self.rho * n))
@@ -191,7 +232,18 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         N = Xg.shape[0]
         delta = self.delta if self.delta is not None else 10.0 ** (-math.floor(math.log10(N)))
         self.delta_ = float(delta)
-        tree = self._grow(Xg, yg, N, rng)
+        if self.standardize:
+            mu = Xg.mean(axis=0)
+            sigma = Xg.std(axis=0)
+            sigma[~(sigma > 1e-12 * np.maximum(1.0, np.abs(mu)))] = 1.0  # constant column
+            tree = self._grow((Xg - mu) / sigma, yg, N, rng)
+            # back to the raw features: w~^T (x - mu)/sigma + b~ = (w~/sigma)^T x + b~ - ...
+            for k in range(len(tree.left)):
+                if tree.left[k] >= 0:
+                    w_raw = tree.weights[k] / sigma
+                    tree.weights[k], tree.bias[k] = w_raw, float(tree.bias[k] - w_raw @ mu)
+        else:
+            tree = self._grow(Xg, yg, N, rng)
         full = tree.freeze()
         self.n_hyperplanes_unpruned_ = int(np.count_nonzero(~full.is_leaf))
         self.pruning_path_ = []
@@ -222,6 +274,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
     def _grow(self, X: np.ndarray, y: np.ndarray, N: int, rng: np.random.RandomState) -> Tree:
         tree = Tree(X.shape[1])
         statuses: dict[str, int] = {}
+        self.node_solvers_ = {}
         messages: list[str] = []
         root = tree.add(int(np.count_nonzero(y > 0)), int(np.count_nonzero(y < 0)), 0)
         stack = [(root, np.arange(X.shape[0]))]
@@ -267,14 +320,23 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         prog = svm_formulation.soft_margin(
             X, y, C=1.0 / (self.lam * n), form="primal",
             class_weight={1: 1.0 / (2 * n_pos), -1: 1.0 / (2 * n_neg)})
+        node_solver = self.node_solver
+        if node_solver.lower() == "auto":
+            node_solver = "clarabel" if n <= AUTO_EXACT_MAX else "weighted-pegasos"
         options: dict[str, Any] = {}
-        if self.node_solver.lower() in _PEGASOS_FAMILY:
+        if node_solver.lower() in _PEGASOS_FAMILY:
             k = 32 if self.batch_size is None else self.batch_size
             options = {"max_iter": int(self.T), "batch_size": int(min(k, n)),
                        "tau": float(self.tau), "eps": self.eps,
                        "random_state": int(rng.randint(0, 2**31 - 1))}
-        options.update(self.node_solver_options or {})
-        solution = solve(prog, self.node_solver, **options)
+        if self.node_solver.lower() != "auto" or node_solver != "clarabel":
+            options.update(self.node_solver_options or {})
+        solution = solve(prog, node_solver, **options)
+        if (self.node_solver.lower() == "auto" and solution.status.value == "user_limit"
+                and n * X.shape[1] <= AUTO_FALLBACK_MAX_ENTRIES):
+            solution = solve(prog, "clarabel")
+            node_solver = "weighted-pegasos->clarabel"
+        self.node_solvers_[node_solver] = self.node_solvers_.get(node_solver, 0) + 1
         statuses[solution.status.value] = statuses.get(solution.status.value, 0) + 1
         if solution.status.value not in ("optimal", "optimal_inaccurate"):
             messages.append(solution.message)
@@ -282,6 +344,11 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
             return None, 0.0
         return (np.asarray(solution.values["w"], dtype=float),
                 float(np.asarray(solution.values["b"])))
+
+    def _node_solvers(self) -> tuple[str, ...]:
+        if self.node_solver.lower() == "auto":
+            return ("clarabel", "weighted-pegasos")
+        return (self.node_solver,)
 
     # -- prediction -------------------------------------------------------------------------
     def apply(self, X: Any) -> np.ndarray:
@@ -311,7 +378,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """The unweighted majority class of the leaf each sample reaches (2.37)."""
         leaf = self.apply(X)
-        return self.classes_[self.tree_.label[leaf]]
+        return self.classes_[self.tree_.label][leaf]  # one gather over the samples
 
     def __sklearn_tags__(self):  # noqa: D105
         tags = super().__sklearn_tags__()

@@ -36,7 +36,7 @@ from .._ccp_certify import (
 )
 from .._certificates import PRIMAL_FLOOR, conic_certificate, residuals
 from .._deprecation import renamed_keywords
-from .._kkt import bias_from_kkt, free_tolerance, solver_accuracy
+from .._kkt import bias_from_kkt, solver_accuracy
 from .._validation import check_positive
 from ..contracts.cbc import CBCDualData
 from ..exceptions import ProgramError
@@ -590,23 +590,14 @@ def _cbc_dual_feasibility(cbc: CBCDualData, alpha: np.ndarray) -> float:
 
 def _cbc_apex_bound(cbc: CBCDualData, alpha: np.ndarray, accuracy: float) -> float:
     r"""W-form at (or near) the cone apex :math:`v = 0`, where :math:`w = Wv/\|v\|` is
-    undetermined: the margin equalities :math:`w^\top\phi(\mu_j) + b = y_jd_j` of the
-    free multipliers ((B.4)) are solved by least squares for
-    :math:`w = \sum_l c_l\phi(\mu_l)`, scaled into :math:`\|w\| \le W`, and the
-    bound of :func:`_cbc_upper_bound` is taken there (still a feasible point)."""
-    W = float(cbc.W)
-    tol = free_tolerance(alpha, accuracy)
-    free = (alpha > tol) & (alpha < cbc.upper - tol)
-    if not np.any(free):
-        return math.inf
-    K = cbc.kernel(cbc.means, cbc.means)
-    A = np.hstack([K[free], np.ones((int(free.sum()), 1))])
-    sol = np.linalg.lstsq(A, cbc.y[free] * (1.0 + cbc.radii[free] * W), rcond=None)[0]
-    g = K @ sol[:-1]
-    wn = math.sqrt(max(float(sol[:-1] @ g), 0.0))
-    if wn > W:
-        g = g * (W / wn)
-    return _cbc_upper_bound(cbc, g, W)
+    undetermined: the best feasible point along the directions of
+    :meth:`CBCDualData.apex_candidates` (the margin equalities of the free multipliers
+    ((B.4)) fitted by least squares, :math:`v`, the difference of the class means), each at
+    its best length :math:`\le W` — an upper bound of (B.1), as every such point is
+    feasible."""
+    values = [cbc.best_length(cbc.kernel_matvec(c))[2]
+              for _, c in cbc.apex_candidates(alpha, accuracy)]
+    return min(values, default=math.inf)
 
 
 def _slack_floor(cbc: CBCDualData) -> float:
