@@ -92,6 +92,24 @@ def test_compiled_loop_with_columns_of_the_working_set(C):
                     rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.parametrize("kernel", ["poly", "precomputed"])
+def test_working_set_columns_for_other_kernels(kernel):
+    # the working-set columns of a polynomial kernel (kernel.columns on the working rows)
+    # and of a precomputed Gram matrix (its sub-block): the NumPy loop's iterates
+    pytest.importorskip("numba")
+    X, y = cm.datasets.twonorm(400, dim=20, seed=1)
+    X = (X - X.mean(0)) / X.std(0)
+    if kernel == "precomputed":
+        from sklearn.metrics.pairwise import rbf_kernel
+        X = rbf_kernel(X, X, gamma=1 / 20)
+    prog = cm.formulations.svm.soft_margin(X, y, C=10.0, kernel=kernel, form="dual")
+    ref = cm.solve(prog, "smo", engine="numpy", tol=1e-8)
+    fast = cm.solve(prog, "smo", engine="numba", tol=1e-8, cache_size=60 * 400 * 8 / 2**20)
+    assert fast.status is Status.OPTIMAL and fast.extras["min_column_length"] < 200
+    assert_allclose(fast.objective, ref.objective, rtol=1e-10)
+    assert_allclose(fast.values["alpha"], ref.values["alpha"], atol=1e-8)
+
+
 def test_compiled_loop_limits_and_callback():
     pytest.importorskip("numba")
     prog = _program(300, 100.0)
