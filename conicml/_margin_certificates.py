@@ -25,7 +25,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.linalg import get_lapack_funcs
 from scipy.optimize import lsq_linear
+from threadpoolctl import threadpool_limits
 
 from .solution import Residuals
 
@@ -61,11 +63,44 @@ def _recomputed(primal: float, dual: float, gap: float) -> Residuals:
                      source="recomputed")
 
 
-def hess_norm(R: np.ndarray, w: np.ndarray, s: float) -> np.ndarray:
-    r""":math:`\nabla^2\|Rw\| = (R^\top R - gg^\top/s^2)/s`, :math:`g = R^\top Rw`."""
-    S = R.T @ R
+def hess_norm(R: np.ndarray, w: np.ndarray, s: float, S: np.ndarray | None = None
+              ) -> np.ndarray:
+    r""":math:`\nabla^2\|Rw\| = (R^\top R - gg^\top/s^2)/s`, :math:`g = R^\top Rw`
+    (``S``: :math:`R^\top R` if the caller has it)."""
+    if S is None:
+        S = R.T @ R
     g = S @ w
     return S / s - np.outer(g, g) / s**3
+
+
+def _solve_well_conditioned(K: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
+    r"""The solution of the symmetric system :math:`Kx = b` by :math:`LDL^\top`, or ``None``.
+
+    ``None`` unless LAPACK's estimate of the reciprocal 1-norm condition number
+    exceeds :math:`10\,m\cdot 10^{-13}` (:math:`m` the order): then the smallest singular
+    value is above :math:`10^{-13}` of the largest, nothing is truncated by the
+    least-squares solve with ``rcond=1e-13`` of :func:`newton_decrement`, and both give
+    the same (unique) solution, at about a tenth of the cost of the SVD (the kernel
+    MPM's certificate at n = 1000 took ~3 s in ``lstsq``; issue 14). Runs on one BLAS
+    thread (see :func:`conicml.formulations.minimax._gram_feature_map`).
+    """
+    m = K.shape[0]
+    sytrf, sytrs, sycon, sytrf_lwork = get_lapack_funcs(
+        ("sytrf", "sytrs", "sycon", "sytrf_lwork"), (K,))
+    with threadpool_limits(limits=1, user_api="blas"):
+        lwork, info = sytrf_lwork(m, lower=1)
+        if info != 0:
+            return None
+        ldu, ipiv, info = sytrf(K, lower=1, lwork=max(int(lwork), m))
+        if info != 0:
+            return None
+        rcond, info = sycon(ldu, ipiv, float(np.abs(K).sum(axis=0).max()), lower=1)
+        if info != 0 or not rcond > 10.0 * m * 1e-13:
+            return None
+        x, info = sytrs(ldu, ipiv, rhs[:, None], lower=1)
+    if info != 0 or not np.all(np.isfinite(x)):
+        return None
+    return x[:, 0]
 
 
 def newton_decrement(H: np.ndarray, e: np.ndarray, A: np.ndarray) -> float:
@@ -84,7 +119,9 @@ def newton_decrement(H: np.ndarray, e: np.ndarray, A: np.ndarray) -> float:
     q, k = H.shape[0], A.shape[1]
     K = np.block([[H, A], [A.T, np.zeros((k, k))]])
     rhs = np.concatenate([-e, np.zeros(k)])
-    sol = np.linalg.lstsq(K, rhs, rcond=1e-13)[0]
+    sol = _solve_well_conditioned(K, rhs)
+    if sol is None:
+        sol = np.linalg.lstsq(K, rhs, rcond=1e-13)[0]
     delta = sol[:q]
     dec = -(float(e @ delta) + 0.5 * float(delta @ H @ delta))
     resid = float(np.linalg.norm(K @ sol - rhs))
@@ -242,7 +279,8 @@ def margin_qp_certificate(Z: np.ndarray, y: np.ndarray, c: np.ndarray, w: np.nda
 # --------------------------------------------------------------------------------------
 def fractional_certificate(d: np.ndarray, Rx: np.ndarray, Ry: np.ndarray,
                            a: tuple[float, float], b: tuple[float, float], v: np.ndarray,
-                           claimed: float | None) -> Residuals:
+                           claimed: float | None, Sx: np.ndarray | None = None,
+                           Sy: np.ndarray | None = None) -> Residuals:
     r"""Certificate of :math:`\min_v b_x\|R_xv\| + b_y\|R_yv\|` s.t.
     :math:`d^\top v - a_x\|R_xv\| - a_y\|R_yv\| \ge 1` at the point :math:`v`.
 
@@ -326,9 +364,9 @@ def fractional_certificate(d: np.ndarray, Rx: np.ndarray, Ry: np.ndarray,
         # the margin row, relative to P (the objective units)
         H = np.zeros((v.size, v.size))
         grad_row = d.copy()
-        for R, r, s, p, a_ in ((Rx, rx, sx, px, ax), (Ry, ry, sy, py, ay)):
+        for R, r, s, p, a_, S in ((Rx, rx, sx, px, ax, Sx), (Ry, ry, sy, py, ay, Sy)):
             if p != 0.0:
-                H += p * hess_norm(R, v, s)
+                H += p * hess_norm(R, v, s, S)
             if a_ != 0.0 and s > 0:
                 grad_row -= a_ * (R.T @ r) / s
         dec = newton_decrement(H, resid, grad_row[:, None])
@@ -449,7 +487,12 @@ def m4_fixed_rho_certificate(Z: np.ndarray, y: np.ndarray, kept: np.ndarray,
         hi = np.concatenate([ub[free], [np.inf], np.full(n_z, np.inf)])
         if not (np.all(np.isfinite(A)) and np.all(np.isfinite(rhs))):
             continue
-        sol = lsq_linear(A, rhs, bounds=(lo, hi), method="bvls" if A.shape[1] < 400 else "trf")
+        # one BLAS thread: bvls calls LAPACK's least squares once per active-set step, and
+        # OpenBLAS's two threads made that 10-30x slower on the shared 2-core machine (the
+        # kernel M4 certificate took 27 s of a 39 s fit at n = 150; issue 14)
+        with threadpool_limits(limits=1, user_api="blas"):
+            sol = lsq_linear(A, rhs, bounds=(lo, hi),
+                             method="bvls" if A.shape[1] < 400 else "trf")
         x = sol.x
         lam[free] = np.clip(x[:free.size], 0.0, ub[free])
         nu = float(x[free.size])

@@ -130,7 +130,7 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
-from threadpoolctl import threadpool_limits
+from scipy.linalg import cho_solve
 
 from .. import kinds
 from .._certificates import rel, residuals
@@ -143,6 +143,7 @@ from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..program import ConicForm, Program, require_solution
 from ..solution import Residuals, Solution
+from .minimax import _definite_cholesky, _gram_feature_map
 
 __all__ = [
     "AUTO_NU",
@@ -166,19 +167,28 @@ KIND_SOFT = kinds.M4_SOFT
 # --------------------------------------------------------------------------------------
 # data preparation
 # --------------------------------------------------------------------------------------
-def _cov_factor(Zc: np.ndarray, reg: float | np.ndarray) -> np.ndarray:
+def _cov_factor(Zc: np.ndarray, reg: float | np.ndarray, triangular: bool = False
+                ) -> np.ndarray:
     r"""``R`` with :math:`R^\top R = Z_c^\top Z_c / n + \mathrm{diag}(\mathrm{reg})` and few rows.
 
     ``Zc`` are the centred rows of one class. With more rows than columns the
     covariance is formed and factored (eigen, exact up to ``1e-12`` of its
-    spectrum); otherwise the scaled centred rows (plus :math:`\sqrt{reg}\,I`)
-    are the factor.
+    spectrum; ``triangular=True``: Cholesky when numerically definite); otherwise the
+    scaled centred rows (plus :math:`\sqrt{reg}\,I`) are the factor.
     """
     n, p = Zc.shape
     reg = np.broadcast_to(np.asarray(reg, dtype=float), (p,))
     if n + (p if np.any(reg > 0) else 0) > p:
         S = Zc.T @ Zc / n + np.diag(reg)
-        return psd_factor(0.5 * (S + S.T), "eigen").T
+        S = 0.5 * (S + S.T)
+        # kernel programs (triangular=True): a triangular factor when S is numerically
+        # definite (always, with the mandatory ridge): half the nonzeros of the
+        # eigen-factor in the inner SOCPs' cones, n^3/3 flops (issue 14). Linear programs
+        # keep the eigen-factor (their results are unchanged)
+        L = _definite_cholesky(S) if triangular else None
+        if L is not None:
+            return L.T
+        return psd_factor(S, "eigen").T
     R = Zc / math.sqrt(n)
     return np.vstack([R, np.diag(np.sqrt(reg))]) if np.any(reg > 0) else R
 
@@ -231,7 +241,11 @@ def auto_C(d: np.ndarray, R_pos: np.ndarray, R_neg: np.ndarray, n: int,
     the ν-SVM's :math:`\nu`; derived here, not in the thesis.
     """
     S = R_pos.T @ R_pos + R_neg.T @ R_neg
-    w = np.linalg.lstsq(S, d, rcond=None)[0]
+    L = _definite_cholesky(0.5 * (S + S.T))
+    if L is not None:  # the usual case (a ridge): n^3/3 instead of an SVD (issue 14)
+        w = cho_solve((L, True), d, check_finite=False)
+    else:
+        w = np.linalg.lstsq(S, d, rcond=None)[0]
     w = w / float(d @ w)
     sigma = 0.5 * (float(np.linalg.norm(R_pos @ w)) + float(np.linalg.norm(R_neg @ w)))
     if not sigma > 0:  # zero within-class spread along d: any C fits, take one per point
@@ -275,11 +289,12 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
         if covariances is not None:
             raise ProgramError("covariances can only be given with kernel='linear'")
         K = kern.gram(X)
-        # one BLAS thread for the O(n^3) eigendecomposition: on the shared 2-core machine
-        # OpenBLAS's two threads took 38 s for n = 1000 against 0.9 s on one (issue 14)
-        with threadpool_limits(limits=1, user_api="blas"):
-            Z = psd_factor(0.5 * (K + K.T), "eigen", rtol=factor_rtol)
-        eta_map = Z / np.sum(Z * Z, axis=0)  # eta = U diag(lam^-1/2) v = L diag(1/lam) v
+        # the feature map of the MPM family (issue 14): the Cholesky factor of K when
+        # every squared pivot exceeds factor_rtol times max K_ii (a lower-triangular Z:
+        # half the nonzeros of the eigen-factor in every margin row of the inner SOCPs,
+        # n^3/3 flops instead of an eigendecomposition), else the eigen-factor over the
+        # eigenvalues above factor_rtol times the largest; eta = eta_map v either way
+        Z, eta_map = _gram_feature_map(0.5 * (K + K.T), rtol=factor_rtol)
     pos, neg = y > 0, y < 0
     n_pos, n_neg = int(pos.sum()), int(neg.sum())
     mean_pos, mean_neg = Z[pos].mean(axis=0), Z[neg].mean(axis=0)
@@ -291,8 +306,8 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
         )
     p = Z.shape[1]
     if covariances is None:
-        R_pos = _cov_factor(Z[pos] - mean_pos, reg_int)
-        R_neg = _cov_factor(Z[neg] - mean_neg, reg_int)
+        R_pos = _cov_factor(Z[pos] - mean_pos, reg_int, triangular=eta_map is not None)
+        R_neg = _cov_factor(Z[neg] - mean_neg, reg_int, triangular=eta_map is not None)
     else:
         if not (isinstance(covariances, (tuple, list)) and len(covariances) == 2):
             raise ProgramError("covariances must be a pair (cov_pos, cov_neg)")

@@ -102,13 +102,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
 import cvxpy as cp
 import numpy as np
+from scipy.linalg import solve_triangular
 from scipy.special import ndtr, ndtri
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from .. import kinds
 from .._certificates import rel, residuals
@@ -195,6 +196,54 @@ def _split_ridge(ridge: object) -> tuple[float, float]:
 # --------------------------------------------------------------------------------------
 # the moment data shared by the family: d, R_x, R_y (R^T R = Sigma), projected means
 # --------------------------------------------------------------------------------------
+@cache
+def _blas_controller() -> ThreadpoolController:
+    """One scan of the loaded BLAS libraries (each ``threadpool_limits`` call rescans,
+    ~10 ms)."""
+    return ThreadpoolController()
+
+
+def _one_blas_thread() -> Any:
+    """Context manager: one BLAS thread (see :func:`_gram_feature_map`)."""
+    return _blas_controller().limit(limits=1, user_api="blas")
+
+
+def _gram_feature_map(K: np.ndarray, rtol: float = _GRAM_RTOL) -> tuple[np.ndarray, np.ndarray]:
+    r"""An empirical feature map ``(Phi, T)`` of a Gram matrix: :math:`K = \Phi\Phi^\top`,
+    :math:`KT = \Phi`, :math:`T^\top K T = I` (so :math:`w = Tu` gives :math:`Kw = \Phi u`,
+    :math:`w^\top K w = \|u\|^2`).
+
+    Cholesky :math:`K = LL^\top` (:math:`\Phi = L`, :math:`T = L^{-\top}`) when every
+    pivot satisfies :math:`L_{ii}^2 > \texttt{rtol}\cdot\max_i K_{ii}` (:math:`K`
+    numerically nonsingular); else the
+    eigen-factor :math:`\Phi = U\Lambda^{1/2}`, :math:`T = U\Lambda^{-1/2}` over the
+    eigenvalues above ``rtol`` (default ``_GRAM_RTOL``) times the largest (after
+    :func:`conicml.kernels.psd_factor`'s check that :math:`K` is PSD). Both are exact factors of
+    :math:`K` (the eigen one up to the dropped spectrum) and give the same program up
+    to an orthogonal change of :math:`u`: the same quadratic forms and the same dual
+    coefficients. Why Cholesky first (issue 14): it costs :math:`n^3/3` flops against
+    about :math:`9n^3` for the eigendecomposition with vectors (n = 1000, one BLAS
+    thread: 0.04 s against 0.44 s), and the RBF Gram spectrum of the benchmark data
+    hardly decays, so truncation would not shrink the program anyway. The
+    factorisations run on one BLAS thread: on the shared 2-core machine OpenBLAS's two
+    threads made LAPACK's ``eigh`` of a 1000 x 1000 matrix 40x slower (issue 14).
+    """
+    n = K.shape[0]
+    with _one_blas_thread():
+        try:
+            L = np.linalg.cholesky(K)
+        except np.linalg.LinAlgError:
+            L = None
+        piv = np.diag(L) if L is not None else None
+        scale = max(float(np.max(np.diag(K), initial=0.0)), np.finfo(float).tiny)
+        if piv is not None and bool(np.all(piv * piv > rtol * scale)):
+            T = solve_triangular(L, np.eye(n), lower=True, check_finite=False).T
+            return L, T
+        # psd_factor also rejects a clearly indefinite (precomputed) Gram matrix
+        Phi = psd_factor(K, "eigen", rtol=rtol)
+    return Phi, Phi / np.sum(Phi * Phi, axis=0)  # U lam^1/2 / lam = U lam^-1/2
+
+
 def _factor_T(S: np.ndarray) -> np.ndarray:
     """A matrix ``R`` with ``R.T @ R == S`` (rows: the retained spectrum)."""
     return psd_factor(S, "auto").T
@@ -251,31 +300,31 @@ def _base_data(
         K = 0.5 * (K + K.T)
         pos, neg = y > 0, y < 0
         n_pos, n_neg = int(pos.sum()), int(neg.sum())
-        # Theorem 9 in the coordinates of the empirical feature map: with
-        # K = U diag(lam) U^T over the eigenvalues lam > _GRAM_RTOL * lam_max and
-        # Phi = U diag(sqrt(lam)), the coefficients w = T u, T = U diag(lam^-1/2),
-        # give K w = Phi u and w^T K w = ||u||^2, so k~x - k~y, K~x w and rho w^T K w
-        # become Phi's class means, centred rows and rho ||u||^2: the kernel program
-        # is the linear one on Phi with Sigma + rho I. Exact up to the dropped
-        # spectrum (directions of w in the null space of K change nothing), and
-        # well conditioned, whereas the n x n form in w has a whole optimal face
-        # (those null directions) on which interior-point solvers failed
-        # (Clarabel solver_error from n ~ 250 on).
-        # one BLAS thread for the O(n^3) eigendecomposition: on the shared 2-core machine
-        # OpenBLAS's two threads took 38 s for n = 1000 against 0.9 s on one (issue 14)
-        with threadpool_limits(limits=1, user_api="blas"):
-            lam, U = np.linalg.eigh(K)
-        keep = lam > _GRAM_RTOL * max(float(lam[-1]), np.finfo(float).tiny)
-        lam, U = lam[keep], U[:, keep]
-        Phi = U * np.sqrt(lam)
-        coef_map = U / np.sqrt(lam)  # w = coef_map @ u (dual coefficients)
+        # Theorem 9 in the coordinates of an empirical feature map: any factor
+        # K = Phi Phi^T (Phi of full column rank r) with coefficients w = T u,
+        # K T = Phi and T^T K T = I gives K w = Phi u and w^T K w = ||u||^2, so
+        # k~x - k~y, K~x w and rho w^T K w become Phi's class means, centred rows and
+        # rho ||u||^2: the kernel program is the linear one on Phi with
+        # Sigma + rho I, well conditioned, whereas the n x n form in w has a whole
+        # optimal face (the null directions of K) on which interior-point solvers
+        # failed (Clarabel solver_error from n ~ 250 on). _gram_feature_map takes
+        # the Cholesky factor when K is numerically nonsingular (n^3/3 flops, about
+        # 1/20 of an eigendecomposition; issue 14) and the eigen-factor otherwise.
+        Phi, coef_map = _gram_feature_map(K)
         mx, my = Phi[pos].mean(axis=0), Phi[neg].mean(axis=0)  # k~x, k~y (Sec. 3.4.2)
-        eye = np.eye(Phi.shape[1])
-        cov_x = np.cov(Phi[pos], rowvar=False, bias=True).reshape(eye.shape)
-        cov_y = np.cov(Phi[neg], rowvar=False, bias=True).reshape(eye.shape)
-        with threadpool_limits(limits=1, user_api="blas"):  # as the eigendecomposition
-            Rx = _factor_T(cov_x + rho_x * eye)
-            Ry = _factor_T(cov_y + rho_y * eye)
+        # Sigma = K~^T K~ / N + rho I in u (Theorem 9); the centred rows times their
+        # transpose (a GEMM) rather than np.cov's extra copies
+        Cx, Cy = Phi[pos] - mx, Phi[neg] - my
+        cov_x = Cx.T @ Cx / n_pos
+        cov_y = Cy.T @ Cy / n_neg
+        cov_x[np.diag_indices_from(cov_x)] += rho_x
+        cov_y[np.diag_indices_from(cov_y)] += rho_y
+        # one BLAS thread for the O(n^3) factorisations (as _gram_feature_map)
+        Lx, Ly = _definite_cholesky(cov_x), _definite_cholesky(cov_y)
+        with _one_blas_thread():
+            Rx = Lx.T if Lx is not None else _factor_T(cov_x)
+            Ry = Ly.T if Ly is not None else _factor_T(cov_y)
+        Sx, Sy = cov_x, cov_y
         mom = None
     d = mx - my
     if not np.any(np.abs(d) > 1e-12 * max(1.0, float(np.abs(mx).max()))):
@@ -288,12 +337,42 @@ def _base_data(
         "nu_x": nu_x, "nu_y": nu_y, "rho_x": rho_x, "rho_y": rho_y,
         "kernel": kern, "X": X, "n_pos": n_pos, "n_neg": n_neg, "feature_scale": scale,
         "coef_map": None if kern is None else coef_map,
+        # the covariances Rx^T Rx, Ry^T Ry themselves (up to the spectrum psd_factor
+        # drops): solvers that factor a combination of them (ils-newton) read these
+        # instead of multiplying the factors back
+        "Sx": Sx, "Sy": Sy,
     }
 
 
 def _kappa_max(base: Mapping[str, Any]) -> float:
-    r""":math:`\kappa(\beta_{0m}) = \sqrt{d^\top\Sigma_y^{-1}d} - \nu_y` (3.44, S004-D2)."""
+    r""":math:`\kappa(\beta_{0m}) = \sqrt{d^\top\Sigma_y^{-1}d} - \nu_y` (3.44, S004-D2).
+
+    By a Cholesky factor of :math:`\Sigma_y` when it is numerically definite (kernel
+    programs, whose ridge is mandatory: :math:`n^3/3` flops), else from the SVD of
+    :math:`R_y` (:func:`conicml._linalg.inverse_quadratic`, which also detects
+    :math:`d` outside the range); the SVD of a 1000 x 1000 factor took 2.4 s (issue 14).
+    """
+    Sy = base.get("Sy")
+    L = _definite_cholesky(Sy) if Sy is not None else None
+    if L is not None:
+        z = solve_triangular(L, base["d"], lower=True, check_finite=False)
+        return math.sqrt(float(z @ z)) - base["nu_y"]
     return math.sqrt(inverse_quadratic(base["Ry"], base["d"])) - base["nu_y"]
+
+
+def _definite_cholesky(S: np.ndarray, rtol: float = 1e-12) -> np.ndarray | None:
+    r"""Lower Cholesky factor of a symmetric ``S`` whose squared pivots all exceed ``rtol``
+    times its largest diagonal entry (numerically definite), else ``None``; one BLAS
+    thread (see :func:`_gram_feature_map`)."""
+    with _one_blas_thread():
+        try:
+            L = np.linalg.cholesky(S)
+        except np.linalg.LinAlgError:
+            return None
+    piv = np.diag(L)
+    if not np.all(piv * piv > rtol * max(float(np.max(np.diag(S))), np.finfo(float).tiny)):
+        return None
+    return L
 
 
 # --------------------------------------------------------------------------------------
@@ -426,8 +505,11 @@ def _certify_fractional(data: Mapping[str, Any], solution: Solution) -> Residual
     v = np.asarray(v, dtype=float).ravel()
     if v.shape != data["d"].shape or not np.all(np.isfinite(v)):
         return residuals(math.inf)
+    # kernel programs: their covariances (exactly Rx^T Rx, Ry^T Ry: Cholesky factors)
+    # spare the certificate two n^3 products R^T R (issue 14)
+    S = (data.get("Sx"), data.get("Sy")) if data.get("kernel") is not None else (None, None)
     return fractional_certificate(data["d"], data["Rx"], data["Ry"], data["a"], data["b"], v,
-                                  float(solution.objective))
+                                  float(solution.objective), *S)
 
 
 def _family_program(base: dict, family: str, a: tuple[float, float], b: tuple[float, float],
@@ -734,7 +816,7 @@ def inner_bmpm(data: Mapping[str, Any], beta: float, previous: Program | None = 
     changes between two values of β.
     """
     keep = ("moments", "d", "Rx", "Ry", "mx", "my", "nu_x", "nu_y", "rho_x", "rho_y",
-            "kernel", "X", "n_pos", "n_neg", "feature_scale", "coef_map")
+            "kernel", "X", "n_pos", "n_neg", "feature_scale", "coef_map", "Sx", "Sy")
     prog = _bmpm_program({k: data[k] for k in keep}, float(beta), data["bound"])
     if previous is not None and previous.is_built:
         prog = Program(prog.kind, prog.data,

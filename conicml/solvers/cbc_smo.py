@@ -105,11 +105,16 @@ TERMINATION_MESSAGES: dict[int, str] = {
     3: "stopped by the callback",
     4: "stalled: the maximal violating pair admits no improving step (round-off or v = 0)",
     5: "dual unbounded: the spheres cannot be separated (hard margin infeasible)",
+    6: "stalled: the objective did not increase over the last max(1000, 10 k) pair steps "
+       "(round-off)",
+    7: "no progress: the maximal KKT violation has not decreased over the last "
+       "20 max(1000, 10 k) pair steps",
 }
 
 STATUS_MAP: dict[int, Status] = {
     0: Status.OPTIMAL, 1: Status.USER_LIMIT, 2: Status.USER_LIMIT, 3: Status.USER_LIMIT,
-    4: Status.OPTIMAL_INACCURATE, 5: Status.UNBOUNDED,
+    4: Status.OPTIMAL_INACCURATE, 5: Status.UNBOUNDED, 6: Status.OPTIMAL_INACCURATE,
+    7: Status.USER_LIMIT,
 }
 
 KINDS = (kinds.CBC_W_DUAL, kinds.CBC_DUAL, kinds.CBC_HARD_DUAL)
@@ -333,8 +338,20 @@ def solve_cbc_smo(
             stages = [0.0]
     else:
         stages = [0.0]
+    # stall window: pair steps that no longer move the objective at round-off (features of
+    # very different scales) would otherwise run to max_iter at ~100 us each
+    window = max(1000, 10 * k)
+
+    def stage_value(eps: float) -> float:  # the objective this stage maximises
+        if wform:
+            v2 = max(float((alpha * y) @ p), 0.0)
+            return float(dvec @ alpha) - W * math.sqrt(v2 + eps * eps)
+        return _dual_value(data, alpha, p)
+
     for eps in stages:
         stage_tol = tol if eps == 0.0 else max(tol, 1e-3 * eps / eps0)
+        last_value = stage_value(eps)
+        best_viol, best_it = math.inf, it
         reason = 1
         viol = math.inf
         while True:
@@ -354,6 +371,8 @@ def solve_cbc_smo(
             i = int(np.argmax(s_up))
             j = int(np.argmin(s_low))
             viol = float(s_up[i] - s_low[j])
+            if viol < 0.999 * best_viol:
+                best_viol, best_it = viol, it
             if viol <= stage_tol:
                 p_exact = data["cbc"].kernel_matvec(alpha * y)  # re-check on a fresh p
                 if np.max(np.abs(p_exact - p)) <= 1e-12 * max(1.0, float(np.abs(p).max())):
@@ -418,6 +437,15 @@ def solve_cbc_smo(
             np.clip(alpha, 0.0, U, out=alpha)
             p += delta * (Ki - Kj)
             it += 1
+            if it % window == 0:
+                if it - best_it >= 20 * window:  # zig-zag: the violation no longer falls
+                    reason = 7
+                    break
+                value = stage_value(eps)
+                if value - last_value <= 1e-14 * max(1.0, abs(value)):
+                    reason = 6 if eps == 0.0 else 0  # a smoothing stage: go to the next
+                    break
+                last_value = value
             if verbose and it % max(1000, k) == 0:
                 print(f"cbc-smo: eps {eps:.1e}  iter {it:>9d}  m - M = {viol:.3e}")
             if stop is not None and stop(IntermediateResult(
@@ -448,6 +476,8 @@ def solve_cbc_smo(
     residuals = Residuals(primal=feas, dual=max(viol, 0.0),
                           gap=model["primal_objective"] - dual, source="solver")
     message = TERMINATION_MESSAGES[reason]
+    if reason in (1, 2, 7):
+        message += f"; KKT violation {viol:.2e} > tol {tol:g}"
     if status is Status.OPTIMAL and residuals.gap > 1e-3 * max(1.0, abs(dual)):
         # the dual optimum sits at v = 0 (the W-form with separable spheres): alpha is
         # optimal but does not determine the hyperplane, so the decoded model is not
@@ -461,7 +491,7 @@ def solve_cbc_smo(
         extras={"stop_reason": reason, "kkt_violation": viol,
                 "kernel_columns": gram.columns, "b": model["b"]},
     )
-    if reason == 4:
+    if reason in (4, 6):
         # A stall at round-off (typically at the W-form's apex v = 0, where the pair
         # steps vanish) says nothing about the point itself: it is OPTIMAL if conicml's
         # recomputed residuals certify it, and stays OPTIMAL_INACCURATE otherwise.

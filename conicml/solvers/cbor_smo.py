@@ -63,6 +63,20 @@ keeps :math:`l` and picks :math:`u` among all variables that violate with
 :math:`(F_l - F_u)^2 / \phi_u''(0)`, the rule of Fan, Chen & Lin (2005, JMLR
 6:1889) adapted to (5.6).
 
+**Linear path** (``method="linear"``, the default for the linear kernel). The scores
+need :math:`Kv` only through :math:`z = \sum_j v_j\mu_j = M^\top v` (:math:`\rho u` in the
+KKT conditions (C.2), :math:`w = (W/\rho)z` in (4.6)/(5.2), :math:`\rho = \|z\|`):
+:math:`(Kv)_j = \mu_j^\top z`. The linear path keeps :math:`z` (length :math:`d`)
+instead of :math:`Kv` and kernel columns (length :math:`k`): a pair update is
+:math:`z \mathrel{+}= \delta(\mu_u - \mu_l)`, :math:`O(d)`; a score, the curvature
+:math:`a = W^2\|\mu_l - \mu_u\|^2` and :math:`b = W^2\mu_u^\top z - W^2\mu_l^\top z` are
+:math:`O(d)` on demand (LIBLINEAR's dual coordinate descent idea, Hsieh et al., ICML
+2008); the working-set test recomputes all scores from :math:`z` (:math:`O(kd)`, no
+drift to remove). Same rules, stages, stopping test and certificate as the kernel
+path. Its loop runs compiled when numba is installed (``engine``; module
+:mod:`conicml.solvers._cbor_numba`), which is where its speed comes from
+(``benchmarks/results/cbor_linear.md``).
+
 **Smoothing continuation (a departure from the thesis).** The objective is
 not differentiable where :math:`\rho = 0`, and with a rank-deficient
 :math:`K` (linear kernel, more clusters than dimensions) the whole subspace
@@ -120,6 +134,7 @@ from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
+from ._cbor_step import step as _step
 from ._options import check_array, check_common
 from ._ordinal_wss import (
     midpoint_thresholds,
@@ -216,23 +231,74 @@ class _Columns:
         return out
 
 
+class _KernelScores:
+    """The kernel path: :math:`Kv` kept for all clusters, updated with two cached columns."""
+
+    method = "kernel"
+
+    def __init__(self, cols: _Columns, v: np.ndarray) -> None:
+        self.cols = cols
+        self.reset(v)
+
+    def reset(self, v: np.ndarray) -> None:
+        self.Kv = self.cols.matvec(v)
+
+    def scores(self) -> np.ndarray:
+        return self.Kv
+
+    def rho2(self, v: np.ndarray) -> float:
+        return float(v @ self.Kv)
+
+    def row(self, j: int, idx: np.ndarray) -> np.ndarray:
+        return self.cols.get(j)[idx]
+
+    def curvature(self, jl: int, ju: int, diag: np.ndarray) -> float:
+        return float(diag[jl] - 2.0 * self.cols.get(jl)[ju] + diag[ju])
+
+    def move(self, jl: int, ju: int, delta: float) -> None:
+        self.Kv += delta * (self.cols.get(ju) - self.cols.get(jl))
+
+
+class _LinearScores:
+    r"""The linear path: the primal direction :math:`z = \sum_j v_j\mu_j = M^\top v` kept
+    explicitly (:math:`\rho u` of the KKT conditions (C.2); :math:`w = (W/\rho) z`,
+    (4.6)/(5.2)), so a pair update costs :math:`O(d)` and a score
+    :math:`(Kv)_j = \mu_j^\top z` is :math:`O(d)` on demand (the idea of LIBLINEAR's dual
+    coordinate descent, Hsieh et al. 2008) instead of kernel columns of length :math:`k`.
+    """
+
+    method = "linear"
+
+    def __init__(self, means: np.ndarray, v: np.ndarray) -> None:
+        self.means = means
+        self.reset(v)
+
+    def reset(self, v: np.ndarray) -> None:
+        self.z = self.means.T @ v
+
+    def scores(self) -> np.ndarray:
+        return self.means @ self.z
+
+    def rho2(self, v: np.ndarray) -> float:
+        return float(self.z @ self.z)
+
+    def row(self, j: int, idx: np.ndarray) -> np.ndarray:
+        return self.means[idx] @ self.means[j]
+
+    def curvature(self, jl: int, ju: int, diag: np.ndarray) -> float:
+        diff = self.means[jl] - self.means[ju]
+        return float(diff @ diff)
+
+    def move(self, jl: int, ju: int, delta: float) -> None:
+        self.z += delta * (self.means[ju] - self.means[jl])
+
+
 class _Report(IterationReport):
     """Fixed-width iteration table (the layout of scipy's trust-constr report)."""
 
     COLUMN_NAMES = ["iter", "violation", "dual obj", "rho", "kernel cols", "time [s]"]
     COLUMN_WIDTHS = [10, 12, 16, 12, 12, 10]
     ITERATION_FORMATS = ["^10", "^12.3e", "^16.9g", "^12.4e", "^12", "^10.3f"]
-
-
-def _step(A: float, B: float, Cq: float, e: float, ub: float) -> float:
-    r"""Minimiser of :math:`\sqrt{A\delta^2 + 2B\delta + C} - e\delta` on [0, ub] (A4)."""
-    if A <= 0.0 or e * e >= A:
-        # the square root's slope is below sqrt(A) <= |e|: monotone, go to the end
-        # that decreases the objective (e > 0: right end; e < 0: left end)
-        return ub if e > 0 else 0.0
-    h = max(A * Cq - B * B, 0.0)  # >= 0 for a PSD quadratic; clamp round-off
-    delta = (e * math.sqrt(h / (A - e * e)) - B) / A
-    return min(max(delta, 0.0), ub)
 
 
 def _check_options(tol: Any, max_iter: Any, time_limit: Any, cache_size: Any,
@@ -244,6 +310,41 @@ def _check_options(tol: Any, max_iter: Any, time_limit: Any, cache_size: Any,
             and cache_size > 0):
         raise OptionError(f"cbor-smo: cache_size (MB) must be positive, got {cache_size!r}")
     return int(max_iter)
+
+
+def _resolve_method(method: Any, kernel: Any) -> bool:
+    """Whether to take the linear path (``method`` checked; ``"auto"``: linear kernel)."""
+    if method not in ("auto", "kernel", "linear"):
+        raise OptionError(f"cbor-smo: method must be 'auto', 'kernel' or 'linear', got {method!r}")
+    is_linear = getattr(kernel, "name", None) == "linear"
+    if method == "linear" and not is_linear:
+        raise OptionError(
+            f"cbor-smo: method='linear' needs the linear kernel (the primal direction z = "
+            f"sum_j v_j mu_j lives in input space), got kernel {getattr(kernel, 'name', kernel)!r}"
+            "; use method='auto' or 'kernel'")
+    return is_linear and method != "kernel"
+
+
+def _resolve_engine(engine: Any, linear: bool) -> Any:
+    """The compiled module of the linear path, or ``None`` for the NumPy loop."""
+    if engine not in ("auto", "numba", "numpy"):
+        raise OptionError(f"cbor-smo: engine must be 'auto', 'numba' or 'numpy', got {engine!r}")
+    if engine == "numpy":
+        return None
+    if not linear:
+        if engine == "numba":
+            raise OptionError("cbor-smo: engine='numba' runs the linear path only (linear "
+                              "kernel, method='auto' or 'linear'); the kernel path is NumPy")
+        return None
+    try:
+        from . import _cbor_numba
+    except ImportError as exc:  # numba absent (optional extra)
+        if engine == "numba":
+            raise OptionError(
+                "cbor-smo: engine='numba' needs the optional dependency numba "
+                "(pip install 'conicml[numba]'); engine='numpy' runs without it") from exc
+        return None
+    return _cbor_numba
 
 
 def _program_data(program: Any) -> Mapping[str, Any]:
@@ -260,27 +361,47 @@ def _program_data(program: Any) -> Mapping[str, Any]:
 
 
 def _initial_point(cols: _Columns, diag: np.ndarray, ranks: np.ndarray, r: int,
-                   d: np.ndarray, W: float) -> tuple[np.ndarray, np.ndarray]:
+                   d: np.ndarray, W: float, per_rank: int | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """One pair alpha_j = alpha*_l = 1, j of rank i, l of rank i + 1 (any i).
 
     Such a pair leaves every partial sum D unchanged (both variables sit at
     threshold i), so it is feasible; among all of them the pair with the best
     dual value d_j + d_l - W ||phi(mu_j) - phi(mu_l)|| is taken (the nearest
     pair across adjacent ranks), which keeps the first steps away from the
-    kink rho = 0 of the objective.
+    kink rho = 0 of the objective. Pairs of equal centres (duplicate clusters
+    under adjacent ranks) would start at that kink, so a pair of distinct
+    centres is preferred whenever one exists. ``per_rank``: search only that many
+    clusters of each rank (evenly spaced in the program's order; the linear path's
+    start, which would otherwise cost O(k^2 d), more than its loop at k in the
+    thousands); ``None``: all pairs (the kernel path).
     """
     k = ranks.size
     alpha, alpha_star = np.zeros(k), np.zeros(k)
-    best, pair = -np.inf, (0, 0)
+    pair = (0, 0)
+    tiny = 1e-12 * max(1.0, float(np.max(diag, initial=1.0)))
+    best = (-np.inf, -np.inf)  # (tier: 0 distinct centres, -1 equal ones; dual value)
+    def members(rank: int) -> np.ndarray:
+        idx = np.flatnonzero(ranks == rank)
+        if per_rank is not None and idx.size > per_rank:
+            idx = idx[np.linspace(0, idx.size - 1, per_rank).astype(np.int64)]
+        return idx
+
     for i in range(1, r):
-        lo, hi = np.flatnonzero(ranks == i), np.flatnonzero(ranks == i + 1)
+        lo, hi = members(i), members(i + 1)
         for start in range(0, lo.size, 256):
             rows = lo[start:start + 256]
             dist2 = diag[rows][:, None] - 2.0 * cols.block(rows, hi) + diag[hi][None, :]
             value = d[rows][:, None] + d[hi][None, :] - W * np.sqrt(np.maximum(dist2, 0.0))
-            a, b = np.unravel_index(int(np.argmax(value)), value.shape)
-            if value[a, b] > best:
-                best, pair = float(value[a, b]), (int(rows[a]), int(hi[b]))
+            # a pair of equal centres starts at the kink rho = 0 itself (no gradient, no
+            # smoothing scale): pairs of distinct centres come first (tier 0 before -1)
+            distinct = dist2 > tiny
+            tier = 0.0 if distinct.any() else -1.0
+            masked = np.where(distinct, value, -np.inf) if tier == 0.0 else value
+            a, b = np.unravel_index(int(np.argmax(masked)), value.shape)
+            score = (tier, float(value[a, b]))
+            if score > best:
+                best, pair = score, (int(rows[a]), int(hi[b]))
     alpha[pair[0]] = 1.0
     alpha_star[pair[1]] = 1.0
     return alpha, alpha_star
@@ -321,6 +442,8 @@ def solve_cbor_smo(
     x0: tuple[np.ndarray, np.ndarray] | None = None,
     smoothing: bool = True,
     selection: str = "second-order",
+    method: str = "auto",
+    engine: str = "auto",
     callback: Callback | None = None,
 ) -> Solution:
     r"""CBOR-Iter: maximal-violating-pair coordinate descent for the CBOR dual (5.1).
@@ -353,6 +476,16 @@ def solve_cbor_smo(
     smoothing : bool, default=True
         Use the smoothing continuation of the module docstring (``False``: plain
         pair updates on the non-smooth objective).
+    method : {"auto", "kernel", "linear"}, default="auto"
+        ``"kernel"``: scores :math:`Kv` kept for all clusters and updated with cached
+        kernel columns (length :math:`k`); ``"linear"`` (linear kernel only): the
+        primal direction :math:`z = \sum_j v_j\mu_j` kept explicitly (module
+        docstring, "Linear path"), :math:`O(d)` per pair update; ``"auto"``: linear
+        for the linear kernel, kernel otherwise. The path taken is ``extras["method"]``.
+    engine : {"auto", "numba", "numpy"}, default="auto"
+        Loop of the linear path: compiled (:mod:`conicml.solvers._cbor_numba`, the same
+        algorithm; optional extra ``numba``) or NumPy; ``"auto"``: compiled when numba
+        is installed. The kernel path always runs in NumPy. Reported as ``extras["engine"]``.
 
     Returns
     -------
@@ -381,11 +514,14 @@ def solve_cbor_smo(
         raise OptionError("cbor-smo: selection must be 'second-order' or 'max-violating', "
                           f"got {selection!r}")
     second_order = selection == "second-order"
+    linear = _resolve_method(method, data["kernel"])
+    fast = _resolve_engine(engine, linear)
     tol = float(tol)
     cols = _Columns(data["kernel"], means, float(cache_size))
     diag = cols.diagonal()
     if x0 is None:
-        alpha, alpha_star = _initial_point(cols, diag, ranks, r, d, W)
+        alpha, alpha_star = _initial_point(cols, diag, ranks, r, d, W,
+                                           per_rank=512 if linear else None)
     else:
         alpha, alpha_star = _check_x0(x0, ranks, r)
 
@@ -403,7 +539,8 @@ def solve_cbor_smo(
     dsig = d[cl] * sig
 
     v = alpha_star - alpha
-    Kv = cols.matvec(v)
+    op = _LinearScores(means, v) if linear else _KernelScores(cols, v)
+    Kv = op.scores()
     setup_time = time.perf_counter() - t0
 
     def exact_v() -> np.ndarray:
@@ -440,27 +577,59 @@ def solve_cbor_smo(
         _Report.print_header()
     refreshed = True
     # smoothing continuation: ||v||_K -> sqrt(||v||_K^2 + eps^2), eps -> 0 (see docstring)
-    eps = eps0 = math.sqrt(max(float(v @ Kv), 0.0)) if smoothing else 0.0
+    eps = eps0 = math.sqrt(max(op.rho2(v), 0.0)) if smoothing else 0.0
     stages = 0
+    def report(violation: float, rho: float) -> None:
+        dual = float(np.dot(d[cl], x) - W * rho)  # d^T(alpha + alpha*) - W rho
+        _Report.print_iteration(n_iter, violation, dual, rho, cols.computed,
+                                time.perf_counter() - t0)
+
+    def stop_requested(violation: float) -> bool:
+        alpha, alpha_star = np.zeros(k), np.zeros(k)
+        alpha[cl[is_alpha]] = x[is_alpha]
+        alpha_star[cl[~is_alpha]] = x[~is_alpha]
+        return stop_cb(IntermediateResult(
+            iteration=n_iter, residual=violation, elapsed=time.perf_counter() - t0,
+            values={"alpha": alpha, "alpha_star": alpha_star}))
+
+    # compiled linear path: runs the pair updates of one stage in chunks (1 with a
+    # callback, which then sees every iteration as in the NumPy loop)
+    chunk = 1 if stop_cb is not None else report_every if verbose else 2000
+    out_f = np.zeros(3)
+    means_c = np.ascontiguousarray(means)  # the compiled loop's BLAS products want C order
     while True:
-        D = partial_sums()
-        rho = math.sqrt(max(float(v @ Kv), 0.0))
-        rho_eff = math.sqrt(rho * rho + eps * eps)
-        g, Flow, Fup, b_low, b_up, blk, B_low, B_up = kkt(Kv, rho_eff, D)
-        gaps = B_low - B_up
-        worst = int(np.argmax(gaps))
-        violation = float(gaps[worst])
-        if verbose and (n_iter % report_every == 0):
-            dual = float(np.dot(d[cl], x) - W * rho)  # d^T(alpha + alpha*) - W rho
-            _Report.print_iteration(n_iter, violation, dual, rho, cols.computed,
-                                    time.perf_counter() - t0)
-        # a smoothed stage is solved only as far as its own bias (eps/rho)^2 max|g|
-        stage_tol = tol if eps == 0.0 else max(
-            tol, 1e-2 * (eps / max(rho, eps)) ** 2 * float(np.max(np.abs(g), initial=0.0)))
-        if violation <= stage_tol:
+        if fast is not None:
+            cap = max(0, min(chunk, max_iter - n_iter))
+            if time_limit is not None and time.perf_counter() - t0 - setup_time > time_limit:
+                cap = 0
+            code, done = fast.run(means_c, op.z, v, x, low, up, cl, sig, thr, dsig, d, diag,
+                                  starts, ends, W, eps, tol, second_order, cap, out_f)
+            violation, rho, stage_tol = (float(out) for out in out_f)
+            if done:
+                n_iter += done
+                refreshed = False
+            if verbose:
+                report(violation, rho)
+            converged = code == fast.CONVERGED
+        else:
+            D = partial_sums()
+            Kv = op.scores()  # linear path: M z, O(kd) in one product
+            rho = math.sqrt(max(op.rho2(v), 0.0))
+            rho_eff = math.sqrt(rho * rho + eps * eps)
+            g, Flow, Fup, b_low, b_up, blk, B_low, B_up = kkt(Kv, rho_eff, D)
+            gaps = B_low - B_up
+            worst = int(np.argmax(gaps))
+            violation = float(gaps[worst])
+            if verbose and (n_iter % report_every == 0):
+                report(violation, rho)
+            # a smoothed stage is solved only as far as its own bias (eps/rho)^2 max|g|
+            stage_tol = tol if eps == 0.0 else max(
+                tol, 1e-2 * (eps / max(rho, eps)) ** 2 * float(np.max(np.abs(g), initial=0.0)))
+            converged = violation <= stage_tol
+        if converged:
             if not refreshed:
                 v = exact_v()  # remove drift, then re-check on exact scores
-                Kv = cols.matvec(v)
+                op.reset(v)
                 refreshed = True
                 continue
             if eps == 0.0:
@@ -484,10 +653,22 @@ def solve_cbor_smo(
         if time_limit is not None and time.perf_counter() - t0 - setup_time > time_limit:
             reason = 2
             break
+        if fast is not None:
+            if code == fast.NO_STEP:
+                if not refreshed:
+                    v = exact_v()
+                    op.reset(v)
+                    refreshed = True
+                    continue
+                reason = 4
+                break
+            if stop_cb is not None and done and stop_requested(violation):
+                reason = 3
+                break
+            continue
         # the pair: l attains B_low at the worst threshold, u attains B_up there
         lv = pick_low(blk, worst, b_low, Flow, starts, ends)
         jl = int(cl[lv])
-        Kl = cols.get(jl)
         if second_order:
             # u maximises the second-order decrease (F_l - F_u)^2 / (2 phi''(0)) among the
             # upper-bound variables that violate with l and can pair with it
@@ -497,7 +678,7 @@ def solve_cbor_smo(
                                                True))
             cu = cl[cand]
             q = rho_eff * rho_eff
-            a_c = diag[jl] - 2.0 * Kl[cu] + diag[cu]
+            a_c = diag[jl] - 2.0 * op.row(jl, cu) + diag[cu]
             b_c = Kv[cu] - Kv[jl]
             curv = W * (a_c * q - b_c * b_c) / q**1.5 if q > 0 else np.full(cu.size, np.inf)
             curv = np.where(curv > 1e-12, curv, 1e-12)
@@ -512,8 +693,7 @@ def solve_cbor_smo(
         tl, tu = int(thr[lv]), int(thr[uv])
         if tl > tu:  # D_i decreases for t_u <= i < t_l (inside a tied block)
             ub = min(ub, float(np.min(D[tu - 1:tl - 1])))
-        Ku = cols.get(ju)
-        a = diag[jl] - 2.0 * Kl[ju] + diag[ju]
+        a = op.curvature(jl, ju, diag)
         b = Kv[ju] - Kv[jl]
         e = sig[lv] * d[jl] - sig[uv] * d[ju]
         W2 = W * W
@@ -521,7 +701,7 @@ def solve_cbor_smo(
         if not delta > 0.0:
             if not refreshed:
                 v = exact_v()
-                Kv = cols.matvec(v)
+                op.reset(v)
                 refreshed = True
                 continue
             reason = 4
@@ -538,18 +718,12 @@ def solve_cbor_smo(
         if jl != ju:
             v[jl] -= delta
             v[ju] += delta
-            Kv += delta * (Ku - Kl)
+            op.move(jl, ju, delta)
         n_iter += 1
         refreshed = False
-        if stop_cb is not None:
-            alpha, alpha_star = np.zeros(k), np.zeros(k)
-            alpha[cl[is_alpha]] = x[is_alpha]
-            alpha_star[cl[~is_alpha]] = x[~is_alpha]
-            if stop_cb(IntermediateResult(
-                    iteration=n_iter, residual=violation, elapsed=time.perf_counter() - t0,
-                    values={"alpha": alpha, "alpha_star": alpha_star})):
-                reason = 3
-                break
+        if stop_cb is not None and stop_requested(violation):
+            reason = 3
+            break
     solve_time = time.perf_counter() - t0 - setup_time
 
     alpha = np.zeros(k)
@@ -558,8 +732,9 @@ def solve_cbor_smo(
     alpha_star[cl[~is_alpha]] = x[~is_alpha]
     v = alpha_star - alpha
     if not refreshed:
-        Kv = cols.matvec(v)
-    rho = math.sqrt(max(float(v @ Kv), 0.0))
+        op.reset(v)
+    Kv = op.scores()
+    rho = math.sqrt(max(op.rho2(v), 0.0))
     D = partial_sums()
     g, Flow, Fup, b_low, b_up, blk, B_low, B_up = kkt(Kv, rho, D)
     violation = max(float(np.max(B_low - B_up)), 0.0)
@@ -606,6 +781,8 @@ def solve_cbor_smo(
             "primal_objective": primal_obj,  # P >= optimum >= objective (weak duality)
             "rho": rho,
             "kernel_columns": cols.computed,
+            "method": op.method,
+            "engine": "numpy" if fast is None else "numba",
             "stop_reason": reason,
             "smoothing_stages": stages,
         },

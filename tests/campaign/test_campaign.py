@@ -59,3 +59,29 @@ def test_counting_rule_on_a_reference_that_stops_short():
     assert record["status"]["clarabel"] == "optimal"
     assert record["disagree"] == ["cbc-smo"]
     assert record["beyond_certificates"] == [] and record["worse"] == []
+
+
+def test_cbc_smo_bounds_hopeless_runs_and_certifies_stalls():
+    # issue 11 ("iterative solvers stop"): cbc seed 29 (a feature scaled 1e4) zig-zags with a
+    # KKT violation that never falls; cbc-smo ran its 1e6 default iterations (262 s on the
+    # loaded machine). It now stops after 20 windows without progress, USER_LIMIT, naming the
+    # violation. cbc-w seed 1 (a feature scaled 1e8) stalls at round-off: the objective stops
+    # moving; its point is then judged by conicml's certificate (OPTIMAL, matching Clarabel's
+    # objective to 1e-8 relative, an independent interior-point solve).
+    from campaign_instances import instance
+
+    import conicml as cm
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prog, _, _ = instance("cbc", 29)
+        sol = cm.solve(prog, "cbc-smo")
+        assert sol.status is cm.Status.USER_LIMIT
+        assert sol.iterations <= 21 * 1000 and "no progress" in sol.message
+        assert "KKT violation" in sol.message
+        prog, _, _ = instance("cbc-w", 1)
+        sol = cm.solve(prog, "cbc-smo")
+        ref = cm.solve(prog, "clarabel")
+    assert sol.extras["stop_reason"] == 6 and sol.status is cm.Status.OPTIMAL
+    assert "certified" in sol.message
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-8)

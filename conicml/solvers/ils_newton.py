@@ -1,0 +1,370 @@
+r"""``ils-newton``: MPM and BMPM by a safeguarded Newton search over one scalar weight.
+
+Solves the fractional program shared by the kinds ``"socp.mpm"`` and
+``"socp.bmpm"`` (see :mod:`conicml.formulations.minimax`)
+
+.. math::
+
+    \kappa^* = \max_{w^\top d = 1} r(w) = \frac{N(w)}{D(w)}
+    = \frac{1 - a_x\sigma_x(w) - a_y\sigma_y(w)}{b_x\sigma_x(w) + b_y\sigma_y(w)}
+
+with one Cholesky factorisation per iteration and a handful of iterations; built
+for the kernel machines (Theorem 9), whose covariances are dense
+:math:`n \times n` matrices (issue 14).
+
+**The one-dimensional reduction** (derived here; it is the fixed point of
+Lanckriet's iterative least squares, seed 004 eq. 3.29). Stationarity of
+:math:`r` on :math:`w^\top d = 1` reads
+
+.. math::
+
+    \Big(\frac{A}{\sigma_x}\Sigma_x + \frac{B}{\sigma_y}\Sigma_y\Big) w \parallel d,
+    \qquad A = a_xD + b_xN,\quad B = a_yD + b_yN,
+
+so every optimum lies on the curve
+:math:`w(c) = M(c)^{-1}d / (d^\top M(c)^{-1}d)`, :math:`M(c) = c\,\Sigma_x + (1-c)\Sigma_y`,
+:math:`c \in [0, 1]` (the minimisers of :math:`c\sigma_x^2 + (1-c)\sigma_y^2`: the Pareto
+curve of :math:`(\sigma_x, \sigma_y)`, convex). Along it :math:`\sigma_x` decreases,
+:math:`\sigma_y` increases, and
+
+.. math::
+
+    \operatorname{sign}\frac{dr(w(c))}{dc} = \operatorname{sign} g(c),\qquad
+    g(c) = \frac{A(1-c)\sigma_y - Bc\,\sigma_x}{A(1-c)\sigma_y + Bc\,\sigma_x} \in [-1, 1],
+
+zero exactly at the fixed point of the reweighting (:math:`c = A\sigma_y/(A\sigma_y +
+B\sigma_x)`). Where :math:`r \ge 0` the super-level sets of :math:`r` are half-planes
+:math:`(a_x + \lambda b_x)\sigma_x + (a_y + \lambda b_y)\sigma_y \le 1` with non-negative
+coefficients, which cut the convex curve in one arc: :math:`r` is unimodal on the arc
+where it is positive and :math:`g` has one root there, the global optimum (the
+fractional program is pseudo-concave). The solver finds it by Newton's method on
+:math:`g` in the log-odds :math:`t = \log(c/(1-c))` (the derivative from one more pair
+of triangular solves with the same Cholesky factor, :math:`w'(c) = -M^{-1}(\Sigma_x -
+\Sigma_y)w`), safeguarded by a bracket that every evaluation shrinks (the sign of
+:math:`g`; a point with :math:`N \le 0` lies outside the positive arc, on the far side
+of the optimum from a positive point). Far from the root :math:`g` saturates at
+:math:`\pm 1` and Newton overshoots; a step longer than 1 in :math:`t` is replaced by the
+reweighting map itself, :math:`c \leftarrow A\sigma_y/(A\sigma_y + B\sigma_x)` (one step of
+Lanckriet's iterative least squares), and by bisection if that leaves the bracket
+(kernel BMPM at n = 300: 5-6 steps instead of 7-14 with plain Newton).
+
+**Cost.** One :math:`n^3/3` Cholesky of :math:`M(c)` per iteration, typically 4–7
+iterations from :math:`c = \tfrac12` (the Fisher direction). ``dinkelbach`` diagonalises
+both covariances simultaneously once (two eigendecompositions, about :math:`20n^3`) and
+then iterates in :math:`O(n)`; at :math:`n = 1000` the few Cholesky factorisations cost a
+fraction of that one diagonalisation (``benchmarks/kernel_fit_speed.py``), which is why
+this is the kernel estimators' default route. The covariances are read from the
+program's ``Sx``/``Sy`` when present (else :math:`R^\top R`).
+
+**Scope.** The regular case: :math:`\Sigma_x + \Sigma_y` numerically positive definite
+(always so for the kernel machines, whose ridge is mandatory) and :math:`\kappa^* > 0`.
+Any other program (singular covariances, :math:`\kappa^* = \infty`, an infeasible BMPM,
+a non-positive ratio at every point tried) is handed to ``dinkelbach``, which handles
+those cases; the solution's message and ``extras["delegated"]`` say so.
+
+**Stopping criterion.** :math:`|g(c)| \le \texttt{tol}` (a relative stationarity
+measure of the fractional program), or the bracket shrunk to floating-point width.
+**Certificate**: the solver reports the margin row and :math:`|g|`;
+:func:`conicml.solve` recomputes the program's own certificate (the KKT residuals of
+the perspective SOCP, :func:`conicml._margin_certificates.fractional_certificate`)
+at the returned point.
+
+**Warm start:** ``x0`` is an initial :math:`w` (any scale, :math:`w^\top d > 0`); the
+search starts at its reweighting fixed-point weight.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from functools import cache
+
+import numpy as np
+from scipy.linalg import cho_solve
+from threadpoolctl import ThreadpoolController
+
+from .. import kinds, registry
+from ..exceptions import OptionError
+from ..program import Program
+from ..registry import register
+from ..solution import Residuals, Solution, Status
+from ._callback import Callback, IntermediateResult, stopper
+from ._options import check_array, check_common
+
+__all__ = ["TERMINATION_MESSAGES", "solve_ils_newton"]
+
+TERMINATION_MESSAGES: dict[int, str] = {
+    0: "converged: |g(c)| <= tol (stationarity on the weight curve)",
+    1: "maximum number of iterations reached (max_iter)",
+    2: "time limit reached (time_limit)",
+    3: "stopped by the callback",
+    4: "bracket shrunk to floating-point width before |g(c)| <= tol",
+}
+
+STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT, 2: Status.USER_LIMIT,
+                                 3: Status.USER_LIMIT, 4: Status.OPTIMAL_INACCURATE}
+
+#: Relative size of the smallest Cholesky pivot of Sx + Sy (squared, against the
+#: largest diagonal entry) below which the program is not the regular case.
+_PIVOT_RTOL = 1e-13
+
+
+@cache
+def _blas_controller() -> ThreadpoolController:
+    """One scan of the loaded BLAS libraries (``threadpool_limits`` rescans per call).
+
+    The factorisations run on one BLAS thread: on the shared 2-core machine
+    OpenBLAS's two threads made LAPACK factorisations several times slower (issue 14).
+    """
+    return ThreadpoolController()
+
+
+class _Curve:
+    r"""The weight curve :math:`w(c)` of a fractional program and :math:`g` along it."""
+
+    def __init__(self, d: np.ndarray, Sx: np.ndarray, Sy: np.ndarray,
+                 a: tuple[float, float], b: tuple[float, float]) -> None:
+        self.d, self.Sx, self.Sy, self.a, self.b = d, Sx, Sy, a, b
+        self.Dxy = Sx - Sy
+
+    def factor(self, c: float) -> np.ndarray | None:
+        """Lower Cholesky factor of :math:`M(c)`, ``None`` if not numerically definite."""
+        M = c * self.Sx + (1.0 - c) * self.Sy
+        try:
+            with _blas_controller().limit(limits=1, user_api="blas"):
+                L = np.linalg.cholesky(M)
+        except np.linalg.LinAlgError:
+            return None
+        piv = np.diag(L)
+        if not np.all(piv * piv > _PIVOT_RTOL * float(np.max(np.diag(M)))):
+            return None
+        return L
+
+    def evaluate(self, c: float, derivative: bool = True) -> dict | None:
+        r"""``w``, :math:`\sigma`'s, :math:`N`, :math:`D`, :math:`g` and :math:`g'` at ``c``."""
+        L = self.factor(c)
+        if L is None:
+            return None
+        (ax, ay), (bx, by) = self.a, self.b
+        wu = cho_solve((L, True), self.d, check_finite=False)
+        q = float(self.d @ wu)
+        if not q > 0:
+            return None
+        w = wu / q
+        Sxw, Syw = self.Sx @ w, self.Sy @ w
+        sx = math.sqrt(max(float(w @ Sxw), 0.0))
+        sy = math.sqrt(max(float(w @ Syw), 0.0))
+        N = 1.0 - ax * sx - ay * sy
+        D = bx * sx + by * sy
+        A, B = ax * D + bx * N, ay * D + by * N
+        num = A * (1.0 - c) * sy - B * c * sx
+        den = A * (1.0 - c) * sy + B * c * sx
+        out = {"c": c, "w": w, "sx": sx, "sy": sy, "N": N, "D": D,
+               "g": num / den if den > 0 else math.nan, "dg": math.nan}
+        if derivative and den > 0 and sx > 0 and sy > 0:
+            # w_u' = -M^{-1}(Sx - Sy) w_u; w = w_u/q, so w' = (w_u' - w dq)/q
+            dwu = -cho_solve((L, True), self.Dxy @ wu, check_finite=False)
+            dw = (dwu - w * float(self.d @ dwu)) / q
+            dsx, dsy = float(Sxw @ dw) / sx, float(Syw @ dw) / sy
+            dN, dD = -ax * dsx - ay * dsy, bx * dsx + by * dsy
+            dA, dB = ax * dD + bx * dN, ay * dD + by * dN
+            dnum = (dA * (1 - c) * sy - A * sy + A * (1 - c) * dsy
+                    - dB * c * sx - B * sx - B * c * dsx)
+            dden = (dA * (1 - c) * sy - A * sy + A * (1 - c) * dsy
+                    + dB * c * sx + B * sx + B * c * dsx)
+            out["dg"] = (dnum * den - num * dden) / (den * den)
+        return out
+
+
+def _delegate(program: Program, reason: str, options: dict) -> Solution:
+    # through the registry: a solver module imports no other solver module
+    sol = registry.get("dinkelbach", kind=program.kind).function(program, **options)
+    return Solution(status=sol.status, solver="ils-newton", objective=sol.objective,
+                    values=sol.values, iterations=sol.iterations, setup_time=sol.setup_time,
+                    solve_time=sol.solve_time, residuals=sol.residuals,
+                    message=f"{reason}: delegated to dinkelbach ({sol.message})",
+                    history=sol.history, extras={**sol.extras, "delegated": "dinkelbach"})
+
+
+@register("ils-newton", kinds=[kinds.BMPM, kinds.MPM],
+          description="Newton search on the weight of iterative least squares, one Cholesky "
+                      "per step (MPM, BMPM; kernel default)",
+          certify_tol=1e-6)
+def solve_ils_newton(
+    program: Program,
+    *,
+    tol: float = 1e-11,
+    max_iter: int = 60,
+    time_limit: float | None = None,
+    verbose: bool = False,
+    callback: Callback | None = None,
+    x0: np.ndarray | None = None,
+) -> Solution:
+    r"""Safeguarded Newton search over the weight :math:`c` of the ILS fixed point.
+
+    Parameters
+    ----------
+    program : Program
+        Kind ``"socp.mpm"`` or ``"socp.bmpm"``.
+    tol : float, default=1e-11
+        Stop when :math:`|g(c)| \le` ``tol`` (module docstring).
+    max_iter : int, default=60
+        Largest number of Cholesky factorisations (Newton or bisection steps).
+    time_limit : float, optional
+        Wall-clock limit in seconds (checked after every step).
+    verbose : bool, default=False
+        Print one line per step.
+    callback : callable, optional
+        ``callback(IntermediateResult)`` after every step (objective :math:`r(w(c))`,
+        residual :math:`|g(c)|`); raise ``StopIteration`` to stop (USER_LIMIT).
+    x0 : ndarray, optional
+        Initial :math:`w` (:math:`w^\top d > 0`).
+
+    Returns
+    -------
+    Solution
+        ``values = {"v"}`` (the SOCP point), ``objective`` :math:`= 1/\kappa^*`,
+        ``iterations`` = Cholesky factorisations, ``extras["c"]`` the final weight,
+        ``extras["kappa"]``.
+    """
+    check_common("ils-newton", tol, max_iter, time_limit)
+    stop = stopper("ils-newton", callback)
+    delegate_opts = {"time_limit": time_limit, "verbose": verbose, "callback": callback,
+                     "x0": x0}
+    start = time.perf_counter()
+    data = program.data
+    d = np.asarray(data["d"], dtype=float)
+    Sx = data.get("Sx")
+    Sy = data.get("Sy")
+    if Sx is None or Sy is None:
+        Rx, Ry = np.asarray(data["Rx"], dtype=float), np.asarray(data["Ry"], dtype=float)
+        Sx, Sy = Rx.T @ Rx, Ry.T @ Ry
+    curve = _Curve(d, np.asarray(Sx, dtype=float), np.asarray(Sy, dtype=float),
+                   tuple(float(v) for v in data["a"]), tuple(float(v) for v in data["b"]))
+    c = 0.5
+    if x0 is not None:
+        x0 = check_array("ils-newton", "x0", x0, d.shape)
+        if not float(d @ x0) > 0:
+            raise OptionError(f"x0 must be a vector of length {d.size} with x0 @ d > 0")
+        w0 = x0 / float(d @ x0)
+        sx0 = math.sqrt(max(float(w0 @ curve.Sx @ w0), 0.0))
+        sy0 = math.sqrt(max(float(w0 @ curve.Sy @ w0), 0.0))
+        (ax, ay), (bx, by) = curve.a, curve.b
+        N0, D0 = 1 - ax * sx0 - ay * sy0, bx * sx0 + by * sy0
+        A0, B0 = ax * D0 + bx * N0, ay * D0 + by * N0
+        if A0 >= 0 and B0 >= 0 and A0 * sy0 + B0 * sx0 > 0:
+            c = min(max(A0 * sy0 / (A0 * sy0 + B0 * sx0), 1e-6), 1 - 1e-6)
+    setup_time = time.perf_counter() - start
+    start = time.perf_counter()
+    first = curve.evaluate(c)
+    if first is None:
+        return _delegate(program, "Sigma_x + Sigma_y is not numerically positive definite "
+                         "(not the regular case)", delegate_opts)
+    if not first["N"] > 0:
+        # kappa* <= 0 (infeasible BMPM) or a point outside the positive arc: try the
+        # ends' neighbourhoods once before handing the program on
+        first = None
+        for c_try in (1e-3, 1.0 - 1e-3):
+            e = curve.evaluate(c_try)
+            if e is not None and e["N"] > 0 and math.isfinite(e["g"]):
+                first = e
+                break
+        if first is None:
+            return _delegate(program, "no point with N(w) > 0 found on the weight curve "
+                             "(kappa* <= 0 or not the regular case)", delegate_opts)
+    lo, hi = 0.0, 1.0
+    cur = first
+    history: list[tuple[int, float, float]] = []
+    reason = 1
+    best = first
+    k = 0
+    for k in range(1, max_iter + 1):
+        c, g = cur["c"], cur["g"]
+        if not cur["D"] > 1e-12 * (cur["sx"] + cur["sy"]):
+            # a direction with zero denominator on the curve: kappa* is (numerically)
+            # infinite, which dinkelbach detects and certifies
+            return _delegate(program, "D(w) ~ 0 on the weight curve (kappa* numerically "
+                             "infinite)", delegate_opts)
+        lam_ = cur["N"] / cur["D"]
+        history.append((k, lam_, abs(g)))
+        if cur["N"] > 0 and (best["N"] <= 0 or lam_ >= best["N"] / best["D"]):
+            best = cur
+        if verbose:
+            print(f"  ils-newton {k:3d}: c={c:.15g}  kappa={lam_:.15g}  |g|={abs(g):.3e}")
+        if abs(g) <= tol:
+            reason = 0
+            break
+        # shrink the bracket: g > 0 -> the optimum lies at larger c
+        if g > 0:
+            lo = max(lo, c)
+        else:
+            hi = min(hi, c)
+        if stop is not None and stop(IntermediateResult(
+                iteration=k, objective=lam_, residual=abs(g),
+                elapsed=time.perf_counter() - start)):
+            reason = 3
+            break
+        if time_limit is not None and time.perf_counter() - start > time_limit:
+            reason = 2
+            break
+        if hi - lo <= 4 * np.finfo(float).eps * max(hi, 1e-300):
+            reason = 4
+            break
+        if k == max_iter:
+            break
+        # Newton in the log-odds t = log(c / (1 - c)) (dg/dt = c(1 - c) dg/dc): optima
+        # near c = 0 or 1 (BMPM) are reached without bisecting towards the end
+        dg = cur["dg"] * c * (1.0 - c)
+        step = -g / dg if math.isfinite(dg) and dg != 0 else math.nan
+        cn = 1.0 / (1.0 + math.exp(-max(min(math.log(c / (1.0 - c)) + step, 700.0), -700.0))) \
+            if math.isfinite(step) else math.nan
+        if not (math.isfinite(step) and abs(step) <= 1.0 and lo < cn < hi):
+            # far from the root g saturates at +-1 and Newton overshoots: take the
+            # reweighting (ILS) fixed-point map c <- A sy / (A sy + B sx) instead, else bisect
+            (ax, ay), (bx, by) = curve.a, curve.b
+            A_, B_ = ax * cur["D"] + bx * cur["N"], ay * cur["D"] + by * cur["N"]
+            den = A_ * cur["sy"] + B_ * cur["sx"]
+            ct = A_ * cur["sy"] / den if den > 0 else math.nan
+            if math.isfinite(ct) and lo < ct < hi:
+                cn = ct
+            elif not (math.isfinite(cn) and lo < cn < hi):
+                cn = 0.5 * (lo + hi)
+        nxt = curve.evaluate(cn)
+        while nxt is None or not nxt["N"] > 0 or not math.isfinite(nxt["g"]):
+            # outside the positive arc (or M(c) not definite next to an end): the
+            # optimum lies between the current point and this one
+            if cn > c:
+                hi = cn
+            else:
+                lo = cn
+            cn = 0.5 * (c + cn)
+            if abs(cn - c) <= 4 * np.finfo(float).eps * max(c, 1e-300):
+                nxt = None
+                break
+            nxt = curve.evaluate(cn)
+        if nxt is None:
+            reason = 4
+            break
+        cur = nxt
+    w = cur["w"] if cur["N"] > 0 else best["w"]
+    solve_time = time.perf_counter() - start
+    status = STATUS_MAP[reason]
+    sx = math.sqrt(max(float(w @ curve.Sx @ w), 0.0))
+    sy = math.sqrt(max(float(w @ curve.Sy @ w), 0.0))
+    (ax, ay), (bx, by) = curve.a, curve.b
+    N, D = 1 - ax * sx - ay * sy, bx * sx + by * sy
+    kappa = N / D if D > 0 else math.inf
+    v = w / N
+    objective = 1.0 / kappa
+    # the solver's own report (conicml.solve recomputes the program's certificate,
+    # fractional_certificate, beside it): the margin row of the perspective point and
+    # the stationarity |g(c)| on the weight curve; no gap estimate of its own
+    row = float(d @ v) - ax * sx / N - ay * sy / N
+    return Solution(
+        status=status, solver="ils-newton", objective=objective, values={"v": v},
+        iterations=len(history), setup_time=setup_time, solve_time=solve_time,
+        residuals=Residuals(primal=abs(row - 1.0), dual=abs(float(cur["g"])), gap=math.nan,
+                            source="solver"),
+        message=TERMINATION_MESSAGES[reason], history=tuple(history),
+        extras={"c": float(cur["c"]), "kappa": kappa, "g": float(cur["g"])},
+    )
