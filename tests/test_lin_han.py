@@ -215,7 +215,7 @@ def test_bad_options(prog50, options):
 def test_singular_covariance_needs_epsilon():
     X, y = cm.datasets.twonorm(40, dim=2, seed=1)
     prog = sr.specified_rates((X, y), 0.5, 0.5, kernel="rbf")  # H_i singular (note P5)
-    with pytest.raises(SolverError, match="epsilon > 0"):
+    with pytest.raises(SolverError, match="ridge > 0"):
         cm.solve(prog, "lin-han")
 
 

@@ -322,9 +322,9 @@ def _rates_pairs(data: Mapping[str, Any], w: np.ndarray, fit: bool
     \|C_\pm^\top w\|`: the optimal pair when ``w`` is optimal ((2.14)–(2.16)). At a
     kink :math:`C_\pm^\top w = 0` (the ellipsoid is flat along :math:`w`) every point
     of :math:`B_\pm` is tangent and the direction of :math:`C_\pm^\top w` is round-off;
-    with ``fit`` the pairs where one side is instead fitted by least squares in its
-    ball to the optimality condition (2.14) :math:`z_+ - z_- = 2w/\|w\|^2` are added
-    (still feasible points, so every bound stays valid).
+    with ``fit`` the pairs where one side, or both at once, are instead fitted by least
+    squares in their balls to the optimality condition (2.14) :math:`z_+ - z_- =
+    2w/\|w\|^2` are added (still feasible points, so every bound stays valid).
     """
     mp, mn = data["mean_pos"], data["mean_neg"]
     kp, kn = float(data["kappa_pos"]), float(data["kappa_neg"])
@@ -340,6 +340,13 @@ def _rates_pairs(data: Mapping[str, Any], w: np.ndarray, fit: bool
             pairs.append((mp - kp * (Cp @ _fit_ball(kp * Cp, mp - z_neg - step)), z_neg))
         if kn > 0:
             pairs.append((z_pos, mn + kn * (Cn @ _fit_ball(kn * Cn, z_pos - step - mn))))
+        if kp > 0 and kn > 0:  # both sides at kinks (two flat ellipsoids): fit them jointly
+            A = np.hstack([kp * Cp, kn * Cn])
+            uu = np.linalg.lstsq(A, mp - mn - step, rcond=None)[0]
+            up, un = np.split(uu, [Cp.shape[1]])
+            up = up / max(1.0, float(np.linalg.norm(up)))
+            un = un / max(1.0, float(np.linalg.norm(un)))
+            pairs.append((mp - kp * (Cp @ up), mn + kn * (Cn @ un)))
     return pairs
 
 

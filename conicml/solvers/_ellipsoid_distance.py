@@ -35,7 +35,8 @@ from .. import kinds
 from ..exceptions import SolverError
 from ..solution import Residuals, Solution, Status
 
-__all__ = ["RATES_KINDS", "check_rates_program", "rates_solution", "separation"]
+__all__ = ["RATES_KINDS", "check_rates_program", "program_covariances", "rates_solution",
+           "separation"]
 
 RATES_KINDS = (kinds.RATES_PRIMAL, kinds.RATES_DUAL)
 _KEYS = ("mean_pos", "mean_neg", "cov_pos", "cov_neg", "kappa_pos", "kappa_neg",
@@ -55,31 +56,57 @@ def check_rates_program(program: Any, solver: str) -> Mapping[str, Any]:
     return data
 
 
+def program_covariances(data: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    r""":math:`\Sigma_\pm = C_\pm C_\pm^\top`: the shapes of the program's ellipsoids.
+
+    The program is defined by the factors ``C_pos``, ``C_neg`` (its cvxpy cones and its
+    certificate use them), not by ``cov_pos``, ``cov_neg``: the two differ where the
+    factorisation dropped a spectrum below its relative cut-off
+    (:func:`conicml.kernels.psd_factor`, e.g. one feature scaled by 1e8), and a solver
+    reading ``cov_*`` would then solve another program than the one it is certified on.
+    Where ``cov_*`` is :math:`CC^\top` by construction it is used as is (an
+    :math:`O(n^3)` product saved): a square factor from ``factor="auto"`` or
+    ``"eigen"`` (an exact Cholesky factor, or an eigen-factor that dropped nothing) and
+    the kernel programs' centred cones (:math:`C = [D, \sqrt{\epsilon}I]`,
+    ``cov`` :math:`= DD^\top + \epsilon I`).
+    """
+    out = []
+    for ckey, skey in (("C_pos", "cov_pos"), ("C_neg", "cov_neg")):
+        C = np.asarray(data[ckey], dtype=float)
+        exact = ((C.shape[0] == C.shape[1] and data.get("factor", "auto") != "cholesky")
+                 or (data.get("kernel") is not None and data.get("cone") == "centred"))
+        S = np.asarray(data[skey], dtype=float) if exact else C @ C.T
+        out.append(0.5 * (S + S.T))
+    return out[0], out[1]
+
+
 def separation(data: Mapping[str, Any], e: np.ndarray) -> float:
     r""":math:`s(e) = \min_{B_+} e^\top z - \max_{B_-} e^\top z` (support functions)."""
     return float(e @ (data["mean_pos"] - data["mean_neg"])
-                 - data["kappa_pos"] * math.sqrt(max(e @ data["cov_pos"] @ e, 0.0))
-                 - data["kappa_neg"] * math.sqrt(max(e @ data["cov_neg"] @ e, 0.0)))
+                 - data["kappa_pos"] * float(np.linalg.norm(data["C_pos"].T @ e))
+                 - data["kappa_neg"] * float(np.linalg.norm(data["C_neg"].T @ e)))
 
 
 def rates_solution(program: Any, data: Mapping[str, Any], *, solver: str, status: Status,
                    message: str, z_pos: np.ndarray, z_neg: np.ndarray,
                    u_pos: np.ndarray, u_neg: np.ndarray, dual_residual: float,
-                   extra_upper: float = math.inf, iterations: int, setup_time: float,
-                   solve_time: float, extras: Mapping[str, Any]) -> Solution:
+                   extra_upper: float = math.inf, direction: np.ndarray | None = None,
+                   iterations: int, setup_time: float, solve_time: float,
+                   extras: Mapping[str, Any]) -> Solution:
     """The :class:`Solution` of either rates kind from a feasible pair ``z_pos``, ``z_neg``.
 
     ``u_pos``, ``u_neg`` are the dual variables of that pair; ``extra_upper`` is any
     further upper bound on :math:`\\tfrac12\\|w^*\\|^2` the solver has (e.g. a
-    Lagrangian dual value). ``Residuals(primal=`` constraint violation of the
-    returned point ``, dual=`` ``dual_residual`` ``, gap=`` upper minus lower bound
-    on :math:`\\tfrac12\\|w^*\\|^2` ``)``.
+    Lagrangian dual value); ``direction`` a unit normal for the hyperplane if the
+    solver has a better one than that of the pair. ``Residuals(primal=`` constraint
+    violation of the returned point ``, dual=`` ``dual_residual`` ``, gap=`` upper minus
+    lower bound on :math:`\\tfrac12\\|w^*\\|^2` ``)``.
     """
     mu_p, mu_n = data["mean_pos"], data["mean_neg"]
     kp, kn = float(data["kappa_pos"]), float(data["kappa_neg"])
     diff = z_pos - z_neg
     dist = float(np.linalg.norm(diff))
-    e = diff / dist
+    e = diff / dist if direction is None else np.asarray(direction, dtype=float)
     lower = 2.0 / dist**2  # from the feasible pair: delta* <= dist
     s = separation(data, e)
     if s > 0:
@@ -88,8 +115,8 @@ def rates_solution(program: Any, data: Mapping[str, Any], *, solver: str, status
     else:  # far from the optimum the direction may not separate: use (2.14) itself
         w = 2.0 * diff / dist**2
         upper = extra_upper
-    sp = math.sqrt(max(w @ data["cov_pos"] @ w, 0.0))
-    sn = math.sqrt(max(w @ data["cov_neg"] @ w, 0.0))
+    sp = float(np.linalg.norm(data["C_pos"].T @ w))
+    sn = float(np.linalg.norm(data["C_neg"].T @ w))
     # package convention f = w.x + b (b = -b_thesis); (2.16) from both tangent conditions
     b = 0.5 * ((1.0 + kp * sp - w @ mu_p) - (1.0 + kn * sn + w @ mu_n))
     primal_viol = max(0.0, kp * sp - (w @ mu_p + b - 1.0), kn * sn - (-b - w @ mu_n - 1.0))

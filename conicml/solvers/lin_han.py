@@ -12,8 +12,9 @@ ellipsoids
 
 i.e. :math:`q_i(z) = \tfrac12 z^\top A_i z + b_i^\top z + \rho_i` with
 :math:`A_i = 2\Sigma_i^{-1}` (errata S003-A1). :math:`\Sigma_i` are the program's
-(regularised) covariances ``cov_pos``, ``cov_neg``; they must be positive
-definite (use ``epsilon > 0`` in the formulation otherwise).
+(regularised) covariances :math:`C_\pm C_\pm^\top` (the factors ``C_pos``, ``C_neg`` that
+define the program); they must be positive
+definite (use ``ridge > 0`` in the formulation otherwise).
 
 **Algorithm** (Lin & Han 2002, "On the distance between two ellipsoids",
 SIAM J. Optim. 13:298–308; thesis Sec. 2.3.1 with the corrections of the
@@ -92,7 +93,12 @@ from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
-from ._ellipsoid_distance import RATES_KINDS, check_rates_program, rates_solution
+from ._ellipsoid_distance import (
+    RATES_KINDS,
+    check_rates_program,
+    program_covariances,
+    rates_solution,
+)
 from ._options import check_common
 from ._report import IterationReport
 
@@ -135,7 +141,7 @@ class _Ellipsoid:
         if not lam_min > 1e-13 * scale:
             raise SolverError(
                 f"lin-han needs a positive definite covariance for the {name} class "
-                f"(smallest eigenvalue {lam_min:.3g}); build the program with epsilon > 0"
+                f"(smallest eigenvalue {lam_min:.3g}); build the program with ridge > 0"
             )
         factor = scipy.linalg.cho_factor(cov, lower=True)
         S = scipy.linalg.cho_solve(factor, np.eye(n))
@@ -253,10 +259,9 @@ def solve_lin_han(
     stop = stopper("lin-han", callback, legacy=lambda r: (
         r.iteration, r.values["z_pos"], r.values["z_neg"], r.residual))
     data = check_rates_program(program, "lin-han")
-    Ep = _Ellipsoid(np.asarray(data["mean_pos"], float), np.asarray(data["cov_pos"], float),
-                    data["kappa_pos"], "positive")
-    En = _Ellipsoid(np.asarray(data["mean_neg"], float), np.asarray(data["cov_neg"], float),
-                    data["kappa_neg"], "negative")
+    cov_pos, cov_neg = program_covariances(data)  # C C^T: the program's own ellipsoids
+    Ep = _Ellipsoid(np.asarray(data["mean_pos"], float), cov_pos, data["kappa_pos"], "positive")
+    En = _Ellipsoid(np.asarray(data["mean_neg"], float), cov_neg, data["kappa_neg"], "negative")
     if x0 is None:
         cp_, cn_ = Ep.mu.copy(), En.mu.copy()
     else:

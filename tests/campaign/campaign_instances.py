@@ -118,7 +118,8 @@ def instance(family: str, seed: int):
         eta_pos, eta_neg = (float(v) for v in rng.uniform(0.05, 0.6, 2))
         form = str(rng.choice(["primal", "dual"]))
         prog = sr.specified_rates((X, y), eta_pos, eta_neg, form=form)
-        return prog, _generic([("lin-han", "lin-han", {"time_limit": 10.0})]), \
+        return prog, _generic([("lin-han", "lin-han", {"time_limit": 10.0}),
+                               ("ellipsoid-newton", "ellipsoid-newton", {})]), \
             f"{info} eta=({eta_pos:.2f},{eta_neg:.2f}) {form}"
     if family in ("cbc", "cbc-w"):
         X, y, info = _two_classes(rng, n_max=80)

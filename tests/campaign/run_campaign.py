@@ -1,6 +1,7 @@
 """Record a campaign run: ``python tests/campaign/run_campaign.py --size N [--out FILE]``.
 
-Runs ``N`` seeded instances of every family (``campaign_instances.run``) and
+Runs ``N`` seeded instances (seeds ``--start`` .. ``--start + N - 1``, default from 0)
+of every family (``campaign_instances.run``) and
 writes the counts (instances, statuses per solver, certified-OPTIMAL
 comparisons, differences above 1e-5, differences beyond the two
 certificates, worse-than-reference, errors, wall time) as a
@@ -24,6 +25,8 @@ from campaign_instances import FAMILIES, KINDS, run  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--size", type=int, default=20)
+    parser.add_argument("--start", type=int, default=0,
+                        help="first seed (seeds start .. start + size - 1; to split a run)")
     parser.add_argument("--families", nargs="*", default=list(FAMILIES))
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
@@ -35,7 +38,7 @@ def main() -> None:
     listed = []
     for family in args.families:
         t0 = time.perf_counter()
-        records = [run(family, seed) for seed in range(args.size)]
+        records = [run(family, seed) for seed in range(args.start, args.start + args.size)]
         secs = time.perf_counter() - t0
         done = [r for r in records if "skipped" not in r]
         statuses = collections.Counter(f"{k}:{v}" for r in done for k, v in r["status"].items())
