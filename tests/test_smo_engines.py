@@ -62,6 +62,54 @@ def test_compiled_loop_with_a_tiny_cache_and_a_warm_start():
     assert warm.status is Status.OPTIMAL and warm.iterations <= 5
 
 
+@pytest.mark.parametrize("C", [1.0, 100.0])
+def test_compiled_loop_with_columns_of_the_working_set(C):
+    # a cache of ~60 full columns for n = 400: once it is full and shrinking has halved
+    # the working set, the compiled loop keeps columns of the working set's length only
+    # (LIBSVM's active-length columns); the iterates are the NumPy loop's (full columns)
+    pytest.importorskip("numba")
+    prog = _program(400, C, seed=1)
+    cache_size = 60 * 400 * 8 / 2**20
+    ref = cm.solve(prog, "smo", engine="numpy", tol=1e-8)
+    fast = cm.solve(prog, "smo", engine="numba", tol=1e-8, cache_size=cache_size)
+    assert fast.status is Status.OPTIMAL
+    assert fast.extras["min_column_length"] < 200
+    assert_allclose(fast.objective, ref.objective, rtol=1e-10)
+    assert_allclose(fast.values["alpha"], ref.values["alpha"], atol=1e-6 * C)
+    # against an independent solver, too
+    clarabel = cm.solve(prog, "clarabel")
+    assert_allclose(fast.objective, clarabel.objective, rtol=obj_rtol("smo"))
+    # a limit while shrunk returns the full alpha with its exact KKT violation
+    capped = cm.solve(prog, "smo", engine="numba", tol=1e-8, cache_size=cache_size,
+                      max_iter=fast.iterations - 5, gap_tol=None)
+    assert capped.status is Status.USER_LIMIT
+    K = prog.data["kernel"].gram(prog.data["X"])
+    y, c, a = prog.data["y"], prog.data["c"], capped.values["alpha"]
+    F = y - K @ (a * y)  # LIBSVM's -y G, recomputed from the Gram matrix
+    up = np.where(y > 0, a < c, a > 0)
+    low = np.where(y > 0, a > 0, a < c)
+    assert_allclose(capped.extras["kkt_violation"], F[up].max() - F[low].min(),
+                    rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("kernel", ["poly", "precomputed"])
+def test_working_set_columns_for_other_kernels(kernel):
+    # the working-set columns of a polynomial kernel (kernel.columns on the working rows)
+    # and of a precomputed Gram matrix (its sub-block): the NumPy loop's iterates
+    pytest.importorskip("numba")
+    X, y = cm.datasets.twonorm(400, dim=20, seed=1)
+    X = (X - X.mean(0)) / X.std(0)
+    if kernel == "precomputed":
+        from sklearn.metrics.pairwise import rbf_kernel
+        X = rbf_kernel(X, X, gamma=1 / 20)
+    prog = cm.formulations.svm.soft_margin(X, y, C=10.0, kernel=kernel, form="dual")
+    ref = cm.solve(prog, "smo", engine="numpy", tol=1e-8)
+    fast = cm.solve(prog, "smo", engine="numba", tol=1e-8, cache_size=60 * 400 * 8 / 2**20)
+    assert fast.status is Status.OPTIMAL and fast.extras["min_column_length"] < 200
+    assert_allclose(fast.objective, ref.objective, rtol=1e-10)
+    assert_allclose(fast.values["alpha"], ref.values["alpha"], atol=1e-8)
+
+
 def test_compiled_loop_limits_and_callback():
     pytest.importorskip("numba")
     prog = _program(300, 100.0)
@@ -104,9 +152,37 @@ def test_polishing_reaches_the_certificate_at_C_100(engine):
     assert polished.status is Status.OPTIMAL
     assert polished.residuals.source == "recomputed" and polished.residuals.max() <= 1e-3
     assert polished.extras["polish_tol"] < 1e-3
+    # polishing stopped on the certificate's own number, estimated from the gradient
+    assert polished.extras["certificate_gap_estimate"] <= 9e-4
+    assert_allclose(polished.extras["certificate_gap_estimate"], polished.residuals.gap,
+                    rtol=1e-6)
     # and the polished point is the optimum (Clarabel, same program)
     clarabel = cm.solve(prog, "clarabel")
     assert_allclose(polished.objective, clarabel.objective, rtol=1e-3)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "numba"])
+def test_no_polishing_when_the_unpolished_point_is_already_certified(engine):
+    if engine == "numba":
+        pytest.importorskip("numba")
+    # twonorm n = 300, C = 3, seed 3: LIBSVM's stop leaves a recomputed relative gap of
+    # ~7e-4 (measured), inside certify_tol 1e-3 but above the former trigger 5e-4, which
+    # polished it anyway (issue 14: mammography C = 100 took 3x its unpolished time)
+    prog = _program(300, 3.0, seed=3)
+    plain = cm.solve(prog, "smo", engine=engine, gap_tol=None)
+    assert plain.status is Status.OPTIMAL  # certified by Program.certify
+    assert 5e-4 < plain.residuals.gap <= 1e-3
+    sol = cm.solve(prog, "smo", engine=engine)
+    assert sol.status is Status.OPTIMAL and sol.extras["polish_tol"] == 1e-3
+    assert sol.iterations == plain.iterations
+    assert_allclose(sol.values["alpha"], plain.values["alpha"], rtol=0, atol=0)
+    # the O(n) estimate from the gradient is the number the certificate recomputes
+    # from the kernel (up to the round-off of the incremental gradient)
+    assert_allclose(sol.extras["certificate_gap_estimate"], sol.residuals.gap, rtol=1e-6)
+    # a tighter target than the certificate's still polishes this point
+    tight = cm.solve(prog, "smo", engine=engine, gap_tol=5e-4)
+    assert tight.extras["polish_tol"] < 1e-3 and tight.iterations > plain.iterations
+    assert tight.status is Status.OPTIMAL and tight.residuals.gap <= 5e-4
 
 
 def test_polishing_is_not_run_when_the_gap_is_small():

@@ -50,7 +50,7 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from .. import kinds
 from .._certificates import certify_with
@@ -317,6 +317,17 @@ def _unique(data: Mapping[str, Any], model: Mapping[str, Any]) -> dict:
     return {"f_train_no_bias": decision_values(data, model, data["X"]) - model["b"]}
 
 
+_BLAS: list[ThreadpoolController] = []  # created at the first certificate, then reused
+
+
+def _one_blas_thread() -> Any:
+    """A context with single-threaded BLAS, from one reused controller
+    (``threadpool_limits`` rescans the loaded libraries at every call, 3-20 ms)."""
+    if not _BLAS:
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
+
+
 def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, block: int = 2048) -> np.ndarray:
     r""":math:`K v` over the training points, a block of Gram columns at a time.
 
@@ -335,7 +346,24 @@ def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, block: int = 2048) ->
     # the CPU cache, with single-threaded BLAS: on the shared 2-core machine OpenBLAS's two
     # threads made these thin products 13x slower (issue 14 profile)
     step = max(8, min(block, (2**15) // max(1, X.shape[0])))
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _one_blas_thread():
+        if getattr(kernel, "name", None) == "rbf":
+            # the RBF block in place from the row norms computed once (kernel.columns
+            # recomputes the norms and allocates four temporaries per block): the same
+            # values, a third less time at n = 5000 (issue 14, measured)
+            sq = np.einsum("ij,ij->i", X, X)
+            step = max(8, min(block, (2**18) // max(1, X.shape[0])))
+            gamma = float(kernel.gamma)
+            for s in range(0, nz.size, step):
+                cols = nz[s:s + step]
+                dist = X @ X[cols].T
+                dist *= -2.0
+                dist += sq[:, None]
+                dist += sq[cols][None, :]
+                np.maximum(dist, 0.0, out=dist)
+                dist *= -gamma
+                out += np.exp(dist, out=dist) @ v[cols]
+            return out
         for s in range(0, nz.size, step):
             cols = nz[s:s + step]
             out += kernel.columns(X, cols) @ v[cols]
@@ -360,6 +388,14 @@ def _certify_dual(data: Mapping[str, Any], solution: Solution) -> Residuals:
       on the suboptimality of both; also the mismatch between the reported objective
       and :math:`D`.
     """
+    # single-threaded BLAS throughout: OpenBLAS's threads took ~50 ms for the O(n) dots
+    # alone on the loaded 2-core machine (issue 14 profile of the mammography certificate)
+    with _one_blas_thread():
+        return _certify_dual_point(data, solution)
+
+
+def _certify_dual_point(data: Mapping[str, Any], solution: Solution) -> Residuals:
+    """The body of :func:`_certify_dual`."""
     y = np.asarray(data["y"], dtype=float)
     c = np.asarray(data["c"], dtype=float)
     alpha = np.asarray(solution.values["alpha"], dtype=float)
@@ -372,8 +408,8 @@ def _certify_dual(data: Mapping[str, Any], solution: Solution) -> Residuals:
     grad = y * g - 1.0  # gradient of 1/2 a'Qa - 1'a
     score = -y * grad  # LIBSVM's -y_t G_t
     b = bias_from_kkt(a, y, c, score, solver_accuracy(solution))
-    quad = float(v @ g)
     xi = np.maximum(0.0, 1.0 - y * (g + b))
+    quad = float(v @ g)
     P = 0.5 * quad + float(c @ xi)
     D = float(a.sum()) - 0.5 * quad
     gap = max(P - D, 0.0) / max(1.0, abs(P))

@@ -7,10 +7,11 @@ on a shrunk active set of a few hundred variables, where LIBSVM spends ~1-5 us. 
 C = 100 (thousands of iterations) that alone was 2-3x LIBSVM's whole fit. The loop below
 is the same algorithm as the NumPy path in :mod:`conicml.solvers.smo` (WSS2 selection,
 the clipped two-variable update, the gradient update, the :math:`\bar G` bookkeeping),
-written over the active index set with the Gram columns held in a 2-D array
-(``store[slot]`` is column ``col_of[slot]``); it returns to Python when it needs a
-column that is not stored, when the active set has converged, or after ``max_steps``
-updates (shrinking, the stall test, limits, reports and the callback stay in Python).
+written over contiguous copies of the working set's arrays with the Gram columns held
+in a 2-D array (``store[slot]`` is the column of ``col_of[slot]``, restricted to the
+cache's basis); it returns to Python when it needs a column that is not stored, when
+the working set has converged, or after ``max_steps`` updates (shrinking, the stall
+test, limits, reports and the callback stay in Python).
 """
 
 from __future__ import annotations
@@ -21,77 +22,113 @@ from numba import njit
 from ._smo_pair import TAU as _TAU
 from ._smo_pair import clip_pair
 
-__all__ = ["CONVERGED", "NEED_COLUMN", "STEPS_DONE", "gather_matvec", "run"]
+__all__ = ["CONVERGED", "NEED_COLUMN", "STEPS_DONE", "compact", "gather_matvec", "run"]
 
 CONVERGED, NEED_COLUMN, STEPS_DONE = 0, 1, 2
 _clip_pair = njit(cache=True, nogil=True, inline="always")(clip_pair)
 
 
 @njit(cache=True, nogil=True)
-def run(alpha, F, y, c, QD, Gb, is_up, is_low, act, n_act, store, slot_of, stamp, clock,
-        tol, max_steps, track_gbar, out_i, out_f):  # pragma: no cover - compiled
-    """Up to ``max_steps`` SMO updates on ``act[:n_act]``; see the module docstring.
+def run(alpha, F, y, c, QD, Gb, is_up, is_low, colpos, use_colpos, store, slot_of, stamp,
+        clock, tol, max_steps, track_gbar, out_i, out_f, resume,
+        resume_f):  # pragma: no cover - compiled
+    """Up to ``max_steps`` SMO updates on the contiguous working set; see the module docstring.
 
-    As in the NumPy loop, the stopping test comes first: a converged active set
-    returns CONVERGED even with ``max_steps = 0``.
+    Every array is of the working set's length ``m`` and in its order (LIBSVM's active
+    set, kept at the front by ``swap_index``; here the caller gathers it). The stored
+    Gram columns are restricted to the cache's basis, a superset of the working set:
+    working position ``t`` is entry ``colpos[t]`` of a column and ``slot_of[colpos[t]]``
+    its column's slot. Without ``use_colpos`` the basis is the working set
+    (``colpos[t] = t``): no index array, and a column costs ``m`` floats, not ``n``.
+    ``Gb`` (length ``n``) is updated only with ``track_gbar`` (the working set is then
+    the full set).
 
-    ``out_i[0]``: the column needed (NEED_COLUMN); ``out_i[1]``: updates done;
-    ``out_f[0]``: the last maximal violation m - M on the active set. ``is_up`` /
-    ``is_low`` (uint8) are the memberships of :math:`I_{up}` / :math:`I_{low}`, kept
-    up to date here for the two updated variables (LIBSVM's ``alpha_status``).
+    As in the NumPy loop, the stopping test comes first: a converged working set returns
+    CONVERGED even with ``max_steps = 0``. ``out_i[0]``: the working position whose
+    column is needed (NEED_COLUMN); ``out_i[1]``: updates done; ``out_f[0]``: the last
+    maximal violation m - M on the working set. ``is_up`` / ``is_low`` (uint8) are the
+    memberships of :math:`I_{up}` / :math:`I_{low}`, kept up to date here for the two
+    updated variables (LIBSVM's ``alpha_status``).
+
+    A NEED_COLUMN return saves the selection made so far in ``resume`` (phase 1: ``i``;
+    phase 2: ``i`` and ``j``) and ``resume_f`` (m and M); a call with ``resume[0] > 0``
+    goes on from there instead of scanning the working set again (the caller resets it
+    whenever it changes anything but the stored columns). Without it, an iteration
+    needing two new columns scanned the working set five times instead of two.
     """
     steps = 0
     out_f[0] = np.inf
-    full = n_act == F.shape[0]  # no variable shrunk: act is the identity
+    m = F.shape[0]
+    phase = resume[0]
+    resume[0] = 0
     while True:
-        # -- i: the maximal violating index (largest F over I_up), and M over I_low
-        Gmax = -np.inf
-        Gmin = np.inf
-        i = -1
-        for p in range(n_act):
-            t = act[p]
-            f = F[t]
-            if is_up[t] and f > Gmax:
-                Gmax = f
-                i = t
-            if is_low[t] and f < Gmin:
-                Gmin = f
-        viol = Gmax - Gmin
-        out_f[0] = viol
-        if not viol > tol:
-            out_i[1] = steps
-            return CONVERGED
-        if steps >= max_steps:
-            out_i[1] = steps
-            return STEPS_DONE
-        si_slot = slot_of[i]
+        if phase > 0:
+            i = resume[1]
+            Gmax = resume_f[0]
+            Gmin = resume_f[1]
+            out_f[0] = Gmax - Gmin
+        else:
+            # -- i: the maximal violating index (largest F over I_up), and M over I_low
+            Gmax = -np.inf
+            Gmin = np.inf
+            i = -1
+            for t in range(m):
+                f = F[t]
+                if is_up[t] and f > Gmax:
+                    Gmax = f
+                    i = t
+                if is_low[t] and f < Gmin:
+                    Gmin = f
+            viol = Gmax - Gmin
+            out_f[0] = viol
+            if not viol > tol:
+                out_i[1] = steps
+                return CONVERGED
+            if steps >= max_steps:
+                out_i[1] = steps
+                return STEPS_DONE
+        ci = colpos[i] if use_colpos else i
+        si_slot = slot_of[ci]
         if si_slot < 0:
-            out_i[0] = i
+            resume[0] = 1
+            resume[1] = i
+            resume_f[0] = Gmax
+            resume_f[1] = Gmin
+            out_i[0] = ci
             out_i[1] = steps
             return NEED_COLUMN
         clock[0] += 1
         stamp[si_slot] = clock[0]
         Ki = store[si_slot]
         # -- j: second-order selection (WSS2) over I_low with F_t < Gmax
-        best = -np.inf
-        j = -1
         QDi = QD[i]
-        for p in range(n_act):
-            t = act[p]
-            b = Gmax - F[t]
-            if b > 0 and is_low[t]:
-                quad = QDi + QD[t] - 2.0 * Ki[t]
-                if quad <= 0:
-                    quad = _TAU
-                g = b * b / quad
-                if g > best:
-                    best = g
-                    j = t
-        sj_slot = slot_of[j]
+        if phase == 2:
+            j = resume[2]
+        else:
+            best = -np.inf
+            j = -1
+            for t in range(m):
+                b = Gmax - F[t]
+                if b > 0 and is_low[t]:
+                    quad = QDi + QD[t] - 2.0 * (Ki[colpos[t]] if use_colpos else Ki[t])
+                    if quad <= 0:
+                        quad = _TAU
+                    g = b * b / quad
+                    if g > best:
+                        best = g
+                        j = t
+        cj = colpos[j] if use_colpos else j
+        sj_slot = slot_of[cj]
         if sj_slot < 0:
-            out_i[0] = j
+            resume[0] = 2
+            resume[1] = i
+            resume[2] = j
+            resume_f[0] = Gmax
+            resume_f[1] = Gmin
+            out_i[0] = cj
             out_i[1] = steps
             return NEED_COLUMN
+        phase = 0
         clock[0] += 1
         stamp[sj_slot] = clock[0]
         Kj = store[sj_slot]
@@ -104,7 +141,7 @@ def run(alpha, F, y, c, QD, Gb, is_up, is_low, act, n_act, store, slot_of, stamp
         aj_old = alpha[j]
         Gi = -yi * F[i]
         Gj = -yj * F[j]
-        ai, aj = _clip_pair(ai_old, aj_old, yi, yj, Gi, Gj, QDi + QD[j] - 2.0 * Ki[j], Ci, Cj)
+        ai, aj = _clip_pair(ai_old, aj_old, yi, yj, Gi, Gj, QDi + QD[j] - 2.0 * Ki[cj], Ci, Cj)
         alpha[i] = ai
         alpha[j] = aj
         if yi > 0:
@@ -122,23 +159,41 @@ def run(alpha, F, y, c, QD, Gb, is_up, is_low, act, n_act, store, slot_of, stamp
         si = yi * (ai - ai_old)
         sj = yj * (aj - aj_old)
         if si != 0.0 or sj != 0.0:
-            if full:  # contiguous: the compiler vectorises this loop
-                for t in range(n_act):
-                    F[t] -= si * Ki[t] + sj * Kj[t]
+            if use_colpos:
+                for t in range(m):
+                    q = colpos[t]
+                    F[t] -= si * Ki[q] + sj * Kj[q]
             else:
-                for p in range(n_act):
-                    t = act[p]
+                for t in range(m):  # contiguous: the compiler vectorises this loop
                     F[t] -= si * Ki[t] + sj * Kj[t]
         if track_gbar:
             if (ai_old >= Ci) != (ai >= Ci):
                 s = Ci * yi if ai >= Ci else -Ci * yi
-                for t in range(F.shape[0]):
+                for t in range(m):
                     Gb[t] += s * Ki[t]
             if (aj_old >= Cj) != (aj >= Cj):
                 s = Cj * yj if aj >= Cj else -Cj * yj
-                for t in range(F.shape[0]):
+                for t in range(m):
                     Gb[t] += s * Kj[t]
         steps += 1
+
+
+@njit(cache=True, nogil=True)
+def compact(buf, rows, m_old, m_new, keep, tmp):  # pragma: no cover - compiled
+    """Restrict stored columns to a smaller working set, in place in the flat ``buf``.
+
+    Row ``rows[k]`` of the old store (``buf[r*m_old:(r+1)*m_old]``, ``rows`` increasing)
+    becomes row ``k`` of the new one (``buf[k*m_new:(k+1)*m_new]``), keeping the entries
+    ``keep``. Since ``k <= rows[k]`` and ``m_new <= m_old``, a new row ends before the
+    next old row begins, and the old row itself is read through ``tmp`` first.
+    """
+    for k in range(rows.shape[0]):
+        base = rows[k] * m_old
+        for q in range(m_new):
+            tmp[q] = buf[base + keep[q]]
+        dst = k * m_new
+        for q in range(m_new):
+            buf[dst + q] = tmp[q]
 
 
 @njit(cache=True, nogil=True)

@@ -57,8 +57,13 @@ K(x_j, x) + b`, so :math:`b = -\rho` of LIBSVM: the average of
 interval when no variable is free.
 
 **Kernel columns.** Gram columns come from ``kernel.columns`` through an LRU
-cache (an :class:`collections.OrderedDict` of full columns) holding at most
-``cache_size`` MB, and at least two columns.
+cache holding at most ``cache_size`` MB, and at least two columns: in the NumPy loop
+an :class:`collections.OrderedDict` of full columns; in the compiled loop one array
+whose columns cover every variable while the cache has room, and only the working
+(active) set once the cache is full and shrinking has at least halved it — LIBSVM's
+columns of the active length, so that :math:`n / m` times more of them fit (issue 14:
+twonorm n = 20 000, C = 100 recomputed 26 657 full columns in 40 590 iterations with a
+cache of 1 310 full columns; 3 229 columns of the working set's length now).
 
 **Shrinking.** LIBSVM's heuristic (``do_shrinking``/``be_shrunk``): every
 :math:`\min(n, 1000)` iterations, bounded variables that cannot take part in a
@@ -68,25 +73,34 @@ set, the gradient is reconstructed and the full set becomes active again; when
 the shrunk problem converges, the gradient is reconstructed from
 :math:`\bar G_k = \sum_{\alpha_t = c_t} c_t Q_{kt}` and the stopping
 criterion is re-checked on the full set, so the returned :math:`\alpha`
-always meets the criterion on every variable. The only departure from
-LIBSVM: after an un-shrink, :math:`m` and :math:`M` are recomputed on the
-full set before shrinking again (LIBSVM reuses the active-set values), which
-shrinks no more than LIBSVM does.
+always meets the criterion on every variable. Departures from LIBSVM: after an
+un-shrink, :math:`m` and :math:`M` are recomputed on the full set before shrinking
+again (LIBSVM reuses the active-set values), which shrinks no more than LIBSVM does;
+polishing (below) does not un-shrink early a second time; and the compiled loop,
+after the re-check on the full set fails, shrinks at once instead of after one
+iteration on every variable. While the compiled loop's columns cover only the working
+set, :math:`\bar G` is not updated per step but from the variables whose bound status
+changed, at the next reconstruction.
 
-**Polishing** (``gap_tol``, default :math:`5\cdot10^{-4}`). The stop on
+**Polishing** (``gap_tol``, default :math:`9\cdot10^{-4}`). The stop on
 :math:`m - M` is absolute, so with large costs (C = 100) a point at
 :math:`m - M \le 10^{-3}` can keep a relative primal - dual gap of 2e-3..1e-2 and fail
-the program's certificate (``certify_tol`` 1e-3). After convergence the relative gap
-is computed from :math:`G` (O(n)); while it exceeds ``gap_tol`` the loop goes on at
-``tol / 10`` (at most three times), so the returned OPTIMAL is a certified one.
-``gap_tol=None`` is LIBSVM's stop.
+the program's certificate (``certify_tol`` 1e-3). After convergence the loop evaluates
+the number that certificate will recompute — the relative gap
+:math:`\max(P - D, 0)/\max(1, |P|)` with the certificate's bias rule — from
+:math:`G` in :math:`O(n)` (no kernel value: :math:`K(\alpha\circ y) = y - F`); only
+while it exceeds ``gap_tol`` does the loop go on at ``tol / 10`` (at most three times),
+so a point that is already certified stops at LIBSVM's criterion and the returned
+OPTIMAL is a certified one. The default keeps 10 % of ``certify_tol`` for the
+round-off of the incrementally updated gradient. ``gap_tol=None`` is LIBSVM's stop.
 
 **Engines.** The loop runs compiled (:mod:`conicml.solvers._smo_numba`, optional
 extra ``numba``) when numba is installed, else in NumPy; both are the same algorithm
-and are tested against each other. The compiled loop holds the Gram columns in one
-2-D array and returns to Python only for a missing column, a converged active set or
-every :math:`\min(n, 1000)` iterations (shrinking, limits, reports). Why (profile,
-issue 14, recorded in ``benchmarks/results/suite.md``): once the certificate's
+and are tested against each other. The compiled loop works on contiguous copies of
+the working set's arrays (LIBSVM keeps its active set at the front by swapping) and
+returns to Python only for a missing column, a converged working set or every
+:math:`\min(n, 1000)` iterations (shrinking, limits, reports). Why (profile, issue
+14, recorded in ``benchmarks/results/suite.md``): once the certificate's
 :math:`O(n^2)` Gram product was cut to the support vectors, the NumPy loop's ~15 array
 calls per iteration cost ~100 us each iteration even on a shrunk active set, 2-3x
 LIBSVM's whole fit at C = 100. The solver runs on one BLAS thread (as LIBSVM):
@@ -100,6 +114,7 @@ optimal ``x0`` stops after 0 iterations.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections import OrderedDict
@@ -107,9 +122,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from .. import kinds
+from .._kkt import bias_from_kkt
 from ..exceptions import OptionError, ProgramError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
@@ -157,7 +173,8 @@ class _ColumnCache:
         self.capacity = max(2, min(n, int(cache_size * 2**20 // (8 * n))))
         self.block = max(1, min(self.capacity, _BLOCK_BYTES // (8 * n)))
         self._cols: OrderedDict[int, np.ndarray] = OrderedDict()
-        self.computed = 0  # columns computed (each is n kernel evaluations)
+        self.computed = 0  # Gram columns computed (of the working set's length)
+        self.values = 0  # kernel values computed
         self.hits = 0
         # squared norms of the rows, computed once: an RBF column is then one
         # matrix-vector product and one exp (kernel.columns recomputes them per call)
@@ -171,6 +188,7 @@ class _ColumnCache:
             np.maximum(dist, 0.0, out=dist)
             dist *= -float(self.kernel.gamma)
             self.computed += 1
+            self.values += self.n
             return np.exp(dist, out=dist)[:, None]
         block = np.asarray(self.kernel.columns(self.X, idx), dtype=float)
         if block.shape != (self.n, len(idx)):
@@ -178,6 +196,7 @@ class _ColumnCache:
                 f"kernel.columns returned shape {block.shape}, expected {(self.n, len(idx))}"
             )
         self.computed += len(idx)
+        self.values += block.size
         return block
 
     def _store(self, i: int, col: np.ndarray) -> None:
@@ -221,40 +240,175 @@ class _ColumnCache:
 
 
 class _StoreCache(_ColumnCache):
-    """The column cache of the compiled loop: columns are the rows of one 2-D array.
+    """The column cache of the compiled loop: Gram columns of the working set, in one array.
 
-    ``store[slot_of[i]]`` is column ``i`` (``slot_of[i] = -1``: not stored); the
-    compiled loop stamps a slot with a clock each time it uses it and the least
+    The working set is ``basis`` (original indices, increasing; ``None``: all ``n``
+    variables), of size ``m``. ``store[slot_of[p]]`` is the Gram column of working
+    position ``p`` restricted to the working set, ``m`` floats (``slot_of[p] = -1``:
+    not stored). The store is a view of one flat buffer of the cache's memory, so a
+    shrunk working set holds ``n / m`` times more columns (LIBSVM's cache of columns
+    of the active length, ``Cache::swap_index``): :meth:`rebasis` gathers the stored
+    columns in place when the working set shrinks and completes the recently used ones
+    when variables return.
+    The compiled loop stamps a slot with a clock each time it uses it and the least
     recently used slot is the one replaced (LRU, as :class:`_ColumnCache`).
     """
 
     def __init__(self, kernel: Any, X: np.ndarray, n: int, cache_size: float) -> None:
         super().__init__(kernel, X, n, cache_size)
-        self.store = np.empty((self.capacity, n))  # pages are touched only when used
-        self.slot_of = np.full(n, -1, dtype=np.int64)
-        self.col_of = np.full(self.capacity, -1, dtype=np.int64)
-        self.stamp = np.zeros(self.capacity, dtype=np.int64)
+        self.floats = self.capacity * n  # the memory bound, in floats
+        self.buf = np.empty(self.floats)  # pages are touched only when used
         self.clock = np.zeros(1, dtype=np.int64)  # column uses inside the compiled loop
-        self.used = 0
         self.gather: Any = None  # compiled out += store[slots].T @ coef (set by the caller)
+        self.compact: Any = None  # compiled in-place gather of stored rows (set by the caller)
+        self.min_length = n  # shortest stored columns so far
+        self.reset_full()
 
-    def _store(self, i: int, col: np.ndarray) -> None:
-        if self.used < self.capacity:
+    def _layout(self, m: int) -> None:
+        self.m = m
+        self.cap = max(2, min(m, self.floats // m))
+        self.store = self.buf[:self.cap * m].reshape(self.cap, m)
+        self.slot_of = np.full(m, -1, dtype=np.int64)
+        self.col_of = np.full(self.cap, -1, dtype=np.int64)
+        self.stamp = np.zeros(self.cap, dtype=np.int64)
+
+    def reset_full(self) -> None:
+        """Every variable in the working set; the stored columns are dropped."""
+        self.basis: np.ndarray | None = None
+        self.Xb = self.sqb = None
+        self.used = 0
+        self._layout(self.n)
+
+    def cross(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """Kernel values ``K[rows][:, cols]`` (original indices), counted."""
+        if self.kernel.name == "precomputed":
+            block = np.asarray(self.X[np.ix_(rows, cols)], dtype=float)
+        elif self._sq is not None:  # RBF in place from the cached row norms
+            block = self.X[rows] @ self.X[cols].T
+            block *= -2.0
+            block += self._sq[rows][:, None]
+            block += self._sq[cols][None, :]
+            np.maximum(block, 0.0, out=block)
+            block *= -float(self.kernel.gamma)
+            np.exp(block, out=block)
+        else:
+            block = np.asarray(self.kernel(self.X[rows], self.X[cols]), dtype=float)
+        self.values += block.size
+        return block
+
+    def rebasis(self, new: np.ndarray | None, recent: int) -> None:
+        """Make ``new`` (original indices, increasing; ``None``: all) the working set.
+
+        A smaller working set inside the old one (shrinking) gathers every stored column
+        in place. Otherwise (variables return, after the gradient reconstruction) the
+        columns used in the last ``recent`` clock ticks whose variable stays in the
+        working set are kept, at most as many as fit, and completed with their rows for
+        the returning variables (LIBSVM completes a cached column when it is next asked
+        for, ``Cache::get_data``); the others are dropped.
+        """
+        old = np.arange(self.n) if self.basis is None else self.basis
+        new_idx = np.arange(self.n) if new is None else new
+        where = np.full(self.n, -1, dtype=np.int64)
+        where[old] = np.arange(old.size)
+        pos_old = where[new_idx]  # each new member's position in the old working set
+        if new_idx.size == old.size and np.all(pos_old >= 0):
+            return  # the same set
+        if new_idx.size < old.size and np.all(pos_old >= 0):
+            self._shrink_in_place(pos_old)
+            return
+        slot_new = np.full(self.n, -1, dtype=np.int64)
+        slot_new[new_idx] = np.arange(new_idx.size)
+        live = np.flatnonzero(self.stamp[:self.used] > self.clock[0] - recent)
+        orig = old[self.col_of[live]]
+        stays = slot_new[orig] >= 0
+        live, orig = live[stays], orig[stays]
+        cap_new = max(2, min(new_idx.size, self.floats // new_idx.size))
+        order = np.argsort(-self.stamp[live], kind="stable")[:cap_new]
+        live, orig = live[order], orig[order]
+        kept = self.store[live].copy()
+        stamps = self.stamp[live].copy()
+        have = np.flatnonzero(pos_old >= 0)
+        back = np.flatnonzero(pos_old < 0)
+        if new is None:
+            self.reset_full()
+        else:
+            self._set_basis(new)
+        L = live.size
+        if L:
+            self.store[np.ix_(np.arange(L), have)] = kept[:, pos_old[have]]
+            step = max(1, _BLOCK_BYTES // (8 * max(1, back.size)))
+            for start in range(0, L, step):
+                ks = np.arange(start, min(start + step, L))
+                self.store[np.ix_(ks, back)] = self.cross(new_idx[back], orig[ks]).T
+        self.used = L
+        cols = slot_new[orig]
+        self.col_of[:L] = cols
+        self.stamp[:L] = stamps
+        self.slot_of[cols] = np.arange(L)
+
+    def _set_basis(self, basis: np.ndarray) -> None:
+        self.basis = basis
+        self.min_length = min(self.min_length, basis.size)
+        self.used = 0
+        self._layout(basis.size)
+        if self.kernel.name == "precomputed":
+            self.Xb = None
+        else:
+            self.Xb = np.ascontiguousarray(self.X[basis])
+            self.sqb = None if self._sq is None else self._sq[basis]
+
+    def _shrink_in_place(self, keep: np.ndarray) -> None:
+        """Restrict the working set to its positions ``keep`` (increasing)."""
+        m_old = self.m
+        newpos = np.full(m_old, -1, dtype=np.int64)
+        newpos[keep] = np.arange(keep.size)
+        old_cols = self.col_of[:self.used]
+        rows = np.flatnonzero(newpos[old_cols] >= 0)
+        stamps = self.stamp[rows].copy()
+        cols = newpos[old_cols[rows]]
+        self.compact(self.buf, rows, m_old, keep.size, np.ascontiguousarray(keep, np.int64),
+                     np.empty(keep.size))
+        self._set_basis(keep if self.basis is None else self.basis[keep])
+        self.used = rows.size  # the new capacity is at least the old one: every row fits
+        self.col_of[:self.used] = cols
+        self.stamp[:self.used] = stamps
+        self.slot_of[cols] = np.arange(self.used)
+
+    def _column(self, p: int) -> np.ndarray:
+        """Gram column of working position ``p`` on the working set."""
+        if self.basis is None:
+            return self._compute(np.array([p]))[:, 0]
+        self.computed += 1
+        self.values += self.m
+        i = int(self.basis[p])
+        if self.kernel.name == "precomputed":
+            return np.asarray(self.X[self.basis, i], dtype=float)
+        if self.sqb is not None:
+            dist = self.sqb + (self.sqb[p] - 2.0 * (self.Xb @ self.Xb[p]))
+            np.maximum(dist, 0.0, out=dist)
+            dist *= -float(self.kernel.gamma)
+            return np.exp(dist, out=dist)
+        return np.asarray(self.kernel.columns(self.Xb, np.array([p])), dtype=float)[:, 0]
+
+    def _store(self, p: int, col: np.ndarray) -> None:
+        if self.used < self.cap:
             slot = self.used
             self.used += 1
         else:
             slot = int(np.argmin(self.stamp))
             self.slot_of[self.col_of[slot]] = -1
         self.store[slot] = col
-        self.col_of[slot] = i
-        self.slot_of[i] = slot
+        self.col_of[slot] = p
+        self.slot_of[p] = slot
         self.stamp[slot] = self.clock[0]
 
-    def fetch(self, i: int) -> None:
-        """Compute column ``i`` and store it."""
-        self._store(i, self._compute(np.array([i]))[:, 0])
+    def fetch(self, p: int) -> None:
+        """Compute the column of working position ``p`` and store it."""
+        self._store(p, self._column(p))
 
     def get(self, i: int) -> np.ndarray:
+        if self.basis is not None:
+            raise SolverError("smo: full Gram columns asked while the working set is shrunk")
         slot = int(self.slot_of[i])
         if slot >= 0:
             self.hits += 1
@@ -266,6 +420,11 @@ class _StoreCache(_ColumnCache):
     def matvec(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
         out = np.zeros((self.n,) + coef.shape[1:])
         if len(idx) == 0:
+            return out
+        if self.basis is not None:  # the stored columns are partial: compute all
+            for start in range(0, len(idx), self.block):
+                pos = np.arange(start, min(start + self.block, len(idx)))
+                out += self._compute(idx[pos]) @ coef[pos]
             return out
         slots = self.slot_of[idx]
         hit = np.flatnonzero(slots >= 0)
@@ -284,6 +443,29 @@ class _StoreCache(_ColumnCache):
             for k, p in enumerate(pos):
                 self._store(int(idx[p]), block[:, k])
         return out
+
+
+_BLAS: list[ThreadpoolController] = []  # created at the first solve, then reused
+
+
+def _one_blas_thread(function: Any) -> Any:
+    """Run ``function`` on one BLAS thread, as LIBSVM runs.
+
+    The loop's products are thin (one Gram column at a time), and OpenBLAS's threads
+    made them several times slower on the shared 2-core machine (issue 14). One
+    :class:`threadpoolctl.ThreadpoolController`, created at the first solve, is reused:
+    ``threadpool_limits`` scans the process's loaded libraries at every call, 3-20 ms,
+    a tenth of a LIBSVM fit at n = 5000 (measured, issue 14).
+    """
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not _BLAS:
+            _BLAS.append(ThreadpoolController())
+        with _BLAS[0].limit(limits=1, user_api="blas"):
+            return function(*args, **kwargs)
+
+    return wrapper
 
 
 def _load_engine(engine: str) -> Any:
@@ -329,6 +511,29 @@ def _terms(alpha: np.ndarray, F: np.ndarray, y: np.ndarray, c: np.ndarray,
     primal_obj = 0.5 * quad_form + float(c @ hinge)
     rel_gap = (primal_obj - dual_obj) / max(1.0, abs(primal_obj), abs(dual_obj))
     return b, dual_obj, primal_obj, rel_gap
+
+
+def _certificate_gap(alpha: np.ndarray, F: np.ndarray, y: np.ndarray, c: np.ndarray,
+                     accuracy: float) -> float:
+    r"""The relative gap conicml's certificate of the SVM dual will recompute, from ``F``.
+
+    The program's certificate (``formulations/svm.py``, ``_certify_dual``) evaluates
+    :math:`g = K(\alpha\circ y)` afresh and reports
+    :math:`\max(P - D, 0)/\max(1, |P|)` with the bias of
+    :func:`conicml._kkt.bias_from_kkt`. The loop's ``F = -y G`` gives the same
+    :math:`g = y - F` in :math:`O(n)` (no kernel value), so this is the same number up
+    to the round-off of the incrementally updated gradient; the polishing decision is
+    taken on it (issue 14: smo's own offset rule and a half-of-certify_tol trigger made
+    a certified point polish for three times its cost).
+    """
+    a = np.clip(alpha, 0.0, c)
+    g = y - F
+    v = a * y
+    b = bias_from_kkt(a, y, c, F, accuracy)
+    quad = float(v @ g)
+    P = 0.5 * quad + float(c @ np.maximum(0.0, 1.0 - y * (g + b)))
+    D = float(a.sum()) - 0.5 * quad
+    return max(P - D, 0.0) / max(1.0, abs(P))
 
 
 class _Report(IterationReport):
@@ -423,9 +628,7 @@ def _check_x0(x0: Any, y: np.ndarray, c: np.ndarray) -> np.ndarray:
 @register("smo", kinds=[kinds.SVM_DUAL], specialized=True, requires=("numpy",),
           compare_options={"tol": 1e-8},
           certify_tol=1e-3)  # default tol 1e-3 on the KKT violation m - M (LIBSVM's)
-# one BLAS thread, as LIBSVM: the loop's products are thin (one Gram column at a time), and
-# OpenBLAS's threads made them several times slower on the shared 2-core machine (issue 14)
-@threadpool_limits.wrap(limits=1, user_api="blas")
+@_one_blas_thread
 def solve_smo(
     program,
     *,
@@ -437,7 +640,7 @@ def solve_smo(
     cache_size: float = 200.0,
     x0: np.ndarray | None = None,
     callback: Callback | None = None,
-    gap_tol: float | None = 5e-4,
+    gap_tol: float | None = 9e-4,
     engine: str = "auto",
 ) -> Solution:
     r"""SMO with second-order working-set selection (LIBSVM) for the SVM dual.
@@ -475,15 +678,18 @@ def solve_smo(
         :class:`~conicml.solvers._callback.IntermediateResult` (a copy of :math:`\alpha` in
         ``values["alpha"]``, ``residual`` :math:`m - M` on the active set);
         raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
-    gap_tol : float or None, default=5e-4
-        Polishing target. When the loop has converged at ``tol`` but the relative
-        primal - dual gap :math:`(P - D)/\max(1, |P|, |D|)` exceeds ``gap_tol``
-        (at C = 100 the absolute ``tol`` on :math:`m - M` leaves gaps of 2e-3..1e-2),
-        the loop goes on at ``tol / 10``, up to three times (``tol / 1000``), so that
-        the returned point passes the certificate (``certify_tol`` 1e-3 for smo; half
-        of it leaves room for the certificate's own choice of the offset). ``None``
-        stops at ``tol`` as LIBSVM does. ``extras["polish_tol"]`` is the last ``tol``
-        used.
+    gap_tol : float or None, default=9e-4
+        Polishing target. When the loop has converged at ``tol``, the relative gap that
+        the program's certificate will recompute, :math:`\max(P - D, 0)/\max(1, |P|)`
+        (the certificate's bias rule), is evaluated from the gradient in :math:`O(n)`;
+        only if it exceeds ``gap_tol`` (at C = 100 the absolute ``tol`` on
+        :math:`m - M` can leave gaps of 2e-3..1e-2) does the loop go on at ``tol / 10``,
+        up to three times (``tol / 1000``), so that the returned point passes the
+        certificate (``certify_tol`` 1e-3 for smo; the default keeps 10 % of it for the
+        round-off of the incrementally updated gradient). ``None`` stops at ``tol`` as
+        LIBSVM does. ``extras["polish_tol"]`` is the last ``tol`` used and
+        ``extras["certificate_gap_estimate"]`` the gap at the last decision (NaN when
+        none was taken).
     engine : {"auto", "numba", "numpy"}, default="auto"
         ``"numba"``: the compiled loop of :mod:`conicml.solvers._smo_numba` (the
         optional extra ``numba``); ``"numpy"``: the NumPy loop; ``"auto"``: numba
@@ -497,7 +703,9 @@ def solve_smo(
         ``objective`` is the dual maximum :math:`e^\top\alpha -
         \tfrac12\alpha^\top Q\alpha`; ``values["alpha"]``; ``extras`` holds
         ``b``, ``kkt_violation``, ``kernel_evaluations`` (Gram columns
-        computed, each of ``n`` kernel values), ``cache_hits`` and
+        computed: of ``n`` kernel values, or of the working set's length in the
+        compiled loop while shrunk), ``kernel_values`` (kernel values computed),
+        ``cache_hits`` and
         ``min_active_size`` (smallest active set reached by shrinking).
         Non-converged runs return :attr:`Status.USER_LIMIT`.
     """
@@ -515,6 +723,7 @@ def solve_smo(
     cache = (_StoreCache if nb is not None else _ColumnCache)(kernel, X, n, cache_size)
     if nb is not None:
         cache.gather = nb.gather_matvec
+        cache.compact = nb.compact
     QD = np.asarray(kernel.diagonal(X), dtype=float).reshape(-1)
     if QD.shape != (n,) or not np.all(np.isfinite(QD)):
         raise SolverError("smo: kernel.diagonal(X) must be a finite vector of length n")
@@ -589,53 +798,161 @@ def solve_smo(
     # polishing (gap_tol): after convergence at tol_cur, go on at tol_cur / 10 while the
     # relative primal - dual gap exceeds gap_tol, down to tol / 1000
     tol_cur = tol
+    cert_gap = math.nan  # the certificate's gap estimate at the last polishing decision
     polish_floor = tol * 1.0001e-3
 
     def polish_more() -> bool:
-        nonlocal tol_cur
+        nonlocal tol_cur, cert_gap
         if gap_tol is None or tol_cur <= polish_floor:
             return False
-        if _terms(alpha, F, y, c, pos)[3] <= gap_tol:
+        box = max(float(np.max(-alpha)), float(np.max(alpha - c)), abs(float(y @ alpha)), 0.0)
+        cert_gap = _certificate_gap(alpha, F, y, c, box)
+        if cert_gap <= gap_tol:
             return False
         tol_cur /= 10.0
         return True
 
     if nb is not None:
-        # the compiled loop (see _smo_numba): the same iterations, Python between chunks
-        act_c = np.arange(n, dtype=np.int64)
-        n_act = n
+        # the compiled loop (see _smo_numba): the same iterations on a contiguous working
+        # set (LIBSVM's active set at the front), Python between chunks. work: the working
+        # set's original indices (None: all); w*: the working arrays, views of the full
+        # ones while work is None, gathered copies otherwise (see wsync). The cache's
+        # columns cover cache.basis, a superset of work: every variable while the cache
+        # has room (then the gradient reconstruction reuses the stored full columns), the
+        # working set itself once it is full (then n / m times more columns fit).
         out_i = np.zeros(2, dtype=np.int64)
         out_f = np.zeros(1)
+        resume = np.zeros(3, dtype=np.int64)  # a selection interrupted by a missing column
+        resume_f = np.zeros(2)
         until_boundary = period
-        m_up, m_low = masks(alpha, c, pos)
-        flag_up, flag_low = m_up.astype(np.uint8), m_low.astype(np.uint8)
+        recent = 2 * period  # clock ticks (column uses) within which a column is kept
+        gb_upper = alpha >= c  # the bounds Gb reflects (tracked only while work is None)
+        work: np.ndarray | None = None
+        no_pos = np.zeros(0, dtype=np.int64)
+
+        def working() -> tuple[Any, ...]:
+            """The working arrays of ``work`` (after wsync of the previous ones)."""
+            if work is None:
+                up_, low_ = masks(alpha, c, pos)
+                return (alpha, F, y, c, QD, up_.astype(np.uint8), low_.astype(np.uint8),
+                        no_pos, False)
+            wa_, wc_ = alpha[work], c[work]
+            up_, low_ = masks(wa_, wc_, pos[work])
+            if cache.basis is None:
+                colpos, use = work, True
+            elif cache.basis.size == work.size:
+                colpos, use = no_pos, False
+            else:
+                where = np.full(n, -1, dtype=np.int64)
+                where[cache.basis] = np.arange(cache.basis.size)
+                colpos, use = where[work], True
+            return (wa_, F[work], y[work], wc_, QD[work], up_.astype(np.uint8),
+                    low_.astype(np.uint8), np.ascontiguousarray(colpos), use)
+
+        def wsync() -> None:
+            if work is not None:
+                alpha[work] = wa
+                F[work] = wF
+
+        def reconstruct_full() -> None:
+            """F on every variable (LIBSVM's reconstruct_gradient); the working set stays."""
+            nonlocal gb_upper
+            if work is None:
+                return
+            wsync()
+            # Gbar: the variables whose upper-bound status changed while it was not tracked
+            upper = alpha >= c
+            moved = np.flatnonzero(upper != gb_upper)
+            if moved.size:
+                Gb[:] += cache.matvec(moved, np.where(upper[moved], c[moved] * y[moved],
+                                                      -c[moved] * y[moved]))
+            gb_upper = upper
+            inactive = np.ones(n, dtype=bool)
+            inactive[work] = False
+            rows = np.flatnonzero(inactive)
+            free = np.flatnonzero((alpha > 0) & (alpha < c))
+            coef = alpha[free] * y[free]
+            if cache.basis is None:  # full stored columns
+                v = cache.matvec(free, coef)[rows]
+            else:
+                v = np.zeros(rows.size)
+                step = max(1, _BLOCK_BYTES // (8 * max(1, rows.size)))
+                for start in range(0, free.size, step):
+                    v += cache.cross(rows, free[start:start + step]) @ coef[start:start + step]
+            F[rows] = y[rows] - Gb[rows] - v
+
+        def set_work(new: np.ndarray | None) -> None:
+            """Make ``new`` the working set (F must be current on it)."""
+            nonlocal work, gb_upper, min_active
+            wsync()
+            if work is None and new is not None:
+                gb_upper = alpha >= c  # Gb is exact here and untracked from now on
+            if new is None:
+                if cache.basis is not None:
+                    cache.rebasis(None, recent)
+            elif cache.basis is not None:
+                inside = np.zeros(n, dtype=bool)
+                inside[cache.basis] = True
+                if not inside[new].all():
+                    cache.rebasis(new, recent)
+            work = new
+            if (work is not None and cache.used >= cache.cap
+                    and 2 * work.size <= (n if cache.basis is None else cache.basis.size)):
+                cache.rebasis(work, recent)  # the cache is full: columns of the working set
+            min_active = min(min_active, n if work is None else work.size)
+
+        def shrink_mask(Fv: np.ndarray, f_up: np.ndarray, f_low: np.ndarray) -> np.ndarray:
+            Fu = np.where(f_up, Fv, -np.inf).max()
+            Fl = np.where(f_low, Fv, np.inf).min()
+            return (f_up & ~f_low & (Fv < Fl)) | (f_low & ~f_up & (Fv > Fu))
+
+        def reshrink_full() -> None:
+            """After reconstruct_full: shrink the full set at once (LIBSVM's do_shrinking
+            after an un-shrink)."""
+            up_all, low_all = masks(alpha, c, pos)
+            shrink = shrink_mask(F, up_all, low_all)
+            set_work(None if not shrink.any() or shrink.all() else np.flatnonzero(~shrink))
+
+        wa, wF, wy, wc, wQD, flag_up, flag_low, colpos, use_colpos = working()
         while True:
             steps = 1 if stop is not None else min(until_boundary, max_iter - k)
-            r = nb.run(alpha, F, y, c, QD, Gb, flag_up, flag_low, act_c, n_act, cache.store,
-                       cache.slot_of, cache.stamp, cache.clock, tol_cur, steps, shrinking,
-                       out_i, out_f)
+            r = nb.run(wa, wF, wy, wc, wQD, Gb, flag_up, flag_low, colpos, use_colpos,
+                       cache.store, cache.slot_of, cache.stamp, cache.clock, tol_cur, steps,
+                       shrinking and work is None, out_i, out_f, resume, resume_f)
+            if r != nb.NEED_COLUMN or stop is not None:
+                resume[0] = 0  # the next call scans afresh
             done = int(out_i[1])
             k += done
             until_boundary -= done
             viol = float(out_f[0])
             if stop is not None and done:
+                wsync()
                 if stop(IntermediateResult(iteration=k, residual=viol,
                                            elapsed=time.perf_counter() - t_solve,
                                            values={"alpha": alpha.copy()})):
                     code = 3
                     break
             if r == nb.CONVERGED:
-                if n_act < n:  # converged on the active set: un-shrink and re-check
-                    reconstruct(act_c[:n_act])
-                    act_c, n_act = np.arange(n, dtype=np.int64), n
-                    until_boundary = 1  # shrink after the next iteration
-                    continue
-                if polish_more():
-                    unshrunk = False
-                    until_boundary = 1
-                    continue
-                code = 0
-                break
+                if work is not None:
+                    # converged on the active set: re-check on every variable
+                    reconstruct_full()
+                    up_all, low_all = masks(alpha, c, pos)
+                    viol = float(np.where(up_all, F, -np.inf).max()
+                                 - np.where(low_all, F, np.inf).min())
+                if not viol > tol_cur:
+                    if not polish_more():
+                        code = 0
+                        work = None  # F is complete: nothing to reconstruct below
+                        break
+                    # polishing goes on at tol_cur / 10 from a just reconstructed gradient:
+                    # no second early un-shrink (each costs n_free * (n - m) kernel values)
+                # go on, shrunk at once (LIBSVM goes on with every variable active and
+                # shrinks after one iteration; this skips that one full-length iteration)
+                if shrinking:
+                    reshrink_full()
+                    wa, wF, wy, wc, wQD, flag_up, flag_low, colpos, use_colpos = working()
+                until_boundary = period
+                continue
             if r == nb.NEED_COLUMN:
                 cache.fetch(int(out_i[0]))
             if k >= max_iter:
@@ -646,40 +963,37 @@ def solve_smo(
                 break
             if until_boundary > 0:
                 continue
+            resume[0] = 0  # the working set may change below: select afresh
             until_boundary = period
             if shrinking:
-                sub = act_c[:n_act]
-                s_up, s_low = masks(alpha[sub], c[sub], pos[sub])
-                sF = F[sub]
-                Fu = np.where(s_up, sF, -np.inf).max()
-                Fl = np.where(s_low, sF, np.inf).min()
+                f_up, f_low = flag_up.astype(bool), flag_low.astype(bool)
+                Fu = np.where(f_up, wF, -np.inf).max()
+                Fl = np.where(f_low, wF, np.inf).min()
                 if not unshrunk and Fu - Fl <= 10 * tol_cur:
+                    # LIBSVM's do_shrinking: reconstruct, then shrink the full set at once
                     unshrunk = True
-                    if n_act < n:
-                        reconstruct(sub)
-                    act_c, n_act = np.arange(n, dtype=np.int64), n
-                    sub = act_c
-                    s_up, s_low = masks(alpha, c, pos)
-                    sF = F
-                    Fu = np.where(s_up, sF, -np.inf).max()
-                    Fl = np.where(s_low, sF, np.inf).min()
-                shrink = (s_up & ~s_low & (sF < Fl)) | (s_low & ~s_up & (sF > Fu))
-                if shrink.any() and not shrink.all():
-                    act_c = np.ascontiguousarray(sub[~shrink])
-                    n_act = act_c.size
-                    min_active = min(min_active, n_act)
+                    reconstruct_full()
+                    reshrink_full()
+                    wa, wF, wy, wc, wQD, flag_up, flag_low, colpos, use_colpos = working()
+                else:
+                    shrink = shrink_mask(wF, f_up, f_low)
+                    if shrink.any() and not shrink.all():
+                        set_work(np.flatnonzero(~shrink) if work is None else work[~shrink])
+                        wa, wF, wy, wc, wQD, flag_up, flag_low, colpos, use_colpos = working()
             if k - window_start >= stall_window:
+                wsync()
                 moved = float(np.max(np.abs(alpha - alpha_window)))
                 if moved <= stall_step and viol > tol_cur:
                     code = 4
                     break
                 window_start, alpha_window = k, alpha.copy()
             if report is not None:
-                report.print_iteration(k, n_act, viol, int(np.count_nonzero(alpha)),
-                                       cache.computed, int(cache.clock[0]),
-                                       time.perf_counter() - t_solve)
-        if n_act < n:  # stopped by a limit while shrunk
-            reconstruct(act_c[:n_act])
+                wsync()
+                report.print_iteration(k, n if work is None else work.size, viol,
+                                       int(np.count_nonzero(alpha)), cache.computed,
+                                       int(cache.clock[0]), time.perf_counter() - t_solve)
+        if work is not None:  # stopped while shrunk
+            reconstruct_full()
         cache.hits += max(int(cache.clock[0]) - cache.computed, 0)  # uses of stored columns
     else:
         while True:
@@ -738,7 +1052,7 @@ def solve_smo(
                     if not polish_more():
                         code = 0
                         break
-                    unshrunk = False  # converged at tol_cur: polishing goes on at tol_cur / 10
+                    # polishing goes on at tol_cur / 10, without a second early un-shrink
                 counter = 1  # shrink at the next iteration
             if k >= max_iter:
                 code = 1
@@ -830,10 +1144,13 @@ def solve_smo(
             "b": b,
             "kkt_violation": kkt,
             "kernel_evaluations": cache.computed,
+            "kernel_values": cache.values,
+            "min_column_length": getattr(cache, "min_length", n),
             "cache_hits": cache.hits,
             "min_active_size": min_active,
             "primal_objective": primal_obj,
             "polish_tol": tol_cur,
+            "certificate_gap_estimate": cert_gap,
             "engine": "numpy" if nb is None else "numba",
         },
     )
