@@ -38,20 +38,6 @@ DATASETS = ["breast_cancer", "heart", "ionosphere", "pima", "sonar", "mammograph
             "abalone19"]
 
 
-def subsample(X: np.ndarray, y: np.ndarray, n: int, seed: int = 0):
-    """At most ``n`` rows; the minority class keeps up to ``n // 4`` rows (or its share)."""
-    if y.size <= n:
-        return X, y
-    rng = np.random.default_rng(seed)
-    labels, counts = np.unique(y, return_counts=True)
-    minority = labels[np.argmin(counts)]
-    idx_min, idx_maj = np.flatnonzero(y == minority), np.flatnonzero(y != minority)
-    k_min = min(idx_min.size, max(n // 4, round(n * idx_min.size / y.size)))
-    keep = np.sort(np.concatenate([rng.choice(idx_min, k_min, replace=False),
-                                   rng.choice(idx_maj, n - k_min, replace=False)]))
-    return X[keep], y[keep]
-
-
 def cv_scores(names: list[str], dataset: str, max_rows: int, folds: int) -> dict:
     """Out-of-fold accuracy and AUC of each ``name()`` on ``dataset`` (runs in a child)."""
     from sklearn.base import clone
@@ -61,7 +47,7 @@ def cv_scores(names: list[str], dataset: str, max_rows: int, folds: int) -> dict
     import conicml as cm
     from conicml import estimators
 
-    X, y = subsample(*cm.datasets.load(dataset), max_rows)
+    X, y = cm.datasets.subsample(*cm.datasets.load(dataset), max_rows)
     out = {}
     for name in names:
         est = getattr(estimators, name)()
@@ -104,7 +90,7 @@ def main() -> None:
     sizes = {}
     seconds: dict[str, float] = {}
     for ds in DATASETS:
-        X, y = subsample(*cm.datasets.load(ds), max_rows)
+        X, y = cm.datasets.subsample(*cm.datasets.load(ds), max_rows)
         _, counts = np.unique(y, return_counts=True)
         sizes[ds] = (int(y.size), int(counts.min()), float(counts.max() / y.size))
         cells = []

@@ -21,8 +21,6 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).parent))
 from _harness import machine, write_results  # noqa: E402
 
@@ -41,20 +39,6 @@ CONFIGS = {
     "raw, clarabel": {"node_solver": "clarabel", "standardize": False},
     "new default: standardised, auto": {},
 }
-
-
-def _subsample(X, y, n=300, n_minority=60, seed=0):
-    """tests/test_estimator_defaults.py::subsample (the same rows)."""
-    if y.size <= n:
-        return X, y
-    rng = np.random.default_rng(seed)
-    labels, counts = np.unique(y, return_counts=True)
-    idx_min = np.flatnonzero(y == labels[np.argmin(counts)])
-    idx_maj = np.flatnonzero(y != labels[np.argmin(counts)])
-    k_min = min(idx_min.size, n // 2, max(n_minority, round(n * idx_min.size / y.size)))
-    keep = np.sort(np.concatenate([rng.choice(idx_min, k_min, replace=False),
-                                   rng.choice(idx_maj, n - k_min, replace=False)]))
-    return X[keep], y[keep]
 
 
 def main(argv=None):
@@ -77,7 +61,7 @@ def main(argv=None):
     for label, params in configs.items():
         cells = []
         for ds in datasets:
-            X, y = _subsample(*cm.datasets.load(ds))
+            X, y = cm.datasets.subsample(*cm.datasets.load(ds), 300, n_minority=60)
             X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.5, stratify=y,
                                                       random_state=0)
             t = time.perf_counter()

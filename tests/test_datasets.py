@@ -15,6 +15,7 @@ from importlib.resources import files
 import numpy as np
 import pytest
 
+import conicml as cm
 from conicml.datasets import load, names, ringnorm, twonorm
 
 # name -> (n_rows, n_features, n_positive)
@@ -283,3 +284,19 @@ def test_generators_independent_coordinates() -> None:
         cov = np.cov(Xc, rowvar=False)
         off = cov[~np.eye(4, dtype=bool)]
         assert np.max(np.abs(off)) < TOL_SE / np.sqrt(Xc.shape[0])
+
+
+def test_subsample_keeps_the_minority_and_the_order():
+    # abalone19: 32 positives in 4177 rows (1 %). n = 300 with at least 60 positives: all
+    # 32 are kept (min(size, n // 2, max(60, share))) and 268 others; rows stay in order
+    X, y = cm.datasets.load("abalone19")
+    Xs, ys = cm.datasets.subsample(X, y, 300, n_minority=60, seed=3)
+    assert ys.size == 300 and np.sum(ys > 0) == np.sum(y > 0) == 32
+    rows = [int(np.flatnonzero((X == r).all(axis=1))[0]) for r in Xs[:20]]
+    assert rows == sorted(rows)
+    # default n_minority = n // 4; the same seed gives the same rows; small data untouched
+    Xb, yb = cm.datasets.load("breast_cancer")
+    a = cm.datasets.subsample(Xb, yb, 100, seed=1)[1]
+    assert np.sum(a == -1) + np.sum(a == 1) == 100 and min(np.sum(a > 0), np.sum(a < 0)) >= 25
+    np.testing.assert_array_equal(a, cm.datasets.subsample(Xb, yb, 100, seed=1)[1])
+    assert cm.datasets.subsample(Xb, yb, 10_000)[0] is Xb

