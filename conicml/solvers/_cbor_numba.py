@@ -146,7 +146,8 @@ def run(M, z, v, x, low, up, cl, sig, thr, dsig, d, diag, starts, ends, W, eps, 
             Fl = F[lv]
             bl = blk[thr[lv] - 1]
             best = -1.0
-            wq = W / q ** 1.5 if q > 0.0 else 0.0  # loop invariant
+            q15 = q ** 1.5  # 0 also when q underflows
+            wq = W / q15 if q15 > 0.0 else 0.0  # loop invariant
             for i in range(nv):
                 if not up[i] or not F[i] < Fl or blk[thr[i] - 1] < bl:
                     continue

@@ -393,7 +393,8 @@ def solve_cbc_smo(
                 a_t = np.maximum(gram.diag[i] + gram.diag - 2.0 * Ki, 0.0)
                 if wform:
                     cs = vnorm * vnorm + eps * eps
-                    curv = (W * (a_t * cs - bq_t * bq_t) / cs**1.5 if cs > 0
+                    cs15 = cs**1.5  # 0 also when cs underflows (at the apex v = 0)
+                    curv = (W * (a_t * cs - bq_t * bq_t) / cs15 if cs15 > 0
                             else np.zeros(k))
                 else:
                     h = vnorm - float(r @ alpha)

@@ -680,7 +680,8 @@ def solve_cbor_smo(
             q = rho_eff * rho_eff
             a_c = diag[jl] - 2.0 * op.row(jl, cu) + diag[cu]
             b_c = Kv[cu] - Kv[jl]
-            curv = W * (a_c * q - b_c * b_c) / q**1.5 if q > 0 else np.full(cu.size, np.inf)
+            q15 = q**1.5  # 0 when q underflows (rho -> 0 on a low-rank K): no curvature
+            curv = W * (a_c * q - b_c * b_c) / q15 if q15 > 0 else np.full(cu.size, np.inf)
             curv = np.where(curv > 1e-12, curv, 1e-12)
             uv = int(cand[np.argmax(slope[cand] ** 2 / curv)])
         else:
