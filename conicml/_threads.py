@@ -6,29 +6,39 @@ product on all its threads. For the matrices of the ellipsoid-distance solvers
 more than the arithmetic: on the 2-core machine the first multi-threaded call of a
 process takes 20–300 ms against 0.4 ms on one thread (``benchmarks/results/
 suite_ellipsoid.md``), and every call pays it again when other processes hold the
-cores. :func:`single_blas_thread` limits BLAS to one thread for such a block, through
-one :class:`threadpoolctl.ThreadpoolController` built on first use (its
-library scan costs milliseconds; each later limit ~0.1 ms). Below ``min_order`` it
-does nothing (OpenBLAS stays single-threaded there anyway).
+cores. :func:`single_blas_thread` limits BLAS to one thread for such a block (below
+``min_order`` it does nothing: OpenBLAS stays single-threaded there anyway);
+:func:`one_blas_thread` always does. Both use the process's one cached controller
+(:func:`blas_controller`), shared by every single-thread block of the package (smo, the
+SVM certificate, the kernel feature maps, ils-newton, the ellipsoid solvers).
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from functools import cache
+from typing import Any
 
-__all__ = ["single_blas_thread"]
+from threadpoolctl import ThreadpoolController
 
-_CONTROLLER = None
+__all__ = ["blas_controller", "one_blas_thread", "single_blas_thread"]
 
 
-def _controller():  # noqa: ANN202  (threadpoolctl's type, imported lazily)
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
+@cache
+def blas_controller() -> ThreadpoolController:
+    """The process's one :class:`threadpoolctl.ThreadpoolController`.
 
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER
+    Built on first use and reused: ``threadpool_limits`` rescans the loaded libraries at
+    every call (3–20 ms measured, a tenth of a LIBSVM fit at n = 5000); a limit on the
+    cached controller costs ~0.1 ms.
+    """
+    return ThreadpoolController()
+
+
+def one_blas_thread() -> Any:
+    """Context manager: BLAS on one thread inside the block."""
+    return blas_controller().limit(limits=1, user_api="blas")
 
 
 @contextlib.contextmanager
@@ -37,5 +47,5 @@ def single_blas_thread(order: int, min_order: int = 100) -> Iterator[None]:
     if order < min_order:
         yield
         return
-    with _controller().limit(limits=1, user_api="blas"):
+    with one_blas_thread():
         yield

@@ -102,14 +102,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from functools import cache, partial
+from functools import partial
 from typing import Any
 
 import cvxpy as cp
 import numpy as np
 from scipy.linalg import solve_triangular
 from scipy.special import ndtr, ndtri
-from threadpoolctl import ThreadpoolController
 
 from .. import kinds
 from .._certificates import rel, residuals
@@ -117,6 +116,7 @@ from .._deprecation import ridge_pair
 from .._linalg import inverse_quadratic
 from .._margin_certificates import fractional_certificate
 from .._scaling import feature_scales
+from .._threads import one_blas_thread
 from .._validation import check_positive, check_X_y
 from ..contracts.minimax import MEMPMData
 from ..exceptions import ProgramError
@@ -196,18 +196,6 @@ def _split_ridge(ridge: object) -> tuple[float, float]:
 # --------------------------------------------------------------------------------------
 # the moment data shared by the family: d, R_x, R_y (R^T R = Sigma), projected means
 # --------------------------------------------------------------------------------------
-@cache
-def _blas_controller() -> ThreadpoolController:
-    """One scan of the loaded BLAS libraries (each ``threadpool_limits`` call rescans,
-    ~10 ms)."""
-    return ThreadpoolController()
-
-
-def _one_blas_thread() -> Any:
-    """Context manager: one BLAS thread (see :func:`_gram_feature_map`)."""
-    return _blas_controller().limit(limits=1, user_api="blas")
-
-
 def _gram_feature_map(K: np.ndarray, rtol: float = _GRAM_RTOL) -> tuple[np.ndarray, np.ndarray]:
     r"""An empirical feature map ``(Phi, T)`` of a Gram matrix: :math:`K = \Phi\Phi^\top`,
     :math:`KT = \Phi`, :math:`T^\top K T = I` (so :math:`w = Tu` gives :math:`Kw = \Phi u`,
@@ -229,7 +217,7 @@ def _gram_feature_map(K: np.ndarray, rtol: float = _GRAM_RTOL) -> tuple[np.ndarr
     threads made LAPACK's ``eigh`` of a 1000 x 1000 matrix 40x slower (issue 14).
     """
     n = K.shape[0]
-    with _one_blas_thread():
+    with one_blas_thread():
         try:
             L = np.linalg.cholesky(K)
         except np.linalg.LinAlgError:
@@ -321,7 +309,7 @@ def _base_data(
         cov_y[np.diag_indices_from(cov_y)] += rho_y
         # one BLAS thread for the O(n^3) factorisations (as _gram_feature_map)
         Lx, Ly = _definite_cholesky(cov_x), _definite_cholesky(cov_y)
-        with _one_blas_thread():
+        with one_blas_thread():
             Rx = Lx.T if Lx is not None else _factor_T(cov_x)
             Ry = Ly.T if Ly is not None else _factor_T(cov_y)
         Sx, Sy = cov_x, cov_y
@@ -364,7 +352,7 @@ def _definite_cholesky(S: np.ndarray, rtol: float = 1e-12) -> np.ndarray | None:
     r"""Lower Cholesky factor of a symmetric ``S`` whose squared pivots all exceed ``rtol``
     times its largest diagonal entry (numerically definite), else ``None``; one BLAS
     thread (see :func:`_gram_feature_map`)."""
-    with _one_blas_thread():
+    with one_blas_thread():
         try:
             L = np.linalg.cholesky(S)
         except np.linalg.LinAlgError:

@@ -50,12 +50,12 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
 from .. import kinds
 from .._certificates import certify_with
 from .._kkt import bias_from_kkt, free_tolerance, solver_accuracy
 from .._margin_certificates import margin_qp_certificate
+from .._threads import one_blas_thread
 from .._validation import check_positive, check_X_y
 from ..exceptions import ConicMLWarning, ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
@@ -317,17 +317,6 @@ def _unique(data: Mapping[str, Any], model: Mapping[str, Any]) -> dict:
     return {"f_train_no_bias": decision_values(data, model, data["X"]) - model["b"]}
 
 
-_BLAS: list[ThreadpoolController] = []  # created at the first certificate, then reused
-
-
-def _one_blas_thread() -> Any:
-    """A context with single-threaded BLAS, from one reused controller
-    (``threadpool_limits`` rescans the loaded libraries at every call, 3-20 ms)."""
-    if not _BLAS:
-        _BLAS.append(ThreadpoolController())
-    return _BLAS[0].limit(limits=1, user_api="blas")
-
-
 def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, block: int = 2048) -> np.ndarray:
     r""":math:`K v` over the training points, a block of Gram columns at a time.
 
@@ -346,7 +335,7 @@ def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, block: int = 2048) ->
     # the CPU cache, with single-threaded BLAS: on the shared 2-core machine OpenBLAS's two
     # threads made these thin products 13x slower (issue 14 profile)
     step = max(8, min(block, (2**15) // max(1, X.shape[0])))
-    with _one_blas_thread():
+    with one_blas_thread():
         if getattr(kernel, "name", None) == "rbf":
             # the RBF block in place from the row norms computed once (kernel.columns
             # recomputes the norms and allocates four temporaries per block): the same
@@ -390,7 +379,7 @@ def _certify_dual(data: Mapping[str, Any], solution: Solution) -> Residuals:
     """
     # single-threaded BLAS throughout: OpenBLAS's threads took ~50 ms for the O(n) dots
     # alone on the loaded 2-core machine (issue 14 profile of the mammography certificate)
-    with _one_blas_thread():
+    with one_blas_thread():
         return _certify_dual_point(data, solution)
 
 

@@ -77,13 +77,12 @@ from __future__ import annotations
 
 import math
 import time
-from functools import cache
 
 import numpy as np
 from scipy.linalg import cho_solve
-from threadpoolctl import ThreadpoolController
 
 from .. import kinds, registry
+from .._threads import one_blas_thread
 from ..exceptions import OptionError
 from ..program import Program
 from ..registry import register
@@ -109,16 +108,6 @@ STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT, 2: Sta
 _PIVOT_RTOL = 1e-13
 
 
-@cache
-def _blas_controller() -> ThreadpoolController:
-    """One scan of the loaded BLAS libraries (``threadpool_limits`` rescans per call).
-
-    The factorisations run on one BLAS thread: on the shared 2-core machine
-    OpenBLAS's two threads made LAPACK factorisations several times slower (issue 14).
-    """
-    return ThreadpoolController()
-
-
 class _Curve:
     r"""The weight curve :math:`w(c)` of a fractional program and :math:`g` along it."""
 
@@ -131,7 +120,7 @@ class _Curve:
         """Lower Cholesky factor of :math:`M(c)`, ``None`` if not numerically definite."""
         M = c * self.Sx + (1.0 - c) * self.Sy
         try:
-            with _blas_controller().limit(limits=1, user_api="blas"):
+            with one_blas_thread():
                 L = np.linalg.cholesky(M)
         except np.linalg.LinAlgError:
             return None

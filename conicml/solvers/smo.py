@@ -122,10 +122,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
 from .. import kinds
 from .._kkt import bias_from_kkt
+from .._threads import one_blas_thread
 from ..exceptions import OptionError, ProgramError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
@@ -445,24 +445,17 @@ class _StoreCache(_ColumnCache):
         return out
 
 
-_BLAS: list[ThreadpoolController] = []  # created at the first solve, then reused
-
-
 def _one_blas_thread(function: Any) -> Any:
     """Run ``function`` on one BLAS thread, as LIBSVM runs.
 
     The loop's products are thin (one Gram column at a time), and OpenBLAS's threads
-    made them several times slower on the shared 2-core machine (issue 14). One
-    :class:`threadpoolctl.ThreadpoolController`, created at the first solve, is reused:
-    ``threadpool_limits`` scans the process's loaded libraries at every call, 3-20 ms,
-    a tenth of a LIBSVM fit at n = 5000 (measured, issue 14).
+    made them several times slower on the shared 2-core machine (issue 14). The limit
+    uses the process's one cached controller (:func:`conicml._threads.blas_controller`).
     """
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if not _BLAS:
-            _BLAS.append(ThreadpoolController())
-        with _BLAS[0].limit(limits=1, user_api="blas"):
+        with one_blas_thread():
             return function(*args, **kwargs)
 
     return wrapper
