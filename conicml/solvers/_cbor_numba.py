@@ -24,12 +24,14 @@ import math
 import numpy as np
 from numba import njit
 
+from ._cbor_step import move_pair as _move_pair
 from ._cbor_step import step as _step
 
 __all__ = ["CONVERGED", "KINK", "NO_STEP", "STEPS_DONE", "run"]
 
 CONVERGED, STEPS_DONE, NO_STEP, KINK = 0, 1, 2, 3
 _step_nb = njit(cache=True, nogil=True, inline="always", error_model="numpy")(_step)
+_move_pair_nb = njit(cache=True, nogil=True, inline="always")(_move_pair)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")  # IEEE division, as in NumPy
@@ -189,19 +191,7 @@ def run(M, z, v, x, low, up, cl, sig, thr, dsig, d, diag, starts, ends, W, eps, 
         delta = _step_nb(W2 * a, W2 * b, W2 * q, e, max(ub, 0.0))
         if not delta > 0.0:
             return NO_STEP, steps
-        x[lv] += sig[lv] * delta
-        x[uv] -= sig[uv] * delta
-        for var in (lv, uv):  # snap to the box, update the bound sets
-            if x[var] < 1e-15:
-                x[var] = 0.0
-            elif x[var] > 1.0 - 1e-15:
-                x[var] = 1.0
-            if sig[var] > 0:
-                low[var] = x[var] < 1.0
-                up[var] = x[var] > 0.0
-            else:
-                low[var] = x[var] > 0.0
-                up[var] = x[var] < 1.0
+        _move_pair_nb(x, low, up, sig, lv, uv, delta)  # snap to the box, update the sets
         if jl != ju:
             v[jl] -= delta
             v[ju] += delta

@@ -134,6 +134,7 @@ from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
+from ._cbor_step import move_pair
 from ._cbor_step import step as _step
 from ._options import check_array, check_common
 from ._ordinal_wss import (
@@ -707,15 +708,7 @@ def solve_cbor_smo(
                 continue
             reason = 4
             break
-        x[lv] += sig[lv] * delta
-        x[uv] -= sig[uv] * delta
-        for var in (lv, uv):  # snap to the box, update the bound sets
-            if x[var] < 1e-15:
-                x[var] = 0.0
-            elif x[var] > 1.0 - 1e-15:
-                x[var] = 1.0
-            low[var] = x[var] < 1.0 if sig[var] > 0 else x[var] > 0.0
-            up[var] = x[var] > 0.0 if sig[var] > 0 else x[var] < 1.0
+        move_pair(x, low, up, sig, lv, uv, delta)  # snap to the box, update the bound sets
         if jl != ju:
             v[jl] -= delta
             v[ju] += delta
