@@ -144,11 +144,38 @@ def test_lsvr_default_fit_on_real_data(ds):
     assert pred.shape == y.shape and np.all(np.isfinite(pred))
 
 
+# The full data sets (slow study): what the 300-row subsamples above do not show. Strict, with
+# the reason measured on main (3-fold CV, random_state=0):
+KNOWN_FULL = {
+    # the exact Hessian of the feature-scaling program needs an n*n*d tensor: the estimator
+    # refuses with a ProgramError that names the size and says "subsample the training set"
+    ("FeatureScalingSVC", "mammography"): "refuses: the n*n*d derivative tensor is 2668 MB",
+    ("FeatureScalingSVC", "abalone19"): "refuses: the n*n*d derivative tensor is 620 MB",
+    # 32 positives in 4177 rows: the balanced cluster costs learn a ranking no better than
+    # chance out of fold (3-fold AUC 0.42), where the 150-row subsample gets >= 0.6
+    ("ClusterSOCPClassifier", "abalone19"): "3-fold AUC 0.42 on the full 1 %-minority set",
+    # every fold's tree is pruned to the root (0 hyperplanes, AUC 0.51): its pruning set
+    # holds about 2 of the 32 positives, as on the subsample
+    ("HLSVMClassifier", "abalone19"): "pruned to the root in every fold (AUC 0.51)",
+}
+
+
+def _full_cases():
+    for ds in DATASETS:
+        for name in CLASSIFIERS:
+            marks = []
+            if (name, ds) in KNOWN_FULL:
+                marks.append(pytest.mark.xfail(reason=KNOWN_FULL[(name, ds)], strict=True))
+            yield pytest.param(name, ds, id=f"{name}-{ds}", marks=marks)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "ds"), list(_cases()))
+@pytest.mark.parametrize(("name", "ds"), list(_full_cases()))
 def test_default_fit_on_full_data(name, ds):
     X, y = cm.datasets.load(ds)
     est = getattr(estimators, name)()
+    if "random_state" in est.get_params():  # a seed, not a hyper-parameter: reproducible
+        est.set_params(random_state=0)
     s = np.empty(y.size)
     for train, test in StratifiedKFold(3, shuffle=True, random_state=0).split(X, y):
         fitted = clone(est).fit(X[train], y[train])
