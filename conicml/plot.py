@@ -384,7 +384,7 @@ def plot_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, ax: Any 
     drawn = 0
     for c in range(1, len(header)):
         values = [number(row[c]) for row in rows]
-        if sum(v is not None for v in values) < 2:
+        if all(v is None for v in values):  # one row (a --quick run) still gives points
             continue
         ax.plot(range(len(rows)), [np.nan if v is None else v for v in values], "o-",
                 ms=3, label=header[c])

@@ -99,3 +99,14 @@ def test_bad_inputs_name_what_is_needed(blobs):
         plot.plot_comparison("not a comparison")
     with pytest.raises(ValueError, match="Recorder"):
         plot.plot_convergence([])
+
+
+def test_plot_table_draws_a_one_row_table_and_refuses_one_without_numbers():
+    # a --quick reproduction has one row (seed 003 Table 5.1: "11.3 (0.667)" cells); its
+    # figure used to fail with "no numeric column"
+    header = ["S-Size", "CBOR-Iter s (MZE)", "SMO-OR s (MZE)", "note"]
+    ax = plot.plot_table(header, [["2,000", "11.3 (0.667)", "2.8 (0.636)", "-"]])
+    assert len(ax.get_lines()) == 2
+    assert [line.get_ydata()[0] for line in ax.get_lines()] == [11.3, 2.8]
+    with pytest.raises(ValueError, match="no numeric column"):
+        plot.plot_table(header, [["2,000", "-", "n/a", "-"]])
