@@ -82,19 +82,27 @@ def scores(est, X: np.ndarray) -> np.ndarray:
     return est.predict(X)
 
 
-def _cases():
+def _cases(known: dict):
+    """Every (classifier, data set), the ``known`` ones as strict xfails with their reason."""
     for ds in DATASETS:
         for name in CLASSIFIERS:
             marks = []
-            if (name, ds) in KNOWN:
-                marks.append(pytest.mark.xfail(reason=KNOWN[(name, ds)], strict=True))
+            if (name, ds) in known:
+                marks.append(pytest.mark.xfail(reason=known[(name, ds)], strict=True))
             yield pytest.param(name, ds, id=f"{name}-{ds}", marks=marks)
 
 
-def _check_fit(name: str, X_train, y_train, X_test, y_test) -> float:
+def _default(name: str):
+    """The estimator at its defaults, seeded if it has a ``random_state`` (a seed, not a
+    hyper-parameter: the fit is reproducible)."""
     est = getattr(estimators, name)()
-    if "random_state" in est.get_params():  # a seed, not a hyper-parameter: reproducible
+    if "random_state" in est.get_params():
         est.set_params(random_state=0)
+    return est
+
+
+def _check_fit(name: str, X_train, y_train, X_test, y_test) -> float:
+    est = _default(name)
     with warnings.catch_warnings():
         warnings.simplefilter("error", category=UserWarning)  # incl. ConvergenceWarning
         est.fit(X_train, y_train)
@@ -107,7 +115,7 @@ def _check_fit(name: str, X_train, y_train, X_test, y_test) -> float:
     return roc_auc_score(y_test, s)
 
 
-@pytest.mark.parametrize(("name", "ds"), list(_cases()))
+@pytest.mark.parametrize(("name", "ds"), list(_cases(KNOWN)))
 def test_default_fit_on_real_data(name, ds):
     X, y = subsample(*cm.datasets.load(ds))
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.5, stratify=y, random_state=0)
@@ -160,22 +168,11 @@ KNOWN_FULL = {
 }
 
 
-def _full_cases():
-    for ds in DATASETS:
-        for name in CLASSIFIERS:
-            marks = []
-            if (name, ds) in KNOWN_FULL:
-                marks.append(pytest.mark.xfail(reason=KNOWN_FULL[(name, ds)], strict=True))
-            yield pytest.param(name, ds, id=f"{name}-{ds}", marks=marks)
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "ds"), list(_full_cases()))
+@pytest.mark.parametrize(("name", "ds"), list(_cases(KNOWN_FULL)))
 def test_default_fit_on_full_data(name, ds):
     X, y = cm.datasets.load(ds)
-    est = getattr(estimators, name)()
-    if "random_state" in est.get_params():  # a seed, not a hyper-parameter: reproducible
-        est.set_params(random_state=0)
+    est = _default(name)
     s = np.empty(y.size)
     for train, test in StratifiedKFold(3, shuffle=True, random_state=0).split(X, y):
         fitted = clone(est).fit(X[train], y[train])
