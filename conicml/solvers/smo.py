@@ -204,6 +204,23 @@ class _ColumnCache:
         if len(self._cols) > self.capacity:
             self._cols.popitem(last=False)
 
+    def _compute_and_store(self, i: int) -> np.ndarray:
+        """Compute the full column ``i``, store it and return it (a cache miss)."""
+        col = np.ascontiguousarray(self._compute(np.array([i]))[:, 0])
+        self._store(i, col)
+        return col
+
+    def _add_computed(self, out: np.ndarray, idx: np.ndarray, pos: np.ndarray,
+                      coef: np.ndarray) -> None:
+        """``out += K[:, idx[pos]] @ coef[pos]`` for missed columns, computed a block at a
+        time and stored."""
+        for start in range(0, len(pos), self.block):
+            part = pos[start:start + self.block]
+            block = self._compute(idx[part])
+            out += block @ coef[part]
+            for k, p in enumerate(part):
+                self._store(int(idx[p]), np.ascontiguousarray(block[:, k]))
+
     def get(self, i: int) -> np.ndarray:
         """Column ``i`` (a cached array: do not modify it)."""
         col = self._cols.get(i)
@@ -211,9 +228,7 @@ class _ColumnCache:
             self.hits += 1
             self._cols.move_to_end(i)
             return col
-        col = np.ascontiguousarray(self._compute(np.array([i]))[:, 0])
-        self._store(i, col)
-        return col
+        return self._compute_and_store(i)
 
     def matvec(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
         """``K[:, idx] @ coef`` for ``coef`` of shape (len(idx),) or (len(idx), k)."""
@@ -229,13 +244,7 @@ class _ColumnCache:
                 self._cols.move_to_end(int(idx[p]))
             out += np.stack(cols, axis=1) @ coef[pos]
             self.hits += len(pos)
-        miss_pos = np.flatnonzero(~cached)
-        for start in range(0, len(miss_pos), self.block):
-            pos = miss_pos[start:start + self.block]
-            block = self._compute(idx[pos])
-            out += block @ coef[pos]
-            for k, p in enumerate(pos):
-                self._store(int(idx[p]), np.ascontiguousarray(block[:, k]))
+        self._add_computed(out, idx, np.flatnonzero(~cached), coef)
         return out
 
 
@@ -413,9 +422,7 @@ class _StoreCache(_ColumnCache):
         if slot >= 0:
             self.hits += 1
             return self.store[slot]
-        col = np.ascontiguousarray(self._compute(np.array([i]))[:, 0])
-        self._store(i, col)
-        return col
+        return self._compute_and_store(i)
 
     def matvec(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
         out = np.zeros((self.n,) + coef.shape[1:])
@@ -435,13 +442,7 @@ class _StoreCache(_ColumnCache):
             else:
                 out += self.store[slots[hit]].T @ coef[hit]
             self.hits += hit.size
-        miss = np.flatnonzero(slots < 0)
-        for start in range(0, len(miss), self.block):
-            pos = miss[start:start + self.block]
-            block = self._compute(idx[pos])
-            out += block @ coef[pos]
-            for k, p in enumerate(pos):
-                self._store(int(idx[p]), block[:, k])
+        self._add_computed(out, idx, np.flatnonzero(slots < 0), coef)
         return out
 
 
