@@ -126,11 +126,11 @@ class CBCDualData:
                 # (B.3) leaves w undetermined at (or near) the cone apex v = 0 (the spheres
                 # are separable within ||w|| <= W, optimum 0): take the best feasible
                 # hyperplane among the candidates of apex_candidates instead
-                for name, c in self.apex_candidates(alpha, accuracy):
-                    length, bc, value = self.best_length(self.kernel_matvec(c))
+                for name, c, g_unit in self.apex_candidates(alpha, accuracy):
+                    length, bc, value = self.best_length(g_unit)
                     if value < primal - 1e-12 * max(1.0, abs(primal)):
                         primal, coef, b, decoded = value, length * c, bc, name
-                        g = self.kernel_matvec(coef)
+                        g = length * g_unit
                         xi = np.maximum(0.0, 1.0 + r * t - y * (g + b))
         elif self.hard:
             primal = 0.5 * t * t
@@ -167,14 +167,14 @@ class CBCDualData:
         return length, b, value
 
     def apex_candidates(self, alpha: np.ndarray,
-                        accuracy: float = 0.0) -> list[tuple[str, np.ndarray]]:
+                        accuracy: float = 0.0) -> list[tuple[str, np.ndarray, np.ndarray]]:
         r"""W-form hyperplanes to try where :math:`w = Wv/\|v\|` (B.3) is undetermined.
 
         At the cone apex :math:`v = 0` every :math:`w` with :math:`\|w\| \le W` that
         satisfies the margin conditions is optimal, and :math:`v/\|v\|` from a point
-        near the apex is round-off. Returned as coefficient vectors :math:`c`
-        (:math:`w = \sum_l c_l\phi(\mu_l)`) of unit norm; the length is chosen by
-        :meth:`best_length`:
+        near the apex is round-off. Returned as ``(name, c, g)``: coefficients :math:`c`
+        of a unit-norm :math:`w = \sum_l c_l\phi(\mu_l)` and its scores
+        :math:`g = Kc` on the cluster means; the length is chosen by :meth:`best_length`:
 
         * ``"margin-fit"``: the margin equalities :math:`w^\top\phi(\mu_j) + b =
           y_j(1 + r_jW)` of the free multipliers ((B.4)) solved by least squares;
@@ -197,7 +197,8 @@ class CBCDualData:
                                                 -1.0 / max(np.sum(y < 0), 1))))
         scaled = []
         for name, c in out:
-            norm = float(np.sqrt(max(float(c @ self.kernel_matvec(c)), 0.0)))
+            g = self.kernel_matvec(c)
+            norm = float(np.sqrt(max(float(c @ g), 0.0)))
             if norm > 0 and np.isfinite(norm):
-                scaled.append((name, c / norm))
+                scaled.append((name, c / norm, g / norm))
         return scaled

@@ -595,8 +595,7 @@ def _cbc_apex_bound(cbc: CBCDualData, alpha: np.ndarray, accuracy: float) -> flo
     ((B.4)) fitted by least squares, :math:`v`, the difference of the class means), each at
     its best length :math:`\le W` — an upper bound of (B.1), as every such point is
     feasible."""
-    values = [cbc.best_length(cbc.kernel_matvec(c))[2]
-              for _, c in cbc.apex_candidates(alpha, accuracy)]
+    values = [cbc.best_length(g)[2] for _, _, g in cbc.apex_candidates(alpha, accuracy)]
     return min(values, default=math.inf)
 
 
