@@ -464,6 +464,7 @@ def m4_fixed_rho_certificate(Z: np.ndarray, y: np.ndarray, kept: np.ndarray,
         fixed = (excess < -beta) if not hard else np.zeros(n_rows, dtype=bool)
         free = np.flatnonzero(np.abs(excess) <= beta) if not hard else \
             np.flatnonzero(excess <= beta)
+        free = free[ub[free] > 0]  # a row of weight 0 (reduced M4, none removed): lambda = 0
         key = (int(np.count_nonzero(fixed)), int(free.size))
         if key in seen or free.size > max(200, 20 * (Z.shape[1] + 2)):
             continue

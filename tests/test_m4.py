@@ -237,7 +237,7 @@ def test_inner_problem_is_dpp_and_pickles(C):
     assert "rho" in prog.parameters
     clone = pickle.loads(pickle.dumps(prog))
     assert clone.problem.is_dpp()
-    assert prog.default_solver == ("bisection" if C is None else "quadratic-interpolation")
+    assert prog.default_solver == ("bisection" if C is None else "envelope-newton")
 
 
 def test_not_separable_is_infeasible_status():

@@ -63,8 +63,8 @@ def test_soft_margin_matches_program():
     X, y = cm.datasets.twonorm(100, dim=4, seed=2)
     est = M4Classifier(C=0.02, ridge=0.0).fit(X, y)
     prog = m4.m4(X, y, C=0.02)
-    model = prog.decode(cm.solve(prog, "quadratic-interpolation"))
-    assert est.solution_.solver == "quadratic-interpolation"
+    model = prog.decode(cm.solve(prog, "envelope-newton"))
+    assert est.solution_.solver == "envelope-newton"
     assert est.rho_ == pytest.approx(model["rho"], rel=1e-9)
     np.testing.assert_allclose(est.coef_[0], model["w"], atol=1e-9)
 

@@ -192,7 +192,12 @@ def test_soft_margin_inner_backends_agree(solver, inner):
     sol = cm.solve(prog, solver, inner=inner)
     assert sol.status is cm.Status.OPTIMAL
     assert sol.objective == pytest.approx(ref.objective, rel=obj_rtol(solver))
-    assert 0 < own(sol).gap <= 1e-6
+    # the gap is the final rho bracket; envelope-newton stops at a domain end whose slope
+    # G' points out of the domain (a local maximum) without a bracket: width 0
+    if solver == "envelope-newton" and sol.extras["at_domain_end"]:
+        assert own(sol).gap == 0.0
+    else:
+        assert 0 < own(sol).gap <= 1e-6
     assert sol.extras["inner_solves"] == sol.iterations + 1  # + the MPM bound
 
 

@@ -24,6 +24,7 @@ OBJ_RTOL: dict[str, float] = {
     "bisection": 1e-6,  # default tol 1e-7 (relative bracket); certified rho, measured <= 1e-7
     "dinkelbach-gfp": 1e-6,  # default tol 1e-8; stops at the inner accuracy (~1e-8)
     "brent": 1e-5,  # soft M4: Brent on rho to 1e-8*kappa; G is flat at its maximum
+    "envelope-newton": 1e-6,  # soft M4: secant on G' to 1e-8*kappa; measured <= 1e-9 vs QI
     "more-sorensen": 1e-6,  # secular equation to 1e-12 (relative ||Ds|| - Delta)
     "rank-tr": 1e-6,  # default tol 1e-8 (relative gradient, K^-1 metric); measured <= 1e-12
     "rank-newton": 1e-6,  # idem, in the linearised w; measured <= 1e-12
@@ -45,6 +46,7 @@ SOL_ATOL: dict[str, float] = {
     "dinkelbach-gfp": 1e-4,  # idem
     "quadratic-interpolation": 1e-3,  # soft M4 (w, b) at a rho known to ~1e-8 (kink of G)
     "brent": 1e-3,  # soft M4 (w, b), idem
+    "envelope-newton": 1e-3,  # soft M4 (w, b), idem
     "more-sorensen": 1e-4,  # TRS step vs the SDP route (its s is ~sqrt(gap) accurate)
     "rank-tr": 1e-4,  # training scores K_.R beta (beta itself is not unique: K_RR ill-conditioned)
     "rank-newton": 1e-4,  # idem

@@ -84,7 +84,8 @@ class M4Classifier(BinaryConicClassifier):
     solver : str or None, default=None
         ``None`` uses the program's documented default, recorded in
         ``solution_.solver``: ``"bisection"`` for ``C=None`` (also:
-        ``"dinkelbach-gfp"``), ``"quadratic-interpolation"`` for a soft margin. A
+        ``"dinkelbach-gfp"``), ``"envelope-newton"`` for a soft margin (also:
+        ``"quadratic-interpolation"``, ``"brent"``). A
         solver that does not accept the program's kind raises
         :class:`~conicml.SolverError` naming the solvers that do.
     inner : {"clarabel", "ecos", "scs"}, default="clarabel"

@@ -564,7 +564,9 @@ def m4(
     """
     data = _prepare(X, y, C, kernel, gamma, degree, coef0, ridge, reduction, covariances,
                     factor_rtol)
-    default = "bisection" if data["hard"] else "quadratic-interpolation"
+    # soft margin: the secant on G' with envelope slopes needs ~3x fewer fixed-rho SOCPs
+    # than the quadratic interpolation on values, for the same local maximum (issue 14)
+    default = "bisection" if data["hard"] else "envelope-newton"
     return Program(data["kind"], data, build=partial(inner_problem, rho=None),
                    certify=_certify, decode=_decode, default_solver=default,
                    description=_description(data))

@@ -58,8 +58,12 @@ from ._callback import Callback, IntermediateResult, stopper
 from ._line_search import METHODS, maximize
 from ._m4_inner import InnerSolver, _InnerFailure, point
 from ._options import check_common, check_scalar
+from ._slope_search import NoSlope, maximize_with_slope
 
-__all__ = ["STATUS_MAP", "TERMINATION_MESSAGES", "solve_soft_m4"]
+#: The 1-D searches of :func:`solve_soft_m4`: those on values and the one with slopes.
+SEARCHES = (*METHODS, "envelope-newton")
+
+__all__ = ["SEARCHES", "STATUS_MAP", "TERMINATION_MESSAGES", "envelope_slope", "solve_soft_m4"]
 
 TERMINATION_MESSAGES: dict[int, str] = {
     0: "converged: rho bracket width <= tol * max(1, kappa_mpm)",
@@ -79,6 +83,34 @@ STATUS_MAP: dict[int, Status] = {
 
 class _Stop(Exception):
     pass
+
+
+def envelope_slope(m4: Any, sol: Solution, w: np.ndarray) -> float:
+    r""":math:`h'(\rho)` by the envelope theorem from the inner slack SOCP's multipliers.
+
+    The Lagrangian of :math:`h(\rho) = \min\sum\xi` s.t.
+    :math:`y_kf_k - \rho s_{y_k} + \xi_k \ge 0` (multipliers :math:`\lambda_k \in [0,1]`)
+    and, reduced, :math:`1 - \rho(s_x + s_y) + \xi_m \ge 0` (:math:`\lambda_m`) depends on
+    :math:`\rho` only through :math:`+\rho\sum_k\lambda_ks_{y_k}` (+
+    :math:`\rho\lambda_m(s_x+s_y)`), so
+    :math:`h'(\rho) = \Lambda_x\sigma_x(w) + \Lambda_y\sigma_y(w) + \lambda_m(\sigma_x+\sigma_y)`
+    (:math:`\Lambda` a class's multiplier sum; :math:`\Lambda_x = \Lambda_y` by
+    stationarity in :math:`b`), where the multipliers are unique; ``nan`` when the backend
+    returned none. ``w`` is normalised (:math:`w^\top d = 1`, as the SOCP's).
+    """
+    s_pos, s_neg = m4.sigmas(w)
+    total = 0.0
+    for name, sigma in (("margin_pos", s_pos), ("margin_neg", s_neg),
+                        ("global", s_pos + s_neg)):
+        if name == "global" and m4.reduction is None:
+            continue
+        if name != "global" and not np.any(m4.kept & ((m4.y > 0) == (name == "margin_pos"))):
+            continue
+        lam = sol.duals.get(name)
+        if lam is None:
+            return math.nan
+        total += float(np.sum(lam)) * sigma
+    return total
 
 
 def solve_soft_m4(
@@ -103,8 +135,10 @@ def solve_soft_m4(
         Kind ``"sequential.m4"`` (:func:`conicml.formulations.m4.m4` with ``C``).
     solver : str
         Registry name reported in the solution and in messages.
-    method : {"quadratic-interpolation", "brent"}
-        The 1-D search.
+    method : {"quadratic-interpolation", "brent", "envelope-newton"}
+        The 1-D search; ``"envelope-newton"``: the safeguarded secant on
+        :math:`G'(\rho) = 1 - C\,h'(\rho)` with :math:`h'` from the inner multipliers
+        (:func:`envelope_slope`, :mod:`conicml.solvers._slope_search`).
     tol : float, default=1e-8
         Relative tolerance on the final ρ bracket: width
         :math:`\le \texttt{tol}\cdot\max(1, \kappa^*_{MPM})`.
@@ -133,8 +167,8 @@ def solve_soft_m4(
     stop = stopper(solver, callback, legacy=lambda r: (float(r.values["rho"]), r.objective))
     check_common(solver, tol, max_iter, time_limit)
     x0 = check_scalar(solver, "x0", x0, low=0.0)
-    if method not in METHODS:
-        raise OptionError(f"{solver}: method must be one of {', '.join(METHODS)}, "
+    if method not in SEARCHES:
+        raise OptionError(f"{solver}: method must be one of {', '.join(SEARCHES)}, "
                           f"got {method!r}")
     if max_iter < 3:
         raise OptionError(f"{solver}: max_iter must be at least 3 (both ends and a midpoint), "
@@ -149,6 +183,8 @@ def solve_soft_m4(
     state: dict[str, Any] = {"reason": 0, "failure": None}
     kappa = math.nan
 
+    slopes: dict[float, float] = {}
+
     def G(rho: float) -> float:
         if time_limit is not None and time.perf_counter() - start > time_limit:
             state["reason"] = 2
@@ -156,10 +192,17 @@ def solve_soft_m4(
         sol = checker.check(rho)
         w, b = point(sol)
         w, b = w / float(data["d"] @ w), b / float(data["d"] @ w)
-        value = rho - C * data["m4"].slack_total(w, b, rho)
+        slack = data["m4"].slack_total(w, b, rho)
+        value = rho - C * slack
         evals[rho] = (w, b, value, sol)
+        # h is non-decreasing in rho >= 0 (every row tightens), so a point with zero
+        # recomputed slack certifies h = 0 on [0, rho]: G = rho there and no local maximum
+        # lies to the left; its left slope is exactly 1 (the multipliers of an interior-
+        # point solve are noisy at the kink where h leaves 0)
+        slopes[rho] = 1.0 if slack == 0.0 else 1.0 - C * envelope_slope(data["m4"], sol, w)
         if verbose:
-            print(f"  {solver}: rho={rho:.10f} G={value:.10f} h={sol.objective:.6e}")
+            print(f"  {solver}: rho={rho:.10f} G={value:.10f} G'={slopes[rho]:.3e} "
+                  f"h={sol.objective:.6e}")
         if stop is not None and stop(IntermediateResult(
                 iteration=len(evals), objective=value, residual=math.nan,
                 elapsed=time.perf_counter() - start,
@@ -175,9 +218,20 @@ def solve_soft_m4(
             state["reason"] = 6
         else:
             try:
-                *_, bracket, converged = maximize(
-                    G, 0.0, kappa, tol=tol * max(1.0, kappa), max_iter=max_iter, x0=x0,
-                    method=method)
+                if method == "envelope-newton":
+                    try:
+                        *_, bracket, converged = maximize_with_slope(
+                            lambda r: (G(r), slopes[r]), 0.0, kappa,
+                            tol=tol * max(1.0, kappa), max_iter=max_iter, x0=x0)
+                    except NoSlope:  # no multipliers from the inner backend: on values
+                        method = "quadratic-interpolation"
+                        *_, bracket, converged = maximize(
+                            G, 0.0, kappa, tol=tol * max(1.0, kappa),
+                            max_iter=max(3, max_iter - len(evals)), x0=x0, method=method)
+                else:
+                    *_, bracket, converged = maximize(
+                        G, 0.0, kappa, tol=tol * max(1.0, kappa), max_iter=max_iter, x0=x0,
+                        method=method)
             except _Stop:
                 pass
     except _InnerFailure as exc:

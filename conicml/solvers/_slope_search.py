@@ -1,0 +1,213 @@
+r"""1-D maximisation on an interval with slopes: a safeguarded secant (Newton) on :math:`f'`.
+
+Used by the ``envelope-newton`` solver of the soft-margin M4 (issue 14), where every
+evaluation of :math:`G(\rho) = \rho - C\,h(\rho)` also returns its slope
+:math:`G'(\rho) = 1 - C\,h'(\rho)` by the envelope theorem (the inner SOCP's multipliers,
+:mod:`conicml.solvers._m4_search`), so one evaluation tells on which side of a local
+maximum a point lies.
+
+**Algorithm.** Both domain ends are evaluated first. An end whose slope points out of
+the domain (:math:`f'(hi) \ge 0`, :math:`f'(lo) \le 0`) is a local maximum; if both are,
+the better one is returned. Otherwise the bracket :math:`[a, c]` with
+:math:`f'(a) > 0 > f'(c)` holds a local maximum and is kept as an invariant. The next
+point is the secant root of :math:`f'` through the two most recent points (Newton's
+method on :math:`f'` with a finite-difference second derivative; exact when :math:`f`
+is quadratic), replaced by the regula-falsi root between the bracket ends when it falls
+outside the bracket. When the bracket has not halved over the last two steps (a secant
+converging from one side) the estimate is overshot once by the last step, to land on
+the far side of the root; if that does not halve it either, a **bisection** step follows
+(so the search converges at least linearly, also when :math:`f'` jumps at a kink).
+Once a step is below ``tol``/2, the point ``tol``/2 beyond it on the far side of the
+root is probed, which collapses the bracket. A slope that is not finite
+(no multipliers) raises :class:`NoSlope` (the caller falls back to a search on values).
+
+**Stopping:** bracket width :math:`\le` ``tol`` (absolute), a zero slope, or
+``max_iter`` evaluations (then ``converged`` is false). The result is a *local*
+maximum, as for the quadratic-interpolation search (:mod:`conicml.solvers._line_search`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import NamedTuple
+
+from ..exceptions import OptionError
+
+__all__ = ["NoSlope", "SlopeSearchResult", "maximize_with_slope"]
+
+
+class SlopeSearchResult(NamedTuple):
+    """Result of :func:`maximize_with_slope`."""
+
+    x: float
+    fun: float
+    n_evals: int
+    bracket: tuple[float, float]
+    converged: bool
+
+
+class _Budget(Exception):
+    pass
+
+
+class NoSlope(Exception):
+    """Raised when an evaluation returns no finite slope (``args[0]`` is the point)."""
+
+
+def maximize_with_slope(
+    f: Callable[[float], tuple[float, float]],
+    lo: float,
+    hi: float,
+    *,
+    tol: float = 1e-8,
+    max_iter: int = 60,
+    x0: float | None = None,
+) -> SlopeSearchResult:
+    r"""Maximise ``f`` on :math:`[lo, hi]` given values and slopes (module docstring).
+
+    Parameters
+    ----------
+    f : callable
+        ``f(x) -> (value, slope)``; a ``nan`` value counts as :math:`-\infty`; a slope
+        that is not finite raises :class:`NoSlope`. Exceptions raised by ``f`` propagate.
+    lo, hi : float
+        Domain, ``lo < hi``.
+    tol : float, default=1e-8
+        Absolute tolerance on the final bracket width.
+    max_iter : int, default=60
+        Largest number of evaluations of ``f`` (ends included), at least 3.
+    x0 : float, optional
+        First interior point (default: the secant root between the ends).
+
+    Returns
+    -------
+    SlopeSearchResult
+        ``(x, fun, n_evals, bracket, converged)``: the best evaluated point.
+    """
+    lo, hi = float(lo), float(hi)
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise OptionError(f"maximize_with_slope needs finite lo < hi, got [{lo}, {hi}]")
+    if not tol > 0:
+        raise OptionError(f"tol must be positive, got {tol!r}")
+    if int(max_iter) != max_iter or max_iter < 3:
+        raise OptionError(f"max_iter must be an integer >= 3, got {max_iter!r}")
+    cache: dict[float, tuple[float, float]] = {}
+    order: list[float] = []
+
+    def ev(x: float) -> tuple[float, float]:
+        if x in cache:
+            return cache[x]
+        if len(cache) >= max_iter:
+            raise _Budget
+        val, slope = f(x)
+        if not math.isfinite(slope):
+            raise NoSlope(x)
+        val = -math.inf if math.isnan(val) else float(val)
+        cache[x] = (val, float(slope))
+        order.append(x)
+        return cache[x]
+
+    bracket = [lo, hi]
+    converged = False
+
+    def result() -> SlopeSearchResult:
+        if not cache:
+            return SlopeSearchResult(math.nan, math.nan, 0, (lo, hi), False)
+        best = max(cache, key=lambda x: cache[x][0])
+        return SlopeSearchResult(best, cache[best][0], len(cache), (bracket[0], bracket[1]),
+                                 converged)
+
+    try:
+        (fa, ga), (fc, gc) = ev(lo), ev(hi)
+        a, c = lo, hi
+        lo_max, hi_max = ga <= 0, gc >= 0  # an end with an outward slope: a local maximum
+        if lo_max or hi_max:
+            converged = True
+            if lo_max and (not hi_max or fa >= fc):
+                bracket[:] = [lo, lo]
+            else:
+                bracket[:] = [hi, hi]
+            return result()
+        widths = [2.0 * (c - a), 2.0 * (c - a)]
+        prev: tuple[float, float] | None = None  # the point evaluated before the last one
+        last = (c, gc)
+        x = float(x0) if x0 is not None and a < x0 < c else math.nan
+        state: dict = {}
+        while c - a > tol:
+            if not math.isfinite(x):
+                x = _next_point(a, fa, ga, c, fc, gc, last, prev, widths, c - a, tol, state)
+            fx, gx = ev(x)
+            # the model that chose x keeps the next step if x's slope is small against
+            # both ends' (a root of f' being approached) or the bracket at least halves
+            shrink = (x - a) if gx < 0 else (c - x)
+            state["success"] = abs(gx) <= 0.3 * min(ga, -gc) or shrink <= 0.5 * (c - a)
+            if state.get("kind") == "probe" and (gx > 0) == (x > last[0]):
+                state["success"] = False
+                state["failed_probe"] = True  # the probe did not collapse the bracket
+            widths = [widths[1], c - a]
+            prev, last = last, (x, gx)
+            # slopes and values disagree (noisy multipliers near a kink of f): a point
+            # with a positive slope but a lower value than the left end cannot be the new
+            # left end of a bracket of a concave piece; trust the values
+            if gx > 0 and fx < fa:
+                gx = -abs(gx)
+            elif gx < 0 and fx < fc:
+                gx = abs(gx)
+            if gx > 0:
+                a, fa, ga = x, fx, gx
+            elif gx < 0:
+                c, fc, gc = x, fx, gx
+            else:  # a stationary point of f: a local maximum inside the bracket
+                a = c = x
+            bracket[:] = [a, c]
+            x = math.nan
+        converged = True
+    except _Budget:
+        pass
+    return result()
+
+
+def _tangents(a: float, fa: float, ga: float, c: float, fc: float, gc: float) -> float:
+    """Where the tangents of ``f`` at the bracket ends meet (``nan`` if parallel)."""
+    if not ga > gc:
+        return math.nan
+    return (fc - fa + ga * a - gc * c) / (ga - gc)
+
+
+def _next_point(a: float, fa: float, ga: float, c: float, fc: float, gc: float,
+                last: tuple[float, float], prev: tuple[float, float] | None,
+                widths: list[float], width: float, tol: float, state: dict) -> float:
+    """The safeguarded tangent / secant step of the module docstring."""
+    kind = state.get("kind")
+    if state.pop("failed_probe", False) or (kind in ("tangent", "secant") and width > 0.5
+                                            * widths[0] and not state.get("success")
+                                            and state.get("stalled")):
+        # a probe that did not collapse the bracket (noisy slopes), or neither model
+        # halving the bracket over two steps: bisect
+        state["kind"], state["stalled"] = "bisection", False
+        return 0.5 * (a + c)
+    state["stalled"] = width > 0.5 * widths[0]
+    model = kind if kind in ("tangent", "secant") and state.get("success") else \
+        ("secant" if kind == "tangent" else "tangent")
+    x = math.nan
+    state["kind"] = model
+    if model == "tangent":
+        x = _tangents(a, fa, ga, c, fc, gc)
+    elif prev is not None and math.isfinite(prev[1]) and math.isfinite(last[1]) \
+            and last[1] != prev[1]:
+        x = last[0] - last[1] * (last[0] - prev[0]) / (last[1] - prev[1])
+    if math.isfinite(x):  # a model estimate at (or beyond) an end counts as that end
+        x = min(max(x, a), c)
+    if not (a <= x <= c):  # regula falsi between the bracket ends
+        x = a - ga * (c - a) / (gc - ga)
+    near = min(abs(x - last[0]), x - a, c - x)
+    if near < 0.5 * tol:
+        # the estimate is within tol/2 of an evaluated point: probe tol/2 past it, into the
+        # bracket, which collapses the bracket around the estimate
+        ref = last[0] if abs(x - last[0]) == near else (a if x - a == near else c)
+        x = x + 0.5 * tol if (x > ref or (x == ref and ref == a)) else x - 0.5 * tol
+        state["kind"] = "probe"
+    if not (a < x < c):
+        x = 0.5 * (a + c)
+    return x

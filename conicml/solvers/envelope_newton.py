@@ -1,0 +1,72 @@
+r"""``envelope-newton``: soft-margin M4 by a safeguarded secant on :math:`G'(\rho)`.
+
+Kind ``"sequential.m4"``. The same fixed-ρ slack SOCPs as ``quadratic-interpolation``
+(see :mod:`conicml.solvers._m4_search`), but each evaluation also yields the slope
+
+.. math::
+
+    G'(\rho) = 1 - C\,h'(\rho),\qquad
+    h'(\rho) = \Lambda_x\sigma_x(w^*) + \Lambda_y\sigma_y(w^*)\ (+\lambda_m(\sigma_x+\sigma_y)),
+
+by the envelope theorem from the inner SOCP's multipliers (:math:`\Lambda` a class's sum
+of the margin rows' multipliers, :math:`\lambda_m` the global row's of the reduced M4,
+eq. 4.36; :func:`conicml.solvers._m4_search.envelope_slope`). The sign of :math:`G'`
+tells on which side of a local maximum a point lies, so the search keeps a bracket
+:math:`G'(a) > 0 > G'(c)` and steps by the secant root of :math:`G'` (Newton's method on
+:math:`G'`), safeguarded by an overshoot and bisection
+(:mod:`conicml.solvers._slope_search`); issue 14 measured 24 SOCPs of the
+quadratic-interpolation search against 6-9 here. :math:`G` need not be concave (errata
+S004-A6): the result is a local maximum, as for the other searches.
+
+**Stopping criterion:** final ρ bracket below :math:`\texttt{tol}\cdot\max(1,
+\kappa^*_{MPM})` (absolute, in ρ), as ``quadratic-interpolation``; or ``max_iter`` SOCPs.
+
+**Certificate:** as ``quadratic-interpolation`` (the normalisation residual, the inner
+solve's residual at :math:`\rho^*`, the final bracket width); OPTIMAL means certified by
+the program's recomputed certificate of the inner SOCP at :math:`\rho^*`.
+
+**Warm-start:** ``x0`` is the first interior point (default: the secant root between the
+domain ends).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .. import kinds
+from ..program import Program
+from ..registry import register
+from ..solution import Solution
+from ._callback import Callback
+from ._m4_search import solve_soft_m4
+
+__all__ = ["solve_envelope_newton"]
+
+
+@register("envelope-newton", kinds=[kinds.M4_SOFT],
+          description="soft-margin M4: safeguarded secant on G'(rho) = 1 - C h'(rho), "
+                      "h' from the inner SOCP's multipliers (envelope theorem)",
+          certify_tol=1e-4)  # point from an interior-point inner solve
+def solve_envelope_newton(
+    program: Program,
+    *,
+    tol: float = 1e-8,
+    max_iter: int = 60,
+    time_limit: float | None = None,
+    verbose: bool = False,
+    callback: Callback | None = None,
+    x0: float | None = None,
+    inner: str = "clarabel",
+    inner_options: Mapping[str, Any] | None = None,
+) -> Solution:
+    r"""Soft-margin M4 by the safeguarded secant on :math:`G'(\rho)` (module docstring).
+
+    Parameters are those of :func:`conicml.solvers._m4_search.solve_soft_m4`:
+    ``tol`` (relative ρ bracket), ``max_iter`` (slack SOCPs), ``time_limit``,
+    ``verbose``, ``callback(intermediate_result)``, ``x0``, ``inner`` (the generic
+    backend of the SOCPs) and ``inner_options``.
+    """
+    return solve_soft_m4(program, solver="envelope-newton", method="envelope-newton",
+                         tol=tol, max_iter=max_iter, time_limit=time_limit, verbose=verbose,
+                         callback=callback, x0=x0, inner=inner, inner_options=inner_options)

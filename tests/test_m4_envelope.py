@@ -1,0 +1,179 @@
+"""``envelope-newton`` (issue 14): the secant on G'(rho) with envelope slopes.
+
+Checked against (1) closed forms for the 1-D search itself, (2) central finite
+differences of G computed by a generic backend (the envelope slope), and (3) the
+value-only searches ``quadratic-interpolation`` and ``brent`` over clarabel and ecos
+inner SOCPs on random and structured instances: linear and kernel, separable and not,
+with and without the reduction (4.36) -- the same local maximum (G(rho*), rho*, the
+decoded (w, b), the recomputed certificate) with fewer SOCP solves.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import conicml as cm
+from conicml.exceptions import OptionError
+from conicml.formulations import m4
+from conicml.solvers._m4_inner import InnerSolver, point
+from conicml.solvers._m4_search import envelope_slope
+from conicml.solvers._slope_search import NoSlope, maximize_with_slope
+
+from tolerances import obj_rtol, sol_atol
+
+T2_X = np.array([(1, 0), (3, 0.5), (5, -0.5), (2, 1), (4, -1), (6, 0),
+                 (-1, 0), (-1.3, 0.4), (-1.2, -0.4), (-1.6, 0.1), (-1.4, -0.2), (-1.1, 0.3)],
+                dtype=float)
+T2_Y = np.r_[np.ones(6), -np.ones(6)]
+
+
+# ---- the 1-D search on closed forms --------------------------------------------------------
+
+def _counted(fun):
+    calls = []
+
+    def f(x):
+        calls.append(x)
+        return fun(x)
+    return f, calls
+
+
+@pytest.mark.parametrize("xstar", [0.37, 1.3, 3.999])
+def test_slope_search_smooth_maximum(xstar):
+    # f = -(x - x*)^4 - (x - x*)^2: smooth, the maximum at x* (closed form)
+    f, calls = _counted(lambda x: (-(x - xstar) ** 4 - (x - xstar) ** 2,
+                                   -4 * (x - xstar) ** 3 - 2 * (x - xstar)))
+    res = maximize_with_slope(f, 0.0, 4.0, tol=1e-9)
+    assert res.converged
+    assert res.x == pytest.approx(xstar, abs=1e-9)
+    assert res.bracket[0] <= xstar <= res.bracket[1]
+    assert res.bracket[1] - res.bracket[0] <= 1e-9
+    assert len(calls) <= 16  # bisection alone would need ~32
+
+
+def test_slope_search_kink_maximum():
+    # f = min(2x, 3 - x) has a kink at x = 1, where f' jumps from 2 to -1 (closed form)
+    res = maximize_with_slope(lambda x: (min(2 * x, 3 - x), 2.0 if 2 * x < 3 - x else -1.0),
+                              0.0, 5.0, tol=1e-10, max_iter=80)
+    assert res.converged
+    assert res.x == pytest.approx(1.0, abs=1e-10)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_slope_search_domain_ends(sign):
+    # a monotone function: the maximum at the end its slope points to, in two evaluations
+    f, calls = _counted(lambda x: (sign * x, sign))
+    res = maximize_with_slope(f, 0.0, 2.0)
+    assert res.converged and len(calls) == 2
+    assert res.x == (2.0 if sign > 0 else 0.0)
+
+
+def test_slope_search_budget_and_errors():
+    res = maximize_with_slope(lambda x: (-(x - 1.0) ** 4, -4 * (x - 1.0) ** 3), 0.0, 3.0,
+                              tol=1e-14, max_iter=3)
+    assert not res.converged and res.n_evals == 3
+    with pytest.raises(NoSlope):
+        maximize_with_slope(lambda x: (x, math.nan), 0.0, 1.0)
+    with pytest.raises(OptionError):
+        maximize_with_slope(lambda x: (x, 1.0), 1.0, 0.0)
+    with pytest.raises(OptionError):
+        maximize_with_slope(lambda x: (x, 1.0), 0.0, 1.0, max_iter=2)
+
+
+# ---- the envelope slope against finite differences of G ------------------------------------
+
+@pytest.mark.parametrize("inner", ["clarabel", "ecos"])
+@pytest.mark.parametrize("case", ["linear", "kernel", "reduced"])
+def test_envelope_slope_matches_finite_differences(case, inner):
+    X, y = cm.datasets.twonorm(60, dim=3, seed=3)
+    if case == "linear":
+        prog = m4.m4(X, y, C=0.5)
+    elif case == "kernel":
+        prog = m4.m4(X, y, C="auto", kernel="rbf", gamma=0.5, ridge=1e-2)
+    else:
+        prog = m4.m4(X, y, C=0.5, reduction=0.3)
+    data, C = prog.data, prog.data["C"]
+    checker = InnerSolver(prog, inner)
+    kappa, _ = checker.kappa_mpm()
+
+    def G(rho):
+        sol = checker.check(rho)
+        w, b = point(sol)
+        scale = float(data["d"] @ w)
+        w, b = w / scale, b / scale
+        return rho - C * data["m4"].slack_total(w, b, rho), \
+            1.0 - C * envelope_slope(data["m4"], sol, w)
+
+    for frac in (0.3, 0.7):
+        rho, delta = frac * kappa, 1e-4 * kappa
+        value, slope = G(rho)
+        fd = (G(rho + delta)[0] - G(rho - delta)[0]) / (2 * delta)
+        # central difference: O(delta^2) where G is smooth, plus the inner accuracy / delta
+        assert slope == pytest.approx(fd, abs=1e-3 * max(1.0, abs(fd)))
+
+
+# ---- the same local maximum as the value-only searches --------------------------------------
+
+def _overlapping(seed):
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(size=(25, 2)) @ np.array([[1.5, 0.3], [0.0, 0.6]]) + 0.8,
+                   rng.normal(size=(30, 2)) * 0.9 - 0.5])
+    return X, np.r_[np.ones(25), -np.ones(30)]
+
+
+CASES = {
+    "T2 C=100": lambda: m4.m4(T2_X, T2_Y, 100.0),
+    "T2 C=1": lambda: m4.m4(T2_X, T2_Y, 1.0),
+    "T2 reduction=1": lambda: m4.m4(T2_X, T2_Y, 1.0, reduction=1.0),
+    "overlapping C=0.05": lambda: m4.m4(*_overlapping(0), 0.05),
+    "overlapping C=auto": lambda: m4.m4(*_overlapping(1), "auto"),
+    "overlapping reduction=0.4": lambda: m4.m4(*_overlapping(2), 0.05, reduction=0.4),
+    "twonorm rbf C=auto": lambda: m4.m4(*cm.datasets.twonorm(60, dim=4, seed=7), "auto",
+                                        kernel="rbf", ridge=1e-3),
+    "ringnorm rbf C=auto": lambda: m4.m4(*cm.datasets.ringnorm(60, dim=4, seed=8), "auto",
+                                         kernel="rbf", ridge=1e-3),
+    "twonorm rbf reduction=0.5": lambda: m4.m4(*cm.datasets.twonorm(50, dim=4, seed=9), 0.02,
+                                               kernel="rbf", ridge=1e-2, reduction=0.5),
+}
+
+
+@pytest.mark.parametrize("inner", ["clarabel", "ecos"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_envelope_newton_agrees_with_value_searches(name, inner):
+    prog = CASES[name]()
+    ref = cm.solve(prog, "quadratic-interpolation", inner=inner)
+    brent = cm.solve(prog, "brent", inner=inner)
+    sol = cm.solve(prog, "envelope-newton", inner=inner)
+    assert sol.status is ref.status is cm.Status.OPTIMAL, sol.message
+    assert sol.residuals.source == "recomputed"
+    assert sol.residuals.max() <= 1e-4  # the registry's certify_tol of the soft M4 searches
+    tol_G = max(obj_rtol("envelope-newton"), obj_rtol("brent") if inner == "ecos" else 0.0)
+    assert sol.objective == pytest.approx(ref.objective, rel=tol_G, abs=tol_G)
+    assert sol.objective >= brent.objective - obj_rtol("brent") * max(1.0, abs(brent.objective))
+    a, b_ = prog.decode(sol), prog.decode(ref)
+    assert a["rho"] == pytest.approx(b_["rho"], rel=1e-4, abs=1e-6)
+    key = "w" if "w" in a else "v"
+    np.testing.assert_allclose(a[key], b_[key], atol=sol_atol("envelope-newton"))
+    assert a["b"] == pytest.approx(b_["b"], abs=sol_atol("envelope-newton"))
+    assert sol.iterations <= ref.iterations
+
+
+def test_envelope_newton_options_and_limits():
+    prog = CASES["overlapping C=auto"]()
+    seen = []
+
+    def callback(result):
+        seen.append(result.iteration)
+        if result.iteration >= 3:
+            raise StopIteration
+    sol = cm.solve(prog, "envelope-newton", callback=callback)
+    assert sol.status is cm.Status.USER_LIMIT and seen == [1, 2, 3]
+    sol = cm.solve(prog, "envelope-newton", max_iter=3)
+    assert sol.status is cm.Status.USER_LIMIT and sol.iterations == 3
+    with pytest.raises(OptionError):
+        cm.solve(prog, "envelope-newton", tol=-1.0)
+    with pytest.raises(OptionError):
+        cm.solve(prog, "envelope-newton", inner="osqp")
