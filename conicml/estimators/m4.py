@@ -88,8 +88,11 @@ class M4Classifier(BinaryConicClassifier):
         ``"quadratic-interpolation"``, ``"brent"``). A
         solver that does not accept the program's kind raises
         :class:`~conicml.SolverError` naming the solvers that do.
-    inner : {"clarabel", "ecos", "scs"}, default="clarabel"
-        Generic backend of the inner SOCPs.
+    inner : {"auto", "clarabel", "ecos", "scs", "m4-ipm"}, default="auto"
+        Backend of the inner SOCPs. ``"auto"``: the structured interior-point method
+        ``"m4-ipm"`` for the soft margin's fixed-ρ slack SOCPs
+        (:mod:`conicml.solvers._m4_ipm`, with the MPM bound by ``ils-newton``; issue 14)
+        and ``"clarabel"`` for the separable check; or one generic backend for all.
     solver_options : dict, default=None
         Further options of the solver (``tol``, ``max_iter``, ``time_limit``,
         ``inner_options``, ...).
@@ -148,7 +151,7 @@ class M4Classifier(BinaryConicClassifier):
         reduction: float | None = None,
         factor_rtol: float = 1e-10,
         solver: str | None = None,
-        inner: str = "clarabel",
+        inner: str = "auto",
         solver_options: dict | None = None,
         reg: float | None | str = DEPRECATED,
     ) -> None:

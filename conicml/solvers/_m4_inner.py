@@ -10,17 +10,23 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
+from .. import kinds
 from ..exceptions import OptionError
 from ..program import ConicForm, Program
-from ..solution import Solution
+from ..solution import Residuals, Solution, Status
 
 __all__ = ["INNER_BACKENDS", "InnerSolver", "point"]
 
-INNER_BACKENDS = ("clarabel", "ecos", "scs")
+#: ``"m4-ipm"``: the structured interior-point method of the soft slack SOCP
+#: (:mod:`conicml.solvers._m4_ipm`, issue 14; a solve that breaks down is redone by
+#: clarabel, counted in ``fallbacks``); ``"auto"``: it for the soft margin,
+#: ``"clarabel"`` for the separable check.
+INNER_BACKENDS = ("auto", "clarabel", "ecos", "scs", "m4-ipm")
 
 
 class _InnerFailure(Exception):
@@ -56,14 +62,31 @@ class InnerSolver:
             raise OptionError(
                 f"inner must be one of {', '.join(INNER_BACKENDS)}, got {self.inner!r}"
             )
+        hard = self.program.data["m4"].hard
+        if self.inner == "auto":
+            self.inner = "clarabel" if hard else "m4-ipm"
+        if self.inner == "m4-ipm" and hard:
+            raise OptionError("inner='m4-ipm' solves the soft-margin slack SOCP only; the "
+                              "separable check needs clarabel, ecos or scs")
         self.inner_options = dict(self.inner_options or {})
+        self._ipm = None
+        self.fallbacks = 0  # m4-ipm solves redone by clarabel
+        if self.inner == "m4-ipm":
+            from ._m4_ipm import SlackIPM
 
-    def _solve(self, form: ConicForm, kind: str) -> Solution:
+            unknown = set(self.inner_options) - {"tol", "max_iter"}
+            if unknown:
+                raise OptionError(f"inner_options of m4-ipm: tol, max_iter; got "
+                                  f"{', '.join(sorted(unknown))}")
+            self._ipm = SlackIPM(self.program.data["m4"])
+
+    def _solve(self, form: ConicForm, kind: str, backend: str | None = None) -> Solution:
         from ..solving import solve  # late import: solving imports the registry
 
         prog = Program(kind, self.program.data, build=lambda _data: form, decode=_no_decode)
         start = time.perf_counter()
-        sol = solve(prog, self.inner, **self.inner_options)
+        options = self.inner_options if backend is None else {}
+        sol = solve(prog, backend or self.inner, **options)
         elapsed = time.perf_counter() - start
         self.time += elapsed
         self.times.append(elapsed)
@@ -72,9 +95,39 @@ class InnerSolver:
             raise _InnerFailure(sol)
         return sol
 
+    def _solve_ipm(self, rho: float) -> Solution:
+        start = time.perf_counter()
+        res = self._ipm.solve(rho, **self.inner_options)
+        elapsed = time.perf_counter() - start
+        self.time += elapsed
+        self.times.append(elapsed)
+        self.solves += 1
+        ok = np.all(np.isfinite(res.w)) and math.isfinite(res.b)
+        # a stalled run still carries its best iterate; the program's recomputed
+        # certificate judges the point the outer search returns
+        status = Status.OPTIMAL if res.converged else \
+            Status.OPTIMAL_INACCURATE if ok and res.residual <= 1e-5 else Status.SOLVER_ERROR
+        sol = Solution(status=status, solver="m4-ipm", objective=res.objective,
+                       values={"w": res.w, "b": np.array(res.b)}, duals=res.duals,
+                       iterations=res.iterations, solve_time=elapsed,
+                       residuals=Residuals(primal=res.residual, dual=res.residual,
+                                           gap=res.residual, source="solver"),
+                       message=res.message)
+        if not sol.ok:
+            # the structured IPM broke down at this rho: the generic route, counted
+            self.fallbacks += 1
+            form = self.program.form
+            form.parameters["rho"].value = rho
+            return self._solve(form, "socp.m4.slack", "clarabel")
+        return sol
+
     def check(self, rho: float, scale_pos: float = 1.0, scale_neg: float = 1.0) -> Solution:
         """Solve the fixed-ρ SOCP (feasibility check or slack problem) at ``rho``."""
         data = self.program.data
+        if self._ipm is not None:
+            if scale_pos != 1.0 or scale_neg != 1.0:
+                raise OptionError("inner='m4-ipm' supports unit scales only")
+            return self._solve_ipm(rho)
         if self.rebuild:
             if scale_pos != 1.0 or scale_neg != 1.0:
                 raise OptionError("rebuild=True supports unit scales only")
@@ -88,10 +141,40 @@ class InnerSolver:
         kind = "socp.m4.check" if data["hard"] else "socp.m4.slack"
         return self._solve(form, kind)
 
+    def _mpm_by_ils_newton(self) -> np.ndarray | None:
+        """:math:`w` of the MPM bound by ``ils-newton`` (kind ``socp.mpm``, issue 14)."""
+        from .. import registry  # through the registry: no solver module imports another
+
+        m4 = self.program.data["m4"]
+        Sx, Sy = m4.R_pos.T @ m4.R_pos, m4.R_neg.T @ m4.R_neg
+        mpm = SimpleNamespace(kind=kinds.MPM, data={
+            "d": m4.d, "Sx": Sx, "Sy": Sy, "Rx": m4.R_pos, "Ry": m4.R_neg,
+            "a": (0.0, 0.0), "b": (1.0, 1.0)})
+        start = time.perf_counter()
+        try:
+            sol = registry.get("ils-newton", kind=kinds.MPM).function(mpm)
+        except Exception:  # noqa: BLE001 - any failure: the generic route below
+            return None
+        finally:
+            self.time += time.perf_counter() - start
+        if sol.status is not Status.OPTIMAL or "v" not in sol.values:
+            return None
+        self.solves += 1
+        return np.asarray(sol.values["v"], dtype=float)
+
     def kappa_mpm(self) -> tuple[float, np.ndarray]:
-        r""":math:`\kappa^*_{MPM} = 1/\min(\sigma_x+\sigma_y)` and its :math:`w` (``inf`` if 0)."""
-        sol = self._solve(self.program.data["m4"].mpm_bound_problem(), "socp.m4.mpm")
-        w = np.asarray(sol.values["w"], dtype=float)
+        r""":math:`\kappa^*_{MPM} = 1/\min(\sigma_x+\sigma_y)` and its :math:`w` (``inf`` if 0).
+
+        With ``inner="m4-ipm"`` by ``ils-newton`` (one Cholesky factorisation per step;
+        the MPM bound is Lanckriet's MPM, kind ``socp.mpm``), else (or if that fails) by
+        the generic backend on :meth:`M4Data.mpm_bound_problem`.
+        """
+        w = self._mpm_by_ils_newton() if self._ipm is not None else None
+        if w is None:
+            backend = "clarabel" if self.inner == "m4-ipm" else self.inner
+            sol = self._solve(self.program.data["m4"].mpm_bound_problem(), "socp.m4.mpm",
+                              backend)
+            w = np.asarray(sol.values["w"], dtype=float)
         s_pos, s_neg = self.program.data["m4"].sigmas(w / float(self.program.data["d"] @ w))
         total = s_pos + s_neg
         scale = max(1.0, float(np.max(np.abs(w))))

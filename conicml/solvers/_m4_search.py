@@ -154,8 +154,10 @@ def solve_soft_m4(
         ``StopIteration`` to stop.
     x0 : float, optional
         Initial middle point of the pattern.
-    inner : {"clarabel", "ecos", "scs"}, default="clarabel"
-        Generic backend of the inner SOCPs.
+    inner : {"clarabel", "ecos", "scs", "m4-ipm", "auto"}, default="clarabel"
+        Backend of the inner SOCPs: a generic one, or ``"m4-ipm"``, the structured
+        interior-point method of the slack SOCP (:mod:`conicml.solvers._m4_ipm`; the
+        MPM bound then by ``ils-newton``); ``"auto"`` is ``"m4-ipm"``.
     inner_options : dict, optional
         Options of that backend.
 
@@ -240,12 +242,13 @@ def solve_soft_m4(
     solve_time = time.perf_counter() - start - setup_time
     message = TERMINATION_MESSAGES[reason]
     if state["failure"] is not None:
-        message += f" ({inner}: {state['failure'].message})"
+        message += f" ({checker.inner}: {state['failure'].message})"
     width = bracket[1] - bracket[0]
     if reason == 0 and not converged:
         reason = 1
         message = TERMINATION_MESSAGES[reason]
-    extras = {"inner": inner, "inner_solves": checker.solves, "inner_time": checker.time,
+    extras = {"inner": checker.inner, "inner_fallbacks": checker.fallbacks,
+              "inner_solves": checker.solves, "inner_time": checker.time,
               "kappa_mpm": kappa, "bracket": bracket, "method": method}
     if not evals or reason == 6:
         return Solution(status=STATUS_MAP[reason], solver=solver,

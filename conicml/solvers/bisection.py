@@ -127,8 +127,8 @@ def solve_bisection(
         raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
     x0 : float, optional
         Warm start: a guess of :math:`\rho^*`.
-    inner : {"clarabel", "ecos", "scs"}, default="clarabel"
-        Generic backend of the inner SOCPs.
+    inner : {"clarabel", "ecos", "scs", "auto"}, default="clarabel"
+        Generic backend of the inner SOCPs (``"auto"``: clarabel).
     inner_options : dict, optional
         Options of that backend (:func:`conicml.solve`: ``eps_abs``, ...).
     rebuild : bool, default=False
@@ -213,7 +213,7 @@ def solve_bisection(
     message = TERMINATION_MESSAGES[reason]
     if failure is not None:
         message += f" ({inner}: {failure.message})"
-    extras = {"inner": inner, "inner_solves": solver.solves, "inner_time": solver.time,
+    extras = {"inner": solver.inner, "inner_solves": solver.solves, "inner_time": solver.time,
               "inner_times": tuple(solver.times), "kappa_mpm": kappa,
               "bracket": (best["r"], hi), "rebuild": rebuild}
     if best["w"] is None or reason in (5, 6):

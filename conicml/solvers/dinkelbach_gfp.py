@@ -140,8 +140,8 @@ def solve_dinkelbach_gfp(
         raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
     x0 : float, optional
         Initial :math:`\rho_0`.
-    inner : {"clarabel", "ecos", "scs"}, default="clarabel"
-        Generic backend of the inner SOCPs.
+    inner : {"clarabel", "ecos", "scs", "auto"}, default="clarabel"
+        Generic backend of the inner SOCPs (``"auto"``: clarabel).
     inner_options : dict, optional
         Options of that backend.
     scaled : bool, default=True
@@ -174,7 +174,7 @@ def solve_dinkelbach_gfp(
     if _sigma_floor(np.vstack([data["R_pos"], data["R_neg"]]), data["d"]) == 0.0:
         return Solution(status=STATUS_MAP[6], solver="dinkelbach-gfp",
                         setup_time=setup_time, solve_time=time.perf_counter() - start,
-                        message=TERMINATION_MESSAGES[6], extras={"inner": inner,
+                        message=TERMINATION_MESSAGES[6], extras={"inner": solver.inner,
                                                                  "inner_solves": 0})
     try:
         sol = solver.check(0.0)
@@ -248,7 +248,7 @@ def solve_dinkelbach_gfp(
     message = TERMINATION_MESSAGES[reason]
     if failure is not None:
         message += f" ({inner}: {failure.message})"
-    extras = {"inner": inner, "inner_solves": solver.solves, "inner_time": solver.time,
+    extras = {"inner": solver.inner, "inner_solves": solver.solves, "inner_time": solver.time,
               "inner_times": tuple(solver.times), "scaled": scaled,
               "fallbacks": tuple(extras_note)}
     if w is None or reason in (5, 6):

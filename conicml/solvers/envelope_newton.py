@@ -57,15 +57,18 @@ def solve_envelope_newton(
     verbose: bool = False,
     callback: Callback | None = None,
     x0: float | None = None,
-    inner: str = "clarabel",
+    inner: str = "auto",
     inner_options: Mapping[str, Any] | None = None,
 ) -> Solution:
     r"""Soft-margin M4 by the safeguarded secant on :math:`G'(\rho)` (module docstring).
 
     Parameters are those of :func:`conicml.solvers._m4_search.solve_soft_m4`:
     ``tol`` (relative ρ bracket), ``max_iter`` (slack SOCPs), ``time_limit``,
-    ``verbose``, ``callback(intermediate_result)``, ``x0``, ``inner`` (the generic
-    backend of the SOCPs) and ``inner_options``.
+    ``verbose``, ``callback(intermediate_result)``, ``x0``, ``inner`` and
+    ``inner_options``. ``inner="auto"`` (the default) solves the fixed-ρ SOCPs by the
+    structured interior-point method ``m4-ipm`` (:mod:`conicml.solvers._m4_ipm`) and
+    the MPM bound by ``ils-newton``; ``"clarabel"``, ``"ecos"``, ``"scs"`` use that
+    generic backend.
     """
     return solve_soft_m4(program, solver="envelope-newton", method="envelope-newton",
                          tol=tol, max_iter=max_iter, time_limit=time_limit, verbose=verbose,

@@ -1,0 +1,515 @@
+r"""A structured primal-dual interior-point method for the soft M4's fixed-ρ slack SOCP.
+
+The inner problem of the soft-margin M4 line searches (seed 004, eqs. 4.16–4.18 at a
+fixed :math:`\rho`, :meth:`conicml.contracts.m4.M4Data.inner_problem`):
+
+.. math::
+
+    h(\rho) = \min_{w, b, s_x, s_y, \xi}\ \sum_k\xi_k\ (+ (N-r)\,\xi_m)\quad\text{s.t.}\quad
+    y_k(z_k^\top w + b) - \rho s_{y_k} + \xi_k \ge 0,\ \xi \ge 0,\
+    \|R_x w\| \le s_x,\ \|R_y w\| \le s_y,\ d^\top w = 1
+
+(reduced, eq. 4.36: also :math:`1 - \rho(s_x + s_y) + \xi_m \ge 0`, :math:`\xi_m \ge 0`).
+
+**Algorithm.** The infeasible-start primal-dual path-following method with
+Nesterov–Todd scaling and Mehrotra's predictor-corrector of CVXOPT's ``coneqp``
+(L. Vandenberghe, *The CVXOPT linear and quadratic cone program solvers*, 2010, Secs. 1–3),
+written for this one problem so that its Newton systems are solved by dense LAPACK:
+the slacks :math:`\xi` enter diagonally and are eliminated, each margin row contributes
+:math:`D_k z_kz_k^\top` (``Z^T diag(D) Z``, one matrix product) and each cone's NT
+scaling :math:`W^{-2} = \eta^{-2}(I + 4\|\bar w\|^2Jv\,(Jv)^\top - \dots)` contributes
+:math:`\eta^{-2}\Sigma_\pm` plus rank-two terms, so one step costs one product
+:math:`Z^\top DZ` and one Cholesky factorisation of order :math:`p + 3`, instead of a
+sparse factorisation of the whole ~4n-order KKT system by a generic solver
+(issue 14). The equality :math:`d^\top w = 1` is handled by a Schur complement.
+
+**Stopping:** relative primal and dual residuals and the relative gap
+:math:`s^\top z/\max(1, |\text{objective}|)` below ``tol`` (default ``1e-8``, as
+Clarabel's), or ``max_iter`` steps, or a residual 100 times above the best one (the
+normal equations losing accuracy near the optimum; each Newton system gets two steps of
+iterative refinement on the full KKT system) or, below ``1e-5``, no new best residual
+in three steps;
+the best iterate is returned, with
+``converged`` false unless its residual is below ``tol``. The returned multipliers of the
+margin rows are :math:`\lambda_k \in [0, 1]` (the envelope slope of the outer search,
+:func:`conicml.solvers._m4_search.envelope_slope`). The point is certified afterwards
+by the program's recomputed certificate (:func:`conicml._margin_certificates.
+m4_fixed_rho_certificate`), never by these residuals.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+
+from .._threads import one_blas_thread
+
+__all__ = ["SlackIPM", "SlackIPMResult"]
+
+_STEP = 0.99  # fraction of the step to the boundary
+
+
+@dataclass
+class SlackIPMResult:
+    """Outcome of :meth:`SlackIPM.solve`."""
+
+    w: np.ndarray
+    b: float
+    objective: float
+    duals: dict[str, np.ndarray]
+    iterations: int
+    converged: bool
+    residual: float
+    message: str
+
+
+def _soc_dot(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Jordan product :math:`u \\circ v = (u^\\top v, u_0v_1 + v_0u_1)`."""
+    out = np.empty_like(u)
+    out[0] = u @ v
+    out[1:] = u[0] * v[1:] + v[0] * u[1:]
+    return out
+
+
+def _soc_div(lam: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Solve :math:`\\lambda \\circ x = r` for :math:`x` (``lam`` interior)."""
+    det = lam[0] ** 2 - lam[1:] @ lam[1:]
+    x0 = (lam[0] * r[0] - lam[1:] @ r[1:]) / det
+    out = np.empty_like(r)
+    out[0] = x0
+    out[1:] = (r[1:] - x0 * lam[1:]) / lam[0]
+    return out
+
+
+def _soc_step(u: np.ndarray, du: np.ndarray) -> float:
+    """Largest :math:`\\alpha` with :math:`u + \\alpha\\,du` in the cone (``inf`` if any)."""
+    a = du[0] ** 2 - du[1:] @ du[1:]
+    b = u[0] * du[0] - u[1:] @ du[1:]
+    c = max(u[0] ** 2 - u[1:] @ u[1:], 0.0)
+    # (u0 + t du0)^2 - ||u1 + t du1||^2 = a t^2 + 2 b t + c >= 0 and u0 + t du0 >= 0
+    t = math.inf
+    if du[0] < 0:
+        t = -u[0] / du[0]
+    if a == 0:
+        if b < 0:
+            t = min(t, -c / (2 * b))
+        return t
+    disc = b * b - a * c
+    if disc < 0:
+        return t
+    sq = math.sqrt(disc)
+    roots = [(-b - sq) / a, (-b + sq) / a]
+    pos = [r for r in roots if r > 0]
+    if a < 0:  # the quadratic is positive between its roots: the larger root bounds t
+        return min(t, max(roots)) if max(roots) > 0 else 0.0
+    # a > 0: positive outside the roots; the cone is left at the first positive root when
+    # the vertex lies ahead (b < 0)
+    if b < 0 and pos:
+        return min(t, min(pos))
+    return t
+
+
+def _lp_step(u: np.ndarray, du: np.ndarray) -> float:
+    neg = du < 0
+    if not np.any(neg):
+        return math.inf
+    return float(np.min(-u[neg] / du[neg]))
+
+
+class _SocScaling:
+    """NT scaling of one second-order cone: :math:`W = \\eta(2vv^\\top - J)`."""
+
+    def __init__(self, s: np.ndarray, z: np.ndarray) -> None:
+        ns = math.sqrt(max(s[0] ** 2 - s[1:] @ s[1:], 1e-300))
+        nz = math.sqrt(max(z[0] ** 2 - z[1:] @ z[1:], 1e-300))
+        sb, zb = s / ns, z / nz
+        gamma = math.sqrt(max(0.5 * (1.0 + sb @ zb), 1e-300))
+        wb = sb.copy()
+        wb[0] += zb[0]
+        wb[1:] -= zb[1:]
+        wb /= 2.0 * gamma  # the NT scaling point, wbar' J wbar = 1
+        # W = eta (2 v v' - J) with v = (wbar + e) / sqrt(2 (wbar_0 + 1)) (CVXOPT's form)
+        v = wb.copy()
+        v[0] += 1.0
+        v /= math.sqrt(2.0 * (wb[0] + 1.0))
+        self.w = v
+        self.eta = math.sqrt(ns / nz)
+        self.v = v.copy()
+        self.v[1:] *= -1.0  # J v
+
+    def apply(self, u: np.ndarray) -> np.ndarray:
+        """:math:`W u = \\eta(2v(v^\\top u) - Ju)`."""
+        out = 2.0 * (self.w @ u) * self.w
+        out[0] -= u[0]
+        out[1:] += u[1:]
+        return self.eta * out
+
+    def apply_inv(self, u: np.ndarray) -> np.ndarray:
+        """:math:`W^{-1}u = \\eta^{-1}(2Jv(v^\\top Ju) - Ju)`."""
+        out = 2.0 * (self.v @ u) * self.v
+        out[0] -= u[0]
+        out[1:] += u[1:]
+        return out / self.eta
+
+
+class SlackIPM:
+    r"""The fixed-ρ slack SOCP of a soft M4 program, solved by a structured IPM.
+
+    Parameters
+    ----------
+    m4 : M4Data
+        The program's contract (``program.data["m4"]``), soft margin.
+    """
+
+    def __init__(self, m4) -> None:
+        if m4.hard:
+            raise ValueError("SlackIPM solves the soft-margin slack SOCP only")
+        kept = m4.kept
+        self.Z = np.ascontiguousarray(m4.Z[kept])
+        self.y = m4.y[kept].astype(float)
+        self.pos = self.y > 0
+        self.Rp, self.Rn = m4.R_pos, m4.R_neg
+        self.Sp = self.Rp.T @ self.Rp
+        self.Sn = self.Rn.T @ self.Rn
+        self.d = m4.d
+        self.reduced = m4.reduction is not None
+        self.weight_m = float(m4.n_removed)
+        self.p = self.Z.shape[1]
+        self.m = self.Z.shape[0]
+        self.qp, self.qn = self.Rp.shape[0], self.Rn.shape[0]
+        self.debug = False
+
+    # -- the operator G (inequalities G x + s = h, s in K) and its adjoint -------------------
+    # x = (w, b, sp, sn, xi, xim); s = (margin m, xi >= 0 m, [global, xim >= 0], soc+, soc-)
+    def _G(self, w, b, sp, sn, xi, xim, rho):
+        sig = np.where(self.pos, sp, sn)
+        marg = -(self.y * (self.Z @ w + b) - rho * sig + xi)
+        lp = [marg, -xi]
+        if self.reduced:
+            lp += [np.array([rho * (sp + sn) - xim]), np.array([-xim])]
+        socp = -np.concatenate([[sp], self.Rp @ w])
+        socn = -np.concatenate([[sn], self.Rn @ w])
+        return np.concatenate(lp), socp, socn
+
+    def _GT(self, zl, zp, zn, rho):
+        m = self.m
+        zm, zx = zl[:m], zl[m:2 * m]
+        yz = self.y * zm
+        gw = -(self.Z.T @ yz) - self.Rp.T @ zp[1:] - self.Rn.T @ zn[1:]
+        gb = -float(np.sum(yz))
+        gsp = rho * float(np.sum(zm[self.pos])) - zp[0]
+        gsn = rho * float(np.sum(zm[~self.pos])) - zn[0]
+        gxi = -zm - zx
+        gxim = 0.0
+        if self.reduced:
+            zg, zgx = zl[2 * m], zl[2 * m + 1]
+            gsp += rho * zg
+            gsn += rho * zg
+            gxim = -zg - zgx
+        return gw, gb, gsp, gsn, gxi, gxim
+
+    def _h(self):
+        h = np.zeros(2 * self.m + (2 if self.reduced else 0))
+        if self.reduced:
+            h[2 * self.m] = 1.0
+        return h
+
+    # -- one Newton system ------------------------------------------------------------------
+    def _factor(self, dl, scp, scn, rho):
+        """Factor the reduced normal matrix for LP weights ``dl`` (= z/s) and cone scalings."""
+        m, p = self.m, self.p
+        Dm, Dx = dl[:m], dl[m:2 * m]
+        Deff = Dm * Dx / (Dm + Dx)  # the slack xi eliminated
+        n_u = p + 3
+        H = np.empty((n_u, n_u))
+        Zs = self.Z * np.sqrt(Deff)[:, None]
+        H[:p, :p] = Zs.T @ Zs
+        yD = self.y * Deff
+        H[:p, p] = self.Z.T @ Deff  # y_k^2 = 1
+        H[p, p] = float(np.sum(Deff))
+        # sp / sn columns: rows of class c give u_k = (-y z, -y, rho e_c)
+        for j, mask in ((p + 1, self.pos), (p + 2, ~self.pos)):
+            H[:p, j] = -rho * (self.Z[mask].T @ yD[mask])
+            H[p, j] = -rho * float(np.sum(yD[mask]))
+        H[p + 1, p + 1] = rho ** 2 * float(np.sum(Deff[self.pos]))
+        H[p + 2, p + 2] = rho ** 2 * float(np.sum(Deff[~self.pos]))
+        H[p + 1, p + 2] = 0.0
+        self._Dg = 0.0
+        if self.reduced:
+            Dg, Dgx = dl[2 * m], dl[2 * m + 1]
+            self._Dg = Dg * Dgx / (Dg + Dgx)
+            H[p + 1, p + 1] += rho ** 2 * self._Dg
+            H[p + 2, p + 2] += rho ** 2 * self._Dg
+            H[p + 1, p + 2] += rho ** 2 * self._Dg
+        # cones: M' W^-2 M with M x = (s_c, R w)
+        for sc, R, S, j in ((scp, self.Rp, self.Sp, p + 1), (scn, self.Rn, self.Sn, p + 2)):
+            e2 = 1.0 / sc.eta ** 2
+            v, wb = sc.v, sc.w
+            qv = np.zeros(n_u)
+            qw = np.zeros(n_u)
+            qv[:p], qv[j] = R.T @ v[1:], v[0]
+            qw[:p], qw[j] = R.T @ wb[1:], wb[0]
+            H[:p, :p] += e2 * S
+            H[j, j] += e2
+            c4 = 4.0 * (wb @ wb)
+            H += e2 * (c4 * np.outer(qv, qv) - 2.0 * np.outer(qv, qw) - 2.0 * np.outer(qw, qv))
+        iu = np.triu_indices(n_u, 1)
+        H[(iu[1], iu[0])] = H[iu]  # symmetric from the upper triangle
+        H[p + 1, p] = H[p, p + 1]
+        H[p + 2, p] = H[p, p + 2]
+        H[p + 2, p + 1] = H[p + 1, p + 2]
+        scale = max(1.0, float(np.max(np.abs(np.diag(H)))))
+        H[np.diag_indices(n_u)] += 1e-13 * scale
+        self._H = cho_factor(H, lower=False, check_finite=False)
+        self._Deff, self._Dm, self._Dx = Deff, Dm, Dx
+        a = np.zeros(n_u)
+        a[:p] = self.d
+        self._Ha = cho_solve(self._H, a, check_finite=False)
+        self._aHa = float(a @ self._Ha)
+
+    def _solve(self, bx, by, bz, dl, scp, scn, rho, refine: int = 2):
+        """Solve [0 A' G'; A 0 0; G 0 -W'W] (dx, dy, dz) = (bx, by, bz).
+
+        The normal equations lose accuracy as the scalings grow extreme near the optimum;
+        ``refine`` steps of iterative refinement on the full system restore it.
+        """
+        dx, dy, dz = self._solve_once(bx, by, bz, dl, scp, scn, rho)
+        nl = dl.size
+        for _ in range(refine):
+            gt = self._GT(dz[:nl], dz[nl:nl + 1 + self.qp], dz[nl + 1 + self.qp:], rho)
+            r1 = [bi - gi for bi, gi in zip(bx, gt, strict=True)]
+            r1[0] = r1[0] - dy * self.d
+            r2 = by - float(self.d @ dx[0])
+            Gl, Gp, Gn = self._G(*dx, rho)
+            dzl, dzp, dzn = dz[:nl], dz[nl:nl + 1 + self.qp], dz[nl + 1 + self.qp:]
+            r3 = bz - np.concatenate([Gl - dzl / dl, Gp - scp.apply(scp.apply(dzp)),
+                                      Gn - scn.apply(scn.apply(dzn))])
+            ex, ey, ez = self._solve_once(tuple(r1), r2, r3, dl, scp, scn, rho)
+            dx = tuple(xi + ei for xi, ei in zip(dx, ex, strict=True))
+            dy, dz = dy + ey, dz + ez
+        return dx, dy, dz
+
+    def _solve_once(self, bx, by, bz, dl, scp, scn, rho):
+        m, p = self.m, self.p
+        nl = dl.size
+        bl, bp, bn = bz[:nl], bz[nl:nl + 1 + self.qp], bz[nl + 1 + self.qp:]
+        # r = bx + G' W^-2 bz
+        zl = dl * bl
+        zp = scp.apply_inv(scp.apply_inv(bp))
+        zn = scn.apply_inv(scn.apply_inv(bn))
+        gw, gb, gsp, gsn, gxi, gxim = self._GT(zl, zp, zn, rho)
+        bw, bb, bsp, bsn, bxi, bxim = bx
+        rw, rb, rsp, rsn = bw + gw, bb + gb, bsp + gsp, bsn + gsn
+        rxi = bxi + gxi
+        rxim = bxim + gxim
+        # eliminate xi: H_xixi = Dm + Dx (diag); coupling H_xi,u = Dm * (y z, y, -rho e_c)
+        Dm, Dx = self._Dm, self._Dx
+        t = rxi / (Dm + Dx)
+        tD = Dm * t
+        ru = np.empty(p + 3)
+        ru[:p] = rw - self.Z.T @ (self.y * tD)
+        ru[p] = rb - float(np.sum(self.y * tD))
+        ru[p + 1] = rsp + rho * float(np.sum(tD[self.pos]))
+        ru[p + 2] = rsn + rho * float(np.sum(tD[~self.pos]))
+        if self.reduced:
+            Dg, Dgx = dl[2 * m], dl[2 * m + 1]
+            tg = rxim / (Dg + Dgx)
+            ru[p + 1] += rho * Dg * tg
+            ru[p + 2] += rho * Dg * tg
+        # H du + a dy = ru, a' du = by
+        Hr = cho_solve(self._H, ru, check_finite=False)
+        dy = (float(self.d @ Hr[:p]) - by) / self._aHa
+        du = Hr - self._Ha * dy
+        dw, db, dsp, dsn = du[:p], du[p], du[p + 1], du[p + 2]
+        sig = np.where(self.pos, dsp, dsn)
+        # back out xi: (Dm + Dx) dxi = rxi + Dm g_k'du, g_k'du = -(y(z'dw + db) - rho sig)
+        mrow = self.y * (self.Z @ dw + db) - rho * sig
+        dxi = (rxi - Dm * mrow) / (Dm + Dx)
+        dxim = 0.0
+        if self.reduced:
+            Dg, Dgx = dl[2 * m], dl[2 * m + 1]
+            dxim = (rxim + Dg * rho * (dsp + dsn)) / (Dg + Dgx)
+        dx = (dw, db, dsp, dsn, dxi, dxim)
+        Gl, Gp, Gn = self._G(*dx, rho)
+        dzl = dl * (Gl - bl)
+        dzp = scp.apply_inv(scp.apply_inv(Gp - bp))
+        dzn = scn.apply_inv(scn.apply_inv(Gn - bn))
+        return dx, dy, np.concatenate([dzl, dzp, dzn])
+
+    # -- the iteration -----------------------------------------------------------------------
+    def solve(self, rho: float, *, tol: float = 1e-8, max_iter: int = 100) -> SlackIPMResult:
+        """Solve the slack SOCP at ``rho`` (module docstring).
+
+        On one BLAS thread: OpenBLAS's thread pool made the Cholesky factorisation of
+        order 150 take 66 ms instead of ~1 ms on the shared 2-core machine (issue 14;
+        :mod:`conicml._threads`).
+        """
+        with one_blas_thread(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return self._run(float(rho), tol, max_iter)
+
+    def _run(self, rho: float, tol: float, max_iter: int) -> SlackIPMResult:
+        rho = float(rho)
+        m, p = self.m, self.p
+        nl = 2 * m + (2 if self.reduced else 0)
+        cones = [(nl, 1 + self.qp), (nl + 1 + self.qp, 1 + self.qn)]
+        ntot = nl + 2 + self.qp + self.qn
+        h = np.concatenate([self._h(), np.zeros(2 + self.qp + self.qn)])
+        nu = nl + 2  # degree of the cone
+        cx = (np.zeros(p), 0.0, 0.0, 0.0, np.ones(m), self.weight_m)
+
+        def split(v):
+            return v[:nl], v[cones[0][0]:cones[0][0] + cones[0][1]], v[cones[1][0]:]
+
+        def G_of(x):
+            return np.concatenate(self._G(*x, rho))
+
+        def GT_of(z):
+            zl, zp, zn = split(z)
+            return self._GT(zl, zp, zn, rho)
+
+        def add(x, dx, a):
+            return tuple(xi + a * di for xi, di in zip(x, dx, strict=True))
+
+        def xnorm(x):
+            return math.sqrt(sum(float(np.sum(np.square(v))) for v in x))
+
+        # starting point (coneqp): the KKT system with W = I
+        ident = _SocScaling(np.r_[1.0, np.zeros(self.qp)], np.r_[1.0, np.zeros(self.qp)])
+        identn = _SocScaling(np.r_[1.0, np.zeros(self.qn)], np.r_[1.0, np.zeros(self.qn)])
+        ones = np.ones(nl)
+        self._factor(ones, ident, identn, rho)
+        zero_x = (np.zeros(p), 0.0, 0.0, 0.0, np.zeros(m), 0.0)
+        x, _, zt = self._solve(zero_x, 1.0, h, ones, ident, identn, rho)
+        s = -zt  # s = h - G x  (from G x - s~ = h with s~ = -s... W = I: G x - z = h)
+        s = h - G_of(x)
+        _, y, z = self._solve(tuple(-c for c in cx), 0.0, np.zeros(ntot), ones, ident, identn,
+                              rho)
+        s = self._into_cone(s, nl, cones)
+        z = self._into_cone(z, nl, cones)
+        cnorm = max(1.0, xnorm(cx))
+        hnorm = max(1.0, float(np.linalg.norm(h)))
+        converged, it, res = False, 0, math.inf
+        best: tuple | None = None
+        best_it = 0
+        message = "maximum number of interior-point steps reached (max_iter)"
+        for it in range(1, max_iter + 1):  # noqa: B007
+            gw = GT_of(z)
+            rx = tuple(gi + ci for gi, ci in zip(gw, cx, strict=True))
+            rx = (rx[0] + y * self.d, *rx[1:])
+            ry = float(self.d @ x[0]) - 1.0
+            rz = s + G_of(x) - h
+            gap = float(s @ z)
+            pobj = float(np.sum(x[4])) + self.weight_m * float(x[5])
+            res = max(xnorm(rx) / cnorm, abs(ry), float(np.linalg.norm(rz)) / hnorm,
+                      gap / max(1.0, abs(pobj)))
+            if not math.isfinite(res):
+                message = "the iteration broke down (non-finite residuals)"
+                break
+            if best is None or res < best[0]:
+                best = (res, x, y, s.copy(), z.copy())
+                best_it = it
+            if res <= tol:
+                converged = True
+                message = "converged: relative residuals and gap <= tol"
+                break
+            if res > 100.0 * best[0] or (it - best_it >= 3 and best[0] <= 1e-5):
+                # the normal equations lost accuracy (extreme scalings near the optimum):
+                # stop and return the best iterate
+                message = (f"stalled at relative residual {best[0]:.1e} (> tol) as the "
+                           "Newton systems lost accuracy")
+                break
+            mu = gap / nu
+            if self.debug:
+                print(f"it {it} res {res:.2e} rx {xnorm(rx)/cnorm:.1e} ry {abs(ry):.1e} "
+                      f"rz {float(np.linalg.norm(rz))/hnorm:.1e} gap {gap:.2e} pobj {pobj:.6e}")
+            # scalings
+            sl, zl_ = s[:nl], z[:nl]
+            dl = zl_ / sl
+            lam_l = np.sqrt(sl * zl_)
+            scp = _SocScaling(*[v[cones[0][0]:cones[0][0] + cones[0][1]] for v in (s, z)])
+            scn = _SocScaling(*[v[cones[1][0]:] for v in (s, z)])
+            lam_p = scp.apply(z[cones[0][0]:cones[0][0] + cones[0][1]])
+            lam_n = scn.apply(z[cones[1][0]:])
+            try:
+                self._factor(dl, scp, scn, rho)
+            except (np.linalg.LinAlgError, ValueError, ZeroDivisionError):
+                message = "the Newton system is singular"
+                break
+            if not self._aHa > 0:
+                message = "the Newton system is singular"
+                break
+
+            def direction(rs_l, rs_p, rs_n, scp=scp, scn=scn, lam_l=lam_l, lam_p=lam_p,
+                          lam_n=lam_n, dl=dl, rx=rx, ry=ry, rz=rz):
+                # lambda o (W dz + W^-T ds) = rs  ->  bz = -rz - W' (lambda \ rs)
+                ql = rs_l / lam_l
+                qp = _soc_div(lam_p, rs_p)
+                qn = _soc_div(lam_n, rs_n)
+                wl = np.sqrt(sl / zl_)
+                bz = -rz - np.concatenate([wl * ql, scp.apply(qp), scn.apply(qn)])
+                dx, dy, dz = self._solve(tuple(-r for r in rx), -ry, bz, dl, scp, scn, rho)
+                # ds = W' (lambda \ rs - W dz)
+                dzl, dzp, dzn = split(dz)
+                ds = np.concatenate([wl * (ql - wl * dzl), scp.apply(qp - scp.apply(dzp)),
+                                     scn.apply(qn - scn.apply(dzn))])
+                return dx, dy, dz, ds
+
+            def max_step(ds, dz):
+                a = math.inf
+                for u, du in ((s, ds), (z, dz)):
+                    a = min(a, _lp_step(u[:nl], du[:nl]))
+                    for start, size in cones:
+                        a = min(a, _soc_step(u[start:start + size], du[start:start + size]))
+                return a
+
+            # predictor
+            rs_l, rs_p, rs_n = -lam_l * lam_l, -_soc_dot(lam_p, lam_p), -_soc_dot(lam_n, lam_n)
+            dxa, dya, dza, dsa = direction(rs_l, rs_p, rs_n)
+            alpha = min(1.0, max_step(dsa, dza))
+            sigma = (1.0 - alpha) ** 3
+            # corrector: rs = -lam o lam - (W^-T dsa) o (W dza) + sigma mu e
+            wl = np.sqrt(sl / zl_)
+            dsl_, dsp_, dsn_ = split(dsa)
+            dzl_, dzp_, dzn_ = split(dza)
+            ea = np.zeros(1 + self.qp)
+            ea[0] = 1.0
+            en = np.zeros(1 + self.qn)
+            en[0] = 1.0
+            rs_l = rs_l - (dsl_ / wl) * (dzl_ * wl) + sigma * mu
+            rs_p = rs_p - _soc_dot(scp.apply_inv(dsp_), scp.apply(dzp_)) + sigma * mu * ea
+            rs_n = rs_n - _soc_dot(scn.apply_inv(dsn_), scn.apply(dzn_)) + sigma * mu * en
+            dx, dy, dz, ds = direction(rs_l, rs_p, rs_n)
+            alpha = min(1.0, _STEP * max_step(ds, dz))
+            x = add(x, dx, alpha)
+            y = y + alpha * dy
+            s = s + alpha * ds
+            z = z + alpha * dz
+        if best is not None and not converged:
+            res, x, y, s, z = best
+        w, b = x[0], float(x[1])
+        zl = z[:nl]
+        duals: dict[str, np.ndarray] = {"margin_pos": zl[:m][self.pos],
+                                         "margin_neg": zl[:m][~self.pos]}
+        if self.reduced:
+            duals["global"] = np.array(zl[2 * m])
+        objective = float(np.sum(x[4])) + self.weight_m * float(x[5])
+        return SlackIPMResult(w=w, b=b, objective=objective, duals=duals, iterations=it,
+                              converged=converged, residual=res, message=message)
+
+    @staticmethod
+    def _into_cone(u: np.ndarray, nl: int, cones) -> np.ndarray:
+        """Shift ``u`` by a multiple of the identity into the interior of the cone."""
+        u = u.copy()
+        t = -float(np.min(u[:nl])) if nl else 0.0
+        for start, size in cones:
+            v = u[start:start + size]
+            t = max(t, float(np.linalg.norm(v[1:]) - v[0]))
+        if t >= 0:
+            shift = 1.0 + t
+            u[:nl] += shift
+            for start, _ in cones:
+                u[start] += shift
+        return u
