@@ -43,7 +43,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
 from .._threads import one_blas_thread
 
@@ -168,25 +168,48 @@ class SlackIPM:
         if m4.hard:
             raise ValueError("SlackIPM solves the soft-margin slack SOCP only")
         kept = m4.kept
-        self.Z = np.ascontiguousarray(m4.Z[kept])
+        Z = np.ascontiguousarray(m4.Z[kept])
         self.y = m4.y[kept].astype(float)
         self.pos = self.y > 0
         self.Rp, self.Rn = m4.R_pos, m4.R_neg
-        self.Sp = self.Rp.T @ self.Rp
-        self.Sn = self.Rn.T @ self.Rn
         self.d = m4.d
+        # kernel programs keep every point and Z = L, the Cholesky factor of the Gram
+        # matrix: in the coordinates f = L w (the function values at the training points)
+        # the margin rows are diagonal, so a step needs no Z^T D Z product (issue 14)
+        self.L = None
+        if Z.shape[0] == Z.shape[1] and not np.any(np.triu(Z, 1)) and \
+                np.all(np.diag(Z) > 0):
+            self.L = Z
+            with one_blas_thread():
+                # R L^{-1} (its transpose solves L^T X = R^T) and L^{-T} d
+                self.Rp = solve_triangular(Z, self.Rp.T, trans="T", lower=True,
+                                           check_finite=False).T
+                self.Rn = solve_triangular(Z, self.Rn.T, trans="T", lower=True,
+                                           check_finite=False).T
+                self.d = solve_triangular(Z, self.d, trans="T", lower=True,
+                                          check_finite=False)
+        self.Z = None if self.L is not None else Z
+        with one_blas_thread():
+            self.Sp = self.Rp.T @ self.Rp
+            self.Sn = self.Rn.T @ self.Rn
         self.reduced = m4.reduction is not None
         self.weight_m = float(m4.n_removed)
-        self.p = self.Z.shape[1]
-        self.m = self.Z.shape[0]
+        self.p = Z.shape[1]
+        self.m = Z.shape[0]
         self.qp, self.qn = self.Rp.shape[0], self.Rn.shape[0]
         self.debug = False
+
+    def _Zw(self, w: np.ndarray) -> np.ndarray:
+        return w if self.Z is None else self.Z @ w
+
+    def _ZT(self, v: np.ndarray) -> np.ndarray:
+        return v if self.Z is None else self.Z.T @ v
 
     # -- the operator G (inequalities G x + s = h, s in K) and its adjoint -------------------
     # x = (w, b, sp, sn, xi, xim); s = (margin m, xi >= 0 m, [global, xim >= 0], soc+, soc-)
     def _G(self, w, b, sp, sn, xi, xim, rho):
         sig = np.where(self.pos, sp, sn)
-        marg = -(self.y * (self.Z @ w + b) - rho * sig + xi)
+        marg = -(self.y * (self._Zw(w) + b) - rho * sig + xi)
         lp = [marg, -xi]
         if self.reduced:
             lp += [np.array([rho * (sp + sn) - xim]), np.array([-xim])]
@@ -198,7 +221,7 @@ class SlackIPM:
         m = self.m
         zm, zx = zl[:m], zl[m:2 * m]
         yz = self.y * zm
-        gw = -(self.Z.T @ yz) - self.Rp.T @ zp[1:] - self.Rn.T @ zn[1:]
+        gw = -self._ZT(yz) - self.Rp.T @ zp[1:] - self.Rn.T @ zn[1:]
         gb = -float(np.sum(yz))
         gsp = rho * float(np.sum(zm[self.pos])) - zp[0]
         gsn = rho * float(np.sum(zm[~self.pos])) - zn[0]
@@ -224,19 +247,26 @@ class SlackIPM:
         Dm, Dx = dl[:m], dl[m:2 * m]
         Deff = Dm * Dx / (Dm + Dx)  # the slack xi eliminated
         n_u = p + 3
-        H = np.empty((n_u, n_u))
-        Zs = self.Z * np.sqrt(Deff)[:, None]
-        H[:p, :p] = Zs.T @ Zs
+        # only the upper triangle is assembled: the Cholesky factorisation reads no other
+        H = np.zeros((n_u, n_u))
+        Hw = H[:p, :p]
+        e2p, e2n = 1.0 / scp.eta ** 2, 1.0 / scn.eta ** 2
+        np.multiply(self.Sp, e2p, out=Hw)
+        Hw += e2n * self.Sn
+        if self.Z is None:  # f-coordinates: the margin rows are diagonal
+            Hw[np.diag_indices(p)] += Deff
+        else:
+            Zs = self.Z * np.sqrt(Deff)[:, None]
+            Hw += Zs.T @ Zs
         yD = self.y * Deff
-        H[:p, p] = self.Z.T @ Deff  # y_k^2 = 1
+        H[:p, p] = self._ZT(Deff)  # y_k^2 = 1
         H[p, p] = float(np.sum(Deff))
         # sp / sn columns: rows of class c give u_k = (-y z, -y, rho e_c)
         for j, mask in ((p + 1, self.pos), (p + 2, ~self.pos)):
-            H[:p, j] = -rho * (self.Z[mask].T @ yD[mask])
+            H[:p, j] = -rho * self._ZT(np.where(mask, yD, 0.0))
             H[p, j] = -rho * float(np.sum(yD[mask]))
-        H[p + 1, p + 1] = rho ** 2 * float(np.sum(Deff[self.pos]))
-        H[p + 2, p + 2] = rho ** 2 * float(np.sum(Deff[~self.pos]))
-        H[p + 1, p + 2] = 0.0
+        H[p + 1, p + 1] = rho ** 2 * float(np.sum(Deff[self.pos])) + e2p
+        H[p + 2, p + 2] = rho ** 2 * float(np.sum(Deff[~self.pos])) + e2n
         self._Dg = 0.0
         if self.reduced:
             Dg, Dgx = dl[2 * m], dl[2 * m + 1]
@@ -244,23 +274,18 @@ class SlackIPM:
             H[p + 1, p + 1] += rho ** 2 * self._Dg
             H[p + 2, p + 2] += rho ** 2 * self._Dg
             H[p + 1, p + 2] += rho ** 2 * self._Dg
-        # cones: M' W^-2 M with M x = (s_c, R w)
-        for sc, R, S, j in ((scp, self.Rp, self.Sp, p + 1), (scn, self.Rn, self.Sn, p + 2)):
-            e2 = 1.0 / sc.eta ** 2
+        # cones: M' W^-2 M with M x = (s_c, R w): eta^-2 (M'M + 4|v|^2 q_v q_v'
+        # - 2 q_v q_w' - 2 q_w q_v'), the rank-two part as one product U C U'
+        U = np.zeros((n_u, 4))
+        Cm = np.zeros((4, 4))
+        for k, (sc, R, j, e2) in enumerate(((scp, self.Rp, p + 1, e2p),
+                                            (scn, self.Rn, p + 2, e2n))):
             v, wb = sc.v, sc.w
-            qv = np.zeros(n_u)
-            qw = np.zeros(n_u)
-            qv[:p], qv[j] = R.T @ v[1:], v[0]
-            qw[:p], qw[j] = R.T @ wb[1:], wb[0]
-            H[:p, :p] += e2 * S
-            H[j, j] += e2
-            c4 = 4.0 * (wb @ wb)
-            H += e2 * (c4 * np.outer(qv, qv) - 2.0 * np.outer(qv, qw) - 2.0 * np.outer(qw, qv))
-        iu = np.triu_indices(n_u, 1)
-        H[(iu[1], iu[0])] = H[iu]  # symmetric from the upper triangle
-        H[p + 1, p] = H[p, p + 1]
-        H[p + 2, p] = H[p, p + 2]
-        H[p + 2, p + 1] = H[p + 1, p + 2]
+            U[:p, 2 * k], U[j, 2 * k] = R.T @ v[1:], v[0]
+            U[:p, 2 * k + 1], U[j, 2 * k + 1] = R.T @ wb[1:], wb[0]
+            Cm[2 * k:2 * k + 2, 2 * k:2 * k + 2] = e2 * np.array([[4.0 * (wb @ wb), -2.0],
+                                                                  [-2.0, 0.0]])
+        H += (U @ Cm) @ U.T
         scale = max(1.0, float(np.max(np.abs(np.diag(H)))))
         H[np.diag_indices(n_u)] += 1e-13 * scale
         self._H = cho_factor(H, lower=False, check_finite=False)
@@ -310,7 +335,7 @@ class SlackIPM:
         t = rxi / (Dm + Dx)
         tD = Dm * t
         ru = np.empty(p + 3)
-        ru[:p] = rw - self.Z.T @ (self.y * tD)
+        ru[:p] = rw - self._ZT(self.y * tD)
         ru[p] = rb - float(np.sum(self.y * tD))
         ru[p + 1] = rsp + rho * float(np.sum(tD[self.pos]))
         ru[p + 2] = rsn + rho * float(np.sum(tD[~self.pos]))
@@ -326,7 +351,7 @@ class SlackIPM:
         dw, db, dsp, dsn = du[:p], du[p], du[p + 1], du[p + 2]
         sig = np.where(self.pos, dsp, dsn)
         # back out xi: (Dm + Dx) dxi = rxi + Dm g_k'du, g_k'du = -(y(z'dw + db) - rho sig)
-        mrow = self.y * (self.Z @ dw + db) - rho * sig
+        mrow = self.y * (self._Zw(dw) + db) - rho * sig
         dxi = (rxi - Dm * mrow) / (Dm + Dx)
         dxim = 0.0
         if self.reduced:
@@ -490,6 +515,8 @@ class SlackIPM:
         if best is not None and not converged:
             res, x, y, s, z = best
         w, b = x[0], float(x[1])
+        if self.L is not None:  # f = L w
+            w = solve_triangular(self.L, w, lower=True, check_finite=False)
         zl = z[:nl]
         duals: dict[str, np.ndarray] = {"margin_pos": zl[:m][self.pos],
                                          "margin_neg": zl[:m][~self.pos]}
