@@ -28,7 +28,7 @@ sparse factorisation of the whole ~4n-order KKT system by a generic solver
 Clarabel's), or ``max_iter`` steps, or a residual 100 times above the best one (the
 normal equations losing accuracy near the optimum; each Newton system gets two steps of
 iterative refinement on the full KKT system) or, below ``1e-5``, no new best residual
-in three steps;
+in two steps;
 the best iterate is returned, with
 ``converged`` false unless its residual is below ``tol``. The returned multipliers of the
 margin rows are :math:`\lambda_k \in [0, 1]` (the envelope slope of the outer search,
@@ -412,8 +412,7 @@ class SlackIPM:
         s = h - G_of(x)
         _, y, z = self._solve(tuple(-c for c in cx), 0.0, np.zeros(ntot), ones, ident, identn,
                               rho)
-        s = self._into_cone(s, nl, cones)
-        z = self._into_cone(z, nl, cones)
+        s, z = self._mehrotra_start(s, z, nl, cones)
         cnorm = max(1.0, xnorm(cx))
         hnorm = max(1.0, float(np.linalg.norm(h)))
         converged, it, res = False, 0, math.inf
@@ -440,7 +439,7 @@ class SlackIPM:
                 converged = True
                 message = "converged: relative residuals and gap <= tol"
                 break
-            if res > 100.0 * best[0] or (it - best_it >= 3 and best[0] <= 1e-5):
+            if res > 100.0 * best[0] or (it - best_it >= 2 and best[0] <= 1e-5):
                 # the normal equations lost accuracy (extreme scalings near the optimum):
                 # stop and return the best iterate
                 message = (f"stalled at relative residual {best[0]:.1e} (> tol) as the "
@@ -508,6 +507,8 @@ class SlackIPM:
             rs_n = rs_n - _soc_dot(scn.apply_inv(dsn_), scn.apply(dzn_)) + sigma * mu * en
             dx, dy, dz, ds = direction(rs_l, rs_p, rs_n)
             alpha = min(1.0, _STEP * max_step(ds, dz))
+            if self.debug:
+                print(f"   sigma {sigma:.2e} alpha {alpha:.3f}")
             x = add(x, dx, alpha)
             y = y + alpha * dy
             s = s + alpha * ds
@@ -525,6 +526,40 @@ class SlackIPM:
         objective = float(np.sum(x[4])) + self.weight_m * float(x[5])
         return SlackIPMResult(w=w, b=b, objective=objective, duals=duals, iterations=it,
                               converged=converged, residual=res, message=message)
+
+    @staticmethod
+    def _mehrotra_start(s: np.ndarray, z: np.ndarray, nl: int, cones
+                        ) -> tuple[np.ndarray, np.ndarray]:
+        """Mehrotra's starting-point heuristic, per cone: shift into the interior, balance.
+
+        (Mehrotra 1992, *SIAM J. Optim.* 2(4), Sec. 7; with the cone's identity
+        :math:`e` and its smallest "eigenvalue" :math:`u_0 - \\|u_1\\|` for the SOCs.) The
+        coneqp start (a shift by :math:`1 + t`) left the first steps short (step lengths
+        0.03-0.3 over ~15 steps at n = 500); this one centres the products
+        :math:`s \\circ z`.
+        """
+        e = np.zeros(s.size)
+        e[:nl] = 1.0
+        for start, _ in cones:
+            e[start] = 1.0
+
+        def lowest(u):
+            vals = [float(np.min(u[:nl]))] if nl else []
+            vals += [float(u[st] - np.linalg.norm(u[st + 1:st + sz])) for st, sz in cones]
+            return min(vals)
+        s = s + max(-1.5 * lowest(s), 0.0) * e
+        z = z + max(-1.5 * lowest(z), 0.0) * e
+        sz = float(s @ z)
+        if sz <= 0:  # degenerate start (e.g. s = z = 0): the identity
+            s, z = s + e, z + e
+            sz = float(s @ z)
+        s_new = s + 0.5 * sz / float(e @ z) * e
+        z_new = z + 0.5 * sz / float(e @ s) * e
+        for u in (s_new, z_new):
+            low = lowest(u)
+            if not low > 0:
+                u += (1e-8 - low) * e
+        return s_new, z_new
 
     @staticmethod
     def _into_cone(u: np.ndarray, nl: int, cones) -> np.ndarray:

@@ -222,9 +222,12 @@ def solve_soft_m4(
             try:
                 if method == "envelope-newton":
                     try:
+                        # G(0) = -C h(0) <= 0: a local maximum at kappa with G >= 0 needs
+                        # no evaluation at 0
                         *_, bracket, converged = maximize_with_slope(
                             lambda r: (G(r), slopes[r]), 0.0, kappa,
-                            tol=tol * max(1.0, kappa), max_iter=max_iter, x0=x0)
+                            tol=tol * max(1.0, kappa), max_iter=max_iter, x0=x0,
+                            lo_bound=0.0)
                     except NoSlope:  # no multipliers from the inner backend: on values
                         method = "quadratic-interpolation"
                         *_, bracket, converged = maximize(

@@ -6,9 +6,10 @@ evaluation of :math:`G(\rho) = \rho - C\,h(\rho)` also returns its slope
 :mod:`conicml.solvers._m4_search`), so one evaluation tells on which side of a local
 maximum a point lies.
 
-**Algorithm.** Both domain ends are evaluated first. An end whose slope points out of
-the domain (:math:`f'(hi) \ge 0`, :math:`f'(lo) \le 0`) is a local maximum; if both are,
-the better one is returned. Otherwise the bracket :math:`[a, c]` with
+**Algorithm.** Both domain ends are evaluated first (``hi`` first: with a known bound
+on ``f(lo)`` below ``f(hi)`` and an outward slope at ``hi``, ``lo`` is skipped). An end
+whose slope points out of the domain (:math:`f'(hi) \ge 0`, :math:`f'(lo) \le 0`) is
+a local maximum; if both are, the better one is returned. Otherwise the bracket :math:`[a, c]` with
 :math:`f'(a) > 0 > f'(c)` holds a local maximum and is kept as an invariant. The next
 point is the secant root of :math:`f'` through the two most recent points (Newton's
 method on :math:`f'` with a finite-difference second derivative; exact when :math:`f`
@@ -63,6 +64,7 @@ def maximize_with_slope(
     tol: float = 1e-8,
     max_iter: int = 60,
     x0: float | None = None,
+    lo_bound: float | None = None,
 ) -> SlopeSearchResult:
     r"""Maximise ``f`` on :math:`[lo, hi]` given values and slopes (module docstring).
 
@@ -79,6 +81,10 @@ def maximize_with_slope(
         Largest number of evaluations of ``f`` (ends included), at least 3.
     x0 : float, optional
         First interior point (default: the secant root between the ends).
+    lo_bound : float, optional
+        A known upper bound on ``f(lo)``. ``hi`` is evaluated first; if its slope is
+        :math:`\ge 0` (a local maximum) and ``f(hi) >= lo_bound``, it is returned without
+        evaluating ``lo`` (the soft M4: :math:`G(0) = -C\,h(0) \le 0`).
 
     Returns
     -------
@@ -119,7 +125,12 @@ def maximize_with_slope(
                                  converged)
 
     try:
-        (fa, ga), (fc, gc) = ev(lo), ev(hi)
+        fc, gc = ev(hi)
+        if lo_bound is not None and gc >= 0 and fc >= lo_bound:
+            converged = True
+            bracket[:] = [hi, hi]
+            return result()
+        fa, ga = ev(lo)
         a, c = lo, hi
         lo_max, hi_max = ga <= 0, gc >= 0  # an end with an outward slope: a local maximum
         if lo_max or hi_max:
