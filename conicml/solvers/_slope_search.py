@@ -9,18 +9,24 @@ maximum a point lies.
 **Algorithm.** Both domain ends are evaluated first (``hi`` first: with a known bound
 on ``f(lo)`` below ``f(hi)`` and an outward slope at ``hi``, ``lo`` is skipped). An end
 whose slope points out of the domain (:math:`f'(hi) \ge 0`, :math:`f'(lo) \le 0`) is
-a local maximum; if both are, the better one is returned. Otherwise the bracket :math:`[a, c]` with
-:math:`f'(a) > 0 > f'(c)` holds a local maximum and is kept as an invariant. The next
-point is the secant root of :math:`f'` through the two most recent points (Newton's
-method on :math:`f'` with a finite-difference second derivative; exact when :math:`f`
-is quadratic), replaced by the regula-falsi root between the bracket ends when it falls
-outside the bracket. When the bracket has not halved over the last two steps (a secant
-converging from one side) the estimate is overshot once by the last step, to land on
-the far side of the root; if that does not halve it either, a **bisection** step follows
-(so the search converges at least linearly, also when :math:`f'` jumps at a kink).
-Once a step is below ``tol``/2, the point ``tol``/2 beyond it on the far side of the
-root is probed, which collapses the bracket. A slope that is not finite
-(no multipliers) raises :class:`NoSlope` (the caller falls back to a search on values).
+a local maximum; if both are, the better one is returned. Otherwise the bracket
+:math:`[a, c]` with :math:`f'(a) > 0 > f'(c)` holds a local maximum and is kept as an
+invariant. The next point comes from one of two models of :math:`f'`: **smooth** -- the
+secant root of :math:`f'` through the two most recent points (Newton's method on
+:math:`f'` with a finite-difference second derivative; exact when :math:`f` is
+quadratic); **kink** -- where the tangents of :math:`f` at the bracket ends meet (exact
+when :math:`f` is piecewise linear, as at a maximum where :math:`h` leaves 0). The first
+step uses the tangents; afterwards the model is the one the last slope supports: a
+slope much smaller than the previous one on the same side says :math:`f'` varies
+continuously (smooth), a nearly equal one says :math:`f` is linear on that side (kink).
+A model estimate outside the bracket is replaced by the regula-falsi root; when the
+bracket has not halved over two steps in a row (unless the last slope fell tenfold:
+fast one-sided convergence), or a probe failed to collapse it, a **bisection** step
+follows (so the search converges at least linearly whatever
+:math:`f'` does). Once an estimate lies within ``tol``/2 of an evaluated point, the
+point ``tol``/2 beyond it, into the bracket, is probed, which collapses the bracket.
+A slope that is not finite (no multipliers) raises :class:`NoSlope` (the caller falls
+back to a search on values).
 
 **Stopping:** bracket width :math:`\le` ``tol`` (absolute), a zero slope, or
 ``max_iter`` evaluations (then ``converged`` is false). The result is a *local*
@@ -149,12 +155,15 @@ def maximize_with_slope(
             if not math.isfinite(x):
                 x = _next_point(a, fa, ga, c, fc, gc, last, prev, widths, c - a, tol, state)
             fx, gx = ev(x)
-            # the model that chose x keeps the next step if x's slope is small against
-            # both ends' (a root of f' being approached) or the bracket at least halves
-            shrink = (x - a) if gx < 0 else (c - x)
-            state["success"] = abs(gx) <= 0.3 * min(ga, -gc) or shrink <= 0.5 * (c - a)
+            # which model of f' fits: where the slope changed a lot against the bracket
+            # end on the same side, f' varies continuously (smooth: the secant next);
+            # where it stayed (a piece of f with a constant slope), the end tangents meet
+            # at the kink (the tangent step next)
+            same = ga if gx > 0 else gc
+            state["mode"] = "secant" if abs(gx) <= 0.6 * abs(same) else "tangent"
+            # a slope a tenth of the last one: converging fast (from one side), no bisection
+            state["fast"] = abs(gx) <= 0.1 * abs(last[1])
             if state.get("kind") == "probe" and (gx > 0) == (x > last[0]):
-                state["success"] = False
                 state["failed_probe"] = True  # the probe did not collapse the bracket
             widths = [widths[1], c - a]
             prev, last = last, (x, gx)
@@ -192,15 +201,14 @@ def _next_point(a: float, fa: float, ga: float, c: float, fc: float, gc: float,
     """The safeguarded tangent / secant step of the module docstring."""
     kind = state.get("kind")
     if state.pop("failed_probe", False) or (kind in ("tangent", "secant") and width > 0.5
-                                            * widths[0] and not state.get("success")
-                                            and state.get("stalled")):
-        # a probe that did not collapse the bracket (noisy slopes), or neither model
-        # halving the bracket over two steps: bisect
+                                            * widths[0] and state.get("stalled")
+                                            and not state.get("fast")):
+        # a probe that did not collapse the bracket (noisy slopes), or the bracket not
+        # halved over two steps in a row: bisect
         state["kind"], state["stalled"] = "bisection", False
         return 0.5 * (a + c)
     state["stalled"] = width > 0.5 * widths[0]
-    model = kind if kind in ("tangent", "secant") and state.get("success") else \
-        ("secant" if kind == "tangent" else "tangent")
+    model = state.get("mode", "tangent")
     x = math.nan
     state["kind"] = model
     if model == "tangent":
