@@ -22,6 +22,12 @@ scaling :math:`W^{-2} = \eta^{-2}(I + 4\|\bar w\|^2Jv\,(Jv)^\top - \dots)` contr
 :math:`Z^\top DZ` and one Cholesky factorisation of order :math:`p + 3`, instead of a
 sparse factorisation of the whole ~4n-order KKT system by a generic solver
 (issue 14). The equality :math:`d^\top w = 1` is handled by a Schur complement.
+Kernel programs (every point kept, :math:`Z = L` the lower Cholesky factor of the Gram
+matrix) are solved in the coordinates :math:`f = Lw` (the function values at the
+training points): the margin rows become diagonal, :math:`R_\pm` becomes
+:math:`R_\pm L^{-1}` (computed once), and a step needs no product at all, only the
+Cholesky factorisation. The start is Mehrotra's heuristic per cone
+(:meth:`SlackIPM._mehrotra_start`).
 
 **Stopping:** relative primal and dual residuals and the relative gap
 :math:`s^\top z/\max(1, |\text{objective}|)` below ``tol`` (default ``1e-8``, as
@@ -197,7 +203,6 @@ class SlackIPM:
         self.p = Z.shape[1]
         self.m = Z.shape[0]
         self.qp, self.qn = self.Rp.shape[0], self.Rn.shape[0]
-        self.debug = False
 
     def _Zw(self, w: np.ndarray) -> np.ndarray:
         return w if self.Z is None else self.Z @ w
@@ -407,8 +412,8 @@ class SlackIPM:
         ones = np.ones(nl)
         self._factor(ones, ident, identn, rho)
         zero_x = (np.zeros(p), 0.0, 0.0, 0.0, np.zeros(m), 0.0)
-        x, _, zt = self._solve(zero_x, 1.0, h, ones, ident, identn, rho)
-        s = -zt  # s = h - G x  (from G x - s~ = h with s~ = -s... W = I: G x - z = h)
+        # primal: min ||G x - h|| s.t. d'w = 1; dual: min ||z|| s.t. G'z + A'y + c = 0
+        x, _, _ = self._solve(zero_x, 1.0, h, ones, ident, identn, rho)
         s = h - G_of(x)
         _, y, z = self._solve(tuple(-c for c in cx), 0.0, np.zeros(ntot), ones, ident, identn,
                               rho)
@@ -446,9 +451,6 @@ class SlackIPM:
                            "Newton systems lost accuracy")
                 break
             mu = gap / nu
-            if self.debug:
-                print(f"it {it} res {res:.2e} rx {xnorm(rx)/cnorm:.1e} ry {abs(ry):.1e} "
-                      f"rz {float(np.linalg.norm(rz))/hnorm:.1e} gap {gap:.2e} pobj {pobj:.6e}")
             # scalings
             sl, zl_ = s[:nl], z[:nl]
             dl = zl_ / sl
@@ -507,8 +509,6 @@ class SlackIPM:
             rs_n = rs_n - _soc_dot(scn.apply_inv(dsn_), scn.apply(dzn_)) + sigma * mu * en
             dx, dy, dz, ds = direction(rs_l, rs_p, rs_n)
             alpha = min(1.0, _STEP * max_step(ds, dz))
-            if self.debug:
-                print(f"   sigma {sigma:.2e} alpha {alpha:.3f}")
             x = add(x, dx, alpha)
             y = y + alpha * dy
             s = s + alpha * ds
@@ -560,18 +560,3 @@ class SlackIPM:
             if not low > 0:
                 u += (1e-8 - low) * e
         return s_new, z_new
-
-    @staticmethod
-    def _into_cone(u: np.ndarray, nl: int, cones) -> np.ndarray:
-        """Shift ``u`` by a multiple of the identity into the interior of the cone."""
-        u = u.copy()
-        t = -float(np.min(u[:nl])) if nl else 0.0
-        for start, size in cones:
-            v = u[start:start + size]
-            t = max(t, float(np.linalg.norm(v[1:]) - v[0]))
-        if t >= 0:
-            shift = 1.0 + t
-            u[:nl] += shift
-            for start, _ in cones:
-                u[start] += shift
-        return u
