@@ -160,6 +160,7 @@ STATUS_MAP: dict[int, Status] = {
 
 TAU = _PAIR_TAU  # curvature used when a_ij <= 0 (LIBSVM's TAU; one constant with clip_pair)
 GAP_RTOL = 1e-2  # largest relative primal - dual gap with which a converged run is OPTIMAL
+FLOAT32_MIN_TOL = 1e-5  # column_dtype="auto": float32 columns from this tol up
 _BLOCK_BYTES = 32 * 2**20  # largest block of Gram columns computed at once
 
 
@@ -263,10 +264,14 @@ class _StoreCache(_ColumnCache):
     recently used slot is the one replaced (LRU, as :class:`_ColumnCache`).
     """
 
-    def __init__(self, kernel: Any, X: np.ndarray, n: int, cache_size: float) -> None:
+    def __init__(self, kernel: Any, X: np.ndarray, n: int, cache_size: float,
+                 dtype: Any = np.float64) -> None:
         super().__init__(kernel, X, n, cache_size)
-        self.floats = self.capacity * n  # the memory bound, in floats
-        self.buf = np.empty(self.floats)  # pages are touched only when used
+        self.dtype = np.dtype(dtype)
+        # the memory bound, in stored values (float32: twice as many columns, LIBSVM's Qfloat)
+        self.capacity = max(2, min(n, int(cache_size * 2**20 // (self.dtype.itemsize * n))))
+        self.floats = self.capacity * n
+        self.buf = np.empty(self.floats, dtype=self.dtype)  # pages are touched only when used
         self.clock = np.zeros(1, dtype=np.int64)  # column uses inside the compiled loop
         self.gather: Any = None  # compiled out += store[slots].T @ coef (set by the caller)
         self.compact: Any = None  # compiled in-place gather of stored rows (set by the caller)
@@ -376,7 +381,7 @@ class _StoreCache(_ColumnCache):
         stamps = self.stamp[rows].copy()
         cols = newpos[old_cols[rows]]
         self.compact(self.buf, rows, m_old, keep.size, np.ascontiguousarray(keep, np.int64),
-                     np.empty(keep.size))
+                     np.empty(keep.size, dtype=self.dtype))
         self._set_basis(keep if self.basis is None else self.basis[keep])
         self.used = rows.size  # the new capacity is at least the old one: every row fits
         self.col_of[:self.used] = cols
@@ -636,6 +641,7 @@ def solve_smo(
     callback: Callback | None = None,
     gap_tol: float | None = 9e-4,
     engine: str = "auto",
+    column_dtype: str = "auto",
 ) -> Solution:
     r"""SMO with second-order working-set selection (LIBSVM) for the SVM dual.
 
@@ -691,6 +697,15 @@ def solve_smo(
         other); the first compiled solve in a process loads the compiled code
         (about a second the very first time, while numba caches it on disk).
 
+    column_dtype : {"auto", "float32", "float64"}, default="auto"
+        Storage of the compiled loop's cached Gram columns (the NumPy loop stores
+        float64). ``"float32"`` is LIBSVM's ``Qfloat``: twice as many columns fit in
+        ``cache_size``, and the gradient is still accumulated in float64 (a column's
+        rounding, :math:`2^{-24}` relative, enters :math:`G` once per column and
+        variable, not once per update). ``"auto"``: float32 when ``tol`` :math:`\ge
+        10^{-5}` (LIBSVM's regime), float64 for tighter tolerances. The returned point is
+        certified by the program's certificate, recomputed in float64.
+
     Returns
     -------
     Solution
@@ -712,9 +727,15 @@ def solve_smo(
                                     and math.isfinite(gap_tol)):
         raise OptionError(f"smo: gap_tol must be None or positive and finite, got {gap_tol!r}")
     nb = _load_engine(engine)
+    if column_dtype not in ("auto", "float32", "float64"):
+        raise OptionError("smo: column_dtype must be 'auto', 'float32' or 'float64', "
+                          f"got {column_dtype!r}")
+    if column_dtype == "auto":
+        column_dtype = "float32" if tol >= FLOAT32_MIN_TOL else "float64"
     alpha = np.zeros(n) if x0 is None else _check_x0(x0, y, c)
 
-    cache = (_StoreCache if nb is not None else _ColumnCache)(kernel, X, n, cache_size)
+    cache = (_StoreCache(kernel, X, n, cache_size, dtype=column_dtype) if nb is not None
+             else _ColumnCache(kernel, X, n, cache_size))
     if nb is not None:
         cache.gather = nb.gather_matvec
         cache.compact = nb.compact
@@ -1146,5 +1167,6 @@ def solve_smo(
             "polish_tol": tol_cur,
             "certificate_gap_estimate": cert_gap,
             "engine": "numpy" if nb is None else "numba",
+            "column_dtype": "float64" if nb is None else str(cache.dtype),
         },
     )
