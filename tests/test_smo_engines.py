@@ -255,3 +255,23 @@ def test_float32_columns_fit_twice_as_many_and_are_certified(C):
     # "auto": float32 at LIBSVM's tolerances, float64 for tight ones
     assert cm.solve(prog, "smo", engine="numba", tol=1e-3).extras["column_dtype"] == "float32"
     assert cm.solve(prog, "smo", engine="numba", tol=1e-8).extras["column_dtype"] == "float64"
+
+
+@pytest.mark.parametrize("shrinking", [True, False])
+@pytest.mark.parametrize("engine, est_rtol", ENGINES)
+def test_polishing_stops_on_the_certificate_gap_not_at_the_next_tol(engine, est_rtol,
+                                                                    shrinking):
+    # twonorm n = 300, C = 100: the gap is 2e-2 at tol 1e-3 and 2e-3 at 1e-4, so polishing
+    # goes on at tol 1e-5; it stops as soon as the gap estimate (checked every
+    # polish_every iterations, verified on every variable) meets gap_tol 9e-4, before
+    # m - M reaches 1e-5 (measured: ~400 iterations against ~420 for a run to tol 1e-5)
+    engine = _engine(engine)
+    prog = _program(300, 100.0)
+    sol = cm.solve(prog, "smo", **engine, shrinking=shrinking)
+    assert sol.status is Status.OPTIMAL and sol.residuals.max() <= 1e-3
+    assert sol.extras["polish_tol"] == pytest.approx(1e-5)
+    assert 1e-5 < sol.extras["kkt_violation"] <= 1e-3
+    assert sol.extras["certificate_gap_estimate"] <= 9e-4
+    assert_allclose(sol.extras["certificate_gap_estimate"], sol.residuals.gap, rtol=est_rtol)
+    full = cm.solve(prog, "smo", **engine, shrinking=shrinking, tol=1e-5, gap_tol=None)
+    assert full.extras["kkt_violation"] <= 1e-5 and sol.iterations < full.iterations

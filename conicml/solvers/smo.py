@@ -159,6 +159,7 @@ STATUS_MAP: dict[int, Status] = {
 }
 
 TAU = _PAIR_TAU  # curvature used when a_ij <= 0 (LIBSVM's TAU; one constant with clip_pair)
+POLISH_SKIP = 2.0  # polishing without a full re-check when the gap estimate exceeds 2 gap_tol
 GAP_RTOL = 1e-2  # largest relative primal - dual gap with which a converged run is OPTIMAL
 FLOAT32_MIN_TOL = 1e-5  # column_dtype="auto": float32 columns from this tol up
 _BLOCK_BYTES = 32 * 2**20  # largest block of Gram columns computed at once
@@ -816,16 +817,54 @@ def solve_smo(
     cert_gap = math.nan  # the certificate's gap estimate at the last polishing decision
     polish_floor = tol * 1.0001e-3
 
+    # While polishing, the certificate's gap is estimated every polish_every iterations
+    # from the working set's gradient (F of the shrunk variables as it was when they left,
+    # as shrinking assumes): the loop stops on the certificate's own number as soon as it
+    # is reached (verified on every variable), not at the next tol_cur / 10.
+    polishing = False
+    polish_every = max(1, period // 4)
+
+    def gap_estimate() -> float:
+        """The certificate's relative gap from alpha and F (both must be synced)."""
+        box = max(float(np.max(-alpha)), float(np.max(alpha - c)), abs(float(y @ alpha)), 0.0)
+        return _certificate_gap(alpha, F, y, c, box)
+
     def polish_more() -> bool:
-        nonlocal tol_cur, cert_gap
+        """After convergence at tol_cur with F complete: go on (at tol_cur / 10)?"""
+        nonlocal tol_cur, cert_gap, polishing
         if gap_tol is None or tol_cur <= polish_floor:
             return False
-        box = max(float(np.max(-alpha)), float(np.max(alpha - c)), abs(float(y @ alpha)), 0.0)
-        cert_gap = _certificate_gap(alpha, F, y, c, box)
+        cert_gap = gap_estimate()
         if cert_gap <= gap_tol:
             return False
         tol_cur /= 10.0
+        polishing = True
         return True
+
+    def polish_unverified() -> bool:
+        """Converged at tol_cur on a shrunk set: go on at tol_cur / 10 without the full
+        re-check when the estimate clearly misses gap_tol (the full re-check, a gradient
+        reconstruction, would only confirm it; the final one verifies every variable)."""
+        nonlocal tol_cur, cert_gap, polishing
+        if gap_tol is None or tol_cur <= polish_floor:
+            return False
+        est = gap_estimate()
+        if not est > POLISH_SKIP * gap_tol:
+            return False
+        cert_gap = est
+        tol_cur /= 10.0
+        polishing = True
+        return True
+
+    def polish_done() -> bool:
+        """F complete: does the point meet tol on every variable and gap_tol?"""
+        nonlocal cert_gap
+        up_all, low_all = masks(alpha, c, pos)
+        full = float(np.where(up_all, F, -np.inf).max() - np.where(low_all, F, np.inf).min())
+        if full > tol:
+            return False
+        cert_gap = gap_estimate()
+        return cert_gap <= gap_tol
 
     if nb is not None:
         # the compiled loop (see _smo_numba): the same iterations on a contiguous working
@@ -929,8 +968,11 @@ def solve_smo(
             set_work(None if not shrink.any() or shrink.all() else np.flatnonzero(~shrink))
 
         wa, wF, wy, wc, wQD, flag_up, flag_low, colpos, use_colpos = working()
+        until_check = polish_every
         while True:
             steps = 1 if stop is not None else min(until_boundary, max_iter - k)
+            if polishing:
+                steps = min(steps, until_check)
             r = nb.run(wa, wF, wy, wc, wQD, Gb, flag_up, flag_low, colpos, use_colpos,
                        cache.store, cache.slot_of, cache.stamp, cache.clock, tol_cur, steps,
                        shrinking and work is None, out_i, out_f, resume, resume_f)
@@ -939,6 +981,7 @@ def solve_smo(
             done = int(out_i[1])
             k += done
             until_boundary -= done
+            until_check -= done
             viol = float(out_f[0])
             if stop is not None and done:
                 wsync()
@@ -948,6 +991,11 @@ def solve_smo(
                     code = 3
                     break
             if r == nb.CONVERGED:
+                if work is not None:
+                    wsync()
+                    if polish_unverified():
+                        until_check = polish_every
+                        continue
                 if work is not None:
                     # converged on the active set: re-check on every variable
                     reconstruct_full()
@@ -976,6 +1024,22 @@ def solve_smo(
             if time_limit is not None and time.perf_counter() - t_solve > time_limit:
                 code = 2
                 break
+            if polishing and until_check <= 0:
+                until_check = polish_every
+                wsync()
+                if gap_estimate() <= gap_tol:
+                    # the certificate's gap reached on the working set: verify on all
+                    resume[0] = 0
+                    reconstruct_full()
+                    if polish_done():
+                        code = 0
+                        work = None
+                        break
+                    if shrinking:
+                        reshrink_full()
+                        wa, wF, wy, wc, wQD, flag_up, flag_low, colpos, use_colpos = working()
+                    until_boundary = period
+                    continue
             if until_boundary > 0:
                 continue
             resume[0] = 0  # the working set may change below: select afresh
@@ -1011,7 +1075,22 @@ def solve_smo(
             reconstruct_full()
         cache.hits += max(int(cache.clock[0]) - cache.computed, 0)  # uses of stored columns
     else:
+        check_counter = polish_every
         while True:
+            if polishing:
+                check_counter -= 1
+                if check_counter == 0:
+                    check_counter = polish_every
+                    sync(act, wa, wF)
+                    if gap_estimate() <= gap_tol:
+                        # the certificate's gap reached on the working set: verify on all
+                        reconstruct(act)
+                        act = None
+                        wa, wF, wy, wc, wQD, up, low = working_set(act)
+                        if polish_done():
+                            code = 0
+                            break
+                        counter = 1  # shrink at once
             counter -= 1
             if counter == 0:
                 counter = period
@@ -1051,6 +1130,10 @@ def solve_smo(
             Gmax = float(Fu_arr[i])
             Fl_arr = np.where(low, wF, np.inf)
             viol = Gmax - float(Fl_arr.min())
+            if not viol > tol_cur and act is not None:
+                sync(act, wa, wF)
+                if polish_unverified():  # go on at tol_cur / 10 on the active set
+                    check_counter = polish_every
             if not viol > tol_cur:
                 # converged on the active set: un-shrink and re-check on every variable
                 if act is not None:
