@@ -275,3 +275,24 @@ def test_polishing_stops_on_the_certificate_gap_not_at_the_next_tol(engine, est_
     assert_allclose(sol.extras["certificate_gap_estimate"], sol.residuals.gap, rtol=est_rtol)
     full = cm.solve(prog, "smo", **engine, shrinking=shrinking, tol=1e-5, gap_tol=None)
     assert full.extras["kkt_violation"] <= 1e-5 and sol.iterations < full.iterations
+
+
+def test_working_set_gap_is_the_certificate_gap_without_the_shrunk_terms():
+    # _working_gap writes P - D as a sum of nonnegative per-variable terms
+    # (c_i max(0, s_i) - alpha_i s_i, s_i = y_i (F_i - b)): over every variable it is the
+    # certificate's gap (_certificate_gap, the closed form P - D of the certificate), and
+    # leaving variables out can only lower it (their stale F is not counted)
+    from conicml.solvers.smo import _certificate_gap, _working_gap
+
+    prog = _program(300, 100.0)
+    sol = cm.solve(prog, "smo", gap_tol=None, engine="numpy")
+    y, c, a = prog.data["y"], prog.data["c"], sol.values["alpha"]
+    K = prog.data["kernel"].gram(prog.data["X"])
+    F = y - K @ (a * y)  # LIBSVM's -y G from the Gram matrix
+    every = np.arange(300)
+    full = _certificate_gap(a, F, y, c, 0.0)
+    assert full > 1e-3  # an uncertified point: the terms are not all zero
+    assert_allclose(_working_gap(a, F, y, c, 0.0, every), full, rtol=1e-9)
+    assert_allclose(full, sol.residuals.gap, rtol=1e-6)  # and the certificate's number
+    some = every[::2]
+    assert _working_gap(a, F, y, c, 0.0, some) < full
