@@ -103,7 +103,8 @@ OPTIMAL is a certified one. The default keeps 10 % of ``certify_tol`` for the
 round-off of the incrementally updated gradient. ``gap_tol=None`` is LIBSVM's stop.
 While polishing, the stop targets the certificate's own number: every
 :math:`\min(n, 1000)/4` iterations the gap is estimated from the working set's gradient
-(the shrunk variables' :math:`F` as they left, which is what shrinking assumes); once
+(the working set's terms of :math:`P - D`, a sum of nonnegative per-variable terms; the
+shrunk variables' are taken as zero, which is what shrinking assumes); once
 it meets ``gap_tol`` the gradient is completed and the point is returned if
 :math:`m - M \le \texttt{tol}` on every variable and the complete gap meets ``gap_tol``
 (else the loop goes on, shrunk again). A shrunk set converged at the current tolerance
