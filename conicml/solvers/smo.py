@@ -571,7 +571,7 @@ def _working_gap(alpha: np.ndarray, F: np.ndarray, y: np.ndarray, c: np.ndarray,
     r"""The certificate's relative gap (:func:`_certificate_gap`) on a shrunk working set.
 
     With :math:`s_i = y_i(F_i - b)`, :math:`P - D = \sum_i [c_i\max(0, s_i) -
-    lpha_i s_i] - b\,y^	oplpha`, a sum of nonnegative terms; the shrunk variables'
+    \alpha_i s_i] - b\,y^\top\alpha`, a sum of nonnegative terms; the shrunk variables'
     terms are taken as zero, which is what shrinking assumes (they left the working set
     because they could not violate; their stored ``F`` is stale, and counting it made
     the estimate ~10x too large on mammography C = 100). A trigger only: every decision
@@ -870,9 +870,9 @@ def solve_smo(
     polish_floor = tol * 1.0001e-3
 
     # While polishing, the certificate's gap is estimated every polish_every iterations
-    # from the working set's gradient (F of the shrunk variables as it was when they left,
-    # as shrinking assumes): the loop stops on the certificate's own number as soon as it
-    # is reached (verified on every variable), not at the next tol_cur / 10.
+    # from the working set's terms (_working_gap; the shrunk variables' taken as zero, as
+    # shrinking assumes): the loop stops on the certificate's own number as soon as it is
+    # reached (verified on every variable), not at the next tol_cur / 10.
     polishing = False
     polish_every = max(1, period // 4)
 
@@ -913,9 +913,10 @@ def solve_smo(
 
     def polish_done() -> bool:
         """F complete: does the point meet tol on every variable and gap_tol?"""
-        nonlocal cert_gap
+        nonlocal cert_gap, viol
         up_all, low_all = masks(alpha, c, pos)
         full = float(np.where(up_all, F, -np.inf).max() - np.where(low_all, F, np.inf).min())
+        viol = full  # the violation on every variable, reported if the point is returned
         if full > tol:
             return False
         cert_gap = gap_estimate()
