@@ -139,8 +139,9 @@ def test_auto_engine_falls_back_without_numba(monkeypatch):
 
 
 # the compiled loop with float64 and with float32 (LIBSVM's Qfloat) stored columns
-ENGINES = [({"engine": "numpy"}, 1e-6), ({"engine": "numba", "column_dtype": "float64"}, 1e-6),
-           ({"engine": "numba", "column_dtype": "float32"}, 1e-2)]
+ENGINES = [pytest.param({"engine": "numpy"}, 1e-6, id="numpy"),
+           pytest.param({"engine": "numba", "column_dtype": "float64"}, 1e-6, id="numba-f64"),
+           pytest.param({"engine": "numba", "column_dtype": "float32"}, 1e-2, id="numba-f32")]
 
 
 def _engine(options: dict) -> dict:
