@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -109,6 +110,14 @@ def _norm(v: np.ndarray) -> float:
 _FLAT = 1e3 * _EPS
 #: Steps without a 0.1 % decrease of the best certified gap before stopping (stall).
 _STALL = 8
+#: Largest condition number of A = [kappa_pos C_pos, kappa_neg C_neg] for the factor form
+#: (its system holds A^T A: cond(A)^2 must stay well inside 1/eps).
+_FACTOR_COND = 1e8
+#: Below this certified gap the fitted pairs are tried at every step (else at the end).
+_REFIT = 1e-6
+#: ... or this many where the gap is within ``_AT_FLOOR`` times its rounding floor.
+_STALL_AT_FLOOR = 2
+_AT_FLOOR = 10.0
 
 STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT,
                                  2: Status.USER_LIMIT, 3: Status.USER_LIMIT,
@@ -120,13 +129,17 @@ class _Dual:
 
     def __init__(self, data: Any, pair_kind: bool = False) -> None:
         self.mu = (np.asarray(data["mean_pos"], float), np.asarray(data["mean_neg"], float))
-        self.S = program_covariances(data)  # C C^T: the program's own ellipsoids
+        if type(self) is _Dual:  # the factor form (_FactorDual) never forms C C^T
+            self.S = program_covariances(data)  # C C^T: the program's own ellipsoids
         self.C = (np.asarray(data["C_pos"], float), np.asarray(data["C_neg"], float))
         self.pair_kind = pair_kind  # the dual kind: the returned pair is the answer
         self.kappa = (float(data["kappa_pos"]), float(data["kappa_neg"]))
         self.active = tuple(k > 0 for k in self.kappa)  # kappa = 0: the class is a point
         self.d = self.mu[0] - self.mu[1]
         self.n = self.d.size
+        flat = [i for i in (0, 1) if self.active[i] and self.C[i].shape[1] < self.n]
+        self.flat_sets = [(i,) for i in flat] + ([tuple(flat)] if len(flat) == 2 else [])
+        self._ranges: dict[tuple[int, ...], np.ndarray | None] = {}
 
     def evaluate(self, lam: np.ndarray, derivatives: bool = True) -> dict[str, Any]:
         M = np.eye(self.n)
@@ -162,6 +175,60 @@ class _Dual:
                         H[i, j] = float(s[i] @ Ms[j])
             out["hess"] = 0.5 * (H + H.T)
         return out
+
+    def start(self) -> np.ndarray:
+        r"""The first multipliers: :math:`\lambda_\pm = \sqrt{d^\top\Sigma_\pm d}/\kappa_\pm`.
+
+        (:math:`r \approx d` when the ellipsoids are small.)
+        """
+        return np.array([math.sqrt(max(float(self.d @ self.S[i] @ self.d), 1e-300))
+                         / self.kappa[i] if self.active[i] else 1.0 for i in (0, 1)])
+
+    def step(self, lam: np.ndarray, ev: dict[str, Any]
+             ) -> tuple[bool, np.ndarray, dict[str, Any]]:
+        r"""One damped Newton ascent step on :math:`g` inside :math:`\lambda > 0`.
+
+        Returns ``(improved, trial, evaluation at trial)``.
+        """
+        H, grad = ev["hess"], ev["grad"]
+        try:
+            step = -np.linalg.solve(H - 1e-14 * abs(np.trace(H)) * np.eye(2), grad)
+        except np.linalg.LinAlgError:
+            step = grad
+        if float(step @ grad) <= 0:  # not an ascent direction (rounding): gradient step
+            step = grad * (1.0 / max(abs(np.trace(H)), 1e-300))
+        t = 1.0
+        neg = step < 0
+        if np.any(neg):
+            t = min(1.0, 0.9 * float(np.min(-lam[neg] / step[neg])))
+        trial, ev_trial = lam, ev
+        for _ in range(60):
+            trial = lam + t * step
+            try:
+                ev_trial = self.evaluate(trial)
+            except np.linalg.LinAlgError:  # M(lambda) at rounding (lambda ~ 1e-300)
+                t *= 0.5
+                continue
+            if ev_trial["value"] >= ev["value"] + 1e-4 * t * float(step @ grad):
+                return True, trial, ev_trial
+            # near the maximum g is flat to rounding (its change is quadratic in the
+            # multipliers' error, below eps * |g| once that error is ~sqrt(eps)), so
+            # Armijo's test on g reads noise: there, a step that shrinks the gradient
+            # (the stationarity q_pm = kappa_pm^2 it is solving) is accepted instead
+            if (t * float(step @ grad) <= _FLAT * self.value_scale(lam)
+                    and self.stationarity(ev_trial) < self.stationarity(ev)):
+                return True, trial, ev_trial
+            t *= 0.5
+        return False, trial, ev_trial
+
+    def multipliers(self, lam: np.ndarray) -> np.ndarray:
+        r"""The multipliers :math:`\lambda_\pm` of the ellipsoid constraints (reported)."""
+        return lam.copy()
+
+    def from_multipliers(self, lam: np.ndarray) -> np.ndarray:
+        r"""The iterate from given :math:`\lambda_\pm` (a zero is replaced by the start's)."""
+        return np.where(lam > 0, lam, self.start())
+
 
     def value_scale(self, lam: np.ndarray) -> float:
         """The magnitude of the terms of :math:`g` (its rounding is ``eps`` times this)."""
@@ -236,6 +303,40 @@ class _Dual:
                               self.mu[1] + self.kappa[1] * (self.C[1] @ un), up, un))
         return pairs
 
+    def _range(self, classes: tuple[int, ...]) -> np.ndarray | None:
+        """Orthonormal basis of the span of the factors of ``classes`` (``None``: all of R^n)."""
+        if classes not in self._ranges:
+            F = np.hstack([self.C[i] for i in classes])
+            Q = None
+            if F.shape[1] < self.n:
+                Q, R = np.linalg.qr(F)
+                keep = np.abs(np.diag(R)) > 1e-12 * max(float(np.abs(R).max()), 1e-300)
+                Q = Q[:, keep]
+            self._ranges[classes] = Q
+        return self._ranges[classes]
+
+    def kink_directions(self, lam: np.ndarray, e: np.ndarray) -> list[np.ndarray]:
+        r"""``e`` projected off the span of the flat factors (one, the other, both).
+
+        A flat ellipsoid (factor :math:`C_\pm` with fewer than :math:`n` columns) whose
+        nearest point lies inside its relative interior has multiplier 0 and an optimal
+        normal with :math:`C_\pm^\top e = 0`: a kink of :math:`s(e)`
+        (:math:`\kappa\|C^\top e\|`), where an error of ``e`` enters :math:`s` at first
+        order (1e-9 in ``e`` is 1e-9 / s in the bracket, and the multiplier only tends
+        to 0). The projections remove that component exactly; they are candidates
+        only (the bracket keeps the best bound, every bound stays valid).
+        """
+        out = []
+        for classes in self.flat_sets:
+            Q = self._range(classes)
+            if Q is None:
+                continue
+            p = e - Q @ (Q.T @ e)
+            pn = _norm(p)
+            if pn > 0:
+                out.append(p / pn)
+        return out
+
     def bracket(self, lam: np.ndarray, ev: dict[str, Any], fit: bool = False
                 ) -> dict[str, Any]:
         r"""Bounds on :math:`\tfrac12\|w^*\|^2` at ``lam`` and the pair and direction giving them.
@@ -248,11 +349,13 @@ class _Dual:
         r = ev["r"]
         rn = _norm(r)
         dirs = [r / rn] if rn > 0 else []
+        if dirs:
+            dirs += self.kink_directions(lam, dirs[0])
         Ce = {}
         pairs = self.points(lam, ev)
-        if dirs:
-            Ce[0] = [self.C[i].T @ dirs[0] for i in (0, 1)]
-            pairs += self.tangent(dirs[0], Ce[0], fit)
+        for j, e in enumerate(dirs):
+            Ce[j] = [self.C[i].T @ e for i in (0, 1)]
+            pairs += self.tangent(e, Ce[j], fit)
         dists = [_norm(zp - zn) for zp, zn, _, _ in pairs]
         if self.pair_kind:
             # the dual kind returns the pair: it is judged by its own direction's
@@ -285,6 +388,221 @@ class _Dual:
         out["upper"], out["direction"] = upper, direction
         return out
 
+    def bracket_floor(self, br: dict[str, Any]) -> float:
+        """:meth:`floor` at a bracket's pair and direction (that of the pair if none)."""
+        zp, zn = br["pair"][0], br["pair"][1]
+        e = br["direction"]
+        if e is None:
+            e = (zp - zn) / br["dist"] if br["dist"] > 0 else None
+        return math.inf if e is None else self.floor(zp, zn, e)
+
+    def floor(self, z_pos: np.ndarray, z_neg: np.ndarray, e: np.ndarray) -> float:
+        r"""The rounding floor of the relative bracket at the pair and the direction ``e``.
+
+        The lower end :math:`2/\|z_+ - z_-\|^2` carries the rounding of the points'
+        coordinates, :math:`\epsilon(\|z_+\| + \|z_-\|)/\|z_+ - z_-\|`, and the upper
+        end :math:`2/s(e)^2` that of the terms of :math:`s(e)`,
+        :math:`\epsilon(|e|^\top(|\mu_+| + |\mu_-|) + \sum\kappa_\pm\||C_\pm|^\top|e|\|)
+        / s(e)`, each twice (squares). Features scaled by 1e8 put it near 1e-8: no
+        double-precision bracket closes below it (the stall test stops there).
+        """
+        dist = _norm(z_pos - z_neg)
+        ae = np.abs(e)
+        terms = float(ae @ (np.abs(self.mu[0]) + np.abs(self.mu[1]))) + sum(
+            self.kappa[i] * _norm(np.abs(self.C[i]).T @ ae) for i in (0, 1) if self.active[i])
+        sep = float(e @ self.d) - sum(self.kappa[i] * _norm(self.C[i].T @ e)
+                                      for i in (0, 1) if self.active[i])
+        if not (dist > 0 and sep > 0):
+            return math.inf
+        return 2.0 * _EPS * ((_norm(z_pos) + _norm(z_neg)) / dist + terms / sep)
+
+
+class _FactorDual(_Dual):
+    r"""The same dual in the factors' coordinates: multipliers :math:`\nu_\pm` of the balls.
+
+    With :math:`A = [\kappa_+C_+,\ \kappa_-C_-]` (:math:`n\times k`, :math:`k = k_+ +
+    k_-` columns) the distance is :math:`\min \tfrac12\|d - Au\|^2` over
+    :math:`\|u_\pm\| \le 1` (:math:`z_+ - z_- = d - Au`), and its dual function
+
+    .. math::
+
+        h(\nu) = \min_u \tfrac12\|d - Au\|^2 + \tfrac12\sum_\pm\nu_\pm(\|u_\pm\|^2 - 1),
+        \qquad (A^\top A + N)\,u = A^\top d,\quad N = \operatorname{diag}(\nu_+I,
+        \nu_-I),
+
+    with :math:`\partial h/\partial\nu_\pm = \tfrac12(\|u_\pm\|^2 - 1)` and Hessian
+    :math:`-P^\top(A^\top A + N)^{-1}P`, :math:`P = [u_+ \oplus 0,\ 0 \oplus u_-]`. The
+    two forms are the same dual (:math:`\nu_\pm = \kappa_\pm^2\lambda_\pm`, Woodbury:
+    :math:`M(\lambda)^{-1}d = d - Au`), but here :math:`\nu_\pm = 0` is a point of the
+    domain: a flat ellipsoid (a factor of rank :math:`k_\pm < n`) whose nearest point lies
+    inside its relative interior has its optimum *at* :math:`\nu = 0`, which the
+    feature form only approaches geometrically (:math:`\lambda \to 0`, where
+    :math:`M(\lambda)` blows up: ~50 steps on campaign seed 26). Steps: Newton on the
+    secular equations :math:`\phi_\pm(\nu) = 1 - 1/\|u_\pm(\nu)\|` of the free
+    multipliers (nearly linear in :math:`\nu`, as in Moré and Sorensen's trust-region
+    iteration; Newton on :math:`h` itself gains only a factor 1.5 per step from below
+    where :math:`\|u\| \gg 1`), projected onto :math:`\nu \ge 0` (a multiplier at 0
+    whose ball is inactive, :math:`\|u_\pm\| \le 1`, stays there), globalised by the
+    same line search on :math:`h`. One Cholesky factorisation of order :math:`k` per
+    evaluation: the form of choice when :math:`k \le n` (low-rank factors) or the
+    problem is small (:math:`k \le 64`, where the calls' overhead dominates).
+    """
+
+    def __init__(self, data: Any, pair_kind: bool = False) -> None:
+        super().__init__(data, pair_kind)
+        cols, self.blocks, start = [], [], 0
+        for i in (0, 1):
+            if self.active[i]:
+                cols.append(self.kappa[i] * self.C[i])
+                self.blocks.append(slice(start, start + self.C[i].shape[1]))
+                start += self.C[i].shape[1]
+            else:
+                self.blocks.append(slice(start, start))
+        self.k = start
+        self.A = np.hstack(cols) if cols else np.zeros((self.n, 0))
+        self.G = self.A.T @ self.A
+        self.G = 0.5 * (self.G + self.G.T)
+        self.Ad = self.A.T @ self.d
+        self.owner = np.concatenate([np.full(self.blocks[i].stop - self.blocks[i].start, i)
+                                     for i in (0, 1)]).astype(int)
+        self.diag = np.diag_indices(self.k)
+        # a multiplier may reach 0 only where its block of A^T A is positive definite
+        # (A_pm of full column rank: a flat ellipsoid); else it stays above 0
+        self.zero_ok = []
+        for i in (0, 1):
+            b = self.blocks[i]
+            ok = self.active[i] and b.stop - b.start < self.n  # flat: rank < n
+            if ok:
+                ok = _potrf(self.G[b, b].copy(), lower=1, clean=0)[1] == 0
+            self.zero_ok.append(bool(ok))
+        self.d_norm = _norm(self.d)
+
+    def start(self) -> np.ndarray:
+        r""":math:`\nu_\pm = \|A_\pm^\top d\|`: an upper bound on the ball's multiplier alone."""
+        return np.array([_norm(self.Ad[self.blocks[i]]) if self.active[i] else 0.0
+                         for i in (0, 1)])
+
+    def from_multipliers(self, lam: np.ndarray) -> np.ndarray:
+        r""":math:`\nu_\pm = \kappa_\pm^2\lambda_\pm` (a warm start given as :math:`\lambda`)."""
+        return np.array([lam[i] * self.kappa[i] ** 2 if self.active[i] else 0.0
+                         for i in (0, 1)])
+
+    def multipliers(self, nu: np.ndarray) -> np.ndarray:
+        return np.array([nu[i] / self.kappa[i] ** 2 if self.active[i] else 1.0
+                         for i in (0, 1)])
+
+    def evaluate(self, nu: np.ndarray, derivatives: bool = True) -> dict[str, Any]:
+        K = self.G.copy()
+        K[self.diag] += nu[self.owner]
+        L, info = _potrf(K, lower=1, clean=0, overwrite_a=1)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"A^T A + N is not positive definite (potrf {info})")
+        u = _potrs(L, self.Ad, lower=1)[0]
+        r = self.d - self.A @ u
+        norms = np.array([_norm(u[self.blocks[i]]) for i in (0, 1)])
+        grad = np.where(self.active, 0.5 * (norms**2 - 1.0), 0.0)
+        value = 0.5 * float(r @ r) + float(np.sum(nu * grad))
+        out = {"r": r, "u": u, "norms": norms, "value": value, "grad": grad}
+        if derivatives:
+            P = np.zeros((self.k, 2))
+            for i in (0, 1):
+                P[self.blocks[i], i] = u[self.blocks[i]]
+            H = -(P.T @ _potrs(L, P, lower=1)[0])
+            for i in (0, 1):
+                if not self.active[i]:
+                    H[i, :] = H[:, i] = 0.0
+                    H[i, i] = -1.0  # a fixed coordinate: no step along it
+            out["hess"] = 0.5 * (H + H.T)
+        return out
+
+    def value_scale(self, nu: np.ndarray) -> float:
+        return float(self.d @ self.d) + float(np.sum(nu))
+
+    def stationarity(self, ev: dict[str, Any]) -> float:
+        r"""Largest :math:`|\|u_\pm\| - 1|` over the balls (0 at the optimum ...).
+
+        ... or its excess :math:`(\|u_\pm\| - 1)_+` where :math:`\nu_\pm = 0`.
+        """
+        nu = ev.get("nu")
+        out = 0.0
+        for i in (0, 1):
+            if self.active[i]:
+                gap = ev["norms"][i] - 1.0
+                out = max(out, max(gap, 0.0) if nu is not None and nu[i] == 0 else abs(gap))
+        return out
+
+    def points(self, nu: np.ndarray, ev: dict[str, Any]) -> list[tuple[np.ndarray, ...]]:
+        """The Lagrangian minimiser's pair, each ``u`` scaled into its ball (feasible)."""
+        z, u = [], []
+        for i, sign in ((0, -1.0), (1, 1.0)):
+            if not self.active[i]:
+                z.append(self.mu[i].copy())
+                u.append(np.zeros(self.C[i].shape[1]))
+                continue
+            ui = ev["u"][self.blocks[i]] / max(1.0, float(ev["norms"][i]))
+            u.append(ui)
+            z.append(self.mu[i] + sign * self.kappa[i] * (self.C[i] @ ui))
+        return [(z[0], z[1], u[0], u[1])]
+
+    def _try(self, nu: np.ndarray) -> dict[str, Any] | None:
+        try:
+            ev = self.evaluate(nu)
+        except np.linalg.LinAlgError:
+            return None
+        ev["nu"] = nu
+        return ev
+
+    def step(self, nu: np.ndarray, ev: dict[str, Any]
+             ) -> tuple[bool, np.ndarray, dict[str, Any]]:
+        """One projected, safeguarded secular Newton step (class docstring)."""
+        ev.setdefault("nu", nu)
+        H, grad, norms = ev["hess"], ev["grad"], ev["norms"]
+        # free multipliers: positive, or at 0 with their ball violated (h rises along them)
+        free = np.array([self.active[i] and (nu[i] > 0 or grad[i] > 0) for i in (0, 1)])
+        step = np.zeros(2)
+        if not np.any(free):
+            return False, nu, ev
+        Hf = H[np.ix_(free, free)]
+        gf = grad[free]
+        direction = None
+        if np.all(norms[free] > 0):
+            # secular Newton: J = diag(1/||u||^3) H,  J step = -(1 - 1/||u||)
+            nf = norms[free]
+            try:
+                cand = -np.linalg.solve(Hf, nf**2 * (nf - 1.0))
+                if float(cand @ gf) > 0:
+                    direction = cand
+            except np.linalg.LinAlgError:
+                pass
+        if direction is None:  # Newton on h (an ascent direction: H is negative definite)
+            try:
+                direction = -np.linalg.solve(Hf - 1e-14 * abs(np.trace(Hf)) * np.eye(len(gf)),
+                                             gf)
+            except np.linalg.LinAlgError:
+                direction = gf
+            if float(direction @ gf) <= 0:
+                direction = gf * (1.0 / max(abs(np.trace(Hf)), 1e-300))
+        step[free] = direction
+        floor = np.array([0.0 if self.zero_ok[i] else 0.1 * nu[i] for i in (0, 1)])
+        t = 1.0
+        trial, ev_trial = nu, ev
+        for _ in range(60):
+            trial = np.maximum(nu + t * step, floor)
+            moved = trial - nu
+            ev_try = self._try(trial)
+            if ev_try is not None:
+                ev_trial = ev_try
+                ascent = float(moved @ grad)
+                if ev_trial["value"] >= ev["value"] + 1e-4 * ascent:
+                    return True, trial, ev_trial
+                # h flat to rounding near its maximum: accept a step that shrinks the
+                # secular residuals instead (as the feature form does)
+                if (abs(ascent) <= _FLAT * self.value_scale(nu)
+                        and self.stationarity(ev_trial) < self.stationarity(ev)):
+                    return True, trial, ev_trial
+            t *= 0.5
+        return False, nu, ev
+
 
 @register("ellipsoid-newton", kinds=list(RATES_KINDS),
           description="ellipsoid distance by Newton on its two multipliers (specified rates)")
@@ -297,6 +615,7 @@ def solve_ellipsoid_newton(
     verbose: bool = False,
     callback: Callback | None = None,
     x0: tuple[float, float] | None = None,
+    space: str = "auto",
 ) -> Solution:
     r"""Specified-rates classifier by Newton's method on the ellipsoid distance's dual.
 
@@ -318,7 +637,15 @@ def solve_ellipsoid_newton(
         dual value :math:`g(\lambda)`, ``residual`` the relative gap, ``values``
         holds ``multipliers``); raising :class:`StopIteration` stops the solver.
     x0 : (float, float), optional
-        Initial multipliers :math:`(\lambda_+, \lambda_-)`.
+        Initial multipliers :math:`(\lambda_+, \lambda_-)` (non-negative; a zero is
+        a multiplier at its bound, e.g. a flat ellipsoid's, in the factor form).
+    space : {"auto", "factor", "feature"}, default="auto"
+        The coordinates of the Newton iteration: ``"feature"`` the multipliers
+        :math:`\lambda_\pm` with one factorisation of order :math:`n` per evaluation,
+        ``"factor"`` the balls' multipliers :math:`\nu_\pm = \kappa_\pm^2\lambda_\pm`
+        with one of order :math:`k = k_+ + k_-` (the factors' columns; exact at a flat
+        ellipsoid's :math:`\nu = 0`, :class:`_FactorDual`); ``"auto"`` takes the factor
+        form when :math:`k \le \max(n, 64)`.
 
     Returns
     -------
@@ -329,30 +656,82 @@ def solve_ellipsoid_newton(
     """
     t0 = time.perf_counter()
     check_common("ellipsoid-newton", tol, max_iter, time_limit)
+    if space not in ("auto", "factor", "feature"):
+        raise OptionError("ellipsoid-newton: space must be 'auto', 'factor' or 'feature', "
+                          f"got {space!r}")
     stop = stopper("ellipsoid-newton", callback)
     data = check_rates_program(program, "ellipsoid-newton")
+    if x0 is not None:
+        lam0 = np.asarray(x0, dtype=float).reshape(-1)
+        if lam0.shape != (2,) or not np.all(np.isfinite(lam0)) or np.any(lam0 < 0):
+            raise OptionError("ellipsoid-newton: x0 must be two non-negative finite "
+                              f"multipliers (lambda_pos, lambda_neg), got {x0!r}")
+    fallback = False
+    if space == "auto":
+        # the factor form where it suits (_factor_form_suits); a factor-form run that
+        # stalls uncertified is continued in the feature form
+        fallback = _factor_form_suits(data)
+        space = "factor" if fallback else "feature"
     with single_blas_thread(np.asarray(data["mean_pos"]).size):
-        return _newton(program, data, t0=t0, stop=stop, tol=tol, max_iter=max_iter,
-                       time_limit=time_limit, verbose=verbose, x0=x0)
+        sol = _newton(program, data, t0=t0, stop=stop, tol=tol, max_iter=max_iter,
+                      time_limit=time_limit, verbose=verbose, x0=x0, space=space)
+        if not (fallback and sol.extras.get("stop_reason") == 5):
+            return sol
+        used = time.perf_counter() - t0
+        lam = np.asarray(sol.extras["multipliers"], dtype=float)
+        # a multiplier at 0 (a flat ellipsoid's interior point) starts small, not at 0
+        lam = np.where(lam > 0, lam, 1e-6 * _Dual(data).start())
+        second = _newton(program, data, t0=time.perf_counter(), stop=stop, tol=tol,
+                         max_iter=max(1, max_iter - sol.iterations),
+                         time_limit=None if time_limit is None else max(time_limit - used,
+                                                                         1e-3),
+                         verbose=verbose, x0=lam, space="feature")
+    best = second if second.extras["relative_gap"] < sol.extras["relative_gap"] or \
+        second.status is Status.INFEASIBLE else sol
+    return replace(best, extras={**best.extras, "space": "factor, then feature"},
+                   iterations=sol.iterations + second.iterations,
+                   setup_time=sol.setup_time + second.setup_time,
+                   solve_time=sol.solve_time + second.solve_time)
+
+
+def _factor_form_suits(data: Any) -> bool:
+    r"""Whether ``space="auto"`` takes the factor form (:class:`_FactorDual`).
+
+    Where an ellipsoid is flat (its factor has fewer columns than :math:`n`): there its
+    multiplier may be 0 at the optimum, which the feature form only approaches
+    geometrically. But the factor form's system holds :math:`A^\top A`, whose
+    condition number is :math:`\operatorname{cond}(A)^2`: beyond
+    :math:`\operatorname{cond}(A) = 10^8` (features scaled by 1e8 next to unit ones)
+    it has no correct digit left and the feature form (order :math:`n`,
+    :math:`M = I + \ldots` never singular) is used.
+    """
+    n = np.asarray(data["mean_pos"]).size
+    cols = [np.asarray(data[c], dtype=float) * float(data[kap])
+            for c, kap in (("C_pos", "kappa_pos"), ("C_neg", "kappa_neg"))
+            if float(data[kap]) > 0]
+    if not any(c.shape[1] < n for c in cols):
+        return False
+    sv = np.linalg.svd(np.hstack(cols), compute_uv=False)
+    return bool(sv[-1] > 0 and sv[0] <= _FACTOR_COND * sv[-1])
 
 
 def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_iter: int,
-            time_limit: float | None, verbose: bool, x0: Any) -> Solution:
+            time_limit: float | None, verbose: bool, x0: Any, space: str) -> Solution:
     """The Newton iteration of :func:`solve_ellipsoid_newton` (options checked)."""
-    dual = _Dual(data, pair_kind=program.kind == kinds.RATES_DUAL)
+    pair_kind = program.kind == kinds.RATES_DUAL
+    dual = _FactorDual(data, pair_kind) if space == "factor" else _Dual(data, pair_kind)
     if x0 is None:
-        # r ~ d when the ellipsoids are small: lambda = sqrt(d^T Sigma d) / kappa
-        lam = np.array([math.sqrt(max(float(dual.d @ dual.S[i] @ dual.d), 1e-300))
-                        / dual.kappa[i] if dual.active[i] else 1.0 for i in (0, 1)])
+        lam = dual.start()
     else:
-        lam = np.asarray(x0, dtype=float).reshape(-1)
-        if lam.shape != (2,) or not np.all(np.isfinite(lam)) or np.any(lam <= 0):
-            raise OptionError("ellipsoid-newton: x0 must be two positive finite multipliers "
-                              f"(lambda_pos, lambda_neg), got {x0!r}")
+        lam = dual.from_multipliers(np.asarray(x0, dtype=float).reshape(-1))
     d_norm = _norm(dual.d)
     setup_time = time.perf_counter() - t0
     t1 = time.perf_counter()
-    ev = dual.evaluate(lam)
+    try:
+        ev = dual.evaluate(lam)
+    except np.linalg.LinAlgError:  # a warm start at nu = 0 where A^T A is singular
+        lam = np.maximum(lam, dual.start())
+        ev = dual.evaluate(lam)
     code, k, rel_gap = 1, 0, math.inf
     best_gap, best_value, since_best = math.inf, -math.inf, 0
     if verbose:
@@ -364,12 +743,21 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
             break
         lower, upper = br["lower"], br["upper"]
         rel_gap = (upper - lower) / upper if math.isfinite(upper) else math.inf
+        if tol < rel_gap <= _REFIT:
+            # close: the pairs fitted by least squares (a flat ellipsoid's interior
+            # nearest point is round-off in the Lagrangian pair) may close the bracket
+            fitted = dual.bracket(lam, ev, fit=True)
+            if math.isfinite(fitted["upper"]) and fitted["dist"] > 1e-10 * d_norm:
+                gap_fit = (fitted["upper"] - fitted["lower"]) / fitted["upper"]
+                if gap_fit < rel_gap:
+                    br, rel_gap = fitted, gap_fit
+                    lower, upper = br["lower"], br["upper"]
         if verbose:
             print(f"{k:>5} {ev['value']:>16.10g} {lower:>16.10g} {upper:>16.10g} "
                   f"{rel_gap:>10.2e}")
         if stop is not None and stop(IntermediateResult(
                 iteration=k, objective=ev["value"], residual=rel_gap,
-                elapsed=time.perf_counter() - t1, values={"multipliers": lam.copy()})):
+                elapsed=time.perf_counter() - t1, values={"multipliers": dual.multipliers(lam)})):
             code = 3
             break
         if rel_gap <= tol:
@@ -382,7 +770,9 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
             best_gap, best_value, since_best = min(rel_gap, best_gap), ev["value"], 0
         else:
             since_best += 1
-            if since_best >= _STALL:
+            # at the bracket's rounding floor two idle steps suffice (no step can close it)
+            at_floor = math.isfinite(rel_gap) and rel_gap <= _AT_FLOOR * dual.bracket_floor(br)
+            if since_best >= (_STALL_AT_FLOOR if at_floor else _STALL):
                 code = 5
                 break
         if k >= max_iter:
@@ -391,34 +781,7 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
         if time_limit is not None and time.perf_counter() - t1 > time_limit:
             code = 2
             break
-        # damped Newton ascent (g is concave in lambda), inside lambda > 0
-        H, grad = ev["hess"], ev["grad"]
-        try:
-            step = -np.linalg.solve(H - 1e-14 * abs(np.trace(H)) * np.eye(2), grad)
-        except np.linalg.LinAlgError:
-            step = grad
-        if float(step @ grad) <= 0:  # not an ascent direction (rounding): gradient step
-            step = grad * (1.0 / max(abs(np.trace(H)), 1e-300))
-        t = 1.0
-        neg = step < 0
-        if np.any(neg):
-            t = min(1.0, 0.9 * float(np.min(-lam[neg] / step[neg])))
-        improved = False
-        for _ in range(60):
-            trial = lam + t * step
-            ev_trial = dual.evaluate(trial)
-            if ev_trial["value"] >= ev["value"] + 1e-4 * t * float(step @ grad):
-                improved = True
-                break
-            # near the maximum g is flat to rounding (its change is quadratic in the
-            # multipliers' error, below eps * |g| once that error is ~sqrt(eps)), so
-            # Armijo's test on g reads noise: there, a step that shrinks the gradient
-            # (the stationarity q_pm = kappa_pm^2 it is solving) is accepted instead
-            if (t * float(step @ grad) <= _FLAT * dual.value_scale(lam)
-                    and dual.stationarity(ev_trial) < dual.stationarity(ev)):
-                improved = True
-                break
-            t *= 0.5
+        improved, trial, ev_trial = dual.step(lam, ev)
         k += 1
         if not improved or np.all(np.abs(trial - lam) <= 4 * _EPS * np.abs(lam)):
             code = 5  # no step moves the multipliers: the bracket is at its rounding floor
@@ -426,7 +789,8 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
             break
         lam, ev = trial, ev_trial
     solve_time = time.perf_counter() - t1
-    extras = {"stop_reason": code, "multipliers": lam.copy(), "relative_gap": rel_gap}
+    extras = {"stop_reason": code, "multipliers": dual.multipliers(lam), "relative_gap": rel_gap,
+              "space": space}
     if code == 4:
         message = (f"{TERMINATION_MESSAGES[4]} (error_pos={data.get('eta_pos', math.nan):g}, "
                    f"error_neg={data.get('eta_neg', math.nan):g}); raise error_pos or error_neg")
