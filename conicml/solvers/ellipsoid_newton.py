@@ -110,10 +110,12 @@ def _norm(v: np.ndarray) -> float:
 _FLAT = 1e3 * _EPS
 #: Steps without a 0.1 % decrease of the best certified gap before stopping (stall).
 _STALL = 8
+#: Halvings tried on a secular step before Newton's step on g is taken instead.
+_SECULAR_TRIES = 4
 #: Largest condition number of A = [kappa_pos C_pos, kappa_neg C_neg] for the factor form
 #: (its system holds A^T A: cond(A)^2 must stay well inside 1/eps).
 _FACTOR_COND = 1e8
-#: Below this certified gap the fitted pairs are tried at every step (else at the end).
+#: Below this certified gap the fitted pairs are tried at every step (else at idle ones).
 _REFIT = 1e-6
 #: ... or this many where the gap is within ``_AT_FLOOR`` times its rounding floor.
 _STALL_AT_FLOOR = 2
@@ -191,8 +193,12 @@ class _Dual:
         Returns ``(improved, trial, evaluation at trial)``.
         """
         H, grad = ev["hess"], ev["grad"]
+        Hr = H - 1e-14 * abs(np.trace(H)) * np.eye(2)
+        secular = self._secular_step(lam, ev, Hr)
+        if secular is not None:
+            return secular
         try:
-            step = -np.linalg.solve(H - 1e-14 * abs(np.trace(H)) * np.eye(2), grad)
+            step = -np.linalg.solve(Hr, grad)
         except np.linalg.LinAlgError:
             step = grad
         if float(step @ grad) <= 0:  # not an ascent direction (rounding): gradient step
@@ -220,6 +226,58 @@ class _Dual:
                 return True, trial, ev_trial
             t *= 0.5
         return False, trial, ev_trial
+
+    def _secular(self, ev: dict[str, Any]) -> float:
+        r"""Largest :math:`|1 - \kappa_\pm/\sqrt{q_\pm}|` (the secular residuals)."""
+        q = ev["q"]
+        return max((abs(1.0 - self.kappa[i] / math.sqrt(q[i])) if q[i] > 0 else math.inf
+                    for i in (0, 1) if self.active[i]), default=0.0)
+
+    def _secular_step(self, lam: np.ndarray, ev: dict[str, Any], Hr: np.ndarray
+                      ) -> tuple[bool, np.ndarray, dict[str, Any]] | None:
+        r"""A Newton step on the secular equations :math:`1 - \kappa_\pm/\sqrt{q_\pm} = 0`.
+
+        :math:`q_\pm = \kappa_\pm^2\|u_\pm\|^2` (the balls' form): these are nearly
+        linear in :math:`\lambda` (Moré and Sorensen's trust-region iteration), where
+        Newton's step on :math:`g` itself gains a factor 2 per step from far above (a
+        start :math:`10^{14}` times too large took 14 steps, campaign seed 24). Kept
+        only where it raises :math:`g` (Armijo) *and* lowers the secular residuals
+        (a jump that overshoots one multiplier towards 0 can leave the clipped Newton
+        steps on :math:`g` stalled at the boundary) and whose full step keeps
+        :math:`\lambda > 0`; ``None`` where no such step is found (then Newton's step
+        on :math:`g`).
+        """
+        act = [i for i in (0, 1) if self.active[i]]
+        q, grad = ev["q"], ev["grad"]
+        if not all(q[i] > 0 for i in act):
+            return None
+        v = np.array([q[i] * (math.sqrt(q[i]) / self.kappa[i] - 1.0) if self.active[i]
+                      else 0.0 for i in (0, 1)])
+        try:
+            step = -np.linalg.solve(Hr, v)
+        except np.linalg.LinAlgError:
+            return None
+        slope = float(step @ grad)
+        if not slope > 0:
+            return None
+        if np.any((lam + step)[act] <= 0):
+            # a step through lambda = 0 is no root of the secular equations nearby (an
+            # interior nearest point, or intersecting ellipsoids): Newton on g decides
+            return None
+        t = 1.0
+        res0 = self._secular(ev)
+        for _ in range(_SECULAR_TRIES):
+            trial = lam + t * step
+            try:
+                ev_trial = self.evaluate(trial)
+            except np.linalg.LinAlgError:
+                t *= 0.5
+                continue
+            if (ev_trial["value"] >= ev["value"] + 1e-4 * t * slope
+                    and self._secular(ev_trial) < res0):
+                return True, trial, ev_trial
+            t *= 0.5
+        return None
 
     def multipliers(self, lam: np.ndarray) -> np.ndarray:
         r"""The multipliers :math:`\lambda_\pm` of the ellipsoid constraints (reported)."""
@@ -346,45 +404,74 @@ class _Dual:
         (:math:`r = z_+ - z_-` at the Lagrangian minimiser) and that of the best pair,
         and :math:`1/g(\lambda)` (module docstring).
         """
+        # vectorised over the candidates (columns): at the campaign's sizes (n <= 5)
+        # the cost is the number of numpy calls, not the arithmetic
         r = ev["r"]
         rn = _norm(r)
-        dirs = [r / rn] if rn > 0 else []
-        if dirs:
-            dirs += self.kink_directions(lam, dirs[0])
-        Ce = {}
-        pairs = self.points(lam, ev)
-        for j, e in enumerate(dirs):
-            Ce[j] = [self.C[i].T @ e for i in (0, 1)]
-            pairs += self.tangent(e, Ce[j], fit)
-        dists = [_norm(zp - zn) for zp, zn, _, _ in pairs]
+        (zp0, zn0, up0, un0), = self.points(lam, ev)
+        cols = [[zp0], [zn0], [up0], [un0]]
+        E = np.zeros((self.n, 0))
+        norms = [np.zeros(0), np.zeros(0)]
+        if rn > 0:
+            e0 = r / rn
+            E = np.column_stack([e0, *self.kink_directions(lam, e0)])
+            CE = [self.C[i].T @ E for i in (0, 1)]
+            norms = [np.sqrt(np.einsum("ij,ij->j", CE[i], CE[i])) for i in (0, 1)]
+            for i, sign in ((0, -1.0), (1, 1.0)):
+                if self.active[i]:
+                    U = CE[i] / np.where(norms[i] > 0, norms[i], 1.0)  # C^T e = 0: u = 0
+                    Z = self.mu[i][:, None] + (sign * self.kappa[i]) * (self.C[i] @ U)
+                else:
+                    U = np.zeros_like(CE[i])
+                    Z = np.repeat(self.mu[i][:, None], E.shape[1], axis=1)
+                cols[i].append(Z)
+                cols[2 + i].append(U)
+            if fit:
+                for j in range(E.shape[1]):
+                    for pair in self.tangent(E[:, j], [CE[0][:, j], CE[1][:, j]], True)[1:]:
+                        for c, v in zip(cols, pair):
+                            c.append(v)
+        ZP, ZN, UP, UN = (np.column_stack(c) for c in cols)
+        D = ZP - ZN
+        dists = np.sqrt(np.einsum("ij,ij->j", D, D))
+
+        def seps(directions: np.ndarray) -> np.ndarray:
+            out = directions.T @ self.d
+            for i in (0, 1):
+                if self.active[i]:
+                    Ci = self.C[i].T @ directions
+                    out = out - self.kappa[i] * np.sqrt(np.einsum("ij,ij->j", Ci, Ci))
+            return out
+
+        def pick(b: int) -> tuple[np.ndarray, ...]:
+            return ZP[:, b], ZN[:, b], UP[:, b], UN[:, b]
+
         if self.pair_kind:
             # the dual kind returns the pair: it is judged by its own direction's
             # separation (the certificate's bracket (D - s(e)^2)/D), so pick by that
-            own = []
-            for (zp, zn, _, _), dist in zip(pairs, dists):
-                e = (zp - zn) / dist if dist > 0 else None
-                sep = -math.inf if e is None else float(e @ self.d) - sum(
-                    self.kappa[i] * _norm(self.C[i].T @ e) for i in (0, 1))
-                own.append(1.0 - max(sep, 0.0) ** 2 / dist**2 if dist > 0 else math.inf)
+            pos = dists > 0
+            own = np.full(dists.size, math.inf)
+            if np.any(pos):
+                sep = seps(D[:, pos] / dists[pos])
+                own[pos] = 1.0 - np.maximum(sep, 0.0) ** 2 / dists[pos] ** 2
             best = int(np.argmin(own))
-            dist = dists[best]
+            dist = float(dists[best])
             lower = 2.0 / dist**2 if dist > 0 else math.inf
-            return {"dist": dist, "pair": pairs[best], "lower": lower, "direction": None,
+            return {"dist": dist, "pair": pick(best), "lower": lower, "direction": None,
                     "upper": lower / (1.0 - own[best]) if own[best] < 1.0 else math.inf}
         best = int(np.argmin(dists))
-        dist = dists[best]
-        out = {"dist": dist, "pair": pairs[best], "lower": 2.0 / dist**2 if dist > 0 else math.inf}
-        if dist > 0:
-            dirs.append((pairs[best][0] - pairs[best][1]) / dist)
-            Ce[len(dirs) - 1] = [self.C[i].T @ dirs[-1] for i in (0, 1)]
+        dist = float(dists[best])
+        out = {"dist": dist, "pair": pick(best), "lower": 2.0 / dist**2 if dist > 0 else math.inf}
         # the primal kind returns w = 2e/s(e): its value 2/s(e)^2 is the upper end (the
         # dual value's 1/g(lambda) bounds the optimum, not the returned point)
+        sep = E.T @ self.d - sum(self.kappa[i] * norms[i] for i in (0, 1) if self.active[i])
+        if dist > 0:
+            E = np.column_stack([E, D[:, best] / dist])
+            sep = np.append(sep, seps(E[:, -1:]))
         upper, direction = math.inf, None
-        for k, e in enumerate(dirs):
-            sep = float(e @ self.d) - sum(self.kappa[i] * _norm(Ce[k][i])
-                                          for i in (0, 1))
-            if sep > 0 and 2.0 / sep**2 <= upper:
-                upper, direction = 2.0 / sep**2, e
+        if sep.size and float(np.max(sep)) > 0:
+            j = sep.size - 1 - int(np.argmax(sep[::-1]))  # the last of equal ones
+            upper, direction = 2.0 / float(sep[j]) ** 2, E[:, j]
         out["upper"], out["direction"] = upper, direction
         return out
 
@@ -743,9 +830,10 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
             break
         lower, upper = br["lower"], br["upper"]
         rel_gap = (upper - lower) / upper if math.isfinite(upper) else math.inf
-        if tol < rel_gap <= _REFIT:
-            # close: the pairs fitted by least squares (a flat ellipsoid's interior
-            # nearest point is round-off in the Lagrangian pair) may close the bracket
+        if tol < rel_gap < math.inf and (since_best > 0 or rel_gap <= _REFIT):
+            # the cheap pairs stopped closing the bracket, or it is nearly closed: the
+            # pairs fitted by least squares (a flat ellipsoid's interior nearest point
+            # is round-off in the Lagrangian and the tangent pairs) may close it
             fitted = dual.bracket(lam, ev, fit=True)
             if math.isfinite(fitted["upper"]) and fitted["dist"] > 1e-10 * d_norm:
                 gap_fit = (fitted["upper"] - fitted["lower"]) / fitted["upper"]
@@ -797,14 +885,16 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
         return Solution(status=Status.INFEASIBLE, solver="ellipsoid-newton", iterations=k,
                         setup_time=setup_time, solve_time=solve_time, message=message,
                         extras=extras)
-    if code != 3:
-        # the last multipliers (a stalled line search moved them), and where the cheap
-        # pairs did not certify, the fitted pairs too (a least-squares solve per side)
-        br = dual.bracket(lam, ev, fit=code != 0)
-        if code != 0 and br["dist"] > 1e-10 * d_norm and math.isfinite(br["upper"]):
-            rel_gap = (br["upper"] - br["lower"]) / br["upper"]
-            if rel_gap <= tol:
-                code = 0
+    if code not in (0, 3):
+        # the last multipliers (a stalled line search moved them) with the fitted pairs
+        # too (a least-squares solve per side); kept where they do better
+        last = dual.bracket(lam, ev, fit=True)
+        if last["dist"] > 1e-10 * d_norm and math.isfinite(last["upper"]):
+            gap_last = (last["upper"] - last["lower"]) / last["upper"]
+            if gap_last < rel_gap or not math.isfinite(br["upper"]):
+                br, rel_gap = last, gap_last
+                if rel_gap <= tol:
+                    code = 0
         extras["relative_gap"] = rel_gap
     zp, zn, u_pos, u_neg = br["pair"]
     residual = rel_gap  # the optimality measure: the certified relative gap
