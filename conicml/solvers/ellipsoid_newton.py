@@ -505,8 +505,10 @@ class _Dual:
         coordinates, :math:`\epsilon(\|z_+\| + \|z_-\|)/\|z_+ - z_-\|`, and the upper
         end :math:`2/s(e)^2` that of the terms of :math:`s(e)`,
         :math:`\epsilon(|e|^\top(|\mu_+| + |\mu_-|) + \sum\kappa_\pm\||C_\pm|^\top|e|\|)
-        / s(e)`, each twice (squares). Features scaled by 1e8 put it near 1e-8: no
-        double-precision bracket closes below it (the stall test stops there).
+        / s(e)`, each twice (squares); for the dual kind, whose direction is the pair's
+        own, also the points' rounding through :math:`\kappa_\pm\|C_\pm\|/s(e)`.
+        Features scaled by 1e4 .. 1e8 put it near 1e-9 .. 1e-8: no double-precision
+        bracket closes below it (the stall test stops there).
         """
         dist = _norm(z_pos - z_neg)
         ae = np.abs(e)
@@ -516,7 +518,14 @@ class _Dual:
                                       for i in (0, 1) if self.active[i])
         if not (dist > 0 and sep > 0):
             return math.inf
-        return 2.0 * _EPS * ((_norm(z_pos) + _norm(z_neg)) / dist + terms / sep)
+        points = (_norm(z_pos) + _norm(z_neg)) / dist
+        out = points + terms / sep
+        if self.pair_kind:
+            # the dual kind's direction is the pair's own: its rounding (points) enters
+            # s(e) through kappa ||C^T e|| at first order
+            out += points * sum(self.kappa[i] * float(np.linalg.norm(self.C[i], 2))
+                                for i in (0, 1) if self.active[i]) / sep
+        return 2.0 * _EPS * out
 
 
 class _FactorDual(_Dual):
@@ -777,7 +786,8 @@ def solve_ellipsoid_newton(
     with single_blas_thread(np.asarray(data["mean_pos"]).size):
         sol = _newton(program, data, t0=t0, stop=stop, tol=tol, max_iter=max_iter,
                       time_limit=time_limit, verbose=verbose, x0=x0, space=space)
-        if not (fallback and sol.extras.get("stop_reason") == 5):
+        if not (fallback and sol.extras.get("stop_reason") == 5
+                and not sol.extras.get("at_rounding_floor")):
             return sol
         used = time.perf_counter() - t0
         lam = np.asarray(sol.extras["multipliers"], dtype=float)
@@ -836,6 +846,7 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
         ev = dual.evaluate(lam)
     code, k, rel_gap = 1, 0, math.inf
     best_gap, best_value, since_best = math.inf, -math.inf, 0
+    extras_floor = False
     if verbose:
         print(f"{'iter':>5} {'g(lambda)':>16} {'lower':>16} {'upper':>16} {'rel. gap':>10}")
     while True:
@@ -877,6 +888,7 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
             at_floor = math.isfinite(rel_gap) and rel_gap <= _AT_FLOOR * dual.bracket_floor(br)
             if since_best >= (_STALL_AT_FLOOR if at_floor else _STALL):
                 code = 5
+                extras_floor = at_floor
                 break
         if k >= max_iter:
             code = 1
@@ -888,12 +900,14 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
         k += 1
         if not improved or np.all(np.abs(trial - lam) <= 4 * _EPS * np.abs(lam)):
             code = 5  # no step moves the multipliers: the bracket is at its rounding floor
+            extras_floor = math.isfinite(rel_gap) and \
+                rel_gap <= _AT_FLOOR * dual.bracket_floor(br)
             lam, ev = trial, ev_trial
             break
         lam, ev = trial, ev_trial
     solve_time = time.perf_counter() - t1
     extras = {"stop_reason": code, "multipliers": dual.multipliers(lam), "relative_gap": rel_gap,
-              "space": space}
+              "space": space, "at_rounding_floor": extras_floor}
     if code == 4:
         message = (f"{TERMINATION_MESSAGES[4]} (error_pos={data.get('eta_pos', math.nan):g}, "
                    f"error_neg={data.get('eta_neg', math.nan):g}); raise error_pos or error_neg")
