@@ -284,6 +284,28 @@ class _Dual:
         r"""The multipliers :math:`\lambda_\pm` of the ellipsoid constraints (reported)."""
         return lam.copy()
 
+    def implied(self, e: np.ndarray, lam: np.ndarray
+                ) -> tuple[np.ndarray, dict[str, Any]] | None:
+        r"""The multipliers implied by the normal ``e`` and :math:`g` there, if it is higher.
+
+        At the optimum :math:`r = \delta^* e` and the tangent points give
+        :math:`\lambda_\pm = s(e)\|C_\pm^\top e\|/\kappa_\pm` (floored at 1e-12 of
+        the current ones: a flat ellipsoid's kink has :math:`C^\top e = 0`).
+        ``None`` where :math:`g` does not rise.
+        """
+        norms = [_norm(self.C[i].T @ e) if self.active[i] else 0.0 for i in (0, 1)]
+        sep = float(e @ self.d) - sum(self.kappa[i] * norms[i] for i in (0, 1)
+                                      if self.active[i])
+        if not sep > 0:
+            return None
+        new = np.array([max(sep * norms[i] / self.kappa[i], 1e-12 * lam[i])
+                        if self.active[i] else lam[i] for i in (0, 1)])
+        try:
+            ev = self.evaluate(new)
+        except np.linalg.LinAlgError:
+            return None
+        return (new, ev) if ev["value"] > self.evaluate(lam, False)["value"] else None
+
     def from_multipliers(self, lam: np.ndarray) -> np.ndarray:
         r"""The iterate from given :math:`\lambda_\pm` (a zero is replaced by the start's)."""
         return np.where(lam > 0, lam, self.start())
@@ -598,6 +620,11 @@ class _FactorDual(_Dual):
         return np.array([lam[i] * self.kappa[i] ** 2 if self.active[i] else 0.0
                          for i in (0, 1)])
 
+    def implied(self, e: np.ndarray, nu: np.ndarray
+                ) -> tuple[np.ndarray, dict[str, Any]] | None:
+        """Not used in the factor form (its steps reach nu = 0 directly)."""
+        return None
+
     def multipliers(self, nu: np.ndarray) -> np.ndarray:
         return np.array([nu[i] / self.kappa[i] ** 2 if self.active[i] else 1.0
                          for i in (0, 1)])
@@ -897,6 +924,13 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
             code = 2
             break
         improved, trial, ev_trial = dual.step(lam, ev)
+        if br["direction"] is not None and (k == 0 or since_best >= 2):
+            # the multipliers the bracket's normal implies (the tangent condition
+            # lambda_pm = s(e) ||C_pm^T e|| / kappa_pm, exact at the optimal normal): a
+            # start 1e15 times too large (features scaled by 1e8) is left in one step
+            jump = dual.implied(br["direction"], lam)
+            if jump is not None and (not improved or jump[1]["value"] > ev_trial["value"]):
+                improved, (trial, ev_trial) = True, jump
         k += 1
         if not improved or np.all(np.abs(trial - lam) <= 4 * _EPS * np.abs(lam)):
             code = 5  # no step moves the multipliers: the bracket is at its rounding floor
