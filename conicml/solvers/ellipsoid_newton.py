@@ -883,10 +883,12 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
             break
         lower, upper = br["lower"], br["upper"]
         rel_gap = (upper - lower) / upper if math.isfinite(upper) else math.inf
-        if tol < rel_gap < math.inf and (since_best > 0 or rel_gap <= _REFIT):
-            # the cheap pairs stopped closing the bracket, or it is nearly closed: the
-            # pairs fitted by least squares (a flat ellipsoid's interior nearest point
-            # is round-off in the Lagrangian and the tangent pairs) may close it
+        if dual.flat_sets and tol < rel_gap < math.inf and (since_best > 0
+                                                            or rel_gap <= _REFIT):
+            # a flat ellipsoid, and the cheap pairs stopped closing the bracket or it is
+            # nearly closed: the pairs fitted by least squares (a flat ellipsoid's
+            # interior nearest point is round-off in the Lagrangian and the tangent
+            # pairs) may close it
             fitted = dual.bracket(lam, ev, fit=True)
             if math.isfinite(fitted["upper"]) and fitted["dist"] > 1e-10 * d_norm:
                 gap_fit = (fitted["upper"] - fitted["lower"]) / fitted["upper"]
