@@ -494,8 +494,15 @@ class _Dual:
             best = int(np.argmin(own))
             dist = float(dists[best])
             lower = 2.0 / dist**2 if dist > 0 else math.inf
+            normal = None  # the best separating candidate normal (for the multipliers)
+            if E.shape[1]:
+                sepE = E.T @ self.d - sum(self.kappa[i] * norms[i] for i in (0, 1)
+                                          if self.active[i])
+                j = int(np.argmax(sepE))
+                normal = E[:, j] if sepE[j] > 0 else None
             return {"dist": dist, "pair": pick(best), "lower": lower, "direction": None,
-                    "upper": lower / (1.0 - own[best]) if own[best] < 1.0 else math.inf}
+                    "upper": lower / (1.0 - own[best]) if own[best] < 1.0 else math.inf,
+                    "normal": normal}
         best = int(np.argmin(dists))
         dist = float(dists[best])
         out = {"dist": dist, "pair": pick(best), "lower": 2.0 / dist**2 if dist > 0 else math.inf}
@@ -509,7 +516,7 @@ class _Dual:
         if sep.size and float(np.max(sep)) > 0:
             j = sep.size - 1 - int(np.argmax(sep[::-1]))  # the last of equal ones
             upper, direction = 2.0 / float(sep[j]) ** 2, E[:, j]
-        out["upper"], out["direction"] = upper, direction
+        out["upper"], out["direction"], out["normal"] = upper, direction, direction
         return out
 
     def bracket_floor(self, br: dict[str, Any]) -> float:
@@ -926,11 +933,11 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
             code = 2
             break
         improved, trial, ev_trial = dual.step(lam, ev)
-        if br["direction"] is not None and (k == 0 or since_best >= 2):
+        if br.get("normal") is not None and (k == 0 or since_best >= 2):
             # the multipliers the bracket's normal implies (the tangent condition
             # lambda_pm = s(e) ||C_pm^T e|| / kappa_pm, exact at the optimal normal): a
             # start 1e15 times too large (features scaled by 1e8) is left in one step
-            jump = dual.implied(br["direction"], lam)
+            jump = dual.implied(br["normal"], lam)
             if jump is not None and (not improved or jump[1]["value"] > ev_trial["value"]):
                 improved, (trial, ev_trial) = True, jump
         k += 1
