@@ -107,11 +107,14 @@ def main() -> None:
         "included); ratio = ellipsoid-newton / Clarabel (target <= 0.2). Certificate: "
         "conicml's recomputed `Solution.residuals.max()`; ellipsoid-newton at tol 1e-10 "
         "(certified relative gap), Clarabel at its defaults.",
-        "",
-        "| d | cond | Clarabel (s) | ellipsoid-newton (s) | ratio | statuses (Cl / EN) | "
-        "objective Cl | objective EN | certificate Cl | certificate EN |",
-        "|---|---|---|---|---|---|---|---|---|---|",
     ]
+    if dims:
+        lines += [
+            "",
+            "| d | cond | Clarabel (s) | ellipsoid-newton (s) | ratio | statuses (Cl / EN) | "
+            "objective Cl | objective EN | certificate Cl | certificate EN |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
     for d in dims:
         for cond in (1.0, 1e6):
             res = alternate(lambda d=d, cond=cond: rates_instance(d, cond), args.repeats)
