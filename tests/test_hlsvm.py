@@ -265,9 +265,10 @@ def test_compiled_routing_equals_numpy_routing():
     tree = est.tree_
     assert _route_kernel() is not None and est.n_hyperplanes_ >= 5
     for mask in (tree.is_leaf, cost_complexity_sequence(tree)[0][1]):  # full and pruned
-        node, count = tree.route(X, mask)
-        node_np, count_np = _route_by_node(tree, np.ascontiguousarray(X), mask)
-        np.testing.assert_array_equal(node, node_np)
-        np.testing.assert_array_equal(count, count_np)
+        for rows in (X, X[:2999], X[:19]):  # the compiled loop takes rows four at a time
+            node, count = tree.route(rows, mask)
+            node_np, count_np = _route_by_node(tree, np.ascontiguousarray(rows), mask)
+            np.testing.assert_array_equal(node, node_np)
+            np.testing.assert_array_equal(count, count_np)
     # a batch below the compiled path's minimum goes through NumPy and agrees too
     np.testing.assert_array_equal(est.apply(X[:5]), est.apply(X)[:5])

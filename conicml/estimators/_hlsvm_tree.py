@@ -113,9 +113,11 @@ class FrozenTree:
 
         Each sample costs exactly the hyperplanes on its path, :math:`N_H^P(x)` dot
         products of length :math:`M`. With numba installed (the optional extra
-        ``numba``) the batch is routed by a compiled loop, level by level over blocks of
-        64 rows (``_route_compiled``: per row, one dot product per node on its path and
-        no temporary arrays); otherwise by a NumPy loop over the nodes
+        ``numba``) the batch is routed by a compiled loop (``_route_compiled``: four
+        rows descend together, each with its own dot-product chain, so the CPU overlaps
+        their latencies; leaves loop to themselves and the child is picked by indexing,
+        so the descent has no data-dependent branch; no temporary arrays); otherwise by
+        a NumPy loop over the nodes
         (:func:`_route_by_node`: the rows that reach an internal node are evaluated
         against its one hyperplane in a single matrix-vector product and split in
         two). Both give the same leaves (the test ``w^T x + b <= 0`` goes left).
@@ -127,9 +129,13 @@ class FrozenTree:
             return _route_by_node(self, X, is_leaf)
         node = np.empty(X.shape[0], dtype=np.intp)
         count = np.empty(X.shape[0], dtype=np.intp)
+        # child[k] = (left, right) of a split, (k, k) of a leaf: a leaf is a fixed point
+        ids = np.arange(is_leaf.size, dtype=np.intp)
+        child = np.column_stack([np.where(is_leaf, ids, self.left),
+                                 np.where(is_leaf, ids, self.right)])
         kernel(X, np.ascontiguousarray(self.weights, dtype=np.float64),
-               np.ascontiguousarray(self.bias, dtype=np.float64), self.left, self.right,
-               is_leaf, node, count)
+               np.ascontiguousarray(self.bias, dtype=np.float64), child,
+               (~is_leaf).astype(np.intp), node, count)
         return node, count
 
     def prune_to(self, leaf_mask: np.ndarray) -> FrozenTree:
@@ -189,29 +195,47 @@ def _route_kernel() -> Callable | None:
     import numba
 
     @numba.njit(cache=True, nogil=True, fastmath=True)
-    def _route_compiled(X, W, b, left, right, is_leaf, node, count):  # pragma: no cover
-        # level by level over blocks of 64 rows: the rows' dot products are independent,
-        # so the CPU overlaps them (one row at a time waits on each dot product's chain);
-        # fastmath lets the length-M sums be reassociated (vectorised)
+    def _route_compiled(X, W, b, child, internal, node, count):  # pragma: no cover
+        # Four rows descend together: one row alone waits on each node's length-M
+        # dot-product chain (latency-bound); four independent chains overlap. A leaf k
+        # has child[k] = (k, k) and internal[k] = 0, so a row that has arrived stays
+        # put and stops counting while the others go on, and the next node is an index
+        # (child[k, f > 0]) rather than a branch on the data. fastmath lets the sums be
+        # reassociated.
         n, d = X.shape
-        for s in range(0, n, 64):
-            e = min(n, s + 64)
-            for i in range(s, e):
-                node[i] = 0
-                count[i] = 0
-            moving = True
-            while moving:
-                moving = False
-                for i in range(s, e):
-                    k = node[i]
-                    if is_leaf[k]:
-                        continue
-                    f = b[k]
-                    for j in range(d):
-                        f += W[k, j] * X[i, j]
-                    node[i] = left[k] if f <= 0.0 else right[k]
-                    count[i] += 1
-                    moving = True
+        i = 0
+        while i + 4 <= n:
+            k0 = k1 = k2 = k3 = 0
+            c0 = c1 = c2 = c3 = 0
+            while internal[k0] | internal[k1] | internal[k2] | internal[k3]:
+                f0, f1, f2, f3 = b[k0], b[k1], b[k2], b[k3]
+                for j in range(d):
+                    f0 += W[k0, j] * X[i, j]
+                    f1 += W[k1, j] * X[i + 1, j]
+                    f2 += W[k2, j] * X[i + 2, j]
+                    f3 += W[k3, j] * X[i + 3, j]
+                c0 += internal[k0]
+                c1 += internal[k1]
+                c2 += internal[k2]
+                c3 += internal[k3]
+                k0 = child[k0, int(f0 > 0.0)]
+                k1 = child[k1, int(f1 > 0.0)]
+                k2 = child[k2, int(f2 > 0.0)]
+                k3 = child[k3, int(f3 > 0.0)]
+            node[i], node[i + 1], node[i + 2], node[i + 3] = k0, k1, k2, k3
+            count[i], count[i + 1], count[i + 2], count[i + 3] = c0, c1, c2, c3
+            i += 4
+        for r in range(i, n):  # the last n mod 4 rows, one at a time
+            k = 0
+            c = 0
+            while internal[k]:
+                f = b[k]
+                for j in range(d):
+                    f += W[k, j] * X[r, j]
+                c += 1
+                k = child[k, int(f > 0.0)]
+            node[r] = k
+            count[r] = c
 
     _ROUTE_KERNEL = _route_compiled
     return _ROUTE_KERNEL
