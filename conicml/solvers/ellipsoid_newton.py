@@ -175,37 +175,37 @@ class _Dual:
         self._pinv: dict[tuple[int, ...], np.ndarray] = {}
 
     def evaluate(self, lam: np.ndarray, derivatives: bool = True) -> dict[str, Any]:
-        M = np.eye(self.n)
-        for i in (0, 1):
-            if self.active[i]:
-                M += self.S[i] / lam[i]
+        # stacked over the two classes (an inactive class has a zero Sigma): a handful of
+        # numpy calls, which is the cost at the campaign's sizes (n <= 5)
+        if not hasattr(self, "_stack"):
+            self._stack = np.stack([self.S[i] if self.active[i] else np.zeros((self.n,
+                                                                                  self.n))
+                                    for i in (0, 1)])
+            self._act = np.array(self.active, dtype=float)
+            self._kap2 = np.array([k * k for k in self.kappa]) * self._act
+        lam = np.asarray(lam, dtype=float)
+        inv = self._act / lam
+        M = np.eye(self.n) + inv[0] * self._stack[0] + inv[1] * self._stack[1]
         # LAPACK potrf/potrs directly (scipy's cho_factor/cho_solve wrappers cost more
         # than the factorisation itself at the campaign's sizes, d <= 5)
         L, info = _potrf(M, lower=1, clean=0, overwrite_a=1)
         if info != 0:
             raise np.linalg.LinAlgError(f"M(lambda) is not positive definite (potrf {info})")
         r = _potrs(L, self.d, lower=1)[0]
-        Sr = [self.S[i] @ r if self.active[i] else np.zeros(self.n) for i in (0, 1)]
-        q = np.array([float(r @ Sr[i]) / lam[i] ** 2 if self.active[i] else 0.0
-                      for i in (0, 1)])
-        kap2 = np.array([k * k for k in self.kappa])
-        value = 0.5 * float(self.d @ r) - 0.5 * float(
-            sum(lam[i] * kap2[i] for i in (0, 1) if self.active[i]))
-        out = {"r": r, "Sr": Sr, "q": q, "value": value,
-               "grad": np.where(self.active, 0.5 * (q - kap2), 0.0)}
+        Sr = self._stack @ r  # rows Sigma_pm r
+        rSr = Sr @ r
+        q = rSr * inv * inv
+        value = 0.5 * float(self.d @ r) - 0.5 * float(lam @ self._kap2)
+        out = {"r": r, "Sr": Sr, "q": q, "value": value, "grad": 0.5 * (q - self._kap2)}
         if derivatives:
-            s = [Sr[i] / lam[i] ** 2 for i in (0, 1)]
-            sol = _potrs(L, np.column_stack(s), lower=1)[0]
-            Ms = [sol[:, 0], sol[:, 1]]
-            H = np.zeros((2, 2))
+            P = Sr.T * (inv * inv)  # columns s_pm = Sigma_pm r / lambda_pm^2
+            H = P.T @ _potrs(L, P, lower=1)[0]
+            H[0, 0] -= rSr[0] * inv[0] ** 3
+            H[1, 1] -= rSr[1] * inv[1] ** 3
             for i in (0, 1):
-                if not self.active[i]:
-                    H[i, i] = -1.0  # a fixed coordinate: no step along it
-                    continue
-                H[i, i] = float(s[i] @ Ms[i]) - float(r @ Sr[i]) / lam[i] ** 3
-                for j in (0, 1):
-                    if j != i and self.active[j]:
-                        H[i, j] = float(s[i] @ Ms[j])
+                if not self.active[i]:  # a fixed coordinate: no step along it
+                    H[i, :] = H[:, i] = 0.0
+                    H[i, i] = -1.0
             out["hess"] = 0.5 * (H + H.T)
         return out
 
@@ -436,16 +436,18 @@ class _Dual:
         to 0). The projections remove that component exactly; they are candidates
         only (the bracket keeps the best bound, every bound stays valid).
         """
-        out = []
-        for classes in self.flat_sets:
-            Q = self._range(classes)
-            if Q is None:
-                continue
-            p = e - Q @ (Q.T @ e)
-            pn = _norm(p)
-            if pn > 0:
-                out.append(p / pn)
-        return out
+        if not self.flat_sets:
+            return []
+        if not hasattr(self, "_projectors"):  # I - Q Q^T per flat set, stacked, once
+            Qs = [self._range(c) for c in self.flat_sets]
+            self._projectors = np.stack([np.eye(self.n) - Q @ Q.T for Q in Qs
+                                         if Q is not None]) if any(
+                Q is not None for Q in Qs) else None
+        if self._projectors is None:
+            return []
+        P = self._projectors @ e  # one row per flat set
+        pn = np.sqrt(np.einsum("ij,ij->i", P, P))
+        return [P[j] / pn[j] for j in range(P.shape[0]) if pn[j] > 0]
 
     def _solve_ls(self, classes: tuple[int, ...], rhs: np.ndarray) -> np.ndarray:
         r"""Least-squares ``u`` of :math:`[\kappa_i C_i]_{i \in \text{classes}}\,u = \text{rhs}`.
