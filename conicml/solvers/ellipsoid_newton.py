@@ -314,9 +314,9 @@ class _Dual:
         r"""The multipliers :math:`\lambda_\pm` of the ellipsoid constraints (reported)."""
         return lam.copy()
 
-    def implied(self, e: np.ndarray, lam: np.ndarray
+    def implied(self, e: np.ndarray, lam: np.ndarray, value: float
                 ) -> tuple[np.ndarray, dict[str, Any]] | None:
-        r"""The multipliers implied by the normal ``e`` and :math:`g` there, if it is higher.
+        r"""The multipliers implied by the normal ``e``, if :math:`g` there exceeds ``value``.
 
         At the optimum :math:`r = \delta^* e` and the tangent points give
         :math:`\lambda_\pm = s(e)\|C_\pm^\top e\|/\kappa_\pm` (floored at 1e-12 of
@@ -334,7 +334,7 @@ class _Dual:
             ev = self.evaluate(new)
         except np.linalg.LinAlgError:
             return None
-        return (new, ev) if ev["value"] > self.evaluate(lam, False)["value"] else None
+        return (new, ev) if ev["value"] > value else None
 
     def from_multipliers(self, lam: np.ndarray) -> np.ndarray:
         r"""The iterate from given :math:`\lambda_\pm` (a zero is replaced by the start's)."""
@@ -667,7 +667,7 @@ class _FactorDual(_Dual):
         return np.array([lam[i] * self.kappa[i] ** 2 if self.active[i] else 0.0
                          for i in (0, 1)])
 
-    def implied(self, e: np.ndarray, nu: np.ndarray
+    def implied(self, e: np.ndarray, nu: np.ndarray, value: float
                 ) -> tuple[np.ndarray, dict[str, Any]] | None:
         """Not used in the factor form (its steps reach nu = 0 directly)."""
         return None
@@ -977,7 +977,7 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
             # the multipliers the bracket's normal implies (the tangent condition
             # lambda_pm = s(e) ||C_pm^T e|| / kappa_pm, exact at the optimal normal): a
             # start 1e15 times too large (features scaled by 1e8) is left in one step
-            jump = dual.implied(br["normal"], lam)
+            jump = dual.implied(br["normal"], lam, ev["value"])
             if jump is not None and (not improved or jump[1]["value"] > ev_trial["value"]):
                 improved, (trial, ev_trial) = True, jump
         k += 1
