@@ -585,16 +585,21 @@ class _Dual:
             self.kappa[i] * _norm(np.abs(self.C[i]).T @ ae) for i in (0, 1) if self.active[i])
         sep = float(e @ self.d) - sum(self.kappa[i] * _norm(self.C[i].T @ e)
                                       for i in (0, 1) if self.active[i])
-        if not (dist > 0 and sep > 0):
+        if not dist > 0:
             return math.inf
         points = (_norm(z_pos) + _norm(z_neg)) / dist
-        out = points + terms / sep
         if self.pair_kind:
             # the dual kind's direction is the pair's own: its rounding (points) enters
-            # s(e) through kappa ||C^T e|| at first order
-            out += points * sum(self.kappa[i] * float(np.linalg.norm(self.C[i], 2))
-                                for i in (0, 1) if self.active[i]) / sep
-        return 2.0 * _EPS * out
+            # s(e) through kappa ||C^T e|| at first order; where that direction does not
+            # separate at all, against the distance itself (s(e) <= ||z_+ - z_-||)
+            spread = points * sum(self.kappa[i] * float(np.linalg.norm(self.C[i], 2))
+                                  for i in (0, 1) if self.active[i])
+            if not sep > 0:
+                return 2.0 * _EPS * (points + spread / dist)
+            return 2.0 * _EPS * (points + terms / sep + spread / sep)
+        if not sep > 0:
+            return math.inf
+        return 2.0 * _EPS * (points + terms / sep)
 
 
 class _FactorDual(_Dual):
@@ -961,7 +966,11 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
         else:
             since_best += 1
             # at the bracket's rounding floor two idle steps suffice (no step can close it)
-            at_floor = math.isfinite(rel_gap) and rel_gap <= _AT_FLOOR * dual.bracket_floor(br)
+            floor = dual.bracket_floor(br)
+            # at the floor; or (the dual kind) no separating own normal while the
+            # rounding of the pair's coordinates is of the order of the distance itself
+            at_floor = rel_gap <= _AT_FLOOR * floor if math.isfinite(rel_gap) else \
+                dual.pair_kind and 0.1 <= floor < math.inf
             if since_best >= (_STALL_AT_FLOOR if at_floor else _STALL):
                 code = 5
                 extras_floor = at_floor
