@@ -144,8 +144,8 @@ def main() -> None:
                     return "- | - | -"
                 if sol.status.value == "user_limit":
                     return f"TIMEOUT ({args.time_limit:g} s) | - | {sol.message[:40]}"
-                extra = (f" (final tol {sol.extras['polish_tol']:.0e})"
-                         if key == "smo" else "")
+                extra = (f" (final tol {sol.extras['polish_tol']:.0e}, m - M "
+                         f"{sol.extras['kkt_violation']:.1e})" if key == "smo" else "")
                 return (f"{best[key]:.3f} | {best[key] / best['svc']:.2f} | "
                         f"{sol.status.value} {sol.residuals.max():.1e}{extra}")
 

@@ -138,49 +138,61 @@ def test_auto_engine_falls_back_without_numba(monkeypatch):
         cm.solve(prog, "smo", engine="numba")
 
 
-@pytest.mark.parametrize("engine", ["numpy", "numba"])
-def test_polishing_reaches_the_certificate_at_C_100(engine):
-    if engine == "numba":
+# the compiled loop with float64 and with float32 (LIBSVM's Qfloat) stored columns
+ENGINES = [pytest.param({"engine": "numpy"}, 1e-6, id="numpy"),
+           pytest.param({"engine": "numba", "column_dtype": "float64"}, 1e-6, id="numba-f64"),
+           pytest.param({"engine": "numba", "column_dtype": "float32"}, 1e-2, id="numba-f32")]
+
+
+def _engine(options: dict) -> dict:
+    if options["engine"] == "numba":
         pytest.importorskip("numba")
+    return options
+
+
+@pytest.mark.parametrize("engine, est_rtol", ENGINES)
+def test_polishing_reaches_the_certificate_at_C_100(engine, est_rtol):
+    engine = _engine(engine)
     prog = _program(300, 100.0)
     # LIBSVM's stop (tol 1e-3 on m - M, no polishing): the recomputed relative gap
     # (2e-2 here) fails certify_tol 1e-3, so solve demotes it
-    plain = cm.solve(prog, "smo", engine=engine, gap_tol=None)
+    plain = cm.solve(prog, "smo", **engine, gap_tol=None)
     assert plain.status is Status.OPTIMAL_INACCURATE
     assert plain.residuals.gap > 1e-3
-    polished = cm.solve(prog, "smo", engine=engine)
+    polished = cm.solve(prog, "smo", **engine)
     assert polished.status is Status.OPTIMAL
     assert polished.residuals.source == "recomputed" and polished.residuals.max() <= 1e-3
     assert polished.extras["polish_tol"] < 1e-3
     # polishing stopped on the certificate's own number, estimated from the gradient
+    # (float32 columns: the gradient's round-off moves the estimate by ~3e-3 relative,
+    # 6e-7 absolute here, far inside the 1e-4 that gap_tol 9e-4 keeps from certify_tol)
     assert polished.extras["certificate_gap_estimate"] <= 9e-4
     assert_allclose(polished.extras["certificate_gap_estimate"], polished.residuals.gap,
-                    rtol=1e-6)
+                    rtol=est_rtol)
     # and the polished point is the optimum (Clarabel, same program)
     clarabel = cm.solve(prog, "clarabel")
     assert_allclose(polished.objective, clarabel.objective, rtol=1e-3)
 
 
-@pytest.mark.parametrize("engine", ["numpy", "numba"])
-def test_no_polishing_when_the_unpolished_point_is_already_certified(engine):
-    if engine == "numba":
-        pytest.importorskip("numba")
+@pytest.mark.parametrize("engine, est_rtol", ENGINES)
+def test_no_polishing_when_the_unpolished_point_is_already_certified(engine, est_rtol):
+    engine = _engine(engine)
     # twonorm n = 300, C = 3, seed 3: LIBSVM's stop leaves a recomputed relative gap of
     # ~7e-4 (measured), inside certify_tol 1e-3 but above the former trigger 5e-4, which
     # polished it anyway (issue 14: mammography C = 100 took 3x its unpolished time)
     prog = _program(300, 3.0, seed=3)
-    plain = cm.solve(prog, "smo", engine=engine, gap_tol=None)
+    plain = cm.solve(prog, "smo", **engine, gap_tol=None)
     assert plain.status is Status.OPTIMAL  # certified by Program.certify
     assert 5e-4 < plain.residuals.gap <= 1e-3
-    sol = cm.solve(prog, "smo", engine=engine)
+    sol = cm.solve(prog, "smo", **engine)
     assert sol.status is Status.OPTIMAL and sol.extras["polish_tol"] == 1e-3
     assert sol.iterations == plain.iterations
     assert_allclose(sol.values["alpha"], plain.values["alpha"], rtol=0, atol=0)
     # the O(n) estimate from the gradient is the number the certificate recomputes
     # from the kernel (up to the round-off of the incremental gradient)
-    assert_allclose(sol.extras["certificate_gap_estimate"], sol.residuals.gap, rtol=1e-6)
+    assert_allclose(sol.extras["certificate_gap_estimate"], sol.residuals.gap, rtol=est_rtol)
     # a tighter target than the certificate's still polishes this point
-    tight = cm.solve(prog, "smo", engine=engine, gap_tol=5e-4)
+    tight = cm.solve(prog, "smo", **engine, gap_tol=5e-4)
     assert tight.extras["polish_tol"] < 1e-3 and tight.iterations > plain.iterations
     assert tight.status is Status.OPTIMAL and tight.residuals.gap <= 5e-4
 
@@ -192,7 +204,8 @@ def test_polishing_is_not_run_when_the_gap_is_small():
 
 
 @pytest.mark.parametrize("options", [{"engine": "fortran"}, {"gap_tol": -1.0},
-                                     {"gap_tol": float("nan")}, {"gap_tol": "small"}])
+                                     {"gap_tol": float("nan")}, {"gap_tol": "small"},
+                                     {"column_dtype": "float16"}])
 def test_bad_engine_and_gap_tol_raise(options):
     with pytest.raises(OptionError, match=next(iter(options))):
         cm.solve(_program(60), "smo", **options)
@@ -216,3 +229,71 @@ def test_certificate_gram_product_over_the_support_only(kernel):
     got = cm.formulations.svm._kernel_matvec(prog.data, v)
     assert_allclose(got, K @ v, rtol=1e-10, atol=1e-10)
     assert_allclose(cm.formulations.svm._kernel_matvec(prog.data, np.zeros(150)), 0.0)
+
+
+@pytest.mark.parametrize("C", [1.0, 100.0])
+def test_float32_columns_fit_twice_as_many_and_are_certified(C):
+    # LIBSVM's Qfloat: float32 stored columns, float64 gradient. The memory bound holds
+    # twice the columns; the point is certified by Program.certify (float64, from the
+    # kernel) and is the float64-column optimum up to the columns' rounding
+    pytest.importorskip("numba")
+    from conicml.solvers.smo import _StoreCache
+
+    prog = _program(400, C, seed=1)
+    X, kernel = prog.data["X"], prog.data["kernel"]
+    size = 60 * 400 * 8 / 2**20
+    assert (_StoreCache(kernel, X, 400, size, dtype=np.float32).capacity
+            == 2 * _StoreCache(kernel, X, 400, size, dtype=np.float64).capacity == 120)
+    runs = {dt: cm.solve(prog, "smo", engine="numba", column_dtype=dt, cache_size=size)
+            for dt in ("float32", "float64")}
+    for dt, sol in runs.items():
+        assert sol.extras["column_dtype"] == dt
+        assert sol.status is Status.OPTIMAL and sol.residuals.source == "recomputed"
+        assert sol.residuals.max() <= 1e-3
+    assert_allclose(runs["float32"].objective, runs["float64"].objective, rtol=1e-6)
+    clarabel = cm.solve(prog, "clarabel")
+    assert_allclose(runs["float32"].objective, clarabel.objective, rtol=1e-3)
+    # "auto": float32 at LIBSVM's tolerances, float64 for tight ones
+    assert cm.solve(prog, "smo", engine="numba", tol=1e-3).extras["column_dtype"] == "float32"
+    assert cm.solve(prog, "smo", engine="numba", tol=1e-8).extras["column_dtype"] == "float64"
+
+
+@pytest.mark.parametrize("shrinking", [True, False])
+@pytest.mark.parametrize("engine, est_rtol", ENGINES)
+def test_polishing_stops_on_the_certificate_gap_not_at_the_next_tol(engine, est_rtol,
+                                                                    shrinking):
+    # twonorm n = 300, C = 100: the gap is 2e-2 at tol 1e-3 and 2e-3 at 1e-4, so polishing
+    # goes on at tol 1e-5; it stops as soon as the gap estimate (checked every
+    # polish_every iterations, verified on every variable) meets gap_tol 9e-4, before
+    # m - M reaches 1e-5 (measured: ~400 iterations against ~420 for a run to tol 1e-5)
+    engine = _engine(engine)
+    prog = _program(300, 100.0)
+    sol = cm.solve(prog, "smo", **engine, shrinking=shrinking)
+    assert sol.status is Status.OPTIMAL and sol.residuals.max() <= 1e-3
+    assert sol.extras["polish_tol"] == pytest.approx(1e-5)
+    assert 1e-5 < sol.extras["kkt_violation"] <= 1e-3
+    assert sol.extras["certificate_gap_estimate"] <= 9e-4
+    assert_allclose(sol.extras["certificate_gap_estimate"], sol.residuals.gap, rtol=est_rtol)
+    full = cm.solve(prog, "smo", **engine, shrinking=shrinking, tol=1e-5, gap_tol=None)
+    assert full.extras["kkt_violation"] <= 1e-5 and sol.iterations < full.iterations
+
+
+def test_working_set_gap_is_the_certificate_gap_without_the_shrunk_terms():
+    # _working_gap writes P - D as a sum of nonnegative per-variable terms
+    # (c_i max(0, s_i) - alpha_i s_i, s_i = y_i (F_i - b)): over every variable it is the
+    # certificate's gap (_certificate_gap, the closed form P - D of the certificate), and
+    # leaving variables out can only lower it (their stale F is not counted)
+    from conicml.solvers.smo import _certificate_gap, _working_gap
+
+    prog = _program(300, 100.0)
+    sol = cm.solve(prog, "smo", gap_tol=None, engine="numpy")
+    y, c, a = prog.data["y"], prog.data["c"], sol.values["alpha"]
+    K = prog.data["kernel"].gram(prog.data["X"])
+    F = y - K @ (a * y)  # LIBSVM's -y G from the Gram matrix
+    every = np.arange(300)
+    full = _certificate_gap(a, F, y, c, 0.0)
+    assert full > 1e-3  # an uncertified point: the terms are not all zero
+    assert_allclose(_working_gap(a, F, y, c, 0.0, every), full, rtol=1e-9)
+    assert_allclose(full, sol.residuals.gap, rtol=1e-6)  # and the certificate's number
+    some = every[::2]
+    assert _working_gap(a, F, y, c, 0.0, some) < full
