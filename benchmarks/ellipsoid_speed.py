@@ -21,9 +21,11 @@ the objective and conicml's recomputed certificate (``Solution.residuals.max()``
 speed is never bought with a looser stop (``ellipsoid-newton`` tol 1e-10 on its certified
 relative gap; Clarabel at its defaults).
 
-Usage: ``python benchmarks/ellipsoid_speed.py [--quick] [--repeats R] [--campaign N]``
-(full: about 2 minutes on a quiet 2-core machine; ``--quick``: d = 50 and 20 campaign
-instances, a few seconds).
+Usage: ``python benchmarks/ellipsoid_speed.py [--quick] [--repeats R] [--campaign N]
+[--seeds 24,26] [--no-rows] [--out NAME]`` (full: about 2 minutes on a quiet 2-core
+machine; ``--quick``: d = 50 and 20 campaign instances, a few seconds). The issue-14
+rider study (``results/ellipsoid_speed_rider.md``): ``--no-rows --seeds 24,26,7,3,62,64
+--campaign 400 --out ellipsoid_speed_rider``.
 """
 
 from __future__ import annotations
@@ -54,7 +56,9 @@ def timed(build, solver: str) -> tuple[float, cm.Solution]:
     return time.perf_counter() - start, sol
 
 
-def alternate(build, repeats: int) -> dict[str, tuple[float, cm.Solution]]:
+def alternate_times(build, repeats: int
+                    ) -> tuple[dict[str, list[float]], dict[str, cm.Solution]]:
+    """Each solver's times over ``repeats`` alternated runs, and its last solution."""
     times: dict[str, list[float]] = {s: [] for s in SOLVERS}
     last: dict[str, cm.Solution] = {}
     for k in range(repeats):
@@ -63,6 +67,12 @@ def alternate(build, repeats: int) -> dict[str, tuple[float, cm.Solution]]:
             t, sol = timed(build, s)
             times[s].append(t)
             last[s] = sol
+    return times, last
+
+
+def alternate(build, repeats: int) -> dict[str, tuple[float, cm.Solution]]:
+    """Each solver's median time over alternated runs, and its last solution."""
+    times, last = alternate_times(build, repeats)
     return {s: (statistics.median(times[s]), last[s]) for s in SOLVERS}
 
 
@@ -72,9 +82,16 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--campaign", type=int, default=200,
                         help="campaign instances (seeds 0 .. N-1 of the rates family)")
+    parser.add_argument("--seeds", default="",
+                        help="comma-separated campaign seeds reported one by one (best and "
+                        "median of --repeats alternated runs), e.g. 24,26")
+    parser.add_argument("--no-rows", action="store_true",
+                        help="skip the d = 50 / 200 / 500 rows")
+    parser.add_argument("--out", default="ellipsoid_speed",
+                        help="results file benchmarks/results/<out>.md")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    dims = [50] if args.quick else [50, 200, 500]
+    dims = [] if args.no_rows else [50] if args.quick else [50, 200, 500]
     n_campaign = min(args.campaign, 20) if args.quick else args.campaign
     load0 = os.getloadavg()
     t_start = time.perf_counter()
@@ -90,11 +107,14 @@ def main() -> None:
         "included); ratio = ellipsoid-newton / Clarabel (target <= 0.2). Certificate: "
         "conicml's recomputed `Solution.residuals.max()`; ellipsoid-newton at tol 1e-10 "
         "(certified relative gap), Clarabel at its defaults.",
-        "",
-        "| d | cond | Clarabel (s) | ellipsoid-newton (s) | ratio | statuses (Cl / EN) | "
-        "objective Cl | objective EN | certificate Cl | certificate EN |",
-        "|---|---|---|---|---|---|---|---|---|---|",
     ]
+    if dims:
+        lines += [
+            "",
+            "| d | cond | Clarabel (s) | ellipsoid-newton (s) | ratio | statuses (Cl / EN) | "
+            "objective Cl | objective EN | certificate Cl | certificate EN |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
     for d in dims:
         for cond in (1.0, 1e6):
             res = alternate(lambda d=d, cond=cond: rates_instance(d, cond), args.repeats)
@@ -104,10 +124,31 @@ def main() -> None:
                          f"{se.objective:.10g} | {sc.residuals.max():.1e} | "
                          f"{se.residuals.max():.1e} |")
             print(lines[-1], flush=True)
-    if n_campaign:
-        from campaign_instances import instance
+    from campaign_instances import instance
 
-        ratios, slower, statuses = [], [], {}
+    if args.seeds:
+        lines += [
+            "",
+            f"## Single campaign instances (best and median of {args.repeats} alternated runs)",
+            "",
+            "| seed | Clarabel best (s) | EN best (s) | ratio of bests | ratio of medians | "
+            "EN steps | EN form | statuses (Cl / EN) | certificate Cl | certificate EN |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for seed in (int(v) for v in args.seeds.split(",")):
+            times, last = alternate_times(lambda seed=seed: instance("rates", seed)[0],
+                                          args.repeats)
+            tc, te = min(times["clarabel"]), min(times["ellipsoid-newton"])
+            sc, se = last["clarabel"], last["ellipsoid-newton"]
+            ratio_med = (statistics.median(times["ellipsoid-newton"])
+                         / statistics.median(times["clarabel"]))
+            lines.append(
+                f"| {seed} | {tc:.4f} | {te:.4f} | {te / tc:.3f} | {ratio_med:.3f} | "
+                f"{se.iterations} | {se.extras.get('space', '')} | {sc.status.value} / "
+                f"{se.status.value} | {sc.residuals.max():.1e} | {se.residuals.max():.1e} |")
+            print(lines[-1], flush=True)
+    if n_campaign:
+        ratios, slower, statuses, uncertified = [], [], {}, []
         for seed in range(n_campaign):
             res = alternate(lambda seed=seed: instance("rates", seed)[0], args.repeats)
             (tc, sc), (te, se) = res["clarabel"], res["ellipsoid-newton"]
@@ -115,7 +156,15 @@ def main() -> None:
             key = f"{sc.status.value} / {se.status.value}"
             statuses[key] = statuses.get(key, 0) + 1
             if te > tc:
-                slower.append(f"seed {seed}: {te:.4f} s vs {tc:.4f} s ({key})")
+                slower.append(f"seed {seed}: {te:.4f} s vs {tc:.4f} s ({key}, "
+                              f"{se.iterations} steps, {se.extras.get('space', '')} form)")
+            if sc.status is cm.Status.OPTIMAL and se.status is not cm.Status.OPTIMAL:
+                uncertified.append(
+                    f"seed {seed}: ellipsoid-newton {se.status.value}, its certified gap "
+                    f"{se.extras.get('relative_gap', float('nan')):.1e}, conicml's recomputed "
+                    f"certificate {se.residuals.max():.1e} (Clarabel's "
+                    f"{sc.residuals.max():.1e}), objectives differ by "
+                    f"{abs(se.objective - sc.objective) / abs(sc.objective):.1e}")
         q = statistics.quantiles(ratios, n=10)
         lines += [
             "",
@@ -130,11 +179,14 @@ def main() -> None:
         ]
         if slower:
             lines += ["", "Slower than Clarabel:", ""] + [f"- {s}" for s in slower]
-        print("\n".join(lines[-8:]), flush=True)
+        if uncertified:
+            lines += ["", "Clarabel OPTIMAL, ellipsoid-newton not:", ""] + [
+                f"- {s}" for s in uncertified]
+        print("\n".join(lines[-12:]), flush=True)
     load1 = os.getloadavg()
     lines += ["", f"Run took {time.perf_counter() - t_start:.0f} s; load average at the end "
               f"{load1[0]:.1f} / {load1[1]:.1f} / {load1[2]:.1f}."]
-    out = write_results("ellipsoid_speed", "\n".join(lines) + "\n", args.quick)
+    out = write_results(args.out, "\n".join(lines) + "\n", args.quick)
     print(f"wrote {out}")
 
 

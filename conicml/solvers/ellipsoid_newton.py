@@ -36,13 +36,41 @@ Armijo's predicted increase is below :math:`g`'s rounding a step is accepted whe
 shrinks the stationarity :math:`|r^\top\Sigma_\pm r/\lambda_\pm^2 - \kappa_\pm^2|`
 instead. BLAS runs on one thread (:mod:`conicml._threads`).
 
+**Steps that cross decades (issue 14).** Three devices keep the step count small where
+the multipliers must travel many orders of magnitude (campaign seeds 24 and 26: 41 and
+56 steps before, 16 and 5 after; 1 668 -> ~1 150 steps over the campaign's first 200
+instances):
+
+* *secular steps* — Newton on :math:`1 - \kappa_\pm/\sqrt{q_\pm} = 0`
+  (:math:`q_\pm = r^\top\Sigma_\pm r/\lambda_\pm^2`), nearly linear in
+  :math:`\lambda` as in Moré and Sorensen's trust-region iteration, taken where they
+  raise :math:`g`, lower the secular residuals and keep :math:`\lambda > 0`
+  (:meth:`_Dual._secular_step`);
+* *implied multipliers* — at the start and at idle steps, a jump to
+  :math:`\lambda_\pm = s(e)\|C_\pm^\top e\|/\kappa_\pm` (the tangent condition,
+  exact at the optimal normal :math:`e`) for the bracket's best normal, where :math:`g`
+  rises there: a start :math:`10^{15}` times too large (features scaled by 1e8) is
+  left in one step (:meth:`_Dual.implied`);
+* *the factor form* — for a flat ellipsoid (a factor of fewer than :math:`n` columns)
+  whose nearest point lies in its relative interior, the multiplier's optimum is 0,
+  which :math:`M(\lambda)` only approaches (a factor 10 per step). The same dual in the
+  balls' multipliers :math:`\nu_\pm = \kappa_\pm^2\lambda_\pm` has :math:`\nu = 0`
+  in its domain (:class:`_FactorDual`); ``space="auto"`` uses it where an ellipsoid is
+  flat and :math:`\operatorname{cond}([\kappa_+C_+, \kappa_-C_-]) \le 10^8` (its system
+  holds :math:`A^\top A`), and continues a run that stalls above its rounding floor in
+  the feature form.
+
 **Certificate and stopping criterion.** Feasible pairs :math:`z_\pm \in B_\pm` give
 :math:`2/\|z_+ - z_-\|^2 \le \tfrac12\|w^*\|^2`: the Lagrangian points
 :math:`z_\pm = \mu_\pm \mp \Sigma_\pm r/\lambda_\pm` pulled onto their ellipsoids, the
 tangent points along :math:`e = r/\|r\|` (:math:`r = z_+ - z_-`), and, when the solver
 would stop uncertified, the pairs fitted by least squares in the balls (one side or both:
 a flat ellipsoid whose nearest point is interior has :math:`\lambda \to 0`, where
-:math:`\Sigma r/\lambda` is round-off and the tangent point undetermined). The returned
+:math:`\Sigma r/\lambda` is round-off and the tangent point undetermined; with a flat
+ellipsoid they are tried at every idle step). Beside :math:`r/\|r\|` the candidate
+normals include its projections off the flat factors' spans (:meth:`_Dual.kink_directions`:
+at an interior nearest point :math:`C^\top e = 0`, a kink of :math:`s(e)` where the
+error of :math:`e` counts at first order). The returned
 hyperplane :math:`w = 2e/s(e)` along the best direction is primal feasible, and its
 value :math:`2/s(e)^2` is the upper end. The solver stops when
 
@@ -54,19 +82,22 @@ value :math:`2/s(e)^2` is the upper end. The solver stops when
 certifies the point even before the multipliers have converged). For the dual kind the
 returned pair is judged by its own direction's bracket, as its certificate judges it.
 No decrease of the gap by 0.1 % and no rise of :math:`g` above its rounding for 8 steps
+(2 where the gap is within 10 times the bracket's rounding floor, :meth:`_Dual.floor`)
 stops the solver as stalled (``OPTIMAL_INACCURATE`` with the gap reached: badly scaled
-features raise the bracket's rounding floor above a small ``tol``). Intersecting
+features raise the bracket's rounding floor above a small ``tol``; ``tol`` is never
+relaxed to it). Intersecting
 ellipsoids (infeasible rates) drive :math:`\lambda \to 0` and the feasible pair together:
 reported ``INFEASIBLE`` once their distance falls below :math:`10^{-10}\|d\|`.
 
 **Warm-start:** ``x0 = (lambda_pos, lambda_neg)``, e.g. ``extras["multipliers"]`` of a
-previous run on a nearby program.
+previous run on a nearby program (a zero, a flat ellipsoid's multiplier, is allowed).
 """
 
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -109,6 +140,16 @@ def _norm(v: np.ndarray) -> float:
 _FLAT = 1e3 * _EPS
 #: Steps without a 0.1 % decrease of the best certified gap before stopping (stall).
 _STALL = 8
+#: Halvings tried on a secular step before Newton's step on g is taken instead.
+_SECULAR_TRIES = 4
+#: Largest condition number of A = [kappa_pos C_pos, kappa_neg C_neg] for the factor form
+#: (its system holds A^T A: cond(A)^2 must stay well inside 1/eps).
+_FACTOR_COND = 1e8
+#: Below this certified gap the fitted pairs are tried at every step (else at idle ones).
+_REFIT = 1e-6
+#: ... or this many where the gap is within ``_AT_FLOOR`` times its rounding floor.
+_STALL_AT_FLOOR = 2
+_AT_FLOOR = 10.0
 
 STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT,
                                  2: Status.USER_LIMIT, 3: Status.USER_LIMIT,
@@ -120,48 +161,185 @@ class _Dual:
 
     def __init__(self, data: Any, pair_kind: bool = False) -> None:
         self.mu = (np.asarray(data["mean_pos"], float), np.asarray(data["mean_neg"], float))
-        self.S = program_covariances(data)  # C C^T: the program's own ellipsoids
+        if type(self) is _Dual:  # the factor form (_FactorDual) never forms C C^T
+            self.S = program_covariances(data)  # C C^T: the program's own ellipsoids
         self.C = (np.asarray(data["C_pos"], float), np.asarray(data["C_neg"], float))
         self.pair_kind = pair_kind  # the dual kind: the returned pair is the answer
         self.kappa = (float(data["kappa_pos"]), float(data["kappa_neg"]))
         self.active = tuple(k > 0 for k in self.kappa)  # kappa = 0: the class is a point
         self.d = self.mu[0] - self.mu[1]
         self.n = self.d.size
+        flat = [i for i in (0, 1) if self.active[i] and self.C[i].shape[1] < self.n]
+        self.flat_sets = [(i,) for i in flat] + ([tuple(flat)] if len(flat) == 2 else [])
+        self._ranges: dict[tuple[int, ...], np.ndarray | None] = {}
+        self._pinv: dict[tuple[int, ...], np.ndarray] = {}
 
     def evaluate(self, lam: np.ndarray, derivatives: bool = True) -> dict[str, Any]:
-        M = np.eye(self.n)
-        for i in (0, 1):
-            if self.active[i]:
-                M += self.S[i] / lam[i]
+        # stacked over the two classes (an inactive class has a zero Sigma): a handful of
+        # numpy calls, which is the cost at the campaign's sizes (n <= 5)
+        if not hasattr(self, "_stack"):
+            self._stack = np.stack([self.S[i] if self.active[i] else np.zeros((self.n,
+                                                                                  self.n))
+                                    for i in (0, 1)])
+            self._act = np.array(self.active, dtype=float)
+            self._kap2 = np.array([k * k for k in self.kappa]) * self._act
+        lam = np.asarray(lam, dtype=float)
+        inv = self._act / lam
+        M = np.eye(self.n) + inv[0] * self._stack[0] + inv[1] * self._stack[1]
         # LAPACK potrf/potrs directly (scipy's cho_factor/cho_solve wrappers cost more
         # than the factorisation itself at the campaign's sizes, d <= 5)
         L, info = _potrf(M, lower=1, clean=0, overwrite_a=1)
         if info != 0:
             raise np.linalg.LinAlgError(f"M(lambda) is not positive definite (potrf {info})")
         r = _potrs(L, self.d, lower=1)[0]
-        Sr = [self.S[i] @ r if self.active[i] else np.zeros(self.n) for i in (0, 1)]
-        q = np.array([float(r @ Sr[i]) / lam[i] ** 2 if self.active[i] else 0.0
-                      for i in (0, 1)])
-        kap2 = np.array([k * k for k in self.kappa])
-        value = 0.5 * float(self.d @ r) - 0.5 * float(
-            sum(lam[i] * kap2[i] for i in (0, 1) if self.active[i]))
-        out = {"r": r, "Sr": Sr, "q": q, "value": value,
-               "grad": np.where(self.active, 0.5 * (q - kap2), 0.0)}
+        Sr = self._stack @ r  # rows Sigma_pm r
+        rSr = Sr @ r
+        q = rSr * inv * inv
+        value = 0.5 * float(self.d @ r) - 0.5 * float(lam @ self._kap2)
+        out = {"r": r, "Sr": Sr, "q": q, "value": value, "grad": 0.5 * (q - self._kap2)}
         if derivatives:
-            s = [Sr[i] / lam[i] ** 2 for i in (0, 1)]
-            sol = _potrs(L, np.column_stack(s), lower=1)[0]
-            Ms = [sol[:, 0], sol[:, 1]]
-            H = np.zeros((2, 2))
+            P = Sr.T * (inv * inv)  # columns s_pm = Sigma_pm r / lambda_pm^2
+            H = P.T @ _potrs(L, P, lower=1)[0]
+            H[0, 0] -= rSr[0] * inv[0] ** 3
+            H[1, 1] -= rSr[1] * inv[1] ** 3
             for i in (0, 1):
-                if not self.active[i]:
-                    H[i, i] = -1.0  # a fixed coordinate: no step along it
-                    continue
-                H[i, i] = float(s[i] @ Ms[i]) - float(r @ Sr[i]) / lam[i] ** 3
-                for j in (0, 1):
-                    if j != i and self.active[j]:
-                        H[i, j] = float(s[i] @ Ms[j])
+                if not self.active[i]:  # a fixed coordinate: no step along it
+                    H[i, :] = H[:, i] = 0.0
+                    H[i, i] = -1.0
             out["hess"] = 0.5 * (H + H.T)
         return out
+
+    def start(self) -> np.ndarray:
+        r"""The first multipliers: :math:`\lambda_\pm = \sqrt{d^\top\Sigma_\pm d}/\kappa_\pm`.
+
+        (:math:`r \approx d` when the ellipsoids are small.)
+        """
+        return np.array([math.sqrt(max(float(self.d @ self.S[i] @ self.d), 1e-300))
+                         / self.kappa[i] if self.active[i] else 1.0 for i in (0, 1)])
+
+    def step(self, lam: np.ndarray, ev: dict[str, Any]
+             ) -> tuple[bool, np.ndarray, dict[str, Any]]:
+        r"""One damped Newton ascent step on :math:`g` inside :math:`\lambda > 0`.
+
+        Returns ``(improved, trial, evaluation at trial)``.
+        """
+        H, grad = ev["hess"], ev["grad"]
+        Hr = H - 1e-14 * abs(np.trace(H)) * np.eye(2)
+        secular = self._secular_step(lam, ev, Hr)
+        if secular is not None:
+            return secular
+        try:
+            step = -np.linalg.solve(Hr, grad)
+        except np.linalg.LinAlgError:
+            step = grad
+        if float(step @ grad) <= 0:  # not an ascent direction (rounding): gradient step
+            step = grad * (1.0 / max(abs(np.trace(H)), 1e-300))
+        t = 1.0
+        neg = step < 0
+        if np.any(neg):
+            t = min(1.0, 0.9 * float(np.min(-lam[neg] / step[neg])))
+        trial, ev_trial = lam, ev
+        for _ in range(60):
+            trial = lam + t * step
+            try:
+                ev_trial = self.evaluate(trial)
+            except np.linalg.LinAlgError:  # M(lambda) at rounding (lambda ~ 1e-300)
+                t *= 0.5
+                continue
+            if ev_trial["value"] >= ev["value"] + 1e-4 * t * float(step @ grad):
+                return True, trial, ev_trial
+            # near the maximum g is flat to rounding (its change is quadratic in the
+            # multipliers' error, below eps * |g| once that error is ~sqrt(eps)), so
+            # Armijo's test on g reads noise: there, a step that shrinks the gradient
+            # (the stationarity q_pm = kappa_pm^2 it is solving) is accepted instead
+            if (t * float(step @ grad) <= _FLAT * self.value_scale(lam)
+                    and self.stationarity(ev_trial) < self.stationarity(ev)):
+                return True, trial, ev_trial
+            t *= 0.5
+        return False, trial, ev_trial
+
+    def _secular(self, ev: dict[str, Any]) -> float:
+        r"""Largest :math:`|1 - \kappa_\pm/\sqrt{q_\pm}|` (the secular residuals)."""
+        q = ev["q"]
+        return max((abs(1.0 - self.kappa[i] / math.sqrt(q[i])) if q[i] > 0 else math.inf
+                    for i in (0, 1) if self.active[i]), default=0.0)
+
+    def _secular_step(self, lam: np.ndarray, ev: dict[str, Any], Hr: np.ndarray
+                      ) -> tuple[bool, np.ndarray, dict[str, Any]] | None:
+        r"""A Newton step on the secular equations :math:`1 - \kappa_\pm/\sqrt{q_\pm} = 0`.
+
+        :math:`q_\pm = \kappa_\pm^2\|u_\pm\|^2` (the balls' form): these are nearly
+        linear in :math:`\lambda` (Moré and Sorensen's trust-region iteration), where
+        Newton's step on :math:`g` itself gains a factor 2 per step from far above (a
+        start :math:`10^{14}` times too large took 14 steps, campaign seed 24). Kept
+        only where it raises :math:`g` (Armijo) *and* lowers the secular residuals
+        (a jump that overshoots one multiplier towards 0 can leave the clipped Newton
+        steps on :math:`g` stalled at the boundary) and whose full step keeps
+        :math:`\lambda > 0`; ``None`` where no such step is found (then Newton's step
+        on :math:`g`).
+        """
+        act = [i for i in (0, 1) if self.active[i]]
+        q, grad = ev["q"], ev["grad"]
+        if not all(q[i] > 0 for i in act):
+            return None
+        v = np.array([q[i] * (math.sqrt(q[i]) / self.kappa[i] - 1.0) if self.active[i]
+                      else 0.0 for i in (0, 1)])
+        try:
+            step = -np.linalg.solve(Hr, v)
+        except np.linalg.LinAlgError:
+            return None
+        slope = float(step @ grad)
+        if not slope > 0:
+            return None
+        if np.any((lam + step)[act] <= 0):
+            # a step through lambda = 0 is no root of the secular equations nearby (an
+            # interior nearest point, or intersecting ellipsoids): Newton on g decides
+            return None
+        t = 1.0
+        res0 = self._secular(ev)
+        for _ in range(_SECULAR_TRIES):
+            trial = lam + t * step
+            try:
+                ev_trial = self.evaluate(trial)
+            except np.linalg.LinAlgError:
+                t *= 0.5
+                continue
+            if (ev_trial["value"] >= ev["value"] + 1e-4 * t * slope
+                    and self._secular(ev_trial) < res0):
+                return True, trial, ev_trial
+            t *= 0.5
+        return None
+
+    def multipliers(self, lam: np.ndarray) -> np.ndarray:
+        r"""The multipliers :math:`\lambda_\pm` of the ellipsoid constraints (reported)."""
+        return lam.copy()
+
+    def implied(self, e: np.ndarray, lam: np.ndarray, value: float
+                ) -> tuple[np.ndarray, dict[str, Any]] | None:
+        r"""The multipliers implied by the normal ``e``, if :math:`g` there exceeds ``value``.
+
+        At the optimum :math:`r = \delta^* e` and the tangent points give
+        :math:`\lambda_\pm = s(e)\|C_\pm^\top e\|/\kappa_\pm` (floored at 1e-12 of
+        the current ones: a flat ellipsoid's kink has :math:`C^\top e = 0`).
+        ``None`` where :math:`g` does not rise.
+        """
+        norms = [_norm(self.C[i].T @ e) if self.active[i] else 0.0 for i in (0, 1)]
+        sep = float(e @ self.d) - sum(self.kappa[i] * norms[i] for i in (0, 1)
+                                      if self.active[i])
+        if not sep > 0:
+            return None
+        new = np.array([max(sep * norms[i] / self.kappa[i], 1e-12 * lam[i])
+                        if self.active[i] else lam[i] for i in (0, 1)])
+        try:
+            ev = self.evaluate(new)
+        except np.linalg.LinAlgError:
+            return None
+        return (new, ev) if ev["value"] > value else None
+
+    def from_multipliers(self, lam: np.ndarray) -> np.ndarray:
+        r"""The iterate from given :math:`\lambda_\pm` (a zero is replaced by the start's)."""
+        return np.where(lam > 0, lam, self.start())
+
 
     def value_scale(self, lam: np.ndarray) -> float:
         """The magnitude of the terms of :math:`g` (its rounding is ``eps`` times this)."""
@@ -222,19 +400,67 @@ class _Dual:
                     continue
                 # z_i = mu_i + sign kappa C u_i  with  z_pos - z_neg = step
                 target = (z[1] + step if i == 0 else z[0] - step) - self.mu[i]
-                ui = np.linalg.lstsq(sign * self.kappa[i] * self.C[i], target, rcond=None)[0]
+                ui = self._solve_ls((i,), target) * sign
                 ui = ui / max(1.0, _norm(ui))
                 zi = self.mu[i] + sign * self.kappa[i] * (self.C[i] @ ui)
                 pairs.append((zi, z[1], ui, u[1]) if i == 0 else (z[0], zi, u[0], ui))
             if all(self.active):  # both sides at once (both flat along e: two kinks)
-                A = np.hstack([self.kappa[0] * self.C[0], self.kappa[1] * self.C[1]])
-                uu = np.linalg.lstsq(A, self.d - step, rcond=None)[0]
+                uu = self._solve_ls((0, 1), self.d - step)
                 up, un = np.split(uu, [self.C[0].shape[1]])
                 up = up / max(1.0, _norm(up))
                 un = un / max(1.0, _norm(un))
                 pairs.append((self.mu[0] - self.kappa[0] * (self.C[0] @ up),
                               self.mu[1] + self.kappa[1] * (self.C[1] @ un), up, un))
         return pairs
+
+    def _range(self, classes: tuple[int, ...]) -> np.ndarray | None:
+        """Orthonormal basis of the span of the factors of ``classes`` (``None``: all of R^n)."""
+        if classes not in self._ranges:
+            F = np.hstack([self.C[i] for i in classes])
+            Q = None
+            if F.shape[1] < self.n:
+                Q, R = np.linalg.qr(F)
+                keep = np.abs(np.diag(R)) > 1e-12 * max(float(np.abs(R).max()), 1e-300)
+                Q = Q[:, keep]
+            self._ranges[classes] = Q
+        return self._ranges[classes]
+
+    def kink_directions(self, lam: np.ndarray, e: np.ndarray) -> list[np.ndarray]:
+        r"""``e`` projected off the span of the flat factors (one, the other, both).
+
+        A flat ellipsoid (factor :math:`C_\pm` with fewer than :math:`n` columns) whose
+        nearest point lies inside its relative interior has multiplier 0 and an optimal
+        normal with :math:`C_\pm^\top e = 0`: a kink of :math:`s(e)`
+        (:math:`\kappa\|C^\top e\|`), where an error of ``e`` enters :math:`s` at first
+        order (1e-9 in ``e`` is 1e-9 / s in the bracket, and the multiplier only tends
+        to 0). The projections remove that component exactly; they are candidates
+        only (the bracket keeps the best bound, every bound stays valid).
+        """
+        if not self.flat_sets:
+            return []
+        if not hasattr(self, "_projectors"):  # I - Q Q^T per flat set, stacked, once
+            Qs = [self._range(c) for c in self.flat_sets]
+            self._projectors = np.stack([np.eye(self.n) - Q @ Q.T for Q in Qs
+                                         if Q is not None]) if any(
+                Q is not None for Q in Qs) else None
+        if self._projectors is None:
+            return []
+        P = self._projectors @ e  # one row per flat set
+        pn = np.sqrt(np.einsum("ij,ij->i", P, P))
+        return [P[j] / pn[j] for j in range(P.shape[0]) if pn[j] > 0]
+
+    def _solve_ls(self, classes: tuple[int, ...], rhs: np.ndarray) -> np.ndarray:
+        r"""Least-squares ``u`` of :math:`[\kappa_i C_i]_{i \in \text{classes}}\,u = \text{rhs}`.
+
+        Through the pseudo-inverse, computed once, at small sizes (a LAPACK least-squares
+        call costs ~50 us there, a product ~1 us); ``lstsq`` otherwise.
+        """
+        A = np.hstack([self.kappa[i] * self.C[i] for i in classes])
+        if self.n * A.shape[1] > 4096:
+            return np.linalg.lstsq(A, rhs, rcond=None)[0]
+        if classes not in self._pinv:
+            self._pinv[classes] = np.linalg.pinv(A)
+        return self._pinv[classes] @ rhs
 
     def bracket(self, lam: np.ndarray, ev: dict[str, Any], fit: bool = False
                 ) -> dict[str, Any]:
@@ -245,45 +471,327 @@ class _Dual:
         (:math:`r = z_+ - z_-` at the Lagrangian minimiser) and that of the best pair,
         and :math:`1/g(\lambda)` (module docstring).
         """
+        # vectorised over the candidates (columns): at the campaign's sizes (n <= 5)
+        # the cost is the number of numpy calls, not the arithmetic
         r = ev["r"]
         rn = _norm(r)
-        dirs = [r / rn] if rn > 0 else []
-        Ce = {}
-        pairs = self.points(lam, ev)
-        if dirs:
-            Ce[0] = [self.C[i].T @ dirs[0] for i in (0, 1)]
-            pairs += self.tangent(dirs[0], Ce[0], fit)
-        dists = [_norm(zp - zn) for zp, zn, _, _ in pairs]
+        (zp0, zn0, up0, un0), = self.points(lam, ev)
+        cols = [[zp0], [zn0], [up0], [un0]]
+        E = np.zeros((self.n, 0))
+        norms = [np.zeros(0), np.zeros(0)]
+        if rn > 0:
+            e0 = r / rn
+            E = np.column_stack([e0, *self.kink_directions(lam, e0)])
+            CE = [self.C[i].T @ E for i in (0, 1)]
+            norms = [np.sqrt(np.einsum("ij,ij->j", CE[i], CE[i])) for i in (0, 1)]
+            for i, sign in ((0, -1.0), (1, 1.0)):
+                if self.active[i]:
+                    U = CE[i] / np.where(norms[i] > 0, norms[i], 1.0)  # C^T e = 0: u = 0
+                    Z = self.mu[i][:, None] + (sign * self.kappa[i]) * (self.C[i] @ U)
+                else:
+                    U = np.zeros_like(CE[i])
+                    Z = np.repeat(self.mu[i][:, None], E.shape[1], axis=1)
+                cols[i].append(Z)
+                cols[2 + i].append(U)
+            if fit:  # along the best separating candidate (three small solves)
+                sepE = E.T @ self.d - sum(self.kappa[i] * norms[i] for i in (0, 1)
+                                          if self.active[i])
+                j = int(np.argmax(sepE))
+                for pair in self.tangent(E[:, j], [CE[0][:, j], CE[1][:, j]], True)[1:]:
+                        for c, v in zip(cols, pair):
+                            c.append(v)
+        ZP, ZN, UP, UN = (np.column_stack(c) for c in cols)
+        if self.pair_kind:
+            # the dual kind returns u: judge the points its certificate rebuilds from u
+            # (the pulled pair's z = mu -+ Sigma r / lambda differs from mu -+ kappa C u
+            # in the last bits, and features scaled by 1e8 make that 1e-9 of a normal)
+            if self.active[0]:
+                ZP = self.mu[0][:, None] - self.kappa[0] * (self.C[0] @ UP)
+            if self.active[1]:
+                ZN = self.mu[1][:, None] + self.kappa[1] * (self.C[1] @ UN)
+        D = ZP - ZN
+        dists = np.sqrt(np.einsum("ij,ij->j", D, D))
+
+        def seps(directions: np.ndarray) -> np.ndarray:
+            out = directions.T @ self.d
+            for i in (0, 1):
+                if self.active[i]:
+                    Ci = self.C[i].T @ directions
+                    out = out - self.kappa[i] * np.sqrt(np.einsum("ij,ij->j", Ci, Ci))
+            return out
+
+        def pick(b: int) -> tuple[np.ndarray, ...]:
+            return ZP[:, b], ZN[:, b], UP[:, b], UN[:, b]
+
         if self.pair_kind:
             # the dual kind returns the pair: it is judged by its own direction's
             # separation (the certificate's bracket (D - s(e)^2)/D), so pick by that
-            own = []
-            for (zp, zn, _, _), dist in zip(pairs, dists):
-                e = (zp - zn) / dist if dist > 0 else None
-                sep = -math.inf if e is None else float(e @ self.d) - sum(
-                    self.kappa[i] * _norm(self.C[i].T @ e) for i in (0, 1))
-                own.append(1.0 - max(sep, 0.0) ** 2 / dist**2 if dist > 0 else math.inf)
+            pos = dists > 0
+            own = np.full(dists.size, math.inf)
+            if np.any(pos):
+                sep = seps(D[:, pos] / dists[pos])
+                own[pos] = 1.0 - np.maximum(sep, 0.0) ** 2 / dists[pos] ** 2
             best = int(np.argmin(own))
-            dist = dists[best]
+            dist = float(dists[best])
             lower = 2.0 / dist**2 if dist > 0 else math.inf
-            return {"dist": dist, "pair": pairs[best], "lower": lower, "direction": None,
-                    "upper": lower / (1.0 - own[best]) if own[best] < 1.0 else math.inf}
+            normal = None  # the best separating candidate normal (for the multipliers)
+            if E.shape[1]:
+                sepE = E.T @ self.d - sum(self.kappa[i] * norms[i] for i in (0, 1)
+                                          if self.active[i])
+                j = int(np.argmax(sepE))
+                normal = E[:, j] if sepE[j] > 0 else None
+            return {"dist": dist, "pair": pick(best), "lower": lower, "direction": None,
+                    "upper": lower / (1.0 - own[best]) if own[best] < 1.0 else math.inf,
+                    "normal": normal}
         best = int(np.argmin(dists))
-        dist = dists[best]
-        out = {"dist": dist, "pair": pairs[best], "lower": 2.0 / dist**2 if dist > 0 else math.inf}
-        if dist > 0:
-            dirs.append((pairs[best][0] - pairs[best][1]) / dist)
-            Ce[len(dirs) - 1] = [self.C[i].T @ dirs[-1] for i in (0, 1)]
+        dist = float(dists[best])
+        out = {"dist": dist, "pair": pick(best), "lower": 2.0 / dist**2 if dist > 0 else math.inf}
         # the primal kind returns w = 2e/s(e): its value 2/s(e)^2 is the upper end (the
         # dual value's 1/g(lambda) bounds the optimum, not the returned point)
+        sep = E.T @ self.d - sum(self.kappa[i] * norms[i] for i in (0, 1) if self.active[i])
+        if dist > 0:
+            E = np.column_stack([E, D[:, best] / dist])
+            sep = np.append(sep, seps(E[:, -1:]))
         upper, direction = math.inf, None
-        for k, e in enumerate(dirs):
-            sep = float(e @ self.d) - sum(self.kappa[i] * _norm(Ce[k][i])
-                                          for i in (0, 1))
-            if sep > 0 and 2.0 / sep**2 <= upper:
-                upper, direction = 2.0 / sep**2, e
-        out["upper"], out["direction"] = upper, direction
+        if sep.size and float(np.max(sep)) > 0:
+            j = sep.size - 1 - int(np.argmax(sep[::-1]))  # the last of equal ones
+            upper, direction = 2.0 / float(sep[j]) ** 2, E[:, j]
+        out["upper"], out["direction"], out["normal"] = upper, direction, direction
         return out
+
+    def bracket_floor(self, br: dict[str, Any]) -> float:
+        """:meth:`floor` at a bracket's pair and direction (that of the pair if none)."""
+        zp, zn = br["pair"][0], br["pair"][1]
+        e = br["direction"]
+        if e is None:
+            e = (zp - zn) / br["dist"] if br["dist"] > 0 else None
+        return math.inf if e is None else self.floor(zp, zn, e)
+
+    def floor(self, z_pos: np.ndarray, z_neg: np.ndarray, e: np.ndarray) -> float:
+        r"""The rounding floor of the relative bracket at the pair and the direction ``e``.
+
+        The lower end :math:`2/\|z_+ - z_-\|^2` carries the rounding of the points'
+        coordinates, :math:`\epsilon(\|z_+\| + \|z_-\|)/\|z_+ - z_-\|`, and the upper
+        end :math:`2/s(e)^2` that of the terms of :math:`s(e)`,
+        :math:`\epsilon(|e|^\top(|\mu_+| + |\mu_-|) + \sum\kappa_\pm\||C_\pm|^\top|e|\|)
+        / s(e)`, each twice (squares); for the dual kind, whose direction is the pair's
+        own, also the points' rounding through :math:`\kappa_\pm\|C_\pm\|/s(e)`.
+        Features scaled by 1e4 .. 1e8 put it near 1e-9 .. 1e-8: no double-precision
+        bracket closes below it (the stall test stops there).
+        """
+        dist = _norm(z_pos - z_neg)
+        ae = np.abs(e)
+        terms = float(ae @ (np.abs(self.mu[0]) + np.abs(self.mu[1]))) + sum(
+            self.kappa[i] * _norm(np.abs(self.C[i]).T @ ae) for i in (0, 1) if self.active[i])
+        sep = float(e @ self.d) - sum(self.kappa[i] * _norm(self.C[i].T @ e)
+                                      for i in (0, 1) if self.active[i])
+        if not dist > 0:
+            return math.inf
+        points = (_norm(z_pos) + _norm(z_neg)) / dist
+        if self.pair_kind:
+            # the dual kind's direction is the pair's own: its rounding (points) enters
+            # s(e) through kappa ||C^T e|| at first order; where that direction does not
+            # separate at all, against the distance itself (s(e) <= ||z_+ - z_-||)
+            spread = points * sum(self.kappa[i] * float(np.linalg.norm(self.C[i], 2))
+                                  for i in (0, 1) if self.active[i])
+            if not sep > 0:
+                return 2.0 * _EPS * (points + spread / dist)
+            return 2.0 * _EPS * (points + terms / sep + spread / sep)
+        if not sep > 0:
+            return math.inf
+        return 2.0 * _EPS * (points + terms / sep)
+
+
+class _FactorDual(_Dual):
+    r"""The same dual in the factors' coordinates: multipliers :math:`\nu_\pm` of the balls.
+
+    With :math:`A = [\kappa_+C_+,\ \kappa_-C_-]` (:math:`n\times k`, :math:`k = k_+ +
+    k_-` columns) the distance is :math:`\min \tfrac12\|d - Au\|^2` over
+    :math:`\|u_\pm\| \le 1` (:math:`z_+ - z_- = d - Au`), and its dual function
+
+    .. math::
+
+        h(\nu) = \min_u \tfrac12\|d - Au\|^2 + \tfrac12\sum_\pm\nu_\pm(\|u_\pm\|^2 - 1),
+        \qquad (A^\top A + N)\,u = A^\top d,\quad N = \operatorname{diag}(\nu_+I,
+        \nu_-I),
+
+    with :math:`\partial h/\partial\nu_\pm = \tfrac12(\|u_\pm\|^2 - 1)` and Hessian
+    :math:`-P^\top(A^\top A + N)^{-1}P`, :math:`P = [u_+ \oplus 0,\ 0 \oplus u_-]`. The
+    two forms are the same dual (:math:`\nu_\pm = \kappa_\pm^2\lambda_\pm`, Woodbury:
+    :math:`M(\lambda)^{-1}d = d - Au`), but here :math:`\nu_\pm = 0` is a point of the
+    domain: a flat ellipsoid (a factor of rank :math:`k_\pm < n`) whose nearest point lies
+    inside its relative interior has its optimum *at* :math:`\nu = 0`, which the
+    feature form only approaches geometrically (:math:`\lambda \to 0`, where
+    :math:`M(\lambda)` blows up: ~50 steps on campaign seed 26). Steps: Newton on the
+    secular equations :math:`\phi_\pm(\nu) = 1 - 1/\|u_\pm(\nu)\|` of the free
+    multipliers (nearly linear in :math:`\nu`, as in Moré and Sorensen's trust-region
+    iteration; Newton on :math:`h` itself gains only a factor 1.5 per step from below
+    where :math:`\|u\| \gg 1`), projected onto :math:`\nu \ge 0` (a multiplier at 0
+    whose ball is inactive, :math:`\|u_\pm\| \le 1`, stays there), globalised by the
+    same line search on :math:`h`. One Cholesky factorisation of order :math:`k` per
+    evaluation: the form of choice when :math:`k \le n` (low-rank factors) or the
+    problem is small (:math:`k \le 64`, where the calls' overhead dominates).
+    """
+
+    def __init__(self, data: Any, pair_kind: bool = False) -> None:
+        super().__init__(data, pair_kind)
+        cols, self.blocks, start = [], [], 0
+        for i in (0, 1):
+            if self.active[i]:
+                cols.append(self.kappa[i] * self.C[i])
+                self.blocks.append(slice(start, start + self.C[i].shape[1]))
+                start += self.C[i].shape[1]
+            else:
+                self.blocks.append(slice(start, start))
+        self.k = start
+        self.A = np.hstack(cols) if cols else np.zeros((self.n, 0))
+        self.G = self.A.T @ self.A
+        self.G = 0.5 * (self.G + self.G.T)
+        self.Ad = self.A.T @ self.d
+        self.owner = np.concatenate([np.full(self.blocks[i].stop - self.blocks[i].start, i)
+                                     for i in (0, 1)]).astype(int)
+        self.diag = np.diag_indices(self.k)
+        # a multiplier may reach 0 only where its block of A^T A is positive definite
+        # (A_pm of full column rank: a flat ellipsoid); else it stays above 0
+        self.zero_ok = []
+        for i in (0, 1):
+            b = self.blocks[i]
+            ok = self.active[i] and b.stop - b.start < self.n  # flat: rank < n
+            if ok:
+                ok = _potrf(self.G[b, b].copy(), lower=1, clean=0)[1] == 0
+            self.zero_ok.append(bool(ok))
+        self.d_norm = _norm(self.d)
+
+    def start(self) -> np.ndarray:
+        r""":math:`\nu_\pm = \|A_\pm^\top d\|`: an upper bound on the ball's multiplier alone."""
+        return np.array([_norm(self.Ad[self.blocks[i]]) if self.active[i] else 0.0
+                         for i in (0, 1)])
+
+    def from_multipliers(self, lam: np.ndarray) -> np.ndarray:
+        r""":math:`\nu_\pm = \kappa_\pm^2\lambda_\pm` (a warm start given as :math:`\lambda`)."""
+        return np.array([lam[i] * self.kappa[i] ** 2 if self.active[i] else 0.0
+                         for i in (0, 1)])
+
+    def implied(self, e: np.ndarray, nu: np.ndarray, value: float
+                ) -> tuple[np.ndarray, dict[str, Any]] | None:
+        """Not used in the factor form (its steps reach nu = 0 directly)."""
+        return None
+
+    def multipliers(self, nu: np.ndarray) -> np.ndarray:
+        return np.array([nu[i] / self.kappa[i] ** 2 if self.active[i] else 1.0
+                         for i in (0, 1)])
+
+    def evaluate(self, nu: np.ndarray, derivatives: bool = True) -> dict[str, Any]:
+        K = self.G.copy()
+        K[self.diag] += nu[self.owner]
+        L, info = _potrf(K, lower=1, clean=0, overwrite_a=1)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"A^T A + N is not positive definite (potrf {info})")
+        u = _potrs(L, self.Ad, lower=1)[0]
+        r = self.d - self.A @ u
+        norms = np.array([_norm(u[self.blocks[i]]) for i in (0, 1)])
+        grad = np.where(self.active, 0.5 * (norms**2 - 1.0), 0.0)
+        value = 0.5 * float(r @ r) + float(np.sum(nu * grad))
+        out = {"r": r, "u": u, "norms": norms, "value": value, "grad": grad}
+        if derivatives:
+            P = np.zeros((self.k, 2))
+            for i in (0, 1):
+                P[self.blocks[i], i] = u[self.blocks[i]]
+            H = -(P.T @ _potrs(L, P, lower=1)[0])
+            for i in (0, 1):
+                if not self.active[i]:
+                    H[i, :] = H[:, i] = 0.0
+                    H[i, i] = -1.0  # a fixed coordinate: no step along it
+            out["hess"] = 0.5 * (H + H.T)
+        return out
+
+    def value_scale(self, nu: np.ndarray) -> float:
+        return float(self.d @ self.d) + float(np.sum(nu))
+
+    def stationarity(self, ev: dict[str, Any]) -> float:
+        r"""Largest :math:`|\|u_\pm\| - 1|` over the balls (0 at the optimum ...).
+
+        ... or its excess :math:`(\|u_\pm\| - 1)_+` where :math:`\nu_\pm = 0`.
+        """
+        nu = ev.get("nu")
+        out = 0.0
+        for i in (0, 1):
+            if self.active[i]:
+                gap = ev["norms"][i] - 1.0
+                out = max(out, max(gap, 0.0) if nu is not None and nu[i] == 0 else abs(gap))
+        return out
+
+    def points(self, nu: np.ndarray, ev: dict[str, Any]) -> list[tuple[np.ndarray, ...]]:
+        """The Lagrangian minimiser's pair, each ``u`` scaled into its ball (feasible)."""
+        z, u = [], []
+        for i, sign in ((0, -1.0), (1, 1.0)):
+            if not self.active[i]:
+                z.append(self.mu[i].copy())
+                u.append(np.zeros(self.C[i].shape[1]))
+                continue
+            ui = ev["u"][self.blocks[i]] / max(1.0, float(ev["norms"][i]))
+            u.append(ui)
+            z.append(self.mu[i] + sign * self.kappa[i] * (self.C[i] @ ui))
+        return [(z[0], z[1], u[0], u[1])]
+
+    def _try(self, nu: np.ndarray) -> dict[str, Any] | None:
+        try:
+            ev = self.evaluate(nu)
+        except np.linalg.LinAlgError:
+            return None
+        ev["nu"] = nu
+        return ev
+
+    def step(self, nu: np.ndarray, ev: dict[str, Any]
+             ) -> tuple[bool, np.ndarray, dict[str, Any]]:
+        """One projected, safeguarded secular Newton step (class docstring)."""
+        ev.setdefault("nu", nu)
+        H, grad, norms = ev["hess"], ev["grad"], ev["norms"]
+        # free multipliers: positive, or at 0 with their ball violated (h rises along them)
+        free = np.array([self.active[i] and (nu[i] > 0 or grad[i] > 0) for i in (0, 1)])
+        step = np.zeros(2)
+        if not np.any(free):
+            return False, nu, ev
+        Hf = H[np.ix_(free, free)]
+        gf = grad[free]
+        direction = None
+        if np.all(norms[free] > 0):
+            # secular Newton: J = diag(1/||u||^3) H,  J step = -(1 - 1/||u||)
+            nf = norms[free]
+            try:
+                cand = -np.linalg.solve(Hf, nf**2 * (nf - 1.0))
+                if float(cand @ gf) > 0:
+                    direction = cand
+            except np.linalg.LinAlgError:
+                pass
+        if direction is None:  # Newton on h (an ascent direction: H is negative definite)
+            try:
+                direction = -np.linalg.solve(Hf - 1e-14 * abs(np.trace(Hf)) * np.eye(len(gf)),
+                                             gf)
+            except np.linalg.LinAlgError:
+                direction = gf
+            if float(direction @ gf) <= 0:
+                direction = gf * (1.0 / max(abs(np.trace(Hf)), 1e-300))
+        step[free] = direction
+        floor = np.array([0.0 if self.zero_ok[i] else 0.1 * nu[i] for i in (0, 1)])
+        t = 1.0
+        trial, ev_trial = nu, ev
+        for _ in range(60):
+            trial = np.maximum(nu + t * step, floor)
+            moved = trial - nu
+            ev_try = self._try(trial)
+            if ev_try is not None:
+                ev_trial = ev_try
+                ascent = float(moved @ grad)
+                if ev_trial["value"] >= ev["value"] + 1e-4 * ascent:
+                    return True, trial, ev_trial
+                # h flat to rounding near its maximum: accept a step that shrinks the
+                # secular residuals instead (as the feature form does)
+                if (abs(ascent) <= _FLAT * self.value_scale(nu)
+                        and self.stationarity(ev_trial) < self.stationarity(ev)):
+                    return True, trial, ev_trial
+            t *= 0.5
+        return False, nu, ev
 
 
 @register("ellipsoid-newton", kinds=list(RATES_KINDS),
@@ -297,6 +805,7 @@ def solve_ellipsoid_newton(
     verbose: bool = False,
     callback: Callback | None = None,
     x0: tuple[float, float] | None = None,
+    space: str = "auto",
 ) -> Solution:
     r"""Specified-rates classifier by Newton's method on the ellipsoid distance's dual.
 
@@ -318,7 +827,15 @@ def solve_ellipsoid_newton(
         dual value :math:`g(\lambda)`, ``residual`` the relative gap, ``values``
         holds ``multipliers``); raising :class:`StopIteration` stops the solver.
     x0 : (float, float), optional
-        Initial multipliers :math:`(\lambda_+, \lambda_-)`.
+        Initial multipliers :math:`(\lambda_+, \lambda_-)` (non-negative; a zero is
+        a multiplier at its bound, e.g. a flat ellipsoid's, in the factor form).
+    space : {"auto", "factor", "feature"}, default="auto"
+        The coordinates of the Newton iteration: ``"feature"`` the multipliers
+        :math:`\lambda_\pm` with one factorisation of order :math:`n` per evaluation,
+        ``"factor"`` the balls' multipliers :math:`\nu_\pm = \kappa_\pm^2\lambda_\pm`
+        with one of order :math:`k = k_+ + k_-` (the factors' columns; exact at a flat
+        ellipsoid's :math:`\nu = 0`, :class:`_FactorDual`); ``"auto"`` takes the factor
+        form when :math:`k \le \max(n, 64)`.
 
     Returns
     -------
@@ -329,32 +846,86 @@ def solve_ellipsoid_newton(
     """
     t0 = time.perf_counter()
     check_common("ellipsoid-newton", tol, max_iter, time_limit)
+    if space not in ("auto", "factor", "feature"):
+        raise OptionError("ellipsoid-newton: space must be 'auto', 'factor' or 'feature', "
+                          f"got {space!r}")
     stop = stopper("ellipsoid-newton", callback)
     data = check_rates_program(program, "ellipsoid-newton")
+    if x0 is not None:
+        lam0 = np.asarray(x0, dtype=float).reshape(-1)
+        if lam0.shape != (2,) or not np.all(np.isfinite(lam0)) or np.any(lam0 < 0):
+            raise OptionError("ellipsoid-newton: x0 must be two non-negative finite "
+                              f"multipliers (lambda_pos, lambda_neg), got {x0!r}")
+    fallback = False
+    if space == "auto":
+        # the factor form where it suits (_factor_form_suits); a factor-form run that
+        # stalls uncertified is continued in the feature form
+        fallback = _factor_form_suits(data)
+        space = "factor" if fallback else "feature"
     with single_blas_thread(np.asarray(data["mean_pos"]).size):
-        return _newton(program, data, t0=t0, stop=stop, tol=tol, max_iter=max_iter,
-                       time_limit=time_limit, verbose=verbose, x0=x0)
+        sol = _newton(program, data, t0=t0, stop=stop, tol=tol, max_iter=max_iter,
+                      time_limit=time_limit, verbose=verbose, x0=x0, space=space)
+        if not (fallback and sol.extras.get("stop_reason") == 5
+                and not sol.extras.get("at_rounding_floor")):
+            return sol
+        used = time.perf_counter() - t0
+        lam = np.asarray(sol.extras["multipliers"], dtype=float)
+        # a multiplier at 0 (a flat ellipsoid's interior point) starts small, not at 0
+        lam = np.where(lam > 0, lam, 1e-6 * _Dual(data).start())
+        second = _newton(program, data, t0=time.perf_counter(), stop=stop, tol=tol,
+                         max_iter=max(1, max_iter - sol.iterations),
+                         time_limit=None if time_limit is None else max(time_limit - used,
+                                                                         1e-3),
+                         verbose=verbose, x0=lam, space="feature")
+    best = second if second.extras["relative_gap"] < sol.extras["relative_gap"] or \
+        second.status is Status.INFEASIBLE else sol
+    return replace(best, extras={**best.extras, "space": "factor, then feature"},
+                   iterations=sol.iterations + second.iterations,
+                   setup_time=sol.setup_time + second.setup_time,
+                   solve_time=sol.solve_time + second.solve_time)
+
+
+def _factor_form_suits(data: Any) -> bool:
+    r"""Whether ``space="auto"`` takes the factor form (:class:`_FactorDual`).
+
+    Where an ellipsoid is flat (its factor has fewer columns than :math:`n`): there its
+    multiplier may be 0 at the optimum, which the feature form only approaches
+    geometrically. But the factor form's system holds :math:`A^\top A`, whose
+    condition number is :math:`\operatorname{cond}(A)^2`: beyond
+    :math:`\operatorname{cond}(A) = 10^8` (features scaled by 1e8 next to unit ones)
+    it has no correct digit left and the feature form (order :math:`n`,
+    :math:`M = I + \ldots` never singular) is used.
+    """
+    n = np.asarray(data["mean_pos"]).size
+    cols = [np.asarray(data[c], dtype=float) * float(data[kap])
+            for c, kap in (("C_pos", "kappa_pos"), ("C_neg", "kappa_neg"))
+            if float(data[kap]) > 0]
+    if not any(c.shape[1] < n for c in cols):
+        return False
+    sv = np.linalg.svd(np.hstack(cols), compute_uv=False)
+    return bool(sv[-1] > 0 and sv[0] <= _FACTOR_COND * sv[-1])
 
 
 def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_iter: int,
-            time_limit: float | None, verbose: bool, x0: Any) -> Solution:
+            time_limit: float | None, verbose: bool, x0: Any, space: str) -> Solution:
     """The Newton iteration of :func:`solve_ellipsoid_newton` (options checked)."""
-    dual = _Dual(data, pair_kind=program.kind == kinds.RATES_DUAL)
+    pair_kind = program.kind == kinds.RATES_DUAL
+    dual = _FactorDual(data, pair_kind) if space == "factor" else _Dual(data, pair_kind)
     if x0 is None:
-        # r ~ d when the ellipsoids are small: lambda = sqrt(d^T Sigma d) / kappa
-        lam = np.array([math.sqrt(max(float(dual.d @ dual.S[i] @ dual.d), 1e-300))
-                        / dual.kappa[i] if dual.active[i] else 1.0 for i in (0, 1)])
+        lam = dual.start()
     else:
-        lam = np.asarray(x0, dtype=float).reshape(-1)
-        if lam.shape != (2,) or not np.all(np.isfinite(lam)) or np.any(lam <= 0):
-            raise OptionError("ellipsoid-newton: x0 must be two positive finite multipliers "
-                              f"(lambda_pos, lambda_neg), got {x0!r}")
+        lam = dual.from_multipliers(np.asarray(x0, dtype=float).reshape(-1))
     d_norm = _norm(dual.d)
     setup_time = time.perf_counter() - t0
     t1 = time.perf_counter()
-    ev = dual.evaluate(lam)
+    try:
+        ev = dual.evaluate(lam)
+    except np.linalg.LinAlgError:  # a warm start at nu = 0 where A^T A is singular
+        lam = np.maximum(lam, dual.start())
+        ev = dual.evaluate(lam)
     code, k, rel_gap = 1, 0, math.inf
     best_gap, best_value, since_best = math.inf, -math.inf, 0
+    extras_floor = False
     if verbose:
         print(f"{'iter':>5} {'g(lambda)':>16} {'lower':>16} {'upper':>16} {'rel. gap':>10}")
     while True:
@@ -364,12 +935,24 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
             break
         lower, upper = br["lower"], br["upper"]
         rel_gap = (upper - lower) / upper if math.isfinite(upper) else math.inf
+        if dual.flat_sets and tol < rel_gap < math.inf and (since_best > 0
+                                                            or rel_gap <= _REFIT):
+            # a flat ellipsoid, and the cheap pairs stopped closing the bracket or it is
+            # nearly closed: the pairs fitted by least squares (a flat ellipsoid's
+            # interior nearest point is round-off in the Lagrangian and the tangent
+            # pairs) may close it
+            fitted = dual.bracket(lam, ev, fit=True)
+            if math.isfinite(fitted["upper"]) and fitted["dist"] > 1e-10 * d_norm:
+                gap_fit = (fitted["upper"] - fitted["lower"]) / fitted["upper"]
+                if gap_fit < rel_gap:
+                    br, rel_gap = fitted, gap_fit
+                    lower, upper = br["lower"], br["upper"]
         if verbose:
             print(f"{k:>5} {ev['value']:>16.10g} {lower:>16.10g} {upper:>16.10g} "
                   f"{rel_gap:>10.2e}")
         if stop is not None and stop(IntermediateResult(
                 iteration=k, objective=ev["value"], residual=rel_gap,
-                elapsed=time.perf_counter() - t1, values={"multipliers": lam.copy()})):
+                elapsed=time.perf_counter() - t1, values={"multipliers": dual.multipliers(lam)})):
             code = 3
             break
         if rel_gap <= tol:
@@ -382,8 +965,15 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
             best_gap, best_value, since_best = min(rel_gap, best_gap), ev["value"], 0
         else:
             since_best += 1
-            if since_best >= _STALL:
+            # at the bracket's rounding floor two idle steps suffice (no step can close it)
+            floor = dual.bracket_floor(br)
+            # at the floor; or (the dual kind) no separating own normal while the
+            # rounding of the pair's coordinates is of the order of the distance itself
+            at_floor = rel_gap <= _AT_FLOOR * floor if math.isfinite(rel_gap) else \
+                dual.pair_kind and 0.1 <= floor < math.inf
+            if since_best >= (_STALL_AT_FLOOR if at_floor else _STALL):
                 code = 5
+                extras_floor = at_floor
                 break
         if k >= max_iter:
             code = 1
@@ -391,56 +981,41 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
         if time_limit is not None and time.perf_counter() - t1 > time_limit:
             code = 2
             break
-        # damped Newton ascent (g is concave in lambda), inside lambda > 0
-        H, grad = ev["hess"], ev["grad"]
-        try:
-            step = -np.linalg.solve(H - 1e-14 * abs(np.trace(H)) * np.eye(2), grad)
-        except np.linalg.LinAlgError:
-            step = grad
-        if float(step @ grad) <= 0:  # not an ascent direction (rounding): gradient step
-            step = grad * (1.0 / max(abs(np.trace(H)), 1e-300))
-        t = 1.0
-        neg = step < 0
-        if np.any(neg):
-            t = min(1.0, 0.9 * float(np.min(-lam[neg] / step[neg])))
-        improved = False
-        for _ in range(60):
-            trial = lam + t * step
-            ev_trial = dual.evaluate(trial)
-            if ev_trial["value"] >= ev["value"] + 1e-4 * t * float(step @ grad):
-                improved = True
-                break
-            # near the maximum g is flat to rounding (its change is quadratic in the
-            # multipliers' error, below eps * |g| once that error is ~sqrt(eps)), so
-            # Armijo's test on g reads noise: there, a step that shrinks the gradient
-            # (the stationarity q_pm = kappa_pm^2 it is solving) is accepted instead
-            if (t * float(step @ grad) <= _FLAT * dual.value_scale(lam)
-                    and dual.stationarity(ev_trial) < dual.stationarity(ev)):
-                improved = True
-                break
-            t *= 0.5
+        improved, trial, ev_trial = dual.step(lam, ev)
+        if br.get("normal") is not None and (k == 0 or since_best >= 2):
+            # the multipliers the bracket's normal implies (the tangent condition
+            # lambda_pm = s(e) ||C_pm^T e|| / kappa_pm, exact at the optimal normal): a
+            # start 1e15 times too large (features scaled by 1e8) is left in one step
+            jump = dual.implied(br["normal"], lam, ev["value"])
+            if jump is not None and (not improved or jump[1]["value"] > ev_trial["value"]):
+                improved, (trial, ev_trial) = True, jump
         k += 1
         if not improved or np.all(np.abs(trial - lam) <= 4 * _EPS * np.abs(lam)):
             code = 5  # no step moves the multipliers: the bracket is at its rounding floor
+            extras_floor = math.isfinite(rel_gap) and \
+                rel_gap <= _AT_FLOOR * dual.bracket_floor(br)
             lam, ev = trial, ev_trial
             break
         lam, ev = trial, ev_trial
     solve_time = time.perf_counter() - t1
-    extras = {"stop_reason": code, "multipliers": lam.copy(), "relative_gap": rel_gap}
+    extras = {"stop_reason": code, "multipliers": dual.multipliers(lam), "relative_gap": rel_gap,
+              "space": space, "at_rounding_floor": extras_floor}
     if code == 4:
         message = (f"{TERMINATION_MESSAGES[4]} (error_pos={data.get('eta_pos', math.nan):g}, "
                    f"error_neg={data.get('eta_neg', math.nan):g}); raise error_pos or error_neg")
         return Solution(status=Status.INFEASIBLE, solver="ellipsoid-newton", iterations=k,
                         setup_time=setup_time, solve_time=solve_time, message=message,
                         extras=extras)
-    if code != 3:
-        # the last multipliers (a stalled line search moved them), and where the cheap
-        # pairs did not certify, the fitted pairs too (a least-squares solve per side)
-        br = dual.bracket(lam, ev, fit=code != 0)
-        if code != 0 and br["dist"] > 1e-10 * d_norm and math.isfinite(br["upper"]):
-            rel_gap = (br["upper"] - br["lower"]) / br["upper"]
-            if rel_gap <= tol:
-                code = 0
+    if code not in (0, 3):
+        # the last multipliers (a stalled line search moved them) with the fitted pairs
+        # too (a least-squares solve per side); kept where they do better
+        last = dual.bracket(lam, ev, fit=True)
+        if last["dist"] > 1e-10 * d_norm and math.isfinite(last["upper"]):
+            gap_last = (last["upper"] - last["lower"]) / last["upper"]
+            if gap_last < rel_gap or not math.isfinite(br["upper"]):
+                br, rel_gap = last, gap_last
+                if rel_gap <= tol:
+                    code = 0
         extras["relative_gap"] = rel_gap
     zp, zn, u_pos, u_neg = br["pair"]
     residual = rel_gap  # the optimality measure: the certified relative gap
