@@ -135,6 +135,31 @@ _EPS = float(np.finfo(float).eps)
 def _norm(v: np.ndarray) -> float:
     """Euclidean norm of a vector (``np.linalg.norm`` without its call overhead)."""
     return math.sqrt(float(v @ v))
+
+
+_SFMIN = float(np.finfo(float).tiny)
+
+
+def _solve2(a00: float, a01: float, a10: float, a11: float, b0: float, b1: float
+            ) -> tuple[float, float]:
+    """``np.linalg.solve([[a00, a01], [a10, a11]], [b0, b1])`` in scalar arithmetic.
+
+    The operations of LAPACK's ``dgesv`` at order 2 (partial pivoting, the multiplier
+    by the pivot's reciprocal, then the two triangular solves), so that the result is
+    the same to the last bit (``tests/test_ellipsoid_newton.py`` checks it on random
+    systems) at a tenth of the call's cost (issue 14: the Newton steps are on two
+    multipliers). :class:`numpy.linalg.LinAlgError` for an exactly singular matrix.
+    """
+    if abs(a10) > abs(a00):  # partial pivoting (the first of equal moduli is kept)
+        a00, a01, a10, a11, b0, b1 = a10, a11, a00, a01, b1, b0
+    if a00 == 0.0:
+        raise np.linalg.LinAlgError("Singular matrix")
+    l10 = a10 * (1.0 / a00) if abs(a00) >= _SFMIN else a10 / a00
+    u11 = a11 - l10 * a01
+    if u11 == 0.0:
+        raise np.linalg.LinAlgError("Singular matrix")
+    x1 = (b1 - l10 * b0) / u11
+    return (b0 - a01 * x1) / a00, x1
 #: Armijo's test is replaced by the gradient test once the predicted increase of g is
 #: below this multiple of its rounding (``_Dual.value_scale``).
 _FLAT = 1e3 * _EPS
@@ -156,6 +181,32 @@ STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT,
                                  4: Status.INFEASIBLE, 5: Status.OPTIMAL_INACCURATE}
 
 
+class _Evaluation(dict):
+    """An evaluation's quantities; ``"hess"`` is computed on first access (``hessian``)."""
+
+    hessian: Any = None
+
+    def __missing__(self, key: str) -> Any:
+        if key == "hess" and self.hessian is not None:
+            self["hess"] = value = self.hessian()
+            return value
+        raise KeyError(key)
+
+
+def _columns(blocks: list[np.ndarray]) -> np.ndarray:
+    """``np.column_stack(blocks)`` for vectors and matrices of ``n`` rows (same array)."""
+    widths = [1 if b.ndim == 1 else b.shape[1] for b in blocks]
+    out = np.empty((blocks[0].shape[0], sum(widths)))
+    j = 0
+    for b, w in zip(blocks, widths):
+        if b.ndim == 1:
+            out[:, j] = b
+        else:
+            out[:, j:j + w] = b
+        j += w
+    return out
+
+
 class _Dual:
     """Evaluates :math:`g`, its gradient and Hessian at the multipliers (module docstring)."""
 
@@ -173,11 +224,21 @@ class _Dual:
         self.flat_sets = [(i,) for i in flat] + ([tuple(flat)] if len(flat) == 2 else [])
         self._ranges: dict[tuple[int, ...], np.ndarray | None] = {}
         self._pinv: dict[tuple[int, ...], np.ndarray] = {}
+        # constants of the iteration, formed once (issue 14: at the campaign's sizes a
+        # step's cost is its number of numpy calls)
+        self._eye = np.eye(self.n)
+        self._k2 = tuple(k ** 2 for k in self.kappa)  # kappa_pm^2 (as value_scale had it)
+        self._dd = float(self.d @ self.d)
+        self._projectors: np.ndarray | None | bool = False  # kink_directions, on first use
+        self._stack: np.ndarray | None = None  # evaluate, on first use
+        self._candidates: tuple | None = None  # bracket's last plain candidates
 
-    def evaluate(self, lam: np.ndarray, derivatives: bool = True) -> dict[str, Any]:
+    def evaluate(self, lam: np.ndarray, derivatives: bool = False) -> dict[str, Any]:
+        # ``ev["hess"]`` is formed on first use (derivatives=True: at once): most line
+        # search trials are rejected and never need it (issue 14)
         # stacked over the two classes (an inactive class has a zero Sigma): a handful of
         # numpy calls, which is the cost at the campaign's sizes (n <= 5)
-        if not hasattr(self, "_stack"):
+        if self._stack is None:
             self._stack = np.stack([self.S[i] if self.active[i] else np.zeros((self.n,
                                                                                   self.n))
                                     for i in (0, 1)])
@@ -185,7 +246,7 @@ class _Dual:
             self._kap2 = np.array([k * k for k in self.kappa]) * self._act
         lam = np.asarray(lam, dtype=float)
         inv = self._act / lam
-        M = np.eye(self.n) + inv[0] * self._stack[0] + inv[1] * self._stack[1]
+        M = self._eye + inv[0] * self._stack[0] + inv[1] * self._stack[1]
         # LAPACK potrf/potrs directly (scipy's cho_factor/cho_solve wrappers cost more
         # than the factorisation itself at the campaign's sizes, d <= 5)
         L, info = _potrf(M, lower=1, clean=0, overwrite_a=1)
@@ -196,8 +257,9 @@ class _Dual:
         rSr = Sr @ r
         q = rSr * inv * inv
         value = 0.5 * float(self.d @ r) - 0.5 * float(lam @ self._kap2)
-        out = {"r": r, "Sr": Sr, "q": q, "value": value, "grad": 0.5 * (q - self._kap2)}
-        if derivatives:
+        out = _Evaluation(r=r, Sr=Sr, q=q, value=value, grad=0.5 * (q - self._kap2))
+
+        def hessian() -> np.ndarray:
             P = Sr.T * (inv * inv)  # columns s_pm = Sigma_pm r / lambda_pm^2
             H = P.T @ _potrs(L, P, lower=1)[0]
             H[0, 0] -= rSr[0] * inv[0] ** 3
@@ -206,7 +268,11 @@ class _Dual:
                 if not self.active[i]:  # a fixed coordinate: no step along it
                     H[i, :] = H[:, i] = 0.0
                     H[i, i] = -1.0
-            out["hess"] = 0.5 * (H + H.T)
+            return 0.5 * (H + H.T)
+
+        out.hessian = hessian
+        if derivatives:
+            out["hess"] = hessian()
         return out
 
     def start(self) -> np.ndarray:
@@ -223,36 +289,50 @@ class _Dual:
 
         Returns ``(improved, trial, evaluation at trial)``.
         """
-        H, grad = ev["hess"], ev["grad"]
-        Hr = H - 1e-14 * abs(np.trace(H)) * np.eye(2)
+        # scalar arithmetic on the two multipliers, the same operations as the arrays
+        # (np.trace, np.eye(2), np.linalg.solve: _solve2) to the last bit (issue 14)
+        h00, h01, h10, h11 = ev["hess"].ravel().tolist()
+        g0, g1 = ev["grad"].tolist()
+        l0, l1 = lam.tolist()
+        shift = 1e-14 * abs(h00 + h11)
+        off = shift * 0.0
+        Hr = (h00 - shift, h01 - off, h10 - off, h11 - shift)
         secular = self._secular_step(lam, ev, Hr)
         if secular is not None:
             return secular
         try:
-            step = -np.linalg.solve(Hr, grad)
+            x0, x1 = _solve2(*Hr, g0, g1)
+            s0, s1 = -x0, -x1
         except np.linalg.LinAlgError:
-            step = grad
-        if float(step @ grad) <= 0:  # not an ascent direction (rounding): gradient step
-            step = grad * (1.0 / max(abs(np.trace(H)), 1e-300))
+            s0, s1 = g0, g1
+        slope = s0 * g0 + s1 * g1
+        if slope <= 0:  # not an ascent direction (rounding): gradient step
+            scale = 1.0 / max(abs(h00 + h11), 1e-300)
+            s0, s1 = g0 * scale, g1 * scale
+            slope = s0 * g0 + s1 * g1
         t = 1.0
-        neg = step < 0
-        if np.any(neg):
-            t = min(1.0, 0.9 * float(np.min(-lam[neg] / step[neg])))
+        bounds = [-li / si for li, si in ((l0, s0), (l1, s1)) if si < 0]
+        if bounds:
+            t = min(1.0, 0.9 * min(bounds))
         trial, ev_trial = lam, ev
+        value = ev["value"]
+        flat = None
         for _ in range(60):
-            trial = lam + t * step
+            trial = np.array([l0 + t * s0, l1 + t * s1])
             try:
                 ev_trial = self.evaluate(trial)
             except np.linalg.LinAlgError:  # M(lambda) at rounding (lambda ~ 1e-300)
                 t *= 0.5
                 continue
-            if ev_trial["value"] >= ev["value"] + 1e-4 * t * float(step @ grad):
+            if ev_trial["value"] >= value + 1e-4 * t * slope:
                 return True, trial, ev_trial
             # near the maximum g is flat to rounding (its change is quadratic in the
             # multipliers' error, below eps * |g| once that error is ~sqrt(eps)), so
             # Armijo's test on g reads noise: there, a step that shrinks the gradient
             # (the stationarity q_pm = kappa_pm^2 it is solving) is accepted instead
-            if (t * float(step @ grad) <= _FLAT * self.value_scale(lam)
+            if flat is None:
+                flat = _FLAT * self.value_scale(lam)
+            if (t * slope <= flat
                     and self.stationarity(ev_trial) < self.stationarity(ev)):
                 return True, trial, ev_trial
             t *= 0.5
@@ -278,27 +358,31 @@ class _Dual:
         :math:`\lambda > 0`; ``None`` where no such step is found (then Newton's step
         on :math:`g`).
         """
-        act = [i for i in (0, 1) if self.active[i]]
-        q, grad = ev["q"], ev["grad"]
-        if not all(q[i] > 0 for i in act):
+        active = self.active
+        q0, q1 = ev["q"].tolist()
+        if (active[0] and not q0 > 0) or (active[1] and not q1 > 0):
             return None
-        v = np.array([q[i] * (math.sqrt(q[i]) / self.kappa[i] - 1.0) if self.active[i]
-                      else 0.0 for i in (0, 1)])
+        k0, k1 = self.kappa
+        v0 = q0 * (math.sqrt(q0) / k0 - 1.0) if active[0] else 0.0
+        v1 = q1 * (math.sqrt(q1) / k1 - 1.0) if active[1] else 0.0
         try:
-            step = -np.linalg.solve(Hr, v)
+            x0, x1 = _solve2(*Hr, v0, v1)
         except np.linalg.LinAlgError:
             return None
-        slope = float(step @ grad)
+        s0, s1 = -x0, -x1
+        g0, g1 = ev["grad"].tolist()
+        slope = s0 * g0 + s1 * g1
         if not slope > 0:
             return None
-        if np.any((lam + step)[act] <= 0):
+        l0, l1 = lam.tolist()
+        if (active[0] and l0 + s0 <= 0) or (active[1] and l1 + s1 <= 0):
             # a step through lambda = 0 is no root of the secular equations nearby (an
             # interior nearest point, or intersecting ellipsoids): Newton on g decides
             return None
         t = 1.0
         res0 = self._secular(ev)
         for _ in range(_SECULAR_TRIES):
-            trial = lam + t * step
+            trial = np.array([l0 + t * s0, l1 + t * s1])
             try:
                 ev_trial = self.evaluate(trial)
             except np.linalg.LinAlgError:
@@ -343,12 +427,18 @@ class _Dual:
 
     def value_scale(self, lam: np.ndarray) -> float:
         """The magnitude of the terms of :math:`g` (its rounding is ``eps`` times this)."""
-        return float(self.d @ self.d) + sum(float(lam[i]) * self.kappa[i] ** 2
-                                            for i in (0, 1) if self.active[i])
+        l0, l1 = lam.tolist()
+        terms = 0.0
+        if self.active[0]:
+            terms += l0 * self._k2[0]
+        if self.active[1]:
+            terms += l1 * self._k2[1]
+        return self._dd + terms
 
     def stationarity(self, ev: dict[str, Any]) -> float:
         r"""Largest :math:`|q_\pm - \kappa_\pm^2| / \kappa_\pm^2` (0 at the optimum)."""
-        return max((abs(ev["q"][i] - self.kappa[i] ** 2) / self.kappa[i] ** 2
+        q = ev["q"].tolist()
+        return max((abs(q[i] - self._k2[i]) / self._k2[i]
                     for i in (0, 1) if self.active[i]), default=0.0)
 
     def points(self, lam: np.ndarray, ev: dict[str, Any]) -> list[tuple[np.ndarray, ...]]:
@@ -436,18 +526,28 @@ class _Dual:
         to 0). The projections remove that component exactly; they are candidates
         only (the bracket keeps the best bound, every bound stays valid).
         """
+        K = self._kinks(e)
+        return [] if K is None else list(K)
+
+    def _kinks(self, e: np.ndarray) -> np.ndarray | None:
+        """:meth:`kink_directions` as the rows of one array (``None``: there are none)."""
         if not self.flat_sets:
-            return []
-        if not hasattr(self, "_projectors"):  # I - Q Q^T per flat set, stacked, once
+            return None
+        if self._projectors is False:  # I - Q Q^T per flat set, stacked, once
             Qs = [self._range(c) for c in self.flat_sets]
             self._projectors = np.stack([np.eye(self.n) - Q @ Q.T for Q in Qs
                                          if Q is not None]) if any(
                 Q is not None for Q in Qs) else None
         if self._projectors is None:
-            return []
+            return None
         P = self._projectors @ e  # one row per flat set
         pn = np.sqrt(np.einsum("ij,ij->i", P, P))
-        return [P[j] / pn[j] for j in range(P.shape[0]) if pn[j] > 0]
+        if not (pn > 0).all():
+            keep = pn > 0
+            if not keep.any():
+                return None
+            P, pn = P[keep], pn[keep]
+        return P / pn[:, None]
 
     def _solve_ls(self, classes: tuple[int, ...], rhs: np.ndarray) -> np.ndarray:
         r"""Least-squares ``u`` of :math:`[\kappa_i C_i]_{i \in \text{classes}}\,u = \text{rhs}`.
@@ -455,12 +555,45 @@ class _Dual:
         Through the pseudo-inverse, computed once, at small sizes (a LAPACK least-squares
         call costs ~50 us there, a product ~1 us); ``lstsq`` otherwise.
         """
-        A = np.hstack([self.kappa[i] * self.C[i] for i in classes])
-        if self.n * A.shape[1] > 4096:
-            return np.linalg.lstsq(A, rhs, rcond=None)[0]
-        if classes not in self._pinv:
-            self._pinv[classes] = np.linalg.pinv(A)
-        return self._pinv[classes] @ rhs
+        pinv = self._pinv.get(classes)
+        if pinv is None:
+            A = np.hstack([self.kappa[i] * self.C[i] for i in classes])
+            if self.n * A.shape[1] > 4096:
+                return np.linalg.lstsq(A, rhs, rcond=None)[0]
+            pinv = self._pinv[classes] = np.linalg.pinv(A)
+        return pinv @ rhs
+
+    def _plain_candidates(self, lam: np.ndarray, ev: dict[str, Any]) -> tuple:
+        """The bracket's candidates at ``lam`` before the fitted pairs (:meth:`bracket`)."""
+        r = ev["r"]
+        rn = _norm(r)
+        (zp0, zn0, up0, un0), = self.points(lam, ev)
+        n = self.n
+        E = np.zeros((n, 0))
+        CE: list[np.ndarray] = []
+        norms = [np.zeros(0), np.zeros(0)]
+        blocks: list[list[np.ndarray]] = [[zp0], [zn0], [up0], [un0]]
+        if rn > 0:
+            e0 = r / rn
+            K = self._kinks(e0)
+            if K is None:
+                E = e0[:, None].copy()
+            else:
+                E = np.empty((n, 1 + K.shape[0]))
+                E[:, 0] = e0
+                E[:, 1:] = K.T
+            CE = [self.C[0].T @ E, self.C[1].T @ E]
+            norms = [np.sqrt(np.einsum("ij,ij->j", CE[i], CE[i])) for i in (0, 1)]
+            for i, sign in ((0, -1.0), (1, 1.0)):
+                if self.active[i]:
+                    U = CE[i] / np.where(norms[i] > 0, norms[i], 1.0)  # C^T e = 0: u = 0
+                    Z = self.mu[i][:, None] + (sign * self.kappa[i]) * (self.C[i] @ U)
+                else:
+                    U = np.zeros_like(CE[i])
+                    Z = np.repeat(self.mu[i][:, None], E.shape[1], axis=1)
+                blocks[i].append(Z)
+                blocks[2 + i].append(U)
+        return E, CE, norms, blocks, rn
 
     def bracket(self, lam: np.ndarray, ev: dict[str, Any], fit: bool = False
                 ) -> dict[str, Any]:
@@ -473,34 +606,27 @@ class _Dual:
         """
         # vectorised over the candidates (columns): at the campaign's sizes (n <= 5)
         # the cost is the number of numpy calls, not the arithmetic
-        r = ev["r"]
-        rn = _norm(r)
-        (zp0, zn0, up0, un0), = self.points(lam, ev)
-        cols = [[zp0], [zn0], [up0], [un0]]
-        E = np.zeros((self.n, 0))
-        norms = [np.zeros(0), np.zeros(0)]
+        n = self.n
+        cached = self._candidates
+        if cached is not None and cached[0] is ev and cached[1] is lam:
+            # the same point's plain bracket was just formed (an idle step tries the
+            # fitted pairs after it): its candidates are reused, not recomputed
+            E, CE, norms, plain = cached[2:]
+            blocks = [list(b) for b in plain]
+            rn = 1.0 if E.shape[1] else 0.0
+        else:
+            E, CE, norms, blocks, rn = self._plain_candidates(lam, ev)
+            self._candidates = (ev, lam, E, CE, norms, [list(b) for b in blocks])
         if rn > 0:
-            e0 = r / rn
-            E = np.column_stack([e0, *self.kink_directions(lam, e0)])
-            CE = [self.C[i].T @ E for i in (0, 1)]
-            norms = [np.sqrt(np.einsum("ij,ij->j", CE[i], CE[i])) for i in (0, 1)]
-            for i, sign in ((0, -1.0), (1, 1.0)):
-                if self.active[i]:
-                    U = CE[i] / np.where(norms[i] > 0, norms[i], 1.0)  # C^T e = 0: u = 0
-                    Z = self.mu[i][:, None] + (sign * self.kappa[i]) * (self.C[i] @ U)
-                else:
-                    U = np.zeros_like(CE[i])
-                    Z = np.repeat(self.mu[i][:, None], E.shape[1], axis=1)
-                cols[i].append(Z)
-                cols[2 + i].append(U)
             if fit:  # along the best separating candidate (three small solves)
                 sepE = E.T @ self.d - sum(self.kappa[i] * norms[i] for i in (0, 1)
                                           if self.active[i])
-                j = int(np.argmax(sepE))
+                j = int(sepE.argmax())
                 for pair in self.tangent(E[:, j], [CE[0][:, j], CE[1][:, j]], True)[1:]:
-                        for c, v in zip(cols, pair):
-                            c.append(v)
-        ZP, ZN, UP, UN = (np.column_stack(c) for c in cols)
+                    for c, v in zip(blocks, pair):
+                        c.append(v)
+        # the candidates as columns (np.column_stack without its per-call overhead)
+        ZP, ZN, UP, UN = (_columns(b) for b in blocks)
         if self.pair_kind:
             # the dual kind returns u: judge the points its certificate rebuilds from u
             # (the pulled pair's z = mu -+ Sigma r / lambda differs from mu -+ kappa C u
@@ -543,18 +669,25 @@ class _Dual:
             return {"dist": dist, "pair": pick(best), "lower": lower, "direction": None,
                     "upper": lower / (1.0 - own[best]) if own[best] < 1.0 else math.inf,
                     "normal": normal}
-        best = int(np.argmin(dists))
+        best = int(dists.argmin())
         dist = float(dists[best])
         out = {"dist": dist, "pair": pick(best), "lower": 2.0 / dist**2 if dist > 0 else math.inf}
         # the primal kind returns w = 2e/s(e): its value 2/s(e)^2 is the upper end (the
         # dual value's 1/g(lambda) bounds the optimum, not the returned point)
         sep = E.T @ self.d - sum(self.kappa[i] * norms[i] for i in (0, 1) if self.active[i])
         if dist > 0:
-            E = np.column_stack([E, D[:, best] / dist])
-            sep = np.append(sep, seps(E[:, -1:]))
+            m = E.shape[1]
+            E2 = np.empty((n, m + 1))
+            E2[:, :m] = E
+            E2[:, m] = D[:, best] / dist
+            E = E2
+            sep2 = np.empty(m + 1)
+            sep2[:m] = sep
+            sep2[m:] = seps(E[:, -1:])
+            sep = sep2
         upper, direction = math.inf, None
-        if sep.size and float(np.max(sep)) > 0:
-            j = sep.size - 1 - int(np.argmax(sep[::-1]))  # the last of equal ones
+        if sep.size and float(sep.max()) > 0:
+            j = sep.size - 1 - int(sep[::-1].argmax())  # the last of equal ones
             upper, direction = 2.0 / float(sep[j]) ** 2, E[:, j]
         out["upper"], out["direction"], out["normal"] = upper, direction, direction
         return out
