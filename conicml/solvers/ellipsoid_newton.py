@@ -232,6 +232,8 @@ class _Dual:
         self._projectors: np.ndarray | None | bool = False  # kink_directions, on first use
         self._stack: np.ndarray | None = None  # evaluate, on first use
         self._candidates: tuple | None = None  # bracket's last plain candidates
+        self._abs: tuple | None = None  # floor, on first use
+        self._spectral: tuple | None = None  # floor (dual kind), on first use
 
     def evaluate(self, lam: np.ndarray, derivatives: bool = False) -> dict[str, Any]:
         # ``ev["hess"]`` is formed on first use (derivatives=True: at once): most line
@@ -714,8 +716,11 @@ class _Dual:
         """
         dist = _norm(z_pos - z_neg)
         ae = np.abs(e)
-        terms = float(ae @ (np.abs(self.mu[0]) + np.abs(self.mu[1]))) + sum(
-            self.kappa[i] * _norm(np.abs(self.C[i]).T @ ae) for i in (0, 1) if self.active[i])
+        if self._abs is None:  # |mu_+| + |mu_-| and |C_pm|^T, formed once
+            self._abs = (np.abs(self.mu[0]) + np.abs(self.mu[1]),
+                         np.abs(self.C[0]).T, np.abs(self.C[1]).T)
+        terms = float(ae @ self._abs[0]) + sum(
+            self.kappa[i] * _norm(self._abs[1 + i] @ ae) for i in (0, 1) if self.active[i])
         sep = float(e @ self.d) - sum(self.kappa[i] * _norm(self.C[i].T @ e)
                                       for i in (0, 1) if self.active[i])
         if not dist > 0:
@@ -725,7 +730,10 @@ class _Dual:
             # the dual kind's direction is the pair's own: its rounding (points) enters
             # s(e) through kappa ||C^T e|| at first order; where that direction does not
             # separate at all, against the distance itself (s(e) <= ||z_+ - z_-||)
-            spread = points * sum(self.kappa[i] * float(np.linalg.norm(self.C[i], 2))
+            if self._spectral is None:  # ||C_pm||_2, constant: one SVD each, once
+                self._spectral = tuple(float(np.linalg.norm(self.C[i], 2)) if self.active[i]
+                                       else 0.0 for i in (0, 1))
+            spread = points * sum(self.kappa[i] * self._spectral[i]
                                   for i in (0, 1) if self.active[i])
             if not sep > 0:
                 return 2.0 * _EPS * (points + spread / dist)
@@ -1123,7 +1131,8 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
             if jump is not None and (not improved or jump[1]["value"] > ev_trial["value"]):
                 improved, (trial, ev_trial) = True, jump
         k += 1
-        if not improved or np.all(np.abs(trial - lam) <= 4 * _EPS * np.abs(lam)):
+        if not improved or all(abs(t - v) <= 4 * _EPS * abs(v)
+                               for t, v in zip(trial.tolist(), lam.tolist())):
             code = 5  # no step moves the multipliers: the bracket is at its rounding floor
             extras_floor = math.isfinite(rel_gap) and \
                 rel_gap <= _AT_FLOOR * dual.bracket_floor(br)
