@@ -274,3 +274,54 @@ def test_space_option_is_checked():
     b = cm.solve(prog, "ellipsoid-newton", space="feature")
     assert a.status is b.status is cm.Status.OPTIMAL
     assert a.objective == pytest.approx(b.objective, rel=1e-9)
+
+
+# -- issue 14, per-step cost: scalar arithmetic that must reproduce the arrays' bits ------
+def test_scalar_2x2_solve_is_numpy_s_to_the_last_bit():
+    # reference: np.linalg.solve (LAPACK dgesv), on random systems over 16 decades, with
+    # both pivoting orders, ties and exactly singular matrices
+    from conicml.solvers.ellipsoid_newton import _solve2
+
+    rng = np.random.default_rng(14)
+    for _ in range(3000):
+        A = rng.normal(size=(2, 2)) * 10.0 ** rng.uniform(-8, 8, size=(2, 2))
+        b = rng.normal(size=2) * 10.0 ** rng.uniform(-5, 5, size=2)
+        assert np.array_equal(np.array(_solve2(*A.ravel().tolist(), *b.tolist())),
+                              np.linalg.solve(A, b))
+    tie = np.array([[2.0, 1.0], [-2.0, 3.0]])
+    assert np.array_equal(np.array(_solve2(*tie.ravel().tolist(), 1.0, 2.0)),
+                          np.linalg.solve(tie, [1.0, 2.0]))
+    for singular in ([0.0, 1.0, 0.0, 2.0], [1.0, 2.0, 2.0, 4.0]):
+        with pytest.raises(np.linalg.LinAlgError):
+            np.linalg.solve(np.reshape(singular, (2, 2)), [1.0, 1.0])
+        with pytest.raises(np.linalg.LinAlgError):
+            _solve2(*singular, 1.0, 1.0)
+
+
+def test_lazy_hessian_is_the_eager_one():
+    # the Hessian formed on first access equals the one formed at once (same operations)
+    from conicml.solvers.ellipsoid_newton import _Dual
+
+    X, y = _instance(4, 5, 1e3)
+    prog = sr.specified_rates((X, y), 0.2, 0.3)
+    dual = _Dual(prog.data)
+    lam = dual.start() * 0.37
+    lazy, eager = dual.evaluate(lam), dual.evaluate(lam, derivatives=True)
+    assert "hess" not in lazy
+    assert np.array_equal(lazy["hess"], eager["hess"]) and lazy["value"] == eager["value"]
+
+
+def test_g_rising_within_its_rounding_is_no_progress():
+    # campaign seed 289 (dual kind, a feature scaled by 1e8, certified by neither solver:
+    # Clarabel OPTIMAL_INACCURATE with a recomputed gap of 1): lambda_+ -> 1e-18 makes
+    # M(lambda) of condition ~1e30, where g is read to +-1e3 (Cholesky's backward error)
+    # and its noise kept resetting the stall count (25 steps). It now stops as stalled
+    # after 8 idle steps, OPTIMAL_INACCURATE with its gap in the message, never OPTIMAL
+    prog = _campaign(289)
+    sol = cm.solve(prog, "ellipsoid-newton")
+    assert sol.status is cm.Status.OPTIMAL_INACCURATE
+    assert sol.iterations <= 17
+    assert "stalled" in sol.message and f"{sol.extras['relative_gap']:.2g}" in sol.message
+    ref = cm.solve(prog, "clarabel")
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
+    assert sol.residuals.max() < ref.residuals.max()
