@@ -195,16 +195,7 @@ class _Evaluation(dict):
 
 def _columns(blocks: list[np.ndarray]) -> np.ndarray:
     """``np.column_stack(blocks)`` for vectors and matrices of ``n`` rows (same array)."""
-    widths = [1 if b.ndim == 1 else b.shape[1] for b in blocks]
-    out = np.empty((blocks[0].shape[0], sum(widths)))
-    j = 0
-    for b, w in zip(blocks, widths):
-        if b.ndim == 1:
-            out[:, j] = b
-        else:
-            out[:, j:j + w] = b
-        j += w
-    return out
+    return np.concatenate([b[:, None] if b.ndim == 1 else b for b in blocks], axis=1)
 
 
 class _Dual:
@@ -427,6 +418,18 @@ class _Dual:
         return np.where(lam > 0, lam, self.start())
 
 
+    def _support(self, norms: list[np.ndarray]) -> Any:
+        r""":math:`\sum_\pm \kappa_\pm\|C_\pm^\top e\|` over the active classes.
+
+        (``sum`` over a generator, as the expression was, without its call overhead.)
+        """
+        out: Any = 0
+        if self.active[0]:
+            out = out + self.kappa[0] * norms[0]
+        if self.active[1]:
+            out = out + self.kappa[1] * norms[1]
+        return out
+
     def value_scale(self, lam: np.ndarray) -> float:
         """The magnitude of the terms of :math:`g` (its rounding is ``eps`` times this)."""
         l0, l1 = lam.tolist()
@@ -513,7 +516,7 @@ class _Dual:
                 pairs.append((zi, z[1], ui, u[1]) if i == 0 else (z[0], zi, u[0], ui))
             if all(self.active):  # both sides at once (both flat along e: two kinks)
                 uu = self._solve_ls((0, 1), self.d - step)
-                up, un = np.split(uu, [self.C[0].shape[1]])
+                up, un = uu[:self.C[0].shape[1]], uu[self.C[0].shape[1]:]
                 up = up / max(1.0, _norm(up))
                 un = un / max(1.0, _norm(un))
                 pairs.append((self.mu[0] - self.kappa[0] * (self.C[0] @ up),
@@ -636,8 +639,7 @@ class _Dual:
             self._candidates = (ev, lam, E, CE, norms, [list(b) for b in blocks])
         if rn > 0:
             if fit:  # along the best separating candidate (three small solves)
-                sepE = E.T @ self.d - sum(self.kappa[i] * norms[i] for i in (0, 1)
-                                          if self.active[i])
+                sepE = E.T @ self.d - self._support(norms)
                 j = int(sepE.argmax())
                 for pair in self.tangent(E[:, j], [CE[0][:, j], CE[1][:, j]], True)[1:]:
                     for c, v in zip(blocks, pair):
@@ -679,8 +681,7 @@ class _Dual:
             lower = 2.0 / dist**2 if dist > 0 else math.inf
             normal = None  # the best separating candidate normal (for the multipliers)
             if E.shape[1]:
-                sepE = E.T @ self.d - sum(self.kappa[i] * norms[i] for i in (0, 1)
-                                          if self.active[i])
+                sepE = E.T @ self.d - self._support(norms)
                 j = int(np.argmax(sepE))
                 normal = E[:, j] if sepE[j] > 0 else None
             return {"dist": dist, "pair": pick(best), "lower": lower, "direction": None,
@@ -691,7 +692,7 @@ class _Dual:
         out = {"dist": dist, "pair": pick(best), "lower": 2.0 / dist**2 if dist > 0 else math.inf}
         # the primal kind returns w = 2e/s(e): its value 2/s(e)^2 is the upper end (the
         # dual value's 1/g(lambda) bounds the optimum, not the returned point)
-        sep = E.T @ self.d - sum(self.kappa[i] * norms[i] for i in (0, 1) if self.active[i])
+        sep = E.T @ self.d - self._support(norms)
         if dist > 0:
             m = E.shape[1]
             E2 = np.empty((n, m + 1))
