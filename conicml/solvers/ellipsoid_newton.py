@@ -562,7 +562,7 @@ class _Dual:
             return None
         P = self._projectors @ e  # one row per flat set
         pn = np.sqrt(np.einsum("ij,ij->i", P, P))
-        if not (pn > 0).all():
+        if not pn.min() > 0:  # (a nan fails both tests alike)
             keep = pn > 0
             if not keep.any():
                 return None
