@@ -838,7 +838,7 @@ class _FactorDual(_Dual):
         return np.array([nu[i] / self.kappa[i] ** 2 if self.active[i] else 1.0
                          for i in (0, 1)])
 
-    def evaluate(self, nu: np.ndarray, derivatives: bool = True) -> dict[str, Any]:
+    def evaluate(self, nu: np.ndarray, derivatives: bool = False) -> dict[str, Any]:
         K = self.G.copy()
         K[self.diag] += nu[self.owner]
         L, info = _potrf(K, lower=1, clean=0, overwrite_a=1)
@@ -849,8 +849,9 @@ class _FactorDual(_Dual):
         norms = np.array([_norm(u[self.blocks[i]]) for i in (0, 1)])
         grad = np.where(self.active, 0.5 * (norms**2 - 1.0), 0.0)
         value = 0.5 * float(r @ r) + float(np.sum(nu * grad))
-        out = {"r": r, "u": u, "norms": norms, "value": value, "grad": grad}
-        if derivatives:
+        out = _Evaluation(r=r, u=u, norms=norms, value=value, grad=grad)
+
+        def hessian() -> np.ndarray:
             P = np.zeros((self.k, 2))
             for i in (0, 1):
                 P[self.blocks[i], i] = u[self.blocks[i]]
@@ -859,7 +860,11 @@ class _FactorDual(_Dual):
                 if not self.active[i]:
                     H[i, :] = H[:, i] = 0.0
                     H[i, i] = -1.0  # a fixed coordinate: no step along it
-            out["hess"] = 0.5 * (H + H.T)
+            return 0.5 * (H + H.T)
+
+        out.hessian = hessian  # formed on first use, as in the feature form
+        if derivatives:
+            out["hess"] = hessian()
         return out
 
     def value_scale(self, nu: np.ndarray) -> float:
