@@ -942,6 +942,8 @@ class _FactorDual(_Dual):
         floor = np.array([0.0 if self.zero_ok[i] else 0.1 * nu[i] for i in (0, 1)])
         t = 1.0
         trial, ev_trial = nu, ev
+        flat = _FLAT * self.value_scale(nu)  # constant over the line search
+        stationarity = None
         for _ in range(60):
             trial = np.maximum(nu + t * step, floor)
             moved = trial - nu
@@ -953,9 +955,11 @@ class _FactorDual(_Dual):
                     return True, trial, ev_trial
                 # h flat to rounding near its maximum: accept a step that shrinks the
                 # secular residuals instead (as the feature form does)
-                if (abs(ascent) <= _FLAT * self.value_scale(nu)
-                        and self.stationarity(ev_trial) < self.stationarity(ev)):
-                    return True, trial, ev_trial
+                if abs(ascent) <= flat:
+                    if stationarity is None:
+                        stationarity = self.stationarity(ev)
+                    if self.stationarity(ev_trial) < stationarity:
+                        return True, trial, ev_trial
             t *= 0.5
         return False, nu, ev
 
