@@ -335,10 +335,10 @@ class _Dual:
             # multipliers' error, below eps * |g| once that error is ~sqrt(eps)), so
             # Armijo's test on g reads noise: there, a step that shrinks the gradient
             # (the stationarity q_pm = kappa_pm^2 it is solving) is accepted instead
-            if flat is None:
+            if flat is None:  # constants over the line search, formed on first use
                 flat = _FLAT * self.value_scale(lam)
-            if (t * slope <= flat
-                    and self.stationarity(ev_trial) < self.stationarity(ev)):
+                stationarity = self.stationarity(ev)
+            if t * slope <= flat and self.stationarity(ev_trial) < stationarity:
                 return True, trial, ev_trial
             t *= 0.5
         return False, trial, ev_trial
