@@ -25,7 +25,10 @@ Usage: ``python benchmarks/ellipsoid_speed.py [--quick] [--repeats R] [--campaig
 [--seeds 24,26] [--no-rows] [--out NAME]`` (full: about 2 minutes on a quiet 2-core
 machine; ``--quick``: d = 50 and 20 campaign instances, a few seconds). The issue-14
 rider study (``results/ellipsoid_speed_rider.md``): ``--no-rows --seeds 24,26,7,3,62,64
---campaign 400 --out ellipsoid_speed_rider``.
+--campaign 400 --out ellipsoid_speed_rider``. The per-step study
+(``results/ellipsoid_speed_step.md``): ``--seeds 24,26,7,3,62,64,109,113,289 --campaign
+400 --out ellipsoid_speed_step`` (about 50 s on a quiet machine); that the iterates did
+not change is checked by ``benchmarks/ellipsoid_trace.py``.
 """
 
 from __future__ import annotations
