@@ -83,7 +83,7 @@ certifies the point even before the multipliers have converged). For the dual ki
 returned pair is judged by its own direction's bracket, as its certificate judges it.
 No decrease of the gap by 0.1 % and no rise of :math:`g` above its rounding for 8 steps
 (its rounding: :math:`10^3\epsilon` times its terms, and in the feature form at least the
-bound :meth:`_Dual.value_rounding` from the Cholesky factorisation's backward error, which
+bound :meth:`_Dual.value_rounding` from the Cholesky solve's backward error, which
 an :math:`M(\lambda)` of condition :math:`10^{30}` raises to :math:`\pm 10^3`; 2 steps
 where the gap is within 10 times the bracket's rounding floor, :meth:`_Dual.floor`)
 stops the solver as stalled (``OPTIMAL_INACCURATE`` with the gap reached: badly scaled
@@ -455,16 +455,21 @@ class _Dual:
     def value_rounding(self, ev: dict[str, Any]) -> float:
         r"""A bound on the rounding error of the computed :math:`g` at an evaluation.
 
-        The Cholesky factor of :math:`M` is exact for some :math:`M + \delta M` with
-        :math:`|\delta M| \le \gamma_{n+1}|L||L^\top|` (Higham, *Accuracy and
-        Stability of Numerical Algorithms*, Thm 10.3), so the computed
-        :math:`\tfrac12 d^\top r` is off by up to :math:`\tfrac12 r^\top\delta M r \le
-        \tfrac12\gamma_{n+1}\|\,|L|^\top|r|\,\|^2`. Formed on first use (rarely
-        needed: only where :math:`g` rose without the gap closing).
+        The Cholesky solve of :math:`Mr = d` returns the exact solution of some
+        :math:`(M + \delta M)\hat r = d` with :math:`|\delta M| \le
+        \gamma_{3n+1}|L||L^\top|` (Higham, *Accuracy and Stability of Numerical
+        Algorithms*, Thm 10.4; :math:`\gamma_k \approx ku`, :math:`u = \epsilon/2`),
+        so :math:`\tfrac12 d^\top\hat r` is off by up to :math:`\tfrac12\gamma_{3n+1}
+        \|\,|L|^\top|\hat r|\,\|^2`, plus the dot product's own
+        :math:`\tfrac12\gamma_n|d|^\top|\hat r|`. Formed on first use (rarely needed:
+        only where :math:`g` rose without the gap closing).
         """
         if "rounding" not in ev:
-            a = np.abs(np.tril(ev["L"])).T @ np.abs(ev["r"])
-            ev["rounding"] = 0.5 * (self.n + 1) * _EPS * float(a @ a)
+            u = 0.5 * _EPS
+            ar = np.abs(ev["r"])
+            a = np.abs(np.tril(ev["L"])).T @ ar
+            ev["rounding"] = 0.5 * u * ((3 * self.n + 1) * float(a @ a)
+                                        + self.n * float(np.abs(self.d) @ ar))
         return ev["rounding"]
 
     def stationarity(self, ev: dict[str, Any]) -> float:
@@ -1143,7 +1148,7 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
             break
         # progress: the certified gap shrinks, or g still rises above its rounding
         # (infeasible rates: lambda -> 0, the gap stays infinite while g climbs to 0)
-        # (a rise within the rounding of the two values of g, which the factorisation's
+        # (a rise within the rounding of the two values of g, which the Cholesky solve's
         # backward error bounds, is no progress: Cholesky of an M(lambda) of
         # condition 1e30 reads g to +-1e3, campaign seed 289)
         if rel_gap < best_gap * (1.0 - 1e-3) or (
