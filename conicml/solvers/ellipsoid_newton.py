@@ -863,9 +863,14 @@ class _FactorDual(_Dual):
             raise np.linalg.LinAlgError(f"A^T A + N is not positive definite (potrf {info})")
         u = _potrs(L, self.Ad, lower=1)[0]
         r = self.d - self.A @ u
-        norms = np.array([_norm(u[self.blocks[i]]) for i in (0, 1)])
-        grad = np.where(self.active, 0.5 * (norms**2 - 1.0), 0.0)
-        value = 0.5 * float(r @ r) + float(np.sum(nu * grad))
+        # scalars on the two balls: the same operations as the arrays had (norms**2 is
+        # numpy's square, x * x; a sum of two products), without their call overhead
+        n0, n1 = _norm(u[self.blocks[0]]), _norm(u[self.blocks[1]])
+        g0 = 0.5 * (n0 * n0 - 1.0) if self.active[0] else 0.0
+        g1 = 0.5 * (n1 * n1 - 1.0) if self.active[1] else 0.0
+        nu0, nu1 = np.asarray(nu, dtype=float).tolist()
+        norms, grad = np.array([n0, n1]), np.array([g0, g1])
+        value = 0.5 * float(r @ r) + (nu0 * g0 + nu1 * g1)
         out = _Evaluation(r=r, u=u, norms=norms, value=value, grad=grad)
 
         def hessian() -> np.ndarray:
