@@ -280,7 +280,7 @@ def test_space_option_is_checked():
 def test_scalar_2x2_solve_is_numpy_s_to_the_last_bit():
     # reference: np.linalg.solve (LAPACK dgesv), on random systems over 16 decades, with
     # both pivoting orders, ties and exactly singular matrices
-    from conicml.solvers.ellipsoid_newton import _solve2
+    from conicml.solvers.ellipsoid_newton import _solve2, _solve_small
 
     rng = np.random.default_rng(14)
     for _ in range(3000):
@@ -291,6 +291,10 @@ def test_scalar_2x2_solve_is_numpy_s_to_the_last_bit():
     tie = np.array([[2.0, 1.0], [-2.0, 3.0]])
     assert np.array_equal(np.array(_solve2(*tie.ravel().tolist(), 1.0, 2.0)),
                           np.linalg.solve(tie, [1.0, 2.0]))
+    for _ in range(500):  # order 1 (the factor form with one free multiplier)
+        a = rng.normal(size=(1, 1)) * 10.0 ** rng.uniform(-8, 8)
+        b = rng.normal(size=1) * 10.0 ** rng.uniform(-8, 8)
+        assert np.array_equal(_solve_small(a, b), np.linalg.solve(a, b))
     for singular in ([0.0, 1.0, 0.0, 2.0], [1.0, 2.0, 2.0, 4.0]):
         with pytest.raises(np.linalg.LinAlgError):
             np.linalg.solve(np.reshape(singular, (2, 2)), [1.0, 1.0])

@@ -193,6 +193,18 @@ STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT,
                                  4: Status.INFEASIBLE, 5: Status.OPTIMAL_INACCURATE}
 
 
+def _solve_small(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.linalg.solve(A, b)`` with orders 1 and 2 in scalars (:func:`_solve2`)."""
+    if A.shape == (2, 2):
+        return np.array(_solve2(*A.ravel().tolist(), *b.tolist()))
+    if A.shape == (1, 1):
+        a, = A.ravel().tolist()
+        if a == 0.0:
+            raise np.linalg.LinAlgError("Singular matrix")
+        return np.array([b.tolist()[0] / a])
+    return np.linalg.solve(A, b)
+
+
 class _Evaluation(dict):
     """An evaluation's quantities; ``"hess"`` is computed on first access (``hessian``)."""
 
@@ -947,15 +959,15 @@ class _FactorDual(_Dual):
             # secular Newton: J = diag(1/||u||^3) H,  J step = -(1 - 1/||u||)
             nf = norms[free]
             try:
-                cand = -np.linalg.solve(Hf, nf**2 * (nf - 1.0))
+                cand = -_solve_small(Hf, nf**2 * (nf - 1.0))
                 if float(cand @ gf) > 0:
                     direction = cand
             except np.linalg.LinAlgError:
                 pass
         if direction is None:  # Newton on h (an ascent direction: H is negative definite)
             try:
-                direction = -np.linalg.solve(Hf - 1e-14 * abs(np.trace(Hf)) * np.eye(len(gf)),
-                                             gf)
+                direction = -_solve_small(Hf - 1e-14 * abs(np.trace(Hf)) * np.eye(len(gf)),
+                                          gf)
             except np.linalg.LinAlgError:
                 direction = gf
             if float(direction @ gf) <= 0:
