@@ -43,7 +43,8 @@ KINK_RTOL = 1e-7
 BANDS = (0.0, 1e-7, 1e-5, 1e-3, 1e-2, 0.1)
 #: The bands in the order the M4 certificate tries them, the likeliest to certify an
 #: interior-point point first, and the value below which it stops trying (the result is
-#: the best band's, so stopping early only skips work; issue 14: at n = 1000 the bands
+#: the best band tried, so stopping early only skips work and may report a slightly larger
+#: number, still far below every certify_tol; issue 14: at n = 1000 the bands
 #: 0 and 0.1 cost an SVD least squares of order ~2n and a trust-region least squares
 #: over ~n/2 columns, seconds each, for no better value)
 M4_BAND_ORDER = (1e-5, 1e-3, 1e-7, 1e-2, 0.0, 0.1)
@@ -554,7 +555,8 @@ def m4_fixed_rho_certificate(Z: np.ndarray, y: np.ndarray, kept: np.ndarray,
         if best is None or max(dual, gap) < max(best):
             best = (dual, gap)
         if max(best) <= M4_EARLY_EXIT:
-            break  # the certificate is a minimum over the bands: a smaller one changes nothing
+            break  # far below every certify_tol: another band could lower the number
+            # reported, never change the verdict
     if best is None:
         return _recomputed(0.0, math.inf, math.inf)
     return _recomputed(0.0, best[0], best[1])
