@@ -128,7 +128,10 @@ when kappa is a local maximum with G >= 0.
 fixed-rho SOCPs and its MPM bound): twonorm G = 2.0285436574 vs 2.0285436561 (6e-10
 relative), ringnorm 2.0591554909 vs 2.0591554776 (6e-9), rho* = kappa* identical to
 10 digits, the same test accuracy (0.975, 0.977), certificates 3.5e-10 / 1.7e-11; those
-fits took 377 s and 141 s."""
+fits took 377 s and 141 s.
+
+*Quiet re-measure (lead, load 0.7-0.8):* n = 1000 in 1.57-2.11 s per fresh-process fit (5 of
+6 under 2 s) and 1.50-1.78 s in-process; see ``kernel_fit_speed_m4_quiet.md``."""
 
 
 def _fit(family: str, dataset: str, n: int, solver: str) -> dict:
