@@ -83,6 +83,46 @@ def test_slope_search_budget_and_errors():
         maximize_with_slope(lambda x: (x, 1.0), 0.0, 1.0, max_iter=2)
 
 
+def test_slope_search_flat_top_with_value_noise():
+    # f = -k((x-1)^2 + |x-1|^3 + (x-1)^4), k = 1e-6: a flat top at x = 1 (closed form), with
+    # exact slopes but values carrying a downward drift of 1e-11 x (the noise of values
+    # computed by an inner solver), so that near the top a point right of the left end looks
+    # lower than it. Trusting those values over the slopes moved a bracket end by tol/2 per
+    # evaluation until the budget ran out (issue 14, M4 on sonar); with value_tol the slopes
+    # decide there.
+    k, drift = 1e-6, 1e-11
+    exact = lambda x: -k * ((x - 1) ** 2 + abs(x - 1) ** 3 + (x - 1) ** 4)  # noqa: E731
+    fun = lambda x: (exact(x) - drift * x,  # noqa: E731
+                     -k * (2 * (x - 1) + 3 * (x - 1) * abs(x - 1) + 4 * (x - 1) ** 3))
+    stuck = maximize_with_slope(fun, 0.0, 1.7, tol=1e-8, max_iter=60)
+    assert not stuck.converged and stuck.n_evals == 60  # the failure mode, without value_tol
+    res = maximize_with_slope(fun, 0.0, 1.7, tol=1e-8, max_iter=60, value_tol=1e-8)
+    assert res.converged and res.n_evals <= 20
+    assert res.bracket[0] - 1e-8 <= 1.0 <= res.bracket[1] + 1e-8
+    assert res.bracket[1] - res.bracket[0] <= 1e-8
+    assert exact(res.x) >= -1e-10  # the returned point is as good as the noise allows
+    with pytest.raises(OptionError):
+        maximize_with_slope(fun, 0.0, 1.7, value_tol=-1.0)
+
+
+def test_default_m4_converges_on_a_flat_maximum():
+    # the sonar fold where the default route (envelope-newton over m4-ipm) used to end at
+    # max_iter: it must converge, certified, to the G(rho*) of the clarabel inner route
+    # (an independent interior-point solver) within the searches' objective tolerance
+    from sklearn.model_selection import StratifiedKFold
+
+    from conicml.estimators import M4Classifier
+
+    X, y = cm.datasets.load("sonar")
+    train = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))[1][0]
+    fits = {inner: M4Classifier(inner=inner).fit(X[train], y[train]).solution_
+            for inner in ("auto", "clarabel")}
+    auto, ref = fits["auto"], fits["clarabel"]
+    assert auto.status is cm.Status.OPTIMAL and ref.status is cm.Status.OPTIMAL
+    assert auto.iterations <= 20
+    assert auto.objective == pytest.approx(ref.objective, rel=1e-7)
+
+
 # ---- the envelope slope against finite differences of G ------------------------------------
 
 @pytest.mark.parametrize("inner", ["clarabel", "ecos"])

@@ -71,6 +71,7 @@ def maximize_with_slope(
     max_iter: int = 60,
     x0: float | None = None,
     lo_bound: float | None = None,
+    value_tol: float = 0.0,
 ) -> SlopeSearchResult:
     r"""Maximise ``f`` on :math:`[lo, hi]` given values and slopes (module docstring).
 
@@ -91,6 +92,11 @@ def maximize_with_slope(
         A known upper bound on ``f(lo)``. ``hi`` is evaluated first; if its slope is
         :math:`\ge 0` (a local maximum) and ``f(hi) >= lo_bound``, it is returned without
         evaluating ``lo`` (the soft M4: :math:`G(0) = -C\,h(0) \le 0`).
+    value_tol : float, default=0.0
+        Accuracy of the values: a slope is overruled by the values (below) only when they
+        contradict it by more than this. Near a flat maximum the values of nearby points
+        differ by less than the evaluations' noise, and a rule without it moved a bracket
+        end by tol/2 per evaluation until the budget ran out (issue 14, sonar).
 
     Returns
     -------
@@ -104,6 +110,8 @@ def maximize_with_slope(
         raise OptionError(f"tol must be positive, got {tol!r}")
     if int(max_iter) != max_iter or max_iter < 3:
         raise OptionError(f"max_iter must be an integer >= 3, got {max_iter!r}")
+    if not value_tol >= 0:
+        raise OptionError(f"value_tol must be >= 0, got {value_tol!r}")
     cache: dict[float, tuple[float, float]] = {}
     order: list[float] = []
 
@@ -170,9 +178,9 @@ def maximize_with_slope(
             # slopes and values disagree (noisy multipliers near a kink of f): a point
             # with a positive slope but a lower value than the left end cannot be the new
             # left end of a bracket of a concave piece; trust the values
-            if gx > 0 and fx < fa:
+            if gx > 0 and fx < fa - value_tol:
                 gx = -abs(gx)
-            elif gx < 0 and fx < fc:
+            elif gx < 0 and fx < fc - value_tol:
                 gx = abs(gx)
             if gx > 0:
                 a, fa, ga = x, fx, gx
