@@ -197,14 +197,16 @@ def solve_soft_m4(
         slack = data["m4"].slack_total(w, b, rho)
         value = rho - C * slack
         evals[rho] = (w, b, value, sol)
-        # h is non-decreasing in rho >= 0 (every row tightens), so a point with zero
-        # recomputed slack certifies h = 0 on [0, rho]: G = rho there and no local maximum
-        # lies to the left; its left slope is exactly 1 (the multipliers of an interior-
-        # point solve are noisy at the kink where h leaves 0)
-        slopes[rho] = 1.0 if slack == 0.0 else 1.0 - C * envelope_slope(data["m4"], sol, w)
+        if method == "envelope-newton":  # the value-only searches need no slope
+            # h is non-decreasing in rho >= 0 (every row tightens), so a point with zero
+            # recomputed slack certifies h = 0 on [0, rho]: G = rho there and no local
+            # maximum lies to the left; its left slope is exactly 1 (the multipliers of an
+            # interior-point solve are noisy at the kink where h leaves 0)
+            slopes[rho] = (1.0 if slack == 0.0
+                           else 1.0 - C * envelope_slope(data["m4"], sol, w))
         if verbose:
-            print(f"  {solver}: rho={rho:.10f} G={value:.10f} G'={slopes[rho]:.3e} "
-                  f"h={sol.objective:.6e}")
+            print(f"  {solver}: rho={rho:.10f} G={value:.10f} "
+                  f"G'={slopes.get(rho, math.nan):.3e} h={sol.objective:.6e}")
         if stop is not None and stop(IntermediateResult(
                 iteration=len(evals), objective=value, residual=math.nan,
                 elapsed=time.perf_counter() - start,
