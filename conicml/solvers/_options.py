@@ -9,13 +9,15 @@ that can return a certified point without iterating (warm start at the optimum:
 
 from __future__ import annotations
 
+import importlib
 import math
 import numbers
 from typing import Any
 
 from ..exceptions import OptionError
 
-__all__ = ["check_array", "check_cache_size", "check_common", "check_scalar"]
+__all__ = ["check_array", "check_cache_size", "check_common", "check_scalar",
+           "load_engine"]
 
 
 def _is_real(value: Any) -> bool:
@@ -85,3 +87,23 @@ def check_cache_size(solver: str, cache_size: Any) -> float:
         raise OptionError(f"{solver}: cache_size (MB) must be positive and finite, "
                           f"got {cache_size!r}")
     return float(cache_size)
+
+
+def load_engine(solver: str, engine: Any, module: str) -> Any:
+    """The compiled loop ``conicml.solvers.<module>`` for ``engine``, or ``None`` for NumPy.
+
+    ``engine`` is ``"auto"`` (compiled when the optional extra numba is installed),
+    ``"numba"`` (compiled, an error without numba) or ``"numpy"``.
+    """
+    if engine not in ("auto", "numba", "numpy"):
+        raise OptionError(f"{solver}: engine must be 'auto', 'numba' or 'numpy', got {engine!r}")
+    if engine == "numpy":
+        return None
+    try:
+        return importlib.import_module(f".{module}", __package__)
+    except ImportError as exc:  # numba absent (optional extra)
+        if engine == "numba":
+            raise OptionError(
+                f"{solver}: engine='numba' needs the optional dependency numba "
+                "(pip install 'conicml[numba]'); engine='numpy' runs without it") from exc
+        return None

@@ -136,7 +136,7 @@ from ..solution import Residuals, Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
 from ._cbor_step import move_pair
 from ._cbor_step import step as _step
-from ._options import check_array, check_common
+from ._options import check_array, check_common, load_engine
 from ._ordinal_wss import (
     midpoint_thresholds,
     partner_mask,
@@ -328,24 +328,13 @@ def _resolve_method(method: Any, kernel: Any) -> bool:
 
 def _resolve_engine(engine: Any, linear: bool) -> Any:
     """The compiled module of the linear path, or ``None`` for the NumPy loop."""
-    if engine not in ("auto", "numba", "numpy"):
-        raise OptionError(f"cbor-smo: engine must be 'auto', 'numba' or 'numpy', got {engine!r}")
-    if engine == "numpy":
-        return None
-    if not linear:
+    if not linear and engine != "numpy":
         if engine == "numba":
             raise OptionError("cbor-smo: engine='numba' runs the linear path only (linear "
                               "kernel, method='auto' or 'linear'); the kernel path is NumPy")
-        return None
-    try:
-        from . import _cbor_numba
-    except ImportError as exc:  # numba absent (optional extra)
-        if engine == "numba":
-            raise OptionError(
-                "cbor-smo: engine='numba' needs the optional dependency numba "
-                "(pip install 'conicml[numba]'); engine='numpy' runs without it") from exc
-        return None
-    return _cbor_numba
+        if engine == "auto":
+            return None
+    return load_engine("cbor-smo", engine, "_cbor_numba")
 
 
 def _program_data(program: Any) -> Mapping[str, Any]:

@@ -148,7 +148,7 @@ from ..exceptions import OptionError, ProgramError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
-from ._options import check_common
+from ._options import check_common, load_engine
 from ._report import IterationReport
 from ._smo_pair import TAU as _PAIR_TAU
 from ._smo_pair import clip_pair
@@ -498,24 +498,6 @@ def _one_blas_thread(function: Any) -> Any:
     return wrapper
 
 
-def _load_engine(engine: str) -> Any:
-    """The compiled loop module for ``engine``, or None for the NumPy loop."""
-    if engine not in ("auto", "numba", "numpy"):
-        raise OptionError(f"smo: engine must be 'auto', 'numba' or 'numpy', got {engine!r}")
-    if engine == "numpy":
-        return None
-    try:
-        from . import _smo_numba
-    except ImportError as exc:  # numba absent (optional extra)
-        if engine == "numba":
-            raise OptionError(
-                "smo: engine='numba' needs the optional dependency numba "
-                "(pip install 'conicml[numba]'); engine='numpy' runs without it"
-            ) from exc
-        return None
-    return _smo_numba
-
-
 def _terms(alpha: np.ndarray, F: np.ndarray, y: np.ndarray, c: np.ndarray,
            pos: np.ndarray) -> tuple[float, float, float, float]:
     """Offset ``b``, dual and primal objectives and their relative gap from ``F = -y G``."""
@@ -779,7 +761,7 @@ def solve_smo(
     if gap_tol is not None and not (isinstance(gap_tol, (int, float)) and gap_tol > 0
                                     and math.isfinite(gap_tol)):
         raise OptionError(f"smo: gap_tol must be None or positive and finite, got {gap_tol!r}")
-    nb = _load_engine(engine)
+    nb = load_engine("smo", engine, "_smo_numba")
     if column_dtype not in ("auto", "float32", "float64"):
         raise OptionError("smo: column_dtype must be 'auto', 'float32' or 'float64', "
                           f"got {column_dtype!r}")
