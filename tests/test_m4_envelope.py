@@ -119,6 +119,9 @@ def test_default_m4_converges_on_a_flat_maximum():
             for inner in ("auto", "clarabel")}
     auto, ref = fits["auto"], fits["clarabel"]
     assert auto.status is cm.Status.OPTIMAL and ref.status is cm.Status.OPTIMAL
+    # OPTIMAL means certified: conicml's recomputed certificate of the inner SOCP at rho*
+    # passes the searches' certify_tol
+    assert auto.residuals.source == "recomputed" and auto.residuals.max() <= 1e-4
     assert auto.iterations <= 20
     assert auto.objective == pytest.approx(ref.objective, rel=1e-7)
 
