@@ -232,7 +232,9 @@ def test_full_fs_reaches_a_second_order_point(ndcc):
     X, y = ndcc
     res = fit_feature_scaling(X, y, method="full", C=1.0, mu=10.0)
     assert res.converged
-    assert res.stationarity < 1e-5
+    # the trust-region method stops at a scaled gradient <= tol (default 1e-4); that, not
+    # a tighter number, is its guarantee (2.2e-6 on one machine, 5.4e-5 on another)
+    assert res.stationarity <= 1e-4
     assert res.label == "minimum" and res.vmin >= -1e-9
     obj = FeatureScalingObjective(X, y, C=1.0, mu=10.0)
     beta0, b0, _ = svm_block(X, y, np.ones(X.shape[1]), 1.0)

@@ -156,11 +156,10 @@ def _solve2(a00: float, a01: float, a10: float, a11: float, b0: float, b1: float
             ) -> tuple[float, float]:
     """``np.linalg.solve([[a00, a01], [a10, a11]], [b0, b1])`` in scalar arithmetic.
 
-    The operations of LAPACK's ``dgesv`` at order 2 (partial pivoting, the multiplier
-    by the pivot's reciprocal, then the two triangular solves), so that the result is
-    the same to the last bit (``tests/test_ellipsoid_newton.py`` checks it on random
-    systems) at a tenth of the call's cost (issue 14: the Newton steps are on two
-    multipliers). :class:`numpy.linalg.LinAlgError` for an exactly singular matrix.
+    Gaussian elimination with partial pivoting at order 2 (the multiplier by the pivot's
+    reciprocal, then the two triangular solves), so it has the backward error of LAPACK's
+    ``dgesv`` (Higham, Thm 9.4) at a tenth of the call's cost; the Newton steps are on
+    two multipliers. :class:`numpy.linalg.LinAlgError` for an exactly singular matrix.
     """
     if abs(a10) > abs(a00):  # partial pivoting (the first of equal moduli is kept)
         a00, a01, a10, a11, b0, b1 = a10, a11, a00, a01, b1, b0
