@@ -17,23 +17,34 @@ from ..program import Program
 from ..solution import Solution, Status
 from ..solving import solve
 
-__all__ = ["BinaryConicClassifier", "default_ridge", "solve_or_raise"]
+__all__ = ["BinaryConicClassifier", "ridge_keywords", "solve_or_raise"]
 
 
-def default_ridge(ridge: float | None, kernel: str, X: np.ndarray) -> float:
-    """The covariance ridge of the moment-based estimators (MPM family, M4).
+#: The relative covariance ridge :math:`r` of the linear moment-based estimators when
+#: ``ridge=None`` (:func:`ridge_keywords`).
+DEFAULT_RELATIVE_RIDGE = 1e-6
 
-    ``None`` means :math:`10^{-6}` times the mean per-feature variance for a linear
-    kernel (the thesis's "add a small positive amount to the diagonal", in the units of
-    the data) and :math:`10^{-3}` for a kernel (the mandatory :math:`\\rho K` of
-    Theorem 9 / Corollary 16, on a Gram matrix of unit scale).
+#: The :math:`\rho K` regulariser of the kernel moment-based estimators when ``ridge=None``.
+DEFAULT_KERNEL_RIDGE = 1e-3
+
+
+def ridge_keywords(ridge: float | None, kernel: str) -> dict[str, float]:
+    r"""The covariance-ridge keywords of the moment-based formulations (MPM family, M4).
+
+    ``None`` (the estimators' default) means, for a linear kernel, the relative ridge
+    :math:`\Sigma_c + r\,\mathrm{diag}(v)`, :math:`r` = :data:`DEFAULT_RELATIVE_RIDGE`,
+    :math:`v_j` the variance of feature :math:`j` (the thesis's "add a small positive
+    amount to the diagonal", in each feature's own units, so that the model stays
+    invariant to feature scaling), and for a kernel the mandatory :math:`ho K` of
+    Theorem 9 / Corollary 16 with :math:`ho` = :data:`DEFAULT_KERNEL_RIDGE` (on a Gram
+    matrix of unit scale). A number is the absolute :math:`ho I` (linear) or
+    :math:`ho K` (kernel), as given.
     """
     if ridge is not None:
-        return float(ridge)
+        return {"ridge": float(ridge)}
     if kernel != "linear":
-        return 1e-3
-    scale = float(np.mean(np.var(X, axis=0)))
-    return 1e-6 * scale if scale > 0 else 1e-6
+        return {"ridge": DEFAULT_KERNEL_RIDGE}
+    return {"ridge": 0.0, "relative_ridge": DEFAULT_RELATIVE_RIDGE}
 
 
 def solve_or_raise(

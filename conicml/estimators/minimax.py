@@ -24,7 +24,7 @@ from ..formulations.minimax import _fill_doc
 from ..kernels import KERNELS
 from ..program import Program
 from ..solution import Status
-from ._base import BinaryConicClassifier, default_ridge, solve_or_raise
+from ._base import BinaryConicClassifier, ridge_keywords, solve_or_raise
 
 __all__ = ["BMPMClassifier", "MEMPMClassifier", "MPMClassifier"]
 
@@ -46,12 +46,20 @@ _COMMON_DOC = """
     degree : int, default=3
     coef0 : float, default=0.0
     ridge : float or None, default=None
-        The covariance ridge (glossary): :math:`\\Sigma + \\rho I` for both classes
-        (linear; the thesis's "add a small positive amount to the diagonal", which also
-        keeps singular plug-in covariances solvable), or the :math:`\\rho K`
-        regulariser of Theorem 9 (kernels; mandatory, the kernel program is
-        unbounded without it). ``None``: :math:`10^{-6}` times the mean
-        per-feature variance (linear), :math:`10^{-3}` (kernels).
+        The covariance ridge (glossary; the thesis's "add a small positive amount to
+        the diagonal", which also keeps singular plug-in covariances solvable).
+        ``None`` (linear kernel): the relative ridge
+        :math:`\\Sigma_c + r\\,\\mathrm{diag}(v)` for both classes, :math:`r = 10^{-6}`,
+        :math:`v_j` the variance of feature :math:`j` in ``X`` (``relative_ridge`` of
+        the formulations). It moves with the covariances under a rescaling
+        :math:`x \\mapsto Dx` (:math:`D` positive diagonal):
+        :math:`D\\Sigma D + r\\,\\mathrm{diag}(D\\Sigma D) = D(\\Sigma + r\\,
+        \\mathrm{diag}\\,\\Sigma)D`, so :math:`w \\mapsto D^{-1}w` and the predictions and
+        decision values do not depend on the units of the features. A float
+        :math:`\\rho`: the absolute :math:`\\Sigma_c + \\rho I` (linear; in the units of
+        the features, so the model is no longer scale-invariant), or the
+        :math:`\\rho K` regulariser of Theorem 9 (kernels; mandatory, the kernel program
+        is unbounded without it). ``None`` with a kernel: :math:`\\rho = 10^{-3}`.
     rho : float or None
         Deprecated spelling of ``ridge`` (``FutureWarning``; removed in the next
         release)."""
@@ -97,7 +105,7 @@ class _MinimaxClassifier(BinaryConicClassifier):
     def _kernel_kwargs(self, X: np.ndarray) -> dict[str, Any]:
         return dict(kernel=self.kernel, gamma=self.gamma, degree=self.degree,
                     coef0=self.coef0,
-                    ridge=default_ridge(renamed_param(self, "rho", "ridge"), self.kernel, X))
+                    **ridge_keywords(renamed_param(self, "rho", "ridge"), self.kernel))
 
     def _set_model(self, X: np.ndarray, program: Program, solution: Any, model: dict) -> None:
         self.program_ = program
