@@ -12,12 +12,35 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._scaling import warn_if_badly_scaled
 from ..exceptions import NotFittedStatusError, ProgramError
 from ..program import Program
 from ..solution import Solution, Status
 from ..solving import solve
 
-__all__ = ["BinaryConicClassifier", "ridge_keywords", "solve_or_raise"]
+__all__ = ["BinaryConicClassifier", "L2_PENALTY", "kernel_unit_dependence",
+           "ridge_keywords", "solve_or_raise", "warn_unit_dependent"]
+
+#: Why a linear model with a penalty on :math:`\|w\|` depends on the units of X.
+L2_PENALTY = "its penalty on ||w|| weighs each coefficient in the units of its feature"
+
+
+def kernel_unit_dependence(kernel: str, linear: str | None = None) -> str | None:
+    """Why a model with this kernel depends on the units of the features (``None``: it
+    does not, or ``X`` is a precomputed Gram matrix); ``linear``: the reason of the
+    linear model, if it has one."""
+    if kernel == "precomputed":
+        return None
+    if kernel == "linear":
+        return linear
+    return f"the {kernel} kernel compares points in the units of X"
+
+
+def warn_unit_dependent(estimator: Any, X: np.ndarray, why: str | None) -> None:
+    """The badly-scaled-input warning of :func:`conicml._scaling.warn_if_badly_scaled` for
+    an estimator whose fit depends on the units of ``X`` (``why``; ``None``: no warning)."""
+    if why is not None:
+        warn_if_badly_scaled(X, type(estimator).__name__, why, stacklevel=4)
 
 
 #: The relative covariance ridge :math:`r` of the linear moment-based estimators when
@@ -35,10 +58,14 @@ def ridge_keywords(ridge: float | None, kernel: str) -> dict[str, float]:
     :math:`\Sigma_c + r\,\mathrm{diag}(v)`, :math:`r` = :data:`DEFAULT_RELATIVE_RIDGE`,
     :math:`v_j` the variance of feature :math:`j` (the thesis's "add a small positive
     amount to the diagonal", in each feature's own units, so that the model stays
-    invariant to feature scaling), and for a kernel the mandatory :math:`ho K` of
-    Theorem 9 / Corollary 16 with :math:`ho` = :data:`DEFAULT_KERNEL_RIDGE` (on a Gram
-    matrix of unit scale). A number is the absolute :math:`ho I` (linear) or
-    :math:`ho K` (kernel), as given.
+    invariant to feature scaling), and for a kernel the mandatory :math:`
+ho K` of
+    Theorem 9 / Corollary 16 with :math:`
+ho` = :data:`DEFAULT_KERNEL_RIDGE` (on a Gram
+    matrix of unit scale). A number is the absolute :math:`
+ho I` (linear) or
+    :math:`
+ho K` (kernel), as given.
     """
     if ridge is not None:
         return {"ridge": float(ridge)}
@@ -137,6 +164,7 @@ class BinaryConicClassifier(ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         X, y_pm = self._validate_binary(X, y)
+        warn_unit_dependent(self, X, self._unit_dependence())
         self._fit_signed(X, y_pm)
         return self
 
@@ -176,6 +204,12 @@ class BinaryConicClassifier(ClassifierMixin, BaseEstimator):
             return X @ self.dual_coef_[0] + self.intercept_[0]
         kernel = self.program_.data["kernel"]
         return kernel(X, self.X_fit_) @ self.dual_coef_[0] + self.intercept_[0]
+
+    def _unit_dependence(self) -> str | None:
+        """Why the fitted model depends on the units of the features, or ``None`` when it
+        is invariant to feature scaling; ``fit`` then warns about badly scaled input
+        (:func:`conicml._scaling.warn_if_badly_scaled`). Default: a non-linear kernel."""
+        return kernel_unit_dependence(getattr(self, "kernel", "linear"))
 
     # -- to implement ------------------------------------------------------------------
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:  # pragma: no cover

@@ -18,7 +18,7 @@ from ..exceptions import ProgramError
 from ..formulations import cbc
 from ..moments import ClusterMoments
 from ..solution import Status
-from ._base import BinaryConicClassifier, solve_or_raise
+from ._base import L2_PENALTY, BinaryConicClassifier, kernel_unit_dependence, solve_or_raise
 
 __all__ = ["ClusterSOCPClassifier"]
 
@@ -300,6 +300,9 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
                 "putting every cluster on one side; use more, smaller clusters "
                 "(n_clusters, threshold), a smaller accuracy, or clustering='none'",
                 ConvergenceWarning, stacklevel=4)
+
+    def _unit_dependence(self) -> str | None:
+        return kernel_unit_dependence(self.kernel, L2_PENALTY)
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         n_clusters = self.n_clusters

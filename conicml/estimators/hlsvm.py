@@ -26,6 +26,7 @@ from ..exceptions import ProgramError
 from ..formulations import svm as svm_formulation
 from ..kinds import SVM_PRIMAL
 from ..solving import solve
+from ._base import L2_PENALTY, warn_unit_dependent
 from ._hlsvm_tree import Tree, _reachable, cost_complexity_sequence, entropy
 
 __all__ = ["HLSVMClassifier", "export_text"]
@@ -201,6 +202,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
+        warn_unit_dependent(self, X, L2_PENALTY)  # every node is a linear SVM
         check_classification_targets(y)
         classes = np.unique(y)
         if classes.size < 2:

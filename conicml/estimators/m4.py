@@ -18,7 +18,7 @@ from ..formulations import m4 as m4f
 from ..kernels import KERNELS
 from ..solution import Status
 from ..solvers._m4_inner import INNER_BACKENDS
-from ._base import BinaryConicClassifier, ridge_keywords, solve_or_raise
+from ._base import BinaryConicClassifier, kernel_unit_dependence, ridge_keywords, solve_or_raise
 
 __all__ = ["M4Classifier"]
 
@@ -174,6 +174,13 @@ class M4Classifier(BinaryConicClassifier):
         self.solver = solver
         self.inner = inner
         self.solver_options = solver_options
+
+    def _unit_dependence(self) -> str | None:
+        ridge = self.ridge if isinstance(self.reg, str) else self.reg  # reg: deprecated
+        absolute = None if not ridge else (
+            f"its absolute covariance ridge ridge={ridge:g} is in the units of X "
+            "(ridge=None is scale-invariant)")
+        return kernel_unit_dependence(self.kernel, absolute)
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         program = m4f.m4(X, y, self.C, kernel=self.kernel, gamma=self.gamma,

@@ -24,7 +24,7 @@ from ..formulations.minimax import _fill_doc
 from ..kernels import KERNELS
 from ..program import Program
 from ..solution import Status
-from ._base import BinaryConicClassifier, ridge_keywords, solve_or_raise
+from ._base import BinaryConicClassifier, kernel_unit_dependence, ridge_keywords, solve_or_raise
 
 __all__ = ["BMPMClassifier", "MEMPMClassifier", "MPMClassifier"]
 
@@ -101,6 +101,13 @@ class _MinimaxClassifier(BinaryConicClassifier):
         if self.solver != "auto":
             return self.solver
         return AUTO_SOLVERS["linear" if self.kernel == "linear" else "kernel"]
+
+    def _unit_dependence(self) -> str | None:
+        ridge = self.ridge if isinstance(self.rho, str) else self.rho  # rho: deprecated
+        absolute = None if not ridge else (
+            f"its absolute covariance ridge ridge={ridge:g} is in the units of X "
+            "(ridge=None is scale-invariant)")
+        return kernel_unit_dependence(self.kernel, absolute)
 
     def _kernel_kwargs(self, X: np.ndarray) -> dict[str, Any]:
         return dict(kernel=self.kernel, gamma=self.gamma, degree=self.degree,
