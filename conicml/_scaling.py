@@ -72,6 +72,17 @@ def relative_ridge_diagonal(variances: np.ndarray, relative_ridge: float) -> np.
 SPREAD_RATIO_LIMIT = 1e4
 
 
+def _column_std(X: np.ndarray, chunk: int = 4096) -> np.ndarray:
+    """Column standard deviations in row chunks: O(chunk x columns) extra memory, not a
+    centred copy of ``X`` (the cluster estimators fit data far larger than their model)."""
+    mean = X.mean(axis=0)
+    ss = np.zeros(X.shape[1])
+    for start in range(0, X.shape[0], chunk):
+        part = X[start:start + chunk] - mean
+        ss += np.einsum("ij,ij->j", part, part)
+    return np.sqrt(ss / X.shape[0])
+
+
 def warn_if_badly_scaled(X: np.ndarray, model: str, why: str, *, stacklevel: int = 3) -> None:
     """Warn (:class:`~conicml.ConicMLWarning`) when the features of ``X`` have spreads
     (standard deviations) more than :data:`SPREAD_RATIO_LIMIT` apart.
@@ -81,10 +92,10 @@ def warn_if_badly_scaled(X: np.ndarray, model: str, why: str, *, stacklevel: int
     the model alone; the message names the two extreme columns and the remedy.
     Constant columns are ignored.
     """
-    X = np.asarray(X, dtype=float)
+    X = np.asarray(X)
     if X.ndim != 2 or X.shape[0] < 2 or X.shape[1] < 2:
         return
-    std = X.std(axis=0)
+    std = _column_std(X)
     spread = np.flatnonzero(np.isfinite(std) & (std > 0))
     if spread.size < 2:
         return

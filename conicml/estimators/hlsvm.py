@@ -202,7 +202,8 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
-        warn_unit_dependent(self, X, L2_PENALTY)  # every node is a linear SVM
+        # every node is a linear SVM; standardised nodes make the tree invariant to the units
+        warn_unit_dependent(self, X, None if self.standardize else L2_PENALTY)
         check_classification_targets(y)
         classes = np.unique(y)
         if classes.size < 2:
