@@ -14,6 +14,10 @@ of :math:`10^{\pm 16}` (which made interior-point solvers return wrong
 The scales are powers of two, so the change of coordinates is exact in
 floating point, and they are 1 for a column whose spread already lies in
 :math:`[10^{-2}, 10^{2}]`, so well-scaled data are solved exactly as given.
+
+The invariance needs a ridge that moves with the features
+(:func:`relative_ridge_diagonal`); models that depend on the units warn about badly
+scaled input (:func:`warn_if_badly_scaled`).
 """
 
 from __future__ import annotations

@@ -4,6 +4,12 @@
 :math:`x`; ``predict`` returns ``classes_[1]`` where ``X @ coef_[0] +
 intercept_[0] >= 0`` (kernel models: :math:`\\sum_i` ``dual_coef_[0, i]``
 :math:`K(x, x_i) +` ``intercept_[0]``).
+
+With ``kernel="linear"`` and the default ``ridge=None`` the model is invariant to feature
+scaling: fitted on :math:`XD` (:math:`D` positive diagonal) it has ``coef_``
+:math:`D^{-1}w` and the same decision values (see ``ridge``). Kernel models, and an
+explicit absolute ``ridge``, depend on the units of the features and warn about badly
+scaled input.
 """
 
 from __future__ import annotations
