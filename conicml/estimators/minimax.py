@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
-from .._deprecation import DEPRECATED, renamed_param
+from .._utils.deprecation import DEPRECATED, renamed_param
 from ..exceptions import NotFittedStatusError
 from ..formulations import minimax as mm
 from ..formulations.minimax import _fill_doc
