@@ -12,7 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._scaling import warn_if_badly_scaled
+from .._utils.scaling import warn_if_badly_scaled
 from ..exceptions import NotFittedStatusError, ProgramError
 from ..program import Program
 from ..solution import Solution, Status
@@ -37,7 +37,7 @@ def kernel_unit_dependence(kernel: str, linear: str | None = None) -> str | None
 
 
 def warn_unit_dependent(estimator: Any, X: np.ndarray, why: str | None) -> None:
-    """The badly-scaled-input warning of :func:`conicml._scaling.warn_if_badly_scaled` for
+    """The badly-scaled-input warning of :func:`conicml._utils.scaling.warn_if_badly_scaled` for
     an estimator whose fit depends on the units of ``X`` (``why``; ``None``: no warning)."""
     if why is not None:
         warn_if_badly_scaled(X, type(estimator).__name__, why, stacklevel=4)
@@ -208,7 +208,7 @@ class BinaryConicClassifier(ClassifierMixin, BaseEstimator):
     def _unit_dependence(self) -> str | None:
         """Why the fitted model depends on the units of the features, or ``None`` when it
         is invariant to feature scaling; ``fit`` then warns about badly scaled input
-        (:func:`conicml._scaling.warn_if_badly_scaled`). Default: a non-linear kernel."""
+        (:func:`conicml._utils.scaling.warn_if_badly_scaled`). Default: a non-linear kernel."""
         return kernel_unit_dependence(getattr(self, "kernel", "linear"))
 
     # -- to implement ------------------------------------------------------------------

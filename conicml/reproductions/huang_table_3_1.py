@@ -34,7 +34,7 @@ import time
 import numpy as np
 
 import conicml as cm  # noqa: E402
-from conicml._progress import progress  # noqa: E402
+from conicml._utils.progress import progress  # noqa: E402
 from conicml.formulations import minimax as mm  # noqa: E402
 
 from ._harness import machine, run_with_limit, write_results  # noqa: E402

@@ -45,7 +45,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import conicml as cm
-from conicml._progress import progress
+from conicml._utils.progress import progress
 from conicml.estimators import M4Classifier, MPMClassifier, SVMClassifier
 
 from ._harness import write_results  # noqa: E402

@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from .exceptions import ConicMLWarning
+from ..exceptions import ConicMLWarning
 
 __all__ = ["EQUILIBRATE_RANGE", "SPREAD_RATIO_LIMIT", "feature_scales", "relative_ridge_diagonal",
            "warn_if_badly_scaled"]

@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from .exceptions import ProgramError
+from ..exceptions import ProgramError
 
 __all__ = ["class_moments", "cluster_moments", "is_dask_array"]
 
