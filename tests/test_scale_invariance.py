@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import pytest
 
-from conicml import ConicMLWarning, datasets
+from conicml import ClassMoments, ConicMLWarning, datasets
 from conicml.estimators import (
     BMPMClassifier,
     ChanceConstrainedClassifier,
@@ -165,6 +165,18 @@ def test_relative_ridge_adds_r_times_the_feature_variances(heart):
     cov = np.cov(X[y < 0], rowvar=False, bias=True)
     np.testing.assert_allclose(R.T @ R, cov + rho * np.eye(X.shape[1]) + r * np.diag(v),
                                rtol=1e-8, atol=1e-10 * np.abs(cov).max())
+
+
+def test_relative_ridge_from_moments_without_sample_sizes():
+    """Moments without n_pos/n_neg weigh the classes equally:
+    v = (diag Sx + diag Sy) / 2 + d^2 / 4 (closed form)."""
+    Sx, Sy = np.diag([1.0, 4.0]), np.array([[9.0, 1.0], [1.0, 16.0]])
+    mom = ClassMoments(np.array([1.0, 2.0]), Sx, np.array([-1.0, 0.0]), Sy)
+    prog = mm.mpm(mom, relative_ridge=0.1)
+    s = prog.data["feature_scale"]
+    v = 0.5 * np.array([1.0 + 9.0, 4.0 + 16.0]) + 0.25 * np.array([2.0, 2.0]) ** 2
+    np.testing.assert_allclose(prog.data["Sy"] * np.outer(s, s), Sy + 0.1 * np.diag(v),
+                               rtol=1e-12)
 
 
 def test_relative_ridge_is_refused_with_a_kernel(heart):
