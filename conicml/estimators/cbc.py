@@ -336,6 +336,7 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
             raise ProgramError(f"expected a ClusterMoments, got {type(clusters).__name__}")
         self.classes_ = np.array([-1, 1])
         self.n_features_in_ = clusters.dim
+        self.__dict__.pop("feature_names_in_", None)  # moments carry no column names
         self._fit_clusters(clusters, self._gamma_value(None, clusters.dim))
         return self
 

@@ -218,6 +218,7 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
             raise ProgramError(f"kernel={self.kernel!r} needs data: use fit(X, y)")
         self.classes_ = np.array([-1, 1])
         self.n_features_in_ = moments.dim
+        self.__dict__.pop("feature_names_in_", None)  # moments carry no column names
         self._solve(self._program(moments))
         return self
 
