@@ -152,6 +152,18 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         Count of the solvers that produced the node hyperplanes
         (``"weighted-pegasos->clarabel"``: the ``"auto"`` fallback).
     n_features_in_ : int
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, c = make_blobs(n_samples=80, centers=[[-2, -2], [2, 2], [-2, 2], [2, -2]],
+    ...                   cluster_std=0.5, random_state=0)
+    >>> y = (c >= 2).astype(int)  # XOR: no single hyperplane separates it
+    >>> clf = HLSVMClassifier(random_state=0).fit(X, y)
+    >>> clf.score(X, y)
+    1.0
+    >>> clf.n_hyperplanes_ >= 2
+    True
     """
 
     _parameter_constraints: dict = {
@@ -393,6 +405,18 @@ def export_text(model: HLSVMClassifier, *, feature_names: list[str] | None = Non
     Each internal node prints its hyperplane :math:`w^\\top x + b` and the two
     branches ``<= 0`` (left) and ``> 0`` (right); each leaf its class and the
     training counts of both classes.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> from conicml.estimators import HLSVMClassifier, export_text
+    >>> X, c = make_blobs(n_samples=80, centers=[[-2, -2], [2, 2], [-2, 2], [2, -2]],
+    ...                   cluster_std=0.5, random_state=0)
+    >>> clf = HLSVMClassifier(random_state=0).fit(X, (c >= 2).astype(int))
+    >>> print(export_text(clf, feature_names=["u", "v"], decimals=1))  # doctest: +ELLIPSIS
+    |--- ...*u ...*v ... <= 0
+    ...
+    |   |--- class: 1 (n=...: 0=0, 1=...)
     """
     check_is_fitted(model)
     tree = model.tree_

@@ -134,6 +134,20 @@ class MPMClassifier(_MinimaxClassifier):
 
     Attributes
     ----------<ATTR_DOC>
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, -2], [2, 2]], random_state=0)
+    >>> clf = MPMClassifier().fit(X, y)
+    >>> clf.score(X, y)
+    1.0
+
+    ``alpha_`` is the certified worst-case accuracy over every distribution with the
+    fitted class means and covariances:
+
+    >>> print(round(clf.alpha_, 2))
+    0.89
     """
 
     def __init__(self, *, kernel: str = "linear", gamma: float | str = "scale",
@@ -194,6 +208,16 @@ class BMPMClassifier(_MinimaxClassifier):
         The :math:`\beta_0` used (``beta0="auto"`` resolved).
     beta0_max_ : float
         Largest attainable :math:`\beta_0` on the training moments.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, -2], [2, 2]], random_state=0)
+    >>> clf = BMPMClassifier(beta0=0.6).fit(X, y)
+    >>> print(round(clf.beta_, 2))  # the worst-case accuracy required of class 0
+    0.6
+    >>> clf.alpha_ > clf.beta_      # the rest goes to class 1
+    True
     """
 
     _parameter_constraints: dict = {
@@ -275,6 +299,16 @@ class MEMPMClassifier(_MinimaxClassifier):
     ----------<ATTR_DOC>
     theta_ : float
         The weight used.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, -2], [2, 2]], random_state=0)
+    >>> clf = MEMPMClassifier().fit(X, y)  # theta=None: the class proportion (here 0.5)
+    >>> print(clf.score(X, y), clf.theta_)
+    1.0 0.5
+    >>> print(round(clf.alpha_, 2), round(clf.beta_, 2))
+    0.91 0.87
     """
 
     _parameter_constraints: dict = {
