@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .. import registry
+from .. import _progress, registry
 from ..exceptions import ProgramError
 from ..formulations import svm as svm_formulation
 from ..kinds import SVM_PRIMAL
@@ -290,8 +290,10 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         messages: list[str] = []
         root = tree.add(int(np.count_nonzero(y > 0)), int(np.count_nonzero(y < 0)), 0)
         stack = [(root, np.arange(X.shape[0]))]
+        bar = _progress.progress_bar("H-LSVM growth", unit="node")  # nodes visited
         while stack:
             node, idx = stack.pop()
+            bar.update()
             n_pos, n_neg = tree.n_pos[node], tree.n_neg[node]
             i0 = entropy(n_pos, n_neg)
             if i0 == 0.0 or idx.size / N <= self.delta_:
@@ -312,6 +314,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
             tree.right[node] = tree.add(rp, rn, depth)
             stack.append((tree.right[node], right))
             stack.append((tree.left[node], left))
+        bar.close()
         self.node_statuses_ = statuses
         # OPTIMAL_INACCURATE is the thesis's own epsilon_PEG stop (Alg. 5): counted, not warned
         bad = {k: v for k, v in statuses.items() if k not in ("optimal", "optimal_inaccurate")}
