@@ -5,7 +5,7 @@ objective and decoded model are put beside those of the generic backends.
 
 **What is judged.** A row agrees with the reference when (1) its status is
 certified (``OPTIMAL``: conicml's recomputed residuals passed, see
-:mod:`conicml._certificates`), (2) its objective matches within ``rtol``, and
+:mod:`conicml.certificates.conic`), (2) its objective matches within ``rtol``, and
 (3) the quantities that are *unique at the optimum*
 (:meth:`Program.unique_quantities`, e.g. decision values on the training
 points) match within ``vtol``. Variables that can differ between optimal
@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from . import _progress, registry
+from . import registry
+from ._utils import progress as _progress
 from .exceptions import ConicMLError, OptionError
 from .program import Program
 from .solution import Solution, Status

@@ -91,3 +91,78 @@ def test_import_graph_has_no_cycle():
     for node in sorted(graph):
         if node not in state:
             visit(node, [node])
+
+
+# ------------------------------------------------------------------ one rule per folder
+@pytest.mark.parametrize("module",
+                         sorted(m for m in GRAPH if m.startswith("conicml.formulations.")))
+def test_no_formulation_imports_a_solver(module):
+    # formulations and solvers are peers resting on contracts/, program, moments: what both
+    # need lives in conicml.contracts
+    bad = sorted(m for m in GRAPH[module] if m.startswith("conicml.solvers"))
+    assert not bad, f"{module} imports {bad}: move what both need to conicml.contracts"
+
+
+@pytest.mark.parametrize("module",
+                         sorted(m for m in GRAPH if m.startswith("conicml.estimators.")))
+def test_no_estimator_imports_a_private_solver_module(module):
+    bad = sorted(m for m in GRAPH[module] if m.startswith("conicml.solvers._"))
+    assert not bad, f"{module} imports {bad}: a solver's internals are not the estimators'"
+
+
+@pytest.mark.parametrize("module", ["conicml.plot"])
+def test_plot_only_draws(module):
+    # what a figure shows is computed by a formulation, an estimator or a reproduction
+    upper = ("conicml.formulations", "conicml.solvers", "conicml.solving",
+             "conicml.reproductions")
+    bad = sorted(m for m in GRAPH[module] if m.startswith(upper))
+    assert not bad, f"{module} imports {bad}"
+
+
+@pytest.mark.parametrize("package", ["conicml.certificates", "conicml.contracts",
+                                     "conicml._utils"])
+def test_lower_floors_import_no_upper_floor(package):
+    upper = ("conicml.formulations", "conicml.solvers", "conicml.estimators",
+             "conicml.reproductions", "conicml.plot", "conicml.cli")
+    for module in (m for m in GRAPH if m == package or m.startswith(package + ".")):
+        bad = sorted(m for m in GRAPH[module] if m.startswith(upper))
+        assert not bad, f"{module} imports {bad}"
+
+
+def test_the_top_shelf_is_short():
+    modules = sorted(p.stem for p in ROOT.glob("*.py"))
+    assert len(modules) <= 14, modules
+    assert not [m for m in modules if m.startswith("_") and m != "__init__"], \
+        "private helpers live in conicml/_utils, certificates in conicml/certificates"
+
+
+def _non_docstring_strings(path: Path):
+    tree = ast.parse(path.read_text())
+    docstrings = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant):
+            docstrings.add(id(body[0].value))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and id(node) not in docstrings:
+            yield node
+
+
+def test_every_kind_is_spelled_in_kinds_only():
+    from conicml import kinds
+
+    spelled = set(kinds.ALL_KINDS)
+    for path in ROOT.rglob("*.py"):
+        if path == ROOT / "kinds.py":
+            continue
+        found = sorted({n.value for n in _non_docstring_strings(path) if n.value in spelled})
+        assert not found, f"{path.relative_to(ROOT.parent)} spells {found}: use conicml.kinds"
+
+
+def test_every_kind_belongs_to_one_family():
+    from conicml import kinds
+
+    listed = [k for family in kinds.FAMILIES.values() for k in family]
+    assert sorted(listed) == sorted(kinds.ALL_KINDS)

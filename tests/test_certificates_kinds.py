@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import conicml as cm
-import conicml._certificates as certificates
+import conicml.certificates.conic as certificates
 from conicml.formulations import m4, minimax, svm
 from conicml.moments import ClassMoments
 from conicml.solution import Solution, Status

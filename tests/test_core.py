@@ -245,7 +245,7 @@ def test_legacy_callback_signatures_still_work_with_a_future_warning():
 
 
 def test_progress_is_off_without_a_terminal_and_on_request(monkeypatch):
-    from conicml._progress import progress
+    from conicml._utils.progress import progress
 
     items = [1, 2, 3]
     assert progress(items, "x", enable=False) is items

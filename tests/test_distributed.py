@@ -131,10 +131,10 @@ def _kmeans_passes(caplog):
 
 
 def test_streamed_kmeans_finds_separated_blobs_and_stops_early(client, blobs, caplog):
-    import conicml._distributed as dist
+    import conicml.moments.distributed as dist
 
     X, y, centres = blobs
-    with caplog.at_level("INFO", logger="conicml._distributed"):
+    with caplog.at_level("INFO", logger="conicml.moments.distributed"):
         mom = cm.ClusterMoments.from_data(da.from_array(X, chunks=(700, 2)),
                                           da.from_array(y, chunks=700),
                                           clustering="kmeans", n_clusters=4, random_state=0)
@@ -151,12 +151,12 @@ def test_streamed_kmeans_finds_separated_blobs_and_stops_early(client, blobs, ca
 
 def test_the_pass_cap_still_returns_exact_moments_of_a_partition(client, data, caplog,
                                                                  monkeypatch):
-    import conicml._distributed as dist
+    import conicml.moments.distributed as dist
 
     monkeypatch.setattr(dist, "MAX_PASSES", 1)
     X, y = data
     Z = X[:, [0, 3]] - [1e4, 3.0]
-    with caplog.at_level("INFO", logger="conicml._distributed"):
+    with caplog.at_level("INFO", logger="conicml.moments.distributed"):
         mom = cm.ClusterMoments.from_data(da.from_array(Z, chunks=(600, 2)),
                                           da.from_array(y, chunks=600),
                                           clustering="kmeans", n_clusters=6, random_state=0)

@@ -15,8 +15,8 @@ import pytest
 from solver_report import own
 
 import conicml as cm
-from conicml._linalg import inverse_quadratic
-from conicml._margin_certificates import _solve_well_conditioned, newton_decrement
+from conicml._utils.linalg import inverse_quadratic
+from conicml.certificates.margin import _solve_well_conditioned, newton_decrement
 from conicml.estimators import BMPMClassifier, MPMClassifier
 from conicml.formulations import minimax as mm
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import conicml as cm
-from conicml._margin_certificates import m4_fixed_rho_certificate
+from conicml.certificates.margin import m4_fixed_rho_certificate
 from conicml.estimators import M4Classifier
 from conicml.exceptions import OptionError
 from conicml.formulations import m4

@@ -54,7 +54,7 @@ def test_decision_boundary_draws_the_certificate(blobs, tmp_path, make, lines):
 def test_roc_with_the_mpm_point_and_the_bmpm_sweep(blobs, tmp_path):
     X, y = blobs
     est = MPMClassifier().fit(X, y)
-    sweep = plot.bmpm_roc(X, y, betas=[0.2, 0.5, 0.8])
+    sweep = cm.estimators.bmpm_roc(X, y, betas=[0.2, 0.5, 0.8])
     # the certificate is a bound: each BMPM hyperplane's empirical TPR is at least its alpha
     # on the data its moments came from is not guaranteed, but alpha is increasing as
     # beta0 decreases (the trade-off of seed 004 Sec. 5.4)
@@ -110,3 +110,11 @@ def test_plot_table_draws_a_one_row_table_and_refuses_one_without_numbers():
     assert [line.get_ydata()[0] for line in ax.get_lines()] == [11.3, 2.8]
     with pytest.raises(ValueError, match="no numeric column"):
         plot.plot_table(header, [["2,000", "-", "n/a", "-"]])
+
+
+def test_plot_bmpm_roc_is_a_deprecated_alias(blobs):
+    X, y = blobs
+    with pytest.warns(FutureWarning, match="moved to conicml.estimators.bmpm_roc"):
+        old = plot.bmpm_roc(X, y, betas=[0.5])
+    new = cm.estimators.bmpm_roc(X, y, betas=[0.5])
+    np.testing.assert_allclose(old["alpha"], new["alpha"], rtol=1e-9)

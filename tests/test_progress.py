@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import conicml as cm
-from conicml import _progress
+from conicml._utils import progress as _progress
 from conicml.estimators import HLSVMClassifier
 
 pytest.importorskip("tqdm")
@@ -105,7 +105,7 @@ def test_ranking_path_bar(pipe, capsys):
 
 def test_dask_moments_bar(terminal, capsys):
     da = pytest.importorskip("dask.array")
-    from conicml import _distributed
+    from conicml.moments import distributed as _distributed
 
     rng = np.random.default_rng(0)
     X = da.from_array(rng.normal(size=(200, 2)), chunks=50)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import conicml as cm
-from conicml import _similarity as sim
+from conicml._utils import similarity as sim
 from conicml.exceptions import OptionError, ProgramError
 from conicml.formulations import qpfs
 from conicml.kinds import QPFS, QPFS_RESTRICTED

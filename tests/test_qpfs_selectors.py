@@ -9,7 +9,7 @@ from sklearn.svm import LinearSVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import conicml as cm
-from conicml import _similarity as sim
+from conicml._utils import similarity as sim
 from conicml.estimators import MaxRelSelector, MRMRSelector, QPFSSelector, ReliefFSelector
 
 

@@ -6,16 +6,16 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 import conicml as cm
-from conicml.exceptions import OptionError, ProgramError, SolverError
-from conicml.formulations import ranking
-from conicml.metrics import auc, mauc
-from conicml.solvers._ranking_ops import (
+from conicml.contracts.ranking_ops import (
     PairwiseLoss,
     count_pairs,
     pair_matrix,
     ranking_objective,
     smoothed_hinge,
 )
+from conicml.exceptions import OptionError, ProgramError, SolverError
+from conicml.formulations import ranking
+from conicml.metrics import auc, mauc
 
 from tolerances import obj_rtol, sol_atol
 

@@ -13,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._deprecation import DEPRECATED, renamed_param
+from .._utils.deprecation import DEPRECATED, renamed_param
 from ..exceptions import ProgramError
 from ..formulations import cbc
 from ..moments import ClusterMoments

@@ -12,7 +12,7 @@ Every selector is a scikit-learn ``SelectorMixin`` (usable in ``Pipeline`` and
 
 Constant (zero-variance) features carry no information: every selector ranks them last.
 
-The mutual-information estimate (mRMR discretisation, :mod:`conicml._similarity`)
+The mutual-information estimate (mRMR discretisation, :mod:`conicml._utils.similarity`)
 is shared by QPFS, mRMR and MaxRel.
 """
 
@@ -29,7 +29,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .. import _similarity as sim
+from .._utils import similarity as sim
 from ..formulations import qpfs as qpfs_formulation
 from ._base import solve_or_raise
 

@@ -21,7 +21,8 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .. import _progress, registry
+from .. import registry
+from .._utils import progress as _progress
 from ..exceptions import ProgramError
 from ..formulations import svm as svm_formulation
 from ..kinds import SVM_PRIMAL

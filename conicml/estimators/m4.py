@@ -13,11 +13,11 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
-from .._deprecation import DEPRECATED, renamed_param
+from .._utils.deprecation import DEPRECATED, renamed_param
+from ..contracts.m4 import INNER_BACKENDS
 from ..formulations import m4 as m4f
 from ..kernels import KERNELS
 from ..solution import Status
-from ..solvers._m4_inner import INNER_BACKENDS
 from ._base import BinaryConicClassifier, default_ridge, solve_or_raise
 
 __all__ = ["M4Classifier"]

@@ -28,7 +28,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import registry
-from .._deprecation import DEPRECATED, renamed_param
+from .._utils.deprecation import DEPRECATED, renamed_param
 from ..exceptions import ProgramError
 from ..formulations import ordinal
 from ..formulations.svor_dual import svor_dual

@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._deprecation import DEPRECATED, renamed_param
+from .._utils.deprecation import DEPRECATED, renamed_param
 from ..exceptions import NotFittedStatusError, ProgramError, SolverError
 from ..formulations import specified_rates
 from ..kernels import KERNELS

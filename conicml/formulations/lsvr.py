@@ -130,9 +130,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import kinds
-from .._certificates import certify_with
-from .._scaling import feature_scales
-from .._validation import check_matrix, check_positive
+from .._utils.scaling import feature_scales
+from .._utils.validation import check_matrix, check_positive
+from ..certificates.conic import certify_with
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..program import ConicForm, Program, require_solution

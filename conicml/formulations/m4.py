@@ -133,11 +133,11 @@ import numpy as np
 from scipy.linalg import cho_solve
 
 from .. import kinds
-from .._certificates import rel, residuals
-from .._deprecation import renamed_keywords
-from .._margin_certificates import m4_fixed_rho_certificate, margin_qp_certificate
-from .._scaling import feature_scales
-from .._validation import check_matrix, check_positive, check_X_y
+from .._utils.deprecation import renamed_keywords
+from .._utils.scaling import feature_scales
+from .._utils.validation import check_matrix, check_positive, check_X_y
+from ..certificates.conic import rel, residuals
+from ..certificates.margin import m4_fixed_rho_certificate, margin_qp_certificate
 from ..contracts.m4 import M4Data
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
@@ -447,7 +447,7 @@ def _certify(data: Mapping[str, Any], solution: Solution) -> Residuals:
     optimal slacks; separable: :math:`\eta` = the smallest row), by the KKT
     conditions of that SOCP with multipliers fitted in O(data) and the cone's kink
     (a singular class covariance) checked by a subgradient with its dual-norm bound
-    (:func:`conicml._margin_certificates.m4_fixed_rho_certificate`; no cvxpy problem
+    (:func:`conicml.certificates.margin.m4_fixed_rho_certificate`; no cvxpy problem
     is built):
 
     * separable: :math:`\rho` is recomputed as :func:`certified_rho` (a lower
@@ -610,7 +610,7 @@ def _certify_shared(data: Mapping[str, Any], solution: Solution) -> Residuals:
     :math:`2\Sigma w_\alpha = Z^\top(\alpha\circ y)`, a lower bound on the optimum:
     ``gap`` is :math:`(P - D)/P`, ``dual`` its stationarity part
     :math:`\|R(w - w_\alpha)\|^2/P`, ``primal`` the largest relative margin violation
-    (:func:`conicml._margin_certificates.margin_qp_certificate`).
+    (:func:`conicml.certificates.margin.margin_qp_certificate`).
     """
     try:
         w = np.asarray(solution.values["w"], dtype=float).ravel()

@@ -111,13 +111,13 @@ from scipy.linalg import solve_triangular
 from scipy.special import ndtr, ndtri
 
 from .. import kinds
-from .._certificates import rel, residuals
-from .._deprecation import ridge_pair
-from .._linalg import inverse_quadratic
-from .._margin_certificates import fractional_certificate
-from .._scaling import feature_scales
-from .._threads import one_blas_thread
-from .._validation import check_positive, check_X_y
+from .._utils.deprecation import ridge_pair
+from .._utils.linalg import inverse_quadratic
+from .._utils.scaling import feature_scales
+from .._utils.threads import one_blas_thread
+from .._utils.validation import check_positive, check_X_y
+from ..certificates.conic import rel, residuals
+from ..certificates.margin import fractional_certificate
 from ..contracts.minimax import MEMPMData
 from ..exceptions import ProgramError
 from ..kernels import KERNELS, Kernel, make_kernel, psd_factor
@@ -337,7 +337,7 @@ def _kappa_max(base: Mapping[str, Any]) -> float:
 
     By a Cholesky factor of :math:`\Sigma_y` when it is numerically definite (kernel
     programs, whose ridge is mandatory: :math:`n^3/3` flops), else from the SVD of
-    :math:`R_y` (:func:`conicml._linalg.inverse_quadratic`, which also detects
+    :math:`R_y` (:func:`conicml._utils.linalg.inverse_quadratic`, which also detects
     :math:`d` outside the range); the SVD of a 1000 x 1000 factor took 2.4 s (issue 14).
     """
     Sy = base.get("Sy")
@@ -485,7 +485,7 @@ def _certify_fractional(data: Mapping[str, Any], solution: Solution) -> Residual
     closed form, :math:`\lambda = P/(d^\top v - a_x\sigma_x - a_y\sigma_y)` (its value
     :math:`1/\kappa^*` at the optimum), and, where a norm's argument vanishes, an
     explicit subgradient fit with its dual-norm check
-    (:func:`conicml._margin_certificates.fractional_certificate`).
+    (:func:`conicml.certificates.margin.fractional_certificate`).
     """
     v = solution.values.get("v")
     if v is None:

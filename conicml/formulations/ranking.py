@@ -71,21 +71,21 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from .._progress import progress as _bar
-from .._validation import check_matrix
+from .._utils.progress import progress as _bar
+from .._utils.validation import check_matrix
 from ..contracts.ranking import RankingData
-from ..exceptions import ProgramError
-from ..kernels import Kernel, make_kernel
-from ..kinds import RANK_HINGE, RANK_SMOOTHED
-from ..program import ConicForm, Program, require_solution
-from ..solution import Residuals, Solution
-from ..solvers._ranking_ops import (
+from ..contracts.ranking_ops import (
     count_pairs,
     linearize,
     natural_relative_gradient,
     pair_matrix,
     ranking_objective,
 )
+from ..exceptions import ProgramError
+from ..kernels import Kernel, make_kernel
+from ..kinds import RANK_HINGE, RANK_SMOOTHED
+from ..program import ConicForm, Program, require_solution
+from ..solution import Residuals, Solution
 
 __all__ = [
     "MAX_GENERIC_PAIRS",

@@ -52,11 +52,11 @@ import cvxpy as cp
 import numpy as np
 
 from .. import kinds
-from .._certificates import certify_with
-from .._kkt import bias_from_kkt, free_tolerance, solver_accuracy
-from .._margin_certificates import margin_qp_certificate
-from .._threads import one_blas_thread
-from .._validation import check_positive, check_X_y
+from .._utils.threads import one_blas_thread
+from .._utils.validation import check_positive, check_X_y
+from ..certificates.conic import certify_with
+from ..certificates.kkt import bias_from_kkt, free_tolerance, solver_accuracy
+from ..certificates.margin import margin_qp_certificate
 from ..exceptions import ConicMLWarning, ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..program import ConicForm, Program, require_solution
@@ -196,7 +196,7 @@ def bias_from_alpha(alpha: np.ndarray, y: np.ndarray, c: np.ndarray,
     :math:`Q_{ij} = y_iy_jK_{ij}`), :math:`b` is the average of
     :math:`-y_iG_i` over the free support vectors :math:`0 < \alpha_i < c_i`
     (seed 001 eq. 2.29, corrected per pitfall P-S1), else the midpoint of the
-    interval the KKT conditions allow (see :func:`conicml._kkt.bias_from_kkt`).
+    interval the KKT conditions allow (see :func:`conicml.certificates.kkt.bias_from_kkt`).
     """
     return bias_from_kkt(alpha, y, c, -y * grad, accuracy)
 
@@ -424,7 +424,7 @@ def _certify_primal(data: Mapping[str, Any], solution: Solution) -> Residuals:
     part of the gap, eq. 2.28); ``gap``: the relative duality gap :math:`(P - D)/P`
     of the point's value :math:`P = \tfrac12\|w\|^2 + c^\top\xi` (eq. 2.19) and the
     mismatch of the reported objective (see
-    :func:`conicml._margin_certificates.margin_qp_certificate`).
+    :func:`conicml.certificates.margin.margin_qp_certificate`).
     """
     values = solution.values
     name = "w" if data["kernel"].name == "linear" else "v"

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .._progress import progress  # the bar of every reproduction's main loop
+from .._utils.progress import progress  # the bar of every reproduction's main loop
 
 __all__ = ["WRITTEN", "machine", "progress", "results_dir", "run_with_limit",
            "write_results"]

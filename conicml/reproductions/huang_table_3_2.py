@@ -1,6 +1,6 @@
 """Reproduce seed 004 Table 3.2 (reduced): Gaussian-kernel MEMPM vs kernel MPM.
 
-The protocol of Table 3.1 (``reproduce_huang_table_3_1.py``: random 90/10 splits,
+The protocol of Table 3.1 (``conicml reproduce huang_table_3_1``: random 90/10 splits,
 plug-in moments, theta = training proportion of x, Chebyshev bound; same data and
 class roles) with the Gaussian kernel k(u, v) = exp(-gamma ||u - v||^2) (Theorem 9)
 and the regulariser rho_x = rho_y = ``--rho`` (mandatory for a kernel, errata S004-§5.3;

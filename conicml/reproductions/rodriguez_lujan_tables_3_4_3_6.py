@@ -78,7 +78,7 @@ def table_3_4() -> list[str]:
                  f"{prog.data['f_bar']:.4f} | {prog.data['alpha_hat']:.3f} | 0.0454 | 0.0515 | "
                  "0.469 (MNIST, non-zero entries) |")
     # the MNIST row averages non-zero entries only (Table 3.4 caption): same on digits
-    from conicml import _similarity as sim
+    from conicml._utils import similarity as sim
     active = prog.data["active"]
     codes = sim.discretize(Xd[:, active], 3, 3.0)
     Q = sim.mutual_info_rows(codes, 3)

@@ -16,17 +16,13 @@ from typing import Any
 import numpy as np
 
 from .. import kinds
+from ..contracts.m4 import INNER_BACKENDS
 from ..exceptions import OptionError
 from ..program import ConicForm, Program
 from ..solution import Residuals, Solution, Status
 
 __all__ = ["INNER_BACKENDS", "InnerSolver", "point"]
 
-#: ``"m4-ipm"``: the structured interior-point method of the soft slack SOCP
-#: (:mod:`conicml.solvers._m4_ipm`, issue 14; a solve that breaks down is redone by
-#: clarabel, counted in ``fallbacks``); ``"auto"``: it for the soft margin,
-#: ``"clarabel"`` for the separable check.
-INNER_BACKENDS = ("auto", "clarabel", "ecos", "scs", "m4-ipm")
 
 
 class _InnerFailure(Exception):

@@ -39,7 +39,7 @@ the best iterate is returned, with
 ``converged`` false unless its residual is below ``tol``. The returned multipliers of the
 margin rows are :math:`\lambda_k \in [0, 1]` (the envelope slope of the outer search,
 :func:`conicml.solvers._m4_search.envelope_slope`). The point is certified afterwards
-by the program's recomputed certificate (:func:`conicml._margin_certificates.
+by the program's recomputed certificate (:func:`conicml.certificates.margin.
 m4_fixed_rho_certificate`), never by these residuals.
 """
 
@@ -51,7 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
-from .._threads import one_blas_thread
+from .._utils.threads import one_blas_thread
 
 __all__ = ["SlackIPM", "SlackIPMResult"]
 
@@ -375,7 +375,7 @@ class SlackIPM:
 
         On one BLAS thread: OpenBLAS's thread pool made the Cholesky factorisation of
         order 150 take 66 ms instead of ~1 ms on the shared 2-core machine (issue 14;
-        :mod:`conicml._threads`).
+        :mod:`conicml._utils.threads`).
         """
         with one_blas_thread(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             return self._run(float(rho), tol, max_iter)

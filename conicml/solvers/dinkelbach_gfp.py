@@ -67,7 +67,7 @@ from typing import Any
 import numpy as np
 
 from .. import kinds
-from .._linalg import inverse_quadratic
+from .._utils.linalg import inverse_quadratic
 from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status

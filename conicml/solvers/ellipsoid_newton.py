@@ -34,7 +34,7 @@ differ from ``cov_*`` where the factorisation dropped a spectrum). A class with
 is flat to rounding (its change is quadratic in the multipliers' error), so where
 Armijo's predicted increase is below :math:`g`'s rounding a step is accepted when it
 shrinks the stationarity :math:`|r^\top\Sigma_\pm r/\lambda_\pm^2 - \kappa_\pm^2|`
-instead. BLAS runs on one thread (:mod:`conicml._threads`).
+instead. BLAS runs on one thread (:mod:`conicml._utils.threads`).
 
 **Steps that cross decades (issue 14).** Three devices keep the step count small where
 the multipliers must travel many orders of magnitude (campaign seeds 24 and 26: 41 and
@@ -117,7 +117,7 @@ from scipy.linalg.lapack import dpotrf as _potrf
 from scipy.linalg.lapack import dpotrs as _potrs
 
 from .. import kinds
-from .._threads import single_blas_thread
+from .._utils.threads import single_blas_thread
 from ..exceptions import OptionError
 from ..registry import register
 from ..solution import Solution, Status

@@ -142,8 +142,8 @@ from typing import Any
 import numpy as np
 
 from .. import kinds
-from .._kkt import bias_from_kkt
-from .._threads import one_blas_thread
+from .._utils.threads import one_blas_thread
+from ..certificates.kkt import bias_from_kkt
 from ..exceptions import OptionError, ProgramError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
@@ -487,7 +487,7 @@ def _one_blas_thread(function: Any) -> Any:
 
     The loop's products are thin (one Gram column at a time), and OpenBLAS's threads
     made them several times slower on the shared 2-core machine (issue 14). The limit
-    uses the process's one cached controller (:func:`conicml._threads.blas_controller`).
+    uses the process's one cached controller (:func:`conicml._utils.threads.blas_controller`).
     """
 
     @functools.wraps(function)
@@ -532,7 +532,7 @@ def _certificate_gap(alpha: np.ndarray, F: np.ndarray, y: np.ndarray, c: np.ndar
     The program's certificate (``formulations/svm.py``, ``_certify_dual``) evaluates
     :math:`g = K(\alpha\circ y)` afresh and reports
     :math:`\max(P - D, 0)/\max(1, |P|)` with the bias of
-    :func:`conicml._kkt.bias_from_kkt`. The loop's ``F = -y G`` gives the same
+    :func:`conicml.certificates.kkt.bias_from_kkt`. The loop's ``F = -y G`` gives the same
     :math:`g = y - F` in :math:`O(n)` (no kernel value), so this is the same number up
     to the round-off of the incrementally updated gradient; the polishing decision is
     taken on it (issue 14: smo's own offset rule and a half-of-certify_tol trigger made

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from campaign_instances import FAMILIES, KINDS, run  # noqa: E402
 
-from conicml._progress import progress  # noqa: E402
+from conicml._utils.progress import progress  # noqa: E402
 
 
 def main() -> None:

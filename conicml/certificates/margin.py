@@ -1,6 +1,6 @@
 r"""Kind-specific certificates in O(data), written from each kind's optimality conditions.
 
-The generic certificate (:func:`conicml._certificates.certify_with`) builds the
+The generic certificate (:func:`conicml.certificates.conic.certify_with`) builds the
 cvxpy problem and refits multipliers by NNLS after every solve: it costs more
 than the fast specialized solvers, cannot check a point where a norm in the
 objective is not differentiable, and reads first-order points as non-stationary
@@ -29,7 +29,7 @@ from scipy.linalg import get_lapack_funcs
 from scipy.optimize import lsq_linear
 from threadpoolctl import threadpool_limits
 
-from .solution import Residuals
+from ..solution import Residuals
 
 __all__ = ["KINK_RTOL", "fractional_certificate", "implied_alpha", "m4_fixed_rho_certificate",
            "hess_norm", "margin_qp_certificate", "newton_decrement"]

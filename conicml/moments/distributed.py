@@ -55,8 +55,8 @@ from typing import Any
 
 import numpy as np
 
-from . import _progress
-from .exceptions import ProgramError
+from .._utils import progress as _progress
+from ..exceptions import ProgramError
 
 __all__ = ["class_moments", "cluster_moments", "is_dask_array"]
 

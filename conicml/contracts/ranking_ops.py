@@ -37,8 +37,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 
-from ..contracts.ranking import RankingData
 from ..exceptions import OptionError, SolverError
+from .ranking import RankingData
 
 __all__ = ["EIG_RTOL", "KernelMetric", "PairwiseLoss", "count_pairs", "gradient_parts",
            "linearize", "natural_relative_gradient", "pair_matrix", "ranking_objective",

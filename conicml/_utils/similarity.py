@@ -8,7 +8,7 @@ Seed 001 §2.2.1 and §3.2 (Rodríguez Luján 2012):
   into an *odd* number ``bins`` of equal segments covering :math:`\mu \pm s\sigma`
   (``width`` = s); values beyond the range fall into the end bins. The thesis states
   neither n nor s; the defaults ``bins=5, width=2`` were chosen because they bring the
-  ARR row of Table 3.4 closest (see ``benchmarks/reproduce_rodriguez_lujan_table_3_4.py``).
+  ARR row of Table 3.4 closest (``conicml reproduce rodriguez_lujan_tables_3_4_3_6``).
   MI is in nats (the log base changes neither rankings nor :math:`\hat\alpha`).
   The diagonal is :math:`q_{ii} = I(X_i;X_i) = H(X_i)`.
 

@@ -6,7 +6,7 @@ from numbers import Real
 
 import numpy as np
 
-from .exceptions import ProgramError
+from ..exceptions import ProgramError
 
 __all__ = ["check_binary_labels", "check_matrix", "check_positive", "check_X_y"]
 

@@ -48,7 +48,7 @@ import scipy.sparse as sp
 from cvxpy.atoms.pnorm import Pnorm
 from scipy.optimize import nnls
 
-from .solution import Residuals, Solution
+from ..solution import Residuals, Solution
 
 __all__ = ["ACTIVE_RTOL", "PRIMAL_FLOOR", "certify_with", "conic_certificate", "rel", "residuals"]
 

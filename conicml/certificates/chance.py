@@ -27,8 +27,8 @@ from collections.abc import Callable, Mapping
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from ._certificates import PRIMAL_FLOOR, rel, residuals
-from .solution import Residuals, Solution
+from ..solution import Residuals, Solution
+from .conic import PRIMAL_FLOOR, rel, residuals
 
 __all__ = ["SLACK_FLOOR", "best_offset", "best_scale", "bracket", "claimed_gap", "missing",
            "row_violation", "values_of"]
@@ -65,7 +65,7 @@ def row_violation(viol: np.ndarray, scale: np.ndarray, global_scale: float | Non
     """Largest ``viol_i / scale_i``, each scale floored at ``PRIMAL_FLOOR`` of the largest.
 
     ``scale_i`` is the magnitude of the terms of row ``i`` (house rule of
-    :mod:`conicml._certificates`); ``global_scale`` overrides the largest term.
+    :mod:`conicml.certificates.conic`); ``global_scale`` overrides the largest term.
     """
     viol = np.maximum(np.asarray(viol, dtype=float), 0.0)
     if viol.size == 0:

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from ._distributed import is_dask_array
-from ._validation import check_matrix, check_X_y
-from .exceptions import ProgramError
+from .._utils.validation import check_matrix, check_X_y
+from ..exceptions import ProgramError
+from .distributed import is_dask_array
 
 __all__ = ["ClassMoments", "ClusterMoments", "as_class_moments"]
 
@@ -99,10 +99,10 @@ class ClassMoments:
 
         ``X`` may be a ``dask.array`` (optional extra ``distributed``): the moments
         are then reduced blockwise on the workers with Chan's pairwise merge, and
-        nothing but the moments reaches the client (:mod:`conicml._distributed`).
+        nothing but the moments reaches the client (:mod:`conicml.moments.distributed`).
         """
         if is_dask_array(X):
-            from ._distributed import class_moments
+            from .distributed import class_moments
 
             return cls(**class_moments(X, y))
         X, y = check_X_y(X, y)
@@ -296,7 +296,7 @@ class ClusterMoments:
         ``X`` (and ``y``) may be ``dask.array`` s (optional extra
         ``distributed``): BIRCH runs per block and the additive clustering
         features are merged on the client; k-means is a streamed Lloyd
-        iteration whose passes run on the workers (:mod:`conicml._distributed`).
+        iteration whose passes run on the workers (:mod:`conicml.moments.distributed`).
         Only per-cluster statistics reach the client.
         """
         _check_cluster_options(clustering, n_clusters, threshold, sigma)
@@ -349,7 +349,7 @@ class ClusterMoments:
     def _from_dask(cls, X: Any, y: Any, *, clustering: str, n_clusters: int | None,
                    threshold: float | None, sigma: str, random_state: int | None,
                    branching_factor: int) -> ClusterMoments:
-        from ._distributed import cluster_moments
+        from .distributed import cluster_moments
 
         if isinstance(n_clusters, Mapping):
             raise ProgramError("n_clusters per label (a dict) is not supported for dask "
