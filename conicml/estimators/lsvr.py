@@ -83,6 +83,17 @@ class LSVRRegressor(RegressorMixin, BaseEstimator):
     program_ : Program
     solution_ : Solution
     n_iter_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.linspace(0, 4, 30)[:, None]
+    >>> y = 2 * X[:, 0] + 1
+    >>> reg = LSVRRegressor(epsilon=0.1, C=10.0).fit(X, y)
+    >>> print(round(reg.coef_[0], 1), round(reg.intercept_[0], 1))
+    2.0 1.0
+    >>> reg.tube_.shape  # the locally adaptive tube half-widths
+    (30,)
     """
 
     _parameter_constraints: dict = {

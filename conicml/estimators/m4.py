@@ -122,6 +122,16 @@ class M4Classifier(BinaryConicClassifier):
     program_ : Program
     solution_ : Solution
     n_iter_ : int
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, -2], [2, 2]], random_state=0)
+    >>> clf = M4Classifier().fit(X, y)  # C="auto": the Lemma 3.3 bound
+    >>> clf.predict([[-2, -2], [2, 2]])
+    array([0, 1])
+    >>> clf.score(X, y)
+    1.0
     """
 
     _parameter_constraints: dict = {
