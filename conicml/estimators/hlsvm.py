@@ -73,7 +73,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
     tree is then pruned by cost complexity (A17) and the subtree with the
     fewest errors on :math:`P` is kept.
 
-    **Defaults that converge** (issue 9). The thesis runs Weighted-Pegasos with
+    **Defaults that converge.** The thesis runs Weighted-Pegasos with
     :math:`T = 10^7` on every node. Its error after :math:`T` steps falls as
     :math:`R^2/(\lambda_{\mathrm{eff}} T)` with :math:`\lambda_{\mathrm{eff}} =
     \lambda|S_H|` (the :math:`\lambda` of the node problem in Pegasos form, see
