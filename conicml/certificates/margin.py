@@ -27,8 +27,8 @@ import math
 import numpy as np
 from scipy.linalg import get_lapack_funcs
 from scipy.optimize import lsq_linear
-from threadpoolctl import threadpool_limits
 
+from .._utils.threads import one_blas_thread
 from ..solution import Residuals
 
 __all__ = ["KINK_RTOL", "fractional_certificate", "implied_alpha", "m4_fixed_rho_certificate",
@@ -94,7 +94,7 @@ def _solve_well_conditioned(K: np.ndarray, rhs: np.ndarray) -> np.ndarray | None
     m = K.shape[0]
     sytrf, sytrs, sycon, sytrf_lwork = get_lapack_funcs(
         ("sytrf", "sytrs", "sycon", "sytrf_lwork"), (K,))
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         lwork, info = sytrf_lwork(m, lower=1)
         if info != 0:
             return None
@@ -497,7 +497,7 @@ def m4_fixed_rho_certificate(Z: np.ndarray, y: np.ndarray, kept: np.ndarray,
             continue
         # one BLAS thread: bvls calls LAPACK's least squares once per active-set step, and
         # waking a BLAS thread pool for each of these small solves costs more than the solve
-        with threadpool_limits(limits=1, user_api="blas"):
+        with one_blas_thread():
             sol = lsq_linear(A, rhs, bounds=(lo, hi),
                              method="bvls" if A.shape[1] < 400 else "trf")
         x = sol.x
