@@ -104,7 +104,7 @@ class M4Classifier(BinaryConicClassifier):
     inner : {"auto", "clarabel", "ecos", "scs", "m4-ipm"}, default="auto"
         Backend of the inner SOCPs. ``"auto"``: the structured interior-point method
         ``"m4-ipm"`` for the soft margin's fixed-ρ slack SOCPs
-        (:mod:`conicml.solvers._m4_ipm`, with the MPM bound by ``ils-newton``; issue 14)
+        (:mod:`conicml.solvers._m4_ipm`, with the MPM bound by ``ils-newton``)
         and ``"clarabel"`` for the separable check; or one generic backend for all.
     solver_options : dict, default=None
         Further options of the solver (``tol``, ``max_iter``, ``time_limit``,
@@ -135,6 +135,16 @@ class M4Classifier(BinaryConicClassifier):
     program_ : Program
     solution_ : Solution
     n_iter_ : int
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, -2], [2, 2]], random_state=0)
+    >>> clf = M4Classifier().fit(X, y)  # C="auto": the Lemma 3.3 bound
+    >>> clf.predict([[-2, -2], [2, 2]])
+    array([0, 1])
+    >>> clf.score(X, y)
+    1.0
     """
 
     _parameter_constraints: dict = {

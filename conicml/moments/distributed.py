@@ -55,6 +55,7 @@ from typing import Any
 
 import numpy as np
 
+from .._utils import progress as _progress
 from ..exceptions import ProgramError
 
 __all__ = ["class_moments", "cluster_moments", "is_dask_array"]
@@ -138,7 +139,8 @@ def class_moments(X: Any, y: Any) -> dict[str, Any]:
     parts = [dask.delayed(_block_stats)(xb, yb) for xb, yb in zip(Xd, yd)]
     while len(parts) > 1:  # a tree reduction: each task merges at most 8 partials
         parts = [dask.delayed(_merge_stats)(*parts[i:i + 8]) for i in range(0, len(parts), 8)]
-    stats = parts[0].compute()
+    with _progress.dask_progress("class moments"):
+        stats = parts[0].compute()
     labels = sorted(stats)
     if not set(labels) <= {-1.0, 1.0}:
         raise ProgramError(
@@ -275,7 +277,9 @@ def cluster_moments(X: Any, y: Any, *, clustering: str, n_clusters: int | None,
         parts = [dask.delayed(_block_birch)(xb, yb, threshold, branching_factor)
                  for xb, yb in zip(Xd, yd)]
         features: dict[float, list[tuple]] = {}
-        for part in dask.compute(*parts):
+        with _progress.dask_progress("BIRCH on the blocks"):
+            computed = dask.compute(*parts)
+        for part in computed:
             for label, feat in part.items():
                 features.setdefault(label, []).append(feat)
         for label in sorted(features):
@@ -308,7 +312,7 @@ def cluster_moments(X: Any, y: Any, *, clustering: str, n_clusters: int | None,
             sample = sample[np.sort(rng.choice(sample.shape[0], size=wanted, replace=False))]
         kk = min(k, sample.shape[0])
         # one thread: on a shared machine OpenMP threads of a small fit oversubscribe the
-        # cores (measured 19 s with threads against 0.9 s without, load 11, 2 cores)
+        # cores
         with threadpool_limits(1):
             centers[label] = KMeans(kk, n_init=3, random_state=seed).fit(
                 sample).cluster_centers_
@@ -316,7 +320,7 @@ def cluster_moments(X: Any, y: Any, *, clustering: str, n_clusters: int | None,
     # Lloyd passes over every row; the moments returned are those of the last pass's
     # partition (about the centres it assigned to), so no extra pass is needed for them
     previous: dict[float, float] = {}
-    for passes in range(1, MAX_PASSES + 1):
+    for passes in _progress.progress(range(1, MAX_PASSES + 1), "k-means passes"):
         sums = _tree(dask, _sum_sums, [dask.delayed(_block_kmeans_sums)(xb, yb, centers)
                                        for xb, yb in zip(Xd, yd)]).compute()
         done = True

@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 import conicml as cm  # noqa: E402
 from conicml.formulations import minimax as mm  # noqa: E402
 
-from ._harness import machine, write_results  # noqa: E402
+from ._harness import machine, progress, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "parenthesised"
@@ -90,7 +90,7 @@ def main() -> None:
     max_train = 100 if args.quick else args.max_train
     t0 = time.perf_counter()
     rows = []
-    for name in THESIS:
+    for name in progress(THESIS, "data sets"):
         arr = run_dataset(name, splits, max_train, args.rho)
         mean = arr.mean(axis=0)
         se = arr.std(axis=0, ddof=1) / np.sqrt(len(arr)) if len(arr) > 1 else 0 * mean

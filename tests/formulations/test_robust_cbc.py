@@ -156,7 +156,7 @@ def test_robust_objective_ordering():
 # ---- test 16: Table 6.1 (reduced Monte Carlo) -----------------------------------------------
 
 def _monte_carlo():
-    path = pathlib.Path(__file__).parents[1] / "benchmarks" / "robust_monte_carlo.py"
+    path = pathlib.Path(__file__).parents[2] / "benchmarks" / "robust_monte_carlo.py"
     spec = importlib.util.spec_from_file_location("robust_monte_carlo", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

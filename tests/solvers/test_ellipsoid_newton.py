@@ -203,7 +203,7 @@ def _campaign(seed):
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).parent / "campaign"))
+    sys.path.insert(0, str(Path(__file__).parents[1] / "campaign"))
     from campaign_instances import instance
 
     return instance("rates", seed)[0]

@@ -29,7 +29,7 @@ def _reference(prog):
 
 def _opts(name):
     # the stochastic solvers run at their defaults (certified gap 1e-3) with a fixed seed;
-    # osqp as in tests/test_svm.py
+    # osqp as in tests/formulations/test_svm.py
     return {"random_state": 0} if name in PEGASOS else (
         {"max_iter": 200_000} if name == "osqp" else {})
 

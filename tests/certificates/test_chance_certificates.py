@@ -92,7 +92,7 @@ def _tol(solver: str) -> float:
 @pytest.mark.parametrize(("name", "solver"), CASES)
 def test_correct_points_certify(name, solver):
     if solver == "lin-han" and program(name).data["kernel"] is not None:
-        pytest.skip("lin-han is slow on kernel programs; covered by tests/test_lin_han.py")
+        pytest.skip("lin-han is slow on kernel programs; covered by tests/solvers/test_lin_han.py")
     sol = solved(name, solver)
     assert sol.status is cm.Status.OPTIMAL, sol.message
     res = sol.residuals

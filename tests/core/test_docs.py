@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 for _module in ("sphinx", "numpydoc", "pydata_sphinx_theme", "sphinx_gallery", "myst_parser",
                 "matplotlib"):

@@ -17,7 +17,7 @@ from conicml.cli import main as cli_main
 from conicml.reproductions import Pair, Reproduction, side_by_side, thesis_pairs
 from conicml.reproductions._tables import LAYOUTS, parse_tables
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 #: every name `conicml reproduce` knew when the scripts lived in benchmarks/ (issue 13
 #: keeps them all working)
