@@ -44,8 +44,8 @@ FACTORS = [1e-8, 1e8, 1e-4, 1e4]
 # equilibration differs per scaling), and Clarabel's points, certified to a gap of ~1e-8, are
 # accurate to about its square root in flat directions (docs/trust.md): decision values,
 # relative to their largest magnitude on the test set, agree to this (measured: at most
-# 4e-5, BMPM under random per-feature scales; 1e-13..1e-9 for the separable M4). The former
-# absolute default ridge moved them by O(1).
+# 4e-5, BMPM under random per-feature scales; 1e-13..1e-9 for the separable M4). An
+# absolute ridge moves them far beyond it (test_absolute_ridge_is_not_invariant).
 DECISION_RTOL = 1e-3
 
 
@@ -117,8 +117,8 @@ def _check_invariant(make, X, y, Xt):
 def test_default_estimator_is_invariant_to_feature_scaling(heart, name):
     """Every scale-invariant estimator with its default parameters: the decision values on
     held-out points do not move when one feature (or every feature) is scaled by
-    1e-8 ... 1e8; with the former absolute default ridge (1e-6 x the mean variance) up to a
-    third of the predictions changed."""
+    1e-8 ... 1e8 (an absolute ridge such as 1e-6 x the mean variance, in the units of the
+    largest feature, changes a large share of the predictions here)."""
     X, y, Xt, _ = heart
     _check_invariant(INVARIANT[name], X, y, Xt)
 
