@@ -61,8 +61,8 @@ def warn_if_constant_score(
     if spread > CONSTANT_SCORE_RTOL * max(1.0, abs(float(reference))):
         return False
     warnings.warn(
-        f"{estimator} learnt a constant score (its decision values on the training "
-        f"data span {spread:.1e}; every prediction is one class and any ranking of "
+        f"{estimator} learnt a constant score (its decision values on the points it was "
+        f"fitted on span {spread:.1e}; every prediction is one class and any ranking of "
         f"them is noise): {cause_and_remedy}",
         ConvergenceWarning, stacklevel=stacklevel)
     return True
