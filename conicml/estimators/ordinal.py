@@ -41,8 +41,12 @@ from ._base import solve_or_raise
 
 __all__ = ["ClusterSOCPOrdinalRegressor", "SVOrdinalRegressor"]
 
-#: ``n_clusters=None``: each rank gets ceil(its sample count / this) clusters.
+#: ``n_clusters=None``: each rank gets ceil(its sample count / s) clusters, with
+#: s = max(SAMPLES_PER_CLUSTER, ceil(n / MAX_AUTO_CLUSTERS)): about this many samples per
+#: cluster, and no more than about MAX_AUTO_CLUSTERS clusters (plus one per rank) in all,
+#: which bounds the program (and the rbf Gram matrix of the centres) on large data.
 SAMPLES_PER_CLUSTER = 5
+MAX_AUTO_CLUSTERS = 1000
 
 
 
@@ -83,8 +87,9 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
         (:math:`\sigma = 0`), i.e. the baseline SVOR (4.2).
     n_clusters : int or None, default=None
         Clusters per rank (at most the rank's sample count). ``None``: a number
-        proportional to the rank's size, :math:`\lceil m_i/5\rceil` for a rank of
-        :math:`m_i` samples (see *Imbalanced ranks*).
+        proportional to the rank's size, :math:`\lceil m_i/s\rceil` for a rank of
+        :math:`m_i` samples, :math:`s = \max(5, \lceil n/1000\rceil)` (about 5 samples
+        per cluster, at most about 1000 clusters; see *Imbalanced ranks*).
     sigma : {"trace", "per-dimension"}, default="trace"
         Radius convention (errata S003-P7): ch. 3–4 use the total variance.
     kernel : {"linear", "rbf"}, default="linear"
@@ -225,7 +230,8 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
         if n_clusters is None and self.clustering != "none":
             # (4.3) weighs clusters, not samples: clusters of about SAMPLES_PER_CLUSTER
             # samples in every rank make each sample weigh about the same
-            n_clusters = {rank: -(-int(np.count_nonzero(ranks == rank)) // SAMPLES_PER_CLUSTER)
+            size = max(SAMPLES_PER_CLUSTER, -(-ranks.size // MAX_AUTO_CLUSTERS))
+            n_clusters = {rank: -(-int(np.count_nonzero(ranks == rank)) // size)
                           for rank in range(1, self.classes_.size + 1)}
         clusters = ClusterMoments.from_data(
             X, ranks, clustering=self.clustering, n_clusters=n_clusters,
