@@ -37,7 +37,7 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py",
                     "auto_examples/*.zip", "auto_examples/*.md5", "auto_examples/*.json",
-                    "sg_execution_times.rst"]
+                    "sg_execution_times.rst", "auto_examples/sg_execution_times.rst"]
 autosummary_generate = True
 templates_path = ["_templates"]  # autosummary: one page per public class, no private names
 # members are listed explicitly (an explicit :members: list would be overridden by a default)
@@ -61,6 +61,9 @@ sphinx_gallery_conf = {
     "matplotlib_animations": False,
     "image_scrapers": ("matplotlib",),
     "within_subsection_order": "FileNameSortKey",
+    # the execution-times page loads jQuery and DataTables from CDNs: the site stays
+    # offline (each example's page still states its running time)
+    "write_computation_times": False,
 }
 os.environ.setdefault("MPLBACKEND", "Agg")
 

@@ -6,7 +6,8 @@ The Hierarchical Linear SVM (seed 001, ch. 5) is an oblique decision tree whose 
 internal node is a class-balanced linear SVM, trained on the samples that reach it, and
 whose leaves predict their majority class: prediction evaluates one hyperplane per level
 (real time), and the partition of the input space is piecewise linear. Node problems are
-solved by (Weighted-)Pegasos, the stochastic sub-gradient method of the thesis (Alg. 5.1),
+solved by Weighted-Pegasos, the stochastic sub-gradient method of the thesis (Alg. 5,
+inside the tree construction of Alg. 6),
 or exactly by an interior-point backend on small nodes (``node_solver="auto"``); the tree is
 then pruned on a held-out part of the training set.
 

@@ -3,7 +3,7 @@ Rare-class ranking: test AUC against the regularisation λ
 =========================================================
 
 RankSVM (seed 000, eq. 3.7) maximises the AUC by penalising every misordered
-(positive, negative) pair: :math:`m_+ m_-` pairs, a quadratic number. RankRC (ch. 4)
+(positive, negative) pair: :math:`m_+ m_-` pairs, a quadratic number. RankRC (eq. 3.15)
 keeps the pairwise loss but expands the score over the *rare* class only,
 :math:`f(x) = \sum_{j \in \text{rare}} \beta_j k(x_j, x)`, so the program has
 :math:`m_+` unknowns instead of :math:`m`; it is solved by the trust-region Newton
