@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from conicml import plot
-from conicml.estimators import MEMPMClassifier, MPMClassifier
+from conicml.estimators import MEMPMClassifier, MPMClassifier, bmpm_roc
 
 rng = np.random.default_rng(0)
 X = np.r_[rng.normal([1.5, 1.0], [1.0, 0.6], (80, 2)),
@@ -31,7 +31,7 @@ print(f"MPM:   worst-case accuracy alpha = {mpm.alpha_:.3f}, "
       f"training accuracy {mpm.score(X, y):.3f}")
 print(f"MEMPM: alpha = {mempm.alpha_:.3f}, beta = {mempm.beta_:.3f}")
 
-sweep = plot.bmpm_roc(X, y, betas=np.linspace(0.05, 0.95, 10))
+sweep = bmpm_roc(X, y, betas=np.linspace(0.05, 0.95, 10))
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4.5), layout="constrained")
 plot.plot_decision_boundary(mpm, X, y, ax=ax1)
 ax1.set_title("MPM and its worst-case ellipsoids")
