@@ -27,7 +27,7 @@ y = np.r_[-np.ones(n_neg), np.ones(n_pos)]
 X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.5, stratify=y,
                                                     random_state=0)
 
-lambdas = np.logspace(-5, 1, 7)
+lambdas = np.logspace(-5, 1, 5)
 auc_rc, auc_svm = [], []
 for lam in lambdas:
     rc = RankRCClassifier(lam=lam).fit(X_train, y_train)
