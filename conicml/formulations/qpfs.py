@@ -80,7 +80,7 @@ FORMS = ("full", "restricted")
 
 
 def alpha_heuristic(q_bar: float, f_bar: float) -> float:
-    r"""Eq. (3.7): :math:`\hat\alpha = \bar q / (\bar q + \bar f)` (0.5 if both are 0)."""
+    r"""Trade-off (3.7): :math:`\hat\alpha = \bar q / (\bar q + \bar f)` (0.5 if both are 0)."""
     total = q_bar + f_bar
     return 0.5 if total <= 0 else float(q_bar / total)
 
