@@ -13,6 +13,11 @@ __all__ = ["check_binary_labels", "check_matrix", "check_positive", "check_X_y"]
 
 def check_matrix(X: object, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
     """Return ``X`` as a finite 2-D float64 array or raise :class:`ProgramError`."""
+    if hasattr(X, "toarray") and hasattr(X, "nnz"):  # scipy.sparse: densify on purpose
+        raise ProgramError(f"{name} is a sparse matrix ({type(X).__name__}); it is "
+                           f"needed dense: pass {name}.toarray()")
+    if isinstance(X, (str, bytes)):
+        raise ProgramError(f"{name} must be a numeric array, got the string {X!r}")
     try:
         arr = np.asarray(X, dtype=float)
     except (TypeError, ValueError) as exc:

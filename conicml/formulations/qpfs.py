@@ -97,6 +97,15 @@ def rank_features(w: np.ndarray, relevance: np.ndarray, tie_tol: float = 1e-6,
     return np.lexsort((-relevance, -w_eff, flag))
 
 
+def _check_tie_tol(tie_tol: Any) -> float:
+    """``tie_tol`` as a float; :class:`ProgramError` unless it is a finite number >= 0."""
+    if isinstance(tie_tol, bool) or not isinstance(tie_tol, Real) or not (
+            np.isfinite(tie_tol) and tie_tol >= 0):
+        raise ProgramError(f"tie_tol (weights at or below it count as 0 in the ranking) must "
+                           f"be a finite number >= 0, got {tie_tol!r}")
+    return float(tie_tol)
+
+
 def _check_labels(y: Any, n: int) -> np.ndarray:
     arr = np.asarray(y)
     if arr.ndim != 1:
@@ -286,6 +295,7 @@ def qpfs(
     """
     X = check_matrix(X, min_rows=2)
     y = _check_labels(y, X.shape[0])
+    tie_tol = _check_tie_tol(tie_tol)
     if similarity not in SIMILARITIES:
         raise ProgramError(f"similarity must be 'mi' or 'correlation', got {similarity!r}")
     if form not in FORMS:
@@ -395,6 +405,7 @@ def simplex_qp(factor: Any, relevance: Any, alpha: float, *, tie_tol: float = 1e
         Kind ``qp.qpfs.simplex``; ``decode`` as :func:`qpfs`.
     """
     L = check_matrix(factor, "factor")
+    tie_tol = _check_tie_tol(tie_tol)
     F = np.asarray(relevance, dtype=float)
     if F.ndim != 1 or F.shape[0] != L.shape[0]:
         raise ProgramError(f"shape mismatch: factor has {L.shape[0]} rows but relevance has "
