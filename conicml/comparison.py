@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from . import registry
-from .exceptions import ConicMLError, OptionError
+from .exceptions import ConicMLError, OptionError, ProgramError
 from .program import Program
 from .solution import Solution, Status
 from .solving import solve
@@ -253,9 +253,15 @@ def compare(
 
     Raises
     ------
+    ProgramError
+        ``program`` is not a :class:`~conicml.program.Program`.
     OptionError
-        ``rtol`` or ``vtol`` not positive and finite, or a solver option unknown.
+        ``rtol`` or ``vtol`` not positive and finite, a solver option unknown, or
+        ``options`` for a solver the comparison does not run.
     """
+    if not isinstance(program, Program):
+        raise ProgramError(f"compare expects a conicml Program (from a formulation in "
+                        f"conicml.formulations), got {type(program).__name__}")
     _check_tol(rtol, "rtol")
     if vtol is not None:
         _check_tol(vtol, "vtol")
@@ -282,6 +288,11 @@ def compare(
         default = registry.get(reference).compare_options
         runs = {reference: (reference, options.get(reference, dict(default))), **runs}
     names = list(runs)
+    unused = sorted(set(options) - {name for name, _ in runs.values()})
+    if unused:  # options for a solver that does not run would be silently dropped
+        raise OptionError(f"compare: options given for {', '.join(map(repr, unused))}, which "
+                          f"this comparison does not run (it runs {', '.join(names)}); add "
+                          f"them to solvers or drop their options")
 
     def tol_for(tol: float | Mapping[str, float] | None, label: str, default: float) -> float:
         if tol is None:

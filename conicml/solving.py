@@ -8,7 +8,7 @@ import numbers
 from typing import Any
 
 from . import registry
-from .exceptions import OptionError, SolverError
+from .exceptions import OptionError, ProgramError, SolverError
 from .program import Program
 from .solution import Solution, Status
 from .solvers._options import check_options
@@ -57,6 +57,8 @@ def solve(program: Program, solver: str | None = None, *, certify_tol: float | N
 
     Raises
     ------
+    ProgramError
+        ``program`` is not a :class:`Program`.
     SolverNotFoundError
         Unknown or uninstalled solver name.
     SolverError
@@ -67,7 +69,8 @@ def solve(program: Program, solver: str | None = None, *, certify_tol: float | N
         ``certify_tol`` that is not a positive finite number.
     """
     if not isinstance(program, Program):
-        raise TypeError(f"expected a conicml Program, got {type(program).__name__}")
+        raise ProgramError(f"solve expects a conicml Program (from a formulation in "
+                           f"conicml.formulations), got {type(program).__name__}")
     if certify_tol is not None and not (
         isinstance(certify_tol, numbers.Real) and not isinstance(certify_tol, bool)
         and math.isfinite(certify_tol) and certify_tol > 0
