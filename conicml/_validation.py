@@ -73,8 +73,9 @@ def check_positive(value: object, name: str, *, allow_inf: bool = False,
     if isinstance(value, bool) or not isinstance(value, (Real, np.floating, np.integer)):
         raise ProgramError(f"{name} must be a real number, got {value!r}")
     v = float(value)
+    shown = value.item() if isinstance(value, np.generic) else value  # 1.0, not np.float64(1.0)
     if np.isnan(v) or (np.isinf(v) and not allow_inf):
-        raise ProgramError(f"{name} must be finite, got {value!r}")
+        raise ProgramError(f"{name} must be finite, got {shown!r}")
     if v < 0 or (v == 0 and not allow_zero):
-        raise ProgramError(f"{name} must be {'>=' if allow_zero else '>'} 0, got {value!r}")
+        raise ProgramError(f"{name} must be {'>=' if allow_zero else '>'} 0, got {shown!r}")
     return v

@@ -68,7 +68,7 @@ def test_compare_default_table_is_compact_and_verbose_has_the_variables(capsys):
     assert main(["compare", "--model", "svm", "--solvers", "clarabel,smo",
                  "--format", "markdown"]) == 0
     markdown = capsys.readouterr().out
-    assert "| max|d alpha| |" in markdown and "| residual |" in markdown
+    assert "| max\\|d alpha\\| |" in markdown and "| residual |" in markdown
 
 
 def test_compare_compact_table_explains_a_disagreement(capsys):
