@@ -23,6 +23,7 @@ import shutil
 import sys
 import textwrap
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -303,6 +304,14 @@ def _check_solvers(solvers: list[str]) -> list[str]:
     for name in solvers:
         key = name.lower()
         if key not in shown:
+            try:  # a deprecated name: say what replaces it (it is not listed as valid)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", FutureWarning)
+                    replacement = registry.get(key).deprecated
+            except ConicMLError:
+                replacement = None
+            if replacement:
+                raise UsageError(f"solver {name!r} is deprecated: {replacement}")
             raise _unknown("solver", name, shown)
         if key not in out:
             out.append(key)
