@@ -10,7 +10,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import conicml as cm
 from conicml.estimators import HLSVMClassifier, export_text
 from conicml.estimators._hlsvm_tree import FrozenTree, cost_complexity_sequence, entropy
-from conicml.exceptions import SolverError
+from conicml.exceptions import ConicMLWarning, SolverError
 
 
 @parametrize_with_checks([
@@ -239,8 +239,10 @@ def test_auto_node_solver_is_exact_on_small_nodes_and_pegasos_on_large_ones():
     assert set(est.node_statuses_) <= {"optimal", "optimal_inaccurate"}
     small = HLSVMClassifier(rho=0.0, random_state=0).fit(X[:500], y[:500])
     assert set(small.node_solvers_) == {"clarabel"}
-    # node_solver_options go to the Pegasos nodes only (clarabel has no max_iter)
-    HLSVMClassifier(rho=0.0, node_solver_options={"max_iter": 50}).fit(X[:500], y[:500])
+    # node_solver_options go to the Pegasos nodes only (clarabel has no max_iter); with
+    # none of those, the fit says the options were not used
+    with pytest.warns(ConicMLWarning, match="node_solver_options were not used"):
+        HLSVMClassifier(rho=0.0, node_solver_options={"max_iter": 50}).fit(X[:500], y[:500])
 
 
 def test_pegasos_fallback_to_clarabel_when_T_is_too_small():
