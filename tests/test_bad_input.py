@@ -9,9 +9,17 @@ import pytest
 import scipy.sparse as sp
 
 import conicml as cm
-from conicml.formulations import kfda, minimax, qpfs, ranking, specified_rates, svm
+from conicml.formulations import (
+    kfda,
+    minimax,
+    ordinal,
+    qpfs,
+    ranking,
+    specified_rates,
+    svm,
+    trust_region,
+)
 from conicml.formulations import m4 as m4_formulation
-from conicml.formulations import ordinal, trust_region
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((40, 3))

@@ -64,8 +64,8 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from ..contracts.trust_region import TRSData, trs_objective
 from .._validation import check_matrix
+from ..contracts.trust_region import TRSData, trs_objective
 from ..exceptions import ProgramError
 from ..kernels import psd_factor
 from ..kinds import TRS, TRS_CONVEX
