@@ -64,7 +64,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from .._validation import check_matrix
+from .._utils.validation import check_matrix
 from ..contracts.trust_region import TRSData, trs_objective
 from ..exceptions import ProgramError
 from ..kernels import psd_factor
