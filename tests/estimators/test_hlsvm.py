@@ -90,9 +90,13 @@ def test_weighted_pegasos_tree_matches_the_exact_root(moons):
     # the root hyperplane of Weighted-Pegasos agrees with Clarabel's on the same node problem
     X, y = moons
     exact = HLSVMClassifier(lam=1e-2, rho=0.0, delta=0.5, node_solver="clarabel").fit(X, y)
+    # node_solver named: with "auto" these small nodes went to clarabel and the options
+    # were never used (the comparison was clarabel against itself)
     peg = HLSVMClassifier(lam=1e-2, rho=0.0, delta=0.5, T=100_000, eps=None,
+                          node_solver="weighted-pegasos",
                           node_solver_options={"tol": 1e-4, "bias": "exact"},
                           random_state=0).fit(X, y)
+    assert set(peg.node_solvers_) == {"weighted-pegasos"}
     w0, w1 = exact.tree_.weights[0], peg.tree_.weights[0]
     assert np.linalg.norm(w1 - w0) <= 0.05 * np.linalg.norm(w0)
     assert abs(peg.tree_.bias[0] - exact.tree_.bias[0]) <= 0.05 * np.linalg.norm(w0)
