@@ -299,22 +299,16 @@ def _check_solvers(solvers: list[str]) -> list[str]:
     if not solvers or not all(solvers):
         raise UsageError("--solvers needs at least one solver name (comma-separated, "
                          "e.g. --solvers clarabel,smo; see `conicml solvers`)")
-    shown = [e.name for e in registry.entries()]
     out = []
     for name in solvers:
-        key = name.lower()
-        if key not in shown:
-            try:  # a deprecated name: say what replaces it (it is not listed as valid)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", FutureWarning)
-                    replacement = registry.get(key).deprecated
-            except ConicMLError:
-                replacement = None
-            if replacement:
-                raise UsageError(f"solver {name!r} is deprecated: {replacement}")
-            raise _unknown("solver", name, shown)
-        if key not in out:
-            out.append(key)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            # unknown or not installed: the registry's message (with a did-you-mean)
+            entry = registry.get(name)
+        if entry.deprecated:  # not listed by `conicml solvers`: say what replaces it
+            raise UsageError(f"solver {name!r} is deprecated: {entry.deprecated}")
+        if entry.name not in out:
+            out.append(entry.name)
     return out
 
 
@@ -365,10 +359,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                     f"(kind {program.kind}); solvers that do: {', '.join(usable) or 'none'}")
             for s in solvers:
                 if s not in chosen:
-                    entry = registry.get(s)
-                    why = ("not installed" if not entry.is_installed()
-                           else f"it solves {', '.join(entry.kinds)}, not {program.kind}")
-                    print(f"[{name}] skipping {s}: {why}", file=info)
+                    kinds = ", ".join(registry.get(s).kinds)
+                    print(f"[{name}] skipping {s}: it solves {kinds}, not {program.kind}",
+                          file=info)
         result = compare(program, chosen, rtol=args.rtol)
         compared = compared or len(result.rows) > 1
         elapsed = time.perf_counter() - start

@@ -206,3 +206,18 @@ def test_hlsvm_node_solver_options_are_checked_and_unused_ones_reported():
     # every node has <= 2000 samples: 'auto' solves them all with clarabel
     with pytest.warns(cm.ConicMLWarning, match="node_solver_options were not used"):
         HLSVMClassifier(node_solver_options={"max_iter": 5}).fit(Xt, yt)
+
+
+def test_unknown_solver_name_suggests_and_lists_only_advertised_names():
+    with pytest.raises(cm.SolverNotFoundError) as info:
+        cm.solve(_dual(), "clarabl")
+    message = str(info.value)
+    assert "did you mean 'clarabel'" in message
+    assert "m4-line-search" not in message  # deprecated: `conicml solvers` does not list it
+
+
+def test_register_refuses_a_bad_certify_tol():
+    from conicml.registry import register
+
+    with pytest.raises(ValueError, match="certify_tol must be a positive finite"):
+        register("never-registered", kinds=["qp.*"], certify_tol=float("nan"))
