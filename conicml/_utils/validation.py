@@ -8,7 +8,12 @@ import numpy as np
 
 from ..exceptions import ProgramError
 
-__all__ = ["check_binary_labels", "check_matrix", "check_positive", "check_X_y"]
+__all__ = ["check_binary_labels", "check_matrix", "check_positive", "check_X_y", "plain"]
+
+
+def plain(value: object) -> object:
+    """``value`` with a NumPy scalar turned into Python's, so messages show ``1.0``."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def check_matrix(X: object, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
@@ -73,7 +78,7 @@ def check_positive(value: object, name: str, *, allow_inf: bool = False,
     if isinstance(value, bool) or not isinstance(value, (Real, np.floating, np.integer)):
         raise ProgramError(f"{name} must be a real number, got {value!r}")
     v = float(value)
-    shown = value.item() if isinstance(value, np.generic) else value  # 1.0, not np.float64(1.0)
+    shown = plain(value)
     if np.isnan(v) or (np.isinf(v) and not allow_inf):
         raise ProgramError(f"{name} must be finite, got {shown!r}")
     if v < 0 or (v == 0 and not allow_zero):

@@ -66,7 +66,7 @@ import cvxpy as cp
 import numpy as np
 
 from .._utils import similarity as sim
-from .._utils.validation import check_matrix
+from .._utils.validation import check_matrix, plain
 from ..contracts.qpfs import RestrictedQP, SimplexQP
 from ..exceptions import ProgramError
 from ..kinds import QPFS, QPFS_RESTRICTED
@@ -302,14 +302,14 @@ def qpfs(
         raise ProgramError(f"form must be 'full' or 'restricted', got {form!r}")
     if not (isinstance(alpha, str) and alpha == "auto"):
         if isinstance(alpha, bool) or not isinstance(alpha, Real) or not 0 <= alpha <= 1:
-            raise ProgramError(f"alpha must be 'auto' or a number in [0, 1], got {alpha!r}")
+            raise ProgramError(f"alpha must be 'auto' or a number in [0, 1], got {plain(alpha)!r}")
     if nystrom is not None and (isinstance(nystrom, bool) or not isinstance(nystrom, Real)
                                 or not 0 < nystrom <= 1):
         raise ProgramError(f"nystrom (the sampling rate p) must be in (0, 1], got {nystrom!r}")
     if isinstance(bins, bool) or not isinstance(bins, Integral) or bins < 3 or bins % 2 == 0:
         raise ProgramError(f"bins must be an odd integer >= 3, got {bins!r}")
     if not isinstance(width, Real) or not 0 < width < math.inf:
-        raise ProgramError(f"width must be a positive number, got {width!r}")
+        raise ProgramError(f"width must be a positive number, got {plain(width)!r}")
     if not isinstance(delta, Real) or not 0 <= delta < 1:
         raise ProgramError(f"delta must be in [0, 1), got {delta!r}")
     if mi_diagonal not in ("entropy", "zero"):
@@ -413,7 +413,7 @@ def simplex_qp(factor: Any, relevance: Any, alpha: float, *, tie_tol: float = 1e
     if not np.all(np.isfinite(F)):
         raise ProgramError("relevance contains NaN or infinite values")
     if isinstance(alpha, bool) or not isinstance(alpha, Real) or not 0 <= alpha <= 1:
-        raise ProgramError(f"alpha must be a number in [0, 1], got {alpha!r}")
+        raise ProgramError(f"alpha must be a number in [0, 1], got {plain(alpha)!r}")
     m = L.shape[0]
     data = {"qp": SimplexQP(L, F, float(alpha)), "form": "full", "n_features": m,
             "active": np.arange(m), "relevance": F, "alpha": float(alpha),

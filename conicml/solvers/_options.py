@@ -21,6 +21,7 @@ import math
 import numbers
 from typing import Any
 
+from .._utils.validation import plain
 from ..exceptions import OptionError
 
 __all__ = ["check_array", "check_cache_size", "check_common", "check_options",
@@ -39,13 +40,14 @@ def check_common(solver: str, tol: Any, max_iter: Any, time_limit: Any, *,
     ``max_iter=None`` is accepted (the solver resolves its own default).
     """
     if not (_is_real(tol) and math.isfinite(tol) and tol > 0):
-        raise OptionError(f"{solver}: tol must be a positive finite number, got {tol!r}")
+        raise OptionError(f"{solver}: tol must be a positive finite number, got {_show(tol)}")
     low = 0 if allow_zero else 1
     if max_iter is not None and not (
         isinstance(max_iter, numbers.Integral) and not isinstance(max_iter, bool)
         and max_iter >= low
     ):
-        raise OptionError(f"{solver}: max_iter must be an integer >= {low}, got {max_iter!r}")
+        raise OptionError(f"{solver}: max_iter must be an integer >= {low}, "
+                          f"got {_show(max_iter)}")
     check_time_limit(solver, time_limit)
 
 
@@ -63,12 +65,9 @@ def check_time_limit(solver: str, time_limit: Any) -> None:
 
 
 def _show(value: Any) -> str:
-    """``repr`` of a user's value, NumPy scalars shown as plain numbers (``1.0``)."""
-    if isinstance(value, (bool, str)) or value is None:
-        return repr(value)
-    if isinstance(value, numbers.Number) and hasattr(value, "item"):
-        return repr(value.item())
-    return repr(value) if len(repr(value)) <= 60 else type(value).__name__
+    """``repr`` of a user's value: NumPy scalars as plain numbers (``1.0``), long ones by type."""
+    text = repr(plain(value))
+    return text if len(text) <= 60 else type(value).__name__
 
 
 def check_start(solver: str, x0: Any) -> None:

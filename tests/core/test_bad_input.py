@@ -221,3 +221,18 @@ def test_register_refuses_a_bad_certify_tol():
 
     with pytest.raises(ValueError, match="certify_tol must be a positive finite"):
         register("never-registered", kinds=["qp.*"], certify_tol=float("nan"))
+
+
+@pytest.mark.parametrize("call", [
+    lambda b: svm.soft_margin(X, Y, C=b),
+    lambda b: svm.soft_margin(X, Y, C=1.0, kernel="rbf", gamma=b),
+    lambda b: qpfs.qpfs(X, Y, alpha=b),
+    lambda b: cm.solve(_dual(), "clarabel", eps_abs=b),
+    lambda b: cm.solve(_dual(), "smo", tol=b),
+    lambda b: cm.solve(_dual(), "smo", time_limit=b),
+    lambda b: cm.compare(_dual(), ["clarabel"], rtol=b),
+], ids=["C", "gamma", "alpha", "eps_abs", "tol", "time_limit", "rtol"])
+def test_messages_show_plain_numbers(call):
+    with pytest.raises(cm.ConicMLError) as info:
+        call(np.float64(-1.0))
+    assert "-1.0" in str(info.value) and "np.float64" not in str(info.value)
