@@ -6,11 +6,15 @@
     conicml compare                      # every model on a bundled data set
     conicml compare --model svm --dataset breast_cancer --kernel rbf -C 1 \\
                     --solvers ecos,scs,clarabel,smo
+    conicml compare --model mpm,bmpm --model m4 --n 200   # several models, 200 rows each
     conicml reproduce --list             # the thesis tables that can be reproduced
     conicml reproduce huang_table_3_1 --quick   # table + figure, thesis numbers beside ours
 
 ``compare`` exits with status 1 when some solver disagrees with the reference
-beyond its tolerance (or fails), so it can guard a pipeline.
+beyond its tolerance (or fails), so it can guard a pipeline. A misuse (an unknown
+model, solver or data set, a solver that cannot take the model, a figure path that
+cannot be written, a bad value) is one line on standard error and status 2,
+reported before anything runs.
 """
 
 from __future__ import annotations
