@@ -184,7 +184,7 @@ class MPMClassifier(_MinimaxClassifier):
         self.solver_options = solver_options
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
-        program = mm.mpm((X, y), **self._kernel_kwargs(X))
+        program = mm.mpm(X, y, **self._kernel_kwargs(X))
         hint = "the kernel program is unbounded: increase ridge"
         solution = solve_or_raise(program, self._solver_name(), self.solver_options,
                                   {Status.UNBOUNDED: hint, Status.INFEASIBLE: hint})
@@ -274,7 +274,7 @@ class BMPMClassifier(_MinimaxClassifier):
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         lo = 0.5 if self.bound == "gaussian" else 0.0
         beta0 = lo if self.beta0 == "auto" else self.beta0
-        program = mm.bmpm((X, y), beta0, bound=self.bound, **self._kernel_kwargs(X))
+        program = mm.bmpm(X, y, beta0, bound=self.bound, **self._kernel_kwargs(X))
         self.beta0_max_ = float(program.data["beta0_max"])
         if self.beta0 == "auto":
             if not self.beta0_max_ > lo:
@@ -366,7 +366,7 @@ class MEMPMClassifier(_MinimaxClassifier):
         self.solver_options = solver_options
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
-        program = mm.mempm((X, y), theta=self.theta, bound=self.bound,
+        program = mm.mempm(X, y, theta=self.theta, bound=self.bound,
                            **self._kernel_kwargs(X))
         inner = self.inner
         if inner == "auto":
@@ -418,7 +418,7 @@ def bmpm_roc(X: Any, y: Any, betas: Sequence[float] | None = None, **bmpm_option
     """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
-    base = mm.bmpm((X, y), 0.5, **bmpm_options)
+    base = mm.bmpm(X, y, 0.5, **bmpm_options)
     beta_max = float(base.data["beta0_max"])
     if betas is None:
         betas = np.linspace(0.0, beta_max, 12, endpoint=False)[1:]
@@ -426,7 +426,7 @@ def bmpm_roc(X: Any, y: Any, betas: Sequence[float] | None = None, **bmpm_option
     for beta in betas:
         if not 0.0 <= beta < beta_max:
             raise ValueError(f"beta0 must lie in [0, beta0_max = {beta_max:.4g}), got {beta!r}")
-        prog = mm.bmpm((X, y), float(beta), **bmpm_options)
+        prog = mm.bmpm(X, y, float(beta), **bmpm_options)
         model = prog.decode(solve(prog, "clarabel"))
         f = mm.decision_values(prog.data, model, X)
         out["beta0"].append(float(beta))

@@ -121,7 +121,7 @@ from ..certificates.margin import fractional_certificate
 from ..contracts.minimax import MEMPMData
 from ..exceptions import ProgramError
 from ..kernels import KERNELS, Kernel, make_kernel, psd_factor
-from ..moments import ClassMoments, as_class_moments
+from ..moments import ClassMoments, as_class_moments, takes_X_y
 from ..program import ConicForm, Program, require_solution
 from ..solution import Residuals, Solution, Status
 
@@ -562,6 +562,7 @@ def _fill_doc(**parts: str) -> Any:
 
 @_fill_doc(KERNEL_DOC=_KERNEL_DOC)
 @ridge_pair
+@takes_X_y
 def mpm(
     data: ClassMoments | tuple,
     *,
@@ -590,8 +591,10 @@ def mpm(
 
     Parameters
     ----------
-    data : ClassMoments or (X, y)
-        Class moments, or data with labels exactly +1/-1 (plug-in 1/N moments).
+    X : array-like of shape (n_samples, n_features), or ClassMoments
+        The data (plug-in 1/N moments), or the class moments themselves (then no ``y``).
+    y : array-like of shape (n_samples,), default=None
+        Labels exactly +1/-1 (with ``X`` an array).
     nu_x, nu_y : float, default=0
         Robust mean radii (>= 0).
     ridge : float or (float, float), default=0
@@ -638,6 +641,7 @@ def mpm(
 
 @_fill_doc(KERNEL_DOC=_KERNEL_DOC)
 @ridge_pair
+@takes_X_y
 def bmpm(
     data: ClassMoments | tuple,
     beta0: float,
@@ -670,7 +674,10 @@ def bmpm(
 
     Parameters
     ----------
-    data : ClassMoments or (X, y)
+    X : array-like of shape (n_samples, n_features), or ClassMoments
+        The data (plug-in 1/N moments), or the class moments themselves (then no ``y``).
+    y : array-like of shape (n_samples,), default=None
+        Labels exactly +1/-1 (with ``X`` an array).
     beta0 : float
         Required worst-case accuracy of the negative class, in [0, 1)
         (Gaussian bound: [0.5, 1)).
@@ -713,6 +720,7 @@ def _bmpm_program(base: dict, beta0: float, bound: str) -> Program:
 
 @_fill_doc(KERNEL_DOC=_KERNEL_DOC)
 @ridge_pair
+@takes_X_y
 def mempm(
     data: ClassMoments | tuple,
     theta: float | None = None,
@@ -748,10 +756,13 @@ def mempm(
 
     Parameters
     ----------
-    data : ClassMoments or (X, y)
+    X : array-like of shape (n_samples, n_features), or ClassMoments
+        The data (plug-in 1/N moments), or the class moments themselves (then no ``y``).
+    y : array-like of shape (n_samples,), default=None
+        Labels exactly +1/-1 (with ``X`` an array).
     theta : float in [0, 1], optional
         Weight of the positive class's accuracy. ``None``: the prior
-        :math:`N_x/N` (needs sample sizes, i.e. ``(X, y)`` or moments with
+        :math:`N_x/N` (needs sample sizes, i.e. ``X, y`` or moments with
         ``n_pos``/``n_neg``); ``0.5`` is the MS criterion :math:`\alpha + \beta`
         (Sec. 5.4) up to a factor 2.
     bound : {"chebyshev", "gaussian"}, default="chebyshev"

@@ -151,9 +151,9 @@ def test_relative_ridge_adds_r_times_the_feature_variances(heart):
     r, rho = 1e-2, 0.5
     v = X.var(axis=0)
     v[-1] = v[:-1].mean()
-    for prog in (mm.mpm((X, y), ridge=rho, relative_ridge=r),
-                 mm.bmpm((X, y), 0.1, ridge=rho, relative_ridge=r),
-                 mm.mempm((X, y), ridge=rho, relative_ridge=r)):
+    for prog in (mm.mpm(X, y, ridge=rho, relative_ridge=r),
+                 mm.bmpm(X, y, 0.1, ridge=rho, relative_ridge=r),
+                 mm.mempm(X, y, ridge=rho, relative_ridge=r)):
         s = prog.data["feature_scale"]
         Sx = prog.data["Sx"] * np.outer(s, s)  # internal coordinates -> the user's
         cov = np.cov(X[y > 0], rowvar=False, bias=True)
@@ -182,7 +182,7 @@ def test_relative_ridge_from_moments_without_sample_sizes():
 def test_relative_ridge_is_refused_with_a_kernel(heart):
     X, y, _, _ = heart
     with pytest.raises(ValueError, match="relative_ridge applies to kernel='linear' only"):
-        mm.mpm((X, y), ridge=1e-3, relative_ridge=1e-6, kernel="rbf")
+        mm.mpm(X, y, ridge=1e-3, relative_ridge=1e-6, kernel="rbf")
     with pytest.raises(ValueError, match="relative_ridge applies to kernel='linear' only"):
         m4f.m4(X, y, "auto", ridge=1e-3, relative_ridge=1e-6, kernel="rbf")
 
