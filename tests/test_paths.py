@@ -112,3 +112,104 @@ def test_path_refuses_a_warm_start_option_of_its_own():
                       x0=np.zeros(40))
     with pytest.raises(TypeError, match="not a conicml Program"):
         cm.solve_path(lambda C: None, [1.0], "smo")
+
+
+# ---- every solver with a registered warm start: a warm path equals the cold solves ------
+
+def _two_class(n=120, d=3, seed=0, shift=1.0):
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    X = rng.normal(size=(n, d)) + shift * y[:, None] / np.sqrt(d)
+    return X, y
+
+
+def _ordinal(seed=1, m=120, dim=3, r=4):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, dim))
+    s = X @ rng.normal(size=dim) + 0.5 * rng.normal(size=m)
+    return X, np.digitize(s, np.quantile(s, np.linspace(0, 1, r + 1)[1:-1])) + 1
+
+
+def _case(solver):
+    """(build, values, order, options) of a seeded path for ``solver``."""
+    if solver == "smo":
+        X, y = _two_class()
+        return (lambda C: svm.soft_margin(X, y, C, kernel="rbf", form="dual"),
+                [0.1, 1.0, 10.0], "ascending", {})
+    if solver in ("pegasos", "weighted-pegasos"):
+        X, y = _two_class(n=200, d=4)
+        return (lambda C: svm.soft_margin(X, y, C, form="primal"), [0.1, 0.3, 1.0],
+                "ascending", {"tol": 1e-4, "random_state": 0})
+    if solver in ("rank-tr", "rank-newton"):
+        from conicml.formulations import ranking
+
+        X, y = _two_class(n=150, d=3, seed=4)
+        return (lambda lam: ranking.rankrc(X, y, lam, kernel="rbf", gamma=0.5),
+                [1e-3, 1e-2, 1e-1], "descending", {})
+    if solver == "smo-or":
+        from conicml.formulations.svor_dual import svor_dual
+
+        X, y = _ordinal()
+        return (lambda C: svor_dual(X, y, C=C, kernel="rbf", gamma=0.3), [0.1, 1.0, 10.0],
+                "ascending", {"tol": 1e-6})
+    if solver == "cbor-smo":
+        from conicml.formulations import ordinal
+
+        rng = np.random.default_rng(2)
+        r, k, dim = 4, 60, 3
+        ranks = np.concatenate([np.arange(1, r + 1), rng.integers(1, r + 1, k - r)])
+        u = rng.normal(size=dim)
+        means = rng.normal(size=(k, dim)) + 3.0 * np.outer(ranks - (r + 1) / 2,
+                                                            u / np.linalg.norm(u))
+        clusters = cm.ClusterMoments(means, rng.uniform(0, 0.5, k), np.ones(k), ranks)
+        return (lambda eta: ordinal.cbor(clusters, W=4.0, accuracy=eta, form="dual"),
+                [0.5, 0.6, 0.7], "ascending", {"tol": 1e-7})
+    if solver == "cbc-smo":
+        from conicml.formulations import cbc
+
+        rng = np.random.default_rng(8)
+        k, dim = 50, 3
+        y = np.where(rng.random(k) < 0.5, 1.0, -1.0)
+        y[:2] = [1.0, -1.0]
+        means = rng.normal(size=(k, dim)) + y[:, None] / np.sqrt(dim)
+        clusters = cm.ClusterMoments(means, 0.5 * rng.random(k), np.full(k, 5), y)
+        return (lambda C: cbc.cbc(clusters, C, 0.7, form="dual"), [0.1, 1.0, 10.0],
+                "ascending", {})
+    if solver == "simplex-smo":
+        from conicml.formulations import qpfs
+
+        rng = np.random.default_rng(5)
+        L = rng.normal(size=(15, 15)) / 4
+        F = rng.random(15)
+        return (lambda a: qpfs.simplex_qp(L, F, a), [0.2, 0.5, 0.8], "ascending", {})
+    if solver == "ellipsoid-newton":
+        from conicml.formulations import specified_rates as sr
+
+        X, y = _two_class(n=200, d=4, shift=3.0)
+        return (lambda eta: sr.specified_rates((X, y), eta, eta, ridge=1e-8),
+                [0.1, 0.2, 0.3], "ascending", {})
+    raise AssertionError(solver)
+
+
+WARM_SOLVERS = ["smo", "pegasos", "weighted-pegasos", "rank-tr", "rank-newton", "smo-or",
+                "cbor-smo", "cbc-smo", "simplex-smo", "ellipsoid-newton"]
+
+
+def test_every_registered_warm_start_is_tested():
+    registered = {e.name for e in registry.entries() if e.warm_start is not None}
+    assert registered == set(WARM_SOLVERS)
+
+
+@pytest.mark.parametrize("solver", WARM_SOLVERS)
+def test_warm_path_equals_cold_solves(solver):
+    build, values, order, options = _case(solver)
+    warm = cm.solve_path(build, values, solver, order=order, **options)
+    cold = cm.solve_path(build, values, solver, order=order, warm_start=False, **options)
+    tol = registry.get(solver).certify_tol  # the certificate's own tolerance
+    for w, c in zip(warm, cold):
+        assert w.status is Status.OPTIMAL, w.message
+        assert c.status is Status.OPTIMAL, c.message
+        assert w.objective == pytest.approx(c.objective, rel=tol, abs=tol)
+    started = [w.extras["path"]["warm_start"] for w in warm]
+    assert sorted(started) == [(), ("x0",), ("x0",)]

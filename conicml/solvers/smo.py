@@ -129,7 +129,7 @@ its products are one Gram column at a time.
 :math:`10^{-9}\max(1, \sum_i c_i)`); the gradient is rebuilt from it, so an
 optimal ``x0`` stops after 0 iterations. Along a C path
 (:func:`conicml.solve_path`) the previous :math:`\alpha` is scaled by the ratio of the
-costs (:func:`warm_start_alpha`).
+costs (:func:`conicml.solvers._warm.smo_alpha`).
 """
 
 from __future__ import annotations
@@ -154,8 +154,9 @@ from ._options import check_common, load_engine
 from ._report import IterationReport
 from ._smo_pair import TAU as _PAIR_TAU
 from ._smo_pair import clip_pair
+from ._warm import smo_alpha
 
-__all__ = ["TERMINATION_MESSAGES", "solve_smo", "warm_start_alpha"]
+__all__ = ["TERMINATION_MESSAGES", "solve_smo"]
 
 #: Stop reason -> message; 0 is convergence, every other reason is a user limit.
 TERMINATION_MESSAGES: dict[int, str] = {
@@ -659,39 +660,8 @@ def _check_x0(x0: Any, y: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.clip(alpha, 0.0, c)
 
 
-def warm_start_alpha(previous: Solution, old: Any, new: Any) -> dict[str, np.ndarray]:
-    r"""``x0`` for the SVM dual at new costs from the solution at old costs.
-
-    DeCoste & Wagstaff's seeding (alpha seeding, KDD 2000): :math:`\alpha` scaled by
-    :math:`c^{new}_i / c^{old}_i`, which keeps every bounded variable at its bound and
-    every zero at zero and, when the costs change by one factor (a C path), keeps
-    :math:`y^\top\alpha = 0` exactly. With per-sample ratios that differ (class weights
-    changed) the class whose sum is larger is scaled down to restore the equality, which
-    stays inside the box. ``{}`` (a cold start) when the labels differ.
-    """
-    alpha = previous.values.get("alpha")
-    if alpha is None or old is None:
-        return {}
-    y_old, y_new = np.asarray(old.data["y"]), np.asarray(new.data["y"])
-    if y_old.shape != y_new.shape or not np.array_equal(y_old, y_new):
-        return {}
-    c_old = np.asarray(old.data["c"], dtype=float)
-    c_new = np.asarray(new.data["c"], dtype=float)
-    if not (np.all(np.isfinite(c_old)) and np.all(np.isfinite(c_new))):
-        return {}
-    x0 = np.clip(np.asarray(alpha, dtype=float) * (c_new / c_old), 0.0, c_new)
-    pos = y_new > 0
-    s_pos, s_neg = float(x0[pos].sum()), float(x0[~pos].sum())
-    # a round-off imbalance is left alone: rescaling by 1 - 1e-16 would move every
-    # bounded variable off its bound (free to SMO, hundreds of extra updates)
-    if abs(s_pos - s_neg) > 1e-12 * max(1.0, float(c_new.sum())):
-        side = pos if s_pos > s_neg else ~pos
-        x0[side] *= min(s_pos, s_neg) / max(s_pos, s_neg)
-    return {"x0": x0}
-
-
 @register("smo", kinds=[kinds.SVM_DUAL], specialized=True, requires=("numpy",),
-          compare_options={"tol": 1e-8}, warm_start=warm_start_alpha,
+          compare_options={"tol": 1e-8}, warm_start=smo_alpha,
           certify_tol=1e-3)  # default tol 1e-3 on the KKT violation m - M (LIBSVM's)
 @_one_blas_thread
 def solve_smo(
