@@ -71,7 +71,7 @@ def test_smo_path_objectives_equal_a_generic_backend(backend):
 
 
 def test_smo_warm_start_with_changed_class_weights_is_feasible():
-    from conicml.solvers.smo import warm_start_alpha
+    from conicml.solvers._warm import smo_alpha as warm_start_alpha
 
     X, y = _svm_data(80, seed=2)
     old = svm.soft_margin(X, y, 1.0, kernel="rbf", form="dual")
