@@ -36,34 +36,43 @@ def _same(a: Any, b: Any) -> bool:
 
 def _balanced_box_start(alpha: np.ndarray, y: np.ndarray, u_old: np.ndarray,
                         u_new: np.ndarray) -> np.ndarray | None:
-    r"""DeCoste & Wagstaff's alpha seeding for a box :math:`[0, u]` with :math:`y^\top\alpha = 0`.
+    r"""Alpha seeding for a box :math:`[0, u]` with :math:`y^\top\alpha = 0`.
 
-    :math:`\alpha` scaled by :math:`u^{new}_i / u^{old}_i` (a bounded variable stays at its
-    bound, a zero at zero; one common factor, a C path, keeps :math:`y^\top\alpha = 0`
-    exactly). An infinite box (hard margin) keeps :math:`\alpha` as it is. When the ratios
-    differ (class weights changed) the class with the larger sum is scaled down to restore
-    the equality, inside the box.
+    The bounded and free sets are kept (DeCoste & Wagstaff's seeding, KDD 2000, applied to
+    the bounded variables only): a variable at its old bound :math:`u^{old}_i` moves to
+    the new bound :math:`u^{new}_i`, a free one keeps its value (clipped to the new box), a
+    zero stays zero. Scaling every variable by :math:`u^{new}/u^{old}` instead throws the
+    free variables away from an optimum that, once no variable is bounded, does not depend
+    on the box at all (separable in feature space: the kept start is optimal). Moving the
+    bounds breaks :math:`y^\top\alpha = 0` by :math:`\sum_{bounded} y_i (u^{new}_i -
+    u^{old}_i)`; the class with the larger sum gives the excess back from its free
+    variables (scaled down together), or from all its variables if they do not hold it.
+    An infinite box (hard margin) keeps :math:`\alpha` as it is.
     """
     alpha = np.asarray(alpha, dtype=float)
     if alpha.shape != y.shape or not np.all(np.isfinite(alpha)):
         return None
-    finite = np.isfinite(u_old) & np.isfinite(u_new)
-    ratio = np.ones_like(alpha)
-    ratio[finite] = u_new[finite] / u_old[finite]
-    x0 = np.clip(alpha * ratio, 0.0, u_new)
+    bounded = np.isfinite(u_old) & (alpha >= u_old * (1.0 - 1e-12)) & (alpha > 0)
+    x0 = np.where(bounded & np.isfinite(u_new), u_new, np.minimum(alpha, u_new))
     pos = y > 0
     s_pos, s_neg = float(x0[pos].sum()), float(x0[~pos].sum())
     # a round-off imbalance is left alone: rescaling by 1 - 1e-16 would move every
     # bounded variable off its bound (free to SMO: hundreds of extra updates)
     scale = float(np.sum(np.where(np.isfinite(u_new), u_new, x0)))
-    if abs(s_pos - s_neg) > 1e-12 * max(1.0, scale):
+    excess = abs(s_pos - s_neg)
+    if excess > 1e-12 * max(1.0, scale):
         side = pos if s_pos > s_neg else ~pos
-        x0[side] *= min(s_pos, s_neg) / max(s_pos, s_neg)
-    return x0
+        free = side & ~bounded & (x0 > 0)
+        held = float(x0[free].sum())
+        if held > excess:
+            x0[free] *= 1.0 - excess / held
+        else:
+            x0[side] *= min(s_pos, s_neg) / max(s_pos, s_neg)
+    return np.clip(x0, 0.0, u_new)
 
 
 def smo_alpha(previous: Any, old: Any, new: Any) -> dict[str, Any]:
-    """``smo`` (SVM dual): ``x0`` is the previous alpha scaled by the ratio of the costs."""
+    """``smo`` (SVM dual): the previous alpha, bounded variables moved to the new costs."""
     alpha = previous.values.get("alpha")
     if alpha is None or not (_same(old.data["y"], new.data["y"])
                              and np.shape(old.data["X"]) == np.shape(new.data["X"])):
@@ -75,7 +84,7 @@ def smo_alpha(previous: Any, old: Any, new: Any) -> dict[str, Any]:
 
 
 def cbc_alpha(previous: Any, old: Any, new: Any) -> dict[str, Any]:
-    """``cbc-smo`` (CBC duals): the previous alpha scaled by the ratio of the dual boxes."""
+    """``cbc-smo`` (CBC duals): the previous alpha, bounded variables moved to the new box."""
     alpha = previous.values.get("alpha")
     if alpha is None or not (_same(old.data["y"], new.data["y"])
                              and _same(old.data["radii"], new.data["radii"])):
