@@ -189,11 +189,19 @@ def _case(solver):
         X, y = _two_class(n=200, d=4, shift=3.0)
         return (lambda eta: sr.specified_rates((X, y), eta, eta, ridge=1e-8),
                 [0.1, 0.2, 0.3], "ascending", {})
+    if solver in ("ils-newton", "dinkelbach"):
+        from conicml.formulations import minimax as mm
+
+        X, y = _two_class(n=200, d=4, shift=2.0)
+        beta0_max = mm.bmpm((X, y), 0.0).data["beta0_max"]
+        return (lambda frac: mm.bmpm((X, y), frac * beta0_max), [0.2, 0.4, 0.6],
+                "ascending", {})
     raise AssertionError(solver)
 
 
 WARM_SOLVERS = ["smo", "pegasos", "weighted-pegasos", "rank-tr", "rank-newton", "smo-or",
-                "cbor-smo", "cbc-smo", "simplex-smo", "ellipsoid-newton"]
+                "cbor-smo", "cbc-smo", "simplex-smo", "ellipsoid-newton", "ils-newton",
+                "dinkelbach"]
 
 
 def test_every_registered_warm_start_is_tested():
@@ -213,3 +221,17 @@ def test_warm_path_equals_cold_solves(solver):
         assert w.objective == pytest.approx(c.objective, rel=tol, abs=tol)
     started = [w.extras["path"]["warm_start"] for w in warm]
     assert sorted(started) == [(), ("x0",), ("x0",)]
+
+
+def test_a_bmpm_path_across_an_infeasible_beta0_reports_it_and_goes_on_cold():
+    # beta0 >= beta0_max (seed 004 eq. 3.44) is infeasible: that value's status says so
+    from conicml.formulations import minimax as mm
+
+    X, y = _two_class(n=200, d=4, shift=2.0)
+    beta0_max = mm.bmpm((X, y), 0.0).data["beta0_max"]
+    fracs = [0.3, 0.6, 1.2, 0.9]  # solved in the given order: 1.2 infeasible, then 0.9 cold
+    sols = cm.solve_path(lambda f: mm.bmpm((X, y), min(f * beta0_max, 0.999)), fracs,
+                         "ils-newton", order="given")
+    assert [s.status for s in sols] == [Status.OPTIMAL, Status.OPTIMAL, Status.INFEASIBLE,
+                                        Status.OPTIMAL]
+    assert [s.extras["path"]["warm_start"] for s in sols] == [(), ("x0",), ("x0",), ()]

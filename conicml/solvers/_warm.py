@@ -18,6 +18,7 @@ __all__ = [
     "cbc_alpha",
     "cbor_pair",
     "ellipsoid_multipliers",
+    "fractional_w",
     "pegasos_wb",
     "rank_beta",
     "simplex_w",
@@ -178,3 +179,20 @@ def ellipsoid_multipliers(previous: Any, old: Any, new: Any) -> dict[str, Any]:
         return {}
     return {"x0": (float(lam[0]), float(lam[1]))}
 
+
+
+def fractional_w(previous: Any, old: Any, new: Any) -> dict[str, Any]:
+    r"""``ils-newton`` / ``dinkelbach`` (MPM, BMPM): the previous point :math:`w` (the SOCP's
+    ``v``, any scale) when :math:`w^\top d > 0` for the new program (same features).
+
+    Along :math:`\beta_0` or the ridge only the rates and covariances move, so the previous
+    hyperplane is a valid start whose ratio is near the new optimum.
+    """
+    v = previous.values.get("v")
+    d = new.data.get("d")
+    if v is None or d is None:
+        return {}
+    v, d = np.asarray(v, dtype=float).reshape(-1), np.asarray(d, dtype=float).reshape(-1)
+    if v.shape != d.shape or not np.all(np.isfinite(v)) or not float(d @ v) > 0:
+        return {}
+    return {"x0": v}
