@@ -34,6 +34,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import importlib.util  # noqa: E402
 import platform  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -48,6 +49,7 @@ from _harness import run_with_limit, write_results  # noqa: E402
 SVM_CS = np.logspace(-1, 2, 10)
 CV_CS = np.logspace(-2, 2, 10)
 LAMS = 2.0 ** np.arange(-20, 11, 2)
+NO_NUMBA = "absent (smo runs its NumPy loop)"
 
 
 def _ringnorm(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -63,7 +65,7 @@ def _svm_path(n: int, mode: str) -> dict:
     from conicml.kernels import make_kernel
 
     X, y = _ringnorm(n)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     if mode == "warm, Gram once":
         K = make_kernel("rbf", X).gram(X)
 
@@ -73,7 +75,7 @@ def _svm_path(n: int, mode: str) -> dict:
         def build(C):
             return svm.soft_margin(X, y, C, kernel="rbf", form="dual")
     sols = cm.solve_path(build, SVM_CS, "smo", warm_start=mode != "cold")
-    return {"wall": time.perf_counter() - start,
+    return {"wall": time.perf_counter() - start, "cpu": time.process_time() - cpu,
             "objectives": [s.objective for s in sols],
             "statuses": sorted({s.status.value for s in sols}),
             "iterations": sum(s.iterations for s in sols)}
@@ -87,7 +89,7 @@ def _svm_cv(n: int, which: str) -> dict:
 
     X, y = _ringnorm(n)
     cv = StratifiedKFold(5, shuffle=True, random_state=0)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     if which == "SVMClassifierCV (smo path)":
         est = SVMClassifierCV(CV_CS, cv=cv, kernel="rbf").fit(X, y)
     elif which == "GridSearchCV(SVC())":
@@ -95,7 +97,8 @@ def _svm_cv(n: int, which: str) -> dict:
     else:
         est = GridSearchCV(SVMClassifier(kernel="rbf", form="dual", solver="smo"),
                            {"C": list(CV_CS)}, cv=cv).fit(X, y)
-    return {"wall": time.perf_counter() - start, "best": float(est.best_params_["C"]),
+    return {"wall": time.perf_counter() - start, "cpu": time.process_time() - cpu,
+            "best": float(est.best_params_["C"]),
             "score": float(est.best_score_)}
 
 
@@ -117,12 +120,13 @@ def _rank_cv(n: int | None, which: str) -> dict:
 
     X, y = _mammography(n)
     cv = StratifiedKFold(5, shuffle=True, random_state=0)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     if which == "RankRCClassifierCV (rank-tr path)":
         est = RankRCClassifierCV(LAMS, cv=cv).fit(X, y)
     else:
         est = GridSearchCV(RankRCClassifier(), {"lam": list(LAMS)}, cv=cv).fit(X, y)
-    return {"wall": time.perf_counter() - start, "best": float(est.best_params_["lam"]),
+    return {"wall": time.perf_counter() - start, "cpu": time.process_time() - cpu,
+            "best": float(est.best_params_["lam"]),
             "score": float(est.best_score_)}
 
 
@@ -163,7 +167,8 @@ def main() -> None:
         f"Command: `python benchmarks/paths.py{' --quick' if args.quick else ''} "
         f"--limit {args.limit:g}`; commit {_commit()}; CPU: {_cpu_model()}, "
         f"{os.cpu_count()} cores; BLAS threads {os.environ['OMP_NUM_THREADS']}; "
-        f"Python {platform.python_version()}, numpy {np.__version__}; "
+        f"Python {platform.python_version()}, numpy {np.__version__}; numba "
+        f"{'installed' if importlib.util.find_spec('numba') else NO_NUMBA}; "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average at start "
         f"{' '.join(f'{v:.1f}' for v in os.getloadavg())} (a shared machine: other sessions "
         "ran beside this one; the 1-minute load before each row is in its last column).", "",
@@ -172,8 +177,8 @@ def main() -> None:
     # 1. the smo C path
     lines += [f"## 1. C path of the RBF SVM dual, smo (ringnorm n = {n_path}, 10 values of C "
               "in [0.1, 100])", "",
-              "| run | wall [s] | smo updates | statuses | max rel. objective diff vs cold "
-              "| load |", "|---|---|---|---|---|---|"]
+              "| run | wall [s] | CPU [s] | smo updates | statuses | max rel. objective diff "
+              "vs cold | load |", "|---|---|---|---|---|---|---|"]
     runs = {}
     for mode in ("cold", "warm", "warm, Gram once"):
         load = os.getloadavg()[0]
@@ -186,19 +191,21 @@ def main() -> None:
             diff = f"{float(np.max(np.abs(a - b) / np.maximum(1.0, np.abs(b)))):.1e}"
         its = str(res["iterations"]) if state == "ok" else ""
         sts = ", ".join(res["statuses"]) if state == "ok" else ""
-        lines.append(f"| {mode} | {_cell(state, res, wall)} | {its} | {sts} | {diff} | "
-                     f"{load:.1f} |")
+        lines.append(f"| {mode} | {_cell(state, res, wall)} | {_cell(state, res, wall, 'cpu')}"
+                     f" | {its} | {sts} | {diff} | {load:.1f} |")
         print(lines[-1], flush=True)
     if all(runs[m][0] == "ok" for m in runs):
-        cold = runs["cold"][1]["wall"]
-        gram = runs["warm, Gram once"][1]["wall"]
-        lines += ["", f"Ratio cold / warm: {cold / runs['warm'][1]['wall']:.2f}; cold / "
-                  f"warm with the Gram matrix once: {cold / gram:.2f} (target >= 3)."]
+        r = {m: (runs[m][1]["wall"], runs[m][1]["cpu"]) for m in runs}
+        lines += ["", f"Ratio cold / warm (wall, CPU): {r['cold'][0] / r['warm'][0]:.2f}, "
+                  f"{r['cold'][1] / r['warm'][1]:.2f}; cold / warm with the Gram matrix once: "
+                  f"{r['cold'][0] / r['warm, Gram once'][0]:.2f}, "
+                  f"{r['cold'][1] / r['warm, Gram once'][1]:.2f} (target >= 3)."]
 
     # 2. SVMClassifierCV against GridSearchCV(SVC())
     lines += ["", f"## 2. SVMClassifierCV against GridSearchCV (ringnorm n = {n_cv}, 10 values "
               "of C in [0.01, 100], 5 folds, accuracy)", "",
-              "| run | wall [s] | best C | best score | load |", "|---|---|---|---|---|"]
+              "| run | wall [s] | CPU [s] | best C | best score | load |",
+              "|---|---|---|---|---|---|"]
     cv_runs = {}
     for which in ("SVMClassifierCV (smo path)", "GridSearchCV(SVC())",
                   "GridSearchCV(SVMClassifier(solver='smo'))"):
@@ -206,11 +213,13 @@ def main() -> None:
         state, res, wall = run_with_limit(_svm_cv, (n_cv, which), args.limit)
         cv_runs[which] = (state, res)
         extra = (f"{res['best']:.4g} | {res['score']:.6f}" if state == "ok" else " | ")
-        lines.append(f"| {which} | {_cell(state, res, wall)} | {extra} | {load:.1f} |")
+        lines.append(f"| {which} | {_cell(state, res, wall)} | "
+                     f"{_cell(state, res, wall, 'cpu')} | {extra} | {load:.1f} |")
         print(lines[-1], flush=True)
     ours = cv_runs["SVMClassifierCV (smo path)"]
     if ours[0] == "ok":
-        ratios = [f"{k} / SVMClassifierCV: {v[1]['wall'] / ours[1]['wall']:.2f}"
+        ratios = [f"{k} / SVMClassifierCV: {v[1]['wall'] / ours[1]['wall']:.2f} (wall), "
+                  f"{v[1]['cpu'] / ours[1]['cpu']:.2f} (CPU)"
                   for k, v in cv_runs.items() if v[0] == "ok" and k != next(iter(cv_runs))]
         lines += ["", "Ratios (target: GridSearchCV(SVC()) / SVMClassifierCV >= 1): "
                   + "; ".join(ratios) + "."]
@@ -219,7 +228,8 @@ def main() -> None:
     label = "full Mammography" if n_rank is None else f"Mammography subsample n = {n_rank}"
     lines += ["", f"## 3. RankRCClassifierCV against GridSearchCV ({label}, 16 values of "
               "lambda, 5 folds, ROC AUC)", "",
-              "| run | wall [s] | best lambda | best score | load |", "|---|---|---|---|---|"]
+              "| run | wall [s] | CPU [s] | best lambda | best score | load |",
+              "|---|---|---|---|---|---|"]
     rank_runs = {}
     for which in ("RankRCClassifierCV (rank-tr path)", "GridSearchCV(RankRCClassifier())"):
         load = os.getloadavg()[0]
@@ -227,11 +237,13 @@ def main() -> None:
         rank_runs[which] = (state, res)
         extra = (f"2^{np.log2(res['best']):.0f} | {res['score']:.6f}" if state == "ok"
                  else " | ")
-        lines.append(f"| {which} | {_cell(state, res, wall)} | {extra} | {load:.1f} |")
+        lines.append(f"| {which} | {_cell(state, res, wall)} | "
+                     f"{_cell(state, res, wall, 'cpu')} | {extra} | {load:.1f} |")
         print(lines[-1], flush=True)
     if all(v[0] == "ok" for v in rank_runs.values()):
-        a, b = (v[1]["wall"] for v in rank_runs.values())
-        lines += ["", f"Ratio GridSearchCV / RankRCClassifierCV: {b / a:.2f} (target >= 3)."]
+        a, b = (v[1] for v in rank_runs.values())
+        lines += ["", f"Ratio GridSearchCV / RankRCClassifierCV: {b['wall'] / a['wall']:.2f} "
+                  f"(wall), {b['cpu'] / a['cpu']:.2f} (CPU) (target >= 3)."]
     lines += ["", f"Load average at the end: {' '.join(f'{v:.1f}' for v in os.getloadavg())}.",
               ""]
     out = write_results("paths", "\n".join(lines), quick=args.quick)
