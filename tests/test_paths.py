@@ -196,12 +196,17 @@ def _case(solver):
         beta0_max = mm.bmpm((X, y), 0.0).data["beta0_max"]
         return (lambda frac: mm.bmpm((X, y), frac * beta0_max), [0.2, 0.4, 0.6],
                 "ascending", {})
+    if solver in ("quadratic-interpolation", "envelope-newton"):
+        from conicml.formulations import m4
+
+        X, y = _two_class(n=50, d=3, shift=1.5, seed=6)
+        return (lambda C: m4.m4(X, y, C), [0.05, 0.1, 0.2], "ascending", {})
     raise AssertionError(solver)
 
 
 WARM_SOLVERS = ["smo", "pegasos", "weighted-pegasos", "rank-tr", "rank-newton", "smo-or",
                 "cbor-smo", "cbc-smo", "simplex-smo", "ellipsoid-newton", "ils-newton",
-                "dinkelbach"]
+                "dinkelbach", "quadratic-interpolation", "envelope-newton"]
 
 
 def test_every_registered_warm_start_is_tested():

@@ -19,6 +19,7 @@ __all__ = [
     "cbor_pair",
     "ellipsoid_multipliers",
     "fractional_w",
+    "m4_rho",
     "pegasos_wb",
     "rank_beta",
     "simplex_w",
@@ -196,3 +197,19 @@ def fractional_w(previous: Any, old: Any, new: Any) -> dict[str, Any]:
     if v.shape != d.shape or not np.all(np.isfinite(v)) or not float(d @ v) > 0:
         return {}
     return {"x0": v}
+
+
+def m4_rho(previous: Any, old: Any, new: Any) -> dict[str, Any]:
+    r"""The soft-M4 searches over :math:`\rho` (``quadratic-interpolation``,
+    ``envelope-newton``; ``brent`` ignores ``x0``): the previous :math:`\rho^*` as the
+    first middle point.
+
+    The search interval :math:`[0, \kappa^*_{MPM}]` does not depend on C, and a middle
+    point outside it is ignored by the search, so any previous :math:`\rho^*` is valid.
+    Other kinds (MEMPM's search over β) start cold.
+    """
+    rho = previous.values.get("rho")
+    if rho is None or new.kind != old.kind or "m4" not in new.data:
+        return {}
+    rho = float(np.asarray(rho))
+    return {"x0": rho} if np.isfinite(rho) and rho > 0 else {}
