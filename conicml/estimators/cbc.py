@@ -13,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._deprecation import DEPRECATED, renamed_param
+from .._utils.deprecation import DEPRECATED, renamed_param
 from ..exceptions import ProgramError
 from ..formulations import cbc
 from ..moments import ClusterMoments
@@ -173,6 +173,16 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
         :math:`b` (package convention: :math:`f(x) = w^\top x + b`).
     program_, solution_, model_ : Program, Solution, dict
     n_iter_ : int
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, -2], [2, 2]], random_state=0)
+    >>> clf = ClusterSOCPClassifier(n_clusters=4).fit(X, y)  # 4 spheres per class
+    >>> clf.n_clusters_, clf.cluster_centers_.shape
+    (8, (8, 2))
+    >>> clf.score(X, y)
+    1.0
     """
 
     _parameter_constraints: dict = {
@@ -336,6 +346,7 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
             raise ProgramError(f"expected a ClusterMoments, got {type(clusters).__name__}")
         self.classes_ = np.array([-1, 1])
         self.n_features_in_ = clusters.dim
+        self.__dict__.pop("feature_names_in_", None)  # moments carry no column names
         self._fit_clusters(clusters, self._gamma_value(None, clusters.dim))
         return self
 

@@ -85,6 +85,19 @@ class FeatureScalingSVC(SelectorMixin, BinaryConicClassifier):
         :math:`\Omega` at the end.
     converged_ : bool
     result_ : conicml.feature_scaling.FSResult
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, -2], [2, 2]], random_state=0)
+    >>> import numpy as np
+    >>> noise = np.random.default_rng(0).normal(size=(40, 2))
+    >>> X4 = np.hstack([X, noise])  # two informative features, two of noise
+    >>> clf = FeatureScalingSVC(mu=0.5).fit(X4, y)
+    >>> clf.get_support()
+    array([ True,  True, False, False])
+    >>> clf.transform(X4).shape, clf.score(X4, y)
+    ((40, 2), 1.0)
     """
 
     _parameter_constraints: dict = {

@@ -22,6 +22,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import registry
+from .._utils import progress as _progress
 from ..exceptions import ProgramError
 from ..formulations import svm as svm_formulation
 from ..kinds import SVM_PRIMAL
@@ -72,7 +73,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
     tree is then pruned by cost complexity (A17) and the subtree with the
     fewest errors on :math:`P` is kept.
 
-    **Defaults that converge** (issue 9). The thesis runs Weighted-Pegasos with
+    **Defaults that converge.** The thesis runs Weighted-Pegasos with
     :math:`T = 10^7` on every node. Its error after :math:`T` steps falls as
     :math:`R^2/(\lambda_{\mathrm{eff}} T)` with :math:`\lambda_{\mathrm{eff}} =
     \lambda|S_H|` (the :math:`\lambda` of the node problem in Pegasos form, see
@@ -152,6 +153,18 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         Count of the solvers that produced the node hyperplanes
         (``"weighted-pegasos->clarabel"``: the ``"auto"`` fallback).
     n_features_in_ : int
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, c = make_blobs(n_samples=80, centers=[[-2, -2], [2, 2], [-2, 2], [2, -2]],
+    ...                   cluster_std=0.5, random_state=0)
+    >>> y = (c >= 2).astype(int)  # XOR: no single hyperplane separates it
+    >>> clf = HLSVMClassifier(random_state=0).fit(X, y)
+    >>> clf.score(X, y)
+    1.0
+    >>> clf.n_hyperplanes_ >= 2
+    True
     """
 
     _parameter_constraints: dict = {
@@ -278,8 +291,10 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         messages: list[str] = []
         root = tree.add(int(np.count_nonzero(y > 0)), int(np.count_nonzero(y < 0)), 0)
         stack = [(root, np.arange(X.shape[0]))]
+        bar = _progress.progress_bar("H-LSVM growth", unit="node")  # nodes visited
         while stack:
             node, idx = stack.pop()
+            bar.update()
             n_pos, n_neg = tree.n_pos[node], tree.n_neg[node]
             i0 = entropy(n_pos, n_neg)
             if i0 == 0.0 or idx.size / N <= self.delta_:
@@ -300,6 +315,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
             tree.right[node] = tree.add(rp, rn, depth)
             stack.append((tree.right[node], right))
             stack.append((tree.left[node], left))
+        bar.close()
         self.node_statuses_ = statuses
         # OPTIMAL_INACCURATE is the thesis's own epsilon_PEG stop (Alg. 5): counted, not warned
         bad = {k: v for k, v in statuses.items() if k not in ("optimal", "optimal_inaccurate")}
@@ -393,6 +409,18 @@ def export_text(model: HLSVMClassifier, *, feature_names: list[str] | None = Non
     Each internal node prints its hyperplane :math:`w^\\top x + b` and the two
     branches ``<= 0`` (left) and ``> 0`` (right); each leaf its class and the
     training counts of both classes.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> from conicml.estimators import HLSVMClassifier, export_text
+    >>> X, c = make_blobs(n_samples=80, centers=[[-2, -2], [2, 2], [-2, 2], [2, -2]],
+    ...                   cluster_std=0.5, random_state=0)
+    >>> clf = HLSVMClassifier(random_state=0).fit(X, (c >= 2).astype(int))
+    >>> print(export_text(clf, feature_names=["u", "v"], decimals=1))  # doctest: +ELLIPSIS
+    |--- ...*u ...*v ... <= 0
+    ...
+    |   |--- class: 1 (n=...: 0=0, 1=...)
     """
     check_is_fitted(model)
     tree = model.tree_

@@ -28,7 +28,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import registry
-from .._deprecation import DEPRECATED, renamed_param
+from .._utils.deprecation import DEPRECATED, renamed_param
 from ..exceptions import ProgramError
 from ..formulations import ordinal
 from ..formulations.svor_dual import svor_dual
@@ -124,6 +124,17 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
         The decoded model (``program_.decode(solution_)``).
     solution_ : Solution
     n_iter_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.linspace(-3, 3, 30)[:, None]
+    >>> y = np.digitize(X[:, 0], [-1, 1])  # three ordered levels 0 < 1 < 2
+    >>> reg = ClusterSOCPOrdinalRegressor(n_clusters=3).fit(X, y)
+    >>> reg.predict([[-2], [0], [2]])
+    array([0, 1, 2])
+    >>> reg.thresholds_.shape, reg.score(X, y)
+    ((2,), 1.0)
     """
 
     _parameter_constraints: dict = {
@@ -310,6 +321,17 @@ class SVOrdinalRegressor(ClassifierMixin, BaseEstimator):
     model_ : dict
         The decoded model, ``program_.decode(solution_)``.
     n_iter_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.linspace(-3, 3, 30)[:, None]
+    >>> y = np.digitize(X[:, 0], [-1, 1])  # three ordered levels 0 < 1 < 2
+    >>> reg = SVOrdinalRegressor(kernel="linear").fit(X, y)
+    >>> reg.predict([[-2], [0], [2]])
+    array([0, 1, 2])
+    >>> reg.thresholds_.shape, reg.score(X, y)
+    ((2,), 1.0)
     """
 
     _parameter_constraints: dict = {

@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._deprecation import DEPRECATED, renamed_param
+from .._utils.deprecation import DEPRECATED, renamed_param
 from ..exceptions import NotFittedStatusError, ProgramError, SolverError
 from ..formulations import specified_rates
 from ..kernels import KERNELS
@@ -99,6 +99,20 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
     "×"), ``fit`` raises :class:`~conicml.NotFittedStatusError` naming the
     rates: raise ``error_pos`` / ``error_neg`` or use a kernel. Sample weights
     are not supported (the moments are unweighted).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, -2], [2, 2]], random_state=0)
+    >>> clf = ChanceConstrainedClassifier(error_pos=0.2, error_neg=0.2).fit(X, y)
+    >>> clf.score(X, y)
+    1.0
+
+    The Chebyshev bound turns an error rate :math:`\eta` into
+    :math:`\kappa = \sqrt{(1-\eta)/\eta}` (here :math:`\sqrt{4} = 2`):
+
+    >>> print(round(clf.kappa_pos_, 6), round(clf.kappa_neg_, 6))
+    2.0 2.0
     """
 
     _parameter_constraints: dict = {
@@ -218,6 +232,7 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
             raise ProgramError(f"kernel={self.kernel!r} needs data: use fit(X, y)")
         self.classes_ = np.array([-1, 1])
         self.n_features_in_ = moments.dim
+        self.__dict__.pop("feature_names_in_", None)  # moments carry no column names
         self._solve(self._program(moments))
         return self
 

@@ -57,6 +57,22 @@ class SVMClassifier(BinaryConicClassifier):
     program_ : Program
     solution_ : Solution
     n_iter_ : int
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, -2], [2, 2]], random_state=0)
+    >>> clf = SVMClassifier(C=1.0).fit(X, y)
+    >>> clf.predict([[-2, -2], [2, 2]])
+    array([0, 1])
+    >>> clf.coef_.shape, clf.score(X, y)
+    ((1, 2), 1.0)
+
+    The same model from the specialized SMO solver, with a Gaussian kernel:
+
+    >>> clf = SVMClassifier(kernel="rbf", solver="smo").fit(X, y)
+    >>> clf.score(X, y)
+    1.0
     """
 
     _parameter_constraints: dict = {

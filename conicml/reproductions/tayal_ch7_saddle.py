@@ -35,7 +35,7 @@ from conicml.feature_scaling import bound_trust_region, fit_feature_scaling, sup
 from conicml.feature_scaling._data import ndcc_like  # noqa: E402
 from conicml.formulations.feature_scaling import fs_kernel  # noqa: E402
 
-from ._harness import machine, run_with_limit, write_results  # noqa: E402
+from ._harness import machine, progress, run_with_limit, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "columns"
@@ -143,7 +143,7 @@ def main() -> None:
               "correct+incorrect counts. Thesis cells from Table 7.1 (its own NDCC data).", "",
               "| probes | Simple AO | Margin AO-I | Margin AO-II | thesis Simple AO | thesis "
               "AO-I | thesis AO-II |", "|---|---|---|---|---|---|---|"]
-    for probes in probes_list:
+    for probes in progress(probes_list, "probes"):
         cells = []
         for method in ("simple-ao", "ao1", "ao2"):
             state, r, wall = run_with_limit(
