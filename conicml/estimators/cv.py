@@ -290,6 +290,19 @@ class SVMClassifierCV(_PathCV):
     classes_ : ndarray of shape (2,)
     intercept_, dual_coef_, support_, support_vectors_, coef_
         Those of ``best_estimator_`` (``coef_`` for the linear kernel).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=60, centers=[[-1, -1], [1, 1]], cluster_std=1.2,
+    ...                   random_state=0)
+    >>> clf = SVMClassifierCV(Cs=[0.01, 0.1, 1.0, 10.0], cv=3, kernel="rbf").fit(X, y)
+    >>> clf.best_params_, round(clf.best_score_, 3)
+    ({'C': 0.01}, 0.9)
+    >>> clf.cv_results_["rank_test_score"]         # ties: the first C in Cs is chosen
+    array([1, 1, 1, 4], dtype=int32)
+    >>> clf.predict([[-1, -1], [1, 1]])
+    array([0, 1])
     """
 
     _param = "C"
@@ -412,6 +425,16 @@ class RankRCClassifierCV(_PathCV):
         Fitted on all the data with ``lam_`` (``refit=True``).
     dual_coef_, basis_, threshold_
         Those of ``best_estimator_``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> y = (rng.random(200) < 0.15).astype(int)        # a rare positive class
+    >>> X = rng.normal(size=(200, 3)) + y[:, None]
+    >>> clf = RankRCClassifierCV(lams=[1e-3, 1e-1, 10.0], cv=3).fit(X, y)
+    >>> clf.best_params_, round(clf.best_score_, 3)
+    ({'lam': 10.0}, 0.839)
     """
 
     _param = "lam"
