@@ -7,7 +7,8 @@ as TIMEOUT):
    ``kernel="rbf"`` (gamma "scale"), ten values of C log-spaced in [0.1, 100]:
    ``conicml.solve_path`` warm (alpha seeded by the ratio of the costs), the same path
    cold (``warm_start=False``, ten independent smo solves), and the warm path on the
-   Gram matrix computed once (``kernel="precomputed"``, its computation included). Every
+   Gram matrix computed once (``kernel="precomputed"``, its computation included; the
+   other values built by ``svm.with_cost``, as ``SVMClassifierCV`` does). Every
    objective of a warm path is compared with the cold one (relative difference; smo's
    certificate tolerance is 1e-3).
 2. **SVMClassifierCV against GridSearchCV(SVC())**: ringnorm n = 5 000, ten values of C
@@ -68,9 +69,10 @@ def _svm_path(n: int, mode: str) -> dict:
     start, cpu = time.perf_counter(), time.process_time()
     if mode == "warm, Gram once":
         K = make_kernel("rbf", X).gram(X)
+        first = svm.soft_margin(K, y, SVM_CS[0], kernel="precomputed", form="dual")
 
-        def build(C):
-            return svm.soft_margin(K, y, C, kernel="precomputed", form="dual")
+        def build(C):  # the Gram matrix validated once (svm.with_cost)
+            return svm.with_cost(first, C)
     else:
         def build(C):
             return svm.soft_margin(X, y, C, kernel="rbf", form="dual")

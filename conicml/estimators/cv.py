@@ -373,9 +373,11 @@ class SVMClassifierCV(_PathCV):
         cw = self._class_weight(y_pm)
         gram_time = time.perf_counter() - t0
 
-        def build(C: float):
-            return svm_formulation.soft_margin(K, y_train, C, kernel="precomputed",
-                                               class_weight=cw, form="dual")
+        first = svm_formulation.soft_margin(K, y_train, float(grid[0]), kernel="precomputed",
+                                            class_weight=cw, form="dual")
+
+        def build(C: float):  # the Gram block validated once, by the first program
+            return svm_formulation.with_cost(first, C)
 
         programs, solutions, times = _path_solutions(build, grid, self.solver,
                                                      self.solver_options, self._order)

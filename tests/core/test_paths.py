@@ -240,3 +240,18 @@ def test_a_bmpm_path_across_an_infeasible_beta0_reports_it_and_goes_on_cold():
     assert [s.status for s in sols] == [Status.OPTIMAL, Status.OPTIMAL, Status.INFEASIBLE,
                                         Status.OPTIMAL]
     assert [s.extras["path"]["warm_start"] for s in sols] == [(), ("x0",), ("x0",), ()]
+
+
+def test_with_cost_is_soft_margin_at_another_C():
+    # the path's cheap rebuild: the same data and solution as the full formulation
+    X, y = _svm_data(60, seed=6)
+    first = svm.soft_margin(X, y, 0.5, kernel="rbf", form="dual", class_weight={1: 2.0})
+    other, ref = svm.with_cost(first, 3.0), svm.soft_margin(X, y, 3.0, kernel="rbf",
+                                                           form="dual", class_weight={1: 2.0})
+    for key in ("c", "C", "cost_scale"):
+        np.testing.assert_allclose(other.data[key], ref.data[key], rtol=1e-15)
+    assert other.kind == ref.kind and other.description == ref.description
+    assert cm.solve(other, "smo").objective == pytest.approx(cm.solve(ref, "smo").objective,
+                                                              rel=1e-12)
+    with pytest.raises(cm.ProgramError, match="soft-margin"):
+        svm.with_cost(svm.hard_margin(X, y, form="dual"), 1.0)
