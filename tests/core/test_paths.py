@@ -255,3 +255,12 @@ def test_with_cost_is_soft_margin_at_another_C():
                                                               rel=1e-12)
     with pytest.raises(cm.ProgramError, match="soft-margin"):
         svm.with_cost(svm.hard_margin(X, y, form="dual"), 1.0)
+
+
+def test_with_cost_warns_at_a_badly_scaled_C_as_soft_margin_does():
+    X, y = _svm_data(40, seed=7)
+    X = X * 1e3  # max_i K(x_i, x_i) ~ 1e7: C = 1e3 passes COST_SCALE_LIMIT = 1e9
+    first = svm.soft_margin(X, y, 1e-3, form="dual")
+    with pytest.warns(cm.ConicMLWarning, match="badly scaled SVM"):
+        far = svm.with_cost(first, 1e3)
+    assert far.data["C"] == 1e3
