@@ -56,6 +56,7 @@ class _fit_hlsvm:  # noqa: N801  (reads like the estimator it builds)
     def __init__(self, **kw):
         kw.setdefault("standardize", False)
         kw.setdefault("node_solver", "weighted-pegasos")
+        kw.setdefault("class_weight", None)  # the unweighted leaf vote (2.37)
         self.est = HLSVMClassifier(**kw)
 
     def fit(self, X, y):
