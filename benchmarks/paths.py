@@ -37,7 +37,6 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 import argparse  # noqa: E402
 import importlib.util  # noqa: E402
 import platform  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -132,24 +131,6 @@ def _rank_cv(n: int | None, which: str) -> dict:
             "score": float(est.best_score_)}
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, cwd=Path(__file__).parent, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def _cell(state: str, res: object, wall: float, key: str = "wall") -> str:
     if state == "timeout":
         return f"TIMEOUT (> {wall:.0f} s)"
@@ -166,14 +147,11 @@ def main() -> None:
     n_path, n_cv, n_rank = (1000, 2000, 4000) if args.quick else (2000, 5000, None)
     lines = [
         "# Warm-started paths (`benchmarks/paths.py`)", "",
-        f"Command: `python benchmarks/paths.py{' --quick' if args.quick else ''} "
-        f"--limit {args.limit:g}`; commit {_commit()}; CPU: {_cpu_model()}, "
-        f"{os.cpu_count()} cores; BLAS threads {os.environ['OMP_NUM_THREADS']}; "
-        f"Python {platform.python_version()}, numpy {np.__version__}; numba "
-        f"{'installed' if importlib.util.find_spec('numba') else NO_NUMBA}; "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average at start "
-        f"{' '.join(f'{v:.1f}' for v in os.getloadavg())} (a shared machine: other sessions "
-        "ran beside this one; the 1-minute load before each row is in its last column).", "",
+        f"BLAS threads {os.environ['OMP_NUM_THREADS']}; Python {platform.python_version()}, "
+        f"numpy {np.__version__}; numba "
+        f"{'installed' if importlib.util.find_spec('numba') else NO_NUMBA}. A shared machine: "
+        "other sessions ran beside this one; the 1-minute load before each row is in its last "
+        "column, and CPU time (this process's) is given beside wall time.", "",
     ]
 
     # 1. the smo C path
