@@ -145,6 +145,7 @@ from ._ordinal_wss import (
     tie_blocks,
 )
 from ._report import IterationReport
+from ._warm import cbor_pair
 
 __all__ = ["TERMINATION_MESSAGES", "solve_cbor_smo"]
 
@@ -420,6 +421,7 @@ def _check_x0(x0: Any, ranks: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarra
 
 
 @register("cbor-smo", kinds=[KIND], specialized=True, requires=("numpy",),
+          warm_start=cbor_pair,
           certify_tol=1e-4)  # default tol on the KKT violation; recomputed stationarity ~1e-9
 def solve_cbor_smo(
     program,

@@ -137,6 +137,7 @@ from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._callback import IntermediateResult, check_callback, notify
 from ._options import check_common
+from ._warm import pegasos_wb
 
 __all__ = ["exact_bias", "implied_dual", "solve_pegasos", "solve_weighted_pegasos"]
 
@@ -864,7 +865,7 @@ solve_pegasos = register(
     "pegasos", kinds=[SVM_PRIMAL], specialized=True, requires=("numpy", "scipy"),
     compare_by_default=_NOT_BY_DEFAULT,
     compare_options={"tol": 1e-4, "batch_size": 8, "max_iter": 400_000},
-    compare_rtol=1e-4, certify_tol=1e-3,
+    compare_rtol=1e-4, certify_tol=1e-3, warm_start=pegasos_wb,
 )(_make_solver("pegasos", False, "exact",
                "Pegasos (seed 001 Alg. 2): samples drawn with probability c_i / sum c, "
                "unweighted steps."))
@@ -873,7 +874,7 @@ solve_weighted_pegasos = register(
     "weighted-pegasos", kinds=[SVM_PRIMAL], specialized=True, requires=("numpy", "scipy"),
     compare_by_default=_NOT_BY_DEFAULT,
     compare_options={"tol": 1e-4, "batch_size": 8, "max_iter": 400_000, "bias": "exact"},
-    compare_rtol=1e-4, certify_tol=1e-3,
+    compare_rtol=1e-4, certify_tol=1e-3, warm_start=pegasos_wb,
 )(_make_solver("weighted-pegasos", True, "sgd",
                "Weighted-Pegasos (seed 001 Alg. 5): uniform draws, steps weighted by "
                "s_i = lambda N c_i."))

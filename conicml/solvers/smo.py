@@ -122,7 +122,9 @@ its products are one Gram column at a time.
 **Warm-start:** supported. ``x0`` is a feasible :math:`\alpha`
 (:math:`0 \le \alpha \le c` and :math:`y^\top\alpha = 0` up to
 :math:`10^{-9}\max(1, \sum_i c_i)`); the gradient is rebuilt from it, so an
-optimal ``x0`` stops after 0 iterations.
+optimal ``x0`` stops after 0 iterations. Along a C path
+(:func:`conicml.solve_path`) the previous :math:`\alpha` is scaled by the ratio of the
+costs (:func:`conicml.solvers._warm.smo_alpha`).
 """
 
 from __future__ import annotations
@@ -147,6 +149,7 @@ from ._options import check_common, load_engine
 from ._report import IterationReport
 from ._smo_pair import TAU as _PAIR_TAU
 from ._smo_pair import clip_pair
+from ._warm import smo_alpha
 
 __all__ = ["TERMINATION_MESSAGES", "solve_smo"]
 
@@ -653,7 +656,7 @@ def _check_x0(x0: Any, y: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 
 @register("smo", kinds=[kinds.SVM_DUAL], specialized=True, requires=("numpy",),
-          compare_options={"tol": 1e-8},
+          compare_options={"tol": 1e-8}, warm_start=smo_alpha,
           certify_tol=1e-3)  # default tol 1e-3 on the KKT violation m - M (LIBSVM's)
 @_one_blas_thread
 def solve_smo(
