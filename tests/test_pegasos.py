@@ -258,9 +258,11 @@ def test_numpy_and_numba_engines_take_the_same_steps(twonorm):
 
 
 def test_engine_numba_without_numba_is_a_clear_error(twonorm, monkeypatch):
-    from conicml.solvers import pegasos
+    from conicml.solvers import _options
 
-    monkeypatch.setattr(pegasos, "_numba_available", lambda: False)
+    # numba unimportable, as the one engine resolver would find it
+    monkeypatch.setattr(_options, "_NUMBA_IMPORT_ERROR", ["ImportError: simulated"])
+    monkeypatch.delenv(_options.ENGINE_ENV, raising=False)
     X, y = twonorm
     prog = svm.soft_margin(X, y, form="primal")
     with pytest.raises(OptionError, match="numba"):

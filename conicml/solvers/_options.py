@@ -12,12 +12,13 @@ from __future__ import annotations
 import importlib
 import math
 import numbers
+import os
 from typing import Any
 
 from ..exceptions import OptionError
 
-__all__ = ["check_array", "check_cache_size", "check_common", "check_scalar",
-           "load_engine"]
+__all__ = ["ENGINE_ENV", "check_array", "check_cache_size", "check_common", "check_scalar",
+           "load_engine", "numba_available", "numba_import_error", "resolve_engine"]
 
 
 def _is_real(value: Any) -> bool:
@@ -89,21 +90,77 @@ def check_cache_size(solver: str, cache_size: Any) -> float:
     return float(cache_size)
 
 
+#: Environment variable that sets what ``engine="auto"`` means: ``numba``, ``numpy`` or
+#: ``auto`` (the default: numba when it can be imported). It lets a test run or a user pin
+#: the NumPy engine everywhere without passing ``engine=`` to every solver.
+ENGINE_ENV = "CONICML_ENGINE"
+_ENGINES = ("auto", "numba", "numpy")
+_NUMBA_IMPORT_ERROR: list[str | None] = []  # cached outcome of the first import attempt
+
+
+def numba_import_error() -> str | None:
+    """``None`` when numba imports here, else the import error (tried once per process).
+
+    numba is a dependency of conicml; it can still be missing or unusable (a platform
+    without a numba wheel, a NumPy newer than the installed numba supports), and then
+    every solver falls back to its NumPy engine.
+    """
+    if not _NUMBA_IMPORT_ERROR:
+        try:
+            import numba  # noqa: F401
+        except Exception as exc:  # ImportError, or numba refusing the installed NumPy
+            _NUMBA_IMPORT_ERROR.append(f"{type(exc).__name__}: {exc}")
+        else:
+            _NUMBA_IMPORT_ERROR.append(None)
+    return _NUMBA_IMPORT_ERROR[0]
+
+
+def numba_available() -> bool:
+    """Whether the compiled (numba) engine can run here."""
+    return numba_import_error() is None
+
+
+def resolve_engine(solver: str, engine: Any) -> str:
+    """``"numba"`` or ``"numpy"``: the engine ``engine`` means here (the one place it is decided).
+
+    ``engine`` is ``"auto"``, ``"numba"`` or ``"numpy"``. ``"auto"`` follows the
+    environment variable ``CONICML_ENGINE`` when it is set, else takes numba when it can
+    be imported and NumPy otherwise. An explicit ``"numba"`` (argument or environment)
+    without an importable numba is an :class:`OptionError`.
+    """
+    if engine not in _ENGINES:
+        raise OptionError(f"{solver}: engine must be 'auto', 'numba' or 'numpy', got {engine!r}")
+    source = f"engine={engine!r}"
+    if engine == "auto":
+        env = os.environ.get(ENGINE_ENV, "").strip().lower() or "auto"
+        if env not in _ENGINES:
+            raise OptionError(f"{solver}: the environment variable {ENGINE_ENV} must be "
+                              f"'auto', 'numba' or 'numpy', got {env!r}")
+        engine, source = env, f"{ENGINE_ENV}={env}"
+    if engine == "numpy":
+        return "numpy"
+    error = numba_import_error()
+    if error is None:
+        return "numba"
+    if engine == "numba":
+        raise OptionError(
+            f"{solver}: {source} needs numba, which cannot be imported here ({error}); "
+            "reinstall it (pip install numba) or use engine='numpy'")
+    return "numpy"
+
+
 def load_engine(solver: str, engine: Any, module: str) -> Any:
     """The compiled loop ``conicml.solvers.<module>`` for ``engine``, or ``None`` for NumPy.
 
-    ``engine`` is ``"auto"`` (compiled when the optional extra numba is installed),
-    ``"numba"`` (compiled, an error without numba) or ``"numpy"``.
+    ``engine`` is resolved by :func:`resolve_engine`.
     """
-    if engine not in ("auto", "numba", "numpy"):
-        raise OptionError(f"{solver}: engine must be 'auto', 'numba' or 'numpy', got {engine!r}")
-    if engine == "numpy":
+    if resolve_engine(solver, engine) == "numpy":
         return None
     try:
         return importlib.import_module(f".{module}", __package__)
-    except ImportError as exc:  # numba absent (optional extra)
+    except ImportError as exc:  # the compiled module itself failed to load
         if engine == "numba":
             raise OptionError(
-                f"{solver}: engine='numba' needs the optional dependency numba "
-                "(pip install 'conicml[numba]'); engine='numpy' runs without it") from exc
+                f"{solver}: engine='numba' could not load its compiled loop ({exc}); "
+                "engine='numpy' runs without it") from exc
         return None
