@@ -128,24 +128,23 @@ def test_certificate_is_recomputed_and_a_loose_stop_is_not_optimal():
     assert timed.status is Status.USER_LIMIT and "time_limit" in timed.message
 
 
-def test_first_subproblem_is_liblinear_with_the_augmented_feature():
-    # tol = 1 stops after the first subproblem, lambda = 0: LIBLINEAR's program with the
-    # bias as a feature B = sqrt(rho) (b regularised); its objective, evaluated in the
-    # exact-bias program, is above the optimum, and the later subproblems reach it
+def test_the_bias_is_exact_not_regularised():
+    # LIBLINEAR (LinearSVC, hinge, dual) regularises b through its augmented feature:
+    # evaluated in the exact-bias program its point lies above the optimum that
+    # clarabel finds and dcd reaches; on data far from the origin the difference is large
     from sklearn.svm import LinearSVC
 
     X, y = _overlapping(200, 4, seed=4)
+    X = X + 3.0  # the optimal bias is far from 0
     prog = svm.soft_margin(X, y, C=1.0, form="primal")
-    first = cm.solve(prog, "dcd", tol=1.0, rho=1.0)
-    assert first.extras["subproblems"] == 1 and first.extras["multiplier"] == 0.0
-    lib = LinearSVC(C=1.0, loss="hinge", dual=True, tol=1e-8, max_iter=100_000,
-                    intercept_scaling=1.0).fit(X, y)
+    ref = cm.solve(prog, "clarabel")
+    sol = cm.solve(prog, "dcd", tol=TOL)
+    assert sol.ok and sol.objective == pytest.approx(ref.objective, rel=obj_rtol("dcd"))
+    assert sol.extras["multiplier"] != 0.0  # the bias came from multiplier updates
+    lib = LinearSVC(C=1.0, loss="hinge", dual=True, tol=1e-8, max_iter=100_000).fit(X, y)
     w, b = lib.coef_.ravel(), lib.intercept_[0]
     p_lib = 0.5 * w @ w + np.maximum(0.0, 1.0 - y * (X @ w + b)).sum()
-    exact = cm.solve(prog, "dcd", tol=TOL, rho=1.0)
-    ref = cm.solve(prog, "clarabel")
-    assert exact.objective == pytest.approx(ref.objective, rel=1e-6)
-    assert p_lib >= ref.objective * (1 - 1e-9)
+    assert p_lib > ref.objective * (1 + 1e-4)
 
 
 def test_svm_classifier_uses_dcd():

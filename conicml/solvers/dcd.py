@@ -30,9 +30,11 @@ problem, solved by the same coordinate descent, and the multiplier update
 is LIBLINEAR's with :math:`B = \sqrt\rho`). On the primal side this is the proximal
 point method on :math:`b` with the weight :math:`1/(2\rho)`; the iterates converge to
 the SVM with an unregularised bias, the program of the kinds ``qp.svm.dual`` and
-``qp.svm.primal``.
+``qp.svm.primal``. The multiplier is updated at every gap check (every 25 epochs) and
+whenever a subproblem has converged to its projected-gradient tolerance, which then
+shrinks (LIBLINEAR's 0.1 first, times 0.3 after each).
 
-**Certificate.** After each subproblem the point is made exactly dual feasible (the
+**Certificate.** At every check the point is made exactly dual feasible (the
 class with the larger :math:`\sum\alpha` is scaled down until :math:`y^\top\alpha = 0`,
 which keeps the box), :math:`w` is recomputed from it, and the relative duality gap
 :math:`(P - D)/\max(1, |P|)` of the dual value :math:`D = \mathbf 1^\top\alpha -
@@ -50,6 +52,7 @@ import numpy as np
 
 from .. import kinds
 from .._kkt import bias_from_kkt
+from .._threads import one_blas_thread
 from ..exceptions import OptionError, ProgramError, SolverError
 from ..kernels import psd_factor
 from ..registry import register
@@ -58,8 +61,9 @@ from ._options import check_common, load_engine
 
 __all__ = ["solve_dcd"]
 
-#: Epochs between two returns of the compiled loop to Python (time limit, max_iter).
-_NUMBA_EPOCHS = 50
+#: Epochs between two returns to Python (time limit, max_iter) and between two gap checks
+#: inside a subproblem (a check costs about three passes over X: balance, w, margins).
+_CHECK_EVERY = 25
 #: The first subproblem's projected-gradient tolerance, relative to max(1, max_i c_i)
 #: (LIBLINEAR's default eps = 0.1 for the dual solvers); it shrinks after every
 #: subproblem whose point is not yet certified.
@@ -249,7 +253,7 @@ def solve_dcd(
     max_iter: int = 10_000,
     time_limit: float | None = None,
     verbose: bool = False,
-    rho: float | str = "auto",
+    rho: float = 1.0,
     random_state: Any = 0,
     engine: str = "auto",
 ) -> Solution:
@@ -273,9 +277,10 @@ def solve_dcd(
         Wall-clock limit in seconds (checked between blocks of epochs).
     verbose : bool, default=False
         Print one line per subproblem (multiplier, spread, gap).
-    rho : float or "auto", default="auto"
-        Weight :math:`\rho` of the augmented Lagrangian (the squared augmented feature
-        :math:`B^2`); ``"auto"``: the mean of :math:`\|x_i\|^2`, at least 1.
+    rho : float, default=1.0
+        Weight :math:`\rho` of the augmented Lagrangian, the squared augmented feature
+        :math:`B^2` (1: LIBLINEAR's default :math:`B = 1`). A larger :math:`\rho` needs
+        fewer multiplier updates but couples the coordinates more (more epochs each).
     random_state : int, Generator or None, default=0
         Seed of the coordinate permutations.
     engine : {"auto", "numba", "numpy"}, default="auto"
@@ -290,6 +295,16 @@ def solve_dcd(
         multipliers ``duals["margin"]`` (primal kind); ``OPTIMAL`` when the gap is
         :math:`\le` ``tol``, ``USER_LIMIT`` at ``max_iter`` / ``time_limit``.
     """
+    # one BLAS thread, as LIBLINEAR runs: the certificate's products are thin (one or
+    # two passes over X) and BLAS threads made them several times slower when the
+    # cores are shared
+    with one_blas_thread():
+        return _solve(program, tol, max_iter, time_limit, verbose, rho, random_state, engine)
+
+
+def _solve(program: Any, tol: float, max_iter: int, time_limit: float | None, verbose: bool,
+           rho: float, random_state: Any, engine: str) -> Solution:
+    """The body of :func:`solve_dcd`."""
     t0 = time.perf_counter()
     check_common("dcd", tol, max_iter, time_limit)
     if not (isinstance(verbose, (bool, np.bool_))):
@@ -306,13 +321,9 @@ def solve_dcd(
         sq = np.einsum("ij,ij->i", X, X)
         Xd = X
         data, indices, indptr = np.zeros(1), np.zeros(1, np.int64), np.zeros(1, np.int64)
-    if isinstance(rho, str):
-        if rho != "auto":
-            raise OptionError(f"dcd: rho must be a positive number or 'auto', got {rho!r}")
-        rho = max(1.0, float(sq.mean()))
-    elif not (isinstance(rho, (int, float)) and not isinstance(rho, bool)
-              and math.isfinite(rho) and rho > 0):
-        raise OptionError(f"dcd: rho must be a positive number or 'auto', got {rho!r}")
+    if not (isinstance(rho, (int, float)) and not isinstance(rho, bool)
+            and math.isfinite(rho) and rho > 0):
+        raise OptionError(f"dcd: rho must be a positive finite number, got {rho!r}")
     rho = float(rho)
     try:
         rng = np.random.default_rng(random_state)
@@ -332,7 +343,7 @@ def solve_dcd(
     epochs, subproblems, status, message = 0, 0, None, ""
     best = None
     while status is None:
-        chunk = min(_NUMBA_EPOCHS if nb is not None else 1, max_iter - epochs)
+        chunk = min(_CHECK_EVERY, max_iter - epochs)
         if nb is not None:
             done, spread, converged = nb.epochs(
                 sparse, Xd, data, indices, indptr, y, c, QD, alpha, w, index, state, lin,
@@ -342,23 +353,30 @@ def solve_dcd(
                 sparse, Xd, data, indices, indptr, y, c, QD, alpha, w, index, state, lin,
                 rho, eps, chunk, rng)
         epochs += int(done)
-        if converged:
-            subproblems += 1
+        # the gap is checked when a subproblem has converged and every _CHECK_EVERY
+        # epochs inside one (the projected-gradient rule eps is only a proxy for it)
+        if converged or done == _CHECK_EVERY:
+            subproblems += int(converged)
             a, wb, b, P, D, gap = _certificate(X, y, c, alpha, exact)
             if best is None or gap < best[-1]:
                 best = (a, wb, b, P, D, gap)
             if verbose:
-                print(f"dcd: subproblem {subproblems:3d}  epochs {epochs:6d}  "
+                print(f"dcd: {'subproblem' if converged else 'check     '} "
+                      f"{subproblems + (not converged):3d}  epochs {epochs:6d}  "
                       f"lambda {lin: .6g}  y'alpha {state[3]: .3g}  eps {eps:.3g}  "
                       f"P {P:.8g}  D {D:.8g}  gap {gap:.3g}")
             if gap <= tol:
                 status = Status.OPTIMAL
                 break
-            # the multiplier update lambda += rho y'alpha (the current bias), then a
-            # tighter subproblem from the same point
+        if converged or done == _CHECK_EVERY:
+            # the multiplier update lambda += rho y'alpha (the current bias) after every
+            # check, not only when a subproblem has converged (an inexact method of
+            # multipliers: with a bias far from 0 the exact one needed a subproblem per
+            # step of rho y'alpha); a converged subproblem also tightens eps
             lin += rho * state[3]
             state[0], state[1], state[2] = n, math.inf, -math.inf
-            eps *= _EPS_SHRINK
+            if converged:
+                eps *= _EPS_SHRINK
         elapsed = time.perf_counter() - t_solve
         if status is None and epochs >= max_iter:
             status, message = Status.USER_LIMIT, f"max_iter = {max_iter} epochs reached"
