@@ -374,8 +374,8 @@ def _solve(program: Any, tol: float, max_iter: int, time_limit: float | None, ve
             # multipliers: with a bias far from 0 the exact one needed a subproblem per
             # step of rho y'alpha); a converged subproblem also tightens eps
             lin += rho * state[3]
-            state[0], state[1], state[2] = n, math.inf, -math.inf
-            if converged:
+            if converged:  # the shrunk set is kept between checks (LIBLINEAR's rule)
+                state[0], state[1], state[2] = n, math.inf, -math.inf
                 eps *= _EPS_SHRINK
         elapsed = time.perf_counter() - t_solve
         if status is None and epochs >= max_iter:
