@@ -373,9 +373,13 @@ def _solve(program: Any, tol: float, max_iter: int, time_limit: float | None, ve
             # check, not only when a subproblem has converged (an inexact method of
             # multipliers: with a bias far from 0 the exact one needed a subproblem per
             # step of rho y'alpha); a converged subproblem also tightens eps
-            lin += rho * state[3]
-            if converged:  # the shrunk set is kept between checks (LIBLINEAR's rule)
+            step = rho * state[3]
+            lin += step
+            # the step moves every gradient G_i by y_i * step: shrinking decisions taken
+            # before it are kept only while that is within the tolerance eps
+            if converged or abs(step) > eps:
                 state[0], state[1], state[2] = n, math.inf, -math.inf
+            if converged:
                 eps *= _EPS_SHRINK
         elapsed = time.perf_counter() - t_solve
         if status is None and epochs >= max_iter:
