@@ -52,6 +52,7 @@ import numpy as np
 
 from .. import kinds
 from .._kkt import bias_from_kkt
+from .._margin_certificates import margin_qp_certificate
 from .._threads import one_blas_thread
 from ..exceptions import OptionError, ProgramError, SolverError
 from ..kernels import psd_factor
@@ -232,6 +233,22 @@ def _certificate(X: Any, y: np.ndarray, c: np.ndarray, alpha: np.ndarray, exact:
     return a, w, b, P, D, max(P - D, 0.0) / max(1.0, abs(P))
 
 
+def _primal_certified(X: Any, y: np.ndarray, c: np.ndarray, w: np.ndarray, b: float,
+                      P: float, tol: float) -> bool:
+    """Whether the primal kind's certificate passes at ``(w, b)`` with ``tol``.
+
+    ``qp.svm.primal`` is certified from :math:`(w, b, \\xi)` alone, with the dual point
+    the margins imply (:func:`conicml._margin_certificates.margin_qp_certificate`) and
+    the gap relative to :math:`P`; that dual point can be worse than the solver's own
+    :math:`\\alpha`, so the solver checks it before calling its point OPTIMAL.
+    """
+    if not isinstance(X, np.ndarray):
+        return True  # the formulation stores dense X: no program of this kind has CSR
+    xi = np.maximum(0.0, 1.0 - y * (X @ w + b))
+    res, _ = margin_qp_certificate(X, y, c, w, b, xi, P)
+    return res.max() <= tol
+
+
 def _exact_bias(f: np.ndarray, y: np.ndarray, c: np.ndarray) -> float:
     r""":math:`\arg\min_b \sum_i c_i[1 - y_i(f_i + b)]_+`, a weighted quantile.
 
@@ -346,6 +363,7 @@ def _solve(program: Any, tol: float, max_iter: int, time_limit: float | None, ve
     t_solve = time.perf_counter()
     epochs, subproblems, status, message = 0, 0, None, ""
     best = None
+    stop_tol = tol
     while status is None:
         chunk = min(_CHECK_EVERY, max_iter - epochs)
         if nb is not None:
@@ -369,9 +387,11 @@ def _solve(program: Any, tol: float, max_iter: int, time_limit: float | None, ve
                       f"{subproblems + (not converged):3d}  epochs {epochs:6d}  "
                       f"lambda {lin: .6g}  y'alpha {state[3]: .3g}  eps {eps:.3g}  "
                       f"P {P:.8g}  D {D:.8g}  gap {gap:.3g}")
-            if gap <= tol:
+            if gap <= stop_tol and (not exact or _primal_certified(X, y, c, wb, b, P, tol)):
                 status = Status.OPTIMAL
                 break
+            if gap <= stop_tol:  # the primal kind's own certificate is stricter here
+                stop_tol *= 0.1
         if converged or done == _CHECK_EVERY:
             # the multiplier update lambda += rho y'alpha (the current bias) after every
             # check, not only when a subproblem has converged (an inexact method of
