@@ -2,7 +2,7 @@
 
 ``python benchmarks/certificate_cost_chance.py [--quick]``: for each kind, one instance solved by
 its fastest solver; the kind's own certificate (``program.certify``) and the generic KKT
-certificate (``conicml._certificates.conic_certificate`` on the program's cvxpy problem,
+certificate (``conicml.certificates.conic.conic_certificate`` on the program's cvxpy problem,
 what these kinds used before issue 11 part B) are timed side by side in the same run
 (median of ``--repeat`` calls), with the solve time for scale. Prints a markdown table.
 """
@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 import conicml as cm
-from conicml._certificates import conic_certificate
+from conicml.certificates.conic import conic_certificate
 from conicml.formulations import cbc, ordinal
 from conicml.formulations import specified_rates as sr
 from conicml.moments import ClusterMoments

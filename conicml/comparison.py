@@ -5,7 +5,7 @@ objective and decoded model are put beside those of the generic backends.
 
 **What is judged.** A row agrees with the reference when (1) its status is
 certified (``OPTIMAL``: conicml's recomputed residuals passed, see
-:mod:`conicml._certificates`), (2) its objective matches within ``rtol``, and
+:mod:`conicml.certificates.conic`), (2) its objective matches within ``rtol``, and
 (3) the quantities that are *unique at the optimum*
 (:meth:`Program.unique_quantities`, e.g. decision values on the training
 points) match within ``vtol``. Variables that can differ between optimal
@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from . import registry
+from ._utils import progress as _progress
 from .exceptions import ConicMLError, OptionError
 from .program import Program
 from .solution import Solution, Status
@@ -211,6 +212,7 @@ def compare(
     rtol: float | Mapping[str, float] = 1e-5,
     vtol: float | Mapping[str, float] | None = None,
     options: Mapping[str, Mapping[str, Any]] | None = None,
+    progress: bool | None = None,
 ) -> Comparison:
     """Solve ``program`` with several solvers and compare them with a reference.
 
@@ -243,6 +245,9 @@ def compare(
         Options passed to :func:`conicml.solve` for each solver named by a string;
         a solver without an entry runs with its registered ``compare_options``
         (e.g. ``smo`` at ``tol=1e-8``), otherwise at its defaults.
+    progress : bool, optional
+        A progress bar over the solvers on standard error; default: when it is a
+        terminal (and ``CONICML_PROGRESS`` is not ``0``).
 
     Returns
     -------
@@ -291,8 +296,13 @@ def compare(
         floor = registry.get(runs[label][0]).compare_rtol or 0.0
         return max(float(tol), floor)
 
-    solutions = {label: _safe_solve(program, label, name, opts)
-                 for label, (name, opts) in runs.items()}
+    solutions: dict[str, Solution] = {}
+    with _progress.progress_bar(f"compare {program.kind}", total=len(runs), unit="solver",
+                                enable=progress) as bar:
+        for label, (name, opts) in runs.items():
+            bar.set_postfix_str(label)  # the solver now running
+            solutions[label] = _safe_solve(program, label, name, opts)
+            bar.update()
     ref = solutions[reference]
     ref_model, ref_error = _safe_decode(program, ref)
     ref_floats = _float_entries(ref_model)

@@ -186,8 +186,8 @@ def psd_factor(K: np.ndarray, method: str = "auto", *, rtol: float = 1e-12) -> n
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ProgramError(f"expected a square matrix, got shape {K.shape}")
     # every threshold below is relative to the matrix's own magnitude (an absolute floor
-    # of 1 made a covariance of features at 1e-8 look "numerically singular" and hid
-    # asymmetry / negative eigenvalues of tiny matrices; issue 11)
+    # of 1 would make a covariance of features at 1e-8 look "numerically singular" and
+    # hide asymmetry / negative eigenvalues of tiny matrices)
     scale = float(np.abs(K).max(initial=0.0))
     if not (scale > 0 and np.isfinite(scale)):
         if not np.all(np.isfinite(K)):

@@ -83,5 +83,5 @@ SOL_ATOL["pegasos"] = SOL_ATOL["weighted-pegasos"] = 1e-1
 # smo-or on the implicit-constraint SVOR dual (qp.chance.svor.implicit.dual): the same rows
 # as the explicit variant apply (run at tol=1e-7; measured objective rel. diff <= 1e-8 against
 # clarabel/ecos); decision values *and* thresholds (midpoint rule) are compared at
-# 10 * max(SOL_ATOL[backend], 1e-4) * max(1, |g|_inf) in tests/test_smo_or_implicit.py.
+# 10 * max(SOL_ATOL[backend], 1e-4) * max(1, |g|_inf) in tests/solvers/test_smo_or_implicit.py.
 THRESHOLD_ATOL_FACTOR = 10.0

@@ -62,6 +62,16 @@ class KFDAClassifier(BinaryConicClassifier):
     program_, solution_ : Program, Solution
     model_ : dict
         The decoded model (``program_.decode(solution_)``).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, -2], [2, 2]], random_state=0)
+    >>> clf = KFDAClassifier(mu=1e-3).fit(X, y)
+    >>> clf.dual_coef_.shape  # one coefficient per training sample
+    (1, 40)
+    >>> clf.score(X, y)
+    1.0
     """
 
     _parameter_constraints: dict = {

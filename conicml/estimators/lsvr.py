@@ -56,7 +56,7 @@ class LSVRRegressor(RegressorMixin, BaseEstimator):
         penalises the RKHS norm). Larger values (``1e-4`` .. ``1e-2``) add a
         spectral regulariser, not in the thesis, that keeps the training fit
         and tames off-sample predictions (formulation Notes;
-        ``benchmarks/results/lsvr_study.md``).
+        ``benchmarks/lsvr_study.py``).
     solver : str, default="clarabel"
         Any solver registered for ``"socp.lsvr"`` / ``"socp.lsvr.kernel"``
         (``"clarabel"``, ``"ecos"``, ``"scs"``).
@@ -83,6 +83,17 @@ class LSVRRegressor(RegressorMixin, BaseEstimator):
     program_ : Program
     solution_ : Solution
     n_iter_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.linspace(0, 4, 30)[:, None]
+    >>> y = 2 * X[:, 0] + 1
+    >>> reg = LSVRRegressor(epsilon=0.1, C=10.0).fit(X, y)
+    >>> print(round(reg.coef_[0], 1), round(reg.intercept_[0], 1))
+    2.0 1.0
+    >>> reg.tube_.shape  # the locally adaptive tube half-widths
+    (30,)
     """
 
     _parameter_constraints: dict = {

@@ -13,11 +13,11 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
-from .._deprecation import DEPRECATED, renamed_param
+from .._utils.deprecation import DEPRECATED, renamed_param
+from ..contracts.m4 import INNER_BACKENDS
 from ..formulations import m4 as m4f
 from ..kernels import KERNELS
 from ..solution import Status
-from ..solvers._m4_inner import INNER_BACKENDS
 from ._base import BinaryConicClassifier, default_ridge, solve_or_raise
 
 __all__ = ["M4Classifier"]
@@ -91,7 +91,7 @@ class M4Classifier(BinaryConicClassifier):
     inner : {"auto", "clarabel", "ecos", "scs", "m4-ipm"}, default="auto"
         Backend of the inner SOCPs. ``"auto"``: the structured interior-point method
         ``"m4-ipm"`` for the soft margin's fixed-ρ slack SOCPs
-        (:mod:`conicml.solvers._m4_ipm`, with the MPM bound by ``ils-newton``; issue 14)
+        (:mod:`conicml.solvers._m4_ipm`, with the MPM bound by ``ils-newton``)
         and ``"clarabel"`` for the separable check; or one generic backend for all.
     solver_options : dict, default=None
         Further options of the solver (``tol``, ``max_iter``, ``time_limit``,
@@ -122,6 +122,16 @@ class M4Classifier(BinaryConicClassifier):
     program_ : Program
     solution_ : Solution
     n_iter_ : int
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, -2], [2, 2]], random_state=0)
+    >>> clf = M4Classifier().fit(X, y)  # C="auto": the Lemma 3.3 bound
+    >>> clf.predict([[-2, -2], [2, 2]])
+    array([0, 1])
+    >>> clf.score(X, y)
+    1.0
     """
 
     _parameter_constraints: dict = {

@@ -50,7 +50,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from .._validation import check_positive, check_X_y
+from .._utils.validation import check_positive, check_X_y
 from ..contracts.kfda import KernelFisher
 from ..kernels import make_kernel
 from ..kinds import KFDA, KQPFS

@@ -133,11 +133,11 @@ import numpy as np
 from scipy.linalg import cho_solve
 
 from .. import kinds
-from .._certificates import rel, residuals
-from .._deprecation import renamed_keywords
-from .._margin_certificates import m4_fixed_rho_certificate, margin_qp_certificate
-from .._scaling import feature_scales
-from .._validation import check_matrix, check_positive, check_X_y
+from .._utils.deprecation import renamed_keywords
+from .._utils.scaling import feature_scales
+from .._utils.validation import check_matrix, check_positive, check_X_y
+from ..certificates.conic import rel, residuals
+from ..certificates.margin import m4_fixed_rho_certificate, margin_qp_certificate
 from ..contracts.m4 import M4Data
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
@@ -183,7 +183,7 @@ def _cov_factor(Zc: np.ndarray, reg: float | np.ndarray, triangular: bool = Fals
         S = 0.5 * (S + S.T)
         # kernel programs (triangular=True): a triangular factor when S is numerically
         # definite (always, with the mandatory ridge): half the nonzeros of the
-        # eigen-factor in the inner SOCPs' cones, n^3/3 flops (issue 14). Linear programs
+        # eigen-factor in the inner SOCPs' cones, n^3/3 flops. Linear programs
         # keep the eigen-factor (their results are unchanged)
         L = _definite_cholesky(S) if triangular else None
         if L is not None:
@@ -242,7 +242,7 @@ def auto_C(d: np.ndarray, R_pos: np.ndarray, R_neg: np.ndarray, n: int,
     """
     S = R_pos.T @ R_pos + R_neg.T @ R_neg
     L = _definite_cholesky(0.5 * (S + S.T))
-    if L is not None:  # the usual case (a ridge): n^3/3 instead of an SVD (issue 14)
+    if L is not None:  # the usual case (a ridge): n^3/3 instead of an SVD
         w = cho_solve((L, True), d, check_finite=False)
     else:
         w = np.linalg.lstsq(S, d, rcond=None)[0]
@@ -274,7 +274,7 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
     reg_int: float | np.ndarray = reg
     if kern.name == "linear":
         # M4 (reg = 0) is affine-invariant: solve in equilibrated coordinates X / scale
-        # (exact powers of two) and map w back in decode (issue 11, "Scale"); reg*I of
+        # (exact powers of two) and map w back in decode; reg*I of
         # the user's coordinates is diag(reg / scale^2) in the internal ones
         scale = feature_scales(X.std(axis=0), np.abs(X).max(axis=0))
         Z, eta_map = X / scale, None
@@ -289,7 +289,7 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
         if covariances is not None:
             raise ProgramError("covariances can only be given with kernel='linear'")
         K = kern.gram(X)
-        # the feature map of the MPM family (issue 14): the Cholesky factor of K when
+        # the feature map of the MPM family: the Cholesky factor of K when
         # every squared pivot exceeds factor_rtol times max K_ii (a lower-triangular Z:
         # half the nonzeros of the eigen-factor in every margin row of the inner SOCPs,
         # n^3/3 flops instead of an eigendecomposition), else the eigen-factor over the
@@ -447,7 +447,7 @@ def _certify(data: Mapping[str, Any], solution: Solution) -> Residuals:
     optimal slacks; separable: :math:`\eta` = the smallest row), by the KKT
     conditions of that SOCP with multipliers fitted in O(data) and the cone's kink
     (a singular class covariance) checked by a subgradient with its dual-norm bound
-    (:func:`conicml._margin_certificates.m4_fixed_rho_certificate`; no cvxpy problem
+    (:func:`conicml.certificates.margin.m4_fixed_rho_certificate`; no cvxpy problem
     is built):
 
     * separable: :math:`\rho` is recomputed as :func:`certified_rho` (a lower
@@ -565,7 +565,7 @@ def m4(
     data = _prepare(X, y, C, kernel, gamma, degree, coef0, ridge, reduction, covariances,
                     factor_rtol)
     # soft margin: the secant on G' with envelope slopes needs ~3x fewer fixed-rho SOCPs
-    # than the quadratic interpolation on values, for the same local maximum (issue 14)
+    # than the quadratic interpolation on values, for the same local maximum
     default = "bisection" if data["hard"] else "envelope-newton"
     return Program(data["kind"], data, build=partial(inner_problem, rho=None),
                    certify=_certify, decode=_decode, default_solver=default,
@@ -610,7 +610,7 @@ def _certify_shared(data: Mapping[str, Any], solution: Solution) -> Residuals:
     :math:`2\Sigma w_\alpha = Z^\top(\alpha\circ y)`, a lower bound on the optimum:
     ``gap`` is :math:`(P - D)/P`, ``dual`` its stationarity part
     :math:`\|R(w - w_\alpha)\|^2/P`, ``primal`` the largest relative margin violation
-    (:func:`conicml._margin_certificates.margin_qp_certificate`).
+    (:func:`conicml.certificates.margin.margin_qp_certificate`).
     """
     try:
         w = np.asarray(solution.values["w"], dtype=float).ravel()

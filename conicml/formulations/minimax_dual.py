@@ -49,7 +49,7 @@ import cvxpy as cp
 import numpy as np
 
 from ..exceptions import ProgramError
-from ..kinds import BMPM_GEOMETRIC_DUAL
+from ..kinds import BMPM, BMPM_GEOMETRIC_DUAL, MPM
 from ..program import ConicForm, Program, require_solution
 from ..solution import Residuals, Solution
 
@@ -133,7 +133,7 @@ def geometric_dual(program: Program, lam: float) -> Program:
     ProgramError
         Another kind, or ``lam`` not a positive finite number.
     """
-    if getattr(program, "kind", None) not in ("socp.bmpm", "socp.mpm"):
+    if getattr(program, "kind", None) not in (BMPM, MPM):
         raise ProgramError(
             f"geometric_dual takes a 'socp.bmpm' or 'socp.mpm' program, got "
             f"{getattr(program, 'kind', None)!r}")

@@ -8,7 +8,7 @@ QPFS ranks M features by the solution of the simplex QP (eq. 3.4)
     \quad\text{s.t.}\quad w \ge 0,\ \mathbf 1^\top w = 1,
 
 with :math:`Q` the feature–feature similarity (redundancy) and :math:`F` the
-feature–class relevance (:mod:`conicml._similarity`: absolute correlation with Hall's
+feature–class relevance (:mod:`conicml._utils.similarity`: absolute correlation with Hall's
 prior-weighted relevance, or mutual information after the mRMR discretisation).
 
 **Not PSD.** Absolute-correlation and MI matrices are often indefinite (a zero-diagonal MI
@@ -65,8 +65,8 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from .. import _similarity as sim
-from .._validation import check_matrix
+from .._utils import similarity as sim
+from .._utils.validation import check_matrix
 from ..contracts.qpfs import RestrictedQP, SimplexQP
 from ..exceptions import ProgramError
 from ..kinds import QPFS, QPFS_RESTRICTED

@@ -33,10 +33,10 @@ import numpy as np
 from scipy.stats import norm
 
 from .. import kinds
-from .._ccp_certify import bracket, claimed_gap, missing, row_violation, values_of
-from .._certificates import residuals
-from .._deprecation import renamed_keywords
-from .._validation import check_positive, check_X_y
+from .._utils.deprecation import renamed_keywords
+from .._utils.validation import check_positive, check_X_y
+from ..certificates.chance import bracket, claimed_gap, missing, row_violation, values_of
+from ..certificates.conic import residuals
 from ..exceptions import ProgramError, SolverError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..moments import ClassMoments, as_class_moments
@@ -301,7 +301,7 @@ def _decode_rates_dual(data: Mapping[str, Any], solution: Solution) -> dict:
     return model
 
 
-# -- certificates (issue 11): the ellipsoid-distance bracket, O(d^2), no cvxpy problem -----
+# -- certificates: the ellipsoid-distance bracket, O(d^2), no cvxpy problem ---------------
 #: A tangent bracket above this is re-tried with the fitted tangent points (kinks).
 _RATES_REFIT = 1e-7
 

@@ -34,10 +34,9 @@ import time
 import numpy as np
 
 import conicml as cm  # noqa: E402
-from conicml._progress import progress  # noqa: E402
 from conicml.formulations import minimax as mm  # noqa: E402
 
-from ._harness import machine, run_with_limit, write_results  # noqa: E402
+from ._harness import machine, progress, run_with_limit, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "rows"

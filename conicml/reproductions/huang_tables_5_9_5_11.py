@@ -45,7 +45,7 @@ from sklearn.tree import DecisionTreeClassifier  # noqa: E402
 import conicml as cm  # noqa: E402
 from conicml.formulations import minimax  # noqa: E402
 
-from ._harness import machine, write_results  # noqa: E402
+from ._harness import machine, progress, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "columns"
@@ -155,7 +155,7 @@ def main() -> None:
         X, y = cm.datasets.load(name)
         sss = StratifiedShuffleSplit(splits, test_size=0.2, random_state=0)
         res: dict[str, list] = {}
-        for i, (tr, te) in enumerate(sss.split(X, y)):
+        for i, (tr, te) in enumerate(progress(sss.split(X, y), name, total=splits)):
             mu, sd = X[tr].mean(axis=0), X[tr].std(axis=0)
             sd[sd == 0] = 1.0
             Xs = (X - mu) / sd

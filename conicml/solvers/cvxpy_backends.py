@@ -285,7 +285,7 @@ def _make_backend(name: str) -> Callable[..., Solution]:
     return backend
 
 
-# certify_tol (conicml's recomputed residuals, conicml/_certificates.py): an interior-point
+# certify_tol (conicml's recomputed residuals, conicml/certificates/conic.py): an interior-point
 # point is accurate to ~1e-8 in the objective but only to ~sqrt of that in flat directions,
 # so the stationarity of the original (non-conic) form recomputed at the point reads up to
 # ~1.6e-4 on accurate solves (robust BMPM, specified rates): 5e-4. The first-order methods

@@ -51,9 +51,9 @@ from typing import Any
 import numpy as np
 
 from .. import kinds
-from .._kkt import bias_from_kkt
-from .._margin_certificates import margin_qp_certificate
-from .._threads import one_blas_thread
+from .._utils.threads import one_blas_thread
+from ..certificates.kkt import bias_from_kkt
+from ..certificates.margin import margin_qp_certificate
 from ..exceptions import OptionError, ProgramError, SolverError
 from ..kernels import psd_factor
 from ..registry import register
@@ -218,7 +218,7 @@ def _certificate(X: Any, y: np.ndarray, c: np.ndarray, alpha: np.ndarray, exact:
     """(alpha balanced, w, b, P, D, relative gap) at ``alpha``, in O(nnz(X)).
 
     ``b`` is the bias the dual kind's certificate derives from the KKT conditions
-    (the free multipliers, :func:`conicml._kkt.bias_from_kkt`) or, with ``exact``
+    (the free multipliers, :func:`conicml.certificates.kkt.bias_from_kkt`) or, with ``exact``
     (the primal kind, which returns ``b`` itself), the better of it and the exact
     minimiser of the hinge sum over ``b``.
     """
@@ -238,7 +238,7 @@ def _primal_certified(X: Any, y: np.ndarray, c: np.ndarray, w: np.ndarray, b: fl
     """Whether the primal kind's certificate passes at ``(w, b)`` with ``tol``.
 
     ``qp.svm.primal`` is certified from :math:`(w, b, \\xi)` alone, with the dual point
-    the margins imply (:func:`conicml._margin_certificates.margin_qp_certificate`) and
+    the margins imply (:func:`conicml.certificates.margin.margin_qp_certificate`) and
     the gap relative to :math:`P`; that dual point can be worse than the solver's own
     :math:`\\alpha`, so the solver checks it before calling its point OPTIMAL.
     """
