@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..solvers._options import numba_available, resolve_engine
+from .._utils.engines import numba_available, resolve_engine
 
 __all__ = ["Tree", "cost_complexity_sequence", "entropy"]
 

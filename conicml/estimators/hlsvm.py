@@ -23,10 +23,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import registry
 from .._utils import progress as _progress
+from .._utils.engines import resolve_engine
 from ..exceptions import ProgramError
 from ..formulations import svm as svm_formulation
 from ..kinds import SVM_PRIMAL
-from ..solvers._options import resolve_engine
 from ..solving import solve
 from ._base import warn_if_constant_score
 from ._hlsvm_tree import Tree, _reachable, cost_complexity_sequence, entropy

@@ -16,10 +16,10 @@ from numpy.testing import assert_allclose
 from solver_report import own
 
 import conicml as cm
+from conicml._utils.engines import resolve_engine
 from conicml.exceptions import OptionError
 from conicml.formulations import ordinal
 from conicml.solvers import cbor_smo
-from conicml.solvers._options import resolve_engine
 
 from tolerances import obj_rtol
 

@@ -12,12 +12,12 @@ import pytest
 import scipy.sparse as sp
 
 import conicml as cm
+from conicml._utils import engines as _options
 from conicml.estimators import SVMClassifier
 from conicml.exceptions import OptionError, ProgramError, SolverError
 from conicml.formulations import svm
 from conicml.program import Program
 from conicml.solution import Status
-from conicml.solvers import _options
 from conicml.solvers.dcd import solve_dcd
 
 from tolerances import obj_rtol, sol_atol

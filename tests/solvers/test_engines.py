@@ -1,4 +1,4 @@
-"""The one engine resolver: engine="auto" = numba when importable, CONICML_ENGINE overrides."""
+"""The one engine resolver (conicml._utils.engines): "auto", CONICML_ENGINE, the fallback."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import conicml as cm
+from conicml._utils import engines as _options
+from conicml._utils.engines import ENGINE_ENV, resolve_engine
 from conicml.exceptions import OptionError
 from conicml.formulations import svm
-from conicml.solvers import _options
-from conicml.solvers._options import ENGINE_ENV, resolve_engine
 
 
 @pytest.fixture
