@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
 
+from ._utils.validation import plain
 from .exceptions import ProgramError
 
 __all__ = ["KERNELS", "Kernel", "make_kernel", "psd_factor"]
@@ -140,11 +141,12 @@ def make_kernel(
         elif gamma == "auto":
             gamma_value = 1.0 / X.shape[1]
         else:
-            raise ProgramError(f"gamma must be 'scale', 'auto' or a positive float, got {gamma!r}")
+            raise ProgramError(f"gamma must be 'scale', 'auto' or a positive float, "
+                               f"got {plain(gamma)!r}")
     else:
         gamma_value = float(gamma)
         if not np.isfinite(gamma_value) or gamma_value <= 0:
-            raise ProgramError(f"gamma must be positive and finite, got {gamma!r}")
+            raise ProgramError(f"gamma must be positive and finite, got {plain(gamma)!r}")
     if int(degree) != degree or degree < 1:
         raise ProgramError(f"degree must be a positive integer, got {degree!r}")
     if not np.isfinite(coef0):

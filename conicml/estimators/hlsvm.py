@@ -24,11 +24,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .. import registry
 from .._utils import progress as _progress
 from .._utils.engines import resolve_engine
-from ..exceptions import ProgramError
+from ..exceptions import ConicMLWarning, OptionError, ProgramError
 from ..formulations import svm as svm_formulation
 from ..kinds import SVM_PRIMAL
 from ..solving import solve
-from ._base import warn_if_constant_score
+from ._base import L2_PENALTY, warn_if_constant_score, warn_unit_dependent
 from ._hlsvm_tree import Tree, _reachable, cost_complexity_sequence, entropy
 
 __all__ = ["HLSVMClassifier", "export_text"]
@@ -267,6 +267,8 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
+        # every node is a linear SVM; standardised nodes make the tree invariant to the units
+        warn_unit_dependent(self, X, None if self.standardize else L2_PENALTY)
         check_classification_targets(y)
         classes = np.unique(y)
         if classes.size < 2:
@@ -287,6 +289,15 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
                                f"got {self.batch_size}")
         for solver_name in self._node_solvers():  # SolverError names the kinds it accepts
             registry.get(solver_name, kind=SVM_PRIMAL)
+        if self.node_solver_options:  # an unknown option fails now, not at the first big node
+            target = ("weighted-pegasos" if self.node_solver.lower() == "auto"
+                      else self.node_solver)
+            unknown = sorted(set(self.node_solver_options) - set(registry.get(target).options))
+            if unknown:
+                raise OptionError(
+                    f"node_solver_options: {target!r} does not accept {', '.join(unknown)}"
+                    + (" (with node_solver='auto' they go to the weighted-pegasos nodes)"
+                       if self.node_solver.lower() == "auto" else ""))
         self._node_costs = self._relative_costs()
         rng = check_random_state(self.random_state)
 
@@ -328,6 +339,13 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
                 if errors <= best_err * (1 + 1e-12) + 1e-12:  # ties: the smaller tree
                     best, best_err = i, errors
             full = full.prune_to(masks[best])
+        if (self.node_solver_options and self.node_solver.lower() == "auto"
+                and "clarabel" in self.node_solvers_ and len(self.node_solvers_) == 1):
+            warnings.warn(
+                f"node_solver_options were not used: node_solver='auto' solved every node "
+                f"with clarabel (all had at most {AUTO_EXACT_MAX} samples) and passes them "
+                f"to weighted-pegasos nodes only; set node_solver='weighted-pegasos' to use "
+                f"them", ConicMLWarning, stacklevel=2)
         self.tree_ = full
         internal = np.flatnonzero(~full.is_leaf)
         self.coef_ = full.weights[internal]

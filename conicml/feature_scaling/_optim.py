@@ -319,7 +319,16 @@ def _fit(
                     # objective". With (beta, b) scaled to ||f||_H = 1, as (7.16) has it,
                     # the whole of Psi(z^k, lam0) equals Omega-bar(beta, b, z^k, 1), not
                     # only its margin term (7.13 is invariant under this scaling).
-                    norm = math.sqrt(max(float(beta @ obj.kernel(z) @ beta), 1e-300))
+                    margin_term = float(beta @ obj.kernel(z) @ beta)
+                    if not margin_term > 0:
+                        # lam0 = 1/sqrt(0): Psi has no scale to start from
+                        raise ProgramError(
+                            f"feature scaling (AO-II): the SVM at the current scales learns "
+                            f"a constant decision function (beta' K_z beta = {margin_term:.3g},"
+                            f" {int(support_mask(z).sum())} of {d} features selected, outer "
+                            f"iteration {it}); X has no varying feature left to scale: drop "
+                            f"constant features, standardise X, or lower mu")
+                    norm = math.sqrt(margin_term)
                     lam0 = 1.0 / norm
                     if normalize:
                         beta, b = beta / norm, b / norm

@@ -115,7 +115,7 @@ from scipy.linalg.lapack import dpotrs as _potrs
 
 from .. import kinds
 from .._utils.threads import single_blas_thread
-from ..exceptions import OptionError
+from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
@@ -1051,6 +1051,15 @@ def solve_ellipsoid_newton(
                           f"got {space!r}")
     stop = stopper("ellipsoid-newton", callback)
     data = check_rates_program(program, "ellipsoid-newton")
+    for cls in ("pos", "neg"):
+        if float(data[f"kappa_{cls}"]) > 0 and not np.any(np.asarray(data[f"C_{cls}"])):
+            # a point, not an ellipsoid: the dual's A'A + N is singular at the start and
+            # the Newton steps on its multiplier are undefined (as for lin-han)
+            name = "positive" if cls == "pos" else "negative"
+            raise SolverError(
+                f"ellipsoid-newton needs a covariance that is not zero for the {name} class "
+                f"(its ellipsoid is a single point: one sample, or identical samples); "
+                f"solve with clarabel or ecos, or build the program with ridge > 0")
     if x0 is not None:
         lam0 = np.asarray(x0, dtype=float).reshape(-1)
         if lam0.shape != (2,) or not np.all(np.isfinite(lam0)) or np.any(lam0 < 0):

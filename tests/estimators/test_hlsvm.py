@@ -12,7 +12,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import conicml as cm
 from conicml.estimators import HLSVMClassifier, export_text
 from conicml.estimators._hlsvm_tree import FrozenTree, cost_complexity_sequence, entropy
-from conicml.exceptions import SolverError
+from conicml.exceptions import ConicMLWarning, SolverError
 
 
 @parametrize_with_checks([
@@ -94,10 +94,13 @@ def test_weighted_pegasos_tree_matches_the_exact_root(moons):
     # the root hyperplane of Weighted-Pegasos agrees with Clarabel's on the same node problem
     X, y = moons
     exact = HLSVMClassifier(lam=1e-2, rho=0.0, delta=0.5, node_solver="clarabel").fit(X, y)
+    # node_solver named: with "auto" these small nodes went to clarabel and the options
+    # were never used (the comparison was clarabel against itself)
     peg = HLSVMClassifier(lam=1e-2, rho=0.0, delta=0.5, T=100_000, eps=None,
                           node_solver="weighted-pegasos",
                           node_solver_options={"tol": 1e-4, "bias": "exact"},
                           random_state=0).fit(X, y)
+    assert set(peg.node_solvers_) == {"weighted-pegasos"}
     w0, w1 = exact.tree_.weights[0], peg.tree_.weights[0]
     assert np.linalg.norm(w1 - w0) <= 0.05 * np.linalg.norm(w0)
     assert abs(peg.tree_.bias[0] - exact.tree_.bias[0]) <= 0.05 * np.linalg.norm(w0)
@@ -266,8 +269,10 @@ def test_auto_on_the_numpy_engine_is_exact_on_small_nodes_and_pegasos_on_large_o
     assert set(est.node_statuses_) <= {"optimal", "optimal_inaccurate"}
     small = HLSVMClassifier(rho=0.0, random_state=0).fit(X[:500], y[:500])
     assert set(small.node_solvers_) == {"clarabel"}
-    # node_solver_options go to the Pegasos nodes only (clarabel has no max_iter)
-    HLSVMClassifier(rho=0.0, node_solver_options={"max_iter": 50}).fit(X[:500], y[:500])
+    # node_solver_options go to the Pegasos nodes only (clarabel has no max_iter); with
+    # none of those, the fit says the options were not used
+    with pytest.warns(ConicMLWarning, match="node_solver_options were not used"):
+        HLSVMClassifier(rho=0.0, node_solver_options={"max_iter": 50}).fit(X[:500], y[:500])
 
 
 def test_pegasos_fallback_to_clarabel_when_T_is_too_small(monkeypatch):
