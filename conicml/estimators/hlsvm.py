@@ -201,7 +201,8 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         Count of node-solver statuses (non-optimal ones raise one warning).
     node_solvers_ : dict
         Count of the solvers that produced the node hyperplanes
-        (``"weighted-pegasos->clarabel"``: the ``"auto"`` fallback).
+        (``"dcd->clarabel"``, ``"weighted-pegasos->clarabel"``: the ``"auto"``
+        fallback).
     n_features_in_ : int
 
     Examples
