@@ -50,7 +50,8 @@ class SVMClassifier(BinaryConicClassifier):
         Which program to solve (``smo`` needs ``"dual"``).
     solver : str, default="clarabel"
         Any solver registered for the program kind (``"clarabel"``, ``"ecos"``,
-        ``"scs"``, ``"osqp"``, ``"smo"``, ...).
+        ``"scs"``, ``"osqp"``, ``"smo"``, ...); for ``kernel="linear"`` on many
+        samples, ``"dcd"`` (LIBLINEAR's dual coordinate descent, exact bias).
     solver_options : dict, default=None
         Options for the solver (see :func:`conicml.solve`).
 

@@ -328,6 +328,8 @@ def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, block: int = 2048) ->
     X, kernel = np.asarray(data["X"]), data["kernel"]
     if getattr(kernel, "name", None) == "precomputed":
         return X @ v
+    if getattr(kernel, "name", None) == "linear":
+        return X @ (X.T @ v)  # K v = X (X'v): O(nd), no Gram column
     nz = np.flatnonzero(v)
     out = np.zeros(X.shape[0])
     # Gram columns K[:, nz] a block at a time (kernel.columns: plain NumPy, no

@@ -108,8 +108,8 @@ it meets ``gap_tol`` the gradient is completed and the point is returned if
 whose estimate exceeds :math:`2\,\texttt{gap\_tol}` goes on at ``tol / 10`` without the
 full re-check, which saves a gradient reconstruction.
 
-**Engines.** The loop runs compiled (:mod:`conicml.solvers._smo_numba`, optional
-extra ``numba``) when numba is installed, else in NumPy; both are the same algorithm
+**Engines.** The loop runs compiled (:mod:`conicml.solvers._smo_numba`) when numba
+can be imported, else in NumPy; both are the same algorithm
 and are tested against each other. The compiled loop works on contiguous copies of
 the working set's arrays (LIBSVM keeps its active set at the front by swapping) and
 returns to Python only for a missing column, a converged working set or every
@@ -724,11 +724,12 @@ def solve_smo(
         ``extras["certificate_gap_estimate"]`` the gap at the last decision (NaN when
         none was taken).
     engine : {"auto", "numba", "numpy"}, default="auto"
-        ``"numba"``: the compiled loop of :mod:`conicml.solvers._smo_numba` (the
-        optional extra ``numba``); ``"numpy"``: the NumPy loop; ``"auto"``: numba
-        when it is installed. Both run the same algorithm (tested against each
-        other); the first compiled solve in a process loads the compiled code
-        (about a second the very first time, while numba caches it on disk).
+        ``"numba"``: the compiled loop of :mod:`conicml.solvers._smo_numba`;
+        ``"numpy"``: the NumPy loop; ``"auto"``: numba when it can be imported
+        (the environment variable ``CONICML_ENGINE`` overrides ``"auto"``). Both
+        run the same algorithm (tested against each other); the first compiled
+        solve in a process loads the compiled code (about a second the very first
+        time, while numba caches it on disk).
 
     column_dtype : {"auto", "float32", "float64"}, default="auto"
         Storage of the compiled loop's cached Gram columns (the NumPy loop stores
