@@ -30,7 +30,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._utils import similarity as sim
+from ..exceptions import ProgramError
 from ..formulations import qpfs as qpfs_formulation
+from ..moments.distributed import is_dask_array
 from ._base import solve_or_raise
 
 __all__ = ["MRMRSelector", "MaxRelSelector", "QPFSSelector", "ReliefFSelector"]
@@ -64,7 +66,12 @@ class _RankingSelector(SelectorMixin, BaseEstimator):
         if np.unique(y).size < 2:
             raise ValueError(f"{type(self).__name__} needs at least two classes; y has "
                              "one class only")
-        m = X.shape[1]
+        k = self._n_to_select(X.shape[1])
+        scores, order = self._rank(X, y)
+        self._store_ranking(scores, order, sim.constant_features(X), k)
+        return self
+
+    def _n_to_select(self, m: int) -> int:
         k = self.n_features_to_select
         if k is None:
             k = max(1, m // 2)
@@ -73,8 +80,11 @@ class _RankingSelector(SelectorMixin, BaseEstimator):
         if k > m:
             raise ValueError(f"n_features_to_select={k} is larger than the number of "
                              f"features ({m})")
-        scores, order = self._rank(X, y)
-        constant = sim.constant_features(X)
+        return int(k)
+
+    def _store_ranking(self, scores: np.ndarray, order: np.ndarray, constant: np.ndarray,
+                       k: int) -> None:
+        m = constant.size
         if constant.any():  # documented handling: no information, ranked last
             order = np.concatenate([order[~constant[order]], np.flatnonzero(constant)])
         ranking = np.empty(m, dtype=int)
@@ -84,7 +94,6 @@ class _RankingSelector(SelectorMixin, BaseEstimator):
         self.ranking_ = ranking
         self.n_features_to_select_ = int(k)
         self.support_ = ranking <= k
-        return self
 
     def _get_support_mask(self) -> np.ndarray:
         check_is_fitted(self)
@@ -194,6 +203,60 @@ class QPFSSelector(_RankingSelector):
         self.solver = solver
         self.solver_options = solver_options
         self.random_state = random_state
+
+    def fit(self, X: Any, y: Any) -> QPFSSelector:
+        """Rank the features of ``X`` against the class labels ``y``.
+
+        Parameters
+        ----------
+        X : array-like or dask array of shape (n_samples, n_features)
+            Finite values. A ``dask.array`` is reduced on the workers of the active
+            client to the similarity and relevance (per-block statistics,
+            :mod:`conicml._utils.similarity_distributed`); the QP is solved on the client.
+        y : array-like or dask array of shape (n_samples,)
+            Class labels, at least two classes.
+
+        Returns
+        -------
+        self
+        """
+        if not is_dask_array(X):
+            return super().fit(X, y)
+        return self._fit_dask(X, y)
+
+    def _fit_dask(self, X: Any, y: Any) -> QPFSSelector:
+        from .._utils.similarity_distributed import qpfs_statistics
+
+        self._validate_params()
+        m = int(X.shape[1])
+        k = self._n_to_select(m)
+        if self.bins % 2 == 0:  # before the passes over the data
+            raise ProgramError(f"bins must be an odd integer >= 3, got {self.bins!r}")
+        stats = qpfs_statistics(X, y, self.similarity, self.bins, self.width)
+        seed = self.random_state
+        if seed is not None and not isinstance(seed, (int, np.integer)):
+            seed = np.random.default_rng(seed.randint(2**31 - 1))
+        program = qpfs_formulation.qpfs_from_statistics(
+            stats["constant"], stats["Q"], stats["relevance"], self.alpha,
+            similarity=self.similarity, nystrom=self.nystrom, delta=self.delta,
+            bins=self.bins, width=self.width, random_state=seed)
+        solution = solve_or_raise(program, self.solver, self.solver_options)
+        model = program.decode(solution)
+        self.program_, self.solution_, self.model_ = program, solution, model
+        self.alpha_ = float(model["alpha"])
+        self.n_features_in_ = m
+        self._store_ranking(model["w"], model["ranking"], stats["constant"], k)
+        return self
+
+    def transform(self, X: Any) -> Any:
+        """Keep the selected columns; a dask array stays a dask array (not computed)."""
+        if not is_dask_array(X):
+            return super().transform(X)
+        check_is_fitted(self)
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has shape {X.shape}; {type(self).__name__} was fitted on "
+                             f"{self.n_features_in_} features")
+        return X[:, np.flatnonzero(self.support_)]
 
     def _rank(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if np.all(sim.constant_features(X)):

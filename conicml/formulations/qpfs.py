@@ -73,7 +73,7 @@ from ..kinds import QPFS, QPFS_RESTRICTED
 from ..program import ConicForm, Program, require_solution
 from ..solution import Residuals, Solution, Status
 
-__all__ = ["alpha_heuristic", "qpfs", "rank_features", "simplex_qp"]
+__all__ = ["alpha_heuristic", "qpfs", "qpfs_from_statistics", "rank_features", "simplex_qp"]
 
 SIMILARITIES = ("mi", "correlation")
 FORMS = ("full", "restricted")
@@ -296,6 +296,81 @@ def qpfs(
     X = check_matrix(X, min_rows=2)
     y = _check_labels(y, X.shape[0])
     tie_tol = _check_tie_tol(tie_tol)
+    _check_settings(alpha, similarity, nystrom, delta, form, bins, width, mi_diagonal)
+    constant = sim.constant_features(X)
+    active = np.flatnonzero(~constant)
+    if active.size == 0:
+        raise ProgramError("every feature of X is constant: nothing to select")
+    Xa = X[:, active]
+    codes = sim.discretize(Xa, bins, width) if similarity == "mi" else None
+    F_active = (sim.mutual_info_relevance(codes, y) if similarity == "mi"
+                else sim.correlation_relevance(Xa, y))
+
+    def raw_rows(idx: np.ndarray | None) -> np.ndarray:
+        return sim.similarity_rows(Xa, similarity, idx, codes, bins)
+
+    return _assemble(constant, F_active, raw_rows, alpha, similarity=similarity,
+                     nystrom=nystrom, delta=delta, form=form, bins=bins, width=width,
+                     mi_diagonal=mi_diagonal, tie_tol=tie_tol, random_state=random_state)
+
+
+def qpfs_from_statistics(
+    constant: Any,
+    similarity_matrix: Any,
+    relevance: Any,
+    alpha: float | str = "auto",
+    *,
+    similarity: str = "mi",
+    nystrom: float | None = None,
+    delta: float = 1e-8,
+    form: str = "full",
+    bins: int = 3,
+    width: float = 3.0,
+    mi_diagonal: str = "entropy",
+    tie_tol: float = 1e-6,
+    random_state: int | np.random.Generator | None = None,
+) -> Program:
+    r"""QPFS (:func:`qpfs`) from the similarity and relevance already computed.
+
+    For data that never reach the client (:mod:`conicml._utils.similarity_distributed`
+    computes both from per-block statistics of a Dask array).
+
+    Parameters
+    ----------
+    constant : bool array of shape (M,)
+        The constant features (left out of the program, ranked last).
+    similarity_matrix : array of shape (a, a)
+        The similarity of the a active features, diagonal as computed (1 for
+        correlation, :math:`H(X_i)` for MI).
+    relevance : array of shape (a,)
+        The relevance of the active features.
+    alpha, similarity, nystrom, delta, form, bins, width, mi_diagonal, tie_tol, random_state
+        As in :func:`qpfs`.
+
+    Returns
+    -------
+    Program
+        As :func:`qpfs`.
+    """
+    tie_tol = _check_tie_tol(tie_tol)
+    _check_settings(alpha, similarity, nystrom, delta, form, bins, width, mi_diagonal)
+    constant = np.asarray(constant, dtype=bool)
+    a = int(np.count_nonzero(~constant))
+    Q = check_matrix(similarity_matrix, "similarity_matrix")
+    F = np.asarray(relevance, dtype=float)
+    if a == 0 or Q.shape != (a, a) or F.shape != (a,):
+        raise ProgramError(f"shape mismatch: {a} active features, similarity matrix of shape "
+                           f"{Q.shape}, relevance of shape {F.shape}")
+
+    def raw_rows(idx: np.ndarray | None) -> np.ndarray:
+        return Q.copy() if idx is None else Q[idx].copy()
+
+    return _assemble(constant, F, raw_rows, alpha, similarity=similarity, nystrom=nystrom,
+                     delta=delta, form=form, bins=bins, width=width,
+                     mi_diagonal=mi_diagonal, tie_tol=tie_tol, random_state=random_state)
+
+
+def _check_settings(alpha, similarity, nystrom, delta, form, bins, width, mi_diagonal) -> None:
     if similarity not in SIMILARITIES:
         raise ProgramError(f"similarity must be 'mi' or 'correlation', got {similarity!r}")
     if form not in FORMS:
@@ -315,21 +390,19 @@ def qpfs(
     if mi_diagonal not in ("entropy", "zero"):
         raise ProgramError(f"mi_diagonal must be 'entropy' or 'zero', got {mi_diagonal!r}")
 
-    m = X.shape[1]
-    constant = sim.constant_features(X)
+
+def _assemble(constant: np.ndarray, F_active: np.ndarray, raw_rows: Any, alpha: Any, *,
+              similarity: str, nystrom: float | None, delta: float, form: str, bins: int,
+              width: float, mi_diagonal: str, tie_tol: float, random_state: Any) -> Program:
+    """The program from the constant mask, the active relevance and the similarity rows."""
+    m = constant.size
     active = np.flatnonzero(~constant)
-    if active.size == 0:
-        raise ProgramError("every feature of X is constant: nothing to select")
-    Xa = X[:, active]
-    codes = sim.discretize(Xa, bins, width) if similarity == "mi" else None
-    F_active = (sim.mutual_info_relevance(codes, y) if similarity == "mi"
-                else sim.correlation_relevance(Xa, y))
     relevance = np.zeros(m)
     relevance[active] = F_active
     const_diag = 1.0 if similarity == "correlation" else 0.0  # |rho_ii| = 1; H(const) = 0
 
     def rows(idx: np.ndarray | None) -> np.ndarray:
-        R = sim.similarity_rows(Xa, similarity, idx, codes, bins)
+        R = raw_rows(idx)
         if similarity == "mi" and mi_diagonal == "zero":
             sel = np.arange(active.size) if idx is None else idx
             R[np.arange(sel.size), sel] = 0.0
