@@ -73,7 +73,7 @@ def block_hess_vec(Xneg: np.ndarray, XR: np.ndarray, kernel: Kernel, beta: np.nd
 
 
 def block_hessian(Xneg: np.ndarray, XR: np.ndarray, kernel: Kernel, beta: np.ndarray,
-                  a: np.ndarray, eps: float) -> tuple:
+                  a: np.ndarray, eps: float, fraction: float = 1.0) -> tuple:
     r"""One block's gradient parts and generalized-Hessian parts, from one sort.
 
     Returns ``(L_b, g_a, K_b^T g_b, c_a, S, G)``: with the quadratic pair set
@@ -82,7 +82,10 @@ def block_hessian(Xneg: np.ndarray, XR: np.ndarray, kernel: Kernel, beta: np.nda
     prefix sums) and :math:`G = \sum_j c_{b,j}K_{j\mathcal R}^\top K_{j\mathcal R}`;
     the client assembles :math:`K^\top P^\top I^{\mathcal Q}PK = K_{++}^\top
     \operatorname{diag}(c_a)K_{++} + G - K_{++}^\top S - S^\top K_{++}`, summed over
-    the blocks, times :math:`1/(2\epsilon)`.
+    the blocks, times :math:`1/(2\epsilon)`. ``fraction < 1`` forms :math:`G` (the
+    :math:`O(n_b m_+^2)` term) from every ``round(1/fraction)``-th negative of the
+    quadratic set only, weighted by the stride (a sub-sampled Hessian; the gradient
+    stays exact).
     """
     m_pos, r = a.size, XR.shape[0]
     if Xneg.shape[0] == 0:
@@ -98,12 +101,14 @@ def block_hessian(Xneg: np.ndarray, XR: np.ndarray, kernel: Kernel, beta: np.nda
     S = cum[st.k1] - cum[st.k0]
     cb = (st.kq - st.kl).astype(float)
     rows = np.flatnonzero(cb)
-    G = (Kb[rows] * cb[rows, None]).T @ Kb[rows]
+    stride = max(1, int(round(1.0 / fraction)))
+    rows = rows[::stride]
+    G = (Kb[rows] * (stride * cb[rows])[:, None]).T @ Kb[rows]
     return loss, grad[:m_pos], Kb.T @ grad[m_pos:], (st.k1 - st.k0).astype(float), S, G
 
 
-def _block_hessian_task(Xb, yb, positive, XR, kernel, beta, a, eps):
-    return block_hessian(_negatives(Xb, yb, positive), XR, kernel, beta, a, eps)
+def _block_hessian_task(Xb, yb, positive, XR, kernel, beta, a, eps, fraction):
+    return block_hessian(_negatives(Xb, yb, positive), XR, kernel, beta, a, eps, fraction)
 
 
 def _block_grad_task(Xb, yb, positive, XR, kernel, beta, a, eps):
@@ -178,14 +183,18 @@ class DaskRankingLoss:
         loss, ga, kg = self._reduce(parts, _sum)
         return loss / self.n_pairs, (self.Kpp.T @ ga + kg) / self.n_pairs
 
-    def gradient_hessian(self, beta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
-        r"""``(L/N, ∇_β L/N, ∇²_β L/N)`` (generalized Hessian, (3.22)): one pass."""
+    def gradient_hessian(self, beta: np.ndarray, fraction: float = 1.0
+                         ) -> tuple[float, np.ndarray, np.ndarray]:
+        r"""``(L/N, ∇_β L/N, ∇²_β L/N)`` (generalized Hessian, (3.22)): one pass.
+
+        ``fraction`` as in :func:`block_hessian`.
+        """
         import dask
 
         a = self.Kpp @ beta
         XR, kern, beta_d = dask.delayed(self.XR), dask.delayed(self.kernel), dask.delayed(beta)
         parts = [dask.delayed(_block_hessian_task)(xb, yb, self.positive, XR, kern, beta_d,
-                                                   a, self.eps)
+                                                   a, self.eps, fraction)
                  for xb, yb in zip(self.X_blocks, self.y_blocks)]
         loss, ga, kg, ca, S, G = self._reduce(parts, _sum)
         K = self.Kpp
