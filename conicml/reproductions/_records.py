@@ -338,13 +338,33 @@ def summary_markdown(rows: list[dict[str, Any]] | None = None,
         "tests/reproductions/test_records.py checks this file against it -->",
         "",
         "Every seed table or figure the project answers for, the `conicml reproduce` entry "
-        "that reproduces it and what its record holds. Run an entry with "
-        "`conicml reproduce NAME [--quick] [--out DIR]` (table and figure go to DIR, by "
-        "default `./conicml-results/`). Records live in one place, `benchmarks/results/` "
-        "of the source checkout; `conicml reproduce NAME --record` rewrites an entry's "
-        "record with a header (command, commit, date, CPU, cores, load average, wall time, "
-        "protocol), and `conicml reproduce --all --record` re-records every entry whose "
-        "record is not fresh (resumable; `--force` re-records all).",
+        "that reproduces it and what its record holds.",
+        "",
+        "`conicml reproduce --list [--format json]` lists the entries: the tables each "
+        "reproduces, its expected runtime on 2 cores (an estimate) and its description. "
+        "`conicml reproduce NAME [--quick] [--out DIR]` runs one: it writes its markdown "
+        "table (the thesis's numbers beside ours, with the thesis's spread where printed) "
+        "and a figure `<table>.png` (matplotlib: ours against the thesis's with the "
+        "diagonal, or the table's numeric columns where the thesis printed no numbers) "
+        "into DIR, by default `./conicml-results/` in the working directory, never into "
+        "the installed package or the checkout; `--quick` is a smoke run that writes "
+        "`<table>_quick.md`.",
+        "",
+        "Records live in one place, `benchmarks/results/` of the source checkout. "
+        "`conicml reproduce NAME --record` (maintainers) rewrites an entry's record with a "
+        "header: the command, the commit it ran at, the date, CPU model, cores, load "
+        "average, wall time and the protocol (`full` or the entry's declared reductions "
+        "and why). `conicml reproduce --all --record` re-records every entry whose record "
+        "is not fresh, so an interrupted run resumes where it stopped; `--force` "
+        "re-records all. A record is fresh when it was recorded at or after the last "
+        "commit that changed its entry module.",
+        "",
+        "Each entry is one module, `conicml/reproductions/<name>.py`: its `main()` builds "
+        "the table; it declares `TABLES`, `EXPECTED_SECONDS`, `PROTOCOL`, `THESIS_LAYOUT` "
+        "(how its tables set the thesis's numbers beside ours: rows `ours`/`thesis`, "
+        "`thesis ...` columns, `ours (thesis)` or `ours / thesis` cells) and optionally "
+        "`RATE_CELLS` and `RECORDS`; the runner in `conicml/reproductions/__init__.py` "
+        "does the rest. A new reproduction is a new module there.",
         "",
         "**cells**: the numbers of the record set beside the thesis's; **within**: those "
         "inside the thesis's ± where it printed one, else within 2 points for an "
@@ -367,8 +387,10 @@ def summary_markdown(rows: list[dict[str, Any]] | None = None,
     out += ["", "## Entries", ""]
     for entry in entries:
         tables = ", ".join(entry.tables) or "none (a pattern study)"
+        records = ", ".join(f"`benchmarks/results/{r}.md`" for r in entry.records)
         out += [f"### `{entry.name}`", "",
                 f"- tables: {tables}",
+                f"- record: {records}",
                 f"- expected: {_duration(entry.expected_seconds)} for the default run on 2 "
                 "cores (an estimate)",
                 f"- protocol: {entry.protocol}",
