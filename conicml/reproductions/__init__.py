@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import importlib
 import importlib.util
 import json
@@ -63,6 +64,21 @@ __all__ = ["Pair", "Reproduction", "get", "list_text", "main", "names", "reprodu
            "run", "side_by_side", "thesis_pairs", "write_figure"]
 
 
+@functools.lru_cache(maxsize=256)
+def _literals(path: str, mtime_ns: int) -> dict[str, object]:
+    """The module-level literal assignments of a source file (and its ``__doc__``)."""
+    tree = ast.parse(Path(path).read_text())
+    found: dict[str, object] = {"__doc__": ast.get_docstring(tree)}
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)):
+            try:
+                found[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:  # not a literal (a computed constant): not declared data
+                continue
+    return found
+
+
 @dataclass(frozen=True)
 class Reproduction:
     """A reproduction's name, title (its module docstring's first line) and module;
@@ -80,12 +96,8 @@ class Reproduction:
     def _constant(self, name: str) -> object:
         """A module-level literal, read from the source without importing the module."""
         spec = importlib.util.find_spec(self.module)
-        tree = ast.parse(Path(spec.origin).read_text())
-        for node in tree.body:
-            if (isinstance(node, ast.Assign) and len(node.targets) == 1
-                    and getattr(node.targets[0], "id", None) == name):
-                return ast.literal_eval(node.value)
-        return None
+        path = Path(spec.origin)
+        return _literals(str(path), path.stat().st_mtime_ns).get(name)
 
     @property
     def thesis_layout(self) -> str | None:
@@ -122,8 +134,7 @@ class Reproduction:
     @property
     def description(self) -> str:
         """The first paragraph of its module docstring, on one line."""
-        spec = importlib.util.find_spec(self.module)
-        doc = ast.get_docstring(ast.parse(Path(spec.origin).read_text())) or ""
+        doc = str(self._constant("__doc__") or "")
         return " ".join(doc.strip().split("\n\n")[0].split())
 
     def as_dict(self) -> dict:
