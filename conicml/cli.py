@@ -8,6 +8,7 @@
                     --solvers ecos,scs,clarabel,smo
     conicml reproduce --list             # the thesis tables that can be reproduced
     conicml reproduce huang_table_3_1 --quick   # table + figure, thesis numbers beside ours
+    conicml reproduce --summary          # per thesis table: the record, cells within spread
 
 ``compare`` exits with status 1 when some solver disagrees with the reference
 beyond its tolerance (or fails), so it can guard a pipeline.

@@ -13,7 +13,7 @@ is dense near 1, where points start to be removed; the thesis's figure (2-D-like
 intuition) shows the bend near 0.7.
 
 Run ``conicml reproduce huang_fig_4_8 [--quick]``; writes
-``benchmarks/results/huang_fig_4_8.md``.
+``conicml-results/huang_fig_4_8.md``.
 """
 
 from __future__ import annotations

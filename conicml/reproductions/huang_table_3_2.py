@@ -13,7 +13,7 @@ split (a seeded subsample; default 300; twonorm is drawn with 500 points). MEMPM
 BMPM programs, errata S004-§5.3); MPM by ``dinkelbach``.
 
 Run ``conicml reproduce huang_table_3_2 [--quick] [--splits N]``;
-writes ``benchmarks/results/huang_table_3_2.md``.
+writes ``conicml-results/huang_table_3_2.md``.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ Data: ``wisconsin`` (683 x 9, the thesis's "Breast", UCI original) and ``heart``
 (Cleveland, 297 x 13; the thesis's may be Statlog's 270).
 
 Run ``conicml reproduce huang_tables_5_9_5_11 [--quick] [--splits N]``;
-writes ``benchmarks/results/huang_tables_5_9_5_11.md``.
+writes ``conicml-results/huang_tables_5_9_5_11.md``.
 """
 
 from __future__ import annotations

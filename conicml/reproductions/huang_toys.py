@@ -33,7 +33,7 @@ beta0 in {0.1, 0.6, 0.95, 0.99}; TN / TP rates on the training points (the thesi
 13.85 = 9/65, 93.33 = 14/15 are training-set fractions), alpha = the worst-case bound.
 
 Run ``conicml reproduce huang_toys [--quick] [--draws N]``; writes
-``benchmarks/results/huang_toys.md``.
+``conicml-results/huang_toys.md``.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ that hits it is counted as TIMEOUT. BLAS runs single-threaded for both solvers
 
     conicml reproduce saketha_table_2_1 [--quick] [--runs R] [--limit S]
 
-writes ``benchmarks/results/saketha_table_2_1.md`` (``--quick`` only prints).
+writes ``conicml-results/saketha_table_2_1.md`` (``--quick`` only prints).
 """
 
 from __future__ import annotations

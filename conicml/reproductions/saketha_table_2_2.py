@@ -17,7 +17,7 @@
   CV estimate itself). An infeasible (eta_1, eta_2) in some fold is skipped.
 
 Run ``conicml reproduce saketha_table_2_2 [--quick] [--runs R]``;
-writes ``benchmarks/results/saketha_table_2_2.md`` (both tables).
+writes ``conicml-results/saketha_table_2_2.md`` (both tables).
 """
 
 from __future__ import annotations

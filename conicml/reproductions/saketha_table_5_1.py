@@ -32,7 +32,7 @@ Protocol (thesis §4.5.1 / §5.2, with the choices the thesis leaves open stated
 Census (the CS rows) needs data this project does not have; they are not run.
 
 Run ``conicml reproduce saketha_table_5_1 [--quick] [--sizes ...]``;
-writes ``benchmarks/results/saketha_table_5_1.md``.
+writes ``conicml-results/saketha_table_5_1.md``.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ process killed after ``--time-limit`` seconds (TIMEOUT); a method that timed
 out is not run at larger sizes (the thesis's "x").
 
 Run ``conicml reproduce saketha_table_5_2 [--quick] [--sizes ...]``;
-writes ``benchmarks/results/saketha_table_5_2.md``.
+writes ``conicml-results/saketha_table_5_2.md``.
 """
 
 from __future__ import annotations

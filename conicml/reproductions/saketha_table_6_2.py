@@ -18,7 +18,7 @@ error = Binomial(10 000, F(b - 1)) / 10 000, F the noise's CDF.
 
 Run ``conicml reproduce saketha_table_6_2 [--quick] [--runs N]``
 (full: 20 000 runs as in the thesis); writes
-``benchmarks/results/saketha_table_6_2.md``.
+``conicml-results/saketha_table_6_2.md``.
 """
 
 from __future__ import annotations

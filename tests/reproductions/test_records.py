@@ -220,3 +220,22 @@ def test_committed_docs_reproductions_md_is_the_generated_summary():
     assert docs.read_text() == _records.summary_markdown(), (
         "docs/reproductions.md is out of date: regenerate it with "
         "`conicml reproduce --summary --format markdown > docs/reproductions.md`")
+
+
+def test_fig_4_1_entry_kernel_and_sizes():
+    import numpy as np
+
+    from conicml.reproductions import tayal_fig_4_1 as fig
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3)) * [1.0, 5.0, 0.1]
+    K = fig.gaussian_kernel(X)
+    # kappa = 1 (the thesis's premise for the Gaussian kernel), symmetric, in (0, 1]
+    assert np.allclose(np.diag(K), 1.0) and np.allclose(K, K.T) and K.min() > 0
+    # sigma^2 = the mean squared distance over all m^2 pairs of the standardised data,
+    # which is 2 d for standardised columns: K_ij = exp(-D_ij / (2 d))
+    Z = (X - X.mean(0)) / X.std(0)
+    D = ((Z[:, None] - Z[None]) ** 2).sum(-1)
+    assert np.allclose(K, np.exp(-D / 6.0))
+    assert fig.sizes_for(100, 10) == [0, 5, 10, 20, 40, 60, 80, 90, 100]
+    assert fig.TABLES == ("000:Fig4.1",)

@@ -26,7 +26,7 @@ NAMES = [
     "huang_tables_5_9_5_11", "huang_toys", "rodriguez_lujan_ch5", "rodriguez_lujan_fig_4_4",
     "rodriguez_lujan_tables_3_4_3_6", "saketha_table_2_1", "saketha_table_2_2",
     "saketha_table_5_1", "saketha_table_5_2", "saketha_table_6_2", "tayal_ch7_saddle",
-    "tayal_ch7_table74", "tayal_multilevel", "tayal_table2", "tayal_table4",
+    "tayal_ch7_table74", "tayal_fig_4_1", "tayal_multilevel", "tayal_table2", "tayal_table4",
 ]
 
 
