@@ -16,8 +16,10 @@ patterns matched with :func:`fnmatch.fnmatchcase` (``"qp.*"`` accepts every QP).
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import inspect
+import math
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -151,6 +153,10 @@ def register(
     kinds = tuple(kinds)
     if not kinds:
         raise ValueError(f"solver {name!r} must accept at least one program kind")
+    if not (isinstance(certify_tol, (int, float)) and not isinstance(certify_tol, bool)
+            and math.isfinite(certify_tol) and certify_tol > 0):
+        raise ValueError(f"solver {name!r}: certify_tol must be a positive finite number, "
+                         f"got {certify_tol!r}")
 
     def decorator(function: Callable) -> Callable:
         if name in _REGISTRY and _REGISTRY[name].function is not function:
@@ -232,8 +238,11 @@ def get(name: str, kind: str | None = None) -> SolverEntry:
         raise SolverNotFoundError(f"solver name must be a string, got {type(name).__name__}")
     key = name.lower()
     if key not in _REGISTRY:
+        listed = [e.name for e in entries()]  # deprecated names are not advertised
+        close = difflib.get_close_matches(key, listed, n=3)
+        hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
         raise SolverNotFoundError(
-            f"unknown solver {name!r}; registered solvers: {', '.join(_REGISTRY) or 'none'}"
+            f"unknown solver {name!r}{hint} (registered solvers: {', '.join(listed) or 'none'})"
         )
     entry = _REGISTRY[key]
     if entry.deprecated is not None:

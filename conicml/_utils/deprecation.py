@@ -1,6 +1,6 @@
 """Renamed public keywords: the old spelling works for one release, with a ``FutureWarning``.
 
-The vocabulary of ``docs/glossary.md`` gave some concepts new names (issue 12): the
+The vocabulary of ``docs/glossary.md`` gave some concepts new names: the
 covariance ridge is ``ridge`` everywhere, the CBC / CBOR probability of the right side
 is ``confidence`` and the specified-rates error-rate bounds are ``error_pos`` /
 ``error_neg``. Functions take the old keyword through :func:`renamed_keywords`;

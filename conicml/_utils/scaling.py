@@ -1,4 +1,4 @@
-r"""Feature equilibration shared by the affine-invariant formulations (issue 11, "Scale").
+r"""Feature equilibration shared by the affine-invariant formulations.
 
 A formulation whose model is invariant to a rescaling of the features (MPM,
 BMPM, MEMPM, M4; the LSVR objective) solves the program in *internal*

@@ -3,9 +3,7 @@
 OpenBLAS runs a Cholesky factorisation of order above ~120 and a large matrix-vector
 product on all its threads. For the matrices of the ellipsoid-distance solvers
 (order 100–2000, a handful of factorisations per solve) waking the thread pool costs
-more than the arithmetic: on the 2-core machine the first multi-threaded call of a
-process takes 20–300 ms against 0.4 ms on one thread (``benchmarks/results/
-suite_ellipsoid.md``), and every call pays it again when other processes hold the
+more than the arithmetic, and every call pays it again when other processes hold the
 cores. :func:`single_blas_thread` limits BLAS to one thread for such a block (below
 ``min_order`` it does nothing: OpenBLAS stays single-threaded there anyway);
 :func:`one_blas_thread` always does. Both use the process's one cached controller
@@ -30,8 +28,8 @@ def blas_controller() -> ThreadpoolController:
     """The process's one :class:`threadpoolctl.ThreadpoolController`.
 
     Built on first use and reused: ``threadpool_limits`` rescans the loaded libraries at
-    every call (3–20 ms measured, a tenth of a LIBSVM fit at n = 5000); a limit on the
-    cached controller costs ~0.1 ms.
+    every call, which costs milliseconds; a limit on the cached controller costs a
+    hundredth of that.
     """
     return ThreadpoolController()
 

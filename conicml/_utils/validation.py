@@ -8,11 +8,21 @@ import numpy as np
 
 from ..exceptions import ProgramError
 
-__all__ = ["check_binary_labels", "check_matrix", "check_positive", "check_X_y"]
+__all__ = ["check_binary_labels", "check_matrix", "check_positive", "check_X_y", "plain"]
+
+
+def plain(value: object) -> object:
+    """``value`` with a NumPy scalar turned into Python's, so messages show ``1.0``."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def check_matrix(X: object, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
     """Return ``X`` as a finite 2-D float64 array or raise :class:`ProgramError`."""
+    if hasattr(X, "toarray") and hasattr(X, "nnz"):  # scipy.sparse: densify on purpose
+        raise ProgramError(f"{name} is a sparse matrix ({type(X).__name__}); it is "
+                           f"needed dense: pass {name}.toarray()")
+    if isinstance(X, (str, bytes)):
+        raise ProgramError(f"{name} must be a numeric array, got the string {X!r}")
     try:
         arr = np.asarray(X, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -68,8 +78,9 @@ def check_positive(value: object, name: str, *, allow_inf: bool = False,
     if isinstance(value, bool) or not isinstance(value, (Real, np.floating, np.integer)):
         raise ProgramError(f"{name} must be a real number, got {value!r}")
     v = float(value)
+    shown = plain(value)
     if np.isnan(v) or (np.isinf(v) and not allow_inf):
-        raise ProgramError(f"{name} must be finite, got {value!r}")
+        raise ProgramError(f"{name} must be finite, got {shown!r}")
     if v < 0 or (v == 0 and not allow_zero):
-        raise ProgramError(f"{name} must be {'>=' if allow_zero else '>'} 0, got {value!r}")
+        raise ProgramError(f"{name} must be {'>=' if allow_zero else '>'} 0, got {shown!r}")
     return v

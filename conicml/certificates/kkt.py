@@ -26,8 +26,7 @@ def free_tolerance(alpha: np.ndarray, accuracy: float = 0.0) -> float:
     at 1e-3 of the scale).
     """
     # relative to the multipliers' own scale (not to max(1, .)): with C = 1e-6 every
-    # multiplier is <= 1e-6 and an absolute floor of 1e-6 called them all "at 0"
-    # (issue 11, "thresholds relative to the scale")
+    # multiplier is <= 1e-6 and an absolute floor of 1e-6 would call them all "at 0"
     scale = float(np.max(np.abs(alpha), initial=0.0))
     if not scale > 0:
         scale = 1.0

@@ -3,8 +3,8 @@ r"""Kind-specific certificates in O(data), written from each kind's optimality c
 The generic certificate (:func:`conicml.certificates.conic.certify_with`) builds the
 cvxpy problem and refits multipliers by NNLS after every solve: it costs more
 than the fast specialized solvers, cannot check a point where a norm in the
-objective is not differentiable, and reads first-order points as non-stationary
-(issue 11). The functions here compute the same three relative numbers
+objective is not differentiable, and reads first-order points as non-stationary.
+The functions here compute the same three relative numbers
 (:class:`~conicml.Residuals` with ``source="recomputed"``) from the returned
 point and the program's data with closed-form multipliers:
 
@@ -27,8 +27,8 @@ import math
 import numpy as np
 from scipy.linalg import get_lapack_funcs
 from scipy.optimize import lsq_linear
-from threadpoolctl import threadpool_limits
 
+from .._utils.threads import one_blas_thread
 from ..solution import Residuals
 
 __all__ = ["KINK_RTOL", "fractional_certificate", "implied_alpha", "m4_fixed_rho_certificate",
@@ -44,9 +44,9 @@ BANDS = (0.0, 1e-7, 1e-5, 1e-3, 1e-2, 0.1)
 #: The bands in the order the M4 certificate tries them, the likeliest to certify an
 #: interior-point point first, and the value below which it stops trying (the result is
 #: the best band tried, so stopping early only skips work and may report a slightly larger
-#: number, still far below every certify_tol; issue 14: at n = 1000 the bands
-#: 0 and 0.1 cost an SVD least squares of order ~2n and a trust-region least squares
-#: over ~n/2 columns, seconds each, for no better value)
+#: number, still far below every certify_tol: the bands 0 and 0.1 cost an SVD least
+#: squares of order ~2n and a trust-region least squares over ~n/2 columns for no better
+#: value)
 M4_BAND_ORDER = (1e-5, 1e-3, 1e-7, 1e-2, 0.0, 0.1)
 M4_EARLY_EXIT = 1e-8
 
@@ -88,14 +88,13 @@ def _solve_well_conditioned(K: np.ndarray, rhs: np.ndarray) -> np.ndarray | None
     exceeds :math:`10\,m\cdot 10^{-13}` (:math:`m` the order): then the smallest singular
     value is above :math:`10^{-13}` of the largest, nothing is truncated by the
     least-squares solve with ``rcond=1e-13`` of :func:`newton_decrement`, and both give
-    the same (unique) solution, at about a tenth of the cost of the SVD (the kernel
-    MPM's certificate at n = 1000 took ~3 s in ``lstsq``; issue 14). Runs on one BLAS
+    the same (unique) solution, at about a tenth of the cost of the SVD. Runs on one BLAS
     thread (see :func:`conicml.formulations.minimax._gram_feature_map`).
     """
     m = K.shape[0]
     sytrf, sytrs, sycon, sytrf_lwork = get_lapack_funcs(
         ("sytrf", "sytrs", "sycon", "sytrf_lwork"), (K,))
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         lwork, info = sytrf_lwork(m, lower=1)
         if info != 0:
             return None
@@ -497,9 +496,8 @@ def m4_fixed_rho_certificate(Z: np.ndarray, y: np.ndarray, kept: np.ndarray,
         if not (np.all(np.isfinite(A)) and np.all(np.isfinite(rhs))):
             continue
         # one BLAS thread: bvls calls LAPACK's least squares once per active-set step, and
-        # OpenBLAS's two threads made that 10-30x slower on the shared 2-core machine (the
-        # kernel M4 certificate took 27 s of a 39 s fit at n = 150; issue 14)
-        with threadpool_limits(limits=1, user_api="blas"):
+        # waking a BLAS thread pool for each of these small solves costs more than the solve
+        with one_blas_thread():
             sol = lsq_linear(A, rhs, bounds=(lo, hi),
                              method="bvls" if A.shape[1] < 400 else "trf")
         x = sol.x

@@ -17,7 +17,7 @@ from ..program import Program
 from ..solution import Solution, Status
 from ..solving import solve
 
-__all__ = ["BinaryConicClassifier", "default_ridge", "solve_or_raise"]
+__all__ = ["BinaryConicClassifier", "default_ridge", "solve_or_raise", "warn_if_constant_score"]
 
 
 def default_ridge(ridge: float | None, kernel: str, X: np.ndarray) -> float:
@@ -34,6 +34,38 @@ def default_ridge(ridge: float | None, kernel: str, X: np.ndarray) -> float:
         return 1e-3
     scale = float(np.mean(np.var(X, axis=0)))
     return 1e-6 * scale if scale > 0 else 1e-6
+
+
+#: Scores whose spread is at most this fraction of max(1, |reference|) count as constant.
+CONSTANT_SCORE_RTOL = 1e-6
+
+
+def warn_if_constant_score(
+    estimator: str,
+    scores: np.ndarray,
+    reference: float,
+    cause_and_remedy: str,
+    stacklevel: int = 3,
+) -> bool:
+    r"""Warn when a fitted model's scores are one constant; return whether they are.
+
+    ``scores`` are the decision values the model gives on points it was fitted on;
+    they count as constant when :math:`\max - \min \le 10^{-6}\max(1,
+    |\text{reference}|)` (``reference``: the intercept, the natural unit of a
+    decision value). The :class:`ConvergenceWarning` names the estimator, says that
+    its ranking is then a tie everywhere (an AUC of 0.5, or solver noise), and ends
+    with ``cause_and_remedy``.
+    """
+    scores = np.asarray(scores, dtype=float)
+    spread = float(np.ptp(scores)) if scores.size else 0.0
+    if spread > CONSTANT_SCORE_RTOL * max(1.0, abs(float(reference))):
+        return False
+    warnings.warn(
+        f"{estimator} learnt a constant score (its decision values on the points it was "
+        f"fitted on span {spread:.1e}; every prediction is one class and any ranking of "
+        f"them is noise): {cause_and_remedy}",
+        ConvergenceWarning, stacklevel=stacklevel)
+    return True
 
 
 def solve_or_raise(

@@ -2,10 +2,11 @@ r"""The oblique binary tree of H-LSVM (seed 001 ch. 5): storage, routing, cost-c
 
 A node :math:`k` holds a hyperplane :math:`(w_k, b_k)`; a sample goes left if
 :math:`w_k^\top x + b_k \le 0` and right otherwise (F24). Leaves are labelled by
-the *unweighted* majority of their training samples (eq. 2.37; a tie goes to
-the positive class). Pruning follows §2.3.3.1 (A17): :math:`R(t)` is the
-number of training samples misclassified if :math:`t` were a leaf (divided by
-the same total everywhere, so counts are used), :math:`T_0` collapses the
+the majority of their training samples weighted by the tree's class weights
+:math:`(c_-, c_+)` (eq. 2.37 with :math:`c_\pm = 1`, the thesis's unweighted vote; a
+tie goes to the positive class). Pruning follows §2.3.3.1 (A17): :math:`R(t)` is the
+weighted number of training samples misclassified if :math:`t` were a leaf (divided
+by the same total everywhere, so counts are used), :math:`T_0` collapses the
 splits that do not reduce :math:`R`, then the weakest links
 :math:`g(t) = (R(t) - R(T_t))/(|\tilde T_t| - 1)` are collapsed — *all*
 minimisers at once (pitfall P-H5) — until only the root remains; the subtree
@@ -93,6 +94,8 @@ class FrozenTree:
     n_pos: np.ndarray
     n_neg: np.ndarray
     depth: np.ndarray
+    #: (c_-, c_+): class weights of the leaf labels and of R(t); (1, 1) is (2.37)
+    class_weight: np.ndarray = field(default_factory=lambda: np.ones(2))
 
     @property
     def node_count(self) -> int:
@@ -103,9 +106,16 @@ class FrozenTree:
         return self.left < 0
 
     @property
+    def weighted_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """:math:`(c_+ n_+, c_- n_-)` of every node."""
+        c_neg, c_pos = np.asarray(self.class_weight, dtype=float)
+        return c_pos * self.n_pos, c_neg * self.n_neg
+
+    @property
     def label(self) -> np.ndarray:
-        """Leaf label of every node: 1 (positive) if n_pos >= n_neg, else 0 (2.37)."""
-        return (self.n_pos >= self.n_neg).astype(np.intp)
+        """Leaf label of every node: 1 (positive) if c+ n_pos >= c- n_neg, else 0 (2.37)."""
+        pos, neg = self.weighted_counts
+        return (pos >= neg).astype(np.intp)
 
     def route(self, X: np.ndarray, leaf_mask: np.ndarray | None = None
               ) -> tuple[np.ndarray, np.ndarray]:
@@ -156,7 +166,8 @@ class FrozenTree:
         bias = np.where(keep_split, self.bias[idx], 0.0)
         return FrozenTree(weights=weights, bias=bias, left=left.astype(np.intp),
                           right=right.astype(np.intp), n_pos=self.n_pos[idx].copy(),
-                          n_neg=self.n_neg[idx].copy(), depth=self.depth[idx].copy())
+                          n_neg=self.n_neg[idx].copy(), depth=self.depth[idx].copy(),
+                          class_weight=np.array(self.class_weight, dtype=float))
 
 
 #: Batches below this size are routed by the NumPy loop (a compiled call costs ~1 us).
@@ -242,8 +253,9 @@ def _route_kernel() -> Callable | None:
 
 
 def _leaf_errors(tree: FrozenTree) -> np.ndarray:
-    """R(t) as a count: training samples misclassified if t were a leaf (majority label)."""
-    return np.where(tree.n_pos >= tree.n_neg, tree.n_neg, tree.n_pos).astype(float)
+    """R(t) as a weighted count: training samples misclassified if t were a leaf."""
+    pos, neg = tree.weighted_counts
+    return np.where(pos >= neg, neg, pos)
 
 
 def _subtree_stats(tree: FrozenTree, leaf_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -292,10 +304,11 @@ def cost_complexity_sequence(tree: FrozenTree) -> tuple[list[np.ndarray], list[f
         order.append(k)
         if not mask[k]:
             stack.extend((int(tree.left[k]), int(tree.right[k])))
+    tol = 1e-12 * max(1.0, float(r_leaf[0]))  # weighted counts are not integers
     for k in reversed(order):
         if not mask[k]:
             err, _ = _subtree_stats(tree, mask)
-            if r_leaf[k] <= err[k]:
+            if r_leaf[k] <= err[k] + tol:
                 mask[k] = True
     masks, alphas = [mask.copy()], [0.0]
     while not mask[0]:

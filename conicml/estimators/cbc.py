@@ -5,11 +5,9 @@ Built on :mod:`conicml.formulations.cbc` (seed 003 ch. 3, 6, App. B).
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -18,7 +16,7 @@ from ..exceptions import ProgramError
 from ..formulations import cbc
 from ..moments import ClusterMoments
 from ..solution import Status
-from ._base import BinaryConicClassifier, solve_or_raise
+from ._base import BinaryConicClassifier, solve_or_raise, warn_if_constant_score
 
 __all__ = ["ClusterSOCPClassifier"]
 
@@ -302,14 +300,13 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
 
     def _warn_if_constant(self) -> None:
         """Warn when the learnt score is constant on the clusters (w = 0)."""
-        scores = self._decision(self.cluster_centers_)
-        if float(np.ptp(scores)) <= 1e-6 * max(1.0, abs(float(self.intercept_[0]))):
-            warnings.warn(
-                "ClusterSOCPClassifier learnt a constant score (w = 0): the cluster "
-                "spheres of the two classes overlap so much that no hyperplane beats "
-                "putting every cluster on one side; use more, smaller clusters "
-                "(n_clusters, threshold), a smaller accuracy, or clustering='none'",
-                ConvergenceWarning, stacklevel=4)
+        warn_if_constant_score(
+            "ClusterSOCPClassifier", self._decision(self.cluster_centers_),
+            float(self.intercept_[0]),
+            "the cluster spheres of the two classes overlap so much that no hyperplane "
+            "beats putting every cluster on one side (w = 0); use more, smaller clusters "
+            "(n_clusters, threshold), a smaller accuracy, or clustering='none'",
+            stacklevel=5)
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         n_clusters = self.n_clusters

@@ -56,7 +56,7 @@ class LSVRRegressor(RegressorMixin, BaseEstimator):
         penalises the RKHS norm). Larger values (``1e-4`` .. ``1e-2``) add a
         spectral regulariser, not in the thesis, that keeps the training fit
         and tames off-sample predictions (formulation Notes;
-        ``benchmarks/results/lsvr_study.md``).
+        ``benchmarks/lsvr_study.py``).
     solver : str, default="clarabel"
         Any solver registered for ``"socp.lsvr"`` / ``"socp.lsvr.kernel"``
         (``"clarabel"``, ``"ecos"``, ``"scs"``).

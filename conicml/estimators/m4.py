@@ -91,7 +91,7 @@ class M4Classifier(BinaryConicClassifier):
     inner : {"auto", "clarabel", "ecos", "scs", "m4-ipm"}, default="auto"
         Backend of the inner SOCPs. ``"auto"``: the structured interior-point method
         ``"m4-ipm"`` for the soft margin's fixed-ρ slack SOCPs
-        (:mod:`conicml.solvers._m4_ipm`, with the MPM bound by ``ils-newton``; issue 14)
+        (:mod:`conicml.solvers._m4_ipm`, with the MPM bound by ``ils-newton``)
         and ``"clarabel"`` for the separable check; or one generic backend for all.
     solver_options : dict, default=None
         Further options of the solver (``tol``, ``max_iter``, ``time_limit``,

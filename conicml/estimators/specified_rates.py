@@ -59,8 +59,14 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
         (:math:`\kappa = \Phi^{-1}(1 - \eta)`, needs :math:`\eta \le 1/2`).
     ridge : float, default=0.0
         The covariance ridge (glossary) added to the covariances
-        (:math:`\Sigma + \epsilon I`); the ``lin-han`` solver needs ``ridge > 0``
-        with kernels (e.g. ``1e-3``).
+        (:math:`\Sigma + \epsilon I`). The generic solvers fit ``ridge=0`` in every
+        case. The ``lin-han`` solver inverts both covariances, so it needs
+        ``ridge > 0`` with kernels (e.g. ``1e-3``: :math:`H_\pm` is always singular)
+        *and* with a linear kernel whenever a class covariance is singular: a class
+        with at most ``n_features`` samples, a feature constant within a class, or
+        collinear (e.g. duplicated) features. Then ``fit`` raises
+        :class:`~conicml.NotFittedStatusError` naming the class and a ridge in the
+        units of the data (lin-han's iterations grow like ``1/ridge``).
     form : {"primal", "dual"}, default="primal"
         Solve the SOCP (2.5) or the ellipsoid-distance dual (2.13).
     solver : str, default="clarabel"
@@ -188,7 +194,25 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
         )
         hints = {Status.INFEASIBLE: hint, Status.INFEASIBLE_INACCURATE: hint,
                  Status.UNBOUNDED: hint, Status.UNBOUNDED_INACCURATE: hint}
-        solution = solve_or_raise(program, self.solver, self.solver_options, hints)
+        try:
+            solution = solve_or_raise(program, self.solver, self.solver_options, hints)
+        except SolverError as exc:
+            if self.solver.lower() != "lin-han":
+                raise
+            # lin-han inverts Sigma_pm: a singular class covariance (a flat ellipsoid)
+            # has no inner ball to step into
+            covs = [program.data.get(key) for key in ("cov_pos", "cov_neg")]
+            variance = (float(np.mean([np.trace(c) / c.shape[0] for c in covs]))
+                        if self.kernel == "linear" and covs[0] is not None else 0.0)
+            # its step is lambda_min(Sigma)/2, so its iterations grow like 1/ridge
+            unit = (f" (e.g. ridge={1e-2 * variance:.3g}, 1e-2 times the mean "
+                    "within-class feature variance: lin-han's iterations grow like "
+                    "1/ridge)" if variance > 0 else " (e.g. ridge=1e-3)")
+            raise NotFittedStatusError(
+                f"fit failed: {exc}. A class covariance is singular when the class has "
+                "at most n_features samples, a feature constant within it, or collinear "
+                f"features; pass ridge > 0{unit}, or a generic solver such as "
+                "solver='clarabel', which fits ridge=0") from exc
         try:
             model = program.decode(solution)
         except SolverError as exc:  # the dual form reports overlap as distance 0

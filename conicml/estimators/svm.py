@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..formulations import svm as svm_formulation
 from ..kernels import KERNELS
 from ..solution import Status
-from ._base import BinaryConicClassifier, solve_or_raise
+from ._base import BinaryConicClassifier, solve_or_raise, warn_if_constant_score
 
 __all__ = ["SVMClassifier"]
 
@@ -22,6 +22,12 @@ class SVMClassifier(BinaryConicClassifier):
     decision function is :math:`f(x) = \sum_i \alpha_i y_i k(x_i, x) + b`
     and ``predict`` returns ``classes_[1]`` where :math:`f(x) \ge 0` (as
     :class:`sklearn.svm.SVC`).
+
+    On imbalanced data whose minority class lies inside the majority's spread the
+    exact optimum of the unweighted soft margin can be :math:`w = 0` for every
+    ``C`` (all predictions the majority class); ``fit`` then warns
+    (:class:`~sklearn.exceptions.ConvergenceWarning`, "constant score") and
+    ``class_weight="balanced"`` is the remedy.
 
     Parameters
     ----------
@@ -152,6 +158,16 @@ class SVMClassifier(BinaryConicClassifier):
                                     np.count_nonzero(y[support] > 0)])
         if "w" in model:
             self.coef_ = model["w"][None, :]
+        # w = 0, b = -1 (say) is optimal when the KKT system w = sum_i alpha_i y_i phi(x_i)
+        # = 0 has a solution with alpha = C on every minority point and alpha in [0, C] on
+        # the majority: the minority sum lies in the majority's reduced hull. Dividing by
+        # C shows that the condition does not depend on C; class weights change it.
+        warn_if_constant_score(
+            "SVMClassifier", self._decision(X), float(model["b"]),
+            "the minority class lies inside the majority's spread, where w = 0 is the "
+            "exact optimum of the unweighted soft margin (not a solver failure) for every "
+            "C; pass class_weight='balanced' (or weights favouring the minority class)",
+            stacklevel=4)
 
     def _decision(self, X: np.ndarray) -> np.ndarray:
         return svm_formulation.decision_values(self.program_.data, self.model_, X)

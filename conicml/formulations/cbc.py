@@ -535,7 +535,7 @@ def _decode_cbc_primal(data: Mapping[str, Any], solution: Solution) -> dict:
     return model
 
 
-# -- certificates (issue 11): a primal/dual bracket in O(k^2), no cvxpy problem ----------
+# -- certificates: a primal/dual bracket in O(k^2), no cvxpy problem ---------------------
 def _cbc_upper_bound(cbc: CBCDualData, g: np.ndarray, t: float) -> float:
     r"""Objective of (3.7)/(3.13)/(B.1) at the best feasible point with scores ``g``.
 

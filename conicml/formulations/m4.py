@@ -183,7 +183,7 @@ def _cov_factor(Zc: np.ndarray, reg: float | np.ndarray, triangular: bool = Fals
         S = 0.5 * (S + S.T)
         # kernel programs (triangular=True): a triangular factor when S is numerically
         # definite (always, with the mandatory ridge): half the nonzeros of the
-        # eigen-factor in the inner SOCPs' cones, n^3/3 flops (issue 14). Linear programs
+        # eigen-factor in the inner SOCPs' cones, n^3/3 flops. Linear programs
         # keep the eigen-factor (their results are unchanged)
         L = _definite_cholesky(S) if triangular else None
         if L is not None:
@@ -242,7 +242,7 @@ def auto_C(d: np.ndarray, R_pos: np.ndarray, R_neg: np.ndarray, n: int,
     """
     S = R_pos.T @ R_pos + R_neg.T @ R_neg
     L = _definite_cholesky(0.5 * (S + S.T))
-    if L is not None:  # the usual case (a ridge): n^3/3 instead of an SVD (issue 14)
+    if L is not None:  # the usual case (a ridge): n^3/3 instead of an SVD
         w = cho_solve((L, True), d, check_finite=False)
     else:
         w = np.linalg.lstsq(S, d, rcond=None)[0]
@@ -274,7 +274,7 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
     reg_int: float | np.ndarray = reg
     if kern.name == "linear":
         # M4 (reg = 0) is affine-invariant: solve in equilibrated coordinates X / scale
-        # (exact powers of two) and map w back in decode (issue 11, "Scale"); reg*I of
+        # (exact powers of two) and map w back in decode; reg*I of
         # the user's coordinates is diag(reg / scale^2) in the internal ones
         scale = feature_scales(X.std(axis=0), np.abs(X).max(axis=0))
         Z, eta_map = X / scale, None
@@ -289,7 +289,7 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
         if covariances is not None:
             raise ProgramError("covariances can only be given with kernel='linear'")
         K = kern.gram(X)
-        # the feature map of the MPM family (issue 14): the Cholesky factor of K when
+        # the feature map of the MPM family: the Cholesky factor of K when
         # every squared pivot exceeds factor_rtol times max K_ii (a lower-triangular Z:
         # half the nonzeros of the eigen-factor in every margin row of the inner SOCPs,
         # n^3/3 flops instead of an eigendecomposition), else the eigen-factor over the
@@ -565,7 +565,7 @@ def m4(
     data = _prepare(X, y, C, kernel, gamma, degree, coef0, ridge, reduction, covariances,
                     factor_rtol)
     # soft margin: the secant on G' with envelope slopes needs ~3x fewer fixed-rho SOCPs
-    # than the quadratic interpolation on values, for the same local maximum (issue 14)
+    # than the quadratic interpolation on values, for the same local maximum
     default = "bisection" if data["hard"] else "envelope-newton"
     return Program(data["kind"], data, build=partial(inner_problem, rho=None),
                    certify=_certify, decode=_decode, default_solver=default,

@@ -209,12 +209,10 @@ def _gram_feature_map(K: np.ndarray, rtol: float = _GRAM_RTOL) -> tuple[np.ndarr
     :func:`conicml.kernels.psd_factor`'s check that :math:`K` is PSD). Both are exact factors of
     :math:`K` (the eigen one up to the dropped spectrum) and give the same program up
     to an orthogonal change of :math:`u`: the same quadratic forms and the same dual
-    coefficients. Why Cholesky first (issue 14): it costs :math:`n^3/3` flops against
-    about :math:`9n^3` for the eigendecomposition with vectors (n = 1000, one BLAS
-    thread: 0.04 s against 0.44 s), and the RBF Gram spectrum of the benchmark data
-    hardly decays, so truncation would not shrink the program anyway. The
-    factorisations run on one BLAS thread: on the shared 2-core machine OpenBLAS's two
-    threads made LAPACK's ``eigh`` of a 1000 x 1000 matrix 40x slower (issue 14).
+    coefficients. Why Cholesky first: it costs :math:`n^3/3` flops against about
+    :math:`9n^3` for the eigendecomposition with vectors, and the RBF Gram spectrum of
+    typical data hardly decays, so truncation would not shrink the program anyway. The
+    factorisations run on one BLAS thread (:func:`conicml._utils.threads.one_blas_thread`).
     """
     n = K.shape[0]
     with one_blas_thread():
@@ -260,7 +258,7 @@ def _base_data(
         mx, my = mom.mean_pos, mom.mean_neg
         # the family is affine-invariant: solve in equilibrated coordinates x / scale
         # (exact powers of two) and map w back in decode, so that no feature's units
-        # decide which directions psd_factor's relative cut-off keeps (issue 11)
+        # decide which directions psd_factor's relative cut-off keeps
         scale = feature_scales(np.sqrt(0.5 * (np.diag(Sx) + np.diag(Sy))),
                                np.maximum(np.abs(mx), np.abs(my)))
         Sx, Sy = Sx / np.outer(scale, scale), Sy / np.outer(scale, scale)
@@ -297,7 +295,7 @@ def _base_data(
         # optimal face (the null directions of K) on which interior-point solvers
         # failed (Clarabel solver_error from n ~ 250 on). _gram_feature_map takes
         # the Cholesky factor when K is numerically nonsingular (n^3/3 flops, about
-        # 1/20 of an eigendecomposition; issue 14) and the eigen-factor otherwise.
+        # 1/20 of an eigendecomposition) and the eigen-factor otherwise.
         Phi, coef_map = _gram_feature_map(K)
         mx, my = Phi[pos].mean(axis=0), Phi[neg].mean(axis=0)  # k~x, k~y (Sec. 3.4.2)
         # Sigma = K~^T K~ / N + rho I in u (Theorem 9); the centred rows times their
@@ -338,7 +336,7 @@ def _kappa_max(base: Mapping[str, Any]) -> float:
     By a Cholesky factor of :math:`\Sigma_y` when it is numerically definite (kernel
     programs, whose ridge is mandatory: :math:`n^3/3` flops), else from the SVD of
     :math:`R_y` (:func:`conicml._utils.linalg.inverse_quadratic`, which also detects
-    :math:`d` outside the range); the SVD of a 1000 x 1000 factor took 2.4 s (issue 14).
+    :math:`d` outside the range), which costs several times the Cholesky factorisation.
     """
     Sy = base.get("Sy")
     L = _definite_cholesky(Sy) if Sy is not None else None
@@ -494,7 +492,7 @@ def _certify_fractional(data: Mapping[str, Any], solution: Solution) -> Residual
     if v.shape != data["d"].shape or not np.all(np.isfinite(v)):
         return residuals(math.inf)
     # kernel programs: their covariances (exactly Rx^T Rx, Ry^T Ry: Cholesky factors)
-    # spare the certificate two n^3 products R^T R (issue 14)
+    # spare the certificate two n^3 products R^T R
     S = (data.get("Sx"), data.get("Sy")) if data.get("kernel") is not None else (None, None)
     return fractional_certificate(data["d"], data["Rx"], data["Ry"], data["a"], data["b"], v,
                                   float(solution.objective), *S)

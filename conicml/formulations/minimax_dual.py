@@ -48,6 +48,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from .._utils.validation import plain
 from ..exceptions import ProgramError
 from ..kinds import BMPM, BMPM_GEOMETRIC_DUAL, MPM
 from ..program import ConicForm, Program, require_solution
@@ -140,7 +141,7 @@ def geometric_dual(program: Program, lam: float) -> Program:
     try:
         lam = float(lam)
     except (TypeError, ValueError) as exc:
-        raise ProgramError(f"lam must be a positive number, got {lam!r}") from exc
+        raise ProgramError(f"lam must be a positive number, got {plain(lam)!r}") from exc
     if not (np.isfinite(lam) and lam > 0):
         raise ProgramError(f"lam must be a positive finite number, got {lam!r}")
     src = program.data

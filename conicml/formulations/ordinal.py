@@ -293,7 +293,7 @@ def _decode_ordinal_primal(data: Mapping[str, Any], solution: Solution) -> dict:
     return _ordinal_model(data, L @ v, w=None, dual_coef=dual_coef, extra=extra)
 
 
-# -- certificates (issue 11): a primal/dual bracket in O(k^2), no cvxpy problem ----------
+# -- certificates: a primal/dual bracket in O(k^2), no cvxpy problem ---------------------
 # The W-forms (4.2)/(4.3)/(4.4) have the dual (4.5)
 #     max d^T(alpha + alpha*) - W ||sum_j (alpha*_j - alpha_j) phi(mu_j)||
 # (d = 1 + r W for CBOR, d = 1 for SVOR), the C-form (4.1) the dual
@@ -383,8 +383,8 @@ def _certify_ordinal_dual(data: Mapping[str, Any], solution: Solution) -> Residu
       \alpha_j)\phi(\mu_j)` (eq. 5.2) with optimal thresholds and slacks
       (:func:`_ordinal_upper_bound`), minimised over the length :math:`\|w\| \le W`
       along that direction (:func:`~conicml.certificates.chance.best_scale`); at the cone
-      apex :math:`\rho = 0` (where the dual does not determine :math:`w`, issue 11
-      item 4) :math:`w` is fitted from the
+      apex :math:`\rho = 0` (where the dual does not determine :math:`w`) :math:`w` is
+      fitted from the
       margin equalities (:func:`_ordinal_apex_bound`), never "not checked";
     * ``gap``: the bracket and the mismatch between the reported objective and
       :math:`D`.

@@ -301,7 +301,7 @@ def _decode_rates_dual(data: Mapping[str, Any], solution: Solution) -> dict:
     return model
 
 
-# -- certificates (issue 11): the ellipsoid-distance bracket, O(d^2), no cvxpy problem -----
+# -- certificates: the ellipsoid-distance bracket, O(d^2), no cvxpy problem ---------------
 #: A tangent bracket above this is re-tried with the fitted tangent points (kinks).
 _RATES_REFIT = 1e-7
 

@@ -112,8 +112,8 @@ def _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, fact
         C = check_positive(C, "C")
         c, weights = _per_sample_costs(y, C, class_weight)
     # the cost scale C max_i K(x_i, x_i): C-SVM on X is C = 1 on sqrt(C) X, so a large C is
-    # a badly scaled problem like a feature at 1e8 (issue 11: at C = 1e12 Clarabel called
-    # the primal INFEASIBLE and the dual UNBOUNDED with no hint)
+    # a badly scaled problem like a feature at 1e8 (at C = 1e12 an interior-point solver
+    # may call the primal INFEASIBLE and the dual UNBOUNDED with no hint)
     diag = np.diag(X) if kern.name == "precomputed" else kern.diagonal(X)
     cost_scale = math.inf if hard else float(np.max(c)) * max(float(np.max(diag)), 0.0)
     if not hard and cost_scale > COST_SCALE_LIMIT:
@@ -236,7 +236,7 @@ def _reconcile_with_multipliers(data: Mapping[str, Any], solution: Solution,
     :math:`f_i = y_i(1 + \mu_i - \xi_i)` (stationarity :math:`Q\alpha - 1 - \mu + \xi
     + by = 0`). Decoding from :math:`\alpha` instead computes :math:`f = K(y\circ\alpha)`,
     which multiplies α's round-off by :math:`\|K\|`: with one feature at
-    :math:`10^8` (issue 11) the α of an interior-point solver is right to 1e-10 and
+    :math:`10^8` the α of an interior-point solver is right to 1e-10 and
     :math:`f` wrong by 4, the bias 3.85 instead of -0.19 and the training accuracy
     0.35 with status OPTIMAL. When the two disagree by more than 1e-2 (margins are
     scale-free, 1 at a free support vector), :math:`b` is taken from the
@@ -322,8 +322,7 @@ def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, block: int = 2048) ->
 
     Only the columns of the nonzero entries of ``v`` are evaluated: for a dual point
     :math:`v = \alpha\circ y` that is :math:`O(n\,n_{SV})` kernel values instead of
-    :math:`O(n^2)` (issue 14: the full Gram product was two thirds of an smo solve
-    at n = 5000), and the product is the same.
+    :math:`O(n^2)`, and the product is the same.
     """
     X, kernel = np.asarray(data["X"]), data["kernel"]
     if getattr(kernel, "name", None) == "precomputed":
@@ -332,14 +331,14 @@ def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, block: int = 2048) ->
     out = np.zeros(X.shape[0])
     # Gram columns K[:, nz] a block at a time (kernel.columns: plain NumPy, no
     # re-validation of X per block), each block ~256 kB so that its temporaries stay in
-    # the CPU cache, with single-threaded BLAS: on the shared 2-core machine OpenBLAS's two
-    # threads made these thin products 13x slower (issue 14 profile)
+    # the CPU cache, with single-threaded BLAS (waking a thread pool for each thin
+    # product costs more than the product)
     step = max(8, min(block, (2**15) // max(1, X.shape[0])))
     with one_blas_thread():
         if getattr(kernel, "name", None) == "rbf":
             # the RBF block in place from the row norms computed once (kernel.columns
             # recomputes the norms and allocates four temporaries per block): the same
-            # values, a third less time at n = 5000 (issue 14, measured)
+            # values in less time
             sq = np.einsum("ij,ij->i", X, X)
             step = max(8, min(block, (2**18) // max(1, X.shape[0])))
             gamma = float(kernel.gamma)
@@ -377,8 +376,7 @@ def _certify_dual(data: Mapping[str, Any], solution: Solution) -> Residuals:
       on the suboptimality of both; also the mismatch between the reported objective
       and :math:`D`.
     """
-    # single-threaded BLAS throughout: OpenBLAS's threads took ~50 ms for the O(n) dots
-    # alone on the loaded 2-core machine (issue 14 profile of the mammography certificate)
+    # single-threaded BLAS throughout: waking a thread pool costs more than the O(n) dots
     with one_blas_thread():
         return _certify_dual_point(data, solution)
 

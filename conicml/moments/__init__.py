@@ -260,6 +260,9 @@ class ClusterMoments:
         X : ndarray of shape (n, d)
         y : ndarray of shape (n,)
             Labels (+1/-1, or ranks); each label is clustered on its own.
+            Labels that are not numbers (strings, say) are mapped as the
+            estimators map them: two classes to -1 and +1 in sorted order
+            (``classes_[1]`` is +1), more to the ranks 1..r in sorted order.
         clustering : {"birch", "kmeans", "none"}, default="birch"
             ``"birch"``: scikit-learn's :class:`~sklearn.cluster.Birch`, fed
             chunk by chunk with ``partial_fit`` (one pass); the moments are the
@@ -309,7 +312,7 @@ class ClusterMoments:
             raise ProgramError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
         if not np.issubdtype(X.dtype, np.number):
             raise ProgramError(f"X must be numeric, got dtype {X.dtype}")
-        y = np.asarray(y, dtype=float)
+        y = _numeric_labels(y)
         if y.shape != (X.shape[0],):
             raise ProgramError(f"shape mismatch: X has {X.shape[0]} rows, y has {y.size} labels")
         if not np.all(np.isfinite(y)):
@@ -361,6 +364,26 @@ class ClusterMoments:
         if sigma == "per-dimension":
             var = var / X.shape[1]
         return cls(means, np.sqrt(var), counts, labels, sigma=sigma)
+
+
+def _numeric_labels(y: Any) -> np.ndarray:
+    """Labels as floats; non-numeric classes mapped as the estimators map them.
+
+    Two classes become -1/+1 (the larger one +1, as the binary estimators'
+    ``classes_[1]``), more become the ranks 1..r in sorted order (the ordinal ones).
+    """
+    arr = np.asarray(y)
+    if arr.dtype.kind in "biuf":
+        return arr.astype(float)
+    if arr.ndim != 1:
+        raise ProgramError(f"y must be 1-D, got shape {arr.shape}")
+    try:
+        classes, codes = np.unique(arr, return_inverse=True)
+    except TypeError as exc:  # mixed types that do not sort
+        raise ProgramError(f"y must hold labels of one sortable type: {exc}") from exc
+    if classes.size == 2:
+        return np.where(codes == 1, 1.0, -1.0)
+    return codes.astype(float) + 1.0
 
 
 def _check_cluster_options(clustering: str, n_clusters: int | Mapping | None,

@@ -312,7 +312,7 @@ def cluster_moments(X: Any, y: Any, *, clustering: str, n_clusters: int | None,
             sample = sample[np.sort(rng.choice(sample.shape[0], size=wanted, replace=False))]
         kk = min(k, sample.shape[0])
         # one thread: on a shared machine OpenMP threads of a small fit oversubscribe the
-        # cores (measured 19 s with threads against 0.9 s without, load 11, 2 cores)
+        # cores
         with threadpool_limits(1):
             centers[label] = KMeans(kk, n_init=3, random_state=seed).fit(
                 sample).cluster_centers_

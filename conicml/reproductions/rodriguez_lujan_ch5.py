@@ -56,11 +56,12 @@ class _fit_hlsvm:  # noqa: N801  (reads like the estimator it builds)
     """``HLSVMClassifier(**kw)`` whose ``fit`` silences the per-node ConvergenceWarning
     (node statuses are kept in ``node_statuses_``), in the thesis's setting unless told
     otherwise: raw features and Weighted-Pegasos nodes (the estimator's defaults
-    standardise and solve small nodes exactly, issue 9)."""
+    standardise and solve small nodes exactly)."""
 
     def __init__(self, **kw):
         kw.setdefault("standardize", False)
         kw.setdefault("node_solver", "weighted-pegasos")
+        kw.setdefault("class_weight", None)  # the unweighted leaf vote (2.37)
         self.est = HLSVMClassifier(**kw)
 
     def fit(self, X, y):

@@ -16,8 +16,8 @@ Reduced: ``--informative`` informative features (thesis: 20), 200 training and 1
 test points (as the thesis), probes in {0, 2, 5, 10, 20} (thesis up to 100), one draw
 per row, C and mu fixed (thesis: validated). For each of Simple AO, Margin AO-I and
 Margin AO-II: the smallest eigenvalue of the projected Hessian of Omega at the end,
-(M) minimum or (S) saddle, test error, and whether exactly the informative set was
-selected (z_l > 1 % of max z).
+(M) minimum, (S) saddle or (N) not stationary (projected gradient above 100 tol), test
+error, and whether exactly the informative set was selected (z_l > 1 % of max z).
 
 Usage: ``conicml reproduce tayal_ch7_saddle [--quick] [--limit SECONDS]``
 """

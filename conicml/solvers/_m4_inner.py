@@ -138,7 +138,7 @@ class InnerSolver:
         return self._solve(form, kind)
 
     def _mpm_by_ils_newton(self) -> np.ndarray | None:
-        """:math:`w` of the MPM bound by ``ils-newton`` (kind ``socp.mpm``, issue 14)."""
+        """:math:`w` of the MPM bound by ``ils-newton`` (kind ``socp.mpm``)."""
         from .. import registry  # through the registry: no solver module imports another
 
         m4 = self.program.data["m4"]

@@ -75,7 +75,7 @@ instead of :math:`Kv` and kernel columns (length :math:`k`): a pair update is
 drift to remove). Same rules, stages, stopping test and certificate as the kernel
 path. Its loop runs compiled when numba is installed (``engine``; module
 :mod:`conicml.solvers._cbor_numba`), which is where its speed comes from
-(``benchmarks/results/cbor_linear.md``).
+(``benchmarks/cbor_linear.py``).
 
 **Smoothing continuation (a departure from the thesis).** The objective is
 not differentiable where :math:`\rho = 0`, and with a rank-deficient

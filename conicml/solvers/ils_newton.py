@@ -10,7 +10,7 @@ Solves the fractional program shared by the kinds ``"socp.mpm"`` and
 
 with one Cholesky factorisation per iteration and a handful of iterations; built
 for the kernel machines (Theorem 9), whose covariances are dense
-:math:`n \times n` matrices (issue 14).
+:math:`n \times n` matrices.
 
 **The one-dimensional reduction** (derived here; it is the fixed point of
 Lanckriet's iterative least squares, seed 004 eq. 3.29). Stationarity of

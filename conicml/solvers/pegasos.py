@@ -822,8 +822,9 @@ _COMMON_DOC = """
 
 _NOT_BY_DEFAULT = ("a stochastic first-order method: its agreement is statistical (a seeded point "
                    "within its tol, certified by the relative duality gap of the implied dual "
-                   "point, issue 11) and a run to compare_rtol takes ~10^5 iterations; "
-                   "tests/solvers/test_pegasos.py compares it at its stated tolerance")
+                   "point) and a run to compare's tolerance for it (1e-4) takes ~10^5 "
+                   "iterations; tests/solvers/test_pegasos.py compares it at its stated "
+                   "tolerance")
 
 
 def _make_solver(name: str, weighted: bool, default_bias: str, summary: str) -> Callable:

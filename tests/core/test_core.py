@@ -199,7 +199,10 @@ def test_common_iterative_options_have_one_meaning(kwargs, message):
 def test_zero_iterations_allowed_only_where_a_warm_start_can_certify():
     from conicml.solvers._options import check_common
 
-    check_common("x", 1e-6, 0, 0.0, allow_zero=True)  # no error
+    check_common("x", 1e-6, 0, None, allow_zero=True)  # no error
+    # time_limit=0 is refused by every solver (max_iter=0 is the way to ask for the start)
+    with pytest.raises(OptionError, match="x: time_limit must be a positive"):
+        check_common("x", 1e-6, 0, 0.0, allow_zero=True)
     X, y = cm.datasets.twonorm(30, dim=2, seed=2)
     prog = cm.formulations.svm.soft_margin(X, y, form="dual")
     with pytest.raises(OptionError, match="smo: tol"):

@@ -190,3 +190,23 @@ def test_constant_features_are_ranked_last(small):
         QPFSSelector(2, alpha=1.5).fit(X, y)
     with pytest.raises(ValueError, match="nystrom"):
         QPFSSelector(2, nystrom=0.0).fit(X, y)
+
+
+def test_relieff_default_is_the_papers_k_and_beats_k3_on_a_weak_signal():
+    # Robnik-Sikonja & Kononenko (2003): K = 10 averages out the noise that decides K = 3.
+    # One feature shifted by +-0.25 sd between balanced classes, five noise features:
+    # over 12 draws the default ranks it first far more often (measured 9/12 vs 4/12)
+    assert ReliefFSelector().get_params()["n_neighbors"] == 10
+
+    def first(k):
+        hits = 0
+        for seed in range(12):
+            rng = np.random.default_rng(seed)
+            y = rng.integers(0, 2, 200)
+            X = rng.normal(size=(200, 6))
+            X[:, 0] += 0.25 * (2 * y - 1)
+            hits += int(ReliefFSelector(1, n_neighbors=k).fit(X, y).ranking_[0] == 1)
+        return hits
+
+    default, thesis = first(10), first(3)
+    assert default >= 8 and default > thesis + 2

@@ -1,9 +1,12 @@
 """SVMClassifier: scikit-learn contract, attributes, errors."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import roc_auc_score
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -89,3 +92,25 @@ def test_pickle_roundtrip(data):
     est = SVMClassifier(kernel="rbf").fit(X[:100], labels[:100])
     est2 = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(est2.decision_function(X), est.decision_function(X))
+
+
+def _minority_inside_majority():
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(0.3, 1.0, (20, 3)), rng.normal(0.0, 1.0, (600, 3))]
+    return X, np.r_[np.ones(20), -np.ones(600)]
+
+
+@pytest.mark.parametrize("C", [1.0, 100.0])
+def test_constant_score_warns_and_names_the_remedy(C):
+    # 20 positives whose mean lies inside the 600 negatives' reduced hull: w = 0 is the
+    # exact optimum of the unweighted soft margin for every C (LIBSVM, an independent
+    # solver, finds it too); the fit says so instead of returning a silent constant
+    X, y = _minority_inside_majority()
+    with pytest.warns(ConvergenceWarning, match="constant score.*class_weight='balanced'"):
+        est = SVMClassifier(C=C).fit(X, y)
+    assert np.abs(est.coef_).max() < 1e-6
+    assert np.abs(SVC(kernel="linear", C=C).fit(X, y).coef_).max() < 1e-3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        balanced = SVMClassifier(C=C, class_weight="balanced").fit(X, y)
+    assert roc_auc_score(y, balanced.decision_function(X)) > 0.65

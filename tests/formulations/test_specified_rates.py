@@ -9,6 +9,7 @@ w.x - b_thesis; conicml uses w.x + b, so b = -b_thesis everywhere below.
 """
 
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -418,3 +419,27 @@ def test_deprecated_eta_and_epsilon_spellings_still_work():
     with pytest.warns(FutureWarning, match="renamed"):
         dep = ChanceConstrainedClassifier(eta_pos=0.4, eta_neg=0.4, epsilon=1e-3).fit(X, y)
     np.testing.assert_allclose(dep.coef_, ref.coef_, rtol=1e-8)
+
+
+@pytest.mark.parametrize("case", ["duplicated feature", "fewer samples than features"])
+def test_lin_han_on_a_singular_linear_covariance_names_the_ridge(case):
+    # a linear fit whose class covariance is singular (rank deficient, smallest eigenvalue
+    # ~1e-16): the generic solver fits ridge=0; lin-han, which inverts Sigma, raises a
+    # conicml error naming ridge, and the ridge it suggests makes it agree with clarabel
+    # on the same regularised program (the independent reference)
+    rng = np.random.default_rng(0)
+    if case == "duplicated feature":
+        X = np.r_[rng.normal(1.0, 1.0, (30, 4)), rng.normal(-1.0, 1.0, (40, 4))]
+        X = np.c_[X, X[:, 0]]
+        y = np.r_[np.ones(30), np.zeros(40)]
+    else:
+        X = np.r_[rng.normal(1.5, 1.0, (5, 6)), rng.normal(-1.5, 1.0, (40, 6))]
+        y = np.r_[np.ones(5), np.zeros(40)]
+    ChanceConstrainedClassifier(0.5, 0.5, solver="clarabel").fit(X, y)
+    with pytest.raises(NotFittedStatusError, match=r"positive definite.*pass ridge > 0") as err:
+        ChanceConstrainedClassifier(0.5, 0.5, solver="lin-han").fit(X, y)
+    ridge = float(re.search(r"ridge=([0-9.e+-]+)", str(err.value)).group(1))
+    fast = ChanceConstrainedClassifier(0.5, 0.5, solver="lin-han", ridge=ridge).fit(X, y)
+    ref = ChanceConstrainedClassifier(0.5, 0.5, solver="clarabel", ridge=ridge).fit(X, y)
+    assert fast.solution_.status is cm.Status.OPTIMAL
+    np.testing.assert_allclose(fast.coef_, ref.coef_, atol=1e-4 * np.abs(ref.coef_).max())

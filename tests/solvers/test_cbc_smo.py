@@ -228,7 +228,7 @@ def test_warm_start_limits_and_options():
     assert again.iterations == 0 and again.objective == pytest.approx(sol.objective, rel=1e-12)
     limited = cm.solve(prog, "cbc-smo", max_iter=3)
     assert limited.status is cm.Status.USER_LIMIT and limited.iterations == 3
-    assert cm.solve(prog, "cbc-smo", time_limit=0.0).status is cm.Status.USER_LIMIT
+    assert cm.solve(prog, "cbc-smo", time_limit=1e-12).status is cm.Status.USER_LIMIT
     stopped = cm.solve(prog, "cbc-smo", callback=_stop_after(5))
     assert stopped.status is cm.Status.USER_LIMIT and stopped.iterations == 5
     # Gram columns on demand (cache far too small for the full matrix): same answer

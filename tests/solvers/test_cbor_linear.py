@@ -150,7 +150,7 @@ def test_linear_path_limits_callback_and_warm_start(engine):
     capped = cm.solve(prog, "cbor-smo", engine=engine, max_iter=3)
     assert capped.status is cm.Status.USER_LIMIT and capped.iterations == 3
     assert capped.extras["stop_reason"] == 1 and own(capped).primal <= 1e-12
-    timed = cm.solve(prog, "cbor-smo", engine=engine, time_limit=0.0)
+    timed = cm.solve(prog, "cbor-smo", engine=engine, time_limit=1e-12)
     assert timed.status is cm.Status.USER_LIMIT and timed.extras["stop_reason"] == 2
     assert timed.iterations == 0
     ranks, r = prog.data["ranks"], prog.data["r"]

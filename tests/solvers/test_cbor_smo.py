@@ -164,7 +164,7 @@ def test_limits_return_user_limit_and_options_are_checked():
     assert capped.status is cm.Status.USER_LIMIT and capped.iterations == 3
     assert capped.extras["stop_reason"] == 1
     assert own(capped).primal <= 1e-12  # iterates stay feasible
-    timed = cm.solve(prog, "cbor-smo", time_limit=0.0)
+    timed = cm.solve(prog, "cbor-smo", time_limit=1e-12)
     assert timed.status is cm.Status.USER_LIMIT and timed.extras["stop_reason"] == 2
     stopped = cm.solve(prog, "cbor-smo", callback=_stop_after(2))
     assert stopped.status is cm.Status.USER_LIMIT and stopped.iterations == 2

@@ -180,7 +180,7 @@ def test_max_iter_returns_user_limit(prog50):
 
 
 def test_time_limit_and_callback(prog50):
-    sol = cm.solve(prog50, "lin-han", time_limit=0.0)
+    sol = cm.solve(prog50, "lin-han", time_limit=1e-12)
     assert sol.status is cm.Status.USER_LIMIT and "time" in sol.message
     seen = []
 

@@ -221,7 +221,7 @@ def test_max_iter_gives_user_limit(rbf_problem):
 
 
 def test_time_limit_and_callback_give_user_limit(rbf_problem):
-    sol = solve_smo(rbf_problem, time_limit=0.0)
+    sol = solve_smo(rbf_problem, time_limit=1e-12)
     assert sol.status == Status.USER_LIMIT
     assert sol.message == TERMINATION_MESSAGES[2]
     seen = []
