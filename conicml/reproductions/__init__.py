@@ -226,7 +226,9 @@ def run(name: str, argv: list[str] | None = None, *, figure: bool = True,
     start = len(_harness.WRITTEN)
     saved = sys.argv
     sys.argv = [f"conicml reproduce {name}", *argv]
-    load_start = _records.machine_facts()["load average"]
+    command = shlex.join(["conicml", "reproduce", name, *(["--record"] if record else []),
+                          *argv])
+    fields = _records.start_fields(command) if record else {}
     began = time.perf_counter()
     if out is not None:
         _harness.set_results_dir(out)
@@ -247,9 +249,7 @@ def run(name: str, argv: list[str] | None = None, *, figure: bool = True,
         if record:
             protocol = entry.protocol + (f"; run with the options {' '.join(argv)}"
                                          if argv else "")
-            _records.add_header(table, command=shlex.join(["conicml", "reproduce", name,
-                                                            "--record", *argv]),
-                                protocol=protocol, wall=wall, load_start=load_start)
+            _records.add_header(table, fields, protocol=protocol, wall=wall)
         pairs = thesis_pairs(_records.strip_header(table.read_text()), layout)
         print(f"\n[{name}] {'record' if record else 'table'}: {table}")
         if pairs:

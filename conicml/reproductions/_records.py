@@ -13,24 +13,22 @@ thesis's spread (:func:`within_spread`); :func:`summary_markdown` is
 from __future__ import annotations
 
 import os
-import platform
 import re
 import subprocess
 import textwrap
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._utils.provenance import provenance, provenance_header
 from ._tables import Pair, thesis_pairs
 
 if TYPE_CHECKING:
     from . import Reproduction
 
 __all__ = ["HEADER_END", "HEADER_START", "TABLE_IDS", "add_header", "checkout_root",
-           "current_commit", "header_block", "machine_facts", "read_header", "records_dir",
-           "strip_header", "summarize", "summary_markdown", "summary_text", "tolerance",
-           "within_spread"]
+           "header_block", "read_header", "records_dir", "start_fields", "strip_header",
+           "summarize", "summary_markdown", "summary_text", "tolerance", "within_spread"]
 
 #: Every seed table or figure the reproductions answer for (seed:table).
 TABLE_IDS = (
@@ -45,8 +43,6 @@ TABLE_IDS = (
 
 HEADER_START = "<!-- conicml record header: written by `conicml reproduce --record` -->"
 HEADER_END = "<!-- end of the record header -->"
-_FIELDS = ("command", "commit", "date", "cpu", "cores", "load average", "wall seconds",
-           "protocol")
 
 
 # --------------------------------------------------------------------------- where
@@ -81,17 +77,6 @@ def _git(*args: str) -> subprocess.CompletedProcess | None:
         return None
 
 
-def current_commit() -> tuple[str | None, bool]:
-    """(HEAD's full hash, whether ``conicml/`` has uncommitted changes); (None, False)
-    outside a git checkout."""
-    head = _git("rev-parse", "HEAD")
-    if head is None or head.returncode:
-        return None, False
-    status = _git("status", "--porcelain", "--", "conicml")
-    dirty = bool(status is not None and status.stdout.strip())
-    return head.stdout.strip(), dirty
-
-
 def last_change(module: str) -> str | None:
     """The last commit that touched the module ``conicml.reproductions.x`` (its file)."""
     path = Path(*module.split(".")).with_suffix(".py").as_posix()
@@ -107,51 +92,30 @@ def _is_ancestor(older: str, newer: str) -> bool:
 # --------------------------------------------------------------------------- header
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
-
-
-def _load() -> str:
-    try:
-        return " ".join(f"{v:.2f}" for v in os.getloadavg())
-    except OSError:  # not on this platform
-        return "unknown"
-
-
-def machine_facts() -> dict[str, str]:
-    """CPU model, core count and the 1/5/15-minute load average, now."""
-    return {"cpu": _cpu_model(), "cores": str(os.cpu_count()), "load average": _load()}
+def start_fields(command: str) -> dict[str, str]:
+    """The header fields known when a run starts (:func:`conicml._utils.provenance.provenance`:
+    the command, the commit with ``-dirty`` when the checkout has uncommitted changes, the
+    date, CPU model, cores, load average, Python)."""
+    return provenance(command)
 
 
 def header_block(fields: dict[str, Any]) -> str:
-    """The header lines of a record (one ``- key: value`` line per field, in order)."""
-    lines = [HEADER_START, ""]
-    lines += [f"- {key}: {fields[key]}" for key in _FIELDS if key in fields]
-    return "\n".join([*lines, "", HEADER_END, ""]) + "\n"
+    """The header of a record: the provenance quote block (``> key: value``) between two
+    markers, so that it can be read back and replaced."""
+    return f"{HEADER_START}\n\n{provenance_header(fields)}\n{HEADER_END}\n\n"
 
 
-def add_header(path: Path, *, command: str, protocol: str, wall: float,
-               load_start: str) -> dict[str, str]:
-    """Put the header in front of the record at ``path`` (replacing an older one)."""
-    commit, dirty = current_commit()
-    facts = machine_facts()
-    fields = {
-        "command": f"`{command}`",
-        "commit": "unknown (not a git checkout)" if commit is None
-        else commit + (" + uncommitted changes in conicml/" if dirty else ""),
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "cpu": facts["cpu"], "cores": facts["cores"],
-        "load average": f"{load_start} at the start, {facts['load average']} at the end "
-                        "(1, 5, 15 min)",
-        "wall seconds": f"{wall:.1f}",
-        "protocol": protocol,
-    }
+def add_header(path: Path, fields: dict[str, str], *, protocol: str,
+               wall: float) -> dict[str, str]:
+    """Put the header in front of the record at ``path`` (replacing an older one):
+    ``fields`` from :func:`start_fields`, then the load average at the end, the wall
+    time and the protocol."""
+    try:
+        end = " / ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:  # not on this platform
+        end = "unknown"
+    fields = {**fields, "load average at the end": end, "wall seconds": f"{wall:.1f}",
+              "protocol": protocol}
     body = strip_header(path.read_text())
     path.write_text(header_block(fields) + body)
     return fields
@@ -164,9 +128,9 @@ def read_header(text: str) -> dict[str, str] | None:
     block = text.split(HEADER_START, 1)[1].split(HEADER_END, 1)[0]
     fields = {}
     for line in block.splitlines():
-        m = re.match(r"- ([a-z ]+): (.*)$", line.strip())
+        m = re.match(r">\s*([^:]+): (.*)$", line.strip())
         if m:
-            fields[m.group(1)] = m.group(2).strip()
+            fields[m.group(1).strip()] = m.group(2).strip()
     return fields
 
 
@@ -239,12 +203,12 @@ def _entry_record(entry: Reproduction, where: Path) -> dict[str, Any]:
         return row
     header = headers[0]
     commit = header.get("commit", "")
-    sha = commit.split()[0] if re.fullmatch(r"[0-9a-f]{40}", commit.split()[0] if commit
-                                             else "") else None
+    found = re.fullmatch(r"([0-9a-f]{7,40})(-dirty)?", commit)
+    sha = found.group(1) if found else None
     changed = last_change(entry.module)
     if sha is None:
         fresh, why = False, "the record's commit is unknown"
-    elif "uncommitted" in commit:
+    elif found.group(2):
         fresh, why = False, "recorded with uncommitted changes"
     elif changed is None:
         fresh, why = False, "the entry's module has no git history here"
@@ -252,8 +216,8 @@ def _entry_record(entry: Reproduction, where: Path) -> dict[str, Any]:
         fresh, why = True, None
     else:
         fresh, why = False, f"the entry changed after the record (commit {changed[:10]})"
-    row.update(protocol=header.get("protocol"), commit=sha or commit,
-               recorded=header.get("date"), command=header.get("command", "").strip("`"),
+    row.update(protocol=header.get("protocol"), commit=commit or None,
+               recorded=header.get("date"), command=header.get("command"),
                wall_seconds=float(header["wall seconds"]) if "wall seconds" in header
                else None, fresh=fresh, stale_reason=why)
     return row
