@@ -44,9 +44,9 @@ def _make(kind: str, n: int, d: int):
     if kind == "svm-primal":
         return svm.soft_margin(X, y, C=1.0), svm._build_primal, "pegasos"
     if kind == "mpm":
-        return minimax.mpm((X, y)), minimax._build_fractional, "dinkelbach"
+        return minimax.mpm(X, y), minimax._build_fractional, "dinkelbach"
     if kind == "bmpm":
-        return minimax.bmpm((X, y), 0.3), minimax._build_fractional, "dinkelbach"
+        return minimax.bmpm(X, y, 0.3), minimax._build_fractional, "dinkelbach"
     if kind == "m4-shared":
         Xs = X + 2.5 * y[:, None]
         return m4.m4_shared_covariance(Xs, y), m4._build_shared, None

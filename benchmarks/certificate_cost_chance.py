@@ -33,8 +33,8 @@ def cases(n: int) -> list[tuple[str, cm.Program, str]]:
     Xo = rng.normal(0, 0.7, (yo.size, 3)) + yo[:, None]
     clo = ClusterMoments.from_data(Xo, yo, clustering="kmeans", n_clusters=5, random_state=0)
     return [
-        ("rates primal", sr.specified_rates((X, y), 0.3, 0.3), "ellipsoid-newton"),
-        ("rates dual", sr.specified_rates((X, y), 0.3, 0.3, form="dual"), "ellipsoid-newton"),
+        ("rates primal", sr.specified_rates(X, y, 0.3, 0.3), "ellipsoid-newton"),
+        ("rates dual", sr.specified_rates(X, y, 0.3, 0.3, form="dual"), "ellipsoid-newton"),
         ("cbc dual", cbc.cbc(cl, 1.0, 0.6, form="dual"), "cbc-smo"),
         ("cbc_w dual", cbc.cbc_w(cl, 1.0, 0.6, form="dual"), "cbc-smo"),
         ("cbc primal", cbc.cbc(cl, 1.0, 0.6), "clarabel"),

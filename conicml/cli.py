@@ -64,19 +64,19 @@ def _svm(form: str) -> Callable[[np.ndarray, np.ndarray, argparse.Namespace], Pr
 def _mpm(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .formulations import minimax
 
-    return minimax.mpm((X, y), ridge=1e-6)
+    return minimax.mpm(X, y, ridge=1e-6)
 
 
 def _bmpm(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .formulations import minimax
 
-    return minimax.bmpm((X, y), beta0=0.5, ridge=1e-6)
+    return minimax.bmpm(X, y, beta0=0.5, ridge=1e-6)
 
 
 def _mempm(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .formulations import minimax
 
-    return minimax.mempm((X, y), ridge=1e-6)
+    return minimax.mempm(X, y, ridge=1e-6)
 
 
 def _m4(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
@@ -90,7 +90,7 @@ def _m4(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
 def _specified_rates(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .formulations import specified_rates
 
-    return specified_rates.specified_rates((X, y), error_pos=0.6, error_neg=0.6,
+    return specified_rates.specified_rates(X, y, error_pos=0.6, error_neg=0.6,
                                            kernel=args.kernel)
 
 

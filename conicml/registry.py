@@ -69,6 +69,13 @@ class SolverEntry:
         ``None``: ``conicml compare`` runs the solver on every program it accepts.
         A text: the reason the command leaves it out unless named with
         ``--solvers`` (it still prints the reason).
+    warm_start : callable or None
+        ``warm_start(previous, old_program, new_program) -> dict``: the options
+        (e.g. ``{"x0": ...}``) that start this solver on ``new_program`` from
+        ``previous``, the solution of ``old_program`` (the same learner at a
+        neighbouring hyper-parameter), or ``{}`` when ``previous`` does not fit
+        (another data set, another basis). Used by :func:`conicml.solve_path`;
+        ``None``: the solver cannot be warm started (every solve is cold).
     deprecated : str or None
         For an old name kept for one release: what to use instead. Deprecated
         entries are left out of :func:`available` and :func:`entries` (so
@@ -87,6 +94,7 @@ class SolverEntry:
     certify_tol: float = 1e-6
     deprecated: str | None = None
     compare_by_default: str | None = None
+    warm_start: Callable[[Any, Any, Any], Mapping[str, Any]] | None = None
 
     def accepts(self, kind: str) -> bool:
         """Whether a program of this kind can be given to the solver."""
@@ -118,6 +126,7 @@ def register(
     certify_tol: float = 1e-6,
     deprecated: str | None = None,
     compare_by_default: str | None = None,
+    warm_start: Callable[[Any, Any, Any], Mapping[str, Any]] | None = None,
 ) -> Callable[[Callable], Callable]:
     """Register a solver function under ``name`` for the given program kinds.
 
@@ -142,6 +151,9 @@ def register(
         ``OPTIMAL`` stands (see :class:`SolverEntry`).
     deprecated : str, optional
         Marks an old name kept for one release; the text says what to use.
+    warm_start : callable, optional
+        ``warm_start(previous, old_program, new_program) -> dict`` of options
+        that warm start the solver (see :class:`SolverEntry`).
 
     Returns
     -------
@@ -174,6 +186,7 @@ def register(
             certify_tol=float(certify_tol),
             deprecated=deprecated,
             compare_by_default=compare_by_default,
+            warm_start=warm_start,
         )
         return function
 

@@ -16,11 +16,12 @@ smallest tree.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .._utils.engines import numba_available, resolve_engine
 
 __all__ = ["Tree", "cost_complexity_sequence", "entropy"]
 
@@ -122,19 +123,20 @@ class FrozenTree:
         """Leaf reached by each row of ``X`` and the number of hyperplanes evaluated.
 
         Each sample costs exactly the hyperplanes on its path, :math:`N_H^P(x)` dot
-        products of length :math:`M`. With numba installed (the optional extra
-        ``numba``) the batch is routed by a compiled loop (``_route_compiled``: four
-        rows descend together, each with its own dot-product chain, so the CPU overlaps
-        their latencies; leaves loop to themselves and the child is picked by indexing,
-        so the descent has no data-dependent branch; no temporary arrays); otherwise by
-        a NumPy loop over the nodes
+        products of length :math:`M`. With the numba engine (numba importable and
+        ``CONICML_ENGINE`` not ``numpy``) the batch is routed by a compiled loop
+        (``_route_compiled``: four rows descend together, each with its own
+        dot-product chain, so the CPU overlaps their latencies; leaves loop to
+        themselves and the child is picked by indexing, so the descent has no
+        data-dependent branch; no temporary arrays); otherwise by a NumPy loop over
+        the nodes
         (:func:`_route_by_node`: the rows that reach an internal node are evaluated
         against its one hyperplane in a single matrix-vector product and split in
         two). Both give the same leaves (the test ``w^T x + b <= 0`` goes left).
         """
         is_leaf = self.is_leaf if leaf_mask is None else np.asarray(leaf_mask, dtype=bool)
         X = np.ascontiguousarray(X, dtype=np.float64)
-        kernel = _route_kernel()
+        kernel = _route_kernel() if resolve_engine("hlsvm", "auto") == "numba" else None
         if kernel is None or X.shape[0] < _COMPILED_MIN_ROWS:
             return _route_by_node(self, X, is_leaf)
         node = np.empty(X.shape[0], dtype=np.intp)
@@ -201,7 +203,7 @@ def _route_kernel() -> Callable | None:
     if _ROUTE_KERNEL_TRIED:
         return _ROUTE_KERNEL
     _ROUTE_KERNEL_TRIED = True
-    if importlib.util.find_spec("numba") is None:
+    if not numba_available():
         return None
     import numba
 

@@ -16,7 +16,13 @@ from ..exceptions import ProgramError
 from ..formulations import cbc
 from ..moments import ClusterMoments
 from ..solution import Status
-from ._base import BinaryConicClassifier, solve_or_raise, warn_if_constant_score
+from ._base import (
+    L2_PENALTY,
+    BinaryConicClassifier,
+    kernel_unit_dependence,
+    solve_or_raise,
+    warn_if_constant_score,
+)
 
 __all__ = ["ClusterSOCPClassifier"]
 
@@ -307,6 +313,9 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
             "beats putting every cluster on one side (w = 0); use more, smaller clusters "
             "(n_clusters, threshold), a smaller accuracy, or clustering='none'",
             stacklevel=5)
+
+    def _unit_dependence(self) -> str | None:
+        return kernel_unit_dependence(self.kernel, L2_PENALTY)
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         n_clusters = self.n_clusters

@@ -23,22 +23,25 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import registry
 from .._utils import progress as _progress
+from .._utils.engines import resolve_engine
 from ..exceptions import ConicMLWarning, OptionError, ProgramError
 from ..formulations import svm as svm_formulation
 from ..kinds import SVM_PRIMAL
 from ..solving import solve
-from ._base import warn_if_constant_score
+from ._base import L2_PENALTY, warn_if_constant_score, warn_unit_dependent
 from ._hlsvm_tree import Tree, _reachable, cost_complexity_sequence, entropy
 
 __all__ = ["HLSVMClassifier", "export_text"]
 
 #: Node solvers that take H-LSVM's T, batch_size, tau, eps and random_state.
 _PEGASOS_FAMILY = ("pegasos", "weighted-pegasos")
-#: ``node_solver="auto"``: nodes with at most this many samples are solved exactly by
-#: ``clarabel`` (certified interior point), larger ones by ``weighted-pegasos``...
+#: ``node_solver="auto"``: every node is solved by ``dcd`` (dual coordinate descent with
+#: the exact bias, certified by its duality gap) when its compiled loop runs; on the
+#: NumPy engine nodes with at most this many samples are solved by ``clarabel``, larger
+#: ones by ``weighted-pegasos``...
 AUTO_EXACT_MAX = 2000
-#: ... which falls back to ``clarabel`` when it stops at T uncertified and the node has at
-#: most this many entries |S_H| * M (a few seconds of interior point on 2 cores).
+#: ... and either falls back to ``clarabel`` when it stops at its limit uncertified and
+#: the node has at most this many entries |S_H| * M.
 AUTO_FALLBACK_MAX_ENTRIES = 200_000
 
 
@@ -62,9 +65,9 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
        i.e. the SVM primal with costs :math:`c_i = \nu_i/(\lambda|S_H|)`
        (:func:`conicml.formulations.svm.soft_margin` with
        :math:`C = 1/(\lambda|S_H|)` and class weights :math:`\nu_\pm`), by
-       ``node_solver`` — Weighted-Pegasos on large nodes and an exact
-       interior-point solver on small ones by default (``"auto"``), or any
-       solver registered for the kind ``"qp.svm.primal"``;
+       ``node_solver`` — dual coordinate descent (``dcd``, certified) by
+       default (``"auto"``), or any solver registered for the kind
+       ``"qp.svm.primal"``;
     3. becomes a leaf if the split does not lower the impurity,
        :math:`P(l)I(l) + P(r)I(r) \ge I(H)`; else sends
        :math:`\{w^\top x + b \le 0\}` left and the rest right and recurses,
@@ -121,13 +124,14 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
     unit variance, and the hyperplanes are mapped back,
     :math:`w = \tilde w/\sigma`, :math:`b = \tilde b - w^\top\mu` (the model, its
     ``coef_`` and its prediction cost are on the raw features); and
-    ``node_solver="auto"`` solves a node of at most ``AUTO_EXACT_MAX`` (2 000)
-    samples with the certified interior-point solver ``clarabel`` (a fraction of a
-    second there) and larger nodes with Weighted-Pegasos; a Pegasos node that
-    stops at :math:`T` without its certificate is re-solved by ``clarabel`` if it
-    has at most 200 000 entries :math:`|S_H| M` (``node_solvers_`` counts each
-    case). ``standardize=False, node_solver="weighted-pegasos", T=10**7`` is the
-    thesis's setting.
+    ``node_solver="auto"`` solves every node with ``dcd`` (LIBLINEAR's dual
+    coordinate descent with the bias kept exact, stopped at a certified relative
+    duality gap of 1e-3) when numba runs its loop, and on the NumPy engine nodes of at
+    most ``AUTO_EXACT_MAX`` (2 000) samples with ``clarabel`` and larger ones with
+    Weighted-Pegasos; a node left uncertified is re-solved by ``clarabel``
+    if it has at most 200 000 entries :math:`|S_H| M` (``node_solvers_`` counts
+    each case). ``standardize=False, node_solver="weighted-pegasos", T=10**7`` is
+    the thesis's setting.
 
     Parameters
     ----------
@@ -149,13 +153,15 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
     eps : float, default=1e-4
         :math:`\varepsilon_{PEG}`, the step-norm stop of Alg. 5.
     node_solver : str, default="auto"
-        ``"auto"``: ``"clarabel"`` for nodes of at most 2 000 samples,
-        ``"weighted-pegasos"`` above (see *Defaults that converge*); or any
+        ``"auto"``: ``"dcd"`` on every node with the numba engine (else
+        ``"clarabel"`` up to 2 000 samples, ``"weighted-pegasos"`` above),
+        ``"clarabel"`` where a node is left uncertified (see *Defaults that
+        converge*); or any
         solver registered for ``"qp.svm.primal"`` (``"weighted-pegasos"`` as the
         thesis, ``"pegasos"``, ``"clarabel"`` to verify a tree exactly, ...).
     node_solver_options : dict, optional
         Extra options of the node solver (override the ones above); with
-        ``node_solver="auto"`` they go to the Weighted-Pegasos nodes only.
+        ``node_solver="auto"`` they go to the ``dcd`` or Weighted-Pegasos nodes only.
     standardize : bool, default=True
         Solve the node problems on standardised features (training mean and
         standard deviation; a constant column keeps scale 1) and map the
@@ -195,7 +201,8 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         Count of node-solver statuses (non-optimal ones raise one warning).
     node_solvers_ : dict
         Count of the solvers that produced the node hyperplanes
-        (``"weighted-pegasos->clarabel"``: the ``"auto"`` fallback).
+        (``"dcd->clarabel"``, ``"weighted-pegasos->clarabel"``: the ``"auto"``
+        fallback).
     n_features_in_ : int
 
     Examples
@@ -261,6 +268,8 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
+        # every node is a linear SVM; standardised nodes make the tree invariant to the units
+        warn_unit_dependent(self, X, None if self.standardize else L2_PENALTY)
         check_classification_targets(y)
         classes = np.unique(y)
         if classes.size < 2:
@@ -441,7 +450,8 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
             class_weight={1: r_pos / (2 * n_pos), -1: r_neg / (2 * n_neg)})
         node_solver = self.node_solver
         if node_solver.lower() == "auto":
-            node_solver = "clarabel" if n <= AUTO_EXACT_MAX else "weighted-pegasos"
+            node_solver = ("dcd" if resolve_engine("hlsvm", "auto") == "numba"
+                           else "clarabel" if n <= AUTO_EXACT_MAX else "weighted-pegasos")
         options: dict[str, Any] = {}
         if node_solver.lower() in _PEGASOS_FAMILY:
             k = 32 if self.batch_size is None else self.batch_size
@@ -454,7 +464,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         if (self.node_solver.lower() == "auto" and solution.status.value == "user_limit"
                 and n * X.shape[1] <= AUTO_FALLBACK_MAX_ENTRIES):
             solution = solve(prog, "clarabel")
-            node_solver = "weighted-pegasos->clarabel"
+            node_solver = f"{node_solver}->clarabel"
         self.node_solvers_[node_solver] = self.node_solvers_.get(node_solver, 0) + 1
         statuses[solution.status.value] = statuses.get(solution.status.value, 0) + 1
         if solution.status.value not in ("optimal", "optimal_inaccurate"):
@@ -466,7 +476,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
 
     def _node_solvers(self) -> tuple[str, ...]:
         if self.node_solver.lower() == "auto":
-            return ("clarabel", "weighted-pegasos")
+            return ("dcd", "clarabel", "weighted-pegasos")
         return (self.node_solver,)
 
     # -- prediction -------------------------------------------------------------------------

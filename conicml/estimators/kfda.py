@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..formulations import kfda as kfda_formulation
 from ..kernels import KERNELS
-from ._base import BinaryConicClassifier, solve_or_raise
+from ._base import BinaryConicClassifier, kernel_unit_dependence, solve_or_raise
 
 __all__ = ["KFDAClassifier"]
 
@@ -97,6 +97,9 @@ class KFDAClassifier(BinaryConicClassifier):
         self.method = method
         self.solver = solver
         self.solver_options = solver_options
+
+    def _unit_dependence(self) -> str | None:
+        return kernel_unit_dependence(self.kernel, "its regulariser mu acts in the units of X")
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         build = kfda_formulation.kqpfs if self.method == "kqpfs" else kfda_formulation.kfda

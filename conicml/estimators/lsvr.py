@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..formulations import lsvr as lsvr_formulation
 from ..kernels import KERNELS
-from ._base import solve_or_raise
+from ._base import kernel_unit_dependence, solve_or_raise, warn_unit_dependent
 
 __all__ = ["LSVRRegressor"]
 
@@ -153,6 +153,7 @@ class LSVRRegressor(RegressorMixin, BaseEstimator):
         """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        warn_unit_dependent(self, X, kernel_unit_dependence(self.kernel))  # linear: invariant
         n = X.shape[0]
         if 2 * self.k + 1 > n:
             raise ValueError(

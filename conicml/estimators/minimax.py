@@ -7,6 +7,12 @@ The programs are those of :mod:`conicml.formulations.minimax`.
 accuracy :math:`\\beta`. ``predict`` returns ``classes_[1]`` where
 ``X @ coef_[0] + intercept_[0] >= 0`` (kernel models:
 :math:`\\sum_i` ``dual_coef_[0, i]`` :math:`K(x, x_i) +` ``intercept_[0]``).
+
+With ``kernel="linear"`` and the default ``ridge=None`` the models are invariant to
+feature scaling: fitted on :math:`XD` (:math:`D` positive diagonal) they have
+``coef_`` :math:`D^{-1}w` and the same decision values (see ``ridge``). Kernel models, and
+an explicit absolute ``ridge``, depend on the units of the features and warn about badly
+scaled input.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from ..kernels import KERNELS
 from ..program import Program
 from ..solution import Status
 from ..solving import solve
-from ._base import BinaryConicClassifier, default_ridge, solve_or_raise
+from ._base import BinaryConicClassifier, kernel_unit_dependence, ridge_keywords, solve_or_raise
 
 __all__ = ["BMPMClassifier", "MEMPMClassifier", "MPMClassifier", "bmpm_roc"]
 
@@ -45,12 +51,20 @@ _COMMON_DOC = """
     degree : int, default=3
     coef0 : float, default=0.0
     ridge : float or None, default=None
-        The covariance ridge (glossary): :math:`\\Sigma + \\rho I` for both classes
-        (linear; the thesis's "add a small positive amount to the diagonal", which also
-        keeps singular plug-in covariances solvable), or the :math:`\\rho K`
-        regulariser of Theorem 9 (kernels; mandatory, the kernel program is
-        unbounded without it). ``None``: :math:`10^{-6}` times the mean
-        per-feature variance (linear), :math:`10^{-3}` (kernels).
+        The covariance ridge (glossary; the thesis's "add a small positive amount to
+        the diagonal", which also keeps singular plug-in covariances solvable).
+        ``None`` (linear kernel): the relative ridge
+        :math:`\\Sigma_c + r\\,\\mathrm{diag}(v)` for both classes, :math:`r = 10^{-6}`,
+        :math:`v_j` the variance of feature :math:`j` in ``X`` (``relative_ridge`` of
+        the formulations). It moves with the covariances under a rescaling
+        :math:`x \\mapsto Dx` (:math:`D` positive diagonal):
+        :math:`D\\Sigma D + r\\,\\mathrm{diag}(D\\Sigma D) = D(\\Sigma + r\\,
+        \\mathrm{diag}\\,\\Sigma)D`, so :math:`w \\mapsto D^{-1}w` and the predictions and
+        decision values do not depend on the units of the features. A float
+        :math:`\\rho`: the absolute :math:`\\Sigma_c + \\rho I` (linear; in the units of
+        the features, so the model is no longer scale-invariant), or the
+        :math:`\\rho K` regulariser of Theorem 9 (kernels; mandatory, the kernel program
+        is unbounded without it). ``None`` with a kernel: :math:`\\rho = 10^{-3}`.
     rho : float or None
         Deprecated spelling of ``ridge`` (``FutureWarning``; removed in the next
         release)."""
@@ -93,10 +107,17 @@ class _MinimaxClassifier(BinaryConicClassifier):
             return self.solver
         return AUTO_SOLVERS["linear" if self.kernel == "linear" else "kernel"]
 
+    def _unit_dependence(self) -> str | None:
+        ridge = self.ridge if isinstance(self.rho, str) else self.rho  # rho: deprecated
+        absolute = None if not ridge else (
+            f"its absolute covariance ridge ridge={ridge:g} is in the units of X "
+            "(ridge=None is scale-invariant)")
+        return kernel_unit_dependence(self.kernel, absolute)
+
     def _kernel_kwargs(self, X: np.ndarray) -> dict[str, Any]:
         return dict(kernel=self.kernel, gamma=self.gamma, degree=self.degree,
                     coef0=self.coef0,
-                    ridge=default_ridge(renamed_param(self, "rho", "ridge"), self.kernel, X))
+                    **ridge_keywords(renamed_param(self, "rho", "ridge"), self.kernel))
 
     def _set_model(self, X: np.ndarray, program: Program, solution: Any, model: dict) -> None:
         self.program_ = program
@@ -163,7 +184,7 @@ class MPMClassifier(_MinimaxClassifier):
         self.solver_options = solver_options
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
-        program = mm.mpm((X, y), **self._kernel_kwargs(X))
+        program = mm.mpm(X, y, **self._kernel_kwargs(X))
         hint = "the kernel program is unbounded: increase ridge"
         solution = solve_or_raise(program, self._solver_name(), self.solver_options,
                                   {Status.UNBOUNDED: hint, Status.INFEASIBLE: hint})
@@ -253,7 +274,7 @@ class BMPMClassifier(_MinimaxClassifier):
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         lo = 0.5 if self.bound == "gaussian" else 0.0
         beta0 = lo if self.beta0 == "auto" else self.beta0
-        program = mm.bmpm((X, y), beta0, bound=self.bound, **self._kernel_kwargs(X))
+        program = mm.bmpm(X, y, beta0, bound=self.bound, **self._kernel_kwargs(X))
         self.beta0_max_ = float(program.data["beta0_max"])
         if self.beta0 == "auto":
             if not self.beta0_max_ > lo:
@@ -345,7 +366,7 @@ class MEMPMClassifier(_MinimaxClassifier):
         self.solver_options = solver_options
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
-        program = mm.mempm((X, y), theta=self.theta, bound=self.bound,
+        program = mm.mempm(X, y, theta=self.theta, bound=self.bound,
                            **self._kernel_kwargs(X))
         inner = self.inner
         if inner == "auto":
@@ -397,7 +418,7 @@ def bmpm_roc(X: Any, y: Any, betas: Sequence[float] | None = None, **bmpm_option
     """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
-    base = mm.bmpm((X, y), 0.5, **bmpm_options)
+    base = mm.bmpm(X, y, 0.5, **bmpm_options)
     beta_max = float(base.data["beta0_max"])
     if betas is None:
         betas = np.linspace(0.0, beta_max, 12, endpoint=False)[1:]
@@ -405,7 +426,7 @@ def bmpm_roc(X: Any, y: Any, betas: Sequence[float] | None = None, **bmpm_option
     for beta in betas:
         if not 0.0 <= beta < beta_max:
             raise ValueError(f"beta0 must lie in [0, beta0_max = {beta_max:.4g}), got {beta!r}")
-        prog = mm.bmpm((X, y), float(beta), **bmpm_options)
+        prog = mm.bmpm(X, y, float(beta), **bmpm_options)
         model = prog.decode(solve(prog, "clarabel"))
         f = mm.decision_values(prog.data, model, X)
         out["beta0"].append(float(beta))

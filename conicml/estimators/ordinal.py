@@ -37,7 +37,7 @@ from ..kernels import make_kernel
 from ..kinds import CBOR_DUAL, CBOR_PRIMAL
 from ..moments import ClusterMoments
 from ..solution import Status
-from ._base import solve_or_raise
+from ._base import L2_PENALTY, kernel_unit_dependence, solve_or_raise, warn_unit_dependent
 
 __all__ = ["ClusterSOCPOrdinalRegressor", "SVOrdinalRegressor"]
 
@@ -222,6 +222,7 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
         self
         """
         X, ranks = _fit_ranks(self, X, y)
+        warn_unit_dependent(self, X, kernel_unit_dependence(self.kernel, L2_PENALTY))
         if isinstance(self.random_state, (int, np.integer)):
             seed = int(self.random_state)
         else:  # None or a RandomState: draw the k-means seed from it (it was 0 before)
@@ -414,6 +415,7 @@ class SVOrdinalRegressor(ClassifierMixin, BaseEstimator):
         self
         """
         X, ranks = _fit_ranks(self, X, y)
+        warn_unit_dependent(self, X, kernel_unit_dependence(self.kernel, L2_PENALTY))
         build = svor_dual if self.variant == "explicit" else svorim_dual
         program = build(X, ranks, C=self.C, kernel=self.kernel, gamma=self.gamma,
                         degree=self.degree, coef0=self.coef0)

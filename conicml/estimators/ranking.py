@@ -37,7 +37,12 @@ from ..exceptions import ProgramError
 from ..formulations import ranking as ranking_formulation
 from ..kernels import KERNELS
 from ..metrics import mauc
-from ._base import BinaryConicClassifier, solve_or_raise
+from ._base import (
+    BinaryConicClassifier,
+    kernel_unit_dependence,
+    solve_or_raise,
+    warn_unit_dependent,
+)
 
 __all__ = ["RankRCClassifier", "RankRCRanker", "RankSVMClassifier"]
 
@@ -60,6 +65,11 @@ class _RankingMixin:
 
     def _basis_param(self) -> Any:
         return self.basis
+
+    def _unit_dependence(self) -> str | None:
+        return kernel_unit_dependence(
+            self.kernel, "its penalty lambda/2 beta^T K beta weighs each coefficient in the "
+            "units of its feature")
 
     def _fit_program(self, X: np.ndarray, y: np.ndarray):
         program = ranking_formulation.rankrc(
@@ -341,6 +351,7 @@ class RankRCRanker(_RankingMixin, BaseEstimator):
         """Fit on ordinal integer levels ``y`` (at least two distinct levels)."""
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        warn_unit_dependent(self, X, self._unit_dependence())
         if not np.all(y == np.round(y)):
             raise ProgramError("RankRCRanker needs integer ordinal levels in y")
         levels = np.unique(y)

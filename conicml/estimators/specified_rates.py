@@ -17,7 +17,7 @@ from ..formulations import specified_rates
 from ..kernels import KERNELS
 from ..moments import ClassMoments
 from ..solution import Status
-from ._base import BinaryConicClassifier, solve_or_raise
+from ._base import L2_PENALTY, BinaryConicClassifier, kernel_unit_dependence, solve_or_raise
 
 __all__ = ["ChanceConstrainedClassifier"]
 
@@ -229,6 +229,9 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
             self.coef_ = np.asarray(model["w"])[None, :]
         else:
             self.dual_coef_ = np.asarray(model["dual_coef"])[None, :]
+
+    def _unit_dependence(self) -> str | None:
+        return kernel_unit_dependence(self.kernel, L2_PENALTY)
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         program = self._program((X, y))

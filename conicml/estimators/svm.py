@@ -10,7 +10,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..formulations import svm as svm_formulation
 from ..kernels import KERNELS
 from ..solution import Status
-from ._base import BinaryConicClassifier, solve_or_raise, warn_if_constant_score
+from ._base import (
+    L2_PENALTY,
+    BinaryConicClassifier,
+    kernel_unit_dependence,
+    solve_or_raise,
+    warn_if_constant_score,
+)
 
 __all__ = ["SVMClassifier"]
 
@@ -44,7 +50,8 @@ class SVMClassifier(BinaryConicClassifier):
         Which program to solve (``smo`` needs ``"dual"``).
     solver : str, default="clarabel"
         Any solver registered for the program kind (``"clarabel"``, ``"ecos"``,
-        ``"scs"``, ``"osqp"``, ``"smo"``, ...).
+        ``"scs"``, ``"osqp"``, ``"smo"``, ...); for ``kernel="linear"`` on many
+        samples, ``"dcd"`` (LIBLINEAR's dual coordinate descent, exact bias).
     solver_options : dict, default=None
         Options for the solver (see :func:`conicml.solve`).
 
@@ -115,6 +122,9 @@ class SVMClassifier(BinaryConicClassifier):
         self.form = form
         self.solver = solver
         self.solver_options = solver_options
+
+    def _unit_dependence(self) -> str | None:
+        return kernel_unit_dependence(self.kernel, L2_PENALTY)
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         class_weight = self.class_weight

@@ -43,7 +43,9 @@ form the pairs.
 ``KRR_JITTER`` (1e-10) times its mean diagonal times :math:`I`: round-off makes the
 Gaussian Gram block of near-duplicate points indefinite (eigenvalues near
 :math:`-10^{-12}` measured), which would make :math:`F` unbounded below. Every
-solver sees the same jittered program.
+solver sees the same jittered program; it differs slightly from the printed one
+(on ill-conditioned blocks the optimum by up to ~4e-5 relative, the scores by up to
+~2e-3: errata S000-J1).
 
 **Certificate.** Recomputed from :math:`\beta` by sorting: ``primal = 0`` (the
 problem is unconstrained in :math:`\beta`), ``dual`` the relative gradient

@@ -67,6 +67,7 @@ __all__ = [
     "decision_values",
     "hard_margin",
     "soft_margin",
+    "with_cost",
 ]
 
 FORMS = ("primal", "dual")
@@ -327,6 +328,8 @@ def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, block: int = 2048) ->
     X, kernel = np.asarray(data["X"]), data["kernel"]
     if getattr(kernel, "name", None) == "precomputed":
         return X @ v
+    if getattr(kernel, "name", None) == "linear":
+        return X @ (X.T @ v)  # K v = X (X'v): O(nd), no Gram column
     nz = np.flatnonzero(v)
     out = np.zeros(X.shape[0])
     # Gram columns K[:, nz] a block at a time (kernel.columns: plain NumPy, no
@@ -513,6 +516,35 @@ def soft_margin(
         raise ProgramError("C must be a positive number; use hard_margin() for C = infinity")
     data = _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, factor)
     return _program(data, f"soft-margin SVM ({kernel} kernel, C={data['C']:g}, {form})")
+
+
+def with_cost(program: Program, C: float) -> Program:
+    """The same soft-margin program (inputs, kernel, class weights, form) with another C.
+
+    For a path over C (:func:`conicml.solve_path`): the inputs are not validated again and
+    the kernel's diagonal is not recomputed (the cost scale is rescaled), which for a
+    precomputed Gram matrix of ``n`` samples saves an :math:`O(n^2)` check per value.
+
+    Raises
+    ------
+    ProgramError
+        ``program`` is not a soft-margin SVM program of :func:`soft_margin`, or C <= 0.
+    """
+    data = dict(getattr(program, "data", {}))
+    if data.get("hard", True) or "class_weight" not in data or "cost_scale" not in data:
+        raise ProgramError("with_cost needs a soft-margin SVM program from soft_margin(), "
+                           f"got {program!r}")
+    C = check_positive(C, "C")
+    weights, y = data["class_weight"], data["y"]
+    c = np.where(y > 0, C * weights[1.0], C * weights[-1.0])
+    cost_scale = data["cost_scale"] / float(np.max(data["c"])) * float(np.max(c))
+    kern: Kernel = data["kernel"]
+    if cost_scale > COST_SCALE_LIMIT:  # soft_margin words the warning
+        return soft_margin(data["X"], y, C, kernel=kern.name, gamma=kern.gamma,
+                           degree=kern.degree, coef0=kern.coef0, class_weight=dict(weights),
+                           form=data["form"], factor=data["factor"])
+    data.update(c=c, C=C, cost_scale=cost_scale)
+    return _program(data, f"soft-margin SVM ({kern.name} kernel, C={C:g}, {data['form']})")
 
 
 def hard_margin(

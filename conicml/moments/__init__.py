@@ -12,9 +12,12 @@ seed 003 §3.3), not numpy's ``ddof=1``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import inspect
+import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -22,7 +25,9 @@ from .._utils.validation import check_matrix, check_X_y
 from ..exceptions import ProgramError
 from .distributed import is_dask_array
 
-__all__ = ["ClassMoments", "ClusterMoments", "as_class_moments"]
+__all__ = ["ClassMoments", "ClusterMoments", "as_class_moments", "takes_X_y"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _check_cov(cov: object, d: int, name: str) -> np.ndarray:
@@ -126,6 +131,54 @@ def as_class_moments(data: ClassMoments | tuple) -> ClassMoments:
     raise ProgramError(
         "expected a ClassMoments or an (X, y) tuple, got " + type(data).__name__
     )
+
+
+def takes_X_y(fn: _F) -> _F:
+    """Expose a program builder ``fn(data, ...)`` of class moments as ``fn(X, y, ...)``.
+
+    The one way in of every moment-based formulation: ``fn(X, y, ...)`` with the data and
+    its labels, or ``fn(moments, ...)`` with a :class:`ClassMoments` (then ``y`` is not
+    given: a scalar in its place is the builder's next parameter, so
+    ``bmpm(moments, 0.9)`` still means ``beta0 = 0.9``). The tuple ``fn((X, y), ...)`` of
+    the previous release still works, with a ``FutureWarning``.
+    """
+    params = list(inspect.signature(fn).parameters.values())
+    # y shows its default None unless a required positional parameter follows it
+    required_after = any(q.default is inspect.Parameter.empty and q.kind in (
+        q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD) for q in params[1:])
+    y_default = inspect.Parameter.empty if required_after else None
+    xy = [inspect.Parameter("X", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+          inspect.Parameter("y", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=y_default)]
+    signature = inspect.signature(fn).replace(parameters=xy + params[1:])
+
+    @functools.wraps(fn)
+    def wrapper(X: Any = None, y: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if "data" in kwargs:  # the keyword of the previous release
+            if X is not None:
+                raise TypeError(f"{fn.__name__}() got both X and data (deprecated); give X")
+            warnings.warn(f"{fn.__name__}(data=...) is deprecated: pass X (and y)",
+                          FutureWarning, stacklevel=2)
+            X = kwargs.pop("data")
+        if X is None:
+            raise TypeError(f"{fn.__name__}() missing the data X (or class moments)")
+        scalar_y = y is not None and np.ndim(y) == 0
+        if isinstance(X, ClassMoments) or (isinstance(X, tuple) and len(X) == 2):
+            if y is not None and not scalar_y:
+                raise ProgramError(f"{fn.__name__}() takes X and y, or class moments alone; "
+                                   f"got {type(X).__name__} and labels")
+            if isinstance(X, tuple):
+                warnings.warn(f"{fn.__name__}((X, y), ...) is deprecated: pass "
+                              f"{fn.__name__}(X, y, ...) (the tuple form will be removed in "
+                              "the next release)", FutureWarning, stacklevel=2)
+            args = (y, *args) if scalar_y else args
+            return fn(X, *args, **kwargs)
+        if y is None:
+            raise ProgramError(f"{fn.__name__}() needs the labels y beside X (or a "
+                               "ClassMoments as its first argument)")
+        return fn((X, y), *args, **kwargs)
+
+    wrapper.__signature__ = signature  # type: ignore[attr-defined]
+    return wrapper  # type: ignore[return-value]
 
 
 SIGMA_CONVENTIONS = ("trace", "per-dimension")

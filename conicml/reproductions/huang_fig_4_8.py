@@ -66,7 +66,7 @@ def main() -> None:
             accs.append(100 * np.mean(pred == y[te]))
             kept.append(int(prog.data["kept"].sum()))
             if nu is None:
-                mp = minimax.mpm((Xtr, y[tr]))
+                mp = minimax.mpm(Xtr, y[tr])
                 mm = mp.decode(cm.solve(mp, "clarabel"))
                 mpm_acc.append(100 * np.mean(np.where(Xte @ mm["w"] + mm["b"] >= 0, 1, -1)
                                              == y[te]))

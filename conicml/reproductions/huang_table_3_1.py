@@ -86,9 +86,9 @@ def run_dataset(name: str, splits: int, seed: int) -> dict:
         test, train = perm[:n_test], perm[n_test:]
         Xtr, ytr, Xte, yte = X[train], y[train], X[test], y[test]
         rho = 1e-6 * float(Xtr.var(axis=0).mean())
-        mpm = mm.mpm((Xtr, ytr), ridge=rho)
+        mpm = mm.mpm(Xtr, ytr, ridge=rho)
         mpm_model = mpm.decode(cm.solve(mpm, "clarabel"))
-        prog = mm.mempm((Xtr, ytr), ridge=rho)  # theta = training proportion of x
+        prog = mm.mempm(Xtr, ytr, ridge=rho)  # theta = training proportion of x
         sol = cm.solve(prog, "quadratic-interpolation", inner="clarabel")
         if not sol.ok:
             raise RuntimeError(f"{name} split {s}: {sol.message}")

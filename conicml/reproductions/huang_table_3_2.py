@@ -73,9 +73,9 @@ def run_dataset(name: str, splits: int, max_train: int, rho: float) -> np.ndarra
         sd[sd == 0] = 1.0
         Xtr, Xte = (X[train] - mu) / sd, (X[test] - mu) / sd
         kw = {"kernel": "rbf", "gamma": 1.0 / (2 * X.shape[1]), "ridge": rho}
-        mpm = mm.mpm((Xtr, y[train]), **kw)
+        mpm = mm.mpm(Xtr, y[train], **kw)
         mpm_model = mpm.decode(cm.solve(mpm, "dinkelbach"))
-        prog = mm.mempm((Xtr, y[train]), **kw)
+        prog = mm.mempm(Xtr, y[train], **kw)
         sol = cm.solve(prog, "quadratic-interpolation", inner="dinkelbach", tol=1e-5)
         model = prog.decode(sol)
         acc = np.mean(np.where(mm.decision_values(prog.data, model, Xte) >= 0, 1, -1)

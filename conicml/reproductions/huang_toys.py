@@ -192,7 +192,7 @@ def svm_predictor(C, X, y):
 
 
 def mpm_predictor(X, y):
-    prog = minimax.mpm((X, y))
+    prog = minimax.mpm(X, y)
     model = prog.decode(cm.solve(prog, "clarabel"))
     return lambda Z: np.where(Z @ model["w"] + model["b"] >= 0, 1.0, -1.0)
 
@@ -256,7 +256,7 @@ def table_5_1(draws: int) -> list[str]:
         Y = rng.multivariate_normal([0.0, 0.0], 0.5 * np.eye(2), 65)
         Z, y = np.vstack([X, Y]), np.r_[np.ones(15), -np.ones(65)]
         for b0 in T51_THESIS:
-            prog = minimax.bmpm((Z, y), b0, kernel="rbf", gamma=0.2, ridge=1e-5)
+            prog = minimax.bmpm(Z, y, b0, kernel="rbf", gamma=0.2, ridge=1e-5)
             model = prog.decode(solve_first(prog, ("dinkelbach", "ecos", "scs")))
             if not model.get("feasible", True):
                 out[b0].append((np.nan, 0.0, np.nan))  # beta0 >= beta0m (eq. 3.44)

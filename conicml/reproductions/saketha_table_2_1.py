@@ -101,10 +101,10 @@ def solve_fold(Xtr, ytr, Xte, yte, eta1, eta2, kernel, zeta, limit, eps=None) ->
         kw["gamma"] = zeta
     out: dict = {}
     t0 = time.perf_counter()
-    sr.specified_rates((Xtr, ytr), eta1, eta2, **kw)  # the shared kernel preparation
+    sr.specified_rates(Xtr, ytr, eta1, eta2, **kw)  # the shared kernel preparation
     out["prep"] = time.perf_counter() - t0
     for key, solver in SOLVERS.items():
-        prog = sr.specified_rates((Xtr, ytr), eta1, eta2, **kw)
+        prog = sr.specified_rates(Xtr, ytr, eta1, eta2, **kw)
         t0 = time.perf_counter()
         sol = cm.solve(prog, solver, time_limit=limit)
         wall = time.perf_counter() - t0

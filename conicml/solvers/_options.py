@@ -21,12 +21,13 @@ import math
 import numbers
 from typing import Any
 
+from .._utils.engines import ENGINE_ENV, numba_available, numba_import_error, resolve_engine
 from .._utils.validation import plain
 from ..exceptions import OptionError
 
-__all__ = ["check_array", "check_cache_size", "check_common", "check_options",
+__all__ = ["ENGINE_ENV", "check_array", "check_cache_size", "check_common", "check_options",
            "check_random_state", "check_scalar", "check_start", "check_time_limit",
-           "load_engine"]
+           "load_engine", "numba_available", "numba_import_error", "resolve_engine"]
 
 
 def _is_real(value: Any) -> bool:
@@ -206,18 +207,15 @@ def check_cache_size(solver: str, cache_size: Any) -> float:
 def load_engine(solver: str, engine: Any, module: str) -> Any:
     """The compiled loop ``conicml.solvers.<module>`` for ``engine``, or ``None`` for NumPy.
 
-    ``engine`` is ``"auto"`` (compiled when the optional extra numba is installed),
-    ``"numba"`` (compiled, an error without numba) or ``"numpy"``.
+    ``engine`` is resolved by :func:`resolve_engine`.
     """
-    if engine not in ("auto", "numba", "numpy"):
-        raise OptionError(f"{solver}: engine must be 'auto', 'numba' or 'numpy', got {engine!r}")
-    if engine == "numpy":
+    if resolve_engine(solver, engine) == "numpy":
         return None
     try:
         return importlib.import_module(f".{module}", __package__)
-    except ImportError as exc:  # numba absent (optional extra)
+    except ImportError as exc:  # the compiled module itself failed to load
         if engine == "numba":
             raise OptionError(
-                f"{solver}: engine='numba' needs the optional dependency numba "
-                "(pip install 'conicml[numba]'); engine='numpy' runs without it") from exc
+                f"{solver}: engine='numba' could not load its compiled loop ({exc}); "
+                "engine='numpy' runs without it") from exc
         return None

@@ -126,6 +126,7 @@ from ._ellipsoid_distance import (
     rates_solution,
 )
 from ._options import check_common
+from ._warm import ellipsoid_multipliers
 
 __all__ = ["TERMINATION_MESSAGES", "solve_ellipsoid_newton"]
 
@@ -995,7 +996,8 @@ class _FactorDual(_Dual):
 
 
 @register("ellipsoid-newton", kinds=list(RATES_KINDS),
-          description="ellipsoid distance by Newton on its two multipliers (specified rates)")
+          description="ellipsoid distance by Newton on its two multipliers (specified rates)",
+          warm_start=ellipsoid_multipliers)
 def solve_ellipsoid_newton(
     program,
     *,

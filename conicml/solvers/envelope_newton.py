@@ -42,6 +42,7 @@ from ..registry import register
 from ..solution import Solution
 from ._callback import Callback
 from ._m4_search import solve_soft_m4
+from ._warm import m4_rho
 
 __all__ = ["solve_envelope_newton"]
 
@@ -49,6 +50,7 @@ __all__ = ["solve_envelope_newton"]
 @register("envelope-newton", kinds=[kinds.M4_SOFT],
           description="soft-margin M4: safeguarded secant on G'(rho) = 1 - C h'(rho), "
                       "h' from the inner SOCP's multipliers (envelope theorem)",
+          warm_start=m4_rho,
           certify_tol=1e-4)  # point from an interior-point inner solve
 def solve_envelope_newton(
     program: Program,

@@ -89,6 +89,7 @@ from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
 from ._options import check_array, check_common
+from ._warm import fractional_w
 
 __all__ = ["TERMINATION_MESSAGES", "solve_ils_newton"]
 
@@ -178,7 +179,7 @@ def _delegate(program: Program, reason: str, options: dict) -> Solution:
 @register("ils-newton", kinds=[kinds.BMPM, kinds.MPM],
           description="Newton search on the weight of iterative least squares, one Cholesky "
                       "per step (MPM, BMPM; kernel default)",
-          certify_tol=1e-6)
+          certify_tol=1e-6, warm_start=fractional_w)
 def solve_ils_newton(
     program: Program,
     *,

@@ -61,6 +61,7 @@ from ._callback import Callback, IntermediateResult, stopper
 from ._line_search import StopSearch, line_search
 from ._m4_search import solve_soft_m4
 from ._options import check_common, check_scalar
+from ._warm import m4_rho
 
 __all__ = ["TERMINATION_MESSAGES", "solve_quadratic_interpolation"]
 
@@ -133,6 +134,7 @@ def _upper_bound(mempm: Any, alphas: Mapping[float, float],
 
 @register("quadratic-interpolation", kinds=[kinds.MEMPM, kinds.M4_SOFT],
           description="1-D quadratic-interpolation search: MEMPM over beta, soft M4 over rho",
+          warm_start=m4_rho,
           certify_tol=1e-4)  # point from an interior-point inner solve
 def solve_quadratic_interpolation(
     program: Program,

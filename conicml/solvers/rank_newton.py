@@ -55,6 +55,7 @@ from ..solution import Residuals, Solution, Status
 from ._callback import IntermediateResult, check_callback, notify
 from ._options import check_common
 from ._report import IterationReport
+from ._warm import rank_beta
 
 __all__ = ["solve_rank_newton"]
 
@@ -76,7 +77,7 @@ class _Report(IterationReport):
 
 
 @register("rank-newton", kinds=[RANK_SMOOTHED], compare_options={"tol": 1e-9},
-          certify_tol=1e-5)
+          certify_tol=1e-5, warm_start=rank_beta)
 def solve_rank_newton(
     program: Any,
     *,

@@ -90,6 +90,7 @@ from ..solution import Residuals, Solution, Status
 from ._callback import IntermediateResult, check_callback, notify
 from ._options import check_common
 from ._report import IterationReport
+from ._warm import rank_beta
 
 __all__ = ["solve_rank_tr", "trust_region_2d"]
 
@@ -149,7 +150,7 @@ def trust_region_2d(H: np.ndarray, g: np.ndarray, radius: float) -> np.ndarray:
 
 
 @register("rank-tr", kinds=[RANK_SMOOTHED], compare_options={"tol": 1e-9},
-          certify_tol=1e-5)
+          certify_tol=1e-5, warm_start=rank_beta)
 def solve_rank_tr(
     program: Any,
     *,

@@ -108,8 +108,8 @@ it meets ``gap_tol`` the gradient is completed and the point is returned if
 whose estimate exceeds :math:`2\,\texttt{gap\_tol}` goes on at ``tol / 10`` without the
 full re-check, which saves a gradient reconstruction.
 
-**Engines.** The loop runs compiled (:mod:`conicml.solvers._smo_numba`, optional
-extra ``numba``) when numba is installed, else in NumPy; both are the same algorithm
+**Engines.** The loop runs compiled (:mod:`conicml.solvers._smo_numba`) when numba
+can be imported, else in NumPy; both are the same algorithm
 and are tested against each other. The compiled loop works on contiguous copies of
 the working set's arrays (LIBSVM keeps its active set at the front by swapping) and
 returns to Python only for a missing column, a converged working set or every
@@ -122,7 +122,9 @@ its products are one Gram column at a time.
 **Warm-start:** supported. ``x0`` is a feasible :math:`\alpha`
 (:math:`0 \le \alpha \le c` and :math:`y^\top\alpha = 0` up to
 :math:`10^{-9}\max(1, \sum_i c_i)`); the gradient is rebuilt from it, so an
-optimal ``x0`` stops after 0 iterations.
+optimal ``x0`` stops after 0 iterations. Along a C path
+(:func:`conicml.solve_path`) the previous :math:`\alpha` is scaled by the ratio of the
+costs (:func:`conicml.solvers._warm.smo_alpha`).
 """
 
 from __future__ import annotations
@@ -147,6 +149,7 @@ from ._options import check_common, load_engine
 from ._report import IterationReport
 from ._smo_pair import TAU as _PAIR_TAU
 from ._smo_pair import clip_pair
+from ._warm import smo_alpha
 
 __all__ = ["TERMINATION_MESSAGES", "solve_smo"]
 
@@ -653,7 +656,7 @@ def _check_x0(x0: Any, y: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 
 @register("smo", kinds=[kinds.SVM_DUAL], specialized=True, requires=("numpy",),
-          compare_options={"tol": 1e-8},
+          compare_options={"tol": 1e-8}, warm_start=smo_alpha,
           certify_tol=1e-3)  # default tol 1e-3 on the KKT violation m - M (LIBSVM's)
 @_one_blas_thread
 def solve_smo(
@@ -721,11 +724,12 @@ def solve_smo(
         ``extras["certificate_gap_estimate"]`` the gap at the last decision (NaN when
         none was taken).
     engine : {"auto", "numba", "numpy"}, default="auto"
-        ``"numba"``: the compiled loop of :mod:`conicml.solvers._smo_numba` (the
-        optional extra ``numba``); ``"numpy"``: the NumPy loop; ``"auto"``: numba
-        when it is installed. Both run the same algorithm (tested against each
-        other); the first compiled solve in a process loads the compiled code
-        (about a second the very first time, while numba caches it on disk).
+        ``"numba"``: the compiled loop of :mod:`conicml.solvers._smo_numba`;
+        ``"numpy"``: the NumPy loop; ``"auto"``: numba when it can be imported
+        (the environment variable ``CONICML_ENGINE`` overrides ``"auto"``). Both
+        run the same algorithm (tested against each other); the first compiled
+        solve in a process loads the compiled code (about a second the very first
+        time, while numba caches it on disk).
 
     column_dtype : {"auto", "float32", "float64"}, default="auto"
         Storage of the compiled loop's cached Gram columns (the NumPy loop stores

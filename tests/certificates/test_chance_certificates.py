@@ -39,9 +39,9 @@ CLO = ClusterMoments.from_data(XO, YO, clustering="kmeans", n_clusters=2, random
 WEIGHTS = {1.0: 3.0, -1.0: 0.5}  # per-cluster slack costs C_j = C * weight[y_j]
 
 PROGRAMS = {
-    "rates.primal": lambda: sr.specified_rates((X, Y), 0.3, 0.2),
-    "rates.dual": lambda: sr.specified_rates((X, Y), 0.3, 0.2, form="dual"),
-    "rates.rbf.primal": lambda: sr.specified_rates((X, Y), 0.3, 0.3, kernel="rbf",
+    "rates.primal": lambda: sr.specified_rates(X, Y, 0.3, 0.2),
+    "rates.dual": lambda: sr.specified_rates(X, Y, 0.3, 0.2, form="dual"),
+    "rates.rbf.primal": lambda: sr.specified_rates(X, Y, 0.3, 0.3, kernel="rbf",
                                                    ridge=1e-3),
     "cbc.primal": lambda: cbc.cbc(CL, 1.0, 0.6),
     "cbc.dual": lambda: cbc.cbc(CL, 1.0, 0.6, form="dual"),
@@ -212,7 +212,7 @@ def _kink_rates(form: str) -> cm.Program:
     rng = np.random.default_rng(1)
     Xp = np.c_[np.full(20, 2.0), rng.normal(0, 1, 20)]
     Xn = np.c_[rng.normal(-2, 0.3, 20), rng.normal(0, 1, 20)]
-    return sr.specified_rates((np.r_[Xp, Xn], np.r_[np.ones(20), -np.ones(20)]), 0.3, 0.3,
+    return sr.specified_rates(np.r_[Xp, Xn], np.r_[np.ones(20), -np.ones(20)], 0.3, 0.3,
                               form=form)
 
 
@@ -306,7 +306,7 @@ def test_rates_at_kappa_zero_certify_only_the_closed_form():
     scales = 10.0 ** rng.uniform(-3, 3, 6)
     Xb = np.r_[rng.normal(0.3, 1, (60, 6)), rng.normal(-0.3, 1, (60, 6))] * scales
     yb = np.r_[np.ones(60), -np.ones(60)]
-    prog = sr.specified_rates((Xb, yb), 1.0, 1.0)
+    prog = sr.specified_rates(Xb, yb, 1.0, 1.0)
     dmu = prog.data["mean_pos"] - prog.data["mean_neg"]
     closed = 2.0 / float(dmu @ dmu)
     exact = cm.solve(prog, "ellipsoid-newton")

@@ -45,11 +45,11 @@ def _simplex():
 
 
 def _rates():
-    return specified_rates.specified_rates((X, Y), error_pos=0.6, error_neg=0.6)
+    return specified_rates.specified_rates(X, Y, error_pos=0.6, error_neg=0.6)
 
 
 def _mpm():
-    return minimax.mpm((X, Y), ridge=1e-6)
+    return minimax.mpm(X, Y, ridge=1e-6)
 
 
 def _m4_separable():
@@ -118,7 +118,7 @@ def test_valid_options_still_pass():
 def _one_positive():
     y = -np.ones(40)
     y[0] = 1.0
-    return specified_rates.specified_rates((X, y), error_pos=0.6, error_neg=0.6)
+    return specified_rates.specified_rates(X, y, error_pos=0.6, error_neg=0.6)
 
 
 CALL_CASES = {

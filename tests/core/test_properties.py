@@ -73,9 +73,9 @@ def corrupted(draw):
 FORMULATIONS = {
     "svm": lambda X, y: svm.soft_margin(X, y, 1.0),
     "svm-dual": lambda X, y: svm.soft_margin(X, y, 1.0, form="dual"),
-    "mpm": lambda X, y: minimax.mpm((X, y)),
+    "mpm": lambda X, y: minimax.mpm(X, y),
     "m4": lambda X, y: m4.m4(X, y, C=0.1),
-    "rates": lambda X, y: sr.specified_rates((X, y), 0.3, 0.3),
+    "rates": lambda X, y: sr.specified_rates(X, y, 0.3, 0.3),
 }
 
 
@@ -106,7 +106,7 @@ def test_lsvr_rejects_bad_epsilon(data, eps):
 @given(data=labelled(), eta=st.sampled_from([0.0, -0.1, 1.5, np.nan, "x"]))
 def test_rates_reject_bad_eta(data, eta):
     X, y = data
-    _raises_value_or_type(lambda: sr.specified_rates((X, y), eta, 0.3))
+    _raises_value_or_type(lambda: sr.specified_rates(X, y, eta, 0.3))
 
 
 @SETTINGS

@@ -30,7 +30,7 @@ from sklearn.model_selection import StratifiedKFold, train_test_split
 
 import conicml as cm
 import conicml.formulations as formulations
-from conicml import estimators
+from conicml import ConicMLWarning, estimators
 from conicml.estimators import ClusterSOCPOrdinalRegressor, LSVRRegressor
 
 DATASETS = ["breast_cancer", "heart", "ionosphere", "pima", "sonar", "mammography",
@@ -105,6 +105,10 @@ def _check_fit(name: str, X_train, y_train, X_test, y_test) -> float:
     est = _default(name)
     with warnings.catch_warnings():
         warnings.simplefilter("error", category=UserWarning)  # incl. ConvergenceWarning
+        # raw breast_cancer: feature stds 2e5 apart, which the models that depend on the
+        # units rightly call badly scaled (tests/test_scale_invariance.py); this test is
+        # about the fit converging and ranking
+        warnings.filterwarnings("ignore", message="badly scaled input", category=ConicMLWarning)
         est.fit(X_train, y_train)
     pred = est.predict(X_test)
     assert set(np.unique(pred)) <= set(np.unique(y_train))

@@ -236,7 +236,29 @@ def test_standardize_makes_the_tree_invariant_to_feature_scale(moons):
     assert not np.allclose(raw.coef_[0] * s, a.coef_[0], rtol=1e-2)
 
 
-def test_auto_node_solver_is_exact_on_small_nodes_and_pegasos_on_large_ones():
+def test_auto_node_solver_is_dcd_certified(monkeypatch):
+    pytest.importorskip("numba")
+    monkeypatch.setenv("CONICML_ENGINE", "numba")  # dcd is "auto" with its compiled loop
+    X, y = make_moons(4400, noise=0.25, random_state=0)
+    est = HLSVMClassifier(rho=0.0, delta=0.05, random_state=0).fit(X, y)
+    assert set(est.node_solvers_) == {"dcd"} and est.node_solvers_["dcd"] >= 3
+    assert set(est.node_statuses_) == {"optimal"}  # certified duality gap <= 1e-3
+    # the root against the exact interior point on the same node program (clarabel)
+    exact = HLSVMClassifier(rho=0.0, delta=0.9, node_solver="clarabel").fit(X, y)
+    root = HLSVMClassifier(rho=0.0, delta=0.9, random_state=0).fit(X, y)
+    assert np.mean(root.predict(X) == exact.predict(X)) >= 0.99
+    # node_solver_options go to dcd
+    HLSVMClassifier(rho=0.0, node_solver_options={"tol": 1e-6}).fit(X[:500], y[:500])
+    # max_iter = 1 epoch cannot certify the 4 400-sample root: "auto" re-solves it exactly
+    est = HLSVMClassifier(rho=0.0, delta=0.9, random_state=0,
+                          node_solver_options={"max_iter": 1, "tol": 1e-9}).fit(X, y)
+    assert est.node_solvers_ == {"dcd->clarabel": 1}  # the root only
+    assert est.node_statuses_ == {"optimal": 1}
+
+
+def test_auto_on_the_numpy_engine_is_exact_on_small_nodes_and_pegasos_on_large_ones(
+        monkeypatch):
+    monkeypatch.setenv("CONICML_ENGINE", "numpy")
     X, y = make_moons(4400, noise=0.25, random_state=0)
     est = HLSVMClassifier(rho=0.0, delta=0.05, random_state=0).fit(X, y)
     # the root (4 400 > 2 000 samples) is a Weighted-Pegasos node (here it certifies, or
@@ -253,8 +275,9 @@ def test_auto_node_solver_is_exact_on_small_nodes_and_pegasos_on_large_ones():
         HLSVMClassifier(rho=0.0, node_solver_options={"max_iter": 50}).fit(X[:500], y[:500])
 
 
-def test_pegasos_fallback_to_clarabel_when_T_is_too_small():
+def test_pegasos_fallback_to_clarabel_when_T_is_too_small(monkeypatch):
     # T = 50 cannot certify the 4 400-sample root: "auto" re-solves it exactly
+    monkeypatch.setenv("CONICML_ENGINE", "numpy")
     X, y = make_moons(4400, noise=0.25, random_state=0)
     est = HLSVMClassifier(rho=0.0, delta=0.9, T=50, random_state=0).fit(X, y)
     assert est.node_solvers_ == {"weighted-pegasos->clarabel": 1}  # the root only

@@ -48,7 +48,7 @@ def test_mpm_attributes_and_convention(breast):
     X, labels = breast
     est = MPMClassifier(ridge=0.0).fit(X, labels)
     assert list(est.classes_) == ["benign", "malignant"]  # classes_[1] is the thesis's x
-    prog = mm.mpm((X, np.where(labels == "malignant", 1.0, -1.0)))
+    prog = mm.mpm(X, np.where(labels == "malignant", 1.0, -1.0))
     model = prog.decode(cm.solve(prog, "clarabel"))
     # same program, same solver: the estimator's attributes are the decoded model
     np.testing.assert_allclose(est.coef_[0], model["w"], atol=1e-8)

@@ -119,7 +119,7 @@ def test_m4_margin_below_mpm_kappa(seed):
     mm = pytest.importorskip("conicml.formulations.minimax")
     X, y = separable_gaussians(seed)
     _, model = solve_model(m4.m4(X, y), "bisection")
-    mpm = mm.mpm((X, y))
+    mpm = mm.mpm(X, y)
     kappa = mpm.decode(cm.solve(mpm, "clarabel"))["kappa"]
     assert 0 < model["rho"] <= kappa * (1 + 1e-7)
 
@@ -131,7 +131,7 @@ def test_reduction_one_is_mpm(C):
     prog = m4.m4(T2_X, T2_Y, C, reduction=1.0)
     assert prog.data["n_removed"] == 12
     _, model = solve_model(prog)
-    mpm = mm.mpm((T2_X, T2_Y))
+    mpm = mm.mpm(T2_X, T2_Y)
     ref = mpm.decode(cm.solve(mpm, "clarabel"))
     assert model["rho"] == pytest.approx(ref["kappa"], rel=1e-6)  # [N] 2.5969469
     assert model["rho"] == pytest.approx(2.5969469, abs=1e-6)

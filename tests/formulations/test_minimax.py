@@ -58,7 +58,7 @@ def test_fig34_mpm_threshold(solver):
 
 
 def test_t2_mpm_numbers():
-    prog = mm.mpm((T2_X, T2_Y))
+    prog = mm.mpm(T2_X, T2_Y)
     model = prog.decode(cm.solve(prog, "dinkelbach"))
     # [N] T2: kappa* = 2.5969469, alpha = 0.8708700, w = (0.210567, 0.111031), t = -0.128534
     assert model["kappa"] == pytest.approx(2.5969469, abs=1e-7)
@@ -100,7 +100,7 @@ def test_twonorm_population():
 
 
 def test_mpm_program_is_dpp_and_pickles():
-    prog = mm.mpm((T2_X, T2_Y))
+    prog = mm.mpm(T2_X, T2_Y)
     assert prog.kind == "socp.mpm"
     assert prog.problem.is_dpp()
     clone = pickle.loads(pickle.dumps(prog))
@@ -113,7 +113,7 @@ def test_mpm_from_data_uses_biased_moments():
     # [N] T2 moments: Sigma_x[0,0] = 2.916667 (1/N), not 3.5 (1/(N-1))
     assert mom.cov_pos[0, 0] == pytest.approx(2.916667, abs=1e-6)
     a = mm.mpm(mom).decode(cm.solve(mm.mpm(mom), "clarabel"))["kappa"]
-    b = mm.mpm((T2_X, T2_Y)).decode(cm.solve(mm.mpm((T2_X, T2_Y)), "clarabel"))["kappa"]
+    b = mm.mpm(T2_X, T2_Y).decode(cm.solve(mm.mpm(T2_X, T2_Y), "clarabel"))["kappa"]
     assert a == pytest.approx(b, rel=1e-9)
 
 
@@ -163,7 +163,7 @@ def test_fig34_bmpm_table(solver, beta0, kappa_alpha, alpha, z1):
 def test_bmpm_beta0_max_closed_form():
     # [N] beta0m = g(sqrt(d' Sy^-1 d)) = g(4) = 16/17 on Fig 3.4; 0.998292 on T2
     assert mm.bmpm(FIG34, 0.5).data["beta0_max"] == pytest.approx(16 / 17, rel=1e-12)
-    assert mm.bmpm((T2_X, T2_Y), 0.5).data["beta0_max"] == pytest.approx(0.998292, abs=1e-6)
+    assert mm.bmpm(T2_X, T2_Y, 0.5).data["beta0_max"] == pytest.approx(0.998292, abs=1e-6)
 
 
 @pytest.mark.parametrize("solver", cm.solvers.available("socp.bmpm"))
@@ -178,7 +178,7 @@ def test_bmpm_infeasible_beta0_is_a_status_not_an_exception(solver):
 
 
 def test_bmpm_beta0_zero_closed_form():
-    prog = mm.bmpm((T2_X, T2_Y), 0.0)
+    prog = mm.bmpm(T2_X, T2_Y, 0.0)
     model = prog.decode(cm.solve(prog, "clarabel"))
     mom = cm.ClassMoments.from_data(T2_X, T2_Y)
     d = mom.mean_pos - mom.mean_neg
@@ -206,14 +206,14 @@ def test_min_norm_closed_form_via_bmpm():
 def test_t2_bmpm_values():
     # [N] T2: kappa_alpha(0.5) = 2.879982, (0.8) = 2.693767 (alpha 0.878882), (0.9) = 2.535844
     for beta0, ka in ((0.5, 2.879982), (0.8, 2.693767), (0.9, 2.535844)):
-        prog = mm.bmpm((T2_X, T2_Y), beta0)
+        prog = mm.bmpm(T2_X, T2_Y, beta0)
         assert prog.decode(cm.solve(prog, "ecos"))["kappa_alpha"] == pytest.approx(ka, abs=2e-6)
 
 
 def test_bmpm_at_mpm_alpha_gives_mpm():
     # [N] T4: BMPM with beta0 = alpha_MPM gives alpha = alpha_MPM and the MPM hyperplane
-    mpm_model = mm.mpm((T2_X, T2_Y)).decode(cm.solve(mm.mpm((T2_X, T2_Y)), "dinkelbach"))
-    prog = mm.bmpm((T2_X, T2_Y), mpm_model["alpha"])
+    mpm_model = mm.mpm(T2_X, T2_Y).decode(cm.solve(mm.mpm(T2_X, T2_Y), "dinkelbach"))
+    prog = mm.bmpm(T2_X, T2_Y, mpm_model["alpha"])
     model = prog.decode(cm.solve(prog, "dinkelbach"))
     assert model["alpha"] == pytest.approx(mpm_model["alpha"], abs=1e-8)
     np.testing.assert_allclose(model["w"], mpm_model["w"], atol=1e-6)
@@ -226,7 +226,7 @@ def test_bmpm_alpha_strictly_decreasing_in_beta0():
     expected = [.906072, .900924, .898198, .895503, .892430, .888485, .882562, .870454]
     alphas = []
     for beta in betas:
-        prog = mm.bmpm((T2_X, T2_Y), beta)
+        prog = mm.bmpm(T2_X, T2_Y, beta)
         alphas.append(prog.decode(cm.solve(prog, "dinkelbach"))["alpha"])
     assert np.all(np.diff(alphas) < 0)
     np.testing.assert_allclose(alphas, expected, atol=2e-6)
@@ -234,7 +234,7 @@ def test_bmpm_alpha_strictly_decreasing_in_beta0():
 
 def test_bmpm_dual_certificate_p_equals_one():
     # [N] A3: P(kappa_alpha*) = 1 at the BMPM optimum
-    prog = mm.bmpm((T2_X, T2_Y), 0.8)
+    prog = mm.bmpm(T2_X, T2_Y, 0.8)
     sol = cm.solve(prog, "dinkelbach")
     assert sol.extras["P"] == pytest.approx(1.0, abs=1e-10)
     assert own(sol).dual < 1e-10
@@ -281,7 +281,7 @@ def test_fig34_mempm_gaussian_threshold():
 
 
 def test_t2_mempm_beats_mpm():
-    prog = mm.mempm((T2_X, T2_Y), theta=0.5)
+    prog = mm.mempm(T2_X, T2_Y, theta=0.5)
     model = prog.decode(cm.solve(prog))
     # [N] T2 MEMPM: beta 0.960245, alpha 0.837812, objective 0.899028 > MPM 0.870870
     assert model["objective"] == pytest.approx(0.899028, abs=1e-6)
@@ -292,17 +292,17 @@ def test_t2_mempm_beats_mpm():
 
 
 def test_mempm_prior_theta_and_costs():
-    prog = mm.mempm((T2_X[:9], T2_Y[:9]))
+    prog = mm.mempm(T2_X[:9], T2_Y[:9])
     assert prog.data["theta"] == pytest.approx(6 / 9)
     # corrected Kx = C_FN Nx, Ky = C_FP Ny (note §6 item 9)
-    prog = mm.mempm((T2_X[:9], T2_Y[:9]), costs=(2.0, 1.0))
+    prog = mm.mempm(T2_X[:9], T2_Y[:9], costs=(2.0, 1.0))
     assert prog.data["theta"] == pytest.approx(12 / 15)
     model = prog.decode(cm.solve(prog))
     assert model["cost_objective"] == pytest.approx(12 * model["alpha"] + 3 * model["beta"])
     with pytest.raises(cm.ProgramError, match="theta"):
         mm.mempm(FIG34)
     with pytest.raises(cm.ProgramError, match="not both"):
-        mm.mempm((T2_X, T2_Y), theta=0.5, costs=(1, 1))
+        mm.mempm(T2_X, T2_Y, theta=0.5, costs=(1, 1))
 
 
 def test_mempm_optimum_at_domain_end():
@@ -320,19 +320,19 @@ def test_mempm_optimum_at_domain_end():
 def test_kernel_linear_gram_reproduces_linear_bmpm():
     # [N] T2 kernel consistency: a linear kernel reproduces the linear kappa_alpha
     K = T2_X @ T2_X.T
-    prog = mm.bmpm((K, T2_Y), 0.8, kernel="precomputed", ridge=1e-10)
+    prog = mm.bmpm(K, T2_Y, 0.8, kernel="precomputed", ridge=1e-10)
     for solver in ("clarabel", "dinkelbach"):
         model = prog.decode(cm.solve(prog, solver))
         assert model["kappa_alpha"] == pytest.approx(2.693767, abs=2e-6)
         f = mm.decision_values(prog.data, model, K)
-        lin = mm.bmpm((T2_X, T2_Y), 0.8)
+        lin = mm.bmpm(T2_X, T2_Y, 0.8)
         lin_model = lin.decode(cm.solve(lin, "dinkelbach"))
         np.testing.assert_allclose(f, T2_X @ lin_model["w"] + lin_model["b"], atol=1e-4)
 
 
 def test_rbf_kernel_needs_regulariser():
     with pytest.raises(cm.ProgramError, match="ridge > 0"):
-        mm.mpm((T2_X, T2_Y), kernel="rbf")
+        mm.mpm(T2_X, T2_Y, kernel="rbf")
     with pytest.raises(cm.ProgramError, match="needs the training data"):
         mm.mpm(FIG34, kernel="rbf", ridge=1e-3)
 
@@ -340,7 +340,7 @@ def test_rbf_kernel_needs_regulariser():
 @pytest.mark.parametrize("solver", ["clarabel", "ecos", "dinkelbach", "rosen"])
 def test_rbf_kernel_mpm_solvers_agree(solver):
     X, y = cm.datasets.twonorm(n=60, dim=4, seed=2)
-    prog = mm.mpm((X, y), kernel="rbf", gamma=0.05, ridge=0.01)
+    prog = mm.mpm(X, y, kernel="rbf", gamma=0.05, ridge=0.01)
     ref = cm.solve(prog, "clarabel")
     sol = cm.solve(prog, solver)
     assert sol.objective == pytest.approx(ref.objective, rel=max(obj_rtol(solver), 1e-6))
@@ -361,20 +361,20 @@ def test_rbf_kernel_mpm_solvers_agree(solver):
 ])
 def test_bad_hyperparameters(kwargs, match):
     with pytest.raises(cm.ProgramError, match=match):
-        mm.mpm((T2_X, T2_Y), **kwargs)
+        mm.mpm(T2_X, T2_Y, **kwargs)
 
 
 def test_bad_data():
     with pytest.raises(cm.ProgramError, match="single class"):
-        mm.mpm((T2_X, np.ones(12)))
+        mm.mpm(T2_X, np.ones(12))
     with pytest.raises(cm.ProgramError, match="labels"):
-        mm.mpm((T2_X, np.r_[np.zeros(6), np.ones(6)]))
+        mm.mpm(T2_X, np.r_[np.zeros(6), np.ones(6)])
     with pytest.raises(cm.ProgramError, match="shape mismatch"):
-        mm.mpm((T2_X, T2_Y[:5]))
+        mm.mpm(T2_X, T2_Y[:5])
     bad = T2_X.copy()
     bad[0, 0] = np.nan
     with pytest.raises(cm.ProgramError, match="NaN"):
-        mm.mpm((bad, T2_Y))
+        mm.mpm(bad, T2_Y)
     with pytest.raises(cm.ProgramError, match="means coincide"):
         mm.mpm(cm.ClassMoments(np.zeros(2), np.eye(2), np.zeros(2), np.eye(2)))
     for beta0 in (-0.1, 1.0, "x"):
@@ -386,7 +386,7 @@ def test_bad_data():
 
 def test_kernel_mempm_inner_solvers_agree():
     X, y = cm.datasets.twonorm(n=50, dim=3, seed=8)
-    prog = mm.mempm((X, y), theta=0.5, kernel="rbf", gamma=0.3, ridge=0.05)
+    prog = mm.mempm(X, y, theta=0.5, kernel="rbf", gamma=0.3, ridge=0.05)
     a = cm.solve(prog, "quadratic-interpolation", inner="clarabel")
     b = cm.solve(prog, "quadratic-interpolation", inner="dinkelbach")
     assert a.ok and b.ok
@@ -418,3 +418,22 @@ def test_deprecated_rho_x_rho_y_spelling_maps_to_ridge():
     assert old == pytest.approx(new, rel=1e-9)
     with pytest.raises(TypeError, match="only 'ridge'"):
         mm.bmpm(FIG34, 0.5, rho_x=0.1, ridge=0.1)
+
+
+# ------------------------------------------------------------------ one way in: X, y
+def test_programs_take_X_y_or_class_moments_alike():
+    # the same program from X, y, from its ClassMoments and (deprecated) from the tuple
+    from conicml.moments import ClassMoments
+
+    X, y = cm.datasets.twonorm(60, dim=3, seed=2)
+    moments = ClassMoments.from_data(X, y)
+    ref = mm.bmpm(X, y, 0.6)
+    for prog in (mm.bmpm(moments, 0.6), mm.bmpm(moments, beta0=0.6)):
+        np.testing.assert_array_equal(prog.data["d"], ref.data["d"])
+    with pytest.warns(FutureWarning, match=r"bmpm\(X, y, \.\.\.\)"):
+        old = mm.bmpm((X, y), 0.6)
+    np.testing.assert_array_equal(old.data["d"], ref.data["d"])
+    with pytest.raises(cm.ProgramError, match="needs the labels y"):
+        mm.mpm(X)
+    with pytest.raises(cm.ProgramError, match="class moments alone"):
+        mm.mpm(moments, y)

@@ -32,7 +32,7 @@ BACKENDS = cm.solvers.available(BMPM_GEOMETRIC_DUAL)
 @pytest.mark.parametrize("solver", BACKENDS)
 def test_geometric_dual_is_one_at_the_bmpm_optimum(solver):
     """(3.35)-(3.36): at lambda = kappa(alpha*) the ellipsoids touch at ell* = 1 (T4)."""
-    prog = minimax.bmpm((Z_T2, y_T2), 0.8)
+    prog = minimax.bmpm(Z_T2, y_T2, 0.8)
     ref = cm.solve(prog, "dinkelbach")
     kappa = prog.decode(ref)["kappa_alpha"]
     assert_allclose(kappa, 2.693767, atol=1e-6)  # T2 toy (independent cvxpy value)
@@ -53,7 +53,7 @@ def test_geometric_dual_is_one_at_the_bmpm_optimum(solver):
 def test_geometric_dual_matches_dinkelbachs_P(family, lam):
     """1/ell*(lambda) = P(lambda) of Dinkelbach's least-squares inner solve, for every lambda;
     P is non-decreasing and concave in lambda (a min of linear functions)."""
-    prog = minimax.bmpm((Z_T2, y_T2), 0.5) if family == "bmpm" else minimax.mpm((Z_T2, y_T2))
+    prog = minimax.bmpm(Z_T2, y_T2, 0.5) if family == "bmpm" else minimax.mpm(Z_T2, y_T2)
     fp = FractionalProgram(prog.data)
     dual = geometric_dual(prog, lam)
     P_ls = fp.min_weighted(dual.data["cx"], dual.data["cy"], None)[1]
@@ -66,7 +66,7 @@ def test_geometric_dual_matches_dinkelbachs_P(family, lam):
 
 
 def test_geometric_dual_P_is_concave_nondecreasing_with_root_at_kappa():
-    prog = minimax.bmpm((Z_T2, y_T2), 0.9)
+    prog = minimax.bmpm(Z_T2, y_T2, 0.9)
     lams = np.linspace(0.5, 5.0, 7)
     P = np.array([1.0 / cm.solve(geometric_dual(prog, lam), "clarabel").objective
                   for lam in lams])
@@ -90,7 +90,7 @@ def test_mpm_population_ellipsoids_touch_at_four_thirds():
 
 
 def test_geometric_dual_bad_input():
-    prog = minimax.bmpm((Z_T2, y_T2), 0.5)
+    prog = minimax.bmpm(Z_T2, y_T2, 0.5)
     with pytest.raises(ValueError, match="lam"):
         geometric_dual(prog, -1.0)
     with pytest.raises(ValueError, match="socp.bmpm"):
@@ -210,10 +210,10 @@ def test_link_4_32_to_mempm_same_constraints_different_objective():
     theta = 0.5
     betas = np.linspace(0.0, 0.998, 100)
     s = np.sqrt(betas / (1 - betas))
-    t = np.array([minimax.bmpm((Z_T2, y_T2), beta).decode(
-        cm.solve(minimax.bmpm((Z_T2, y_T2), beta), "clarabel"))["kappa_alpha"] for beta in betas])
+    t = np.array([minimax.bmpm(Z_T2, y_T2, beta).decode(
+        cm.solve(minimax.bmpm(Z_T2, y_T2, beta), "clarabel"))["kappa_alpha"] for beta in betas])
     # the frontier is tight: at the BMPM hyperplane both constraints hold with equality
-    prog = minimax.bmpm((Z_T2, y_T2), betas[27])
+    prog = minimax.bmpm(Z_T2, y_T2, betas[27])
     model = prog.decode(cm.solve(prog, "clarabel"))
     w, b = model["w"], model["b"]
     Sx = np.cov(X_T2.T, bias=True)
@@ -222,7 +222,7 @@ def test_link_4_32_to_mempm_same_constraints_different_objective():
     assert_allclose(-(w @ Y_T2.mean(0) + b) / np.sqrt(w @ Sy @ w), s[27], rtol=1e-6)
     g = lambda k: k * k / (1 + k * k)  # noqa: E731
     F = theta * g(np.maximum(t, 0)) + (1 - theta) * g(s)
-    mem = minimax.mempm((Z_T2, y_T2), theta=theta)
+    mem = minimax.mempm(Z_T2, y_T2, theta=theta)
     opt = mem.decode(cm.solve(mem, "quadratic-interpolation"))["objective"]
     assert_allclose(opt, 0.899028, atol=1e-5)  # T2 toy (independent cvxpy value)
     assert F.max() <= opt + 1e-6  # the line search found the maximum of the frontier

@@ -242,7 +242,7 @@ def blobs():
 
 def test_data_equals_moments(blobs):
     X, y = blobs
-    a = cm.solve(sr.specified_rates((X, y), 0.3, 0.3), "clarabel")
+    a = cm.solve(sr.specified_rates(X, y, 0.3, 0.3), "clarabel")
     b = cm.solve(sr.specified_rates(cm.ClassMoments.from_data(X, y), 0.3, 0.3), "clarabel")
     assert a.ok and b.ok
     assert a.objective == pytest.approx(b.objective, rel=1e-8)
@@ -251,7 +251,7 @@ def test_data_equals_moments(blobs):
 @pytest.mark.parametrize("form", ["primal", "dual"])
 def test_kernel_solvers_agree(blobs, form):
     X, y = blobs
-    prog = sr.specified_rates((X, y), 0.3, 0.3, kernel="rbf", gamma=0.3, ridge=1e-3,
+    prog = sr.specified_rates(X, y, 0.3, 0.3, kernel="rbf", gamma=0.3, ridge=1e-3,
                                   form=form)
     sols = {s: cm.solve(prog, s) for s in GENERIC}
     models = {s: prog.decode(sol) for s, sol in sols.items()}
@@ -269,16 +269,16 @@ def test_kernel_cone_forms_agree(blobs):
     # "centred" (centring identity, no factorisation) and "factor" are the same program
     X, y = blobs
     kw = dict(kernel="rbf", gamma=0.3, ridge=1e-3)
-    a = cm.solve(sr.specified_rates((X, y), 0.3, 0.3, cone="centred", **kw), "clarabel")
-    b = cm.solve(sr.specified_rates((X, y), 0.3, 0.3, cone="factor", **kw), "clarabel")
+    a = cm.solve(sr.specified_rates(X, y, 0.3, 0.3, cone="centred", **kw), "clarabel")
+    b = cm.solve(sr.specified_rates(X, y, 0.3, 0.3, cone="factor", **kw), "clarabel")
     assert a.objective == pytest.approx(b.objective, rel=obj_rtol("clarabel"))
 
 
 def test_linear_kernel_through_rows_is_the_linear_program(blobs):
     # the kernel program with k = x.x' equals the linear one (same margin, same decisions)
     X, y = blobs
-    lin = sr.specified_rates((X, y), 0.3, 0.3)
-    ker = sr.specified_rates((X @ X.T, y), 0.3, 0.3, kernel="precomputed")
+    lin = sr.specified_rates(X, y, 0.3, 0.3)
+    ker = sr.specified_rates(X @ X.T, y, 0.3, 0.3, kernel="precomputed")
     ml, mk = lin.decode(cm.solve(lin, "clarabel")), ker.decode(cm.solve(ker, "clarabel"))
     assert mk["margin"] == pytest.approx(ml["margin"], rel=1e-6)
     f_lin = X @ ml["w"] + ml["b"]
@@ -294,23 +294,23 @@ def test_program_pickles():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"data": (np.array([[1.0, np.nan], [0, 1]]), np.array([1.0, -1])), "error_pos": .3,
+    ({"X": np.array([[1.0, np.nan], [0, 1]]), "y": np.array([1.0, -1]), "error_pos": .3,
       "error_neg": .3}, "NaN"),
-    ({"data": (np.ones((3, 2)), np.ones(3)), "error_pos": .3, "error_neg": .3}, "single class"),
-    ({"data": (np.ones((3, 2)), np.array([0, 1, 0])), "error_pos": .3, "error_neg": .3},
+    ({"X": np.ones((3, 2)), "y": np.ones(3), "error_pos": .3, "error_neg": .3}, "single class"),
+    ({"X": np.ones((3, 2)), "y": np.array([0, 1, 0]), "error_pos": .3, "error_neg": .3},
      "labels"),
-    ({"data": (np.ones((3, 2)), np.array([1, -1])), "error_pos": .3, "error_neg": .3},
+    ({"X": np.ones((3, 2)), "y": np.array([1, -1]), "error_pos": .3, "error_neg": .3},
      "shape mismatch"),
-    ({"data": GENERAL, "error_pos": 0.0, "error_neg": .3}, "error_pos"),
-    ({"data": GENERAL, "error_pos": .3, "error_neg": 2.0}, "error_neg"),
-    ({"data": GENERAL, "error_pos": .3, "error_neg": .3, "kernel": "rbf"}, "needs the training"),
-    ({"data": GENERAL, "error_pos": .3, "error_neg": .3, "kernel": "sigmoid"}, "kernel"),
-    ({"data": GENERAL, "error_pos": .3, "error_neg": .3, "form": "both"}, "form"),
-    ({"data": GENERAL, "error_pos": .3, "error_neg": .3, "cone": "sparse"}, "cone"),
-    ({"data": GENERAL, "error_pos": .3, "error_neg": .3, "ridge": -1.0}, "ridge"),
-    ({"data": GENERAL, "error_pos": .3, "error_neg": .3, "bound": "markov"}, "bound"),
-    ({"data": GENERAL, "error_pos": .7, "error_neg": .3, "bound": "gaussian"}, "error_pos <= 0.5"),
-    ({"data": [1, 2], "error_pos": .3, "error_neg": .3}, "ClassMoments"),
+    ({"X": GENERAL, "error_pos": 0.0, "error_neg": .3}, "error_pos"),
+    ({"X": GENERAL, "error_pos": .3, "error_neg": 2.0}, "error_neg"),
+    ({"X": GENERAL, "error_pos": .3, "error_neg": .3, "kernel": "rbf"}, "needs the training"),
+    ({"X": GENERAL, "error_pos": .3, "error_neg": .3, "kernel": "sigmoid"}, "kernel"),
+    ({"X": GENERAL, "error_pos": .3, "error_neg": .3, "form": "both"}, "form"),
+    ({"X": GENERAL, "error_pos": .3, "error_neg": .3, "cone": "sparse"}, "cone"),
+    ({"X": GENERAL, "error_pos": .3, "error_neg": .3, "ridge": -1.0}, "ridge"),
+    ({"X": GENERAL, "error_pos": .3, "error_neg": .3, "bound": "markov"}, "bound"),
+    ({"X": GENERAL, "error_pos": .7, "error_neg": .3, "bound": "gaussian"}, "error_pos <= 0.5"),
+    ({"X": [1, 2], "error_pos": .3, "error_neg": .3}, "ClassMoments"),
 ])
 def test_bad_input(kwargs, match):
     with pytest.raises(ProgramError, match=match):
@@ -334,7 +334,7 @@ def test_estimator_matches_formulation(blobs):
     X, y = blobs
     labels = np.where(y > 0, "spam", "ham")  # "spam" > "ham": classes_[1] is positive
     est = ChanceConstrainedClassifier(0.2, 0.4).fit(X, labels)
-    prog = sr.specified_rates((X, y), 0.2, 0.4)
+    prog = sr.specified_rates(X, y, 0.2, 0.4)
     model = prog.decode(cm.solve(prog, "clarabel"))
     np.testing.assert_allclose(est.coef_[0], model["w"], atol=1e-6)
     assert est.intercept_[0] == pytest.approx(model["b"], abs=1e-6)
@@ -392,13 +392,13 @@ def test_wdbc_table_2_1_pattern():
     X = (X - X.mean(0)) / X.std(0)
     fn, fp = [], []
     for eta_pos in (0.9, 0.7, 0.5, 0.3):
-        prog = sr.specified_rates((X, y), eta_pos, 0.3, ridge=1e-2)
+        prog = sr.specified_rates(X, y, eta_pos, 0.3, ridge=1e-2)
         f = sr.rates_decision_values(prog.data, prog.decode(cm.solve(prog, "clarabel")), X)
         fn.append(np.mean(f[y > 0] < 0))
         fp.append(np.mean(f[y < 0] >= 0))
         assert fn[-1] <= eta_pos and fp[-1] <= 0.3
     assert np.all(np.diff(fn) < 0) and np.all(np.diff(fp) > 0)
-    prog = sr.specified_rates((X, y), 0.1, 0.3, ridge=1e-2)
+    prog = sr.specified_rates(X, y, 0.1, 0.3, ridge=1e-2)
     assert cm.solve(prog, "clarabel").status is cm.Status.INFEASIBLE
     assert cm.solve(prog, "lin-han").status is cm.Status.INFEASIBLE
 
@@ -443,3 +443,11 @@ def test_lin_han_on_a_singular_linear_covariance_names_the_ridge(case):
     ref = ChanceConstrainedClassifier(0.5, 0.5, solver="clarabel", ridge=ridge).fit(X, y)
     assert fast.solution_.status is cm.Status.OPTIMAL
     np.testing.assert_allclose(fast.coef_, ref.coef_, atol=1e-4 * np.abs(ref.coef_).max())
+
+
+def test_the_data_keyword_of_the_previous_release_still_works():
+    X, y = cm.datasets.twonorm(40, dim=2, seed=0)
+    with pytest.warns(FutureWarning, match="data=.... is deprecated"):
+        old = sr.specified_rates(data=(X, y), error_pos=0.3, error_neg=0.3)
+    new = sr.specified_rates(X, y, 0.3, 0.3)
+    np.testing.assert_array_equal(old.data["mean_pos"], new.data["mean_pos"])

@@ -80,7 +80,8 @@ def _reference(prog):
 def _options(name):
     # smo: tight KKT tolerance; osqp: its default cap of 10^4 iterations is too low for
     # the linear dual at cvxpy's default eps (1e-5)
-    return {"smo": {"tol": 1e-8}, "osqp": {"max_iter": 200_000}}.get(name, {})
+    return {"smo": {"tol": 1e-8}, "dcd": {"tol": 1e-8},
+            "osqp": {"max_iter": 200_000}}.get(name, {})
 
 
 def test_the_registry_wide_tests_cover_the_specialized_solvers():

@@ -28,7 +28,7 @@ def _instance(d, seed, condition=1.0, n=200, shift=3.0):
                                                 (20, 3, 1e6)])
 def test_agrees_with_clarabel_and_ecos(form, d, seed, condition):
     X, y = _instance(d, seed, condition)
-    prog = sr.specified_rates((X, y), 0.2, 0.3, form=form, ridge=1e-8)
+    prog = sr.specified_rates(X, y, 0.2, 0.3, form=form, ridge=1e-8)
     sol = cm.solve(prog, "ellipsoid-newton")
     assert sol.status is cm.Status.OPTIMAL, sol.message
     assert sol.residuals.gap <= 1e-9 * max(1.0, sol.extras["upper_bound"])
@@ -61,7 +61,7 @@ def test_two_balls_closed_form():
 
 def test_kernel_program_and_a_point_class():
     X, y = cm.datasets.twonorm(80, dim=4, seed=5)
-    prog = sr.specified_rates((X, y), 0.3, 0.3, kernel="rbf", gamma=0.2, ridge=1e-3)
+    prog = sr.specified_rates(X, y, 0.3, 0.3, kernel="rbf", gamma=0.2, ridge=1e-3)
     a, b = cm.solve(prog, "ellipsoid-newton"), cm.solve(prog, "clarabel")
     assert a.objective == pytest.approx(b.objective, rel=1e-6)
     # eta = 1 would be kappa = 0: the positive class is its mean (a point)
@@ -78,7 +78,7 @@ def test_kernel_program_and_a_point_class():
 
 def test_intersecting_ellipsoids_are_infeasible_like_the_backends():
     X, y = _instance(3, 4, shift=0.2)
-    prog = sr.specified_rates((X, y), 0.05, 0.05)
+    prog = sr.specified_rates(X, y, 0.05, 0.05)
     assert cm.solve(prog, "clarabel").status in (cm.Status.INFEASIBLE,
                                                  cm.Status.INFEASIBLE_INACCURATE)
     sol = cm.solve(prog, "ellipsoid-newton")
@@ -87,7 +87,7 @@ def test_intersecting_ellipsoids_are_infeasible_like_the_backends():
 
 def test_warm_start_limits_and_options():
     X, y = _instance(8, 6, 1e3)
-    prog = sr.specified_rates((X, y), 0.2, 0.2)
+    prog = sr.specified_rates(X, y, 0.2, 0.2)
     cold = cm.solve(prog, "ellipsoid-newton")
     warm = cm.solve(prog, "ellipsoid-newton", x0=tuple(cold.extras["multipliers"]))
     assert warm.iterations <= 1 and warm.objective == pytest.approx(cold.objective, rel=1e-12)
@@ -110,7 +110,7 @@ def test_optimal_only_with_conicml_s_recomputed_certificate():
     from conicml.solving import _certified
 
     X, y = _instance(6, 7, 1e2)
-    prog = sr.specified_rates((X, y), 0.25, 0.3)
+    prog = sr.specified_rates(X, y, 0.25, 0.3)
     sol = cm.solve(prog, "ellipsoid-newton")
     assert sol.status is cm.Status.OPTIMAL and sol.residuals.source == "recomputed"
     claim = dataclasses.replace(sol, objective=sol.objective * 1.01)
@@ -127,7 +127,7 @@ def test_converges_where_the_dual_function_is_flat_to_rounding(form):
     rng = np.random.default_rng(3)
     X = np.r_[rng.normal(size=(40, 3)) + [4.0, 0, 0], rng.normal(size=(50, 3)) * 0.8]
     y = np.r_[np.ones(40), -np.ones(50)]
-    prog = sr.specified_rates((X, y), 0.2, 0.4, form=form)
+    prog = sr.specified_rates(X, y, 0.2, 0.4, form=form)
     sol = cm.solve(prog, "ellipsoid-newton")
     assert sol.status is cm.Status.OPTIMAL, sol.message
     assert sol.iterations < 20
@@ -145,7 +145,7 @@ def test_stalls_end_in_a_status_not_at_max_iter(d, seed, condition):
     # certified gap for a few steps) well before max_iter and does not claim OPTIMAL
     # (the first instance stalls at a gap of 3e-16 on this machine's BLAS)
     X, y = _instance(d, seed, condition)
-    prog = sr.specified_rates((X, y), 0.2, 0.3)
+    prog = sr.specified_rates(X, y, 0.2, 0.3)
     sol = cm.solve(prog, "ellipsoid-newton", tol=1e-300, max_iter=10_000)
     assert sol.iterations < 50
     assert sol.status is cm.Status.OPTIMAL or (
@@ -184,7 +184,7 @@ def test_program_ellipsoids_are_the_factors_not_cov(seed):
     X = np.r_[rng.normal(size=(20, 3)) + 1.0, rng.normal(size=(22, 3)) - 1.0]
     y = np.r_[np.ones(20), -np.ones(22)]
     X[:, 1] *= 1e8
-    prog = sr.specified_rates((X, y), 0.2, 0.2)
+    prog = sr.specified_rates(X, y, 0.2, 0.2)
     assert prog.data["C_pos"].shape[1] < 3  # the unscaled directions were dropped
     sol, ref = cm.solve(prog, "ellipsoid-newton"), cm.solve(prog, "clarabel")
     assert ref.status is cm.Status.OPTIMAL
@@ -267,7 +267,7 @@ def test_two_segments_closed_form(form, space):
 
 def test_space_option_is_checked():
     X, y = _instance(3, 8)
-    prog = sr.specified_rates((X, y), 0.2, 0.2)
+    prog = sr.specified_rates(X, y, 0.2, 0.2)
     with pytest.raises(cm.OptionError, match="space"):
         cm.solve(prog, "ellipsoid-newton", space="eigen")
     a = cm.solve(prog, "ellipsoid-newton", space="factor")
@@ -310,7 +310,7 @@ def test_lazy_hessian_is_the_eager_one():
     from conicml.solvers.ellipsoid_newton import _Dual
 
     X, y = _instance(4, 5, 1e3)
-    prog = sr.specified_rates((X, y), 0.2, 0.3)
+    prog = sr.specified_rates(X, y, 0.2, 0.3)
     dual = _Dual(prog.data)
     lam = dual.start() * 0.37
     lazy, eager = dual.evaluate(lam), dual.evaluate(lam, derivatives=True)

@@ -60,7 +60,7 @@ def test_cholesky_feature_map_gives_the_eigen_quadratic_forms(seed, n, kind, ker
     pos = y > 0
     Kx = K[pos] - K[pos].mean(axis=0)
     Sw = Kx.T @ Kx / pos.sum() + rho * K
-    prog = mm.mpm((X, y), ridge=rho, kernel=kernel, gamma="scale")
+    prog = mm.mpm(X, y, ridge=rho, kernel=kernel, gamma="scale")
     rng = np.random.default_rng(seed)
     for _ in range(3):
         u = rng.standard_normal(Phi.shape[1])
@@ -88,7 +88,7 @@ def test_singular_gram_falls_back_to_the_eigen_map():
 
 def test_kappa_max_by_cholesky_matches_svd():
     X, y = kernel_data(4, 60)
-    prog = mm.bmpm((X, y), 0.1, ridge=1e-3, kernel="rbf")
+    prog = mm.bmpm(X, y, 0.1, ridge=1e-3, kernel="rbf")
     ref = math.sqrt(inverse_quadratic(prog.data["Ry"], prog.data["d"]))
     assert mm._kappa_max(prog.data) == pytest.approx(ref, rel=1e-9)
 
@@ -100,10 +100,10 @@ def test_ils_newton_agrees_with_clarabel_and_ecos_on_kernel_programs(family, see
                                                                      kernel):
     X, y = kernel_data(seed, n, kind)
     if family == "mpm":
-        prog = mm.mpm((X, y), ridge=1e-3, kernel=kernel)
+        prog = mm.mpm(X, y, ridge=1e-3, kernel=kernel)
     else:
-        beta0 = 0.5 * mm.bmpm((X, y), 0.0, ridge=1e-3, kernel=kernel).data["beta0_max"]
-        prog = mm.bmpm((X, y), beta0, ridge=1e-3, kernel=kernel)
+        beta0 = 0.5 * mm.bmpm(X, y, 0.0, ridge=1e-3, kernel=kernel).data["beta0_max"]
+        prog = mm.bmpm(X, y, beta0, ridge=1e-3, kernel=kernel)
     sol = cm.solve(prog, "ils-newton")
     assert sol.status is cm.Status.OPTIMAL, sol.message
     assert sol.residuals.source == "recomputed"
@@ -150,7 +150,7 @@ def test_ils_newton_matches_dinkelbach_on_robust_linear_moments(seed):
 # ------------------------------------------------------------ the solver's contract
 def _prog(seed=0, n=40):
     X, y = kernel_data(seed, n)
-    return mm.mpm((X, y), ridge=1e-3, kernel="rbf")
+    return mm.mpm(X, y, ridge=1e-3, kernel="rbf")
 
 
 def test_limits_callback_and_warm_start():
@@ -186,8 +186,8 @@ def test_irregular_programs_are_delegated_to_dinkelbach():
     assert sol.extras["delegated"] == "dinkelbach" and "delegated" in sol.message
     # an infeasible BMPM (beta0 beyond beta0_max): INFEASIBLE, as dinkelbach says
     X, y = kernel_data(5, 40)
-    hi = mm.bmpm((X, y), 0.0, ridge=1e-3, kernel="rbf").data["beta0_max"]
-    prog = mm.bmpm((X, y), min(0.5 * (1 + hi), 0.999999), ridge=1e-3, kernel="rbf")
+    hi = mm.bmpm(X, y, 0.0, ridge=1e-3, kernel="rbf").data["beta0_max"]
+    prog = mm.bmpm(X, y, min(0.5 * (1 + hi), 0.999999), ridge=1e-3, kernel="rbf")
     sol = cm.solve(prog, "ils-newton")
     assert sol.status is cm.Status.INFEASIBLE
     assert prog.decode(sol)["feasible"] is False

@@ -105,7 +105,7 @@ def scaled(X, j, factor):
 def mpm_alpha(X, y, solver):
     from conicml.formulations import minimax as mm
 
-    prog = mm.mpm((X, y))
+    prog = mm.mpm(X, y)
     sol = cm.solve(prog, solver)
     assert sol.status is cm.Status.OPTIMAL, (solver, sol.message)
     model = prog.decode(sol)
@@ -138,12 +138,12 @@ def test_mpm_family_invariance_on_random_instances():
         d = int(rng.integers(2, 5))
         X = np.r_[rng.normal(0.8, 1, (15, d)), rng.normal(-0.8, 1, (12, d))]
         y = np.r_[np.ones(15), -np.ones(12)]
-        ref_b = cm.solve(mm.bmpm((X, y), 0.4), "clarabel").objective
-        ref_m = cm.solve(mm.mempm((X, y), theta=0.5), "quadratic-interpolation").objective
+        ref_b = cm.solve(mm.bmpm(X, y, 0.4), "clarabel").objective
+        ref_m = cm.solve(mm.mempm(X, y, theta=0.5), "quadratic-interpolation").objective
         s = 10.0 ** rng.uniform(-8, 8, d)
         Xs = X * s
-        got_b = cm.solve(mm.bmpm((Xs, y), 0.4), "clarabel").objective
-        got_m = cm.solve(mm.mempm((Xs, y), theta=0.5), "quadratic-interpolation").objective
+        got_b = cm.solve(mm.bmpm(Xs, y, 0.4), "clarabel").objective
+        got_m = cm.solve(mm.mempm(Xs, y, theta=0.5), "quadratic-interpolation").objective
         # BMPM objective 1/kappa and MEMPM objective (an accuracy) are scale-free
         assert got_b == pytest.approx(ref_b, rel=1e-6)
         assert got_m == pytest.approx(ref_m, abs=1e-6)
@@ -207,8 +207,8 @@ def random_minimax(seed, kind):
     X = X @ np.diag(10.0 ** r.uniform(-3, 3, d))
     y = np.r_[np.ones(npos), -np.ones(nneg)]
     if kind == "mpm":
-        return mm.mpm((X, y))
-    return mm.bmpm((X, y), beta0=float(r.uniform(0.05, 0.95)))
+        return mm.mpm(X, y)
+    return mm.bmpm(X, y, beta0=float(r.uniform(0.05, 0.95)))
 
 
 # seeds of the generator above where rosen stopped OPTIMAL 0.5-4 % above Clarabel
@@ -243,7 +243,7 @@ def random_mempm(seed):
     X = np.r_[Xp, Xn @ r.normal(size=(d, d))]
     y = np.r_[np.ones(npos), -np.ones(nneg)]
     bound = "gaussian" if r.uniform() < 0.3 else "chebyshev"
-    return mm.mempm((X, y), theta=float(r.uniform(0.05, 0.95)), bound=bound,
+    return mm.mempm(X, y, theta=float(r.uniform(0.05, 0.95)), bound=bound,
                     nu_x=float(r.choice([0, 0.1])))
 
 
