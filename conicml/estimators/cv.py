@@ -709,11 +709,19 @@ class BMPMClassifierCV(_FittedPathCV, _PathCV):
     >>> from sklearn.datasets import make_blobs
     >>> X, y = make_blobs(n_samples=80, centers=[[-1, -1], [1, 1]], cluster_std=1.5,
     ...                   random_state=0)
-    >>> clf = BMPMClassifierCV(beta0s=[0.1, 0.3, 0.5, 0.7], cv=3).fit(X, y)
+    >>> import warnings
+    >>> from sklearn.exceptions import FitFailedWarning
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always", FitFailedWarning)
+    ...     clf = BMPMClassifierCV(beta0s=[0.1, 0.3, 0.5, 0.7, 0.9], cv=3).fit(X, y)
+    >>> print(str(caught[0].message).split(" (")[0])
+    3 fits failed and were scored nan: fold 0: beta0=0.9: beta0=0.9 is not attainable on this fold
+    >>> clf.cv_results_["mean_test_score"].round(3)   # 0.9 > beta0_max on every fold
+    array([0.863, 0.9  , 0.888, 0.851,   nan])
     >>> clf.best_params_, round(clf.best_score_, 3)
-    ({'beta0': 0.5}, 0.825)
-    >>> clf.best_estimator_.beta_ >= 0.5                   # the guarantee on class 0
-    True
+    ({'beta0': 0.3}, 0.9)
+    >>> print(round(clf.best_estimator_.beta_, 3))   # the guarantee on class 0
+    0.3
     """
 
     _param = "beta0"
@@ -820,11 +828,13 @@ solver_options
     Examples
     --------
     >>> from sklearn.datasets import make_blobs
-    >>> X, y = make_blobs(n_samples=60, centers=[[-1, -1], [1, 1]], cluster_std=1.2,
+    >>> X, y = make_blobs(n_samples=60, centers=[[-1, -1], [1, 1]], cluster_std=2.0,
     ...                   random_state=0)
-    >>> clf = M4ClassifierCV(Cs=[0.001, 0.01, 0.1, 1.0], cv=3).fit(X, y)
-    >>> clf.best_params_, round(clf.best_score_, 3)
-    ({'C': 0.001}, 0.9)
+    >>> clf = M4ClassifierCV(Cs=[0.001, 0.01, 0.1, 1.0, 10.0], cv=3).fit(X, y)
+    >>> clf.cv_results_["mean_test_score"].round(3)
+    array([0.767, 0.767, 0.783, 0.833, 0.833])
+    >>> clf.best_params_, round(clf.best_score_, 3)    # ties: the first C in Cs
+    ({'C': 1.0}, 0.833)
     >>> clf.predict([[-1, -1], [1, 1]])
     array([0, 1])
     """
@@ -932,16 +942,16 @@ class ChanceConstrainedClassifierCV(_FittedPathCV, _PathCV):
     >>> from sklearn.datasets import make_blobs
     >>> X, y = make_blobs(n_samples=80, centers=[[-1, -1], [1, 1]], cluster_std=1.0,
     ...                   random_state=0)
-    >>> clf = ChanceConstrainedClassifierCV([(0.9, 0.9), (0.5, 0.5), (0.05, 0.05)],
-    ...                                     cv=3)
     >>> import warnings
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     _ = clf.fit(X, y)
-    >>> clf.cv_results_["mean_test_score"].round(3)          # (0.05, 0.05): infeasible
-    array([0.863, 0.863,   nan])
-    >>> clf.rates_
-    (0.9, 0.9)
+    >>> from sklearn.exceptions import FitFailedWarning
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", FitFailedWarning)  # names the nan pairs
+    ...     clf = ChanceConstrainedClassifierCV(
+    ...         [(0.9, 0.9), (0.5, 0.5), (0.05, 0.05)], cv=3).fit(X, y)
+    >>> clf.cv_results_["mean_test_score"].round(3)   # (0.05, 0.05): ellipsoids overlap
+    array([0.963, 0.963,   nan])
+    >>> clf.rates_, clf.best_params_
+    ((0.9, 0.9), {'error_pos': 0.9, 'error_neg': 0.9})
     """
 
     _param = "rates"
@@ -1003,7 +1013,7 @@ class ChanceConstrainedClassifierCV(_FittedPathCV, _PathCV):
 
     def _fold_program(self, data: Any, value: tuple[float, float]) -> Any:
         try:
-            return self._base_estimator(value)._program(data)
+            return self._base_estimator(value)._program(*data)
         except ProgramError as exc:  # e.g. a gaussian rate above 1/2
             return str(exc)
 
@@ -1057,7 +1067,7 @@ class SVOrdinalRegressorCV(_FittedPathCV, ClassifierMixin, BaseEstimator):
     >>> y = np.digitize(X[:, 0] + 0.5 * rng.normal(size=90), [-1, 1])  # 3 noisy levels
     >>> reg = SVOrdinalRegressorCV(Cs=[0.01, 0.1, 1.0, 10.0], cv=3, kernel="linear")
     >>> reg.fit(X, y).best_params_, round(reg.best_score_, 3)
-    ({'C': 1.0}, 0.844)
+    ({'C': 1.0}, 0.878)
     >>> reg.predict([[-2], [0], [2]])
     array([0, 1, 2])
     """
