@@ -37,6 +37,7 @@ from .._utils.progress import progress_bar
 from ..exceptions import ProgramError
 from ..formulations import m4 as m4f
 from ..formulations import minimax as mm
+from ..formulations import qpfs as qpfs_formulation
 from ..formulations import ranking as ranking_formulation
 from ..formulations import svm as svm_formulation
 from ..formulations.svor_dual import svor_dual
@@ -1152,3 +1153,79 @@ class SVOrdinalRegressorCV(_FittedPathCV, ClassifierMixin, BaseEstimator):
     def _fold_model(self, data, value, X_train, program, solution) -> SVOrdinalRegressor:
         est = _fitted(self._base_estimator(value), data[2], X_train)
         return est._store(X_train, program, solution)
+
+
+# ---- QPFS's alpha ------------------------------------------------------------------------
+class _QPFSAlphaSearch(_FittedPathCV):
+    r""":class:`~conicml.estimators.QPFSSelector`'s ``alpha="cv"``.
+
+    The base estimator at :math:`\alpha` is ``Pipeline([("qpfs", QPFSSelector(alpha=a)),
+    ("estimator", estimator)])``. On each fold the similarities and the factor of
+    :math:`\tilde Q` are computed once (one QPFS program), the grid of :math:`\alpha` is
+    solved along a path (:func:`~conicml.formulations.qpfs.with_alpha`; ``simplex-smo``
+    starts from the previous point of the simplex), and the estimator is fitted on each
+    value's selected features and scored on the fold's test block.
+    """
+
+    _param = "alpha"
+    _order = "ascending"
+
+    def __init__(self, selector: Any) -> None:
+        self.selector = selector
+        self.cv = selector.cv
+        self.scoring = selector.scoring
+        self.n_jobs = selector.n_jobs
+        self.refit = False  # QPFSSelector.fit refits the chosen alpha itself
+        self.solver = selector.solver
+        self.solver_options = selector.solver_options
+
+    def run(self, X: np.ndarray, y: np.ndarray) -> _QPFSAlphaSearch:
+        """Score every alpha on every fold; ``alpha_`` is the best."""
+        self.classes_ = np.unique(y)
+        self._search(X, y, y)
+        return self
+
+    def _grid(self) -> np.ndarray:
+        alphas = self.selector.alphas
+        if alphas is None:
+            return np.linspace(0.0, 1.0, 11)
+        grid = np.asarray(alphas, dtype=float).reshape(-1)
+        if grid.size == 0 or not np.all((grid >= 0) & (grid <= 1)):
+            raise ValueError(f"alphas must lie in [0, 1], got {alphas!r}")
+        return grid
+
+    def _estimator(self) -> Any:
+        from sklearn.base import clone
+        from sklearn.svm import SVC
+
+        est = self.selector.estimator
+        return SVC(kernel="linear") if est is None else clone(est)
+
+    def _selector(self, value: float) -> Any:
+        from sklearn.base import clone
+
+        return clone(self.selector).set_params(alpha=float(value), alphas=None, cv=None,
+                                               estimator=None, scoring=None, n_jobs=None)
+
+    def _base_estimator(self, value: float) -> Any:
+        from sklearn.pipeline import Pipeline
+
+        return Pipeline([("qpfs", self._selector(value)), ("estimator", self._estimator())])
+
+    def _fold_state(self, X_train: np.ndarray, y_train: np.ndarray) -> Any:
+        selector = self._selector(0.5)
+        # the similarities and the factor, once per fold (alpha only weighs them)
+        return selector._program(X_train, y_train, 0.5), y_train
+
+    def _fold_program(self, state: Any, value: float) -> Any:
+        return qpfs_formulation.with_alpha(state[0], float(value))
+
+    def _fold_model(self, state, value, X_train, program, solution) -> Any:
+        from sklearn.pipeline import Pipeline
+
+        selector = self._selector(value)
+        selector.n_features_in_ = X_train.shape[1]
+        w, ranking = selector._store(program, solution)
+        selector._keep(X_train, w, ranking, selector._n_keep(X_train.shape[1]))
+        estimator = self._estimator().fit(selector.transform(X_train), state[1])
+        return Pipeline([("qpfs", selector), ("estimator", estimator)])

@@ -8,6 +8,9 @@ import pytest
 from sklearn.exceptions import FitFailedWarning, NotFittedError
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import Pipeline
+from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from conicml.estimators import (
@@ -17,6 +20,7 @@ from conicml.estimators import (
     ChanceConstrainedClassifierCV,
     M4Classifier,
     M4ClassifierCV,
+    QPFSSelector,
     RankRCClassifier,
     RankRCClassifierCV,
     SVMClassifier,
@@ -24,6 +28,7 @@ from conicml.estimators import (
     SVOrdinalRegressor,
     SVOrdinalRegressorCV,
 )
+from conicml.estimators.cv import _QPFSAlphaSearch
 
 
 def _data(n=200, seed=0):
@@ -52,7 +57,8 @@ def _expected_failures(estimator):
      RankRCClassifierCV(lams=[0.01, 1.0], cv=3), BMPMClassifierCV(beta0s=[0.0, 0.05], cv=3),
      M4ClassifierCV(Cs=[0.01, 1.0], cv=3),
      ChanceConstrainedClassifierCV(rates=[(1.0, 1.0), (0.9, 0.9)], cv=3),
-     SVOrdinalRegressorCV(Cs=[0.1, 1.0], cv=3)],
+     SVOrdinalRegressorCV(Cs=[0.1, 1.0], cv=3),
+     QPFSSelector(alpha="cv", alphas=[0.2, 0.8], cv=3, similarity="correlation")],
     expected_failed_checks=_expected_failures,
 )
 def test_sklearn_compatible(estimator, check):
@@ -181,18 +187,6 @@ def test_bmpm_cv_matches_grid_search_and_scores_infeasible_beta0_nan(solver):
     np.testing.assert_array_equal(est.predict(X), gs.predict(X))
 
 
-def test_bmpm_cv_warm_starts_along_beta0():
-    # the fold models are the path's: every solve after the first starts from the previous w
-    X, y = _data(seed=7)
-    est = BMPMClassifierCV([0.2, 0.4, 0.6], cv=3, solver="ils-newton")
-    est.classes_ = np.unique(y)
-    y_pm = np.where(y == est.classes_[1], 1.0, -1.0)
-    train, test = np.arange(0, 150), np.arange(150, 200)
-    models, _, _ = est._fold_path(X, y_pm, train, test, est._grid())
-    starts = [m.solution_.extras["path"]["warm_start"] for m in models]
-    assert starts == [(), ("x0",), ("x0",)]
-
-
 def test_m4_cv_matches_grid_search():
     # the soft-M4 search along C starts from the previous rho*; GridSearchCV solves cold
     X, y = _data(n=120, seed=8)
@@ -253,3 +247,50 @@ def test_progress_bar_counts_every_fold_and_value(monkeypatch):
     X, y = _data(n=90, seed=11)
     SVMClassifierCV([0.1, 1.0, 10.0], cv=3).fit(X, y)
     assert seen == {"n": 9, "total": 9}
+
+
+@pytest.mark.parametrize("estimator", [None, KNeighborsClassifier(3)])
+def test_qpfs_alpha_by_cv_matches_grid_search_over_a_pipeline(estimator):
+    # the reference: GridSearchCV over Pipeline(QPFSSelector(alpha=a), estimator)
+    rng = np.random.default_rng(12)
+    y = np.repeat([0, 1, 2], 40)
+    X = rng.normal(size=(120, 7))
+    X[:, 1] += y
+    X[:, 4] = X[:, 1] + 0.3 * rng.normal(size=120)  # redundant with feature 1
+    X[:, 5] += 0.6 * (y == 2)
+    alphas = [0.0, 0.3, 0.6, 1.0]
+    sel = QPFSSelector(2, alpha="cv", alphas=alphas, cv=CV, estimator=estimator).fit(X, y)
+    pipe = Pipeline([("qpfs", QPFSSelector(2)),
+                     ("estimator", SVC(kernel="linear") if estimator is None else estimator)])
+    gs = GridSearchCV(pipe, {"qpfs__alpha": alphas}, cv=CV).fit(X, y)
+    np.testing.assert_allclose(sel.cv_results_["mean_test_score"],
+                               gs.cv_results_["mean_test_score"], atol=1e-12)
+    assert sel.alpha_ == gs.best_params_["qpfs__alpha"] == sel.best_params_["alpha"]
+    # the selection is QPFSSelector's at the chosen alpha, refitted on all the data
+    ref = QPFSSelector(2, alpha=sel.alpha_).fit(X, y)
+    np.testing.assert_array_equal(sel.get_support(), ref.get_support())
+    np.testing.assert_array_equal(sel.get_support(), gs.best_estimator_["qpfs"].get_support())
+
+
+def test_fold_paths_are_warm_started():
+    # every solve after the first along a fold's grid starts from the previous solution
+    X, y = _data(n=120, seed=13)
+    classes = np.unique(y)
+    y_pm = np.where(y == classes[1], 1.0, -1.0)
+    train, test = np.arange(0, 90), np.arange(90, 120)
+    cases = [(BMPMClassifierCV([0.2, 0.4, 0.6], solver="ils-newton"), y_pm),
+             (BMPMClassifierCV([0.2, 0.4, 0.6], solver="dinkelbach"), y_pm),
+             (M4ClassifierCV([0.003, 0.03, 0.3]), y_pm),
+             (ChanceConstrainedClassifierCV([(0.9, 0.9), (0.8, 0.8), (0.7, 0.7)],
+                                            solver="ellipsoid-newton"), y_pm),
+             (SVOrdinalRegressorCV([0.1, 1.0, 10.0]), y)]
+    for est, y_enc in cases:
+        est.classes_ = classes
+        models, _, _ = est._fold_path(X, y_enc, train, test, est._grid())
+        starts = [m.solution_.extras["path"]["warm_start"] for m in models]
+        assert starts[0] == () and starts[1:] == [("x0",), ("x0",)], (est, starts)
+    sel = QPFSSelector(2, alpha="cv")
+    search = _QPFSAlphaSearch(sel)
+    models, _, _ = search._fold_path(X, y, train, test, np.array([0.2, 0.5, 0.8]))
+    starts = [m["qpfs"].solution_.extras["path"]["warm_start"] for m in models]
+    assert starts == [(), ("x0",), ("x0",)]
