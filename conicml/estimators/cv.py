@@ -798,11 +798,12 @@ class BMPMClassifierCV(_FittedPathCV, _PathCV):
 class M4ClassifierCV(_FittedPathCV, _PathCV):
     r""":class:`~conicml.estimators.M4Classifier` (soft margin) with C chosen by CV.
 
-    On each fold the soft-M4 program is solved along the grid of C from the smallest value
-    up with :func:`conicml.solve_path`: the searches over :math:`\rho`
-    (``envelope-newton``, ``quadratic-interpolation``) take the previous :math:`\rho^*` as
-    their first middle point. Each value is scored on the fold's test block and the best
-    C is refitted on all the data with :class:`M4Classifier`.
+    On each fold the class covariance factors (or the empirical kernel map) are computed
+    once and the soft-M4 program (:func:`conicml.formulations.m4.with_cost`) is solved
+    along the grid of C from the smallest value up with :func:`conicml.solve_path`: the
+    searches over :math:`\rho` (``envelope-newton``, ``quadratic-interpolation``) take the
+    previous :math:`\rho^*` as their first middle point. Each value is scored on the fold's
+    test block and the best C is refitted on all the data with :class:`M4Classifier`.
 
     Parameters
     ----------
@@ -885,15 +886,14 @@ solver_options
         return self.solver, {"inner": self.inner, **dict(self.solver_options or {})}
 
     def _fold_state(self, X_train: np.ndarray, y_train: np.ndarray) -> Any:
-        return X_train, y_train
-
-    def _fold_program(self, data: Any, value: float) -> Any:
-        X_train, y_train = data
-        # M4Classifier's program at this C (m4 validates and factors the covariances)
-        return m4f.m4(X_train, y_train, float(value), kernel=self.kernel, gamma=self.gamma,
-                      degree=self.degree, coef0=self.coef0,
+        # M4Classifier's program: m4 validates and factors the covariances once per fold
+        return m4f.m4(X_train, y_train, float(self._grid()[0]), kernel=self.kernel,
+                      gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                       **ridge_keywords(self.ridge, self.kernel), reduction=self.reduction,
                       factor_rtol=self.factor_rtol)
+
+    def _fold_program(self, first: Any, value: float) -> Any:
+        return m4f.with_cost(first, float(value))  # the same factors at another C
 
     def _fold_model(self, data, value, X_train, program, solution) -> M4Classifier:
         est = _fitted(self._base_estimator(value), self.classes_, X_train)
