@@ -92,3 +92,52 @@ def test_simplex_smo_leaves_a_restricted_optimum():
     assert sol.status is cm.Status.OPTIMAL
     assert sol.values["w"][dropped] > 0
     assert sol.objective == pytest.approx(ref.objective, rel=obj_rtol("clarabel"))
+
+
+def _svor_scaled(seed, ranks, C=1000.0):
+    # 42 points, 2 features, the first x1e3, RBF with gamma="scale": the kernel is
+    # nearly a function of the first feature and its columns nearly coincide
+    from test_smo_or import ordinal_data
+
+    from conicml.formulations.svor_implicit import svorim_dual
+
+    X, y = ordinal_data(seed, 42, 2, ranks)
+    X[:, 0] *= 1e3
+    return svorim_dual(X, y, C=C, kernel="rbf")
+
+
+@pytest.mark.slow
+def test_smo_or_leaves_a_shrinking_zigzag():
+    # with shrinking, two variables traded the same step back and forth at a constant
+    # violation 0.202 (150 000 pair steps, to the time limit); the no-progress rule
+    # brings every variable back and the solve converges
+    prog = _svor_scaled(5, 6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = cm.solve(prog, "smo-or", time_limit=120.0)
+        refs = [cm.solve(prog, name) for name in ("clarabel", "ecos")]
+    assert sol.status is cm.Status.OPTIMAL, sol.message
+    assert sol.extras["unshrink_events"] >= 1
+    for ref in refs:  # independent interior-point solves; smo-or runs at tol 1e-3
+        if ref.status is cm.Status.OPTIMAL:
+            assert sol.objective == pytest.approx(ref.objective, rel=1e-4)
+    assert refs[0].status is cm.Status.OPTIMAL
+
+
+@pytest.mark.slow
+def test_smo_or_stops_without_progress_with_a_named_status():
+    prog = _svor_scaled(3, 6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = cm.solve(prog, "smo-or", time_limit=120.0)
+        ref = cm.solve(prog, "clarabel")
+    window = max(1000, 10 * 42)  # the solver's no-progress window, m = 42 points
+    if sol.status is cm.Status.OPTIMAL:  # reaching the optimum is the better outcome
+        assert sol.objective == pytest.approx(ref.objective, rel=1e-4)
+        return
+    assert sol.status is cm.Status.USER_LIMIT
+    assert sol.extras["stop_reason"] == 5
+    assert "no progress" in sol.message and "KKT violation" in sol.message
+    # two no-progress periods of 20 windows after the last improvement, not max_iter
+    assert sol.iterations < 1_000_000 and sol.iterations <= 200 * window
+    assert sol.objective <= ref.objective * (1 + 1e-6)  # a dual value: below the optimum
