@@ -141,3 +141,88 @@ def test_smo_or_stops_without_progress_with_a_named_status():
     # two no-progress periods of 20 windows after the last improvement, not max_iter
     assert sol.iterations < 1_000_000 and sol.iterations <= 200 * window
     assert sol.objective <= ref.objective * (1 + 1e-6)  # a dual value: below the optimum
+
+
+def _trs_closed_form(lam, c, delta):
+    """Closed form of min c'u + u'diag(lam)u/2, |u| <= delta, lam >= 0 diagonal with
+    c_1 != 0 on the zero eigenvalue: u_i = -c_i/(lam_i + nu), nu > 0 the root of
+    |u(nu)| = delta (Moré & Sorensen 1983), found by bisection."""
+    lo, hi = 0.0, float(np.linalg.norm(c)) / delta + 1.0
+    for _ in range(300):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if np.linalg.norm(c / (lam + mid)) > delta else (lo, mid)
+    u = -c / (lam + hi)
+    return u, float(c @ u + 0.5 * u @ (lam * u))
+
+
+# nearly singular convex TRS: eigenvalues 0 ... 5.6e8, objective ~ -1.5e-3
+_LAM = np.array([0.0, 1e-3, 1.0, 5.6e8])
+_C = np.array([1.5e-3, 2e-4, -3e-4, 2.0])
+_DELTA = 1.0
+
+
+@pytest.mark.parametrize("form", ["socp", "sdp"])
+def test_more_sorensen_on_a_nearly_singular_trs_matches_the_closed_form(form):
+    from conicml.formulations.trust_region import trust_region_subproblem
+
+    u_star, q_star = _trs_closed_form(_LAM, _C, _DELTA)
+    prog = trust_region_subproblem(np.diag(_LAM), _C, _DELTA, form=form)
+    sol = cm.solve(prog, "more-sorensen")
+    assert sol.status is cm.Status.OPTIMAL
+    # a diagonal H: the eigendecomposition is exact, the secular root to 1e-12
+    assert sol.objective == pytest.approx(q_star, rel=1e-9)
+    assert sol.residuals.gap <= 1e-9
+
+
+def test_trs_certificate_rejects_wrong_points_the_old_scale_accepted():
+    from conicml.formulations.trust_region import trust_region_subproblem
+
+    u_star, q_star = _trs_closed_form(_LAM, _C, _DELTA)
+    prog = trust_region_subproblem(np.diag(_LAM), _C, _DELTA, form="socp")
+    # (a) the optimum with its null-space component halved: in the ball, q 0.3 % .. 100 %
+    # off; (b) the optimum moved along the sphere by 10 % of the radius
+    wrong = u_star.copy()
+    wrong[0] *= 0.5
+    turned = u_star + 0.1 * np.array([0.0, 1.0, 0.0, 0.0])
+    turned *= _DELTA / np.linalg.norm(turned)
+    for point in (wrong, turned):
+        q = float(_C @ point + 0.5 * point @ (_LAM * point))
+        assert q - q_star > 3e-3 * abs(q_star)
+        # the former scale: stationarity |(H + nu I)u + g| / (|g| + |H| Delta) ~ 1e-12
+        nu = max(0.0, -float(point @ (_LAM * point + _C)) / float(point @ point))
+        old = np.linalg.norm(_LAM * point + _C + nu * point) / (
+            np.linalg.norm(_C) + _LAM.max() * _DELTA)
+        assert old < 1e-6
+        claimed = cm.Solution(status=cm.Status.OPTIMAL, solver="test", objective=q,
+                              values={"s": point})
+        res = prog.certify(claimed)
+        # the gap bounds (q - q*)/tau and is not below it
+        assert res.gap > 1e-3
+        certified = cm.solving._certified(prog, claimed, 5e-4)
+        assert certified.status is cm.Status.OPTIMAL_INACCURATE
+        assert "gap residual" in certified.message
+    # a reported objective that is not the point's fails as well
+    lie = cm.Solution(status=cm.Status.OPTIMAL, solver="test", objective=2 * q_star,
+                      values={"s": u_star})
+    assert prog.certify(lie).gap > 0.1  # |q*| / tau, tau = |q| + |g.u| + |u.Hu|/2
+
+
+def test_generic_trs_answers_are_within_their_certificates():
+    from conicml.formulations.trust_region import trust_region_subproblem
+
+    _, q_star = _trs_closed_form(_LAM, _C, _DELTA)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for form in ("socp", "sdp"):
+            prog = trust_region_subproblem(np.diag(_LAM), _C, _DELTA, form=form)
+            for name in cm.solvers.available(prog.kind):
+                sol = cm.solve(prog, name)
+                if sol.status is not cm.Status.OPTIMAL or sol.residuals.primal > 1e-12:
+                    continue  # only certified, feasible answers promise anything
+                from conicml.formulations.trust_region import trs_point
+
+                u = trs_point(prog.data, sol)
+                lin, quad = float(_C @ u), 0.5 * float(u @ (_LAM * u))
+                tau = abs(lin + quad) + abs(lin) + abs(quad)
+                assert abs(sol.objective - q_star) <= 1.001 * sol.residuals.gap * tau \
+                    + 1e-12 * abs(q_star), (form, name, sol.objective, q_star)
