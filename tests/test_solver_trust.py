@@ -226,3 +226,43 @@ def test_generic_trs_answers_are_within_their_certificates():
                 tau = abs(lin + quad) + abs(lin) + abs(quad)
                 assert abs(sol.objective - q_star) <= 1.001 * sol.residuals.gap * tau \
                     + 1e-12 * abs(q_star), (form, name, sol.objective, q_star)
+
+
+def _ill_conditioned_kqpfs():
+    # a feature x1e3 and mu = 1e-10 under a cubic kernel: alpha and Q_K are large, and
+    # 0.5 a'(Q_K + mu I)a - F'a loses ~2e-4 of the value (-0.652) to round-off
+    from conicml.formulations.kfda import kqpfs
+
+    rng = np.random.default_rng(39)
+    X = rng.normal(size=(60, 2))
+    y = np.where(rng.random(60) < 0.5, 1.0, -1.0)
+    X[:, 0] *= 1e3
+    return kqpfs(X, y, 1.1e-10, kernel="poly")
+
+
+def test_kqpfs_cholesky_reports_its_points_objective():
+    prog = _ill_conditioned_kqpfs()
+    sol = cm.solve(prog, "kqpfs-cholesky")
+    assert sol.status is cm.Status.OPTIMAL, sol.message
+    # the program's own objective (the cvxpy expression the generic backends minimise),
+    # evaluated at the returned point
+    prog.variables["alpha"].value = sol.values["alpha"]
+    value = float(prog.problem.objective.value)
+    assert sol.objective == pytest.approx(value, rel=1e-12, abs=1e-14)
+    assert sol.residuals.gap <= 1e-12
+
+
+def test_kqpfs_certificate_rejects_an_objective_that_is_not_the_points():
+    prog = _ill_conditioned_kqpfs()
+    sol = cm.solve(prog, "kqpfs-cholesky")
+    f = prog.data["fisher"]
+    A, F = f.kqpfs_system()
+    a = sol.values["alpha"]
+    # the former report, 0.5 a'Aa - F'a: ~5e-6 of |Cy|^2/2 away from the point's value,
+    # 500 times kqpfs-cholesky's certify_tol
+    former = float(0.5 * a @ (A @ a) - F @ a)
+    claimed = cm.Solution(status=cm.Status.OPTIMAL, solver="test", objective=former,
+                          values={"alpha": a})
+    res = prog.certify(claimed)
+    assert res.gap > 1e-7
+    assert cm.solving._certified(prog, claimed, 1e-8).status is cm.Status.OPTIMAL_INACCURATE
