@@ -56,7 +56,10 @@ terms of :math:`q`, at least :math:`\epsilon(\|\hat g\|\Delta + \|\hat H\|\Delta
 :math:`\nu(\Delta^2 - \|u\|^2)/2 + 2\Delta\|(\hat H+\nu I)u+\hat g\| +
 2\Delta^2\max(0, -\lambda_{\min} - \nu)` (the Lagrangian is convex when
 :math:`\hat H + \nu I \succeq 0`) and :math:`q(u)` minus the dual function above at
-:math:`\max(\nu, -\lambda_{\min}, 0)`; plus the distance of the reported objective
+:math:`\max(\nu, -\lambda_{\min}, 0)` with every eigenvalue lowered by
+:math:`64\epsilon\|\hat H\|` (their accuracy); plus
+:math:`\nu(\|u\|^2 - \Delta^2)_+/2` for a point outside the ball (which may lie below
+:math:`q^*`) and the distance of the reported objective
 from :math:`q(u)`, so that the gap bounds :math:`|\text{reported} - q^*|/\tau`.
 Relative to :math:`\|\hat H\|\Delta^2` instead of :math:`\tau` a nearly singular
 :math:`H` (eigenvalues 0 … 5.6e8) would let a point with a 100 % error in :math:`q`
@@ -213,9 +216,11 @@ def _certify(data: Mapping[str, Any], solution: Solution) -> Residuals:
                + 2.0 * delta**2 * max(0.0, -lam1 - nu))
     nu_d = max(nu, -lam1, 0.0)
     c = Q.T @ gs
-    shifted = eig + nu_d
-    # eigenvalues are known to about eps ||H||: below that a shifted one counts as zero
-    null = shifted <= 64.0 * np.finfo(float).eps * hnorm
+    # the computed eigenvalues are known to about eps ||H|| (eigh): each is lowered by
+    # 64 eps ||H||, which only lowers d (a conservative bound; the solver under test may
+    # use the same decomposition), and one within that of -nu counts as zero
+    shifted = eig + nu_d - 64.0 * np.finfo(float).eps * hnorm
+    null = shifted <= 0.0
     if np.all(np.abs(c[null]) <= 1e-12 * max(float(np.linalg.norm(gs)), 1e-300)):
         d_val = (-0.5 * float(np.sum(c[~null] ** 2 / shifted[~null]))
                  - 0.5 * nu_d * delta**2)
@@ -223,6 +228,9 @@ def _certify(data: Mapping[str, Any], solution: Solution) -> Residuals:
     else:
         bound_b = math.inf
     gap = max(0.0, min(bound_a, bound_b)) / tau
+    # a point outside the ball can be below q*: by at most nu (|u|^2 - Delta^2)/2 (the
+    # Lagrangian at nu), so that the gap bounds |q(u) - q*|
+    gap += nu * max(0.0, nu2 - delta**2) / (2.0 * tau)
     # the reported objective must be the point's (the SDP route reports the relaxation's
     # value, which equals q only at a rank-one solution): the gap bounds |reported - q*|
     reported = float(solution.objective)
