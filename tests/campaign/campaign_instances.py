@@ -49,9 +49,10 @@ KINDS = {
     "ranking": "socp.rank.smoothed",
 }
 
-#: families whose objective has no natural unit: differences are relative to |reference|
-#: (the base families keep max(1, |reference|))
-RELATIVE = frozenset(MORE_FAMILIES)
+#: families whose objective has no natural unit (it scales with the data): differences
+#: are relative to the reference certificate's unit (:func:`_unit`), the others to
+#: max(1, |reference|)
+RELATIVE = frozenset({"qpfs", "trs", "trs-sdp", "kqpfs"})
 
 _SCALES = (-8, -6, -3, 0, 0, 0, 0, 3, 6, 8)  # one feature x 10^s
 
@@ -296,7 +297,7 @@ def run(family: str, seed: int, rtol: float = 1e-5) -> dict:
 
     ``disagree``: labels whose certified-OPTIMAL objective differs from the
     certified-OPTIMAL reference by more than ``rtol * size``, ``size = max(1, |ref|)``
-    (``|ref|`` for the families in :data:`RELATIVE`);
+    (``max(|ref|, unit_ref)`` for the families in :data:`RELATIVE`);
     ``beyond_certificates``: the subset whose difference exceeds what the two
     certificates allow, ``rtol * size + gap_ref * unit_ref + gap_run * unit_run`` with the
     relative gaps conicml recomputed and their units (:func:`_unit`);
@@ -340,8 +341,8 @@ def run(family: str, seed: int, rtol: float = 1e-5) -> dict:
             continue
         record["compared"] += 1
         diff = sol.objective - ref.objective
-        size = (max(abs(ref.objective), 1e-300) if family in RELATIVE
-                else max(1.0, abs(ref.objective)))
+        size = (max(abs(ref.objective), _unit(family, program, ref, 0.0), 1e-300)
+                if family in RELATIVE else max(1.0, abs(ref.objective)))
         if not math.isfinite(diff) or abs(diff) > rtol * size:
             record["disagree"].append(label)
             allowed = (rtol * size + _gap(sol) * _unit(family, program, sol, size)
