@@ -4,7 +4,7 @@ The data (two Gaussian classes, d = 10, balanced) are generated lazily in blocks
 500,000 rows and never held whole anywhere: every k-means pass regenerates the blocks on the
 workers (``dask.array.random``, seeded, so every pass sees the same rows), and only
 per-cluster counts and sums reach the client. The streamed k-means
-(:mod:`conicml._distributed`) spends one sampling pass and at most ``MAX_PASSES`` Lloyd
+(:mod:`conicml.moments.distributed`) spends one sampling pass and at most ``MAX_PASSES`` Lloyd
 passes; the table records how many it used and why it stopped. The CBC dual (3.11) on the
 2 x 20 clusters is then solved by ``cbc-smo``. A fresh ``LocalCluster`` (2 worker
 processes, 1 thread each, loopback only) per size, so the recorded peak RSS of each worker
@@ -56,7 +56,7 @@ def lazy_data(n: int, seed: int = 0):
 
 
 class _Passes(logging.Handler):
-    """Reads the pass count the streamed k-means logs (conicml._distributed)."""
+    """Reads the pass count the streamed k-means logs (conicml.moments.distributed)."""
 
     def __init__(self) -> None:
         super().__init__(logging.INFO)
@@ -71,7 +71,7 @@ def run(n: int) -> dict:
     import distributed
 
     passes = _Passes()
-    log = logging.getLogger("conicml._distributed")
+    log = logging.getLogger("conicml.moments.distributed")
     log.setLevel(logging.INFO)
     log.addHandler(passes)
 

@@ -1,6 +1,6 @@
 """Cost of the certificate per kind: the O(data) kind-specific ones vs the generic NNLS refit.
 
-Issue 11 part A: the generic certificate (``conicml._certificates.certify_with``) builds
+Issue 11 part A: the generic certificate (``conicml.certificates.conic.certify_with``) builds
 the cvxpy problem and refits multipliers by NNLS after every solve, which costs more
 than the fast specialized solvers. For each kind and size this times, side by side in
 one child process under a time limit, ``program.certify(solution)`` (the kind's own
@@ -44,9 +44,9 @@ def _make(kind: str, n: int, d: int):
     if kind == "svm-primal":
         return svm.soft_margin(X, y, C=1.0), svm._build_primal, "pegasos"
     if kind == "mpm":
-        return minimax.mpm((X, y)), minimax._build_fractional, "dinkelbach"
+        return minimax.mpm(X, y), minimax._build_fractional, "dinkelbach"
     if kind == "bmpm":
-        return minimax.bmpm((X, y), 0.3), minimax._build_fractional, "dinkelbach"
+        return minimax.bmpm(X, y, 0.3), minimax._build_fractional, "dinkelbach"
     if kind == "m4-shared":
         Xs = X + 2.5 * y[:, None]
         return m4.m4_shared_covariance(Xs, y), m4._build_shared, None
@@ -57,7 +57,7 @@ def measure(kind: str, n: int, d: int, repeat: int) -> dict:
     """Median seconds of the kind's certificate, the generic one, and a specialized solve."""
     warnings.simplefilter("ignore")
     import conicml as cm
-    from conicml._certificates import certify_with
+    from conicml.certificates.conic import certify_with
     prog, build, special = _make(kind, n, d)
     sol = cm.solve(prog, "clarabel")
     own, generic, solve = [], [], []

@@ -2,7 +2,7 @@
 
 ``python benchmarks/certificate_cost_chance.py [--quick]``: for each kind, one instance solved by
 its fastest solver; the kind's own certificate (``program.certify``) and the generic KKT
-certificate (``conicml._certificates.conic_certificate`` on the program's cvxpy problem,
+certificate (``conicml.certificates.conic.conic_certificate`` on the program's cvxpy problem,
 what these kinds used before issue 11 part B) are timed side by side in the same run
 (median of ``--repeat`` calls), with the solve time for scale. Prints a markdown table.
 """
@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 import conicml as cm
-from conicml._certificates import conic_certificate
+from conicml.certificates.conic import conic_certificate
 from conicml.formulations import cbc, ordinal
 from conicml.formulations import specified_rates as sr
 from conicml.moments import ClusterMoments
@@ -33,8 +33,8 @@ def cases(n: int) -> list[tuple[str, cm.Program, str]]:
     Xo = rng.normal(0, 0.7, (yo.size, 3)) + yo[:, None]
     clo = ClusterMoments.from_data(Xo, yo, clustering="kmeans", n_clusters=5, random_state=0)
     return [
-        ("rates primal", sr.specified_rates((X, y), 0.3, 0.3), "ellipsoid-newton"),
-        ("rates dual", sr.specified_rates((X, y), 0.3, 0.3, form="dual"), "ellipsoid-newton"),
+        ("rates primal", sr.specified_rates(X, y, 0.3, 0.3), "ellipsoid-newton"),
+        ("rates dual", sr.specified_rates(X, y, 0.3, 0.3, form="dual"), "ellipsoid-newton"),
         ("cbc dual", cbc.cbc(cl, 1.0, 0.6, form="dual"), "cbc-smo"),
         ("cbc_w dual", cbc.cbc_w(cl, 1.0, 0.6, form="dual"), "cbc-smo"),
         ("cbc primal", cbc.cbc(cl, 1.0, 0.6), "clarabel"),

@@ -22,13 +22,12 @@ speed is never bought with a looser stop (``ellipsoid-newton`` tol 1e-10 on its 
 relative gap; Clarabel at its defaults).
 
 Usage: ``python benchmarks/ellipsoid_speed.py [--quick] [--repeats R] [--campaign N]
-[--seeds 24,26] [--no-rows] [--out NAME]`` (full: about 2 minutes on a quiet 2-core
+[--seeds 24,26] [--no-rows] [--section NAME]`` (full: about 2 minutes on a quiet 2-core
 machine; ``--quick``: d = 50 and 20 campaign instances, a few seconds). The issue-14
-rider study (``results/ellipsoid_speed_rider.md``): ``--no-rows --seeds 24,26,7,3,62,64
---campaign 400 --out ellipsoid_speed_rider``. The per-step study
-(``results/ellipsoid_speed_step.md``): ``--seeds 24,26,7,3,62,64,109,113,289 --campaign
-400 --out ellipsoid_speed_step`` (about 50 s on a quiet machine); that the iterates did
-not change is checked by ``benchmarks/ellipsoid_trace.py``.
+rider study: ``--no-rows --seeds 24,26,7,3,62,64 --campaign 400 --section rider``. The
+per-step study: ``--seeds 24,26,7,3,62,64,109,113,289 --campaign 400 --section step``
+(about 50 s on a quiet machine); both are sections of ``results/ellipsoid_speed.md``;
+that the iterates did not change is checked by ``benchmarks/ellipsoid_trace.py``.
 """
 
 from __future__ import annotations
@@ -90,8 +89,8 @@ def main() -> None:
                         "median of --repeats alternated runs), e.g. 24,26")
     parser.add_argument("--no-rows", action="store_true",
                         help="skip the d = 50 / 200 / 500 rows")
-    parser.add_argument("--out", default="ellipsoid_speed",
-                        help="results file benchmarks/results/<out>.md")
+    parser.add_argument("--section", default=None,
+                        help="record the run as this section of results/ellipsoid_speed.md")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     dims = [] if args.no_rows else [50] if args.quick else [50, 200, 500]
@@ -189,7 +188,8 @@ def main() -> None:
     load1 = os.getloadavg()
     lines += ["", f"Run took {time.perf_counter() - t_start:.0f} s; load average at the end "
               f"{load1[0]:.1f} / {load1[1]:.1f} / {load1[2]:.1f}."]
-    out = write_results(args.out, "\n".join(lines) + "\n", args.quick)
+    out = write_results("ellipsoid_speed", "\n".join(lines) + "\n", args.quick,
+                        section=args.section)
     print(f"wrote {out}")
 
 

@@ -1,6 +1,6 @@
 """Why ``HLSVMClassifier()``'s old default fit warned on real data (issue 9), by experiment.
 
-On the bundled UCI sets of ``tests/test_estimator_defaults.py`` (the same stratified
+On the bundled UCI sets of ``tests/estimators/test_estimator_defaults.py`` (the same stratified
 300-row subsamples, split 50/50, seed 0), each configuration fits the training half and
 reports the node-solver statuses (``user_limit``: Weighted-Pegasos stopped at T with a
 certified relative duality gap above its tol 1e-3), the largest such gap, the number of

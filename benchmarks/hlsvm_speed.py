@@ -20,9 +20,9 @@ process with a time limit (TIMEOUT recorded as such). The relative objective gap
 (P(w, b) - P_best) / P_best recomputed from each returned (w, b) on the same primal.
 
 Usage: ``python benchmarks/hlsvm_speed.py [--quick] [--limit SECONDS] [--shuttle-n N]
-[--cv-n N] [--folds K] [--node-solver NAME] [--T T] [--parts a,cv,b] [--out NAME]``.
+[--cv-n N] [--folds K] [--node-solver NAME] [--T T] [--parts a,cv,b] [--section NAME]``.
 The recorded Shuttle row: ``--parts cv --shuttle-n 29000 --cv-n 5000 --folds 5
---out hlsvm_speed_shuttle``.
+--section shuttle`` (a section of ``results/hlsvm_speed.md``).
 """
 
 from __future__ import annotations
@@ -349,7 +349,8 @@ def main(argv=None):
                         help="T of the Weighted-Pegasos node solvers (estimator default "
                              "2e4; thesis: 1e7)")
     parser.add_argument("--parts", default="a,cv,b", help="comma list of a, cv, b")
-    parser.add_argument("--out", default="hlsvm_speed", help="results file name")
+    parser.add_argument("--section", default=None,
+                        help="record the run as this section of results/hlsvm_speed.md")
     args = parser.parse_args(argv)
     parts = set(args.parts.split(","))
     X, y = cm.datasets.load("shuttle")
@@ -399,7 +400,7 @@ def main(argv=None):
                            node_solver=ns, T=T))
     if "b" in parts:
         text.append(part_b(sizes, limit, labels))
-    out = write_results(args.out, "\n".join(text), quick=args.quick)
+    out = write_results("hlsvm_speed", "\n".join(text), quick=args.quick, section=args.section)
     print("\n".join(text))
     print(f"written to {out}")
 

@@ -23,7 +23,7 @@ accuracy.
     python benchmarks/kernel_fit_speed.py [--quick] [--families mpm,bmpm,m4]
                                           [--sizes 250,500,1000] [--time-limit 120]
                                           [--solvers default,clarabel]
-                                          [--output kernel_fit_speed]
+                                          [--section m4]
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ relative), ringnorm 2.0591554909 vs 2.0591554776 (6e-9), rho* = kappa* identical
 fits took 377 s and 141 s.
 
 *Quiet re-measure (lead, load 0.7-0.8):* n = 1000 in 1.57-2.11 s per fresh-process fit (5 of
-6 under 2 s) and 1.50-1.78 s in-process; see ``kernel_fit_speed_m4_quiet.md``."""
+6 under 2 s) and 1.50-1.78 s in-process (section ``m4`` of ``kernel_fit_speed.md``)."""
 
 
 def _fit(family: str, dataset: str, n: int, solver: str) -> dict:
@@ -223,7 +223,7 @@ def table(rows: list[dict], args: argparse.Namespace) -> str:
             f"{' --quick' if args.quick else ''} --families {','.join(args.families)} "
             f"--sizes {','.join(map(str, args.sizes))} --time-limit {args.time_limit:g} "
             f"--solvers {args.solvers}"
-            f"{'' if args.output == 'kernel_fit_speed' else ' --output ' + args.output}`\n\n"
+            f"{'' if args.section is None else ' --section ' + args.section}`\n\n"
             "Tolerances: every solver at its defaults (ils-newton: |g(c)| <= 1e-11; "
             "Clarabel: its defaults, 1e-8; M4 searches: rho bracket 1e-8 * max(1, kappa), "
             "m4-ipm: relative residuals 1e-8); certificate = conicml's recomputed residuals "
@@ -241,15 +241,16 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=120.0)
     parser.add_argument("--solvers", default="default,clarabel",
                         help="rows to run: default and/or clarabel")
-    parser.add_argument("--output", default="kernel_fit_speed",
-                        help="results file name (benchmarks/results/<output>.md)")
+    parser.add_argument("--section", default=None,
+                        help="record the run as this section of results/kernel_fit_speed.md")
     args = parser.parse_args()
     args.families = args.families.split(",")
     args.sizes = [100] if args.quick else [int(s) for s in args.sizes.split(",")]
     datasets = ["twonorm"] if args.quick else args.datasets.split(",")
     rows = run(args.families, datasets, args.sizes,
                30.0 if args.quick else args.time_limit, tuple(args.solvers.split(",")))
-    out = write_results(args.output, table(rows, args), quick=args.quick)
+    out = write_results("kernel_fit_speed", table(rows, args), quick=args.quick,
+                        section=args.section)
     print(f"wrote {out}")
 
 

@@ -103,9 +103,10 @@ def _run_mrmr(m: int) -> dict:
     return {"status": "optimal", "wall": time.perf_counter() - start}
 
 
-def _name(args: argparse.Namespace) -> str:
+def _section(args: argparse.Namespace) -> str | None:
+    """A run of some parts only is a section of results/qpfs_speed.md."""
     m_big = 1000 if args.quick else args.nystrom_m
-    return "qpfs_speed" if args.parts == "ABC" else f"qpfs_speed_{args.parts}_m{m_big}"
+    return None if args.parts == "ABC" else f"{args.parts}_m{m_big}"
 
 
 def main() -> None:
@@ -165,7 +166,8 @@ def main() -> None:
                 print(lines[-1], flush=True)
             lines_so_far = lines + ["", f"(partial: written after M = {m}, {label} rank; "
                                     f"load average {os.getloadavg()[0]:.1f})"]
-            write_results(_name(args), "\n".join(lines_so_far) + "\n", args.quick)
+            write_results("qpfs_speed", "\n".join(lines_so_far) + "\n", args.quick,
+                          section=_section(args))
 
     m_big = 1000 if args.quick else args.nystrom_m
     rates = [0.1, 0.5] if args.quick else [0.01, 0.05, 0.1, 0.2, 0.5]
@@ -208,7 +210,8 @@ def main() -> None:
         lines.append(f"| {m} | " + " | ".join(cells) + " |")
         print(lines[-1], flush=True)
     lines += ["", f"Load average (1 min) at the end: {os.getloadavg()[0]:.1f}."]
-    out = write_results(_name(args), "\n".join(lines) + "\n", args.quick)
+    out = write_results("qpfs_speed", "\n".join(lines) + "\n", args.quick,
+                        section=_section(args))
     print(f"\nwritten to {out}")
 
 

@@ -12,7 +12,7 @@ gradient's round-off; ``gap_tol`` 9e-4 keeps 1e-4 of ``certify_tol`` 1e-3 for it
 iterations, the dual objectives and the time of ``cm.solve`` end to end.
 
 Usage: ``python benchmarks/smo_column_dtype.py [--quick] [--repeats R] [--cases
-ringnorm:20000,...] [--C 1,100] [--name NAME]``.
+ringnorm:20000,...] [--C 1,100] [--section NAME]``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--cases", default=None, help="comma-separated name:n")
     parser.add_argument("--C", default="1,100", help="comma-separated costs")
-    parser.add_argument("--name", default="smo_column_dtype")
+    parser.add_argument("--section", default=None,
+                        help="record the run as this section of results/smo_column_dtype.md")
     args = parser.parse_args()
     spec = args.cases or ("breast_cancer" if args.quick else DEFAULT_CASES)
     cases = [(c.split(":")[0], int(c.split(":")[1]) if ":" in c else 0)
@@ -80,7 +81,8 @@ def main() -> None:
     load1 = os.getloadavg()
     lines += ["", f"Largest |estimate - certificate|: {worst:.1e}. Load average at the end "
               f"{load1[0]:.1f} / {load1[1]:.1f} / {load1[2]:.1f}."]
-    out = write_results(args.name, "\n".join(lines) + "\n", args.quick)
+    out = write_results("smo_column_dtype", "\n".join(lines) + "\n", args.quick,
+                        section=args.section)
     print(f"wrote {out}")
 
 

@@ -10,7 +10,7 @@ active set, the objective (the two must agree) and the off/on time ratio.
 Data: :func:`conicml.datasets.load_ordinal` ("california_housing", 10
 equal-frequency ranks), a seeded random training subset, features
 standardised; C = 10, zeta = 0.2 (the settings of
-``reproduce_saketha_table_5_1.py``), tol 1e-3.
+``conicml reproduce saketha_table_5_1``), tol 1e-3.
 
 Run ``python benchmarks/smo_or_shrinking.py [--quick] [--sizes ...]``; writes
 ``benchmarks/results/smo_or_shrinking.md``.

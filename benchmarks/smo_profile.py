@@ -12,7 +12,7 @@ stop). ``smo``'s time is ``cm.solve`` end to end, including conicml's recomputed
 certificate (LIBSVM computes none); each row records the load average.
 
 Usage: ``python benchmarks/smo_profile.py [--quick] [--repeats R] [--cases twonorm:20000,...]
-[--no-profile] [--no-raw] [--time-limit S] [--name NAME]``. With ``--cases`` the rows
+[--no-profile] [--no-raw] [--time-limit S] [--section NAME]``. With ``--cases`` the rows
 are those cases only (``name:n``, ``n`` ignored for the fixed data sets); a case's
 later repeats are skipped once an SVC fit took longer than ``--svc-budget`` seconds
 (recorded), and smo runs with ``time_limit`` (a stopped run is recorded as TIMEOUT).
@@ -87,7 +87,8 @@ def main() -> None:
                         help="smo's time_limit per run (s)")
     parser.add_argument("--svc-budget", type=float, default=60.0,
                         help="no further repeats of a case once SVC took longer (s)")
-    parser.add_argument("--name", default="smo_profile", help="results file name")
+    parser.add_argument("--section", default=None,
+                        help="record the run as this section of results/smo_profile.md")
     args = parser.parse_args()
     if args.cases:
         cases = [(c.split(":")[0], int(c.split(":")[1]) if ":" in c else 0)
@@ -156,7 +157,8 @@ def main() -> None:
             print(lines[-1], flush=True)
     load1 = os.getloadavg()
     lines += ["", f"Load average at the end {load1[0]:.1f} / {load1[1]:.1f} / {load1[2]:.1f}."]
-    out = write_results(args.name, "\n".join(lines) + "\n", args.quick)
+    out = write_results("smo_profile", "\n".join(lines) + "\n", args.quick,
+                        section=args.section)
     print(f"wrote {out}")
 
 

@@ -60,7 +60,7 @@ def rates_instance(d: int, condition: float, seed: int = 0):
     Xp = (rng.normal(size=(n, d)) * scales) @ Q.T + 2.0
     Xn = (rng.normal(size=(n, d)) * scales[::-1]) @ Q.T - 2.0
     X, y = np.r_[Xp, Xn], np.r_[np.ones(n), -np.ones(n)]
-    return cm.formulations.specified_rates.specified_rates((X, y), 0.3, 0.3, ridge=1e-9)
+    return cm.formulations.specified_rates.specified_rates(X, y, 0.3, 0.3, ridge=1e-9)
 
 
 def svm_data(name: str, n: int):
@@ -78,8 +78,8 @@ def minimax_instance(family: str, d: int):
     X = np.r_[rng.normal(size=(n, d)) @ A + 0.3, rng.normal(size=(n, d)) @ A.T - 0.3]
     y = np.r_[np.ones(n), -np.ones(n)]
     if family == "mpm":
-        return cm.formulations.minimax.mpm((X, y))
-    return cm.formulations.minimax.bmpm((X, y), 0.5)
+        return cm.formulations.minimax.mpm(X, y)
+    return cm.formulations.minimax.bmpm(X, y, 0.5)
 
 
 def cbc_instance(k: int):

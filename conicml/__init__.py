@@ -22,6 +22,7 @@ from .exceptions import (
 )
 from .kernels import Kernel, make_kernel
 from .moments import ClassMoments, ClusterMoments
+from .paths import solve_path
 from .program import ConicForm, Program
 from .solution import Residuals, Solution, Status
 from .solving import solve
@@ -52,5 +53,6 @@ __all__ = [
     "make_kernel",
     "metrics",
     "solve",
+    "solve_path",
     "solvers",
 ]

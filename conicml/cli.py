@@ -6,19 +6,28 @@
     conicml compare                      # every model on a bundled data set
     conicml compare --model svm --dataset breast_cancer --kernel rbf -C 1 \\
                     --solvers ecos,scs,clarabel,smo
+    conicml compare --model mpm,bmpm --model m4 --n 200   # several models, 200 rows each
     conicml reproduce --list             # the thesis tables that can be reproduced
     conicml reproduce huang_table_3_1 --quick   # table + figure, thesis numbers beside ours
 
 ``compare`` exits with status 1 when some solver disagrees with the reference
-beyond its tolerance (or fails), so it can guard a pipeline.
+beyond its tolerance (or fails), so it can guard a pipeline. A misuse (an unknown
+model, solver or data set, a solver that cannot take the model, a figure path that
+cannot be written, a bad value) is one line on standard error and status 2,
+reported before anything runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
+import os
+import shutil
 import sys
+import textwrap
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -26,6 +35,7 @@ import numpy as np
 
 from . import datasets, registry
 from .comparison import Comparison, compare
+from .exceptions import ConicMLError
 from .program import Program
 
 __all__ = ["MODELS", "compact_table", "main"]
@@ -53,19 +63,19 @@ def _svm(form: str) -> Callable[[np.ndarray, np.ndarray, argparse.Namespace], Pr
 def _mpm(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .formulations import minimax
 
-    return minimax.mpm((X, y), ridge=1e-6)
+    return minimax.mpm(X, y, ridge=1e-6)
 
 
 def _bmpm(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .formulations import minimax
 
-    return minimax.bmpm((X, y), beta0=0.5, ridge=1e-6)
+    return minimax.bmpm(X, y, beta0=0.5, ridge=1e-6)
 
 
 def _mempm(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .formulations import minimax
 
-    return minimax.mempm((X, y), ridge=1e-6)
+    return minimax.mempm(X, y, ridge=1e-6)
 
 
 def _m4(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
@@ -79,7 +89,7 @@ def _m4(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
 def _specified_rates(X: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Program:
     from .formulations import specified_rates
 
-    return specified_rates.specified_rates((X, y), error_pos=0.6, error_neg=0.6,
+    return specified_rates.specified_rates(X, y, error_pos=0.6, error_neg=0.6,
                                            kernel=args.kernel)
 
 
@@ -198,7 +208,34 @@ MODELS: dict[str, DemoModel] = {
 }
 
 
-def _load(name: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+#: Generated data sets (``--n`` rows, default 300) beside the bundled ones of datasets.names().
+GENERATED = ("ordinal-synthetic", "series-synthetic", "twonorm", "ringnorm")
+_DEFAULT_N = 300
+
+
+class UsageError(ValueError):
+    """A misuse of the command line: printed as one line, exit status 2."""
+
+
+def _did_you_mean(name: str, valid: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, valid, n=3)
+    return f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+
+
+def _unknown(what: str, name: str, valid: Sequence[str]) -> UsageError:
+    return UsageError(f"unknown {what} {name!r}{_did_you_mean(name, valid)} "
+                      f"(valid: {', '.join(valid)})")
+
+
+def _dataset_names() -> list[str]:
+    return [*datasets.names(), *GENERATED]
+
+
+def _load(name: str, n: int | None) -> tuple[np.ndarray, np.ndarray]:
+    if name not in _dataset_names():
+        raise _unknown("data set", name, _dataset_names())
+    if name in GENERATED:
+        n = _DEFAULT_N if n is None else n
     if name == "ordinal-synthetic":
         return _ordinal_data(n)
     if name == "series-synthetic":
@@ -209,8 +246,32 @@ def _load(name: str, n: int) -> tuple[np.ndarray, np.ndarray]:
         X, y = datasets.ringnorm(n, seed=0)
     else:
         X, y = datasets.load(name)
+        if n is not None:  # a seeded subsample that keeps the minority class
+            if n > X.shape[0]:
+                raise UsageError(f"--n {n}: the data set {name!r} has only {X.shape[0]} rows")
+            X, y = datasets.subsample(X, y, n, seed=0)
     std = X.std(axis=0)
     return (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0), y
+
+
+def _split(values: Sequence[str] | None) -> list[str] | None:
+    """Names given repeated or comma-separated (``--model svm --model mpm,m4``)."""
+    if values is None:
+        return None
+    return [part.strip() for value in values for part in value.split(",")]
+
+
+def _check_plot_path(path: str) -> None:
+    """Fail before the run, not after it, when the figure cannot be written."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise UsageError("--plot needs matplotlib (pip install 'conicml[plot]')")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"--plot {path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise UsageError(f"--plot {path}: cannot write there (permission denied)")
 
 
 def _cmd_solvers(args: argparse.Namespace) -> int:
@@ -219,18 +280,63 @@ def _cmd_solvers(args: argparse.Namespace) -> int:
             for e in registry.entries()]
     header = ("solver", "type", "installed", "kinds", "description")
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    # the kinds and description columns wrap to what the terminal leaves them
+    total = max(shutil.get_terminal_size().columns, 60)
+    fixed = sum(widths[:3]) + 2 * 4
+    widths[3] = max(min(widths[3], (total - fixed) // 3), 12)
+    widths[4] = max(total - fixed - widths[3], 20)
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    print(fmt.format(*header))
-    print(fmt.format(*("-" * w for w in widths)))
+    print(fmt.format(*header).rstrip())
+    print(fmt.format(*("-" * w for w in widths)).rstrip())
     for row in rows:
-        print(fmt.format(*row))
+        kinds = textwrap.wrap(row[3], widths[3], break_on_hyphens=False) or [""]
+        desc = textwrap.wrap(row[4], widths[4]) or [""]
+        for i in range(max(len(kinds), len(desc))):
+            cells = (*(row[:3] if i == 0 else ("", "", "")),
+                     kinds[i] if i < len(kinds) else "", desc[i] if i < len(desc) else "")
+            print(fmt.format(*cells).rstrip())
     return 0
 
 
+def _check_solvers(solvers: list[str]) -> list[str]:
+    """Every name known (the names ``conicml solvers`` lists), else a usage error."""
+    if not solvers or not all(solvers):
+        raise UsageError("--solvers needs at least one solver name (comma-separated, "
+                         "e.g. --solvers clarabel,smo; see `conicml solvers`)")
+    out = []
+    for name in solvers:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            # unknown or not installed: the registry's message (with a did-you-mean)
+            entry = registry.get(name)
+        if entry.deprecated:  # not listed by `conicml solvers`: say what replaces it
+            raise UsageError(f"solver {name!r} is deprecated: {entry.deprecated}")
+        if entry.name not in out:
+            out.append(entry.name)
+    return out
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
-    names = list(MODELS) if args.model is None else [args.model]
-    solvers = None if args.solvers is None else [s.strip() for s in args.solvers.split(",")]
+    names = _split(args.model) or list(MODELS)
+    for name in names:
+        if name not in MODELS:
+            raise _unknown("model", name, list(MODELS))
+    names = list(dict.fromkeys(names))
+    solvers = _split(args.solvers)
+    if solvers is not None:
+        solvers = _check_solvers(solvers)
+    if args.dataset is not None and args.dataset not in _dataset_names():
+        raise _unknown("data set", args.dataset, _dataset_names())
+    for flag, value in (("-C", args.C), ("--rtol", args.rtol)):
+        if not (np.isfinite(value) and value > 0):
+            raise UsageError(f"{flag} must be a positive finite number, got {value:g}")
+    if args.n is not None and args.n < 2:
+        raise UsageError(f"--n must be at least 2, got {args.n}")
+    if args.plot:
+        _check_plot_path(args.plot)
+    info = sys.stderr if args.format == "json" else sys.stdout
     ok = True
+    compared = False
     reports: list[dict] = []
     figures: list = []
     for name in names:
@@ -247,15 +353,21 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                       if n not in {e.name for e in left_out}]
             for e in left_out:
                 print(f"[{name}] leaving out {e.name} (name it with --solvers to include it): "
-                      f"{e.compare_by_default}",
-                      file=sys.stderr if args.format == "json" else sys.stdout)
+                      f"{e.compare_by_default}", file=info)
         else:
-            chosen = [s for s in solvers if s in registry.available(program.kind)]
-            skipped = sorted(set(solvers) - set(chosen))
-            if skipped:
-                print(f"[{name}] skipping {', '.join(skipped)}: they do not accept "
-                      f"{program.kind!r}")
+            usable = registry.available(program.kind)
+            chosen = [s for s in solvers if s in usable]
+            if not chosen:
+                raise UsageError(
+                    f"--model {name}: none of {', '.join(solvers)} solves its programs "
+                    f"(kind {program.kind}); solvers that do: {', '.join(usable) or 'none'}")
+            for s in solvers:
+                if s not in chosen:
+                    kinds = ", ".join(registry.get(s).kinds)
+                    print(f"[{name}] skipping {s}: it solves {kinds}, not {program.kind}",
+                          file=info)
         result = compare(program, chosen, rtol=args.rtol)
+        compared = compared or len(result.rows) > 1
         elapsed = time.perf_counter() - start
         fmt = "markdown" if args.markdown else args.format
         if fmt == "json":
@@ -277,7 +389,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.format == "json" and not args.markdown:
         print(json.dumps({"agree": ok, "models": reports}, indent=2))
         return 0 if ok else 1
-    print("\nall solvers agree" if ok else "\nSOME SOLVERS DISAGREE (see the tables above)")
+    if not ok:
+        print("\nSOME SOLVERS DISAGREE (see the tables above)")
+    elif compared:
+        print("\nall solvers agree")
+    else:
+        print("\nnothing to compare: one solver ran (name two or more with --solvers)")
     return 0 if ok else 1
 
 
@@ -297,8 +414,7 @@ def compact_table(result: Comparison) -> str:
              "yes" if r.agree else "NO"] for r in result.rows]
     widths = [max(len(h), *(len(row[i]) for row in body)) for i, h in enumerate(header)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    lines = [f"kind {result.kind}; reference {result.reference}; "
-             f"{'all agree' if result.agree else 'DISAGREEMENT'}",
+    lines = [f"kind {result.kind}; reference {result.reference}; {result.verdict}",
              fmt.format(*header), fmt.format(*("-" * w for w in widths))]
     lines += [fmt.format(*row).rstrip() for row in body]
     for r in result.rows:
@@ -342,14 +458,18 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("solvers", help="list the solver registry").set_defaults(func=_cmd_solvers)
     cmp = sub.add_parser("compare", help="solve one program with several solvers")
-    cmp.add_argument("--model", choices=list(MODELS), default=None,
-                     help="model to formulate (default: every model)")
+    cmp.add_argument("--model", action="append", default=None, metavar="MODEL",
+                     help=f"model(s) to formulate, repeated or comma-separated: "
+                     f"{', '.join(MODELS)} (default: every model)")
     cmp.add_argument("--dataset", default=None,
-                     help=f"bundled data set: {', '.join(datasets.names())}, twonorm, "
-                     "ringnorm (each model has its own default)")
-    cmp.add_argument("--n", type=int, default=300, help="samples of the generated data sets")
-    cmp.add_argument("--solvers", default=None,
-                     help="comma-separated solver names (default: all that accept the model)")
+                     help=f"data set: {', '.join(_dataset_names())} "
+                     "(each model has its own default)")
+    cmp.add_argument("--n", type=int, default=None,
+                     help=f"rows: of the generated data sets (default {_DEFAULT_N}), or a seeded "
+                     "subsample of a bundled one (default: all its rows)")
+    cmp.add_argument("--solvers", action="append", default=None,
+                     help="solver names, repeated or comma-separated (default: all that "
+                     "accept the model)")
     cmp.add_argument("--kernel", default="linear", help="kernel of kernel models")
     cmp.add_argument("--gamma", type=float, default=None, help="RBF gamma (default: 'scale')")
     cmp.add_argument("-C", dest="C", type=float, default=1.0, help="cost C")
@@ -385,8 +505,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.gamma = "scale"
     try:
         return args.func(args)
-    except ValueError as exc:  # bad data set, solver or parameter: say it, no traceback
-        print(f"conicml: error: {exc}", file=sys.stderr)
+    except (ConicMLError, ValueError) as exc:  # a user error: one line, no traceback
+        print(f"conicml: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
 
 

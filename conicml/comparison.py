@@ -5,7 +5,7 @@ objective and decoded model are put beside those of the generic backends.
 
 **What is judged.** A row agrees with the reference when (1) its status is
 certified (``OPTIMAL``: conicml's recomputed residuals passed, see
-:mod:`conicml._certificates`), (2) its objective matches within ``rtol``, and
+:mod:`conicml.certificates.conic`), (2) its objective matches within ``rtol``, and
 (3) the quantities that are *unique at the optimum*
 (:meth:`Program.unique_quantities`, e.g. decision values on the training
 points) match within ``vtol``. Variables that can differ between optimal
@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 
 from . import registry
-from .exceptions import ConicMLError, OptionError
+from ._utils import progress as _progress
+from .exceptions import ConicMLError, OptionError, ProgramError
 from .program import Program
 from .solution import Solution, Status
 from .solving import solve
@@ -80,6 +81,13 @@ class Comparison:
         """
         return all(row.agree for row in self.rows)
 
+    @property
+    def verdict(self) -> str:
+        """``"all agree"``, ``"DISAGREEMENT"``, or for one solver ``"nothing to compare"``."""
+        if not self.agree:
+            return "DISAGREEMENT"
+        return "all agree" if len(self.rows) > 1 else "one solver, nothing to compare"
+
     def row(self, solver: str) -> ComparisonRow:
         """The row of one solver."""
         for row in self.rows:
@@ -126,16 +134,19 @@ class Comparison:
     def to_markdown(self) -> str:
         """The comparison as a GitHub-flavoured markdown table."""
         header, body = self._table()
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(row) + " |" for row in body]
+
+        def cells(row: list[str]) -> str:  # a pipe inside a cell would end it
+            return "| " + " | ".join(c.replace("|", "\\|") for c in row) + " |"
+
+        lines = [cells(header), "|" + "---|" * len(header)]
+        lines += [cells(row) for row in body]
         return "\n".join(lines)
 
     def __str__(self) -> str:  # noqa: D105
         header, body = self._table()
         widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(header)]
         fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-        lines = [f"program kind {self.kind}; reference {self.reference}; "
-                 f"{'all agree' if self.agree else 'DISAGREEMENT'}",
+        lines = [f"program kind {self.kind}; reference {self.reference}; {self.verdict}",
                  fmt.format(*header), fmt.format(*("-" * w for w in widths))]
         lines += [fmt.format(*row) for row in body]
         return "\n".join(lines)
@@ -155,8 +166,9 @@ def _check_tol(value: Any, name: str) -> None:
     for v in values:
         ok = isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, bool)
         if not ok or not math.isfinite(float(v)) or float(v) <= 0:
+            shown = float(v) if ok else v  # 1.0, not np.float64(1.0)
             raise OptionError(f"compare: {name} must be a positive finite number "
-                              f"(or a mapping solver -> such a number), got {v!r}")
+                              f"(or a mapping solver -> such a number), got {shown!r}")
 
 
 def _safe_solve(program: Program, label: str, name: str, opts: dict) -> Solution:
@@ -211,6 +223,7 @@ def compare(
     rtol: float | Mapping[str, float] = 1e-5,
     vtol: float | Mapping[str, float] | None = None,
     options: Mapping[str, Mapping[str, Any]] | None = None,
+    progress: bool | None = None,
 ) -> Comparison:
     """Solve ``program`` with several solvers and compare them with a reference.
 
@@ -243,6 +256,9 @@ def compare(
         Options passed to :func:`conicml.solve` for each solver named by a string;
         a solver without an entry runs with its registered ``compare_options``
         (e.g. ``smo`` at ``tol=1e-8``), otherwise at its defaults.
+    progress : bool, optional
+        A progress bar over the solvers on standard error; default: when it is a
+        terminal (and ``CONICML_PROGRESS`` is not ``0``).
 
     Returns
     -------
@@ -253,9 +269,15 @@ def compare(
 
     Raises
     ------
+    ProgramError
+        ``program`` is not a :class:`~conicml.program.Program`.
     OptionError
-        ``rtol`` or ``vtol`` not positive and finite, or a solver option unknown.
+        ``rtol`` or ``vtol`` not positive and finite, a solver option unknown, or
+        ``options`` for a solver the comparison does not run.
     """
+    if not isinstance(program, Program):
+        raise ProgramError(f"compare expects a conicml Program (from a formulation in "
+                        f"conicml.formulations), got {type(program).__name__}")
     _check_tol(rtol, "rtol")
     if vtol is not None:
         _check_tol(vtol, "vtol")
@@ -282,6 +304,11 @@ def compare(
         default = registry.get(reference).compare_options
         runs = {reference: (reference, options.get(reference, dict(default))), **runs}
     names = list(runs)
+    unused = sorted(set(options) - {name for name, _ in runs.values()})
+    if unused:  # options for a solver that does not run would be silently dropped
+        raise OptionError(f"compare: options given for {', '.join(map(repr, unused))}, which "
+                          f"this comparison does not run (it runs {', '.join(names)}); add "
+                          f"them to solvers or drop their options")
 
     def tol_for(tol: float | Mapping[str, float] | None, label: str, default: float) -> float:
         if tol is None:
@@ -291,8 +318,13 @@ def compare(
         floor = registry.get(runs[label][0]).compare_rtol or 0.0
         return max(float(tol), floor)
 
-    solutions = {label: _safe_solve(program, label, name, opts)
-                 for label, (name, opts) in runs.items()}
+    solutions: dict[str, Solution] = {}
+    with _progress.progress_bar(f"compare {program.kind}", total=len(runs), unit="solver",
+                                enable=progress) as bar:
+        for label, (name, opts) in runs.items():
+            bar.set_postfix_str(label)  # the solver now running
+            solutions[label] = _safe_solve(program, label, name, opts)
+            bar.update()
     ref = solutions[reference]
     ref_model, ref_error = _safe_decode(program, ref)
     ref_floats = _float_entries(ref_model)

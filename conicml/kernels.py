@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
 
+from ._utils.validation import plain
 from .exceptions import ProgramError
 
 __all__ = ["KERNELS", "Kernel", "make_kernel", "psd_factor"]
@@ -140,11 +141,12 @@ def make_kernel(
         elif gamma == "auto":
             gamma_value = 1.0 / X.shape[1]
         else:
-            raise ProgramError(f"gamma must be 'scale', 'auto' or a positive float, got {gamma!r}")
+            raise ProgramError(f"gamma must be 'scale', 'auto' or a positive float, "
+                               f"got {plain(gamma)!r}")
     else:
         gamma_value = float(gamma)
         if not np.isfinite(gamma_value) or gamma_value <= 0:
-            raise ProgramError(f"gamma must be positive and finite, got {gamma!r}")
+            raise ProgramError(f"gamma must be positive and finite, got {plain(gamma)!r}")
     if int(degree) != degree or degree < 1:
         raise ProgramError(f"degree must be a positive integer, got {degree!r}")
     if not np.isfinite(coef0):
@@ -186,8 +188,8 @@ def psd_factor(K: np.ndarray, method: str = "auto", *, rtol: float = 1e-12) -> n
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ProgramError(f"expected a square matrix, got shape {K.shape}")
     # every threshold below is relative to the matrix's own magnitude (an absolute floor
-    # of 1 made a covariance of features at 1e-8 look "numerically singular" and hid
-    # asymmetry / negative eigenvalues of tiny matrices; issue 11)
+    # of 1 would make a covariance of features at 1e-8 look "numerically singular" and
+    # hide asymmetry / negative eigenvalues of tiny matrices)
     scale = float(np.abs(K).max(initial=0.0))
     if not (scale > 0 and np.isfinite(scale)):
         if not np.all(np.isfinite(K)):

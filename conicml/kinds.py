@@ -9,13 +9,14 @@ them. Formulations build programs of these kinds and solvers register for them
 by importing the constants from here (never from a formulation module), so a
 kind is spelled once.
 
-Families add their kinds to this module, in a block of their own.
+Families add their kinds to this module, in a block of their own, and to :data:`FAMILIES`.
 """
 
 from __future__ import annotations
 
 __all__ = [
     "ALL_KINDS",
+    "FAMILIES",
     "CBC_DUAL",
     "CBC_HARD_DUAL",
     "CBC_HARD_PRIMAL",
@@ -61,10 +62,12 @@ SVM_DUAL = "qp.svm.dual"
 SVM_HARD_PRIMAL = "qp.svm.hard.primal"
 SVM_HARD_DUAL = "qp.svm.hard.dual"
 
-# -- minimax probability machines (formulations/minimax.py) -----------------------------
+# -- minimax probability machines (formulations/minimax.py, minimax_dual.py) ------------
 MPM = "socp.mpm"
 BMPM = "socp.bmpm"
 MEMPM = "sequential.mempm"
+#: BMPM / MPM geometric dual P(lambda) (3.30)-(3.31), the ellipsoid-touching SOCP.
+BMPM_GEOMETRIC_DUAL = "socp.bmpm.geometric_dual"
 
 # -- maxi-min margin machine (formulations/m4.py) -------------------------------------
 M4_SEPARABLE = "quasiconvex.m4"
@@ -75,52 +78,64 @@ M4_SHARED = "qp.m4.shared"
 LSVR = "socp.lsvr"
 LSVR_KERNEL = "socp.lsvr.kernel"
 
-# -- chance-constrained classifiers with specified rates -------------------------------
+# -- chance-constrained classifiers with specified rates (formulations/specified_rates.py)
 RATES_PRIMAL = "socp.chance.rates.primal"
 RATES_DUAL = "socp.chance.rates.dual"
 
-# -- cluster-based chance-constrained classifier (CBC) ---------------------------------
+# -- cluster-based chance-constrained classifier (formulations/cbc.py, cbc_hull.py) ------
 CBC_PRIMAL = "socp.chance.cbc.primal"
 CBC_DUAL = "socp.chance.cbc.dual"
 CBC_HARD_PRIMAL = "socp.chance.cbc.hard.primal"
 CBC_HARD_DUAL = "socp.chance.cbc.hard.dual"
 CBC_W_PRIMAL = "socp.chance.cbc_w.primal"
 CBC_W_DUAL = "socp.chance.cbc_w.dual"
+#: Convex hull of spheres: the geometric dual of the hard-margin CBC (3.13).
+CBC_HULL_DUAL = "socp.chance.cbc.hard.hull"
 
-# -- ordinal regression (CBOR, SVOR) ---------------------------------------------------
+# -- ordinal regression (formulations/ordinal.py, svor_dual.py, svor_implicit.py) -------
 CBOR_PRIMAL = "socp.chance.cbor.primal"
 CBOR_DUAL = "socp.chance.cbor.dual"
 SVOR_SOCP = "socp.chance.svor"
 SVOR_QP = "qp.chance.svor"
-
-# -- seeds 003/004 completion (issue 15) -------------------------------------------------
 #: Dual of the C-form SVOR (4.1) (Chu & Keerthi's explicit thresholds), solved by smo-or.
 SVOR_QP_DUAL = "qp.chance.svor.dual"
 #: Chu & Keerthi's SVOR with *implicit* threshold constraints ("SVORIM"): every threshold
 #: constrained by every point; primal (generic backends) and its dual (smo-or as well).
 SVORIM_QP = "qp.chance.svor.implicit"
 SVORIM_QP_DUAL = "qp.chance.svor.implicit.dual"
-#: Convex hull of spheres: the geometric dual of the hard-margin CBC (3.13).
-CBC_HULL_DUAL = "socp.chance.cbc.hard.hull"
-#: BMPM / MPM geometric dual P(lambda) (3.30)-(3.31), the ellipsoid-touching SOCP.
-BMPM_GEOMETRIC_DUAL = "socp.bmpm.geometric_dual"
 
-# -- trust-region subproblem and feature scaling (seed 000 ch. 7) -----------------------
+# -- rare-class ranking: RankSVM / RankRC (formulations/ranking.py) ---------------------
+RANK_HINGE = "qp.rank.hinge"
+RANK_SMOOTHED = "socp.rank.smoothed"
+
+# -- feature selection by QP and kernel Fisher discriminants (formulations/qpfs.py, kfda.py)
+QPFS = "qp.qpfs.simplex"
+QPFS_RESTRICTED = "qp.qpfs.restricted"
+KFDA = "qp.kfda"
+KQPFS = "qp.kqpfs"
+
+# -- trust-region subproblem of the feature-scaled SVM (formulations/trust_region.py) ----
 #: min g's + s'Hs/2 s.t. ||Ds|| <= Delta, H indefinite: exact SDP relaxation (S-lemma);
 #: generic route Clarabel and SCS only (ECOS has no PSD cone).
 TRS = "sdp.trs"
 #: the same with H PSD: an SOCP, which ECOS takes as well.
 TRS_CONVEX = "socp.trs.convex"
 
-# -- rare-class ranking: RankSVM / RankRC (formulations/ranking.py) ---------------------
-RANK_HINGE = "qp.rank.hinge"
-RANK_SMOOTHED = "socp.rank.smoothed"
-
-# -- feature selection by QP and kernel Fisher discriminants (seed 001 ch. 3-4) ----------
-QPFS = "qp.qpfs.simplex"
-QPFS_RESTRICTED = "qp.qpfs.restricted"
-KFDA = "qp.kfda"
-KQPFS = "qp.kqpfs"
+#: The kinds of each family (the family's formulation modules build them).
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "svm": (SVM_PRIMAL, SVM_DUAL, SVM_HARD_PRIMAL, SVM_HARD_DUAL),
+    "minimax": (MPM, BMPM, MEMPM, BMPM_GEOMETRIC_DUAL),
+    "m4": (M4_SEPARABLE, M4_SOFT, M4_SHARED),
+    "lsvr": (LSVR, LSVR_KERNEL),
+    "specified_rates": (RATES_PRIMAL, RATES_DUAL),
+    "cbc": (CBC_PRIMAL, CBC_DUAL, CBC_HARD_PRIMAL, CBC_HARD_DUAL, CBC_W_PRIMAL, CBC_W_DUAL,
+            CBC_HULL_DUAL),
+    "ordinal": (CBOR_PRIMAL, CBOR_DUAL, SVOR_SOCP, SVOR_QP, SVOR_QP_DUAL, SVORIM_QP,
+                SVORIM_QP_DUAL),
+    "ranking": (RANK_HINGE, RANK_SMOOTHED),
+    "feature_selection": (QPFS, QPFS_RESTRICTED, KFDA, KQPFS),
+    "trust_region": (TRS, TRS_CONVEX),
+}
 
 #: Every kind defined above.
 ALL_KINDS: tuple[str, ...] = tuple(

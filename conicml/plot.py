@@ -16,7 +16,7 @@ renders with Agg anywhere.
   margins :math:`f(x) = \pm 1`.
 * :func:`plot_roc` — the empirical ROC curve, and the worst-case bound: MPM's
   point :math:`(1-\alpha, \alpha)`, or BMPM's certified curve over :math:`\beta_0`
-  (:func:`bmpm_roc`; seed 004 Sec. 5.4).
+  (:func:`conicml.estimators.bmpm_roc`; seed 004 Sec. 5.4).
 * :func:`plot_convergence` — objective and stopping measure against iterations and
   time, from a :class:`~conicml.solvers.Recorder` passed as ``callback``.
 * :func:`plot_comparison` — a :class:`~conicml.Comparison` as time against accuracy.
@@ -208,40 +208,14 @@ def plot_decision_boundary(estimator: Any, X: Any, y: Any, *, ax: Any = None,
 
 def bmpm_roc(X: Any, y: Any, betas: Sequence[float] | None = None, **bmpm_options: Any
              ) -> dict[str, np.ndarray]:
-    r"""BMPM swept over :math:`\beta_0`: certified and empirical ROC points (seed 004 Sec. 5.4).
+    """Deprecated alias of :func:`conicml.estimators.bmpm_roc` (plot only draws)."""
+    import warnings
 
-    For each :math:`\beta_0` the BMPM worst-case accuracies certify
-    :math:`\text{TPR} \ge \alpha(\beta_0)` at :math:`\text{FPR} \le 1 - \beta_0`;
-    the empirical rates of the same hyperplanes on ``(X, y)`` are returned beside them.
+    from .estimators.minimax import bmpm_roc as _bmpm_roc
 
-    Returns
-    -------
-    dict
-        ``beta0``, ``alpha`` (worst-case TPR), ``fpr_bound`` (:math:`1-\beta_0`),
-        ``tpr`` and ``fpr`` (empirical).
-    """
-    from .formulations import minimax
-    from .solving import solve
-
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
-    base = minimax.bmpm((X, y), 0.5, **bmpm_options)
-    beta_max = float(base.data["beta0_max"])
-    if betas is None:
-        betas = np.linspace(0.0, beta_max, 12, endpoint=False)[1:]
-    out: dict[str, list[float]] = {k: [] for k in ("beta0", "alpha", "fpr_bound", "tpr", "fpr")}
-    for beta in betas:
-        if not 0.0 <= beta < beta_max:
-            raise ValueError(f"beta0 must lie in [0, beta0_max = {beta_max:.4g}), got {beta!r}")
-        prog = minimax.bmpm((X, y), float(beta), **bmpm_options)
-        model = prog.decode(solve(prog, "clarabel"))
-        f = minimax.decision_values(prog.data, model, X)
-        out["beta0"].append(float(beta))
-        out["alpha"].append(float(model["alpha"]))
-        out["fpr_bound"].append(1.0 - float(beta))
-        out["tpr"].append(float(np.mean(f[y > 0] >= 0)))
-        out["fpr"].append(float(np.mean(f[y < 0] >= 0)))
-    return {k: np.asarray(v) for k, v in out.items()}
+    warnings.warn("conicml.plot.bmpm_roc moved to conicml.estimators.bmpm_roc; the alias "
+                  "will be removed in the next release", FutureWarning, stacklevel=2)
+    return _bmpm_roc(X, y, betas, **bmpm_options)
 
 
 def plot_roc(estimator: Any, X: Any, y: Any, *, ax: Any = None,
@@ -250,7 +224,7 @@ def plot_roc(estimator: Any, X: Any, y: Any, *, ax: Any = None,
 
     MPM-family estimators add their certified point :math:`(1-\beta, \alpha)`
     (TPR at least :math:`\alpha` at FPR at most :math:`1-\beta`); ``bmpm_sweep``
-    (from :func:`bmpm_roc`) adds BMPM's certified curve over :math:`\beta_0` and
+    (from :func:`conicml.estimators.bmpm_roc`) adds BMPM's certified curve over :math:`\beta_0` and
     the empirical points of the same hyperplanes.
     """
     from sklearn.metrics import roc_auc_score, roc_curve
@@ -376,7 +350,7 @@ def plot_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, ax: Any 
     For reproductions whose thesis printed no numbers (figures, timings): the first
     number of each cell, one line per numeric column (at most ``max_columns``).
     """
-    from .reproductions._tables import number
+    from ._utils.numbers import number
 
     if len(header) < 2 or not rows:
         raise ValueError("a table needs a header, at least two columns and one row")

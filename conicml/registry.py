@@ -16,8 +16,10 @@ patterns matched with :func:`fnmatch.fnmatchcase` (``"qp.*"`` accepts every QP).
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import inspect
+import math
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -67,6 +69,13 @@ class SolverEntry:
         ``None``: ``conicml compare`` runs the solver on every program it accepts.
         A text: the reason the command leaves it out unless named with
         ``--solvers`` (it still prints the reason).
+    warm_start : callable or None
+        ``warm_start(previous, old_program, new_program) -> dict``: the options
+        (e.g. ``{"x0": ...}``) that start this solver on ``new_program`` from
+        ``previous``, the solution of ``old_program`` (the same learner at a
+        neighbouring hyper-parameter), or ``{}`` when ``previous`` does not fit
+        (another data set, another basis). Used by :func:`conicml.solve_path`;
+        ``None``: the solver cannot be warm started (every solve is cold).
     deprecated : str or None
         For an old name kept for one release: what to use instead. Deprecated
         entries are left out of :func:`available` and :func:`entries` (so
@@ -85,6 +94,7 @@ class SolverEntry:
     certify_tol: float = 1e-6
     deprecated: str | None = None
     compare_by_default: str | None = None
+    warm_start: Callable[[Any, Any, Any], Mapping[str, Any]] | None = None
 
     def accepts(self, kind: str) -> bool:
         """Whether a program of this kind can be given to the solver."""
@@ -116,6 +126,7 @@ def register(
     certify_tol: float = 1e-6,
     deprecated: str | None = None,
     compare_by_default: str | None = None,
+    warm_start: Callable[[Any, Any, Any], Mapping[str, Any]] | None = None,
 ) -> Callable[[Callable], Callable]:
     """Register a solver function under ``name`` for the given program kinds.
 
@@ -140,6 +151,9 @@ def register(
         ``OPTIMAL`` stands (see :class:`SolverEntry`).
     deprecated : str, optional
         Marks an old name kept for one release; the text says what to use.
+    warm_start : callable, optional
+        ``warm_start(previous, old_program, new_program) -> dict`` of options
+        that warm start the solver (see :class:`SolverEntry`).
 
     Returns
     -------
@@ -151,6 +165,10 @@ def register(
     kinds = tuple(kinds)
     if not kinds:
         raise ValueError(f"solver {name!r} must accept at least one program kind")
+    if not (isinstance(certify_tol, (int, float)) and not isinstance(certify_tol, bool)
+            and math.isfinite(certify_tol) and certify_tol > 0):
+        raise ValueError(f"solver {name!r}: certify_tol must be a positive finite number, "
+                         f"got {certify_tol!r}")
 
     def decorator(function: Callable) -> Callable:
         if name in _REGISTRY and _REGISTRY[name].function is not function:
@@ -168,6 +186,7 @@ def register(
             certify_tol=float(certify_tol),
             deprecated=deprecated,
             compare_by_default=compare_by_default,
+            warm_start=warm_start,
         )
         return function
 
@@ -232,8 +251,11 @@ def get(name: str, kind: str | None = None) -> SolverEntry:
         raise SolverNotFoundError(f"solver name must be a string, got {type(name).__name__}")
     key = name.lower()
     if key not in _REGISTRY:
+        listed = [e.name for e in entries()]  # deprecated names are not advertised
+        close = difflib.get_close_matches(key, listed, n=3)
+        hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
         raise SolverNotFoundError(
-            f"unknown solver {name!r}; registered solvers: {', '.join(_REGISTRY) or 'none'}"
+            f"unknown solver {name!r}{hint} (registered solvers: {', '.join(listed) or 'none'})"
         )
     entry = _REGISTRY[key]
     if entry.deprecated is not None:

@@ -63,7 +63,7 @@ class Residuals:
 
         * ``"recomputed"``: all three were recomputed by conicml from the
           program's own data at the returned point (:meth:`Program.certify`,
-          :mod:`conicml._certificates`), each *relative* (scale-free):
+          :mod:`conicml.certificates.conic`), each *relative* (scale-free):
           ``primal`` the largest constraint violation divided by the size of
           that constraint's terms, ``dual`` the stationarity residual of the
           Lagrangian (multipliers refitted by conicml) divided by its largest

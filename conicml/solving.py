@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import math
+import numbers
 from typing import Any
 
 from . import registry
-from .exceptions import OptionError, SolverError
+from .exceptions import OptionError, ProgramError, SolverError
 from .program import Program
 from .solution import Solution, Status
+from .solvers._options import check_options
 
 __all__ = ["COMMON_OPTIONS", "solve"]
 
@@ -54,15 +57,26 @@ def solve(program: Program, solver: str | None = None, *, certify_tol: float | N
 
     Raises
     ------
+    ProgramError
+        ``program`` is not a :class:`Program`.
     SolverNotFoundError
         Unknown or uninstalled solver name.
     SolverError
         The solver does not accept ``program.kind``.
     OptionError
-        An option the solver does not know.
+        An option the solver does not know, an option value the solver's
+        declaration refuses (:func:`conicml.solvers._options.check_options`), or a
+        ``certify_tol`` that is not a positive finite number.
     """
     if not isinstance(program, Program):
-        raise TypeError(f"expected a conicml Program, got {type(program).__name__}")
+        raise ProgramError(f"solve expects a conicml Program (from a formulation in "
+                           f"conicml.formulations), got {type(program).__name__}")
+    if certify_tol is not None and not (
+        isinstance(certify_tol, numbers.Real) and not isinstance(certify_tol, bool)
+        and math.isfinite(certify_tol) and certify_tol > 0
+    ):
+        raise OptionError(f"certify_tol must be a positive finite number (the largest "
+                          f"recomputed residual an OPTIMAL may keep), got {certify_tol!r}")
     name = program.default_solver if solver is None else solver
     entry = registry.get(name, kind=program.kind)
     unknown = sorted(set(options) - set(entry.options))
@@ -71,6 +85,7 @@ def solve(program: Program, solver: str | None = None, *, certify_tol: float | N
             f"solver {entry.name!r} does not accept option(s) {', '.join(unknown)}; "
             f"its options are: {', '.join(entry.options) or 'none'}"
         )
+    check_options(entry.name, entry.function, options)
     solution = entry.function(program, **options)
     if not isinstance(solution, Solution):
         raise SolverError(

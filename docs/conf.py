@@ -14,6 +14,8 @@ from pathlib import Path
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
 
+import sphinx.ext.autosummary as _autosummary  # noqa: E402
+
 import conicml  # noqa: E402
 
 project = "conicml"
@@ -25,6 +27,8 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax's files shipped with the docs (no CDN): math renders without network
+    "sphinx-mathjax-offline",
     "sphinx.ext.intersphinx",
     "numpydoc",
     "myst_parser",
@@ -33,9 +37,11 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py",
                     "auto_examples/*.zip", "auto_examples/*.md5", "auto_examples/*.json",
-                    "sg_execution_times.rst"]
+                    "sg_execution_times.rst", "auto_examples/sg_execution_times.rst"]
 autosummary_generate = True
-autodoc_default_options = {"members": True, "inherited-members": False}
+templates_path = ["_templates"]  # autosummary: one page per public class, no private names
+# members are listed explicitly (an explicit :members: list would be overridden by a default)
+autodoc_default_options: dict[str, object] = {}
 autodoc_typehints = "none"  # numpydoc renders the types from the docstrings
 numpydoc_show_class_members = False
 numpydoc_validation_checks: set[str] = set()
@@ -55,8 +61,21 @@ sphinx_gallery_conf = {
     "matplotlib_animations": False,
     "image_scrapers": ("matplotlib",),
     "within_subsection_order": "FileNameSortKey",
+    # the execution-times page loads jQuery and DataTables from CDNs: the site stays
+    # offline (each example's page still states its running time)
+    "write_computation_times": False,
 }
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+# autosummary's one-line summaries end at the first ". "; citations in the first sentence
+# ("Huang 2004, eqs. 3.5-3.14", "seed 003 ch. 3") are abbreviations, not sentence ends.
+# tests/test_docs.py checks that no summary of the built site ends at one.
+THESIS_ABBREVIATIONS = tuple(
+    f"{before}{word}." for word in ("eq", "eqs", "Eq", "Eqs", "ch", "Ch", "Sec", "Fig", "Figs",
+                                    "Alg", "App", "Thm", "Tab", "cf", "resp")
+    for before in (" ", "("))
+_autosummary.WELL_KNOWN_ABBREVIATIONS = tuple(
+    dict.fromkeys(_autosummary.WELL_KNOWN_ABBREVIATIONS + THESIS_ABBREVIATIONS))
 
 
 def _generate_solvers_page(app) -> None:  # noqa: ANN001
@@ -106,5 +125,7 @@ def _skip_sklearn_plumbing(app, what, name, obj, skip, options):  # noqa: ANN001
 
 
 def setup(app):  # noqa: ANN001, D103
-    app.connect("builder-inited", _generate_solvers_page)
+    # before sphinx-gallery runs the examples (priority 500): the tutorial registers a
+    # solver of its own, which the page of the package's solvers must not list
+    app.connect("builder-inited", _generate_solvers_page, priority=100)
     app.connect("autodoc-skip-member", _skip_sklearn_plumbing)

@@ -30,6 +30,7 @@ OBJ_RTOL: dict[str, float] = {
     "rank-newton": 1e-6,  # idem, in the linearised w; measured <= 1e-12
     "simplex-smo": 1e-7,  # default tol 1e-9 (relative KKT violation); FW gap <= 1e-9 in tests
     "ils-newton": 1e-6,  # default tol 1e-11 on |g(c)|; recomputed Newton decrement <= 1e-12
+    "dcd": 1e-6,  # run at tol=1e-8 (relative duality gap) in tests
 }
 
 SOL_ATOL: dict[str, float] = {
@@ -52,6 +53,7 @@ SOL_ATOL: dict[str, float] = {
     "rank-newton": 1e-4,  # idem
     "simplex-smo": 1e-4,  # QPFS w vs the interior-point backends (their accuracy)
     "ils-newton": 1e-4,  # decoded w vs the interior-point backends (their accuracy)
+    "dcd": 1e-4,  # decoded (w, b) at gap 1e-8 vs the interior-point backends (their accuracy)
 }
 
 DEFAULT_OBJ_RTOL = 1e-6
@@ -81,5 +83,5 @@ SOL_ATOL["pegasos"] = SOL_ATOL["weighted-pegasos"] = 1e-1
 # smo-or on the implicit-constraint SVOR dual (qp.chance.svor.implicit.dual): the same rows
 # as the explicit variant apply (run at tol=1e-7; measured objective rel. diff <= 1e-8 against
 # clarabel/ecos); decision values *and* thresholds (midpoint rule) are compared at
-# 10 * max(SOL_ATOL[backend], 1e-4) * max(1, |g|_inf) in tests/test_smo_or_implicit.py.
+# 10 * max(SOL_ATOL[backend], 1e-4) * max(1, |g|_inf) in tests/solvers/test_smo_or_implicit.py.
 THRESHOLD_ATOL_FACTOR = 10.0

@@ -10,7 +10,7 @@ decoded from :math:`\alpha` alone (seed 003 ch. 3, App. B): with
 * C-form: :math:`\lambda = \max(\|v\|, r^\top\alpha)`, :math:`t = \lambda - r^\top\alpha`,
   :math:`w = (t/\lambda)v`;
 * W-form: :math:`t = W`, :math:`w = (W/\|v\|)v` (eq. B.3 with the labels);
-* :math:`b` from the KKT conditions (3.12)/(B.4) (:func:`conicml._kkt.bias_from_kkt`).
+* :math:`b` from the KKT conditions (3.12)/(B.4) (:func:`conicml.certificates.kkt.bias_from_kkt`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from .._ccp_certify import best_offset
-from .._kkt import bias_from_kkt, free_tolerance
+from ..certificates.chance import best_offset
+from ..certificates.kkt import bias_from_kkt, free_tolerance
 from ..kernels import Kernel
 
 __all__ = ["CBCDualData"]
@@ -151,7 +151,7 @@ class CBCDualData:
         :math:`\hat w`. Every :math:`\|w\| \le W` is feasible in (B.1), whose margins
         carry the constant :math:`r_jW`, so the objective :math:`h(s) = \min_b\sum_j
         u_j(1 + r_jW - y_j(sg_j + b))_+` (convex in s; the offset exact by
-        :func:`~conicml._ccp_certify.best_offset`) is minimised over the length by
+        :func:`~conicml.certificates.chance.best_offset`) is minimised over the length by
         bounded Brent. Returns ``(s, b, h(s))``.
         """
         W = float(self.W)

@@ -19,7 +19,14 @@ import numpy as np
 
 from ..program import ConicForm
 
-__all__ = ["M4Data"]
+__all__ = ["INNER_BACKENDS", "M4Data"]
+
+
+#: The backends of the fixed-rho SOCPs (the ``inner`` option of the M4 searches and of
+#: :class:`~conicml.estimators.M4Classifier`). ``"m4-ipm"``: the structured interior-point
+#: method of the soft slack SOCP (a solve that breaks down is redone by clarabel, counted in
+#: ``fallbacks``); ``"auto"``: it for the soft margin, ``"clarabel"`` for the separable check.
+INNER_BACKENDS = ("auto", "clarabel", "ecos", "scs", "m4-ipm")
 
 
 def _ratio(num: np.ndarray, den: float) -> np.ndarray:

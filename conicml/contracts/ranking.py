@@ -13,7 +13,7 @@ the hyper-parameters:
 with :math:`N = \sum_{r<s} m_r m_s` the number of pairs (thesis (3.14)/(3.15),
 (3.7) for :math:`\mathcal R` = all samples, (6.1)/(6.2) for more than two
 levels). The pairs are never listed: solvers evaluate the pairwise part by
-sorting (:mod:`conicml.solvers._ranking_ops`).
+sorting (:mod:`conicml.contracts.ranking_ops`).
 """
 
 from __future__ import annotations

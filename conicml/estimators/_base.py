@@ -12,28 +12,98 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._utils.scaling import warn_if_badly_scaled
 from ..exceptions import NotFittedStatusError, ProgramError
 from ..program import Program
 from ..solution import Solution, Status
 from ..solving import solve
 
-__all__ = ["BinaryConicClassifier", "default_ridge", "solve_or_raise"]
+__all__ = ["BinaryConicClassifier", "L2_PENALTY", "kernel_unit_dependence",
+           "ridge_keywords", "solve_or_raise", "warn_if_constant_score", "warn_unit_dependent"]
+
+#: Why a linear model with a penalty on :math:`\|w\|` depends on the units of X.
+L2_PENALTY = "its penalty on ||w|| weighs each coefficient in the units of its feature"
 
 
-def default_ridge(ridge: float | None, kernel: str, X: np.ndarray) -> float:
-    """The covariance ridge of the moment-based estimators (MPM family, M4).
+def kernel_unit_dependence(kernel: str, linear: str | None = None) -> str | None:
+    """Why a model with this kernel depends on the units of the features (``None``: it
+    does not, or ``X`` is a precomputed Gram matrix); ``linear``: the reason of the
+    linear model, if it has one."""
+    if kernel == "precomputed":
+        return None
+    if kernel == "linear":
+        return linear
+    return f"the {kernel} kernel compares points in the units of X"
 
-    ``None`` means :math:`10^{-6}` times the mean per-feature variance for a linear
-    kernel (the thesis's "add a small positive amount to the diagonal", in the units of
-    the data) and :math:`10^{-3}` for a kernel (the mandatory :math:`\\rho K` of
-    Theorem 9 / Corollary 16, on a Gram matrix of unit scale).
+
+def warn_unit_dependent(estimator: Any, X: np.ndarray, why: str | None) -> None:
+    """The badly-scaled-input warning of :func:`conicml._utils.scaling.warn_if_badly_scaled` for
+    an estimator whose fit depends on the units of ``X`` (``why``; ``None``: no warning)."""
+    if why is not None:
+        warn_if_badly_scaled(X, type(estimator).__name__, why, stacklevel=4)
+
+
+#: The relative covariance ridge :math:`r` of the linear moment-based estimators when
+#: ``ridge=None`` (:func:`ridge_keywords`).
+DEFAULT_RELATIVE_RIDGE = 1e-6
+
+#: The :math:`\rho K` regulariser of the kernel moment-based estimators when ``ridge=None``.
+DEFAULT_KERNEL_RIDGE = 1e-3
+
+
+def ridge_keywords(ridge: float | None, kernel: str) -> dict[str, float]:
+    r"""The covariance-ridge keywords of the moment-based formulations (MPM family, M4).
+
+    ``None`` (the estimators' default) means, for a linear kernel, the relative ridge
+    :math:`\Sigma_c + r\,\mathrm{diag}(v)`, :math:`r` = :data:`DEFAULT_RELATIVE_RIDGE`,
+    :math:`v_j` the variance of feature :math:`j` (the thesis's "add a small positive
+    amount to the diagonal", in each feature's own units, so that the model stays
+    invariant to feature scaling), and for a kernel the mandatory :math:`
+ho K` of
+    Theorem 9 / Corollary 16 with :math:`
+ho` = :data:`DEFAULT_KERNEL_RIDGE` (on a Gram
+    matrix of unit scale). A number is the absolute :math:`
+ho I` (linear) or
+    :math:`
+ho K` (kernel), as given.
     """
     if ridge is not None:
-        return float(ridge)
+        return {"ridge": float(ridge)}
     if kernel != "linear":
-        return 1e-3
-    scale = float(np.mean(np.var(X, axis=0)))
-    return 1e-6 * scale if scale > 0 else 1e-6
+        return {"ridge": DEFAULT_KERNEL_RIDGE}
+    return {"ridge": 0.0, "relative_ridge": DEFAULT_RELATIVE_RIDGE}
+
+
+#: Scores whose spread is at most this fraction of max(1, |reference|) count as constant.
+CONSTANT_SCORE_RTOL = 1e-6
+
+
+def warn_if_constant_score(
+    estimator: str,
+    scores: np.ndarray,
+    reference: float,
+    cause_and_remedy: str,
+    stacklevel: int = 3,
+) -> bool:
+    r"""Warn when a fitted model's scores are one constant; return whether they are.
+
+    ``scores`` are the decision values the model gives on points it was fitted on;
+    they count as constant when :math:`\max - \min \le 10^{-6}\max(1,
+    |\text{reference}|)` (``reference``: the intercept, the natural unit of a
+    decision value). The :class:`ConvergenceWarning` names the estimator, says that
+    its ranking is then a tie everywhere (an AUC of 0.5, or solver noise), and ends
+    with ``cause_and_remedy``.
+    """
+    scores = np.asarray(scores, dtype=float)
+    spread = float(np.ptp(scores)) if scores.size else 0.0
+    if spread > CONSTANT_SCORE_RTOL * max(1.0, abs(float(reference))):
+        return False
+    warnings.warn(
+        f"{estimator} learnt a constant score (its decision values on the points it was "
+        f"fitted on span {spread:.1e}; every prediction is one class and any ranking of "
+        f"them is noise): {cause_and_remedy}",
+        ConvergenceWarning, stacklevel=stacklevel)
+    return True
 
 
 def solve_or_raise(
@@ -126,6 +196,7 @@ class BinaryConicClassifier(ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         X, y_pm = self._validate_binary(X, y)
+        warn_unit_dependent(self, X, self._unit_dependence())
         self._fit_signed(X, y_pm)
         return self
 
@@ -165,6 +236,12 @@ class BinaryConicClassifier(ClassifierMixin, BaseEstimator):
             return X @ self.dual_coef_[0] + self.intercept_[0]
         kernel = self.program_.data["kernel"]
         return kernel(X, self.X_fit_) @ self.dual_coef_[0] + self.intercept_[0]
+
+    def _unit_dependence(self) -> str | None:
+        """Why the fitted model depends on the units of the features, or ``None`` when it
+        is invariant to feature scaling; ``fit`` then warns about badly scaled input
+        (:func:`conicml._utils.scaling.warn_if_badly_scaled`). Default: a non-linear kernel."""
+        return kernel_unit_dependence(getattr(self, "kernel", "linear"))
 
     # -- to implement ------------------------------------------------------------------
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:  # pragma: no cover

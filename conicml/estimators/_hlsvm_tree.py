@@ -2,10 +2,11 @@ r"""The oblique binary tree of H-LSVM (seed 001 ch. 5): storage, routing, cost-c
 
 A node :math:`k` holds a hyperplane :math:`(w_k, b_k)`; a sample goes left if
 :math:`w_k^\top x + b_k \le 0` and right otherwise (F24). Leaves are labelled by
-the *unweighted* majority of their training samples (eq. 2.37; a tie goes to
-the positive class). Pruning follows §2.3.3.1 (A17): :math:`R(t)` is the
-number of training samples misclassified if :math:`t` were a leaf (divided by
-the same total everywhere, so counts are used), :math:`T_0` collapses the
+the majority of their training samples weighted by the tree's class weights
+:math:`(c_-, c_+)` (eq. 2.37 with :math:`c_\pm = 1`, the thesis's unweighted vote; a
+tie goes to the positive class). Pruning follows §2.3.3.1 (A17): :math:`R(t)` is the
+weighted number of training samples misclassified if :math:`t` were a leaf (divided
+by the same total everywhere, so counts are used), :math:`T_0` collapses the
 splits that do not reduce :math:`R`, then the weakest links
 :math:`g(t) = (R(t) - R(T_t))/(|\tilde T_t| - 1)` are collapsed — *all*
 minimisers at once (pitfall P-H5) — until only the root remains; the subtree
@@ -15,11 +16,12 @@ smallest tree.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .._utils.engines import numba_available, resolve_engine
 
 __all__ = ["Tree", "cost_complexity_sequence", "entropy"]
 
@@ -93,6 +95,8 @@ class FrozenTree:
     n_pos: np.ndarray
     n_neg: np.ndarray
     depth: np.ndarray
+    #: (c_-, c_+): class weights of the leaf labels and of R(t); (1, 1) is (2.37)
+    class_weight: np.ndarray = field(default_factory=lambda: np.ones(2))
 
     @property
     def node_count(self) -> int:
@@ -103,28 +107,36 @@ class FrozenTree:
         return self.left < 0
 
     @property
+    def weighted_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """:math:`(c_+ n_+, c_- n_-)` of every node."""
+        c_neg, c_pos = np.asarray(self.class_weight, dtype=float)
+        return c_pos * self.n_pos, c_neg * self.n_neg
+
+    @property
     def label(self) -> np.ndarray:
-        """Leaf label of every node: 1 (positive) if n_pos >= n_neg, else 0 (2.37)."""
-        return (self.n_pos >= self.n_neg).astype(np.intp)
+        """Leaf label of every node: 1 (positive) if c+ n_pos >= c- n_neg, else 0 (2.37)."""
+        pos, neg = self.weighted_counts
+        return (pos >= neg).astype(np.intp)
 
     def route(self, X: np.ndarray, leaf_mask: np.ndarray | None = None
               ) -> tuple[np.ndarray, np.ndarray]:
         """Leaf reached by each row of ``X`` and the number of hyperplanes evaluated.
 
         Each sample costs exactly the hyperplanes on its path, :math:`N_H^P(x)` dot
-        products of length :math:`M`. With numba installed (the optional extra
-        ``numba``) the batch is routed by a compiled loop (``_route_compiled``: four
-        rows descend together, each with its own dot-product chain, so the CPU overlaps
-        their latencies; leaves loop to themselves and the child is picked by indexing,
-        so the descent has no data-dependent branch; no temporary arrays); otherwise by
-        a NumPy loop over the nodes
+        products of length :math:`M`. With the numba engine (numba importable and
+        ``CONICML_ENGINE`` not ``numpy``) the batch is routed by a compiled loop
+        (``_route_compiled``: four rows descend together, each with its own
+        dot-product chain, so the CPU overlaps their latencies; leaves loop to
+        themselves and the child is picked by indexing, so the descent has no
+        data-dependent branch; no temporary arrays); otherwise by a NumPy loop over
+        the nodes
         (:func:`_route_by_node`: the rows that reach an internal node are evaluated
         against its one hyperplane in a single matrix-vector product and split in
         two). Both give the same leaves (the test ``w^T x + b <= 0`` goes left).
         """
         is_leaf = self.is_leaf if leaf_mask is None else np.asarray(leaf_mask, dtype=bool)
         X = np.ascontiguousarray(X, dtype=np.float64)
-        kernel = _route_kernel()
+        kernel = _route_kernel() if resolve_engine("hlsvm", "auto") == "numba" else None
         if kernel is None or X.shape[0] < _COMPILED_MIN_ROWS:
             return _route_by_node(self, X, is_leaf)
         node = np.empty(X.shape[0], dtype=np.intp)
@@ -156,7 +168,8 @@ class FrozenTree:
         bias = np.where(keep_split, self.bias[idx], 0.0)
         return FrozenTree(weights=weights, bias=bias, left=left.astype(np.intp),
                           right=right.astype(np.intp), n_pos=self.n_pos[idx].copy(),
-                          n_neg=self.n_neg[idx].copy(), depth=self.depth[idx].copy())
+                          n_neg=self.n_neg[idx].copy(), depth=self.depth[idx].copy(),
+                          class_weight=np.array(self.class_weight, dtype=float))
 
 
 #: Batches below this size are routed by the NumPy loop (a compiled call costs ~1 us).
@@ -190,7 +203,7 @@ def _route_kernel() -> Callable | None:
     if _ROUTE_KERNEL_TRIED:
         return _ROUTE_KERNEL
     _ROUTE_KERNEL_TRIED = True
-    if importlib.util.find_spec("numba") is None:
+    if not numba_available():
         return None
     import numba
 
@@ -242,8 +255,9 @@ def _route_kernel() -> Callable | None:
 
 
 def _leaf_errors(tree: FrozenTree) -> np.ndarray:
-    """R(t) as a count: training samples misclassified if t were a leaf (majority label)."""
-    return np.where(tree.n_pos >= tree.n_neg, tree.n_neg, tree.n_pos).astype(float)
+    """R(t) as a weighted count: training samples misclassified if t were a leaf."""
+    pos, neg = tree.weighted_counts
+    return np.where(pos >= neg, neg, pos)
 
 
 def _subtree_stats(tree: FrozenTree, leaf_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -292,10 +306,11 @@ def cost_complexity_sequence(tree: FrozenTree) -> tuple[list[np.ndarray], list[f
         order.append(k)
         if not mask[k]:
             stack.extend((int(tree.left[k]), int(tree.right[k])))
+    tol = 1e-12 * max(1.0, float(r_leaf[0]))  # weighted counts are not integers
     for k in reversed(order):
         if not mask[k]:
             err, _ = _subtree_stats(tree, mask)
-            if r_leaf[k] <= err[k]:
+            if r_leaf[k] <= err[k] + tol:
                 mask[k] = True
     masks, alphas = [mask.copy()], [0.0]
     while not mask[0]:

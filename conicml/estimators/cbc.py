@@ -5,20 +5,24 @@ Built on :mod:`conicml.formulations.cbc` (seed 003 ch. 3, 6, App. B).
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._deprecation import DEPRECATED, renamed_param
+from .._utils.deprecation import DEPRECATED, renamed_param
 from ..exceptions import ProgramError
 from ..formulations import cbc
 from ..moments import ClusterMoments
 from ..solution import Status
-from ._base import BinaryConicClassifier, solve_or_raise
+from ._base import (
+    L2_PENALTY,
+    BinaryConicClassifier,
+    kernel_unit_dependence,
+    solve_or_raise,
+    warn_if_constant_score,
+)
 
 __all__ = ["ClusterSOCPClassifier"]
 
@@ -173,6 +177,16 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
         :math:`b` (package convention: :math:`f(x) = w^\top x + b`).
     program_, solution_, model_ : Program, Solution, dict
     n_iter_ : int
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, -2], [2, 2]], random_state=0)
+    >>> clf = ClusterSOCPClassifier(n_clusters=4).fit(X, y)  # 4 spheres per class
+    >>> clf.n_clusters_, clf.cluster_centers_.shape
+    (8, (8, 2))
+    >>> clf.score(X, y)
+    1.0
     """
 
     _parameter_constraints: dict = {
@@ -292,14 +306,16 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
 
     def _warn_if_constant(self) -> None:
         """Warn when the learnt score is constant on the clusters (w = 0)."""
-        scores = self._decision(self.cluster_centers_)
-        if float(np.ptp(scores)) <= 1e-6 * max(1.0, abs(float(self.intercept_[0]))):
-            warnings.warn(
-                "ClusterSOCPClassifier learnt a constant score (w = 0): the cluster "
-                "spheres of the two classes overlap so much that no hyperplane beats "
-                "putting every cluster on one side; use more, smaller clusters "
-                "(n_clusters, threshold), a smaller accuracy, or clustering='none'",
-                ConvergenceWarning, stacklevel=4)
+        warn_if_constant_score(
+            "ClusterSOCPClassifier", self._decision(self.cluster_centers_),
+            float(self.intercept_[0]),
+            "the cluster spheres of the two classes overlap so much that no hyperplane "
+            "beats putting every cluster on one side (w = 0); use more, smaller clusters "
+            "(n_clusters, threshold), a smaller accuracy, or clustering='none'",
+            stacklevel=5)
+
+    def _unit_dependence(self) -> str | None:
+        return kernel_unit_dependence(self.kernel, L2_PENALTY)
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         n_clusters = self.n_clusters
@@ -336,6 +352,7 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
             raise ProgramError(f"expected a ClusterMoments, got {type(clusters).__name__}")
         self.classes_ = np.array([-1, 1])
         self.n_features_in_ = clusters.dim
+        self.__dict__.pop("feature_names_in_", None)  # moments carry no column names
         self._fit_clusters(clusters, self._gamma_value(None, clusters.dim))
         return self
 

@@ -59,7 +59,9 @@ class FeatureScalingSVC(SelectorMixin, BinaryConicClassifier):
         Outer stopping tolerance (see :func:`conicml.feature_scaling.fit_feature_scaling`).
     max_iter : int, optional
         Outer iterations (``full``: trust-region iterations); ``None``: the
-        method's default (20 for the AO methods, 100 for GMKL, 300 for FULL-FS).
+        method's default (500 for Simple AO and AO-I, which converge linearly and
+        slowly once the support settles; 100 for AO-II and GMKL; 300 for FULL-FS).
+        AO-II stops when the support and :math:`z` (to ``tol``) no longer change.
     time_limit : float, optional
         Seconds.
 
@@ -77,14 +79,30 @@ class FeatureScalingSVC(SelectorMixin, BinaryConicClassifier):
     X_fit_ : ndarray of shape (n_samples, n_features)
     n_iter_ : int
         Outer iterations.
-    label_ : {"minimum", "saddle"}
-        From the smallest eigenvalue ``vmin_`` of the projected Hessian of
-        :math:`\Omega` at the end (Table 7.1).
+    label_ : {"minimum", "saddle", "not stationary"}
+        ``"not stationary"`` when the projected gradient of :math:`\Omega`
+        (``result_.stationarity``) exceeds :math:`100\,\texttt{tol}\max(1, C, \mu)`
+        (AO-II's fixed points usually are not stationary for :math:`\Omega`, see
+        :mod:`conicml.feature_scaling`); otherwise ``"minimum"`` or ``"saddle"`` by the
+        sign of the smallest eigenvalue ``vmin_`` of the projected Hessian (Table 7.1).
     vmin_ : float
     objective_ : float
         :math:`\Omega` at the end.
     converged_ : bool
     result_ : conicml.feature_scaling.FSResult
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, -2], [2, 2]], random_state=0)
+    >>> import numpy as np
+    >>> noise = np.random.default_rng(0).normal(size=(40, 2))
+    >>> X4 = np.hstack([X, noise])  # two informative features, two of noise
+    >>> clf = FeatureScalingSVC(mu=0.5).fit(X4, y)
+    >>> clf.get_support()
+    array([ True,  True, False, False])
+    >>> clf.transform(X4).shape, clf.score(X4, y)
+    ((40, 2), 1.0)
     """
 
     _parameter_constraints: dict = {

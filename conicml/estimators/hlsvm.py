@@ -17,26 +17,31 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import registry
-from ..exceptions import ProgramError
+from .._utils import progress as _progress
+from .._utils.engines import resolve_engine
+from ..exceptions import ConicMLWarning, OptionError, ProgramError
 from ..formulations import svm as svm_formulation
 from ..kinds import SVM_PRIMAL
 from ..solving import solve
+from ._base import L2_PENALTY, warn_if_constant_score, warn_unit_dependent
 from ._hlsvm_tree import Tree, _reachable, cost_complexity_sequence, entropy
 
 __all__ = ["HLSVMClassifier", "export_text"]
 
 #: Node solvers that take H-LSVM's T, batch_size, tau, eps and random_state.
 _PEGASOS_FAMILY = ("pegasos", "weighted-pegasos")
-#: ``node_solver="auto"``: nodes with at most this many samples are solved exactly by
-#: ``clarabel`` (certified interior point), larger ones by ``weighted-pegasos``...
+#: ``node_solver="auto"``: every node is solved by ``dcd`` (dual coordinate descent with
+#: the exact bias, certified by its duality gap) when its compiled loop runs; on the
+#: NumPy engine nodes with at most this many samples are solved by ``clarabel``, larger
+#: ones by ``weighted-pegasos``...
 AUTO_EXACT_MAX = 2000
-#: ... which falls back to ``clarabel`` when it stops at T uncertified and the node has at
-#: most this many entries |S_H| * M (a few seconds of interior point on 2 cores).
+#: ... and either falls back to ``clarabel`` when it stops at its limit uncertified and
+#: the node has at most this many entries |S_H| * M.
 AUTO_FALLBACK_MAX_ENTRIES = 200_000
 
 
@@ -60,19 +65,54 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
        i.e. the SVM primal with costs :math:`c_i = \nu_i/(\lambda|S_H|)`
        (:func:`conicml.formulations.svm.soft_margin` with
        :math:`C = 1/(\lambda|S_H|)` and class weights :math:`\nu_\pm`), by
-       ``node_solver`` — Weighted-Pegasos on large nodes and an exact
-       interior-point solver on small ones by default (``"auto"``), or any
-       solver registered for the kind ``"qp.svm.primal"``;
+       ``node_solver`` — dual coordinate descent (``dcd``, certified) by
+       default (``"auto"``), or any solver registered for the kind
+       ``"qp.svm.primal"``;
     3. becomes a leaf if the split does not lower the impurity,
        :math:`P(l)I(l) + P(r)I(r) \ge I(H)`; else sends
        :math:`\{w^\top x + b \le 0\}` left and the rest right and recurses,
        recomputing the weights (5.3) in each child.
 
-    Leaves are labelled by the unweighted majority (2.37). With ``rho > 0`` the
-    tree is then pruned by cost complexity (A17) and the subtree with the
-    fewest errors on :math:`P` is kept.
+    Leaves are labelled by the majority (2.37) weighted by ``class_weight``. With
+    ``rho > 0`` the tree is then pruned by cost complexity (A17), with the same
+    class weights in the cost :math:`R(t)`, and the subtree with the fewest
+    weighted errors on :math:`P` is kept.
 
-    **Defaults that converge** (issue 9). The thesis runs Weighted-Pegasos with
+    **Imbalanced classes** (a deviation from the thesis). The node problems are
+    class-balanced (5.3), but the thesis's leaf labels (2.37) and pruning cost
+    count samples: on data with a few percent of positives the leaves vote for
+    the majority and pruning keeps the root, a constant model. The default
+    ``class_weight="balanced"`` weighs both in the units the nodes were trained
+    in (:math:`c_\pm = N/(2N^\pm)` on the growing set); ``class_weight=None`` is
+    the thesis's unweighted vote.
+
+    **Score.** ``decision_function`` ranks the samples: first by the weighted
+    positive fraction :math:`q_L = c_+n_+^L/(c_+n_+^L + c_-n_-^L)` of the leaf
+    :math:`L` reached, then, within a leaf, by the margin of the last hyperplane
+    on the path, :math:`f_P(x) = w_P^\top x + b_P` (trained with the positive class
+    on its positive side):
+
+    .. math::
+
+        s(x) = q_L - \tfrac12 + \eta \tanh f_P(x),
+
+    with :math:`\eta` a quarter of the smallest gap between the distinct values
+    of :math:`q_L - \frac12` and 0, so the margin term never reorders leaves nor
+    changes a sign: ``predict`` is ``classes_[1]`` exactly where :math:`s \ge 0`
+    (a leaf with :math:`q_L = \frac12` uses :math:`\eta(1 + \tanh f_P)/2 \ge 0`).
+    A single-leaf tree has a constant score: ``fit`` warns
+    (:class:`~sklearn.exceptions.ConvergenceWarning`, "constant score").
+
+    **The node bias is not unique** when every sample of a node lies inside the
+    margin (:math:`y_i(w^\top x_i + b) < 1` for all :math:`i`): there the loss is
+    linear in :math:`b` with slope :math:`-\sum_i \nu_i y_i / |S_H| = 0` under the
+    balancing weights (5.3), so every :math:`b` that keeps all samples inside the
+    margin is optimal, and solvers return different ones (an interior-point solver
+    the middle of the interval, Weighted-Pegasos wherever its bias steps stop). The
+    split, hence the tree, then depends on the node solver. A larger ``lam`` does
+    not remove it; it arises on nodes whose classes overlap almost completely.
+
+    **Defaults that converge.** The thesis runs Weighted-Pegasos with
     :math:`T = 10^7` on every node. Its error after :math:`T` steps falls as
     :math:`R^2/(\lambda_{\mathrm{eff}} T)` with :math:`\lambda_{\mathrm{eff}} =
     \lambda|S_H|` (the :math:`\lambda` of the node problem in Pegasos form, see
@@ -84,13 +124,14 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
     unit variance, and the hyperplanes are mapped back,
     :math:`w = \tilde w/\sigma`, :math:`b = \tilde b - w^\top\mu` (the model, its
     ``coef_`` and its prediction cost are on the raw features); and
-    ``node_solver="auto"`` solves a node of at most ``AUTO_EXACT_MAX`` (2 000)
-    samples with the certified interior-point solver ``clarabel`` (a fraction of a
-    second there) and larger nodes with Weighted-Pegasos; a Pegasos node that
-    stops at :math:`T` without its certificate is re-solved by ``clarabel`` if it
-    has at most 200 000 entries :math:`|S_H| M` (``node_solvers_`` counts each
-    case). ``standardize=False, node_solver="weighted-pegasos", T=10**7`` is the
-    thesis's setting.
+    ``node_solver="auto"`` solves every node with ``dcd`` (LIBLINEAR's dual
+    coordinate descent with the bias kept exact, stopped at a certified relative
+    duality gap of 1e-3) when numba runs its loop, and on the NumPy engine nodes of at
+    most ``AUTO_EXACT_MAX`` (2 000) samples with ``clarabel`` and larger ones with
+    Weighted-Pegasos; a node left uncertified is re-solved by ``clarabel``
+    if it has at most 200 000 entries :math:`|S_H| M` (``node_solvers_`` counts
+    each case). ``standardize=False, node_solver="weighted-pegasos", T=10**7`` is
+    the thesis's setting.
 
     Parameters
     ----------
@@ -112,17 +153,27 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
     eps : float, default=1e-4
         :math:`\varepsilon_{PEG}`, the step-norm stop of Alg. 5.
     node_solver : str, default="auto"
-        ``"auto"``: ``"clarabel"`` for nodes of at most 2 000 samples,
-        ``"weighted-pegasos"`` above (see *Defaults that converge*); or any
+        ``"auto"``: ``"dcd"`` on every node with the numba engine (else
+        ``"clarabel"`` up to 2 000 samples, ``"weighted-pegasos"`` above),
+        ``"clarabel"`` where a node is left uncertified (see *Defaults that
+        converge*); or any
         solver registered for ``"qp.svm.primal"`` (``"weighted-pegasos"`` as the
         thesis, ``"pegasos"``, ``"clarabel"`` to verify a tree exactly, ...).
     node_solver_options : dict, optional
         Extra options of the node solver (override the ones above); with
-        ``node_solver="auto"`` they go to the Weighted-Pegasos nodes only.
+        ``node_solver="auto"`` they go to the ``dcd`` or Weighted-Pegasos nodes only.
     standardize : bool, default=True
         Solve the node problems on standardised features (training mean and
         standard deviation; a constant column keeps scale 1) and map the
         hyperplanes back to the raw features.
+    class_weight : "balanced", dict or None, default="balanced"
+        Class weights :math:`c_\pm` of the leaf labels and of the pruning cost
+        (see *Imbalanced classes*): ``"balanced"`` is :math:`N/(2N^\pm)` on the
+        growing set; a dict maps labels of ``y`` to relative costs :math:`r_\pm`
+        (default 1) applied on top of the balancing, to the leaves and pruning
+        (:math:`c_\pm = r_\pm N/(2N^\pm)`) and to the node problems
+        (:math:`\nu_i = r_\pm/(2N_H^\pm)` in (5.3)); ``None`` is the thesis's
+        unweighted majority (2.37).
     random_state : int, RandomState or None
         Seeds the pruning split and the node solvers.
 
@@ -150,8 +201,21 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         Count of node-solver statuses (non-optimal ones raise one warning).
     node_solvers_ : dict
         Count of the solvers that produced the node hyperplanes
-        (``"weighted-pegasos->clarabel"``: the ``"auto"`` fallback).
+        (``"dcd->clarabel"``, ``"weighted-pegasos->clarabel"``: the ``"auto"``
+        fallback).
     n_features_in_ : int
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, c = make_blobs(n_samples=80, centers=[[-2, -2], [2, 2], [-2, 2], [2, -2]],
+    ...                   cluster_std=0.5, random_state=0)
+    >>> y = (c >= 2).astype(int)  # XOR: no single hyperplane separates it
+    >>> clf = HLSVMClassifier(random_state=0).fit(X, y)
+    >>> clf.score(X, y)
+    1.0
+    >>> clf.n_hyperplanes_ >= 2
+    True
     """
 
     _parameter_constraints: dict = {
@@ -165,6 +229,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         "node_solver": [str],
         "node_solver_options": [dict, None],
         "standardize": ["boolean"],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
         "random_state": ["random_state"],
     }
 
@@ -172,6 +237,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
                  T: int = 20_000, batch_size: int | None = None, tau: float = 1.0,
                  eps: float | None = 1e-4, node_solver: str = "auto",
                  node_solver_options: dict | None = None, standardize: bool = True,
+                 class_weight: str | dict | None = "balanced",
                  random_state: Any = None) -> None:
         self.lam = lam
         self.rho = rho
@@ -183,6 +249,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         self.node_solver = node_solver
         self.node_solver_options = node_solver_options
         self.standardize = standardize
+        self.class_weight = class_weight
         self.random_state = random_state
 
     # -- fitting ----------------------------------------------------------------------------
@@ -201,6 +268,8 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
+        # every node is a linear SVM; standardised nodes make the tree invariant to the units
+        warn_unit_dependent(self, X, None if self.standardize else L2_PENALTY)
         check_classification_targets(y)
         classes = np.unique(y)
         if classes.size < 2:
@@ -221,6 +290,16 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
                                f"got {self.batch_size}")
         for solver_name in self._node_solvers():  # SolverError names the kinds it accepts
             registry.get(solver_name, kind=SVM_PRIMAL)
+        if self.node_solver_options:  # an unknown option fails now, not at the first big node
+            target = ("weighted-pegasos" if self.node_solver.lower() == "auto"
+                      else self.node_solver)
+            unknown = sorted(set(self.node_solver_options) - set(registry.get(target).options))
+            if unknown:
+                raise OptionError(
+                    f"node_solver_options: {target!r} does not accept {', '.join(unknown)}"
+                    + (" (with node_solver='auto' they go to the weighted-pegasos nodes)"
+                       if self.node_solver.lower() == "auto" else ""))
+        self._node_costs = self._relative_costs()
         rng = check_random_state(self.random_state)
 
         n_prune = int(round(self.rho * n))
@@ -245,20 +324,29 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         else:
             tree = self._grow(Xg, yg, N, rng)
         full = tree.freeze()
+        full.class_weight = self._class_weights(yg)
         self.n_hyperplanes_unpruned_ = int(np.count_nonzero(~full.is_leaf))
         self.pruning_path_ = []
         if n_prune > 0 and not full.is_leaf[0]:
             masks, alphas = cost_complexity_sequence(full)
             Xp, pos_p = X[prune_idx], y_pm[prune_idx] > 0
+            cost_p = full.class_weight[pos_p.astype(np.intp)]  # c_- or c_+ per sample
             best, best_err = 0, math.inf
             for i, (mask, alpha) in enumerate(zip(masks, alphas)):
                 leaf, _ = full.route(Xp, mask)
-                errors = int(np.count_nonzero(full.label[leaf].astype(bool) != pos_p))
+                errors = float(cost_p[full.label[leaf].astype(bool) != pos_p].sum())
                 self.pruning_path_.append((alpha, int(np.count_nonzero(
                     mask & _reachable(full, mask))), errors))
-                if errors <= best_err:  # ties: the later, smaller tree
+                if errors <= best_err * (1 + 1e-12) + 1e-12:  # ties: the smaller tree
                     best, best_err = i, errors
             full = full.prune_to(masks[best])
+        if (self.node_solver_options and self.node_solver.lower() == "auto"
+                and "clarabel" in self.node_solvers_ and len(self.node_solvers_) == 1):
+            warnings.warn(
+                f"node_solver_options were not used: node_solver='auto' solved every node "
+                f"with clarabel (all had at most {AUTO_EXACT_MAX} samples) and passes them "
+                f"to weighted-pegasos nodes only; set node_solver='weighted-pegasos' to use "
+                f"them", ConicMLWarning, stacklevel=2)
         self.tree_ = full
         internal = np.flatnonzero(~full.is_leaf)
         self.coef_ = full.weights[internal]
@@ -269,7 +357,42 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         _, count = full.route(X)
         self.mean_hyperplanes_ = float(count.mean())
         self.max_hyperplanes_ = int(count.max())
+        if self.n_hyperplanes_ == 0:
+            why = ("pruning kept the root" if self.n_hyperplanes_unpruned_ > 0 else
+                   "no split of the root lowered the impurity, or the root was pure or "
+                   "smaller than delta")
+            weights = "use class_weight='balanced', " if self.class_weight is None else ""
+            warn_if_constant_score(
+                "HLSVMClassifier", self._score(X), 0.0,
+                f"the tree is a single leaf ({why}); {weights}a smaller delta, or a "
+                "smaller rho (or rho=0: the pruning set may hold too few samples of the "
+                "minority class)", stacklevel=3)
         return self
+
+    def _relative_costs(self) -> np.ndarray:
+        """(r_-, r_+): the dict ``class_weight`` on top of the balancing, else (1, 1)."""
+        if not isinstance(self.class_weight, dict):
+            return np.ones(2)
+        unknown = set(self.class_weight) - set(self.classes_.tolist())
+        if unknown:
+            raise ValueError(f"class_weight has labels not in the data: {sorted(unknown)}")
+        weights = np.array([float(self.class_weight.get(c, 1.0)) for c in self.classes_])
+        if not (np.all(np.isfinite(weights)) and np.all(weights > 0)):
+            raise ValueError(f"class_weight values must be positive and finite, got "
+                             f"{self.class_weight}")
+        return weights
+
+    def _class_weights(self, y: np.ndarray) -> np.ndarray:
+        """(c_-, c_+) of the leaf labels and the pruning cost, from the growing labels."""
+        if self.class_weight is None:
+            return np.ones(2)
+        n_pos = float(np.count_nonzero(y > 0))
+        n_neg = float(y.size - n_pos)
+        # r_-+ N / (2 N^-+): the scale of (5.3)'s nu at the root times the relative costs;
+        # a class absent from the growing set gets weight r (it reaches no leaf)
+        balance = np.array([y.size / (2 * n_neg) if n_neg else 1.0,
+                            y.size / (2 * n_pos) if n_pos else 1.0])
+        return self._node_costs * balance
 
     def _grow(self, X: np.ndarray, y: np.ndarray, N: int, rng: np.random.RandomState) -> Tree:
         tree = Tree(X.shape[1])
@@ -278,8 +401,10 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         messages: list[str] = []
         root = tree.add(int(np.count_nonzero(y > 0)), int(np.count_nonzero(y < 0)), 0)
         stack = [(root, np.arange(X.shape[0]))]
+        bar = _progress.progress_bar("H-LSVM growth", unit="node")  # nodes visited
         while stack:
             node, idx = stack.pop()
+            bar.update()
             n_pos, n_neg = tree.n_pos[node], tree.n_neg[node]
             i0 = entropy(n_pos, n_neg)
             if i0 == 0.0 or idx.size / N <= self.delta_:
@@ -300,6 +425,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
             tree.right[node] = tree.add(rp, rn, depth)
             stack.append((tree.right[node], right))
             stack.append((tree.left[node], left))
+        bar.close()
         self.node_statuses_ = statuses
         # OPTIMAL_INACCURATE is the thesis's own epsilon_PEG stop (Alg. 5): counted, not warned
         bad = {k: v for k, v in statuses.items() if k not in ("optimal", "optimal_inaccurate")}
@@ -316,13 +442,16 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
                     rng: np.random.RandomState, statuses: dict, messages: list
                     ) -> tuple[np.ndarray | None, float]:
         n = y.size
-        # (5.3): nu = 1/(2 N^+-), and c_i = nu_i / (lambda n) = C nu_i with C = 1/(lambda n)
+        # (5.3): nu = 1/(2 N^+-), and c_i = nu_i / (lambda n) = C nu_i with C = 1/(lambda n);
+        # a dict class_weight multiplies nu by its relative costs r_+-
+        r_neg, r_pos = self._node_costs
         prog = svm_formulation.soft_margin(
             X, y, C=1.0 / (self.lam * n), form="primal",
-            class_weight={1: 1.0 / (2 * n_pos), -1: 1.0 / (2 * n_neg)})
+            class_weight={1: r_pos / (2 * n_pos), -1: r_neg / (2 * n_neg)})
         node_solver = self.node_solver
         if node_solver.lower() == "auto":
-            node_solver = "clarabel" if n <= AUTO_EXACT_MAX else "weighted-pegasos"
+            node_solver = ("dcd" if resolve_engine("hlsvm", "auto") == "numba"
+                           else "clarabel" if n <= AUTO_EXACT_MAX else "weighted-pegasos")
         options: dict[str, Any] = {}
         if node_solver.lower() in _PEGASOS_FAMILY:
             k = 32 if self.batch_size is None else self.batch_size
@@ -335,7 +464,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         if (self.node_solver.lower() == "auto" and solution.status.value == "user_limit"
                 and n * X.shape[1] <= AUTO_FALLBACK_MAX_ENTRIES):
             solution = solve(prog, "clarabel")
-            node_solver = "weighted-pegasos->clarabel"
+            node_solver = f"{node_solver}->clarabel"
         self.node_solvers_[node_solver] = self.node_solvers_.get(node_solver, 0) + 1
         statuses[solution.status.value] = statuses.get(solution.status.value, 0) + 1
         if solution.status.value not in ("optimal", "optimal_inaccurate"):
@@ -347,7 +476,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
 
     def _node_solvers(self) -> tuple[str, ...]:
         if self.node_solver.lower() == "auto":
-            return ("clarabel", "weighted-pegasos")
+            return ("dcd", "clarabel", "weighted-pegasos")
         return (self.node_solver,)
 
     # -- prediction -------------------------------------------------------------------------
@@ -364,19 +493,52 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         return self.tree_.route(X)[1]
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Training class proportions of the leaf each sample reaches."""
-        leaf = self.apply(X)
-        pos = self.tree_.n_pos[leaf].astype(float)
-        tot = pos + self.tree_.n_neg[leaf]
-        p = np.divide(pos, tot, out=np.full_like(pos, 0.5), where=tot > 0)
+        """The score mapped to [0, 1]: :math:`(s + 1/2 + \\eta)/(1 + 2\\eta)`.
+
+        The leaf's class-weighted positive fraction :math:`q_L` refined by the last
+        margin (see *Score*); in the order of ``decision_function`` and on the side of
+        1/2 that ``predict`` gives. With ``class_weight="balanced"`` it is the
+        posterior of balanced classes, not calibrated to the class frequencies of
+        ``y`` (calibrate it, e.g. :class:`sklearn.calibration.CalibratedClassifierCV`).
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        score, eta = self._score(X, with_eta=True)
+        p = np.clip((score + 0.5 + eta) / (1.0 + 2.0 * eta), 0.0, 1.0)
         return np.column_stack([1 - p, p])
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """:math:`P(+|\\text{leaf}) - 1/2`; ``predict`` is ``classes_[1]`` where it is >= 0."""
-        return self.predict_proba(X)[:, 1] - 0.5
+        """:math:`q_L - 1/2 + \\eta\\tanh f_P(x)` (see *Score*): the leaf's weighted
+        positive fraction, ties within a leaf broken by the last hyperplane's margin;
+        ``predict`` is ``classes_[1]`` exactly where it is >= 0."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self._score(X)
+
+    def _score(self, X: np.ndarray, with_eta: bool = False):
+        tree = self.tree_
+        pos, neg = tree.weighted_counts
+        total = pos + neg
+        base = np.divide(pos, total, out=np.full(pos.shape, 0.5), where=total > 0) - 0.5
+        leaves = np.flatnonzero(tree.is_leaf)
+        levels = np.unique(np.r_[base[leaves], 0.0])
+        eta = 0.25 * float(np.diff(levels).min()) if levels.size > 1 else 0.25
+        parent = np.full(tree.node_count, -1, dtype=np.intp)
+        internal = np.flatnonzero(~tree.is_leaf)
+        parent[tree.left[internal]] = internal
+        parent[tree.right[internal]] = internal
+        leaf, _ = tree.route(X)
+        p = parent[leaf]
+        margin = np.zeros(X.shape[0])
+        has = p >= 0
+        margin[has] = np.tanh(np.einsum("ij,ij->i", X[has], tree.weights[p[has]])
+                              + tree.bias[p[has]])
+        b = base[leaf]
+        score = np.where(b == 0.0, 0.5 * eta * (1.0 + margin), b + eta * margin)
+        return (score, eta) if with_eta else score
 
     def predict(self, X: Any) -> np.ndarray:
-        """The unweighted majority class of the leaf each sample reaches (2.37)."""
+        """The class-weighted majority of the leaf each sample reaches (2.37)."""
         leaf = self.apply(X)
         return self.classes_[self.tree_.label][leaf]  # one gather over the samples
 
@@ -393,6 +555,18 @@ def export_text(model: HLSVMClassifier, *, feature_names: list[str] | None = Non
     Each internal node prints its hyperplane :math:`w^\\top x + b` and the two
     branches ``<= 0`` (left) and ``> 0`` (right); each leaf its class and the
     training counts of both classes.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> from conicml.estimators import HLSVMClassifier, export_text
+    >>> X, c = make_blobs(n_samples=80, centers=[[-2, -2], [2, 2], [-2, 2], [2, -2]],
+    ...                   cluster_std=0.5, random_state=0)
+    >>> clf = HLSVMClassifier(random_state=0).fit(X, (c >= 2).astype(int))
+    >>> print(export_text(clf, feature_names=["u", "v"], decimals=1))  # doctest: +ELLIPSIS
+    |--- ...*u ...*v ... <= 0
+    ...
+    |   |--- class: 1 (n=...: 0=0, 1=...)
     """
     check_is_fitted(model)
     tree = model.tree_

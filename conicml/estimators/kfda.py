@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..formulations import kfda as kfda_formulation
 from ..kernels import KERNELS
-from ._base import BinaryConicClassifier, solve_or_raise
+from ._base import BinaryConicClassifier, kernel_unit_dependence, solve_or_raise
 
 __all__ = ["KFDAClassifier"]
 
@@ -62,6 +62,16 @@ class KFDAClassifier(BinaryConicClassifier):
     program_, solution_ : Program, Solution
     model_ : dict
         The decoded model (``program_.decode(solution_)``).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, -2], [2, 2]], random_state=0)
+    >>> clf = KFDAClassifier(mu=1e-3).fit(X, y)
+    >>> clf.dual_coef_.shape  # one coefficient per training sample
+    (1, 40)
+    >>> clf.score(X, y)
+    1.0
     """
 
     _parameter_constraints: dict = {
@@ -87,6 +97,9 @@ class KFDAClassifier(BinaryConicClassifier):
         self.method = method
         self.solver = solver
         self.solver_options = solver_options
+
+    def _unit_dependence(self) -> str | None:
+        return kernel_unit_dependence(self.kernel, "its regulariser mu acts in the units of X")
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         build = kfda_formulation.kqpfs if self.method == "kqpfs" else kfda_formulation.kfda

@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..formulations import lsvr as lsvr_formulation
 from ..kernels import KERNELS
-from ._base import solve_or_raise
+from ._base import kernel_unit_dependence, solve_or_raise, warn_unit_dependent
 
 __all__ = ["LSVRRegressor"]
 
@@ -56,7 +56,7 @@ class LSVRRegressor(RegressorMixin, BaseEstimator):
         penalises the RKHS norm). Larger values (``1e-4`` .. ``1e-2``) add a
         spectral regulariser, not in the thesis, that keeps the training fit
         and tames off-sample predictions (formulation Notes;
-        ``benchmarks/results/lsvr_study.md``).
+        ``benchmarks/lsvr_study.py``).
     solver : str, default="clarabel"
         Any solver registered for ``"socp.lsvr"`` / ``"socp.lsvr.kernel"``
         (``"clarabel"``, ``"ecos"``, ``"scs"``).
@@ -83,6 +83,17 @@ class LSVRRegressor(RegressorMixin, BaseEstimator):
     program_ : Program
     solution_ : Solution
     n_iter_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.linspace(0, 4, 30)[:, None]
+    >>> y = 2 * X[:, 0] + 1
+    >>> reg = LSVRRegressor(epsilon=0.1, C=10.0).fit(X, y)
+    >>> print(round(reg.coef_[0], 1), round(reg.intercept_[0], 1))
+    2.0 1.0
+    >>> reg.tube_.shape  # the locally adaptive tube half-widths
+    (30,)
     """
 
     _parameter_constraints: dict = {
@@ -142,6 +153,7 @@ class LSVRRegressor(RegressorMixin, BaseEstimator):
         """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        warn_unit_dependent(self, X, kernel_unit_dependence(self.kernel))  # linear: invariant
         n = X.shape[0]
         if 2 * self.k + 1 > n:
             raise ValueError(

@@ -4,6 +4,12 @@
 :math:`x`; ``predict`` returns ``classes_[1]`` where ``X @ coef_[0] +
 intercept_[0] >= 0`` (kernel models: :math:`\\sum_i` ``dual_coef_[0, i]``
 :math:`K(x, x_i) +` ``intercept_[0]``).
+
+With ``kernel="linear"`` and the default ``ridge=None`` the model is invariant to feature
+scaling: fitted on :math:`XD` (:math:`D` positive diagonal) it has ``coef_``
+:math:`D^{-1}w` and the same decision values (see ``ridge``). Kernel models, and an
+explicit absolute ``ridge``, depend on the units of the features and warn about badly
+scaled input.
 """
 
 from __future__ import annotations
@@ -13,12 +19,12 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
-from .._deprecation import DEPRECATED, renamed_param
+from .._utils.deprecation import DEPRECATED, renamed_param
+from ..contracts.m4 import INNER_BACKENDS
 from ..formulations import m4 as m4f
 from ..kernels import KERNELS
 from ..solution import Status
-from ..solvers._m4_inner import INNER_BACKENDS
-from ._base import BinaryConicClassifier, default_ridge, solve_or_raise
+from ._base import BinaryConicClassifier, kernel_unit_dependence, ridge_keywords, solve_or_raise
 
 __all__ = ["M4Classifier"]
 
@@ -69,11 +75,18 @@ class M4Classifier(BinaryConicClassifier):
     degree : int, default=3
     coef0 : float, default=0.0
     ridge : float or None, default=None
-        The covariance ridge (glossary): :math:`\Sigma + \mathrm{ridge}\,I` (linear)
-        or the :math:`\mathrm{ridge}\cdot K` of Corollary 16 (kernels; mandatory, the
-        kernel program is unbounded without it). ``None``: :math:`10^{-6}` times
-        the mean per-feature variance (linear), :math:`10^{-3}` (kernels) —
-        the defaults of :class:`~conicml.estimators.MPMClassifier`.
+        The covariance ridge (glossary). ``None`` (linear kernel): the relative ridge
+        :math:`\Sigma_c + r\,\mathrm{diag}(v)` for both classes, :math:`r = 10^{-6}`,
+        :math:`v_j` the variance of feature :math:`j` in ``X`` (``relative_ridge`` of
+        :func:`conicml.formulations.m4.m4`); under :math:`x \mapsto Dx` (:math:`D`
+        positive diagonal) it becomes :math:`D(\Sigma_c + r\,\mathrm{diag}(v))D`, so
+        :math:`w \mapsto D^{-1}w` and the predictions and decision values do not depend
+        on the units of the features. A float: the absolute
+        :math:`\Sigma_c + \mathrm{ridge}\,I` (linear; in the units of the features, so
+        the model is no longer scale-invariant) or the :math:`\mathrm{ridge}\cdot K` of
+        Corollary 16 (kernels; mandatory, the kernel program is unbounded without it).
+        ``None`` with a kernel: :math:`10^{-3}`. The defaults of
+        :class:`~conicml.estimators.MPMClassifier`.
     reduction : float in [0, 1] or None, default=None
         Threshold :math:`\nu` of the reduction rule with the global MPM
         constraint (Sec. 4.3); ``1`` gives the MPM hyperplane.
@@ -91,7 +104,7 @@ class M4Classifier(BinaryConicClassifier):
     inner : {"auto", "clarabel", "ecos", "scs", "m4-ipm"}, default="auto"
         Backend of the inner SOCPs. ``"auto"``: the structured interior-point method
         ``"m4-ipm"`` for the soft margin's fixed-ρ slack SOCPs
-        (:mod:`conicml.solvers._m4_ipm`, with the MPM bound by ``ils-newton``; issue 14)
+        (:mod:`conicml.solvers._m4_ipm`, with the MPM bound by ``ils-newton``)
         and ``"clarabel"`` for the separable check; or one generic backend for all.
     solver_options : dict, default=None
         Further options of the solver (``tol``, ``max_iter``, ``time_limit``,
@@ -122,6 +135,16 @@ class M4Classifier(BinaryConicClassifier):
     program_ : Program
     solution_ : Solution
     n_iter_ : int
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, -2], [2, 2]], random_state=0)
+    >>> clf = M4Classifier().fit(X, y)  # C="auto": the Lemma 3.3 bound
+    >>> clf.predict([[-2, -2], [2, 2]])
+    array([0, 1])
+    >>> clf.score(X, y)
+    1.0
     """
 
     _parameter_constraints: dict = {
@@ -168,11 +191,17 @@ class M4Classifier(BinaryConicClassifier):
         self.inner = inner
         self.solver_options = solver_options
 
+    def _unit_dependence(self) -> str | None:
+        ridge = self.ridge if isinstance(self.reg, str) else self.reg  # reg: deprecated
+        absolute = None if not ridge else (
+            f"its absolute covariance ridge ridge={ridge:g} is in the units of X "
+            "(ridge=None is scale-invariant)")
+        return kernel_unit_dependence(self.kernel, absolute)
+
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         program = m4f.m4(X, y, self.C, kernel=self.kernel, gamma=self.gamma,
                          degree=self.degree, coef0=self.coef0,
-                         ridge=default_ridge(renamed_param(self, "reg", "ridge"),
-                                             self.kernel, X),
+                         **ridge_keywords(renamed_param(self, "reg", "ridge"), self.kernel),
                          reduction=self.reduction, factor_rtol=self.factor_rtol)
         solver = program.default_solver if self.solver is None else self.solver
         space = "linearly" if self.kernel == "linear" else "in the kernel's feature space"

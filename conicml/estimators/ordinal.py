@@ -28,7 +28,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import registry
-from .._deprecation import DEPRECATED, renamed_param
+from .._utils.deprecation import DEPRECATED, renamed_param
 from ..exceptions import ProgramError
 from ..formulations import ordinal
 from ..formulations.svor_dual import svor_dual
@@ -37,9 +37,16 @@ from ..kernels import make_kernel
 from ..kinds import CBOR_DUAL, CBOR_PRIMAL
 from ..moments import ClusterMoments
 from ..solution import Status
-from ._base import solve_or_raise
+from ._base import L2_PENALTY, kernel_unit_dependence, solve_or_raise, warn_unit_dependent
 
 __all__ = ["ClusterSOCPOrdinalRegressor", "SVOrdinalRegressor"]
+
+#: ``n_clusters=None``: each rank gets ceil(its sample count / s) clusters, with
+#: s = max(SAMPLES_PER_CLUSTER, ceil(n / MAX_AUTO_CLUSTERS)): about this many samples per
+#: cluster, and no more than about MAX_AUTO_CLUSTERS clusters (plus one per rank) in all,
+#: which bounds the program (and the rbf Gram matrix of the centres) on large data.
+SAMPLES_PER_CLUSTER = 5
+MAX_AUTO_CLUSTERS = 1000
 
 
 
@@ -78,8 +85,11 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
     clustering : {"kmeans", "birch", "none"}, default="kmeans"
         How each rank is clustered; ``"none"`` makes every sample a cluster
         (:math:`\sigma = 0`), i.e. the baseline SVOR (4.2).
-    n_clusters : int, default=10
-        Clusters per rank (at most the rank's sample count).
+    n_clusters : int or None, default=None
+        Clusters per rank (at most the rank's sample count). ``None``: a number
+        proportional to the rank's size, :math:`\lceil m_i/s\rceil` for a rank of
+        :math:`m_i` samples, :math:`s = \max(5, \lceil n/1000\rceil)` (about 5 samples
+        per cluster, at most about 1000 clusters; see *Imbalanced ranks*).
     sigma : {"trace", "per-dimension"}, default="trace"
         Radius convention (errata S003-P7): ch. 3–4 use the total variance.
     kernel : {"linear", "rbf"}, default="linear"
@@ -99,6 +109,22 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
     eta : float
         Deprecated spelling of ``accuracy`` (``FutureWarning``; removed in the next
         release).
+
+    Notes
+    -----
+    **Imbalanced ranks.** The loss of (4.3) counts every cluster once, whatever
+    its size. With the same number of clusters in every rank (an int
+    ``n_clusters``, the thesis's setting on equal-frequency ranks) a rank of 5
+    samples weighs as much as one of 500: the thresholds serve the small ranks,
+    and the band of a large middle rank can close (:math:`\theta_{i-1} =
+    \theta_i`, the rank is never predicted). The radii make this cheap: a
+    cluster sphere wider than its band violates both of its constraints, and
+    then :math:`\xi_j + \xi^*_j = 2d_j` whatever the band's width. On a
+    latent-variable set with ranks of 0.5–44 % this gave a mean absolute error
+    worse than always predicting the mode, for every ``W`` from 1 to 100. The
+    default ``n_clusters=None`` gives each rank clusters in proportion to its
+    size (about 5 samples each), so that each sample weighs about the same; a
+    larger ``W`` than the default 1 often fits better (tune it).
 
     Attributes
     ----------
@@ -124,6 +150,17 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
         The decoded model (``program_.decode(solution_)``).
     solution_ : Solution
     n_iter_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.linspace(-3, 3, 30)[:, None]
+    >>> y = np.digitize(X[:, 0], [-1, 1])  # three ordered levels 0 < 1 < 2
+    >>> reg = ClusterSOCPOrdinalRegressor(n_clusters=3).fit(X, y)
+    >>> reg.predict([[-2], [0], [2]])
+    array([0, 1, 2])
+    >>> reg.thresholds_.shape, reg.score(X, y)
+    ((2,), 1.0)
     """
 
     _parameter_constraints: dict = {
@@ -131,7 +168,7 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
         "accuracy": [Interval(Real, 0, 1, closed="neither")],
         "eta": [Interval(Real, 0, 1, closed="neither"), Hidden(StrOptions({DEPRECATED}))],
         "clustering": [StrOptions({"kmeans", "birch", "none"})],
-        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "n_clusters": [Interval(Integral, 1, None, closed="left"), None],
         "sigma": [StrOptions({"trace", "per-dimension"})],
         "kernel": [StrOptions({"linear", "rbf"})],
         "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
@@ -147,7 +184,7 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
         accuracy: float = 0.5,
         *,
         clustering: str = "kmeans",
-        n_clusters: int = 10,
+        n_clusters: int | None = None,
         sigma: str = "trace",
         kernel: str = "linear",
         gamma: float | str = "scale",
@@ -185,12 +222,20 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
         self
         """
         X, ranks = _fit_ranks(self, X, y)
+        warn_unit_dependent(self, X, kernel_unit_dependence(self.kernel, L2_PENALTY))
         if isinstance(self.random_state, (int, np.integer)):
             seed = int(self.random_state)
         else:  # None or a RandomState: draw the k-means seed from it (it was 0 before)
             seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        n_clusters = self.n_clusters
+        if n_clusters is None and self.clustering != "none":
+            # (4.3) weighs clusters, not samples: clusters of about SAMPLES_PER_CLUSTER
+            # samples in every rank make each sample weigh about the same
+            size = max(SAMPLES_PER_CLUSTER, -(-ranks.size // MAX_AUTO_CLUSTERS))
+            n_clusters = {rank: -(-int(np.count_nonzero(ranks == rank)) // size)
+                          for rank in range(1, self.classes_.size + 1)}
         clusters = ClusterMoments.from_data(
-            X, ranks, clustering=self.clustering, n_clusters=self.n_clusters,
+            X, ranks, clustering=self.clustering, n_clusters=n_clusters,
             sigma=self.sigma, random_state=seed)
         gamma = self.gamma
         if self.kernel == "rbf":  # resolve "scale"/"auto" on the samples, not the centres
@@ -310,6 +355,17 @@ class SVOrdinalRegressor(ClassifierMixin, BaseEstimator):
     model_ : dict
         The decoded model, ``program_.decode(solution_)``.
     n_iter_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.linspace(-3, 3, 30)[:, None]
+    >>> y = np.digitize(X[:, 0], [-1, 1])  # three ordered levels 0 < 1 < 2
+    >>> reg = SVOrdinalRegressor(kernel="linear").fit(X, y)
+    >>> reg.predict([[-2], [0], [2]])
+    array([0, 1, 2])
+    >>> reg.thresholds_.shape, reg.score(X, y)
+    ((2,), 1.0)
     """
 
     _parameter_constraints: dict = {
@@ -359,6 +415,7 @@ class SVOrdinalRegressor(ClassifierMixin, BaseEstimator):
         self
         """
         X, ranks = _fit_ranks(self, X, y)
+        warn_unit_dependent(self, X, kernel_unit_dependence(self.kernel, L2_PENALTY))
         build = svor_dual if self.variant == "explicit" else svorim_dual
         program = build(X, ranks, C=self.C, kernel=self.kernel, gamma=self.gamma,
                         degree=self.degree, coef0=self.coef0)

@@ -11,13 +11,13 @@ import numpy as np
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._deprecation import DEPRECATED, renamed_param
+from .._utils.deprecation import DEPRECATED, renamed_param
 from ..exceptions import NotFittedStatusError, ProgramError, SolverError
 from ..formulations import specified_rates
 from ..kernels import KERNELS
 from ..moments import ClassMoments
 from ..solution import Status
-from ._base import BinaryConicClassifier, solve_or_raise
+from ._base import L2_PENALTY, BinaryConicClassifier, kernel_unit_dependence, solve_or_raise
 
 __all__ = ["ChanceConstrainedClassifier"]
 
@@ -59,8 +59,14 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
         (:math:`\kappa = \Phi^{-1}(1 - \eta)`, needs :math:`\eta \le 1/2`).
     ridge : float, default=0.0
         The covariance ridge (glossary) added to the covariances
-        (:math:`\Sigma + \epsilon I`); the ``lin-han`` solver needs ``ridge > 0``
-        with kernels (e.g. ``1e-3``).
+        (:math:`\Sigma + \epsilon I`). The generic solvers fit ``ridge=0`` in every
+        case. The ``lin-han`` solver inverts both covariances, so it needs
+        ``ridge > 0`` with kernels (e.g. ``1e-3``: :math:`H_\pm` is always singular)
+        *and* with a linear kernel whenever a class covariance is singular: a class
+        with at most ``n_features`` samples, a feature constant within a class, or
+        collinear (e.g. duplicated) features. Then ``fit`` raises
+        :class:`~conicml.NotFittedStatusError` naming the class and a ridge in the
+        units of the data (lin-han's iterations grow like ``1/ridge``).
     form : {"primal", "dual"}, default="primal"
         Solve the SOCP (2.5) or the ellipsoid-distance dual (2.13).
     solver : str, default="clarabel"
@@ -99,6 +105,20 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
     "×"), ``fit`` raises :class:`~conicml.NotFittedStatusError` naming the
     rates: raise ``error_pos`` / ``error_neg`` or use a kernel. Sample weights
     are not supported (the moments are unweighted).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, -2], [2, 2]], random_state=0)
+    >>> clf = ChanceConstrainedClassifier(error_pos=0.2, error_neg=0.2).fit(X, y)
+    >>> clf.score(X, y)
+    1.0
+
+    The Chebyshev bound turns an error rate :math:`\eta` into
+    :math:`\kappa = \sqrt{(1-\eta)/\eta}` (here :math:`\sqrt{4} = 2`):
+
+    >>> print(round(clf.kappa_pos_, 6), round(clf.kappa_neg_, 6))
+    2.0 2.0
     """
 
     _parameter_constraints: dict = {
@@ -174,7 +194,25 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
         )
         hints = {Status.INFEASIBLE: hint, Status.INFEASIBLE_INACCURATE: hint,
                  Status.UNBOUNDED: hint, Status.UNBOUNDED_INACCURATE: hint}
-        solution = solve_or_raise(program, self.solver, self.solver_options, hints)
+        try:
+            solution = solve_or_raise(program, self.solver, self.solver_options, hints)
+        except SolverError as exc:
+            if self.solver.lower() != "lin-han":
+                raise
+            # lin-han inverts Sigma_pm: a singular class covariance (a flat ellipsoid)
+            # has no inner ball to step into
+            covs = [program.data.get(key) for key in ("cov_pos", "cov_neg")]
+            variance = (float(np.mean([np.trace(c) / c.shape[0] for c in covs]))
+                        if self.kernel == "linear" and covs[0] is not None else 0.0)
+            # its step is lambda_min(Sigma)/2, so its iterations grow like 1/ridge
+            unit = (f" (e.g. ridge={1e-2 * variance:.3g}, 1e-2 times the mean "
+                    "within-class feature variance: lin-han's iterations grow like "
+                    "1/ridge)" if variance > 0 else " (e.g. ridge=1e-3)")
+            raise NotFittedStatusError(
+                f"fit failed: {exc}. A class covariance is singular when the class has "
+                "at most n_features samples, a feature constant within it, or collinear "
+                f"features; pass ridge > 0{unit}, or a generic solver such as "
+                "solver='clarabel', which fits ridge=0") from exc
         try:
             model = program.decode(solution)
         except SolverError as exc:  # the dual form reports overlap as distance 0
@@ -191,6 +229,9 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
             self.coef_ = np.asarray(model["w"])[None, :]
         else:
             self.dual_coef_ = np.asarray(model["dual_coef"])[None, :]
+
+    def _unit_dependence(self) -> str | None:
+        return kernel_unit_dependence(self.kernel, L2_PENALTY)
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         program = self._program((X, y))
@@ -218,6 +259,7 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
             raise ProgramError(f"kernel={self.kernel!r} needs data: use fit(X, y)")
         self.classes_ = np.array([-1, 1])
         self.n_features_in_ = moments.dim
+        self.__dict__.pop("feature_names_in_", None)  # moments carry no column names
         self._solve(self._program(moments))
         return self
 

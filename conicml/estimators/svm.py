@@ -10,7 +10,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..formulations import svm as svm_formulation
 from ..kernels import KERNELS
 from ..solution import Status
-from ._base import BinaryConicClassifier, solve_or_raise
+from ._base import (
+    L2_PENALTY,
+    BinaryConicClassifier,
+    kernel_unit_dependence,
+    solve_or_raise,
+    warn_if_constant_score,
+)
 
 __all__ = ["SVMClassifier"]
 
@@ -22,6 +28,12 @@ class SVMClassifier(BinaryConicClassifier):
     decision function is :math:`f(x) = \sum_i \alpha_i y_i k(x_i, x) + b`
     and ``predict`` returns ``classes_[1]`` where :math:`f(x) \ge 0` (as
     :class:`sklearn.svm.SVC`).
+
+    On imbalanced data whose minority class lies inside the majority's spread the
+    exact optimum of the unweighted soft margin can be :math:`w = 0` for every
+    ``C`` (all predictions the majority class); ``fit`` then warns
+    (:class:`~sklearn.exceptions.ConvergenceWarning`, "constant score") and
+    ``class_weight="balanced"`` is the remedy.
 
     Parameters
     ----------
@@ -38,7 +50,8 @@ class SVMClassifier(BinaryConicClassifier):
         Which program to solve (``smo`` needs ``"dual"``).
     solver : str, default="clarabel"
         Any solver registered for the program kind (``"clarabel"``, ``"ecos"``,
-        ``"scs"``, ``"osqp"``, ``"smo"``, ...).
+        ``"scs"``, ``"osqp"``, ``"smo"``, ...); for ``kernel="linear"`` on many
+        samples, ``"dcd"`` (LIBLINEAR's dual coordinate descent, exact bias).
     solver_options : dict, default=None
         Options for the solver (see :func:`conicml.solve`).
 
@@ -57,6 +70,22 @@ class SVMClassifier(BinaryConicClassifier):
     program_ : Program
     solution_ : Solution
     n_iter_ : int
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=40, centers=[[-2, -2], [2, 2]], random_state=0)
+    >>> clf = SVMClassifier(C=1.0).fit(X, y)
+    >>> clf.predict([[-2, -2], [2, 2]])
+    array([0, 1])
+    >>> clf.coef_.shape, clf.score(X, y)
+    ((1, 2), 1.0)
+
+    The same model from the specialized SMO solver, with a Gaussian kernel:
+
+    >>> clf = SVMClassifier(kernel="rbf", solver="smo").fit(X, y)
+    >>> clf.score(X, y)
+    1.0
     """
 
     _parameter_constraints: dict = {
@@ -93,6 +122,9 @@ class SVMClassifier(BinaryConicClassifier):
         self.form = form
         self.solver = solver
         self.solver_options = solver_options
+
+    def _unit_dependence(self) -> str | None:
+        return kernel_unit_dependence(self.kernel, L2_PENALTY)
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         class_weight = self.class_weight
@@ -136,6 +168,16 @@ class SVMClassifier(BinaryConicClassifier):
                                     np.count_nonzero(y[support] > 0)])
         if "w" in model:
             self.coef_ = model["w"][None, :]
+        # w = 0, b = -1 (say) is optimal when the KKT system w = sum_i alpha_i y_i phi(x_i)
+        # = 0 has a solution with alpha = C on every minority point and alpha in [0, C] on
+        # the majority: the minority sum lies in the majority's reduced hull. Dividing by
+        # C shows that the condition does not depend on C; class weights change it.
+        warn_if_constant_score(
+            "SVMClassifier", self._decision(X), float(model["b"]),
+            "the minority class lies inside the majority's spread, where w = 0 is the "
+            "exact optimum of the unweighted soft margin (not a solver failure) for every "
+            "C; pass class_weight='balanced' (or weights favouring the minority class)",
+            stacklevel=4)
 
     def _decision(self, X: np.ndarray) -> np.ndarray:
         return svm_formulation.decision_values(self.program_.data, self.model_, X)

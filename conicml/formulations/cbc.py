@@ -23,7 +23,9 @@ import numpy as np
 from scipy import optimize, stats
 
 from .. import kinds
-from .._ccp_certify import (
+from .._utils.deprecation import renamed_keywords
+from .._utils.validation import check_positive
+from ..certificates.chance import (
     SLACK_FLOOR,
     best_offset,
     best_scale,
@@ -34,10 +36,8 @@ from .._ccp_certify import (
     row_violation,
     values_of,
 )
-from .._certificates import PRIMAL_FLOOR, conic_certificate, residuals
-from .._deprecation import renamed_keywords
-from .._kkt import bias_from_kkt, solver_accuracy
-from .._validation import check_positive
+from ..certificates.conic import PRIMAL_FLOOR, conic_certificate, residuals
+from ..certificates.kkt import bias_from_kkt, solver_accuracy
 from ..contracts.cbc import CBCDualData
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
@@ -496,7 +496,7 @@ def cbc_bias(alpha: np.ndarray, y: np.ndarray, upper: float, score: np.ndarray,
              accuracy: float = 0.0) -> float:
     r"""Bias from the KKT conditions: mean of ``score`` :math:`= -y_jG_j` over free
     :math:`\alpha_j`, else the midpoint of the interval the bounds allow
-    (:func:`conicml._kkt.bias_from_kkt`, shared with the SVM)."""
+    (:func:`conicml.certificates.kkt.bias_from_kkt`, shared with the SVM)."""
     return bias_from_kkt(alpha, y, upper, score, accuracy)
 
 
@@ -535,14 +535,15 @@ def _decode_cbc_primal(data: Mapping[str, Any], solution: Solution) -> dict:
     return model
 
 
-# -- certificates (issue 11): a primal/dual bracket in O(k^2), no cvxpy problem ----------
+# -- certificates: a primal/dual bracket in O(k^2), no cvxpy problem ---------------------
 def _cbc_upper_bound(cbc: CBCDualData, g: np.ndarray, t: float) -> float:
     r"""Objective of (3.7)/(3.13)/(B.1) at the best feasible point with scores ``g``.
 
     ``g`` are :math:`w^\top\phi(\mu_j)` of a hyperplane with :math:`\|w\| = t`
     (:math:`t \le W` for the W-form). The slacks are recomputed and the offset is
-    the exact minimiser of :math:`\sum_j\xi_j(b)` (:func:`~conicml._ccp_certify.best_offset`),
-    so the value is attained by a feasible point: an upper bound on the optimum.
+    the exact minimiser of :math:`\sum_j\xi_j(b)`
+    (:func:`~conicml.certificates.chance.best_offset`), so the value is attained by a
+    feasible point: an upper bound on the optimum.
     Hard margin (3.13): the constraints :math:`y_j(w^\top\phi(\mu_j) + b) - r_jt \ge 1`
     are homogeneous in :math:`(w, b)`, so with the best margin
     :math:`m = \max_b\min_j [y_j(g_j + b) - r_jt]` the point :math:`(w, b)/m` is
@@ -614,7 +615,7 @@ def _certify_cbc_dual(data: Mapping[str, Any], solution: Solution) -> Residuals:
       the primal point it implies (seed 003 (3.12)/(B.3): :math:`w = (t/\lambda)v`,
       :math:`t = \lambda - r^\top\alpha`, resp. :math:`w = Wv/\|v\|`), made feasible
       by :func:`_cbc_upper_bound` and minimised over the length of :math:`w` along that
-      direction (:func:`~conicml._ccp_certify.best_scale`: an interior-point
+      direction (:func:`~conicml.certificates.chance.best_scale`: an interior-point
       :math:`\alpha` fixes the direction accurately, not :math:`t`); by weak duality
       :math:`D \le \text{opt} \le P`. At the
       cone apex :math:`v = 0` the C-form implies :math:`t = 0`, :math:`w = 0`

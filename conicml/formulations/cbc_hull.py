@@ -62,7 +62,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from .._deprecation import renamed_keywords
+from .._utils.deprecation import renamed_keywords
 from ..contracts.cbc_hull import CBCHullData
 from ..kinds import CBC_HULL_DUAL
 from ..moments import ClusterMoments

@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_positive, check_X_y
+from .._utils.validation import check_positive, check_X_y
 from ..exceptions import ProgramError
 from ..solving import solve
 from . import svm

@@ -51,8 +51,9 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from .._validation import check_positive, check_X_y
+from .._utils.validation import check_positive, check_X_y
 from ..contracts.kfda import KernelFisher
+from ..exceptions import ProgramError
 from ..kernels import make_kernel
 from ..kinds import KFDA, KQPFS
 from ..program import ConicForm, Program, require_solution
@@ -67,7 +68,15 @@ def _data(X: Any, y: Any, mu: float, kernel: str, gamma: Any, degree: int,
     mu = check_positive(mu, "mu")
     kern = make_kernel(kernel, X, gamma=gamma, degree=degree, coef0=coef0)
     gram = X.copy() if kern.name == "precomputed" else kern.gram(X)
-    return {"X": X, "y": y, "mu": mu, "kernel": kern, "fisher": KernelFisher(gram, y, mu)}
+    fisher = KernelFisher(gram, y, mu)
+    m_pos, m_neg = fisher.class_means()
+    # d = m+ - m- (4.15): with d = 0 the constraint d'alpha = 2 has no solution
+    if not np.max(np.abs(m_pos - m_neg)) > 1e-14 * max(1.0, float(np.abs(gram).max())):
+        raise ProgramError(
+            "the two classes have the same mean in the kernel's feature space "
+            "(d = m+ - m- = 0; e.g. every row of X is the same): no discriminant direction "
+            "exists; check X (constant features?) or the kernel")
+    return {"X": X, "y": y, "mu": mu, "kernel": kern, "fisher": fisher}
 
 
 def _build_kfda(data: Mapping[str, Any]) -> ConicForm:
@@ -166,7 +175,8 @@ def kfda(X: Any, y: Any, mu: float = 1e-3, *, kernel: str = "rbf",
     Raises
     ------
     ProgramError
-        Shape mismatch, NaN/inf, labels not ±1, a single class, mu <= 0, bad kernel.
+        Shape mismatch, NaN/inf, labels not ±1, a single class, mu <= 0, bad kernel,
+        class means equal in feature space (:math:`d = 0`).
     """
     data = _data(X, y, mu, kernel, gamma, degree, coef0)
     return Program(KFDA, data, build=_build_kfda, decode=_decode_kfda,

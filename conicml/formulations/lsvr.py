@@ -130,9 +130,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import kinds
-from .._certificates import certify_with
-from .._scaling import feature_scales
-from .._validation import check_matrix, check_positive
+from .._utils.scaling import feature_scales
+from .._utils.validation import check_matrix, check_positive
+from ..certificates.conic import certify_with
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..program import ConicForm, Program, require_solution
@@ -550,7 +550,7 @@ def lsvr(
     through the fitted values :math:`K\mu` at the training points, nothing
     penalises the RKHS norm :math:`\mu^\top K\mu`, so the model is "choose
     fitted values, then kernel-interpolate them". Measured with conicml
-    (``benchmarks/results/lsvr_study.md``): on the thesis's sinc set (N = 50,
+    (``benchmarks/lsvr_study.py``): on the thesis's sinc set (N = 50,
     RBF ``gamma=1``, C = 100, ε = 0.2) the training MSE against the noise-free
     sinc stays between 1.6e-4 and 3.2e-4 for ``factor_rtol`` from 1e-12 to 1e-4, while the
     median :math:`\max|\mu|` falls from 2e8 to 4 and the MSE on a 601-point
@@ -579,8 +579,8 @@ def lsvr(
     scale = None
     if form == "primal":
         # the objective is invariant to the units of the features: solve in equilibrated
-        # coordinates X / scale (exact powers of two) and map w back in decode (issue 11:
-        # one feature x1e-8 made ECOS/SCS stop "optimal" at 5.40 instead of 1.65)
+        # coordinates X / scale (exact powers of two) and map w back in decode: with one
+        # feature at 1e-8 the backends would otherwise stop "optimal" far from the optimum
         scale = feature_scales(X.std(axis=0), np.abs(X).max(axis=0))
         features = X / scale
     else:

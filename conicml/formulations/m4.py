@@ -104,7 +104,9 @@ which Clarabel fails (errata S004-§5.3). The covariance ridge ``ridge`` adds
 Corollary 16; :math:`\mathrm{ridge}\cdot I` in :math:`v`) and is **mandatory**
 for non-linear kernels: without it some direction has
 :math:`\sigma_x = \sigma_y = 0` and separates every point, so
-:math:`\rho^* = \infty` (errata S004-§5.3). Linear kernel: :math:`\Sigma + \mathrm{ridge}\,I`.
+:math:`\rho^* = \infty` (errata S004-§5.3). Linear kernel:
+:math:`\Sigma + \mathrm{ridge}\,I`, or the scale-invariant
+:math:`\Sigma + r\,\mathrm{diag}(\operatorname{Var}X)` of ``relative_ridge``.
 Decision: :math:`f(z) = \sum_i \eta_i K(z, z_i) + b` (**+b**, Theorem 17).
 
 **Special cases** (tested): :math:`\Sigma_x = \Sigma_y = I` is the
@@ -133,11 +135,11 @@ import numpy as np
 from scipy.linalg import cho_solve
 
 from .. import kinds
-from .._certificates import rel, residuals
-from .._deprecation import renamed_keywords
-from .._margin_certificates import m4_fixed_rho_certificate, margin_qp_certificate
-from .._scaling import feature_scales
-from .._validation import check_matrix, check_positive, check_X_y
+from .._utils.deprecation import renamed_keywords
+from .._utils.scaling import feature_scales, relative_ridge_diagonal
+from .._utils.validation import check_matrix, check_positive, check_X_y
+from ..certificates.conic import rel, residuals
+from ..certificates.margin import m4_fixed_rho_certificate, margin_qp_certificate
 from ..contracts.m4 import M4Data
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
@@ -183,7 +185,7 @@ def _cov_factor(Zc: np.ndarray, reg: float | np.ndarray, triangular: bool = Fals
         S = 0.5 * (S + S.T)
         # kernel programs (triangular=True): a triangular factor when S is numerically
         # definite (always, with the mandatory ridge): half the nonzeros of the
-        # eigen-factor in the inner SOCPs' cones, n^3/3 flops (issue 14). Linear programs
+        # eigen-factor in the inner SOCPs' cones, n^3/3 flops. Linear programs
         # keep the eigen-factor (their results are unchanged)
         L = _definite_cholesky(S) if triangular else None
         if L is not None:
@@ -193,14 +195,14 @@ def _cov_factor(Zc: np.ndarray, reg: float | np.ndarray, triangular: bool = Fals
     return np.vstack([R, np.diag(np.sqrt(reg))]) if np.any(reg > 0) else R
 
 
-def _sym_factor(S: np.ndarray, p: int, name: str, reg: float = 0.0,
+def _sym_factor(S: np.ndarray, p: int, name: str, reg: float | np.ndarray = 0.0,
                 scale: np.ndarray | None = None) -> np.ndarray:
     S = check_matrix(S, name)
     if S.shape != (p, p):
         raise ProgramError(f"{name} must have shape ({p}, {p}), got {S.shape}")
     if not np.allclose(S, S.T, atol=1e-10 * max(1.0, float(np.abs(S).max()))):
         raise ProgramError(f"{name} must be symmetric")
-    S = 0.5 * (S + S.T) + reg * np.eye(p)
+    S = 0.5 * (S + S.T) + np.diag(np.broadcast_to(np.asarray(reg, dtype=float), (p,)))
     if scale is not None:  # the covariance of x / scale
         S = S / np.outer(scale, scale)
     return psd_factor(S, "eigen").T
@@ -242,7 +244,7 @@ def auto_C(d: np.ndarray, R_pos: np.ndarray, R_neg: np.ndarray, n: int,
     """
     S = R_pos.T @ R_pos + R_neg.T @ R_neg
     L = _definite_cholesky(0.5 * (S + S.T))
-    if L is not None:  # the usual case (a ridge): n^3/3 instead of an SVD (issue 14)
+    if L is not None:  # the usual case (a ridge): n^3/3 instead of an SVD
         w = cho_solve((L, True), d, check_finite=False)
     else:
         w = np.linalg.lstsq(S, d, rcond=None)[0]
@@ -254,7 +256,7 @@ def auto_C(d: np.ndarray, R_pos: np.ndarray, R_neg: np.ndarray, n: int,
 
 
 def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
-             factor_rtol) -> dict[str, Any]:
+             factor_rtol, relative_ridge=0.0) -> dict[str, Any]:
     X, y = check_X_y(X, y)
     if isinstance(C, str):
         if C != "auto":
@@ -262,6 +264,7 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
     elif C is not None:
         C = check_positive(C, "C")
     reg = check_positive(reg, "ridge", allow_zero=True)
+    relative_ridge = check_positive(relative_ridge, "relative_ridge", allow_zero=True)
     factor_rtol = check_positive(factor_rtol, "factor_rtol")
     if reduction is not None:
         reduction = check_positive(reduction, "reduction", allow_zero=True)
@@ -273,13 +276,22 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
     scale = None
     reg_int: float | np.ndarray = reg
     if kern.name == "linear":
+        # the ridge diag(reg_user): reg I plus the relative ridge r diag(var X), which
+        # moves with the covariances under x -> Dx and keeps the model scale-invariant
+        reg_user = reg + (relative_ridge_diagonal(X.var(axis=0), relative_ridge)
+                          if relative_ridge > 0 else np.zeros(X.shape[1]))
         # M4 (reg = 0) is affine-invariant: solve in equilibrated coordinates X / scale
-        # (exact powers of two) and map w back in decode (issue 11, "Scale"); reg*I of
-        # the user's coordinates is diag(reg / scale^2) in the internal ones
+        # (exact powers of two) and map w back in decode; the ridge diag(reg_user) of the
+        # user's coordinates is diag(reg_user / scale^2) in the internal ones
         scale = feature_scales(X.std(axis=0), np.abs(X).max(axis=0))
         Z, eta_map = X / scale, None
-        reg_int = reg / scale**2
+        reg_int = reg_user / scale**2
     else:
+        if relative_ridge > 0:
+            raise ProgramError(
+                f"relative_ridge applies to kernel='linear' only (got kernel={kernel!r}); "
+                "a kernel program takes the ridge*K regulariser of Corollary 16 as ridge > 0"
+            )
         if reg <= 0:
             raise ProgramError(
                 f"kernel={kernel!r} needs ridge > 0: without the ridge*K regulariser of "
@@ -289,7 +301,7 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
         if covariances is not None:
             raise ProgramError("covariances can only be given with kernel='linear'")
         K = kern.gram(X)
-        # the feature map of the MPM family (issue 14): the Cholesky factor of K when
+        # the feature map of the MPM family: the Cholesky factor of K when
         # every squared pivot exceeds factor_rtol times max K_ii (a lower-triangular Z:
         # half the nonzeros of the eigen-factor in every margin row of the inner SOCPs,
         # n^3/3 flops instead of an eigendecomposition), else the eigen-factor over the
@@ -311,8 +323,8 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
     else:
         if not (isinstance(covariances, (tuple, list)) and len(covariances) == 2):
             raise ProgramError("covariances must be a pair (cov_pos, cov_neg)")
-        R_pos = _sym_factor(covariances[0], p, "cov_pos", reg, scale)
-        R_neg = _sym_factor(covariances[1], p, "cov_neg", reg, scale)
+        R_pos = _sym_factor(covariances[0], p, "cov_pos", reg_user, scale)
+        R_neg = _sym_factor(covariances[1], p, "cov_neg", reg_user, scale)
     c_auto = C == "auto"
     if c_auto:
         C = auto_C(d, R_pos, R_neg, y.size)
@@ -327,7 +339,7 @@ def _prepare(X, y, C, kernel, gamma, degree, coef0, reg, reduction, covariances,
     return {
         "m4": m4_data,
         "X": X, "y": y, "C": C, "C_auto": c_auto, "kernel": kern, "Z": Z, "eta_map": eta_map,
-        "reg": reg,
+        "reg": reg, "relative_ridge": relative_ridge,
         "reduction": reduction, "scores": scores, "kept": kept,
         "n_removed": int(y.size - kept.sum()),
         "mean_pos": mean_pos, "mean_neg": mean_neg, "d": d, "R_pos": R_pos, "R_neg": R_neg,
@@ -447,7 +459,7 @@ def _certify(data: Mapping[str, Any], solution: Solution) -> Residuals:
     optimal slacks; separable: :math:`\eta` = the smallest row), by the KKT
     conditions of that SOCP with multipliers fitted in O(data) and the cone's kink
     (a singular class covariance) checked by a subgradient with its dual-norm bound
-    (:func:`conicml._margin_certificates.m4_fixed_rho_certificate`; no cvxpy problem
+    (:func:`conicml.certificates.margin.m4_fixed_rho_certificate`; no cvxpy problem
     is built):
 
     * separable: :math:`\rho` is recomputed as :func:`certified_rho` (a lower
@@ -514,6 +526,7 @@ def m4(
     reduction: float | None = None,
     covariances: tuple[np.ndarray, np.ndarray] | None = None,
     factor_rtol: float = 1e-10,
+    relative_ridge: float = 0.0,
 ) -> Program:
     r"""Maxi-Min Margin Machine (Huang 2004, ch. 4) as a sequential conic program.
 
@@ -537,7 +550,9 @@ def m4(
     ridge : float, default=0.0
         The covariance ridge (glossary): :math:`\Sigma + \mathrm{ridge}\,I` (linear) or
         :math:`+\mathrm{ridge}\,K` (kernel, Corollary 16; must be > 0 there). The old
-        keyword ``reg`` works for one release (``FutureWarning``).
+        keyword ``reg`` works for one release (``FutureWarning``). An absolute
+        :math:`\mathrm{ridge}\,I` is in the units of the features: it breaks the scale
+        invariance of the linear model (use ``relative_ridge`` for that).
     reduction : float in [0, 1] or None, default=None
         Threshold :math:`\nu` of the reduction rule with the global MPM
         constraint (4.36); ``1`` removes every point (M4 becomes MPM).
@@ -547,6 +562,15 @@ def m4(
     factor_rtol : float, default=1e-10
         Eigenvalues of :math:`K` below ``factor_rtol``·max are dropped from
         the empirical kernel map.
+    relative_ridge : float, default=0.0
+        A ridge relative to each feature's scale (linear kernel only):
+        :math:`\Sigma \to \Sigma + \mathrm{ridge}\,I + r\,\mathrm{diag}(v)` for both
+        classes (and for given ``covariances``), :math:`r` = ``relative_ridge``,
+        :math:`v_j` the variance of column :math:`j` of ``X`` (a constant column takes
+        the mean of the others). Under :math:`x \mapsto Dx` (:math:`D` positive diagonal)
+        :math:`\Sigma + r\,\mathrm{diag}(v) \mapsto D(\Sigma + r\,\mathrm{diag}(v))D`, so
+        :math:`w \mapsto D^{-1}w` and the decision values are unchanged: the model stays
+        scale-invariant. The estimator's default is :math:`r = 10^{-6}`.
 
     Returns
     -------
@@ -559,13 +583,13 @@ def m4(
     ------
     ProgramError
         Shape mismatch, NaN/inf, labels not ±1, one class, C <= 0, ridge < 0,
-        ridge = 0 with a non-linear kernel, reduction outside [0, 1], equal
-        class means, unknown kernel.
+        ridge = 0 or relative_ridge > 0 with a non-linear kernel, reduction outside
+        [0, 1], equal class means, unknown kernel.
     """
     data = _prepare(X, y, C, kernel, gamma, degree, coef0, ridge, reduction, covariances,
-                    factor_rtol)
+                    factor_rtol, relative_ridge)
     # soft margin: the secant on G' with envelope slopes needs ~3x fewer fixed-rho SOCPs
-    # than the quadratic interpolation on values, for the same local maximum (issue 14)
+    # than the quadratic interpolation on values, for the same local maximum
     default = "bisection" if data["hard"] else "envelope-newton"
     return Program(data["kind"], data, build=partial(inner_problem, rho=None),
                    certify=_certify, decode=_decode, default_solver=default,
@@ -610,7 +634,7 @@ def _certify_shared(data: Mapping[str, Any], solution: Solution) -> Residuals:
     :math:`2\Sigma w_\alpha = Z^\top(\alpha\circ y)`, a lower bound on the optimum:
     ``gap`` is :math:`(P - D)/P`, ``dual`` its stationarity part
     :math:`\|R(w - w_\alpha)\|^2/P`, ``primal`` the largest relative margin violation
-    (:func:`conicml._margin_certificates.margin_qp_certificate`).
+    (:func:`conicml.certificates.margin.margin_qp_certificate`).
     """
     try:
         w = np.asarray(solution.values["w"], dtype=float).ravel()

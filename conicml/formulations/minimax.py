@@ -111,17 +111,17 @@ from scipy.linalg import solve_triangular
 from scipy.special import ndtr, ndtri
 
 from .. import kinds
-from .._certificates import rel, residuals
-from .._deprecation import ridge_pair
-from .._linalg import inverse_quadratic
-from .._margin_certificates import fractional_certificate
-from .._scaling import feature_scales
-from .._threads import one_blas_thread
-from .._validation import check_positive, check_X_y
+from .._utils.deprecation import ridge_pair
+from .._utils.linalg import inverse_quadratic
+from .._utils.scaling import feature_scales, relative_ridge_diagonal
+from .._utils.threads import one_blas_thread
+from .._utils.validation import check_positive, check_X_y
+from ..certificates.conic import rel, residuals
+from ..certificates.margin import fractional_certificate
 from ..contracts.minimax import MEMPMData
 from ..exceptions import ProgramError
 from ..kernels import KERNELS, Kernel, make_kernel, psd_factor
-from ..moments import ClassMoments, as_class_moments
+from ..moments import ClassMoments, as_class_moments, takes_X_y
 from ..program import ConicForm, Program, require_solution
 from ..solution import Residuals, Solution, Status
 
@@ -209,12 +209,10 @@ def _gram_feature_map(K: np.ndarray, rtol: float = _GRAM_RTOL) -> tuple[np.ndarr
     :func:`conicml.kernels.psd_factor`'s check that :math:`K` is PSD). Both are exact factors of
     :math:`K` (the eigen one up to the dropped spectrum) and give the same program up
     to an orthogonal change of :math:`u`: the same quadratic forms and the same dual
-    coefficients. Why Cholesky first (issue 14): it costs :math:`n^3/3` flops against
-    about :math:`9n^3` for the eigendecomposition with vectors (n = 1000, one BLAS
-    thread: 0.04 s against 0.44 s), and the RBF Gram spectrum of the benchmark data
-    hardly decays, so truncation would not shrink the program anyway. The
-    factorisations run on one BLAS thread: on the shared 2-core machine OpenBLAS's two
-    threads made LAPACK's ``eigh`` of a 1000 x 1000 matrix 40x slower (issue 14).
+    coefficients. Why Cholesky first: it costs :math:`n^3/3` flops against about
+    :math:`9n^3` for the eigendecomposition with vectors, and the RBF Gram spectrum of
+    typical data hardly decays, so truncation would not shrink the program anyway. The
+    factorisations run on one BLAS thread (:func:`conicml._utils.threads.one_blas_thread`).
     """
     n = K.shape[0]
     with one_blas_thread():
@@ -243,6 +241,7 @@ def _base_data(
     nu_x: float,
     nu_y: float,
     ridge: float | tuple[float, float],
+    relative_ridge: float = 0.0,
     kernel: str,
     gamma: float | str,
     degree: int,
@@ -251,6 +250,7 @@ def _base_data(
     nu_x = _check_nonneg(nu_x, "nu_x")
     nu_y = _check_nonneg(nu_y, "nu_y")
     rho_x, rho_y = _split_ridge(ridge)
+    relative_ridge = _check_nonneg(relative_ridge, "relative_ridge")
     scale = None
     if kernel == "linear":
         mom = as_class_moments(data)
@@ -258,9 +258,14 @@ def _base_data(
         Sx = mom.cov_pos + rho_x * np.eye(n)
         Sy = mom.cov_neg + rho_y * np.eye(n)
         mx, my = mom.mean_pos, mom.mean_neg
+        if relative_ridge > 0:
+            # r diag(v) moves with the covariances under x -> Dx (scale-invariant)
+            diag = relative_ridge_diagonal(_feature_variances(mom), relative_ridge)
+            Sx[np.diag_indices(n)] += diag
+            Sy[np.diag_indices(n)] += diag
         # the family is affine-invariant: solve in equilibrated coordinates x / scale
         # (exact powers of two) and map w back in decode, so that no feature's units
-        # decide which directions psd_factor's relative cut-off keeps (issue 11)
+        # decide which directions psd_factor's relative cut-off keeps
         scale = feature_scales(np.sqrt(0.5 * (np.diag(Sx) + np.diag(Sy))),
                                np.maximum(np.abs(mx), np.abs(my)))
         Sx, Sy = Sx / np.outer(scale, scale), Sy / np.outer(scale, scale)
@@ -277,6 +282,11 @@ def _base_data(
         X, y = check_X_y(*data)
         if kernel not in KERNELS:
             raise ProgramError(f"unknown kernel {kernel!r}; choose one of {', '.join(KERNELS)}")
+        if relative_ridge > 0:
+            raise ProgramError(
+                f"relative_ridge applies to kernel='linear' only (got kernel={kernel!r}); "
+                "a kernel program takes the rho*K regulariser of Theorem 9 as ridge > 0"
+            )
         if rho_x <= 0 or rho_y <= 0:
             raise ProgramError(
                 f"kernel={kernel!r} needs ridge > 0 for both classes (got {rho_x:g}, "
@@ -297,7 +307,7 @@ def _base_data(
         # optimal face (the null directions of K) on which interior-point solvers
         # failed (Clarabel solver_error from n ~ 250 on). _gram_feature_map takes
         # the Cholesky factor when K is numerically nonsingular (n^3/3 flops, about
-        # 1/20 of an eigendecomposition; issue 14) and the eigen-factor otherwise.
+        # 1/20 of an eigendecomposition) and the eigen-factor otherwise.
         Phi, coef_map = _gram_feature_map(K)
         mx, my = Phi[pos].mean(axis=0), Phi[neg].mean(axis=0)  # k~x, k~y (Sec. 3.4.2)
         # Sigma = K~^T K~ / N + rho I in u (Theorem 9); the centred rows times their
@@ -323,6 +333,7 @@ def _base_data(
     return {
         "moments": mom, "d": d, "Rx": Rx, "Ry": Ry, "mx": mx, "my": my,
         "nu_x": nu_x, "nu_y": nu_y, "rho_x": rho_x, "rho_y": rho_y,
+        "relative_ridge": relative_ridge,
         "kernel": kern, "X": X, "n_pos": n_pos, "n_neg": n_neg, "feature_scale": scale,
         "coef_map": None if kern is None else coef_map,
         # the covariances Rx^T Rx, Ry^T Ry themselves (up to the spectrum psd_factor
@@ -332,13 +343,24 @@ def _base_data(
     }
 
 
+def _feature_variances(mom: ClassMoments) -> np.ndarray:
+    r"""Per-feature variances of the pooled data from the class moments:
+    :math:`v = \pi_x\operatorname{diag}\Sigma_x + \pi_y\operatorname{diag}\Sigma_y +
+    \pi_x\pi_y d^2` (within plus between classes; the variances of the training inputs for
+    plug-in :math:`1/N` moments), :math:`\pi_x = N_x/N`, or ½ without sample sizes."""
+    prior = mom.prior_pos
+    px = 0.5 if prior is None else prior
+    d = mom.mean_pos - mom.mean_neg
+    return px * np.diag(mom.cov_pos) + (1 - px) * np.diag(mom.cov_neg) + px * (1 - px) * d * d
+
+
 def _kappa_max(base: Mapping[str, Any]) -> float:
     r""":math:`\kappa(\beta_{0m}) = \sqrt{d^\top\Sigma_y^{-1}d} - \nu_y` (3.44, S004-D2).
 
     By a Cholesky factor of :math:`\Sigma_y` when it is numerically definite (kernel
     programs, whose ridge is mandatory: :math:`n^3/3` flops), else from the SVD of
-    :math:`R_y` (:func:`conicml._linalg.inverse_quadratic`, which also detects
-    :math:`d` outside the range); the SVD of a 1000 x 1000 factor took 2.4 s (issue 14).
+    :math:`R_y` (:func:`conicml._utils.linalg.inverse_quadratic`, which also detects
+    :math:`d` outside the range), which costs several times the Cholesky factorisation.
     """
     Sy = base.get("Sy")
     L = _definite_cholesky(Sy) if Sy is not None else None
@@ -485,7 +507,7 @@ def _certify_fractional(data: Mapping[str, Any], solution: Solution) -> Residual
     closed form, :math:`\lambda = P/(d^\top v - a_x\sigma_x - a_y\sigma_y)` (its value
     :math:`1/\kappa^*` at the optimum), and, where a norm's argument vanishes, an
     explicit subgradient fit with its dual-norm check
-    (:func:`conicml._margin_certificates.fractional_certificate`).
+    (:func:`conicml.certificates.margin.fractional_certificate`).
     """
     v = solution.values.get("v")
     if v is None:
@@ -494,7 +516,7 @@ def _certify_fractional(data: Mapping[str, Any], solution: Solution) -> Residual
     if v.shape != data["d"].shape or not np.all(np.isfinite(v)):
         return residuals(math.inf)
     # kernel programs: their covariances (exactly Rx^T Rx, Ry^T Ry: Cholesky factors)
-    # spare the certificate two n^3 products R^T R (issue 14)
+    # spare the certificate two n^3 products R^T R
     S = (data.get("Sx"), data.get("Sy")) if data.get("kernel") is not None else (None, None)
     return fractional_certificate(data["d"], data["Rx"], data["Ry"], data["a"], data["b"], v,
                                   float(solution.objective), *S)
@@ -540,12 +562,14 @@ def _fill_doc(**parts: str) -> Any:
 
 @_fill_doc(KERNEL_DOC=_KERNEL_DOC)
 @ridge_pair
+@takes_X_y
 def mpm(
     data: ClassMoments | tuple,
     *,
     nu_x: float = 0.0,
     nu_y: float | None = None,
     ridge: float | tuple[float, float] = 0.0,
+    relative_ridge: float = 0.0,
     bound: str = "chebyshev",
     kernel: str = "linear",
     gamma: float | str = "scale",
@@ -567,8 +591,10 @@ def mpm(
 
     Parameters
     ----------
-    data : ClassMoments or (X, y)
-        Class moments, or data with labels exactly +1/-1 (plug-in 1/N moments).
+    X : array-like of shape (n_samples, n_features), or ClassMoments
+        The data (plug-in 1/N moments), or the class moments themselves (then no ``y``).
+    y : array-like of shape (n_samples,), default=None
+        Labels exactly +1/-1 (with ``X`` an array).
     nu_x, nu_y : float, default=0
         Robust mean radii (>= 0).
     ridge : float or (float, float), default=0
@@ -576,7 +602,21 @@ def mpm(
         (linear; the robust covariance radius of Sec. 3.3) or the :math:`\rho K`
         regulariser of Theorem 9 (kernel; must be > 0). A pair gives
         :math:`(\rho_x, \rho_y)` for the positive and negative class. The old keywords
-        ``rho_x``/``rho_y`` still work for one release (``FutureWarning``).
+        ``rho_x``/``rho_y`` still work for one release (``FutureWarning``). An
+        absolute :math:`\rho I` is in the units of the features: it breaks the scale
+        invariance of the model (use ``relative_ridge`` for that).
+    relative_ridge : float, default=0
+        A ridge relative to each feature's scale (linear kernel only):
+        :math:`\Sigma \to \Sigma + \rho I + r\,\mathrm{diag}(v)` for both classes, with
+        :math:`r` = ``relative_ridge`` and :math:`v_j` the variance of feature :math:`j`
+        over the training inputs (from the moments:
+        :math:`\pi_x\Sigma_{x,jj} + \pi_y\Sigma_{y,jj} + \pi_x\pi_y d_j^2`, with
+        :math:`\pi_x = N_x/N`, or ½ for moments without sample sizes; a constant feature
+        takes the mean of the other variances). Under a rescaling :math:`x \mapsto Dx`
+        (:math:`D` positive diagonal) :math:`\Sigma + r\,\mathrm{diag}(v) \mapsto
+        D(\Sigma + r\,\mathrm{diag}(v))D` and :math:`d \mapsto Dd`, so
+        :math:`w \mapsto D^{-1}w` and the decision values are unchanged: the model stays
+        scale-invariant. The estimators' default is :math:`r = 10^{-6}`.
     bound : {"chebyshev", "gaussian"}, default="chebyshev"
         Map from κ to the reported accuracy (the hyperplane does not depend on it).<KERNEL_DOC>
 
@@ -589,9 +629,11 @@ def mpm(
     """
     bound = _check_bound(bound)
     nu_y = nu_x if nu_y is None else nu_y
-    base = _base_data(data, nu_x=nu_x, nu_y=nu_y, ridge=ridge, kernel=kernel,
+    base = _base_data(data, nu_x=nu_x, nu_y=nu_y, ridge=ridge,
+                      relative_ridge=relative_ridge, kernel=kernel,
                       gamma=gamma, degree=degree, coef0=coef0)
-    robust = base["nu_x"] or base["nu_y"] or base["rho_x"] or base["rho_y"]
+    robust = base["nu_x"] or base["nu_y"] or base["rho_x"] or base["rho_y"] or \
+        base["relative_ridge"]
     desc = f"{'robust ' if robust else ''}MPM ({kernel} kernel)"
     return _family_program(base, "mpm", (base["nu_x"], base["nu_y"]), (1.0, 1.0), bound, desc,
                            beta0_max=math.nan, kappa0=math.nan)
@@ -599,6 +641,7 @@ def mpm(
 
 @_fill_doc(KERNEL_DOC=_KERNEL_DOC)
 @ridge_pair
+@takes_X_y
 def bmpm(
     data: ClassMoments | tuple,
     beta0: float,
@@ -606,6 +649,7 @@ def bmpm(
     nu_x: float = 0.0,
     nu_y: float | None = None,
     ridge: float | tuple[float, float] = 0.0,
+    relative_ridge: float = 0.0,
     bound: str = "chebyshev",
     kernel: str = "linear",
     gamma: float | str = "scale",
@@ -630,11 +674,14 @@ def bmpm(
 
     Parameters
     ----------
-    data : ClassMoments or (X, y)
+    X : array-like of shape (n_samples, n_features), or ClassMoments
+        The data (plug-in 1/N moments), or the class moments themselves (then no ``y``).
+    y : array-like of shape (n_samples,), default=None
+        Labels exactly +1/-1 (with ``X`` an array).
     beta0 : float
         Required worst-case accuracy of the negative class, in [0, 1)
         (Gaussian bound: [0.5, 1)).
-    nu_x, nu_y, ridge, bound
+    nu_x, nu_y, ridge, relative_ridge, bound
         As in :func:`mpm`.<KERNEL_DOC>
 
     Returns
@@ -655,7 +702,8 @@ def bmpm(
             + (" (the Gaussian bound is restricted to accuracies >= 1/2)" if lo else "")
         )
     nu_y = nu_x if nu_y is None else nu_y
-    base = _base_data(data, nu_x=nu_x, nu_y=nu_y, ridge=ridge, kernel=kernel,
+    base = _base_data(data, nu_x=nu_x, nu_y=nu_y, ridge=ridge,
+                      relative_ridge=relative_ridge, kernel=kernel,
                       gamma=gamma, degree=degree, coef0=coef0)
     return _bmpm_program(base, beta0, bound)
 
@@ -672,6 +720,7 @@ def _bmpm_program(base: dict, beta0: float, bound: str) -> Program:
 
 @_fill_doc(KERNEL_DOC=_KERNEL_DOC)
 @ridge_pair
+@takes_X_y
 def mempm(
     data: ClassMoments | tuple,
     theta: float | None = None,
@@ -681,6 +730,7 @@ def mempm(
     nu_x: float = 0.0,
     nu_y: float | None = None,
     ridge: float | tuple[float, float] = 0.0,
+    relative_ridge: float = 0.0,
     kernel: str = "linear",
     gamma: float | str = "scale",
     degree: int = 3,
@@ -706,10 +756,13 @@ def mempm(
 
     Parameters
     ----------
-    data : ClassMoments or (X, y)
+    X : array-like of shape (n_samples, n_features), or ClassMoments
+        The data (plug-in 1/N moments), or the class moments themselves (then no ``y``).
+    y : array-like of shape (n_samples,), default=None
+        Labels exactly +1/-1 (with ``X`` an array).
     theta : float in [0, 1], optional
         Weight of the positive class's accuracy. ``None``: the prior
-        :math:`N_x/N` (needs sample sizes, i.e. ``(X, y)`` or moments with
+        :math:`N_x/N` (needs sample sizes, i.e. ``X, y`` or moments with
         ``n_pos``/``n_neg``); ``0.5`` is the MS criterion :math:`\alpha + \beta`
         (Sec. 5.4) up to a factor 2.
     bound : {"chebyshev", "gaussian"}, default="chebyshev"
@@ -721,7 +774,7 @@ def mempm(
         :math:`K_x\alpha + K_y\beta` with :math:`K_x = C_{FN}N_x`,
         :math:`K_y = C_{FP}N_y`, i.e. :math:`\theta = K_x/(K_x+K_y)`
         (exclusive with ``theta``).
-    nu_x, nu_y, ridge
+    nu_x, nu_y, ridge, relative_ridge
         Robust radii (Sec. 3.3, eq. 3.40) / kernel regulariser, as in :func:`mpm`.<KERNEL_DOC>
 
     Returns
@@ -732,7 +785,8 @@ def mempm(
     """
     bound = _check_bound(bound)
     nu_y = nu_x if nu_y is None else nu_y
-    base = _base_data(data, nu_x=nu_x, nu_y=nu_y, ridge=ridge, kernel=kernel,
+    base = _base_data(data, nu_x=nu_x, nu_y=nu_y, ridge=ridge,
+                      relative_ridge=relative_ridge, kernel=kernel,
                       gamma=gamma, degree=degree, coef0=coef0)
     weights = None
     if costs is not None:
@@ -804,7 +858,8 @@ def inner_bmpm(data: Mapping[str, Any], beta: float, previous: Program | None = 
     changes between two values of β.
     """
     keep = ("moments", "d", "Rx", "Ry", "mx", "my", "nu_x", "nu_y", "rho_x", "rho_y",
-            "kernel", "X", "n_pos", "n_neg", "feature_scale", "coef_map", "Sx", "Sy")
+            "relative_ridge", "kernel", "X", "n_pos", "n_neg", "feature_scale", "coef_map",
+            "Sx", "Sy")
     prog = _bmpm_program({k: data[k] for k in keep}, float(beta), data["bound"])
     if previous is not None and previous.is_built:
         prog = Program(prog.kind, prog.data,

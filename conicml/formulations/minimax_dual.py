@@ -48,8 +48,9 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from .._utils.validation import plain
 from ..exceptions import ProgramError
-from ..kinds import BMPM_GEOMETRIC_DUAL
+from ..kinds import BMPM, BMPM_GEOMETRIC_DUAL, MPM
 from ..program import ConicForm, Program, require_solution
 from ..solution import Residuals, Solution
 
@@ -133,14 +134,14 @@ def geometric_dual(program: Program, lam: float) -> Program:
     ProgramError
         Another kind, or ``lam`` not a positive finite number.
     """
-    if getattr(program, "kind", None) not in ("socp.bmpm", "socp.mpm"):
+    if getattr(program, "kind", None) not in (BMPM, MPM):
         raise ProgramError(
             f"geometric_dual takes a 'socp.bmpm' or 'socp.mpm' program, got "
             f"{getattr(program, 'kind', None)!r}")
     try:
         lam = float(lam)
     except (TypeError, ValueError) as exc:
-        raise ProgramError(f"lam must be a positive number, got {lam!r}") from exc
+        raise ProgramError(f"lam must be a positive number, got {plain(lam)!r}") from exc
     if not (np.isfinite(lam) and lam > 0):
         raise ProgramError(f"lam must be a positive finite number, got {lam!r}")
     src = program.data

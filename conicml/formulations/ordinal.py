@@ -17,7 +17,9 @@ import cvxpy as cp
 import numpy as np
 
 from .. import kinds
-from .._ccp_certify import (
+from .._utils.deprecation import renamed_keywords
+from .._utils.validation import check_positive
+from ..certificates.chance import (
     SLACK_FLOOR,
     best_scale,
     bracket,
@@ -27,10 +29,8 @@ from .._ccp_certify import (
     row_violation,
     values_of,
 )
-from .._certificates import conic_certificate, residuals
-from .._deprecation import renamed_keywords
-from .._kkt import free_tolerance, solver_accuracy
-from .._validation import check_positive
+from ..certificates.conic import conic_certificate, residuals
+from ..certificates.kkt import free_tolerance, solver_accuracy
 from ..exceptions import ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..moments import ClusterMoments
@@ -293,7 +293,7 @@ def _decode_ordinal_primal(data: Mapping[str, Any], solution: Solution) -> dict:
     return _ordinal_model(data, L @ v, w=None, dual_coef=dual_coef, extra=extra)
 
 
-# -- certificates (issue 11): a primal/dual bracket in O(k^2), no cvxpy problem ----------
+# -- certificates: a primal/dual bracket in O(k^2), no cvxpy problem ---------------------
 # The W-forms (4.2)/(4.3)/(4.4) have the dual (4.5)
 #     max d^T(alpha + alpha*) - W ||sum_j (alpha*_j - alpha_j) phi(mu_j)||
 # (d = 1 + r W for CBOR, d = 1 for SVOR), the C-form (4.1) the dual
@@ -382,9 +382,9 @@ def _certify_ordinal_dual(data: Mapping[str, Any], solution: Solution) -> Residu
       of the primal point it implies, :math:`w = (W/\rho)\sum_j(\alpha^*_j -
       \alpha_j)\phi(\mu_j)` (eq. 5.2) with optimal thresholds and slacks
       (:func:`_ordinal_upper_bound`), minimised over the length :math:`\|w\| \le W`
-      along that direction (:func:`~conicml._ccp_certify.best_scale`); at the cone
-      apex :math:`\rho = 0` (where the dual does not determine :math:`w`, issue 11
-      item 4) :math:`w` is fitted from the
+      along that direction (:func:`~conicml.certificates.chance.best_scale`); at the cone
+      apex :math:`\rho = 0` (where the dual does not determine :math:`w`) :math:`w` is
+      fitted from the
       margin equalities (:func:`_ordinal_apex_bound`), never "not checked";
     * ``gap``: the bracket and the mismatch between the reported objective and
       :math:`D`.
@@ -747,7 +747,7 @@ def svor(
         :func:`cbor` (``w``, ``thresholds``, ``b`` = :math:`-\theta`, ``scores``,
         ``xi``, ``xi_star``, ``loss``) with the points as centres.
     """
-    from .._validation import check_matrix
+    from .._utils.validation import check_matrix
 
     X = check_matrix(X)
     ranks, r = _ordinal_ranks(y, X.shape[0])

@@ -8,7 +8,7 @@ QPFS ranks M features by the solution of the simplex QP (eq. 3.4)
     \quad\text{s.t.}\quad w \ge 0,\ \mathbf 1^\top w = 1,
 
 with :math:`Q` the feature–feature similarity (redundancy) and :math:`F` the
-feature–class relevance (:mod:`conicml._similarity`: absolute correlation with Hall's
+feature–class relevance (:mod:`conicml._utils.similarity`: absolute correlation with Hall's
 prior-weighted relevance, or mutual information after the mRMR discretisation).
 
 **Not PSD.** Absolute-correlation and MI matrices are often indefinite (a zero-diagonal MI
@@ -65,8 +65,8 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from .. import _similarity as sim
-from .._validation import check_matrix
+from .._utils import similarity as sim
+from .._utils.validation import check_matrix, plain
 from ..contracts.qpfs import RestrictedQP, SimplexQP
 from ..exceptions import ProgramError
 from ..kinds import QPFS, QPFS_RESTRICTED
@@ -80,7 +80,7 @@ FORMS = ("full", "restricted")
 
 
 def alpha_heuristic(q_bar: float, f_bar: float) -> float:
-    r"""Eq. (3.7): :math:`\hat\alpha = \bar q / (\bar q + \bar f)` (0.5 if both are 0)."""
+    r"""Trade-off (3.7): :math:`\hat\alpha = \bar q / (\bar q + \bar f)` (0.5 if both are 0)."""
     total = q_bar + f_bar
     return 0.5 if total <= 0 else float(q_bar / total)
 
@@ -95,6 +95,15 @@ def rank_features(w: np.ndarray, relevance: np.ndarray, tie_tol: float = 1e-6,
     w_eff = np.where(w > tie_tol, w, 0.0)
     flag = np.zeros(w.size, dtype=bool) if last is None else last
     return np.lexsort((-relevance, -w_eff, flag))
+
+
+def _check_tie_tol(tie_tol: Any) -> float:
+    """``tie_tol`` as a float; :class:`ProgramError` unless it is a finite number >= 0."""
+    if isinstance(tie_tol, bool) or not isinstance(tie_tol, Real) or not (
+            np.isfinite(tie_tol) and tie_tol >= 0):
+        raise ProgramError(f"tie_tol (weights at or below it count as 0 in the ranking) must "
+                           f"be a finite number >= 0, got {tie_tol!r}")
+    return float(tie_tol)
 
 
 def _check_labels(y: Any, n: int) -> np.ndarray:
@@ -286,20 +295,21 @@ def qpfs(
     """
     X = check_matrix(X, min_rows=2)
     y = _check_labels(y, X.shape[0])
+    tie_tol = _check_tie_tol(tie_tol)
     if similarity not in SIMILARITIES:
         raise ProgramError(f"similarity must be 'mi' or 'correlation', got {similarity!r}")
     if form not in FORMS:
         raise ProgramError(f"form must be 'full' or 'restricted', got {form!r}")
     if not (isinstance(alpha, str) and alpha == "auto"):
         if isinstance(alpha, bool) or not isinstance(alpha, Real) or not 0 <= alpha <= 1:
-            raise ProgramError(f"alpha must be 'auto' or a number in [0, 1], got {alpha!r}")
+            raise ProgramError(f"alpha must be 'auto' or a number in [0, 1], got {plain(alpha)!r}")
     if nystrom is not None and (isinstance(nystrom, bool) or not isinstance(nystrom, Real)
                                 or not 0 < nystrom <= 1):
         raise ProgramError(f"nystrom (the sampling rate p) must be in (0, 1], got {nystrom!r}")
     if isinstance(bins, bool) or not isinstance(bins, Integral) or bins < 3 or bins % 2 == 0:
         raise ProgramError(f"bins must be an odd integer >= 3, got {bins!r}")
     if not isinstance(width, Real) or not 0 < width < math.inf:
-        raise ProgramError(f"width must be a positive number, got {width!r}")
+        raise ProgramError(f"width must be a positive number, got {plain(width)!r}")
     if not isinstance(delta, Real) or not 0 <= delta < 1:
         raise ProgramError(f"delta must be in [0, 1), got {delta!r}")
     if mi_diagonal not in ("entropy", "zero"):
@@ -395,6 +405,7 @@ def simplex_qp(factor: Any, relevance: Any, alpha: float, *, tie_tol: float = 1e
         Kind ``qp.qpfs.simplex``; ``decode`` as :func:`qpfs`.
     """
     L = check_matrix(factor, "factor")
+    tie_tol = _check_tie_tol(tie_tol)
     F = np.asarray(relevance, dtype=float)
     if F.ndim != 1 or F.shape[0] != L.shape[0]:
         raise ProgramError(f"shape mismatch: factor has {L.shape[0]} rows but relevance has "
@@ -402,7 +413,7 @@ def simplex_qp(factor: Any, relevance: Any, alpha: float, *, tie_tol: float = 1e
     if not np.all(np.isfinite(F)):
         raise ProgramError("relevance contains NaN or infinite values")
     if isinstance(alpha, bool) or not isinstance(alpha, Real) or not 0 <= alpha <= 1:
-        raise ProgramError(f"alpha must be a number in [0, 1], got {alpha!r}")
+        raise ProgramError(f"alpha must be a number in [0, 1], got {plain(alpha)!r}")
     m = L.shape[0]
     data = {"qp": SimplexQP(L, F, float(alpha)), "form": "full", "n_features": m,
             "active": np.arange(m), "relevance": F, "alpha": float(alpha),

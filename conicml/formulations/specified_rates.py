@@ -33,13 +33,13 @@ import numpy as np
 from scipy.stats import norm
 
 from .. import kinds
-from .._ccp_certify import bracket, claimed_gap, missing, row_violation, values_of
-from .._certificates import residuals
-from .._deprecation import renamed_keywords
-from .._validation import check_positive, check_X_y
+from .._utils.deprecation import renamed_keywords
+from .._utils.validation import check_positive, check_X_y
+from ..certificates.chance import bracket, claimed_gap, missing, row_violation, values_of
+from ..certificates.conic import residuals
 from ..exceptions import ProgramError, SolverError
 from ..kernels import Kernel, make_kernel, psd_factor
-from ..moments import ClassMoments, as_class_moments
+from ..moments import ClassMoments, as_class_moments, takes_X_y
 from ..program import ConicForm, Program
 from ..solution import Residuals, Solution, Status
 
@@ -301,7 +301,7 @@ def _decode_rates_dual(data: Mapping[str, Any], solution: Solution) -> dict:
     return model
 
 
-# -- certificates (issue 11): the ellipsoid-distance bracket, O(d^2), no cvxpy problem -----
+# -- certificates: the ellipsoid-distance bracket, O(d^2), no cvxpy problem ---------------
 #: A tangent bracket above this is re-tried with the fitted tangent points (kinks).
 _RATES_REFIT = 1e-7
 
@@ -433,6 +433,7 @@ def _certify_rates_dual(data: Mapping[str, Any], solution: Solution) -> Residual
 
 
 @renamed_keywords(eta_pos="error_pos", eta_neg="error_neg", epsilon="ridge")
+@takes_X_y
 def specified_rates(
     data: ClassMoments | tuple,
     error_pos: float,
@@ -498,10 +499,12 @@ def specified_rates(
 
     Parameters
     ----------
-    data : ClassMoments or tuple (X, y)
-        Moments of the two classes, or training data with labels exactly
-        ``+1``/``-1`` (moments then use the biased :math:`1/m` covariance).
-        Kernels other than ``"linear"`` need ``(X, y)``.
+    X : array-like of shape (n_samples, n_features), or ClassMoments
+        Training data (moments then use the biased :math:`1/m` covariance), or the
+        moments of the two classes (then no ``y``). Kernels other than ``"linear"`` need
+        the data.
+    y : array-like of shape (n_samples,), default=None
+        Labels exactly ``+1``/``-1`` (with ``X`` an array).
     error_pos : float
         Largest error rate on the positive class (false negatives),
         :math:`\eta_1` of the thesis, in :math:`(0, 1]`. (Old keyword: ``eta_pos``,

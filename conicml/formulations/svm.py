@@ -52,11 +52,11 @@ import cvxpy as cp
 import numpy as np
 
 from .. import kinds
-from .._certificates import certify_with
-from .._kkt import bias_from_kkt, free_tolerance, solver_accuracy
-from .._margin_certificates import margin_qp_certificate
-from .._threads import one_blas_thread
-from .._validation import check_positive, check_X_y
+from .._utils.threads import one_blas_thread
+from .._utils.validation import check_positive, check_X_y
+from ..certificates.conic import certify_with
+from ..certificates.kkt import bias_from_kkt, free_tolerance, solver_accuracy
+from ..certificates.margin import margin_qp_certificate
 from ..exceptions import ConicMLWarning, ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..program import ConicForm, Program, require_solution
@@ -67,6 +67,7 @@ __all__ = [
     "decision_values",
     "hard_margin",
     "soft_margin",
+    "with_cost",
 ]
 
 FORMS = ("primal", "dual")
@@ -112,8 +113,8 @@ def _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, fact
         C = check_positive(C, "C")
         c, weights = _per_sample_costs(y, C, class_weight)
     # the cost scale C max_i K(x_i, x_i): C-SVM on X is C = 1 on sqrt(C) X, so a large C is
-    # a badly scaled problem like a feature at 1e8 (issue 11: at C = 1e12 Clarabel called
-    # the primal INFEASIBLE and the dual UNBOUNDED with no hint)
+    # a badly scaled problem like a feature at 1e8 (at C = 1e12 an interior-point solver
+    # may call the primal INFEASIBLE and the dual UNBOUNDED with no hint)
     diag = np.diag(X) if kern.name == "precomputed" else kern.diagonal(X)
     cost_scale = math.inf if hard else float(np.max(c)) * max(float(np.max(diag)), 0.0)
     if not hard and cost_scale > COST_SCALE_LIMIT:
@@ -196,7 +197,7 @@ def bias_from_alpha(alpha: np.ndarray, y: np.ndarray, c: np.ndarray,
     :math:`Q_{ij} = y_iy_jK_{ij}`), :math:`b` is the average of
     :math:`-y_iG_i` over the free support vectors :math:`0 < \alpha_i < c_i`
     (seed 001 eq. 2.29, corrected per pitfall P-S1), else the midpoint of the
-    interval the KKT conditions allow (see :func:`conicml._kkt.bias_from_kkt`).
+    interval the KKT conditions allow (see :func:`conicml.certificates.kkt.bias_from_kkt`).
     """
     return bias_from_kkt(alpha, y, c, -y * grad, accuracy)
 
@@ -236,7 +237,7 @@ def _reconcile_with_multipliers(data: Mapping[str, Any], solution: Solution,
     :math:`f_i = y_i(1 + \mu_i - \xi_i)` (stationarity :math:`Q\alpha - 1 - \mu + \xi
     + by = 0`). Decoding from :math:`\alpha` instead computes :math:`f = K(y\circ\alpha)`,
     which multiplies α's round-off by :math:`\|K\|`: with one feature at
-    :math:`10^8` (issue 11) the α of an interior-point solver is right to 1e-10 and
+    :math:`10^8` the α of an interior-point solver is right to 1e-10 and
     :math:`f` wrong by 4, the bias 3.85 instead of -0.19 and the training accuracy
     0.35 with status OPTIMAL. When the two disagree by more than 1e-2 (margins are
     scale-free, 1 at a free support vector), :math:`b` is taken from the
@@ -322,24 +323,25 @@ def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, block: int = 2048) ->
 
     Only the columns of the nonzero entries of ``v`` are evaluated: for a dual point
     :math:`v = \alpha\circ y` that is :math:`O(n\,n_{SV})` kernel values instead of
-    :math:`O(n^2)` (issue 14: the full Gram product was two thirds of an smo solve
-    at n = 5000), and the product is the same.
+    :math:`O(n^2)`, and the product is the same.
     """
     X, kernel = np.asarray(data["X"]), data["kernel"]
     if getattr(kernel, "name", None) == "precomputed":
         return X @ v
+    if getattr(kernel, "name", None) == "linear":
+        return X @ (X.T @ v)  # K v = X (X'v): O(nd), no Gram column
     nz = np.flatnonzero(v)
     out = np.zeros(X.shape[0])
     # Gram columns K[:, nz] a block at a time (kernel.columns: plain NumPy, no
     # re-validation of X per block), each block ~256 kB so that its temporaries stay in
-    # the CPU cache, with single-threaded BLAS: on the shared 2-core machine OpenBLAS's two
-    # threads made these thin products 13x slower (issue 14 profile)
+    # the CPU cache, with single-threaded BLAS (waking a thread pool for each thin
+    # product costs more than the product)
     step = max(8, min(block, (2**15) // max(1, X.shape[0])))
     with one_blas_thread():
         if getattr(kernel, "name", None) == "rbf":
             # the RBF block in place from the row norms computed once (kernel.columns
             # recomputes the norms and allocates four temporaries per block): the same
-            # values, a third less time at n = 5000 (issue 14, measured)
+            # values in less time
             sq = np.einsum("ij,ij->i", X, X)
             step = max(8, min(block, (2**18) // max(1, X.shape[0])))
             gamma = float(kernel.gamma)
@@ -377,8 +379,7 @@ def _certify_dual(data: Mapping[str, Any], solution: Solution) -> Residuals:
       on the suboptimality of both; also the mismatch between the reported objective
       and :math:`D`.
     """
-    # single-threaded BLAS throughout: OpenBLAS's threads took ~50 ms for the O(n) dots
-    # alone on the loaded 2-core machine (issue 14 profile of the mammography certificate)
+    # single-threaded BLAS throughout: waking a thread pool costs more than the O(n) dots
     with one_blas_thread():
         return _certify_dual_point(data, solution)
 
@@ -424,7 +425,7 @@ def _certify_primal(data: Mapping[str, Any], solution: Solution) -> Residuals:
     part of the gap, eq. 2.28); ``gap``: the relative duality gap :math:`(P - D)/P`
     of the point's value :math:`P = \tfrac12\|w\|^2 + c^\top\xi` (eq. 2.19) and the
     mismatch of the reported objective (see
-    :func:`conicml._margin_certificates.margin_qp_certificate`).
+    :func:`conicml.certificates.margin.margin_qp_certificate`).
     """
     values = solution.values
     name = "w" if data["kernel"].name == "linear" else "v"
@@ -515,6 +516,35 @@ def soft_margin(
         raise ProgramError("C must be a positive number; use hard_margin() for C = infinity")
     data = _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, factor)
     return _program(data, f"soft-margin SVM ({kernel} kernel, C={data['C']:g}, {form})")
+
+
+def with_cost(program: Program, C: float) -> Program:
+    """The same soft-margin program (inputs, kernel, class weights, form) with another C.
+
+    For a path over C (:func:`conicml.solve_path`): the inputs are not validated again and
+    the kernel's diagonal is not recomputed (the cost scale is rescaled), which for a
+    precomputed Gram matrix of ``n`` samples saves an :math:`O(n^2)` check per value.
+
+    Raises
+    ------
+    ProgramError
+        ``program`` is not a soft-margin SVM program of :func:`soft_margin`, or C <= 0.
+    """
+    data = dict(getattr(program, "data", {}))
+    if data.get("hard", True) or "class_weight" not in data or "cost_scale" not in data:
+        raise ProgramError("with_cost needs a soft-margin SVM program from soft_margin(), "
+                           f"got {program!r}")
+    C = check_positive(C, "C")
+    weights, y = data["class_weight"], data["y"]
+    c = np.where(y > 0, C * weights[1.0], C * weights[-1.0])
+    cost_scale = data["cost_scale"] / float(np.max(data["c"])) * float(np.max(c))
+    kern: Kernel = data["kernel"]
+    if cost_scale > COST_SCALE_LIMIT:  # soft_margin words the warning
+        return soft_margin(data["X"], y, C, kernel=kern.name, gamma=kern.gamma,
+                           degree=kern.degree, coef0=kern.coef0, class_weight=dict(weights),
+                           form=data["form"], factor=data["factor"])
+    data.update(c=c, C=C, cost_scale=cost_scale)
+    return _program(data, f"soft-margin SVM ({kern.name} kernel, C={C:g}, {data['form']})")
 
 
 def hard_margin(

@@ -17,7 +17,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from .._validation import check_matrix, check_positive
+from .._utils.validation import check_matrix, check_positive
 from ..contracts.svor import SVORDualData, complementarity
 from ..exceptions import ProgramError
 from ..kernels import make_kernel

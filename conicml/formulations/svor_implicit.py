@@ -34,8 +34,8 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from .._certificates import certify_with
-from .._validation import check_matrix, check_positive
+from .._utils.validation import check_matrix, check_positive
+from ..certificates.conic import certify_with
 from ..contracts.svor import SVORIMDualData, layout_complementarity
 from ..exceptions import ProgramError
 from ..kernels import make_kernel

@@ -75,6 +75,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from .._utils.validation import check_matrix
 from ..contracts.trust_region import TRSData, trs_objective
 from ..exceptions import ProgramError
 from ..kernels import psd_factor
@@ -88,11 +89,16 @@ FORMS = ("auto", "sdp", "socp")
 
 
 def _check(H: Any, g: Any, delta: Any, scaling: Any) -> TRSData:
-    g = np.asarray(g, dtype=float)
+    try:
+        if isinstance(g, (str, bytes)) or hasattr(g, "nnz"):
+            raise TypeError(f"got {type(g).__name__}")
+        g = np.asarray(g, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ProgramError(f"g must be a dense numeric vector: {exc}") from exc
     if g.ndim != 1 or g.size == 0:
         raise ProgramError(f"g must be a non-empty vector, got shape {g.shape}")
     n = g.size
-    H = np.asarray(H, dtype=float)
+    H = check_matrix(H, "H")
     if H.shape != (n, n):
         raise ProgramError(f"H must have shape ({n}, {n}) to match g, got {H.shape}")
     if not (np.all(np.isfinite(H)) and np.all(np.isfinite(g))):

@@ -23,7 +23,6 @@ the figure — ours against the thesis (:func:`conicml.plot.plot_thesis_agreemen
 the table's numeric columns (:func:`conicml.plot.plot_table`) when the thesis has no
 numbers — to ``<table>.png`` beside the table, when matplotlib (the ``plot`` extra) is
 installed; without it the figure is skipped with a one-line note.
-``benchmarks/reproduce_<name>.py`` are thin callers of this runner.
 """
 
 from __future__ import annotations

@@ -19,7 +19,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["WRITTEN", "machine", "results_dir", "run_with_limit", "write_results"]
+from .._utils.progress import progress  # the bar of every reproduction's main loop
+
+__all__ = ["WRITTEN", "machine", "progress", "results_dir", "run_with_limit",
+           "write_results"]
 
 #: Paths written by :func:`write_results` in this process, in order.
 WRITTEN: list[Path] = []

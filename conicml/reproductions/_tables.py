@@ -29,11 +29,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .._utils.numbers import number
+
 __all__ = ["Pair", "number", "parse_tables", "side_by_side", "thesis_pairs"]
 
 LAYOUTS = ("rows", "columns", "parenthesised", "slash")
 _LEADS = re.compile(r"\s*[-+−]?(?:\d|\.\d)")  # a cell part that starts with a number
-_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 
 @dataclass(frozen=True)
@@ -66,12 +67,6 @@ def _cells(row: str) -> list[str]:
     row = row[1:] if row.startswith("|") else row
     row = row[:-1] if row.endswith("|") else row
     return [c.strip() for c in row.split("|")]
-
-
-def number(cell: str) -> float | None:
-    """The first number of a table cell (``None`` if it has none)."""
-    m = _NUMBER.search(cell.replace("−", "-").replace(",", ""))
-    return float(m.group()) if m else None
 
 
 def _label(header: list[str], row: list[str], col: int) -> str:

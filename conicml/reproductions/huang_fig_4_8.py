@@ -30,7 +30,7 @@ from sklearn.model_selection import StratifiedKFold  # noqa: E402
 import conicml as cm  # noqa: E402
 from conicml.formulations import m4, minimax  # noqa: E402
 
-from ._harness import machine, write_results  # noqa: E402
+from ._harness import machine, progress, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = None
@@ -47,7 +47,7 @@ def main() -> None:
     X, y = cm.datasets.load("heart")
     rows = []
     mpm_acc = []
-    for nu in nus:
+    for nu in progress(nus, "nu"):
         accs, times, kept = [], [], []
         for tr, te in StratifiedKFold(folds, shuffle=True, random_state=0).split(X, y):
             mu, sd = X[tr].mean(axis=0), X[tr].std(axis=0)
@@ -61,7 +61,7 @@ def main() -> None:
             accs.append(100 * np.mean(pred == y[te]))
             kept.append(int(prog.data["kept"].sum()))
             if nu is None:
-                mp = minimax.mpm((Xtr, y[tr]))
+                mp = minimax.mpm(Xtr, y[tr])
                 mm = mp.decode(cm.solve(mp, "clarabel"))
                 mpm_acc.append(100 * np.mean(np.where(Xte @ mm["w"] + mm["b"] >= 0, 1, -1)
                                              == y[te]))

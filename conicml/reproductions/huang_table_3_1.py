@@ -34,10 +34,9 @@ import time
 import numpy as np
 
 import conicml as cm  # noqa: E402
-from conicml._progress import progress  # noqa: E402
 from conicml.formulations import minimax as mm  # noqa: E402
 
-from ._harness import machine, run_with_limit, write_results  # noqa: E402
+from ._harness import machine, progress, run_with_limit, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "rows"
@@ -79,9 +78,9 @@ def run_dataset(name: str, splits: int, seed: int) -> dict:
         test, train = perm[:n_test], perm[n_test:]
         Xtr, ytr, Xte, yte = X[train], y[train], X[test], y[test]
         rho = 1e-6 * float(Xtr.var(axis=0).mean())
-        mpm = mm.mpm((Xtr, ytr), ridge=rho)
+        mpm = mm.mpm(Xtr, ytr, ridge=rho)
         mpm_model = mpm.decode(cm.solve(mpm, "clarabel"))
-        prog = mm.mempm((Xtr, ytr), ridge=rho)  # theta = training proportion of x
+        prog = mm.mempm(Xtr, ytr, ridge=rho)  # theta = training proportion of x
         sol = cm.solve(prog, "quadratic-interpolation", inner="clarabel")
         if not sol.ok:
             raise RuntimeError(f"{name} split {s}: {sol.message}")

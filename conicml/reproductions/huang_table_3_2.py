@@ -1,6 +1,6 @@
 """Reproduce seed 004 Table 3.2 (reduced): Gaussian-kernel MEMPM vs kernel MPM.
 
-The protocol of Table 3.1 (``reproduce_huang_table_3_1.py``: random 90/10 splits,
+The protocol of Table 3.1 (``conicml reproduce huang_table_3_1``: random 90/10 splits,
 plug-in moments, theta = training proportion of x, Chebyshev bound; same data and
 class roles) with the Gaussian kernel k(u, v) = exp(-gamma ||u - v||^2) (Theorem 9)
 and the regulariser rho_x = rho_y = ``--rho`` (mandatory for a kernel, errata S004-§5.3;
@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 import conicml as cm  # noqa: E402
 from conicml.formulations import minimax as mm  # noqa: E402
 
-from ._harness import machine, write_results  # noqa: E402
+from ._harness import machine, progress, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "parenthesised"
@@ -65,9 +65,9 @@ def run_dataset(name: str, splits: int, max_train: int, rho: float) -> np.ndarra
         sd[sd == 0] = 1.0
         Xtr, Xte = (X[train] - mu) / sd, (X[test] - mu) / sd
         kw = {"kernel": "rbf", "gamma": 1.0 / (2 * X.shape[1]), "ridge": rho}
-        mpm = mm.mpm((Xtr, y[train]), **kw)
+        mpm = mm.mpm(Xtr, y[train], **kw)
         mpm_model = mpm.decode(cm.solve(mpm, "dinkelbach"))
-        prog = mm.mempm((Xtr, y[train]), **kw)
+        prog = mm.mempm(Xtr, y[train], **kw)
         sol = cm.solve(prog, "quadratic-interpolation", inner="dinkelbach", tol=1e-5)
         model = prog.decode(sol)
         acc = np.mean(np.where(mm.decision_values(prog.data, model, Xte) >= 0, 1, -1)
@@ -90,7 +90,7 @@ def main() -> None:
     max_train = 100 if args.quick else args.max_train
     t0 = time.perf_counter()
     rows = []
-    for name in THESIS:
+    for name in progress(THESIS, "data sets"):
         arr = run_dataset(name, splits, max_train, args.rho)
         mean = arr.mean(axis=0)
         se = arr.std(axis=0, ddof=1) / np.sqrt(len(arr)) if len(arr) > 1 else 0 * mean

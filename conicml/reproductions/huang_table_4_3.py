@@ -45,10 +45,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import conicml as cm
-from conicml._progress import progress
 from conicml.estimators import M4Classifier, MPMClassifier, SVMClassifier
 
-from ._harness import write_results  # noqa: E402
+from ._harness import progress, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "parenthesised"

@@ -45,7 +45,7 @@ from sklearn.tree import DecisionTreeClassifier  # noqa: E402
 import conicml as cm  # noqa: E402
 from conicml.formulations import minimax  # noqa: E402
 
-from ._harness import machine, write_results  # noqa: E402
+from ._harness import machine, progress, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "columns"
@@ -97,16 +97,16 @@ def solve_first(prog, solvers):
 def run_split(X, y, tr, te, kind, betas):
     kw = bmpm_kwargs(kind, X.shape[1])
     solvers = ("clarabel", "ecos") if kind == "BMPM-L" else ("dinkelbach", "ecos", "scs")
-    mem = minimax.mempm((X[tr], y[tr]), theta=0.5, **kw)
+    mem = minimax.mempm(X[tr], y[tr], theta=0.5, **kw)
     msol = cm.solve(mem, "quadratic-interpolation", inner=solvers[0], tol=1e-5)
     model = mem.decode(msol)
     f = minimax.decision_values(mem.data, model, X[te])
     spec, sens = rates(np.where(f >= 0, 1.0, -1.0), y[te])
     # ROC by sweeping beta0 (Sec. 5.3)
-    b0m = minimax.bmpm((X[tr], y[tr]), 0.0, **kw).data["beta0_max"]
+    b0m = minimax.bmpm(X[tr], y[tr], 0.0, **kw).data["beta0_max"]
     pts = [(0.0, 0.0), (1.0, 1.0)]
     for frac in np.linspace(0.0, 0.999, betas):
-        prog = minimax.bmpm((X[tr], y[tr]), frac * b0m, **kw)
+        prog = minimax.bmpm(X[tr], y[tr], frac * b0m, **kw)
         sol = solve_first(prog, solvers)
         if not sol.ok:
             continue
@@ -155,7 +155,7 @@ def main() -> None:
         X, y = cm.datasets.load(name)
         sss = StratifiedShuffleSplit(splits, test_size=0.2, random_state=0)
         res: dict[str, list] = {}
-        for i, (tr, te) in enumerate(sss.split(X, y)):
+        for i, (tr, te) in enumerate(progress(sss.split(X, y), name, total=splits)):
             mu, sd = X[tr].mean(axis=0), X[tr].std(axis=0)
             sd[sd == 0] = 1.0
             Xs = (X - mu) / sd

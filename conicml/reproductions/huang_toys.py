@@ -53,7 +53,7 @@ import conicml as cm  # noqa: E402
 from conicml.estimators.svm import SVMClassifier  # noqa: E402
 from conicml.formulations import m4, minimax  # noqa: E402
 
-from ._harness import machine, write_results  # noqa: E402
+from ._harness import machine, progress, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "columns"
@@ -80,7 +80,7 @@ def robust_toy(draws: int) -> list[str]:
     truth = (mx, Sx, my, Sy)
     results: dict[str, list[tuple[float, float]]] = {k: [] for k in ROBUST_THESIS}
     params = []
-    for seed in range(draws):
+    for seed in progress(range(draws), "robust toy"):
         rng = np.random.default_rng(seed)
         X = rng.multivariate_normal(mx, Sx, 10)
         Y = rng.multivariate_normal(my, Sy, 10)
@@ -187,7 +187,7 @@ def svm_predictor(C, X, y):
 
 
 def mpm_predictor(X, y):
-    prog = minimax.mpm((X, y))
+    prog = minimax.mpm(X, y)
     model = prog.decode(cm.solve(prog, "clarabel"))
     return lambda Z: np.where(Z @ model["w"] + model["b"] >= 0, 1.0, -1.0)
 
@@ -196,7 +196,7 @@ def table_4_2(draws: int) -> list[str]:
     rows = []
     for toy, ((mx, Sx), (my, Sy), n_tr, n_te) in TOYS.items():
         accs = []
-        for seed in range(draws):
+        for seed in progress(range(draws), toy):
             rng = np.random.default_rng(100 + seed)
             X = np.vstack([rng.multivariate_normal(mx, Sx, n_tr),
                            rng.multivariate_normal(my, Sy, n_tr)])
@@ -245,13 +245,13 @@ def solve_first(prog, solvers):
 # -- Table 5.1 ----------------------------------------------------------------------------
 def table_5_1(draws: int) -> list[str]:
     out = {b0: [] for b0 in T51_THESIS}
-    for seed in range(draws):
+    for seed in progress(range(draws), "Table 5.1"):
         rng = np.random.default_rng(500 + seed)
         X = rng.multivariate_normal([0.0, 1.5], 0.5 * np.eye(2), 15)
         Y = rng.multivariate_normal([0.0, 0.0], 0.5 * np.eye(2), 65)
         Z, y = np.vstack([X, Y]), np.r_[np.ones(15), -np.ones(65)]
         for b0 in T51_THESIS:
-            prog = minimax.bmpm((Z, y), b0, kernel="rbf", gamma=0.2, ridge=1e-5)
+            prog = minimax.bmpm(Z, y, b0, kernel="rbf", gamma=0.2, ridge=1e-5)
             model = prog.decode(solve_first(prog, ("dinkelbach", "ecos", "scs")))
             if not model.get("feasible", True):
                 out[b0].append((np.nan, 0.0, np.nan))  # beta0 >= beta0m (eq. 3.44)

@@ -41,7 +41,7 @@ from conicml.estimators import HLSVMClassifier  # noqa: E402
 from conicml.formulations import svm  # noqa: E402
 from conicml.metrics import prediction_operations, relative_cost, relative_error  # noqa: E402
 
-from ._harness import machine, write_results  # noqa: E402
+from ._harness import machine, progress, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = None
@@ -51,11 +51,12 @@ class _fit_hlsvm:  # noqa: N801  (reads like the estimator it builds)
     """``HLSVMClassifier(**kw)`` whose ``fit`` silences the per-node ConvergenceWarning
     (node statuses are kept in ``node_statuses_``), in the thesis's setting unless told
     otherwise: raw features and Weighted-Pegasos nodes (the estimator's defaults
-    standardise and solve small nodes exactly, issue 9)."""
+    standardise and solve small nodes exactly)."""
 
     def __init__(self, **kw):
         kw.setdefault("standardize", False)
         kw.setdefault("node_solver", "weighted-pegasos")
+        kw.setdefault("class_weight", None)  # the unweighted leaf vote (2.37)
         self.est = HLSVMClassifier(**kw)
 
     def fit(self, X, y):
@@ -288,7 +289,7 @@ def main(argv=None):
     parts = ["# Rodríguez Luján ch. 5–6: H-LSVM reproduction", "", f"Machine: {machine()}", "",
              __doc__.split("\n\n", 1)[1]]
     sections = {"1": fig_5_4, "2": banana, "3": bound_check, "4": chapter_6}
-    for fn in (sections[s] for s in chosen):
+    for fn in progress([sections[s] for s in chosen], "sections"):
         t = time.perf_counter()
         parts.append(fn(args.quick))
         print(parts[-1], f"({time.perf_counter() - t:.0f} s)", flush=True)

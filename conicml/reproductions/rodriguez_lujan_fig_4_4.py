@@ -26,7 +26,7 @@ import numpy as np
 import conicml as cm  # noqa: E402
 from conicml.formulations import kfda  # noqa: E402
 
-from ._harness import machine, write_results  # noqa: E402
+from ._harness import machine, progress, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = None
@@ -54,7 +54,7 @@ def main() -> None:
              f"Machine: {machine()}. Best of 3 runs per cell (2 shared cores: noisy).", "",
              "| N | p+ | KFDA closed form s | KQPFS Cholesky s | KQPFS / KFDA | "
              "cos(alpha_KFDA, alpha_KQPFS) |", "|---|---|---|---|---|---|"]
-    for n in sizes:
+    for n in progress(sizes, "sizes"):
         X, target = X_all[:n], t_all[:n]
         X = (X - X.mean(0)) / X.std(0)
         order = np.argsort(target, kind="stable")

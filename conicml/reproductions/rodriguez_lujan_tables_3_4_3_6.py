@@ -41,7 +41,7 @@ from conicml.estimators import (  # noqa: E402
 )
 from conicml.formulations import qpfs  # noqa: E402
 
-from ._harness import machine, write_results  # noqa: E402
+from ._harness import machine, progress, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "columns"
@@ -78,7 +78,7 @@ def table_3_4() -> list[str]:
                  f"{prog.data['f_bar']:.4f} | {prog.data['alpha_hat']:.3f} | 0.0454 | 0.0515 | "
                  "0.469 (MNIST, non-zero entries) |")
     # the MNIST row averages non-zero entries only (Table 3.4 caption): same on digits
-    from conicml import _similarity as sim
+    from conicml._utils import similarity as sim
     active = prog.data["active"]
     codes = sim.discretize(Xd[:, active], 3, 3.0)
     Q = sim.mutual_info_rows(codes, 3)
@@ -102,7 +102,7 @@ def tables_3_5_3_6(reps: int, folds: int, ks: list[int], scaling: str) -> list[s
     baseline = []
     alphas = []
     start = time.perf_counter()
-    for fold, (tr, te) in enumerate(cv.split(X, y)):
+    for fold, (tr, te) in enumerate(progress(cv.split(X, y), "folds", total=reps * folds)):
         scaler = (MinMaxScaler() if scaling == "minmax" else StandardScaler()).fit(X[tr])
         Xtr, Xte = scaler.transform(X[tr]), scaler.transform(X[te])
         svm = SVC(kernel="linear", C=1.0).fit(Xtr, y[tr])

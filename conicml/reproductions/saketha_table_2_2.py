@@ -36,7 +36,7 @@ import conicml as cm  # noqa: E402
 from conicml.estimators.specified_rates import ChanceConstrainedClassifier  # noqa: E402
 from conicml.estimators.svm import SVMClassifier  # noqa: E402
 
-from ._harness import machine, write_results  # noqa: E402
+from ._harness import machine, progress, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "columns"
@@ -94,7 +94,7 @@ def main() -> None:
     cgrid = (1.0, 5.0) if args.quick else C_GRID
     egrid = (0.3, 0.76) if args.quick else ETA_GRID
     rows22, rows23 = [], []
-    for name in ("pima", "breast_cancer"):
+    for name in progress(("pima", "breast_cancer"), "data sets"):
         X, y = cm.datasets.load(name)
         for method, grid in (("L-SVM", cgrid), ("L-SOCP", egrid)):
             results = {}

@@ -47,7 +47,7 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 
 import numpy as np  # noqa: E402
 
-from ._harness import machine, run_with_limit, write_results  # noqa: E402
+from ._harness import machine, progress, run_with_limit, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "columns"
@@ -146,7 +146,7 @@ def main() -> None:
     dead: set[str] = set()
     rows = []
     details = []
-    for n in sizes:
+    for n in progress(sizes, "sizes"):
         row = [f"{n:,}"]
         for name, fn, fargs in (("CBOR-Iter", run_cbor, (n, "cbor-smo", args.clusters, limit)),
                                 ("SMO-OR", run_smo_or, (n, limit)),

@@ -37,7 +37,7 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 
 import numpy as np  # noqa: E402
 
-from ._harness import machine, run_with_limit, write_results  # noqa: E402
+from ._harness import machine, progress, run_with_limit, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "columns"
@@ -92,7 +92,7 @@ def main() -> None:
     limit = 60.0 if args.quick else args.time_limit
     dead: set[str] = set()
     rows, details = [], []
-    for n in sizes:
+    for n in progress(sizes, "sizes"):
         row = [f"{n:,}"]
         for method in ("CBOR-Iter", "SMO-OR", "SMO-OR-IM"):
             if method in dead:

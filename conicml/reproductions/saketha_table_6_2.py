@@ -31,7 +31,7 @@ from scipy import stats
 
 from conicml.formulations.cbc import r2_radii  # noqa: E402
 
-from ._harness import machine, write_results  # noqa: E402
+from ._harness import machine, progress, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "parenthesised"
@@ -74,7 +74,7 @@ def main() -> None:
     runs = args.runs or (2000 if args.quick else 20_000)
     t0 = time.perf_counter()
     rows = []
-    for i, dist in enumerate(("U", "B", "E", "G")):
+    for i, dist in enumerate(progress(("U", "B", "E", "G"), "distributions")):
         errs = simulate(dist, runs, seed=args.seed + i)
         vals = []
         for stat in ("mean", "max", "p"):

@@ -16,8 +16,8 @@ Reduced: ``--informative`` informative features (thesis: 20), 200 training and 1
 test points (as the thesis), probes in {0, 2, 5, 10, 20} (thesis up to 100), one draw
 per row, C and mu fixed (thesis: validated). For each of Simple AO, Margin AO-I and
 Margin AO-II: the smallest eigenvalue of the projected Hessian of Omega at the end,
-(M) minimum or (S) saddle, test error, and whether exactly the informative set was
-selected (z_l > 1 % of max z).
+(M) minimum, (S) saddle or (N) not stationary (projected gradient above 100 tol), test
+error, and whether exactly the informative set was selected (z_l > 1 % of max z).
 
 Usage: ``conicml reproduce tayal_ch7_saddle [--quick] [--limit SECONDS]``
 """
@@ -35,7 +35,7 @@ from conicml.feature_scaling import bound_trust_region, fit_feature_scaling, sup
 from conicml.feature_scaling._data import ndcc_like  # noqa: E402
 from conicml.formulations.feature_scaling import fs_kernel  # noqa: E402
 
-from ._harness import machine, run_with_limit, write_results  # noqa: E402
+from ._harness import machine, progress, run_with_limit, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "columns"
@@ -143,7 +143,7 @@ def main() -> None:
               "correct+incorrect counts. Thesis cells from Table 7.1 (its own NDCC data).", "",
               "| probes | Simple AO | Margin AO-I | Margin AO-II | thesis Simple AO | thesis "
               "AO-I | thesis AO-II |", "|---|---|---|---|---|---|---|"]
-    for probes in probes_list:
+    for probes in progress(probes_list, "probes"):
         cells = []
         for method in ("simple-ao", "ao1", "ao2"):
             state, r, wall = run_with_limit(

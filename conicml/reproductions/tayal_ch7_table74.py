@@ -37,7 +37,7 @@ import conicml as cm  # noqa: E402
 from conicml.feature_scaling import fit_feature_scaling, support_mask  # noqa: E402
 from conicml.formulations.feature_scaling import fs_kernel  # noqa: E402
 
-from ._harness import machine, run_with_limit, write_results  # noqa: E402
+from ._harness import machine, progress, run_with_limit, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "columns"
@@ -121,7 +121,7 @@ def main() -> None:
              + " (thesis: 10-fold CV over 21 x 11 (C, mu)).", "",
              "| dataset | method | test error % (ours) | thesis | #features (ours) | thesis "
              "| labels | mean time/split (s) |", "|---|---|---|---|---|---|---|---|"]
-    for name in datasets:
+    for name in progress(datasets, "data sets"):
         X, y = cm.datasets.load(name)
         rows = {"SVM": [run_with_limit(svm_run, (X, y, s, args.cv), args.limit)
                         for s in range(splits)]} if not args.quick else {}

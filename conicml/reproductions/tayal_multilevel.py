@@ -42,7 +42,7 @@ from sklearn.svm import SVR  # noqa: E402
 from conicml.formulations import ranking  # noqa: E402
 from conicml.metrics import mauc  # noqa: E402
 
-from ._harness import machine, write_results  # noqa: E402
+from ._harness import machine, progress, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = None
@@ -102,7 +102,7 @@ def main() -> None:
     start = time.perf_counter()
     res = {m: [] for m in methods}
     sss = StratifiedShuffleSplit(n_splits=splits, test_size=0.25, random_state=0)
-    for tr, te in sss.split(X, lev):
+    for tr, te in progress(sss.split(X, lev), "splits", total=splits):
         for method in methods:
             grid = list(range(1, 101, 3)) if method == "KNN" else lams
             cv = {g: [] for g in grid}

@@ -52,7 +52,7 @@ from sklearn.svm import SVC  # noqa: E402
 
 from conicml.formulations import ranking  # noqa: E402
 
-from ._harness import machine, write_results  # noqa: E402
+from ._harness import machine, progress, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "slash"
@@ -212,7 +212,7 @@ def main() -> None:
              "| overlap | rho | " + " | ".join(METHODS) + " | True Bayes |",
              "|" + "---|" * (len(METHODS) + 3)]
     chosen_all: Counter = Counter()
-    for t, rho in cells:
+    for t, rho in progress(cells, "cells"):
         res = [run_trial(t, rho, n_train, n_test, lams, 1000 * trial + int(100 * t + 10 * rho))
                for trial in range(trials)]
         cols = []

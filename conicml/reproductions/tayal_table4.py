@@ -37,7 +37,7 @@ from sklearn.svm import SVC  # noqa: E402
 import conicml as cm  # noqa: E402
 from conicml.formulations import ranking  # noqa: E402
 
-from ._harness import machine, write_results  # noqa: E402
+from ._harness import machine, progress, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "slash"
@@ -146,7 +146,7 @@ def main() -> None:
              "| data | m | m+ | " + " | ".join(METHODS) + " |",
              "|" + "---|" * (len(METHODS) + 3)]
     notes = []
-    for name in names:
+    for name in progress(names, "data sets"):
         X, y = cm.datasets.load(name)
         cols = []
         for i, method in enumerate(METHODS):

@@ -1,6 +1,6 @@
 r"""Compiled linear path of ``cbor-smo`` (optional: needs ``numba``, the ``numba`` extra).
 
-Why compiled (issue 14, ``benchmarks/results/cbor_linear.md``): on a linear CBOR dual the
+Why compiled (``benchmarks/cbor_linear.py``): on a linear CBOR dual the
 iteration count is in the thousands (the smoothing continuation on a rank-deficient
 :math:`K`), and the NumPy loop of :mod:`conicml.solvers.cbor_smo` pays ~40 array calls and
 the interpreter per pair update, ~150-300 us, whatever the path: the :math:`O(d)` pair

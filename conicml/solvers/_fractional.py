@@ -31,8 +31,8 @@ _TINY = 1e-300
 #: Largest |P(lambda) - 1| and relative gap bound with which a returned OPTIMAL stands.
 CERTIFY_TOL = 1e-6
 #: kappa* = inf is no unboundedness of the program: its objective 1/kappa* = 0 is attained
-#: (the generic backends say OPTIMAL with objective ~0); issue 11 (rosen/dinkelbach said
-#: UNBOUNDED where Clarabel found that optimum)
+#: (the generic backends say OPTIMAL with objective ~0), so it is reported as OPTIMAL with
+#: this message, not as UNBOUNDED
 INFINITE_KAPPA_MESSAGE = (
     "kappa* = inf: a hyperplane with zero variance of the positive class (and w^T d = 1) "
     "exists, so the objective 1/kappa* = 0 is attained (alpha = 1); add a ridge "
@@ -231,7 +231,7 @@ def finish(name: str, fp: FractionalProgram, w: np.ndarray | None, reason: int,
     kappa = cert["kappa"]
     message = messages[reason]
     if status is Status.OPTIMAL:
-        # never OPTIMAL when the solver's own certificate fails (issue 11): |P - 1| is the
+        # never OPTIMAL when the solver's own certificate fails: |P - 1| is the
         # optimality measure at lambda = r(w), gap the certified bound on kappa* - r(w)
         failing = []
         if not cert["P_minus_1"] <= CERTIFY_TOL:

@@ -16,17 +16,13 @@ from typing import Any
 import numpy as np
 
 from .. import kinds
+from ..contracts.m4 import INNER_BACKENDS
 from ..exceptions import OptionError
 from ..program import ConicForm, Program
 from ..solution import Residuals, Solution, Status
 
 __all__ = ["INNER_BACKENDS", "InnerSolver", "point"]
 
-#: ``"m4-ipm"``: the structured interior-point method of the soft slack SOCP
-#: (:mod:`conicml.solvers._m4_ipm`, issue 14; a solve that breaks down is redone by
-#: clarabel, counted in ``fallbacks``); ``"auto"``: it for the soft margin,
-#: ``"clarabel"`` for the separable check.
-INNER_BACKENDS = ("auto", "clarabel", "ecos", "scs", "m4-ipm")
 
 
 class _InnerFailure(Exception):
@@ -142,7 +138,7 @@ class InnerSolver:
         return self._solve(form, kind)
 
     def _mpm_by_ils_newton(self) -> np.ndarray | None:
-        """:math:`w` of the MPM bound by ``ils-newton`` (kind ``socp.mpm``, issue 14)."""
+        """:math:`w` of the MPM bound by ``ils-newton`` (kind ``socp.mpm``)."""
         from .. import registry  # through the registry: no solver module imports another
 
         m4 = self.program.data["m4"]

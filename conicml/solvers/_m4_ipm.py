@@ -20,8 +20,8 @@ the slacks :math:`\xi` enter diagonally and are eliminated, each margin row cont
 scaling :math:`W^{-2} = \eta^{-2}(I + 4\|\bar w\|^2Jv\,(Jv)^\top - \dots)` contributes
 :math:`\eta^{-2}\Sigma_\pm` plus rank-two terms, so one step costs one product
 :math:`Z^\top DZ` and one Cholesky factorisation of order :math:`p + 3`, instead of a
-sparse factorisation of the whole ~4n-order KKT system by a generic solver
-(issue 14). The equality :math:`d^\top w = 1` is handled by a Schur complement.
+sparse factorisation of the whole ~4n-order KKT system by a generic solver. The
+equality :math:`d^\top w = 1` is handled by a Schur complement.
 Kernel programs (every point kept, :math:`Z = L` the lower Cholesky factor of the Gram
 matrix) are solved in the coordinates :math:`f = Lw` (the function values at the
 training points): the margin rows become diagonal, :math:`R_\pm` becomes
@@ -39,7 +39,7 @@ the best iterate is returned, with
 ``converged`` false unless its residual is below ``tol``. The returned multipliers of the
 margin rows are :math:`\lambda_k \in [0, 1]` (the envelope slope of the outer search,
 :func:`conicml.solvers._m4_search.envelope_slope`). The point is certified afterwards
-by the program's recomputed certificate (:func:`conicml._margin_certificates.
+by the program's recomputed certificate (:func:`conicml.certificates.margin.
 m4_fixed_rho_certificate`), never by these residuals.
 """
 
@@ -51,7 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
-from .._threads import one_blas_thread
+from .._utils.threads import one_blas_thread
 
 __all__ = ["SlackIPM", "SlackIPMResult"]
 
@@ -181,7 +181,7 @@ class SlackIPM:
         self.d = m4.d
         # kernel programs keep every point and Z = L, the Cholesky factor of the Gram
         # matrix: in the coordinates f = L w (the function values at the training points)
-        # the margin rows are diagonal, so a step needs no Z^T D Z product (issue 14)
+        # the margin rows are diagonal, so a step needs no Z^T D Z product
         self.L = None
         if Z.shape[0] == Z.shape[1] and not np.any(np.triu(Z, 1)) and \
                 np.all(np.diag(Z) > 0):
@@ -373,9 +373,8 @@ class SlackIPM:
     def solve(self, rho: float, *, tol: float = 1e-8, max_iter: int = 100) -> SlackIPMResult:
         """Solve the slack SOCP at ``rho`` (module docstring).
 
-        On one BLAS thread: OpenBLAS's thread pool made the Cholesky factorisation of
-        order 150 take 66 ms instead of ~1 ms on the shared 2-core machine (issue 14;
-        :mod:`conicml._threads`).
+        On one BLAS thread (:mod:`conicml._utils.threads`): waking a thread pool for a
+        Cholesky factorisation of order ~150 costs more than the factorisation.
         """
         with one_blas_thread(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             return self._run(float(rho), tol, max_iter)

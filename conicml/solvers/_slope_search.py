@@ -1,6 +1,6 @@
 r"""1-D maximisation on an interval with slopes: a safeguarded secant (Newton) on :math:`f'`.
 
-Used by the ``envelope-newton`` solver of the soft-margin M4 (issue 14), where every
+Used by the ``envelope-newton`` solver of the soft-margin M4, where every
 evaluation of :math:`G(\rho) = \rho - C\,h(\rho)` also returns its slope
 :math:`G'(\rho) = 1 - C\,h'(\rho)` by the envelope theorem (the inner SOCP's multipliers,
 :mod:`conicml.solvers._m4_search`), so one evaluation tells on which side of a local
@@ -95,8 +95,8 @@ def maximize_with_slope(
     value_tol : float, default=0.0
         Accuracy of the values: a slope is overruled by the values (below) only when they
         contradict it by more than this. Near a flat maximum the values of nearby points
-        differ by less than the evaluations' noise, and a rule without it moved a bracket
-        end by tol/2 per evaluation until the budget ran out (issue 14, sonar).
+        differ by less than the evaluations' noise, and a rule without it moves a bracket
+        end by tol/2 per evaluation until the budget runs out.
 
     Returns
     -------

@@ -1,6 +1,6 @@
 r"""Compiled inner loop of ``smo`` (optional: needs ``numba``, the ``numba`` extra).
 
-Why compiled (issue 14, profile in ``benchmarks/results/suite.md``): after the O(n n_SV)
+Why compiled (profile: ``benchmarks/smo_profile.py``): after the O(n n_SV)
 certificate, an ``smo`` solve is its SMO loop, and the NumPy loop pays ~15 array
 calls and the Python interpreter per two-variable update, ~100 us per iteration even
 on a shrunk active set of a few hundred variables, where LIBSVM spends ~1-5 us. At

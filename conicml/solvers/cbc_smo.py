@@ -94,6 +94,7 @@ from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
 from ._options import check_array, check_cache_size, check_common
+from ._warm import cbc_alpha
 
 __all__ = ["TERMINATION_MESSAGES", "line_search_311", "line_search_b2", "solve_cbc_smo"]
 
@@ -238,7 +239,7 @@ CERTIFY_TOL = 1e-4  # conicml's recomputed residuals (default tol 1e-6 on the KK
 
 @register("cbc-smo", kinds=KINDS, description="SMO-like pair updates for the CBC duals "
           "(3.11)/(B.2) (CBC-Iter, corrected sign)",
-          certify_tol=CERTIFY_TOL)
+          certify_tol=CERTIFY_TOL, warm_start=cbc_alpha)
 def solve_cbc_smo(
     program,
     *,

@@ -73,9 +73,9 @@ instead of :math:`Kv` and kernel columns (length :math:`k`): a pair update is
 :math:`O(d)` on demand (LIBLINEAR's dual coordinate descent idea, Hsieh et al., ICML
 2008); the working-set test recomputes all scores from :math:`z` (:math:`O(kd)`, no
 drift to remove). Same rules, stages, stopping test and certificate as the kernel
-path. Its loop runs compiled when numba is installed (``engine``; module
+path. Its loop runs compiled when numba can be imported (``engine``; module
 :mod:`conicml.solvers._cbor_numba`), which is where its speed comes from
-(``benchmarks/results/cbor_linear.md``).
+(``benchmarks/cbor_linear.py``).
 
 **Smoothing continuation (a departure from the thesis).** The objective is
 not differentiable where :math:`\rho = 0`, and with a rank-deficient
@@ -145,6 +145,7 @@ from ._ordinal_wss import (
     tie_blocks,
 )
 from ._report import IterationReport
+from ._warm import cbor_pair
 
 __all__ = ["TERMINATION_MESSAGES", "solve_cbor_smo"]
 
@@ -420,6 +421,7 @@ def _check_x0(x0: Any, ranks: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarra
 
 
 @register("cbor-smo", kinds=[KIND], specialized=True, requires=("numpy",),
+          warm_start=cbor_pair,
           certify_tol=1e-4)  # default tol on the KKT violation; recomputed stationarity ~1e-9
 def solve_cbor_smo(
     program,
@@ -474,8 +476,9 @@ def solve_cbor_smo(
         for the linear kernel, kernel otherwise. The path taken is ``extras["method"]``.
     engine : {"auto", "numba", "numpy"}, default="auto"
         Loop of the linear path: compiled (:mod:`conicml.solvers._cbor_numba`, the same
-        algorithm; optional extra ``numba``) or NumPy; ``"auto"``: compiled when numba
-        is installed. The kernel path always runs in NumPy. Reported as ``extras["engine"]``.
+        algorithm) or NumPy; ``"auto"``: compiled when numba can be imported (the
+        environment variable ``CONICML_ENGINE`` overrides ``"auto"``). The kernel
+        path always runs in NumPy. Reported as ``extras["engine"]``.
 
     Returns
     -------

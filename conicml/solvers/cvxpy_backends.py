@@ -47,6 +47,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from .._utils.validation import plain
 from ..exceptions import OptionError, ProgramError, SolverError
 from ..program import Program
 from ..registry import register
@@ -164,9 +165,9 @@ def _native_options(name: str, common: Mapping[str, Any]) -> dict[str, Any]:
         if key in ("eps_abs", "eps_rel", "time_limit") and not (
             isinstance(value, (int, float)) and value > 0
         ):
-            raise OptionError(f"{key} must be a positive number, got {value!r}")
+            raise OptionError(f"{key} must be a positive number, got {plain(value)!r}")
         if key == "max_iter" and not (isinstance(value, (int, np.integer)) and value > 0):
-            raise OptionError(f"max_iter must be a positive integer, got {value!r}")
+            raise OptionError(f"max_iter must be a positive integer, got {plain(value)!r}")
         for native_key in table[key]:
             native[native_key] = value
     return native
@@ -285,7 +286,7 @@ def _make_backend(name: str) -> Callable[..., Solution]:
     return backend
 
 
-# certify_tol (conicml's recomputed residuals, conicml/_certificates.py): an interior-point
+# certify_tol (conicml's recomputed residuals, conicml/certificates/conic.py): an interior-point
 # point is accurate to ~1e-8 in the objective but only to ~sqrt of that in flat directions,
 # so the stationarity of the original (non-conic) form recomputed at the point reads up to
 # ~1.6e-4 on accurate solves (robust BMPM, specified rates): 5e-4. The first-order methods

@@ -75,6 +75,7 @@ from ._fractional import (
     finish,
 )
 from ._options import check_array, check_common
+from ._warm import fractional_w
 
 __all__ = ["TERMINATION_MESSAGES", "solve_dinkelbach"]
 
@@ -96,6 +97,7 @@ STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT, 2: Sta
 
 @register("dinkelbach", kinds=[kinds.BMPM, kinds.MPM],
           description="Dinkelbach parametric method + iterative least squares (MPM, BMPM)",
+          warm_start=fractional_w,
           certify_tol=1e-4)  # default tol 1e-10; ~1e-6 ill-conditioned
 def solve_dinkelbach(
     program: Program,

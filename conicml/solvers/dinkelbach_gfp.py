@@ -41,8 +41,7 @@ larger :math:`F_k` is no convergence: it happens when a row scale
 :math:`\sigma_c(w_k)` is near 0 (a singular class covariance, :math:`d \ge
 N_+`), where the scaled check is ill-posed; the iteration then continues with
 unit scales (plain Dinkelbach GFP, linear convergence), and a stall there too
-ends in ``USER_LIMIT`` (issue 11: the scaled rule alone stopped at 10.6 where
-:math:`\rho^* = 30.6`).
+ends in ``USER_LIMIT`` (the scaled rule alone can stop far below :math:`\rho^*`).
 
 **Certificate:** ``Residuals(primal=`` :math:`|w^\top d - 1|` ``, dual=``
 :math:`F_k` ``, gap=`` an upper bound on :math:`\rho^* - \rho_k` ``)``. The
@@ -67,7 +66,7 @@ from typing import Any
 import numpy as np
 
 from .. import kinds
-from .._linalg import inverse_quadratic
+from .._utils.linalg import inverse_quadratic
 from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
@@ -232,7 +231,7 @@ def solve_dinkelbach_gfp(
                     # above rho_k, so a stall means the inner solver's accuracy: accepted
                     # only when F is at that accuracy (100 tol); with d >= n_pos a
                     # near-zero row scale sigma(w_k) makes the scaled check ill-posed and
-                    # the ratio fell (issue 11: OPTIMAL at 10.6 where rho* = 30.6)
+                    # the ratio fell short of rho*
                     if F <= 100.0 * tol * max(1.0, rho):
                         break
                     if use_scales:

@@ -34,12 +34,10 @@ differ from ``cov_*`` where the factorisation dropped a spectrum). A class with
 is flat to rounding (its change is quadratic in the multipliers' error), so where
 Armijo's predicted increase is below :math:`g`'s rounding a step is accepted when it
 shrinks the stationarity :math:`|r^\top\Sigma_\pm r/\lambda_\pm^2 - \kappa_\pm^2|`
-instead. BLAS runs on one thread (:mod:`conicml._threads`).
+instead. BLAS runs on one thread (:mod:`conicml._utils.threads`).
 
-**Steps that cross decades (issue 14).** Three devices keep the step count small where
-the multipliers must travel many orders of magnitude (campaign seeds 24 and 26: 41 and
-56 steps before, 16 and 5 after; 1 668 -> ~1 150 steps over the campaign's first 200
-instances):
+**Steps that cross decades.** Three devices keep the step count small where the
+multipliers must travel many orders of magnitude:
 
 * *secular steps* — Newton on :math:`1 - \kappa_\pm/\sqrt{q_\pm} = 0`
   (:math:`q_\pm = r^\top\Sigma_\pm r/\lambda_\pm^2`), nearly linear in
@@ -92,14 +90,13 @@ relaxed to it). Intersecting
 ellipsoids (infeasible rates) drive :math:`\lambda \to 0` and the feasible pair together:
 reported ``INFEASIBLE`` once their distance falls below :math:`10^{-10}\|d\|`.
 
-**Per-step cost (issue 14).** At the campaign's sizes (:math:`n \le 5`) a step costs
-its number of numpy calls, not its arithmetic: the Newton systems on the two multipliers
-are solved in scalar arithmetic with the operations of LAPACK's ``dgesv``
-(:func:`_solve2`, bitwise the same answer), the constants of the iteration are formed once
-per solve, a trial point's Hessian only when the step is accepted, and an idle step's
-fitted bracket reuses the plain bracket's candidates at the same point. The iterates are
-those of the earlier implementation to the last bit (``benchmarks/ellipsoid_trace.py``
-compares the 400 campaign instances' step sequences).
+**Per-step cost.** At small sizes (:math:`n \le 5`) a step costs its number of numpy
+calls, not its arithmetic: the Newton systems on the two multipliers are solved in scalar
+arithmetic by Gaussian elimination with partial pivoting (:func:`_solve2`), the
+constants of the iteration are formed once per solve, a trial point's Hessian only when
+the step is accepted, and an idle step's fitted bracket reuses the plain bracket's
+candidates at the same point (``benchmarks/ellipsoid_trace.py`` compares iterate
+sequences between versions).
 
 **Warm-start:** ``x0 = (lambda_pos, lambda_neg)``, e.g. ``extras["multipliers"]`` of a
 previous run on a nearby program (a zero, a flat ellipsoid's multiplier, is allowed).
@@ -117,8 +114,8 @@ from scipy.linalg.lapack import dpotrf as _potrf
 from scipy.linalg.lapack import dpotrs as _potrs
 
 from .. import kinds
-from .._threads import single_blas_thread
-from ..exceptions import OptionError
+from .._utils.threads import single_blas_thread
+from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
@@ -129,6 +126,7 @@ from ._ellipsoid_distance import (
     rates_solution,
 )
 from ._options import check_common
+from ._warm import ellipsoid_multipliers
 
 __all__ = ["TERMINATION_MESSAGES", "solve_ellipsoid_newton"]
 
@@ -238,8 +236,8 @@ class _Dual:
         self.flat_sets = [(i,) for i in flat] + ([tuple(flat)] if len(flat) == 2 else [])
         self._ranges: dict[tuple[int, ...], np.ndarray | None] = {}
         self._pinv: dict[tuple[int, ...], np.ndarray] = {}
-        # constants of the iteration, formed once (issue 14: at the campaign's sizes a
-        # step's cost is its number of numpy calls)
+        # constants of the iteration, formed once (at small sizes a step's cost is its
+        # number of numpy calls)
         self._eye = np.eye(self.n)
         self._k2 = tuple(k ** 2 for k in self.kappa)  # kappa_pm^2 (as value_scale had it)
         self._dd = float(self.d @ self.d)
@@ -251,9 +249,9 @@ class _Dual:
 
     def evaluate(self, lam: np.ndarray, derivatives: bool = False) -> dict[str, Any]:
         # ``ev["hess"]`` is formed on first use (derivatives=True: at once): most line
-        # search trials are rejected and never need it (issue 14)
+        # search trials are rejected and never need it
         # stacked over the two classes (an inactive class has a zero Sigma): a handful of
-        # numpy calls, which is the cost at the campaign's sizes (n <= 5)
+        # numpy calls, which is the cost at small sizes (n <= 5)
         if self._stack is None:
             self._stack = np.stack([self.S[i] if self.active[i] else np.zeros((self.n,
                                                                                   self.n))
@@ -305,8 +303,8 @@ class _Dual:
 
         Returns ``(improved, trial, evaluation at trial)``.
         """
-        # scalar arithmetic on the two multipliers, the same operations as the arrays
-        # (np.trace, np.eye(2), np.linalg.solve: _solve2) to the last bit (issue 14)
+        # scalar arithmetic on the two multipliers, the operations of the array form
+        # (np.trace, np.eye(2), np.linalg.solve: _solve2)
         h00, h01, h10, h11 = ev["hess"].ravel().tolist()
         g0, g1 = ev["grad"].tolist()
         l0, l1 = lam.tolist()
@@ -367,7 +365,7 @@ class _Dual:
         :math:`q_\pm = \kappa_\pm^2\|u_\pm\|^2` (the balls' form): these are nearly
         linear in :math:`\lambda` (Moré and Sorensen's trust-region iteration), where
         Newton's step on :math:`g` itself gains a factor 2 per step from far above (a
-        start :math:`10^{14}` times too large took 14 steps, campaign seed 24). Kept
+        start :math:`10^{14}` times too large takes ~14 steps that way). Kept
         only where it raises :math:`g` (Armijo) *and* lowers the secular residuals
         (a jump that overshoots one multiplier towards 0 can leave the clipped Newton
         steps on :math:`g` stalled at the boundary) and whose full step keeps
@@ -807,7 +805,7 @@ class _FactorDual(_Dual):
     domain: a flat ellipsoid (a factor of rank :math:`k_\pm < n`) whose nearest point lies
     inside its relative interior has its optimum *at* :math:`\nu = 0`, which the
     feature form only approaches geometrically (:math:`\lambda \to 0`, where
-    :math:`M(\lambda)` blows up: ~50 steps on campaign seed 26). Steps: Newton on the
+    :math:`M(\lambda)` blows up, in tens of steps). Steps: Newton on the
     secular equations :math:`\phi_\pm(\nu) = 1 - 1/\|u_\pm(\nu)\|` of the free
     multipliers (nearly linear in :math:`\nu`, as in Moré and Sorensen's trust-region
     iteration; Newton on :math:`h` itself gains only a factor 1.5 per step from below
@@ -998,7 +996,8 @@ class _FactorDual(_Dual):
 
 
 @register("ellipsoid-newton", kinds=list(RATES_KINDS),
-          description="ellipsoid distance by Newton on its two multipliers (specified rates)")
+          description="ellipsoid distance by Newton on its two multipliers (specified rates)",
+          warm_start=ellipsoid_multipliers)
 def solve_ellipsoid_newton(
     program,
     *,
@@ -1054,6 +1053,15 @@ def solve_ellipsoid_newton(
                           f"got {space!r}")
     stop = stopper("ellipsoid-newton", callback)
     data = check_rates_program(program, "ellipsoid-newton")
+    for cls in ("pos", "neg"):
+        if float(data[f"kappa_{cls}"]) > 0 and not np.any(np.asarray(data[f"C_{cls}"])):
+            # a point, not an ellipsoid: the dual's A'A + N is singular at the start and
+            # the Newton steps on its multiplier are undefined (as for lin-han)
+            name = "positive" if cls == "pos" else "negative"
+            raise SolverError(
+                f"ellipsoid-newton needs a covariance that is not zero for the {name} class "
+                f"(its ellipsoid is a single point: one sample, or identical samples); "
+                f"solve with clarabel or ecos, or build the program with ridge > 0")
     if x0 is not None:
         lam0 = np.asarray(x0, dtype=float).reshape(-1)
         if lam0.shape != (2,) or not np.all(np.isfinite(lam0)) or np.any(lam0 < 0):
@@ -1166,7 +1174,7 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
         # (infeasible rates: lambda -> 0, the gap stays infinite while g climbs to 0)
         # (a rise within the rounding of the two values of g, which the Cholesky solve's
         # backward error bounds, is no progress: Cholesky of an M(lambda) of
-        # condition 1e30 reads g to +-1e3, campaign seed 289)
+        # condition 1e30 reads g to +-1e3)
         if rel_gap < best_gap * (1.0 - 1e-3) or (
                 ev["value"] > best_value + _FLAT * dual.value_scale(lam)
                 and ev["value"] > best_value + dual.value_rounding(ev)

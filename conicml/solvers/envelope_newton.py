@@ -14,12 +14,11 @@ eq. 4.36; :func:`conicml.solvers._m4_search.envelope_slope`). The sign of :math:
 tells on which side of a local maximum a point lies, so the search keeps a bracket
 :math:`G'(a) > 0 > G'(c)` and steps by the secant root of :math:`G'` (Newton's method on
 :math:`G'`) where :math:`G` is smooth, or where the end tangents of :math:`G` meet at a
-kink, safeguarded by bisection (:mod:`conicml.solvers._slope_search`); issue 14
-measured 23 SOCPs of the quadratic-interpolation search against 8 here (kernel
-twonorm, n = 150), and 1 instead of 16 when the maximum lies at :math:`\kappa^*_{MPM}`
-(then :math:`\rho = 0` is not evaluated: :math:`G(0) = -C\,h(0) \le 0`). :math:`G` need
-not be concave (errata S004-A6): the result is a local maximum, as for the other
-searches.
+kink, safeguarded by bisection (:mod:`conicml.solvers._slope_search`): a few times fewer
+SOCPs than the quadratic-interpolation search, and one when the maximum lies at
+:math:`\kappa^*_{MPM}` (then :math:`\rho = 0` is not evaluated:
+:math:`G(0) = -C\,h(0) \le 0`). :math:`G` need not be concave (errata S004-A6): the
+result is a local maximum, as for the other searches.
 
 **Stopping criterion:** final ρ bracket below :math:`\texttt{tol}\cdot\max(1,
 \kappa^*_{MPM})` (absolute, in ρ), as ``quadratic-interpolation``; or ``max_iter`` SOCPs.
@@ -43,6 +42,7 @@ from ..registry import register
 from ..solution import Solution
 from ._callback import Callback
 from ._m4_search import solve_soft_m4
+from ._warm import m4_rho
 
 __all__ = ["solve_envelope_newton"]
 
@@ -50,6 +50,7 @@ __all__ = ["solve_envelope_newton"]
 @register("envelope-newton", kinds=[kinds.M4_SOFT],
           description="soft-margin M4: safeguarded secant on G'(rho) = 1 - C h'(rho), "
                       "h' from the inner SOCP's multipliers (envelope theorem)",
+          warm_start=m4_rho,
           certify_tol=1e-4)  # point from an interior-point inner solve
 def solve_envelope_newton(
     program: Program,

@@ -10,7 +10,7 @@ Solves the fractional program shared by the kinds ``"socp.mpm"`` and
 
 with one Cholesky factorisation per iteration and a handful of iterations; built
 for the kernel machines (Theorem 9), whose covariances are dense
-:math:`n \times n` matrices (issue 14).
+:math:`n \times n` matrices.
 
 **The one-dimensional reduction** (derived here; it is the fixed point of
 Lanckriet's iterative least squares, seed 004 eq. 3.29). Stationarity of
@@ -66,7 +66,7 @@ those cases; the solution's message and ``extras["delegated"]`` say so.
 measure of the fractional program), or the bracket shrunk to floating-point width.
 **Certificate**: the solver reports the margin row and :math:`|g|`;
 :func:`conicml.solve` recomputes the program's own certificate (the KKT residuals of
-the perspective SOCP, :func:`conicml._margin_certificates.fractional_certificate`)
+the perspective SOCP, :func:`conicml.certificates.margin.fractional_certificate`)
 at the returned point.
 
 **Warm start:** ``x0`` is an initial :math:`w` (any scale, :math:`w^\top d > 0`); the
@@ -82,13 +82,14 @@ import numpy as np
 from scipy.linalg import cho_solve
 
 from .. import kinds, registry
-from .._threads import one_blas_thread
+from .._utils.threads import one_blas_thread
 from ..exceptions import OptionError
 from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
 from ._options import check_array, check_common
+from ._warm import fractional_w
 
 __all__ = ["TERMINATION_MESSAGES", "solve_ils_newton"]
 
@@ -178,7 +179,7 @@ def _delegate(program: Program, reason: str, options: dict) -> Solution:
 @register("ils-newton", kinds=[kinds.BMPM, kinds.MPM],
           description="Newton search on the weight of iterative least squares, one Cholesky "
                       "per step (MPM, BMPM; kernel default)",
-          certify_tol=1e-6)
+          certify_tol=1e-6, warm_start=fractional_w)
 def solve_ils_newton(
     program: Program,
     *,

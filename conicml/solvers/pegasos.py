@@ -78,8 +78,8 @@ the final gap passes ``tol``).
 
 **Engines.** The iterations run in NumPy (one vectorised mini-batch step per
 Python iteration, no per-step allocation besides the batch gather) or, with
-``engine="numba"`` (the optional extra ``numba``), in a compiled loop over a
-block of pre-drawn mini-batches; ``"auto"`` takes numba when it is installed.
+``engine="numba"``, in a compiled loop over a block of pre-drawn mini-batches;
+``"auto"`` takes numba when it can be imported (see ``CONICML_ENGINE``).
 Both draw the same batches from the same ``random_state`` and compute the same
 steps (they agree to rounding).
 
@@ -122,7 +122,6 @@ by strong convexity it also bounds :math:`\|w - w^*\| \le \sqrt{2(P - D)}`.
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import time
 from collections.abc import Callable
@@ -136,7 +135,8 @@ from ..kinds import SVM_PRIMAL
 from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._callback import IntermediateResult, check_callback, notify
-from ._options import check_common
+from ._options import check_common, resolve_engine
+from ._warm import pegasos_wb
 
 __all__ = ["exact_bias", "implied_dual", "solve_pegasos", "solve_weighted_pegasos"]
 
@@ -366,10 +366,6 @@ def _implied_dual(Z: np.ndarray, y: np.ndarray, c: np.ndarray, w: np.ndarray,
 
 # ---- the iterations ---------------------------------------------------------------------
 
-def _numba_available() -> bool:
-    return importlib.util.find_spec("numba") is not None
-
-
 _NUMBA_KERNEL: Callable | None = None
 
 
@@ -547,7 +543,7 @@ class _Sampler:
 
 def _check_options(name: str, tol: Any, max_iter: Any, time_limit: Any, batch_size: Any,
                    eps: Any, bias: Any, tau: Any, check_every: Any, stall_checks: Any,
-                   average: Any, engine: Any, n: int) -> None:
+                   average: Any, engine: Any, n: int) -> str:
     check_common(name, tol, max_iter, time_limit)
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
             or not 1 <= batch_size <= n:
@@ -567,11 +563,7 @@ def _check_options(name: str, tol: Any, max_iter: Any, time_limit: Any, batch_si
             raise OptionError(f"{name}: {label} must be a positive integer or None, got {val!r}")
     if not isinstance(average, (bool, np.bool_)):
         raise OptionError(f"{name}: average must be True or False, got {average!r}")
-    if engine not in ("auto", "numpy", "numba"):
-        raise OptionError(f"{name}: engine must be 'auto', 'numpy' or 'numba', got {engine!r}")
-    if engine == "numba" and not _numba_available():
-        raise OptionError(f"{name}: engine='numba' needs the optional extra numba "
-                          "(pip install numba); engine='numpy' or 'auto' work without it")
+    return resolve_engine(name, engine)
 
 
 class _Schedule:
@@ -597,11 +589,11 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
     n, d = Z.shape
     if batch_size is None:
         batch_size = min(n, 32)
-    _check_options(name, tol, max_iter, time_limit, batch_size, eps, bias, tau, check_every,
-                   stall_checks, average, engine, n)
+    engine = _check_options(name, tol, max_iter, time_limit, batch_size, eps, bias, tau,
+                            check_every, stall_checks, average, engine, n)
     check_callback(name, callback)
     k = int(batch_size)
-    use_numba = engine == "numba" or (engine == "auto" and _numba_available())
+    use_numba = engine == "numba"
     steps = _numba_kernel() if use_numba else _steps_numpy
     chunk = _NUMBA_CHUNK if use_numba else _NUMPY_CHUNK
     T = 100_000 if max_iter is None else int(max_iter)
@@ -805,9 +797,9 @@ _COMMON_DOC = """
         iterate and the average has the smaller primal value. ``False``
         returns the last iterate, as Alg. 2 and Alg. 5 print.
     engine : {"auto", "numpy", "numba"}, default="auto"
-        Where the iterations run: NumPy, or the compiled loop of the optional
-        extra ``numba`` (``"auto"``: numba when installed). Same batches, same
-        steps.
+        Where the iterations run: NumPy, or the compiled numba loop
+        (``"auto"``: numba when it can be imported, unless the environment
+        variable ``CONICML_ENGINE`` says otherwise). Same batches, same steps.
 
     Returns
     -------
@@ -822,8 +814,9 @@ _COMMON_DOC = """
 
 _NOT_BY_DEFAULT = ("a stochastic first-order method: its agreement is statistical (a seeded point "
                    "within its tol, certified by the relative duality gap of the implied dual "
-                   "point, issue 11) and a run to compare_rtol takes ~10^5 iterations; "
-                   "tests/test_pegasos.py compares it at its stated tolerance")
+                   "point) and a run to compare's tolerance for it (1e-4) takes ~10^5 "
+                   "iterations; tests/solvers/test_pegasos.py compares it at its stated "
+                   "tolerance")
 
 
 def _make_solver(name: str, weighted: bool, default_bias: str, summary: str) -> Callable:
@@ -863,7 +856,7 @@ solve_pegasos = register(
     "pegasos", kinds=[SVM_PRIMAL], specialized=True, requires=("numpy", "scipy"),
     compare_by_default=_NOT_BY_DEFAULT,
     compare_options={"tol": 1e-4, "batch_size": 8, "max_iter": 400_000},
-    compare_rtol=1e-4, certify_tol=1e-3,
+    compare_rtol=1e-4, certify_tol=1e-3, warm_start=pegasos_wb,
 )(_make_solver("pegasos", False, "exact",
                "Pegasos (seed 001 Alg. 2): samples drawn with probability c_i / sum c, "
                "unweighted steps."))
@@ -872,7 +865,7 @@ solve_weighted_pegasos = register(
     "weighted-pegasos", kinds=[SVM_PRIMAL], specialized=True, requires=("numpy", "scipy"),
     compare_by_default=_NOT_BY_DEFAULT,
     compare_options={"tol": 1e-4, "batch_size": 8, "max_iter": 400_000, "bias": "exact"},
-    compare_rtol=1e-4, certify_tol=1e-3,
+    compare_rtol=1e-4, certify_tol=1e-3, warm_start=pegasos_wb,
 )(_make_solver("weighted-pegasos", True, "sgd",
                "Weighted-Pegasos (seed 001 Alg. 5): uniform draws, steps weighted by "
                "s_i = lambda N c_i."))

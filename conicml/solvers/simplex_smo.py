@@ -94,6 +94,7 @@ from ..solution import Residuals, Solution, Status
 from ._callback import IntermediateResult, check_callback, notify
 from ._options import check_common
 from ._report import IterationReport
+from ._warm import simplex_w
 
 __all__ = ["solve_simplex_smo"]
 
@@ -178,7 +179,8 @@ def _face_direction(Ls: np.ndarray, g: np.ndarray, coef: float) -> tuple[np.ndar
     return x - (two_over * float(u @ x)) * u, curved
 
 
-@register("simplex-smo", kinds=[QPFS], compare_options={"tol": 1e-10}, certify_tol=1e-6)
+@register("simplex-smo", kinds=[QPFS], compare_options={"tol": 1e-10}, certify_tol=1e-6,
+          warm_start=simplex_w)
 def solve_simplex_smo(
     program: Any,
     *,

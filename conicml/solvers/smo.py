@@ -61,14 +61,11 @@ cache holding at most ``cache_size`` MB, and at least two columns: in the NumPy 
 an :class:`collections.OrderedDict` of full columns; in the compiled loop one array
 whose columns cover every variable while the cache has room, and only the working
 (active) set once the cache is full and shrinking has at least halved it — LIBSVM's
-columns of the active length, so that :math:`n / m` times more of them fit (issue 14:
-twonorm n = 20 000, C = 100 recomputed 26 657 full columns in 40 590 iterations with a
-cache of 1 310 full columns; 3 229 columns of the working set's length now). The
+columns of the active length, so that :math:`n / m` times more of them fit. The
 compiled loop stores the columns in float32 at LIBSVM's tolerances (``column_dtype``,
 LIBSVM's ``Qfloat``) and accumulates the gradient in float64: twice as many columns fit,
-so that, e.g., ringnorm n = 20 000, C = 100 keeps all its 1 587 columns at full length
-and rebuilds the gradient from them instead of from 26 M fresh kernel values per
-reconstruction (issue 14: kernel values 109 M -> 32 M). A stored value's rounding
+so that the gradient can be rebuilt from stored columns instead of fresh kernel values
+at each reconstruction. A stored value's rounding
 (:math:`2^{-24}` relative) enters :math:`G_t` once per column, as
 :math:`\sum_j \alpha_j y_j \delta K_{tj}`, not once per update, and the returned point
 is certified by the program's own float64 certificate.
@@ -109,25 +106,25 @@ it meets ``gap_tol`` the gradient is completed and the point is returned if
 :math:`m - M \le \texttt{tol}` on every variable and the complete gap meets ``gap_tol``
 (else the loop goes on, shrunk again). A shrunk set converged at the current tolerance
 whose estimate exceeds :math:`2\,\texttt{gap\_tol}` goes on at ``tol / 10`` without the
-full re-check. (Issue 14, ringnorm n = 20 000, C = 100: 26 648 iterations instead of
-30 590 to the next ``tol / 10``, one gradient reconstruction less.)
+full re-check, which saves a gradient reconstruction.
 
-**Engines.** The loop runs compiled (:mod:`conicml.solvers._smo_numba`, optional
-extra ``numba``) when numba is installed, else in NumPy; both are the same algorithm
+**Engines.** The loop runs compiled (:mod:`conicml.solvers._smo_numba`) when numba
+can be imported, else in NumPy; both are the same algorithm
 and are tested against each other. The compiled loop works on contiguous copies of
 the working set's arrays (LIBSVM keeps its active set at the front by swapping) and
 returns to Python only for a missing column, a converged working set or every
-:math:`\min(n, 1000)` iterations (shrinking, limits, reports). Why (profile, issue
-14, recorded in ``benchmarks/results/suite.md``): once the certificate's
-:math:`O(n^2)` Gram product was cut to the support vectors, the NumPy loop's ~15 array
-calls per iteration cost ~100 us each iteration even on a shrunk active set, 2-3x
-LIBSVM's whole fit at C = 100. The solver runs on one BLAS thread (as LIBSVM):
+:math:`\min(n, 1000)` iterations (shrinking, limits, reports). Why: the NumPy loop
+pays ~15 array calls and the interpreter per two-variable update, which dominates a
+solve once the certificate's Gram product is cut to the support vectors
+(``benchmarks/smo_profile.py``). The solver runs on one BLAS thread (as LIBSVM):
 its products are one Gram column at a time.
 
 **Warm-start:** supported. ``x0`` is a feasible :math:`\alpha`
 (:math:`0 \le \alpha \le c` and :math:`y^\top\alpha = 0` up to
 :math:`10^{-9}\max(1, \sum_i c_i)`); the gradient is rebuilt from it, so an
-optimal ``x0`` stops after 0 iterations.
+optimal ``x0`` stops after 0 iterations. Along a C path
+(:func:`conicml.solve_path`) the previous :math:`\alpha` is scaled by the ratio of the
+costs (:func:`conicml.solvers._warm.smo_alpha`).
 """
 
 from __future__ import annotations
@@ -142,8 +139,8 @@ from typing import Any
 import numpy as np
 
 from .. import kinds
-from .._kkt import bias_from_kkt
-from .._threads import one_blas_thread
+from .._utils.threads import one_blas_thread
+from ..certificates.kkt import bias_from_kkt
 from ..exceptions import OptionError, ProgramError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
@@ -152,6 +149,7 @@ from ._options import check_common, load_engine
 from ._report import IterationReport
 from ._smo_pair import TAU as _PAIR_TAU
 from ._smo_pair import clip_pair
+from ._warm import smo_alpha
 
 __all__ = ["TERMINATION_MESSAGES", "solve_smo"]
 
@@ -227,8 +225,8 @@ class _ColumnCache:
     def _rbf_block(self, Xr: np.ndarray, sqr: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """RBF values between the rows ``Xr`` (squared norms ``sqr``) and the columns
         ``cols`` (original indices), in place (kernel.columns recomputes the norms and
-        allocates four temporaries per block; issue 14: twonorm n = 50 000, C = 1 spent
-        1.3 s in it for the gradient reconstruction's columns)."""
+        allocates four temporaries per block, which the gradient reconstruction's
+        columns would pay each time)."""
         block = Xr @ self.X[cols].T
         block *= -2.0
         block += sqr[:, None]
@@ -485,9 +483,9 @@ class _StoreCache(_ColumnCache):
 def _one_blas_thread(function: Any) -> Any:
     """Run ``function`` on one BLAS thread, as LIBSVM runs.
 
-    The loop's products are thin (one Gram column at a time), and OpenBLAS's threads
-    made them several times slower on the shared 2-core machine (issue 14). The limit
-    uses the process's one cached controller (:func:`conicml._threads.blas_controller`).
+    The loop's products are thin (one Gram column at a time): waking a BLAS thread pool
+    for each costs more than the product. The limit
+    uses the process's one cached controller (:func:`conicml._utils.threads.blas_controller`).
     """
 
     @functools.wraps(function)
@@ -532,11 +530,11 @@ def _certificate_gap(alpha: np.ndarray, F: np.ndarray, y: np.ndarray, c: np.ndar
     The program's certificate (``formulations/svm.py``, ``_certify_dual``) evaluates
     :math:`g = K(\alpha\circ y)` afresh and reports
     :math:`\max(P - D, 0)/\max(1, |P|)` with the bias of
-    :func:`conicml._kkt.bias_from_kkt`. The loop's ``F = -y G`` gives the same
+    :func:`conicml.certificates.kkt.bias_from_kkt`. The loop's ``F = -y G`` gives the same
     :math:`g = y - F` in :math:`O(n)` (no kernel value), so this is the same number up
     to the round-off of the incrementally updated gradient; the polishing decision is
-    taken on it (issue 14: smo's own offset rule and a half-of-certify_tol trigger made
-    a certified point polish for three times its cost).
+    taken on it (a rule of its own could polish a point the certificate already
+    accepts).
     """
     a = np.clip(alpha, 0.0, c)
     g = y - F
@@ -585,7 +583,7 @@ class _Report(IterationReport):
 def _check_options(tol: float, max_iter: int | None, time_limit: float | None,
                    cache_size: float, n: int) -> int:
     if max_iter is None:
-        # bounds a hopeless small run to seconds (LIBSVM's 1e7 took minutes, issue 11)
+        # bounds a hopeless small run to seconds (LIBSVM's 1e7 can take minutes)
         max_iter = max(100_000, 1000 * n)
     check_common("smo", tol, max_iter, time_limit, allow_zero=True)
     if not (isinstance(cache_size, (int, float)) and math.isfinite(cache_size)
@@ -658,7 +656,7 @@ def _check_x0(x0: Any, y: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 
 @register("smo", kinds=[kinds.SVM_DUAL], specialized=True, requires=("numpy",),
-          compare_options={"tol": 1e-8},
+          compare_options={"tol": 1e-8}, warm_start=smo_alpha,
           certify_tol=1e-3)  # default tol 1e-3 on the KKT violation m - M (LIBSVM's)
 @_one_blas_thread
 def solve_smo(
@@ -726,11 +724,12 @@ def solve_smo(
         ``extras["certificate_gap_estimate"]`` the gap at the last decision (NaN when
         none was taken).
     engine : {"auto", "numba", "numpy"}, default="auto"
-        ``"numba"``: the compiled loop of :mod:`conicml.solvers._smo_numba` (the
-        optional extra ``numba``); ``"numpy"``: the NumPy loop; ``"auto"``: numba
-        when it is installed. Both run the same algorithm (tested against each
-        other); the first compiled solve in a process loads the compiled code
-        (about a second the very first time, while numba caches it on disk).
+        ``"numba"``: the compiled loop of :mod:`conicml.solvers._smo_numba`;
+        ``"numpy"``: the NumPy loop; ``"auto"``: numba when it can be imported
+        (the environment variable ``CONICML_ENGINE`` overrides ``"auto"``). Both
+        run the same algorithm (tested against each other); the first compiled
+        solve in a process loads the compiled code (about a second the very first
+        time, while numba caches it on disk).
 
     column_dtype : {"auto", "float32", "float64"}, default="auto"
         Storage of the compiled loop's cached Gram columns (the NumPy loop stores
@@ -1268,8 +1267,8 @@ def solve_smo(
     message = TERMINATION_MESSAGES[code].format(window=stall_window, viol=kkt)
     status = STATUS_MAP[code]
     if status is Status.OPTIMAL and not rel_gap <= GAP_RTOL:
-        # never OPTIMAL when its own certificate fails (issue 11: OPTIMAL with gap 1.2e9 at
-        # C = 1e12): the absolute tol on m - M allows a slack cost ~ sum(c) * tol
+        # never OPTIMAL when its own certificate fails (at C = 1e12 the absolute tol on
+        # m - M allows a slack cost ~ sum(c) * tol, a huge gap)
         status = Status.OPTIMAL_INACCURATE
         message = (f"not certified: primal - dual gap {primal_obj - dual_obj:.3g} (relative "
                    f"{rel_gap:.3g} > {GAP_RTOL:g}) at m - M = {kkt:.3g} <= tol; the KKT "

@@ -112,6 +112,7 @@ from ._ordinal_wss import (
     violation_blocks,
 )
 from ._report import IterationReport
+from ._warm import svor_pair
 
 __all__ = ["TERMINATION_MESSAGES", "solve_smo_or"]
 
@@ -245,7 +246,7 @@ def _check_x0(x0: Any, con: Any, C: float, m: int) -> np.ndarray:
 
 
 @register("smo-or", kinds=list(KINDS), specialized=True, requires=("numpy",),
-          compare_options={"tol": 1e-7}, certify_tol=1e-3)
+          compare_options={"tol": 1e-7}, certify_tol=1e-3, warm_start=svor_pair)
 def solve_smo_or(
     program,
     *,

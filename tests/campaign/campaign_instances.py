@@ -212,16 +212,16 @@ def instance(family: str, seed: int):
     if family in ("mpm", "bmpm", "mempm"):
         X, y, info = _two_classes(rng, d_max=4)
         if family == "mpm":
-            prog = minimax.mpm((X, y))
+            prog = minimax.mpm(X, y)
             return prog, _generic([("rosen", "rosen", {}), ("dinkelbach", "dinkelbach", {})]), info
         if family == "bmpm":
-            base = minimax.bmpm((X, y), 0.0)
+            base = minimax.bmpm(X, y, 0.0)
             beta0 = float(rng.uniform(0.0, 0.9)) * base.data["beta0_max"]
-            prog = minimax.bmpm((X, y), beta0)
+            prog = minimax.bmpm(X, y, beta0)
             return (prog, _generic([("rosen", "rosen", {}), ("dinkelbach", "dinkelbach", {})]),
                     f"{info} beta0={beta0:.3g}")
         theta = float(rng.uniform(0.2, 0.8))
-        prog = minimax.mempm((X, y), theta)
+        prog = minimax.mempm(X, y, theta)
         return prog, [("qi/clarabel", "quadratic-interpolation", {"inner": "clarabel"}),
                       ("qi/ecos", "quadratic-interpolation", {"inner": "ecos"})], \
             f"{info} theta={theta:.2f}"
@@ -243,7 +243,7 @@ def instance(family: str, seed: int):
         X, y, info = _two_classes(rng, d_max=4)
         eta_pos, eta_neg = (float(v) for v in rng.uniform(0.05, 0.6, 2))
         form = str(rng.choice(["primal", "dual"]))
-        prog = sr.specified_rates((X, y), eta_pos, eta_neg, form=form)
+        prog = sr.specified_rates(X, y, eta_pos, eta_neg, form=form)
         return prog, _generic([("lin-han", "lin-han", {"time_limit": 10.0}),
                                ("ellipsoid-newton", "ellipsoid-newton", {})]), \
             f"{info} eta=({eta_pos:.2f},{eta_neg:.2f}) {form}"

@@ -51,6 +51,8 @@ def _header() -> list[str]:
             f"- per-solve time limit: {TIME_LIMIT:g} s (a solve past 1.5 x + 1 s is a hang)",
             ""]
 
+from conicml._utils.progress import progress  # noqa: E402
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
@@ -70,7 +72,8 @@ def main() -> None:
     listed = []
     for family in args.families:
         t0 = time.perf_counter()
-        records = [run(family, seed) for seed in range(args.start, args.start + args.size)]
+        seeds = range(args.start, args.start + args.size)
+        records = [run(family, seed) for seed in progress(seeds, family)]
         secs = time.perf_counter() - t0
         done = [r for r in records if "skipped" not in r]
         statuses = collections.Counter(f"{k}:{v}" for r in done for k, v in r["status"].items())

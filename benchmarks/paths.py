@@ -1,0 +1,234 @@
+"""Warm-started hyper-parameter paths against cold solves and GridSearchCV, ratios in one run.
+
+Three targets (each row a fresh child process with a time limit; a run over it is recorded
+as TIMEOUT):
+
+1. **C path of the RBF SVM dual with smo**: ringnorm (n = 2 000, d = 20, standardized),
+   ``kernel="rbf"`` (gamma "scale"), ten values of C log-spaced in [0.1, 100]:
+   ``conicml.solve_path`` warm (alpha seeded by the ratio of the costs), the same path
+   cold (``warm_start=False``, ten independent smo solves), and the warm path on the
+   Gram matrix computed once (``kernel="precomputed"``, its computation included; the
+   other values built by ``svm.with_cost``, as ``SVMClassifierCV`` does). Every
+   objective of a warm path is compared with the cold one (relative difference; smo's
+   certificate tolerance is 1e-3).
+2. **SVMClassifierCV against GridSearchCV(SVC())**: ringnorm n = 5 000, ten values of C
+   log-spaced in [0.01, 100], five stratified folds (the same ``StratifiedKFold`` object),
+   accuracy; also ``GridSearchCV(SVMClassifier(solver="smo"))`` (conicml cold).
+3. **RankRCClassifierCV against GridSearchCV(RankRCClassifier())**: Mammography (11 183
+   points, 260 rare, standardized), the paper's 16 values log2 lambda = -20:2:10, five
+   stratified folds, ROC AUC (the estimators' ``score``).
+
+Ratios: cold time / warm time in the same run of this script. BLAS single-threaded (the
+machine is shared); the 1-minute load average is recorded beside every row.
+
+Usage: ``python benchmarks/paths.py [--quick] [--limit SECONDS]``; ``--quick`` uses
+n = 1 000 / 2 000 / a 4 000-point subsample of Mammography and writes
+``results/paths_quick.md``.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import importlib.util  # noqa: E402
+import platform  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _harness import run_with_limit, write_results  # noqa: E402
+
+SVM_CS = np.logspace(-1, 2, 10)
+CV_CS = np.logspace(-2, 2, 10)
+LAMS = 2.0 ** np.arange(-20, 11, 2)
+NO_NUMBA = "absent (smo runs its NumPy loop)"
+
+
+def _ringnorm(n: int) -> tuple[np.ndarray, np.ndarray]:
+    import conicml as cm
+
+    X, y = cm.datasets.ringnorm(n, seed=0)
+    return (X - X.mean(0)) / X.std(0), y
+
+
+def _svm_path(n: int, mode: str) -> dict:
+    import conicml as cm
+    from conicml.formulations import svm
+    from conicml.kernels import make_kernel
+
+    X, y = _ringnorm(n)
+    start, cpu = time.perf_counter(), time.process_time()
+    if mode == "warm, Gram once":
+        K = make_kernel("rbf", X).gram(X)
+        first = svm.soft_margin(K, y, SVM_CS[0], kernel="precomputed", form="dual")
+
+        def build(C):  # the Gram matrix validated once (svm.with_cost)
+            return svm.with_cost(first, C)
+    else:
+        def build(C):
+            return svm.soft_margin(X, y, C, kernel="rbf", form="dual")
+    sols = cm.solve_path(build, SVM_CS, "smo", warm_start=mode != "cold")
+    return {"wall": time.perf_counter() - start, "cpu": time.process_time() - cpu,
+            "objectives": [s.objective for s in sols],
+            "statuses": sorted({s.status.value for s in sols}),
+            "iterations": sum(s.iterations for s in sols)}
+
+
+def _svm_cv(n: int, which: str) -> dict:
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+    from sklearn.svm import SVC
+
+    from conicml.estimators import SVMClassifier, SVMClassifierCV
+
+    X, y = _ringnorm(n)
+    cv = StratifiedKFold(5, shuffle=True, random_state=0)
+    start, cpu = time.perf_counter(), time.process_time()
+    if which == "SVMClassifierCV (smo path)":
+        est = SVMClassifierCV(CV_CS, cv=cv, kernel="rbf").fit(X, y)
+    elif which == "GridSearchCV(SVC())":
+        est = GridSearchCV(SVC(), {"C": list(CV_CS)}, cv=cv).fit(X, y)
+    else:
+        est = GridSearchCV(SVMClassifier(kernel="rbf", form="dual", solver="smo"),
+                           {"C": list(CV_CS)}, cv=cv).fit(X, y)
+    return {"wall": time.perf_counter() - start, "cpu": time.process_time() - cpu,
+            "best": float(est.best_params_["C"]),
+            "score": float(est.best_score_)}
+
+
+def _mammography(n: int | None) -> tuple[np.ndarray, np.ndarray]:
+    import conicml as cm
+
+    X, y = cm.datasets.load("mammography")
+    if n is not None and n < y.size:  # stratified subsample, seeded
+        from sklearn.model_selection import train_test_split
+
+        X, _, y, _ = train_test_split(X, y, train_size=n, stratify=y, random_state=0)
+    return (X - X.mean(0)) / X.std(0), y
+
+
+def _rank_cv(n: int | None, which: str) -> dict:
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+    from conicml.estimators import RankRCClassifier, RankRCClassifierCV
+
+    X, y = _mammography(n)
+    cv = StratifiedKFold(5, shuffle=True, random_state=0)
+    start, cpu = time.perf_counter(), time.process_time()
+    if which == "RankRCClassifierCV (rank-tr path)":
+        est = RankRCClassifierCV(LAMS, cv=cv).fit(X, y)
+    else:
+        est = GridSearchCV(RankRCClassifier(), {"lam": list(LAMS)}, cv=cv).fit(X, y)
+    return {"wall": time.perf_counter() - start, "cpu": time.process_time() - cpu,
+            "best": float(est.best_params_["lam"]),
+            "score": float(est.best_score_)}
+
+
+def _cell(state: str, res: object, wall: float, key: str = "wall") -> str:
+    if state == "timeout":
+        return f"TIMEOUT (> {wall:.0f} s)"
+    if state == "error":
+        return f"ERROR: {res}"
+    return f"{res[key]:.2f}"  # type: ignore[index]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--limit", type=float, default=240.0, help="seconds per run")
+    args = parser.parse_args()
+    n_path, n_cv, n_rank = (1000, 2000, 4000) if args.quick else (2000, 5000, None)
+    lines = [
+        "# Warm-started paths (`benchmarks/paths.py`)", "",
+        f"BLAS threads {os.environ['OMP_NUM_THREADS']}; Python {platform.python_version()}, "
+        f"numpy {np.__version__}; numba "
+        f"{'installed' if importlib.util.find_spec('numba') else NO_NUMBA}. A shared machine: "
+        "other sessions ran beside this one; the 1-minute load before each row is in its last "
+        "column, and CPU time (this process's) is given beside wall time.", "",
+    ]
+
+    # 1. the smo C path
+    lines += [f"## 1. C path of the RBF SVM dual, smo (ringnorm n = {n_path}, 10 values of C "
+              "in [0.1, 100])", "",
+              "| run | wall [s] | CPU [s] | smo updates | statuses | max rel. objective diff "
+              "vs cold | load |", "|---|---|---|---|---|---|---|"]
+    runs = {}
+    for mode in ("cold", "warm", "warm, Gram once"):
+        load = os.getloadavg()[0]
+        state, res, wall = run_with_limit(_svm_path, (n_path, mode), args.limit)
+        runs[mode] = (state, res)
+        diff = ""
+        if state == "ok" and mode != "cold" and runs["cold"][0] == "ok":
+            a = np.asarray(res["objectives"])
+            b = np.asarray(runs["cold"][1]["objectives"])
+            diff = f"{float(np.max(np.abs(a - b) / np.maximum(1.0, np.abs(b)))):.1e}"
+        its = str(res["iterations"]) if state == "ok" else ""
+        sts = ", ".join(res["statuses"]) if state == "ok" else ""
+        lines.append(f"| {mode} | {_cell(state, res, wall)} | {_cell(state, res, wall, 'cpu')}"
+                     f" | {its} | {sts} | {diff} | {load:.1f} |")
+        print(lines[-1], flush=True)
+    if all(runs[m][0] == "ok" for m in runs):
+        r = {m: (runs[m][1]["wall"], runs[m][1]["cpu"]) for m in runs}
+        lines += ["", f"Ratio cold / warm (wall, CPU): {r['cold'][0] / r['warm'][0]:.2f}, "
+                  f"{r['cold'][1] / r['warm'][1]:.2f}; cold / warm with the Gram matrix once: "
+                  f"{r['cold'][0] / r['warm, Gram once'][0]:.2f}, "
+                  f"{r['cold'][1] / r['warm, Gram once'][1]:.2f} (target >= 3)."]
+
+    # 2. SVMClassifierCV against GridSearchCV(SVC())
+    lines += ["", f"## 2. SVMClassifierCV against GridSearchCV (ringnorm n = {n_cv}, 10 values "
+              "of C in [0.01, 100], 5 folds, accuracy)", "",
+              "| run | wall [s] | CPU [s] | best C | best score | load |",
+              "|---|---|---|---|---|---|"]
+    cv_runs = {}
+    for which in ("SVMClassifierCV (smo path)", "GridSearchCV(SVC())",
+                  "GridSearchCV(SVMClassifier(solver='smo'))"):
+        load = os.getloadavg()[0]
+        state, res, wall = run_with_limit(_svm_cv, (n_cv, which), args.limit)
+        cv_runs[which] = (state, res)
+        extra = (f"{res['best']:.4g} | {res['score']:.6f}" if state == "ok" else " | ")
+        lines.append(f"| {which} | {_cell(state, res, wall)} | "
+                     f"{_cell(state, res, wall, 'cpu')} | {extra} | {load:.1f} |")
+        print(lines[-1], flush=True)
+    ours = cv_runs["SVMClassifierCV (smo path)"]
+    if ours[0] == "ok":
+        ratios = [f"{k} / SVMClassifierCV: {v[1]['wall'] / ours[1]['wall']:.2f} (wall), "
+                  f"{v[1]['cpu'] / ours[1]['cpu']:.2f} (CPU)"
+                  for k, v in cv_runs.items() if v[0] == "ok" and k != next(iter(cv_runs))]
+        lines += ["", "Ratios (target: GridSearchCV(SVC()) / SVMClassifierCV >= 1): "
+                  + "; ".join(ratios) + "."]
+
+    # 3. RankRCClassifierCV against GridSearchCV(RankRCClassifier())
+    label = "full Mammography" if n_rank is None else f"Mammography subsample n = {n_rank}"
+    lines += ["", f"## 3. RankRCClassifierCV against GridSearchCV ({label}, 16 values of "
+              "lambda, 5 folds, ROC AUC)", "",
+              "| run | wall [s] | CPU [s] | best lambda | best score | load |",
+              "|---|---|---|---|---|---|"]
+    rank_runs = {}
+    for which in ("RankRCClassifierCV (rank-tr path)", "GridSearchCV(RankRCClassifier())"):
+        load = os.getloadavg()[0]
+        state, res, wall = run_with_limit(_rank_cv, (n_rank, which), args.limit)
+        rank_runs[which] = (state, res)
+        extra = (f"2^{np.log2(res['best']):.0f} | {res['score']:.6f}" if state == "ok"
+                 else " | ")
+        lines.append(f"| {which} | {_cell(state, res, wall)} | "
+                     f"{_cell(state, res, wall, 'cpu')} | {extra} | {load:.1f} |")
+        print(lines[-1], flush=True)
+    if all(v[0] == "ok" for v in rank_runs.values()):
+        a, b = (v[1] for v in rank_runs.values())
+        lines += ["", f"Ratio GridSearchCV / RankRCClassifierCV: {b['wall'] / a['wall']:.2f} "
+                  f"(wall), {b['cpu'] / a['cpu']:.2f} (CPU) (target >= 3)."]
+    lines += ["", f"Load average at the end: {' '.join(f'{v:.1f}' for v in os.getloadavg())}.",
+              ""]
+    out = write_results("paths", "\n".join(lines), quick=args.quick)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,560 @@
+r"""Kind-specific certificates in O(data), written from each kind's optimality conditions.
+
+The generic certificate (:func:`conicml.certificates.conic.certify_with`) builds the
+cvxpy problem and refits multipliers by NNLS after every solve: it costs more
+than the fast specialized solvers, cannot check a point where a norm in the
+objective is not differentiable, and reads first-order points as non-stationary.
+The functions here compute the same three relative numbers
+(:class:`~conicml.Residuals` with ``source="recomputed"``) from the returned
+point and the program's data with closed-form multipliers:
+
+* :func:`margin_qp_certificate`: the margin QPs
+  :math:`\min \|Rw\|^2 + \sum_i c_i\xi_i` s.t. :math:`y_i(z_i^\top w + b) \ge 1 - \xi_i`
+  (the SVM primal, seed 001 eqs. 2.17–2.21, and M4 with a shared covariance,
+  seed 004 eqs. 4.9–4.11): the dual point :math:`\alpha` implied by the margins
+  (as Pegasos builds it, seed 001 eq. 2.27), clipped to its box and balanced,
+  and the relative duality gap it proves;
+* :func:`fractional_certificate`: the perspective SOCP of MPM/BMPM (seed 004
+  eqs. 3.13–3.14, 3.40, 4.8), whose KKT multiplier is
+  :math:`\lambda = P/\text{(margin row)}` in closed form, with a subgradient /
+  dual-norm check at a norm's kink.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.linalg import get_lapack_funcs
+from scipy.optimize import lsq_linear
+
+from .._utils.threads import one_blas_thread
+from ..solution import Residuals
+
+__all__ = ["KINK_RTOL", "fractional_certificate", "implied_alpha", "m4_fixed_rho_certificate",
+           "hess_norm", "margin_qp_certificate", "newton_decrement"]
+
+#: A norm :math:`\|Ax\|` counts as at its kink when :math:`\|Ax\| \le` this fraction of
+#: :math:`\|A\|_F\|x\|` (its argument vanishes relative to the size of its terms).
+KINK_RTOL = 1e-7
+
+#: Bands :math:`\beta` of the implied dual point: points with margin within
+#: :math:`\beta` of 1 get a fitted multiplier (see :func:`implied_alpha`).
+BANDS = (0.0, 1e-7, 1e-5, 1e-3, 1e-2, 0.1)
+#: The bands in the order the M4 certificate tries them, the likeliest to certify an
+#: interior-point point first, and the value below which it stops trying (the result is
+#: the best band tried, so stopping early only skips work and may report a slightly larger
+#: number, still far below every certify_tol: the bands 0 and 0.1 cost an SVD least
+#: squares of order ~2n and a trust-region least squares over ~n/2 columns for no better
+#: value)
+M4_BAND_ORDER = (1e-5, 1e-3, 1e-7, 1e-2, 0.0, 0.1)
+M4_EARLY_EXIT = 1e-8
+
+#: Smallest scale of a margin QP's objective, as a fraction of the size of its terms
+#: :math:`(\|R\|\,\|w\|)^2` (:func:`margin_qp_certificate`).
+QP_FLOOR = 1e-3
+
+#: Smallest scale of :math:`P = 1/\kappa` in the fractional certificate's gap, as a
+#: fraction of the margin row's right-hand side 1 (:func:`fractional_certificate`).
+FRACTIONAL_FLOOR = 1e-3
+
+_TINY = np.finfo(float).tiny
+
+
+def _ratio(num: float, *scales: float) -> float:
+    den = max([abs(float(s)) for s in scales if math.isfinite(s)] + [_TINY])
+    return abs(float(num)) / den
+
+
+def _recomputed(primal: float, dual: float, gap: float) -> Residuals:
+    return Residuals(primal=float(primal), dual=float(dual), gap=float(gap),
+                     source="recomputed")
+
+
+def hess_norm(R: np.ndarray, w: np.ndarray, s: float, S: np.ndarray | None = None
+              ) -> np.ndarray:
+    r""":math:`\nabla^2\|Rw\| = (R^\top R - gg^\top/s^2)/s`, :math:`g = R^\top Rw`
+    (``S``: :math:`R^\top R` if the caller has it)."""
+    if S is None:
+        S = R.T @ R
+    g = S @ w
+    return S / s - np.outer(g, g) / s**3
+
+
+def _solve_well_conditioned(K: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
+    r"""The solution of the symmetric system :math:`Kx = b` by :math:`LDL^\top`, or ``None``.
+
+    ``None`` unless LAPACK's estimate of the reciprocal 1-norm condition number
+    exceeds :math:`10\,m\cdot 10^{-13}` (:math:`m` the order): then the smallest singular
+    value is above :math:`10^{-13}` of the largest, nothing is truncated by the
+    least-squares solve with ``rcond=1e-13`` of :func:`newton_decrement`, and both give
+    the same (unique) solution, at about a tenth of the cost of the SVD. Runs on one BLAS
+    thread (see :func:`conicml.formulations.minimax._gram_feature_map`).
+    """
+    m = K.shape[0]
+    sytrf, sytrs, sycon, sytrf_lwork = get_lapack_funcs(
+        ("sytrf", "sytrs", "sycon", "sytrf_lwork"), (K,))
+    with one_blas_thread():
+        lwork, info = sytrf_lwork(m, lower=1)
+        if info != 0:
+            return None
+        ldu, ipiv, info = sytrf(K, lower=1, lwork=max(int(lwork), m))
+        if info != 0:
+            return None
+        rcond, info = sycon(ldu, ipiv, float(np.abs(K).sum(axis=0).max()), lower=1)
+        if info != 0 or not rcond > 10.0 * m * 1e-13:
+            return None
+        x, info = sytrs(ldu, ipiv, rhs[:, None], lower=1)
+    if info != 0 or not np.all(np.isfinite(x)):
+        return None
+    return x[:, 0]
+
+
+def newton_decrement(H: np.ndarray, e: np.ndarray, A: np.ndarray) -> float:
+    r"""Second-order estimate of the objective improvement a stationarity residual allows.
+
+    :math:`\tfrac12\delta^\top H\delta` with :math:`\delta` the Newton step
+    :math:`\min_\delta e^\top\delta + \tfrac12\delta^\top H\delta` s.t.
+    :math:`A^\top\delta = 0` (the tangent space of the active constraints; the
+    Lagrangian's Hessian :math:`H`): the squared Newton decrement, in the units of the
+    objective. Interior-point points are accurate to ~1e-8 in the objective but only to
+    ~the square root of that in flat directions, so a first-order stationarity residual
+    reads ~1e-4..1e-2 on ill-conditioned data where this reads ~1e-8; a point that is
+    really worse by ``r`` in the objective reads ~``r`` here. Directions in which
+    :math:`H` is singular but :math:`e` is not zero give a large value (least squares).
+    """
+    q, k = H.shape[0], A.shape[1]
+    K = np.block([[H, A], [A.T, np.zeros((k, k))]])
+    rhs = np.concatenate([-e, np.zeros(k)])
+    sol = _solve_well_conditioned(K, rhs)
+    if sol is None:
+        sol = np.linalg.lstsq(K, rhs, rcond=1e-13)[0]
+    delta = sol[:q]
+    dec = -(float(e @ delta) + 0.5 * float(delta @ H @ delta))
+    resid = float(np.linalg.norm(K @ sol - rhs))
+    if resid > 1e-6 * max(float(np.linalg.norm(e)), _TINY):
+        return math.inf  # e has a component H cannot absorb: a first-order descent direction
+    return max(dec, 0.0)
+
+
+# --------------------------------------------------------------------------------------
+# margin QPs: SVM primal (seed 001 eqs. 2.19-2.21, 2.27) and M4 shared covariance (4.9-4.11)
+# --------------------------------------------------------------------------------------
+def _stationary_w(u: np.ndarray, R: np.ndarray | None) -> tuple[np.ndarray, float]:
+    r"""The minimiser :math:`w_\alpha` of :math:`\|Rw\|^2 - u^\top w` and its range residual.
+
+    SVM (``R=None``, objective :math:`\tfrac12\|w\|^2`): :math:`w_\alpha = u`.
+    Otherwise :math:`2R^\top R w = u`, solved by least squares; if :math:`u` is not in
+    the range of :math:`R^\top` the dual function is :math:`-\infty` and the relative
+    residual (returned) says so.
+    """
+    if R is None:
+        return u, 0.0
+    G = 2.0 * (R.T @ R)
+    w = np.linalg.lstsq(G, u, rcond=None)[0]
+    return w, _ratio(float(np.linalg.norm(G @ w - u)), float(np.linalg.norm(u)))
+
+
+def implied_alpha(Z: np.ndarray, y: np.ndarray, c: np.ndarray, target: np.ndarray,
+                  margin: np.ndarray) -> list[np.ndarray]:
+    r"""Dual-feasible points :math:`\alpha` implied by a primal point's margins.
+
+    For each band :math:`\beta` (:data:`BANDS`): :math:`\alpha_i = c_i` where
+    :math:`m_i = y_if_i < 1 - \beta` (the hinge is active; infinite costs give 0 and
+    the point is caught as infeasible), :math:`\alpha_i = 0` where
+    :math:`m_i > 1 + \beta`, and on the band the bounded least-squares fit of the
+    stationarity :math:`Z^\top(\alpha\circ y) = ` ``target`` and
+    :math:`y^\top\alpha = 0` (:func:`scipy.optimize.lsq_linear`, BVLS); the heavier
+    class is then scaled down so that :math:`y^\top\alpha = 0` holds exactly. Each
+    candidate lies in :math:`\{0 \le \alpha \le c,\ y^\top\alpha = 0\}`, so its dual
+    value is a lower bound on the optimum whatever the band (weak duality). Bands
+    holding more than :math:`\max(200, 20(q+1))` points are skipped (cost bound).
+    """
+    out: list[np.ndarray] = []
+    seen: set[tuple[int, int]] = set()
+    q = Z.shape[1]
+    max_free = max(200, 20 * (q + 1))
+    finite_c = np.where(np.isfinite(c), c, 0.0)
+    for beta in BANDS:
+        bound = margin < 1.0 - beta
+        free = np.flatnonzero(np.abs(margin - 1.0) <= beta)
+        key = (int(np.count_nonzero(bound)), int(free.size))
+        if key in seen or free.size > max_free:
+            continue
+        seen.add(key)
+        alpha = np.where(bound, finite_c, 0.0)
+        if free.size:
+            r = target - Z.T @ (alpha * y)
+            A_f = (Z[free] * y[free, None]).T
+            weight = 10.0 * max(float(np.max(np.abs(A_f), initial=0.0)), _TINY)
+            A = np.vstack([A_f, weight * y[free][None, :]])
+            rhs = np.concatenate([r, [-weight * float(y @ alpha)]])
+            ub = c[free]
+            if A.shape[0] >= 1 and np.all(np.isfinite(A)) and np.all(np.isfinite(rhs)):
+                res = lsq_linear(A, rhs, bounds=(np.zeros(free.size), ub), method="bvls")
+                alpha[free] = np.clip(res.x, 0.0, ub)
+        s_pos, s_neg = float(alpha[y > 0].sum()), float(alpha[y < 0].sum())
+        if s_pos > s_neg:
+            alpha[y > 0] *= s_neg / s_pos
+        elif s_neg > s_pos:
+            alpha[y < 0] *= s_pos / s_neg
+        out.append(alpha)
+    return out
+
+
+def margin_qp_certificate(Z: np.ndarray, y: np.ndarray, c: np.ndarray, w: np.ndarray,
+                          b: float, xi: np.ndarray | None, claimed: float,
+                          R: np.ndarray | None = None) -> tuple[Residuals, np.ndarray]:
+    r"""Certificate of :math:`\min_{w,b,\xi} Q(w) + c^\top\xi` s.t. :math:`y_i(z_i^\top w + b)
+    \ge 1 - \xi_i`, :math:`\xi \ge 0`, from the point :math:`(w, b, \xi)` alone.
+
+    :math:`Q(w) = \tfrac12\|w\|^2` (``R=None``, the SVM primal, seed 001 eqs.
+    2.19–2.21) or :math:`\|Rw\|^2` (M4 with a shared covariance, seed 004 eq. 4.9);
+    hard margins have :math:`c = \infty` and ``xi=None``. With the implied dual point
+    :math:`\alpha` (:func:`implied_alpha`), :math:`u = Z^\top(\alpha\circ y)` and
+    :math:`w_\alpha = \arg\min_w Q(w) - u^\top w`, the Lagrangian dual value is
+    :math:`D(\alpha) = 1^\top\alpha + Q(w_\alpha) - u^\top w_\alpha` (seed 001 eq.
+    2.27 for the SVM) and, for a feasible point with value :math:`P`,
+
+    .. math::
+
+        P - D = Q(w - w_\alpha) + \sum_i \bigl[c_i\xi_i - \alpha_i(1 - m_i)\bigr]
+        \;\ge\; 0,
+
+    both terms non-negative (:math:`0 \le \alpha_i \le c_i`, :math:`\xi_i \ge
+    (1 - m_i)_+`). Returned (all relative, scale-free):
+
+    * ``primal``: the largest violation of a margin row, over :math:`\max(1, |m_i|,
+      \xi_i)`, or of :math:`\xi \ge 0`, over :math:`\max(1, \max\xi)`;
+    * ``dual``: the stationarity term :math:`Q(w - w_\alpha)/P` (and the relative
+      range residual when :math:`u \notin \operatorname{range}R^\top`);
+    * ``gap``: :math:`(P - D)/P` — a bound on the relative suboptimality of the
+      point (weak duality) — and :math:`|P_{reported} - P|/P`.
+
+    Every candidate (:math:`\alpha = 0`, whose :math:`D = 0` bounds the non-negative
+    objective, and those of the bands) is a valid bound; the one with the smallest
+    residuals is used and returned. Denominators are :math:`P`, floored at
+    :data:`QP_FLOOR` :math:`(\|R\|\,\|w\|)^2` (an optimum at :math:`\|Rw\| = 0` for a
+    singular shared covariance).
+    """
+    f = Z @ w + b
+    margin = y * f
+    hard = xi is None
+    slack = np.zeros_like(margin) if hard else np.asarray(xi, dtype=float)
+    viol = np.maximum(0.0, 1.0 - slack - margin) / np.maximum.reduce(
+        [np.ones_like(margin), np.abs(margin), np.abs(slack)])
+    primal = float(np.max(viol, initial=0.0))
+    if not hard:
+        primal = max(primal, _ratio(float(np.max(-slack, initial=0.0)),
+                                    1.0, float(np.max(slack, initial=0.0))))
+    Rw = w if R is None else R @ w
+    quad = (0.5 if R is None else 1.0) * float(Rw @ Rw)
+    cost = 0.0 if hard else float(c @ np.maximum(slack, 0.0))
+    P = quad + cost
+    target = w if R is None else 2.0 * (R.T @ (R @ w))
+    # the objective's scale: P, floored at a fraction of the size of its terms
+    # (||R|| ||w||)^2 for an optimum at Q = 0 (a singular shared covariance, rho* = inf)
+    rnorm = 1.0 if R is None else float(np.linalg.norm(R, 2))
+    scale = max(abs(P), QP_FLOOR * (rnorm * float(np.linalg.norm(w))) ** 2, _TINY)
+    best: tuple[float, float, np.ndarray] | None = None
+    # alpha = 0 is always a candidate: D(0) = 0 <= P* (the objective is non-negative)
+    for alpha in [np.zeros_like(y), *implied_alpha(Z, y, c, target, margin)]:
+        u = Z.T @ (alpha * y)
+        w_a, range_res = _stationary_w(u, R)
+        Rwa = w_a if R is None else R @ w_a
+        q_a = (0.5 if R is None else 1.0) * float(Rwa @ Rwa)
+        D = float(alpha.sum()) + q_a - float(u @ w_a)
+        dw = w - w_a
+        Rdw = dw if R is None else R @ dw
+        stat = (0.5 if R is None else 1.0) * float(Rdw @ Rdw) / scale
+        gap_c = max(P - D, 0.0) / scale
+        # D is a bound only if u is in the range of R^T: its residual counts in both
+        dual_c, gap_c = max(stat, range_res), max(gap_c, range_res)
+        if best is None or max(dual_c, gap_c) < max(best[0], best[1]):
+            best = (dual_c, gap_c, alpha)
+    assert best is not None
+    dual, gap, alpha = best
+    if not math.isfinite(claimed):
+        gap = math.inf
+    else:
+        gap = max(gap, abs(claimed - P) / scale)
+    return _recomputed(primal, dual, gap), alpha
+
+
+# --------------------------------------------------------------------------------------
+# the perspective SOCP of MPM / BMPM (seed 004 eqs. 3.13-3.14, 3.40, 4.8)
+# --------------------------------------------------------------------------------------
+def fractional_certificate(d: np.ndarray, Rx: np.ndarray, Ry: np.ndarray,
+                           a: tuple[float, float], b: tuple[float, float], v: np.ndarray,
+                           claimed: float | None, Sx: np.ndarray | None = None,
+                           Sy: np.ndarray | None = None) -> Residuals:
+    r"""Certificate of :math:`\min_v b_x\|R_xv\| + b_y\|R_yv\|` s.t.
+    :math:`d^\top v - a_x\|R_xv\| - a_y\|R_yv\| \ge 1` at the point :math:`v`.
+
+    This is the Charnes–Cooper form of the fractional program
+    :math:`\max_{w^\top d = 1}(1 - a_x\sigma_x - a_y\sigma_y)/(b_x\sigma_x + b_y\sigma_y)`
+    (seed 004 eqs. 3.13–3.14 for BMPM, 3.40 robust, 4.8 for MPM; errata S004-D1).
+    Its Lagrangian :math:`p_x\|R_xv\| + p_y\|R_yv\| - \lambda d^\top v + \lambda`
+    with :math:`p = b + \lambda a` gives the KKT conditions
+
+    .. math::
+
+        \lambda d = p_x R_x^\top u_x + p_y R_y^\top u_y,\quad
+        \|u_x\|, \|u_y\| \le 1,\quad u_x = R_xv/\|R_xv\| \text{ if } R_xv \ne 0,
+        \quad \lambda\,(d^\top v - a_x\sigma_x - a_y\sigma_y - 1) = 0,
+
+    and, multiplying the first by :math:`v`, the multiplier in closed form
+    :math:`\lambda = P / (d^\top v - a_x\sigma_x - a_y\sigma_y)` with
+    :math:`P = b_x\sigma_x + b_y\sigma_y` (:math:`\lambda = P` at the optimum: strong
+    duality, :math:`1/\kappa^*`). At a kink (:math:`\|R_xv\| \le` :data:`KINK_RTOL`
+    :math:`\|R_x\|_F\|v\|`) :math:`u_x` is not determined: the subgradient
+    :math:`z_x = p_xu_x` is fitted by least squares to the rest of the stationarity
+    and the dual-norm condition :math:`\|z_x\| \le p_x` is checked — the point is
+    *checked* there, never "not checked". Returned (relative, scale-free):
+
+    * ``primal``: :math:`(1 - \text{row})_+ / \max(1, |d^\top v|, a_x\sigma_x + a_y\sigma_y)`;
+    * ``dual``: :math:`\|\lambda d - p_xR_x^\top u_x - p_yR_y^\top u_y\|` over its largest
+      term, plus the dual-norm violation :math:`(\|z\| - p)_+/p` at a kink;
+    * ``gap``: the complementarity :math:`\lambda(\text{row} - 1)/\max(P, \lambda)`
+      and the mismatch of the reported objective, :math:`|P_{rep} - P|/P`, each with
+      the denominator floored at :data:`FRACTIONAL_FLOOR` (:math:`P = 1/\kappa` is
+      dimensionless; at :math:`\kappa^* = \infty` the optima form a ray on which the
+      row need not be tight).
+    """
+    v = np.asarray(v, dtype=float)
+    (ax, ay), (bx, by) = a, b
+    rx, ry = Rx @ v, Ry @ v
+    sx, sy = float(np.linalg.norm(rx)), float(np.linalg.norm(ry))
+    dv = float(d @ v)
+    pen = ax * sx + ay * sy
+    row = dv - pen
+    P = bx * sx + by * sy
+    primal = max(0.0, 1.0 - row) / max(1.0, abs(dv), pen)
+    if not row > 0:  # not even the sign of the margin row: no multiplier
+        return _recomputed(max(primal, math.inf if row != row else primal), math.inf, math.inf)
+    lam = P / row
+    px, py = bx + lam * ax, by + lam * ay
+    vnorm = float(np.linalg.norm(v))
+    resid = lam * d
+    terms = [float(np.linalg.norm(resid))]
+    kinked: list[tuple[np.ndarray, float]] = []
+    for R, r, s, p in ((Rx, rx, sx, px), (Ry, ry, sy, py)):
+        if p == 0.0:
+            continue  # the norm does not enter the Lagrangian (b_y = 0 and lambda a_y = 0)
+        if s <= KINK_RTOL * float(np.linalg.norm(R)) * vnorm:
+            kinked.append((R, p))
+            continue
+        g = p * (R.T @ r) / s
+        resid = resid - g
+        terms.append(float(np.linalg.norm(g)))
+    ball = 0.0
+    if kinked:
+        # fit the subgradients z (||z|| <= p each) of the kinked norms to the residual
+        A = np.hstack([R.T for R, _ in kinked])
+        z = np.linalg.lstsq(A, resid, rcond=None)[0]
+        pos = 0
+        for R, p in kinked:
+            zk = z[pos:pos + R.shape[0]]
+            pos += R.shape[0]
+            zn = float(np.linalg.norm(zk))
+            ball = max(ball, max(0.0, zn - p) / p)
+            terms.append(p * float(np.linalg.norm(R, 2)))  # the size of the ball p R^T B
+        resid = resid - A @ z
+    # P = 1/kappa is dimensionless: an optimum at P ~ 0 (kappa* = inf, a whole ray of
+    # optima on which the margin row need not be tight) is judged against the margin
+    # row's "1", with FRACTIONAL_FLOOR of it as the smallest scale
+    floor = FRACTIONAL_FLOOR * max(1.0, abs(dv))
+    if kinked:  # first order: the residual over its terms and the dual-norm check
+        dual = max(_ratio(float(np.linalg.norm(resid)), *terms), ball)
+    else:
+        # second order: the Newton decrement of the Lagrangian on the tangent space of
+        # the margin row, relative to P (the objective units)
+        H = np.zeros((v.size, v.size))
+        grad_row = d.copy()
+        for R, r, s, p, a_, S in ((Rx, rx, sx, px, ax, Sx), (Ry, ry, sy, py, ay, Sy)):
+            if p != 0.0:
+                H += p * hess_norm(R, v, s, S)
+            if a_ != 0.0 and s > 0:
+                grad_row -= a_ * (R.T @ r) / s
+        dec = newton_decrement(H, resid, grad_row[:, None])
+        dual = dec / max(P, floor)
+    gap = lam * abs(row - 1.0) / max(P, lam, floor)
+    if claimed is not None:
+        if not math.isfinite(claimed):
+            gap = math.inf
+        else:
+            gap = max(gap, abs(claimed - P) / max(abs(P), floor))
+    return _recomputed(primal, dual, gap)
+
+
+# --------------------------------------------------------------------------------------
+# M4: the fixed-rho SOCP (seed 004 eqs. 4.1-4.5 / 4.16-4.18, errata S004-A5, S004-A6)
+# --------------------------------------------------------------------------------------
+def m4_fixed_rho_certificate(Z: np.ndarray, y: np.ndarray, kept: np.ndarray,
+                             R_pos: np.ndarray, R_neg: np.ndarray, d: np.ndarray,
+                             rho: float, w: np.ndarray, b: float, *, hard: bool,
+                             n_removed: int | None) -> Residuals:
+    r"""KKT certificate of :math:`(w, b)` (with :math:`w^\top d = 1`) for the fixed-ρ SOCP.
+
+    Rows :math:`r_k = y_kf_k - \rho\sigma_{y_k}(w)` over the kept points and, with a
+    reduction (eq. 4.36), the global row :math:`r_m = 1 - \rho(\sigma_x + \sigma_y)`.
+    Separable (the check :math:`F(\rho) = \max\eta` s.t. :math:`r_k \ge \eta`, errata
+    S004-A5): :math:`\eta = \min_k r_k`; soft (:math:`h(\rho) = \min\sum\xi_k +
+    (N - r)\xi_m` s.t. :math:`r_k + \xi_k \ge 0`, eqs. 4.16–4.18): :math:`\xi = (-r)_+`.
+    The multipliers :math:`\lambda \ge 0` of the rows (soft: :math:`\lambda_k \le 1`,
+    :math:`\lambda_m \le N - r`, equal to the bound where :math:`\xi > 0`) and
+    :math:`\nu` of :math:`w^\top d = 1` are fitted by bounded least squares
+    (:func:`scipy.optimize.lsq_linear`) on the rows within a band of their bound to
+
+    .. math::
+
+        \sum_k\lambda_ky_kz_k - \mu_xR_x^\top u_x - \mu_yR_y^\top u_y - \nu d = 0,\quad
+        \sum_k\lambda_ky_k = 0,\quad
+        \Bigl[\textstyle\sum_k\lambda_k + 2\lambda_m = 1\Bigr]_{\text{separable}},
+
+    with the cone multipliers :math:`\mu_x = \rho(\sum_{k\in x}\lambda_k + \lambda_m)`
+    and :math:`u = Rw/\|Rw\|`; where :math:`\|Rw\|` vanishes (a singular class
+    covariance: the kink of the cone) :math:`z = \mu u` is fitted freely and
+    :math:`\|z\| \le \mu` is checked — the point is checked there, never "not
+    checked". ``dual``: the relative residual of these equations plus the dual-norm
+    violation; ``gap``: the complementarity :math:`\sum\lambda_k|r_k - \eta|`
+    (soft: :math:`\sum\lambda_k(r_k)_+ + \sum(\bar\lambda_k - \lambda_k)\xi_k`) over
+    :math:`\sum\lambda_k(|f_k| + \rho\sigma)`; ``primal`` is 0 (every auxiliary
+    variable is recomputed from :math:`(w, b)`).
+    """
+    s_pos, s_neg = float(np.linalg.norm(R_pos @ w)), float(np.linalg.norm(R_neg @ w))
+    f = Z @ w + b
+    idx = np.flatnonzero(kept)
+    yk = y[idx]
+    sig = np.where(yk > 0, s_pos, s_neg)
+    rows = yk * f[idx] - rho * sig
+    # a row's scale is the size of its terms |w'z| + |b| + rho sigma (f = w'z + b cancels
+    # at a support point when sigma = 0)
+    rscale = np.abs(f[idx] - b) + abs(b) + rho * sig
+    reduced = n_removed is not None
+    if reduced:
+        rows = np.append(rows, 1.0 - rho * (s_pos + s_neg))
+        rscale = np.append(rscale, max(1.0, rho * (s_pos + s_neg)))
+    n_rows = rows.size
+    is_pos = np.append(yk > 0, False) if reduced else yk > 0
+    is_neg = np.append(yk < 0, False) if reduced else yk < 0
+    glob = np.zeros(n_rows, dtype=bool)
+    if reduced:
+        glob[-1] = True
+    norm_row = np.where(glob, 2.0, 1.0)  # the global row reads r_m >= (t_x + t_y) eta
+    if hard:
+        eta = float(np.min(rows / norm_row)) if n_rows else 0.0
+        ub = np.full(n_rows, np.inf)
+    else:
+        eta = 0.0
+        ub = np.ones(n_rows)
+        if reduced:
+            ub[-1] = float(n_removed)
+    wnorm = float(np.linalg.norm(w))
+    sides = []
+    for R, s, mask in ((R_pos, s_pos, is_pos), (R_neg, s_neg, is_neg)):
+        kink = s <= KINK_RTOL * float(np.linalg.norm(R)) * wnorm
+        g = None if kink else (R.T @ (R @ w)) / s
+        sides.append((R, kink, g, mask))
+    # columns of the w-stationarity for each row's lambda
+    zk = np.zeros((Z.shape[1], n_rows))
+    zk[:, :idx.size] = (Z[idx] * yk[:, None]).T
+    for R, kink, g, mask in sides:
+        if not kink:  # -mu R^T u = -rho (sum of the side's lambdas + lambda_m) g
+            zk[:, mask | glob] -= rho * g[:, None]
+    bal = np.append(yk, 0.0) if reduced else yk.copy()
+    weight = 10.0 * max(float(np.max(np.abs(Z), initial=0.0)), _TINY)
+    best: tuple[float, float] | None = None
+    seen: set[tuple[int, int]] = set()
+    for beta in M4_BAND_ORDER:
+        excess = (rows - norm_row * eta) / np.maximum(rscale, _TINY)
+        fixed = (excess < -beta) if not hard else np.zeros(n_rows, dtype=bool)
+        free = np.flatnonzero(np.abs(excess) <= beta) if not hard else \
+            np.flatnonzero(excess <= beta)
+        free = free[ub[free] > 0]  # a row of weight 0 (reduced M4, none removed): lambda = 0
+        key = (int(np.count_nonzero(fixed)), int(free.size))
+        if key in seen or free.size > max(200, 20 * (Z.shape[1] + 2)):
+            continue
+        seen.add(key)
+        lam = np.where(fixed, ub, 0.0)
+        kinked = [(R, mask) for R, kink, _, mask in sides if kink]
+        # unknowns: lambda_free, nu, z of each kinked side
+        blocks = [zk[:, free], -d[:, None]] + [-R.T for R, _ in kinked]
+        A_w = np.hstack(blocks)
+        n_z = sum(R.shape[0] for R, _ in kinked)
+        A_b = np.concatenate([bal[free], [0.0], np.zeros(n_z)])[None, :]
+        rhs_w = -(zk @ lam)
+        rhs_b = [-float(bal @ lam)]
+        A_list, rhs_list = [A_w, weight * A_b], [rhs_w, weight * np.array(rhs_b)]
+        if hard:
+            A_list.append(weight * np.concatenate([norm_row[free], [0.0], np.zeros(n_z)])[None, :])
+            rhs_list.append(weight * np.array([1.0 - float(norm_row @ lam)]))
+        A = np.vstack(A_list)
+        rhs = np.concatenate(rhs_list)
+        lo = np.concatenate([np.zeros(free.size), [-np.inf], np.full(n_z, -np.inf)])
+        hi = np.concatenate([ub[free], [np.inf], np.full(n_z, np.inf)])
+        if not (np.all(np.isfinite(A)) and np.all(np.isfinite(rhs))):
+            continue
+        # one BLAS thread: bvls calls LAPACK's least squares once per active-set step, and
+        # waking a BLAS thread pool for each of these small solves costs more than the solve
+        with one_blas_thread():
+            sol = lsq_linear(A, rhs, bounds=(lo, hi),
+                             method="bvls" if A.shape[1] < 400 else "trf")
+        x = sol.x
+        lam[free] = np.clip(x[:free.size], 0.0, ub[free])
+        nu = float(x[free.size])
+        zs = x[free.size + 1:]
+        # residuals of the three equations with the fitted values
+        contrib = zk * lam[None, :]
+        res_w = contrib.sum(axis=1) - nu * d
+        terms = [float(np.max(np.linalg.norm(contrib, axis=0), initial=0.0)),
+                 abs(nu) * float(np.linalg.norm(d))]
+        ball = 0.0
+        pos = 0
+        for R, mask in kinked:
+            z = zs[pos:pos + R.shape[0]]
+            pos += R.shape[0]
+            mu = rho * float(lam[mask | glob].sum())
+            res_w = res_w - R.T @ z
+            zn = float(np.linalg.norm(z))
+            ball = max(ball, max(0.0, zn - mu) / max(mu, zn, _TINY) if zn > 0 else 0.0)
+            terms.append(max(mu, zn) * float(np.linalg.norm(R, 2)))
+        if hard:
+            comp = float(np.sum(lam * np.abs(rows - norm_row * eta)))
+            obj_scale = max(float(np.sum(lam * rscale)), _TINY)
+        else:
+            xi = np.maximum(-rows, 0.0)
+            comp = float(np.sum(lam * np.maximum(rows, 0.0)) + np.sum((ub - lam) * xi))
+            obj_scale = max(float(np.sum(lam * rscale) + np.sum(ub * xi)),
+                            float(np.sum(ub * rscale)) * 1e-3, _TINY)
+        gap = comp / obj_scale
+        lam_size = max(float(lam.sum()), _TINY)
+        if kinked:  # first order: the residual over its terms and the dual-norm check
+            dual = _ratio(float(np.linalg.norm(res_w)), *terms)
+            dual = max(dual, abs(float(bal @ lam)) / lam_size, ball)
+            if hard:
+                dual = max(dual, abs(float(norm_row @ lam) - 1.0))
+        else:
+            # second order (see newton_decrement): the Lagrangian's Hessian in (w, b, eta)
+            # is rho (mu_x Hess sigma_x + mu_y Hess sigma_y) / rho in w and 0 elsewhere;
+            # the tangent space is that of the rows with 0 < lambda < ub and w'd = 1, in
+            # the (weighted) coordinates of the fit, whose residual is the gradient
+            q = Z.shape[1]
+            H = np.zeros((A.shape[0], A.shape[0]))
+            for (R, _, _, mask), s_ in zip(sides, (s_pos, s_neg)):
+                mu = rho * float(lam[mask | glob].sum())
+                if mu > 0:
+                    H[:q, :q] += mu * hess_norm(R, w, s_)
+            lam_fit = x[:free.size]
+            inside = (lam_fit > 0) & (lam_fit < ub[free])
+            A_t = np.hstack([A[:, :free.size][:, inside], A[:, free.size:free.size + 1]])
+            e = A @ np.concatenate([lam_fit, x[free.size:]]) - rhs
+            dual = newton_decrement(H, e, A_t) / obj_scale
+        if best is None or max(dual, gap) < max(best):
+            best = (dual, gap)
+        if max(best) <= M4_EARLY_EXIT:
+            break  # far below every certify_tol: another band could lower the number
+            # reported, never change the verdict
+    if best is None:
+        return _recomputed(0.0, math.inf, math.inf)
+    return _recomputed(0.0, best[0], best[1])

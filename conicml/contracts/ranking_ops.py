@@ -1,0 +1,310 @@
+r"""The pairwise ranking loss by sorting: value, gradient and Hessian products in O(m log m).
+
+For scores :math:`p \in \mathbb R^m` and ordinal levels :math:`\ell`, the loss is
+
+.. math::
+
+    L(p) = \sum_{(i,j):\,\ell_i > \ell_j} \ell_\epsilon(p_i - p_j),\qquad
+    \ell_\epsilon(z) = \begin{cases} 1-\epsilon-z & z < 1-2\epsilon\\
+    \frac{(1-z)^2}{4\epsilon} & 1-2\epsilon \le z < 1\\ 0 & z \ge 1\end{cases}
+
+(thesis §2.3 / §3.5; :math:`\epsilon = 0` is the hinge). The pair matrix
+:math:`P` (one row :math:`e_i - e_j` per pair; the thesis prints it with
+:math:`m_+` columns, erratum: it has :math:`m`) is never formed. Per level
+:math:`r`, the *upper* set is level :math:`r`, the *lower* set every level
+below; sorting the lower scores once gives, for each upper :math:`i`, the pair
+counts and score sums of its linear set :math:`\{j: p_j > p_i - 1 + 2\epsilon\}`
+and quadratic set :math:`\{j: p_i - 1 < p_j \le p_i - 1 + 2\epsilon\}` by two
+binary searches and prefix sums; symmetrically for each lower :math:`j`
+against the sorted upper scores. The quadratic set is half-open,
+:math:`1-2\epsilon \le z < 1`, as in (3.20); the searches use matching sides.
+
+With :math:`g_p = \nabla L(p)` and the generalized Hessian
+:math:`H_p = \frac1{2\epsilon}P^\top I^{\mathcal Q} P` (transposes restored,
+erratum to (3.22)), the RankRC gradient and Hessian products are
+:math:`\frac1N K_{\bullet\mathcal R}^\top g_p + \lambda K_{\mathcal R\mathcal R}\beta`
+and :math:`\frac1N K_{\bullet\mathcal R}^\top H_p K_{\bullet\mathcal R}s + \lambda
+K_{\mathcal R\mathcal R}s`, never forming :math:`A = PK_{\bullet\mathcal R}`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.linalg import cho_factor, cho_solve
+
+from ..exceptions import OptionError, SolverError
+from .ranking import RankingData
+
+__all__ = ["EIG_RTOL", "KernelMetric", "PairwiseLoss", "count_pairs", "gradient_parts",
+           "linearize", "natural_relative_gradient", "pair_matrix", "ranking_objective",
+           "relative_gradient", "smoothed_hinge"]
+
+#: Relative eigenvalue cut-off of the linearisation (3.16).
+EIG_RTOL = 1e-13
+
+
+def smoothed_hinge(z: np.ndarray, eps: float) -> np.ndarray:
+    r"""Elementwise :math:`\ell_\epsilon(z)` (``eps=0``: the hinge :math:`\max(0, 1-z)`)."""
+    z = np.asarray(z, dtype=float)
+    if eps == 0.0:
+        return np.maximum(0.0, 1.0 - z)
+    return np.where(z < 1 - 2 * eps, 1 - eps - z,
+                    np.where(z < 1, (1 - z) ** 2 / (4 * eps), 0.0))
+
+
+def count_pairs(levels: np.ndarray) -> int:
+    r"""Number of pairs :math:`N = \sum_{r<s} m_r m_s` with different levels."""
+    counts = np.bincount(np.asarray(levels, dtype=np.int64))
+    below = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    return int(np.sum(counts.astype(np.int64) * below))
+
+
+def pair_matrix(levels: np.ndarray) -> sp.csr_matrix:
+    """The explicit sparse pair matrix P (N x m): row ``(i, j)`` is ``e_i - e_j``, levels i > j.
+
+    Only for small problems (the generic backends and the tests).
+    """
+    levels = np.asarray(levels, dtype=np.int64)
+    m = levels.size
+    rows_i, rows_j = [], []
+    for r in np.unique(levels):
+        up = np.flatnonzero(levels == r)
+        lo = np.flatnonzero(levels < r)
+        if up.size and lo.size:
+            ii, jj = np.meshgrid(up, lo, indexing="ij")
+            rows_i.append(ii.ravel())
+            rows_j.append(jj.ravel())
+    if not rows_i:
+        return sp.csr_matrix((0, m))
+    i = np.concatenate(rows_i)
+    j = np.concatenate(rows_j)
+    n = i.size
+    data = np.concatenate([np.ones(n), -np.ones(n)])
+    rr = np.concatenate([np.arange(n), np.arange(n)])
+    cc = np.concatenate([i, j])
+    return sp.csr_matrix((data, (rr, cc)), shape=(n, m))
+
+
+@dataclass
+class _Block:
+    up: np.ndarray  # indices of the upper level
+    lo: np.ndarray  # indices of every lower level
+
+
+@dataclass
+class _BlockState:
+    order_lo: np.ndarray
+    k0: np.ndarray  # per upper i: lower (sorted) positions [k0, k1) are quadratic
+    k1: np.ndarray
+    order_up: np.ndarray
+    kl: np.ndarray  # per lower j: upper (sorted) positions [kl, kq) are quadratic
+    kq: np.ndarray
+
+
+class PairwiseLoss:
+    """The summed pairwise loss of levelled samples, evaluated by sorting.
+
+    Parameters
+    ----------
+    levels : ndarray of int, shape (m,)
+        Ordinal level of each sample; pairs are all ``levels[i] > levels[j]``.
+    eps : float
+        Smoothing (``0`` = hinge; then ``hess_vec`` is zero).
+    """
+
+    def __init__(self, levels: np.ndarray, eps: float) -> None:
+        self.levels = np.asarray(levels, dtype=np.int64)
+        self.eps = float(eps)
+        self.m = self.levels.size
+        self.blocks: list[_Block] = []
+        for r in np.unique(self.levels):
+            up = np.flatnonzero(self.levels == r)
+            lo = np.flatnonzero(self.levels < r)
+            if up.size and lo.size:
+                self.blocks.append(_Block(up, lo))
+        self.n_pairs = count_pairs(self.levels)
+
+    def evaluate(self, p: np.ndarray) -> tuple[float, np.ndarray, list[_BlockState]]:
+        """Return ``(L(p), grad L(p), state)``; ``state`` feeds :meth:`hess_vec`."""
+        p = np.asarray(p, dtype=float)
+        p = p - p.mean() if p.size else p  # the loss is shift invariant; centring helps round-off
+        eps = self.eps
+        knot = 1.0 - 2.0 * eps  # z < knot: linear piece; knot <= z < 1: quadratic piece
+        loss = 0.0
+        grad = np.zeros(self.m)
+        states: list[_BlockState] = []
+        for blk in self.blocks:
+            a, b = p[blk.up], p[blk.lo]
+            nb = b.size
+            ob = np.argsort(b, kind="stable")
+            bs = b[ob]
+            c1 = np.concatenate([[0.0], np.cumsum(bs)])
+            k0 = np.searchsorted(bs, a - 1.0, side="right")
+            k1 = np.searchsorted(bs, a - knot, side="right") if eps > 0 else k0
+            cl = nb - k1
+            sum_l = c1[nb] - c1[k1]
+            loss += float(np.sum(cl * (1.0 - eps - a)) + np.sum(sum_l))
+            grad_a = -cl.astype(float)
+            if eps > 0:
+                c2 = np.concatenate([[0.0], np.cumsum(bs * bs)])
+                cq = k1 - k0
+                sq = c1[k1] - c1[k0]
+                sq2 = c2[k1] - c2[k0]
+                t = 1.0 - a
+                quad = cq * t * t + 2.0 * t * sq + sq2
+                loss += float(np.sum(np.maximum(quad, 0.0))) / (4.0 * eps)
+                grad_a -= (cq * t + sq) / (2.0 * eps)
+            oa = np.argsort(a, kind="stable")
+            as_ = a[oa]
+            d1 = np.concatenate([[0.0], np.cumsum(as_)])
+            kl = np.searchsorted(as_, b + knot, side="left")
+            kq = np.searchsorted(as_, b + 1.0, side="left") if eps > 0 else kl
+            grad_b = kl.astype(float)
+            if eps > 0:
+                cqb = kq - kl
+                grad_b += (cqb * (1.0 + b) - (d1[kq] - d1[kl])) / (2.0 * eps)
+            grad[blk.up] += grad_a
+            grad[blk.lo] += grad_b
+            states.append(_BlockState(ob, k0, k1, oa, kl, kq))
+        return loss, grad, states
+
+    def hess_vec(self, states: list[_BlockState], u: np.ndarray) -> np.ndarray:
+        r"""Generalized Hessian product :math:`\frac1{2\epsilon}P^\top I^{\mathcal Q}Pu`."""
+        out = np.zeros(self.m)
+        if self.eps == 0.0:
+            return out
+        u = np.asarray(u, dtype=float)
+        for blk, st in zip(self.blocks, states):
+            ua, ub = u[blk.up], u[blk.lo]
+            cu = np.concatenate([[0.0], np.cumsum(ub[st.order_lo])])
+            va = (st.k1 - st.k0) * ua - (cu[st.k1] - cu[st.k0])
+            cv = np.concatenate([[0.0], np.cumsum(ua[st.order_up])])
+            vb = (st.kq - st.kl) * ub - (cv[st.kq] - cv[st.kl])
+            out[blk.up] += va
+            out[blk.lo] += vb
+        return out / (2.0 * self.eps)
+
+    def quadratic_counts(self, states: list[_BlockState]) -> np.ndarray:
+        """Per sample, the number of its pairs in the quadratic piece (for a preconditioner)."""
+        out = np.zeros(self.m)
+        for blk, st in zip(self.blocks, states):
+            out[blk.up] += st.k1 - st.k0
+            out[blk.lo] += st.kq - st.kl
+        return out
+
+
+class KernelMetric:
+    r"""The norm :math:`\|v\|_{K^{-1}} = \sqrt{v^\top K_{\mathcal R\mathcal R}^{-1}v}`.
+
+    One Cholesky factor of the program's Gram block.
+
+    Gradients in :math:`\beta` live in the dual of the RKHS metric: with
+    :math:`K_{\bullet\mathcal R} = \tilde X\Lambda^{1/2}U^\top`,
+    :math:`\|g_\beta\|_{K^{-1}} = \|g_w\|` is the gradient of the linearised
+    problem (3.17), free of the ill-conditioning of :math:`K_{\mathcal R\mathcal R}`.
+    The program's :math:`K_{\mathcal R\mathcal R}` carries a jitter and is positive
+    definite; if Cholesky still fails, a further :math:`10^{-8}` relative jitter is added.
+    """
+
+    def __init__(self, KRR: np.ndarray) -> None:
+        try:
+            self.factor = cho_factor(KRR, lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            d = max(float(np.mean(np.diag(KRR))), np.finfo(float).tiny)
+            self.factor = cho_factor(KRR + 1e-8 * d * np.eye(KRR.shape[0]), lower=True,
+                                     check_finite=False)
+
+    def solve(self, v: np.ndarray) -> np.ndarray:
+        r""":math:`K_{\mathcal R\mathcal R}^{-1}v`."""
+        return cho_solve(self.factor, v, check_finite=False)
+
+    def norm(self, v: np.ndarray) -> float:
+        r""":math:`\|v\|_{K^{-1}}`."""
+        return math.sqrt(max(float(v @ self.solve(v)), 0.0))
+
+
+def relative_gradient(g_norm: float, g_loss: float, g_reg: float, scale: float) -> float:
+    """``|g| / max(|g_loss|, |g_reg|, 1e-3 scale)``; 0 when the problem has no gradient at all."""
+    denom = max(g_loss, g_reg, 1e-3 * scale)
+    if denom <= 0.0:
+        return 0.0
+    return g_norm / denom
+
+
+def gradient_parts(data, beta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """``(F(beta), loss gradient, regulariser gradient)`` for a RankingData contract."""
+    beta = np.asarray(beta, dtype=float)
+    loss_fn = PairwiseLoss(data.levels, data.eps)
+    loss, gp, _ = loss_fn.evaluate(data.KR @ beta)
+    kb = data.KRR @ beta
+    n = loss_fn.n_pairs
+    return loss / n + 0.5 * data.lam * float(beta @ kb), data.KR.T @ gp / n, data.lam * kb
+
+
+def natural_relative_gradient(data, beta: np.ndarray, metric: KernelMetric | None = None
+                              ) -> float:
+    r"""The certificate of the smoothed kinds: the relative gradient in the :math:`K^{-1}` metric,
+
+    .. math::
+
+        \frac{\|g\|_{K^{-1}}}{\max(\|g_{\rm loss}\|_{K^{-1}}, \|g_{\rm reg}\|_{K^{-1}},
+        10^{-3}\|g_{\rm loss}(0)\|_{K^{-1}})}.
+    """
+    metric = metric or KernelMetric(data.KRR)
+    _, gl, gr = gradient_parts(data, beta)
+    _, gl0, _ = gradient_parts(data, np.zeros(data.n_basis))
+    return relative_gradient(metric.norm(gl + gr), metric.norm(gl), metric.norm(gr),
+                             metric.norm(gl0))
+
+
+def ranking_objective(data, beta: np.ndarray) -> tuple[float, np.ndarray, float, float]:
+    r"""Objective, gradient and the sizes of its two parts at ``beta`` for a
+    :class:`~conicml.contracts.ranking.RankingData`.
+
+    Returns ``(F, g, |loss gradient|, |regulariser gradient|)``.
+    """
+    value, gl, gr = gradient_parts(data, beta)
+    return value, gl + gr, float(np.linalg.norm(gl)), float(np.linalg.norm(gr))
+
+
+def linearize(KR: np.ndarray, KRR: np.ndarray, rtol: float = EIG_RTOL
+              ) -> tuple[np.ndarray, np.ndarray]:
+    r"""The linearisation (3.16): ``T = U Λ^{†1/2}`` and features ``X̃ = K_{•R} T``.
+
+    Eigenvalues below ``rtol * λ_max`` are dropped (erratum: Λ^{†1/2}, not Λ^{1/2}).
+    """
+    lam, U = np.linalg.eigh(KRR)
+    lam_max = max(float(lam[-1]), np.finfo(float).tiny)
+    keep = lam > rtol * lam_max
+    if not np.any(keep):
+        raise ValueError("the kernel block of the basis is numerically zero")
+    T = U[:, keep] / np.sqrt(lam[keep])
+    return T, KR @ T
+
+
+#: Relative gradient accepted when the objective can no longer decrease in floating point.
+ROUNDING_TOL = 1e-5
+
+
+def _contract(program: Any) -> RankingData:
+    rank = program.data.get("rank") if hasattr(program, "data") else None
+    if not isinstance(rank, RankingData):
+        raise SolverError("the program carries no RankingData contract under data['rank']")
+    if rank.eps <= 0:
+        raise SolverError("the ranking solvers need the smoothed loss (eps > 0)")
+    return rank
+
+
+def _start(rank: RankingData, x0: Any, name: str) -> np.ndarray:
+    if x0 is None:
+        return np.zeros(rank.n_basis)
+    beta = np.asarray(x0, dtype=float)
+    if beta.shape != (rank.n_basis,) or not np.all(np.isfinite(beta)):
+        raise OptionError(f"{name}: x0 must be a finite vector of shape ({rank.n_basis},) "
+                          f"(one coefficient per basis sample), got shape {beta.shape}")
+    return beta.copy()

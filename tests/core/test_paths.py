@@ -1,0 +1,266 @@
+"""``solve_path``: warm-started hyper-parameter paths give the cold solves' certified answers."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import conicml as cm
+from conicml import registry
+from conicml.exceptions import OptionError
+from conicml.formulations import svm
+from conicml.paths import path_order
+from conicml.solution import Solution, Status
+
+
+def _svm_data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] ** 2 + 0.3 * rng.normal(size=n) > 0.5, 1.0, -1.0)
+    return X, y
+
+
+CS = [0.03, 0.1, 0.3, 1.0, 3.0, 10.0]
+
+
+def test_path_order():
+    values = [1.0, 0.1, 10.0, 0.1]
+    assert path_order(values, "ascending") == [1, 3, 0, 2]
+    assert path_order(values, "descending") == [2, 0, 3, 1]
+    assert path_order(values, "given") == [0, 1, 2, 3]
+    assert path_order(values, lambda v: -v) == [2, 0, 1, 3]
+    with pytest.raises(OptionError, match="order must be one of"):
+        path_order(values, "largest-first")
+
+
+def test_smo_path_matches_cold_solves_and_saves_iterations():
+    X, y = _svm_data(300)
+
+    def build(C):
+        return svm.soft_margin(X, y, C, kernel="rbf", form="dual")
+
+    values = CS[::-1]  # returned in the order given, solved ascending
+    warm = cm.solve_path(build, values, "smo")
+    cold = cm.solve_path(build, values, "smo", warm_start=False)
+    tol = registry.get("smo").certify_tol
+    for C, w, c in zip(values, warm, cold):
+        assert w.status is Status.OPTIMAL and c.status is Status.OPTIMAL
+        assert w.residuals.source == "recomputed"  # certified as conicml.solve certifies
+        assert w.objective == pytest.approx(c.objective, rel=tol)
+        assert w.extras["path"]["warm_start"] == (() if C == min(CS) else ("x0",))
+        assert c.extras["path"]["warm_start"] == ()
+    # the seeded alpha saves updates along the path (DeCoste-Wagstaff's point)
+    assert sum(w.iterations for w in warm) < sum(c.iterations for c in cold)
+
+
+@pytest.mark.parametrize("backend", ["clarabel", "ecos"])
+def test_smo_path_objectives_equal_a_generic_backend(backend):
+    # an independent solver: each value of the warm smo path against a cold interior point
+    X, y = _svm_data(60, seed=1)
+
+    def build(C):
+        return svm.soft_margin(X, y, C, kernel="rbf", form="dual")
+
+    warm = cm.solve_path(build, CS, "smo", tol=1e-6)
+    ref = cm.solve_path(build, CS, backend)
+    for w, r in zip(warm, ref):
+        assert w.status is Status.OPTIMAL and r.status is Status.OPTIMAL
+        assert w.objective == pytest.approx(r.objective, rel=1e-5)
+
+
+def test_smo_warm_start_with_changed_class_weights_is_feasible():
+    from conicml.solvers._warm import smo_alpha as warm_start_alpha
+
+    X, y = _svm_data(80, seed=2)
+    old = svm.soft_margin(X, y, 1.0, kernel="rbf", form="dual")
+    new = svm.soft_margin(X, y, 1.0, kernel="rbf", form="dual", class_weight={1: 3.0, -1: 0.5})
+    x0 = warm_start_alpha(cm.solve(old, "smo"), old, new)["x0"]
+    c = np.asarray(new.data["c"])
+    assert np.all(x0 >= 0) and np.all(x0 <= c)
+    assert abs(float(y @ x0)) <= 1e-9 * c.sum()
+    assert cm.solve(new, "smo", x0=x0).status is Status.OPTIMAL
+    # other labels: nothing to start from
+    other = svm.soft_margin(X, -y, 1.0, kernel="rbf", form="dual")
+    assert warm_start_alpha(cm.solve(old, "smo"), old, other) == {}
+
+
+def test_path_reports_a_failed_value_and_goes_on_cold(monkeypatch):
+    # a solver that fails on one value: the path keeps that status, the next value is cold
+    smo = registry.get("smo")
+
+    def flaky(program, *, x0=None):
+        if program.data["C"] == 1.0:
+            return Solution(status=Status.INFEASIBLE, solver="flaky", message="test value")
+        return smo.function(program, x0=x0)
+
+    monkeypatch.setitem(registry._REGISTRY, "flaky",
+                        dataclasses.replace(smo, name="flaky", function=flaky))
+    X, y = _svm_data(100, seed=3)
+    sols = cm.solve_path(lambda C: svm.soft_margin(X, y, C, kernel="rbf", form="dual"),
+                         [0.1, 1.0, 3.0, 10.0], "flaky")
+    assert [s.status for s in sols] == [Status.OPTIMAL, Status.INFEASIBLE, Status.OPTIMAL,
+                                        Status.OPTIMAL]
+    assert [s.extras["path"]["warm_start"] for s in sols] == [(), ("x0",), (), ("x0",)]
+
+
+def test_path_refuses_a_warm_start_option_of_its_own():
+    X, y = _svm_data(40)
+    with pytest.raises(OptionError, match="supplies x0"):
+        cm.solve_path(lambda C: svm.soft_margin(X, y, C, form="dual"), [0.1, 1.0], "smo",
+                      x0=np.zeros(40))
+    with pytest.raises(TypeError, match="not a conicml Program"):
+        cm.solve_path(lambda C: None, [1.0], "smo")
+
+
+# ---- every solver with a registered warm start: a warm path equals the cold solves ------
+
+def _two_class(n=120, d=3, seed=0, shift=1.0):
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    X = rng.normal(size=(n, d)) + shift * y[:, None] / np.sqrt(d)
+    return X, y
+
+
+def _ordinal(seed=1, m=120, dim=3, r=4):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, dim))
+    s = X @ rng.normal(size=dim) + 0.5 * rng.normal(size=m)
+    return X, np.digitize(s, np.quantile(s, np.linspace(0, 1, r + 1)[1:-1])) + 1
+
+
+def _case(solver):
+    """(build, values, order, options) of a seeded path for ``solver``."""
+    if solver == "smo":
+        X, y = _two_class()
+        return (lambda C: svm.soft_margin(X, y, C, kernel="rbf", form="dual"),
+                [0.1, 1.0, 10.0], "ascending", {})
+    if solver in ("pegasos", "weighted-pegasos"):
+        X, y = _two_class(n=200, d=4)
+        return (lambda C: svm.soft_margin(X, y, C, form="primal"), [0.1, 0.3, 1.0],
+                "ascending", {"tol": 1e-4, "random_state": 0})
+    if solver in ("rank-tr", "rank-newton"):
+        from conicml.formulations import ranking
+
+        X, y = _two_class(n=150, d=3, seed=4)
+        return (lambda lam: ranking.rankrc(X, y, lam, kernel="rbf", gamma=0.5),
+                [1e-3, 1e-2, 1e-1], "descending", {})
+    if solver == "smo-or":
+        from conicml.formulations.svor_dual import svor_dual
+
+        X, y = _ordinal()
+        return (lambda C: svor_dual(X, y, C=C, kernel="rbf", gamma=0.3), [0.1, 1.0, 10.0],
+                "ascending", {"tol": 1e-6})
+    if solver == "cbor-smo":
+        from conicml.formulations import ordinal
+
+        rng = np.random.default_rng(2)
+        r, k, dim = 4, 60, 3
+        ranks = np.concatenate([np.arange(1, r + 1), rng.integers(1, r + 1, k - r)])
+        u = rng.normal(size=dim)
+        means = rng.normal(size=(k, dim)) + 3.0 * np.outer(ranks - (r + 1) / 2,
+                                                            u / np.linalg.norm(u))
+        clusters = cm.ClusterMoments(means, rng.uniform(0, 0.5, k), np.ones(k), ranks)
+        return (lambda eta: ordinal.cbor(clusters, W=4.0, accuracy=eta, form="dual"),
+                [0.5, 0.6, 0.7], "ascending", {"tol": 1e-7})
+    if solver == "cbc-smo":
+        from conicml.formulations import cbc
+
+        rng = np.random.default_rng(8)
+        k, dim = 50, 3
+        y = np.where(rng.random(k) < 0.5, 1.0, -1.0)
+        y[:2] = [1.0, -1.0]
+        means = rng.normal(size=(k, dim)) + y[:, None] / np.sqrt(dim)
+        clusters = cm.ClusterMoments(means, 0.5 * rng.random(k), np.full(k, 5), y)
+        return (lambda C: cbc.cbc(clusters, C, 0.7, form="dual"), [0.1, 1.0, 10.0],
+                "ascending", {})
+    if solver == "simplex-smo":
+        from conicml.formulations import qpfs
+
+        rng = np.random.default_rng(5)
+        L = rng.normal(size=(15, 15)) / 4
+        F = rng.random(15)
+        return (lambda a: qpfs.simplex_qp(L, F, a), [0.2, 0.5, 0.8], "ascending", {})
+    if solver == "ellipsoid-newton":
+        from conicml.formulations import specified_rates as sr
+
+        X, y = _two_class(n=200, d=4, shift=3.0)
+        return (lambda eta: sr.specified_rates((X, y), eta, eta, ridge=1e-8),
+                [0.1, 0.2, 0.3], "ascending", {})
+    if solver in ("ils-newton", "dinkelbach"):
+        from conicml.formulations import minimax as mm
+
+        X, y = _two_class(n=200, d=4, shift=2.0)
+        beta0_max = mm.bmpm((X, y), 0.0).data["beta0_max"]
+        return (lambda frac: mm.bmpm((X, y), frac * beta0_max), [0.2, 0.4, 0.6],
+                "ascending", {})
+    if solver in ("quadratic-interpolation", "envelope-newton"):
+        from conicml.formulations import m4
+
+        X, y = _two_class(n=50, d=3, shift=1.5, seed=6)
+        return (lambda C: m4.m4(X, y, C), [0.05, 0.1, 0.2], "ascending", {})
+    raise AssertionError(solver)
+
+
+WARM_SOLVERS = ["smo", "pegasos", "weighted-pegasos", "rank-tr", "rank-newton", "smo-or",
+                "cbor-smo", "cbc-smo", "simplex-smo", "ellipsoid-newton", "ils-newton",
+                "dinkelbach", "quadratic-interpolation", "envelope-newton"]
+
+
+def test_every_registered_warm_start_is_tested():
+    registered = {e.name for e in registry.entries() if e.warm_start is not None}
+    assert registered == set(WARM_SOLVERS)
+
+
+@pytest.mark.parametrize("solver", WARM_SOLVERS)
+def test_warm_path_equals_cold_solves(solver):
+    build, values, order, options = _case(solver)
+    warm = cm.solve_path(build, values, solver, order=order, **options)
+    cold = cm.solve_path(build, values, solver, order=order, warm_start=False, **options)
+    tol = registry.get(solver).certify_tol  # the certificate's own tolerance
+    for w, c in zip(warm, cold):
+        assert w.status is Status.OPTIMAL, w.message
+        assert c.status is Status.OPTIMAL, c.message
+        assert w.objective == pytest.approx(c.objective, rel=tol, abs=tol)
+    started = [w.extras["path"]["warm_start"] for w in warm]
+    assert sorted(started) == [(), ("x0",), ("x0",)]
+
+
+def test_a_bmpm_path_across_an_infeasible_beta0_reports_it_and_goes_on_cold():
+    # beta0 >= beta0_max (seed 004 eq. 3.44) is infeasible: that value's status says so
+    from conicml.formulations import minimax as mm
+
+    X, y = _two_class(n=200, d=4, shift=2.0)
+    beta0_max = mm.bmpm((X, y), 0.0).data["beta0_max"]
+    fracs = [0.3, 0.6, 1.2, 0.9]  # solved in the given order: 1.2 infeasible, then 0.9 cold
+    sols = cm.solve_path(lambda f: mm.bmpm((X, y), min(f * beta0_max, 0.999)), fracs,
+                         "ils-newton", order="given")
+    assert [s.status for s in sols] == [Status.OPTIMAL, Status.OPTIMAL, Status.INFEASIBLE,
+                                        Status.OPTIMAL]
+    assert [s.extras["path"]["warm_start"] for s in sols] == [(), ("x0",), ("x0",), ()]
+
+
+def test_with_cost_is_soft_margin_at_another_C():
+    # the path's cheap rebuild: the same data and solution as the full formulation
+    X, y = _svm_data(60, seed=6)
+    first = svm.soft_margin(X, y, 0.5, kernel="rbf", form="dual", class_weight={1: 2.0})
+    other, ref = svm.with_cost(first, 3.0), svm.soft_margin(X, y, 3.0, kernel="rbf",
+                                                           form="dual", class_weight={1: 2.0})
+    for key in ("c", "C", "cost_scale"):
+        np.testing.assert_allclose(other.data[key], ref.data[key], rtol=1e-15)
+    assert other.kind == ref.kind and other.description == ref.description
+    assert cm.solve(other, "smo").objective == pytest.approx(cm.solve(ref, "smo").objective,
+                                                              rel=1e-12)
+    with pytest.raises(cm.ProgramError, match="soft-margin"):
+        svm.with_cost(svm.hard_margin(X, y, form="dual"), 1.0)
+
+
+def test_with_cost_warns_at_a_badly_scaled_C_as_soft_margin_does():
+    X, y = _svm_data(40, seed=7)
+    X = X * 1e3  # max_i K(x_i, x_i) ~ 1e7: C = 1e3 passes COST_SCALE_LIMIT = 1e9
+    first = svm.soft_margin(X, y, 1e-3, form="dual")
+    with pytest.warns(cm.ConicMLWarning, match="badly scaled SVM"):
+        far = svm.with_cost(first, 1e3)
+    assert far.data["C"] == 1e3

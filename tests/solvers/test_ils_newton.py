@@ -1,0 +1,240 @@
+"""Kernel MPM/BMPM fast path (issue 14): the Cholesky feature map and ``ils-newton``.
+
+Reference values come from independent solvers (Clarabel and ECOS on the same
+program), from the former eigen feature map, and from closed forms
+(:math:`d^\\top\\Sigma^{-1}d` by SVD); no timing is asserted here (speed lives in
+``benchmarks/kernel_fit_speed.py``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from solver_report import own
+
+import conicml as cm
+from conicml._utils.linalg import inverse_quadratic
+from conicml.certificates.margin import _solve_well_conditioned, newton_decrement
+from conicml.estimators import BMPMClassifier, MPMClassifier
+from conicml.formulations import minimax as mm
+
+from tolerances import obj_rtol, sol_atol
+
+
+def kernel_data(seed: int, n: int, kind: str = "twonorm"):
+    X, y = getattr(cm.datasets, kind)(n, dim=5, seed=seed)
+    return X, y
+
+
+KERNEL_CASES = [(0, 60, "twonorm", "rbf"), (1, 80, "ringnorm", "rbf"),
+                (2, 70, "twonorm", "poly")]
+KERNEL_IDS = [f"{k}-{kern}-n{n}" for _, n, k, kern in KERNEL_CASES]
+
+
+# ------------------------------------------------------------------- the feature map
+@pytest.mark.parametrize("seed, n, kind, kernel", KERNEL_CASES, ids=KERNEL_IDS)
+def test_cholesky_feature_map_gives_the_eigen_quadratic_forms(seed, n, kind, kernel):
+    """Both factors are feature maps of K: the same w-space quadratic forms to 1e-10."""
+    X, y = kernel_data(seed, n, kind)
+    K = cm.make_kernel(kernel, X, gamma="scale").gram(X)
+    K = 0.5 * (K + K.T)
+    Phi, T = mm._gram_feature_map(K)
+    if kernel == "rbf":  # K nonsingular: the Cholesky factor (lower triangular, n x n)
+        assert Phi.shape == (n, n)
+        np.testing.assert_allclose(np.tril(Phi), Phi)
+    else:  # homogeneous cubic in 5 dimensions: rank C(7, 3) = 35 < n, the eigen fallback
+        assert Phi.shape == (n, math.comb(7, 3))
+    # the former map: K = U diag(lam) U^T over lam > _GRAM_RTOL * max
+    lam, U = np.linalg.eigh(K)
+    keep = lam > mm._GRAM_RTOL * lam[-1]
+    Phi_e, T_e = U[:, keep] * np.sqrt(lam[keep]), U[:, keep] / np.sqrt(lam[keep])
+    scale = float(np.abs(K).max())
+    for P, TT in ((Phi, T), (Phi_e, T_e)):
+        np.testing.assert_allclose(P @ P.T, K, atol=1e-10 * scale)  # K = Phi Phi^T
+        np.testing.assert_allclose(K @ TT, P, atol=1e-8 * scale)     # K T = Phi
+    # the kernel covariance form of Theorem 9, w^T (K~x^T K~x / N + rho K) w, through the
+    # program's data (w = T u, sigma_x = ||Rx u||) with either map
+    rho = 1e-3
+    pos = y > 0
+    Kx = K[pos] - K[pos].mean(axis=0)
+    Sw = Kx.T @ Kx / pos.sum() + rho * K
+    prog = mm.mpm(X, y, ridge=rho, kernel=kernel, gamma="scale")
+    rng = np.random.default_rng(seed)
+    for _ in range(3):
+        u = rng.standard_normal(Phi.shape[1])
+        w = prog.data["coef_map"] @ u
+        direct = float(w @ Sw @ w)
+        via = float(np.linalg.norm(prog.data["Rx"] @ u) ** 2)
+        assert via == pytest.approx(direct, rel=1e-10)
+        # the same w written in the eigen coordinates u_e = Lambda^1/2 U^T w
+        u_e = np.sqrt(lam[keep]) * (U[:, keep].T @ w)
+        Ce = Phi_e[pos] - Phi_e[pos].mean(axis=0)
+        Se = Ce.T @ Ce / pos.sum() + rho * np.eye(Ce.shape[1])
+        assert float(u_e @ Se @ u_e) == pytest.approx(direct, rel=1e-10)
+
+
+def test_singular_gram_falls_back_to_the_eigen_map():
+    # duplicated points: K is singular, Cholesky's pivots vanish -> eigen factor of rank r
+    X, y = kernel_data(3, 30)
+    X = np.r_[X, X[:5]]
+    K = cm.make_kernel("rbf", X).gram(X)
+    Phi, T = mm._gram_feature_map(0.5 * (K + K.T))
+    assert Phi.shape[1] < X.shape[0]
+    np.testing.assert_allclose(Phi @ Phi.T, K, atol=1e-8)
+    np.testing.assert_allclose(T.T @ K @ T, np.eye(Phi.shape[1]), atol=1e-6)
+
+
+def test_kappa_max_by_cholesky_matches_svd():
+    X, y = kernel_data(4, 60)
+    prog = mm.bmpm(X, y, 0.1, ridge=1e-3, kernel="rbf")
+    ref = math.sqrt(inverse_quadratic(prog.data["Ry"], prog.data["d"]))
+    assert mm._kappa_max(prog.data) == pytest.approx(ref, rel=1e-9)
+
+
+# ------------------------------------------------------------------ agreement
+@pytest.mark.parametrize("family", ["mpm", "bmpm"])
+@pytest.mark.parametrize("seed, n, kind, kernel", KERNEL_CASES, ids=KERNEL_IDS)
+def test_ils_newton_agrees_with_clarabel_and_ecos_on_kernel_programs(family, seed, n, kind,
+                                                                     kernel):
+    X, y = kernel_data(seed, n, kind)
+    if family == "mpm":
+        prog = mm.mpm(X, y, ridge=1e-3, kernel=kernel)
+    else:
+        beta0 = 0.5 * mm.bmpm(X, y, 0.0, ridge=1e-3, kernel=kernel).data["beta0_max"]
+        prog = mm.bmpm(X, y, beta0, ridge=1e-3, kernel=kernel)
+    sol = cm.solve(prog, "ils-newton")
+    assert sol.status is cm.Status.OPTIMAL, sol.message
+    assert sol.residuals.source == "recomputed"
+    assert "delegated" not in sol.extras
+    model = prog.decode(sol)
+    Xt, _ = kernel_data(seed + 100, 50, kind)
+    f = mm.decision_values(prog.data, model, Xt)
+    for ref_name in ("clarabel", "ecos"):
+        ref = cm.solve(prog, ref_name)
+        assert ref.ok, ref.message
+        assert sol.objective == pytest.approx(ref.objective, rel=obj_rtol("ils-newton"))
+        ref_model = prog.decode(ref)
+        scale = max(1.0, float(np.abs(ref_model["v"]).max()))
+        # the kernel optimum is flat (ridge 1e-3): the interior-point points are
+        # accurate to ~1e-8 in the objective but only to ~3e-4 in v (measured against
+        # dinkelbach below), hence 10x the solution row, as for cond 1e6 elsewhere
+        np.testing.assert_allclose(model["v"], ref_model["v"],
+                                   atol=10 * sol_atol("ils-newton") * scale)
+        f_ref = mm.decision_values(prog.data, ref_model, Xt)
+        np.testing.assert_allclose(f, f_ref, atol=1e-3 * max(1.0, float(np.abs(f_ref).max())))
+    # an independent specialized method with a certified gap (dinkelbach, tol 1e-10)
+    # pins v far tighter than the backends can
+    dk = cm.solve(prog, "dinkelbach")
+    np.testing.assert_allclose(model["v"], prog.decode(dk)["v"], atol=1e-8)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ils_newton_matches_dinkelbach_on_robust_linear_moments(seed):
+    # random moments with mean radii and unequal ridges (a != 0 in the ratio's numerator);
+    # dinkelbach's certified gap bounds the error (independent method)
+    rng = np.random.default_rng(seed)
+    n = 12
+    A, B = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+    mom = cm.ClassMoments(rng.standard_normal(n), A @ A.T / n, rng.standard_normal(n),
+                          B @ B.T / n)
+    for prog in (mm.mpm(mom, nu_x=0.1, nu_y=0.2, ridge=(0.01, 0.02)),
+                 mm.bmpm(mom, 0.3, nu_x=0.05, ridge=0.01)):
+        sol, ref = cm.solve(prog, "ils-newton"), cm.solve(prog, "dinkelbach")
+        assert sol.status is cm.Status.OPTIMAL, sol.message
+        assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
+        assert own(sol).dual <= 1e-11  # |g(c)| at the default tol
+
+
+# ------------------------------------------------------------ the solver's contract
+def _prog(seed=0, n=40):
+    X, y = kernel_data(seed, n)
+    return mm.mpm(X, y, ridge=1e-3, kernel="rbf")
+
+
+def test_limits_callback_and_warm_start():
+    prog = _prog()
+    sol = cm.solve(prog, "ils-newton", max_iter=1)
+    assert sol.status is cm.Status.USER_LIMIT and "max_iter" in sol.message
+    assert sol.values["v"].shape == prog.data["d"].shape
+
+    def stop(result):
+        raise StopIteration
+
+    sol = cm.solve(prog, "ils-newton", callback=stop)
+    assert sol.status is cm.Status.USER_LIMIT and "callback" in sol.message
+    ref = cm.solve(prog, "ils-newton")
+    warm = cm.solve(prog, "ils-newton", x0=ref.values["v"])
+    assert warm.status is cm.Status.OPTIMAL and warm.iterations <= 2
+    assert warm.objective == pytest.approx(ref.objective, rel=1e-12)
+    with pytest.raises(cm.OptionError, match="x0"):
+        cm.solve(prog, "ils-newton", x0=-ref.values["v"])
+    with pytest.raises(cm.OptionError, match="tol"):
+        cm.solve(prog, "ils-newton", tol=0.0)
+    with pytest.raises(cm.OptionError):
+        cm.solve(prog, "ils-newton", eps_abs=1e-3)
+
+
+def test_irregular_programs_are_delegated_to_dinkelbach():
+    # Sigma_x singular along d: kappa* = inf, the objective 0 attained (issue 11); not the
+    # regular case of ils-newton, which hands it to dinkelbach and says so
+    mom = cm.ClassMoments(np.array([1.0, 0.0]), np.diag([0.0, 1.0]), np.zeros(2), np.eye(2))
+    prog = mm.bmpm(mom, 0.1)
+    sol = cm.solve(prog, "ils-newton")
+    assert sol.status is cm.Status.OPTIMAL and sol.objective == 0.0
+    assert sol.extras["delegated"] == "dinkelbach" and "delegated" in sol.message
+    # an infeasible BMPM (beta0 beyond beta0_max): INFEASIBLE, as dinkelbach says
+    X, y = kernel_data(5, 40)
+    hi = mm.bmpm(X, y, 0.0, ridge=1e-3, kernel="rbf").data["beta0_max"]
+    prog = mm.bmpm(X, y, min(0.5 * (1 + hi), 0.999999), ridge=1e-3, kernel="rbf")
+    sol = cm.solve(prog, "ils-newton")
+    assert sol.status is cm.Status.INFEASIBLE
+    assert prog.decode(sol)["feasible"] is False
+
+
+# ------------------------------------------------------------ the certificate's solve
+def test_ldl_solve_matches_lstsq_and_declines_singular_systems():
+    rng = np.random.default_rng(0)
+    M = rng.standard_normal((30, 30))
+    K = M + M.T
+    b = rng.standard_normal(30)
+    np.testing.assert_allclose(_solve_well_conditioned(K, b),
+                               np.linalg.lstsq(K, b, rcond=1e-13)[0], rtol=1e-9, atol=1e-12)
+    K[:, 0], K[0, :] = K[:, 1], K[1, :]
+    assert _solve_well_conditioned(K, b) is None
+    # newton_decrement: same value by either route on a regular KKT system
+    H = M @ M.T + np.eye(30)
+    A = rng.standard_normal((30, 1))
+    e = rng.standard_normal(30)
+    Kk = np.block([[H, A], [A.T, np.zeros((1, 1))]])
+    sol = np.linalg.lstsq(Kk, np.r_[-e, 0.0], rcond=1e-13)[0][:30]
+    ref = -(float(e @ sol) + 0.5 * float(sol @ H @ sol))
+    assert newton_decrement(H, e, A) == pytest.approx(ref, rel=1e-9)
+
+
+# ------------------------------------------------------------ estimators
+def test_estimators_default_to_ils_newton_for_kernels_and_agree_with_clarabel():
+    X, y = cm.datasets.twonorm(240, dim=5, seed=9)
+    Xtr, ytr, Xte = X[:120], y[:120], X[120:]
+    for Est in (MPMClassifier, BMPMClassifier):
+        est = Est(kernel="rbf").fit(Xtr, ytr)
+        assert est.solution_.solver == "ils-newton"
+        ref = Est(kernel="rbf", solver="clarabel").fit(Xtr, ytr)
+        dv, dv_ref = est.decision_function(Xte), ref.decision_function(Xte)
+        np.testing.assert_allclose(dv, dv_ref, atol=1e-4 * max(1.0, np.abs(dv_ref).max()))
+        assert (est.predict(Xte) == ref.predict(Xte)).mean() >= 0.99
+        lin = Est().fit(Xtr, ytr)
+        assert lin.solution_.solver == "clarabel"  # linear default unchanged
+
+
+def test_mempm_kernel_inner_auto_is_ils_newton_and_agrees_with_clarabel_inside():
+    from conicml.estimators import MEMPMClassifier
+
+    X, y = cm.datasets.twonorm(160, dim=5, seed=10)
+    est = MEMPMClassifier(kernel="rbf").fit(X[:80], y[:80])
+    assert est.solution_.extras["inner"] == "ils-newton"
+    ref = MEMPMClassifier(kernel="rbf", inner="clarabel").fit(X[:80], y[:80])
+    assert est.solution_.objective == pytest.approx(ref.solution_.objective, rel=1e-6)
+    assert (est.predict(X[80:]) == ref.predict(X[80:])).mean() >= 0.99
+    assert MEMPMClassifier().fit(X[:80], y[:80]).solution_.extras["inner"] == "clarabel"
