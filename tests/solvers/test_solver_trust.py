@@ -94,14 +94,21 @@ def test_simplex_smo_leaves_a_restricted_optimum():
     assert sol.objective == pytest.approx(ref.objective, rel=obj_rtol("clarabel"))
 
 
+def _ordinal_data(seed, m, dim, r, noise=0.5):
+    """Seeded latent-linear ordinal data: equal-frequency ranks of w.x + noise."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, dim))
+    s = X @ rng.normal(size=dim) + noise * rng.normal(size=m)
+    y = np.digitize(s, np.quantile(s, np.linspace(0, 1, r + 1)[1:-1])) + 1
+    return X, y
+
+
 def _svor_scaled(seed, ranks, C=1000.0):
     # 42 points, 2 features, the first x1e3, RBF with gamma="scale": the kernel is
     # nearly a function of the first feature and its columns nearly coincide
-    from test_smo_or import ordinal_data
-
     from conicml.formulations.svor_implicit import svorim_dual
 
-    X, y = ordinal_data(seed, 42, 2, ranks)
+    X, y = _ordinal_data(seed, 42, 2, ranks)
     X[:, 0] *= 1e3
     return svorim_dual(X, y, C=C, kernel="rbf")
 
