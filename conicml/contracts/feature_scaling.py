@@ -11,12 +11,14 @@ objective, the starting scales and how to build the convex SVM block at a Gram m
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .._utils.threads import one_blas_thread
 from .._utils.validation import check_positive, check_X_y
 from ..exceptions import ProgramError
 
@@ -26,6 +28,7 @@ __all__ = [
     "fs_kernel",
     "projected_hessian_label",
     "smoothed_hinge",
+    "small_blas",
     "support_mask",
 ]
 
@@ -244,6 +247,12 @@ class FeatureScaledSVM:
     svm_dual: Callable[[np.ndarray], Any]
 
 
+def small_blas(obj: FeatureScalingObjective) -> Any:
+    """BLAS on one thread for the method's small dense matrices (:math:`n + d \\le 1000`),
+    where thread start-up and contention cost more than they give; else no limit."""
+    return one_blas_thread() if obj.n + obj.d <= 1000 else contextlib.nullcontext()
+
+
 def support_mask(z: np.ndarray, threshold: float = 0.01) -> np.ndarray:
     """Features with :math:`z_l > 0.01\\max_k z_k` (the thesis's zero threshold)."""
     z = np.asarray(z, float)
@@ -264,10 +273,10 @@ def projected_hessian_label(obj: FeatureScalingObjective, beta: np.ndarray, b: f
     ``"not stationary"`` when ``stationarity > stationarity_tol``, else ``"minimum"``
     when :math:`v_{\\min} \\ge -10^{-6}\\max(1, \\|H\\|)` or ``"saddle"`` (Table 7.1).
     """
-    value, g, H = obj.omega(beta, b, z)
-    free = np.concatenate([np.ones(obj.n + 1, bool), support_mask(z)])
-    Hp = H[np.ix_(free, free)]
-    eig = np.linalg.eigvalsh(Hp)
+    with small_blas(obj):
+        value, g, H = obj.omega(beta, b, z)
+        free = np.concatenate([np.ones(obj.n + 1, bool), support_mask(z)])
+        eig = np.linalg.eigvalsh(H[np.ix_(free, free)])
     vmin = float(eig[0])
     label = "minimum" if vmin >= -1e-6 * max(1.0, float(np.max(np.abs(eig)))) else "saddle"
     stat = max(float(np.max(np.abs(g[free]), initial=0.0)),

@@ -70,9 +70,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
-from ..contracts.feature_scaling import FeatureScaledSVM, support_mask
+from ..contracts.feature_scaling import FeatureScaledSVM, small_blas, support_mask
 from ..exceptions import OptionError, ProgramError, SolverError
 from ..kinds import FS_SVM
 from ..registry import get as get_solver
@@ -326,11 +325,7 @@ def _solve(program: Any, method: str, *, tol, max_iter, inner_max_iter, svm_solv
         options.setdefault("tol", 1e-6)
     start = time.perf_counter()
     run = _Run(fs, svm_solver, options, time_limit, callback, start)
-    # BLAS single-threaded for the small dense matrices of the method (n + d <= 1000),
-    # where thread start-up and contention cost more than they give
-    limit = threadpool_limits(limits=1, user_api="blas") \
-        if fs.objective.n + fs.objective.d <= 1000 else _Null()
-    with limit:
+    with small_blas(fs.objective):
         if method == "gmkl":
             out = _gmkl(run, fs.z0, tol=tol, max_iter=max_iter)
         elif method == "full":
@@ -356,14 +351,6 @@ def _solve(program: Any, method: str, *, tol, max_iter, inner_max_iter, svm_solv
                 # 1 leaves a gradient some 10-100 times larger
                 "stationarity_tol": 100.0 * tol * max(1.0, fs.objective.C,
                                                       fs.objective.mu)})
-
-
-class _Null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 _COMMON = dict(specialized=True, requires=("numpy",),
