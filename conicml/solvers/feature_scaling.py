@@ -353,8 +353,7 @@ def _solve(program: Any, method: str, *, tol, max_iter, inner_max_iter, svm_solv
                                                       fs.objective.mu)})
 
 
-_COMMON = dict(specialized=True, requires=("numpy",),
-               compare_options={"tol": 1e-6})
+_COMMON = dict(specialized=True, requires=("numpy",))
 
 
 @register("fs-simple-ao", kinds=[FS_SVM], certify_tol=1e-2, **_COMMON,
