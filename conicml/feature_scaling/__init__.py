@@ -18,18 +18,11 @@ from typing import Any
 
 import numpy as np
 
-__all__ = [
-    "METHODS",
-    "FSResult",
-    "TRResult",
-    "bound_trust_region",
-    "fit_feature_scaling",
-    "gmkl_objective",
-    "ndcc_like",
-    "projected_hessian_label",
-    "support_mask",
-    "svm_block",
-]
+#: the old names (each access warns); nothing new is exported from here
+_NAMES = ("METHODS", "FSResult", "TRResult", "bound_trust_region", "fit_feature_scaling",
+          "gmkl_objective", "ndcc_like", "projected_hessian_label", "support_mask",
+          "svm_block")
+__all__: list[str] = []
 
 
 @dataclass
@@ -125,11 +118,9 @@ def _resolve(name: str) -> tuple[Any, str]:
 
 
 def __getattr__(name: str) -> Any:
+    if name not in _NAMES:
+        raise AttributeError(f"module 'conicml.feature_scaling' has no attribute {name!r}")
     value, instead = _resolve(name)
     warnings.warn(f"conicml.feature_scaling.{name} is deprecated and will be removed in 0.3; "
                   f"use {instead}", FutureWarning, stacklevel=2)
     return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
