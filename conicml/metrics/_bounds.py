@@ -78,12 +78,13 @@ def projected_map_bound(m_pos: int, m_neg: int, r_pos: int, r_neg: int, *, lam: 
 
 def rare_first_bound_curve(m_pos: int, m_neg: int, sizes: ArrayLike, *, lam: float = 1.0,
                            kappa: float = 1.0) -> np.ndarray:
-    """The bound (4.21) along |R| when the rare points enter R first (Fig 4.1).
+    """The bound (4.21) along :math:`|R|` when the rare points enter R first (Fig 4.1).
 
     Corollary 7: adding a positive point lowers the sum of (4.21) by :math:`1/m_+`, a
     negative one by :math:`1/m_-`; with :math:`m_+ < m_-` the rare points first give the
-    lowest bound for every |R|, a deterministic curve: :math:`2\\sqrt2\\,\\kappa/\\lambda`
-    at |R| = 0, :math:`2\\kappa/\\lambda` at |R| = m_+, 0 at |R| = m_+ + m_-.
+    lowest bound for every :math:`|R|`, a deterministic curve:
+    :math:`2\\sqrt2\\,\\kappa/\\lambda` at :math:`|R| = 0`, :math:`2\\kappa/\\lambda` at
+    :math:`|R| = m_+`, 0 at :math:`|R| = m_+ + m_-`.
     Assumptions as :func:`projected_map_bound`.
     """
     sizes = np.asarray(sizes)
@@ -110,7 +111,7 @@ def nystrom_svm_bound(m: int, r: int, *, lam: float, kappa: float = 1.0) -> floa
 
     Assumptions: the SVM (4.34) in the lambda-form, mean hinge loss over the m points,
     no bias; :math:`k(x, x) \\le \\kappa`; K' the Nystrom approximation
-    :math:`K_{\\cdot R} K_{RR}^\\dagger K_{\\cdot R}^T` on the columns R, |R| = r.
+    :math:`K_{\\cdot R} K_{RR}^\\dagger K_{\\cdot R}^T` on the columns R, :math:`|R| = r`.
     """
     m = _count("m", m)
     if m == 0:

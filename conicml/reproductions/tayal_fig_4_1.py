@@ -1,6 +1,6 @@
 """Tayal 2014 Fig 4.1: projected-map bound (4.21) vs kernel-perturbation bound (4.36).
 
-As |R| grows: both bound the change of RankSVM's optimal score when the hypothesis
+As :math:`|R|` grows: both bound the change of RankSVM's optimal score when the hypothesis
 keeps only the kernel functions of a subset R of the training points
 (``conicml.metrics``). Setup of
 thesis section 4.2.3: Gaussian kernel exp(-||u - v||^2 / sigma^2) with sigma^2 the mean
@@ -8,7 +8,7 @@ squared distance over all m^2 ordered pairs of the standardised data, so kappa =
 lambda = 1. The projected-map bound takes the rare points into R first (Corollary 7), a
 deterministic curve that needs only the class counts: it is given at the thesis's counts
 (Table 4.1) for all four data sets. The kernel-perturbation bound samples R uniformly
-without replacement 40 times per |R| and reports the mean and standard deviation of
+without replacement 40 times per :math:`|R|` and reports the mean and standard deviation of
 (4.36) with the spectral norm of K - K', K' the Nystrom approximation on R.
 
 Data: Mammography (bundled), Page0 (``keel:page-blocks0``) and Satellite
@@ -92,14 +92,14 @@ def gaussian_kernel(X: np.ndarray) -> np.ndarray:
 
 
 def sizes_for(m: int, m_pos: int) -> list[int]:
-    """|R| values: 0, m+/2, m+, then 20 %, 40 %, 60 %, 80 %, 90 % and 100 % of m."""
+    """Values of :math:`|R|`: 0, m+/2, m+, then 20 %, 40 %, 60 %, 80 %, 90 % and 100 % of m."""
     return sorted({0, m_pos // 2, m_pos, *(int(round(f * m)) for f in
                                            (0.2, 0.4, 0.6, 0.8, 0.9, 1.0))})
 
 
 def perturbation_curve(K: np.ndarray, sizes: list[int], samples: int,
                        rng: np.random.Generator) -> list[tuple[float, float, float]]:
-    """Per |R|: mean and sd of the bound (4.36) and the mean ||K - K'||_2 over samples."""
+    """Per :math:`|R|`: mean and sd of the bound (4.36) and the mean ||K - K'||_2 over samples."""
     m = K.shape[0]
     out = []
     for size in sizes:
