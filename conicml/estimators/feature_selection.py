@@ -101,6 +101,7 @@ class _RankingSelector(SelectorMixin, BaseEstimator):
         self.ranking_ = ranking
         self.n_features_to_select_ = int(k)
         self.support_ = ranking <= k
+        return self
 
     def _get_support_mask(self) -> np.ndarray:
         check_is_fitted(self)
