@@ -23,9 +23,13 @@ subproblem (eq. (9) of the paper)
 so a coordinate step is :math:`\alpha_i \leftarrow \min(\max(\alpha_i -
 G_i/(\sigma' Q_{ii}), 0), c_i)` with :math:`G_i` evaluated at :math:`w + \sigma'
 A_k\Delta\alpha_{[k]}`, and returns :math:`\Delta w_k = A_k\Delta\alpha_{[k]}`; the client
-adds them, :math:`w \leftarrow w + \sum_k \Delta w_k`. With :math:`\sigma' = K` the sum of
-the local objectives bounds the global dual from below, so every round increases it
-(Lemma 4 of the paper): the adding step is safe for any number of blocks.
+adds them, :math:`w \leftarrow w + \gamma\sum_k \Delta w_k`. With :math:`\sigma' = K`
+the sum of the local objectives bounds the global dual from below, so :math:`\gamma = 1`
+(CoCoA+'s adding) increases it every round (Lemma 4 of the paper) for any number of
+blocks; the client takes the exact maximiser of the (quadratic) augmented dual along the
+summed direction over :math:`\gamma \in [0, 1]`, never worse than adding (option
+``sigma``: a smaller :math:`\sigma'` makes bolder local steps that the line search
+then shortens).
 
 **The bias** is handled as in ``dcd``: the equality :math:`y^\top\alpha = 0` by the method
 of multipliers, i.e. the augmented feature :math:`\sqrt\rho` (one more coordinate of
@@ -41,7 +45,9 @@ bias of the free multipliers and a grid around them); the dual value is that of
 until :math:`y^\top\alpha = 0`, as ``dcd`` does), :math:`D = \mathbf 1^\top\hat\alpha -
 \tfrac12\|\hat w\|^2` with :math:`\hat w = \sum_k A_k\hat\alpha_{[k]}`, summed from the
 blocks. By weak duality :math:`P(w, b) - D` bounds the suboptimality of :math:`(w, b)`;
-the fit is OPTIMAL only when :math:`(P - D)/\max(1, |P|) \le` ``tol``.
+every :math:`P` bounds the optimum from above and every :math:`D` from below, so the
+certificate is the best primal point against the best dual value seen, and the fit is
+OPTIMAL only when :math:`(P - D)/\max(1, |P|) \le` ``tol``.
 
 Only vectors of length :math:`d` and scalars travel between the client and the workers.
 """
@@ -65,8 +71,8 @@ __all__ = ["fit_linear_svm_dask", "labels_of"]
 _BIAS_OFFSETS = np.array([0.0, -1.0, -0.3, -0.1, -0.03, -0.01, -0.003, -0.001,
                           0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0])
 
-_OPTIONS = ("tol", "max_iter", "time_limit", "rho", "local_epochs", "random_state",
-            "verbose", "engine")
+_OPTIONS = ("tol", "max_iter", "time_limit", "rho", "local_epochs", "sigma",
+            "random_state", "verbose", "engine")
 
 
 # -- block functions (run on the workers) ----------------------------------------------
@@ -153,17 +159,21 @@ def _local_numba_fn() -> Any:
     return _NUMBA["fn"]
 
 
-def _block_round(Xb: Any, yb: Any, alpha: np.ndarray, positive: Any, c_pos: float,
-                 c_neg: float, w: np.ndarray, biases: np.ndarray, balance: tuple,
-                 lin: float, rho: float, sy: float, sigma: float, epochs: int, seed: int,
-                 engine: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def _block_round(Xb: Any, yb: Any, state: tuple, gamma: float, positive: Any,
+                 c_pos: float, c_neg: float, w: np.ndarray, biases: np.ndarray,
+                 balance: tuple, lin: float, rho: float, sy: float, sigma: float,
+                 epochs: int, seed: int, engine: str) -> tuple[tuple, dict[str, np.ndarray]]:
     """Certificate terms of the incoming point, then the local CoCoA+ updates.
 
-    Returns the block's new multipliers (kept on the worker) and the small sums that
-    travel to the client.
+    ``state`` is the block's (multipliers, trial multipliers) of the previous round and
+    ``gamma`` the step the client chose between them. Returns the new state (kept on
+    the worker) and the small sums that travel to the client.
     """
     X, y = _block(Xb, yb, positive)
     c = np.where(y > 0, c_pos, c_neg)
+    a0, a1 = state
+    alpha = a0 + gamma * (a1 - a0) if gamma > 0.0 else a0.copy()
+    np.clip(alpha, 0.0, c, out=alpha)  # rounding only: both ends are in the box
     f = X @ w
     # primal: sum_i c_i [1 - y_i (f_i + b)]_+ for every candidate b
     hinge = np.maximum(0.0, 1.0 - y[:, None] * (f[:, None] + biases[None, :]))
@@ -173,28 +183,24 @@ def _block_round(Xb: Any, yb: Any, alpha: np.ndarray, positive: Any, c_pos: floa
     free = (alpha > 0.0) & (alpha < c)
     out["kkt"] = np.array([float(np.sum(y[free] - f[free])), float(np.count_nonzero(free))])
     # the dual point made feasible (y'alpha = 0): the heavier class scaled down
-    heavy, factor, free_only = balance
-    a = alpha.copy()
-    if factor < 1.0:
-        sel = (y == heavy) & (free if free_only else True)
-        a[sel] *= factor
+    heavy, factor = balance
+    a = alpha * np.where(y == heavy, factor, 1.0)
     out["dual_sum"] = np.array(float(a.sum()))
     out["w_feasible"] = X.T @ (a * y)
-    # local dual coordinate ascent (CoCoA+ subproblem); alpha is this task's own copy
-    alpha = alpha.copy()
+    del a
+    # local dual coordinate ascent on the block's subproblem, from alpha
+    trial = alpha.copy()
     rng = np.random.default_rng(seed)
     order = np.stack([rng.permutation(y.shape[0]) for _ in range(epochs)])
     local = _local_numba_fn() if engine == "numba" else _local_numpy
-    dw, dsy = local(X, y, c, alpha, w, float(lin), float(rho), float(sy), float(sigma), order)
+    dw, _ = local(X, y, c, trial, w, float(lin), float(rho), float(sy), float(sigma), order)
     out["dw"] = dw
-    # terms of the next round's balancing, from the new multipliers
-    new_free = (alpha > 0.0) & (alpha < c)
+    # the direction's linear terms (for the client's line search and the balancing)
+    step = trial - alpha
     pos = y > 0
-    out["balance"] = np.array([float(y @ alpha), float(alpha[pos].sum()),
-                               float(alpha[~pos].sum()), float(alpha[pos & new_free].sum()),
-                               float(alpha[~pos & new_free].sum())])
-    del dsy  # y'alpha is recomputed exactly from the new multipliers above
-    return alpha, out
+    out["delta"] = np.array([float(step.sum()), float(y @ step), float(step[pos].sum()),
+                             float(step[~pos].sum())])
+    return (alpha, trial), out
 
 
 def _sum(*parts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -248,7 +254,7 @@ def _options(options: dict | None) -> dict[str, Any]:
         raise OptionError(f"dcd on Dask: unknown solver_options {unknown}; "
                           f"accepted: {list(_OPTIONS)}")
     out = {"tol": 1e-3, "max_iter": 500, "time_limit": None, "rho": 1.0,
-           "local_epochs": 3, "random_state": 0, "verbose": False, "engine": "auto"}
+           "local_epochs": 3, "sigma": None, "random_state": 0, "verbose": False, "engine": "auto"}
     out.update(opts)
     for key in ("tol", "rho"):
         v = out[key]
@@ -267,17 +273,17 @@ def _options(options: dict | None) -> dict[str, Any]:
     return out
 
 
-def _balance(stats: np.ndarray) -> tuple[float, float, bool]:
-    """(heavy label, factor, free only) that makes :math:`y^\\top\\alpha = 0` (as ``dcd``)."""
-    excess, mass_pos, mass_neg, free_pos, free_neg = (float(v) for v in stats)
-    if excess == 0.0:
-        return 1.0, 1.0, False
-    heavy = 1.0 if excess > 0 else -1.0
-    excess = abs(excess)
-    free, total = (free_pos, mass_pos) if heavy > 0 else (free_neg, mass_neg)
-    if free > excess:
-        return heavy, 1.0 - excess / free, True
-    return heavy, max(0.0, 1.0 - excess / total), False
+def _balance(sy: float, mass_pos: float, mass_neg: float) -> tuple[float, float]:
+    """(heavy label, factor): scaling that class's multipliers makes :math:`y^\\top\\alpha = 0`.
+
+    ``sy`` is :math:`y^\\top\\alpha` = ``mass_pos - mass_neg``; the heavier class keeps
+    ``1 - |sy| / mass`` of each multiplier, which stays in the box.
+    """
+    if sy == 0.0:
+        return 1.0, 1.0
+    heavy = 1.0 if sy > 0 else -1.0
+    total = mass_pos if heavy > 0 else mass_neg
+    return heavy, min(1.0, max(0.0, 1.0 - abs(sy) / total))
 
 
 def fit_linear_svm_dask(X: Any, y: Any, positive: Any, C: float,
@@ -308,14 +314,15 @@ def fit_linear_svm_dask(X: Any, y: Any, positive: Any, C: float,
         weight = dict(class_weight or {})
     c_pos = float(C) * float(weight.get(positive, 1.0))
     c_neg = float(C) * float(weight.get(negative, 1.0))
-    rho, sigma, tol = float(opts["rho"]), float(K), float(opts["tol"])
+    rho, tol = float(opts["rho"]), float(opts["tol"])
+    sigma = float(K) if opts["sigma"] is None else float(opts["sigma"])
     rng = np.random.default_rng(opts["random_state"])
-    alphas = [dask.delayed(np.zeros)(s) for s in sizes]
+    states = [(dask.delayed(np.zeros)(s), dask.delayed(np.zeros)(s)) for s in sizes]
     w = np.zeros(d)
-    lin, sy = 0.0, 0.0
-    balance = (1.0, 1.0, False)
+    lin, sy, mass_pos, mass_neg, gamma = 0.0, 0.0, 0.0, 0.0, 0.0
+    balance = (1.0, 1.0)
     b_kkt = 0.0
-    best = None
+    best, D_best = None, None
     setup_time = time.perf_counter() - t0
     t_solve = time.perf_counter()
     status, message, rounds = None, "", 0
@@ -324,12 +331,12 @@ def fit_linear_svm_dask(X: Any, y: Any, positive: Any, C: float,
         biases = np.concatenate([b_cur + _BIAS_OFFSETS, [b_kkt]])
         seeds = rng.integers(2**31 - 1, size=K)
         parts = [dask.delayed(_block_round, nout=2)(
-            xb, yb, ab, positive, c_pos, c_neg, w, biases, balance, lin, rho, sy, sigma,
-            int(opts["local_epochs"]), int(s), opts["engine"])
-            for xb, yb, ab, s in zip(Xd, yd, alphas, seeds)]
+            xb, yb, st, gamma, positive, c_pos, c_neg, w, biases, balance, lin, rho, sy,
+            sigma, int(opts["local_epochs"]), int(s), opts["engine"])
+            for xb, yb, st, s in zip(Xd, yd, states, seeds)]
         # one graph per round: the new multipliers stay on the workers (persisted), the
         # sums are reduced in a tree and only their total is fetched
-        *new_alphas, total = dask.persist(*[p[0] for p in parts],
+        *new_states, total = dask.persist(*[p[0] for p in parts],
                                           _tree(dask, [p[1] for p in parts]))
         sums = total.compute()
         # the certificate of the incoming (w, b) and the feasible dual point
@@ -337,12 +344,16 @@ def fit_linear_svm_dask(X: Any, y: Any, positive: Any, C: float,
         j = int(np.argmin(hinge))
         P = 0.5 * float(w @ w) + float(hinge[j])
         D = float(sums["dual_sum"]) - 0.5 * float(sums["w_feasible"] @ sums["w_feasible"])
-        gap = max(P - D, 0.0) / max(1.0, abs(P))
-        if best is None or gap < best[-1]:
-            best = (w.copy(), float(biases[j]), P, D, gap)
+        # every P is an upper and every D a lower bound of the same optimum: the
+        # certificate is the best primal point against the best dual value seen
+        if best is None or P < best[2]:
+            best = (w.copy(), float(biases[j]), P)
+        D_best = D if D_best is None else max(D_best, D)
+        P = best[2]
+        gap = max(P - D_best, 0.0) / max(1.0, abs(P))
         if opts["verbose"]:
             print(f"dcd on Dask: round {rounds:4d}  P {P:.8g}  D {D:.8g}  gap {gap:.3g}  "
-                  f"b {biases[j]:.6g}  sy {sy:.3g}")
+                  f"b {biases[j]:.6g}  step {gamma:.3g}")
         if gap <= tol:
             status = Status.OPTIMAL
             break
@@ -354,16 +365,26 @@ def fit_linear_svm_dask(X: Any, y: Any, positive: Any, C: float,
             status, message = (Status.USER_LIMIT,
                                f"time_limit = {opts['time_limit']:g} s reached")
             break
-        # the round's updates: w += sum_k dw_k (CoCoA+ adding), the multiplier step
+        # the step gamma along the sum of the blocks' directions (CoCoA+ adding is
+        # gamma = 1): the exact minimiser in [0, 1] of the augmented dual
+        # F = 1/2 |w|^2 - 1'alpha + lambda y'alpha + rho/2 (y'alpha)^2, a quadratic in gamma
         rounds += 1
-        alphas = new_alphas
-        w = w + sums["dw"]
-        sy = float(sums["balance"][0])
-        lin += rho * sy
-        balance = _balance(sums["balance"])
+        states = new_states
+        dw = sums["dw"]
+        s1, sy_d, dm_pos, dm_neg = (float(v) for v in sums["delta"])
+        slope = float(w @ dw) - s1 + (lin + rho * sy) * sy_d
+        curv = float(dw @ dw) + rho * sy_d * sy_d
+        gamma = 0.0 if slope >= 0.0 else 1.0 if curv <= 0.0 else min(1.0, -slope / curv)
+        w = w + gamma * dw
+        sy += gamma * sy_d
+        mass_pos += gamma * dm_pos
+        mass_neg += gamma * dm_neg
+        lin += rho * sy  # the multiplier step: lambda + rho y'alpha is the bias
+        balance = _balance(sy, mass_pos, mass_neg)
         kkt_sum, kkt_count = sums["kkt"]
         b_kkt = float(kkt_sum / kkt_count) if kkt_count > 0 else b_cur
-    w_best, b, P, D, gap = best
+    w_best, b, P = best
+    D = D_best
     if status is not Status.OPTIMAL:
         message += f"; relative gap {gap:.3g} > tol {tol:g}"
     residuals = Residuals(primal=0.0, dual=gap, gap=gap, source="solver")
