@@ -80,8 +80,11 @@ def run(n: int, block: int, time_limit: float, X_test, y_test) -> dict:
         cpu = {w: c - cpu0[w] for w, c in client.run(_cpu_s).items()}
         peaks = client.run(_peak_rss_mb)
         # predict on a dask array of held-out rows returns a dask array
-        pred = model.predict(lazy_data(100_000, 50_000, seed=2)[0])
-        dask_pred_ok = bool(np.array_equal(pred.compute(), model.predict(X_test)))
+        import dask.array as da
+
+        pred = model.predict(da.from_array(X_test, chunks=(25_000, D)))
+        dask_pred_ok = bool(isinstance(pred, da.Array)
+                            and np.array_equal(pred.compute(), model.predict(X_test)))
     cluster.close()
     sol = model.solution_
     return {"n": n, "block": block, "fit_s": t_fit, "status": sol.status.value,
