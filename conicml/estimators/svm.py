@@ -68,7 +68,7 @@ class SVMClassifier(BinaryConicClassifier):
     the workers of the active Dask client (:mod:`conicml.estimators._dask_linear`:
     CoCoA+ rounds of dual coordinate ascent, certified by a block-wise duality gap;
     ``solver_options`` ``tol``, ``max_iter`` (rounds), ``time_limit``, ``rho``,
-    ``local_epochs``, ``random_state``, ``verbose``, ``engine``), and the fitted
+    ``local_epochs``, ``sigma``, ``random_state``, ``verbose``, ``engine``), and the fitted
     attributes are NumPy arrays. ``decision_function`` and ``predict`` on a Dask array
     return a Dask array (block by block).
 
@@ -187,9 +187,18 @@ class SVMClassifier(BinaryConicClassifier):
         if solution.status is not Status.OPTIMAL:
             warnings.warn(
                 f"solver 'dcd' on Dask stopped before convergence ({solution.message}); the "
-                "model keeps its best certified point: raise max_iter / time_limit in "
+                "model keeps its best primal point: raise max_iter / time_limit in "
                 "solver_options", ConvergenceWarning, stacklevel=3)
         w, b = solution.values["w"], float(solution.values["b"])
+        if not np.any(w):
+            warnings.warn(
+                "SVMClassifier learnt a constant score (w = 0 on the Dask data; every "
+                "prediction is one class): if the minority class lies inside the majority's "
+                "spread, pass class_weight='balanced'", ConvergenceWarning, stacklevel=3)
+        # a model from an earlier in-memory fit must not answer for this one
+        for name in ("program_", "support_", "support_vectors_", "dual_coef_",
+                     "n_support_"):
+            self.__dict__.pop(name, None)
         self.solution_ = solution
         self.model_ = {"w": w, "b": b}
         self.n_iter_ = solution.iterations

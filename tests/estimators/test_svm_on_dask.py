@@ -90,6 +90,11 @@ def test_predict_on_dask_returns_dask(client, data):
     # an in-memory fit predicts on Dask input too
     ref = SVMClassifier(C=1.0, solver="dcd").fit(X, y)
     np.testing.assert_array_equal(ref.predict(Xd).compute(), ref.predict(X))
+    # refitting the same estimator on Dask replaces the in-memory model entirely
+    ref.set_params(solver_options={"tol": 5e-2}).fit(Xd, da.from_array(y, chunks=300))
+    assert not hasattr(ref, "support_vectors_")
+    np.testing.assert_allclose(ref.decision_function(X),
+                               X @ ref.coef_[0] + ref.intercept_[0], rtol=1e-12)
 
 
 def test_round_limit_is_reported_not_certified(client, data):
