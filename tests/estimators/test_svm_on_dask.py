@@ -123,3 +123,24 @@ def test_bad_dask_input_is_refused(client, data):
         warnings.simplefilter("error")
         SVMClassifier(solver="dcd", class_weight="balanced",
                       solver_options={"tol": 5e-2}).fit(Xd, yd)
+
+
+def test_local_steps_numpy_and_numba_agree():
+    # the same coordinate order through both loops: the same multipliers and direction
+    pytest.importorskip("numba")
+    from conicml.estimators import _dask_linear as dl
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 3))
+    y = np.where(rng.random(200) < 0.4, 1.0, -1.0)
+    c = np.where(y > 0, 2.0, 1.0)
+    w = rng.normal(size=3)
+    order = np.stack([rng.permutation(200) for _ in range(2)])
+    a_np, a_nb = np.zeros(200), np.zeros(200)
+    dw_np, sy_np = dl._local_numpy(X, y, c, a_np, w, 0.3, 1.0, 0.5, 3.0, order)
+    dw_nb, sy_nb = dl._local_numba_fn()(X, y, c, a_nb, w, 0.3, 1.0, 0.5, 3.0, order)
+    np.testing.assert_allclose(a_nb, a_np, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(dw_nb, dw_np, rtol=1e-10, atol=1e-12)
+    assert sy_nb == pytest.approx(sy_np, rel=1e-10, abs=1e-12)
+    assert np.all((a_np >= 0) & (a_np <= c)) and np.any(a_np > 0)
+    np.testing.assert_allclose(dw_np, X.T @ (a_np * y), rtol=1e-10, atol=1e-12)
