@@ -213,6 +213,11 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
                 "at most n_features samples, a feature constant within it, or collinear "
                 f"features; pass ridge > 0{unit}, or a generic solver such as "
                 "solver='clarabel', which fits ridge=0") from exc
+        self._store(program, solution)
+
+    def _store(self, program, solution) -> None:
+        """Keep a solved program as the fitted model (shared with
+        :class:`ChanceConstrainedClassifierCV`)."""
         try:
             model = program.decode(solution)
         except SolverError as exc:  # the dual form reports overlap as distance 0

@@ -39,6 +39,7 @@ from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit  # n
 from sklearn.neighbors import KNeighborsRegressor  # noqa: E402
 from sklearn.svm import SVR  # noqa: E402
 
+from conicml.estimators.ranking import ranking_path  # noqa: E402
 from conicml.formulations import ranking  # noqa: E402
 from conicml.metrics import mauc  # noqa: E402
 
@@ -83,7 +84,7 @@ def _path(method, Xtr, ytr, Xev, grid):
     basis = {"RANK-SVM": "all", "RANK-RND": "random", "RANK-RC": "rare"}[method]
     prog = ranking.rankrc(Xtr, ytr, max(grid), basis=basis, random_state=0)
     out = {}
-    for lam, sol in ranking.ranking_path(prog, grid):
+    for lam, sol in ranking_path(prog, grid):
         p = ranking.with_lambda(prog, lam)
         out[lam] = ranking.scores(p.data, p.decode(sol), Xev)
     return out

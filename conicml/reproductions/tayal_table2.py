@@ -50,6 +50,7 @@ from sklearn.metrics import roc_auc_score  # noqa: E402
 from sklearn.neighbors import NearestNeighbors  # noqa: E402
 from sklearn.svm import SVC  # noqa: E402
 
+from conicml.estimators.ranking import ranking_path  # noqa: E402
 from conicml.formulations import ranking  # noqa: E402
 
 from ._harness import machine, progress, write_results  # noqa: E402
@@ -166,7 +167,7 @@ def _knn_scores(Xtr, ytr, Xva, yva, Xte):
 def _rank_scores(Xtr, ytr, Xva, yva, Xte, lams, basis, seed):
     prog = ranking.rankrc(Xtr, ytr, max(lams), basis=basis, random_state=seed)
     best = (-np.inf, None, None)
-    for lam, sol in ranking.ranking_path(prog, lams):
+    for lam, sol in ranking_path(prog, lams):
         if not sol.values:
             continue
         p = ranking.with_lambda(prog, lam)

@@ -35,6 +35,7 @@ from sklearn.neighbors import NearestNeighbors  # noqa: E402
 from sklearn.svm import SVC  # noqa: E402
 
 import conicml as cm  # noqa: E402
+from conicml.estimators.ranking import ranking_path  # noqa: E402
 from conicml.formulations import ranking  # noqa: E402
 
 from ._harness import machine, progress, write_results  # noqa: E402
@@ -73,7 +74,7 @@ def _rank_path(Xtr, ytr, Xev, lams, basis):
     """Scores of Xev for every lambda of the warm-started path."""
     prog = ranking.rankrc(Xtr, ytr, max(lams), basis=basis, random_state=0)
     out = {}
-    for lam, sol in ranking.ranking_path(prog, lams):
+    for lam, sol in ranking_path(prog, lams):
         p = ranking.with_lambda(prog, lam)
         out[lam] = ranking.scores(p.data, p.decode(sol), Xev)
     return out
