@@ -16,7 +16,9 @@ rows, nothing is held whole), and the same estimator is fitted in memory:
   fraction of the quadratic-set negatives; gradient and certificate exact).
 
 Recorded: wall time, worker CPU (sum / busiest), peak worker RSS, client RSS, passes
-over the data, status, and ``uptime``'s load average.
+over the data, status, and ``uptime``'s load average. The client RSS is the child
+process's peak: for RankRC it includes the in-memory reference fit and the test rows,
+which run first in that process.
 
 Usage: ``python benchmarks/scale_dask_ranking_qpfs.py [--quick] [--n N] [--limit S]``
 """
