@@ -232,6 +232,121 @@ def table(rows: list[dict], args: argparse.Namespace) -> str:
             + (DISCUSSION_M4 if args.families == ["m4"] else DISCUSSION) + "\n")
 
 
+# --------------------------------------------------------------------------------------
+# section "floor": the fit against its dense floor (Gram matrix + one Cholesky)
+# --------------------------------------------------------------------------------------
+_FLOOR_CHILD = r"""
+import json, sys, time
+import numpy as np
+import conicml as cm
+from conicml._utils.threads import one_blas_thread
+from conicml.estimators import BMPMClassifier, MPMClassifier
+from conicml.kernels import make_kernel
+family, n, repeats = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+X, y = cm.datasets.twonorm(2 * n, dim=20, seed=0)
+Xt, yt, X, y = X[n:], y[n:], X[:n], y[:n]
+def floor(threads_one):
+    start = time.perf_counter()
+    K = make_kernel("rbf", X, gamma="scale").gram(X)
+    if threads_one:
+        with one_blas_thread():
+            np.linalg.cholesky(K)
+    else:
+        np.linalg.cholesky(K)
+    return time.perf_counter() - start
+est = {"mpm": MPMClassifier, "bmpm": BMPMClassifier}[family](kernel="rbf")
+start = time.perf_counter()
+est.fit(X, y)
+cold = time.perf_counter() - start
+floors, fits = [], []
+for _ in range(repeats):  # interleaved: floor and fit see the same load
+    floors.append(min(floor(True), floor(False)))
+    start = time.perf_counter()
+    est.fit(X, y)
+    fits.append(time.perf_counter() - start)
+sol = est.solution_
+print(json.dumps({"floor": min(floors), "fit": min(fits), "cold": cold,
+                  "objective": float(sol.objective), "status": sol.status.value,
+                  "certificate": float(sol.residuals.max()), "solver": sol.solver,
+                  "iterations": int(sol.iterations),
+                  "accuracy": float(np.mean(est.predict(Xt) == yt))}))
+"""
+
+
+def run_floor(trees: list[tuple[str, str]], families: list[str], n: int, repeats: int,
+              rounds: int, time_limit: float) -> list[dict]:
+    """Each (label, source tree) in turn, ``rounds`` times, one fresh process per fit."""
+    import json
+    import subprocess
+
+    rows = []
+    for family in families:
+        for rnd in range(rounds):
+            for label, tree in trees:
+                load = os.getloadavg()[0]
+                env = {**os.environ, "PYTHONPATH": tree}
+                row = {"family": family, "tree": label, "round": rnd + 1, "load": load}
+                try:
+                    out = subprocess.run(
+                        [sys.executable, "-c", _FLOOR_CHILD, family, str(n), str(repeats)],
+                        env=env, capture_output=True, text=True, timeout=time_limit,
+                        check=True)
+                    row.update(json.loads(out.stdout.strip().splitlines()[-1]))
+                    row["state"] = "ok"
+                except subprocess.TimeoutExpired:
+                    row["state"] = "timeout"
+                except subprocess.CalledProcessError as exc:
+                    row["state"] = "error"
+                    row["message"] = exc.stderr.strip().splitlines()[-1][:120]
+                rows.append(row)
+                print(_floor_line(row), flush=True)
+    return rows
+
+
+def _floor_line(r: dict) -> str:
+    if r["state"] != "ok":
+        return (f"| {r['family'].upper()} | {r['tree']} | {r['round']} | "
+                f"{r['state'].upper()} {r.get('message', '')} | | | | | | | | "
+                f"{r['load']:.1f} |")
+    return (f"| {r['family'].upper()} | {r['tree']} | {r['round']} | {r['floor']:.3f} | "
+            f"{r['fit']:.3f} | **{r['fit'] / r['floor']:.1f}** | {r['cold']:.3f} | "
+            f"{r['objective']:.12f} | {r['status']} | {r['certificate']:.1e} | "
+            f"{r['accuracy']:.3f} | {r['load']:.1f} |")
+
+
+def floor_table(rows: list[dict], args: argparse.Namespace, trees: list[tuple[str, str]],
+                started: str, ended: str) -> str:
+    head = ("| estimator | code | round | floor (s) | fit (s) | fit / floor | first fit "
+            "(s) | objective 1/kappa | status | certificate | test acc. | load (1 min) |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|")
+    trees_txt = "; ".join(f"`{label}` = {tree} at {_commit(tree)}" for label, tree in trees)
+    return (f"# Kernel MPM / BMPM against the dense floor (issue 27)\n\n{machine()}\n\n"
+            f"Command: `python benchmarks/kernel_fit_speed.py --section floor --floor-n "
+            f"{args.floor_n} --repeats {args.repeats} --rounds {args.rounds} --trees "
+            f"{args.trees}`; run {started} -- {ended} UTC. Code: {trees_txt}.\n\n"
+            f"`MPMClassifier(kernel=\"rbf\")` / `BMPMClassifier(kernel=\"rbf\")` with "
+            f"their defaults (solver \"auto\" = ils-newton) on twonorm n = {args.floor_n} "
+            "(20 dimensions, seed 0; test on the next n points). Each row is one fresh "
+            "process: one cold fit, then "
+            f"{args.repeats} rounds of (floor, fit) interleaved in the same process; "
+            "`floor` = the best of the rounds of the RBF Gram matrix "
+            "(`make_kernel('rbf', X, gamma='scale').gram(X)`) plus one Cholesky "
+            "factorisation of it (the faster of one BLAS thread and the default "
+            "threads), `fit` = the best warm `fit` (validation, program, solve, "
+            "certificate, decode). The code versions alternate, so both see the same "
+            "load.\n\n" + head + "\n" + "\n".join(_floor_line(r) for r in rows) + "\n")
+
+
+def _commit(tree: str) -> str:
+    import subprocess
+
+    try:
+        return subprocess.run(["git", "-C", tree, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "?"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="smoke run (n = 100, 60)")
@@ -243,7 +358,24 @@ def main() -> None:
                         help="rows to run: default and/or clarabel")
     parser.add_argument("--section", default=None,
                         help="record the run as this section of results/kernel_fit_speed.md")
+    parser.add_argument("--floor-n", type=int, default=2000,
+                        help="section floor: the training size")
+    parser.add_argument("--repeats", type=int, default=3, help="section floor")
+    parser.add_argument("--rounds", type=int, default=2, help="section floor")
+    parser.add_argument("--trees", default=f"after={Path(__file__).parents[1]}",
+                        help="section floor: label=source tree, comma-separated (e.g. "
+                             "before=/path/to/main,after=.)")
     args = parser.parse_args()
+    if args.section == "floor":
+        trees = [tuple(t.split("=", 1)) for t in args.trees.split(",")]
+        started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+        rows = run_floor(trees, [f for f in args.families.split(",") if f != "m4"],
+                         args.floor_n, args.repeats, args.rounds, args.time_limit)
+        ended = time.strftime("%H:%M", time.gmtime())
+        out = write_results("kernel_fit_speed",
+                            floor_table(rows, args, trees, started, ended), section="floor")
+        print(f"wrote {out}")
+        return
     args.families = args.families.split(",")
     args.sizes = [100] if args.quick else [int(s) for s in args.sizes.split(",")]
     datasets = ["twonorm"] if args.quick else args.datasets.split(",")
