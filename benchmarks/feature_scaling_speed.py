@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _harness import machine, run_with_limit, write_results  # noqa: E402
 
 import conicml as cm  # noqa: E402
-from conicml.feature_scaling import fit_feature_scaling, support_mask  # noqa: E402
+from conicml.formulations.feature_scaling import feature_scaled_svm  # noqa: E402
 
 
 def _data(n: int | None):
@@ -46,10 +46,13 @@ def fit(method: str, n: int | None):
     if method == "svc":
         SVC(C=1.0, gamma=1.0).fit(X, y)
         return {"time": time.perf_counter() - start}
-    r = fit_feature_scaling(X, y, method=method, C=1.0, mu=1.0)
-    return {"time": time.perf_counter() - start, "iterations": r.iterations,
-            "inner": r.inner_iterations, "features": int(support_mask(r.z).sum()),
-            "objective": r.objective, "label": r.label, "converged": r.converged}
+    program = feature_scaled_svm(X, y, 1.0, 1.0)
+    sol = cm.solve(program, f"fs-{method}")
+    r = program.decode(sol)
+    return {"time": time.perf_counter() - start, "iterations": sol.iterations,
+            "inner": sol.extras["inner_iterations"], "features": int(r["support"].sum()),
+            "objective": r["objective"], "label": r["label"],
+            "converged": sol.extras["converged"]}
 
 
 def main() -> None:

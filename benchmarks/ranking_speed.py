@@ -16,7 +16,7 @@ group. Ratios: best generic wall time / specialized wall time, same run.
 Second table: full Mammography (11 183 points, 260 rare, standardized, rbf with
 the mean-distance width): one RankRC fit at lambda = 2^-8, and the 16-value path
 log2 lambda = -20:2:10 solved high to low with warm starts
-(``ranking.ranking_path``).
+(``conicml.estimators.ranking.ranking_path``).
 
 BLAS runs single-threaded (OMP_NUM_THREADS=1, set before numpy is imported):
 the 2-core machine is shared and multi-threaded BLAS was measured 4-6x slower
@@ -81,6 +81,7 @@ def _run(m: int, solver: str, lam: float) -> dict:
 
 def _mammography(lam: float, path: bool, solver: str = "rank-tr") -> dict:
     import conicml as cm
+    from conicml.estimators.ranking import ranking_path
     from conicml.formulations import ranking
 
     X, y = cm.datasets.load("mammography")
@@ -90,7 +91,7 @@ def _mammography(lam: float, path: bool, solver: str = "rank-tr") -> dict:
     prog = ranking.rankrc(X, y, lam)
     if path:
         lams = 2.0 ** np.arange(-20, 11, 2)
-        sols = ranking.ranking_path(prog, lams, solver=solver)
+        sols = ranking_path(prog, lams, solver=solver)
         wall = time.perf_counter() - start
         statuses = [s.status.value for _, s in sols]
         iters = sum(s.iterations for _, s in sols)

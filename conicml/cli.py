@@ -9,6 +9,7 @@
     conicml compare --model mpm,bmpm --model m4 --n 200   # several models, 200 rows each
     conicml reproduce --list             # the thesis tables that can be reproduced
     conicml reproduce huang_table_3_1 --quick   # table + figure, thesis numbers beside ours
+    conicml reproduce --summary          # per thesis table: the record, cells within spread
 
 ``compare`` exits with status 1 when some solver disagrees with the reference
 beyond its tolerance (or fails), so it can guard a pipeline. A misuse (an unknown
@@ -447,10 +448,20 @@ def _save_comparison_figures(figures: list, path: str) -> None:
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from . import reproductions
 
+    common = [*(["--format", args.format] if args.format else [])]
+    if args.summary:
+        return reproductions.main(["--summary", *common])
+    if args.all:
+        return reproductions.main(["--all", *(["--record"] if args.record else []),
+                                   *(["--force"] if args.force else []),
+                                   *(["--no-figure"] if args.no_figure else []),
+                                   *([args.name] if args.name else [])])
     if args.list or args.name is None:
-        return reproductions.main(["--list"])
+        return reproductions.main(["--list", *common])
     return reproductions.main([args.name, *(["--no-figure"] if args.no_figure else []),
-                               *(["--quick"] if args.quick else []), *args.extra])
+                               *(["--quick"] if args.quick else []),
+                               *(["--out", args.out] if args.out else []),
+                               *(["--record"] if args.record else []), *args.extra])
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -487,9 +498,26 @@ def _parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("reproduce", help="re-run a thesis table: the markdown table, a figure, "
                          "and the thesis's numbers beside ours (conicml.reproductions)")
     rep.add_argument("name", nargs="?", default=None, help="reproduction name (see --list)")
-    rep.add_argument("--list", action="store_true", help="list the reproductions")
+    rep.add_argument("--list", action="store_true",
+                     help="list the reproductions: tables, expected runtime, description")
+    rep.add_argument("--summary", action="store_true",
+                     help="per seed table: entry, cells, within the thesis's spread, "
+                     "protocol, commit, date and freshness of its record")
+    rep.add_argument("--format", choices=("text", "json", "markdown"), default=None,
+                     help="format of --list / --summary (markdown: the summary as "
+                     "docs/reproductions.md)")
     rep.add_argument("--quick", action="store_true",
-                     help="smoke run: writes <table>_quick.md beside the recorded table")
+                     help="smoke run: writes <table>_quick.md")
+    rep.add_argument("--out", default=None, metavar="DIR",
+                     help="folder of the table and figure (default ./conicml-results/)")
+    rep.add_argument("--record", action="store_true",
+                     help="maintainers: rewrite the recorded copy in the checkout "
+                     "(benchmarks/results/) with its header")
+    rep.add_argument("--all", action="store_true",
+                     help="with --record: re-record every entry whose record is not fresh "
+                     "(resumable)")
+    rep.add_argument("--force", action="store_true",
+                     help="with --all --record: re-record fresh records too")
     rep.add_argument("--no-figure", action="store_true",
                      help="do not draw <table>.png (drawn when matplotlib is installed)")
     rep.add_argument("extra", nargs=argparse.REMAINDER,

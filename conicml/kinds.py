@@ -17,6 +17,7 @@ from __future__ import annotations
 __all__ = [
     "ALL_KINDS",
     "FAMILIES",
+    "FS_SVM",
     "CBC_DUAL",
     "CBC_HARD_DUAL",
     "CBC_HARD_PRIMAL",
@@ -114,6 +115,11 @@ QPFS_RESTRICTED = "qp.qpfs.restricted"
 KFDA = "qp.kfda"
 KQPFS = "qp.kqpfs"
 
+# -- feature-scaled Gaussian-kernel SVM (formulations/feature_scaling.py) ---------------
+#: min Omega(beta, b, z) over z >= 0 (Tayal 2014, 7.7): non-convex, solved by the local
+#: fs-* methods only.
+FS_SVM = "nonconvex.fs.svm"
+
 # -- trust-region subproblem of the feature-scaled SVM (formulations/trust_region.py) ----
 #: min g's + s'Hs/2 s.t. ||Ds|| <= Delta, H indefinite: exact SDP relaxation (S-lemma);
 #: generic route Clarabel and SCS only (ECOS has no PSD cone).
@@ -134,6 +140,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
                 SVORIM_QP_DUAL),
     "ranking": (RANK_HINGE, RANK_SMOOTHED),
     "feature_selection": (QPFS, QPFS_RESTRICTED, KFDA, KQPFS),
+    "feature_scaling": (FS_SVM,),
     "trust_region": (TRS, TRS_CONVEX),
 }
 

@@ -75,7 +75,8 @@ SOL_ATOL["smo-or"] = 1e-4  # decoded scores/w vs the interior-point backends (th
 
 # pegasos / weighted-pegasos (stochastic sub-gradient, conicml/solvers/pegasos.py): run at their
 # defaults in the registry-wide tests, i.e. stopped at a *certified* relative duality gap
-# (P - D)/P <= tol = 1e-3, so the objective is within 1e-3 of the optimum; the solution is only
+# (P - D)/P <= tol = 1e-3, so the objective is within 1e-3 of the optimum (a run stopped by
+# its iteration cap is held to the gap it reports instead); the solution is only
 # known to ||w - w*|| <= sqrt(2 (P - D)) (strong convexity of P in w), hence the loose row.
 OBJ_RTOL["pegasos"] = OBJ_RTOL["weighted-pegasos"] = 1.5e-3
 SOL_ATOL["pegasos"] = SOL_ATOL["weighted-pegasos"] = 1e-1

@@ -66,6 +66,19 @@ class KernelFisher:
         """:math:`CK` (columns of K centred over the samples)."""
         return self.gram - self.gram.mean(axis=0)
 
+    def kqpfs_objective(self, alpha: np.ndarray) -> float:
+        r""":math:`G_\mu(\alpha) = \tfrac12\|CK\alpha - Cy\|^2 + \tfrac12\mu\|\alpha\|^2
+        - \tfrac12\|Cy\|^2` (4.7), the program's own form.
+
+        Equal to :math:`\tfrac12\alpha^\top(Q_K + \mu I)\alpha - F_K^\top\alpha`, but
+        without forming :math:`Q_K = (CK)^\top CK`, whose round-off
+        (:math:`\epsilon\|CK\|^2\|\alpha\|^2`) swamps the value when :math:`\mu` is small
+        and :math:`\alpha` large."""
+        alpha = np.asarray(alpha, dtype=float)
+        Cy = self.y - self.y.mean()
+        r = self.centred_gram() @ alpha - Cy
+        return float(0.5 * (r @ r) + 0.5 * self.mu * (alpha @ alpha) - 0.5 * (Cy @ Cy))
+
     def kqpfs_system(self) -> tuple[np.ndarray, np.ndarray]:
         r"""(:math:`Q_K + \mu I`, :math:`F_K`) of eq. (4.8): :math:`Q_K = (CK)^\top CK`,
         :math:`F_K = (CK)^\top y`."""

@@ -75,26 +75,54 @@ class SimplexQP:
             + self.alpha * float(np.abs(self.relevance).max(initial=0.0))
         return s if s > 0 else 1.0
 
+    def resolution(self, w: np.ndarray, g: np.ndarray | None = None) -> float:
+        r"""Size of the numbers whose differences the KKT conditions at ``w`` compare.
+
+        With :math:`G = \nabla g(w)` the Frank–Wolfe gap is the difference of
+        :math:`G^\top w = (1-\alpha)\|L^\top w\|^2 - \alpha F^\top w` and
+        :math:`\min_j G_j`; this returns
+        :math:`(1-\alpha)\|L^\top w\|^2 + \alpha |F^\top w| + |\min_j G_j|`, in units of
+        the objective. Relative to it a gap says how many digits of :math:`g(w)` are
+        right. (:meth:`scale`, the largest gradient entry anywhere on the simplex, can
+        exceed it by many orders of magnitude when the factor is large and the optimum
+        nearly cancels it: a gap of 1e-9 of that scale may be 50 % of the objective.)
+        """
+        w = np.asarray(w, dtype=float)
+        if g is None:
+            g = self.gradient(w)
+        v = self.factor.T @ w
+        r = ((1.0 - self.alpha) * float(v @ v) + self.alpha * abs(float(self.relevance @ w))
+             + abs(float(g.min(initial=0.0))))
+        return r if r > 0 else 1.0
+
     def certificate(self, w: np.ndarray) -> tuple[float, float, float]:
         r"""Relative (primal, dual, gap) of a point, recomputed from the data.
 
+        Every coordinate is checked, on and off the support: with
+        :math:`\nu = \min_j G_j` (the multiplier of :math:`\mathbf 1^\top w = 1`) and
+        :math:`\lambda = G - \nu\mathbf 1 \ge 0` (those of :math:`w \ge 0`) stationarity
+        holds exactly, so the KKT conditions reduce to complementarity
+        :math:`w_i\lambda_i = 0`, i.e. :math:`G_i = \nu` on the support and
+        :math:`G_i \ge \nu` off it. With :math:`r` = :meth:`resolution`:
+
         * primal: :math:`\max(|\mathbf 1^\top w - 1|, \max_i (-w_i)_+)`;
-        * dual: with :math:`\nu = \min_j G_j` and :math:`\lambda = G - \nu\mathbf 1 \ge 0`
-          stationarity holds exactly; the residual is the largest complementarity product
-          :math:`\max_i w_i^+\lambda_i / s`;
-        * gap: the Frank–Wolfe gap :math:`(G^\top w - \min_j G_j)/s`, an upper bound on
-          :math:`g(w) - g^*` for a feasible :math:`w` (convexity), divided by :meth:`scale`.
+        * dual: the largest complementarity product :math:`\max_i w_i^+\lambda_i / r`;
+        * gap: the Frank–Wolfe gap :math:`(G^\top w - \min_j G_j)/r
+          = \sum_i w_i^+\lambda_i / r`, an upper bound on :math:`(g(w) - g^*)/r` for a
+          feasible :math:`w` (convexity). A point optimal only on a restricted support
+          (some feature off it has :math:`G_i < \nu`) has a gap of the order of
+          :math:`\nu - \min_j G_j` relative to the objective, and fails.
         """
         w = np.asarray(w, dtype=float)
         if w.shape != self.relevance.shape or not np.all(np.isfinite(w)):
             return math.inf, math.inf, math.inf
         primal = max(abs(float(w.sum()) - 1.0), float(np.maximum(-w, 0.0).max(initial=0.0)))
         g = self.gradient(w)
-        s = self.scale()
-        gmin = float(g.min())
-        excess = (g - gmin) / s
-        dual = float((np.maximum(w, 0.0) * excess).max(initial=0.0))
-        gap = max(float(np.maximum(w, 0.0) @ excess), 0.0)
+        r = self.resolution(w, g)
+        wp = np.maximum(w, 0.0)
+        excess = (g - float(g.min())) / r
+        dual = float((wp * excess).max(initial=0.0))
+        gap = max(float(wp @ excess), 0.0)
         return primal, dual, gap
 
 

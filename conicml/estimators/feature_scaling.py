@@ -1,7 +1,7 @@
 r"""``FeatureScalingSVC``: embedded feature selection for the Gaussian-kernel SVM.
 
-Tayal 2014, chapter 7 (see :mod:`conicml.formulations.feature_scaling` and
-:mod:`conicml.feature_scaling`).
+Tayal 2014, chapter 7 (the program: :mod:`conicml.formulations.feature_scaling`; the
+methods: the ``fs-*`` solvers of :mod:`conicml.solvers.feature_scaling`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..feature_scaling import METHODS, fit_feature_scaling, support_mask
-from ..formulations.feature_scaling import fs_kernel
+from ..formulations.feature_scaling import feature_scaled_svm, fs_kernel
+from ..solution import Status
+from ..solvers.feature_scaling import METHODS
+from ..solving import solve
 from ._base import BinaryConicClassifier
 
 __all__ = ["FeatureScalingSVC"]
@@ -56,7 +58,7 @@ class FeatureScalingSVC(SelectorMixin, BinaryConicClassifier):
     svm_solver : str, default="smo"
         Solver of the convex SVM block (any solver of kind ``qp.svm.dual``).
     tol : float, default=1e-4
-        Outer stopping tolerance (see :func:`conicml.feature_scaling.fit_feature_scaling`).
+        Outer stopping tolerance (see :mod:`conicml.solvers.feature_scaling`).
     max_iter : int, optional
         Outer iterations (``full``: trust-region iterations); ``None``: the
         method's default (500 for Simple AO and AO-I, which converge linearly and
@@ -81,15 +83,20 @@ class FeatureScalingSVC(SelectorMixin, BinaryConicClassifier):
         Outer iterations.
     label_ : {"minimum", "saddle", "not stationary"}
         ``"not stationary"`` when the projected gradient of :math:`\Omega`
-        (``result_.stationarity``) exceeds :math:`100\,\texttt{tol}\max(1, C, \mu)`
+        (``stationarity`` of ``program_.decode(result_)``) exceeds
+        :math:`100\,\texttt{tol}\max(1, C, \mu)`
         (AO-II's fixed points usually are not stationary for :math:`\Omega`, see
-        :mod:`conicml.feature_scaling`); otherwise ``"minimum"`` or ``"saddle"`` by the
+        :mod:`conicml.solvers.feature_scaling`); otherwise ``"minimum"`` or ``"saddle"`` by the
         sign of the smallest eigenvalue ``vmin_`` of the projected Hessian (Table 7.1).
     vmin_ : float
     objective_ : float
         :math:`\Omega` at the end.
     converged_ : bool
-    result_ : conicml.feature_scaling.FSResult
+    result_ : conicml.Solution
+        The solve of the ``nonconvex.fs.svm`` program by ``fs-<method>`` (status,
+        certificate, ``extras["history"]``).
+    program_ : conicml.Program
+        The program (:func:`conicml.formulations.feature_scaling.feature_scaled_svm`).
 
     Examples
     --------
@@ -158,28 +165,33 @@ class FeatureScalingSVC(SelectorMixin, BinaryConicClassifier):
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         import warnings
 
-        res = fit_feature_scaling(
-            X, y, method=self.method, C=self.C, mu=self.mu, tol=self.tol,
-            max_iter=self.max_iter, svm_solver=self.svm_solver, time_limit=self.time_limit)
-        if not res.converged:
+        program = feature_scaled_svm(X, y, self.C, self.mu)
+        sol = solve(program, f"fs-{self.method}", tol=self.tol, max_iter=self.max_iter,
+                    svm_solver=self.svm_solver, time_limit=self.time_limit)
+        if sol.status is not Status.USER_LIMIT and not sol.status.has_solution:
+            raise RuntimeError(f"FeatureScalingSVC({self.method!r}) failed: {sol.message}")
+        model = program.decode(sol)
+        if not sol.extras["converged"]:
             warnings.warn(f"FeatureScalingSVC({self.method!r}) stopped before convergence: "
-                          f"{res.message}; raise max_iter / time_limit",
+                          f"{sol.message}; raise max_iter / time_limit",
                           ConvergenceWarning, stacklevel=3)
-        self.result_ = res
-        self.z_ = res.z
-        self.support_ = support_mask(res.z)
-        order = np.argsort(-res.z, kind="stable")
-        ranking = np.empty(res.z.size, dtype=int)
-        ranking[order] = np.arange(1, res.z.size + 1)
+        z = model["z"]
+        self.program_ = program
+        self.result_ = sol
+        self.z_ = z
+        self.support_ = model["support"]
+        order = np.argsort(-z, kind="stable")
+        ranking = np.empty(z.size, dtype=int)
+        ranking[order] = np.arange(1, z.size + 1)
         self.ranking_ = ranking
-        self.dual_coef_ = res.beta[None, :]
-        self.intercept_ = np.array([res.b])
+        self.dual_coef_ = model["dual_coef"][None, :]
+        self.intercept_ = np.array([model["b"]])
         self.X_fit_ = X
-        self.n_iter_ = res.iterations
-        self.label_ = res.label
-        self.vmin_ = res.vmin
-        self.objective_ = res.objective
-        self.converged_ = res.converged
+        self.n_iter_ = sol.iterations
+        self.label_ = model["label"]
+        self.vmin_ = model["vmin"]
+        self.objective_ = model["objective"]
+        self.converged_ = bool(sol.extras["converged"])
 
     def _decision(self, X: np.ndarray) -> np.ndarray:
         return fs_kernel(X, self.X_fit_, self.z_) @ self.dual_coef_[0] + self.intercept_[0]

@@ -25,7 +25,7 @@ import numpy as np
 from scipy.spatial.distance import cdist
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -64,7 +64,12 @@ class _RankingSelector(SelectorMixin, BaseEstimator):
         if np.unique(y).size < 2:
             raise ValueError(f"{type(self).__name__} needs at least two classes; y has "
                              "one class only")
-        m = X.shape[1]
+        k = self._n_keep(X.shape[1])
+        scores, order = self._rank(X, y)
+        return self._keep(X, scores, order, k)
+
+    def _n_keep(self, m: int) -> int:
+        """``n_features_to_select`` resolved for ``m`` features."""
         k = self.n_features_to_select
         if k is None:
             k = max(1, m // 2)
@@ -73,7 +78,12 @@ class _RankingSelector(SelectorMixin, BaseEstimator):
         if k > m:
             raise ValueError(f"n_features_to_select={k} is larger than the number of "
                              f"features ({m})")
-        scores, order = self._rank(X, y)
+        return int(k)
+
+    def _keep(self, X: np.ndarray, scores: np.ndarray, order: np.ndarray, k: int
+              ) -> _RankingSelector:
+        """Store a ranking of the features of ``X`` and keep its first ``k``."""
+        m = X.shape[1]
         constant = sim.constant_features(X)
         if constant.any():  # documented handling: no information, ranked last
             order = np.concatenate([order[~constant[order]], np.flatnonzero(constant)])
@@ -126,8 +136,24 @@ class QPFSSelector(_RankingSelector):
     ----------
     n_features_to_select : int, float in (0, 1] or None, default=None
         Number (or fraction) of features kept; ``None`` keeps half.
-    alpha : float in [0, 1] or "auto", default="auto"
+    alpha : float in [0, 1], "auto" or "cv", default="auto"
         ``"auto"`` is :math:`\hat\alpha = \bar q/(\bar q + \bar f)` (eq. 3.7, or 3.11).
+        ``"cv"``: the value of ``alphas`` whose selected features give ``estimator`` the
+        best mean cross-validated score, as ``GridSearchCV`` over
+        ``Pipeline([("qpfs", QPFSSelector(alpha=a)), ("estimator", estimator)])`` would
+        choose it, each fold's path over ``alphas`` warm started
+        (:func:`conicml.solve_path`) on similarities computed once per fold.
+    alphas : array-like of float in [0, 1], default=None
+        The grid of ``alpha="cv"``; ``None``: ``np.linspace(0, 1, 11)``.
+    cv : int, cross-validation generator or iterable, default=None
+        Folds of ``alpha="cv"``, as in :class:`~sklearn.model_selection.GridSearchCV`.
+    estimator : classifier, default=None
+        Scores the selected features for ``alpha="cv"``; ``None``:
+        ``sklearn.svm.SVC(kernel="linear")``.
+    scoring : str or callable, default=None
+        Scorer of ``alpha="cv"`` (``None``: ``estimator``'s ``score``).
+    n_jobs : int, default=None
+        Folds of ``alpha="cv"`` in parallel (``None``: one core).
     similarity : {"mi", "correlation"}, default="mi"
     nystrom : float in (0, 1] or None, default=None
         Nyström sampling rate p (QPFS + Nyström, §3.2.1).
@@ -147,7 +173,9 @@ class QPFSSelector(_RankingSelector):
     ranking_, order_, support_, n_features_to_select_
         See the module docstring.
     alpha_ : float
-        The trade-off used.
+        The trade-off used (with ``alpha="cv"``: the chosen one).
+    cv_results_, best_params_, best_score_, best_index_
+        ``alpha="cv"`` only: as ``GridSearchCV``'s (``param_alpha``).
     program_ : Program
     solution_ : Solution
     model_ : dict
@@ -165,11 +193,25 @@ class QPFSSelector(_RankingSelector):
     array([2])
     >>> int(selector.ranking_[2]), selector.transform(X).shape
     (1, (100, 1))
+
+    ``alpha="cv"`` chooses the trade-off by the cross-validated score of a classifier
+    (here the default linear SVC) on the selected features:
+
+    >>> selector = QPFSSelector(1, alpha="cv", alphas=[0.0, 0.5, 1.0], cv=3).fit(X, y)
+    >>> selector.cv_results_["mean_test_score"].round(3)
+    array([0.55 , 0.651, 0.651])
+    >>> selector.alpha_, selector.get_support(indices=True)
+    (0.5, array([2]))
     """
 
     _parameter_constraints: dict = {
         **_RankingSelector._parameter_constraints,
-        "alpha": [Interval(Real, 0, 1, closed="both"), StrOptions({"auto"})],
+        "alpha": [Interval(Real, 0, 1, closed="both"), StrOptions({"auto", "cv"})],
+        "alphas": ["array-like", None],
+        "cv": ["cv_object"],
+        "estimator": [HasMethods(["fit", "predict"]), None],
+        "scoring": [str, callable, None],
+        "n_jobs": [Integral, None],
         "similarity": [StrOptions({"mi", "correlation"})],
         "nystrom": [Interval(Real, 0, 1, closed="right"), None],
         "delta": [Interval(Real, 0, 1, closed="left")],
@@ -183,9 +225,16 @@ class QPFSSelector(_RankingSelector):
                  alpha: float | str = "auto", similarity: str = "mi",
                  nystrom: float | None = None, delta: float = 1e-8, bins: int = 3,
                  width: float = 3.0, solver: str = "simplex-smo",
-                 solver_options: dict | None = None, random_state: int | None = None) -> None:
+                 solver_options: dict | None = None, random_state: int | None = None,
+                 alphas: Any = None, cv: Any = None, estimator: Any = None,
+                 scoring: Any = None, n_jobs: int | None = None) -> None:
         self.n_features_to_select = n_features_to_select
         self.alpha = alpha
+        self.alphas = alphas
+        self.cv = cv
+        self.estimator = estimator
+        self.scoring = scoring
+        self.n_jobs = n_jobs
         self.similarity = similarity
         self.nystrom = nystrom
         self.delta = delta
@@ -200,13 +249,30 @@ class QPFSSelector(_RankingSelector):
             # nothing to select: every feature carries no information (documented handling)
             self.alpha_ = float("nan")
             return np.zeros(X.shape[1]), np.arange(X.shape[1])
+        alpha = self.alpha
+        if alpha == "cv":
+            from .cv import _QPFSAlphaSearch  # cv imports the estimators
+
+            search = _QPFSAlphaSearch(self).run(X, y)
+            for name in ("cv_results_", "best_params_", "best_score_", "best_index_",
+                         "n_splits_"):
+                setattr(self, name, getattr(search, name))
+            alpha = search.alpha_
+        program = self._program(X, y, alpha)
+        solution = solve_or_raise(program, self.solver, self.solver_options)
+        return self._store(program, solution)
+
+    def _program(self, X: np.ndarray, y: np.ndarray, alpha: float | str):
+        """The QPFS program of ``fit`` at ``alpha``."""
         seed = self.random_state
         if seed is not None and not isinstance(seed, (int, np.integer)):
             seed = np.random.default_rng(seed.randint(2**31 - 1))
-        program = qpfs_formulation.qpfs(
-            X, y, self.alpha, similarity=self.similarity, nystrom=self.nystrom,
+        return qpfs_formulation.qpfs(
+            X, y, alpha, similarity=self.similarity, nystrom=self.nystrom,
             delta=self.delta, bins=self.bins, width=self.width, random_state=seed)
-        solution = solve_or_raise(program, self.solver, self.solver_options)
+
+    def _store(self, program, solution) -> tuple[np.ndarray, np.ndarray]:
+        """Keep a solved program; the weights and the ranking of the features."""
         model = program.decode(solution)
         self.program_ = program
         self.solution_ = solution

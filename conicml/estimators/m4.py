@@ -213,6 +213,10 @@ class M4Classifier(BinaryConicClassifier):
         }
         options = {"inner": self.inner, **dict(self.solver_options or {})}
         solution = solve_or_raise(program, solver, options, hints)
+        self._store(X, program, solution)
+
+    def _store(self, X: np.ndarray, program, solution) -> None:
+        """Keep a solved program as the fitted model (shared with :class:`M4ClassifierCV`)."""
         model = program.decode(solution)
         self.program_ = program
         self.solution_ = solution

@@ -422,6 +422,11 @@ class SVOrdinalRegressor(ClassifierMixin, BaseEstimator):
         hints = {Status.USER_LIMIT: "raise max_iter / time_limit in solver_options, or "
                  "lower C"}
         solution = solve_or_raise(program, self.solver.lower(), self.solver_options, hints)
+        return self._store(X, program, solution)
+
+    def _store(self, X: np.ndarray, program: Any, solution: Any) -> SVOrdinalRegressor:
+        """Keep a solved program as the fitted model (shared with
+        :class:`SVOrdinalRegressorCV`)."""
         model = program.decode(solution)
         coef = np.asarray(model["dual"]["dual_coef"], dtype=float)
         self.support_ = np.flatnonzero(coef)

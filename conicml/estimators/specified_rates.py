@@ -175,10 +175,10 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
         return (renamed_param(self, "eta_pos", "error_pos"),
                 renamed_param(self, "eta_neg", "error_neg"))
 
-    def _program(self, data):
+    def _program(self, X, y=None):
         error_pos, error_neg = self._rates()
         program = specified_rates.specified_rates(
-            data, error_pos, error_neg, kernel=self.kernel, bound=self.bound,
+            X, y, error_pos, error_neg, kernel=self.kernel, bound=self.bound,
             gamma=self.gamma, degree=self.degree, coef0=self.coef0,
             ridge=renamed_param(self, "epsilon", "ridge"), form=self.form,
         )
@@ -213,6 +213,11 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
                 "at most n_features samples, a feature constant within it, or collinear "
                 f"features; pass ridge > 0{unit}, or a generic solver such as "
                 "solver='clarabel', which fits ridge=0") from exc
+        self._store(program, solution)
+
+    def _store(self, program, solution) -> None:
+        """Keep a solved program as the fitted model (shared with
+        :class:`ChanceConstrainedClassifierCV`)."""
         try:
             model = program.decode(solution)
         except SolverError as exc:  # the dual form reports overlap as distance 0
@@ -234,7 +239,7 @@ class ChanceConstrainedClassifier(BinaryConicClassifier):
         return kernel_unit_dependence(self.kernel, L2_PENALTY)
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
-        program = self._program((X, y))
+        program = self._program(X, y)
         if self.kernel != "linear":
             self.X_fit_ = X
         self._solve(program)

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
+from typing import Any
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
+from ..exceptions import ProgramError
 from ..formulations import svm as svm_formulation
 from ..kernels import KERNELS
+from ..moments.distributed import is_dask_array
 from ..solution import Status
 from ._base import (
     L2_PENALTY,
@@ -54,6 +60,17 @@ class SVMClassifier(BinaryConicClassifier):
         samples, ``"dcd"`` (LIBLINEAR's dual coordinate descent, exact bias).
     solver_options : dict, default=None
         Options for the solver (see :func:`conicml.solve`).
+
+    Notes
+    -----
+    ``X`` and ``y`` may be ``dask.array`` arrays (with ``kernel="linear"``,
+    ``solver="dcd"`` and a finite ``C``): the model is then trained from the row blocks on
+    the workers of the active Dask client (:mod:`conicml.estimators._dask_linear`:
+    CoCoA+ rounds of dual coordinate ascent, certified by a block-wise duality gap;
+    ``solver_options`` ``tol``, ``max_iter`` (rounds), ``time_limit``, ``rho``,
+    ``local_epochs``, ``sigma``, ``random_state``, ``verbose``, ``engine``), and the fitted
+    attributes are NumPy arrays. ``decision_function`` and ``predict`` on a Dask array
+    return a Dask array (block by block).
 
     Attributes
     ----------
@@ -126,6 +143,94 @@ class SVMClassifier(BinaryConicClassifier):
     def _unit_dependence(self) -> str | None:
         return kernel_unit_dependence(self.kernel, L2_PENALTY)
 
+    def fit(self, X: Any, y: Any) -> SVMClassifier:
+        """Fit the classifier (on NumPy input, or on Dask arrays on the workers).
+
+        Parameters
+        ----------
+        X : array-like or dask.array of shape (n_samples, n_features)
+        y : array-like or dask.array of shape (n_samples,)
+            Two classes; the larger label ``classes_[1]`` is the positive class.
+
+        Returns
+        -------
+        self
+        """
+        if not is_dask_array(X):
+            return super().fit(X, y)
+        self._validate_params()
+        self._fit_dask(X, y)
+        return self
+
+    def _fit_dask(self, X: Any, y: Any) -> None:
+        from ._dask_linear import fit_linear_svm_dask, labels_of
+
+        if self.kernel != "linear" or self.solver != "dcd" or self.C is None:
+            raise ProgramError(
+                f"SVMClassifier on Dask arrays trains the linear soft-margin SVM with "
+                f"solver='dcd'; got kernel={self.kernel!r}, solver={self.solver!r}, "
+                f"C={self.C!r} (use kernel='linear', solver='dcd' and a finite C, or "
+                "pass NumPy arrays)")
+        classes = labels_of(y)
+        if classes.size != 2:
+            raise ProgramError(
+                f"SVMClassifier needs samples of exactly two classes; the Dask array y has "
+                f"{classes.size} distinct label(s) {classes[:10].tolist()}")
+        if isinstance(self.class_weight, dict):
+            unknown = set(self.class_weight) - set(classes.tolist())
+            if unknown:
+                raise ValueError(f"class_weight has labels not in the data: {sorted(unknown)}")
+        self.classes_ = classes
+        self.n_features_in_ = int(X.shape[1])
+        solution = fit_linear_svm_dask(X, y, classes[1], float(self.C), self.class_weight,
+                                       classes, self.solver_options)
+        if solution.status is not Status.OPTIMAL:
+            warnings.warn(
+                f"solver 'dcd' on Dask stopped before convergence ({solution.message}); the "
+                "model keeps its best primal point: raise max_iter / time_limit in "
+                "solver_options", ConvergenceWarning, stacklevel=3)
+        w, b = solution.values["w"], float(solution.values["b"])
+        if not np.any(w):
+            warnings.warn(
+                "SVMClassifier learnt a constant score (w = 0 on the Dask data; every "
+                "prediction is one class): if the minority class lies inside the majority's "
+                "spread, pass class_weight='balanced'", ConvergenceWarning, stacklevel=3)
+        # a model from an earlier in-memory fit must not answer for this one
+        for name in ("program_", "support_", "support_vectors_", "dual_coef_",
+                     "n_support_"):
+            self.__dict__.pop(name, None)
+        self.solution_ = solution
+        self.model_ = {"w": w, "b": b}
+        self.n_iter_ = solution.iterations
+        self.coef_ = w[None, :]
+        self.intercept_ = np.array([b])
+
+    def decision_function(self, X: Any) -> Any:
+        """Signed decision values :math:`f(x)`; positive means ``classes_[1]``.
+
+        On a Dask array, a Dask array computed block by block on the workers.
+        """
+        if not is_dask_array(X):
+            return super().decision_function(X)
+        check_is_fitted(self)
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has shape {X.shape}, but SVMClassifier is expecting "
+                             f"{self.n_features_in_} features as input")
+        X = X.rechunk({1: -1})
+        return X.map_blocks(self._decision_block, drop_axis=1, dtype=np.float64)
+
+    def predict(self, X: Any) -> Any:
+        """Class labels: ``classes_[1]`` where the decision value is >= 0."""
+        decision = self.decision_function(X)
+        if not is_dask_array(decision):
+            return self.classes_[(decision >= 0).astype(int)]
+        classes = self.classes_
+        return decision.map_blocks(lambda f: classes[(f >= 0).astype(int)],
+                                   dtype=classes.dtype)
+
+    def _decision_block(self, Xb: np.ndarray) -> np.ndarray:
+        return self._decision(np.asarray(Xb, dtype=np.float64))
+
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         class_weight = self.class_weight
         if isinstance(class_weight, dict):
@@ -180,4 +285,6 @@ class SVMClassifier(BinaryConicClassifier):
             stacklevel=4)
 
     def _decision(self, X: np.ndarray) -> np.ndarray:
+        if not hasattr(self, "program_"):  # fitted on Dask arrays: the hyperplane only
+            return X @ self.coef_[0] + self.intercept_[0]
         return svm_formulation.decision_values(self.program_.data, self.model_, X)

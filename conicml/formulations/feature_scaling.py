@@ -43,238 +43,189 @@ differences). The full Hessian of :math:`\Omega` has size :math:`n + 1 + d`
 :math:`(\beta, b)` is a standard SVM [derived]: the conjugate of
 :math:`C\ell_\epsilon` is the hinge's plus :math:`\epsilon\alpha^2/C`, so the dual is
 the SVM dual (F4) with the Gram matrix :math:`K_z + (2\epsilon/C)I`, and
-:math:`\beta = y\circ\alpha`, :math:`b` its KKT bias. :func:`svm_block` solves it
-with :func:`conicml.formulations.svm.soft_margin` (``kernel="precomputed"``), so
-any registered SVM solver serves it.
+:math:`\beta = y\circ\alpha`, :math:`b` its KKT bias. :func:`svm_block_program` builds
+it (:func:`conicml.formulations.svm.soft_margin`, ``kernel="precomputed"``), so any
+registered SVM solver serves it.
+
+**The program.** :func:`feature_scaled_svm` builds the non-convex program (kind
+``nonconvex.fs.svm``) that the ``fs-simple-ao``, ``fs-ao1``, ``fs-ao2``, ``fs-full``
+and ``fs-gmkl`` solvers (:mod:`conicml.solvers.feature_scaling`) minimise. They are
+local methods: its certificate reports a *second-order stationary point* of
+:math:`\Omega` over :math:`z \ge 0`, never a global minimum.
 """
 
 from __future__ import annotations
 
+import functools
+import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from .._utils.validation import check_positive, check_X_y
+from ..contracts.feature_scaling import (
+    MAX_TENSOR_BYTES,
+    FeatureScaledSVM,
+    FeatureScalingObjective,
+    fs_kernel,
+    projected_hessian_label,
+    small_blas,
+    smoothed_hinge,
+    support_mask,
+)
 from ..exceptions import ProgramError
-from ..solving import solve
+from ..kinds import FS_SVM
+from ..program import Program, require_solution
+from ..solution import Residuals, Solution
 from . import svm
 
 __all__ = [
+    "MAX_TENSOR_BYTES",
     "FeatureScalingObjective",
+    "feature_scaled_svm",
     "fs_kernel",
     "smoothed_hinge",
-    "svm_block",
+    "support_mask",
+    "svm_block_program",
 ]
 
-#: Largest pairwise-difference tensor (n * n * d doubles) the exact Hessian builds.
-MAX_TENSOR_BYTES = 600e6
+
+def _svm_dual(G: np.ndarray, y: np.ndarray, C: float) -> Program:
+    return svm.soft_margin(G, y, C, kernel="precomputed", form="dual")
 
 
-def smoothed_hinge(t: np.ndarray, eps: float = 0.5, order: int = 0) -> np.ndarray:
-    r"""The smoothed hinge :math:`\ell_\epsilon` (7.8) or its derivative of ``order`` 1, 2.
+def svm_block_program(X: np.ndarray, y: np.ndarray, z: np.ndarray, C: float, *,
+                      eps: float = 0.5, K: np.ndarray | None = None) -> Program:
+    r"""The SVM block: the program whose optimum minimises :math:`\Omega(\cdot, \cdot, z)`.
 
-    .. math::
+    The SVM dual (kind ``qp.svm.dual``) with the precomputed Gram matrix
+    :math:`K_z + (2\epsilon/C) I` (module docstring); ``program.decode(solution)``
+    gives ``dual_coef`` (:math:`\beta`) and ``b``. Solve it with any solver of that
+    kind, e.g. ``program.decode(conicml.solve(program, "smo"))``.
 
-        \ell_\epsilon(t) = \begin{cases} 1 - \epsilon - t & t < 1 - 2\epsilon\\
-        (1-t)^2/(4\epsilon) & 1 - 2\epsilon \le t < 1\\ 0 & t \ge 1\end{cases}
+    This replaces ``svm_block(X, y, z, C, solver=...)``, which solved the block inside
+    the formulation (a formulation builds programs and never solves them); the old
+    name is kept for one release as :func:`conicml.feature_scaling.svm_block`.
     """
-    t = np.asarray(t, dtype=float)
-    lin = t < 1 - 2 * eps
-    quad = (~lin) & (t < 1)
-    out = np.zeros_like(t)
-    if order == 0:
-        out[lin] = 1 - eps - t[lin]
-        out[quad] = (1 - t[quad]) ** 2 / (4 * eps)
-    elif order == 1:
-        out[lin] = -1.0
-        out[quad] = -(1 - t[quad]) / (2 * eps)
-    elif order == 2:
-        out[quad] = 1.0 / (2 * eps)
-    else:
-        raise ValueError(f"order must be 0, 1 or 2, got {order!r}")
-    return out
+    if K is None:
+        K = fs_kernel(X, X, np.asarray(z, float))
+    return _svm_dual(K + (2 * eps / C) * np.eye(K.shape[0]), y, C)
 
 
-def fs_kernel(A: np.ndarray, B: np.ndarray, z: np.ndarray) -> np.ndarray:
-    r"""The feature-scaled Gaussian kernel (7.17): :math:`\exp(-\sum_l z_l^2(a_l - b_l)^2)`."""
-    Az, Bz = A * z, B * z
-    sq = (Az**2).sum(1)[:, None] + (Bz**2).sum(1)[None, :] - 2.0 * Az @ Bz.T
-    return np.exp(-np.maximum(sq, 0.0))
-
-
-class FeatureScalingObjective:
-    r"""The objectives :math:`\Omega` (7.7), :math:`\bar\Omega` (7.14), :math:`\Psi` (7.15).
+def feature_scaled_svm(X: Any, y: Any, C: float = 1.0, mu: float = 1.0, *,
+                       eps: float = 0.5, z0: Any = None) -> Program:
+    r"""The feature-scaled Gaussian-kernel SVM, :math:`\min_{z\ge0}\Omega(\beta, b, z)` (7.7).
 
     Parameters
     ----------
     X : ndarray of shape (n, d)
     y : ndarray of shape (n,)
         Labels exactly +1 / -1, both present.
-    C : float
+    C : float, default=1.0
         Loss weight (> 0).
-    mu : float
+    mu : float, default=1.0
         :math:`\ell_1` weight on :math:`z` (>= 0).
     eps : float, default=0.5
-        Smoothing of the hinge; chapter 7 uses 0.5.
-    """
-
-    def __init__(self, X: Any, y: Any, C: float, mu: float, eps: float = 0.5) -> None:
-        X, y = check_X_y(X, y)
-        self.X, self.y = X, y
-        self.C = check_positive(C, "C")
-        self.mu = check_positive(mu, "mu", allow_zero=True)
-        self.eps = check_positive(eps, "eps")
-        if self.eps > 1.0:
-            raise ProgramError(f"eps must be in (0, 1], got {eps!r}")
-        self.n, self.d = X.shape
-        self._Dt: np.ndarray | None = None
-
-    # -- pieces --------------------------------------------------------------------------
-    @property
-    def diffs(self) -> np.ndarray:
-        r"""The tensor :math:`D_{ijl} = (x_{il} - x_{jl})^2`, shape (n, n, d) (built once)."""
-        if self._Dt is None:
-            size = self.n * self.n * self.d * 8
-            if size > MAX_TENSOR_BYTES:
-                raise ProgramError(
-                    f"the exact derivatives need an n*n*d tensor of {size / 1e6:.0f} MB "
-                    f"(n={self.n}, d={self.d}); above {MAX_TENSOR_BYTES / 1e6:.0f} MB: "
-                    "subsample the training set"
-                )
-            X = self.X
-            self._Dt = (X[:, None, :] - X[None, :, :]) ** 2
-        return self._Dt
-
-    def kernel(self, z: np.ndarray) -> np.ndarray:
-        """:math:`K_z` on the training set."""
-        return np.exp(-np.einsum("ijl,l->ij", self.diffs, np.asarray(z, float) ** 2))
-
-    def _kz(self, K: np.ndarray, z: np.ndarray, v: np.ndarray) -> np.ndarray:
-        r"""Columns :math:`(\partial_{z_l}K)v`, shape (n, d)."""
-        return -2.0 * z[None, :] * np.einsum("ijl,ij->il", self.diffs, K * v[None, :])
-
-    def _kzz(self, K: np.ndarray, z: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-        r""":math:`u^\top(\partial^2_{z_lz_m}K)v`, shape (d, d)."""
-        W = (K * np.outer(u, v)).ravel()
-        D2 = self.diffs.reshape(-1, self.d)
-        S = D2.T @ (W[:, None] * D2)
-        s = W @ D2
-        return 4.0 * np.outer(z, z) * S - 2.0 * np.diag(s)
-
-    # -- the one evaluation ----------------------------------------------------------------
-    def evaluate(
-        self,
-        beta: np.ndarray,
-        b: float,
-        z: np.ndarray,
-        lam: float = 1.0,
-        *,
-        margin: str = "kernel",
-        wrt: tuple[str, ...] = ("beta", "b", "z", "lam"),
-        order: int = 2,
-    ) -> tuple[float, np.ndarray | None, np.ndarray | None]:
-        r"""Value, gradient and Hessian over the variable blocks ``wrt``.
-
-        ``margin="kernel"``: the margin term :math:`\bar\beta^\top K_z\bar\beta/(2\lambda^2)`
-        (:math:`\Omega` at :math:`\lambda = 1`, :math:`\bar\Omega`);
-        ``margin="unit"``: :math:`1/(2\lambda^2)` (:math:`\Psi`). Blocks are ordered
-        ``beta`` (n), ``b`` (1), ``z`` (d), ``lam`` (1).
-        """
-        beta = np.asarray(beta, float)
-        z = np.asarray(z, float)
-        lam = float(lam)
-        y, C, mu, eps = self.y, self.C, self.mu, self.eps
-        K = self.kernel(z)
-        Kb = K @ beta
-        f = Kb + b
-        t = y * f / lam
-        kern = margin == "kernel"
-        Mk = float(beta @ Kb) if kern else 1.0
-        value = Mk / (2 * lam**2) + C * float(np.sum(smoothed_hinge(t, eps))) + mu * float(z.sum())
-        if order == 0:
-            return value, None, None
-        l1 = smoothed_hinge(t, eps, 1)
-        a = C * y * l1 / lam
-        KB = self._kz(K, z, beta)  # df/dz, (n, d)
-        qg = a + beta / (2 * lam**2) if kern else a
-        grads = {
-            "beta": (Kb / lam**2 if kern else 0.0) + K @ a,
-            "b": np.array([a.sum()]),
-            "z": qg @ KB + mu,
-            "lam": np.array([-Mk / lam**3 - float(np.sum(C * l1 * t)) / lam]),
-        }
-        grad = np.concatenate([np.atleast_1d(grads[k]) * np.ones(self._size(k)) for k in wrt])
-        if order == 1:
-            return value, grad, None
-        l2 = smoothed_hinge(t, eps, 2)
-        w = C * l2 / lam**2
-        e = -C * y * (l2 * t + l1) / lam**2
-        llam = float(np.sum(C * (l2 * t**2 + 2 * l1 * t))) / lam**2
-        blocks: dict[tuple[str, str], np.ndarray] = {}
-        need = set(wrt)
-        if "beta" in need:
-            KwK = K @ (w[:, None] * K)
-            blocks["beta", "beta"] = (K / lam**2 if kern else 0.0) + KwK
-            blocks["beta", "b"] = (K @ w)[:, None]
-            blocks["beta", "z"] = (((KB / lam**2) if kern else 0.0) + self._kz(K, z, a)
-                                   + K @ (w[:, None] * KB))
-            col = ((-2 * Kb / lam**3) if kern else 0.0) + K @ e
-            blocks["beta", "lam"] = col[:, None]
-        blocks["b", "b"] = np.array([[w.sum()]])
-        blocks["b", "z"] = (w @ KB)[None, :]
-        blocks["b", "lam"] = np.array([[e.sum()]])
-        blocks["z", "z"] = self._kzz(K, z, qg, beta) + KB.T @ (w[:, None] * KB)
-        zl = e @ KB - ((beta @ KB) / lam**3 if kern else 0.0)
-        blocks["z", "lam"] = np.asarray(zl)[:, None]
-        blocks["lam", "lam"] = np.array([[3 * Mk / lam**4 + llam]])
-        rows = []
-        for r in wrt:
-            row = []
-            for c in wrt:
-                if (r, c) in blocks:
-                    row.append(blocks[r, c])
-                else:
-                    row.append(blocks[c, r].T)
-            rows.append(np.hstack(row))
-        hess = np.vstack(rows)
-        return value, grad, 0.5 * (hess + hess.T)
-
-    def _size(self, block: str) -> int:
-        return {"beta": self.n, "b": 1, "z": self.d, "lam": 1}[block]
-
-    # -- the three objectives ---------------------------------------------------------------
-    def omega(self, beta: np.ndarray, b: float, z: np.ndarray, order: int = 2):
-        r""":math:`\Omega` (7.7) over :math:`x = (\beta, b, z)`."""
-        return self.evaluate(beta, b, z, 1.0, margin="kernel", wrt=("beta", "b", "z"),
-                             order=order)
-
-    def omega_bar(self, beta: np.ndarray, b: float, z: np.ndarray, lam: float,
-                  order: int = 2, wrt: tuple[str, ...] = ("beta", "b", "z", "lam")):
-        r""":math:`\bar\Omega` (7.14) over ``wrt`` (default: all of
-        :math:`(\bar\beta, \bar b, z, \lambda)`)."""
-        return self.evaluate(beta, b, z, lam, margin="kernel", wrt=wrt, order=order)
-
-    def psi(self, z: np.ndarray, lam: float, beta: np.ndarray, b: float, order: int = 2):
-        r""":math:`\Psi` (7.15) over :math:`(z, \lambda)` at fixed :math:`(\bar\beta, \bar b)`."""
-        return self.evaluate(beta, b, z, lam, margin="unit", wrt=("z", "lam"), order=order)
-
-
-def svm_block(X: np.ndarray, y: np.ndarray, z: np.ndarray, C: float, *, eps: float = 0.5,
-              solver: str = "smo", solver_options: dict | None = None,
-              K: np.ndarray | None = None) -> tuple[np.ndarray, float, Any]:
-    r"""The exact minimiser of :math:`\Omega(\cdot, \cdot, z)` over :math:`(\beta, b)`.
-
-    Solves the SVM dual with the precomputed Gram matrix :math:`K_z + (2\epsilon/C) I`
-    (see the module docstring) by ``solver`` (any solver of kind ``qp.svm.dual``).
+        Smoothing of the hinge (7.8).
+    z0 : array-like of shape (d,), optional
+        Starting scales, >= 0 (default :math:`\mathbf 1`, F37).
 
     Returns
     -------
-    beta, b, solution
+    Program
+        Kind ``nonconvex.fs.svm`` (default solver ``fs-ao2``); no cvxpy problem (the
+        problem is non-convex). ``decode`` gives ``z``, ``dual_coef`` (:math:`\beta`),
+        ``b``, ``support`` (:math:`z_l > 0.01\max_k z_k`), ``objective``
+        (:math:`\Omega`), ``vmin``, ``stationarity`` and ``label`` (Table 7.1: see
+        :func:`conicml.contracts.feature_scaling.projected_hessian_label`).
+
+    Notes
+    -----
+    **Certificate** (recomputed from the returned :math:`(\beta, b, z)`): ``primal`` is
+    the violation of :math:`z \ge 0` relative to :math:`\max(1, \|z\|_\infty)`;
+    ``dual`` the projected gradient of :math:`\Omega` (the first-order condition over
+    :math:`z \ge 0`, on the free variables and the active :math:`z_l`) divided by
+    :math:`\max(1, C, \mu)`, the size of the gradient's terms :math:`C\ell'` and
+    :math:`\mu`; ``gap`` is *not* a duality gap (a non-convex program has no bound to
+    close): it holds the second-order number, the most negative eigenvalue of the
+    projected Hessian relative to :math:`\max(1, \|H_p\|)` (0 when the projected
+    Hessian is PSD). ``OPTIMAL`` thus means a certified second-order stationary point,
+    a local-minimum candidate; a saddle (Table 7.1) or AO-II's fixed point, which is
+    in general not stationary for :math:`\Omega`, is ``OPTIMAL_INACCURATE`` with the
+    failing number. Different methods reach different such points: in
+    :func:`conicml.compare` disagreement is information, not an error.
     """
-    if K is None:
-        K = fs_kernel(X, X, z)
-    G = K + (2 * eps / C) * np.eye(K.shape[0])
-    program = svm.soft_margin(G, y, C, kernel="precomputed", form="dual")
-    solution = solve(program, solver, **dict(solver_options or {}))
-    model = program.decode(solution)
-    return np.asarray(model["dual_coef"], float), float(model["b"]), solution
+    obj = FeatureScalingObjective(X, y, C, mu, eps)
+    if z0 is None:
+        z_start = np.ones(obj.d)
+    else:
+        z_start = np.array(z0, dtype=float).reshape(-1)
+        if z_start.shape != (obj.d,) or not np.all(np.isfinite(z_start)) \
+                or np.any(z_start < 0):
+            raise ProgramError(f"z0 must hold {obj.d} finite scales >= 0 (one per feature of "
+                               f"X), got shape {np.shape(z0)}")
+    con = FeatureScaledSVM(objective=obj, z0=z_start,
+                           svm_dual=functools.partial(_svm_dual, y=obj.y, C=obj.C))
+    return Program(FS_SVM, {"fs": con, "n": obj.n, "d": obj.d}, build=None,
+                   decode=_decode, default_solver="fs-ao2",
+                   description=f"feature-scaled Gaussian-kernel SVM (C={obj.C:g}, "
+                               f"mu={obj.mu:g}; Tayal 2014 (7.7))",
+                   certify=_certify)
+
+
+def _point(data: Mapping[str, Any], solution: Solution):
+    n = data["n"]
+    beta = np.asarray(solution.values["beta"], float).reshape(n)
+    return beta, float(np.asarray(solution.values["b"], float)), \
+        np.asarray(solution.values["z"], float).reshape(data["d"])
+
+
+def _decode(data: Mapping[str, Any], solution: Solution) -> dict:
+    require_solution(solution, FS_SVM)
+    con: FeatureScaledSVM = data["fs"]
+    obj = con.objective
+    beta, b, z = _point(data, solution)
+    stat_tol = float(solution.extras.get("stationarity_tol", 1e-2 * max(1.0, obj.C, obj.mu)))
+    vmin, label, value, stat = projected_hessian_label(obj, beta, b, z,
+                                                       stationarity_tol=stat_tol)
+    return {"z": z, "dual_coef": beta, "b": b, "support": support_mask(z),
+            "objective": value, "vmin": vmin, "stationarity": stat, "label": label}
+
+
+def _certify(data: Mapping[str, Any], solution: Solution) -> Residuals:
+    if not all(k in solution.values for k in ("beta", "b", "z")):
+        return Residuals(source="recomputed")
+    obj: FeatureScalingObjective = data["fs"].objective
+    beta, b, z = _point(data, solution)
+    if not (np.all(np.isfinite(beta)) and math.isfinite(b) and np.all(np.isfinite(z))):
+        return Residuals(primal=math.inf, dual=math.inf, gap=math.inf, source="recomputed")
+    primal = max(0.0, -float(np.min(z, initial=0.0))) / max(1.0, float(np.max(np.abs(z))))
+    with small_blas(obj):
+        value, g, H = obj.omega(beta, b, np.maximum(z, 0.0))
+        free = np.concatenate([np.ones(obj.n + 1, bool), support_mask(z)])
+        eig = np.linalg.eigvalsh(H[np.ix_(free, free)])
+    stat = max(float(np.max(np.abs(g[free]), initial=0.0)),
+               float(np.max(-g[~free], initial=0.0)))
+    curvature = max(0.0, -float(eig[0])) / max(1.0, float(np.max(np.abs(eig))))
+    # the reported objective is checked against the recomputed Omega
+    mismatch = abs(solution.objective - value) / max(1.0, abs(value)) \
+        if math.isfinite(solution.objective) else 0.0
+    return Residuals(primal=primal, dual=stat / max(1.0, obj.C, obj.mu),
+                     gap=max(curvature, mismatch), source="recomputed")
+
+
+_REMOVED = {
+    "svm_block": "svm_block solved the SVM block inside the formulation; a formulation "
+                 "only builds programs: use svm_block_program(X, y, z, C) and "
+                 "conicml.solve (or the deprecated conicml.feature_scaling.svm_block, "
+                 "kept one release)",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # no lazy import of the solving side: a formulation never imports it
+    if name in _REMOVED:
+        raise AttributeError(f"conicml.formulations.feature_scaling.{name} was removed: "
+                             f"{_REMOVED[name]}")
+    raise AttributeError(f"module 'conicml.formulations.feature_scaling' has no attribute "
+                         f"{name!r}")

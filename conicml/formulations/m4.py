@@ -125,6 +125,7 @@ the returned point).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from functools import partial
@@ -160,6 +161,7 @@ __all__ = [
     "margins",
     "mpm_bound_problem",
     "reduction_scores",
+    "with_cost",
 ]
 
 KIND_SEPARABLE = kinds.M4_SEPARABLE
@@ -588,12 +590,38 @@ def m4(
     """
     data = _prepare(X, y, C, kernel, gamma, degree, coef0, ridge, reduction, covariances,
                     factor_rtol, relative_ridge)
+    return _m4_program(data)
+
+
+def _m4_program(data: dict) -> Program:
     # soft margin: the secant on G' with envelope slopes needs ~3x fewer fixed-rho SOCPs
     # than the quadratic interpolation on values, for the same local maximum
     default = "bisection" if data["hard"] else "envelope-newton"
     return Program(data["kind"], data, build=partial(inner_problem, rho=None),
                    certify=_certify, decode=_decode, default_solver=default,
                    description=_description(data))
+
+
+def with_cost(program: Program, C: float) -> Program:
+    """The same soft-margin M4 program (covariance factors, kernel map, reduction) at
+    another C.
+
+    For a path over C (:func:`conicml.solve_path`): the inputs are not validated again and
+    the class covariance factors (or the empirical kernel map) are not computed again;
+    only the slack weight of (4.16) changes.
+
+    Raises
+    ------
+    ProgramError
+        ``program`` is not a soft-margin program of :func:`m4`, or C <= 0.
+    """
+    data = dict(getattr(program, "data", {}))
+    if data.get("kind") != KIND_SOFT or not isinstance(data.get("m4"), M4Data):
+        raise ProgramError(f"with_cost needs a soft-margin M4 program from m4(), got "
+                           f"{program!r}")
+    C = check_positive(C, "C")
+    data.update(m4=dataclasses.replace(data["m4"], C=C), C=C, C_auto=False)
+    return _m4_program(data)
 
 
 # --------------------------------------------------------------------------------------

@@ -254,12 +254,36 @@ def _ordinal_kernel_scores(data: Mapping[str, Any], coef: np.ndarray) -> np.ndar
     return out
 
 
+
+def _clipped_pair(solution: Solution, upper: np.ndarray, upper_star: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The returned (alpha, alpha*) projected on their boxes [0, upper], [0, upper*]."""
+    alpha = np.clip(np.asarray(solution.values["alpha"], dtype=float), 0.0, upper)
+    alpha_star = np.clip(np.asarray(solution.values["alpha_star"], dtype=float), 0.0,
+                         upper_star)
+    return alpha, alpha_star
+
+
+def _box_violation(solution: Solution, upper: np.ndarray, upper_star: np.ndarray) -> float:
+    """Largest violation of 0 <= alpha <= upper, 0 <= alpha* <= upper* by the raw point."""
+    raw_a = np.asarray(solution.values["alpha"], dtype=float)
+    raw_s = np.asarray(solution.values["alpha_star"], dtype=float)
+    return max(float(np.max(-raw_a)), float(np.max(raw_a - upper)),
+               float(np.max(-raw_s)), float(np.max(raw_s - upper_star)), 0.0)
+
+
+def _svor_objectives(alpha: np.ndarray, alpha_star: np.ndarray, quad: float, C: float,
+                     loss: float) -> tuple[float, float, float]:
+    """SVOR's primal 1/2 v'Kv + C loss, its dual sum(alpha + alpha*) - 1/2 v'Kv (Chu &
+    Keerthi, the duals of (4.1)) and their relative gap."""
+    primal = 0.5 * quad + C * loss
+    dual = float(alpha.sum() + alpha_star.sum()) - 0.5 * quad
+    return primal, dual, (primal - dual) / max(abs(primal), abs(dual), 1e-300)
+
 def _decode_ordinal_dual(data: Mapping[str, Any], solution: Solution) -> dict:
     require_solution(solution, data["kind"])
     sel = data["selectors"]
-    alpha = np.clip(np.asarray(solution.values["alpha"], dtype=float), 0.0, sel["alpha_upper"])
-    alpha_star = np.clip(np.asarray(solution.values["alpha_star"], dtype=float), 0.0,
-                         sel["alpha_star_upper"])
+    alpha, alpha_star = _clipped_pair(solution, sel["alpha_upper"], sel["alpha_star_upper"])
     v = alpha_star - alpha
     Kv = _ordinal_kernel_scores(data, v)
     rho = float(np.sqrt(max(v @ Kv, 0.0)))

@@ -57,6 +57,7 @@ out of the QP (weight 0) and are ranked last.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from numbers import Integral, Real
@@ -73,7 +74,7 @@ from ..kinds import QPFS, QPFS_RESTRICTED
 from ..program import ConicForm, Program, require_solution
 from ..solution import Residuals, Solution, Status
 
-__all__ = ["alpha_heuristic", "qpfs", "rank_features", "simplex_qp"]
+__all__ = ["alpha_heuristic", "qpfs", "rank_features", "simplex_qp", "with_alpha"]
 
 SIMILARITIES = ("mi", "correlation")
 FORMS = ("full", "restricted")
@@ -370,6 +371,11 @@ def qpfs(
             "nystrom": nystrom, "sampled": None if sampled is None else active[sampled],
             "delta": float(delta), "eigen": info, "bins": bins, "width": float(width),
             "tie_tol": float(tie_tol), "constant": np.flatnonzero(constant)}
+    return _qpfs_program(data)
+
+
+def _qpfs_program(data: dict) -> Program:
+    form, nystrom = data["form"], data["nystrom"]
     approx = "exact" if nystrom is None else f"Nystrom p={nystrom:g}"
     return Program(
         QPFS if form == "full" else QPFS_RESTRICTED,
@@ -377,10 +383,33 @@ def qpfs(
         build=_build_full if form == "full" else _build_restricted,
         decode=_decode,
         default_solver="simplex-smo" if form == "full" else "clarabel",
-        description=f"QPFS ({similarity}, {approx}, alpha={alpha_value:.3g}, {form})",
+        description=f"QPFS ({data['similarity']}, {approx}, alpha={data['alpha']:.3g}, "
+                    f"{form})",
         explain=_explain,
         certify=_certify,
     )
+
+
+def with_alpha(program: Program, alpha: float) -> Program:
+    r"""The same QPFS program (similarities, relevance, factor) at another :math:`\alpha`.
+
+    For a path over :math:`\alpha` (:func:`conicml.solve_path`): the mutual information or
+    correlations and the factor of :math:`\tilde Q` do not depend on :math:`\alpha` and
+    are not computed again.
+
+    Raises
+    ------
+    ProgramError
+        ``program`` is not a program of :func:`qpfs`, or ``alpha`` outside [0, 1].
+    """
+    data = dict(getattr(program, "data", {}))
+    if not isinstance(data.get("qp"), (SimplexQP, RestrictedQP)) or "alpha_hat" not in data:
+        raise ProgramError(f"with_alpha needs a QPFS program from qpfs(), got {program!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, Real) or not 0 <= alpha <= 1:
+        raise ProgramError(f"alpha must be a number in [0, 1], got {plain(alpha)!r}")
+    data["qp"] = dataclasses.replace(data["qp"], alpha=float(alpha))
+    data["alpha"] = float(alpha)
+    return _qpfs_program(data)
 
 
 def simplex_qp(factor: Any, relevance: Any, alpha: float, *, tie_tol: float = 1e-6) -> Program:

@@ -67,13 +67,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import cvxpy as cp
 import numpy as np
 
-from .._utils.progress import progress as _bar
 from .._utils.validation import check_matrix
 from ..contracts.ranking import RankingData
 from ..contracts.ranking_ops import (
@@ -95,7 +94,6 @@ __all__ = [
     "mean_distance_gamma",
     "rankrc",
     "ranksvm",
-    "ranking_path",
     "scores",
 ]
 
@@ -377,34 +375,6 @@ def ranksvm(
                   basis="all", loss=loss, eps=eps)
 
 
-def ranking_path(program: Program, lams: Iterable[float], *, solver: str = "rank-tr",
-                 progress: bool | None = None, **options: Any) -> list[tuple[float, Solution]]:
-    r"""Solve one ranking program along a λ path, from high λ to low, warm-started.
-
-    The kernel columns of ``program`` are reused; every λ gets its own program
-    (``program.data`` with ``lam`` replaced) and starts from the previous
-    :math:`\beta` (``x0``), as in the experiments (grid
-    :math:`\log_2\lambda = -20:2:10`). Returns ``[(lam, solution), ...]`` in the
-    order solved (decreasing λ). ``progress``: a bar over the λ values on standard error
-    (default: when it is a terminal).
-    """
-    from ..solving import solve
-
-    out: list[tuple[float, Solution]] = []
-    x0 = None
-    grid = sorted((_check_lam(v) for v in lams), reverse=True)
-    for lam in _bar(grid, "lambda path", enable=progress):
-        prog = with_lambda(program, lam)
-        opts = dict(options)
-        if x0 is not None:
-            opts["x0"] = x0
-        sol = solve(prog, solver, **opts)
-        if sol.values:
-            x0 = prog.decode(sol)["beta"]
-        out.append((lam, sol))
-    return out
-
-
 def with_lambda(program: Program, lam: float) -> Program:
     """The same ranking program (same kernel columns) with another λ."""
     data = dict(program.data)
@@ -423,3 +393,14 @@ def scores(data: Mapping[str, Any], model: Mapping[str, Any], X_new: np.ndarray)
     if kern.name == "precomputed":
         return np.asarray(X_new, dtype=float)[:, R] @ model["beta"]
     return kern(np.asarray(X_new, dtype=float), data["X"][R]) @ model["beta"]
+
+
+def __getattr__(name: str) -> Any:
+    # a formulation builds programs and never solves them, nor imports the solving side
+    if name == "ranking_path":
+        raise AttributeError(
+            "conicml.formulations.ranking.ranking_path was removed: a formulation does not "
+            "solve; use conicml.estimators.ranking.ranking_path(program, lams) (the same "
+            "signature) or conicml.solve_path(lambda lam: with_lambda(program, lam), lams, "
+            "'rank-tr', order='descending')")
+    raise AttributeError(f"module 'conicml.formulations.ranking' has no attribute {name!r}")

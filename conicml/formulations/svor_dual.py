@@ -25,10 +25,13 @@ from ..kinds import SVOR_QP_DUAL
 from ..program import ConicForm, Program, require_solution
 from ..solution import Residuals, Solution
 from .ordinal import (
+    _box_violation,
+    _clipped_pair,
     _ordinal_factor,
     _ordinal_kernel_scores,
     _ordinal_model,
     _ordinal_selectors,
+    _svor_objectives,
 )
 
 __all__ = ["check_ranks", "svor_dual"]
@@ -114,10 +117,8 @@ def _build_svor_dual(data: Mapping[str, Any]) -> ConicForm:
 
 def _dual_point(data: Mapping[str, Any], solution: Solution) -> tuple[np.ndarray, ...]:
     sel, C = data["selectors"], data["C"]
-    alpha = np.clip(np.asarray(solution.values["alpha"], dtype=float), 0.0,
-                    C * sel["alpha_upper"])
-    alpha_star = np.clip(np.asarray(solution.values["alpha_star"], dtype=float), 0.0,
-                         C * sel["alpha_star_upper"])
+    alpha, alpha_star = _clipped_pair(solution, C * sel["alpha_upper"],
+                                      C * sel["alpha_star_upper"])
     v = alpha_star - alpha
     return alpha, alpha_star, v, _ordinal_kernel_scores(data, v)
 
@@ -129,9 +130,8 @@ def _decode_svor_dual(data: Mapping[str, Any], solution: Solution) -> dict:
     w = data["means"].T @ v if data["kernel"].name == "linear" else None
     model = _ordinal_model(data, Kv, w=w, dual_coef=v,
                            extra={"alpha": alpha, "alpha_star": alpha_star})
-    quad = float(v @ Kv)
-    model["primal_objective"] = 0.5 * quad + data["C"] * model["loss"]
-    model["dual_objective"] = float(alpha.sum() + alpha_star.sum()) - 0.5 * quad
+    model["primal_objective"], model["dual_objective"], _ = _svor_objectives(
+        alpha, alpha_star, float(v @ Kv), data["C"], model["loss"])
     return model
 
 
@@ -140,18 +140,14 @@ def _certify_svor_dual(data: Mapping[str, Any], solution: Solution) -> Residuals
     sel, C = data["selectors"], data["C"]
     raw_a = np.asarray(solution.values["alpha"], dtype=float)
     raw_s = np.asarray(solution.values["alpha_star"], dtype=float)
-    box = max(float(np.max(-raw_a)), float(np.max(raw_a - C * sel["alpha_upper"])),
-              float(np.max(-raw_s)), float(np.max(raw_s - C * sel["alpha_star_upper"])), 0.0)
+    box = _box_violation(solution, C * sel["alpha_upper"], C * sel["alpha_star_upper"])
     D = sel["S"] @ raw_a - sel["S_star"] @ raw_s
     sums = max(abs(float(D[-1])), float(np.max(-D[:-1], initial=0.0)), 0.0)
     primal = max(box / C, sums / (C * raw_a.size))
     alpha, alpha_star, v, Kv = _dual_point(data, solution)
     model = _ordinal_model(data, Kv, w=None, dual_coef=v, extra={})
     kkt = complementarity(data["svor"], alpha, alpha_star, Kv, model["thresholds"])
-    quad = float(v @ Kv)
-    P = 0.5 * quad + C * model["loss"]
-    Dval = float(alpha.sum() + alpha_star.sum()) - 0.5 * quad
-    gap = (P - Dval) / max(abs(P), abs(Dval), 1e-300)
+    _, _, gap = _svor_objectives(alpha, alpha_star, float(v @ Kv), C, model["loss"])
     return Residuals(primal=primal, dual=kkt, gap=gap, source="recomputed")
 
 

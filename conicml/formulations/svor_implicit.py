@@ -42,7 +42,14 @@ from ..kernels import make_kernel
 from ..kinds import SVORIM_QP, SVORIM_QP_DUAL
 from ..program import ConicForm, Program, require_solution
 from ..solution import Residuals, Solution
-from .ordinal import _ordinal_factor, _ordinal_kernel_scores, _svor_primal_point
+from .ordinal import (
+    _box_violation,
+    _clipped_pair,
+    _ordinal_factor,
+    _ordinal_kernel_scores,
+    _svor_objectives,
+    _svor_primal_point,
+)
 from .svor_dual import check_ranks
 
 __all__ = ["implicit_thresholds", "svorim", "svorim_dual"]
@@ -235,9 +242,7 @@ def _build_svorim_dual(data: Mapping[str, Any]) -> ConicForm:
 def _dual_point(data: Mapping[str, Any], solution: Solution) -> tuple[np.ndarray, ...]:
     below, above = data["svor"].masks()
     C = data["C"]
-    alpha = np.clip(np.asarray(solution.values["alpha"], dtype=float), 0.0, C * below)
-    alpha_star = np.clip(np.asarray(solution.values["alpha_star"], dtype=float), 0.0,
-                         C * above)
+    alpha, alpha_star = _clipped_pair(solution, C * below, C * above)
     v = (alpha_star - alpha).sum(axis=1)
     return alpha, alpha_star, v, _ordinal_kernel_scores(data, v)
 
@@ -249,9 +254,8 @@ def _decode_svorim_dual(data: Mapping[str, Any], solution: Solution) -> dict:
     w = data["means"].T @ v if data["kernel"].name == "linear" else None
     model = _implicit_model(data, Kv, w=w, dual_coef=v,
                             extra={"alpha": alpha, "alpha_star": alpha_star})
-    quad = float(v @ Kv)
-    model["primal_objective"] = 0.5 * quad + data["C"] * model["loss"]
-    model["dual_objective"] = float(alpha.sum() + alpha_star.sum()) - 0.5 * quad
+    model["primal_objective"], model["dual_objective"], _ = _svor_objectives(
+        alpha, alpha_star, float(v @ Kv), data["C"], model["loss"])
     return model
 
 
@@ -264,8 +268,7 @@ def _certify_svorim_dual(data: Mapping[str, Any], solution: Solution) -> Residua
     raw_s = np.asarray(solution.values["alpha_star"], dtype=float)
     if raw_a.shape != below.shape or raw_s.shape != below.shape:
         raise ProgramError(f"svorim_dual: alpha and alpha_star must have shape {below.shape}")
-    box = max(float(np.max(-raw_a)), float(np.max(raw_a - C * below)),
-              float(np.max(-raw_s)), float(np.max(raw_s - C * above)), 0.0)
+    box = _box_violation(solution, C * below, C * above)
     balance = float(np.max(np.abs(raw_a.sum(axis=0) - raw_s.sum(axis=0))))
     m = raw_a.shape[0]
     primal = max(box / C, balance / (C * m))
@@ -275,10 +278,7 @@ def _certify_svorim_dual(data: Mapping[str, Any], solution: Solution) -> Residua
     kkt = layout_complementarity(point, sign, thr, con.pack(alpha, alpha_star), Kv, theta, C)
     Y = _signs(data["ranks"], data["r"])
     loss = float(np.maximum(0.0, 1.0 - Y * (Kv[:, None] - theta[None, :])).sum())
-    quad = float(v @ Kv)
-    P = 0.5 * quad + C * loss
-    Dval = float(alpha.sum() + alpha_star.sum()) - 0.5 * quad
-    gap = (P - Dval) / max(abs(P), abs(Dval), 1e-300)
+    _, _, gap = _svor_objectives(alpha, alpha_star, float(v @ Kv), C, loss)
     return Residuals(primal=primal, dual=kkt, gap=gap, source="recomputed")
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from .._utils.progress import progress  # the bar of every reproduction's main loop
 
 __all__ = ["WRITTEN", "machine", "progress", "results_dir", "run_with_limit",
-           "write_results"]
+           "set_results_dir", "write_results"]
 
 #: Paths written by :func:`write_results` in this process, in order.
 WRITTEN: list[Path] = []
@@ -65,15 +65,25 @@ def run_with_limit(fn: Callable[..., Any], args: tuple, limit: float) -> tuple[s
     return result[0], result[1], wall
 
 
+#: Where :func:`write_results` writes, when the runner has chosen (``--out``, ``--record``).
+_OUT: Path | None = None
+
+
+def set_results_dir(path: Path | None) -> None:
+    """Make :func:`results_dir` return ``path`` (``None``: back to the default)."""
+    global _OUT
+    _OUT = None if path is None else Path(path)
+
+
 def results_dir() -> Path:
-    """Where tables go: ``$CONICML_RESULTS_DIR``, else a source checkout's
-    ``benchmarks/results/``, else ``./conicml-results/``."""
+    """Where tables go: the runner's choice (``--out DIR``, or the records under
+    ``--record``), else ``$CONICML_RESULTS_DIR``, else ``./conicml-results/`` in the
+    working directory (never the installed package or the checkout)."""
+    if _OUT is not None:
+        return _OUT
     env = os.environ.get("CONICML_RESULTS_DIR")
     if env:
         return Path(env)
-    checkout = Path(__file__).resolve().parents[2] / "benchmarks"
-    if checkout.is_dir():
-        return checkout / "results"
     return Path.cwd() / "conicml-results"
 
 

@@ -27,7 +27,7 @@ The first number of a cell is its value (``80.6 +- 0.2`` reads 80.6, ``.9953`` r
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .._utils.numbers import number
 
@@ -35,15 +35,23 @@ __all__ = ["Pair", "number", "parse_tables", "side_by_side", "thesis_pairs"]
 
 LAYOUTS = ("rows", "columns", "parenthesised", "slash")
 _LEADS = re.compile(r"\s*[-+−]?(?:\d|\.\d)")  # a cell part that starts with a number
+_SPREAD = re.compile(r"(?:±|\+-|\+/-)\s*(\d*\.?\d+)")  # "80.6 ± 0.2", "80.6 +- 0.2"
+
+
+def _spread(cell: str) -> float | None:
+    m = _SPREAD.search(cell)
+    return float(m.group(1)) if m else None
 
 
 @dataclass(frozen=True)
 class Pair:
-    """One cell of a reproduction: where it is, our number and the thesis's."""
+    """One cell of a reproduction: where it is, our number and the thesis's (and the
+    ``± spread`` the thesis printed with it, ``None`` when it printed none)."""
 
     label: str
     ours: float
     thesis: float
+    spread: float | None = field(default=None, compare=False)
 
 
 def parse_tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
@@ -132,7 +140,8 @@ def thesis_pairs(text: str, layout: str | None) -> list[Pair]:
                 for c in range(src + 1, len(header)):
                     a, b = number(prev[c]), number(row[c])
                     if a is not None and b is not None:
-                        pairs.append(Pair(f"{prev[0]} / {header[c]}", a, b))
+                        pairs.append(Pair(f"{prev[0]} / {header[c]}", a, b,
+                                          _spread(row[c])))
         elif layout == "columns":
             for j, h in enumerate(header):
                 if "thesis" not in h.lower():
@@ -146,7 +155,8 @@ def thesis_pairs(text: str, layout: str | None) -> list[Pair]:
                         a = number(row[i])
                         b = number(cell[k]) if k < len(cell) else None
                         if a is not None and b is not None:
-                            pairs.append(Pair(_label(header, row, i), a, b))
+                            pairs.append(Pair(_label(header, row, i), a, b,
+                                              _spread(cell[k])))
         else:
             for row in body:
                 for c in range(1, len(header)):
@@ -164,7 +174,8 @@ def thesis_pairs(text: str, layout: str | None) -> list[Pair]:
                     if not (_LEADS.match(ours_text) and _LEADS.match(thesis_text)):
                         continue  # "C=1 (10 folds)" is not a number beside a number
                     if ours is not None and thesis is not None:
-                        pairs.append(Pair(_label(header, row, c), ours, thesis))
+                        pairs.append(Pair(_label(header, row, c), ours, thesis,
+                                          _spread(thesis_text)))
     return pairs
 
 

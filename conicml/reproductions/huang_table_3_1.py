@@ -40,6 +40,14 @@ from ._harness import machine, progress, run_with_limit, write_results  # noqa: 
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "rows"
+TABLES = ('004:T3.1',)
+# an estimate of the default run on 2 cores: no recorded wall time; 50 splits x 6 data
+# sets of linear MEMPM
+EXPECTED_SECONDS = 1800
+PROTOCOL = ('full: 50 random 90/10 splits as the thesis; data versions differ: heart is Cleveland '
+            '(thesis probably Statlog), twonorm has 7400 points (the thesis gives no size), '
+            "Vote's class coding is ours")
+RATE_CELLS = '.'  # every compared cell is an accuracy, AUC or error rate
 
 # Thesis Table 3.1 (copied from the seed-004 note §4.3), in %:
 # MEMPM alpha, MEMPM beta, theta*alpha + (1-theta)*beta, MEMPM acc, MPM alpha, MPM acc

@@ -24,7 +24,7 @@ Data: ``wisconsin`` (683 x 9, the thesis's "Breast", UCI original) and ``heart``
 (Cleveland, 297 x 13; the thesis's may be Statlog's 270).
 
 Run ``conicml reproduce huang_tables_5_9_5_11 [--quick] [--splits N]``;
-writes ``benchmarks/results/huang_tables_5_9_5_11.md``.
+writes ``conicml-results/huang_tables_5_9_5_11.md``.
 """
 
 from __future__ import annotations
@@ -49,6 +49,12 @@ from ._harness import machine, progress, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "columns"
+TABLES = ('004:T5.9', '004:T5.10', '004:T5.11')
+EXPECTED_SECONDS = 1200  # an estimate: no recorded wall time; 10 splits, 15 beta0 values
+PROTOCOL = ('reduced: Gaussian width fixed at 1/(2d) and rho = 1e-3 (thesis: CV-tuned width), '
+            "baselines' thresholds by 3-fold CV; 10 random 80/20 splits as the thesis; data: "
+            'Cleveland heart (thesis likely Statlog)')
+RATE_CELLS = '.'  # every compared cell is an accuracy, AUC or error rate
 
 THESIS_MS = {
     "wisconsin": {"BMPM-L": (.9684, .9872, .9778), "BMPM-G": (.9612, .9915, .9764),

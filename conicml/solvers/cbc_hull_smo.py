@@ -21,7 +21,7 @@ import numpy as np
 from ..exceptions import SolverError
 from ..kinds import CBC_HULL_DUAL
 from ..registry import register
-from ..solution import Solution
+from ..solution import Solution, Status
 
 __all__ = ["solve_cbc_hull_smo"]
 
@@ -63,6 +63,15 @@ def solve_cbc_hull_smo(
                   verbose=verbose, callback=callback)
     if not inner.values:
         return Solution(status=inner.status, solver="cbc-hull-smo", message=inner.message,
+                        extras={"hard_dual": inner})
+    if not float(np.maximum(inner.values["alpha"], 0.0)[con.y > 0].sum()) > 0:
+        # cbc-smo stopped at alpha = 0 (a stall before the first step, e.g. a feature
+        # scaled by 1e8): (3.11)'s alpha does not determine a hull point
+        return Solution(status=Status.SOLVER_ERROR, solver="cbc-hull-smo",
+                        iterations=inner.iterations, solve_time=inner.solve_time,
+                        message=("cbc-hull-smo: cbc-smo ended with alpha = 0 on the positive "
+                                 f"class, which maps onto no hull point ({inner.message}); "
+                                 "use clarabel or ecos"),
                         extras={"hard_dual": inner})
     alpha, V = con.hull_point_from_hard_alpha(inner.values["alpha"])
     z = con.coords.T @ (con.y * alpha) - V.T @ con.radii

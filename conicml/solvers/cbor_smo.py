@@ -136,7 +136,7 @@ from ..solution import Residuals, Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
 from ._cbor_step import move_pair
 from ._cbor_step import step as _step
-from ._options import check_array, check_common, load_engine
+from ._options import check_array, check_cache_size, check_common, load_engine
 from ._ordinal_wss import (
     midpoint_thresholds,
     partner_mask,
@@ -308,9 +308,7 @@ def _check_options(tol: Any, max_iter: Any, time_limit: Any, cache_size: Any,
     if max_iter is None:
         max_iter = max(1_000_000, 1000 * k)
     check_common("cbor-smo", tol, max_iter, time_limit, allow_zero=True)
-    if not (isinstance(cache_size, (int, float)) and math.isfinite(cache_size)
-            and cache_size > 0):
-        raise OptionError(f"cbor-smo: cache_size (MB) must be positive, got {cache_size!r}")
+    check_cache_size("cbor-smo", cache_size)
     return int(max_iter)
 
 

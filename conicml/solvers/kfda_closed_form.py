@@ -83,7 +83,8 @@ def solve_kqpfs_cholesky(program: Any) -> Solution:
         return Solution(status=Status.SOLVER_ERROR, solver="kqpfs-cholesky",
                         solve_time=time.perf_counter() - start,
                         message=f"Cholesky of Q_K + mu I failed ({exc}): raise mu")
-    objective = float(0.5 * alpha @ (A @ alpha) - F @ alpha)
+    # the point's value in the program's form (not 0.5 a'Aa - F'a, which loses digits)
+    objective = f.kqpfs_objective(alpha)
     return Solution(status=Status.OPTIMAL, solver="kqpfs-cholesky", objective=objective,
                     values={"alpha": alpha}, solve_time=time.perf_counter() - start,
                     residuals=Residuals(primal=0.0, dual=_relative_residual(A, alpha, F)),

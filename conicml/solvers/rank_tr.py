@@ -63,7 +63,7 @@ rounding stall on scikit-learn's 20–100-point check data). Stall: a radius bel
 with the reason, as are ``max_iter``, ``time_limit`` and the callback.
 
 **Warm start:** ``x0`` is a :math:`\beta` (of the same basis); see
-:func:`conicml.formulations.ranking.ranking_path` for the warm-started λ path.
+:func:`conicml.estimators.ranking.ranking_path` for the warm-started λ path.
 """
 
 from __future__ import annotations

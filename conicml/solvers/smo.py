@@ -145,7 +145,7 @@ from ..exceptions import OptionError, ProgramError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._callback import Callback, IntermediateResult, stopper
-from ._options import check_common, load_engine
+from ._options import check_cache_size, check_common, load_engine
 from ._report import IterationReport
 from ._smo_pair import TAU as _PAIR_TAU
 from ._smo_pair import clip_pair
@@ -586,9 +586,7 @@ def _check_options(tol: float, max_iter: int | None, time_limit: float | None,
         # bounds a hopeless small run to seconds (LIBSVM's 1e7 can take minutes)
         max_iter = max(100_000, 1000 * n)
     check_common("smo", tol, max_iter, time_limit, allow_zero=True)
-    if not (isinstance(cache_size, (int, float)) and math.isfinite(cache_size)
-            and cache_size > 0):
-        raise OptionError(f"smo: cache_size (MB) must be positive and finite, got {cache_size!r}")
+    check_cache_size("smo", cache_size)
     return int(max_iter)
 
 

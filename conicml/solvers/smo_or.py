@@ -68,6 +68,14 @@ again before declaring convergence, :math:`g = Kv` is recomputed on all points
 and every variable re-enters, so the stopping test is always on the whole
 problem.
 
+**No progress.** Every :math:`\max(1000, 10m)` pair steps the solver checks that
+the maximal violation fell below 0.999 of its best within the last 20 such windows.
+When it did not (pairs that trade the same step back and forth: nearly equal kernel
+columns, e.g. one feature scaled by 1e3 under an RBF kernel), the set-aside variables
+re-enter and shrinking is switched off; a second such period ends the solve,
+``USER_LIMIT`` with the violation in the message. The iteration cap
+:math:`\max(10^6, 100\,n_v)` then only bounds runs that still make progress.
+
 **Start:** :math:`\alpha = \alpha^* = 0` (feasible; violation 2), or ``x0``.
 
 **Stopping criterion.** :math:`\max_i (B^i_{low} - B^i_{up}) \le \texttt{tol}`
@@ -115,11 +123,13 @@ TERMINATION_MESSAGES: dict[int, str] = {
     2: "time limit reached (time_limit)",
     3: "stopped by the callback",
     4: "stalled: the maximal violating pair admits no step (numerical stall)",
+    5: "no progress: the maximal KKT violation has not decreased over the last "
+       "20 max(1000, 10 m) pair steps",
 }
 
 STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT,
                                  2: Status.USER_LIMIT, 3: Status.USER_LIMIT,
-                                 4: Status.USER_LIMIT}
+                                 4: Status.USER_LIMIT, 5: Status.USER_LIMIT}
 TAU = 1e-12
 KINDS = (SVOR_QP_DUAL, SVORIM_QP_DUAL)
 
@@ -382,6 +392,13 @@ def solve_smo_or(
     shrink_events = unshrink_events = 0
     min_active = nv
     every = max(1000, m)
+    # no-progress rule (as cbc-smo's): pairs that zig-zag without lowering the maximal
+    # violation (steps at round-off on nearly equal kernel columns) would otherwise run
+    # to max_iter. The first time it fires on a shrunk problem every variable re-enters
+    # and shrinking is switched off (the set-aside variables are often the way out);
+    # the second time the solver stops with the violation in the message.
+    window = max(1000, 10 * m)
+    best_violation, best_iter = math.inf, 0
     if verbose:
         print(f"smo-or: m = {m}, r = {r}, C = {C:g}, tol = {tol:g}, "
               f"{'explicit' if coupled else 'implicit'} constraints, {nv} variables")
@@ -394,6 +411,8 @@ def solve_smo_or(
         if verbose and n_iter % every == 0:
             _Report.print_iteration(n_iter, violation, dual_value(), act.size, cols.computed,
                                     time.perf_counter() - t0)
+        if violation < 0.999 * best_violation:
+            best_violation, best_iter = violation, n_iter
         if violation <= tol or not np.isfinite(violation):
             if not refreshed or act.size < nv:
                 unshrink()  # check on the whole problem with exact scores
@@ -409,6 +428,16 @@ def solve_smo_or(
             continue
         if n_iter >= max_iter:
             reason = 1
+            break
+        if n_iter and n_iter % window == 0 and n_iter - best_iter >= 20 * window:
+            if shrinking or act.size < nv:
+                shrinking = False
+                unshrink()
+                unshrink_events += 1
+                refreshed = True
+                best_violation, best_iter = math.inf, n_iter
+                continue
+            reason = 5
             break
         if time_limit is not None and time.perf_counter() - t0 - setup_time > time_limit:
             reason = 2
@@ -494,6 +523,8 @@ def solve_smo_or(
     gap = (primal_obj - dual_obj) / max(abs(primal_obj), abs(dual_obj), 1e-300)
     alpha, alpha_star = con.unpack(x)
     message = TERMINATION_MESSAGES[reason]
+    if reason in (1, 2, 5):
+        message += f"; KKT violation {violation:.2e} > tol {tol:g}"
     if verbose:
         print(f"\nsmo-or: {message}")
         print(f"smo-or: dual objective {dual_obj:.10g}, relative gap {gap:.3e}, "

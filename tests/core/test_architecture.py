@@ -104,6 +104,16 @@ def test_no_formulation_imports_a_solver(module):
 
 
 @pytest.mark.parametrize("module",
+                         sorted(m for m in GRAPH if m.startswith("conicml.formulations.")))
+def test_no_formulation_calls_solve(module):
+    # a formulation builds programs; solving them (solve, solve_path, compare) is the
+    # caller's: an estimator, a reproduction or the user
+    solving = ("conicml.solving", "conicml.paths", "conicml.comparison")
+    bad = sorted(m for m in GRAPH[module] if m.startswith(solving))
+    assert not bad, f"{module} imports {bad}: return the Program and let the caller solve it"
+
+
+@pytest.mark.parametrize("module",
                          sorted(m for m in GRAPH if m.startswith("conicml.estimators.")))
 def test_no_estimator_imports_a_private_solver_module(module):
     bad = sorted(m for m in GRAPH[module] if m.startswith("conicml.solvers._"))

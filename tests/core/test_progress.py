@@ -92,14 +92,15 @@ def test_hlsvm_growth_bar(terminal, capsys, monkeypatch):
 
 
 def test_ranking_path_bar(pipe, capsys):
+    from conicml.estimators.ranking import ranking_path
     from conicml.formulations import ranking
 
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(30, 2)), np.r_[np.ones(6), -np.ones(24)]
     prog = ranking.rankrc(X, y, 1.0, kernel="linear")
-    ranking.ranking_path(prog, [1.0, 0.1])
+    ranking_path(prog, [1.0, 0.1])
     assert capsys.readouterr().err == ""
-    ranking.ranking_path(prog, [1.0, 0.1], progress=True)
+    ranking_path(prog, [1.0, 0.1], progress=True)
     assert "lambda path" in capsys.readouterr().err
 
 

@@ -7,8 +7,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from conicml.datasets import ndcc_like
 from conicml.estimators import FeatureScalingSVC
-from conicml.feature_scaling._data import ndcc_like
 
 
 @parametrize_with_checks([

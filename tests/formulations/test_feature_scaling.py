@@ -1,24 +1,42 @@
 """Feature-scaling SVM (Tayal 2014 ch. 7): objectives, derivatives, SVM block, optimisers."""
 
+import dataclasses
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
 import conicml as cm
+from conicml.datasets import ndcc_like
 from conicml.exceptions import ProgramError
-from conicml.feature_scaling import (
-    bound_trust_region,
-    fit_feature_scaling,
-    gmkl_objective,
-    support_mask,
-)
-from conicml.feature_scaling._data import ndcc_like
 from conicml.formulations.feature_scaling import (
     FeatureScalingObjective,
+    feature_scaled_svm,
     fs_kernel,
     smoothed_hinge,
-    svm_block,
+    support_mask,
+    svm_block_program,
 )
+from conicml.solvers._bound_tr import bound_trust_region
+from conicml.solvers.feature_scaling import gmkl_objective
+
+
+def svm_block(X, y, z, C, solver="smo", solver_options=None):
+    program = svm_block_program(X, y, z, C)
+    sol = cm.solve(program, solver, **dict(solver_options or {}))
+    model = program.decode(sol)
+    return model["dual_coef"], model["b"], sol
+
+
+def fit_feature_scaling(X, y, *, method, C=1.0, mu=1.0, **options):
+    """The decoded model and the solve's report of ``fs-<method>``, as one namespace."""
+    program = feature_scaled_svm(X, y, C, mu)
+    sol = cm.solve(program, f"fs-{method}", **options)
+    model = program.decode(sol)
+    return SimpleNamespace(**model, solution=sol, iterations=sol.iterations,
+                           converged=sol.extras["converged"], message=sol.message,
+                           history=sol.extras["history"])
 
 
 def _data(n=14, d=4, seed=0):
@@ -124,13 +142,13 @@ def test_svm_block_minimises_omega(solver):
 
 def test_gmkl_danskin_gradient_matches_finite_differences():
     X, y = _data(n=25, d=3, seed=6)
-    obj = FeatureScalingObjective(X, y, C=1.0, mu=0.2)
     z = np.array([0.8, 0.5, 1.1])
+    fs = feature_scaled_svm(X, y, C=1.0, mu=0.2).data["fs"]
     opts = {"eps_abs": 1e-11, "eps_rel": 1e-11}
-    _, g, _, _ = gmkl_objective(obj, z, "clarabel", opts)
+    _, g, _, _ = gmkl_objective(fs, z, "clarabel", opts)
     h = 1e-5
-    g_fd = [(gmkl_objective(obj, z + h * e, "clarabel", opts)[0]
-             - gmkl_objective(obj, z - h * e, "clarabel", opts)[0]) / (2 * h) for e in np.eye(3)]
+    g_fd = [(gmkl_objective(fs, z + h * e, "clarabel", opts)[0]
+             - gmkl_objective(fs, z - h * e, "clarabel", opts)[0]) / (2 * h) for e in np.eye(3)]
     np.testing.assert_allclose(g, g_fd, atol=1e-4)
 
 
@@ -288,8 +306,10 @@ def test_bad_input():
         FeatureScalingObjective(Xn, y, C=1.0, mu=1.0)
     with pytest.raises(ProgramError):
         FeatureScalingObjective(X, np.ones_like(y), C=1.0, mu=1.0)
-    with pytest.raises(ValueError, match="method"):
-        fit_feature_scaling(X, y, method="newton")
+    with pytest.raises(cm.SolverNotFoundError, match="fs-newton"):
+        cm.solve(feature_scaled_svm(X, y), "fs-newton")
+    with pytest.raises(ProgramError, match="z0"):
+        feature_scaled_svm(X, y, z0=-np.ones(X.shape[1]))
     assert cm.solvers.available("qp.svm.dual")  # the SVM block has solvers
 
 
@@ -335,3 +355,75 @@ def test_ao2_thesis_stop_rule_is_kept(ndcc):
     assert thesis.iterations <= default.iterations
     with pytest.raises(ValueError, match="ao2_stop"):
         fit_feature_scaling(X, y, method="ao2", ao2_stop="x")
+
+
+# ---- the program, its certificate and the registered solvers -----------------------------
+
+def test_fs_solvers_are_registered_for_the_program():
+    from conicml import kinds
+
+    names = cm.solvers.available(kinds.FS_SVM)
+    assert set(names) == {"fs-simple-ao", "fs-ao1", "fs-ao2", "fs-full", "fs-gmkl"}
+    assert feature_scaled_svm(*_data()).kind == kinds.FS_SVM
+
+
+def test_certificate_reads_first_and_second_order_numbers(ndcc):
+    # FULL-FS converges to a second-order point: OPTIMAL with the recomputed projected
+    # gradient <= certify_tol; the same point with z moved along -grad is not stationary,
+    # and a negative z is infeasible (primal residual)
+    X, y = ndcc
+    program = feature_scaled_svm(X, y, C=1.0, mu=10.0)
+    sol = cm.solve(program, "fs-full")
+    assert sol.status is cm.Status.OPTIMAL and sol.residuals.source == "recomputed"
+    assert sol.residuals.primal == 0.0 and sol.residuals.dual <= 1e-3
+    assert sol.residuals.gap <= 1e-3  # projected Hessian PSD (relative curvature)
+    model = program.decode(sol)
+    assert model["label"] == "minimum"
+    from conicml.solving import _certified
+
+    z = np.asarray(sol.values["z"]).copy()
+    z[0] *= 1.5
+    moved = _certified(program, dataclasses.replace(
+        sol, values={**sol.values, "z": z}, status=cm.Status.OPTIMAL), 1e-3)
+    assert moved.status is cm.Status.OPTIMAL_INACCURATE and "dual residual" in moved.message
+    z[-1] = -0.5
+    bad = program.certify(dataclasses.replace(sol, values={**sol.values, "z": z}))
+    assert bad.primal > 0
+
+
+def test_compare_holds_the_methods_and_their_svm_blocks_against_each_other(ndcc):
+    # a non-convex program: the methods may stop at different stationary points, and
+    # compare shows each row's certificate and objective (disagreement is information).
+    # The same method with its SVM block solved by smo or by two generic backends
+    # (clarabel, ecos) follows the same path: the objectives agree
+    X, y = ndcc
+    program = feature_scaled_svm(X[:60], y[:60], C=1.0, mu=10.0)
+    variants = [(f"simple-ao/{s}", "fs-simple-ao", {"svm_solver": s, "max_iter": 5})
+                for s in ("smo", "clarabel", "ecos")]
+    table = cm.compare(program, ["fs-full", *variants], reference="simple-ao/clarabel")
+    rows = {row.solver: row for row in table.rows}
+    assert rows["fs-full"].status == "optimal"
+    # five iterations, uncertified (user_limit): compare leaves the objectives unjudged,
+    # the test compares them itself
+    ref = rows["simple-ao/clarabel"].objective
+    for name in ("simple-ao/smo", "simple-ao/ecos"):
+        # ECOS's SVM block is ~1e-5 accurate (test_svm_block_minimises_omega)
+        assert abs(rows[name].objective - ref) <= 1e-4 * max(1.0, abs(ref)), name
+
+
+def test_old_package_is_a_deprecated_alias(ndcc):
+    import conicml.feature_scaling as old
+
+    X, y = ndcc
+    with pytest.warns(FutureWarning, match="feature_scaled_svm"):
+        fit = old.fit_feature_scaling
+    with pytest.warns(FutureWarning, match="conicml.datasets.ndcc_like"):
+        assert old.ndcc_like is ndcc_like
+    res = fit(X, y, method="full", C=1.0, mu=10.0, max_iter=3)
+    assert res.iterations <= 3 and res.z.shape == (X.shape[1],)
+    with pytest.warns(FutureWarning, match="svm_block_program"):
+        beta, b, sol = old.svm_block(X, y, np.ones(X.shape[1]), 1.0)
+    assert sol.status.has_solution and beta.shape == (X.shape[0],)
+    with pytest.raises(AttributeError, match="svm_block_program"):
+        from conicml.formulations import feature_scaling as fs_module
+        fs_module.svm_block  # noqa: B018

@@ -13,6 +13,7 @@ from conicml.contracts.ranking_ops import (
     ranking_objective,
     smoothed_hinge,
 )
+from conicml.estimators.ranking import ranking_path
 from conicml.exceptions import OptionError, ProgramError, SolverError
 from conicml.formulations import ranking
 from conicml.metrics import auc, mauc
@@ -293,7 +294,7 @@ def test_limits_callback_and_warm_start(solver):
 def test_lambda_path_is_warm_started_high_to_low():
     prog = ranking.rankrc(*_data(), 1.0)
     lams = [2.0 ** k for k in (-8, -4, 0, 4)]
-    path = ranking.ranking_path(prog, lams)
+    path = ranking_path(prog, lams)
     assert [lam for lam, _ in path] == sorted(lams, reverse=True)
     for lam, sol in path:
         assert sol.status is cm.Status.OPTIMAL

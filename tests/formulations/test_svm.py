@@ -131,7 +131,13 @@ def test_every_solver_agrees_on_breast_cancer(solver, form, breast_cancer):
         pytest.skip(f"{solver} does not accept {prog.kind}")
     ref = _reference(prog)
     sol = cm.solve(prog, solver, **_options(solver))
-    assert sol.objective == pytest.approx(ref.objective, rel=obj_rtol(solver))
+    if solver in ("pegasos", "weighted-pegasos") and sol.status is cm.Status.USER_LIMIT:
+        # a stochastic method stopped by its iteration cap: what it guarantees is its
+        # certified gap, P(w) - P* <= P(w) - D = gap |P(w)| (the dual point is feasible)
+        bound = sol.residuals.gap * abs(sol.objective)
+        assert ref.objective * (1 - 1e-7) <= sol.objective <= ref.objective + 1.01 * bound
+    else:
+        assert sol.objective == pytest.approx(ref.objective, rel=obj_rtol(solver))
     np.testing.assert_allclose(prog.decode(sol)["w"], prog.decode(ref)["w"],
                                atol=sol_atol(solver) * 10)
 

@@ -42,8 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from ..solvers._callback import IntermediateResult, notify
-from ..solvers.more_sorensen import secular_trs
+from ._callback import IntermediateResult, notify
+from ._secular import secular_trs
 
 __all__ = ["TRResult", "bound_trust_region"]
 

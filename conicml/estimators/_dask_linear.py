@@ -1,0 +1,398 @@
+r"""The linear soft-margin SVM on the row blocks of a Dask array (dual coordinate ascent).
+
+The program is :func:`conicml.solvers.dcd`'s, with an unregularised bias:
+
+.. math::
+
+    \min_{w,b}\ \tfrac12\|w\|^2 + \sum_i c_i[1 - y_i(w^\top x_i + b)]_+ ,
+    \qquad \max_{0\le\alpha\le c,\ y^\top\alpha=0}\ \mathbf 1^\top\alpha
+    - \tfrac12\|X^\top(\alpha\circ y)\|^2 .
+
+**Rounds (CoCoA+, Ma, Smith, Jaggi et al., ICML 2015, Algorithm 1 with adding,**
+:math:`\gamma = 1`, :math:`\sigma' = K`). The multipliers :math:`\alpha_{[k]}` of block
+:math:`k` live on the worker holding the block. Each round the client sends :math:`w`;
+every worker runs ``local_epochs`` passes of exact coordinate ascent on its local
+subproblem (eq. (9) of the paper)
+
+.. math::
+
+    \max_{\Delta\alpha_{[k]}}\ \mathbf 1^\top\Delta\alpha_{[k]}
+    - w^\top A_k\Delta\alpha_{[k]} - \tfrac{\sigma'}2\|A_k\Delta\alpha_{[k]}\|^2,
+    \qquad A_k\Delta\alpha = \textstyle\sum_{i\in k}\Delta\alpha_i y_ix_i ,
+
+so a coordinate step is :math:`\alpha_i \leftarrow \min(\max(\alpha_i -
+G_i/(\sigma' Q_{ii}), 0), c_i)` with :math:`G_i` evaluated at :math:`w + \sigma'
+A_k\Delta\alpha_{[k]}`, and returns :math:`\Delta w_k = A_k\Delta\alpha_{[k]}`; the client
+adds them, :math:`w \leftarrow w + \gamma\sum_k \Delta w_k`. With :math:`\sigma' = K`
+the sum of the local objectives bounds the global dual from below, so :math:`\gamma = 1`
+(CoCoA+'s adding) increases it every round (Lemma 4 of the paper) for any number of
+blocks; the client takes the exact maximiser of the (quadratic) augmented dual along the
+summed direction over :math:`\gamma \in [0, 1]`, never worse than adding (option
+``sigma``: a smaller :math:`\sigma'` makes bolder local steps that the line search
+then shortens).
+
+**The bias** is handled as in ``dcd``: the equality :math:`y^\top\alpha = 0` by the method
+of multipliers, i.e. the augmented feature :math:`\sqrt\rho` (one more coordinate of
+:math:`w`, :math:`\sqrt\rho\,y^\top\alpha`) and the linear term :math:`\lambda
+y^\top\alpha`; the multiplier :math:`\lambda \leftarrow \lambda + \rho y^\top\alpha`
+after every round makes :math:`b = \lambda + \rho y^\top\alpha` the current bias.
+
+**Certificate** (at the start of every round, in the same pass over the blocks). The
+primal value :math:`P(w, b)` of the current :math:`w` is the map-reduce of per-block
+hinge sums, evaluated for a few candidate biases at once (the current one, the KKT
+bias of the free multipliers and a grid around them); the dual value is that of
+:math:`\alpha` made exactly feasible (the heavier class's free multipliers scaled down
+until :math:`y^\top\alpha = 0`, as ``dcd`` does), :math:`D = \mathbf 1^\top\hat\alpha -
+\tfrac12\|\hat w\|^2` with :math:`\hat w = \sum_k A_k\hat\alpha_{[k]}`, summed from the
+blocks. By weak duality :math:`P(w, b) - D` bounds the suboptimality of :math:`(w, b)`;
+every :math:`P` bounds the optimum from above and every :math:`D` from below, so the
+certificate is the best primal point against the best dual value seen, and the fit is
+OPTIMAL only when :math:`(P - D)/\max(1, |P|) \le` ``tol``.
+
+Only vectors of length :math:`d` and scalars travel between the client and the workers.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from .._utils.engines import resolve_engine
+from ..exceptions import OptionError, ProgramError
+from ..solution import Residuals, Solution, Status
+
+__all__ = ["fit_linear_svm_dask", "labels_of"]
+
+#: Offsets of the candidate biases around the current one (the hinge sum is convex and
+#: piecewise linear in b: the client keeps the best candidate).
+_BIAS_OFFSETS = np.array([0.0, -1.0, -0.3, -0.1, -0.03, -0.01, -0.003, -0.001,
+                          0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0])
+
+_OPTIONS = ("tol", "max_iter", "time_limit", "rho", "local_epochs", "sigma",
+            "random_state", "verbose", "engine")
+
+
+# -- block functions (run on the workers) ----------------------------------------------
+def _block(Xb: Any, yb: Any, positive: Any) -> tuple[np.ndarray, np.ndarray]:
+    X = np.ascontiguousarray(Xb, dtype=np.float64)
+    if not np.all(np.isfinite(X)):
+        bad = int(X.size - np.count_nonzero(np.isfinite(X)))
+        raise ProgramError(f"X contains {bad} NaN or infinite value(s) (in one Dask block)")
+    y = np.where(np.asarray(yb) == positive, 1.0, -1.0)
+    return X, y
+
+
+def _block_labels(yb: Any) -> np.ndarray:
+    return np.unique(np.asarray(yb))
+
+
+def _block_counts(Xb: Any, yb: Any, positive: Any) -> dict[str, np.ndarray]:
+    _, y = _block(Xb, yb, positive)
+    return {"n_pos": np.array(float(np.count_nonzero(y > 0))),
+            "n_neg": np.array(float(np.count_nonzero(y < 0)))}
+
+
+def _local_numpy(X, y, c, alpha, w, lin, rho, sy, sigma, order):
+    """CoCoA+ local coordinate ascent over the rows in ``order`` (one row per epoch).
+
+    The NumPy loop; :func:`_local_numba_fn` compiles the same one.
+    """
+    u = w.copy()  # w + sigma * dw: the point at which the local gradients are taken
+    dw = np.zeros_like(w)
+    dsy = 0.0
+    sq = np.einsum("ij,ij->i", X, X)
+    for perm in order:
+        for i in perm:
+            G = y[i] * (float(X[i] @ u) + lin + rho * (sy + sigma * dsy)) - 1.0
+            a = alpha[i]
+            new = min(max(a - G / (sigma * (sq[i] + rho)), 0.0), c[i])
+            if new != a:
+                d = (new - a) * y[i]
+                alpha[i] = new
+                dw += d * X[i]
+                u += (sigma * d) * X[i]
+                dsy += d
+    return dw, dsy
+
+
+_NUMBA: dict[str, Any] = {}
+
+
+def _local_numba_fn() -> Any:
+    if "fn" not in _NUMBA:
+        from numba import njit
+
+        @njit(cache=False, nogil=True)
+        def local(X, y, c, alpha, w, lin, rho, sy, sigma, order):  # pragma: no cover
+            n, d = X.shape
+            u = w.copy()
+            dw = np.zeros(d)
+            dsy = 0.0
+            sq = np.empty(n)
+            for i in range(n):
+                s = 0.0
+                for j in range(d):
+                    s += X[i, j] * X[i, j]
+                sq[i] = s
+            for e in range(order.shape[0]):
+                for s_ in range(n):
+                    i = order[e, s_]
+                    f = 0.0
+                    for j in range(d):
+                        f += X[i, j] * u[j]
+                    G = y[i] * (f + lin + rho * (sy + sigma * dsy)) - 1.0
+                    a = alpha[i]
+                    new = min(max(a - G / (sigma * (sq[i] + rho)), 0.0), c[i])
+                    if new != a:
+                        dd = (new - a) * y[i]
+                        alpha[i] = new
+                        for j in range(d):
+                            dw[j] += dd * X[i, j]
+                            u[j] += sigma * dd * X[i, j]
+                        dsy += dd
+            return dw, dsy
+
+        _NUMBA["fn"] = local
+    return _NUMBA["fn"]
+
+
+def _block_round(Xb: Any, yb: Any, state: tuple, gamma: float, positive: Any,
+                 c_pos: float, c_neg: float, w: np.ndarray, biases: np.ndarray,
+                 balance: tuple, lin: float, rho: float, sy: float, sigma: float,
+                 epochs: int, seed: int, engine: str) -> tuple[tuple, dict[str, np.ndarray]]:
+    """Certificate terms of the incoming point, then the local CoCoA+ updates.
+
+    ``state`` is the block's (multipliers, trial multipliers) of the previous round and
+    ``gamma`` the step the client chose between them. Returns the new state (kept on
+    the worker) and the small sums that travel to the client.
+    """
+    X, y = _block(Xb, yb, positive)
+    c = np.where(y > 0, c_pos, c_neg)
+    a0, a1 = state
+    alpha = a0 + gamma * (a1 - a0) if gamma > 0.0 else a0.copy()
+    np.clip(alpha, 0.0, c, out=alpha)  # rounding only: both ends are in the box
+    f = X @ w
+    # primal: sum_i c_i [1 - y_i (f_i + b)]_+ for every candidate b
+    hinge = np.maximum(0.0, 1.0 - y[:, None] * (f[:, None] + biases[None, :]))
+    out = {"hinge": c @ hinge}
+    del hinge
+    # the KKT bias of the incoming point: the mean of y_i - f_i over its free multipliers
+    free = (alpha > 0.0) & (alpha < c)
+    out["kkt"] = np.array([float(np.sum(y[free] - f[free])), float(np.count_nonzero(free))])
+    # the dual point made feasible (y'alpha = 0): the heavier class scaled down
+    heavy, factor = balance
+    a = alpha * np.where(y == heavy, factor, 1.0)
+    out["dual_sum"] = np.array(float(a.sum()))
+    out["w_feasible"] = X.T @ (a * y)
+    del a
+    # local dual coordinate ascent on the block's subproblem, from alpha
+    trial = alpha.copy()
+    rng = np.random.default_rng(seed)
+    order = np.stack([rng.permutation(y.shape[0]) for _ in range(epochs)])
+    local = _local_numba_fn() if engine == "numba" else _local_numpy
+    dw, _ = local(X, y, c, trial, w, float(lin), float(rho), float(sy), float(sigma), order)
+    out["dw"] = dw
+    # the direction's linear terms (for the client's line search and the balancing)
+    step = trial - alpha
+    pos = y > 0
+    out["delta"] = np.array([float(step.sum()), float(y @ step), float(step[pos].sum()),
+                             float(step[~pos].sum())])
+    return (alpha, trial), out
+
+
+def _sum(*parts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    out = {k: np.array(v, dtype=float, copy=True) for k, v in parts[0].items()}
+    for part in parts[1:]:
+        for k, v in part.items():
+            out[k] += v
+    return out
+
+
+def _tree(dask: Any, parts: list) -> Any:
+    while len(parts) > 1:  # each task sums at most 8 partials
+        parts = [dask.delayed(_sum)(*parts[i:i + 8]) for i in range(0, len(parts), 8)]
+    return parts[0]
+
+
+def _blocks(X: Any, y: Any) -> tuple[list, list, tuple[int, ...], int]:
+    import dask.array as da
+
+    from ..moments.distributed import is_dask_array
+
+    if X.ndim != 2:
+        raise ProgramError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
+    if any(math.isnan(s) for s in X.chunks[0]):
+        raise ProgramError("X has unknown chunk sizes; call X.compute_chunk_sizes() first")
+    y = y if is_dask_array(y) else da.from_array(np.asarray(y))
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise ProgramError(f"shape mismatch: X has {X.shape[0]} rows, y has shape {y.shape}")
+    X = X.rechunk({1: -1})
+    y = y.rechunk((X.chunks[0],))
+    return (list(X.to_delayed().ravel()), list(y.to_delayed().ravel()),
+            tuple(int(s) for s in X.chunks[0]), int(X.shape[1]))
+
+
+def labels_of(y: Any) -> np.ndarray:
+    """The sorted distinct labels of a Dask array (a map-reduce of per-block sets)."""
+    import dask
+
+    from ..moments.distributed import is_dask_array
+
+    blocks = y.to_delayed().ravel() if is_dask_array(y) else [np.asarray(y)]
+    parts = dask.compute(*[dask.delayed(_block_labels)(b) for b in blocks])
+    return np.unique(np.concatenate(parts))
+
+
+# -- the client's loop -------------------------------------------------------------------
+def _options(options: dict | None) -> dict[str, Any]:
+    opts = dict(options or {})
+    unknown = sorted(set(opts) - set(_OPTIONS))
+    if unknown:
+        raise OptionError(f"dcd on Dask: unknown solver_options {unknown}; "
+                          f"accepted: {list(_OPTIONS)}")
+    out = {"tol": 1e-3, "max_iter": 500, "time_limit": None, "rho": 1.0,
+           "local_epochs": 3, "sigma": None, "random_state": 0, "verbose": False, "engine": "auto"}
+    out.update(opts)
+    for key in ("tol", "rho"):
+        v = out[key]
+        if not (isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+                and math.isfinite(v)):
+            raise OptionError(f"dcd on Dask: {key} must be a positive number, got {v!r}")
+    for key in ("max_iter", "local_epochs"):
+        v = out[key]
+        if not (isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1):
+            raise OptionError(f"dcd on Dask: {key} must be a positive integer, got {v!r}")
+    t = out["time_limit"]
+    if t is not None and not (isinstance(t, (int, float)) and t > 0):
+        raise OptionError(f"dcd on Dask: time_limit must be a positive number or None, "
+                          f"got {t!r}")
+    out["engine"] = resolve_engine("dcd", out["engine"])
+    return out
+
+
+def _balance(sy: float, mass_pos: float, mass_neg: float) -> tuple[float, float]:
+    """(heavy label, factor): scaling that class's multipliers makes :math:`y^\\top\\alpha = 0`.
+
+    ``sy`` is :math:`y^\\top\\alpha` = ``mass_pos - mass_neg``; the heavier class keeps
+    ``1 - |sy| / mass`` of each multiplier, which stays in the box.
+    """
+    if sy == 0.0:
+        return 1.0, 1.0
+    heavy = 1.0 if sy > 0 else -1.0
+    total = mass_pos if heavy > 0 else mass_neg
+    return heavy, min(1.0, max(0.0, 1.0 - abs(sy) / total))
+
+
+def fit_linear_svm_dask(X: Any, y: Any, positive: Any, C: float,
+                        class_weight: dict | str | None, classes: np.ndarray,
+                        options: dict | None) -> Solution:
+    """Fit the linear soft-margin SVM with an unregularised bias on a Dask array.
+
+    ``positive`` is the label that maps to :math:`+1`; ``class_weight`` is keyed by the
+    original labels (or ``"balanced"``). Returns a :class:`Solution` with ``values["w"]``
+    and ``values["b"]`` and the block-wise certificate in ``residuals`` / ``extras``.
+    """
+    import dask
+
+    t0 = time.perf_counter()
+    opts = _options(options)
+    Xd, yd, sizes, d = _blocks(X, y)
+    K = len(Xd)
+    counts = _tree(dask, [dask.delayed(_block_counts)(xb, yb, positive)
+                          for xb, yb in zip(Xd, yd)]).compute()
+    n_pos, n_neg = float(counts["n_pos"]), float(counts["n_neg"])
+    if n_pos == 0 or n_neg == 0:
+        raise ProgramError("y contains a single class; the SVM needs two")
+    negative = classes[0] if classes[1] == positive else classes[1]
+    if class_weight == "balanced":
+        n = n_pos + n_neg
+        weight = {positive: n / (2 * n_pos), negative: n / (2 * n_neg)}
+    else:
+        weight = dict(class_weight or {})
+    c_pos = float(C) * float(weight.get(positive, 1.0))
+    c_neg = float(C) * float(weight.get(negative, 1.0))
+    rho, tol = float(opts["rho"]), float(opts["tol"])
+    sigma = float(K) if opts["sigma"] is None else float(opts["sigma"])
+    rng = np.random.default_rng(opts["random_state"])
+    states = [(dask.delayed(np.zeros)(s), dask.delayed(np.zeros)(s)) for s in sizes]
+    w = np.zeros(d)
+    lin, sy, mass_pos, mass_neg, gamma = 0.0, 0.0, 0.0, 0.0, 0.0
+    balance = (1.0, 1.0)
+    b_kkt = 0.0
+    best, D_best = None, None
+    setup_time = time.perf_counter() - t0
+    t_solve = time.perf_counter()
+    status, message, rounds = None, "", 0
+    while True:
+        b_cur = lin + rho * sy
+        biases = np.concatenate([b_cur + _BIAS_OFFSETS, [b_kkt]])
+        seeds = rng.integers(2**31 - 1, size=K)
+        parts = [dask.delayed(_block_round, nout=2)(
+            xb, yb, st, gamma, positive, c_pos, c_neg, w, biases, balance, lin, rho, sy,
+            sigma, int(opts["local_epochs"]), int(s), opts["engine"])
+            for xb, yb, st, s in zip(Xd, yd, states, seeds)]
+        # one graph per round: the new multipliers stay on the workers (persisted), the
+        # sums are reduced in a tree and only their total is fetched
+        *new_states, total = dask.persist(*[p[0] for p in parts],
+                                          _tree(dask, [p[1] for p in parts]))
+        sums = total.compute()
+        # the certificate of the incoming (w, b) and the feasible dual point
+        hinge = sums["hinge"]
+        j = int(np.argmin(hinge))
+        P = 0.5 * float(w @ w) + float(hinge[j])
+        D = float(sums["dual_sum"]) - 0.5 * float(sums["w_feasible"] @ sums["w_feasible"])
+        # every P is an upper and every D a lower bound of the same optimum: the
+        # certificate is the best primal point against the best dual value seen
+        if best is None or P < best[2]:
+            best = (w.copy(), float(biases[j]), P)
+        D_best = D if D_best is None else max(D_best, D)
+        P = best[2]
+        gap = max(P - D_best, 0.0) / max(1.0, abs(P))
+        if opts["verbose"]:
+            print(f"dcd on Dask: round {rounds:4d}  P {P:.8g}  D {D:.8g}  gap {gap:.3g}  "
+                  f"b {biases[j]:.6g}  step {gamma:.3g}")
+        if gap <= tol:
+            status = Status.OPTIMAL
+            break
+        elapsed = time.perf_counter() - t_solve
+        if rounds >= opts["max_iter"]:
+            status, message = Status.USER_LIMIT, f"max_iter = {opts['max_iter']} rounds reached"
+            break
+        if opts["time_limit"] is not None and elapsed >= opts["time_limit"]:
+            status, message = (Status.USER_LIMIT,
+                               f"time_limit = {opts['time_limit']:g} s reached")
+            break
+        # the step gamma along the sum of the blocks' directions (CoCoA+ adding is
+        # gamma = 1): the exact minimiser in [0, 1] of the augmented dual
+        # F = 1/2 |w|^2 - 1'alpha + lambda y'alpha + rho/2 (y'alpha)^2, a quadratic in gamma
+        rounds += 1
+        states = new_states
+        dw = sums["dw"]
+        s1, sy_d, dm_pos, dm_neg = (float(v) for v in sums["delta"])
+        slope = float(w @ dw) - s1 + (lin + rho * sy) * sy_d
+        curv = float(dw @ dw) + rho * sy_d * sy_d
+        gamma = 0.0 if slope >= 0.0 else 1.0 if curv <= 0.0 else min(1.0, -slope / curv)
+        w = w + gamma * dw
+        sy += gamma * sy_d
+        mass_pos += gamma * dm_pos
+        mass_neg += gamma * dm_neg
+        lin += rho * sy  # the multiplier step: lambda + rho y'alpha is the bias
+        balance = _balance(sy, mass_pos, mass_neg)
+        kkt_sum, kkt_count = sums["kkt"]
+        b_kkt = float(kkt_sum / kkt_count) if kkt_count > 0 else b_cur
+    w_best, b, P = best
+    D = D_best
+    if status is not Status.OPTIMAL:
+        message += f"; relative gap {gap:.3g} > tol {tol:g}"
+    residuals = Residuals(primal=0.0, dual=gap, gap=gap, source="solver")
+    extras = {"b": b, "primal_objective": P, "dual_objective": D, "rounds": rounds,
+              "blocks": K, "local_epochs": int(opts["local_epochs"]), "rho": rho,
+              "sigma": sigma, "multiplier": lin, "engine": opts["engine"],
+              "n_pos": int(n_pos), "n_neg": int(n_neg), "distributed": True}
+    return Solution(status=status, solver="dcd", objective=P,
+                    values={"w": w_best, "b": b}, iterations=rounds,
+                    setup_time=setup_time, solve_time=time.perf_counter() - t_solve,
+                    residuals=residuals, message=message, extras=extras)

@@ -1,0 +1,433 @@
+r"""The feature-scaling solvers of Tayal 2014, chapter 7 (``fs-simple-ao``, ``fs-ao1``, ...).
+
+Programs of kind ``nonconvex.fs.svm``
+(:func:`conicml.formulations.feature_scaling.feature_scaled_svm`). All minimise the
+embedded feature-selection problem (7.4) in its smooth form :math:`\Omega` (7.7) or its
+functional-margin forms (7.14)/(7.15), from the program's :math:`z^0` (default
+:math:`\mathbf 1`, F37):
+
+* ``fs-simple-ao`` — Algorithm 1 (two-block Gauss–Seidel): the SVM block, then
+  :math:`z \leftarrow \arg\min_{z\ge0}\Omega(\beta^k, b^k, z)`; stop when
+  :math:`\|z^{k+1} - z^k\|_\infty < \texttt{tol}`. Can stop at saddle points
+  (Table 7.1).
+* ``fs-ao1`` — Margin AO-I, Algorithm 2: the SVM block (:math:`\lambda = 1`), then
+  :math:`(z, \lambda) \leftarrow
+  \arg\min_{z, \lambda\ge0}\bar\Omega(\bar\beta^k, \bar b^k, z, \lambda)`
+  from :math:`(z^k, 1)`; same stopping rule.
+* ``fs-ao2`` — Margin AO-II, Algorithm 3: the SVM block, then
+  :math:`(z, \lambda) \leftarrow \arg\min\Psi(z, \lambda)` (7.15) from
+  :math:`(z^k, 1/\sqrt{\bar\beta^\top K_{z^k}\bar\beta})` (the thesis's
+  initialisation, which matches only the margin term; a heuristic); stop when the
+  selected support :math:`\{l : z_l > 0.01\max_k z_k\}` no longer changes (the
+  thesis's ":math:`\|z^{k+1} - z^k\|_0 = 0`" with its 1 % zero threshold) *and*
+  :math:`\|z^{k+1} - z^k\|_\infty < \texttt{tol}` (``ao2_stop="change"``, the
+  default: the support alone can repeat after one step while :math:`z` still moves);
+  ``ao2_stop="support"`` is the thesis's rule alone.
+* ``fs-full`` — FULL-FS: the Coleman–Li reflective trust region on :math:`\Omega` over
+  all of :math:`(\beta, b, z)` (:math:`O((n+d)^3)` per iteration).
+* ``fs-gmkl`` — GMKL (Varma & Babu 2009; F31, A10): projected gradient with Armijo
+  backtracking on :math:`F(z) + \mu\mathbf 1^\top z`, :math:`F(z)` the (hinge) SVM
+  dual value with kernel :math:`K_z`, gradient by Danskin's theorem
+  :math:`\partial F/\partial z_l = -\tfrac12(\alpha\circ y)^\top(\partial_{z_l}K)(\alpha\circ y)`.
+
+The SVM block is the program's ``svm_dual`` (kind ``qp.svm.dual``), solved by the
+registered solver named by ``svm_solver``; the non-convex blocks use the Coleman–Li
+trust region of :mod:`conicml.solvers._bound_tr`, whose subproblem is the
+``more-sorensen`` secular-equation core (:mod:`conicml.solvers._secular`).
+
+**Status.** A method that meets its own stopping rule returns ``OPTIMAL``, which
+:func:`conicml.solve` keeps only if the program's certificate (first-order stationarity
+and second-order curvature of :math:`\Omega`, see
+:func:`~conicml.formulations.feature_scaling.feature_scaled_svm`) passes ``certify_tol``;
+``max_iter``, ``time_limit`` or the callback give ``USER_LIMIT`` with the last point.
+``extras["converged"]`` is the method's own verdict, ``extras["history"]`` its trace.
+The methods are local and reach different stationary points: in
+:func:`conicml.compare` their disagreement is information (Table 7.1), not an error.
+
+**Minimum, saddle or not stationary** (Table 7.1). At termination :math:`(\beta, b)` is
+refitted by the SVM block at the final :math:`z` (for FULL-FS the final iterate is kept)
+and the gradient and Hessian of :math:`\Omega` are projected on the free variables —
+:math:`\beta`, :math:`b` and the :math:`z_l` above the 1 % rule (the full Hessian has
+size n + 1 + d). Minimum and saddle are kinds of *stationary* points: when the
+projected gradient (``stationarity``: the largest entry on the free variables, or the
+largest negative one on an active :math:`z_l`) exceeds
+:math:`100\,\texttt{tol}\max(1, C, \mu)` the point is labelled ``"not stationary"``
+(the decoded ``label``), whatever its curvature. Otherwise the smallest eigenvalue
+``vmin`` of the projected Hessian decides: ``"minimum"`` when
+:math:`v_{\min} \ge -10^{-6}\max(1, \|H\|)`, else ``"saddle"``. Margin AO-II's fixed points
+are in general *not* stationary for :math:`\Omega`: its block minimises :math:`\Psi` (7.15),
+which holds
+:math:`\|f\|_{\mathcal H} = 1` and so drops the :math:`z`-dependence of the margin
+term :math:`\frac12\bar\beta^\top K_z\bar\beta` that :math:`\partial\Omega/\partial z`
+contains; its label is then ``"not stationary"`` (the thesis reports only ``vmin``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..contracts.feature_scaling import FeatureScaledSVM, small_blas, support_mask
+from ..exceptions import OptionError, ProgramError, SolverError
+from ..kinds import FS_SVM
+from ..registry import get as get_solver
+from ..registry import register
+from ..solution import Residuals, Solution, Status
+from ._bound_tr import bound_trust_region
+from ._callback import IntermediateResult, notify
+from ._options import check_common
+
+__all__ = ["DEFAULT_MAX_ITER", "METHODS", "gmkl_objective"]
+
+#: The methods, by registry name without the ``fs-`` prefix.
+METHODS = ("ao2", "ao1", "simple-ao", "full", "gmkl")
+
+#: Default iteration caps: outer AO iterations, GMKL gradient steps, FULL-FS TR steps. The
+#: two-block AO methods converge linearly, at rates close to 1 once the support settles
+#: (on ndcc_like, 10 informative features, 5-20 probes, C = 1, mu = 4: 37-83 iterations
+#: to ||z^(k+1) - z^k||_inf < 1e-4); AO-II takes 13-17 with ao2_stop="change".
+DEFAULT_MAX_ITER = {"ao2": 100, "ao1": 500, "simple-ao": 500, "gmkl": 100, "full": 300}
+
+
+@dataclass
+class _Run:
+    """What every method shares: the problem, the SVM-block solver, the clock."""
+
+    fs: FeatureScaledSVM
+    svm_solver: str
+    svm_options: dict
+    time_limit: float | None
+    callback: Any
+    start: float
+
+    @property
+    def obj(self):
+        return self.fs.objective
+
+    def remaining(self) -> float | None:
+        if self.time_limit is None:
+            return None
+        return max(self.time_limit - (time.perf_counter() - self.start), 1e-3)
+
+    def out_of_time(self) -> bool:
+        return self.time_limit is not None and \
+            time.perf_counter() - self.start > self.time_limit
+
+    def svm(self, z: np.ndarray) -> tuple[np.ndarray, float]:
+        """The exact SVM block at ``z`` (module docstring): its :math:`(\\beta, b)`."""
+        from ..solving import solve  # late import: solving imports the registry
+
+        obj = self.obj
+        K = obj.kernel(z)
+        program = self.fs.svm_dual(K + (2 * obj.eps / obj.C) * np.eye(obj.n))
+        sol = solve(program, self.svm_solver, **self.svm_options)
+        if not sol.status.has_solution and sol.status is not Status.USER_LIMIT:
+            raise SolverError(f"the SVM block failed with status {sol.status.value!r} "
+                              f"({sol.message})")
+        model = program.decode(sol)
+        return np.asarray(model["dual_coef"], float), float(model["b"])
+
+
+def gmkl_objective(fs: FeatureScaledSVM, z: np.ndarray, solver: str = "smo",
+                   options: dict | None = None, alpha0: np.ndarray | None = None):
+    r"""GMKL's :math:`F(z) + \mu\mathbf 1^\top z` (7.5)–(7.6) and its Danskin gradient.
+
+    Returns ``(value, grad, alpha, K)``: the hinge SVM dual at :math:`K_z` (the
+    program's ``svm_dual`` at :math:`G = K_z`), solved by ``solver`` (warm-started
+    from ``alpha0`` when the solver takes ``x0``).
+    """
+    from ..solving import solve  # late import: solving imports the registry
+
+    obj = fs.objective
+    y, C, mu = obj.y, obj.C, obj.mu
+    K = obj.kernel(z)
+    opts = dict(options or {})
+    if alpha0 is not None and "x0" in get_solver(solver).options:
+        opts["x0"] = alpha0
+    sol = solve(fs.svm_dual(K), solver, **opts)
+    alpha = np.clip(np.asarray(sol.values["alpha"], float), 0, C)
+    c = alpha * y
+    value = float(alpha.sum() - 0.5 * c @ K @ c) + mu * float(np.sum(z))
+    grad = -0.5 * (c @ obj._kz(K, np.asarray(z, float), c)) + mu
+    return value, grad, alpha, K
+
+
+def _gmkl(run: _Run, z0, *, tol, max_iter):
+    """Projected gradient with Armijo on F(z) + mu 1'z (Danskin gradient)."""
+    def F(z, alpha0=None):
+        value, grad, alpha, _ = gmkl_objective(run.fs, z, run.svm_solver, run.svm_options,
+                                               alpha0)
+        return value, alpha, grad
+
+    z = np.array(z0, float)
+    val, alpha, grad = F(z)
+    step = 1.0
+    history, it, converged, inner = [], 0, False, 0
+    message = f"max_iter={max_iter} outer iterations reached"
+    while it < max_iter:
+        pg = float(np.max(np.abs(z - np.maximum(0.0, z - grad))))
+        if pg <= tol:
+            converged, message = True, f"projected gradient {pg:.2g} <= tol"
+            break
+        if run.out_of_time():
+            message = f"time_limit={run.time_limit:g}s reached"
+            break
+        it += 1
+        t = min(step * 2.0, 1e6)
+        while True:
+            zn = np.maximum(0.0, z - t * grad)
+            vn, an, gn = F(zn, alpha)
+            inner += 1
+            if vn <= val + 1e-4 * float(grad @ (zn - z)) or t < 1e-12:
+                break
+            t *= 0.5
+        if t < 1e-12:
+            message = "Armijo step collapsed (stall)"
+            break
+        change = val - vn
+        z, val, alpha, grad, step = zn, vn, an, gn, t
+        history.append({"objective": val, "step": t, "pg": pg})
+        if notify(run.callback, IntermediateResult(
+                iteration=it, objective=val, residual=pg,
+                elapsed=time.perf_counter() - run.start, values={"z": z})):
+            message = "stopped by the callback"
+            break
+        if change <= 1e-10 * max(1.0, abs(val)):
+            converged, message = True, "objective no longer decreases"
+            break
+    beta, b = run.svm(z)
+    return beta, b, z, it, inner, converged, message, history
+
+
+def _full(run: _Run, z0, *, tol, max_iter):
+    """FULL-FS: the bound-constrained trust region on Omega over (beta, b, z)."""
+    obj = run.obj
+    n, d = obj.n, obj.d
+    beta, b = run.svm(z0)
+    x0 = np.concatenate([beta, [b], z0])
+    bounded = np.concatenate([np.zeros(n + 1, bool), np.ones(d, bool)])
+
+    def fun(x, order):
+        return obj.omega(x[:n], x[n], x[n + 1:], order=order)
+
+    res = bound_trust_region(fun, x0, bounded, tol=tol, max_iter=max_iter,
+                             time_limit=run.time_limit, callback=run.callback)
+    return (res.x[:n], float(res.x[n]), res.x[n + 1:], res.iterations, res.iterations,
+            res.converged, res.message, res.history)
+
+
+def _fs_block(run: _Run, method: str, z, beta, b, *, normalize: bool, it: int):
+    """The FS block's function and start: (fun, x0) for bound_trust_region."""
+    obj = run.obj
+    d = obj.d
+    if method == "simple-ao":
+        def fun(x, order):
+            return obj.evaluate(beta, b, x, 1.0, margin="kernel", wrt=("z",), order=order)
+        return fun, z
+    margin = "kernel" if method == "ao1" else "unit"
+    lam0 = 1.0
+    if method == "ao2":
+        # Algorithm 3: lam0 = 1/sqrt(beta' K beta) "to match the initial objective". With
+        # (beta, b) scaled to ||f||_H = 1, as (7.16) has it, the whole of Psi(z^k, lam0)
+        # equals Omega-bar(beta, b, z^k, 1), not only its margin term (7.13 is invariant
+        # under this scaling).
+        margin_term = float(beta @ obj.kernel(z) @ beta)
+        if not margin_term > 0:
+            # lam0 = 1/sqrt(0): Psi has no scale to start from
+            raise ProgramError(
+                f"feature scaling (AO-II): the SVM at the current scales learns a constant "
+                f"decision function (beta' K_z beta = {margin_term:.3g}, "
+                f"{int(support_mask(z).sum())} of {d} features selected, outer iteration "
+                f"{it}); X has no varying feature left to scale: drop constant features, "
+                f"standardise X, or lower mu")
+        norm = math.sqrt(margin_term)
+        lam0 = 1.0 / norm
+        if normalize:
+            beta, b = beta / norm, b / norm
+
+    def fun(x, order):
+        return obj.evaluate(beta, b, x[:d], x[d], margin=margin, wrt=("z", "lam"),
+                            order=order)
+    return fun, np.concatenate([z, [lam0]])
+
+
+def _alternate(run: _Run, method: str, z0, *, tol, max_iter, inner_max_iter, normalize,
+               ao2_stop):
+    """Simple AO, Margin AO-I, Margin AO-II: the SVM block, then the FS block."""
+    obj = run.obj
+    z = np.array(z0, float)
+    beta, b = run.svm(z)
+    history: list = []
+    inner, it, converged = 0, 0, False
+    message = f"max_iter={max_iter} outer iterations reached"
+    while it < max_iter:
+        if run.out_of_time():
+            message = f"time_limit={run.time_limit:g}s reached"
+            break
+        it += 1
+        fun, x0 = _fs_block(run, method, z, beta, b, normalize=normalize, it=it)
+        res = bound_trust_region(fun, x0, np.ones(x0.size, bool), tol=tol * 1e-2,
+                                 max_iter=inner_max_iter, time_limit=run.remaining())
+        inner += res.iterations
+        z_new = res.x[:obj.d]
+        crit = float(np.max(np.abs(z_new - z)))
+        if method == "ao2":
+            same = bool(np.array_equal(support_mask(z_new), support_mask(z)))
+            done = same and (ao2_stop == "support" or crit < tol)
+        else:
+            done = crit < tol
+        z = z_new
+        beta, b = run.svm(z)
+        history.append({"iteration": it, "criterion": crit, "fs_block": res.message,
+                        "n_selected": int(support_mask(z).sum()),
+                        "omega": obj.omega(beta, b, z, order=0)[0]})
+        if notify(run.callback, IntermediateResult(
+                iteration=it, residual=crit, elapsed=time.perf_counter() - run.start,
+                values={"z": z})):
+            message = "stopped by the callback"
+            break
+        if done:
+            converged = True
+            if method == "ao2" and ao2_stop == "support":
+                message = "the selected support did not change"
+            else:
+                message = f"||z^(k+1) - z^k||_inf = {crit:.2g} < tol" + (
+                    " and the selected support did not change" if method == "ao2" else "")
+            break
+    return beta, b, z, it, inner, converged, message, history
+
+
+def _solve(program: Any, method: str, *, tol, max_iter, inner_max_iter, svm_solver,
+           svm_options, time_limit, callback, normalize=True, ao2_stop="change") -> Solution:
+    name = f"fs-{method}"
+    if getattr(program, "kind", None) != FS_SVM or "fs" not in program.data:
+        raise SolverError(f"solver {name!r} accepts programs of kind {FS_SVM!r} "
+                          "(conicml.formulations.feature_scaling.feature_scaled_svm)")
+    check_common(name, tol, max_iter, time_limit)
+    if isinstance(inner_max_iter, bool) or not isinstance(inner_max_iter, (int, np.integer)) \
+            or inner_max_iter < 1:
+        raise OptionError(f"{name}: inner_max_iter must be an integer >= 1, "
+                          f"got {inner_max_iter!r}")
+    if not isinstance(svm_solver, str):
+        raise OptionError(f"{name}: svm_solver must be a solver name (kind qp.svm.dual), "
+                          f"got {svm_solver!r}")
+    if ao2_stop not in ("change", "support"):
+        raise OptionError(f"{name}: ao2_stop must be 'change' or 'support', got {ao2_stop!r}")
+    fs: FeatureScaledSVM = program.data["fs"]
+    if max_iter is None:
+        max_iter = DEFAULT_MAX_ITER[method]
+    options = dict(svm_options or {})
+    if svm_solver == "smo":
+        options.setdefault("tol", 1e-6)
+    start = time.perf_counter()
+    run = _Run(fs, svm_solver, options, time_limit, callback, start)
+    with small_blas(fs.objective):
+        if method == "gmkl":
+            out = _gmkl(run, fs.z0, tol=tol, max_iter=max_iter)
+        elif method == "full":
+            out = _full(run, fs.z0, tol=tol, max_iter=max_iter)
+        else:
+            out = _alternate(run, method, fs.z0, tol=tol, max_iter=max_iter,
+                             inner_max_iter=inner_max_iter, normalize=normalize,
+                             ao2_stop=ao2_stop)
+    beta, b, z, it, inner, converged, message, history = out
+    value = fs.objective.omega(beta, b, z, order=0)[0]
+    elapsed = time.perf_counter() - start
+    return Solution(
+        status=Status.OPTIMAL if converged else Status.USER_LIMIT,
+        solver=name, objective=float(value),
+        values={"beta": np.asarray(beta, float), "b": np.array(float(b)),
+                "z": np.asarray(z, float)},
+        iterations=it, solve_time=elapsed, residuals=Residuals(source="solver"),
+        message=f"{name}: {message}",
+        extras={"converged": converged, "inner_iterations": inner, "history": history,
+                "method": method,
+                # 100 tol in the units of the gradient's terms (C l'(.) and mu): the AO
+                # methods stop on ||z^(k+1) - z^k|| < tol, which at a linear rate close to
+                # 1 leaves a gradient some 10-100 times larger
+                "stationarity_tol": 100.0 * tol * max(1.0, fs.objective.C,
+                                                      fs.objective.mu)})
+
+
+_COMMON = dict(specialized=True, requires=("numpy",))
+
+
+@register("fs-simple-ao", kinds=[FS_SVM], certify_tol=1e-2, **_COMMON,
+          description="Simple AO (Tayal 2014, Alg. 1): SVM block / z block; can stop at saddles")
+def solve_fs_simple_ao(program: Any, *, tol: float = 1e-4, max_iter: int | None = None,
+                       inner_max_iter: int = 100, svm_solver: str = "smo",
+                       svm_options: dict | None = None, time_limit: float | None = None,
+                       callback: Any = None) -> Solution:
+    """Simple AO (Algorithm 1); options in the module docstring."""
+    return _solve(program, "simple-ao", tol=tol, max_iter=max_iter,
+                  inner_max_iter=inner_max_iter, svm_solver=svm_solver,
+                  svm_options=svm_options, time_limit=time_limit, callback=callback)
+
+
+@register("fs-ao1", kinds=[FS_SVM], certify_tol=1e-2, **_COMMON,
+          description="Margin AO-I (Tayal 2014, Alg. 2): SVM block / (z, margin) block")
+def solve_fs_ao1(program: Any, *, tol: float = 1e-4, max_iter: int | None = None,
+                 inner_max_iter: int = 100, svm_solver: str = "smo",
+                 svm_options: dict | None = None, time_limit: float | None = None,
+                 callback: Any = None) -> Solution:
+    """Margin AO-I (Algorithm 2); options in the module docstring."""
+    return _solve(program, "ao1", tol=tol, max_iter=max_iter,
+                  inner_max_iter=inner_max_iter, svm_solver=svm_solver,
+                  svm_options=svm_options, time_limit=time_limit, callback=callback)
+
+
+@register("fs-ao2", kinds=[FS_SVM], certify_tol=1e-2, **_COMMON,
+          description="Margin AO-II (Tayal 2014, Alg. 3): SVM block / Psi block; "
+                      "fixed points not stationary for Omega")
+def solve_fs_ao2(program: Any, *, tol: float = 1e-4, max_iter: int | None = None,
+                 inner_max_iter: int = 100, svm_solver: str = "smo",
+                 svm_options: dict | None = None, time_limit: float | None = None,
+                 callback: Any = None, normalize: bool = True,
+                 ao2_stop: str = "change") -> Solution:
+    r"""Margin AO-II (Algorithm 3); options in the module docstring.
+
+    ``normalize``: scale the SVM block's :math:`(\bar\beta, \bar b)` to
+    :math:`\|f\|_{\mathcal H} = 1` before the FS-II block (``False``: the thesis's literal
+    initialisation, which matches only the margin term of the objective). ``ao2_stop``:
+    ``"change"`` (default) stops when the support is unchanged and
+    :math:`\|z^{k+1}-z^k\|_\infty < \texttt{tol}`, ``"support"`` on the unchanged support
+    alone (the thesis's rule).
+    """
+    return _solve(program, "ao2", tol=tol, max_iter=max_iter,
+                  inner_max_iter=inner_max_iter, svm_solver=svm_solver,
+                  svm_options=svm_options, time_limit=time_limit, callback=callback,
+                  normalize=normalize, ao2_stop=ao2_stop)
+
+
+@register("fs-full", kinds=[FS_SVM], certify_tol=1e-3, **_COMMON,
+          description="FULL-FS: Coleman-Li reflective trust region on Omega over (beta, b, z)")
+def solve_fs_full(program: Any, *, tol: float = 1e-4, max_iter: int | None = None,
+                  inner_max_iter: int = 100, svm_solver: str = "smo",
+                  svm_options: dict | None = None, time_limit: float | None = None,
+                  callback: Any = None) -> Solution:
+    """FULL-FS; ``tol`` on the scaled gradient, ``max_iter`` trust-region iterations.
+
+    ``inner_max_iter`` is accepted for a uniform signature and unused.
+    """
+    return _solve(program, "full", tol=tol, max_iter=max_iter,
+                  inner_max_iter=inner_max_iter, svm_solver=svm_solver,
+                  svm_options=svm_options, time_limit=time_limit, callback=callback)
+
+
+@register("fs-gmkl", kinds=[FS_SVM], certify_tol=1e-2, **_COMMON,
+          description="GMKL (Varma & Babu 2009): projected gradient on the hinge SVM value")
+def solve_fs_gmkl(program: Any, *, tol: float = 1e-4, max_iter: int | None = None,
+                  inner_max_iter: int = 100, svm_solver: str = "smo",
+                  svm_options: dict | None = None, time_limit: float | None = None,
+                  callback: Any = None) -> Solution:
+    """GMKL; ``tol`` on the projected gradient, ``max_iter`` gradient steps.
+
+    ``inner_max_iter`` is accepted for a uniform signature and unused.
+    """
+    return _solve(program, "gmkl", tol=tol, max_iter=max_iter,
+                  inner_max_iter=inner_max_iter, svm_solver=svm_solver,
+                  svm_options=svm_options, time_limit=time_limit, callback=callback)
