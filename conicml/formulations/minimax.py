@@ -344,7 +344,7 @@ def _base_data(
         # permutation, undone in coef_map): a Cholesky factor's positive rows then vanish
         # beyond column n_pos, so Sigma_x's scatter lives in its leading block
         perm = np.argsort(~pos, kind="stable")
-        K = kern.gram(X[perm])
+        K = kern.gram(X)[np.ix_(perm, perm)]  # (a precomputed X is the Gram matrix)
         K = 0.5 * (K + K.T)
         # Theorem 9 in the coordinates of an empirical feature map: any factor
         # K = Phi Phi^T (Phi of full column rank r) with coefficients w = T u,
