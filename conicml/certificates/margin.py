@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.linalg import get_lapack_funcs
+from scipy.linalg import cho_solve, get_lapack_funcs
 from scipy.optimize import lsq_linear
 
 from .._utils.threads import one_blas_thread
@@ -110,6 +110,46 @@ def _solve_well_conditioned(K: np.ndarray, rhs: np.ndarray) -> np.ndarray | None
     return x[:, 0]
 
 
+def _solve_augmented(H: np.ndarray, A: np.ndarray, e: np.ndarray) -> np.ndarray | None:
+    r"""The KKT solution :math:`(\delta, \mu)` of :func:`newton_decrement` by one Cholesky
+    factorisation, or ``None``.
+
+    On :math:`A^\top\delta = 0` the Hessian :math:`H` may be replaced by
+    :math:`M = H + tAA^\top` (:math:`t > 0`) without changing :math:`\delta` or
+    :math:`\mu`; when :math:`M` is numerically definite (a PSD :math:`H` whose null space
+    :math:`A^\top` does not annihilate, e.g. the Hessian of a sum of norms, singular
+    along the point itself), :math:`\mu = -(A^\top M^{-1}A)^{-1}A^\top M^{-1}e`,
+    :math:`\delta = -M^{-1}(e + A\mu)`: a Cholesky factorisation (faster than the
+    symmetric indefinite :math:`LDL^\top` of the bordered matrix). ``None`` when a pivot
+    falls below :math:`10^{-11}` of the largest diagonal entry (the caller then solves the
+    bordered system); the caller checks the residual either way.
+    """
+    scale = float(np.max(np.abs(np.diag(H)), initial=0.0))
+    an = float(np.sum(A * A))
+    if not (scale > 0 and an > 0 and np.all(np.isfinite(H))):
+        return None
+    t = scale / an
+    M = H + t * (A @ A.T)
+    with one_blas_thread():
+        try:
+            L = np.linalg.cholesky(M)
+        except np.linalg.LinAlgError:
+            return None
+        piv = np.diag(L)
+        if not np.all(piv * piv > 1e-11 * float(np.max(np.diag(M)))):
+            return None
+        Mi_e = cho_solve((L, True), e, check_finite=False)
+        Mi_A = cho_solve((L, True), A, check_finite=False)
+    G = A.T @ Mi_A
+    try:
+        mu = -np.linalg.solve(G, A.T @ Mi_e)
+    except np.linalg.LinAlgError:
+        return None
+    delta = -(Mi_e + Mi_A @ mu)
+    out = np.concatenate([delta, mu])
+    return out if np.all(np.isfinite(out)) else None
+
+
 def newton_decrement(H: np.ndarray, e: np.ndarray, A: np.ndarray) -> float:
     r"""Second-order estimate of the objective improvement a stationarity residual allows.
 
@@ -124,14 +164,21 @@ def newton_decrement(H: np.ndarray, e: np.ndarray, A: np.ndarray) -> float:
     :math:`H` is singular but :math:`e` is not zero give a large value (least squares).
     """
     q, k = H.shape[0], A.shape[1]
-    K = np.block([[H, A], [A.T, np.zeros((k, k))]])
     rhs = np.concatenate([-e, np.zeros(k)])
-    sol = _solve_well_conditioned(K, rhs)
-    if sol is None:
-        sol = np.linalg.lstsq(K, rhs, rcond=1e-13)[0]
-    delta = sol[:q]
+    sol = _solve_augmented(H, A, e)
+    if sol is not None:
+        delta, mu = sol[:q], sol[q:]
+        # the residual of the KKT system [H A; A^T 0] [delta; mu] = [-e; 0], by blocks
+        res_vec = np.concatenate([H @ delta + A @ mu + e, A.T @ delta])
+    else:
+        K = np.block([[H, A], [A.T, np.zeros((k, k))]])
+        sol = _solve_well_conditioned(K, rhs)
+        if sol is None:
+            sol = np.linalg.lstsq(K, rhs, rcond=1e-13)[0]
+        delta = sol[:q]
+        res_vec = K @ sol - rhs
     dec = -(float(e @ delta) + 0.5 * float(delta @ H @ delta))
-    resid = float(np.linalg.norm(K @ sol - rhs))
+    resid = float(np.linalg.norm(res_vec))
     if resid > 1e-6 * max(float(np.linalg.norm(e)), _TINY):
         return math.inf  # e has a component H cannot absorb: a first-order descent direction
     return max(dec, 0.0)

@@ -37,6 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 
+from .._utils.threads import one_blas_thread
 from ..exceptions import OptionError, SolverError
 from .ranking import RankingData
 
@@ -212,12 +213,15 @@ class KernelMetric:
     """
 
     def __init__(self, KRR: np.ndarray) -> None:
-        try:
-            self.factor = cho_factor(KRR, lower=True, check_finite=False)
-        except np.linalg.LinAlgError:
-            d = max(float(np.mean(np.diag(KRR))), np.finfo(float).tiny)
-            self.factor = cho_factor(KRR + 1e-8 * d * np.eye(KRR.shape[0]), lower=True,
-                                     check_finite=False)
+        # one BLAS thread: OpenBLAS's threaded Cholesky is many times slower than the
+        # serial one when the cores are shared
+        with one_blas_thread():
+            try:
+                self.factor = cho_factor(KRR, lower=True, check_finite=False)
+            except np.linalg.LinAlgError:
+                d = max(float(np.mean(np.diag(KRR))), np.finfo(float).tiny)
+                self.factor = cho_factor(KRR + 1e-8 * d * np.eye(KRR.shape[0]), lower=True,
+                                         check_finite=False)
 
     def solve(self, v: np.ndarray) -> np.ndarray:
         r""":math:`K_{\mathcal R\mathcal R}^{-1}v`."""

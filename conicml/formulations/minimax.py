@@ -214,7 +214,6 @@ def _gram_feature_map(K: np.ndarray, rtol: float = _GRAM_RTOL) -> tuple[np.ndarr
     typical data hardly decays, so truncation would not shrink the program anyway. The
     factorisations run on one BLAS thread (:func:`conicml._utils.threads.one_blas_thread`).
     """
-    n = K.shape[0]
     with one_blas_thread():
         try:
             L = np.linalg.cholesky(K)
@@ -223,11 +222,56 @@ def _gram_feature_map(K: np.ndarray, rtol: float = _GRAM_RTOL) -> tuple[np.ndarr
         piv = np.diag(L) if L is not None else None
         scale = max(float(np.max(np.diag(K), initial=0.0)), np.finfo(float).tiny)
         if piv is not None and bool(np.all(piv * piv > rtol * scale)):
-            T = solve_triangular(L, np.eye(n), lower=True, check_finite=False).T
-            return L, T
+            return L, _InverseTransposeFactor(L)
         # psd_factor also rejects a clearly indefinite (precomputed) Gram matrix
         Phi = psd_factor(K, "eigen", rtol=rtol)
     return Phi, Phi / np.sum(Phi * Phi, axis=0)  # U lam^1/2 / lam = U lam^-1/2
+
+
+class _InverseTransposeFactor:
+    r""":math:`T = L^{-\top}` of a lower-triangular :math:`L`, applied by triangular solves.
+
+    Only products with :math:`T` are ever needed (the dual coefficients :math:`w = Tu`),
+    so the explicit inverse (another :math:`n^3/3` flops) is never formed;
+    ``np.asarray(T)`` forms it on request.
+    """
+
+    __array_ufunc__ = None  # ``ndarray @ T`` defers to __rmatmul__
+
+    def __init__(self, L: np.ndarray, perm: np.ndarray | None = None) -> None:
+        self.L = L
+        self.perm = perm  # row i of L^-T is row perm[i] of T (K was permuted by perm)
+        self.shape = L.shape
+
+    def __matmul__(self, other: np.ndarray) -> np.ndarray:
+        # T u = L^-T u, rows put back in the original order
+        out = solve_triangular(self.L, np.asarray(other, dtype=float), lower=True,
+                               trans="T", check_finite=False)
+        if self.perm is None:
+            return out
+        back = np.empty_like(out)
+        back[self.perm] = out
+        return back
+
+    def __rmatmul__(self, other: np.ndarray) -> np.ndarray:
+        # A T = A[:, perm] L^-T = (L^-1 A[:, perm]^T)^T
+        other = np.asarray(other, dtype=float)
+        if self.perm is not None:
+            other = other[..., self.perm]
+        return solve_triangular(self.L, other.T, lower=True, check_finite=False).T
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self @ np.eye(self.shape[0])
+        return out if dtype is None else out.astype(dtype)
+
+
+def _permute_rows(T: Any, perm: np.ndarray) -> Any:
+    """``T`` with its row ``i`` moved to row ``perm[i]`` (undoes ``K[perm][:, perm]``)."""
+    if isinstance(T, _InverseTransposeFactor):
+        return _InverseTransposeFactor(T.L, perm)
+    out = np.empty_like(T)
+    out[perm] = T
+    return out
 
 
 def _factor_T(S: np.ndarray) -> np.ndarray:
@@ -294,10 +338,14 @@ def _base_data(
                 "covariances are rank-deficient and the program is unbounded; try ridge=1e-3"
             )
         kern = make_kernel(kernel, X, gamma=gamma, degree=degree, coef0=coef0)
-        K = kern.gram(X)
-        K = 0.5 * (K + K.T)
         pos, neg = y > 0, y < 0
         n_pos, n_neg = int(pos.sum()), int(neg.sum())
+        # the Gram matrix of the points ordered positive class first (a symmetric
+        # permutation, undone in coef_map): a Cholesky factor's positive rows then vanish
+        # beyond column n_pos, so Sigma_x's scatter lives in its leading block
+        perm = np.argsort(~pos, kind="stable")
+        K = kern.gram(X)[np.ix_(perm, perm)]  # (a precomputed X is the Gram matrix)
+        K = 0.5 * (K + K.T)
         # Theorem 9 in the coordinates of an empirical feature map: any factor
         # K = Phi Phi^T (Phi of full column rank r) with coefficients w = T u,
         # K T = Phi and T^T K T = I gives K w = Phi u and w^T K w = ||u||^2, so
@@ -309,19 +357,25 @@ def _base_data(
         # the Cholesky factor when K is numerically nonsingular (n^3/3 flops, about
         # 1/20 of an eigendecomposition) and the eigen-factor otherwise.
         Phi, coef_map = _gram_feature_map(K)
-        mx, my = Phi[pos].mean(axis=0), Phi[neg].mean(axis=0)  # k~x, k~y (Sec. 3.4.2)
+        coef_map = _permute_rows(coef_map, perm)
+        # the rows of Phi are in the order perm: the positive class is Phi[:n_pos]
+        mx, my = Phi[:n_pos].mean(axis=0), Phi[n_pos:].mean(axis=0)  # k~x, k~y (3.4.2)
         # Sigma = K~^T K~ / N + rho I in u (Theorem 9); the centred rows times their
-        # transpose (a GEMM) rather than np.cov's extra copies
-        Cx, Cy = Phi[pos] - mx, Phi[neg] - my
-        cov_x = Cx.T @ Cx / n_pos
+        # transpose (a GEMM) rather than np.cov's extra copies. With the Cholesky factor
+        # (lower triangular) the positive rows and mx vanish beyond column n_pos, so
+        # only the leading block of Sigma_x's scatter is computed.
+        r = Phi.shape[1]
+        lead = n_pos if isinstance(coef_map, _InverseTransposeFactor) else r
+        Cx, Cy = Phi[:n_pos] - mx, Phi[n_pos:] - my
+        cov_x = np.zeros((r, r))
+        cov_x[:lead, :lead] = Cx[:, :lead].T @ Cx[:, :lead] / n_pos
         cov_y = Cy.T @ Cy / n_neg
         cov_x[np.diag_indices_from(cov_x)] += rho_x
         cov_y[np.diag_indices_from(cov_y)] += rho_y
-        # one BLAS thread for the O(n^3) factorisations (as _gram_feature_map)
-        Lx, Ly = _definite_cholesky(cov_x), _definite_cholesky(cov_y)
-        with one_blas_thread():
-            Rx = Lx.T if Lx is not None else _factor_T(cov_x)
-            Ry = Ly.T if Ly is not None else _factor_T(cov_y)
+        # R = [C / sqrt(N); sqrt(rho) I] satisfies R^T R = Sigma exactly, with no
+        # factorisation of Sigma (the norms ||R u|| = sigma(u) are all the program uses)
+        Rx = np.vstack([Cx / math.sqrt(n_pos), math.sqrt(rho_x) * np.eye(r)])
+        Ry = np.vstack([Cy / math.sqrt(n_neg), math.sqrt(rho_y) * np.eye(r)])
         Sx, Sy = cov_x, cov_y
         mom = None
     d = mx - my

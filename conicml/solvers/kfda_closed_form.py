@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
+from .._utils.threads import one_blas_thread
 from ..contracts.kfda import KernelFisher
 from ..kinds import KFDA, KQPFS
 from ..registry import register
@@ -33,8 +34,11 @@ __all__ = ["solve_kfda_closed_form", "solve_kqpfs_cholesky"]
 
 
 def _cholesky_solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return sla.cho_solve(sla.cho_factor(A, lower=True, check_finite=False), b,
-                         check_finite=False)
+    # one BLAS thread: OpenBLAS's threaded Cholesky is several times slower than the
+    # serial one when the cores are shared (as in the kernel minimax formulations)
+    with one_blas_thread():
+        return sla.cho_solve(sla.cho_factor(A, lower=True, check_finite=False), b,
+                             check_finite=False)
 
 
 def _relative_residual(A: np.ndarray, x: np.ndarray, b: np.ndarray) -> float:

@@ -75,6 +75,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
+from .._utils.threads import one_blas_thread
 from ..contracts.ranking_ops import (
     ROUNDING_TOL,
     KernelMetric,
@@ -183,6 +184,18 @@ def solve_rank_tr(
     preconditioner : {"kernel", "diagonal"}, default="kernel"
         PCG preconditioner (see the module docstring).
     """
+    # one BLAS thread: the iteration is a sequence of matrix-vector products and two
+    # Cholesky factorisations of order n_basis, for which waking OpenBLAS's thread pool
+    # costs more than the arithmetic when the cores are shared
+    with one_blas_thread():
+        return _solve_rank_tr(program, tol=tol, max_iter=max_iter, cg_max_iter=cg_max_iter,
+                              time_limit=time_limit, verbose=verbose, callback=callback,
+                              x0=x0, preconditioner=preconditioner)
+
+
+def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_iter: int,
+                   time_limit: float | None, verbose: bool, callback: Any, x0: Any,
+                   preconditioner: str) -> Solution:
     t0 = time.perf_counter()
     if max_iter is None:
         max_iter = 300
