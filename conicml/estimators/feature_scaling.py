@@ -92,11 +92,13 @@ class FeatureScalingSVC(SelectorMixin, BinaryConicClassifier):
     objective_ : float
         :math:`\Omega` at the end.
     converged_ : bool
-    result_ : conicml.Solution
+    solution_ : conicml.Solution
         The solve of the ``nonconvex.fs.svm`` program by ``fs-<method>`` (status,
-        certificate, ``extras["history"]``).
+        certificate, ``extras["history"]``); ``result_`` is the same object.
     program_ : conicml.Program
         The program (:func:`conicml.formulations.feature_scaling.feature_scaled_svm`).
+    model_ : dict
+        ``program_.decode(solution_)``.
 
     Examples
     --------
@@ -176,7 +178,7 @@ class FeatureScalingSVC(SelectorMixin, BinaryConicClassifier):
                           f"{sol.message}; raise max_iter / time_limit",
                           ConvergenceWarning, stacklevel=3)
         z = model["z"]
-        self.program_ = program
+        self.program_, self.solution_, self.model_ = program, sol, model
         self.result_ = sol
         self.z_ = z
         self.support_ = model["support"]
