@@ -137,18 +137,10 @@ def qpfs_statistics(X: Any, y: Any, similarity: str, bins: int = 3, width: float
     :func:`conicml.formulations.qpfs.qpfs` derives from an in-memory ``X``.
     """
     import dask
-    import dask.array as da
 
-    from ..moments.distributed import is_dask_array
+    from ..moments.distributed import row_blocks
 
-    if X.ndim != 2:
-        raise ProgramError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
-    y = y if is_dask_array(y) else da.from_array(np.asarray(y))
-    if y.ndim != 1 or y.shape[0] != X.shape[0]:
-        raise ProgramError(f"shape mismatch: X has {X.shape[0]} rows, y has shape {y.shape}")
-    X = X.rechunk({1: -1})
-    y = y.rechunk((X.chunks[0],))
-    Xd, yd = list(X.to_delayed().ravel()), list(y.to_delayed().ravel())
+    Xd, yd, _ = row_blocks(X, y)
     with _progress.dask_progress("QPFS statistics"):
         s = _tree([dask.delayed(_pass1)(xb, yb) for xb, yb in zip(Xd, yd)], _merge1).compute()
     n = int(s["n"])

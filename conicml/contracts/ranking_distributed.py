@@ -275,18 +275,10 @@ def _concat(*parts: tuple) -> tuple:
 def scan(X: Any, y: Any) -> dict[str, Any]:
     """Blocks of ``X``/``y``, the label counts and per-feature means and variances: one pass."""
     import dask
-    import dask.array as da
 
-    from ..moments.distributed import is_dask_array
+    from ..moments.distributed import row_blocks
 
-    if X.ndim != 2:
-        raise ProgramError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
-    y = y if is_dask_array(y) else da.from_array(np.asarray(y))
-    if y.ndim != 1 or y.shape[0] != X.shape[0]:
-        raise ProgramError(f"shape mismatch: X has {X.shape[0]} rows, y has shape {y.shape}")
-    X = X.rechunk({1: -1})
-    y = y.rechunk((X.chunks[0],))
-    Xd, yd = list(X.to_delayed().ravel()), list(y.to_delayed().ravel())
+    Xd, yd, _ = row_blocks(X, y)
     parts = [dask.delayed(_scan_block)(xb, yb) for xb, yb in zip(Xd, yd)]
     while len(parts) > 1:
         parts = [dask.delayed(_merge_scan)(*parts[i:i + 8]) for i in range(0, len(parts), 8)]

@@ -218,21 +218,10 @@ def _tree(dask: Any, parts: list) -> Any:
 
 
 def _blocks(X: Any, y: Any) -> tuple[list, list, tuple[int, ...], int]:
-    import dask.array as da
+    from ..moments.distributed import row_blocks
 
-    from ..moments.distributed import is_dask_array
-
-    if X.ndim != 2:
-        raise ProgramError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
-    if any(math.isnan(s) for s in X.chunks[0]):
-        raise ProgramError("X has unknown chunk sizes; call X.compute_chunk_sizes() first")
-    y = y if is_dask_array(y) else da.from_array(np.asarray(y))
-    if y.ndim != 1 or y.shape[0] != X.shape[0]:
-        raise ProgramError(f"shape mismatch: X has {X.shape[0]} rows, y has shape {y.shape}")
-    X = X.rechunk({1: -1})
-    y = y.rechunk((X.chunks[0],))
-    return (list(X.to_delayed().ravel()), list(y.to_delayed().ravel()),
-            tuple(int(s) for s in X.chunks[0]), int(X.shape[1]))
+    Xd, yd, d = row_blocks(X, y)
+    return Xd, yd, tuple(int(c) for c in X.chunks[0]), d
 
 
 def labels_of(y: Any) -> np.ndarray:

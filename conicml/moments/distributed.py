@@ -76,11 +76,18 @@ def is_dask_array(x: Any) -> bool:
     return type(x).__module__.split(".")[0] == "dask" and hasattr(x, "to_delayed")
 
 
-def _blocks(X: Any, y: Any) -> tuple[list, list, int]:
+def row_blocks(X: Any, y: Any) -> tuple[list, list, int]:
+    """``(X, y)`` as lists of matching delayed row blocks (all columns in each), and d.
+
+    ``X`` a 2-D dask array, ``y`` a dask array or array-like of its length; the shapes are
+    checked (a :class:`~conicml.ProgramError` names a mismatch).
+    """
     import dask.array as da
 
     if X.ndim != 2:
         raise ProgramError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
+    if any(np.isnan(c) for c in X.chunks[0]):
+        raise ProgramError("X has unknown chunk sizes; call X.compute_chunk_sizes() first")
     y = y if is_dask_array(y) else da.from_array(np.asarray(y))
     if y.ndim != 1 or y.shape[0] != X.shape[0]:
         raise ProgramError(f"shape mismatch: X has {X.shape[0]} rows, y has shape {y.shape}")
@@ -135,7 +142,7 @@ def class_moments(X: Any, y: Any) -> dict[str, Any]:
     """
     import dask
 
-    Xd, yd, d = _blocks(X, y)
+    Xd, yd, d = row_blocks(X, y)
     parts = [dask.delayed(_block_stats)(xb, yb) for xb, yb in zip(Xd, yd)]
     while len(parts) > 1:  # a tree reduction: each task merges at most 8 partials
         parts = [dask.delayed(_merge_stats)(*parts[i:i + 8]) for i in range(0, len(parts), 8)]
@@ -266,7 +273,7 @@ def cluster_moments(X: Any, y: Any, *, clustering: str, n_clusters: int | None,
     from sklearn.cluster import KMeans
     from threadpoolctl import threadpool_limits
 
-    Xd, yd, _ = _blocks(X, y)
+    Xd, yd, _ = row_blocks(X, y)
     if clustering == "none":
         raise ProgramError(
             "clustering='none' makes every point a cluster, which would bring the whole "
