@@ -812,8 +812,7 @@ class M4ClassifierCV(_FittedPathCV, _PathCV):
         like ``c / n_samples`` (see :class:`M4Classifier`).
     cv, scoring, refit, n_jobs
         As in :class:`SVMClassifierCV` (``scoring=None``: accuracy).
-    kernel, gamma, degree, coef0, ridge, reduction, factor_rtol, solver, inner, \
-solver_options
+    kernel, gamma, degree, coef0, ridge, reduction, factor_rtol, solver, inner, solver_options
         As in :class:`M4Classifier`.
 
     Attributes
