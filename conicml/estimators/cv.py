@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -29,7 +29,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning, FitFailedWarning, NotFittedError
 from sklearn.metrics import check_scoring, roc_auc_score
 from sklearn.model_selection import check_cv
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.metaestimators import _safe_split
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -42,7 +42,7 @@ from ..formulations import ranking as ranking_formulation
 from ..formulations import svm as svm_formulation
 from ..formulations.svor_dual import svor_dual
 from ..formulations.svor_implicit import svorim_dual
-from ..kernels import KERNELS, make_kernel
+from ..kernels import make_kernel
 from ..paths import path_order, solve_path
 from ..solution import Status
 from ._base import BinaryConicClassifier, ridge_keywords
@@ -355,6 +355,16 @@ def _path_solutions(build: Any, grid: Any, solver: str | None, options: dict | N
 
 
 # ---- SVM -------------------------------------------------------------------------------
+#: The search's own parameters (GridSearchCV's); each *CV estimator adds its grid and
+#: the base estimator's constraints less the searched one.
+_SEARCH_CONSTRAINTS: dict = {
+    "cv": ["cv_object"],
+    "scoring": [str, callable, None],
+    "refit": ["boolean"],
+    "n_jobs": [Integral, None],
+}
+
+
 class SVMClassifierCV(_PathCV):
     r""":class:`~conicml.estimators.SVMClassifier` with C chosen by cross-validation.
 
@@ -421,17 +431,9 @@ class SVMClassifierCV(_PathCV):
     _order = "ascending"
     _parameter_constraints: dict = {
         "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
-        "cv": ["cv_object"],
-        "scoring": [str, callable, None],
-        "refit": ["boolean"],
-        "n_jobs": [Integral, None],
-        "kernel": [StrOptions(set(KERNELS))],
-        "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
-        "degree": [Interval(Integral, 1, None, closed="left")],
-        "coef0": [Real],
-        "class_weight": [dict, StrOptions({"balanced"}), None],
-        "solver": [str],
-        "solver_options": [dict, None],
+        **_SEARCH_CONSTRAINTS,
+        **{k: v for k, v in SVMClassifier._parameter_constraints.items()
+           if k not in ("C", "form")},
     }
 
     def __init__(self, Cs: int | Any = 10, *, cv: Any = None, scoring: Any = None,
@@ -556,21 +558,8 @@ class RankRCClassifierCV(_PathCV):
     _auc_score = True
     _parameter_constraints: dict = {
         "lams": [Interval(Integral, 1, None, closed="left"), "array-like"],
-        "cv": ["cv_object"],
-        "scoring": [str, callable, None],
-        "refit": ["boolean"],
-        "n_jobs": [Integral, None],
-        "kernel": [StrOptions(set(KERNELS))],
-        "gamma": [StrOptions({"mean-distance", "scale", "auto"}),
-                  Interval(Real, 0, None, closed="neither")],
-        "degree": [Interval(Integral, 1, None, closed="left")],
-        "coef0": [Real],
-        "basis": [StrOptions({"rare", "random", "all"})],
-        "loss": [StrOptions({"smoothed", "hinge"})],
-        "eps": [Interval(Real, 0, 1, closed="neither")],
-        "random_state": ["random_state"],
-        "solver": [str],
-        "solver_options": [dict, None],
+        **_SEARCH_CONSTRAINTS,
+        **{k: v for k, v in RankRCClassifier._parameter_constraints.items() if k != "lam"},
     }
 
     def __init__(self, lams: int | Any = 16, *, cv: Any = None, scoring: Any = None,
@@ -649,14 +638,6 @@ class RankRCClassifierCV(_PathCV):
                                      X_test, K_test, self._auc_score))
         times = np.asarray(times) + gram_time / len(grid)
         return models, times, X_test
-
-
-_SEARCH_CONSTRAINTS: dict = {
-    "cv": ["cv_object"],
-    "scoring": [str, callable, None],
-    "refit": ["boolean"],
-    "n_jobs": [Integral, None],
-}
 
 
 def _positive_grid(values: Any, name: str, default: Any) -> np.ndarray:
