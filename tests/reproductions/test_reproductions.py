@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 NAMES = [
     "huang_fig_4_8", "huang_table_3_1", "huang_table_3_2", "huang_table_4_3",
     "huang_tables_5_9_5_11", "huang_toys", "rodriguez_lujan_ch5", "rodriguez_lujan_fig_4_4",
-    "rodriguez_lujan_tables_3_4_3_6", "saketha_table_2_1", "saketha_table_2_2",
+    "rodriguez_lujan_table_5_4", "rodriguez_lujan_tables_3_4_3_6", "saketha_table_2_1",
+    "saketha_table_2_2",
     "saketha_table_5_1", "saketha_table_5_2", "saketha_table_6_2", "tayal_ch7_saddle",
     "tayal_ch7_table74", "tayal_fig_4_1", "tayal_multilevel", "tayal_table2", "tayal_table4",
 ]
