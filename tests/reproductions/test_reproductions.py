@@ -28,6 +28,7 @@ NAMES = [
     "saketha_table_2_2",
     "saketha_table_5_1", "saketha_table_5_2", "saketha_table_6_2", "tayal_ch7_saddle",
     "tayal_ch7_table74", "tayal_fig_4_1", "tayal_multilevel", "tayal_table2", "tayal_table4",
+    "tayal_table_7_2",
 ]
 
 
