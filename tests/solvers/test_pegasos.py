@@ -198,8 +198,14 @@ def test_callback_and_time_limit_stop(twonorm):
 def test_eps_peg_stop_and_random_state(twonorm):
     X, y = twonorm
     prog = svm.soft_margin(X, y, C=1.0, form="primal")
-    sol = cm.solve(prog, "weighted-pegasos", eps=1e-2, tol=1e-12, random_state=0)
-    assert sol.status is cm.Status.OPTIMAL_INACCURATE and "eps" in sol.message
+    sol = cm.solve(prog, "weighted-pegasos", step_tol=1e-2, tol=1e-12, random_state=0)
+    assert sol.status is cm.Status.OPTIMAL_INACCURATE and "step_tol" in sol.message
+    # the spelling of the last release: same run, with a FutureWarning naming step_tol
+    with pytest.warns(FutureWarning, match="renamed 'step_tol'"):
+        old = cm.solve(prog, "weighted-pegasos", eps=1e-2, tol=1e-12, random_state=0)
+    np.testing.assert_array_equal(old.values["w"], sol.values["w"])
+    with pytest.raises(TypeError, match="give only 'step_tol'"):
+        cm.solve(prog, "weighted-pegasos", eps=1e-2, step_tol=1e-2)
     a = cm.solve(prog, "weighted-pegasos", max_iter=3000, random_state=4)
     b = cm.solve(prog, "weighted-pegasos", max_iter=3000, random_state=4)
     np.testing.assert_array_equal(a.values["w"], b.values["w"])
@@ -212,7 +218,7 @@ def test_eps_peg_stop_and_random_state(twonorm):
     ({"batch_size": 121}, "batch_size"),
     ({"bias": "none"}, "bias"),
     ({"tau": -1.0}, "tau"),
-    ({"eps": -1.0}, "eps"),
+    ({"step_tol": -1.0}, "step_tol"),
     ({"tol": 0.0}, "tol"),
     ({"max_iter": 0}, "max_iter"),
     ({"average": "yes"}, "average"),
@@ -242,7 +248,7 @@ def test_numpy_and_numba_engines_take_the_same_steps(twonorm):
     X, y = twonorm
     prog = svm.soft_margin(X, y, C=1.0, form="primal", class_weight={1: 2.0, -1: 1.0})
     for name in PEGASOS:
-        for opts in ({"batch_size": 1, "eps": 1e-3}, {"batch_size": 16}):
+        for opts in ({"batch_size": 1, "step_tol": 1e-3}, {"batch_size": 16}):
             runs = [cm.solve(prog, name, engine=e, max_iter=5000, tol=1e-12, random_state=2,
                              bias="sgd", **opts) for e in ("numpy", "numba")]
             assert runs[0].iterations == runs[1].iterations
