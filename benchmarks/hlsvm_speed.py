@@ -264,11 +264,11 @@ def _run_solver(n, label, limit):
     from conicml.registry import get
 
     solver, opts = PART_B[label]
-    X, y = cm.datasets.twonorm(n, dim=20, seed=0)
+    X, y = cm.datasets.twonorm(n, dim=20, random_state=0)
     extra = {}
     if solver == "pegasos" and opts.get("engine") == "numba":
         # load the compiled loop (numba's on-disk cache) before the clock starts
-        Xw, yw = cm.datasets.twonorm(50, dim=20, seed=1)
+        Xw, yw = cm.datasets.twonorm(50, dim=20, random_state=1)
         get("pegasos").function(svm.soft_margin(Xw, yw, C=1.0, form="primal"), max_iter=20,
                                 **{**opts, "batch_size": 8})
     load = os.getloadavg()[0]

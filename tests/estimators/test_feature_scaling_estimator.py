@@ -27,7 +27,7 @@ def test_sklearn_contract_gmkl(estimator, check):
 
 @pytest.fixture(scope="module")
 def data():
-    X, y = ndcc_like(150, n_informative=4, n_probes=5, seed=1)
+    X, y = ndcc_like(150, n_informative=4, n_probes=5, random_state=1)
     return X, np.where(y > 0, "yes", "no")  # string classes on purpose
 
 

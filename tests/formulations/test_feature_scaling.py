@@ -242,7 +242,7 @@ def test_saddle_toy_perspective_detects_the_saddle():
 
 @pytest.fixture(scope="module")
 def ndcc():
-    X, y = ndcc_like(150, n_informative=4, n_probes=5, seed=1)
+    X, y = ndcc_like(150, n_informative=4, n_probes=5, random_state=1)
     return (X - X.mean(0)) / X.std(0), y
 
 

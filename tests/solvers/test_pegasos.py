@@ -19,7 +19,7 @@ PEGASOS = ("pegasos", "weighted-pegasos")
 
 @pytest.fixture(scope="module")
 def twonorm():
-    return cm.datasets.twonorm(120, dim=5, seed=7)
+    return cm.datasets.twonorm(120, dim=5, random_state=7)
 
 
 def _reference(prog):
@@ -87,7 +87,7 @@ def test_every_primal_solver_finds_the_closed_form(solver):
 # issue 11: the SVM primal's certificate is the implied dual point's gap (formerly a
 # strict xfail: the generic NNLS refit read this first-order point as non-stationary)
 def test_compare_includes_pegasos_at_its_stated_tolerance():
-    X, y = cm.datasets.twonorm(60, dim=3, seed=2)
+    X, y = cm.datasets.twonorm(60, dim=3, random_state=2)
     prog = svm.soft_margin(X, y, C=0.5, form="primal")
     result = cm.compare(prog, ["clarabel", "ecos", *PEGASOS], rtol=1e-6,
                         options={n: {"random_state": 1, **cm.solvers.get(n).compare_options}
@@ -310,7 +310,7 @@ def test_pegasos_draws_samples_with_probability_proportional_to_cost():
 def test_certificate_dual_bound_is_tight():
     # the dual point the certificate builds (proximal Newton steps from the sub-gradient's
     # alpha) reaches the optimum: D within 1e-6 of an independent interior-point P*
-    X, y = cm.datasets.twonorm(400, dim=4, seed=11)
+    X, y = cm.datasets.twonorm(400, dim=4, random_state=11)
     prog = svm.soft_margin(X, y, C=0.5, form="primal")
     p_star = _reference(prog).objective
     sol = cm.solve(prog, "pegasos", max_iter=3000, tol=1e-12, random_state=0)
