@@ -176,7 +176,7 @@ def _fit(family: str, dataset: str, n: int, solver: str) -> dict:
     import conicml as cm
     from conicml.estimators import BMPMClassifier, M4Classifier, MPMClassifier
 
-    X, y = getattr(cm.datasets, dataset)(2 * n, dim=20, seed=0)
+    X, y = getattr(cm.datasets, dataset)(2 * n, dim=20, random_state=0)
     est_cls = {"mpm": MPMClassifier, "bmpm": BMPMClassifier, "m4": M4Classifier}[family]
     kwargs = {"kernel": "rbf"}
     if solver != "default":

@@ -24,7 +24,7 @@ from tolerances import obj_rtol, sol_atol
 
 
 def kernel_data(seed: int, n: int, kind: str = "twonorm"):
-    X, y = getattr(cm.datasets, kind)(n, dim=5, seed=seed)
+    X, y = getattr(cm.datasets, kind)(n, dim=5, random_state=seed)
     return X, y
 
 
