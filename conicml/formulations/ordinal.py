@@ -218,23 +218,32 @@ def _build_ordinal_primal(data: Mapping[str, Any]) -> ConicForm:
     return ConicForm(problem, variables, constraints)
 
 
-def _build_ordinal_dual(data: Mapping[str, Any]) -> ConicForm:
-    """(4.5): max d^T(alpha + alpha*) - W ||R^T(alpha* - alpha)||, box, partial sums."""
-    sel, W, d = data["selectors"], data["W"], data["d"]
-    R = _ordinal_factor(data)
+def _ordinal_dual_variables(data: Mapping[str, Any], upper: float
+                            ) -> tuple[cp.Variable, cp.Variable, dict]:
+    """``(alpha, alpha*, constraints)`` shared by the duals (4.5) and of (4.1): the box
+    [0, ``upper``] and the partial sums (App. C)."""
+    sel = data["selectors"]
     k = data["ranks"].size
     alpha = cp.Variable(k, name="alpha")
     alpha_star = cp.Variable(k, name="alpha_star")
-    D = sel["S"] @ alpha - sel["S_star"] @ alpha_star  # s_i - s*_i = gamma_{i+1} >= 0
+    D = sel["S"] @ alpha - sel["S_star"] @ alpha_star  # s_i - s*_i: multiplier of the order
     constraints = {
         "alpha_nonneg": alpha >= 0,
-        "alpha_upper": alpha <= sel["alpha_upper"],  # alpha_r = 0 (b_r = +inf)
+        "alpha_upper": alpha <= upper * sel["alpha_upper"],  # alpha_r = 0 (b_r = +inf)
         "alpha_star_nonneg": alpha_star >= 0,
-        "alpha_star_upper": alpha_star <= sel["alpha_star_upper"],  # alpha*_1 = 0
+        "alpha_star_upper": alpha_star <= upper * sel["alpha_star_upper"],  # alpha*_1 = 0
         "balance": D[-1] == 0,  # s*_{r-1} = s_{r-1}
     }
     if data["r"] > 2:
         constraints["partial"] = D[:-1] >= 0  # s*_i <= s_i (direction verified, errata S003-F4)
+    return alpha, alpha_star, constraints
+
+
+def _build_ordinal_dual(data: Mapping[str, Any]) -> ConicForm:
+    """(4.5): max d^T(alpha + alpha*) - W ||R^T(alpha* - alpha)||, box, partial sums."""
+    W, d = data["W"], data["d"]
+    R = _ordinal_factor(data)
+    alpha, alpha_star, constraints = _ordinal_dual_variables(data, 1.0)
     objective = d @ (alpha + alpha_star) - W * cp.norm(R.T @ (alpha_star - alpha), 2)
     problem = cp.Problem(cp.Maximize(objective), list(constraints.values()))
     return ConicForm(problem, {"alpha": alpha, "alpha_star": alpha_star}, constraints)

@@ -27,6 +27,7 @@ from ..solution import Residuals, Solution
 from .ordinal import (
     _certify_svor_c_dual,
     _decode_svor_c_dual,
+    _ordinal_dual_variables,
     _ordinal_factor,
     _ordinal_model,
     _ordinal_selectors,
@@ -93,21 +94,8 @@ def check_ranks(y: object, n: int, name: str = "y") -> tuple[np.ndarray, int]:
 
 def _build_svor_dual(data: Mapping[str, Any]) -> ConicForm:
     r"""(4.1)'s dual: max 1^T(a + a*) - 1/2 ||R^T(a* - a)||^2, box [0, C], partial sums."""
-    sel, C = data["selectors"], data["C"]
     R = _ordinal_factor(data)
-    k = data["ranks"].size
-    alpha = cp.Variable(k, name="alpha")
-    alpha_star = cp.Variable(k, name="alpha_star")
-    D = sel["S"] @ alpha - sel["S_star"] @ alpha_star  # s_i - s*_i = mu_{i+1} >= 0
-    constraints = {
-        "alpha_nonneg": alpha >= 0,
-        "alpha_upper": alpha <= C * sel["alpha_upper"],  # alpha = 0 at rank r (b_r = +inf)
-        "alpha_star_nonneg": alpha_star >= 0,
-        "alpha_star_upper": alpha_star <= C * sel["alpha_star_upper"],  # alpha* = 0 at rank 1
-        "balance": D[-1] == 0,  # s*_{r-1} = s_{r-1}
-    }
-    if data["r"] > 2:
-        constraints["partial"] = D[:-1] >= 0  # s*_i <= s_i: the ordering multipliers mu >= 0
+    alpha, alpha_star, constraints = _ordinal_dual_variables(data, data["C"])
     objective = cp.sum(alpha + alpha_star) - 0.5 * cp.sum_squares(R.T @ (alpha_star - alpha))
     problem = cp.Problem(cp.Maximize(objective), list(constraints.values()))
     return ConicForm(problem, {"alpha": alpha, "alpha_star": alpha_star}, constraints)
