@@ -184,21 +184,24 @@ def _ordinal_factor(data: Mapping[str, Any]) -> np.ndarray:
     return psd_factor(kern.gram(data["means"]), data["factor"])
 
 
+def _score_variable(data: Mapping[str, Any]) -> tuple[cp.Variable, Any, dict]:
+    """``(w, scores, variables)`` of an ordinal primal: ``w`` itself for the linear kernel,
+    else the coordinates ``v`` of w in the factor K = L L^T (scores L v)."""
+    if data["kernel"].name == "linear":
+        w = cp.Variable(data["means"].shape[1], name="w")
+        return w, data["means"] @ w, {"w": w}
+    L = _ordinal_factor(data)
+    v = cp.Variable(L.shape[1], name="v")
+    return v, L @ v, {"v": v}
+
+
 def _build_ordinal_primal(data: Mapping[str, Any]) -> ConicForm:
     """(4.3) (linear) / (4.4) (rbf, through a factor K = L L^T): LP + one SOC."""
     sel, r, W, d = data["selectors"], data["r"], data["W"], data["d"]
     ranks = data["ranks"]
     k = ranks.size
     theta = cp.Variable(r - 1, name="thresholds")
-    if data["kernel"].name == "linear":
-        w = cp.Variable(data["means"].shape[1], name="w")
-        scores = data["means"] @ w
-        variables = {"w": w}
-    else:
-        L = _ordinal_factor(data)
-        w = cp.Variable(L.shape[1], name="v")
-        scores = L @ w
-        variables = {"v": w}
+    w, scores, variables = _score_variable(data)
     xi = cp.Variable(k, name="xi")
     xi_star = cp.Variable(k, name="xi_star")
     ua, ls = sel["upper_rows"], sel["lower_rows"]
@@ -731,17 +734,9 @@ def cbor(
 
 def _build_svor_primal(data: Mapping[str, Any]) -> ConicForm:
     """Chu & Keerthi's explicit-threshold SVOR, one pair of constraints per point."""
-    X, y, r = data["means"], data["ranks"], data["r"]
+    y, r = data["ranks"], data["r"]
     theta = cp.Variable(r - 1, name="thresholds")
-    if data["kernel"].name == "linear":
-        w = cp.Variable(X.shape[1], name="w")
-        f = X @ w
-        variables = {"w": w}
-    else:
-        L = _ordinal_factor(data)
-        w = cp.Variable(L.shape[1], name="v")
-        f = L @ w
-        variables = {"v": w}
+    w, f, variables = _score_variable(data)
     xi = cp.Variable(y.size, name="xi")
     xi_star = cp.Variable(y.size, name="xi_star")
     upper, lower = [], []

@@ -46,6 +46,7 @@ from .ordinal import (
     _certify_svor_c_dual,
     _decode_svor_c_dual,
     _ordinal_factor,
+    _score_variable,
     _svor_primal_point,
 )
 from .svor_dual import check_ranks
@@ -127,18 +128,10 @@ def _data(kind: str, X: Any, y: Any, C: Any, kernel: str, gamma: Any, degree: in
 
 def _build_svorim(data: Mapping[str, Any]) -> ConicForm:
     """min 1/2||w||^2 + C sum xi  s.t.  y_pj (f_p - theta_j) >= 1 - xi_pj, xi >= 0."""
-    X, ranks, r, C = data["means"], data["ranks"], data["r"], data["C"]
+    ranks, r, C = data["ranks"], data["r"], data["C"]
     m = ranks.size
     theta = cp.Variable(r - 1, name="thresholds")
-    if data["kernel"].name == "linear":
-        w = cp.Variable(X.shape[1], name="w")
-        f = X @ w
-        variables = {"w": w}
-    else:
-        L = _ordinal_factor(data)
-        w = cp.Variable(L.shape[1], name="v")
-        f = L @ w
-        variables = {"v": w}
+    w, f, variables = _score_variable(data)
     xi = cp.Variable((m, r - 1), name="xi")
     Y = _signs(ranks, r)
     margin = (cp.reshape(f, (m, 1), order="F") @ np.ones((1, r - 1))
