@@ -52,15 +52,17 @@ Coleman & Li 1999). Each iteration
 **Stopping.** The relative gradient in the :math:`K_{\mathcal R\mathcal R}^{-1}`
 metric, :math:`\|g\|_{K^{-1}} / \max(\|g_{\rm loss}\|_{K^{-1}}, \|\lambda
 K_{\mathcal R\mathcal R}\beta\|_{K^{-1}}, 10^{-3}\|g_{\rm loss}(0)\|_{K^{-1}}) \le`
-``tol`` (the measure the program's certificate recomputes); or, when the
-decrease promised by the Newton step is below :math:`10^{-15}|F|` or the
-radius collapses (rounding level), a relative gradient :math:`\le 10^{-5}`
-(``OPTIMAL``, the message says so; above it ``USER_LIMIT``). That floor, and the
-registered ``certify_tol`` of 1e-5, is what floating point allows on the
-ill-conditioned Gram blocks of tiny data sets (measured: 1e-6 to 3e-6 at the
-rounding stall on scikit-learn's 20–100-point check data). Stall: a radius below
-:math:`10^{-15}(1+\|\beta\|)` or 30 iterations without decrease -> ``USER_LIMIT``
-with the reason, as are ``max_iter``, ``time_limit`` and the callback.
+``tol``; or, when the decrease promised by the Newton step is below
+:math:`10^{-15}|F|` or the radius collapses (rounding level), a relative gradient
+:math:`\le 10^{-5}`. Stall: a radius below :math:`10^{-15}(1+\|\beta\|)` or 30
+iterations without decrease -> ``USER_LIMIT`` with the reason, as are ``max_iter``,
+``time_limit`` and the callback. **End game:** a small relative gradient does not
+bound the objective where the loss is far more curved than :math:`\lambda K` (one
+feature on a much larger scale): when the program's gap bound
+(:func:`~conicml.contracts.ranking_ops.gap_bound`) of the end point exceeds
+:data:`POLISH_GAP`, Newton steps on the linearised problem (3.17) follow, and their
+point is kept if it lowers :math:`F` and closes the gap. The program certifies the
+answer by that gap bound (registered ``certify_tol`` 1e-5).
 
 **Warm start:** ``x0`` is a :math:`\beta` (of the same basis); see
 :func:`conicml.estimators.ranking.ranking_path` for the warm-started λ path.
@@ -79,9 +81,12 @@ from .._utils.threads import one_blas_thread
 from ..contracts.ranking_ops import (
     ROUNDING_TOL,
     KernelMetric,
+    LinearizedRanking,
     PairwiseLoss,
     _contract,
     _start,
+    gap_bound,
+    gradient_parts,
     relative_gradient,
 )
 from ..exceptions import OptionError
@@ -104,7 +109,12 @@ MESSAGES = {
     5: "stalled: no decrease of the objective in 30 iterations",
     6: "converged to rounding: no further decrease is possible in floating point "
        "(relative gradient <= 1e-5 but above tol)",
+    7: "converged: Newton steps from the end point closed the objective gap",
 }
+
+#: Objective gap (relative, :func:`~conicml.contracts.ranking_ops.gap_bound`) above which
+#: the end point gets Newton steps: well below the registered ``certify_tol`` of 1e-5.
+POLISH_GAP = 1e-7
 
 
 
@@ -389,11 +399,17 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
         if no_decrease >= 30:
             code = 6 if rel <= ROUNDING_TOL else 5
             break
+    if code in (0, 4, 5, 6):
+        polished = _end_game(rank, metric, beta, f)
+        if polished is not None:
+            beta, f, g, gl, gr = polished
+            rel = relgrad(g, gl, gr)
+            code = 7
     solve_time = time.perf_counter() - t_solve
     if verbose:
         print(f"rank-tr: {MESSAGES[code]}; objective {f:.12g}, relative gradient {rel:.3e}")
     return Solution(
-        status=Status.OPTIMAL if code in (0, 6) else Status.USER_LIMIT,
+        status=Status.OPTIMAL if code in (0, 6, 7) else Status.USER_LIMIT,
         solver="rank-tr",
         objective=f,
         values={"beta": beta},
@@ -401,7 +417,30 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
         setup_time=setup_time,
         solve_time=solve_time,
         residuals=Residuals(primal=0.0, dual=rel, source="solver"),
-        message=MESSAGES[code] + ("" if code == 0 else f" (relative gradient {rel:.3g})"),
+        message=MESSAGES[code] + ("" if code in (0, 7) else f" (relative gradient {rel:.3g})"),
         extras={"cg_iterations": cg_total, "hessian_products": hv_count, "radius": radius,
                 "n_pairs": n},
     )
+
+
+def _end_game(rank: Any, metric: KernelMetric, beta: np.ndarray, f: float):
+    r"""Newton steps on the linearised problem from an end point whose gap bound is open.
+
+    A trust region in the :math:`K` metric can stall where the loss is far more curved
+    than :math:`\lambda K_{\mathcal R\mathcal R}` (a feature on a much larger scale): the
+    relative gradient is small and the objective still above the optimum. Returns
+    ``(beta, F, g, g_loss, g_reg)`` at a point whose gap bound is below
+    :data:`POLISH_GAP`, or ``None`` (the end point is kept).
+    """
+    if gap_bound(rank, beta, metric) <= POLISH_GAP:
+        return None
+    lin = LinearizedRanking(rank, eig_rtol=float(np.finfo(float).eps))
+    w0 = lin.to_w(beta)
+    w, value, _ = lin.polish(w0)
+    candidate = lin.to_beta(w)
+    if not (value <= lin.evaluate(w0)[0] and gap_bound(rank, candidate, metric) <= POLISH_GAP):
+        return None
+    # the objective is the one evaluated in the eigen-coordinates: K_R U U^T beta keeps a
+    # feature on a much larger scale apart, where K_R beta loses digits to cancellation
+    _, gl, gr = gradient_parts(rank, candidate)
+    return candidate, value, gl + gr, gl, gr
