@@ -67,7 +67,7 @@ N_INFORMATIVE, N_PROBES = 20, 100
 
 def make_data(seed: int, spread: float):
     """(train, validation, test) parts, standardised with the training statistics."""
-    X, y = ndcc_like(1400, n_informative=N_INFORMATIVE, n_probes=N_PROBES, seed=seed,
+    X, y = ndcc_like(1400, n_informative=N_INFORMATIVE, n_probes=N_PROBES, random_state=seed,
                      spread=spread)
     m, s = X[:200].mean(axis=0), X[:200].std(axis=0)
     X = (X - m) / np.where(s > 0, s, 1.0)
