@@ -50,7 +50,7 @@ def test_list_json_and_plain_list_show_runtime_and_whole_descriptions(capsys):
     for e in listed:  # wrapped, never cut: the whole description is there
         assert " ".join(e["description"].split()) in flat, e["name"]
     assert max(len(line) for line in text.splitlines()) <= 120
-    assert "(estimate)" in text and "no entry yet: 000:T7.2" in flat
+    assert "(estimate)" in text and "no entry yet: " in flat
 
 
 def test_spread_rule_thesis_plus_minus_then_two_points_then_ten_percent():
