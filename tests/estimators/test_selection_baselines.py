@@ -24,7 +24,8 @@ from conicml.estimators.selection_baselines import cfs_merit
 
 
 @parametrize_with_checks([CFSSelector(),
-                          RFESVMSelector(estimator=LinearSVC(dual=True, max_iter=20_000))])
+                          RFESVMSelector(estimator=LinearSVC(dual=True, max_iter=20_000,
+                                                              random_state=0))])
 def test_sklearn_contract(estimator, check):
     check(estimator)
 
