@@ -44,7 +44,7 @@ X, y = moons(40_000, seed=0)
 X_test, y_test = moons(20_000, seed=1)
 
 svm = SVMClassifier(C=1.0, solver="dcd", solver_options={"tol": 1e-2}).fit(X, y)
-tree = HLSVMClassifier(rho=0.1, delta=0.01, random_state=0).fit(X, y)
+tree = HLSVMClassifier(pruning_fraction=0.1, delta=0.01, random_state=0).fit(X, y)
 
 for name, model in (("linear SVM", svm), ("H-LSVM", tree)):
     pred = model.predict(X_test)  # a dask array, computed block by block

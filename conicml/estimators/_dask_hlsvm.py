@@ -2,7 +2,7 @@ r"""H-LSVM grown on the row blocks of a Dask array, level by level (seed 001 ch.
 
 Every block keeps, on its worker, one integer per row: the tree node the row has reached
 (``-1`` for a row of the held-out pruning set, drawn per block with probability
-``rho``). A level of the tree costs, over all its nodes at once:
+``pruning_fraction``). A level of the tree costs, over all its nodes at once:
 
 * the node SVMs (5.3), each trained by the CoCoA+ rounds of
   :mod:`conicml.estimators._dask_linear` on the rows whose id is the node (the mask is
@@ -27,6 +27,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
+from .._utils.deprecation import renamed_param
 from ..exceptions import OptionError, ProgramError
 from ._base import warn_if_constant_score
 from ._dask_linear import _block, _blocks, _options, fit_blocks, labels_of
@@ -39,10 +40,10 @@ GATHER_MAX_ROWS = 20_000
 
 
 # -- block functions (run on the workers) ----------------------------------------------
-def _init_ids(yb: Any, seed: int, rho: float) -> np.ndarray:
-    """0 (the root) for a growing row, -1 for a held-out one (probability ``rho``)."""
+def _init_ids(yb: Any, seed: int, fraction: float) -> np.ndarray:
+    """0 (the root) for a growing row, -1 for a held-out one (probability ``fraction``)."""
     n = np.asarray(yb).shape[0]
-    held = np.random.default_rng(seed).random(n) < rho
+    held = np.random.default_rng(seed).random(n) < fraction
     return np.where(held, -1, 0).astype(np.int64)
 
 
@@ -204,17 +205,21 @@ def fit_hlsvm_dask(est: Any, X: Any, y: Any) -> None:
     est.n_features_in_ = d
     positive = classes[1]
     est._node_costs = est._relative_costs()
+    fraction = renamed_param(est, "rho", "pruning_fraction")
+    est._max_iter = renamed_param(est, "T", "max_iter")
+    est._tol = renamed_param(est, "eps", "tol")
     rng = check_random_state(est.random_state)
     K = len(Xd)
     seeds = rng.randint(0, 2**31 - 1, size=K)
-    ids = list(dask.persist(*[dask.delayed(_init_ids)(yb, int(s), float(est.rho))
+    ids = list(dask.persist(*[dask.delayed(_init_ids)(yb, int(s), float(fraction))
                               for yb, s in zip(yd, seeds)]))
     root = _reduce(dask, [dask.delayed(_root_stats)(xb, yb, ib, positive)
                           for xb, yb, ib in zip(Xd, yd, ids)], _merge_root).compute()
     n_pos, n_neg, held_pos, held_neg = (int(v) for v in root["counts"])
     N = n_pos + n_neg
     if N == 0:
-        raise ProgramError(f"rho={est.rho} leaves no sample to grow the tree on")
+        raise ProgramError(f"pruning_fraction={fraction} leaves no sample to grow the tree "
+                           "on (give a value below 1)")
     delta = est.delta if est.delta is not None else 10.0 ** (-math.floor(math.log10(N)))
     est.delta_ = float(delta)
     shift = scale = None
@@ -228,6 +233,7 @@ def fit_hlsvm_dask(est: Any, X: Any, y: Any) -> None:
     statuses: dict[str, int] = {}
     messages: list[str] = []
     est.node_solvers_ = {}
+    est.n_iter_ = 0
     top = tree.add(n_pos, n_neg, 0)
 
     def splittable(node: int) -> bool:
@@ -256,6 +262,7 @@ def fit_hlsvm_dask(est: Any, X: Any, y: Any) -> None:
                          opts, n_pos=n_p, n_neg=n_n,
                          rows=[(ib, node, means[node], unit) for ib in ids])
         est.node_solvers_["dcd-dask"] = est.node_solvers_.get("dcd-dask", 0) + 1
+        est.n_iter_ = max(est.n_iter_, int(sol.iterations or 0))
         statuses[sol.status.value] = statuses.get(sol.status.value, 0) + 1
         if sol.status.value != "optimal":
             messages.append(sol.message)
@@ -376,5 +383,5 @@ def fit_hlsvm_dask(est: Any, X: Any, y: Any) -> None:
         warn_if_constant_score(
             "HLSVMClassifier", np.zeros(1), 0.0,
             f"the tree is a single leaf ({why}); {weights}a smaller delta, or a "
-            "smaller rho (or rho=0: the pruning set may hold too few samples of the "
+            "smaller pruning_fraction (or 0: the pruning set may hold too few samples of the "
             "minority class)", stacklevel=4)

@@ -266,7 +266,8 @@ def _options(options: dict | None) -> dict[str, Any]:
         raise OptionError(f"dcd on Dask: unknown solver_options {unknown}; "
                           f"accepted: {list(_OPTIONS)}")
     out = {"tol": 1e-3, "max_iter": 500, "time_limit": None, "rho": 1.0,
-           "local_epochs": 10, "sigma": None, "random_state": 0, "verbose": False, "engine": "auto"}
+           "local_epochs": 10, "sigma": None, "random_state": 0, "verbose": False,
+           "engine": "auto"}
     out.update(opts)
     for key in ("tol", "rho"):
         v = out[key]

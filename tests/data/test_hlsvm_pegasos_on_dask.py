@@ -2,7 +2,7 @@
 ``distributed``).
 
 References: H-LSVM, the same estimator fitted in memory (node solver ``dcd``) on the same
-rows (``rho=0``: the growing set is every row), whose nodes are certified to the same
+rows (``pruning_fraction=0``: the growing set is every row), whose nodes are certified to the same
 tolerance; Pegasos, the optimum of the same program from ``clarabel`` (a generic
 backend), against which the block-wise certificate is checked by weak duality.
 """
@@ -55,7 +55,7 @@ def test_hlsvm_on_dask_is_the_in_memory_tree(client, stripes, monkeypatch):
     from conicml.estimators import _dask_hlsvm
 
     X, y = stripes
-    kw = dict(rho=0.0, delta=0.05, node_solver="dcd", random_state=0,
+    kw = dict(pruning_fraction=0.0, delta=0.05, node_solver="dcd", random_state=0,
               node_solver_options={"tol": 1e-2})
     ref = HLSVMClassifier(**kw).fit(X, y)
     # the root's SVM trained on the workers, the smaller nodes gathered to the client
@@ -76,7 +76,7 @@ def test_hlsvm_on_dask_every_node_on_the_workers(client, stripes, monkeypatch):
     from conicml.estimators import _dask_hlsvm
 
     X, y = stripes
-    kw = dict(rho=0.0, delta=0.05, node_solver="dcd", random_state=0,
+    kw = dict(pruning_fraction=0.0, delta=0.05, node_solver="dcd", random_state=0,
               node_solver_options={"tol": 1e-3})
     ref = HLSVMClassifier(**kw).fit(X, y)
     monkeypatch.setattr(_dask_hlsvm, "GATHER_MAX_ROWS", 0)
@@ -89,7 +89,7 @@ def test_hlsvm_on_dask_every_node_on_the_workers(client, stripes, monkeypatch):
 def test_hlsvm_on_dask_prunes_and_predicts_on_dask(client, stripes):
     X, y = stripes
     Xd, yd = da.from_array(X, chunks=(150, 2)), da.from_array(y, chunks=150)
-    m = HLSVMClassifier(rho=0.2, delta=0.05, random_state=1).fit(Xd, yd)
+    m = HLSVMClassifier(pruning_fraction=0.2, delta=0.05, random_state=1).fit(Xd, yd)
     grown = m.tree_.n_pos[0] + m.tree_.n_neg[0]
     assert 0.7 * len(y) < grown < 0.9 * len(y)  # each row held out with probability 0.2
     # the kept subtree is the smallest with the fewest held-out errors
