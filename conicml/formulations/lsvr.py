@@ -503,8 +503,10 @@ def _certify(data: Mapping[str, Any], solution: Solution) -> Residuals:
     to its terms plus any sign violation; ``gap`` the complementarity of all recovered
     multipliers relative to the Lagrangian's terms, and the mismatch between the
     reported and the recomputed objective. "Nearly active" is the generic certificate's
-    ``ACTIVE_RTOL``. A cone whose argument vanishes (a kink, where the multiplier is a
-    subgradient) is left to the generic certificate.
+    ``ACTIVE_RTOL`` of a row's scale, or ten times it (an interior-point point leaves small
+    multipliers just outside the first set); the better of the two recoveries is
+    reported, as every residual of either is measured. A cone whose argument vanishes (a
+    kink, where the multiplier is a subgradient) is left to the generic certificate.
     """
     window_form = data["factors"] is None
     primal_kind = data["kind"] == KIND
