@@ -133,6 +133,7 @@ from scipy.optimize import lsq_linear
 
 from .. import kinds
 from .._utils.scaling import feature_scales
+from .._utils.threads import one_blas_thread
 from .._utils.validation import check_matrix, check_positive
 from ..certificates.chance import missing, values_of
 from ..certificates.conic import ACTIVE_RTOL, PRIMAL_FLOOR, conic_certificate, rel, residuals
@@ -647,7 +648,9 @@ def _certify(data: Mapping[str, Any], solution: Solution) -> Residuals:
             ub_s = np.where(both[is_], cap, np.minimum(
                 C, (1.0 / n - eps * alpha[is_]) / eps if eps > 0 else C))
             ub = np.maximum(np.r_[ub_a, ub_s], 0.0)
-            fit = lsq_linear(A, -base, bounds=(np.zeros(ub.size), ub + 1e-300), method="bvls")
+            with one_blas_thread():  # small dense least squares: threads only contend
+                fit = lsq_linear(A, -base, bounds=(np.zeros(ub.size), ub + 1e-300),
+                                 method="bvls")
             alpha[ia] = np.clip(fit.x[:ia.size], 0.0, ub_a)
             alpha_s[is_] = np.clip(fit.x[ia.size:], 0.0, ub_s)
         lam = 1.0 / n - eps * (alpha + alpha_s)
