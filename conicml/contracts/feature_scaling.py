@@ -11,7 +11,6 @@ objective, the starting scales and how to build the convex SVM block at a Gram m
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -312,9 +311,13 @@ class FeatureScaledSVM:
 
 
 def small_blas(obj: FeatureScalingObjective) -> Any:
-    """BLAS on one thread for the method's small dense matrices (:math:`n + d \\le 1000`),
-    where thread start-up and contention cost more than they give; else no limit."""
-    return one_blas_thread() if obj.n + obj.d <= 1000 else contextlib.nullcontext()
+    """BLAS on one thread for the method's dense products, at every size: the products
+    with the n x n kernel matrix have the d features as their other dimension (memory-
+    bound), and small matrices pay the thread start-up; OpenBLAS's thread pool was
+    slower at n = 2 000 as well when other processes held the cores. ``obj`` is kept
+    for the callers' signature."""
+    del obj
+    return one_blas_thread()
 
 
 def support_mask(z: np.ndarray, threshold: float = 0.01) -> np.ndarray:
@@ -338,7 +341,11 @@ def second_order(obj: FeatureScalingObjective, beta: np.ndarray, b: float, z: np
         return obj._last_label[1]
     with small_blas(obj):
         value, g, H = obj.omega(beta, b, z)
-        free = np.concatenate([np.ones(obj.n + 1, bool), support_mask(z)])
+    free = np.concatenate([np.ones(obj.n + 1, bool), support_mask(z)])
+    # the symmetric eigensolver on one BLAS thread at every size: its tridiagonal
+    # reduction is memory-bound, and OpenBLAS's thread pool made it 5-40x slower when
+    # other processes hold the cores
+    with one_blas_thread():
         eig = np.linalg.eigvalsh(H[np.ix_(free, free)])
     out = (float(value), g, eig, free)
     obj._last_label = (key, out)
