@@ -38,7 +38,8 @@ READING = """\
 machine shared with other jobs: 1-min load 17-25 throughout, about twice the load of the
 previous record (9-12), so seconds are inflated several fold; the 20 s limit stands for the
 10 s target at that load). The section `after-fixes` is the previous record's re-run of
-four estimators at load 9.**
+four estimators at load 9; the section `after-one-thread` re-runs four estimators after
+the feature-scaling BLAS change below (05:42-05:44 UTC, load 11-14).**
 
 * Within the target at 5 000 rows (17 of 26): ClusterSOCPClassifier (no longer a constant
   score: per-dimension cluster radii by default), BMPMClassifierCV, the MRMR / MaxRel /
@@ -55,14 +56,17 @@ four estimators at load 9.**
   thread: 4.7 s at 5 000.
 * `FeatureScalingSVC`: the n*n*d derivative tensor is gone (products of n x n matrices with
   the data: O(n^2 + n d^2) memory), the last kernel matrix is reused (125 of 193 kernel
-  requests of a default fit at n = 1 000 were repeats) and one eigendecomposition serves
-  both the certificate and decode; n = 1 000 took 42 s in-process at load 18-23 (70 s
-  before) and still times out here. Not met: AO-II makes ~70 kernel evaluations and ~75
-  z-Hessians per fit, each O(n^2 d^2), and the second-order certificate is an
-  O((n + d)^3) eigendecomposition.
-* Load-bound here, within the target at load 9 (section `after-fixes`: 5.7 s, 5.4 s,
-  3.3 s): `KFDAClassifier` (profile at 5 000, load 24: forming W_mu, an N^3 product,
-  13.7 s; its Cholesky 3.5 s), `RankSVMClassifier`, `RankRCRanker`.
+  requests of a default fit at n = 1 000 were repeats), one eigendecomposition serves
+  both the certificate and decode, and after this table all its dense products and the
+  eigensolver run on one BLAS thread (eigvalsh of order 2 000: 1.2-1.3 s against 7-49 s
+  threaded, alternated at load 16): n = 1 000 in 6.4 s (section `after-one-thread`; it
+  timed out above), n = 2 000 in 38 s in-process. Not met at 5 000: AO-II makes ~70-100
+  kernel evaluations and z-Hessians per fit, each O(n^2 d^2), and the second-order
+  certificate is an O((n + d)^3) eigendecomposition.
+* Load-bound: `KFDAClassifier` (profile at 5 000, load 24: forming W_mu, an N^3 product,
+  13.7 s; its Cholesky 3.5 s), `RankSVMClassifier`, `RankRCRanker` timed out here;
+  at load 11-14 (section `after-one-thread`) 12.4 s, 10.4 s and 5.9 s, at load 9
+  (section `after-fixes`) 5.7 s, 5.4 s and 3.3 s.
 * The `*CV` estimators fit a grid of models per fold (5 folds x the grid): SVMClassifierCV
   6.5 s, ChanceConstrainedClassifierCV 4.2 s and SVOrdinalRegressorCV 11.3 s at 1 000
   (the last with 20 warnings that `smo-or` points were not certified), all three over
