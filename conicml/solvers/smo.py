@@ -311,7 +311,20 @@ class _StoreCache(_ColumnCache):
         self.gather: Any = None  # compiled out += store[slots].T @ coef (set by the caller)
         self.compact: Any = None  # compiled in-place gather of stored rows (set by the caller)
         self.min_length = n  # shortest stored columns so far
+        self.borrowed = False  # the store is the program's own Gram matrix (borrow)
         self.reset_full()
+
+    def borrow(self) -> None:
+        """Make a precomputed float64 Gram matrix in column-major order the store itself:
+        its transpose's rows are its columns, so every column is present and none is
+        computed or copied (a path over C solves on one Gram matrix). The working set's
+        columns are then never gathered (``rebasis`` keeps the full basis)."""
+        self.store = self.X.T
+        self.cap = self.used = self.n
+        self.slot_of = np.arange(self.n, dtype=np.int64)
+        self.col_of = np.arange(self.n, dtype=np.int64)
+        self.stamp = np.zeros(self.n, dtype=np.int64)
+        self.borrowed = True
 
     def _layout(self, m: int) -> None:
         self.m = m
@@ -347,8 +360,11 @@ class _StoreCache(_ColumnCache):
         columns used in the last ``recent`` clock ticks whose variable stays in the
         working set are kept, at most as many as fit, and completed with their rows for
         the returning variables (LIBSVM completes a cached column when it is next asked
-        for, ``Cache::get_data``); the others are dropped.
+        for, ``Cache::get_data``); the others are dropped. A borrowed store keeps every
+        variable.
         """
+        if self.borrowed:
+            return
         old = np.arange(self.n) if self.basis is None else self.basis
         new_idx = np.arange(self.n) if new is None else new
         where = np.full(self.n, -1, dtype=np.int64)
@@ -735,7 +751,9 @@ def solve_smo(
         ``cache_size``, and the gradient is still accumulated in float64 (a column's
         rounding, :math:`2^{-24}` relative, enters :math:`G` once per column and
         variable, not once per update). ``"auto"``: float32 when ``tol`` :math:`\ge
-        10^{-5}` (LIBSVM's regime), float64 for tighter tolerances. The returned point is
+        10^{-5}` (LIBSVM's regime), float64 for tighter tolerances, and float64 with no
+        column stored at all when the program's precomputed Gram matrix is float64 in
+        column-major order (its columns are read in place). The returned point is
         certified by the program's certificate, recomputed in float64.
 
     Returns
@@ -762,8 +780,12 @@ def solve_smo(
     if column_dtype not in ("auto", "float32", "float64"):
         raise OptionError("smo: column_dtype must be 'auto', 'float32' or 'float64', "
                           f"got {column_dtype!r}")
+    # a column-major float64 Gram matrix is its own column store (_StoreCache.borrow)
+    borrow = (nb is not None and column_dtype != "float32"
+              and getattr(kernel, "name", None) == "precomputed"
+              and X.dtype == np.float64 and X.T.flags.c_contiguous)
     if column_dtype == "auto":
-        column_dtype = "float32" if tol >= FLOAT32_MIN_TOL else "float64"
+        column_dtype = "float32" if tol >= FLOAT32_MIN_TOL and not borrow else "float64"
     alpha = np.zeros(n) if x0 is None else _check_x0(x0, y, c)
 
     cache = (_StoreCache(kernel, X, n, cache_size, dtype=column_dtype) if nb is not None
@@ -771,6 +793,8 @@ def solve_smo(
     if nb is not None:
         cache.gather = nb.gather_matvec
         cache.compact = nb.compact
+        if borrow:
+            cache.borrow()
     QD = np.asarray(kernel.diagonal(X), dtype=float).reshape(-1)
     if QD.shape != (n,) or not np.all(np.isfinite(QD)):
         raise SolverError("smo: kernel.diagonal(X) must be a finite vector of length n")
