@@ -121,10 +121,10 @@ its products are one Gram column at a time.
 
 **Warm-start:** supported. ``x0`` is a feasible :math:`\alpha`
 (:math:`0 \le \alpha \le c` and :math:`y^\top\alpha = 0` up to
-:math:`10^{-9}\max(1, \sum_i c_i)`); the gradient is rebuilt from it, so an
-optimal ``x0`` stops after 0 iterations. Along a C path
-(:func:`conicml.solve_path`) the previous :math:`\alpha` is scaled by the ratio of the
-costs (:func:`conicml.solvers._warm.smo_alpha`).
+:math:`10^{-9}\max(1, \sum_i c_i)`); the gradient is rebuilt from it (or taken from
+``x0_products``), so an optimal ``x0`` stops after 0 iterations. Along a C path
+(:func:`conicml.solve_path`) the previous active set predicts the next :math:`\alpha`
+(:func:`conicml.solvers._warm.smo_alpha`).
 """
 
 from __future__ import annotations
@@ -683,6 +683,7 @@ def solve_smo(
     shrinking: bool = True,
     cache_size: float = 200.0,
     x0: np.ndarray | None = None,
+    x0_products: tuple[np.ndarray, np.ndarray] | None = None,
     callback: Callback | None = None,
     gap_tol: float | None = 9e-4,
     engine: str = "auto",
@@ -718,6 +719,12 @@ def solve_smo(
     x0 : ndarray of shape (n,), optional
         Feasible warm start :math:`\alpha`; raises :class:`OptionError` if
         infeasible.
+    x0_products : (ndarray, ndarray), optional
+        :math:`(K(x_0\circ y), K_{:,B}(c_B\circ y_B))` with :math:`B = \{i : x_{0,i}
+        \ge c_i\}`, from the program's kernel, when the caller has them (a path's warm
+        start computed them from the columns it holds): the initial gradient is then
+        not recomputed. Only with ``x0``; the returned point is certified by the
+        program either way.
     callback : callable, optional
         ``callback(intermediate_result)`` after every iteration with an
         :class:`~conicml.solvers._callback.IntermediateResult` (a copy of :math:`\alpha` in
@@ -804,7 +811,15 @@ def solve_smo(
     F = y.copy()
     Gb = np.zeros(n)
     nz = np.flatnonzero(alpha > 0)
-    if nz.size:
+    if x0_products is not None:
+        Kv, Kb = (np.asarray(v, dtype=float) for v in x0_products)
+        if x0 is None or Kv.shape != (n,) or Kb.shape != (n,) or not (
+                np.all(np.isfinite(Kv)) and np.all(np.isfinite(Kb))):
+            raise OptionError("smo: x0_products must be two finite vectors of length "
+                              f"{n} and come with x0")
+        F -= Kv
+        Gb = Kb
+    elif nz.size:
         coef = np.column_stack([alpha[nz] * y[nz], np.where(alpha[nz] >= c[nz], c[nz] * y[nz], 0)])
         prod = cache.matvec(nz, coef)
         F -= prod[:, 0]
