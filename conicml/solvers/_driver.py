@@ -41,14 +41,14 @@ _COMMON = {
 def message_table(converged: str, more: Mapping[int, str] | None = None) -> dict[int, str]:
     """Reason -> message: ``converged`` for 0, the shared limits, then ``more``."""
     return {int(Reason.CONVERGED): converged, **{int(r): m for r, m in _COMMON.items()},
-            **dict(more or {})}
+            **{int(r): m for r, m in (more or {}).items()}}
 
 
 def status_table(more: Mapping[int, Status] | None = None) -> dict[int, Status]:
     """Reason -> Status: OPTIMAL for convergence, USER_LIMIT for any limit, then ``more``."""
     table = {int(r): Status.USER_LIMIT for r in Reason}
     table[int(Reason.CONVERGED)] = Status.OPTIMAL
-    return {**table, **dict(more or {})}
+    return {**table, **{int(r): s for r, s in (more or {}).items()}}
 
 
 class Stop(Exception):  # noqa: N818 -- a control signal, like StopIteration
@@ -134,9 +134,13 @@ class Driver:
         """MAX_ITER after ``max_iter`` iterations, TIME_LIMIT past ``time_limit``, else None."""
         if k >= self.max_iter:
             return Reason.MAX_ITER
-        if self.time_limit is not None and self.elapsed > self.time_limit:
+        if self.out_of_time():
             return Reason.TIME_LIMIT
         return None
+
+    def out_of_time(self) -> bool:
+        """Whether more than ``time_limit`` seconds have passed since :meth:`start`."""
+        return self.time_limit is not None and self.elapsed > self.time_limit
 
     def notify(self, k: int, residual: float = math.nan, values: Mapping[str, Any] | None = None,
                objective: float = math.nan, extras: Mapping[str, Any] | None = None) -> bool:

@@ -155,3 +155,14 @@ def test_report_prints_the_preamble_the_header_and_rows(capsys):
 def test_nan_residual_never_converges():
     assert not _driver().converged(math.nan)
     assert _driver().converged(1e-3)
+
+
+def test_out_of_time_alone_and_int_keys_in_the_tables():
+    ticks = iter([0.0, 0.0, 1.0, 3.0])
+    driver = _driver(time_limit=2.0, clock=lambda: next(ticks))
+    assert not driver.out_of_time()  # 1 s after start
+    assert driver.out_of_time()  # 3 s after start
+    assert not _driver().out_of_time()  # no time limit
+    # a solver's own reasons may be given as Reason members: the keys stay plain ints
+    assert all(type(key) is int for key in MESSAGES)
+    assert all(type(key) is int for key in status_table({Reason.STALLED: Status.UNBOUNDED}))
