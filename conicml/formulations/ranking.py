@@ -77,8 +77,8 @@ from .._utils.validation import check_matrix
 from ..contracts.ranking import RankingData
 from ..contracts.ranking_ops import (
     count_pairs,
+    gap_bound,
     linearize,
-    natural_relative_gradient,
     pair_matrix,
     ranking_objective,
 )
@@ -267,8 +267,16 @@ def _decode(data: Mapping[str, Any], solution: Solution) -> dict:
 def _certify(data: Mapping[str, Any], solution: Solution) -> Residuals:
     rank: RankingData = data["rank"]
     beta = _beta(data, solution)
-    dual = math.nan if rank.eps == 0.0 else natural_relative_gradient(rank, beta)
-    return Residuals(primal=0.0, dual=dual, gap=math.nan, source="recomputed")
+    if rank.eps == 0.0:
+        return Residuals(primal=0.0, dual=math.nan, gap=math.nan, source="recomputed")
+    # The smoothed problem is unconstrained and strongly convex: the certificate is a
+    # rigorous bound on (F(beta) - F*) / F(beta) (gap_bound). Stationarity is not checked
+    # (dual = nan): in the K^-1 metric it is at the mercy of round-off when K_RR is badly
+    # conditioned, both ways (a point 0.2 % above the optimum at relative gradient 3e-7,
+    # optimal points at 1e-3); each solver's own measure stays in
+    # extras["solver_residuals"].
+    return Residuals(primal=0.0, dual=math.nan, gap=gap_bound(rank, beta),
+                     source="recomputed")
 
 
 def _program(data: dict) -> Program:
