@@ -94,6 +94,10 @@ class _Columns:
         self._store = np.empty((self.n, 0), order="F")
         self._used = 0
 
+    @property
+    def nbytes(self) -> int:
+        return int(self._store.nbytes)
+
     def block(self, idx: np.ndarray) -> np.ndarray:
         if self.gram:
             return self.X[:, idx]
@@ -196,14 +200,22 @@ def _active_set_alpha(alpha: np.ndarray, y: np.ndarray, u_old: np.ndarray,
     return None
 
 
-def smo_alpha(previous: Any, old: Any, new: Any) -> dict[str, Any]:
+#: Largest kernel-column store (bytes) a path keeps from one warm start to the next.
+PATH_COLUMNS_BYTES = 256 * 2**20
+
+
+def smo_alpha(previous: Any, old: Any, new: Any,
+              workspace: dict[str, Any] | None = None) -> dict[str, Any]:
     r"""``smo`` (SVM dual): the previous alpha carried to the new costs.
 
     The active-set prediction of :func:`_active_set_alpha` when it settles (then smo
     only verifies it, or finishes it in a few updates), with smo's initial products
     :math:`K(x_0\circ y)` and :math:`K_{:,B}(c_B\circ y_B)` from the columns the
     prediction used (``x0_products``); otherwise the previous alpha with its bounded
-    variables moved to the new costs (:func:`_balanced_box_start`).
+    variables moved to the new costs (:func:`_balanced_box_start`). Along a path
+    (``workspace``) the kernel columns are kept from one value to the next while the
+    inputs and the kernel stay the same objects (and the store under
+    ``PATH_COLUMNS_BYTES``).
     """
     alpha = previous.values.get("alpha")
     if alpha is None or not (_same(old.data["y"], new.data["y"])
@@ -217,7 +229,17 @@ def smo_alpha(previous: Any, old: Any, new: Any) -> dict[str, Any]:
     X = np.asarray(new.data["X"])
     if (a.shape == y.shape and np.all(np.isfinite(a)) and X.ndim == 2
             and callable(getattr(kernel, "columns", None))):
-        pred = _active_set_alpha(a, y, u_old, u_new, _Columns(kernel, X))
+        columns = None
+        if workspace is not None:
+            held = workspace.get("smo_columns")
+            if held is not None and held.X is X and held.kernel == kernel:
+                columns = held
+        if columns is None:
+            columns = _Columns(kernel, X)
+        pred = _active_set_alpha(a, y, u_old, u_new, columns)
+        if workspace is not None:
+            keep = columns.gram or columns.nbytes <= PATH_COLUMNS_BYTES
+            workspace["smo_columns"] = columns if keep else None
         if pred is not None:
             point, free, KF, g_bound = pred
             # the round-off of the solve, in the box and the balance (only free
