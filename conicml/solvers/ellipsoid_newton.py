@@ -5,101 +5,9 @@ Accepts the specified-rates programs (kinds ``"socp.chance.rates.primal"`` and
 between :math:`B_\pm = \{z : (z-\mu_\pm)^\top\Sigma_\pm^{-1}(z-\mu_\pm) \le \kappa_\pm^2\}`.
 Beside ``lin-han`` (the thesis's method, one matrix–vector product per step but many
 steps when :math:`\Sigma` is ill-conditioned) it solves the same program with a
-handful of factorisations.
-
-**Algorithm.** The Lagrangian of :math:`\min \tfrac12\|z_+ - z_-\|^2` over the two
-ellipsoids, minimised over :math:`z_\pm` for multipliers :math:`\lambda_\pm > 0`, gives
-:math:`r = z_+ - z_-` from one linear system and the concave dual function
-
-.. math::
-
-    M(\lambda) = I + \Sigma_+/\lambda_+ + \Sigma_-/\lambda_-,\qquad M r = d = \mu_+ - \mu_-,
-    \qquad z_+ = \mu_+ - \Sigma_+ r/\lambda_+,\quad z_- = \mu_- + \Sigma_- r/\lambda_-,
-
-.. math::
-
-    g(\lambda) = \tfrac12 d^\top M^{-1} d - \tfrac12(\lambda_+\kappa_+^2 + \lambda_-\kappa_-^2),
-    \qquad \partial g/\partial\lambda_\pm = \tfrac12(r^\top\Sigma_\pm r/\lambda_\pm^2
-    - \kappa_\pm^2),
-
-whose Hessian, with :math:`s_\pm = \Sigma_\pm r/\lambda_\pm^2`, is
-:math:`H_{\pm\pm} = s_\pm^\top M^{-1}s_\pm - r^\top\Sigma_\pm r/\lambda_\pm^3`,
-:math:`H_{+-} = s_+^\top M^{-1}s_-`. Damped Newton ascent on the two multipliers
-(backtracking on :math:`g`, steps kept inside :math:`\lambda > 0`), one Cholesky
-factorisation of :math:`M` per evaluation: :math:`O(n^3/3)` per step, no inverse of
-:math:`\Sigma_\pm` (singular covariances are fine). :math:`\Sigma_\pm = C_\pm C_\pm^\top`
-from the program's factors (the ellipsoids its cones and its certificate use; they
-differ from ``cov_*`` where the factorisation dropped a spectrum). A class with
-:math:`\kappa = 0` is its mean (its term leaves :math:`M`). Near the maximum :math:`g`
-is flat to rounding (its change is quadratic in the multipliers' error), so where
-Armijo's predicted increase is below :math:`g`'s rounding a step is accepted when it
-shrinks the stationarity :math:`|r^\top\Sigma_\pm r/\lambda_\pm^2 - \kappa_\pm^2|`
-instead. BLAS runs on one thread (:mod:`conicml._utils.threads`).
-
-**Steps that cross decades.** Three devices keep the step count small where the
-multipliers must travel many orders of magnitude:
-
-* *secular steps* — Newton on :math:`1 - \kappa_\pm/\sqrt{q_\pm} = 0`
-  (:math:`q_\pm = r^\top\Sigma_\pm r/\lambda_\pm^2`), nearly linear in
-  :math:`\lambda` as in Moré and Sorensen's trust-region iteration, taken where they
-  raise :math:`g`, lower the secular residuals and keep :math:`\lambda > 0`
-  (:meth:`_Dual._secular_step`);
-* *implied multipliers* — at the start and at idle steps, a jump to
-  :math:`\lambda_\pm = s(e)\|C_\pm^\top e\|/\kappa_\pm` (the tangent condition,
-  exact at the optimal normal :math:`e`) for the bracket's best normal, where :math:`g`
-  rises there: a start :math:`10^{15}` times too large (features scaled by 1e8) is
-  left in one step (:meth:`_Dual.implied`);
-* *the factor form* — for a flat ellipsoid (a factor of fewer than :math:`n` columns)
-  whose nearest point lies in its relative interior, the multiplier's optimum is 0,
-  which :math:`M(\lambda)` only approaches (a factor 10 per step). The same dual in the
-  balls' multipliers :math:`\nu_\pm = \kappa_\pm^2\lambda_\pm` has :math:`\nu = 0`
-  in its domain (:class:`_FactorDual`); ``space="auto"`` uses it where an ellipsoid is
-  flat and :math:`\operatorname{cond}([\kappa_+C_+, \kappa_-C_-]) \le 10^8` (its system
-  holds :math:`A^\top A`), and continues a run that stalls above its rounding floor in
-  the feature form.
-
-**Certificate and stopping criterion.** Feasible pairs :math:`z_\pm \in B_\pm` give
-:math:`2/\|z_+ - z_-\|^2 \le \tfrac12\|w^*\|^2`: the Lagrangian points
-:math:`z_\pm = \mu_\pm \mp \Sigma_\pm r/\lambda_\pm` pulled onto their ellipsoids, the
-tangent points along :math:`e = r/\|r\|` (:math:`r = z_+ - z_-`), and, when the solver
-would stop uncertified, the pairs fitted by least squares in the balls (one side or both:
-a flat ellipsoid whose nearest point is interior has :math:`\lambda \to 0`, where
-:math:`\Sigma r/\lambda` is round-off and the tangent point undetermined; with a flat
-ellipsoid they are tried at every idle step). Beside :math:`r/\|r\|` the candidate
-normals include its projections off the flat factors' spans (:meth:`_Dual.kink_directions`:
-at an interior nearest point :math:`C^\top e = 0`, a kink of :math:`s(e)` where the
-error of :math:`e` counts at first order). The returned
-hyperplane :math:`w = 2e/s(e)` along the best direction is primal feasible, and its
-value :math:`2/s(e)^2` is the upper end. The solver stops when
-
-.. math::
-
-    \text{upper} - \text{lower} \le \texttt{tol}\cdot\text{upper}
-
-(``Residuals.gap`` is that difference, ``dual`` the relative gap itself: the bracket
-certifies the point even before the multipliers have converged). For the dual kind the
-returned pair is judged by its own direction's bracket, as its certificate judges it.
-No decrease of the gap by 0.1 % and no rise of :math:`g` above its rounding for 8 steps
-(its rounding: :math:`10^3\epsilon` times its terms, and in the feature form at least the
-bound :meth:`_Dual.value_rounding` from the Cholesky solve's backward error, which
-an :math:`M(\lambda)` of condition :math:`10^{30}` raises to :math:`\pm 10^3`; 2 steps
-where the gap is within 10 times the bracket's rounding floor, :meth:`_Dual.floor`)
-stops the solver as stalled (``OPTIMAL_INACCURATE`` with the gap reached: badly scaled
-features raise the bracket's rounding floor above a small ``tol``; ``tol`` is never
-relaxed to it). Intersecting
-ellipsoids (infeasible rates) drive :math:`\lambda \to 0` and the feasible pair together:
-reported ``INFEASIBLE`` once their distance falls below :math:`10^{-10}\|d\|`.
-
-**Per-step cost.** At small sizes (:math:`n \le 5`) a step costs its number of numpy
-calls, not its arithmetic: the Newton systems on the two multipliers are solved in scalar
-arithmetic by Gaussian elimination with partial pivoting (:func:`_solve2`), the
-constants of the iteration are formed once per solve, a trial point's Hessian only when
-the step is accepted, and an idle step's fitted bracket reuses the plain bracket's
-candidates at the same point (``benchmarks/ellipsoid_trace.py`` compares iterate
-sequences between versions).
-
-**Warm-start:** ``x0 = (lambda_pos, lambda_neg)``, e.g. ``extras["multipliers"]`` of a
-previous run on a nearby program (a zero, a flat ellipsoid's multiplier, is allowed).
+handful of factorisations. It stops when the certified bracket on
+:math:`\tfrac12\|w^*\|^2` closes to ``upper - lower <= tol * upper``; the algorithm and
+the certificate are in the Notes of :func:`solve_ellipsoid_newton`.
 """
 
 from __future__ import annotations
@@ -220,7 +128,7 @@ def _columns(blocks: list[np.ndarray]) -> np.ndarray:
 
 
 class _Dual:
-    """Evaluates :math:`g`, its gradient and Hessian at the multipliers (module docstring)."""
+    """Evaluates :math:`g`, its gradient and Hessian at the multipliers (Notes of :func:`solve_ellipsoid_newton`)."""
 
     def __init__(self, data: Any, pair_kind: bool = False) -> None:
         self.mu = (np.asarray(data["mean_pos"], float), np.asarray(data["mean_neg"], float))
@@ -648,7 +556,7 @@ class _Dual:
         Lower: :math:`2/\|z_+ - z_-\|^2` over feasible pairs (:meth:`points`,
         :meth:`tangent`). Upper: :math:`2/s(e)^2` over the directions :math:`r/\|r\|`
         (:math:`r = z_+ - z_-` at the Lagrangian minimiser) and that of the best pair,
-        and :math:`1/g(\lambda)` (module docstring).
+        and :math:`1/g(\lambda)` (Notes of :func:`solve_ellipsoid_newton`).
         """
         # vectorised over the candidates (columns): at the campaign's sizes (n <= 5)
         # the cost is the number of numpy calls, not the arithmetic
@@ -1017,7 +925,7 @@ def solve_ellipsoid_newton(
         Kind ``"socp.chance.rates.primal"`` or ``"socp.chance.rates.dual"``
         (:func:`conicml.formulations.specified_rates.specified_rates`).
     tol : float, default=1e-10
-        Relative certified gap at which to stop (module docstring).
+        Relative certified gap at which to stop (Notes).
     max_iter : int, default=200
         Newton steps.
     time_limit : float, optional
@@ -1045,6 +953,101 @@ def solve_ellipsoid_newton(
         As ``lin-han``: ``objective`` :math:`\tfrac12\|w\|^2` (primal kind) or the
         squared distance (dual kind); ``extras`` holds ``multipliers``, ``z_pos``,
         ``z_neg``, ``distance``, ``lower_bound``, ``upper_bound``, ``stop_reason``.
+
+    Notes
+    -----
+    **Algorithm.** The Lagrangian of :math:`\min \tfrac12\|z_+ - z_-\|^2` over the two
+    ellipsoids, minimised over :math:`z_\pm` for multipliers :math:`\lambda_\pm > 0`, gives
+    :math:`r = z_+ - z_-` from one linear system and the concave dual function
+
+    .. math::
+
+        M(\lambda) = I + \Sigma_+/\lambda_+ + \Sigma_-/\lambda_-,\qquad M r = d = \mu_+ - \mu_-,
+        \qquad z_+ = \mu_+ - \Sigma_+ r/\lambda_+,\quad z_- = \mu_- + \Sigma_- r/\lambda_-,
+
+    .. math::
+
+        g(\lambda) = \tfrac12 d^\top M^{-1} d - \tfrac12(\lambda_+\kappa_+^2 + \lambda_-\kappa_-^2),
+        \qquad \partial g/\partial\lambda_\pm = \tfrac12(r^\top\Sigma_\pm r/\lambda_\pm^2
+        - \kappa_\pm^2),
+
+    whose Hessian, with :math:`s_\pm = \Sigma_\pm r/\lambda_\pm^2`, is
+    :math:`H_{\pm\pm} = s_\pm^\top M^{-1}s_\pm - r^\top\Sigma_\pm r/\lambda_\pm^3`,
+    :math:`H_{+-} = s_+^\top M^{-1}s_-`. Damped Newton ascent on the two multipliers
+    (backtracking on :math:`g`, steps kept inside :math:`\lambda > 0`), one Cholesky
+    factorisation of :math:`M` per evaluation: :math:`O(n^3/3)` per step, no inverse of
+    :math:`\Sigma_\pm` (singular covariances are fine). :math:`\Sigma_\pm = C_\pm C_\pm^\top`
+    from the program's factors (the ellipsoids its cones and its certificate use; they
+    differ from ``cov_*`` where the factorisation dropped a spectrum). A class with
+    :math:`\kappa = 0` is its mean (its term leaves :math:`M`). Near the maximum :math:`g`
+    is flat to rounding (its change is quadratic in the multipliers' error), so where
+    Armijo's predicted increase is below :math:`g`'s rounding a step is accepted when it
+    shrinks the stationarity :math:`|r^\top\Sigma_\pm r/\lambda_\pm^2 - \kappa_\pm^2|`
+    instead. BLAS runs on one thread (:mod:`conicml._utils.threads`).
+
+    **Steps that cross decades.** Three devices keep the step count small where the
+    multipliers must travel many orders of magnitude:
+
+    * *secular steps* — Newton on :math:`1 - \kappa_\pm/\sqrt{q_\pm} = 0`
+      (:math:`q_\pm = r^\top\Sigma_\pm r/\lambda_\pm^2`), nearly linear in
+      :math:`\lambda` as in Moré and Sorensen's trust-region iteration, taken where they
+      raise :math:`g`, lower the secular residuals and keep :math:`\lambda > 0`
+      (:meth:`_Dual._secular_step`);
+    * *implied multipliers* — at the start and at idle steps, a jump to
+      :math:`\lambda_\pm = s(e)\|C_\pm^\top e\|/\kappa_\pm` (the tangent condition,
+      exact at the optimal normal :math:`e`) for the bracket's best normal, where :math:`g`
+      rises there: a start :math:`10^{15}` times too large (features scaled by 1e8) is
+      left in one step (:meth:`_Dual.implied`);
+    * *the factor form* — for a flat ellipsoid (a factor of fewer than :math:`n` columns)
+      whose nearest point lies in its relative interior, the multiplier's optimum is 0,
+      which :math:`M(\lambda)` only approaches (a factor 10 per step). The same dual in the
+      balls' multipliers :math:`\nu_\pm = \kappa_\pm^2\lambda_\pm` has :math:`\nu = 0`
+      in its domain (:class:`_FactorDual`); ``space="auto"`` uses it where an ellipsoid is
+      flat and :math:`\operatorname{cond}([\kappa_+C_+, \kappa_-C_-]) \le 10^8` (its system
+      holds :math:`A^\top A`), and continues a run that stalls above its rounding floor in
+      the feature form.
+
+    **Certificate and stopping criterion.** Feasible pairs :math:`z_\pm \in B_\pm` give
+    :math:`2/\|z_+ - z_-\|^2 \le \tfrac12\|w^*\|^2`: the Lagrangian points
+    :math:`z_\pm = \mu_\pm \mp \Sigma_\pm r/\lambda_\pm` pulled onto their ellipsoids, the
+    tangent points along :math:`e = r/\|r\|` (:math:`r = z_+ - z_-`), and, when the solver
+    would stop uncertified, the pairs fitted by least squares in the balls (one side or both:
+    a flat ellipsoid whose nearest point is interior has :math:`\lambda \to 0`, where
+    :math:`\Sigma r/\lambda` is round-off and the tangent point undetermined; with a flat
+    ellipsoid they are tried at every idle step). Beside :math:`r/\|r\|` the candidate
+    normals include its projections off the flat factors' spans (:meth:`_Dual.kink_directions`:
+    at an interior nearest point :math:`C^\top e = 0`, a kink of :math:`s(e)` where the
+    error of :math:`e` counts at first order). The returned
+    hyperplane :math:`w = 2e/s(e)` along the best direction is primal feasible, and its
+    value :math:`2/s(e)^2` is the upper end. The solver stops when
+
+    .. math::
+
+        \text{upper} - \text{lower} \le \texttt{tol}\cdot\text{upper}
+
+    (``Residuals.gap`` is that difference, ``dual`` the relative gap itself: the bracket
+    certifies the point even before the multipliers have converged). For the dual kind the
+    returned pair is judged by its own direction's bracket, as its certificate judges it.
+    No decrease of the gap by 0.1 % and no rise of :math:`g` above its rounding for 8 steps
+    (its rounding: :math:`10^3\epsilon` times its terms, and in the feature form at least the
+    bound :meth:`_Dual.value_rounding` from the Cholesky solve's backward error, which
+    an :math:`M(\lambda)` of condition :math:`10^{30}` raises to :math:`\pm 10^3`; 2 steps
+    where the gap is within 10 times the bracket's rounding floor, :meth:`_Dual.floor`)
+    stops the solver as stalled (``OPTIMAL_INACCURATE`` with the gap reached: badly scaled
+    features raise the bracket's rounding floor above a small ``tol``; ``tol`` is never
+    relaxed to it). Intersecting
+    ellipsoids (infeasible rates) drive :math:`\lambda \to 0` and the feasible pair together:
+    reported ``INFEASIBLE`` once their distance falls below :math:`10^{-10}\|d\|`.
+
+    **Per-step cost.** At small sizes (:math:`n \le 5`) a step costs its number of numpy
+    calls, not its arithmetic: the Newton systems on the two multipliers are solved in scalar
+    arithmetic by Gaussian elimination with partial pivoting (:func:`_solve2`), the
+    constants of the iteration are formed once per solve, a trial point's Hessian only when
+    the step is accepted, and an idle step's fitted bracket reuses the plain bracket's
+    candidates at the same point.
+
+    **Warm-start:** ``x0 = (lambda_pos, lambda_neg)``, e.g. ``extras["multipliers"]`` of a
+    previous run on a nearby program (a zero, a flat ellipsoid's multiplier, is allowed).
     """
     t0 = time.perf_counter()
     check_common("ellipsoid-newton", tol, max_iter, time_limit)
