@@ -1,76 +1,11 @@
 r"""``ils-newton``: MPM and BMPM by a safeguarded Newton search over one scalar weight.
 
-Solves the fractional program shared by the kinds ``"socp.mpm"`` and
-``"socp.bmpm"`` (see :mod:`conicml.formulations.minimax`)
-
-.. math::
-
-    \kappa^* = \max_{w^\top d = 1} r(w) = \frac{N(w)}{D(w)}
-    = \frac{1 - a_x\sigma_x(w) - a_y\sigma_y(w)}{b_x\sigma_x(w) + b_y\sigma_y(w)}
-
-with one Cholesky factorisation per iteration and a handful of iterations; built
-for the kernel machines (Theorem 9), whose covariances are dense
-:math:`n \times n` matrices.
-
-**The one-dimensional reduction** (derived here; it is the fixed point of
-Lanckriet's iterative least squares, seed 004 eq. 3.29). Stationarity of
-:math:`r` on :math:`w^\top d = 1` reads
-
-.. math::
-
-    \Big(\frac{A}{\sigma_x}\Sigma_x + \frac{B}{\sigma_y}\Sigma_y\Big) w \parallel d,
-    \qquad A = a_xD + b_xN,\quad B = a_yD + b_yN,
-
-so every optimum lies on the curve
-:math:`w(c) = M(c)^{-1}d / (d^\top M(c)^{-1}d)`, :math:`M(c) = c\,\Sigma_x + (1-c)\Sigma_y`,
-:math:`c \in [0, 1]` (the minimisers of :math:`c\sigma_x^2 + (1-c)\sigma_y^2`: the Pareto
-curve of :math:`(\sigma_x, \sigma_y)`, convex). Along it :math:`\sigma_x` decreases,
-:math:`\sigma_y` increases, and
-
-.. math::
-
-    \operatorname{sign}\frac{dr(w(c))}{dc} = \operatorname{sign} g(c),\qquad
-    g(c) = \frac{A(1-c)\sigma_y - Bc\,\sigma_x}{A(1-c)\sigma_y + Bc\,\sigma_x} \in [-1, 1],
-
-zero exactly at the fixed point of the reweighting (:math:`c = A\sigma_y/(A\sigma_y +
-B\sigma_x)`). Where :math:`r \ge 0` the super-level sets of :math:`r` are half-planes
-:math:`(a_x + \lambda b_x)\sigma_x + (a_y + \lambda b_y)\sigma_y \le 1` with non-negative
-coefficients, which cut the convex curve in one arc: :math:`r` is unimodal on the arc
-where it is positive and :math:`g` has one root there, the global optimum (the
-fractional program is pseudo-concave). The solver finds it by Newton's method on
-:math:`g` in the log-odds :math:`t = \log(c/(1-c))` (the derivative from one more pair
-of triangular solves with the same Cholesky factor, :math:`w'(c) = -M^{-1}(\Sigma_x -
-\Sigma_y)w`), safeguarded by a bracket that every evaluation shrinks (the sign of
-:math:`g`; a point with :math:`N \le 0` lies outside the positive arc, on the far side
-of the optimum from a positive point). Far from the root :math:`g` saturates at
-:math:`\pm 1` and Newton overshoots; a step longer than 1 in :math:`t` is replaced by the
-reweighting map itself, :math:`c \leftarrow A\sigma_y/(A\sigma_y + B\sigma_x)` (one step of
-Lanckriet's iterative least squares), and by bisection if that leaves the bracket
-(kernel BMPM at n = 300: 5-6 steps instead of 7-14 with plain Newton).
-
-**Cost.** One :math:`n^3/3` Cholesky of :math:`M(c)` per iteration, typically 4–7
-iterations from :math:`c = \tfrac12` (the Fisher direction). ``dinkelbach`` diagonalises
-both covariances simultaneously once (two eigendecompositions, about :math:`20n^3`) and
-then iterates in :math:`O(n)`; at :math:`n = 1000` the few Cholesky factorisations cost a
-fraction of that one diagonalisation (``benchmarks/kernel_fit_speed.py``), which is why
-this is the kernel estimators' default route. The covariances are read from the
-program's ``Sx``/``Sy`` when present (else :math:`R^\top R`).
-
-**Scope.** The regular case: :math:`\Sigma_x + \Sigma_y` numerically positive definite
-(always so for the kernel machines, whose ridge is mandatory) and :math:`\kappa^* > 0`.
-Any other program (singular covariances, :math:`\kappa^* = \infty`, an infeasible BMPM,
-a non-positive ratio at every point tried) is handed to ``dinkelbach``, which handles
-those cases; the solution's message and ``extras["delegated"]`` say so.
-
-**Stopping criterion.** :math:`|g(c)| \le \texttt{tol}` (a relative stationarity
-measure of the fractional program), or the bracket shrunk to floating-point width.
-**Certificate**: the solver reports the margin row and :math:`|g|`;
-:func:`conicml.solve` recomputes the program's own certificate (the KKT residuals of
-the perspective SOCP, :func:`conicml.certificates.margin.fractional_certificate`)
-at the returned point.
-
-**Warm start:** ``x0`` is an initial :math:`w` (any scale, :math:`w^\top d > 0`); the
-search starts at its reweighting fixed-point weight.
+The fixed point of Lanckriet's iterative least squares (seed 004 eq. 3.29) found by
+Newton's method on the weight of :math:`c\,\Sigma_x + (1-c)\Sigma_y`, one Cholesky
+factorisation per step; kinds ``"socp.mpm"`` and ``"socp.bmpm"``. It stops when the
+relative stationarity :math:`|g(c)| \le` ``tol`` and hands singular or infeasible
+programs to ``dinkelbach``; the reduction and the stopping rule are in the Notes of
+:func:`solve_ils_newton`.
 """
 
 from __future__ import annotations
@@ -197,7 +132,7 @@ def solve_ils_newton(
     program : Program
         Kind ``"socp.mpm"`` or ``"socp.bmpm"``.
     tol : float, default=1e-11
-        Stop when :math:`|g(c)| \le` ``tol`` (module docstring).
+        Stop when :math:`|g(c)| \le` ``tol`` (Notes).
     max_iter : int, default=60
         Largest number of Cholesky factorisations (Newton or bisection steps).
     time_limit : float, optional
@@ -216,6 +151,79 @@ def solve_ils_newton(
         ``values = {"v"}`` (the SOCP point), ``objective`` :math:`= 1/\kappa^*`,
         ``iterations`` = Cholesky factorisations, ``extras["c"]`` the final weight,
         ``extras["kappa"]``.
+
+    Notes
+    -----
+    Solves the fractional program shared by the kinds ``"socp.mpm"`` and
+    ``"socp.bmpm"`` (see :mod:`conicml.formulations.minimax`)
+
+    .. math::
+
+        \kappa^* = \max_{w^\top d = 1} r(w) = \frac{N(w)}{D(w)}
+        = \frac{1 - a_x\sigma_x(w) - a_y\sigma_y(w)}{b_x\sigma_x(w) + b_y\sigma_y(w)}
+
+    with one Cholesky factorisation per iteration and a handful of iterations; built
+    for the kernel machines (Theorem 9), whose covariances are dense
+    :math:`n \times n` matrices.
+
+    **The one-dimensional reduction** (derived here; it is the fixed point of
+    Lanckriet's iterative least squares, seed 004 eq. 3.29). Stationarity of
+    :math:`r` on :math:`w^\top d = 1` reads
+
+    .. math::
+
+        \Big(\frac{A}{\sigma_x}\Sigma_x + \frac{B}{\sigma_y}\Sigma_y\Big) w \parallel d,
+        \qquad A = a_xD + b_xN,\quad B = a_yD + b_yN,
+
+    so every optimum lies on the curve
+    :math:`w(c) = M(c)^{-1}d / (d^\top M(c)^{-1}d)`, :math:`M(c) = c\,\Sigma_x + (1-c)\Sigma_y`,
+    :math:`c \in [0, 1]` (the minimisers of :math:`c\sigma_x^2 + (1-c)\sigma_y^2`: the Pareto
+    curve of :math:`(\sigma_x, \sigma_y)`, convex). Along it :math:`\sigma_x` decreases,
+    :math:`\sigma_y` increases, and
+
+    .. math::
+
+        \operatorname{sign}\frac{dr(w(c))}{dc} = \operatorname{sign} g(c),\qquad
+        g(c) = \frac{A(1-c)\sigma_y - Bc\,\sigma_x}{A(1-c)\sigma_y + Bc\,\sigma_x} \in [-1, 1],
+
+    zero exactly at the fixed point of the reweighting (:math:`c = A\sigma_y/(A\sigma_y +
+    B\sigma_x)`). Where :math:`r \ge 0` the super-level sets of :math:`r` are half-planes
+    :math:`(a_x + \lambda b_x)\sigma_x + (a_y + \lambda b_y)\sigma_y \le 1` with non-negative
+    coefficients, which cut the convex curve in one arc: :math:`r` is unimodal on the arc
+    where it is positive and :math:`g` has one root there, the global optimum (the
+    fractional program is pseudo-concave). The solver finds it by Newton's method on
+    :math:`g` in the log-odds :math:`t = \log(c/(1-c))` (the derivative from one more pair
+    of triangular solves with the same Cholesky factor, :math:`w'(c) = -M^{-1}(\Sigma_x -
+    \Sigma_y)w`), safeguarded by a bracket that every evaluation shrinks (the sign of
+    :math:`g`; a point with :math:`N \le 0` lies outside the positive arc, on the far side
+    of the optimum from a positive point). Far from the root :math:`g` saturates at
+    :math:`\pm 1` and Newton overshoots; a step longer than 1 in :math:`t` is replaced by the
+    reweighting map itself, :math:`c \leftarrow A\sigma_y/(A\sigma_y + B\sigma_x)` (one step of
+    Lanckriet's iterative least squares), and by bisection if that leaves the bracket.
+
+    **Cost.** One :math:`n^3/3` Cholesky of :math:`M(c)` per iteration, typically 4–7
+    iterations from :math:`c = \tfrac12` (the Fisher direction). ``dinkelbach`` diagonalises
+    both covariances simultaneously once (two eigendecompositions, about :math:`20n^3`) and
+    then iterates in :math:`O(n)`; at :math:`n = 1000` the few Cholesky factorisations cost a
+    fraction of that one diagonalisation (``benchmarks/kernel_fit_speed.py``), which is why
+    this is the kernel estimators' default route. The covariances are read from the
+    program's ``Sx``/``Sy`` when present (else :math:`R^\top R`).
+
+    **Scope.** The regular case: :math:`\Sigma_x + \Sigma_y` numerically positive definite
+    (always so for the kernel machines, whose ridge is mandatory) and :math:`\kappa^* > 0`.
+    Any other program (singular covariances, :math:`\kappa^* = \infty`, an infeasible BMPM,
+    a non-positive ratio at every point tried) is handed to ``dinkelbach``, which handles
+    those cases; the solution's message and ``extras["delegated"]`` say so.
+
+    **Stopping criterion.** :math:`|g(c)| \le \texttt{tol}` (a relative stationarity
+    measure of the fractional program), or the bracket shrunk to floating-point width.
+    **Certificate**: the solver reports the margin row and :math:`|g|`;
+    :func:`conicml.solve` recomputes the program's own certificate (the KKT residuals of
+    the perspective SOCP, :func:`conicml.certificates.margin.fractional_certificate`)
+    at the returned point.
+
+    **Warm start:** ``x0`` is an initial :math:`w` (any scale, :math:`w^\top d > 0`); the
+    search starts at its reweighting fixed-point weight.
     """
     check_common("ils-newton", tol, max_iter, time_limit)
     stop = stopper("ils-newton", callback)
