@@ -1,52 +1,10 @@
 r"""``bisection``: separable M4 by bisection over SOCP feasibility checks.
 
-Kind ``"quasiconvex.m4"`` (:func:`conicml.formulations.m4.m4` with ``C=None``).
-
-**Algorithm** ("divide and conquer", seed 004 Sec. 4.1.1, errata S004-A5; Boyd &
-Vandenberghe, *Convex Optimization*, §4.2.5, bisection for quasi-convex
-problems). Keep a bracket :math:`\rho_{lo} \le \rho^* \le \rho_{hi}` and test
-the midpoint with the corrected Theorem 13 check of
-:mod:`conicml.formulations.m4` (scales :math:`t_x = t_y = 1`):
-
-.. math::
-
-    F(\rho) = \max_{w^\top d = 1,\, b}\ \min\Big\{
-      \min_i w^\top x_i + b - \rho\,\sigma_x(w),\
-      \min_j -(w^\top y_j + b) - \rho\,\sigma_y(w)\Big\},
-
-feasible iff :math:`F(\rho) \ge 0` (the thesis's strict :math:`\eta^* > 0`
-relaxed to :math:`\ge`, errata S004-A5). Initial bracket: :math:`\rho_{lo} = 0`,
-whose check also decides separability (INFEASIBLE if :math:`F(0) < 0`), and
-:math:`\rho_{hi} = \kappa^*_{MPM}`, one extra SOCP (averaging the M4
-constraints gives MPM's (4.8), so :math:`\rho^* \le \kappa^*_{MPM}`). After
-every check the returned point's own ratio
-:math:`r(w, b) = \min_k \text{num}_k/\text{den}_k` (recomputed exactly) raises
-:math:`\rho_{lo}` if larger; the objective is the best such **certified**
-ratio, never the midpoint.
-
-The inner check is the program's DPP problem (``program.problem``, with the
-``cp.Parameter`` ``rho``): it is compiled once and re-solved by the backend
-``inner`` through :func:`conicml.solve`. ``rebuild=True`` instead builds and
-compiles a fresh parameter-free problem at every step (for the speed
-benchmark).
-
-**Stopping criterion:** :math:`\rho_{hi} - \rho_{lo} \le \texttt{tol}\cdot
-\max(1, \rho_{hi})`, i.e. :math:`\lceil\log_2(\kappa^*_{MPM}/\texttt{tol})\rceil`
-checks at most (about 23 at the default), where :math:`\rho_{lo}` is the
-largest ρ whose check was non-negative. The certified ratio of the returned
-point can trail :math:`\rho_{lo}` by the inner solver's accuracy (about
-:math:`10^{-9}` with Clarabel's defaults); the gap reports it.
-
-**Certificate:** ``Residuals(primal=`` :math:`|w^\top d - 1|` of the returned
-inner point ``, dual=`` :math:`|F|` at the last check, whose ρ normally lies in
-the final bracket (:math:`F(\rho^*) = 0`) ``, gap=`` final bracket width
-:math:`\rho_{hi} - r_{best}` ``)``; ``extras`` holds ``bracket``,
-``kappa_mpm``, ``inner_solves`` (MPM bound and the ρ = 0 check included),
-``inner_time`` and ``inner_times`` (per solve).
-
-**Warm-start:** ``x0`` is a guess of :math:`\rho^*`; the first two checks are
-at :math:`x_0(1 \mp 10^{-3})`, so a good guess closes the bracket to
-:math:`2\cdot 10^{-3} x_0` at once.
+Kind ``"quasiconvex.m4"`` (:func:`conicml.formulations.m4.m4` with ``C=None``), seed 004
+Sec. 4.1.1 (errata S004-A5). It stops when the bracket
+:math:`\rho_{hi} - \rho_{lo} \le \texttt{tol}\cdot\max(1, \rho_{hi})`; the objective is the
+best certified ratio, never the midpoint. The algorithm and the certificate are in the
+Notes of :func:`solve_bisection`.
 """
 
 from __future__ import annotations
@@ -106,7 +64,7 @@ def solve_bisection(
     inner_options: Mapping[str, Any] | None = None,
     rebuild: bool = False,
 ) -> Solution:
-    r"""Separable M4 by bisection on :math:`\rho` (see the module docstring).
+    r"""Separable M4 by bisection on :math:`\rho`.
 
     Parameters
     ----------
@@ -139,6 +97,54 @@ def solve_bisection(
     -------
     Solution
         ``values = {"w", "b", "rho"}``, ``objective`` = certified ρ.
+
+    Notes
+    -----
+    **Algorithm** ("divide and conquer", seed 004 Sec. 4.1.1, errata S004-A5; Boyd &
+    Vandenberghe, *Convex Optimization*, §4.2.5, bisection for quasi-convex
+    problems). Keep a bracket :math:`\rho_{lo} \le \rho^* \le \rho_{hi}` and test
+    the midpoint with the corrected Theorem 13 check of
+    :mod:`conicml.formulations.m4` (scales :math:`t_x = t_y = 1`):
+
+    .. math::
+
+        F(\rho) = \max_{w^\top d = 1,\, b}\ \min\Big\{
+          \min_i w^\top x_i + b - \rho\,\sigma_x(w),\
+          \min_j -(w^\top y_j + b) - \rho\,\sigma_y(w)\Big\},
+
+    feasible iff :math:`F(\rho) \ge 0` (the thesis's strict :math:`\eta^* > 0`
+    relaxed to :math:`\ge`, errata S004-A5). Initial bracket: :math:`\rho_{lo} = 0`,
+    whose check also decides separability (INFEASIBLE if :math:`F(0) < 0`), and
+    :math:`\rho_{hi} = \kappa^*_{MPM}`, one extra SOCP (averaging the M4
+    constraints gives MPM's (4.8), so :math:`\rho^* \le \kappa^*_{MPM}`). After
+    every check the returned point's own ratio
+    :math:`r(w, b) = \min_k \text{num}_k/\text{den}_k` (recomputed exactly) raises
+    :math:`\rho_{lo}` if larger; the objective is the best such **certified**
+    ratio, never the midpoint.
+
+    The inner check is the program's DPP problem (``program.problem``, with the
+    ``cp.Parameter`` ``rho``): it is compiled once and re-solved by the backend
+    ``inner`` through :func:`conicml.solve`. ``rebuild=True`` instead builds and
+    compiles a fresh parameter-free problem at every step (for the speed
+    benchmark).
+
+    **Stopping criterion:** :math:`\rho_{hi} - \rho_{lo} \le \texttt{tol}\cdot
+    \max(1, \rho_{hi})`, i.e. :math:`\lceil\log_2(\kappa^*_{MPM}/\texttt{tol})\rceil`
+    checks at most (about 23 at the default), where :math:`\rho_{lo}` is the
+    largest ρ whose check was non-negative. The certified ratio of the returned
+    point can trail :math:`\rho_{lo}` by the inner solver's accuracy (about
+    :math:`10^{-9}` with Clarabel's defaults); the gap reports it.
+
+    **Certificate:** ``Residuals(primal=`` :math:`|w^\top d - 1|` of the returned
+    inner point ``, dual=`` :math:`|F|` at the last check, whose ρ normally lies in
+    the final bracket (:math:`F(\rho^*) = 0`) ``, gap=`` final bracket width
+    :math:`\rho_{hi} - r_{best}` ``)``; ``extras`` holds ``bracket``,
+    ``kappa_mpm``, ``inner_solves`` (MPM bound and the ρ = 0 check included),
+    ``inner_time`` and ``inner_times`` (per solve).
+
+    **Warm-start:** ``x0`` is a guess of :math:`\rho^*`; the first two checks are
+    at :math:`x_0(1 \mp 10^{-3})`, so a good guess closes the bracket to
+    :math:`2\cdot 10^{-3} x_0` at once.
     """
     check_common("bisection", tol, max_iter, time_limit)
     x0 = check_scalar("bisection", "x0", x0, low=0.0)

@@ -1,59 +1,11 @@
 r"""``dinkelbach``: the parametric method with iterative least squares for MPM and BMPM.
 
-Solves the fractional program shared by the kinds ``"socp.mpm"`` and
-``"socp.bmpm"`` (see :mod:`conicml.formulations.minimax`)
-
-.. math::
-
-    \kappa^* = \max_{w^\top d = 1} r(w) = \frac{N(w)}{D(w)}
-    = \frac{1 - a_x\sigma_x(w) - a_y\sigma_y(w)}{b_x\sigma_x(w) + b_y\sigma_y(w)}
-
-directly from the moments in ``program.data``, without a conic solver.
-
-**Algorithm** (seed 004 Sec. 3.2.6, eqs. 3.28–3.29, errata S004-A2; Dinkelbach 1967).
-Starting from :math:`\lambda_0 = \max(r(w_0), 0)`, repeat
-
-1. :math:`w_{k+1} = \arg\min_{w^\top d = 1} P_{\lambda_k}(w)`,
-   :math:`P_\lambda(w) = (a_x + \lambda b_x)\sigma_x(w) + (a_y + \lambda b_y)\sigma_y(w)`
-   (eq. 3.28; for MPM, :math:`\lambda = \kappa_0 = 1`, this is Lanckriet's
-   problem);
-2. :math:`\lambda_{k+1} = r(w_{k+1})`,
-
-which converges superlinearly to :math:`\kappa^*`. Step 1 is solved by
-**iterative least squares** (eq. 3.29: :math:`\min_{\eta,\xi>0} \eta +
-c_x^2\sigma_x^2/\eta + \xi + c_y^2\sigma_y^2/\xi` with alternating updates),
-i.e. the reweighted problem
-
-.. math::
-
-    w \leftarrow \arg\min_{w^\top d = 1} w^\top G w,\quad
-    G = \frac{c_x}{\sigma_x(w)}\Sigma_x + \frac{c_y}{\sigma_y(w)}\Sigma_y,
-    \qquad w = G^{-1}d / (d^\top G^{-1} d),
-
-a majorise–minimise scheme that decreases :math:`P_\lambda` monotonically.
-Implementation detail (not in the thesis): :math:`\Sigma_x` and
-:math:`\Sigma_y` are diagonalised simultaneously once
-(:math:`V^\top(\Sigma_x+\Sigma_y)V = I`, :math:`V^\top\Sigma_xV = \Lambda`), after
-which every least-squares step is an :math:`O(n)` diagonal solve; the whole
-method costs one :math:`O(n^3)` eigendecomposition.
-
-**Stopping criterion.** Outer: :math:`F(\lambda_k) = 1 - P_{\lambda_k}(w_{k+1})
-\le \texttt{tol}` (:math:`F(\lambda) = \max_w N - \lambda D \ge 0`, zero exactly
-at :math:`\lambda = \kappa^*`). Inner: :math:`\|w_{new} - w\| \le
-\texttt{inner\_tol}\,\|w\|`. If :math:`F(0) \le 0` then :math:`\kappa^* \le 0`:
-for BMPM :math:`\beta_0 \ge \beta_{0m}`, reported as INFEASIBLE (decode: α = 0).
-
-**Certificate** (also used by ``rosen``): at the returned :math:`\lambda = r(w)`
-one more least-squares solve gives :math:`P(\lambda) = \min_{w^\top d=1}
-P_\lambda(w)`; ``Residuals.dual`` :math:`= |P(\kappa_\alpha) - 1|` (zero at the
-optimum, errata S004-A3: :math:`\ell^* = 1`), ``Residuals.gap``
-:math:`= (1 - P(\lambda))/D_{lb} \ge \kappa^* - \lambda` with
-:math:`D_{lb} = b_x/\sqrt{d^\top\Sigma_x^{-1}d} + b_y/\sqrt{d^\top\Sigma_y^{-1}d}
-\le \min_{w^\top d = 1} D(w)` (a certified bound on the error in κ), and
-``Residuals.primal`` :math:`= |w^\top d - 1|`. The objective is :math:`1/\lambda`,
-the SOCP's optimal value.
-
-**Warm-start:** ``x0`` is an initial :math:`w` (any scale, :math:`w^\top d > 0`).
+Dinkelbach 1967 with Lanckriet's iterative least squares (seed 004 Sec. 3.2.6,
+eqs. 3.28–3.29, errata S004-A2) on kinds ``"socp.mpm"`` and ``"socp.bmpm"``, from the
+moments alone (one :math:`O(n^3)` simultaneous diagonalisation, then :math:`O(n)`
+steps). It stops when :math:`F(\lambda_k) = 1 - P_{\lambda_k}(w_{k+1}) \le` ``tol``;
+the algorithm and the certificate (shared with ``rosen``) are in the Notes of
+:func:`solve_dinkelbach`.
 """
 
 from __future__ import annotations
@@ -140,7 +92,64 @@ def solve_dinkelbach(
     Solution
         ``values = {"v"}`` (the SOCP point), ``objective`` :math:`= 1/\kappa^*`,
         ``iterations`` = outer steps, ``extras["inner_solves"]`` = least-squares
-        steps, certificate in ``residuals`` (module docstring).
+        steps, certificate in ``residuals`` (Notes).
+
+    Notes
+    -----
+    Solves the fractional program shared by the kinds ``"socp.mpm"`` and
+    ``"socp.bmpm"`` (see :mod:`conicml.formulations.minimax`)
+
+    .. math::
+
+        \kappa^* = \max_{w^\top d = 1} r(w) = \frac{N(w)}{D(w)}
+        = \frac{1 - a_x\sigma_x(w) - a_y\sigma_y(w)}{b_x\sigma_x(w) + b_y\sigma_y(w)}
+
+    directly from the moments in ``program.data``, without a conic solver.
+
+    **Algorithm** (seed 004 Sec. 3.2.6, eqs. 3.28–3.29, errata S004-A2; Dinkelbach 1967).
+    Starting from :math:`\lambda_0 = \max(r(w_0), 0)`, repeat
+
+    1. :math:`w_{k+1} = \arg\min_{w^\top d = 1} P_{\lambda_k}(w)`,
+       :math:`P_\lambda(w) = (a_x + \lambda b_x)\sigma_x(w) + (a_y + \lambda b_y)\sigma_y(w)`
+       (eq. 3.28; for MPM, :math:`\lambda = \kappa_0 = 1`, this is Lanckriet's
+       problem);
+    2. :math:`\lambda_{k+1} = r(w_{k+1})`,
+
+    which converges superlinearly to :math:`\kappa^*`. Step 1 is solved by
+    **iterative least squares** (eq. 3.29: :math:`\min_{\eta,\xi>0} \eta +
+    c_x^2\sigma_x^2/\eta + \xi + c_y^2\sigma_y^2/\xi` with alternating updates),
+    i.e. the reweighted problem
+
+    .. math::
+
+        w \leftarrow \arg\min_{w^\top d = 1} w^\top G w,\quad
+        G = \frac{c_x}{\sigma_x(w)}\Sigma_x + \frac{c_y}{\sigma_y(w)}\Sigma_y,
+        \qquad w = G^{-1}d / (d^\top G^{-1} d),
+
+    a majorise–minimise scheme that decreases :math:`P_\lambda` monotonically.
+    Implementation detail (not in the thesis): :math:`\Sigma_x` and
+    :math:`\Sigma_y` are diagonalised simultaneously once
+    (:math:`V^\top(\Sigma_x+\Sigma_y)V = I`, :math:`V^\top\Sigma_xV = \Lambda`), after
+    which every least-squares step is an :math:`O(n)` diagonal solve; the whole
+    method costs one :math:`O(n^3)` eigendecomposition.
+
+    **Stopping criterion.** Outer: :math:`F(\lambda_k) = 1 - P_{\lambda_k}(w_{k+1})
+    \le \texttt{tol}` (:math:`F(\lambda) = \max_w N - \lambda D \ge 0`, zero exactly
+    at :math:`\lambda = \kappa^*`). Inner: :math:`\|w_{new} - w\| \le
+    \texttt{inner\_tol}\,\|w\|`. If :math:`F(0) \le 0` then :math:`\kappa^* \le 0`:
+    for BMPM :math:`\beta_0 \ge \beta_{0m}`, reported as INFEASIBLE (decode: α = 0).
+
+    **Certificate** (also used by ``rosen``): at the returned :math:`\lambda = r(w)`
+    one more least-squares solve gives :math:`P(\lambda) = \min_{w^\top d=1}
+    P_\lambda(w)`; ``Residuals.dual`` :math:`= |P(\kappa_\alpha) - 1|` (zero at the
+    optimum, errata S004-A3: :math:`\ell^* = 1`), ``Residuals.gap``
+    :math:`= (1 - P(\lambda))/D_{lb} \ge \kappa^* - \lambda` with
+    :math:`D_{lb} = b_x/\sqrt{d^\top\Sigma_x^{-1}d} + b_y/\sqrt{d^\top\Sigma_y^{-1}d}
+    \le \min_{w^\top d = 1} D(w)` (a certified bound on the error in κ), and
+    ``Residuals.primal`` :math:`= |w^\top d - 1|`. The objective is :math:`1/\lambda`,
+    the SOCP's optimal value.
+
+    **Warm-start:** ``x0`` is an initial :math:`w` (any scale, :math:`w^\top d > 0`).
     """
     check_common("dinkelbach", tol, max_iter, time_limit)
     stop = stopper("dinkelbach", callback,

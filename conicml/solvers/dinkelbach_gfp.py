@@ -1,59 +1,11 @@
 r"""``dinkelbach-gfp``: separable M4 by the generalized-fractional Dinkelbach method.
 
-Separable M4 (kind ``"quasiconvex.m4"``) is a generalized fractional program
-(GFP): on :math:`A = \{(w, b) : w^\top d = 1\}`
-
-.. math::
-
-    \rho^* = \max_{(w,b)\in A}\ \min_k \frac{f_k(w, b)}{g_k(w)},\qquad
-    f_i = w^\top x_i + b,\ g_i = \sigma_x(w);\quad
-    f_j = -(w^\top y_j + b),\ g_j = \sigma_y(w)
-
-(plus :math:`f_m = w^\top d`, :math:`g_m = \sigma_x + \sigma_y` with a
-reduction, eq. 4.36), with :math:`f_k` affine and :math:`g_k` convex and
-positive.
-
-**Algorithm** (Crouzeix, Ferland & Schaible 1985, "An algorithm for
-generalized fractional programs", JOTA 47:35–49, the scaled "Dinkelbach-type-2"
-method; errata S004-A5). From :math:`(w_0, b_0)` = the maximiser of the
-ρ = 0 check, :math:`\rho_0 = r(w_0, b_0) = \min_k f_k/g_k`, iterate
-
-.. math::
-
-    F_k = \max_{(w,b)\in A}\ \min_k \frac{f_k(w,b) - \rho_k\,g_k(w)}{g_k(w_k)},
-    \qquad (w_{k+1}, b_{k+1}) = \arg\max,\qquad
-    \rho_{k+1} = \max(\rho_k, r(w_{k+1}, b_{k+1})),
-
-each :math:`F_k` being the program's DPP check with ``rho`` :math:`= \rho_k`
-and the scales :math:`t_x = \sigma_x(w_k)`, :math:`t_y = \sigma_y(w_k)`, one
-SOCP re-solved by the backend ``inner``. :math:`F_k \ge 0` (the previous
-point gives 0), :math:`F_k = 0` iff :math:`\rho_k = \rho^*`, and the
-iteration converges superlinearly (CFS 1985, Thm. 4.1) — independent of
-the bisection bracket and of :math:`\kappa^*_{MPM}`.
-
-**Stopping criterion:** :math:`|F_k| \le \texttt{tol}\cdot\max(1, \rho_k)` or
-:math:`r(w_{k+1}, b_{k+1}) - \rho_k \le \texttt{tol}\cdot\max(1, \rho_k)` (no
-further increase: at the inner solver's accuracy, about :math:`10^{-8}` with
-Clarabel's defaults, the ratio stops rising before :math:`F_k` reaches 0)
-*with* :math:`F_k \le 100\,\texttt{tol}\max(1, \rho_k)`. With exact inner
-solves :math:`F_k > 0` implies a ratio above :math:`\rho_k`, so a stall with a
-larger :math:`F_k` is no convergence: it happens when a row scale
-:math:`\sigma_c(w_k)` is near 0 (a singular class covariance, :math:`d \ge
-N_+`), where the scaled check is ill-posed; the iteration then continues with
-unit scales (plain Dinkelbach GFP, linear convergence), and a stall there too
-ends in ``USER_LIMIT`` (the scaled rule alone can stop far below :math:`\rho^*`).
-
-**Certificate:** ``Residuals(primal=`` :math:`|w^\top d - 1|` ``, dual=``
-:math:`F_k` ``, gap=`` an upper bound on :math:`\rho^* - \rho_k` ``)``. The
-bound follows from evaluating :math:`F_k` at the optimum:
-:math:`F_k \ge (\rho^* - \rho_k)\min_c \underline g_c/g_c(w_k)`, with
-:math:`\underline g_c = \min_{w^\top d = 1}\sigma_c(w) = (d^\top\Sigma_c^{+}d)^{-1/2}`
-(closed form), so :math:`\rho^* - \rho_k \le F_k\max_c g_c(w_k)/\underline g_c`
-(``inf`` if a covariance is singular along :math:`d`).
-
-**Warm-start:** ``x0`` is an initial :math:`\rho_0` (any value: from above,
-:math:`F < 0` and the next ratio falls below :math:`\rho^*`); the first
-point still comes from one check.
+The scaled Dinkelbach-type-2 method of Crouzeix, Ferland & Schaible 1985 (JOTA 47:35–49;
+seed 004 ch. 4, errata S004-A5) on kind ``"quasiconvex.m4"``: one SOCP check per
+iteration, re-solved by the backend ``inner``. It stops when the check's value
+:math:`F_k`, or the rise of the certified ratio, falls below ``tol`` relative to
+:math:`\max(1, \rho_k)`; the iteration, the stopping rule and the certificate are in the
+Notes of :func:`solve_dinkelbach_gfp`.
 """
 
 from __future__ import annotations
@@ -118,7 +70,7 @@ def solve_dinkelbach_gfp(
     inner_options: Mapping[str, Any] | None = None,
     scaled: bool = True,
 ) -> Solution:
-    r"""Separable M4 by the Dinkelbach-type GFP iteration (see the module docstring).
+    r"""Separable M4 by the Dinkelbach-type GFP iteration.
 
     Parameters
     ----------
@@ -151,6 +103,63 @@ def solve_dinkelbach_gfp(
     -------
     Solution
         ``values = {"w", "b", "rho"}``, ``objective`` = certified ρ.
+
+    Notes
+    -----
+    Separable M4 (kind ``"quasiconvex.m4"``) is a generalized fractional program
+    (GFP): on :math:`A = \{(w, b) : w^\top d = 1\}`
+
+    .. math::
+
+        \rho^* = \max_{(w,b)\in A}\ \min_k \frac{f_k(w, b)}{g_k(w)},\qquad
+        f_i = w^\top x_i + b,\ g_i = \sigma_x(w);\quad
+        f_j = -(w^\top y_j + b),\ g_j = \sigma_y(w)
+
+    (plus :math:`f_m = w^\top d`, :math:`g_m = \sigma_x + \sigma_y` with a
+    reduction, eq. 4.36), with :math:`f_k` affine and :math:`g_k` convex and
+    positive.
+
+    **Algorithm** (Crouzeix, Ferland & Schaible 1985, "An algorithm for
+    generalized fractional programs", JOTA 47:35–49, the scaled "Dinkelbach-type-2"
+    method; errata S004-A5). From :math:`(w_0, b_0)` = the maximiser of the
+    ρ = 0 check, :math:`\rho_0 = r(w_0, b_0) = \min_k f_k/g_k`, iterate
+
+    .. math::
+
+        F_k = \max_{(w,b)\in A}\ \min_k \frac{f_k(w,b) - \rho_k\,g_k(w)}{g_k(w_k)},
+        \qquad (w_{k+1}, b_{k+1}) = \arg\max,\qquad
+        \rho_{k+1} = \max(\rho_k, r(w_{k+1}, b_{k+1})),
+
+    each :math:`F_k` being the program's DPP check with ``rho`` :math:`= \rho_k`
+    and the scales :math:`t_x = \sigma_x(w_k)`, :math:`t_y = \sigma_y(w_k)`, one
+    SOCP re-solved by the backend ``inner``. :math:`F_k \ge 0` (the previous
+    point gives 0), :math:`F_k = 0` iff :math:`\rho_k = \rho^*`, and the
+    iteration converges superlinearly (CFS 1985, Thm. 4.1) — independent of
+    the bisection bracket and of :math:`\kappa^*_{MPM}`.
+
+    **Stopping criterion:** :math:`|F_k| \le \texttt{tol}\cdot\max(1, \rho_k)` or
+    :math:`r(w_{k+1}, b_{k+1}) - \rho_k \le \texttt{tol}\cdot\max(1, \rho_k)` (no
+    further increase: at the inner solver's accuracy, about :math:`10^{-8}` with
+    Clarabel's defaults, the ratio stops rising before :math:`F_k` reaches 0)
+    *with* :math:`F_k \le 100\,\texttt{tol}\max(1, \rho_k)`. With exact inner
+    solves :math:`F_k > 0` implies a ratio above :math:`\rho_k`, so a stall with a
+    larger :math:`F_k` is no convergence: it happens when a row scale
+    :math:`\sigma_c(w_k)` is near 0 (a singular class covariance, :math:`d \ge
+    N_+`), where the scaled check is ill-posed; the iteration then continues with
+    unit scales (plain Dinkelbach GFP, linear convergence), and a stall there too
+    ends in ``USER_LIMIT`` (the scaled rule alone can stop far below :math:`\rho^*`).
+
+    **Certificate:** ``Residuals(primal=`` :math:`|w^\top d - 1|` ``, dual=``
+    :math:`F_k` ``, gap=`` an upper bound on :math:`\rho^* - \rho_k` ``)``. The
+    bound follows from evaluating :math:`F_k` at the optimum:
+    :math:`F_k \ge (\rho^* - \rho_k)\min_c \underline g_c/g_c(w_k)`, with
+    :math:`\underline g_c = \min_{w^\top d = 1}\sigma_c(w) = (d^\top\Sigma_c^{+}d)^{-1/2}`
+    (closed form), so :math:`\rho^* - \rho_k \le F_k\max_c g_c(w_k)/\underline g_c`
+    (``inf`` if a covariance is singular along :math:`d`).
+
+    **Warm-start:** ``x0`` is an initial :math:`\rho_0` (any value: from above,
+    :math:`F < 0` and the next ratio falls below :math:`\rho^*`); the first
+    point still comes from one check.
     """
     check_common("dinkelbach-gfp", tol, max_iter, time_limit)
     x0 = check_scalar("dinkelbach-gfp", "x0", x0)

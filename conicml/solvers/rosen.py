@@ -1,52 +1,11 @@
 r"""``rosen``: Rosen gradient projection for the BMPM (and MPM) fractional program.
 
-Solves the ratio of the kinds ``"socp.bmpm"`` / ``"socp.mpm"`` (module
-:mod:`conicml.formulations.minimax`)
-
-.. math::
-
-    \kappa^* = \max_{w^\top d = 1} r(w) = \frac{1 - a_x\sigma_x(w) - a_y\sigma_y(w)}
-                                               {b_x\sigma_x(w) + b_y\sigma_y(w)}
-
-(BMPM: eqs. 3.13–3.14; pseudo-concave by Theorem 3, so the local maximum the
-method finds is global) directly from the moments, without a conic solver.
-
-**Algorithm** (seed 004 Sec. 3.2.5 / errata S004-A1; Rosen 1960, Bertsekas,
-*Nonlinear Programming*, §2.3). The only constraint is the equality
-:math:`w^\top d = 1`, so Rosen's method is projected gradient ascent on an
-affine set: with :math:`P = I - dd^\top/d^\top d`,
-
-.. math::
-
-    \nabla r = \frac{\nabla N\, D - N\,\nabla D}{D^2},\quad
-    \nabla\sigma_x = \Sigma_x w/\sigma_x,\qquad
-    s_k = P\nabla r(w_k),\qquad w_{k+1} = w_k + t_k s_k,
-
-with a Barzilai–Borwein trial step :math:`t = |\Delta w^\top\Delta w /
-\Delta w^\top\Delta s|` (the thesis gives no step rule) and Armijo
-backtracking :math:`r(w + ts) \ge r(w) + 10^{-4} t\|s\|^2`. The start is the
-Fisher direction :math:`(\Sigma_x + \Sigma_y)^{-1}d`, or — if the numerator is
-not positive there — the maximiser of the numerator (one least-squares solve);
-if even that has :math:`N \le 0`, :math:`\kappa^* \le 0` and the program is
-reported INFEASIBLE (BMPM: :math:`\beta_0 \ge \beta_{0m}`, decode gives α = 0).
-
-**Stopping criterion** (:math:`\|P\nabla r\|` stalls far above
-machine precision): :math:`|r_{k+1} - r_k| \le \texttt{tol}\,(1 + |r_k|)` on
-three consecutive iterations, or :math:`\|s_k\|\,\|w_k\| \le \texttt{tol}`.
-
-**Speed** (``benchmarks/suite.py``, total time including the certificate): near
-Clarabel's on a quiet machine at d = 200, several times slower on a loaded one: its
-iterations are dense LAPACK/BLAS calls and a certificate, which a loaded machine slows
-far more than Clarabel's sparse factorisation. Treat it as the reference
-implementation of the thesis's method (seed 004 Sec. 3.2.5), verified against the
-generic backends; ``dinkelbach`` or Clarabel are the faster routes.
-
-**Certificate:** as for ``dinkelbach`` (one iterative-least-squares solve of
-the parametric problem at the returned :math:`\lambda = r(w)`):
-``Residuals.dual`` :math:`= |P(\kappa_\alpha) - 1|`, ``Residuals.gap`` a
-certified upper bound on :math:`\kappa^* - r(w)`. Objective :math:`1/r(w)`.
-
-**Warm-start:** ``x0`` is an initial :math:`w` with :math:`w^\top d > 0`.
+Rosen 1960 as in seed 004 Sec. 3.2.5 (errata S004-A1) on kinds ``"socp.bmpm"`` and
+``"socp.mpm"``, from the moments alone: the reference implementation of the thesis's
+method, verified against the generic backends (``dinkelbach`` and Clarabel are the faster
+routes). It stops when the ratio changes by at most ``tol`` relative on three
+consecutive iterations or the projected step is below ``tol``; the algorithm and the
+certificate are in the Notes of :func:`solve_rosen`.
 """
 
 from __future__ import annotations
@@ -124,7 +83,7 @@ def solve_rosen(
     program : Program
         Kind ``"socp.bmpm"`` or ``"socp.mpm"``.
     tol : float, default=1e-12
-        Relative change of :math:`r` (see module docstring).
+        Relative change of :math:`r` (see Notes).
     max_iter : int, default=20000
     time_limit : float, optional
     verbose : bool, default=False
@@ -143,6 +102,49 @@ def solve_rosen(
         ``values = {"v"}``, ``objective`` :math:`= 1/r(w)`, ``iterations``,
         ``extras["inner_solves"]`` (least-squares steps of the start and the
         certificate), ``extras["line_search_evals"]``.
+
+    Notes
+    -----
+    Solves the ratio of the kinds ``"socp.bmpm"`` / ``"socp.mpm"`` (module
+    :mod:`conicml.formulations.minimax`)
+
+    .. math::
+
+        \kappa^* = \max_{w^\top d = 1} r(w) = \frac{1 - a_x\sigma_x(w) - a_y\sigma_y(w)}
+                                                   {b_x\sigma_x(w) + b_y\sigma_y(w)}
+
+    (BMPM: eqs. 3.13–3.14; pseudo-concave by Theorem 3, so the local maximum the
+    method finds is global) directly from the moments, without a conic solver.
+
+    **Algorithm** (seed 004 Sec. 3.2.5 / errata S004-A1; Rosen 1960, Bertsekas,
+    *Nonlinear Programming*, §2.3). The only constraint is the equality
+    :math:`w^\top d = 1`, so Rosen's method is projected gradient ascent on an
+    affine set: with :math:`P = I - dd^\top/d^\top d`,
+
+    .. math::
+
+        \nabla r = \frac{\nabla N\, D - N\,\nabla D}{D^2},\quad
+        \nabla\sigma_x = \Sigma_x w/\sigma_x,\qquad
+        s_k = P\nabla r(w_k),\qquad w_{k+1} = w_k + t_k s_k,
+
+    with a Barzilai–Borwein trial step :math:`t = |\Delta w^\top\Delta w /
+    \Delta w^\top\Delta s|` (the thesis gives no step rule) and Armijo
+    backtracking :math:`r(w + ts) \ge r(w) + 10^{-4} t\|s\|^2`. The start is the
+    Fisher direction :math:`(\Sigma_x + \Sigma_y)^{-1}d`, or — if the numerator is
+    not positive there — the maximiser of the numerator (one least-squares solve);
+    if even that has :math:`N \le 0`, :math:`\kappa^* \le 0` and the program is
+    reported INFEASIBLE (BMPM: :math:`\beta_0 \ge \beta_{0m}`, decode gives α = 0).
+
+    **Stopping criterion** (:math:`\|P\nabla r\|` stalls far above
+    machine precision): :math:`|r_{k+1} - r_k| \le \texttt{tol}\,(1 + |r_k|)` on
+    three consecutive iterations, or :math:`\|s_k\|\,\|w_k\| \le \texttt{tol}`.
+
+    **Certificate:** as for ``dinkelbach`` (one iterative-least-squares solve of
+    the parametric problem at the returned :math:`\lambda = r(w)`):
+    ``Residuals.dual`` :math:`= |P(\kappa_\alpha) - 1|`, ``Residuals.gap`` a
+    certified upper bound on :math:`\kappa^* - r(w)`. Objective :math:`1/r(w)`.
+
+    **Warm-start:** ``x0`` is an initial :math:`w` with :math:`w^\top d > 0`.
     """
     check_common("rosen", tol, max_iter, time_limit)
     stop = stopper("rosen", callback,
