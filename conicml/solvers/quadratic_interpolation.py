@@ -3,43 +3,9 @@ r"""``quadratic-interpolation``: the thesis's line search, for MEMPM over β and
 The 1-D search is :func:`conicml.solvers._line_search.line_search` (seed 004
 Sec. 3.2.4, Fig. 3.2: parabola through a three-point pattern, with both domain
 ends evaluated and golden-section safeguards). It converges to a *local*
-maximum.
-
-**MEMPM** (kind ``"sequential.mempm"``): the search maximises
-:math:`F(\beta) = \theta\,\alpha^*(\beta) + (1-\theta)\beta` over
-:math:`[\beta_{lo}, \beta_{0m}]`, where each evaluation solves the BMPM program
-:math:`\beta_0 = \beta` (built by the program's
-:class:`~conicml.contracts.minimax.MEMPMData`) with the solver named by
-``inner`` (any solver accepting ``"socp.bmpm"``: ``clarabel``, ``ecos``,
-``scs``, ``rosen``, ``dinkelbach``). At :math:`\beta_{0m}` (and wherever the
-inner BMPM is infeasible) :math:`\alpha` is clipped to its floor (eq. 3.40)
-and :math:`w \propto \Sigma_y^{-1}d`. The thesis reports 5–15 BMPM solves per
-MEMPM (Sec. 3.8). Certificate: ``Residuals(primal=`` mismatch of the two
-intercept formulas (Lemma 4) ``, dual=`` largest residual of the inner BMPM
-solve at :math:`\beta^*` ``, gap=`` the certified bound on
-:math:`\max F - F(\beta^*)` ``)``.
-
-**Global certificate** (the line search alone is local and would return ``OPTIMAL`` at
-local maxima). In :math:`t = \kappa(\beta)` the inner optimum
-:math:`\kappa_\alpha(t) = \max_w (1 - (t+\nu_y)\sigma_y(w))/\sigma_x(w) - \nu_x` is a
-maximum of affine functions of :math:`t`, hence convex: between two evaluated
-points it lies below the chord, which bounds :math:`F` above on every interval.
-After the line search, BMPM solves are added where that bound is largest
-until it is within ``gap_tol`` of the best :math:`F` (the result is then a
-certified global maximum) or ``max_certify`` solves are spent (then
-``OPTIMAL_INACCURATE``).
-
-**Soft-margin M4** (kind ``"sequential.m4"``): the search maximises
-:math:`G(\rho) = \rho - C h(\rho)` over :math:`[0, \kappa^*_{MPM}]`
-(:mod:`conicml.solvers._m4_search`).
-
-**Stopping criterion** (both kinds): relative bracket width
-:math:`x_3 - x_1 \le \texttt{tol}\cdot\max(1, x_{hi})` (for MEMPM
-:math:`x_{hi} = \beta_{0m} \le 1`, so the width is at most ``tol``), or
-``max_iter`` function evaluations. The best evaluated point (ends included)
-is returned.
-
-**Warm-start:** ``x0`` is the initial middle point of the pattern.
+maximum (for MEMPM a global certificate then bounds the rest). It stops when the relative bracket
+width is at most ``tol``; the two kinds, the certificate and the stopping rule are in
+the Notes of :func:`solve_quadratic_interpolation`.
 """
 
 from __future__ import annotations
@@ -184,7 +150,7 @@ def solve_quadratic_interpolation(
         failures named in the message and in ``extras["inner_failures"]``.
     gap_tol : float, default=1e-6
         Global certificate: ``OPTIMAL`` only when the convexity upper bound on
-        :math:`\max_\beta F` (module docstring) is within ``gap_tol`` of the
+        :math:`\max_\beta F` (Notes) is within ``gap_tol`` of the
         returned :math:`F` (up to the inner solver's accuracy); otherwise
         ``OPTIMAL_INACCURATE`` with the bound in the message.
     max_certify : int, default=200
@@ -203,6 +169,42 @@ def solve_quadratic_interpolation(
     For a soft-margin M4 program (kind ``"sequential.m4"``) the same search
     runs over :math:`\rho` (:func:`conicml.solvers._m4_search.solve_soft_m4`);
     ``max_failures`` does not apply there.
+
+    **MEMPM** (kind ``"sequential.mempm"``): the search maximises
+    :math:`F(\beta) = \theta\,\alpha^*(\beta) + (1-\theta)\beta` over
+    :math:`[\beta_{lo}, \beta_{0m}]`, where each evaluation solves the BMPM program
+    :math:`\beta_0 = \beta` (built by the program's
+    :class:`~conicml.contracts.minimax.MEMPMData`) with the solver named by
+    ``inner`` (any solver accepting ``"socp.bmpm"``: ``clarabel``, ``ecos``,
+    ``scs``, ``rosen``, ``dinkelbach``). At :math:`\beta_{0m}` (and wherever the
+    inner BMPM is infeasible) :math:`\alpha` is clipped to its floor (eq. 3.40)
+    and :math:`w \propto \Sigma_y^{-1}d`. The thesis reports 5–15 BMPM solves per
+    MEMPM (Sec. 3.8). Certificate: ``Residuals(primal=`` mismatch of the two
+    intercept formulas (Lemma 4) ``, dual=`` largest residual of the inner BMPM
+    solve at :math:`\beta^*` ``, gap=`` the certified bound on
+    :math:`\max F - F(\beta^*)` ``)``.
+
+    **Global certificate** (the line search alone is local and would return ``OPTIMAL`` at
+    local maxima). In :math:`t = \kappa(\beta)` the inner optimum
+    :math:`\kappa_\alpha(t) = \max_w (1 - (t+\nu_y)\sigma_y(w))/\sigma_x(w) - \nu_x` is a
+    maximum of affine functions of :math:`t`, hence convex: between two evaluated
+    points it lies below the chord, which bounds :math:`F` above on every interval.
+    After the line search, BMPM solves are added where that bound is largest
+    until it is within ``gap_tol`` of the best :math:`F` (the result is then a
+    certified global maximum) or ``max_certify`` solves are spent (then
+    ``OPTIMAL_INACCURATE``).
+
+    **Soft-margin M4** (kind ``"sequential.m4"``): the search maximises
+    :math:`G(\rho) = \rho - C h(\rho)` over :math:`[0, \kappa^*_{MPM}]`
+    (:mod:`conicml.solvers._m4_search`).
+
+    **Stopping criterion** (both kinds): relative bracket width
+    :math:`x_3 - x_1 \le \texttt{tol}\cdot\max(1, x_{hi})` (for MEMPM
+    :math:`x_{hi} = \beta_{0m} \le 1`, so the width is at most ``tol``), or
+    ``max_iter`` function evaluations. The best evaluated point (ends included)
+    is returned.
+
+    **Warm-start:** ``x0`` is the initial middle point of the pattern.
     """
     from ..solving import solve  # late import: solving imports the registry
 
