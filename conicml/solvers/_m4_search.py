@@ -3,43 +3,11 @@ r"""Soft-margin (and reduced) M4 by a line search over ρ: the driver of two sol
 ``quadratic-interpolation`` and ``brent`` register it for the kind; they differ
 only in the 1-D search (:mod:`conicml.solvers._line_search`).
 
-Kind ``"sequential.m4"`` (:func:`conicml.formulations.m4.m4` with a ``C``).
-
-**Algorithm** (seed 004 Sec. 4.1.3, errata S004-A6). Maximise
-
-.. math::
-
-    G(\rho) = \rho - C\,h(\rho),\qquad
-    h(\rho) = \min_{w^\top d = 1,\, b,\, \xi \ge 0}\ \sum_k\xi_k\ (+ (N-r)\,\xi_m)
-
-over :math:`\rho \in [0, \kappa^*_{MPM}]` (the domain is discussed in
-:mod:`conicml.formulations.m4`), where each :math:`h(\rho)` is the program's
-fixed-ρ slack SOCP (DPP, ``cp.Parameter`` ``rho``, compiled once and re-solved
-by the backend ``inner``). The 1-D search (option ``method``) is the
-thesis's quadratic-interpolation line search,
-:func:`conicml.solvers.quadratic_interpolation.line_search` (both domain ends
-evaluated, parabola steps with golden-section safeguards, errata S004-A4),
-or ``"brent"``: both ends, then Brent's bounded method (parabolic
-interpolation safeguarded by golden-section steps; Brent 1973, *Algorithms
-for Minimization without Derivatives*, ch. 5) via
-:func:`scipy.optimize.minimize_scalar`. :math:`G` need not be concave
-(errata S004-A6), so the result is a local maximum of :math:`G`; the thesis claims
-convergence "to the global optimum if suitable starting points are assigned".
-
-**Stopping criterion:** final ρ bracket (Brent: interval of uncertainty)
-below :math:`\texttt{tol}\cdot\max(1, \kappa^*_{MPM})` (absolute, in ρ),
-or ``max_iter`` SOCP solves.
-
-**Objective** (kind ``"sequential.m4"``): :math:`G(\rho^*) = \rho^* -
-C\sum\xi` with the slacks recomputed exactly at the returned :math:`(w, b)`
-(:func:`conicml.formulations.m4.slack_total`).
-
-**Certificate:** ``Residuals(primal=`` :math:`|w^\top d - 1|` ``, dual=`` the
-largest residual of the inner solve at :math:`\rho^*` ``, gap=`` final
-bracket width ``)``; ``extras["inner_solves"]`` counts the SOCPs (the MPM
-bound included).
-
-**Warm-start:** ``x0`` is the initial middle point of the pattern.
+Kind ``"sequential.m4"`` (:func:`conicml.formulations.m4.m4` with a ``C``), seed 004
+Sec. 4.1.3 (errata S004-A6). :math:`G(\rho) = \rho - C\,h(\rho)` need not be concave, so
+the result is a local maximum. It stops when the ρ bracket is below
+:math:`\texttt{tol}\cdot\max(1, \kappa^*_{MPM})`; the algorithm and the certificate are in
+the Notes of :func:`solve_soft_m4`.
 """
 
 from __future__ import annotations
@@ -127,7 +95,7 @@ def solve_soft_m4(
     inner: str = "clarabel",
     inner_options: Mapping[str, Any] | None = None,
 ) -> Solution:
-    r"""Soft-margin M4 by a line search over ρ (see the module docstring).
+    r"""Soft-margin M4 by a line search over ρ.
 
     Parameters
     ----------
@@ -165,6 +133,44 @@ def solve_soft_m4(
     -------
     Solution
         ``values = {"w", "b", "rho"}``, ``objective`` :math:`= G(\rho^*)`.
+
+    Notes
+    -----
+    **Algorithm** (seed 004 Sec. 4.1.3, errata S004-A6). Maximise
+
+    .. math::
+
+        G(\rho) = \rho - C\,h(\rho),\qquad
+        h(\rho) = \min_{w^\top d = 1,\, b,\, \xi \ge 0}\ \sum_k\xi_k\ (+ (N-r)\,\xi_m)
+
+    over :math:`\rho \in [0, \kappa^*_{MPM}]` (the domain is discussed in
+    :mod:`conicml.formulations.m4`), where each :math:`h(\rho)` is the program's
+    fixed-ρ slack SOCP (DPP, ``cp.Parameter`` ``rho``, compiled once and re-solved
+    by the backend ``inner``). The 1-D search (option ``method``) is the
+    thesis's quadratic-interpolation line search,
+    :func:`conicml.solvers.quadratic_interpolation.line_search` (both domain ends
+    evaluated, parabola steps with golden-section safeguards, errata S004-A4),
+    or ``"brent"``: both ends, then Brent's bounded method (parabolic
+    interpolation safeguarded by golden-section steps; Brent 1973, *Algorithms
+    for Minimization without Derivatives*, ch. 5) via
+    :func:`scipy.optimize.minimize_scalar`. :math:`G` need not be concave
+    (errata S004-A6), so the result is a local maximum of :math:`G`; the thesis claims
+    convergence "to the global optimum if suitable starting points are assigned".
+
+    **Stopping criterion:** final ρ bracket (Brent: interval of uncertainty)
+    below :math:`\texttt{tol}\cdot\max(1, \kappa^*_{MPM})` (absolute, in ρ),
+    or ``max_iter`` SOCP solves.
+
+    **Objective** (kind ``"sequential.m4"``): :math:`G(\rho^*) = \rho^* -
+    C\sum\xi` with the slacks recomputed exactly at the returned :math:`(w, b)`
+    (:func:`conicml.formulations.m4.slack_total`).
+
+    **Certificate:** ``Residuals(primal=`` :math:`|w^\top d - 1|` ``, dual=`` the
+    largest residual of the inner solve at :math:`\rho^*` ``, gap=`` final
+    bracket width ``)``; ``extras["inner_solves"]`` counts the SOCPs (the MPM
+    bound included).
+
+    **Warm-start:** ``x0`` is the initial middle point of the pattern.
     """
     stop = stopper(solver, callback, legacy=lambda r: (float(r.values["rho"]), r.objective))
     check_common(solver, tol, max_iter, time_limit)
