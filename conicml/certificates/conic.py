@@ -4,35 +4,9 @@ Every :class:`~conicml.Program` carries a ``certify(data, solution)`` function
 (see :meth:`conicml.Program.certify`); :func:`conicml.solve` calls it after
 every solve and keeps ``OPTIMAL`` only when each recomputed number is at most
 the solver's ``certify_tol``. The numbers are *relative* (scale-free), so that
-they read the same whatever the units of the features:
-
-``primal``
-    the largest constraint violation of the point, each constraint divided by
-    the magnitude of its own two sides;
-``dual``
-    an optimality measure: the stationarity residual of the Lagrangian
-    :math:`\|\nabla f + \sum_c J_c^\top\lambda_c\|_\infty` divided by the
-    largest of its terms, plus the sign violation of the multipliers (kinds
-    with a cvxpy problem), or a projected-gradient / KKT measure written for
-    the kind (sequential and quasiconvex kinds);
-``gap``
-    the complementarity :math:`\sum|\lambda_i g_i(x)|` divided by the size of
-    the Lagrangian's terms, and the disagreement between the objective the
-    solver reported and the objective recomputed at its point.
-
-Multipliers come from the solution when the solver returned them (the generic
-backends do) and are otherwise **recovered** by conicml from the point: a
-bounded least-squares fit of the stationarity condition over the (nearly)
-active constraints (:func:`scipy.optimize.nnls`, equality multipliers split into two
-non-negative parts), with the
-inequality multipliers held non-negative. For a convex program a point with
-small primal, dual and gap numbers is optimal (the KKT conditions are
-sufficient), whichever solver produced it. Nothing is copied from the
-solver's report except the point itself and its objective (which is checked).
-
-Gradients are cvxpy's (``Expression.grad``); at a point where an atom is not
-differentiable (a norm at zero) cvxpy returns none and the optimality measure
-is reported as ``nan`` ("not checked") rather than guessed.
+they read the same whatever the units of the features. What ``primal``, ``dual`` and
+``gap`` measure, and how missing multipliers are recovered, is in the Notes of
+:func:`conic_certificate`.
 """
 
 from __future__ import annotations
@@ -144,9 +118,39 @@ def conic_certificate(data: Mapping[str, Any], solution: Solution, *,
     Returns
     -------
     Residuals
-        ``primal``, ``dual``, ``gap`` as in the module docstring, with
+        ``primal``, ``dual``, ``gap`` as in the Notes below, with
         ``source="recomputed"``; a point that misses a variable gets
         ``primal = inf`` (it cannot be checked, so it is not certified).
+
+    Notes
+    -----
+    ``primal``
+        the largest constraint violation of the point, each constraint divided by
+        the magnitude of its own two sides;
+    ``dual``
+        an optimality measure: the stationarity residual of the Lagrangian
+        :math:`\|\nabla f + \sum_c J_c^\top\lambda_c\|_\infty` divided by the
+        largest of its terms, plus the sign violation of the multipliers (kinds
+        with a cvxpy problem), or a projected-gradient / KKT measure written for
+        the kind (sequential and quasiconvex kinds);
+    ``gap``
+        the complementarity :math:`\sum|\lambda_i g_i(x)|` divided by the size of
+        the Lagrangian's terms, and the disagreement between the objective the
+        solver reported and the objective recomputed at its point.
+
+    Multipliers come from the solution when the solver returned them (the generic
+    backends do) and are otherwise **recovered** by conicml from the point: a
+    bounded least-squares fit of the stationarity condition over the (nearly)
+    active constraints (:func:`scipy.optimize.nnls`, equality multipliers split into two
+    non-negative parts), with the
+    inequality multipliers held non-negative. For a convex program a point with
+    small primal, dual and gap numbers is optimal (the KKT conditions are
+    sufficient), whichever solver produced it. Nothing is copied from the
+    solver's report except the point itself and its objective (which is checked).
+
+    Gradients are cvxpy's (``Expression.grad``); at a point where an atom is not
+    differentiable (a norm at zero) cvxpy returns none and the optimality measure
+    is reported as ``nan`` ("not checked") rather than guessed.
     """
     form = build(data)
     problem: cp.Problem = form.problem
