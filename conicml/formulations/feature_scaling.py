@@ -52,9 +52,9 @@ def svm_block_program(X: np.ndarray, y: np.ndarray, z: np.ndarray, C: float, *,
     r"""The SVM block: the program whose optimum minimises :math:`\Omega(\cdot, \cdot, z)`.
 
     The SVM dual (kind ``qp.svm.dual``) with the precomputed Gram matrix
-    :math:`K_z + (2\epsilon/C) I` (Notes of :func:`feature_scaled_svm`); ``program.decode(solution)``
-    gives ``dual_coef`` (:math:`\beta`) and ``b``. Solve it with any solver of that
-    kind, e.g. ``program.decode(conicml.solve(program, "smo"))``.
+    :math:`K_z + (2\epsilon/C) I` (Notes of :func:`feature_scaled_svm`);
+    ``program.decode(solution)`` gives ``dual_coef`` (:math:`\beta`) and ``b``. Solve it
+    with any solver of that kind, e.g. ``program.decode(conicml.solve(program, "smo"))``.
 
     This replaces ``svm_block(X, y, z, C, solver=...)``, which solved the block inside
     the formulation (a formulation builds programs and never solves them); the old

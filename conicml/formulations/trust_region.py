@@ -161,7 +161,8 @@ def _certify(data: Mapping[str, Any], solution: Solution) -> Residuals:
     # (a) first order: with r = (H + nu I)u + g and H + nu I >= 0 the Lagrangian is
     #     convex, so for any feasible u', q(u') >= q(u) - nu(Delta^2 - |u|^2)/2
     #     - 2 Delta |r| (minus 2 e Delta^2 for a curvature deficit e);
-    # (b) the dual function (Notes of trust_region_subproblem) at nu' = max(nu, -lam_1, 0): q* >= d(nu').
+    # (b) the dual function (Notes of trust_region_subproblem) at
+    #     nu' = max(nu, -lam_1, 0): q* >= d(nu').
     stat = float(np.linalg.norm(r0 + nu * u))
     bound_a = (nu * max(0.0, delta**2 - nu2) / 2.0 + 2.0 * delta * stat
                + 2.0 * delta**2 * max(0.0, -lam1 - nu))

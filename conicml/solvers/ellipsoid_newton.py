@@ -128,7 +128,10 @@ def _columns(blocks: list[np.ndarray]) -> np.ndarray:
 
 
 class _Dual:
-    """Evaluates :math:`g`, its gradient and Hessian at the multipliers (Notes of :func:`solve_ellipsoid_newton`)."""
+    """Evaluates :math:`g`, its gradient and Hessian at the multipliers.
+
+    See the Notes of :func:`solve_ellipsoid_newton`.
+    """
 
     def __init__(self, data: Any, pair_kind: bool = False) -> None:
         self.mu = (np.asarray(data["mean_pos"], float), np.asarray(data["mean_neg"], float))
@@ -967,7 +970,8 @@ def solve_ellipsoid_newton(
 
     .. math::
 
-        g(\lambda) = \tfrac12 d^\top M^{-1} d - \tfrac12(\lambda_+\kappa_+^2 + \lambda_-\kappa_-^2),
+        g(\lambda) = \tfrac12 d^\top M^{-1} d
+                      - \tfrac12(\lambda_+\kappa_+^2 + \lambda_-\kappa_-^2),
         \qquad \partial g/\partial\lambda_\pm = \tfrac12(r^\top\Sigma_\pm r/\lambda_\pm^2
         - \kappa_\pm^2),
 

@@ -409,16 +409,19 @@ def solve_fs_gmkl(program: Any, *, tol: float = 1e-4, max_iter: int | None = Non
                   inner_max_iter: int = 100, svm_solver: str = "smo",
                   svm_options: dict | None = None, time_limit: float | None = None,
                   callback: Any = None) -> Solution:
-    """GMKL; ``tol`` on the projected gradient, ``max_iter`` gradient steps.
+    r"""GMKL; ``tol`` on the projected gradient, ``max_iter`` gradient steps.
 
     ``inner_max_iter`` is accepted for a uniform signature and unused.
 
     Notes
     -----
     GMKL (Varma & Babu 2009; F31, A10): projected gradient with Armijo
-    backtracking on :math:`F(z) + \\mu\\mathbf 1^\\top z`, :math:`F(z)` the (hinge) SVM
+    backtracking on :math:`F(z) + \mu\mathbf 1^\top z`, :math:`F(z)` the (hinge) SVM
     dual value with kernel :math:`K_z`, gradient by Danskin's theorem
-    :math:`\\partial F/\\partial z_l = -\\tfrac12(\\alpha\\circ y)^\\top(\\partial_{z_l}K)(\\alpha\\circ y)`.
+
+    .. math::
+
+        \partial F/\partial z_l = -\tfrac12(\alpha\circ y)^\top(\partial_{z_l}K)(\alpha\circ y).
     """
     return _solve(program, "gmkl", tol=tol, max_iter=max_iter,
                   inner_max_iter=inner_max_iter, svm_solver=svm_solver,

@@ -26,7 +26,8 @@ from ._warm import pegasos_wb
 
 __all__ = ["exact_bias", "implied_dual", "solve_pegasos", "solve_weighted_pegasos"]
 
-#: Smoothing widths beta of the certificate's proximal steps (continuation, see the Notes of ``solve_pegasos``).
+#: Smoothing widths beta of the certificate's proximal steps (continuation; Notes of
+#: ``solve_pegasos``).
 _BETAS = (1e-1, 1e-2, 1e-3, 1e-4)
 #: Samples nearest the margin on which the certificate's proximal step acts.
 _MAX_FREE = 20_000
@@ -208,7 +209,7 @@ def _prox_newton(A: np.ndarray, r: np.ndarray, ell: np.ndarray, lo: np.ndarray,
 
 def implied_dual(Z: np.ndarray, y: np.ndarray, c: np.ndarray, w: np.ndarray,
                  margin: np.ndarray) -> tuple[np.ndarray, float, float]:
-    r"""A dual-feasible :math:`\alpha` implied by the primal point; see the Notes of ``solve_pegasos``.
+    r"""A dual-feasible :math:`\alpha` implied by the primal point (Notes of ``solve_pegasos``).
 
     Returns ``(alpha, dual_value, stationarity)`` with the largest dual value
     found, where ``stationarity`` is :math:`\|w - Z^\top(\alpha\circ y)\|/\max(1, \|w\|)`.
@@ -453,7 +454,7 @@ def _check_options(name: str, tol: Any, max_iter: Any, time_limit: Any, batch_si
 
 
 class _Schedule:
-    """Iterations at which the certificate is computed (fixed or geometric, see the solvers' Notes)."""
+    """Iterations at which the certificate is computed (fixed or geometric; solvers' Notes)."""
 
     def __init__(self, first: int, fixed: bool) -> None:
         self.interval, self.fixed = first, fixed
@@ -636,14 +637,14 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
     )
 
 
-_COMMON_DOC = """
+_COMMON_DOC = r"""
     Parameters
     ----------
     program : Program
         A program of kind ``"qp.svm.primal"`` (soft margin, finite costs).
     tol : float, default=1e-3
         Stop when the certified relative duality gap :math:`(P - D)/P` is
-        :math:`\\le` ``tol`` (checked every ``check_every`` iterations).
+        :math:`\le` ``tol`` (checked every ``check_every`` iterations).
     max_iter : int, optional
         :math:`T`, the number of stochastic steps (default 100 000).
     time_limit : float, optional
@@ -657,15 +658,15 @@ _COMMON_DOC = """
         Warm start :math:`(w, b)` (projected onto the ball).
     batch_size : int, optional
         :math:`k`, the mini-batch size, in [1, N] (thesis: not reported, P-H2);
-        default :math:`\\min(N, 32)` (a NumPy step costs about the same for
+        default :math:`\min(N, 32)` (a NumPy step costs about the same for
         :math:`k = 1` and :math:`k = 32`).
     eps : float or None, default=None
-        :math:`\\varepsilon_{PEG}`: stop when :math:`\\|w_t - w_{t-1}\\| \\le` ``eps``
+        :math:`\varepsilon_{PEG}`: stop when :math:`\|w_t - w_{t-1}\| \le` ``eps``
         (Alg. 5; the thesis uses 1e-4). ``None`` disables the test.
     bias : {"exact", "sgd"}
         How :math:`b` is learned (see Notes).
     tau : float, default=1.0
-        :math:`\\tau`, the scale of the bias step of ``bias="sgd"`` (not reported
+        :math:`\tau`, the scale of the bias step of ``bias="sgd"`` (not reported
         in the thesis, P-H2).
     random_state : int, Generator or None
         Seed of the mini-batch draws.
@@ -679,7 +680,7 @@ _COMMON_DOC = """
         about 9x the iterations done before them).
     average : bool, default=True
         Also keep the polynomial-decay average of the iterates (Shamir & Zhang,
-        ICML 2013, with :math:`\\eta = 3`) and return whichever of the last
+        ICML 2013, with :math:`\eta = 3`) and return whichever of the last
         iterate and the average has the smaller primal value. ``False``
         returns the last iterate, as Alg. 2 and Alg. 5 print.
     engine : {"auto", "numpy", "numba"}, default="auto"
@@ -693,7 +694,7 @@ _COMMON_DOC = """
         ``objective`` is the primal value :math:`P(w, b)` of the returned point;
         ``values`` hold ``w`` (``v`` for a non-linear kernel), ``b`` and ``xi``;
         ``duals["margin"]`` the implied dual point; ``extras["lam"]`` the
-        :math:`\\lambda` of the map in Notes and ``extras["dual_objective"]`` the
+        :math:`\lambda` of the map in Notes and ``extras["dual_objective"]`` the
         lower bound :math:`D`.
 
     Notes
@@ -704,7 +705,7 @@ _COMMON_DOC = """
 
     .. math::
 
-        P(w, b) = \\tfrac12\\|w\\|_2^2 + \\sum_{i=1}^N c_i\\,[1 - y_i(w^\\top z_i + b)]_+ ,
+        P(w, b) = \tfrac12\|w\|_2^2 + \sum_{i=1}^N c_i\,[1 - y_i(w^\top z_i + b)]_+ ,
 
     where :math:`z_i = x_i` for the linear kernel, and the rows of the kernel
     factor :math:`L` (:func:`conicml.kernels.psd_factor`, the same factor the
@@ -716,36 +717,36 @@ _COMMON_DOC = """
 
     .. math::
 
-        F(w, b) = \\tfrac{\\lambda}2\\|w\\|^2 + \\frac1N\\sum_i s_i\\,[1 - y_i(w^\\top z_i + b)]_+
-        = \\lambda\\,P(w, b),
-        \\qquad \\lambda = \\frac{1}{\\sum_i c_i},\\quad s_i = \\lambda N c_i ,
+        F(w, b) = \tfrac{\lambda}2\|w\|^2 + \frac1N\sum_i s_i\,[1 - y_i(w^\top z_i + b)]_+
+        = \lambda\,P(w, b),
+        \qquad \lambda = \frac{1}{\sum_i c_i},\quad s_i = \lambda N c_i ,
 
     so the mean of the :math:`s_i` is one. With uniform costs :math:`c_i = C`
-    this is the thesis's map :math:`\\lambda = 1/(CN)` with :math:`s_i = 1`
+    this is the thesis's map :math:`\lambda = 1/(CN)` with :math:`s_i = 1`
     (pitfall P-S2). With the class-balancing weights (5.3) of H-LSVM,
-    :math:`\\nu_i = 1/(2N^\\pm)` and :math:`\\sum\\nu_i = 1`, the thesis objective
-    :math:`\\tfrac{\\lambda_t}2\\|w\\|^2 + \\frac1N\\sum\\nu_i[\\cdot]_+` (C.1) is the
-    program with :math:`c_i = \\nu_i/(\\lambda_t N)`; then :math:`\\lambda = N\\lambda_t`
-    and :math:`s_i = N\\nu_i` (pitfall P-H3), and the projection radius
-    :math:`1/\\sqrt{\\lambda} = 1/\\sqrt{N\\lambda_t}` is that of Lemma C.1 (erratum:
-    the lemma is printed as :math:`\\|w\\|^2 \\le 1/\\sqrt{N\\lambda}`; it is
-    :math:`\\|w^*\\| \\le 1/\\sqrt{N\\lambda}`).
+    :math:`\nu_i = 1/(2N^\pm)` and :math:`\sum\nu_i = 1`, the thesis objective
+    :math:`\tfrac{\lambda_t}2\|w\|^2 + \frac1N\sum\nu_i[\cdot]_+` (C.1) is the
+    program with :math:`c_i = \nu_i/(\lambda_t N)`; then :math:`\lambda = N\lambda_t`
+    and :math:`s_i = N\nu_i` (pitfall P-H3), and the projection radius
+    :math:`1/\sqrt{\lambda} = 1/\sqrt{N\lambda_t}` is that of Lemma C.1 (erratum:
+    the lemma is printed as :math:`\|w\|^2 \le 1/\sqrt{N\lambda}`; it is
+    :math:`\|w^*\| \le 1/\sqrt{N\lambda}`).
 
-    **Iteration** (Alg. 2 / Alg. 5). For :math:`t = 1, 2, \\dots`: draw a mini-batch
+    **Iteration** (Alg. 2 / Alg. 5). For :math:`t = 1, 2, \dots`: draw a mini-batch
     :math:`A_t` of ``batch_size`` :math:`k` indices i.i.d.; with
-    :math:`A_t^+ = \\{i \\in A_t : y_i(w_t^\\top z_i + b_t) < 1\\}` (the margin test
+    :math:`A_t^+ = \{i \in A_t : y_i(w_t^\top z_i + b_t) < 1\}` (the margin test
     *with* the bias, erratum P-H2: Alg. 5 prints it without :math:`b`),
-    :math:`\\eta_t = 1/(\\lambda t)`,
+    :math:`\eta_t = 1/(\lambda t)`,
 
     .. math::
 
-        w_{t+\\frac12} = (1 - \\eta_t\\lambda)w_t + \\frac{\\eta_t}{k}\\sum_{i\\in A_t^+} g_i y_i z_i,
-        \\qquad
-        w_{t+1} = \\min\\Bigl\\{1, \\frac{1/\\sqrt\\lambda}{\\|w_{t+\\frac12}\\|}\\Bigr\\} w_{t+\\frac12}.
+        w_{t+\frac12} = (1 - \eta_t\lambda)w_t + \frac{\eta_t}{k}\sum_{i\in A_t^+} g_i y_i z_i,
+        \qquad
+        w_{t+1} = \min\Bigl\{1, \frac{1/\sqrt\lambda}{\|w_{t+\frac12}\|}\Bigr\} w_{t+\frac12}.
 
     ``weighted-pegasos`` (Alg. 5) draws :math:`A_t` uniformly and weights the
     sub-gradient, :math:`g_i = s_i`; ``pegasos`` (Alg. 2) draws sample :math:`i`
-    with probability :math:`c_i/\\sum c` and does not weight it, :math:`g_i = 1`
+    with probability :math:`c_i/\sum c` and does not weight it, :math:`g_i = 1`
     (both are unbiased sub-gradients of :math:`F`; with uniform costs they are the
     same algorithm). The subgradient uses :math:`1/k` (erratum: eq. 2.36 prints
     :math:`1/|A_t^+|`).
@@ -755,10 +756,10 @@ _COMMON_DOC = """
     iterate and the average has the smaller certified gap.
 
     **Bias** (``bias=``). ``"sgd"``: the SGD heuristic of Bottou used by H-LSVM,
-    :math:`b_{t+1} = b_t + \\tau\\frac{\\eta_t}{k}\\sum_{A_t^+} g_i y_i` (Alg. 5,
+    :math:`b_{t+1} = b_t + \tau\frac{\eta_t}{k}\sum_{A_t^+} g_i y_i` (Alg. 5,
     step 6); ``"exact"``: the inner minimisation over :math:`b` (the thesis's third
     option), done exactly on the full sample once every ``check_every`` iterations
-    and at the end: :math:`b = \\arg\\min_b \\sum_i c_i[1 - y_i(w^\\top z_i + b)]_+`,
+    and at the end: :math:`b = \arg\min_b \sum_i c_i[1 - y_i(w^\top z_i + b)]_+`,
     a one-dimensional piecewise-linear problem solved by sorting its breakpoints.
 
     **Stopping.** The solver computes its certificate (below) every
@@ -766,8 +767,8 @@ _COMMON_DOC = """
     schedule, first after one pass over the data (at least 1 000 iterations), then
     each interval 25 % longer than the last, so that the certificate (which costs
     more than a pass) stays a small part of the run. It stops with ``OPTIMAL``
-    when the relative gap is :math:`\\le` ``tol``. It also stops, as Alg. 5 does,
-    when :math:`\\|w_t - w_{t-1}\\| \\le` ``eps`` (:math:`\\varepsilon_{PEG}`;
+    when the relative gap is :math:`\le` ``tol``. It also stops, as Alg. 5 does,
+    when :math:`\|w_t - w_{t-1}\| \le` ``eps`` (:math:`\varepsilon_{PEG}`;
     ``OPTIMAL`` if the gap then passes ``tol``, ``OPTIMAL_INACCURATE`` otherwise),
     when the best gap has not improved by 1 % over ``stall_checks`` consecutive
     checks (stall: ``OPTIMAL_INACCURATE``), and at ``max_iter`` (:math:`T`),
@@ -782,39 +783,39 @@ _COMMON_DOC = """
     steps (they agree to rounding).
 
     **Certificate.** At a point :math:`(w, b)` with margins
-    :math:`m_i = y_i(w^\\top z_i + b)`, every dual-feasible :math:`\\alpha`
-    (:math:`0 \\le \\alpha \\le c`, :math:`y^\\top\\alpha = 0`) gives the lower bound
-    :math:`D(\\alpha) = \\sum\\alpha_i - \\tfrac12\\|Z^\\top(\\alpha\\circ y)\\|^2 \\le P^*`
+    :math:`m_i = y_i(w^\top z_i + b)`, every dual-feasible :math:`\alpha`
+    (:math:`0 \le \alpha \le c`, :math:`y^\top\alpha = 0`) gives the lower bound
+    :math:`D(\alpha) = \sum\alpha_i - \tfrac12\|Z^\top(\alpha\circ y)\|^2 \le P^*`
     (seed 001 eq. 2.27), and
 
     .. math::
 
-        P(w, b) - D(\\alpha) = \\tfrac12\\|w - Z^\\top(\\alpha\\circ y)\\|^2
-            - \\sum_i \\alpha_i (1 - m_i) + \\sum_i c_i [1 - m_i]_+ ,
+        P(w, b) - D(\alpha) = \tfrac12\|w - Z^\top(\alpha\circ y)\|^2
+            - \sum_i \alpha_i (1 - m_i) + \sum_i c_i [1 - m_i]_+ ,
 
-    so the best :math:`\\alpha` for the point is the dual optimum itself. The solver
-    starts from the sub-gradient's :math:`\\alpha^h_i = c_i[m_i < 1]` and, on the
+    so the best :math:`\alpha` for the point is the dual optimum itself. The solver
+    starts from the sub-gradient's :math:`\alpha^h_i = c_i[m_i < 1]` and, on the
     (at most 20 000) samples nearest the margin, takes the proximal step
-    :math:`\\min_\\delta\\ \\tfrac12\\|r - A\\delta\\|^2 - \\ell^\\top\\delta +
-    \\sum_i \\frac{\\beta}{2c_i}\\delta_i^2` over the box
-    :math:`-\\alpha^h \\le \\delta \\le c - \\alpha^h` and :math:`y^\\top(\\alpha^h + \\delta) = 0`
+    :math:`\min_\delta\ \tfrac12\|r - A\delta\|^2 - \ell^\top\delta +
+    \sum_i \frac{\beta}{2c_i}\delta_i^2` over the box
+    :math:`-\alpha^h \le \delta \le c - \alpha^h` and :math:`y^\top(\alpha^h + \delta) = 0`
     (:math:`A` the columns :math:`y_iz_i`, :math:`r` the residual of
-    :math:`\\alpha^h`, :math:`\\ell_i = 1 - m_i`) through its
+    :math:`\alpha^h`, :math:`\ell_i = 1 - m_i`) through its
     :math:`(d+1)`-dimensional concave dual, solved by a semismooth Newton method
-    with an exact line search (each step one :math:`(d+1)\\times(d+1)` system),
-    for :math:`\\beta = 10^{-1}, \\dots, 10^{-4}`
+    with an exact line search (each step one :math:`(d+1)\times(d+1)` system),
+    for :math:`\beta = 10^{-1}, \dots, 10^{-4}`
     (continuation). Each candidate is clipped to the box, balanced exactly
-    (:math:`y^\\top\\alpha = 0`, scaling down the heavier class) and scaled by the
-    best :math:`s\\in[0,1]` (:math:`D(s\\alpha)` is a concave quadratic in
+    (:math:`y^\top\alpha = 0`, scaling down the heavier class) and scaled by the
+    best :math:`s\in[0,1]` (:math:`D(s\alpha)` is a concave quadratic in
     :math:`s`); the largest :math:`D` is kept. Whatever the Newton steps do, the
     bound is valid: :math:`D` is evaluated exactly at a feasible point. The
-    residuals are: ``primal = 0`` (the point is feasible: :math:`\\xi_i` is the
+    residuals are: ``primal = 0`` (the point is feasible: :math:`\xi_i` is the
     hinge), ``dual`` = the relative stationarity residual
-    :math:`\\|w - Z^\\top(\\alpha\\circ y)\\|/\\max(1,\\|w\\|)` and ``gap`` =
+    :math:`\|w - Z^\top(\alpha\circ y)\|/\max(1,\|w\|)` and ``gap`` =
     :math:`(P - D)/P` (``source="solver"``): an honest relative duality gap, never
     smaller than the true relative suboptimality :math:`(P - P^*)/P` of the point;
-    by strong convexity it also bounds :math:`\\|w - w^*\\| \\le \\sqrt{2(P - D)}`.
-    ``duals["margin"]`` is that :math:`\\alpha`, so the formulation's decode gives
+    by strong convexity it also bounds :math:`\|w - w^*\| \le \sqrt{2(P - D)}`.
+    ``duals["margin"]`` is that :math:`\alpha`, so the formulation's decode gives
     ``dual_coef`` and the support.
 """
 
