@@ -9,21 +9,9 @@ accuracy, in %, as mean +- standard error over the splits (the thesis's "+-" mat
 standard error: for Breast, the binomial sd of a 68-point test accuracy at 97% is 2.1
 points per split, 0.3 over 50 splits, as printed).
 
-Data (bundled, ``cm.datasets``): twonorm (Breiman, d = 20; the thesis gives no size,
-we draw n = 7400, Delve's size), wisconsin (683 x 9, x = malignant), ionosphere
-(351 x 34, x = good), pima (768 x 8, x = diabetic), heart (Cleveland 297 x 13, x =
-disease; the thesis's implied theta = 0.445 suggests the Statlog version, 270 rows,
-which is not bundled), vote (232 complete cases x 16; x = republican, the minority:
-the thesis's implied theta, (beta - objective)/(beta - alpha) = 0.35 +- 0.06, is far
-from the democrats' 0.53). Singular class covariances (ionosphere: the x class has a
-constant feature; vote: unanimous votes) make kappa(alpha) infinite for small beta, so,
-as the thesis prescribes for a singular Sigma ("add a small positive amount to the
-diagonal", Sec. 3.2), both covariances get a ridge rho = 1e-6 x the mean feature variance
-on every data set. Solvers: MPM by ``clarabel``; MEMPM by ``quadratic-interpolation``
-with inner ``clarabel``, both checked against ``dinkelbach`` on the first split of every
-data set.
-
 Usage: ``conicml reproduce huang_table_3_1 [--quick] [--splits N]``
+
+The data sets are in the Notes of :func:`main`.
 """
 
 from __future__ import annotations
@@ -111,6 +99,24 @@ def run_dataset(name: str, splits: int, seed: int) -> dict:
 
 
 def main() -> None:
+    r"""Run the reproduction and write its tables.
+
+    Notes
+    -----
+    Data (bundled, ``cm.datasets``): twonorm (Breiman, d = 20; the thesis gives no size,
+    we draw n = 7400, Delve's size), wisconsin (683 x 9, x = malignant), ionosphere
+    (351 x 34, x = good), pima (768 x 8, x = diabetic), heart (Cleveland 297 x 13, x =
+    disease; the thesis's implied theta = 0.445 suggests the Statlog version, 270 rows,
+    which is not bundled), vote (232 complete cases x 16; x = republican, the minority:
+    the thesis's implied theta, (beta - objective)/(beta - alpha) = 0.35 +- 0.06, is far
+    from the democrats' 0.53). Singular class covariances (ionosphere: the x class has a
+    constant feature; vote: unanimous votes) make kappa(alpha) infinite for small beta, so,
+    as the thesis prescribes for a singular Sigma ("add a small positive amount to the
+    diagonal", Sec. 3.2), both covariances get a ridge rho = 1e-6 x the mean feature variance
+    on every data set. Solvers: MPM by ``clarabel``; MEMPM by ``quadratic-interpolation``
+    with inner ``clarabel``, both checked against ``dinkelbach`` on the first split of every
+    data set.
+    """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="5 splits instead of 50")
     parser.add_argument("--splits", type=int, default=None)

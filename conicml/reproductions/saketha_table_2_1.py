@@ -4,25 +4,8 @@ The chance-constrained classifier with specified rates
 (:func:`conicml.formulations.sr.specified_rates`) on breast_cancer (WDBC,
 + = malignant), heart (Cleveland), twonorm (500 points, d = 2) and ringnorm
 (400 points, d = 2), with eta_2 = eta_neg held fixed per dataset and
-eta_1 = eta_pos swept over 0.9, 0.7, 0.5, 0.3, 0.1 (the thesis's grid):
-
-* "+ve" = error on the positive test points (false negatives, bounded by eta_pos),
-  "-ve" = error on the negative test points (false positives, bounded by eta_neg);
-* 3-fold stratified CV, repeated over ``--runs`` shuffles (thesis: 3);
-  features standardised with the training fold's statistics;
-* linear and Gaussian kernels (k = exp(-zeta ||x - x'||^2), the thesis's zeta);
-* each fold solved by the generic SOCP backend (clarabel; the thesis's
-  "SOCP" columns used SeDuMi) and by the specialized ``lin-han`` solver
-  ("ITER"), each on its own freshly built program (so the SOCP time includes
-  cvxpy's compilation); the kernel factorisation, common to both, is timed
-  separately ("prep");
-* both solvers solve the SAME regularised program (Sigma + eps I, H + eps I with
-  eps below; the thesis does not report its eps and applied it to ITER only,
-  which is why its SOCP and ITER columns differ slightly); kernel cones are
-  given as a factor of H + eps I (``cone="factor"``: Clarabel fails on some
-  folds with the centred form at eps > 0);
-* "×" = infeasible (the class ellipsoids overlap) in every fold; "(k×)" = k
-  infeasible folds, the errors are over the feasible ones.
+eta_1 = eta_pos swept over 0.9, 0.7, 0.5, 0.3, 0.1 (the thesis's grid); what the
+columns mean is in the Notes of :func:`main`.
 
 Every solve has a time limit (``--limit``, passed to both solvers); a solve
 that hits it is counted as TIMEOUT. BLAS runs single-threaded for both solvers
@@ -220,6 +203,28 @@ def pattern_checks(results: dict, etas: list[float]) -> list[str]:
 
 
 def main() -> None:
+    r"""Run the reproduction and write its tables.
+
+    Notes
+    -----
+    * "+ve" = error on the positive test points (false negatives, bounded by eta_pos),
+      "-ve" = error on the negative test points (false positives, bounded by eta_neg);
+    * 3-fold stratified CV, repeated over ``--runs`` shuffles (thesis: 3);
+      features standardised with the training fold's statistics;
+    * linear and Gaussian kernels (k = exp(-zeta ||x - x'||^2), the thesis's zeta);
+    * each fold solved by the generic SOCP backend (clarabel; the thesis's
+      "SOCP" columns used SeDuMi) and by the specialized ``lin-han`` solver
+      ("ITER"), each on its own freshly built program (so the SOCP time includes
+      cvxpy's compilation); the kernel factorisation, common to both, is timed
+      separately ("prep");
+    * both solvers solve the SAME regularised program (Sigma + eps I, H + eps I with
+      eps below; the thesis does not report its eps and applied it to ITER only,
+      which is why its SOCP and ITER columns differ slightly); kernel cones are
+      given as a factor of H + eps I (``cone="factor"``: Clarabel fails on some
+      folds with the centred form at eps > 0);
+    * "×" = infeasible (the class ellipsoids overlap) in every fold; "(k×)" = k
+      infeasible folds, the errors are over the feasible ones.
+    """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="1 CV run, eta_1 in {0.9, 0.5, 0.1}")
