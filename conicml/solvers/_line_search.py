@@ -205,8 +205,8 @@ def maximize(f: Callable[[float], float], lo: float, hi: float, *, tol: float,
     Notes
     -----
     Runs either the quadratic-interpolation search (:func:`line_search`) or, with
-    ``method="brent"``, both ends and then Brent's bounded method (parabolic interpolation safeguarded by
-    golden-section steps; Brent 1973, *Algorithms for Minimization without
+    ``method="brent"``, both ends and then Brent's bounded method (parabolic interpolation
+    safeguarded by golden-section steps; Brent 1973, *Algorithms for Minimization without
     Derivatives*, ch. 5) through :func:`scipy.optimize.minimize_scalar`.
     """
     if method == "quadratic-interpolation":
