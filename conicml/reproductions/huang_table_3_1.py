@@ -58,7 +58,7 @@ def load(name: str) -> tuple[np.ndarray, np.ndarray]:
         return cm.datasets.twonorm(n=7400, dim=20, seed=2004)
     X, y = cm.datasets.load(name)
     if name == "vote":
-        y = -y  # x = republican (see module docstring)
+        y = -y  # x = republican (see the Notes of main)
     return X, y
 
 
