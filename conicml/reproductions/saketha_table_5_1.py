@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 import time
 
-# single-threaded timings for every method (the machine is shared; OpenMP k-means threads
-# oversubscribe it badly); set before numpy/sklearn load, inherited by the child processes
+# every method timed single-threaded, so the columns compare methods, not thread counts
+# (OpenMP k-means threads would oversubscribe the cores); inherited by the child processes
 #: BLAS/OpenMP threads; the runner sets them before NumPy starts
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -26,8 +26,7 @@ from ._harness import machine, progress, run_with_limit, write_results  # noqa: 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "columns"
 TABLES = ('003:T4.1', '003:T5.1')
-# an estimate of the default run on 2 cores: SMO-OR alone took 708 s at 10 320 rows in
-# the record; 5 sizes x 4 methods, 900 s limit each
+# an estimate of the default run: 5 sizes x 4 methods, 900 s limit each
 EXPECTED_SECONDS = 7200
 PROTOCOL = ('reduced: k-means clusters (thesis: BIRCH), hyper-parameters fixed from trial runs, '
             'each run cut at 900 s (TIMEOUT) and not run at larger sizes after one; California '

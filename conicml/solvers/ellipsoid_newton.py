@@ -173,7 +173,7 @@ class _Dual:
         inv = self._act / lam
         M = self._eye + inv[0] * self._stack[0] + inv[1] * self._stack[1]
         # LAPACK potrf/potrs directly (scipy's cho_factor/cho_solve wrappers cost more
-        # than the factorisation itself at the campaign's sizes, d <= 5)
+        # than the factorisation itself at small sizes, d <= 5)
         L, info = _potrf(M, lower=1, clean=0, overwrite_a=1)
         if info != 0:
             raise np.linalg.LinAlgError(f"M(lambda) is not positive definite (potrf {info})")
@@ -353,7 +353,7 @@ class _Dual:
     def _support(self, norms: list[np.ndarray]) -> Any:
         r""":math:`\sum_\pm \kappa_\pm\|C_\pm^\top e\|` over the active classes.
 
-        (``sum`` over a generator, as the expression was, without its call overhead.)
+        (A plain loop: at small sizes ``sum`` over a generator costs more in calls.)
         """
         out: Any = 0
         if self.active[0]:
@@ -561,8 +561,8 @@ class _Dual:
         (:math:`r = z_+ - z_-` at the Lagrangian minimiser) and that of the best pair,
         and :math:`1/g(\lambda)` (Notes of :func:`solve_ellipsoid_newton`).
         """
-        # vectorised over the candidates (columns): at the campaign's sizes (n <= 5)
-        # the cost is the number of numpy calls, not the arithmetic
+        # vectorised over the candidates (columns): at small sizes (n <= 5) the cost is
+        # the number of numpy calls, not the arithmetic
         n = self.n
         cached = self._candidates
         if cached is not None and cached[0] is ev and cached[1] is lam:
