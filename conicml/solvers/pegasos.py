@@ -466,6 +466,84 @@ class _Schedule:
         self.next += self.interval
 
 
+def _start_point(x0: np.ndarray | None, d: int, radius: float,
+                 name: str) -> tuple[np.ndarray, float]:
+    """The first iterate :math:`(w, b)`: ``x0`` projected onto the ball, or zero."""
+    if x0 is None:
+        return np.zeros(d), 0.0
+    x0 = np.asarray(x0, dtype=float).reshape(-1)
+    if x0.shape != (d + 1,) or not np.all(np.isfinite(x0)):
+        raise OptionError(f"{name}: x0 must be a finite vector (w, b) of length {d + 1}")
+    w, b = x0[:d].copy(), float(x0[d])
+    nw = float(np.linalg.norm(w))
+    if nw > radius:
+        w *= radius / nw
+    return w, b
+
+
+class _Certifier:
+    """The certificate of the Notes of ``solve_pegasos``, with the best dual point kept.
+
+    :math:`D` is a lower bound on :math:`P^*` whatever point it came from, so it is
+    recomputed (the Newton steps, the costly part) only at every fourth check, at the end,
+    or when :math:`P - D_{best}` has halved while the last recomputation still raised
+    :math:`D` noticeably.
+    """
+
+    def __init__(self, Z: np.ndarray, y: np.ndarray, c: np.ndarray, tol: float,
+                 average: bool, exact_b: bool) -> None:
+        self.Z, self.y, self.c, self.tol = Z, y, c, tol
+        self.average, self.exact_b = average, exact_b
+        self.D, self.alpha, self.u, self.v = -math.inf, None, None, None
+        self.excess, self.skipped, self.gain = math.inf, 0, math.inf
+
+    def __call__(self, w: np.ndarray, w_avg: np.ndarray, bb: np.ndarray,
+                 final: bool) -> tuple[float, float, float, Any, float, np.ndarray, float]:
+        """The better (lower P) of the last and the averaged iterate, certified:
+        ``(P, D, gap, alpha, stationarity, w, b)``."""
+        Z, y, c, tol = self.Z, self.y, self.c, self.tol
+        if self.exact_b:
+            bb[0] = exact_bias(Z @ w, y, c)
+            if self.average:
+                bb[1] = exact_bias(Z @ w_avg, y, c)
+        candidates = [(w, float(bb[0]))] + ([(w_avg, float(bb[1]))] if self.average else [])
+        scored = [(_primal(Z, y, c, cw, cb), cw, cb) for cw, cb in candidates]
+        (p_val, margin), cw, cb = min(scored, key=lambda item: item[0][0])
+        excess = p_val - self.D
+        self.skipped += 1
+        if self.alpha is None or (excess > tol * p_val and (
+                final or self.skipped > 3 or (excess <= 0.5 * self.excess
+                                              and self.gain > 0.1 * tol * p_val))):
+            a_val, d_val, u_val, self.v = _implied_dual(Z, y, c, cw, margin, self.v)
+            self.gain = d_val - self.D
+            if d_val > self.D:
+                self.D, self.alpha, self.u = d_val, a_val, u_val
+            self.excess, self.skipped = p_val - self.D, 0
+        gap = max(p_val - self.D, 0.0) / max(p_val, 1e-300)
+        stat = float(np.linalg.norm(cw - self.u)) / max(1.0, float(np.linalg.norm(cw)))
+        return p_val, self.D, gap, self.alpha, stat, cw.copy(), float(cb)
+
+
+def _outcome(code: str, gap: float, tol: float, t: int, T: int, eps: float | None,
+             stall_checks: int, time_limit: float | None) -> tuple[Status, str]:
+    """Status and message of a run that stopped for ``code`` with relative gap ``gap``."""
+    converged = gap <= tol
+    detail = f"relative duality gap {gap:.2e} (tol {tol:g}) after {t} iterations"
+    if code == "gap" or (converged and code in ("limit", "time", "callback", "eps", "stall")):
+        return Status.OPTIMAL, f"converged: {detail}"
+    if code == "eps":
+        return Status.OPTIMAL_INACCURATE, (
+            f"stopped by ||w_t - w_(t-1)|| <= eps = {eps:g} (Alg. 5) with {detail}")
+    if code == "stall":
+        return Status.OPTIMAL_INACCURATE, (
+            f"stalled: the gap did not improve by 1% over {stall_checks} checks; "
+            f"{detail}; raise batch_size or lower tol")
+    reason = {"limit": f"max_iter = T = {T} reached",
+              "time": f"time_limit = {time_limit} s reached",
+              "callback": "stopped by the callback"}[code]
+    return Status.USER_LIMIT, f"{reason}; {detail}"
+
+
 def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int | None,
          time_limit: float | None, verbose: bool, callback: Callable | None,
          x0: np.ndarray | None, batch_size: int | None, eps: float | None, bias: str,
@@ -492,16 +570,7 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
     rng = np.random.default_rng(random_state)
     sampler = _Sampler(rng, n, k, p=None if weighted else c)
     gy = (s * y) if weighted else y.copy()  # g_i y_i
-    if x0 is not None:
-        x0 = np.asarray(x0, dtype=float).reshape(-1)
-        if x0.shape != (d + 1,) or not np.all(np.isfinite(x0)):
-            raise OptionError(f"{name}: x0 must be a finite vector (w, b) of length {d + 1}")
-        w, b = x0[:d].copy(), float(x0[d])
-        nw = float(np.linalg.norm(w))
-        if nw > radius:
-            w *= radius / nw
-    else:
-        w, b = np.zeros(d), 0.0
+    w, b = _start_point(x0, d, radius, name)
     w_avg = w.copy()
     bb = np.array([b, b])  # (b, b_avg), updated in place by the engines
     sgd_bias = bias == "sgd"
@@ -520,36 +589,11 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
         print(f"{'iter':>10} {'primal':>14} {'dual':>14} {'rel. gap':>10} {'time s':>8}")
     out_w, out_b = w, b
 
-    # the best dual point so far: D is a lower bound on P* whatever point it came from, so
-    # it is recomputed (Newton, the costly part) only at every fourth check, at the end, or
-    # when P - D_best has halved while the last recomputation still raised D noticeably
-    cert: dict[str, Any] = {"D": -math.inf, "alpha": None, "u": None, "v": None,
-                            "excess": math.inf, "skipped": 0, "gain": math.inf}
+    certify = _Certifier(Z, y, c, tol, average, bias == "exact")
 
     def certificate(final: bool = False) -> None:
-        """The better (lower P) of the last and the averaged iterate, certified."""
         nonlocal gap, alpha, stat, dual, primal, out_w, out_b
-        if bias == "exact":
-            bb[0] = exact_bias(Z @ w, y, c)
-            if average:
-                bb[1] = exact_bias(Z @ w_avg, y, c)
-        candidates = [(w, float(bb[0]))] + ([(w_avg, float(bb[1]))] if average else [])
-        scored = [(_primal(Z, y, c, cw, cb), cw, cb) for cw, cb in candidates]
-        (p_val, margin), cw, cb = min(scored, key=lambda item: item[0][0])
-        excess = p_val - cert["D"]
-        cert["skipped"] += 1
-        if cert["alpha"] is None or (excess > tol * p_val and (
-                final or cert["skipped"] > 3 or (excess <= 0.5 * cert["excess"]
-                                                 and cert["gain"] > 0.1 * tol * p_val))):
-            a_val, d_val, u_val, cert["v"] = _implied_dual(Z, y, c, cw, margin, cert["v"])
-            cert["gain"] = d_val - cert["D"]
-            if d_val > cert["D"]:
-                cert.update(D=d_val, alpha=a_val, u=u_val)
-            cert["excess"], cert["skipped"] = p_val - cert["D"], 0
-        gap = max(p_val - cert["D"], 0.0) / max(p_val, 1e-300)
-        primal, alpha, dual = p_val, cert["alpha"], cert["D"]
-        stat = float(np.linalg.norm(cw - cert["u"])) / max(1.0, float(np.linalg.norm(cw)))
-        out_w, out_b = cw.copy(), float(cb)
+        primal, dual, gap, alpha, stat, out_w, out_b = certify(w, w_avg, bb, final)
 
     while True:
         if t >= T:
@@ -596,23 +640,7 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
     certificate(final=True)
     solve_time = time.perf_counter() - t0
     assert alpha is not None
-    converged = gap <= tol
-    detail = f"relative duality gap {gap:.2e} (tol {tol:g}) after {t} iterations"
-    if code == "gap" or (converged and code in ("limit", "time", "callback", "eps", "stall")):
-        status, message = Status.OPTIMAL, f"converged: {detail}"
-    elif code == "eps":
-        status = Status.OPTIMAL_INACCURATE
-        message = f"stopped by ||w_t - w_(t-1)|| <= eps = {eps:g} (Alg. 5) with {detail}"
-    elif code == "stall":
-        status = Status.OPTIMAL_INACCURATE
-        message = (f"stalled: the gap did not improve by 1% over {stall_checks} checks; "
-                   f"{detail}; raise batch_size or lower tol")
-    else:
-        status = Status.USER_LIMIT
-        reason = {"limit": f"max_iter = T = {T} reached",
-                  "time": f"time_limit = {time_limit} s reached",
-                  "callback": "stopped by the callback"}[code]
-        message = f"{reason}; {detail}"
+    status, message = _outcome(code, gap, tol, t, T, eps, stall_checks, time_limit)
     if verbose:
         print(f"{name}: {message}")
     w, b = out_w, out_b
