@@ -237,13 +237,13 @@ def test_float32_columns_fit_twice_as_many_and_are_certified(C):
     # twice the columns; the point is certified by Program.certify (float64, from the
     # kernel) and is the float64-column optimum up to the columns' rounding
     pytest.importorskip("numba")
-    from conicml.solvers.smo import _StoreCache
+    from conicml.solvers._smo_cache import StoreCache
 
     prog = _program(400, C, seed=1)
     X, kernel = prog.data["X"], prog.data["kernel"]
     size = 60 * 400 * 8 / 2**20
-    assert (_StoreCache(kernel, X, 400, size, dtype=np.float32).capacity
-            == 2 * _StoreCache(kernel, X, 400, size, dtype=np.float64).capacity == 120)
+    assert (StoreCache(kernel, X, 400, size, dtype=np.float32).capacity
+            == 2 * StoreCache(kernel, X, 400, size, dtype=np.float64).capacity == 120)
     runs = {dt: cm.solve(prog, "smo", engine="numba", column_dtype=dt, cache_size=size)
             for dt in ("float32", "float64")}
     for dt, sol in runs.items():
