@@ -10,8 +10,6 @@ the algorithm and the certificate (shared with ``rosen``) are in the Notes of
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from .. import kinds
@@ -19,33 +17,31 @@ from ..exceptions import OptionError, SolverError
 from ..program import Program
 from ..registry import register
 from ..solution import Solution, Status
-from ._callback import Callback, IntermediateResult, stopper
+from ._callback import Callback
+from ._driver import Driver, Reason, message_table, status_table
 from ._fractional import (
     INFINITE_KAPPA_MESSAGE,
     NEAR_INFINITE_KAPPA_MESSAGE,
     FractionalProgram,
     finish,
 )
-from ._options import check_array, check_common
+from ._options import check_array
 from ._warm import fractional_w
 
 __all__ = ["TERMINATION_MESSAGES", "solve_dinkelbach"]
 
-TERMINATION_MESSAGES: dict[int, str] = {
-    0: "converged: F(lambda) = 1 - P(lambda) <= tol",
-    1: "maximum number of outer iterations reached (max_iter)",
-    2: "time limit reached (time_limit)",
-    3: "stopped by the callback",
-    4: "infeasible: max N(w) <= 0, so kappa* <= 0 (beta0 >= beta0_max for BMPM)",
-    5: INFINITE_KAPPA_MESSAGE,
-    6: "stalled: lambda stopped increasing before F(lambda) <= tol (inner accuracy limit)",
-    7: NEAR_INFINITE_KAPPA_MESSAGE,
-}
+TERMINATION_MESSAGES: dict[int, str] = message_table(
+    "converged: F(lambda) = 1 - P(lambda) <= tol", {
+        Reason.MAX_ITER: "maximum number of outer iterations reached (max_iter)",
+        4: "infeasible: max N(w) <= 0, so kappa* <= 0 (beta0 >= beta0_max for BMPM)",
+        5: INFINITE_KAPPA_MESSAGE,
+        6: "stalled: lambda stopped increasing before F(lambda) <= tol (inner accuracy limit)",
+        7: NEAR_INFINITE_KAPPA_MESSAGE,
+    })
 
-STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT, 2: Status.USER_LIMIT,
-                                 3: Status.USER_LIMIT, 4: Status.INFEASIBLE,
-                                 5: Status.OPTIMAL, 6: Status.OPTIMAL_INACCURATE,
-                                 7: Status.OPTIMAL_INACCURATE}
+STATUS_MAP: dict[int, Status] = status_table({
+    4: Status.INFEASIBLE, 5: Status.OPTIMAL, 6: Status.OPTIMAL_INACCURATE,
+    7: Status.OPTIMAL_INACCURATE})
 
 @register("dinkelbach", kinds=[kinds.BMPM, kinds.MPM],
           description="Dinkelbach parametric method + iterative least squares (MPM, BMPM)",
@@ -151,18 +147,17 @@ def solve_dinkelbach(
 
     **Warm-start:** ``x0`` is an initial :math:`w` (any scale, :math:`w^\top d > 0`).
     """
-    check_common("dinkelbach", tol, max_iter, time_limit)
-    stop = stopper("dinkelbach", callback,
-                   legacy=lambda r: (r.iteration, r.objective, r.residual))
-    start = time.perf_counter()
+    driver = Driver("dinkelbach", tol=tol, max_iter=max_iter, time_limit=time_limit,
+                    messages=TERMINATION_MESSAGES, statuses=STATUS_MAP, callback=callback,
+                    legacy=lambda r: (r.iteration, r.objective, r.residual))
     fp = FractionalProgram(program.data)
     V, _, dt = fp.basis()
-    setup_time = time.perf_counter() - start
-    start = time.perf_counter()
+    setup_time = driver.elapsed
+    driver.start()
     history: list[tuple[int, float, float]] = []
     if fp.infinite_ratio():
         return finish("dinkelbach", fp, fp.infinite_direction(), 5, 0, 0, setup_time,
-                      time.perf_counter() - start, history, TERMINATION_MESSAGES, STATUS_MAP)
+                      driver.elapsed, history, TERMINATION_MESSAGES, STATUS_MAP)
     if x0 is not None:
         x0 = check_array("dinkelbach", "x0", x0, fp.d.shape)
         if not float(fp.d @ x0) > 0:
@@ -172,7 +167,7 @@ def solve_dinkelbach(
         z = dt / float(dt @ dt)
     lam_ = max(fp.ratio(V @ z), 0.0)
     inner = 0
-    reason = 1
+    reason: int = Reason.MAX_ITER
     w = None
     for k in range(1, max_iter + 1):
         z, P, its = fp.min_weighted(fp.a[0] + lam_ * fp.b[0], fp.a[1] + lam_ * fp.b[1], z,
@@ -190,16 +185,14 @@ def solve_dinkelbach(
             break
         if verbose:
             print(f"  dinkelbach {k:3d}: lambda={lam_new:.15g}  F={F:.3e}  ils={its}")
-        if F <= tol:
-            reason = 0
+        if driver.converged(F):
+            reason = Reason.CONVERGED
             break
-        if stop is not None and stop(IntermediateResult(
-                iteration=k, objective=lam_new, residual=F,
-                elapsed=time.perf_counter() - start)):
-            reason = 3
+        if driver.notify(k, F, objective=lam_new):
+            reason = Reason.CALLBACK
             break
-        if time_limit is not None and time.perf_counter() - start > time_limit:
-            reason = 2
+        if driver.out_of_time():
+            reason = Reason.TIME_LIMIT
             break
         if lam_new <= lam_:  # no progress possible at this inner accuracy
             reason = 6
@@ -207,5 +200,5 @@ def solve_dinkelbach(
         lam_ = lam_new
     if w is None:
         raise SolverError("dinkelbach made no iteration")
-    return finish("dinkelbach", fp, w, reason, len(history), inner, setup_time,
-                  time.perf_counter() - start, history, TERMINATION_MESSAGES, STATUS_MAP)
+    return finish("dinkelbach", fp, w, int(reason), len(history), inner, setup_time,
+                  driver.elapsed, history, TERMINATION_MESSAGES, STATUS_MAP)

@@ -11,7 +11,6 @@ certificate are in the Notes of :func:`solve_rosen`.
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
@@ -20,33 +19,30 @@ from ..exceptions import OptionError
 from ..program import Program
 from ..registry import register
 from ..solution import Solution, Status
-from ._callback import Callback, IntermediateResult, stopper
+from ._callback import Callback
+from ._driver import Driver, Reason, message_table, status_table
 from ._fractional import (
     INFINITE_KAPPA_MESSAGE,
     NEAR_INFINITE_KAPPA_MESSAGE,
     FractionalProgram,
     finish,
 )
-from ._options import check_array, check_common
+from ._options import check_array
 
 __all__ = ["TERMINATION_MESSAGES", "solve_rosen"]
 
-TERMINATION_MESSAGES: dict[int, str] = {
-    0: "converged: relative change of r(w) <= tol on 3 consecutive iterations",
-    1: "maximum number of iterations reached (max_iter)",
-    2: "time limit reached (time_limit)",
-    3: "stopped by the callback",
-    4: "infeasible: max N(w) <= 0, so kappa* <= 0 (beta0 >= beta0_max for BMPM)",
-    5: INFINITE_KAPPA_MESSAGE,
-    6: "converged: projected gradient ||P grad r|| ||w|| <= tol",
-    7: "line search failed: no ascent along the projected gradient (numerical limit)",
-    8: NEAR_INFINITE_KAPPA_MESSAGE,
-}
+TERMINATION_MESSAGES: dict[int, str] = message_table(
+    "converged: relative change of r(w) <= tol on 3 consecutive iterations", {
+        4: "infeasible: max N(w) <= 0, so kappa* <= 0 (beta0 >= beta0_max for BMPM)",
+        5: INFINITE_KAPPA_MESSAGE,
+        6: "converged: projected gradient ||P grad r|| ||w|| <= tol",
+        7: "line search failed: no ascent along the projected gradient (numerical limit)",
+        8: NEAR_INFINITE_KAPPA_MESSAGE,
+    })
 
-STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT, 2: Status.USER_LIMIT,
-                                 3: Status.USER_LIMIT, 4: Status.INFEASIBLE,
-                                 5: Status.OPTIMAL, 6: Status.OPTIMAL,
-                                 7: Status.OPTIMAL_INACCURATE, 8: Status.OPTIMAL_INACCURATE}
+STATUS_MAP: dict[int, Status] = status_table({
+    4: Status.INFEASIBLE, 5: Status.OPTIMAL, 6: Status.OPTIMAL,
+    7: Status.OPTIMAL_INACCURATE, 8: Status.OPTIMAL_INACCURATE})
 
 
 def _value_grad(fp: FractionalProgram, w: np.ndarray) -> tuple[float, np.ndarray]:
@@ -146,21 +142,20 @@ def solve_rosen(
 
     **Warm-start:** ``x0`` is an initial :math:`w` with :math:`w^\top d > 0`.
     """
-    check_common("rosen", tol, max_iter, time_limit)
-    stop = stopper("rosen", callback,
-                   legacy=lambda r: (r.iteration, r.objective, r.values["w"]))
-    start = time.perf_counter()
+    driver = Driver("rosen", tol=tol, max_iter=max_iter, time_limit=time_limit,
+                    messages=TERMINATION_MESSAGES, statuses=STATUS_MAP, callback=callback,
+                    legacy=lambda r: (r.iteration, r.objective, r.values["w"]))
     fp = FractionalProgram(program.data)
     d = fp.d
     dd = float(d @ d)
-    setup_time = time.perf_counter() - start
-    start = time.perf_counter()
+    setup_time = driver.elapsed
+    driver.start()
     inner = 0
     history: list[tuple[int, float, float]] = []
 
     def done(w: np.ndarray | None, reason: int, k: int, evals: int) -> Solution:
-        return finish("rosen", fp, w, reason, k, inner, setup_time,
-                      time.perf_counter() - start, history, TERMINATION_MESSAGES, STATUS_MAP,
+        return finish("rosen", fp, w, int(reason), k, inner, setup_time,
+                      driver.elapsed, history, TERMINATION_MESSAGES, STATUS_MAP,
                       {"line_search_evals": evals})
 
     if fp.infinite_ratio():  # exact test on the eigendecomposition (one O(n^3) step)
@@ -184,7 +179,7 @@ def solve_rosen(
     # the iteration runs in the coordinates z of the simultaneous diagonalisation,
     # w = V z with V^T (Sigma_x + Sigma_y) V = I: the same gradient projection in the
     # metric of Sigma_x + Sigma_y (a preconditioner). In the raw coordinates the ratio's
-    # Hessian inherits the covariances' condition number and the steps stalled far from
+    # Hessian inherits the covariances' condition number and the steps stall far from
     # the optimum, which the change-of-r rule would read as convergence
     V, _, _ = fp.basis()
     w_user = w
@@ -204,7 +199,7 @@ def solve_rosen(
     t = 1.0 / max(float(np.linalg.norm(s)), 1e-300) * 1e-2 * float(np.linalg.norm(w))
     small = 0
     evals = 0
-    reason = 1
+    reason: int = Reason.MAX_ITER
     k = 0
     for k in range(1, max_iter + 1):
         if float(np.linalg.norm(s)) * float(np.linalg.norm(w)) <= tol:
@@ -240,15 +235,13 @@ def solve_rosen(
             print(f"  rosen {k:6d}: r={r:.15g}  |Pg|={np.linalg.norm(s):.3e}  t={t:.3e}")
         small = small + 1 if change <= tol * (1.0 + abs(r)) else 0
         if small >= 3:
-            reason = 0
+            reason = Reason.CONVERGED
             break
-        if stop is not None and stop(IntermediateResult(
-                iteration=k, objective=r, elapsed=time.perf_counter() - start,
-                values={"w": V @ w})):
-            reason = 3
+        if driver.listening and driver.notify(k, objective=r, values={"w": V @ w}):
+            reason = Reason.CALLBACK
             break
-        if time_limit is not None and time.perf_counter() - start > time_limit:
-            reason = 2
+        if driver.out_of_time():
+            reason = Reason.TIME_LIMIT
             break
     if r <= 0 and reason != 8:
         return done(None, 4, k, evals)
