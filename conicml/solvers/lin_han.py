@@ -11,7 +11,6 @@ the algorithm, the certificate and the returned point are in the Notes of
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,36 +20,26 @@ import scipy.linalg
 from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
-from ._callback import Callback, IntermediateResult, stopper
+from ._callback import Callback
+from ._driver import Driver, Reason, message_table, status_table
 from ._ellipsoid_distance import (
     RATES_KINDS,
     check_rates_program,
     program_covariances,
     rates_solution,
 )
-from ._options import check_common
 from ._report import IterationReport
 
 __all__ = ["TERMINATION_MESSAGES", "solve_lin_han"]
 
 
 #: Stop reason -> message.
-TERMINATION_MESSAGES: dict[int, str] = {
-    0: "converged: max(theta_pos, theta_neg) <= tol (segment normal to both ellipsoids)",
-    1: "maximum number of iterations reached (max_iter)",
-    2: "time limit reached (time_limit)",
-    3: "stopped by the callback",
-    4: "the ellipsoids intersect (t_pos >= t_neg): the specified rates are infeasible",
-}
+TERMINATION_MESSAGES: dict[int, str] = message_table(
+    "converged: max(theta_pos, theta_neg) <= tol (segment normal to both ellipsoids)",
+    {4: "the ellipsoids intersect (t_pos >= t_neg): the specified rates are infeasible"})
 
 #: Stop reason -> Status; a non-converged result is returned, never raised.
-STATUS_MAP: dict[int, Status] = {
-    0: Status.OPTIMAL,
-    1: Status.USER_LIMIT,
-    2: Status.USER_LIMIT,
-    3: Status.USER_LIMIT,
-    4: Status.INFEASIBLE,
-}
+STATUS_MAP: dict[int, Status] = status_table({4: Status.INFEASIBLE})
 
 
 class _Ellipsoid:
@@ -263,10 +252,11 @@ def solve_lin_han(
     ellipsoid (e.g. ``extras["z_pos"], extras["z_neg"]`` of a previous run on a
     nearby program); a boundary point is replaced by its inner-ball centre.
     """
-    t0 = time.perf_counter()
-    check_common("lin-han", tol, max_iter, time_limit, allow_zero=True)
-    stop = stopper("lin-han", callback, legacy=lambda r: (
-        r.iteration, r.values["z_pos"], r.values["z_neg"], r.residual))
+    driver = Driver("lin-han", tol=tol, max_iter=max_iter, time_limit=time_limit,
+                    messages=TERMINATION_MESSAGES, statuses=STATUS_MAP, callback=callback,
+                    legacy=lambda r: (r.iteration, r.values["z_pos"], r.values["z_neg"],
+                                      r.residual),
+                    report=_Report if verbose else None, allow_zero=True)
     data = check_rates_program(program, "lin-han")
     cov_pos, cov_neg = program_covariances(data)  # C C^T: the program's own ellipsoids
     Ep = _Ellipsoid(np.asarray(data["mean_pos"], float), cov_pos, data["kappa_pos"], "positive")
@@ -277,14 +267,10 @@ def solve_lin_han(
         if not (isinstance(x0, (tuple, list)) and len(x0) == 2):
             raise OptionError("lin-han: x0 must be a pair (c_pos, c_neg)")
         cp_, cn_ = _start(Ep, x0[0], "pos"), _start(En, x0[1], "neg")
-    setup_time = time.perf_counter() - t0
-
-    t1 = time.perf_counter()
-    if verbose:
-        print(f"lin-han: n = {Ep.mu.size}, kappa = ({Ep.kappa:.6g}, {En.kappa:.6g}), "
-              f"tol = {tol:g}")
-        _Report.print_header()
-    k, code = 0, 1
+    setup_time = driver.elapsed
+    driver.start(f"lin-han: n = {Ep.mu.size}, kappa = ({Ep.kappa:.6g}, {En.kappa:.6g}), "
+                 f"tol = {tol:g}")
+    k, code = 0, int(Reason.MAX_ITER)
     theta_p = theta_n = math.pi
     t_pos = t_neg = math.nan
     zp, zn = cp_.copy(), cn_.copy()
@@ -321,21 +307,18 @@ def solve_lin_han(
         theta_n = 0.0 if En.point else _angle(-seg, gn)
         theta = max(theta_p, theta_n)
         if verbose and (k % 1000 == 0):
-            _Report.print_iteration(k, float(np.linalg.norm(seg)), theta_p, theta_n,
-                                    math.nan, time.perf_counter() - t1)
-        if stop is not None and stop(IntermediateResult(
-                iteration=k, residual=theta, elapsed=time.perf_counter() - t1,
-                values={"z_pos": zp.copy(), "z_neg": zn.copy()})):
-            code = 3
+            driver.row(k, float(np.linalg.norm(seg)), theta_p, theta_n, math.nan,
+                       driver.elapsed)
+        if driver.listening and driver.notify(
+                k, theta, values={"z_pos": zp.copy(), "z_neg": zn.copy()}):
+            code = int(Reason.CALLBACK)
             break
-        if theta <= tol:
-            code = 0
+        if driver.converged(theta):
+            code = int(Reason.CONVERGED)
             break
-        if k >= max_iter:
-            code = 1
-            break
-        if time_limit is not None and time.perf_counter() - t1 > time_limit:
-            code = 2
+        limit = driver.limit(k)
+        if limit is not None:
+            code = int(limit)
             break
         # -- step 3: centres of the inner balls touching at z (delta = lam_min / 2) -----
         if not Ep.point:
@@ -343,7 +326,7 @@ def solve_lin_han(
         if not En.point:
             cn_ = zn - 0.5 * En.lam_min * gn
         k += 1
-    solve_time = time.perf_counter() - t1
+    solve_time = driver.elapsed
     return _result(program, data, Ep, En, zp, zn, code, k, theta_p, theta_n, t_pos, t_neg,
                    setup_time, solve_time, verbose)
 
