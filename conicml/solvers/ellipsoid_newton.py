@@ -26,26 +26,23 @@ from .._utils.threads import single_blas_thread
 from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Solution, Status
-from ._callback import Callback, IntermediateResult, stopper
+from ._callback import Callback
+from ._driver import Driver, Reason, message_table, status_table
 from ._ellipsoid_distance import (
     RATES_KINDS,
     check_rates_program,
     program_covariances,
     rates_solution,
 )
-from ._options import check_common
 from ._warm import ellipsoid_multipliers
 
 __all__ = ["TERMINATION_MESSAGES", "solve_ellipsoid_newton"]
 
-TERMINATION_MESSAGES: dict[int, str] = {
-    0: "converged: certified relative gap (upper - lower) / upper <= tol",
-    1: "maximum number of iterations reached (max_iter)",
-    2: "time limit reached (time_limit)",
-    3: "stopped by the callback",
-    4: "the ellipsoids intersect: the specified rates are infeasible",
-    5: "stalled: the certified gap stopped decreasing (rounding floor of the bracket)",
-}
+TERMINATION_MESSAGES: dict[int, str] = message_table(
+    "converged: certified relative gap (upper - lower) / upper <= tol", {
+        4: "the ellipsoids intersect: the specified rates are infeasible",
+        5: "stalled: the certified gap stopped decreasing (rounding floor of the bracket)",
+    })
 
 _EPS = float(np.finfo(float).eps)
 
@@ -93,9 +90,8 @@ _REFIT = 1e-6
 _STALL_AT_FLOOR = 2
 _AT_FLOOR = 10.0
 
-STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT,
-                                 2: Status.USER_LIMIT, 3: Status.USER_LIMIT,
-                                 4: Status.INFEASIBLE, 5: Status.OPTIMAL_INACCURATE}
+STATUS_MAP: dict[int, Status] = status_table({4: Status.INFEASIBLE,
+                                              5: Status.OPTIMAL_INACCURATE})
 
 
 def _solve_small(A: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -127,228 +123,14 @@ def _columns(blocks: list[np.ndarray]) -> np.ndarray:
     return np.concatenate([b[:, None] if b.ndim == 1 else b for b in blocks], axis=1)
 
 
-class _Dual:
-    """Evaluates :math:`g`, its gradient and Hessian at the multipliers.
+class _Bracket:
+    r"""The certified bracket on :math:`\tfrac12\|w^*\|^2` at a dual point (Notes of
+    :func:`solve_ellipsoid_newton`): the feasible pairs (Lagrangian, tangent, least-squares
+    fitted), the normals off the flat factors' spans and the bracket's rounding floor.
 
-    See the Notes of :func:`solve_ellipsoid_newton`.
+    A mixin of :class:`_Dual`: it reads the dual's data (``mu``, ``C``, ``kappa``,
+    ``active``, ``d``, the caches formed in ``_Dual.__init__``) and its ``evaluate``.
     """
-
-    def __init__(self, data: Any, pair_kind: bool = False) -> None:
-        self.mu = (np.asarray(data["mean_pos"], float), np.asarray(data["mean_neg"], float))
-        if type(self) is _Dual:  # the factor form (_FactorDual) never forms C C^T
-            self.S = program_covariances(data)  # C C^T: the program's own ellipsoids
-        self.C = (np.asarray(data["C_pos"], float), np.asarray(data["C_neg"], float))
-        self.pair_kind = pair_kind  # the dual kind: the returned pair is the answer
-        self.kappa = (float(data["kappa_pos"]), float(data["kappa_neg"]))
-        self.active = tuple(k > 0 for k in self.kappa)  # kappa = 0: the class is a point
-        self.d = self.mu[0] - self.mu[1]
-        self.n = self.d.size
-        flat = [i for i in (0, 1) if self.active[i] and self.C[i].shape[1] < self.n]
-        self.flat_sets = [(i,) for i in flat] + ([tuple(flat)] if len(flat) == 2 else [])
-        self._ranges: dict[tuple[int, ...], np.ndarray | None] = {}
-        self._pinv: dict[tuple[int, ...], np.ndarray] = {}
-        # constants of the iteration, formed once (at small sizes a step's cost is its
-        # number of numpy calls)
-        self._eye = np.eye(self.n)
-        self._k2 = tuple(k ** 2 for k in self.kappa)  # kappa_pm^2 (as value_scale had it)
-        self._dd = float(self.d @ self.d)
-        self._projectors: np.ndarray | None | bool = False  # kink_directions, on first use
-        self._stack: np.ndarray | None = None  # evaluate, on first use
-        self._candidates: tuple | None = None  # bracket's last plain candidates
-        self._abs: tuple | None = None  # floor, on first use
-        self._spectral: tuple | None = None  # floor (dual kind), on first use
-
-    def evaluate(self, lam: np.ndarray, derivatives: bool = False) -> dict[str, Any]:
-        # ``ev["hess"]`` is formed on first use (derivatives=True: at once): most line
-        # search trials are rejected and never need it
-        # stacked over the two classes (an inactive class has a zero Sigma): a handful of
-        # numpy calls, which is the cost at small sizes (n <= 5)
-        if self._stack is None:
-            self._stack = np.stack([self.S[i] if self.active[i] else np.zeros((self.n,
-                                                                                  self.n))
-                                    for i in (0, 1)])
-            self._act = np.array(self.active, dtype=float)
-            self._kap2 = np.array([k * k for k in self.kappa]) * self._act
-        lam = np.asarray(lam, dtype=float)
-        inv = self._act / lam
-        M = self._eye + inv[0] * self._stack[0] + inv[1] * self._stack[1]
-        # LAPACK potrf/potrs directly (scipy's cho_factor/cho_solve wrappers cost more
-        # than the factorisation itself at small sizes, d <= 5)
-        L, info = _potrf(M, lower=1, clean=0, overwrite_a=1)
-        if info != 0:
-            raise np.linalg.LinAlgError(f"M(lambda) is not positive definite (potrf {info})")
-        r = _potrs(L, self.d, lower=1)[0]
-        Sr = self._stack @ r  # rows Sigma_pm r
-        rSr = Sr @ r
-        q = rSr * inv * inv
-        value = 0.5 * float(self.d @ r) - 0.5 * float(lam @ self._kap2)
-        out = _Evaluation(r=r, Sr=Sr, q=q, value=value, grad=0.5 * (q - self._kap2), L=L)
-
-        def hessian() -> np.ndarray:
-            P = Sr.T * (inv * inv)  # columns s_pm = Sigma_pm r / lambda_pm^2
-            H = P.T @ _potrs(L, P, lower=1)[0]
-            H[0, 0] -= rSr[0] * inv[0] ** 3
-            H[1, 1] -= rSr[1] * inv[1] ** 3
-            for i in (0, 1):
-                if not self.active[i]:  # a fixed coordinate: no step along it
-                    H[i, :] = H[:, i] = 0.0
-                    H[i, i] = -1.0
-            return 0.5 * (H + H.T)
-
-        out.hessian = hessian
-        if derivatives:
-            out["hess"] = hessian()
-        return out
-
-    def start(self) -> np.ndarray:
-        r"""The first multipliers: :math:`\lambda_\pm = \sqrt{d^\top\Sigma_\pm d}/\kappa_\pm`.
-
-        (:math:`r \approx d` when the ellipsoids are small.)
-        """
-        return np.array([math.sqrt(max(float(self.d @ self.S[i] @ self.d), 1e-300))
-                         / self.kappa[i] if self.active[i] else 1.0 for i in (0, 1)])
-
-    def step(self, lam: np.ndarray, ev: dict[str, Any]
-             ) -> tuple[bool, np.ndarray, dict[str, Any]]:
-        r"""One damped Newton ascent step on :math:`g` inside :math:`\lambda > 0`.
-
-        Returns ``(improved, trial, evaluation at trial)``.
-        """
-        # scalar arithmetic on the two multipliers, the operations of the array form
-        # (np.trace, np.eye(2), np.linalg.solve: _solve2)
-        h00, h01, h10, h11 = ev["hess"].ravel().tolist()
-        g0, g1 = ev["grad"].tolist()
-        l0, l1 = lam.tolist()
-        shift = 1e-14 * abs(h00 + h11)
-        off = shift * 0.0
-        Hr = (h00 - shift, h01 - off, h10 - off, h11 - shift)
-        secular = self._secular_step(lam, ev, Hr)
-        if secular is not None:
-            return secular
-        try:
-            x0, x1 = _solve2(*Hr, g0, g1)
-            s0, s1 = -x0, -x1
-        except np.linalg.LinAlgError:
-            s0, s1 = g0, g1
-        slope = s0 * g0 + s1 * g1
-        if slope <= 0:  # not an ascent direction (rounding): gradient step
-            scale = 1.0 / max(abs(h00 + h11), 1e-300)
-            s0, s1 = g0 * scale, g1 * scale
-            slope = s0 * g0 + s1 * g1
-        t = 1.0
-        bounds = [-li / si for li, si in ((l0, s0), (l1, s1)) if si < 0]
-        if bounds:
-            t = min(1.0, 0.9 * min(bounds))
-        trial, ev_trial = lam, ev
-        value = ev["value"]
-        flat = None
-        for _ in range(60):
-            trial = np.array([l0 + t * s0, l1 + t * s1])
-            try:
-                ev_trial = self.evaluate(trial)
-            except np.linalg.LinAlgError:  # M(lambda) at rounding (lambda ~ 1e-300)
-                t *= 0.5
-                continue
-            if ev_trial["value"] >= value + 1e-4 * t * slope:
-                return True, trial, ev_trial
-            # near the maximum g is flat to rounding (its change is quadratic in the
-            # multipliers' error, below eps * |g| once that error is ~sqrt(eps)), so
-            # Armijo's test on g reads noise: there, a step that shrinks the gradient
-            # (the stationarity q_pm = kappa_pm^2 it is solving) is accepted instead
-            if flat is None:  # constants over the line search, formed on first use
-                flat = _FLAT * self.value_scale(lam)
-                stationarity = self.stationarity(ev)
-            if t * slope <= flat and self.stationarity(ev_trial) < stationarity:
-                return True, trial, ev_trial
-            t *= 0.5
-        return False, trial, ev_trial
-
-    def _secular(self, ev: dict[str, Any]) -> float:
-        r"""Largest :math:`|1 - \kappa_\pm/\sqrt{q_\pm}|` (the secular residuals)."""
-        q = ev["q"]
-        return max((abs(1.0 - self.kappa[i] / math.sqrt(q[i])) if q[i] > 0 else math.inf
-                    for i in (0, 1) if self.active[i]), default=0.0)
-
-    def _secular_step(self, lam: np.ndarray, ev: dict[str, Any], Hr: np.ndarray
-                      ) -> tuple[bool, np.ndarray, dict[str, Any]] | None:
-        r"""A Newton step on the secular equations :math:`1 - \kappa_\pm/\sqrt{q_\pm} = 0`.
-
-        :math:`q_\pm = \kappa_\pm^2\|u_\pm\|^2` (the balls' form): these are nearly
-        linear in :math:`\lambda` (Moré and Sorensen's trust-region iteration), where
-        Newton's step on :math:`g` itself gains a factor 2 per step from far above (a
-        start :math:`10^{14}` times too large takes ~14 steps that way). Kept
-        only where it raises :math:`g` (Armijo) *and* lowers the secular residuals
-        (a jump that overshoots one multiplier towards 0 can leave the clipped Newton
-        steps on :math:`g` stalled at the boundary) and whose full step keeps
-        :math:`\lambda > 0`; ``None`` where no such step is found (then Newton's step
-        on :math:`g`).
-        """
-        active = self.active
-        q0, q1 = ev["q"].tolist()
-        if (active[0] and not q0 > 0) or (active[1] and not q1 > 0):
-            return None
-        k0, k1 = self.kappa
-        v0 = q0 * (math.sqrt(q0) / k0 - 1.0) if active[0] else 0.0
-        v1 = q1 * (math.sqrt(q1) / k1 - 1.0) if active[1] else 0.0
-        try:
-            x0, x1 = _solve2(*Hr, v0, v1)
-        except np.linalg.LinAlgError:
-            return None
-        s0, s1 = -x0, -x1
-        g0, g1 = ev["grad"].tolist()
-        slope = s0 * g0 + s1 * g1
-        if not slope > 0:
-            return None
-        l0, l1 = lam.tolist()
-        if (active[0] and l0 + s0 <= 0) or (active[1] and l1 + s1 <= 0):
-            # a step through lambda = 0 is no root of the secular equations nearby (an
-            # interior nearest point, or intersecting ellipsoids): Newton on g decides
-            return None
-        t = 1.0
-        res0 = self._secular(ev)
-        for _ in range(_SECULAR_TRIES):
-            trial = np.array([l0 + t * s0, l1 + t * s1])
-            try:
-                ev_trial = self.evaluate(trial)
-            except np.linalg.LinAlgError:
-                t *= 0.5
-                continue
-            if (ev_trial["value"] >= ev["value"] + 1e-4 * t * slope
-                    and self._secular(ev_trial) < res0):
-                return True, trial, ev_trial
-            t *= 0.5
-        return None
-
-    def multipliers(self, lam: np.ndarray) -> np.ndarray:
-        r"""The multipliers :math:`\lambda_\pm` of the ellipsoid constraints (reported)."""
-        return lam.copy()
-
-    def implied(self, e: np.ndarray, lam: np.ndarray, value: float
-                ) -> tuple[np.ndarray, dict[str, Any]] | None:
-        r"""The multipliers implied by the normal ``e``, if :math:`g` there exceeds ``value``.
-
-        At the optimum :math:`r = \delta^* e` and the tangent points give
-        :math:`\lambda_\pm = s(e)\|C_\pm^\top e\|/\kappa_\pm` (floored at 1e-12 of
-        the current ones: a flat ellipsoid's kink has :math:`C^\top e = 0`).
-        ``None`` where :math:`g` does not rise.
-        """
-        norms = [_norm(self.C[i].T @ e) if self.active[i] else 0.0 for i in (0, 1)]
-        sep = float(e @ self.d) - sum(self.kappa[i] * norms[i] for i in (0, 1)
-                                      if self.active[i])
-        if not sep > 0:
-            return None
-        new = np.array([max(sep * norms[i] / self.kappa[i], 1e-12 * lam[i])
-                        if self.active[i] else lam[i] for i in (0, 1)])
-        try:
-            ev = self.evaluate(new)
-        except np.linalg.LinAlgError:
-            return None
-        return (new, ev) if ev["value"] > value else None
-
-    def from_multipliers(self, lam: np.ndarray) -> np.ndarray:
-        r"""The iterate from given :math:`\lambda_\pm` (a zero is replaced by the start's)."""
-        return np.where(lam > 0, lam, self.start())
-
 
     def _support(self, norms: list[np.ndarray]) -> Any:
         r""":math:`\sum_\pm \kappa_\pm\|C_\pm^\top e\|` over the active classes.
@@ -361,42 +143,6 @@ class _Dual:
         if self.active[1]:
             out = out + self.kappa[1] * norms[1]
         return out
-
-    def value_scale(self, lam: np.ndarray) -> float:
-        """The magnitude of the terms of :math:`g` (its rounding is ``eps`` times this)."""
-        l0, l1 = lam.tolist()
-        terms = 0.0
-        if self.active[0]:
-            terms += l0 * self._k2[0]
-        if self.active[1]:
-            terms += l1 * self._k2[1]
-        return self._dd + terms
-
-    def value_rounding(self, ev: dict[str, Any]) -> float:
-        r"""A bound on the rounding error of the computed :math:`g` at an evaluation.
-
-        The Cholesky solve of :math:`Mr = d` returns the exact solution of some
-        :math:`(M + \delta M)\hat r = d` with :math:`|\delta M| \le
-        \gamma_{3n+1}|L||L^\top|` (Higham, *Accuracy and Stability of Numerical
-        Algorithms*, Thm 10.4; :math:`\gamma_k \approx ku`, :math:`u = \epsilon/2`),
-        so :math:`\tfrac12 d^\top\hat r` is off by up to :math:`\tfrac12\gamma_{3n+1}
-        \|\,|L|^\top|\hat r|\,\|^2`, plus the dot product's own
-        :math:`\tfrac12\gamma_n|d|^\top|\hat r|`. Formed on first use (rarely needed:
-        only where :math:`g` rose without the gap closing).
-        """
-        if "rounding" not in ev:
-            u = 0.5 * _EPS
-            ar = np.abs(ev["r"])
-            a = np.abs(np.tril(ev["L"])).T @ ar
-            ev["rounding"] = 0.5 * u * ((3 * self.n + 1) * float(a @ a)
-                                        + self.n * float(np.abs(self.d) @ ar))
-        return ev["rounding"]
-
-    def stationarity(self, ev: dict[str, Any]) -> float:
-        r"""Largest :math:`|q_\pm - \kappa_\pm^2| / \kappa_\pm^2` (0 at the optimum)."""
-        q = ev["q"].tolist()
-        return max((abs(q[i] - self._k2[i]) / self._k2[i]
-                    for i in (0, 1) if self.active[i]), default=0.0)
 
     def points(self, lam: np.ndarray, ev: dict[str, Any]) -> list[tuple[np.ndarray, ...]]:
         """The pulled pair ``(z_pos, z_neg, u_pos, u_neg)``: feasible, onto the ellipsoids."""
@@ -694,6 +440,266 @@ class _Dual:
         if not sep > 0:
             return math.inf
         return 2.0 * _EPS * (points + terms / sep)
+
+
+class _Dual(_Bracket):
+    """Evaluates :math:`g`, its gradient and Hessian at the multipliers.
+
+    See the Notes of :func:`solve_ellipsoid_newton`.
+    """
+
+    def __init__(self, data: Any, pair_kind: bool = False) -> None:
+        self.mu = (np.asarray(data["mean_pos"], float), np.asarray(data["mean_neg"], float))
+        if type(self) is _Dual:  # the factor form (_FactorDual) never forms C C^T
+            self.S = program_covariances(data)  # C C^T: the program's own ellipsoids
+        self.C = (np.asarray(data["C_pos"], float), np.asarray(data["C_neg"], float))
+        self.pair_kind = pair_kind  # the dual kind: the returned pair is the answer
+        self.kappa = (float(data["kappa_pos"]), float(data["kappa_neg"]))
+        self.active = tuple(k > 0 for k in self.kappa)  # kappa = 0: the class is a point
+        self.d = self.mu[0] - self.mu[1]
+        self.n = self.d.size
+        flat = [i for i in (0, 1) if self.active[i] and self.C[i].shape[1] < self.n]
+        self.flat_sets = [(i,) for i in flat] + ([tuple(flat)] if len(flat) == 2 else [])
+        self._ranges: dict[tuple[int, ...], np.ndarray | None] = {}
+        self._pinv: dict[tuple[int, ...], np.ndarray] = {}
+        # constants of the iteration, formed once (at small sizes a step's cost is its
+        # number of numpy calls)
+        self._eye = np.eye(self.n)
+        self._k2 = tuple(k ** 2 for k in self.kappa)  # kappa_pm^2 (as value_scale had it)
+        self._dd = float(self.d @ self.d)
+        self._projectors: np.ndarray | None | bool = False  # kink_directions, on first use
+        self._stack: np.ndarray | None = None  # evaluate, on first use
+        self._candidates: tuple | None = None  # bracket's last plain candidates
+        self._abs: tuple | None = None  # floor, on first use
+        self._spectral: tuple | None = None  # floor (dual kind), on first use
+
+    def evaluate(self, lam: np.ndarray, derivatives: bool = False) -> dict[str, Any]:
+        # ``ev["hess"]`` is formed on first use (derivatives=True: at once): most line
+        # search trials are rejected and never need it
+        # stacked over the two classes (an inactive class has a zero Sigma): a handful of
+        # numpy calls, which is the cost at small sizes (n <= 5)
+        if self._stack is None:
+            self._stack = np.stack([self.S[i] if self.active[i] else np.zeros((self.n,
+                                                                                  self.n))
+                                    for i in (0, 1)])
+            self._act = np.array(self.active, dtype=float)
+            self._kap2 = np.array([k * k for k in self.kappa]) * self._act
+        lam = np.asarray(lam, dtype=float)
+        inv = self._act / lam
+        M = self._eye + inv[0] * self._stack[0] + inv[1] * self._stack[1]
+        # LAPACK potrf/potrs directly (scipy's cho_factor/cho_solve wrappers cost more
+        # than the factorisation itself at small sizes, d <= 5)
+        L, info = _potrf(M, lower=1, clean=0, overwrite_a=1)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"M(lambda) is not positive definite (potrf {info})")
+        r = _potrs(L, self.d, lower=1)[0]
+        Sr = self._stack @ r  # rows Sigma_pm r
+        rSr = Sr @ r
+        q = rSr * inv * inv
+        value = 0.5 * float(self.d @ r) - 0.5 * float(lam @ self._kap2)
+        out = _Evaluation(r=r, Sr=Sr, q=q, value=value, grad=0.5 * (q - self._kap2), L=L)
+
+        def hessian() -> np.ndarray:
+            P = Sr.T * (inv * inv)  # columns s_pm = Sigma_pm r / lambda_pm^2
+            H = P.T @ _potrs(L, P, lower=1)[0]
+            H[0, 0] -= rSr[0] * inv[0] ** 3
+            H[1, 1] -= rSr[1] * inv[1] ** 3
+            for i in (0, 1):
+                if not self.active[i]:  # a fixed coordinate: no step along it
+                    H[i, :] = H[:, i] = 0.0
+                    H[i, i] = -1.0
+            return 0.5 * (H + H.T)
+
+        out.hessian = hessian
+        if derivatives:
+            out["hess"] = hessian()
+        return out
+
+    def start(self) -> np.ndarray:
+        r"""The first multipliers: :math:`\lambda_\pm = \sqrt{d^\top\Sigma_\pm d}/\kappa_\pm`.
+
+        (:math:`r \approx d` when the ellipsoids are small.)
+        """
+        return np.array([math.sqrt(max(float(self.d @ self.S[i] @ self.d), 1e-300))
+                         / self.kappa[i] if self.active[i] else 1.0 for i in (0, 1)])
+
+    def step(self, lam: np.ndarray, ev: dict[str, Any]
+             ) -> tuple[bool, np.ndarray, dict[str, Any]]:
+        r"""One damped Newton ascent step on :math:`g` inside :math:`\lambda > 0`.
+
+        Returns ``(improved, trial, evaluation at trial)``.
+        """
+        # scalar arithmetic on the two multipliers, the operations of the array form
+        # (np.trace, np.eye(2), np.linalg.solve: _solve2)
+        h00, h01, h10, h11 = ev["hess"].ravel().tolist()
+        g0, g1 = ev["grad"].tolist()
+        l0, l1 = lam.tolist()
+        shift = 1e-14 * abs(h00 + h11)
+        off = shift * 0.0
+        Hr = (h00 - shift, h01 - off, h10 - off, h11 - shift)
+        secular = self._secular_step(lam, ev, Hr)
+        if secular is not None:
+            return secular
+        try:
+            x0, x1 = _solve2(*Hr, g0, g1)
+            s0, s1 = -x0, -x1
+        except np.linalg.LinAlgError:
+            s0, s1 = g0, g1
+        slope = s0 * g0 + s1 * g1
+        if slope <= 0:  # not an ascent direction (rounding): gradient step
+            scale = 1.0 / max(abs(h00 + h11), 1e-300)
+            s0, s1 = g0 * scale, g1 * scale
+            slope = s0 * g0 + s1 * g1
+        t = 1.0
+        bounds = [-li / si for li, si in ((l0, s0), (l1, s1)) if si < 0]
+        if bounds:
+            t = min(1.0, 0.9 * min(bounds))
+        trial, ev_trial = lam, ev
+        value = ev["value"]
+        flat = None
+        for _ in range(60):
+            trial = np.array([l0 + t * s0, l1 + t * s1])
+            try:
+                ev_trial = self.evaluate(trial)
+            except np.linalg.LinAlgError:  # M(lambda) at rounding (lambda ~ 1e-300)
+                t *= 0.5
+                continue
+            if ev_trial["value"] >= value + 1e-4 * t * slope:
+                return True, trial, ev_trial
+            # near the maximum g is flat to rounding (its change is quadratic in the
+            # multipliers' error, below eps * |g| once that error is ~sqrt(eps)), so
+            # Armijo's test on g reads noise: there, a step that shrinks the gradient
+            # (the stationarity q_pm = kappa_pm^2 it is solving) is accepted instead
+            if flat is None:  # constants over the line search, formed on first use
+                flat = _FLAT * self.value_scale(lam)
+                stationarity = self.stationarity(ev)
+            if t * slope <= flat and self.stationarity(ev_trial) < stationarity:
+                return True, trial, ev_trial
+            t *= 0.5
+        return False, trial, ev_trial
+
+    def _secular(self, ev: dict[str, Any]) -> float:
+        r"""Largest :math:`|1 - \kappa_\pm/\sqrt{q_\pm}|` (the secular residuals)."""
+        q = ev["q"]
+        return max((abs(1.0 - self.kappa[i] / math.sqrt(q[i])) if q[i] > 0 else math.inf
+                    for i in (0, 1) if self.active[i]), default=0.0)
+
+    def _secular_step(self, lam: np.ndarray, ev: dict[str, Any], Hr: np.ndarray
+                      ) -> tuple[bool, np.ndarray, dict[str, Any]] | None:
+        r"""A Newton step on the secular equations :math:`1 - \kappa_\pm/\sqrt{q_\pm} = 0`.
+
+        :math:`q_\pm = \kappa_\pm^2\|u_\pm\|^2` (the balls' form): these are nearly
+        linear in :math:`\lambda` (Moré and Sorensen's trust-region iteration), where
+        Newton's step on :math:`g` itself gains a factor 2 per step from far above (a
+        start :math:`10^{14}` times too large takes ~14 steps that way). Kept
+        only where it raises :math:`g` (Armijo) *and* lowers the secular residuals
+        (a jump that overshoots one multiplier towards 0 can leave the clipped Newton
+        steps on :math:`g` stalled at the boundary) and whose full step keeps
+        :math:`\lambda > 0`; ``None`` where no such step is found (then Newton's step
+        on :math:`g`).
+        """
+        active = self.active
+        q0, q1 = ev["q"].tolist()
+        if (active[0] and not q0 > 0) or (active[1] and not q1 > 0):
+            return None
+        k0, k1 = self.kappa
+        v0 = q0 * (math.sqrt(q0) / k0 - 1.0) if active[0] else 0.0
+        v1 = q1 * (math.sqrt(q1) / k1 - 1.0) if active[1] else 0.0
+        try:
+            x0, x1 = _solve2(*Hr, v0, v1)
+        except np.linalg.LinAlgError:
+            return None
+        s0, s1 = -x0, -x1
+        g0, g1 = ev["grad"].tolist()
+        slope = s0 * g0 + s1 * g1
+        if not slope > 0:
+            return None
+        l0, l1 = lam.tolist()
+        if (active[0] and l0 + s0 <= 0) or (active[1] and l1 + s1 <= 0):
+            # a step through lambda = 0 is no root of the secular equations nearby (an
+            # interior nearest point, or intersecting ellipsoids): Newton on g decides
+            return None
+        t = 1.0
+        res0 = self._secular(ev)
+        for _ in range(_SECULAR_TRIES):
+            trial = np.array([l0 + t * s0, l1 + t * s1])
+            try:
+                ev_trial = self.evaluate(trial)
+            except np.linalg.LinAlgError:
+                t *= 0.5
+                continue
+            if (ev_trial["value"] >= ev["value"] + 1e-4 * t * slope
+                    and self._secular(ev_trial) < res0):
+                return True, trial, ev_trial
+            t *= 0.5
+        return None
+
+    def multipliers(self, lam: np.ndarray) -> np.ndarray:
+        r"""The multipliers :math:`\lambda_\pm` of the ellipsoid constraints (reported)."""
+        return lam.copy()
+
+    def implied(self, e: np.ndarray, lam: np.ndarray, value: float
+                ) -> tuple[np.ndarray, dict[str, Any]] | None:
+        r"""The multipliers implied by the normal ``e``, if :math:`g` there exceeds ``value``.
+
+        At the optimum :math:`r = \delta^* e` and the tangent points give
+        :math:`\lambda_\pm = s(e)\|C_\pm^\top e\|/\kappa_\pm` (floored at 1e-12 of
+        the current ones: a flat ellipsoid's kink has :math:`C^\top e = 0`).
+        ``None`` where :math:`g` does not rise.
+        """
+        norms = [_norm(self.C[i].T @ e) if self.active[i] else 0.0 for i in (0, 1)]
+        sep = float(e @ self.d) - sum(self.kappa[i] * norms[i] for i in (0, 1)
+                                      if self.active[i])
+        if not sep > 0:
+            return None
+        new = np.array([max(sep * norms[i] / self.kappa[i], 1e-12 * lam[i])
+                        if self.active[i] else lam[i] for i in (0, 1)])
+        try:
+            ev = self.evaluate(new)
+        except np.linalg.LinAlgError:
+            return None
+        return (new, ev) if ev["value"] > value else None
+
+    def from_multipliers(self, lam: np.ndarray) -> np.ndarray:
+        r"""The iterate from given :math:`\lambda_\pm` (a zero is replaced by the start's)."""
+        return np.where(lam > 0, lam, self.start())
+
+
+    def value_scale(self, lam: np.ndarray) -> float:
+        """The magnitude of the terms of :math:`g` (its rounding is ``eps`` times this)."""
+        l0, l1 = lam.tolist()
+        terms = 0.0
+        if self.active[0]:
+            terms += l0 * self._k2[0]
+        if self.active[1]:
+            terms += l1 * self._k2[1]
+        return self._dd + terms
+
+    def value_rounding(self, ev: dict[str, Any]) -> float:
+        r"""A bound on the rounding error of the computed :math:`g` at an evaluation.
+
+        The Cholesky solve of :math:`Mr = d` returns the exact solution of some
+        :math:`(M + \delta M)\hat r = d` with :math:`|\delta M| \le
+        \gamma_{3n+1}|L||L^\top|` (Higham, *Accuracy and Stability of Numerical
+        Algorithms*, Thm 10.4; :math:`\gamma_k \approx ku`, :math:`u = \epsilon/2`),
+        so :math:`\tfrac12 d^\top\hat r` is off by up to :math:`\tfrac12\gamma_{3n+1}
+        \|\,|L|^\top|\hat r|\,\|^2`, plus the dot product's own
+        :math:`\tfrac12\gamma_n|d|^\top|\hat r|`. Formed on first use (rarely needed:
+        only where :math:`g` rose without the gap closing).
+        """
+        if "rounding" not in ev:
+            u = 0.5 * _EPS
+            ar = np.abs(ev["r"])
+            a = np.abs(np.tril(ev["L"])).T @ ar
+            ev["rounding"] = 0.5 * u * ((3 * self.n + 1) * float(a @ a)
+                                        + self.n * float(np.abs(self.d) @ ar))
+        return ev["rounding"]
+
+    def stationarity(self, ev: dict[str, Any]) -> float:
+        r"""Largest :math:`|q_\pm - \kappa_\pm^2| / \kappa_\pm^2` (0 at the optimum)."""
+        q = ev["q"].tolist()
+        return max((abs(q[i] - self._k2[i]) / self._k2[i]
+                    for i in (0, 1) if self.active[i]), default=0.0)
 
 
 class _FactorDual(_Dual):
@@ -1019,7 +1025,7 @@ def solve_ellipsoid_newton(
     a flat ellipsoid whose nearest point is interior has :math:`\lambda \to 0`, where
     :math:`\Sigma r/\lambda` is round-off and the tangent point undetermined; with a flat
     ellipsoid they are tried at every idle step). Beside :math:`r/\|r\|` the candidate
-    normals include its projections off the flat factors' spans (:meth:`_Dual.kink_directions`:
+    normals include its projections off the flat factors' spans (:meth:`_Bracket.kink_directions`:
     at an interior nearest point :math:`C^\top e = 0`, a kink of :math:`s(e)` where the
     error of :math:`e` counts at first order). The returned
     hyperplane :math:`w = 2e/s(e)` along the best direction is primal feasible, and its
@@ -1036,7 +1042,7 @@ def solve_ellipsoid_newton(
     (its rounding: :math:`10^3\epsilon` times its terms, and in the feature form at least the
     bound :meth:`_Dual.value_rounding` from the Cholesky solve's backward error, which
     an :math:`M(\lambda)` of condition :math:`10^{30}` raises to :math:`\pm 10^3`; 2 steps
-    where the gap is within 10 times the bracket's rounding floor, :meth:`_Dual.floor`)
+    where the gap is within 10 times the bracket's rounding floor, :meth:`_Bracket.floor`)
     stops the solver as stalled (``OPTIMAL_INACCURATE`` with the gap reached: badly scaled
     features raise the bracket's rounding floor above a small ``tol``; ``tol`` is never
     relaxed to it). Intersecting
@@ -1054,11 +1060,10 @@ def solve_ellipsoid_newton(
     previous run on a nearby program (a zero, a flat ellipsoid's multiplier, is allowed).
     """
     t0 = time.perf_counter()
-    check_common("ellipsoid-newton", tol, max_iter, time_limit)
+    driver = _driver(tol, max_iter, time_limit, callback)
     if space not in ("auto", "factor", "feature"):
         raise OptionError("ellipsoid-newton: space must be 'auto', 'factor' or 'feature', "
                           f"got {space!r}")
-    stop = stopper("ellipsoid-newton", callback)
     data = check_rates_program(program, "ellipsoid-newton")
     for cls in ("pos", "neg"):
         if float(data[f"kappa_{cls}"]) > 0 and not np.any(np.asarray(data[f"C_{cls}"])):
@@ -1081,8 +1086,8 @@ def solve_ellipsoid_newton(
         fallback = _factor_form_suits(data)
         space = "factor" if fallback else "feature"
     with single_blas_thread(np.asarray(data["mean_pos"]).size):
-        sol = _newton(program, data, t0=t0, stop=stop, tol=tol, max_iter=max_iter,
-                      time_limit=time_limit, verbose=verbose, x0=x0, space=space)
+        sol = _newton(program, data, t0=t0, driver=driver, verbose=verbose, x0=x0,
+                      space=space)
         if not (fallback and sol.extras.get("stop_reason") == 5
                 and not sol.extras.get("at_rounding_floor")):
             return sol
@@ -1090,11 +1095,10 @@ def solve_ellipsoid_newton(
         lam = np.asarray(sol.extras["multipliers"], dtype=float)
         # a multiplier at 0 (a flat ellipsoid's interior point) starts small, not at 0
         lam = np.where(lam > 0, lam, 1e-6 * _Dual(data).start())
-        second = _newton(program, data, t0=time.perf_counter(), stop=stop, tol=tol,
-                         max_iter=max(1, max_iter - sol.iterations),
-                         time_limit=None if time_limit is None else max(time_limit - used,
-                                                                         1e-3),
-                         verbose=verbose, x0=lam, space="feature")
+        second = _newton(program, data, t0=time.perf_counter(), driver=_driver(
+                             tol, max(1, max_iter - sol.iterations),
+                             None if time_limit is None else max(time_limit - used, 1e-3),
+                             callback), verbose=verbose, x0=lam, space="feature")
     best = second if second.extras["relative_gap"] < sol.extras["relative_gap"] or \
         second.status is Status.INFEASIBLE else sol
     return replace(best, extras={**best.extras, "space": "factor, then feature"},
@@ -1124,9 +1128,16 @@ def _factor_form_suits(data: Any) -> bool:
     return bool(sv[-1] > 0 and sv[0] <= _FACTOR_COND * sv[-1])
 
 
-def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_iter: int,
-            time_limit: float | None, verbose: bool, x0: Any, space: str) -> Solution:
+def _driver(tol: float, max_iter: int, time_limit: float | None, callback: Any) -> Driver:
+    """The stop rule of one Newton run (options and callback checked here)."""
+    return Driver("ellipsoid-newton", tol=tol, max_iter=max_iter, time_limit=time_limit,
+                  messages=TERMINATION_MESSAGES, statuses=STATUS_MAP, callback=callback)
+
+
+def _newton(program: Any, data: Any, *, t0: float, driver: Driver, verbose: bool, x0: Any,
+            space: str) -> Solution:
     """The Newton iteration of :func:`solve_ellipsoid_newton` (options checked)."""
+    tol = driver.tol
     pair_kind = program.kind == kinds.RATES_DUAL
     dual = _FactorDual(data, pair_kind) if space == "factor" else _Dual(data, pair_kind)
     if x0 is None:
@@ -1135,7 +1146,7 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
         lam = dual.from_multipliers(np.asarray(x0, dtype=float).reshape(-1))
     d_norm = _norm(dual.d)
     setup_time = time.perf_counter() - t0
-    t1 = time.perf_counter()
+    driver.start()
     try:
         ev = dual.evaluate(lam)
     except np.linalg.LinAlgError:  # a warm start at nu = 0 where A^T A is singular
@@ -1169,13 +1180,13 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
         if verbose:
             print(f"{k:>5} {ev['value']:>16.10g} {lower:>16.10g} {upper:>16.10g} "
                   f"{rel_gap:>10.2e}")
-        if stop is not None and stop(IntermediateResult(
-                iteration=k, objective=ev["value"], residual=rel_gap,
-                elapsed=time.perf_counter() - t1, values={"multipliers": dual.multipliers(lam)})):
-            code = 3
+        if driver.listening and driver.notify(
+                k, rel_gap, objective=ev["value"],
+                values={"multipliers": dual.multipliers(lam)}):
+            code = int(Reason.CALLBACK)
             break
-        if rel_gap <= tol:
-            code = 0
+        if driver.converged(rel_gap):
+            code = int(Reason.CONVERGED)
             break
         # progress: the certified gap shrinks, or g still rises above its rounding
         # (infeasible rates: lambda -> 0, the gap stays infinite while g climbs to 0)
@@ -1200,11 +1211,9 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
                 code = 5
                 extras_floor = at_floor
                 break
-        if k >= max_iter:
-            code = 1
-            break
-        if time_limit is not None and time.perf_counter() - t1 > time_limit:
-            code = 2
+        limit = driver.limit(k)
+        if limit is not None:
+            code = int(limit)
             break
         improved, trial, ev_trial = dual.step(lam, ev)
         if br.get("normal") is not None and (k == 0 or since_best >= 2):
@@ -1223,7 +1232,7 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
             lam, ev = trial, ev_trial
             break
         lam, ev = trial, ev_trial
-    solve_time = time.perf_counter() - t1
+    solve_time = driver.elapsed
     extras = {"stop_reason": code, "multipliers": dual.multipliers(lam), "relative_gap": rel_gap,
               "space": space, "at_rounding_floor": extras_floor}
     if code == 4:
