@@ -20,11 +20,25 @@ from ..kernels import psd_factor
 from ..kinds import SVM_PRIMAL
 from ..registry import register
 from ..solution import Residuals, Solution, Status
-from ._callback import IntermediateResult, check_callback, notify
+from ._driver import Driver, Reason, message_table, status_table
 from ._options import check_common, resolve_engine
 from ._warm import pegasos_wb
 
 __all__ = ["exact_bias", "implied_dual", "solve_pegasos", "solve_weighted_pegasos"]
+
+#: Stop reason -> message (``detail``: the certified gap and the iterations done).
+_EPS_STOP = 5
+TERMINATION_MESSAGES: dict[int, str] = message_table("converged: {detail}", {
+    Reason.MAX_ITER: "max_iter = T = {T} reached; {detail}",
+    Reason.TIME_LIMIT: "time_limit = {time_limit} s reached; {detail}",
+    Reason.CALLBACK: "stopped by the callback; {detail}",
+    Reason.STALLED: ("stalled: the gap did not improve by 1% over {stall_checks} checks; "
+                     "{detail}; raise batch_size or lower tol"),
+    _EPS_STOP: "stopped by ||w_t - w_(t-1)|| <= eps = {eps:g} (Alg. 5) with {detail}",
+})
+#: Stop reason -> Status: a stall or the eps test (Alg. 5) without the gap is inaccurate.
+STATUS_MAP: dict[int, Status] = status_table({Reason.STALLED: Status.OPTIMAL_INACCURATE,
+                                              _EPS_STOP: Status.OPTIMAL_INACCURATE})
 
 #: Smoothing widths beta of the certificate's proximal steps (continuation; Notes of
 #: ``solve_pegasos``).
@@ -524,26 +538,6 @@ class _Certifier:
         return p_val, self.D, gap, self.alpha, stat, cw.copy(), float(cb)
 
 
-def _outcome(code: str, gap: float, tol: float, t: int, T: int, eps: float | None,
-             stall_checks: int, time_limit: float | None) -> tuple[Status, str]:
-    """Status and message of a run that stopped for ``code`` with relative gap ``gap``."""
-    converged = gap <= tol
-    detail = f"relative duality gap {gap:.2e} (tol {tol:g}) after {t} iterations"
-    if code == "gap" or (converged and code in ("limit", "time", "callback", "eps", "stall")):
-        return Status.OPTIMAL, f"converged: {detail}"
-    if code == "eps":
-        return Status.OPTIMAL_INACCURATE, (
-            f"stopped by ||w_t - w_(t-1)|| <= eps = {eps:g} (Alg. 5) with {detail}")
-    if code == "stall":
-        return Status.OPTIMAL_INACCURATE, (
-            f"stalled: the gap did not improve by 1% over {stall_checks} checks; "
-            f"{detail}; raise batch_size or lower tol")
-    reason = {"limit": f"max_iter = T = {T} reached",
-              "time": f"time_limit = {time_limit} s reached",
-              "callback": "stopped by the callback"}[code]
-    return Status.USER_LIMIT, f"{reason}; {detail}"
-
-
 def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int | None,
          time_limit: float | None, verbose: bool, callback: Callable | None,
          x0: np.ndarray | None, batch_size: int | None, eps: float | None, bias: str,
@@ -556,12 +550,13 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
         batch_size = min(n, 32)
     engine = _check_options(name, tol, max_iter, time_limit, batch_size, eps, bias, tau,
                             check_every, stall_checks, average, engine, n)
-    check_callback(name, callback)
+    T = 100_000 if max_iter is None else int(max_iter)
+    driver = Driver(name, tol=tol, max_iter=T, time_limit=time_limit,
+                    messages=TERMINATION_MESSAGES, statuses=STATUS_MAP, callback=callback)
     k = int(batch_size)
     use_numba = engine == "numba"
     steps = _numba_kernel() if use_numba else _steps_numpy
     chunk = _NUMBA_CHUNK if use_numba else _NUMPY_CHUNK
-    T = 100_000 if max_iter is None else int(max_iter)
     lam = 1.0 / float(c.sum())  # lambda = 1 / sum_i c_i  (= 1/(C N) for uniform costs)
     s = lam * n * c  # per-sample loss weights of the lambda-form, mean 1
     radius = 1.0 / math.sqrt(lam)
@@ -578,10 +573,10 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
     per_pass = max(10, n // k)  # exact bias: once a pass
     setup_time = time.perf_counter() - t_setup
 
-    t0 = time.perf_counter()
+    driver.start()
     best_gap, since_best = math.inf, 0
-    code, t, gap, alpha, stat, dual, primal = "limit", 0, math.inf, None, math.nan, -math.inf, \
-        math.inf
+    code: int = Reason.MAX_ITER
+    t, gap, alpha, stat, dual, primal = 0, math.inf, None, math.nan, -math.inf, math.inf
     history = []
     if verbose:
         print(f"{name}: N = {n}, d = {d}, lambda = {lam:.3e}, k = {k}, T = {T}, bias = {bias}, "
@@ -597,7 +592,7 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
 
     while True:
         if t >= T:
-            code = "limit"
+            code = Reason.MAX_ITER
             break
         stop_at = min(T, schedule.next, t + chunk)
         if bias == "exact":
@@ -607,7 +602,7 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
                          average, eps_val, bb))
         t += done
         if done < m:
-            code = "eps"
+            code = _EPS_STOP
             break
         if bias == "exact" and t % per_pass == 0:  # inner minimisation over b, once a pass
             bb[0] = exact_bias(Z @ w, y, c)
@@ -617,30 +612,33 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
             history.append((t, primal, dual, gap))
             if verbose:
                 print(f"{t:>10} {primal:>14.7e} {dual:>14.7e} {gap:>10.2e} "
-                      f"{time.perf_counter() - t0:>8.2f}")
-            if gap <= tol:
-                code = "gap"
+                      f"{driver.elapsed:>8.2f}")
+            if driver.converged(gap):
+                code = Reason.CONVERGED
                 break
             if gap < 0.99 * best_gap:
                 best_gap, since_best = gap, 0
             else:
                 since_best += 1
                 if since_best >= stall_checks:
-                    code = "stall"
+                    code = Reason.STALLED
                     break
-            if notify(callback, IntermediateResult(
-                    iteration=t, objective=primal, residual=gap,
-                    elapsed=time.perf_counter() - t0,
-                    values={"w": out_w.copy(), "b": out_b}, extras={"dual": dual})):
-                code = "callback"
+            if driver.listening and driver.notify(
+                    t, gap, objective=primal, values={"w": out_w.copy(), "b": out_b},
+                    extras={"dual": dual}):
+                code = Reason.CALLBACK
                 break
-        if time_limit is not None and time.perf_counter() - t0 > time_limit:
-            code = "time"
+        if driver.out_of_time():
+            code = Reason.TIME_LIMIT
             break
     certificate(final=True)
-    solve_time = time.perf_counter() - t0
+    solve_time = driver.elapsed
     assert alpha is not None
-    status, message = _outcome(code, gap, tol, t, T, eps, stall_checks, time_limit)
+    detail = f"relative duality gap {gap:.2e} (tol {tol:g}) after {t} iterations"
+    # a run that meets tol at its last certificate converged, whatever stopped it
+    status, message = driver.finish(Reason.CONVERGED if driver.converged(gap) else code,
+                                    detail=detail, T=T, eps=eps, stall_checks=stall_checks,
+                                    time_limit=time_limit)
     if verbose:
         print(f"{name}: {message}")
     w, b = out_w, out_b
