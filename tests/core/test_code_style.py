@@ -36,11 +36,7 @@ LONG_DOCSTRING_ALLOWED = {
     "contracts/ranking_ops.py",
 }
 #: Functions still longer than the limit, for the same reason (``module:qualified name``).
-LONG_FUNCTION_ALLOWED = {
-    "solvers/cbor_smo.py:solve_cbor_smo", "solvers/smo_or.py:solve_smo_or",
-    "solvers/cbc_smo.py:solve_cbc_smo", "solvers/simplex_smo.py:solve_simplex_smo",
-    "solvers/_cbor_numba.py:run",
-}
+LONG_FUNCTION_ALLOWED = {"solvers/_cbor_numba.py:run"}
 
 #: History that belongs in commit messages: issue numbers ("issue 21", "issue #21",
 #: "(#21)"), campaign seeds, and citations of a particular results file (the directory
