@@ -1,4 +1,5 @@
 """Reproduce Table 4.3 of Huang (2004): M4 vs SVM vs MPM, linear and RBF kernels.
+
 The protocol is in the Notes of :func:`main`. Run::
 
     conicml reproduce huang_table_4_3 [--quick] [--time-limit S] [--data NAME ...]
