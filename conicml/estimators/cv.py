@@ -33,6 +33,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.metaestimators import _safe_split
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._utils.deprecation import DEPRECATED, renamed_param
 from .._utils.progress import progress_bar
 from ..exceptions import ProgramError
 from ..formulations import m4 as m4f
@@ -111,14 +112,39 @@ def _usable(solution: Any) -> bool:
     return solution.status is Status.USER_LIMIT and bool(solution.values)
 
 
+def _column_major_gram(kern: Any, X_train: np.ndarray) -> np.ndarray:
+    r"""The Gram matrix of ``X_train`` in column-major order.
+
+    The solvers read it a column at a time (``smo``'s kernel columns, the certificate's
+    and the decoder's products over the support vectors): in column-major order a column
+    is contiguous, in row-major order it is a strided gather ~10x slower. The RBF
+    matrix is computed in place, :math:`\exp(-\gamma(\|x_i\|^2 + \|x_j\|^2 - 2x_i^	op
+    x_j))` with the distances clipped at 0 and a zero diagonal (as
+    :func:`sklearn.metrics.pairwise.rbf_kernel`), without its temporaries.
+    """
+    if kern.name != "rbf":
+        return np.asfortranarray(kern.gram(X_train))
+    sq = np.einsum("ij,ij->i", X_train, X_train)
+    G = X_train @ X_train.T
+    G *= -2.0
+    G += sq[:, None]
+    G += sq[None, :]
+    np.maximum(G, 0.0, out=G)
+    np.fill_diagonal(G, 0.0)
+    G *= -float(kern.gamma)
+    np.exp(G, out=G)
+    return G.T  # a column-major view (of the transpose: the same kernel values)
+
+
 def _kernel_blocks(kern: Any, X: np.ndarray, train: np.ndarray, test: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The fold's inputs as its base estimator sees them and the fold's kernel blocks."""
+    """The fold's inputs as its base estimator sees them and the fold's kernel blocks
+    (the training block's Gram matrix column-major, see :func:`_column_major_gram`)."""
     if kern.name == "precomputed":  # rows and columns of the training samples (_safe_split)
         X_train, X_test = X[np.ix_(train, train)], X[np.ix_(test, train)]
-        return X_train, X_test, X_train, X_test
+        return X_train, X_test, np.asfortranarray(X_train), X_test
     X_train, X_test = X[train], X[test]
-    return X_train, X_test, kern.gram(X_train), kern(X_test, X_train)
+    return X_train, X_test, _column_major_gram(kern, X_train), kern(X_test, X_train)
 
 
 # ---- the shared machinery ------------------------------------------------------------------
@@ -527,7 +553,7 @@ class RankRCClassifierCV(_PathCV):
         (the thesis's :math:`\log_2\lambda = -20:2:10` for ``k = 16``).
     cv, scoring, refit, n_jobs
         As in :class:`SVMClassifierCV`.
-    kernel, gamma, degree, coef0, basis, loss, eps, random_state, solver, solver_options
+    kernel, gamma, degree, coef0, basis, loss, smoothing, random_state, solver, solver_options
         As in :class:`RankRCClassifier` (a random basis is drawn once per fold, as each
         fit of the base estimator on that fold would draw it).
 
@@ -565,9 +591,9 @@ class RankRCClassifierCV(_PathCV):
     def __init__(self, lams: int | Any = 16, *, cv: Any = None, scoring: Any = None,
                  refit: bool = True, n_jobs: int | None = None, kernel: str = "rbf",
                  gamma: float | str = "mean-distance", degree: int = 3, coef0: float = 1.0,
-                 basis: Any = "rare", loss: str = "smoothed", eps: float = 0.1,
+                 basis: Any = "rare", loss: str = "smoothed", smoothing: float = 0.1,
                  random_state: Any = None, solver: str = "rank-tr",
-                 solver_options: dict | None = None) -> None:
+                 solver_options: dict | None = None, eps: float | str = DEPRECATED) -> None:
         self.lams = lams
         self.cv = cv
         self.scoring = scoring
@@ -579,6 +605,7 @@ class RankRCClassifierCV(_PathCV):
         self.coef0 = coef0
         self.basis = basis
         self.loss = loss
+        self.smoothing = smoothing
         self.eps = eps
         self.random_state = random_state
         self.solver = solver
@@ -595,7 +622,8 @@ class RankRCClassifierCV(_PathCV):
     def _base_estimator(self, value: float) -> RankRCClassifier:
         return RankRCClassifier(value, kernel=self.kernel, gamma=self.gamma,
                                 degree=self.degree, coef0=self.coef0, basis=self.basis,
-                                loss=self.loss, eps=self.eps, random_state=self.random_state,
+                                loss=self.loss, smoothing=renamed_param(self, "eps", "smoothing"),
+                                random_state=self.random_state,
                                 solver=self.solver, solver_options=self.solver_options)
 
     def _fold_path(self, X, y_pm, train, test, grid):
@@ -609,7 +637,7 @@ class RankRCClassifierCV(_PathCV):
         first = ranking_formulation.rankrc(
             X_train, y_train, float(grid[0]), kernel=self.kernel, gamma=self.gamma,
             degree=self.degree, coef0=self.coef0, basis=self.basis, loss=self.loss,
-            eps=self.eps, random_state=self.random_state)
+            smoothing=renamed_param(self, "eps", "smoothing"), random_state=self.random_state)
         R = np.asarray(first.data["basis"])
         kern = first.data["kernel"]
         K_test = (X_test[:, R] if kern.name == "precomputed" else kern(X_test, X_train[R]))

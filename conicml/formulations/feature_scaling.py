@@ -63,13 +63,14 @@ from typing import Any
 
 import numpy as np
 
+from .._utils.deprecation import renamed_keywords
 from ..contracts.feature_scaling import (
     MAX_TENSOR_BYTES,
     FeatureScaledSVM,
     FeatureScalingObjective,
     fs_kernel,
     projected_hessian_label,
-    small_blas,
+    second_order,
     smoothed_hinge,
     support_mask,
 )
@@ -94,12 +95,14 @@ def _svm_dual(G: np.ndarray, y: np.ndarray, C: float) -> Program:
     return svm.soft_margin(G, y, C, kernel="precomputed", form="dual")
 
 
+@renamed_keywords(eps="smoothing")
 def svm_block_program(X: np.ndarray, y: np.ndarray, z: np.ndarray, C: float, *,
-                      eps: float = 0.5, K: np.ndarray | None = None) -> Program:
+                      smoothing: float = 0.5, K: np.ndarray | None = None) -> Program:
     r"""The SVM block: the program whose optimum minimises :math:`\Omega(\cdot, \cdot, z)`.
 
     The SVM dual (kind ``qp.svm.dual``) with the precomputed Gram matrix
-    :math:`K_z + (2\epsilon/C) I` (module docstring); ``program.decode(solution)``
+    :math:`K_z + (2\epsilon/C) I`, :math:`\epsilon` = ``smoothing`` (module docstring);
+    ``program.decode(solution)``
     gives ``dual_coef`` (:math:`\beta`) and ``b``. Solve it with any solver of that
     kind, e.g. ``program.decode(conicml.solve(program, "smo"))``.
 
@@ -109,11 +112,12 @@ def svm_block_program(X: np.ndarray, y: np.ndarray, z: np.ndarray, C: float, *,
     """
     if K is None:
         K = fs_kernel(X, X, np.asarray(z, float))
-    return _svm_dual(K + (2 * eps / C) * np.eye(K.shape[0]), y, C)
+    return _svm_dual(K + (2 * smoothing / C) * np.eye(K.shape[0]), y, C)
 
 
+@renamed_keywords(eps="smoothing")
 def feature_scaled_svm(X: Any, y: Any, C: float = 1.0, mu: float = 1.0, *,
-                       eps: float = 0.5, z0: Any = None) -> Program:
+                       smoothing: float = 0.5, z0: Any = None) -> Program:
     r"""The feature-scaled Gaussian-kernel SVM, :math:`\min_{z\ge0}\Omega(\beta, b, z)` (7.7).
 
     Parameters
@@ -125,8 +129,9 @@ def feature_scaled_svm(X: Any, y: Any, C: float = 1.0, mu: float = 1.0, *,
         Loss weight (> 0).
     mu : float, default=1.0
         :math:`\ell_1` weight on :math:`z` (>= 0).
-    eps : float, default=0.5
-        Smoothing of the hinge (7.8).
+    smoothing : float, default=0.5
+        Smoothing width :math:`\epsilon` of the hinge (7.8) (``eps`` before this
+        release, still accepted with a ``FutureWarning``).
     z0 : array-like of shape (d,), optional
         Starting scales, >= 0 (default :math:`\mathbf 1`, F37).
 
@@ -155,7 +160,7 @@ def feature_scaled_svm(X: Any, y: Any, C: float = 1.0, mu: float = 1.0, *,
     failing number. Different methods reach different such points: in
     :func:`conicml.compare` disagreement is information, not an error.
     """
-    obj = FeatureScalingObjective(X, y, C, mu, eps)
+    obj = FeatureScalingObjective(X, y, C, mu, smoothing)
     if z0 is None:
         z_start = np.ones(obj.d)
     else:
@@ -200,10 +205,7 @@ def _certify(data: Mapping[str, Any], solution: Solution) -> Residuals:
     if not (np.all(np.isfinite(beta)) and math.isfinite(b) and np.all(np.isfinite(z))):
         return Residuals(primal=math.inf, dual=math.inf, gap=math.inf, source="recomputed")
     primal = max(0.0, -float(np.min(z, initial=0.0))) / max(1.0, float(np.max(np.abs(z))))
-    with small_blas(obj):
-        value, g, H = obj.omega(beta, b, np.maximum(z, 0.0))
-        free = np.concatenate([np.ones(obj.n + 1, bool), support_mask(z)])
-        eig = np.linalg.eigvalsh(H[np.ix_(free, free)])
+    value, g, eig, free = second_order(obj, beta, b, np.maximum(z, 0.0))
     stat = max(float(np.max(np.abs(g[free]), initial=0.0)),
                float(np.max(-g[~free], initial=0.0)))
     curvature = max(0.0, -float(eig[0])) / max(1.0, float(np.max(np.abs(eig))))

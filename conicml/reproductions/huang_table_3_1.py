@@ -67,7 +67,7 @@ COLUMNS = ["MEMPM alpha", "MEMPM beta", "theta*a+(1-theta)*b", "MEMPM acc", "MPM
 
 def load(name: str) -> tuple[np.ndarray, np.ndarray]:
     if name == "twonorm":
-        return cm.datasets.twonorm(n=7400, dim=20, seed=2004)
+        return cm.datasets.twonorm(n=7400, dim=20, random_state=2004)
     X, y = cm.datasets.load(name)
     if name == "vote":
         y = -y  # x = republican (see module docstring)

@@ -145,7 +145,20 @@ class StoreCache(ColumnCache):
         self.gather: Any = None  # compiled out += store[slots].T @ coef (set by the caller)
         self.compact: Any = None  # compiled in-place gather of stored rows (set by the caller)
         self.min_length = n  # shortest stored columns so far
+        self.borrowed = False  # the store is the program's own Gram matrix (borrow)
         self.reset_full()
+
+    def borrow(self) -> None:
+        """Make a precomputed float64 Gram matrix in column-major order the store itself:
+        its transpose's rows are its columns, so every column is present and none is
+        computed or copied (a path over C solves on one Gram matrix). The working set's
+        columns are then never gathered (``rebasis`` keeps the full basis)."""
+        self.store = self.X.T
+        self.cap = self.used = self.n
+        self.slot_of = np.arange(self.n, dtype=np.int64)
+        self.col_of = np.arange(self.n, dtype=np.int64)
+        self.stamp = np.zeros(self.n, dtype=np.int64)
+        self.borrowed = True
 
     def _layout(self, m: int) -> None:
         self.m = m
@@ -181,8 +194,11 @@ class StoreCache(ColumnCache):
         columns used in the last ``recent`` clock ticks whose variable stays in the
         working set are kept, at most as many as fit, and completed with their rows for
         the returning variables (LIBSVM completes a cached column when it is next asked
-        for, ``Cache::get_data``); the others are dropped.
+        for, ``Cache::get_data``); the others are dropped. A borrowed store keeps every
+        variable.
         """
+        if self.borrowed:
+            return
         old = np.arange(self.n) if self.basis is None else self.basis
         new_idx = np.arange(self.n) if new is None else new
         where = np.full(self.n, -1, dtype=np.int64)

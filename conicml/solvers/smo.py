@@ -121,10 +121,10 @@ its products are one Gram column at a time.
 
 **Warm-start:** supported. ``x0`` is a feasible :math:`\alpha`
 (:math:`0 \le \alpha \le c` and :math:`y^\top\alpha = 0` up to
-:math:`10^{-9}\max(1, \sum_i c_i)`); the gradient is rebuilt from it, so an
-optimal ``x0`` stops after 0 iterations. Along a C path
-(:func:`conicml.solve_path`) the previous :math:`\alpha` is scaled by the ratio of the
-costs (:func:`conicml.solvers._warm.smo_alpha`).
+:math:`10^{-9}\max(1, \sum_i c_i)`); the gradient is rebuilt from it (or taken from
+``x0_products``), so an optimal ``x0`` stops after 0 iterations. Along a C path
+(:func:`conicml.solve_path`) the previous active set predicts the next :math:`\alpha`
+(:func:`conicml.solvers._warm.smo_alpha`).
 """
 
 
@@ -354,7 +354,8 @@ class _State:
     polishing rule; ``driver.tol`` is the current tolerance (lowered by polishing)."""
 
     def __init__(self, y: np.ndarray, c: np.ndarray, QD: np.ndarray, cache: Any,
-                 alpha: np.ndarray, gap_tol: float | None, driver: Driver) -> None:
+                 alpha: np.ndarray, gap_tol: float | None, driver: Driver,
+                 products: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.y, self.c, self.QD, self.cache, self.alpha = y, c, QD, cache, alpha
         self.n = n = y.shape[0]
         self.pos = y > 0
@@ -363,7 +364,10 @@ class _State:
         # F = -y * G is LIBSVM's -y_t grad_t; Gb = y * Gbar, Gbar = sum_{alpha_t = c_t} c_t Q_t
         self.F, self.Gb = y.copy(), np.zeros(n)
         nz = np.flatnonzero(alpha > 0)
-        if nz.size:
+        if products is not None:  # K(alpha y) and K_B(c_B y_B), given (x0_products)
+            self.F -= products[0]
+            self.Gb = products[1].copy()
+        elif nz.size:
             coef = np.column_stack([alpha[nz] * y[nz],
                                     np.where(alpha[nz] >= c[nz], c[nz] * y[nz], 0)])
             prod = cache.matvec(nz, coef)
@@ -932,6 +936,7 @@ def solve_smo(
     shrinking: bool = True,
     cache_size: float = 200.0,
     x0: np.ndarray | None = None,
+    x0_products: tuple[np.ndarray, np.ndarray] | None = None,
     callback: Callback | None = None,
     gap_tol: float | None = 9e-4,
     engine: str = "auto",
@@ -967,6 +972,12 @@ def solve_smo(
     x0 : ndarray of shape (n,), optional
         Feasible warm start :math:`\alpha`; raises :class:`OptionError` if
         infeasible.
+    x0_products : (ndarray, ndarray), optional
+        :math:`(K(x_0\circ y), K_{:,B}(c_B\circ y_B))` with :math:`B = \{i : x_{0,i}
+        \ge c_i\}`, from the program's kernel, when the caller has them (a path's warm
+        start computed them from the columns it holds): the initial gradient is then
+        not recomputed. Only with ``x0``; the returned point is certified by the
+        program either way.
     callback : callable, optional
         ``callback(intermediate_result)`` after every iteration with an
         :class:`~conicml.solvers._callback.IntermediateResult` (a copy of :math:`\alpha` in
@@ -1000,7 +1011,9 @@ def solve_smo(
         ``cache_size``, and the gradient is still accumulated in float64 (a column's
         rounding, :math:`2^{-24}` relative, enters :math:`G` once per column and
         variable, not once per update). ``"auto"``: float32 when ``tol`` :math:`\ge
-        10^{-5}` (LIBSVM's regime), float64 for tighter tolerances. The returned point is
+        10^{-5}` (LIBSVM's regime), float64 for tighter tolerances, and float64 with no
+        column stored at all when the program's precomputed Gram matrix is float64 in
+        column-major order (its columns are read in place). The returned point is
         certified by the program's certificate, recomputed in float64.
 
     Returns
@@ -1027,8 +1040,19 @@ def solve_smo(
     if column_dtype not in ("auto", "float32", "float64"):
         raise OptionError("smo: column_dtype must be 'auto', 'float32' or 'float64', "
                           f"got {column_dtype!r}")
+    # a column-major float64 Gram matrix is its own column store (StoreCache.borrow)
+    borrow = (nb is not None and column_dtype != "float32"
+              and getattr(kernel, "name", None) == "precomputed"
+              and X.dtype == np.float64 and X.T.flags.c_contiguous)
     if column_dtype == "auto":
-        column_dtype = "float32" if tol >= FLOAT32_MIN_TOL else "float64"
+        column_dtype = "float32" if tol >= FLOAT32_MIN_TOL and not borrow else "float64"
+    products = None
+    if x0_products is not None:
+        products = tuple(np.asarray(v, dtype=float) for v in x0_products)
+        if x0 is None or len(products) != 2 or any(
+                v.shape != (n,) or not np.all(np.isfinite(v)) for v in products):
+            raise OptionError("smo: x0_products must be two finite vectors of length "
+                              f"{n} and come with x0")
     # one BLAS thread, as LIBSVM: the loop's products are one Gram column at a time, and
     # waking a thread pool for each costs more than the product
     with one_blas_thread():
@@ -1038,6 +1062,8 @@ def solve_smo(
         if nb is not None:
             cache.gather = nb.gather_matvec
             cache.compact = nb.compact
+            if borrow:
+                cache.borrow()
         QD = np.asarray(kernel.diagonal(X), dtype=float).reshape(-1)
         if QD.shape != (n,) or not np.all(np.isfinite(QD)):
             raise SolverError("smo: kernel.diagonal(X) must be a finite vector of length n")
@@ -1046,7 +1072,7 @@ def solve_smo(
                         callback=callback,
                         legacy=lambda r: (r.iteration, r.values["alpha"], r.residual),
                         report=_Report if verbose else None)
-        st = _State(y, c, QD, cache, alpha, gap_tol, driver)
+        st = _State(y, c, QD, cache, alpha, gap_tol, driver, products)
         setup_time = time.perf_counter() - t_setup
         driver.start(f"smo: n = {n}, tol = {tol:g}, shrinking = {shrinking}, "
                      f"cache = {cache.capacity} columns")

@@ -129,6 +129,21 @@ def test_rankrc_cv_matches_grid_search():
     assert est.score(X, y) == pytest.approx(gs.score(X, y), abs=1e-6)
 
 
+
+def test_rankrc_cv_takes_eps_as_the_old_spelling_of_smoothing():
+    # eps was renamed smoothing (docs/glossary.md): the same search, with a FutureWarning
+    rng = np.random.default_rng(4)
+    y = np.where(rng.random(60) < 0.2, 1, 0)
+    X = rng.normal(size=(60, 2)) + y[:, None]
+    new = RankRCClassifierCV([1e-2, 1.0], cv=CV, smoothing=0.3).fit(X, y)
+    with pytest.warns(FutureWarning, match="renamed 'smoothing'"):
+        old = RankRCClassifierCV([1e-2, 1.0], cv=CV, eps=0.3).fit(X, y)
+    np.testing.assert_array_equal(old.cv_results_["mean_test_score"],
+                                  new.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(old.dual_coef_, new.dual_coef_)
+    with pytest.raises(TypeError, match="give only 'smoothing'"):
+        RankRCClassifierCV([1e-2], cv=CV, eps=0.3, smoothing=0.2).fit(X, y)
+
 def test_refit_false_chooses_but_does_not_predict():
     X, y = _data(seed=4)
     est = SVMClassifierCV([0.1, 1.0], cv=3, refit=False).fit(X, y)
@@ -294,3 +309,23 @@ def test_fold_paths_are_warm_started():
     models, _, _ = search._fold_path(X, y, train, test, np.array([0.2, 0.5, 0.8]))
     starts = [m["qpfs"].solution_.extras["path"]["warm_start"] for m in models]
     assert starts == [(), ("x0",), ("x0",)]
+
+
+def test_fold_gram_is_column_major_and_equals_sklearns():
+    # the fold's Gram matrix (computed in place, column-major for smo's in-place columns)
+    # against sklearn's rbf_kernel, and the certificate's product over the support
+    # vectors' columns against the dense product
+    from conicml.estimators.cv import _column_major_gram
+    from conicml.formulations.svm import _gram_matvec
+    from conicml.kernels import make_kernel
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(150, 5))
+    kern = make_kernel("rbf", X, gamma=0.3)
+    K = _column_major_gram(kern, X)
+    assert K.flags.f_contiguous
+    np.testing.assert_allclose(K, rbf_kernel(X, X, gamma=0.3), rtol=1e-12, atol=1e-14)
+    v = np.zeros(150)
+    v[rng.choice(150, 20, replace=False)] = rng.normal(size=20)  # a sparse dual point
+    np.testing.assert_allclose(_gram_matvec(K, v), np.asarray(K) @ v, rtol=1e-12,
+                               atol=1e-13)

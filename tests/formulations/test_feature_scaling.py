@@ -91,6 +91,34 @@ def test_gradient_and_hessian_match_finite_differences(margin, seed):
     np.testing.assert_allclose(H, H.T)
 
 
+@pytest.mark.parametrize("shift", [0.0, 100.0])
+def test_derivatives_without_the_pairwise_tensor_match_the_tensor_sums(shift):
+    # the kernel, (d_z K) v and u' (d2_zz K) v are formed from products of n x n matrices
+    # with the data; the reference sums the pairwise tensor D_ijl = (x_il - x_jl)^2
+    # directly (the definitions of (7.17) and its derivatives), also on data far from the
+    # origin, where an uncentred expansion would cancel
+    X, y = _data(n=30, d=5, seed=4)
+    X = X + shift
+    obj = FeatureScalingObjective(X, y, C=1.5, mu=0.2)
+    rng = np.random.default_rng(3)
+    z, u, v = rng.uniform(0.2, 1.0, 5), rng.standard_normal(30), rng.standard_normal(30)
+    D = obj.diffs
+    K = np.exp(-np.einsum("ijl,l->ij", D, z**2))
+    np.testing.assert_allclose(obj.kernel(z), K, rtol=1e-12, atol=1e-14)
+    kz = -2.0 * z[None, :] * np.einsum("ijl,ij->il", D, K * v[None, :])
+    np.testing.assert_allclose(obj._kz(K, z, v), kz, rtol=1e-9, atol=1e-12 * np.abs(kz).max())
+    W = K * np.outer(u, v)
+    kzz = (4.0 * np.outer(z, z) * np.einsum("ij,ijl,ijm->lm", W, D, D)
+           - 2.0 * np.diag(np.einsum("ij,ijl->l", W, D)))
+    np.testing.assert_allclose(obj._kzz(K, z, u, v), kzz, rtol=1e-9,
+                               atol=1e-12 * np.abs(kzz).max())
+    # the kept kernel matrix is read-only and follows z
+    with pytest.raises(ValueError):
+        obj.kernel(z)[0, 0] = 2.0
+    np.testing.assert_allclose(obj.kernel(2 * z), np.exp(-np.einsum("ijl,l->ij", D, 4 * z**2)),
+                               rtol=1e-12, atol=1e-14)
+
+
 def test_wrappers_select_the_right_blocks():
     X, y = _data()
     n, d = X.shape
@@ -242,7 +270,7 @@ def test_saddle_toy_perspective_detects_the_saddle():
 
 @pytest.fixture(scope="module")
 def ndcc():
-    X, y = ndcc_like(150, n_informative=4, n_probes=5, seed=1)
+    X, y = ndcc_like(150, n_informative=4, n_probes=5, random_state=1)
     return (X - X.mean(0)) / X.std(0), y
 
 
@@ -398,7 +426,7 @@ def test_compare_holds_the_methods_and_their_svm_blocks_against_each_other(ndcc)
     # (clarabel, ecos) follows the same path: the objectives agree
     X, y = ndcc
     program = feature_scaled_svm(X[:60], y[:60], C=1.0, mu=10.0)
-    variants = [(f"simple-ao/{s}", "fs-simple-ao", {"svm_solver": s, "max_iter": 5})
+    variants = [(f"simple-ao/{s}", "fs-simple-ao", {"inner": s, "max_iter": 5})
                 for s in ("smo", "clarabel", "ecos")]
     table = cm.compare(program, ["fs-full", *variants], reference="simple-ao/clarabel")
     rows = {row.solver: row for row in table.rows}
@@ -427,3 +455,27 @@ def test_old_package_is_a_deprecated_alias(ndcc):
     with pytest.raises(AttributeError, match="svm_block_program"):
         from conicml.formulations import feature_scaling as fs_module
         fs_module.svm_block  # noqa: B018
+
+
+def test_fs_solvers_take_svm_solver_as_the_old_spelling_of_inner(ndcc):
+    # the fs-* options svm_solver / svm_options were renamed inner / inner_options (the
+    # inner programs' solver, docs/glossary.md): same run for one release, with a warning
+    X, y = ndcc
+    program = feature_scaled_svm(X[:40], y[:40], C=1.0, mu=10.0)
+    new = cm.solve(program, "fs-simple-ao", inner="clarabel", inner_options={}, max_iter=2)
+    with pytest.warns(FutureWarning, match="renamed 'inner'"):
+        old = cm.solve(program, "fs-simple-ao", svm_solver="clarabel", max_iter=2)
+    np.testing.assert_array_equal(old.values["z"], new.values["z"])
+    with pytest.raises(TypeError, match="give only 'inner_options'"):
+        cm.solve(program, "fs-simple-ao", svm_options={}, inner_options={})
+
+
+def test_eps_is_the_old_spelling_of_smoothing(ndcc):
+    # the smoothed hinge's width is ``smoothing`` as in the ranking programs (docs/glossary.md)
+    X, y = ndcc[0][:30], ndcc[1][:30]
+    new = feature_scaled_svm(X, y, 1.0, 1.0, smoothing=0.25)
+    with pytest.warns(FutureWarning, match="renamed 'smoothing'"):
+        old = feature_scaled_svm(X, y, 1.0, 1.0, eps=0.25)
+    assert old.data["fs"].objective.eps == new.data["fs"].objective.eps == 0.25
+    with pytest.raises(TypeError, match="give only 'smoothing'"):
+        feature_scaled_svm(X, y, eps=0.25, smoothing=0.25)
