@@ -31,9 +31,17 @@ HERE = Path(__file__).resolve().parent
 
 
 # -- instances and one timed row (run in the child, against the tree on PYTHONPATH) -------
+def _generate(cm, name: str, n: int, dim: int, seed: int):
+    """``cm.datasets.<name>`` with the seed under its current name (``seed`` before 0.2)."""
+    try:
+        return getattr(cm.datasets, name)(n, dim=dim, random_state=seed)
+    except TypeError:  # a tree from before the rename
+        return getattr(cm.datasets, name)(n, dim=dim, seed=seed)
+
+
 def _svm(cm, name: str, n: int, C: float):
     if name in ("twonorm", "ringnorm"):
-        X, y = getattr(cm.datasets, name)(n, dim=20, seed=0)
+        X, y = _generate(cm, name, n, 20, 0)
     else:
         X, y = cm.datasets.load(name)
     X = (X - X.mean(0)) / X.std(0)
@@ -41,12 +49,12 @@ def _svm(cm, name: str, n: int, C: float):
 
 
 def _svm_warm(cm):
-    Xw, yw = cm.datasets.twonorm(50, dim=2, seed=0)
+    Xw, yw = _generate(cm, "twonorm", 50, 2, 0)
     return cm.formulations.svm.soft_margin(Xw, yw, C=1.0, kernel="rbf", form="dual")
 
 
 def _cbc(cm, k: int):
-    X, y = cm.datasets.twonorm(20 * k, dim=20, seed=1)
+    X, y = _generate(cm, "twonorm", 20 * k, 20, 1)
     clusters = cm.ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=k // 2,
                                            random_state=0)
     return cm.formulations.cbc.cbc(clusters, C=1.0, accuracy=0.7, form="dual")
