@@ -60,7 +60,7 @@ def program(k: int):
 def cbc_clusters(k: int):
     """The clusters of the suite's ``cbc`` group (twonorm, k/2 k-means clusters per class),
     clustered once per k (not timed)."""
-    X, y = cm.datasets.twonorm(20 * k, dim=20, seed=1)
+    X, y = cm.datasets.twonorm(20 * k, dim=20, random_state=1)
     return cm.ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=k // 2,
                                        random_state=0)
 

@@ -4,7 +4,7 @@ Every class in ``conicml.estimators.__all__`` is constructed with no arguments a
 fitted once on a standardised 20-dimensional data set (zero mean, unit variance per
 column, from ``StandardScaler``):
 
-* classifiers and feature selectors: ``conicml.datasets.twonorm(n, dim=20, seed=0)``;
+* classifiers and feature selectors: ``conicml.datasets.twonorm(n, dim=20, random_state=0)``;
 * ordinal regressors and rankers (``ClusterSOCPOrdinalRegressor``,
   ``SVOrdinalRegressor``, ``RankRCRanker``): the twonorm inputs with 5 ordinal levels,
   the quintiles of a noisy linear score ``X @ beta + 0.5 e`` (``beta``, ``e`` standard
@@ -83,7 +83,7 @@ def make_data(name: str, n: int):
 
     import conicml as cm
 
-    X, y = cm.datasets.twonorm(n, dim=20, seed=0)
+    X, y = cm.datasets.twonorm(n, dim=20, random_state=0)
     X = StandardScaler().fit_transform(X)
     if name in ORDINAL or name in REGRESSION:
         rng = np.random.default_rng(1)

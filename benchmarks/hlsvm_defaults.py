@@ -32,9 +32,9 @@ DATASETS = ["breast_cancer", "heart", "ionosphere", "pima", "sonar", "mammograph
 PEG = {"node_solver": "weighted-pegasos"}
 CONFIGS = {
     "old default: raw, weighted-pegasos, T = 2e4": {**PEG, "standardize": False},
-    "raw, weighted-pegasos, T = 2e5": {**PEG, "standardize": False, "T": 200_000},
+    "raw, weighted-pegasos, T = 2e5": {**PEG, "standardize": False, "max_iter": 200_000},
     "standardised, weighted-pegasos, T = 2e4": PEG,
-    "standardised, weighted-pegasos, T = 2e5": {**PEG, "T": 200_000},
+    "standardised, weighted-pegasos, T = 2e5": {**PEG, "max_iter": 200_000},
     "standardised, weighted-pegasos, lam = 1e-3": {**PEG, "lam": 1e-3},
     "raw, clarabel": {"node_solver": "clarabel", "standardize": False},
     "new default: standardised, auto": {},

@@ -32,7 +32,7 @@ LAM = 1e-5
 
 
 def node(n: int, shift: float):
-    X, y = cm.datasets.twonorm(n, dim=9, seed=1)
+    X, y = cm.datasets.twonorm(n, dim=9, random_state=1)
     y = np.where(y > 0, 1.0, -1.0)
     n_pos = int((y > 0).sum())
     return svm.soft_margin(X + shift, y, C=1.0 / (LAM * n), form="primal",

@@ -75,7 +75,7 @@ def _rbf_blas(Xte, sv, coef, b, gamma):
 
 def _hlsvm(params, node_solver, T, node_limit=None):
     opts = {"time_limit": node_limit} if node_limit else None
-    return HLSVMClassifier(node_solver=node_solver, T=T, node_solver_options=opts,
+    return HLSVMClassifier(node_solver=node_solver, max_iter=T, node_solver_options=opts,
                            random_state=0, **params)
 
 
@@ -168,7 +168,8 @@ def part_a(name, X, y, n_train, fit_args=None, fitted=None, node_solver="auto", 
              "decision_function() |",
              f"| H-LSVM (HLSVMClassifier, {est.node_solver} nodes) | {100 * err['h']:.3f} | "
              f"{hyp:.2f} ({int(counts.max())}) | {t_h:.2f} | {p_h:.2e} | "
-             f"lam = {est.lam:g}, rho = {est.rho:g}, {est.n_hyperplanes_} hyperplanes; "
+             f"lam = {est.lam:g}, pruning_fraction = {est.pruning_fraction:g}, "
+             f"{est.n_hyperplanes_} hyperplanes; "
              f"predict(); routing alone {p_route:.2e} (compiled), {p_route_np:.2e} (NumPy "
              f"loop) s/sample; node solvers {est.node_solvers_}, statuses "
              f"{est.node_statuses_} |",
@@ -201,7 +202,8 @@ def part_cv(X, y, n_train, n_cv, folds, node_solver, T, limit):
     Xc, yc = Xs[sub], y[sub]
     grids = {"lin": [{"C": c} for c in (1.0, 1e2)],
              "rbf": [{"C": c, "gamma": g} for c in (1e2, 1e4) for g in (0.1, 1.0)],
-             "hlsvm": [{"lam": lam, "rho": rho} for lam in (1e-5, 1e-7) for rho in (0.1, 0.2)]}
+             "hlsvm": [{"lam": lam, "pruning_fraction": rho} for lam in (1e-5, 1e-7)
+                       for rho in (0.1, 0.2)]}
     skf = StratifiedKFold(folds, shuffle=True, random_state=0)
     t_start = time.perf_counter()
     scores = {k: [] for k in grids}
@@ -262,11 +264,11 @@ def _run_solver(n, label, limit):
     from conicml.registry import get
 
     solver, opts = PART_B[label]
-    X, y = cm.datasets.twonorm(n, dim=20, seed=0)
+    X, y = cm.datasets.twonorm(n, dim=20, random_state=0)
     extra = {}
     if solver == "pegasos" and opts.get("engine") == "numba":
         # load the compiled loop (numba's on-disk cache) before the clock starts
-        Xw, yw = cm.datasets.twonorm(50, dim=20, seed=1)
+        Xw, yw = cm.datasets.twonorm(50, dim=20, random_state=1)
         get("pegasos").function(svm.soft_margin(Xw, yw, C=1.0, form="primal"), max_iter=20,
                                 **{**opts, "batch_size": 8})
     load = os.getloadavg()[0]
@@ -384,7 +386,8 @@ def main(argv=None):
     if "a" in parts:
         text.append(part_a("Shuttle (class 1 vs rest), fixed parameters", X, y, n_sh,
                            {"C_lin": 100.0, "C_rbf": 100.0, "gamma": 1.0,
-                            "hl_params": {"lam": 1e-7, "rho": 0.2}}, node_solver=ns, T=T))
+                            "hl_params": {"lam": 1e-7, "pruning_fraction": 0.2}},
+                           node_solver=ns, T=T))
     if "cv" in parts:
         head, fitted, _ = part_cv(X, y, n_sh, n_cv, folds, ns, T, 4 * limit)
         text += ["### Shuttle, cross-validated row (Tables 5.4-5.5)", ""] + head
@@ -396,7 +399,7 @@ def main(argv=None):
                     "hyperplanes.\n")
         text.append(part_a("banana", Xb, yb, n_ban,
                            {"C_lin": 1.0, "C_rbf": 1.0, "gamma": 1.0,
-                            "hl_params": {"lam": 1e-5, "rho": 0.1, "delta": 1e-3}},
+                            "hl_params": {"lam": 1e-5, "pruning_fraction": 0.1, "delta": 1e-3}},
                            node_solver=ns, T=T))
     if "b" in parts:
         text.append(part_b(sizes, limit, labels))

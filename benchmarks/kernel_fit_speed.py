@@ -176,7 +176,7 @@ def _fit(family: str, dataset: str, n: int, solver: str) -> dict:
     import conicml as cm
     from conicml.estimators import BMPMClassifier, M4Classifier, MPMClassifier
 
-    X, y = getattr(cm.datasets, dataset)(2 * n, dim=20, seed=0)
+    X, y = getattr(cm.datasets, dataset)(2 * n, dim=20, random_state=0)
     est_cls = {"mpm": MPMClassifier, "bmpm": BMPMClassifier, "m4": M4Classifier}[family]
     kwargs = {"kernel": "rbf"}
     if solver != "default":
@@ -278,7 +278,7 @@ from conicml._utils.threads import one_blas_thread
 from conicml.estimators import BMPMClassifier, MPMClassifier
 from conicml.kernels import make_kernel
 family, n, repeats = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-X, y = cm.datasets.twonorm(2 * n, dim=20, seed=0)
+X, y = cm.datasets.twonorm(2 * n, dim=20, random_state=0)
 Xt, yt, X, y = X[n:], y[n:], X[:n], y[:n]
 def floor(threads_one):
     start, cpu = time.perf_counter(), time.process_time()

@@ -50,7 +50,7 @@ def instance(name: str, quick: bool):
 
     if name == "twonorm":
         n = 20_000 if quick else 100_000
-        X, y = cm.datasets.twonorm(n, dim=20, seed=0)
+        X, y = cm.datasets.twonorm(n, dim=20, random_state=0)
         return X, np.where(y > 0, 1.0, -1.0)
     # text-like: nonnegative tf-idf-like rows, ~30 nonzeros of 20 000 terms, unit L2 norm,
     # labels from a sparse linear rule with 5 % flipped

@@ -55,7 +55,7 @@ NO_NUMBA = "absent (smo runs its NumPy loop)"
 def _ringnorm(n: int) -> tuple[np.ndarray, np.ndarray]:
     import conicml as cm
 
-    X, y = cm.datasets.ringnorm(n, seed=0)
+    X, y = cm.datasets.ringnorm(n, random_state=0)
     return (X - X.mean(0)) / X.std(0), y
 
 

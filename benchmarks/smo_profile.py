@@ -37,7 +37,7 @@ import conicml as cm  # noqa: E402
 
 def data(name: str, n: int):
     if name in ("twonorm", "ringnorm"):
-        X, y = getattr(cm.datasets, name)(n, dim=20, seed=0)
+        X, y = getattr(cm.datasets, name)(n, dim=20, random_state=0)
     else:
         X, y = cm.datasets.load(name)
     return (X - X.mean(0)) / X.std(0), y

@@ -65,7 +65,7 @@ def rates_instance(d: int, condition: float, seed: int = 0):
 
 def svm_data(name: str, n: int):
     if name in ("twonorm", "ringnorm"):
-        X, y = getattr(cm.datasets, name)(n, dim=20, seed=0)
+        X, y = getattr(cm.datasets, name)(n, dim=20, random_state=0)
     else:
         X, y = cm.datasets.load(name)
     return (X - X.mean(0)) / X.std(0), y
@@ -83,7 +83,7 @@ def minimax_instance(family: str, d: int):
 
 
 def cbc_instance(k: int):
-    X, y = cm.datasets.twonorm(20 * k, dim=20, seed=1)
+    X, y = cm.datasets.twonorm(20 * k, dim=20, random_state=1)
     clusters = cm.ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=k // 2,
                                            random_state=0)
     return cm.formulations.cbc.cbc(clusters, C=1.0, accuracy=0.7, form="dual")
@@ -114,7 +114,7 @@ def run_smo(name: str, n: int, C: float, options: dict | None = None) -> dict:
     X, y = svm_data(name, n)
     options = dict(options or {})
     start = time.perf_counter()  # warm-up: numba's import and compiled-code load
-    Xw, yw = cm.datasets.twonorm(50, dim=2, seed=0)
+    Xw, yw = cm.datasets.twonorm(50, dim=2, random_state=0)
     cm.solve(cm.formulations.svm.soft_margin(Xw, yw, C=1.0, kernel="rbf", form="dual"),
              "smo", **options)
     warm = time.perf_counter() - start

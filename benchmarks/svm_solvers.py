@@ -35,7 +35,7 @@ def _data(name: str, n: int | None) -> tuple[np.ndarray, np.ndarray]:
     if name == "breast_cancer":
         X, y = cm.datasets.load("breast_cancer")
     else:
-        X, y = cm.datasets.twonorm(n, dim=20, seed=0)
+        X, y = cm.datasets.twonorm(n, dim=20, random_state=0)
     return (X - X.mean(0)) / X.std(0), y
 
 

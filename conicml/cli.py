@@ -242,15 +242,15 @@ def _load(name: str, n: int | None) -> tuple[np.ndarray, np.ndarray]:
     if name == "series-synthetic":
         return _series_data(n)
     if name == "twonorm":
-        X, y = datasets.twonorm(n, seed=0)
+        X, y = datasets.twonorm(n, random_state=0)
     elif name == "ringnorm":
-        X, y = datasets.ringnorm(n, seed=0)
+        X, y = datasets.ringnorm(n, random_state=0)
     else:
         X, y = datasets.load(name)
         if n is not None:  # a seeded subsample that keeps the minority class
             if n > X.shape[0]:
                 raise UsageError(f"--n {n}: the data set {name!r} has only {X.shape[0]} rows")
-            X, y = datasets.subsample(X, y, n, seed=0)
+            X, y = datasets.subsample(X, y, n, random_state=0)
     std = X.std(axis=0)
     return (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0), y
 

@@ -8,6 +8,7 @@ import numbers
 from typing import Any
 
 from . import registry
+from ._utils.deprecation import translate_keywords
 from .exceptions import OptionError, ProgramError, SolverError
 from .program import Program
 from .solution import Solution, Status
@@ -79,6 +80,9 @@ def solve(program: Program, solver: str | None = None, *, certify_tol: float | N
                           f"recomputed residual an OPTIMAL may keep), got {certify_tol!r}")
     name = program.default_solver if solver is None else solver
     entry = registry.get(name, kind=program.kind)
+    renamed = getattr(entry.function, "__renamed_keywords__", None)
+    if renamed:  # a renamed option: the old spelling for one release, with a FutureWarning
+        options = translate_keywords(f"solver {entry.name!r}", renamed, dict(options))
     unknown = sorted(set(options) - set(entry.options))
     if unknown:
         raise OptionError(

@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 import conicml as cm
 from conicml import plot
 
-X, y = cm.datasets.twonorm(300, dim=5, seed=0)
+X, y = cm.datasets.twonorm(300, dim=5, random_state=0)
 prog = cm.formulations.svm.soft_margin(X, y, C=1.0, kernel="rbf", form="dual")
 rec = cm.solvers.Recorder()
 sol = cm.solve(prog, "smo", tol=1e-8, callback=rec)

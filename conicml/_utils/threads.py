@@ -20,7 +20,7 @@ from typing import Any
 
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["blas_controller", "one_blas_thread", "single_blas_thread"]
+__all__ = ["blas_controller", "one_blas_thread", "one_thread", "single_blas_thread"]
 
 
 @cache
@@ -37,6 +37,11 @@ def blas_controller() -> ThreadpoolController:
 def one_blas_thread() -> Any:
     """Context manager: BLAS on one thread inside the block."""
     return blas_controller().limit(limits=1, user_api="blas")
+
+
+def one_thread() -> Any:
+    """Context manager: every thread pool (BLAS and OpenMP) on one thread inside the block."""
+    return blas_controller().limit(limits=1)
 
 
 @contextlib.contextmanager

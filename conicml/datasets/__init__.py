@@ -22,7 +22,7 @@ Examples
 >>> X, y = load("sonar")
 >>> X.shape
 (208, 60)
->>> X, y = twonorm(n=100, dim=5, seed=1)
+>>> X, y = twonorm(n=100, dim=5, random_state=1)
 >>> X.shape
 (100, 5)
 """

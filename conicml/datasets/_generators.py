@@ -2,8 +2,8 @@ r"""Seeded synthetic data sets of Breiman (1996), "Bias, variance and arcing cla
 
 Both problems are two-class Gaussian problems in :math:`\mathbb{R}^d` with equiprobable
 classes. Labels are drawn first, then one standard normal matrix, both from
-``numpy.random.default_rng(seed)``, so a given ``(n, dim, seed)`` always yields the same sample
-and the global NumPy random state is never touched.
+``numpy.random.default_rng(random_state)``, so a given ``(n, dim, random_state)`` always
+yields the same sample and the global NumPy random state is never touched.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+
+from .._utils.deprecation import renamed_keywords
 
 __all__ = ["ringnorm", "twonorm"]
 
@@ -34,7 +36,10 @@ def _draw(n: int, dim: int, seed: int | None) -> tuple[np.ndarray, np.ndarray]:
     return Z, y
 
 
-def twonorm(n: int = 400, dim: int = 20, seed: int | None = 0) -> tuple[np.ndarray, np.ndarray]:
+@renamed_keywords(seed="random_state")
+def twonorm(n: int = 400, dim: int = 20,
+            random_state: int | np.random.Generator | None = 0
+            ) -> tuple[np.ndarray, np.ndarray]:
     r"""Sample Breiman's *twonorm* problem.
 
     Each class is a unit-covariance Gaussian; the two means are opposite points on the
@@ -58,8 +63,9 @@ def twonorm(n: int = 400, dim: int = 20, seed: int | None = 0) -> tuple[np.ndarr
         sample may, with probability :math:`2^{1-n}`, contain a single class.
     dim : int, default=20
         Dimension :math:`d`, at least 1.
-    seed : int or None, default=0
-        Seed for :func:`numpy.random.default_rng`; ``None`` draws fresh entropy.
+    random_state : int, numpy.random.Generator or None, default=0
+        Seed for :func:`numpy.random.default_rng`; ``None`` draws fresh entropy
+        (``seed`` before this release, still accepted with a ``FutureWarning``).
 
     Returns
     -------
@@ -78,13 +84,16 @@ def twonorm(n: int = 400, dim: int = 20, seed: int | None = 0) -> tuple[np.ndarr
     L. Breiman, "Bias, variance, and arcing classifiers", Technical Report 460, Statistics
     Department, University of California, Berkeley, 1996.
     """
-    Z, y = _draw(n, dim, seed)
+    Z, y = _draw(n, dim, random_state)
     a = 2.0 / np.sqrt(Z.shape[1])
     X = Z + (a * y)[:, np.newaxis]
     return X, y
 
 
-def ringnorm(n: int = 400, dim: int = 20, seed: int | None = 0) -> tuple[np.ndarray, np.ndarray]:
+@renamed_keywords(seed="random_state")
+def ringnorm(n: int = 400, dim: int = 20,
+             random_state: int | np.random.Generator | None = 0
+             ) -> tuple[np.ndarray, np.ndarray]:
     r"""Sample Breiman's *ringnorm* problem.
 
     One class is a wide centred Gaussian, the other a unit Gaussian with a small offset on
@@ -107,8 +116,9 @@ def ringnorm(n: int = 400, dim: int = 20, seed: int | None = 0) -> tuple[np.ndar
         sample may, with probability :math:`2^{1-n}`, contain a single class.
     dim : int, default=20
         Dimension :math:`d`, at least 1.
-    seed : int or None, default=0
-        Seed for :func:`numpy.random.default_rng`; ``None`` draws fresh entropy.
+    random_state : int, numpy.random.Generator or None, default=0
+        Seed for :func:`numpy.random.default_rng`; ``None`` draws fresh entropy
+        (``seed`` before this release, still accepted with a ``FutureWarning``).
 
     Returns
     -------
@@ -127,7 +137,7 @@ def ringnorm(n: int = 400, dim: int = 20, seed: int | None = 0) -> tuple[np.ndar
     L. Breiman, "Bias, variance, and arcing classifiers", Technical Report 460, Statistics
     Department, University of California, Berkeley, 1996.
     """
-    Z, y = _draw(n, dim, seed)
+    Z, y = _draw(n, dim, random_state)
     a = 1.0 / np.sqrt(Z.shape[1])
     X = np.where((y > 0)[:, np.newaxis], 2.0 * Z, Z + a)
     return X, y

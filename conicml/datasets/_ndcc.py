@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._utils.deprecation import renamed_keywords
+
 __all__ = ["ndcc_like"]
 
 
+@renamed_keywords(seed="random_state")
 def ndcc_like(
     n_samples: int,
     *,
@@ -27,7 +30,7 @@ def ndcc_like(
     n_probes: int = 100,
     n_pairs: int = 4,
     spread: float = 0.35,
-    seed: int | None = None,
+    random_state: int | np.random.Generator | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Draw ``(X, y)``: informative features first, then the probes; labels +1/-1.
 
@@ -42,11 +45,13 @@ def ndcc_like(
         scaled by :math:`1/\\sqrt{\\texttt{n\\_informative}}`).
     spread : float, default=0.35
         Scale of the random cluster covariances.
-    seed : int, optional
+    random_state : int, numpy.random.Generator or None, optional
+        Seed of :func:`numpy.random.default_rng` (``seed`` before this release, still
+        accepted with a ``FutureWarning``).
     """
     if n_samples < 2 or n_informative < 1 or n_probes < 0 or n_pairs < 1:
         raise ValueError("n_samples >= 2, n_informative >= 1, n_probes >= 0, n_pairs >= 1")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(random_state)
     k = n_informative
     centres, labels = [], []
     for radius in (1.0, 2.0, 3.0):

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._utils.deprecation import renamed_keywords
+
 __all__ = ["subsample"]
 
 
+@renamed_keywords(seed="random_state")
 def subsample(X: np.ndarray, y: np.ndarray, n: int, *, n_minority: int | None = None,
-              seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+              random_state: int | np.random.Generator | None = 0
+              ) -> tuple[np.ndarray, np.ndarray]:
     """At most ``n`` rows of ``(X, y)``, keeping enough of the minority class.
 
     The minority class keeps ``min(its size, n // 2, max(n_minority, its share of n))``
@@ -24,8 +28,9 @@ def subsample(X: np.ndarray, y: np.ndarray, n: int, *, n_minority: int | None = 
         Rows to keep.
     n_minority : int, optional
         Least number of minority rows (default ``n // 4``).
-    seed : int, default=0
-        Seed of the draw.
+    random_state : int, numpy.random.Generator or None, default=0
+        Seed of the draw (``seed`` before this release, still accepted with a
+        ``FutureWarning``).
 
     Returns
     -------
@@ -34,7 +39,7 @@ def subsample(X: np.ndarray, y: np.ndarray, n: int, *, n_minority: int | None = 
     y = np.asarray(y)
     if y.size <= n:
         return X, y
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(random_state)
     labels, counts = np.unique(y, return_counts=True)
     minority = labels[np.argmin(counts)]
     idx_min, idx_maj = np.flatnonzero(y == minority), np.flatnonzero(y != minority)

@@ -33,6 +33,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.metaestimators import _safe_split
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._utils.deprecation import DEPRECATED, renamed_param
 from .._utils.progress import progress_bar
 from ..exceptions import ProgramError
 from ..formulations import m4 as m4f
@@ -527,7 +528,7 @@ class RankRCClassifierCV(_PathCV):
         (the thesis's :math:`\log_2\lambda = -20:2:10` for ``k = 16``).
     cv, scoring, refit, n_jobs
         As in :class:`SVMClassifierCV`.
-    kernel, gamma, degree, coef0, basis, loss, eps, random_state, solver, solver_options
+    kernel, gamma, degree, coef0, basis, loss, smoothing, random_state, solver, solver_options
         As in :class:`RankRCClassifier` (a random basis is drawn once per fold, as each
         fit of the base estimator on that fold would draw it).
 
@@ -565,9 +566,9 @@ class RankRCClassifierCV(_PathCV):
     def __init__(self, lams: int | Any = 16, *, cv: Any = None, scoring: Any = None,
                  refit: bool = True, n_jobs: int | None = None, kernel: str = "rbf",
                  gamma: float | str = "mean-distance", degree: int = 3, coef0: float = 1.0,
-                 basis: Any = "rare", loss: str = "smoothed", eps: float = 0.1,
+                 basis: Any = "rare", loss: str = "smoothed", smoothing: float = 0.1,
                  random_state: Any = None, solver: str = "rank-tr",
-                 solver_options: dict | None = None) -> None:
+                 solver_options: dict | None = None, eps: float | str = DEPRECATED) -> None:
         self.lams = lams
         self.cv = cv
         self.scoring = scoring
@@ -579,6 +580,7 @@ class RankRCClassifierCV(_PathCV):
         self.coef0 = coef0
         self.basis = basis
         self.loss = loss
+        self.smoothing = smoothing
         self.eps = eps
         self.random_state = random_state
         self.solver = solver
@@ -595,7 +597,8 @@ class RankRCClassifierCV(_PathCV):
     def _base_estimator(self, value: float) -> RankRCClassifier:
         return RankRCClassifier(value, kernel=self.kernel, gamma=self.gamma,
                                 degree=self.degree, coef0=self.coef0, basis=self.basis,
-                                loss=self.loss, eps=self.eps, random_state=self.random_state,
+                                loss=self.loss, smoothing=renamed_param(self, "eps", "smoothing"),
+                                random_state=self.random_state,
                                 solver=self.solver, solver_options=self.solver_options)
 
     def _fold_path(self, X, y_pm, train, test, grid):
@@ -609,7 +612,7 @@ class RankRCClassifierCV(_PathCV):
         first = ranking_formulation.rankrc(
             X_train, y_train, float(grid[0]), kernel=self.kernel, gamma=self.gamma,
             degree=self.degree, coef0=self.coef0, basis=self.basis, loss=self.loss,
-            eps=self.eps, random_state=self.random_state)
+            smoothing=renamed_param(self, "eps", "smoothing"), random_state=self.random_state)
         R = np.asarray(first.data["basis"])
         kern = first.data["kernel"]
         K_test = (X_test[:, R] if kern.name == "precomputed" else kern(X_test, X_train[R]))

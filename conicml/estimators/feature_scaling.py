@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_selection import SelectorMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._utils.deprecation import DEPRECATED, renamed_param
 from ..formulations.feature_scaling import feature_scaled_svm, fs_kernel
 from ..solution import Status
 from ..solvers.feature_scaling import METHODS
@@ -45,7 +46,11 @@ class FeatureScalingSVC(SelectorMixin, BinaryConicClassifier):
 
     Parameters
     ----------
-    method : {"ao2", "ao1", "simple-ao", "full", "gmkl"}, default="ao2"
+    method : {"ao2", "ao1", "simple-ao", "full", "gmkl"}, deprecated
+        The spelling of ``solver`` before this release (``method="ao2"`` is
+        ``solver="fs-ao2"``); still accepted, also as the first positional
+        argument, with a ``FutureWarning``.
+    solver : {"fs-ao2", "fs-ao1", "fs-simple-ao", "fs-full", "fs-gmkl"}, default="fs-ao2"
         Margin AO-II (Algorithm 3, the thesis's best), Margin AO-I (Algorithm 2),
         Simple AO (Algorithm 1), FULL-FS (Coleman–Li trust region on all
         variables) or GMKL (projected gradient, Varma & Babu).
@@ -55,8 +60,9 @@ class FeatureScalingSVC(SelectorMixin, BinaryConicClassifier):
         :math:`\ell_1` weight on :math:`z` (>= 0); larger selects fewer features.
     kernel : {"rbf"}, default="rbf"
         The method is defined for the feature-scaled Gaussian kernel (7.17) only.
-    svm_solver : str, default="smo"
-        Solver of the convex SVM block (any solver of kind ``qp.svm.dual``).
+    inner : str, default="smo"
+        Solver of the convex SVM block (any solver of kind ``qp.svm.dual``;
+        ``svm_solver`` before this release, still accepted with a ``FutureWarning``).
     tol : float, default=1e-4
         Outer stopping tolerance (see :mod:`conicml.solvers.feature_scaling`).
     max_iter : int, optional
@@ -93,7 +99,7 @@ class FeatureScalingSVC(SelectorMixin, BinaryConicClassifier):
         :math:`\Omega` at the end.
     converged_ : bool
     solution_ : conicml.Solution
-        The solve of the ``nonconvex.fs.svm`` program by ``fs-<method>`` (status,
+        The solve of the ``nonconvex.fs.svm`` program by ``solver`` (status,
         certificate, ``extras["history"]``); ``result_`` is the same object.
     program_ : conicml.Program
         The program (:func:`conicml.formulations.feature_scaling.feature_scaled_svm`).
@@ -115,10 +121,12 @@ class FeatureScalingSVC(SelectorMixin, BinaryConicClassifier):
     """
 
     _parameter_constraints: dict = {
-        "method": [StrOptions(set(METHODS))],
+        "method": [StrOptions(set(METHODS)), Hidden(StrOptions({DEPRECATED}))],
+        "solver": [StrOptions({f"fs-{m}" for m in METHODS})],
         "C": [Interval(Real, 0, None, closed="neither")],
         "mu": [Interval(Real, 0, None, closed="left")],
         "kernel": [StrOptions({"rbf"})],
+        "inner": [str],
         "svm_solver": [str],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
@@ -127,20 +135,24 @@ class FeatureScalingSVC(SelectorMixin, BinaryConicClassifier):
 
     def __init__(
         self,
-        method: str = "ao2",
+        method: str = DEPRECATED,
         *,
+        solver: str = "fs-ao2",
         C: float = 1.0,
         mu: float = 1.0,
         kernel: str = "rbf",
-        svm_solver: str = "smo",
+        inner: str = "smo",
         tol: float = 1e-4,
         max_iter: int | None = None,
         time_limit: float | None = None,
+        svm_solver: str = DEPRECATED,
     ) -> None:
         self.method = method
+        self.solver = solver
         self.C = C
         self.mu = mu
         self.kernel = kernel
+        self.inner = inner
         self.svm_solver = svm_solver
         self.tol = tol
         self.max_iter = max_iter
@@ -167,14 +179,18 @@ class FeatureScalingSVC(SelectorMixin, BinaryConicClassifier):
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         import warnings
 
+        solver = renamed_param(self, "method", "solver")
+        if solver in METHODS:  # the old values: method="ao2" is solver="fs-ao2"
+            solver = f"fs-{solver}"
         program = feature_scaled_svm(X, y, self.C, self.mu)
-        sol = solve(program, f"fs-{self.method}", tol=self.tol, max_iter=self.max_iter,
-                    svm_solver=self.svm_solver, time_limit=self.time_limit)
+        sol = solve(program, solver, tol=self.tol, max_iter=self.max_iter,
+                    inner=renamed_param(self, "svm_solver", "inner"),
+                    time_limit=self.time_limit)
         if sol.status is not Status.USER_LIMIT and not sol.status.has_solution:
-            raise RuntimeError(f"FeatureScalingSVC({self.method!r}) failed: {sol.message}")
+            raise RuntimeError(f"FeatureScalingSVC(solver={solver!r}) failed: {sol.message}")
         model = program.decode(sol)
         if not sol.extras["converged"]:
-            warnings.warn(f"FeatureScalingSVC({self.method!r}) stopped before convergence: "
+            warnings.warn(f"FeatureScalingSVC(solver={solver!r}) stopped before convergence: "
                           f"{sol.message}; raise max_iter / time_limit",
                           ConvergenceWarning, stacklevel=3)
         z = model["z"]

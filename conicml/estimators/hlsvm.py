@@ -17,12 +17,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import registry
 from .._utils import progress as _progress
+from .._utils.deprecation import DEPRECATED, renamed_param
 from .._utils.engines import resolve_engine
 from ..exceptions import ConicMLWarning, OptionError, ProgramError
 from ..formulations import svm as svm_formulation
@@ -33,7 +34,7 @@ from ._hlsvm_tree import Tree, _reachable, cost_complexity_sequence, entropy
 
 __all__ = ["HLSVMClassifier", "export_text"]
 
-#: Node solvers that take H-LSVM's T, batch_size, tau, eps and random_state.
+#: Node solvers that take H-LSVM's max_iter, batch_size, tau, tol and random_state.
 _PEGASOS_FAMILY = ("pegasos", "weighted-pegasos")
 #: ``node_solver="auto"``: every node is solved by ``dcd`` (dual coordinate descent with
 #: the exact bias, certified by its duality gap) when its compiled loop runs; on the
@@ -48,7 +49,7 @@ AUTO_FALLBACK_MAX_ENTRIES = 200_000
 class HLSVMClassifier(ClassifierMixin, BaseEstimator):
     r"""Hierarchical Linear SVM: an oblique tree of class-balanced linear SVMs (seed 001, ch. 5).
 
-    **Training** (§5.2, Algorithm 6). A random fraction ``rho`` of the data is
+    **Training** (§5.2, Algorithm 6). A random fraction ``pruning_fraction`` of the data is
     held out as the pruning set :math:`P`; on the rest, :math:`S_0`
     (:math:`N = |S_0|`), each node :math:`H` with samples :math:`S_H`
 
@@ -74,7 +75,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
        recomputing the weights (5.3) in each child.
 
     Leaves are labelled by the majority (2.37) weighted by ``class_weight``. With
-    ``rho > 0`` the tree is then pruned by cost complexity (A17), with the same
+    ``pruning_fraction > 0`` the tree is then pruned by cost complexity (A17), with the same
     class weights in the cost :math:`R(t)`, and the subtree with the fewest
     weighted errors on :math:`P` is kept.
 
@@ -130,19 +131,20 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
     most ``AUTO_EXACT_MAX`` (2 000) samples with ``clarabel`` and larger ones with
     Weighted-Pegasos; a node left uncertified is re-solved by ``clarabel``
     if it has at most 200 000 entries :math:`|S_H| M` (``node_solvers_`` counts
-    each case). ``standardize=False, node_solver="weighted-pegasos", T=10**7`` is
+    each case). ``standardize=False, node_solver="weighted-pegasos", max_iter=10**7`` is
     the thesis's setting.
 
     Parameters
     ----------
     lam : float, default=1e-5
         :math:`\lambda > 0` of the node problems (the thesis's banana value).
-    rho : float, default=0.1
-        Fraction held out for pruning, in [0, 1); 0 disables pruning.
+    pruning_fraction : float, default=0.1
+        Fraction held out for pruning, in [0, 1); 0 disables pruning (the thesis's
+        :math:`\rho`).
     delta : float or None, default=None
         Minimal node fraction :math:`\delta \in (0, 1]`; ``None`` means the
         thesis's :math:`10^{-\lfloor\log_{10}N\rfloor}`.
-    T : int, default=20000
+    max_iter : int, default=20000
         Iterations :math:`T` of the Pegasos node solvers (the thesis: 10^7).
     batch_size : int or None, default=None
         Mini-batch size :math:`k` of the Pegasos node solvers, in [1, N]
@@ -150,8 +152,9 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         nodes smaller than :math:`k` use :math:`|S_H|`.
     tau : float, default=1.0
         Bias step scale :math:`\tau` of Weighted-Pegasos (not reported).
-    eps : float, default=1e-4
-        :math:`\varepsilon_{PEG}`, the step-norm stop of Alg. 5.
+    tol : float or None, default=1e-4
+        :math:`\varepsilon_{PEG}`, the step-norm stop of Alg. 5 (the Pegasos node
+        solvers' ``step_tol``); ``None`` disables it.
     node_solver : str, default="auto"
         ``"auto"``: ``"dcd"`` on every node with the numba engine (else
         ``"clarabel"`` up to 2 000 samples, ``"weighted-pegasos"`` above),
@@ -176,6 +179,9 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         unweighted majority (2.37).
     random_state : int, RandomState or None
         Seeds the pruning split and the node solvers.
+    rho, T, eps : deprecated
+        The spellings of ``pruning_fraction``, ``max_iter`` and ``tol`` before this
+        release; still accepted with a ``FutureWarning``.
 
     Attributes
     ----------
@@ -199,6 +205,9 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
     pruning_path_ : list of (alpha, n_leaves, pruning-set errors)
     node_statuses_ : dict
         Count of node-solver statuses (non-optimal ones raise one warning).
+    n_iter_ : int
+        The largest number of iterations a node solver ran (0 if no node problem
+        was solved).
     node_solvers_ : dict
         Count of the solvers that produced the node hyperplanes
         (``"dcd->clarabel"``, ``"weighted-pegasos->clarabel"``: the ``"auto"``
@@ -220,31 +229,39 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "lam": [Interval(Real, 0, None, closed="neither")],
-        "rho": [Interval(Real, 0, 1, closed="left")],
+        "pruning_fraction": [Interval(Real, 0, 1, closed="left")],
         "delta": [Interval(Real, 0, 1, closed="right"), None],
-        "T": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
         "tau": [Interval(Real, 0, None, closed="left")],
-        "eps": [Interval(Real, 0, None, closed="left"), None],
+        "tol": [Interval(Real, 0, None, closed="left"), None],
         "node_solver": [str],
         "node_solver_options": [dict, None],
         "standardize": ["boolean"],
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "random_state": ["random_state"],
+        "rho": [Interval(Real, 0, 1, closed="left"), Hidden(StrOptions({DEPRECATED}))],
+        "T": [Interval(Integral, 1, None, closed="left"), Hidden(StrOptions({DEPRECATED}))],
+        "eps": [Interval(Real, 0, None, closed="left"), None,
+                Hidden(StrOptions({DEPRECATED}))],
     }
 
-    def __init__(self, lam: float = 1e-5, rho: float = 0.1, delta: float | None = None,
-                 T: int = 20_000, batch_size: int | None = None, tau: float = 1.0,
-                 eps: float | None = 1e-4, node_solver: str = "auto",
-                 node_solver_options: dict | None = None, standardize: bool = True,
-                 class_weight: str | dict | None = "balanced",
-                 random_state: Any = None) -> None:
+    def __init__(self, lam: float = 1e-5, pruning_fraction: float = 0.1,
+                 delta: float | None = None, max_iter: int = 20_000,
+                 batch_size: int | None = None, tau: float = 1.0, tol: float | None = 1e-4,
+                 node_solver: str = "auto", node_solver_options: dict | None = None,
+                 standardize: bool = True, class_weight: str | dict | None = "balanced",
+                 random_state: Any = None, rho: float | str = DEPRECATED,
+                 T: int | str = DEPRECATED, eps: float | None | str = DEPRECATED) -> None:
         self.lam = lam
-        self.rho = rho
+        self.pruning_fraction = pruning_fraction
         self.delta = delta
-        self.T = T
+        self.max_iter = max_iter
         self.batch_size = batch_size
         self.tau = tau
+        self.tol = tol
+        self.rho = rho
+        self.T = T
         self.eps = eps
         self.node_solver = node_solver
         self.node_solver_options = node_solver_options
@@ -254,7 +271,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
 
     # -- fitting ----------------------------------------------------------------------------
     def fit(self, X: Any, y: Any) -> HLSVMClassifier:
-        """Grow the tree on ``(1 - rho)`` of the data and prune it on the rest.
+        """Grow the tree on ``(1 - pruning_fraction)`` of the data and prune it on the rest.
 
         Parameters
         ----------
@@ -302,11 +319,15 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         self._node_costs = self._relative_costs()
         rng = check_random_state(self.random_state)
 
-        n_prune = int(round(self.rho * n))
+        fraction = renamed_param(self, "rho", "pruning_fraction")
+        self._max_iter = renamed_param(self, "T", "max_iter")
+        self._tol = renamed_param(self, "eps", "tol")
+        n_prune = int(round(fraction * n))
         perm = rng.permutation(n)
         prune_idx, grow_idx = perm[:n_prune], perm[n_prune:]
         if grow_idx.size == 0:
-            raise ProgramError(f"rho={self.rho} leaves no sample to grow the tree on")
+            raise ProgramError(f"pruning_fraction={fraction} leaves no sample to grow the tree "
+                               "on (give a value below 1)")
         Xg, yg = X[grow_idx], y_pm[grow_idx]
         N = Xg.shape[0]
         delta = self.delta if self.delta is not None else 10.0 ** (-math.floor(math.log10(N)))
@@ -365,7 +386,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
             warn_if_constant_score(
                 "HLSVMClassifier", self._score(X), 0.0,
                 f"the tree is a single leaf ({why}); {weights}a smaller delta, or a "
-                "smaller rho (or rho=0: the pruning set may hold too few samples of the "
+                "smaller pruning_fraction (or 0: the pruning set may hold too few samples of the "
                 "minority class)", stacklevel=3)
         return self
 
@@ -398,6 +419,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         tree = Tree(X.shape[1])
         statuses: dict[str, int] = {}
         self.node_solvers_ = {}
+        self.n_iter_ = 0
         messages: list[str] = []
         root = tree.add(int(np.count_nonzero(y > 0)), int(np.count_nonzero(y < 0)), 0)
         stack = [(root, np.arange(X.shape[0]))]
@@ -433,8 +455,8 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
             warnings.warn(
                 f"{sum(bad.values())} of {sum(statuses.values())} node problems were not "
                 f"solved to the node solver's tolerance ({bad}); e.g. {messages[0]}. The tree "
-                "uses the returned hyperplanes (a node without one is a leaf); raise T or pass "
-                "node_solver_options",
+                "uses the returned hyperplanes (a node without one is a leaf); raise max_iter "
+                "or pass node_solver_options",
                 ConvergenceWarning, stacklevel=3)
         return tree
 
@@ -455,8 +477,8 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         options: dict[str, Any] = {}
         if node_solver.lower() in _PEGASOS_FAMILY:
             k = 32 if self.batch_size is None else self.batch_size
-            options = {"max_iter": int(self.T), "batch_size": int(min(k, n)),
-                       "tau": float(self.tau), "eps": self.eps,
+            options = {"max_iter": int(self._max_iter), "batch_size": int(min(k, n)),
+                       "tau": float(self.tau), "step_tol": self._tol,
                        "random_state": int(rng.randint(0, 2**31 - 1))}
         if self.node_solver.lower() != "auto" or node_solver != "clarabel":
             options.update(self.node_solver_options or {})
@@ -467,6 +489,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
             node_solver = f"{node_solver}->clarabel"
         self.node_solvers_[node_solver] = self.node_solvers_.get(node_solver, 0) + 1
         statuses[solution.status.value] = statuses.get(solution.status.value, 0) + 1
+        self.n_iter_ = max(self.n_iter_, int(solution.iterations or 0))
         if solution.status.value not in ("optimal", "optimal_inaccurate"):
             messages.append(solution.message)
         if not solution.values or "w" not in solution.values:

@@ -35,9 +35,10 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import roc_auc_score
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._utils.deprecation import DEPRECATED, renamed_param
 from .._utils.progress import progress_bar
 from ..contracts.ranking_ops import relative_gradient
 from ..exceptions import ProgramError
@@ -65,7 +66,8 @@ _COMMON_CONSTRAINTS: dict = {
     "degree": [Interval(Integral, 1, None, closed="left")],
     "coef0": [Real],
     "loss": [StrOptions({"smoothed", "hinge"})],
-    "eps": [Interval(Real, 0, 1, closed="neither")],
+    "smoothing": [Interval(Real, 0, 1, closed="neither")],
+    "eps": [Interval(Real, 0, 1, closed="neither"), Hidden(StrOptions({DEPRECATED}))],
     "solver": [str],
     "solver_options": [dict, None],
 }
@@ -77,6 +79,9 @@ class _RankingMixin:
     def _basis_param(self) -> Any:
         return self.basis
 
+    def _smoothing(self) -> float:
+        return renamed_param(self, "eps", "smoothing")
+
     def _unit_dependence(self) -> str | None:
         return kernel_unit_dependence(
             self.kernel, "its penalty lambda/2 beta^T K beta weighs each coefficient in the "
@@ -85,7 +90,8 @@ class _RankingMixin:
     def _fit_program(self, X: np.ndarray, y: np.ndarray):
         program = ranking_formulation.rankrc(
             X, y, self.lam, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
-            coef0=self.coef0, basis=self._basis_param(), loss=self.loss, eps=self.eps,
+            coef0=self.coef0, basis=self._basis_param(), loss=self.loss,
+            smoothing=self._smoothing(),
             random_state=getattr(self, "random_state", None))
         solution = solve_or_raise(program, self.solver, self.solver_options)
         model = program.decode(solution)
@@ -133,7 +139,9 @@ class RankRCClassifier(_RankingMixin, BinaryConicClassifier):
     basis : {"rare", "random", "all"}, default="rare"
         ``"random"`` is RANK-RND, ``"all"`` RankSVM.
     loss : {"smoothed", "hinge"}, default="smoothed"
-    eps : float in (0, 1), default=0.1
+    smoothing : float in (0, 1), default=0.1
+        Smoothing width :math:`\epsilon` of the smoothed hinge (``eps`` before this
+        release, still accepted with a ``FutureWarning``).
     random_state : int, optional
         Seed of ``basis="random"``.
     solver : str, default="rank-tr"
@@ -176,9 +184,10 @@ class RankRCClassifier(_RankingMixin, BinaryConicClassifier):
 
     def __init__(self, lam: float = 0.01, *, kernel: str = "rbf",
                  gamma: float | str = "mean-distance", degree: int = 3, coef0: float = 1.0,
-                 basis: str = "rare", loss: str = "smoothed", eps: float = 0.1,
+                 basis: str = "rare", loss: str = "smoothed", smoothing: float = 0.1,
                  random_state: Any = None, solver: str = "rank-tr",
-                 solver_options: dict | None = None) -> None:
+                 solver_options: dict | None = None,
+                 eps: float | str = DEPRECATED) -> None:
         self.lam = lam
         self.kernel = kernel
         self.gamma = gamma
@@ -186,6 +195,7 @@ class RankRCClassifier(_RankingMixin, BinaryConicClassifier):
         self.coef0 = coef0
         self.basis = basis
         self.loss = loss
+        self.smoothing = smoothing
         self.eps = eps
         self.random_state = random_state
         self.solver = solver
@@ -279,7 +289,7 @@ class RankRCClassifier(_RankingMixin, BinaryConicClassifier):
         kern = make_kernel(self.kernel, XR[:1], gamma=float(gamma), degree=self.degree,
                            coef0=self.coef0)
         loss = rd.DaskRankingLoss(info["X_blocks"], info["y_blocks"], classes[1], XR, kern,
-                                  self.eps, m_pos * m_neg)
+                                  self._smoothing(), m_pos * m_neg)
         Kpp = loss.Kpp
         jitter = ranking_formulation.KRR_JITTER * max(float(np.mean(np.diag(Kpp))), 0.0)
         KRR = 0.5 * (Kpp + Kpp.T) + jitter * np.eye(m_pos)  # as the in-memory program
@@ -456,8 +466,9 @@ class RankSVMClassifier(RankRCClassifier):
     degree : int, default=3
     coef0 : float, default=1.0
     loss : {"smoothed", "hinge"}, default="smoothed"
-    eps : float in (0, 1), default=0.1
-        Smoothing width :math:`\epsilon` of the smoothed hinge.
+    smoothing : float in (0, 1), default=0.1
+        Smoothing width :math:`\epsilon` of the smoothed hinge (``eps`` before this
+        release, still accepted with a ``FutureWarning``).
     solver : str, default="rank-tr"
         Any solver of the program kind (``rank-tr``, ``rank-newton``, ``clarabel``,
         ``ecos``, ``scs``; the hinge loss needs a generic backend).
@@ -492,14 +503,16 @@ class RankSVMClassifier(RankRCClassifier):
 
     def __init__(self, lam: float = 0.01, *, kernel: str = "rbf",
                  gamma: float | str = "mean-distance", degree: int = 3, coef0: float = 1.0,
-                 loss: str = "smoothed", eps: float = 0.1, solver: str = "rank-tr",
-                 solver_options: dict | None = None) -> None:
+                 loss: str = "smoothed", smoothing: float = 0.1, solver: str = "rank-tr",
+                 solver_options: dict | None = None,
+                 eps: float | str = DEPRECATED) -> None:
         self.lam = lam
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
         self.loss = loss
+        self.smoothing = smoothing
         self.eps = eps
         self.solver = solver
         self.solver_options = solver_options
@@ -529,8 +542,9 @@ class RankRCRanker(_RankingMixin, BaseEstimator):
     basis : {"rare", "random", "all"}, default="rare"
         ``"rare"``: every sample above the lowest level.
     loss : {"smoothed", "hinge"}, default="smoothed"
-    eps : float in (0, 1), default=0.1
-        Smoothing width :math:`\epsilon` of the smoothed hinge.
+    smoothing : float in (0, 1), default=0.1
+        Smoothing width :math:`\epsilon` of the smoothed hinge (``eps`` before this
+        release, still accepted with a ``FutureWarning``).
     random_state : int, optional
         Seed of ``basis="random"``.
     solver : str, default="rank-tr"
@@ -571,9 +585,10 @@ class RankRCRanker(_RankingMixin, BaseEstimator):
 
     def __init__(self, lam: float = 0.01, *, kernel: str = "rbf",
                  gamma: float | str = "mean-distance", degree: int = 3, coef0: float = 1.0,
-                 basis: str = "rare", loss: str = "smoothed", eps: float = 0.1,
+                 basis: str = "rare", loss: str = "smoothed", smoothing: float = 0.1,
                  random_state: Any = None, solver: str = "rank-tr",
-                 solver_options: dict | None = None) -> None:
+                 solver_options: dict | None = None,
+                 eps: float | str = DEPRECATED) -> None:
         self.lam = lam
         self.kernel = kernel
         self.gamma = gamma
@@ -581,6 +596,7 @@ class RankRCRanker(_RankingMixin, BaseEstimator):
         self.coef0 = coef0
         self.basis = basis
         self.loss = loss
+        self.smoothing = smoothing
         self.eps = eps
         self.random_state = random_state
         self.solver = solver

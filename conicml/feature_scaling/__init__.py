@@ -72,7 +72,7 @@ def _gmkl_objective(obj: Any, z: np.ndarray, solver: str = "smo",
     from ..formulations.feature_scaling import feature_scaled_svm
     from ..solvers.feature_scaling import gmkl_objective
 
-    fs = feature_scaled_svm(obj.X, obj.y, obj.C, obj.mu, eps=obj.eps).data["fs"]
+    fs = feature_scaled_svm(obj.X, obj.y, obj.C, obj.mu, smoothing=obj.eps).data["fs"]
     return gmkl_objective(fs, z, solver, options, alpha0)
 
 
@@ -83,7 +83,7 @@ def _svm_block(X: np.ndarray, y: np.ndarray, z: np.ndarray, C: float, *, eps: fl
     from ..formulations.feature_scaling import svm_block_program
     from ..solving import solve
 
-    program = svm_block_program(X, y, z, C, eps=eps, K=K)
+    program = svm_block_program(X, y, z, C, smoothing=eps, K=K)
     solution = solve(program, solver, **dict(solver_options or {}))
     model = program.decode(solution)
     return np.asarray(model["dual_coef"], float), float(model["b"]), solution

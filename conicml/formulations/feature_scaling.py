@@ -63,6 +63,7 @@ from typing import Any
 
 import numpy as np
 
+from .._utils.deprecation import renamed_keywords
 from ..contracts.feature_scaling import (
     MAX_TENSOR_BYTES,
     FeatureScaledSVM,
@@ -94,12 +95,14 @@ def _svm_dual(G: np.ndarray, y: np.ndarray, C: float) -> Program:
     return svm.soft_margin(G, y, C, kernel="precomputed", form="dual")
 
 
+@renamed_keywords(eps="smoothing")
 def svm_block_program(X: np.ndarray, y: np.ndarray, z: np.ndarray, C: float, *,
-                      eps: float = 0.5, K: np.ndarray | None = None) -> Program:
+                      smoothing: float = 0.5, K: np.ndarray | None = None) -> Program:
     r"""The SVM block: the program whose optimum minimises :math:`\Omega(\cdot, \cdot, z)`.
 
     The SVM dual (kind ``qp.svm.dual``) with the precomputed Gram matrix
-    :math:`K_z + (2\epsilon/C) I` (module docstring); ``program.decode(solution)``
+    :math:`K_z + (2\epsilon/C) I`, :math:`\epsilon` = ``smoothing`` (module docstring);
+    ``program.decode(solution)``
     gives ``dual_coef`` (:math:`\beta`) and ``b``. Solve it with any solver of that
     kind, e.g. ``program.decode(conicml.solve(program, "smo"))``.
 
@@ -109,11 +112,12 @@ def svm_block_program(X: np.ndarray, y: np.ndarray, z: np.ndarray, C: float, *,
     """
     if K is None:
         K = fs_kernel(X, X, np.asarray(z, float))
-    return _svm_dual(K + (2 * eps / C) * np.eye(K.shape[0]), y, C)
+    return _svm_dual(K + (2 * smoothing / C) * np.eye(K.shape[0]), y, C)
 
 
+@renamed_keywords(eps="smoothing")
 def feature_scaled_svm(X: Any, y: Any, C: float = 1.0, mu: float = 1.0, *,
-                       eps: float = 0.5, z0: Any = None) -> Program:
+                       smoothing: float = 0.5, z0: Any = None) -> Program:
     r"""The feature-scaled Gaussian-kernel SVM, :math:`\min_{z\ge0}\Omega(\beta, b, z)` (7.7).
 
     Parameters
@@ -125,8 +129,9 @@ def feature_scaled_svm(X: Any, y: Any, C: float = 1.0, mu: float = 1.0, *,
         Loss weight (> 0).
     mu : float, default=1.0
         :math:`\ell_1` weight on :math:`z` (>= 0).
-    eps : float, default=0.5
-        Smoothing of the hinge (7.8).
+    smoothing : float, default=0.5
+        Smoothing width :math:`\epsilon` of the hinge (7.8) (``eps`` before this
+        release, still accepted with a ``FutureWarning``).
     z0 : array-like of shape (d,), optional
         Starting scales, >= 0 (default :math:`\mathbf 1`, F37).
 
@@ -155,7 +160,7 @@ def feature_scaled_svm(X: Any, y: Any, C: float = 1.0, mu: float = 1.0, *,
     failing number. Different methods reach different such points: in
     :func:`conicml.compare` disagreement is information, not an error.
     """
-    obj = FeatureScalingObjective(X, y, C, mu, eps)
+    obj = FeatureScalingObjective(X, y, C, mu, smoothing)
     if z0 is None:
         z_start = np.ones(obj.d)
     else:

@@ -10,7 +10,7 @@ the specialized ``cbor-smo``).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import cvxpy as cp
@@ -184,21 +184,24 @@ def _ordinal_factor(data: Mapping[str, Any]) -> np.ndarray:
     return psd_factor(kern.gram(data["means"]), data["factor"])
 
 
+def _score_variable(data: Mapping[str, Any]) -> tuple[cp.Variable, Any, dict]:
+    """``(w, scores, variables)`` of an ordinal primal: ``w`` itself for the linear kernel,
+    else the coordinates ``v`` of w in the factor K = L L^T (scores L v)."""
+    if data["kernel"].name == "linear":
+        w = cp.Variable(data["means"].shape[1], name="w")
+        return w, data["means"] @ w, {"w": w}
+    L = _ordinal_factor(data)
+    v = cp.Variable(L.shape[1], name="v")
+    return v, L @ v, {"v": v}
+
+
 def _build_ordinal_primal(data: Mapping[str, Any]) -> ConicForm:
     """(4.3) (linear) / (4.4) (rbf, through a factor K = L L^T): LP + one SOC."""
     sel, r, W, d = data["selectors"], data["r"], data["W"], data["d"]
     ranks = data["ranks"]
     k = ranks.size
     theta = cp.Variable(r - 1, name="thresholds")
-    if data["kernel"].name == "linear":
-        w = cp.Variable(data["means"].shape[1], name="w")
-        scores = data["means"] @ w
-        variables = {"w": w}
-    else:
-        L = _ordinal_factor(data)
-        w = cp.Variable(L.shape[1], name="v")
-        scores = L @ w
-        variables = {"v": w}
+    w, scores, variables = _score_variable(data)
     xi = cp.Variable(k, name="xi")
     xi_star = cp.Variable(k, name="xi_star")
     ua, ls = sel["upper_rows"], sel["lower_rows"]
@@ -218,23 +221,32 @@ def _build_ordinal_primal(data: Mapping[str, Any]) -> ConicForm:
     return ConicForm(problem, variables, constraints)
 
 
-def _build_ordinal_dual(data: Mapping[str, Any]) -> ConicForm:
-    """(4.5): max d^T(alpha + alpha*) - W ||R^T(alpha* - alpha)||, box, partial sums."""
-    sel, W, d = data["selectors"], data["W"], data["d"]
-    R = _ordinal_factor(data)
+def _ordinal_dual_variables(data: Mapping[str, Any], upper: float
+                            ) -> tuple[cp.Variable, cp.Variable, dict]:
+    """``(alpha, alpha*, constraints)`` shared by the duals (4.5) and of (4.1): the box
+    [0, ``upper``] and the partial sums (App. C)."""
+    sel = data["selectors"]
     k = data["ranks"].size
     alpha = cp.Variable(k, name="alpha")
     alpha_star = cp.Variable(k, name="alpha_star")
-    D = sel["S"] @ alpha - sel["S_star"] @ alpha_star  # s_i - s*_i = gamma_{i+1} >= 0
+    D = sel["S"] @ alpha - sel["S_star"] @ alpha_star  # s_i - s*_i: multiplier of the order
     constraints = {
         "alpha_nonneg": alpha >= 0,
-        "alpha_upper": alpha <= sel["alpha_upper"],  # alpha_r = 0 (b_r = +inf)
+        "alpha_upper": alpha <= upper * sel["alpha_upper"],  # alpha_r = 0 (b_r = +inf)
         "alpha_star_nonneg": alpha_star >= 0,
-        "alpha_star_upper": alpha_star <= sel["alpha_star_upper"],  # alpha*_1 = 0
+        "alpha_star_upper": alpha_star <= upper * sel["alpha_star_upper"],  # alpha*_1 = 0
         "balance": D[-1] == 0,  # s*_{r-1} = s_{r-1}
     }
     if data["r"] > 2:
         constraints["partial"] = D[:-1] >= 0  # s*_i <= s_i (direction verified, errata S003-F4)
+    return alpha, alpha_star, constraints
+
+
+def _build_ordinal_dual(data: Mapping[str, Any]) -> ConicForm:
+    """(4.5): max d^T(alpha + alpha*) - W ||R^T(alpha* - alpha)||, box, partial sums."""
+    W, d = data["W"], data["d"]
+    R = _ordinal_factor(data)
+    alpha, alpha_star, constraints = _ordinal_dual_variables(data, 1.0)
     objective = d @ (alpha + alpha_star) - W * cp.norm(R.T @ (alpha_star - alpha), 2)
     problem = cp.Problem(cp.Maximize(objective), list(constraints.values()))
     return ConicForm(problem, {"alpha": alpha, "alpha_star": alpha_star}, constraints)
@@ -280,12 +292,67 @@ def _svor_objectives(alpha: np.ndarray, alpha_star: np.ndarray, quad: float, C: 
     dual = float(alpha.sum() + alpha_star.sum()) - 0.5 * quad
     return primal, dual, (primal - dual) / max(abs(primal), abs(dual), 1e-300)
 
+
+def _ordinal_dual_point(data: Mapping[str, Any], solution: Solution, upper: np.ndarray,
+                        upper_star: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``(alpha, alpha*, v, Kv)`` of an ordinal dual: the returned multipliers projected on
+    their boxes, the expansion ``v = alpha* - alpha`` (summed over the thresholds for the
+    implicit SVOR's (m, r-1) multipliers) and its scores ``K v``."""
+    alpha, alpha_star = _clipped_pair(solution, upper, upper_star)
+    v = alpha_star - alpha
+    if v.ndim == 2:
+        v = v.sum(axis=1)
+    return alpha, alpha_star, v, _ordinal_kernel_scores(data, v)
+
+
+def _decode_svor_c_dual(data: Mapping[str, Any], solution: Solution, upper: np.ndarray,
+                        upper_star: np.ndarray, model_of: Callable[..., dict]) -> dict:
+    """The model of a C-form SVOR dual (explicit (4.1) or implicit thresholds).
+
+    ``model_of(data, scores, w=, dual_coef=, extra=)`` sets the thresholds and the loss;
+    the objectives are the primal and dual values of :func:`_svor_objectives`.
+    """
+    require_solution(solution, data["kind"])
+    alpha, alpha_star, v, Kv = _ordinal_dual_point(data, solution, upper, upper_star)
+    # w = sum_j v_j phi(x_j), v = alpha* - alpha  (stationarity of the C-form in w)
+    w = data["means"].T @ v if data["kernel"].name == "linear" else None
+    model = model_of(data, Kv, w=w, dual_coef=v,
+                     extra={"alpha": alpha, "alpha_star": alpha_star})
+    model["primal_objective"], model["dual_objective"], _ = _svor_objectives(
+        alpha, alpha_star, float(v @ Kv), data["C"], model["loss"])
+    return model
+
+
+def _certify_svor_c_dual(data: Mapping[str, Any], solution: Solution, upper: np.ndarray,
+                         upper_star: np.ndarray,
+                         balance: Callable[[np.ndarray, np.ndarray], float],
+                         kkt_and_loss: Callable[..., tuple[float, float]]) -> Residuals:
+    """Certificate of a C-form SVOR dual: box and equality violations (/C), complementarity
+    at the optimal thresholds, relative P - D.
+
+    ``balance(alpha, alpha*)`` is the largest violation, by the raw point, of the dual's
+    equalities and partial sums; ``kkt_and_loss(alpha, alpha*, v, Kv)`` gives the
+    complementarity and the primal loss at the projected point's optimal thresholds.
+    """
+    C = data["C"]
+    raw_a = np.asarray(solution.values["alpha"], dtype=float)
+    raw_s = np.asarray(solution.values["alpha_star"], dtype=float)
+    if raw_a.shape != np.shape(upper) or raw_s.shape != np.shape(upper_star):
+        raise ProgramError(f"{data['kind']}: alpha and alpha_star must have shape "
+                           f"{np.shape(upper)}, got {raw_a.shape} and {raw_s.shape}")
+    box = _box_violation(solution, upper, upper_star)
+    primal = max(box / C, balance(raw_a, raw_s) / (C * raw_a.shape[0]))
+    alpha, alpha_star, v, Kv = _ordinal_dual_point(data, solution, upper, upper_star)
+    kkt, loss = kkt_and_loss(alpha, alpha_star, v, Kv)
+    _, _, gap = _svor_objectives(alpha, alpha_star, float(v @ Kv), C, loss)
+    return Residuals(primal=primal, dual=kkt, gap=gap, source="recomputed")
+
+
 def _decode_ordinal_dual(data: Mapping[str, Any], solution: Solution) -> dict:
     require_solution(solution, data["kind"])
     sel = data["selectors"]
-    alpha, alpha_star = _clipped_pair(solution, sel["alpha_upper"], sel["alpha_star_upper"])
-    v = alpha_star - alpha
-    Kv = _ordinal_kernel_scores(data, v)
+    alpha, alpha_star, v, Kv = _ordinal_dual_point(data, solution, sel["alpha_upper"],
+                                                   sel["alpha_star_upper"])
     rho = float(np.sqrt(max(v @ Kv, 0.0)))
     # w = (W / rho) sum_j (alpha*_j - alpha_j) phi(mu_j)   (eq. 5.2; C.2 with rho > 0)
     # rho below round-off of ||sum_j v_j phi(mu_j)|| <= sum|v_j| max||phi||: w undetermined
@@ -419,11 +486,10 @@ def _certify_ordinal_dual(data: Mapping[str, Any], solution: Solution) -> Residu
         return missing()
     primal = _ordinal_dual_feasibility(data, *got)
     sel = _ordinal_sel(data)
-    a = np.clip(got[0], 0.0, sel["alpha_upper"])
-    a_s = np.clip(got[1], 0.0, sel["alpha_star_upper"])
-    Kv = _ordinal_kernel_scores(data, a_s - a)
+    a, a_s, v, Kv = _ordinal_dual_point(data, solution, sel["alpha_upper"],
+                                        sel["alpha_star_upper"])
     D = _ordinal_dual_value(data, a, a_s, Kv)
-    rho = math.sqrt(max(float((a_s - a) @ Kv), 0.0))
+    rho = math.sqrt(max(float(v @ Kv), 0.0))
     W = float(data["W"])
     P = _ordinal_upper_bound(data, (W / rho) * Kv, W) if rho > 0 else math.inf
     if rho > 0 and bracket(P, D, SLACK_FLOOR) > 1e-9:  # the length of w along Kv / rho
@@ -668,17 +734,9 @@ def cbor(
 
 def _build_svor_primal(data: Mapping[str, Any]) -> ConicForm:
     """Chu & Keerthi's explicit-threshold SVOR, one pair of constraints per point."""
-    X, y, r = data["means"], data["ranks"], data["r"]
+    y, r = data["ranks"], data["r"]
     theta = cp.Variable(r - 1, name="thresholds")
-    if data["kernel"].name == "linear":
-        w = cp.Variable(X.shape[1], name="w")
-        f = X @ w
-        variables = {"w": w}
-    else:
-        L = _ordinal_factor(data)
-        w = cp.Variable(L.shape[1], name="v")
-        f = L @ w
-        variables = {"v": w}
+    w, f, variables = _score_variable(data)
     xi = cp.Variable(y.size, name="xi")
     xi_star = cp.Variable(y.size, name="xi_star")
     upper, lower = [], []

@@ -22,16 +22,15 @@ from ..contracts.svor import SVORDualData, complementarity
 from ..exceptions import ProgramError
 from ..kernels import make_kernel
 from ..kinds import SVOR_QP_DUAL
-from ..program import ConicForm, Program, require_solution
+from ..program import ConicForm, Program
 from ..solution import Residuals, Solution
 from .ordinal import (
-    _box_violation,
-    _clipped_pair,
+    _certify_svor_c_dual,
+    _decode_svor_c_dual,
+    _ordinal_dual_variables,
     _ordinal_factor,
-    _ordinal_kernel_scores,
     _ordinal_model,
     _ordinal_selectors,
-    _svor_objectives,
 )
 
 __all__ = ["check_ranks", "svor_dual"]
@@ -95,60 +94,37 @@ def check_ranks(y: object, n: int, name: str = "y") -> tuple[np.ndarray, int]:
 
 def _build_svor_dual(data: Mapping[str, Any]) -> ConicForm:
     r"""(4.1)'s dual: max 1^T(a + a*) - 1/2 ||R^T(a* - a)||^2, box [0, C], partial sums."""
-    sel, C = data["selectors"], data["C"]
     R = _ordinal_factor(data)
-    k = data["ranks"].size
-    alpha = cp.Variable(k, name="alpha")
-    alpha_star = cp.Variable(k, name="alpha_star")
-    D = sel["S"] @ alpha - sel["S_star"] @ alpha_star  # s_i - s*_i = mu_{i+1} >= 0
-    constraints = {
-        "alpha_nonneg": alpha >= 0,
-        "alpha_upper": alpha <= C * sel["alpha_upper"],  # alpha = 0 at rank r (b_r = +inf)
-        "alpha_star_nonneg": alpha_star >= 0,
-        "alpha_star_upper": alpha_star <= C * sel["alpha_star_upper"],  # alpha* = 0 at rank 1
-        "balance": D[-1] == 0,  # s*_{r-1} = s_{r-1}
-    }
-    if data["r"] > 2:
-        constraints["partial"] = D[:-1] >= 0  # s*_i <= s_i: the ordering multipliers mu >= 0
+    alpha, alpha_star, constraints = _ordinal_dual_variables(data, data["C"])
     objective = cp.sum(alpha + alpha_star) - 0.5 * cp.sum_squares(R.T @ (alpha_star - alpha))
     problem = cp.Problem(cp.Maximize(objective), list(constraints.values()))
     return ConicForm(problem, {"alpha": alpha, "alpha_star": alpha_star}, constraints)
 
 
-def _dual_point(data: Mapping[str, Any], solution: Solution) -> tuple[np.ndarray, ...]:
+def _bounds(data: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Upper bounds of (alpha, alpha*): C, with alpha = 0 at rank r and alpha* = 0 at rank 1."""
     sel, C = data["selectors"], data["C"]
-    alpha, alpha_star = _clipped_pair(solution, C * sel["alpha_upper"],
-                                      C * sel["alpha_star_upper"])
-    v = alpha_star - alpha
-    return alpha, alpha_star, v, _ordinal_kernel_scores(data, v)
+    return C * sel["alpha_upper"], C * sel["alpha_star_upper"]
 
 
 def _decode_svor_dual(data: Mapping[str, Any], solution: Solution) -> dict:
-    require_solution(solution, data["kind"])
-    alpha, alpha_star, v, Kv = _dual_point(data, solution)
-    # w = sum_j (alpha*_j - alpha_j) phi(x_j)  (stationarity of (4.1) in w)
-    w = data["means"].T @ v if data["kernel"].name == "linear" else None
-    model = _ordinal_model(data, Kv, w=w, dual_coef=v,
-                           extra={"alpha": alpha, "alpha_star": alpha_star})
-    model["primal_objective"], model["dual_objective"], _ = _svor_objectives(
-        alpha, alpha_star, float(v @ Kv), data["C"], model["loss"])
-    return model
+    return _decode_svor_c_dual(data, solution, *_bounds(data), _ordinal_model)
 
 
 def _certify_svor_dual(data: Mapping[str, Any], solution: Solution) -> Residuals:
     """Box/partial sums (/C), complementarity at the optimal thresholds, relative P - D."""
-    sel, C = data["selectors"], data["C"]
-    raw_a = np.asarray(solution.values["alpha"], dtype=float)
-    raw_s = np.asarray(solution.values["alpha_star"], dtype=float)
-    box = _box_violation(solution, C * sel["alpha_upper"], C * sel["alpha_star_upper"])
-    D = sel["S"] @ raw_a - sel["S_star"] @ raw_s
-    sums = max(abs(float(D[-1])), float(np.max(-D[:-1], initial=0.0)), 0.0)
-    primal = max(box / C, sums / (C * raw_a.size))
-    alpha, alpha_star, v, Kv = _dual_point(data, solution)
-    model = _ordinal_model(data, Kv, w=None, dual_coef=v, extra={})
-    kkt = complementarity(data["svor"], alpha, alpha_star, Kv, model["thresholds"])
-    _, _, gap = _svor_objectives(alpha, alpha_star, float(v @ Kv), C, model["loss"])
-    return Residuals(primal=primal, dual=kkt, gap=gap, source="recomputed")
+    sel = data["selectors"]
+
+    def partial_sums(raw_a: np.ndarray, raw_s: np.ndarray) -> float:
+        D = sel["S"] @ raw_a - sel["S_star"] @ raw_s  # s*_{r-1} = s_{r-1}, s*_i <= s_i
+        return max(abs(float(D[-1])), float(np.max(-D[:-1], initial=0.0)), 0.0)
+
+    def kkt_and_loss(alpha, alpha_star, v, Kv) -> tuple[float, float]:
+        model = _ordinal_model(data, Kv, w=None, dual_coef=v, extra={})
+        return (complementarity(data["svor"], alpha, alpha_star, Kv, model["thresholds"]),
+                model["loss"])
+
+    return _certify_svor_c_dual(data, solution, *_bounds(data), partial_sums, kkt_and_loss)
 
 
 def svor_dual(

@@ -40,14 +40,13 @@ from ..contracts.svor import SVORIMDualData, layout_complementarity
 from ..exceptions import ProgramError
 from ..kernels import make_kernel
 from ..kinds import SVORIM_QP, SVORIM_QP_DUAL
-from ..program import ConicForm, Program, require_solution
+from ..program import ConicForm, Program
 from ..solution import Residuals, Solution
 from .ordinal import (
-    _box_violation,
-    _clipped_pair,
+    _certify_svor_c_dual,
+    _decode_svor_c_dual,
     _ordinal_factor,
-    _ordinal_kernel_scores,
-    _svor_objectives,
+    _score_variable,
     _svor_primal_point,
 )
 from .svor_dual import check_ranks
@@ -129,18 +128,10 @@ def _data(kind: str, X: Any, y: Any, C: Any, kernel: str, gamma: Any, degree: in
 
 def _build_svorim(data: Mapping[str, Any]) -> ConicForm:
     """min 1/2||w||^2 + C sum xi  s.t.  y_pj (f_p - theta_j) >= 1 - xi_pj, xi >= 0."""
-    X, ranks, r, C = data["means"], data["ranks"], data["r"], data["C"]
+    ranks, r, C = data["ranks"], data["r"], data["C"]
     m = ranks.size
     theta = cp.Variable(r - 1, name="thresholds")
-    if data["kernel"].name == "linear":
-        w = cp.Variable(X.shape[1], name="w")
-        f = X @ w
-        variables = {"w": w}
-    else:
-        L = _ordinal_factor(data)
-        w = cp.Variable(L.shape[1], name="v")
-        f = L @ w
-        variables = {"v": w}
+    w, f, variables = _score_variable(data)
     xi = cp.Variable((m, r - 1), name="xi")
     Y = _signs(ranks, r)
     margin = (cp.reshape(f, (m, 1), order="F") @ np.ones((1, r - 1))
@@ -239,47 +230,33 @@ def _build_svorim_dual(data: Mapping[str, Any]) -> ConicForm:
     return ConicForm(problem, {"alpha": alpha, "alpha_star": alpha_star}, constraints)
 
 
-def _dual_point(data: Mapping[str, Any], solution: Solution) -> tuple[np.ndarray, ...]:
+def _bounds(data: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Upper bounds of (alpha, alpha*): C below / above each threshold, 0 elsewhere."""
     below, above = data["svor"].masks()
-    C = data["C"]
-    alpha, alpha_star = _clipped_pair(solution, C * below, C * above)
-    v = (alpha_star - alpha).sum(axis=1)
-    return alpha, alpha_star, v, _ordinal_kernel_scores(data, v)
+    return data["C"] * below, data["C"] * above
 
 
 def _decode_svorim_dual(data: Mapping[str, Any], solution: Solution) -> dict:
-    require_solution(solution, data["kind"])
-    alpha, alpha_star, v, Kv = _dual_point(data, solution)
-    # w = sum_p v_p phi(x_p), v_p = sum_j (alpha*^j_p - alpha^j_p)  (stationarity in w)
-    w = data["means"].T @ v if data["kernel"].name == "linear" else None
-    model = _implicit_model(data, Kv, w=w, dual_coef=v,
-                            extra={"alpha": alpha, "alpha_star": alpha_star})
-    model["primal_objective"], model["dual_objective"], _ = _svor_objectives(
-        alpha, alpha_star, float(v @ Kv), data["C"], model["loss"])
-    return model
+    return _decode_svor_c_dual(data, solution, *_bounds(data), _implicit_model)
 
 
 def _certify_svorim_dual(data: Mapping[str, Any], solution: Solution) -> Residuals:
     """Box and per-threshold balance (/C), complementarity at the optimal thresholds, P - D."""
     con: SVORIMDualData = data["svor"]
-    C = data["C"]
-    below, above = con.masks()
-    raw_a = np.asarray(solution.values["alpha"], dtype=float)
-    raw_s = np.asarray(solution.values["alpha_star"], dtype=float)
-    if raw_a.shape != below.shape or raw_s.shape != below.shape:
-        raise ProgramError(f"svorim_dual: alpha and alpha_star must have shape {below.shape}")
-    box = _box_violation(solution, C * below, C * above)
-    balance = float(np.max(np.abs(raw_a.sum(axis=0) - raw_s.sum(axis=0))))
-    m = raw_a.shape[0]
-    primal = max(box / C, balance / (C * m))
-    alpha, alpha_star, v, Kv = _dual_point(data, solution)
-    theta = implicit_thresholds(Kv, data["ranks"], data["r"])
-    point, sign, thr = con.layout()
-    kkt = layout_complementarity(point, sign, thr, con.pack(alpha, alpha_star), Kv, theta, C)
-    Y = _signs(data["ranks"], data["r"])
-    loss = float(np.maximum(0.0, 1.0 - Y * (Kv[:, None] - theta[None, :])).sum())
-    _, _, gap = _svor_objectives(alpha, alpha_star, float(v @ Kv), C, loss)
-    return Residuals(primal=primal, dual=kkt, gap=gap, source="recomputed")
+
+    def balance(raw_a: np.ndarray, raw_s: np.ndarray) -> float:
+        # sum_p alpha^j_p = sum_p alpha*^j_p, one equality per threshold
+        return float(np.max(np.abs(raw_a.sum(axis=0) - raw_s.sum(axis=0))))
+
+    def kkt_and_loss(alpha, alpha_star, v, Kv) -> tuple[float, float]:
+        theta = implicit_thresholds(Kv, data["ranks"], data["r"])
+        point, sign, thr = con.layout()
+        kkt = layout_complementarity(point, sign, thr, con.pack(alpha, alpha_star), Kv, theta,
+                                     data["C"])
+        Y = _signs(data["ranks"], data["r"])
+        return kkt, float(np.maximum(0.0, 1.0 - Y * (Kv[:, None] - theta[None, :])).sum())
+
+    return _certify_svor_c_dual(data, solution, *_bounds(data), balance, kkt_and_loss)
 
 
 def svorim_dual(

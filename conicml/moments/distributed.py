@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from .._utils import progress as _progress
+from .._utils.threads import one_thread
 from ..exceptions import ProgramError
 
 __all__ = ["class_moments", "cluster_moments", "is_dask_array"]
@@ -271,7 +272,6 @@ def cluster_moments(X: Any, y: Any, *, clustering: str, n_clusters: int | None,
     """``(counts, means, trace variances, labels)`` of per-label clusters of a Dask array."""
     import dask
     from sklearn.cluster import KMeans
-    from threadpoolctl import threadpool_limits
 
     Xd, yd, _ = row_blocks(X, y)
     if clustering == "none":
@@ -320,7 +320,7 @@ def cluster_moments(X: Any, y: Any, *, clustering: str, n_clusters: int | None,
         kk = min(k, sample.shape[0])
         # one thread: on a shared machine OpenMP threads of a small fit oversubscribe the
         # cores
-        with threadpool_limits(1):
+        with one_thread():
             centers[label] = KMeans(kk, n_init=3, random_state=seed).fit(
                 sample).cluster_centers_
         tols[label] = 1e-4 * float(np.mean(sample.var(axis=0)))  # scikit-learn's KMeans tol

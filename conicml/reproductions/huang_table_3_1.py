@@ -103,7 +103,7 @@ def load(name: str) -> tuple[np.ndarray, np.ndarray]:
     if name in VOTE_CODINGS:
         return load_vote(*VOTE_CODINGS[name])
     if name == "twonorm":
-        return cm.datasets.twonorm(n=7400, dim=20, seed=2004)
+        return cm.datasets.twonorm(n=7400, dim=20, random_state=2004)
     X, y = cm.datasets.load(name)
     if name == "vote":
         y = -y  # x = republican (see module docstring)

@@ -54,7 +54,7 @@ THESIS = {  # MEMPM alpha, beta, objective, acc, MPM alpha, acc (%), Table 3.2
 
 def load(name: str):
     if name == "twonorm":
-        return cm.datasets.twonorm(n=500, dim=20, seed=2004)
+        return cm.datasets.twonorm(n=500, dim=20, random_state=2004)
     X, y = cm.datasets.load(name)
     if name == "vote":
         y = -y  # x = republican, as in the Table 3.1 script

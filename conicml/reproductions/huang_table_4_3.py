@@ -150,7 +150,7 @@ class EmpiricalKernelMap(TransformerMixin, BaseEstimator):
 
 def load(name: str, quick: bool) -> tuple[np.ndarray, np.ndarray]:
     if name == "twonorm":
-        return cm.datasets.twonorm(200 if quick else 400, dim=20, seed=0)
+        return cm.datasets.twonorm(200 if quick else 400, dim=20, random_state=0)
     return cm.datasets.load(name)
 
 

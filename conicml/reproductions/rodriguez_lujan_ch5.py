@@ -137,7 +137,8 @@ def banana(quick):
     for node_solver in ("weighted-pegasos", "clarabel"):
         for rho in (0.1, 0.0):
             t = time.perf_counter()
-            est = _fit_hlsvm(lam=1e-5, rho=rho, delta=1e-3, T=T, node_solver=node_solver,
+            est = _fit_hlsvm(lam=1e-5, pruning_fraction=rho, delta=1e-3, max_iter=T,
+                             node_solver=node_solver,
                              node_solver_options={"tol": 1e-2} if node_solver != "clarabel"
                              else None, random_state=0).fit(Xtr, ytr)
             counts = est.hyperplanes_evaluated(Xte)
@@ -184,7 +185,8 @@ def bound_check(quick):
              "|---|---|---|---|---|---|"]
     gaps, comps = [], []
     for delta in deltas:
-        est = _fit_hlsvm(lam=1e-5, rho=0.0, delta=delta, node_solver="clarabel").fit(Xtr, ytr)
+        est = _fit_hlsvm(lam=1e-5, pruning_fraction=0.0, delta=delta,
+                         node_solver="clarabel").fit(Xtr, ytr)
         e_tr, e_te = 1 - est.score(Xtr, ytr), 1 - est.score(Xte, yte)
         comp = complexity_term(est, Xtr, ytr)
         gaps.append(e_te - e_tr)
@@ -237,14 +239,15 @@ def chapter_6(quick):
         e_rbf = _err(np.where(f_rbf >= 0, 1.0, -1.0), yte)
         nsv = int(m["support"].size)
         t = time.perf_counter()
-        est = _fit_hlsvm(lam=1e-5, rho=0.2, T=T, random_state=0).fit(A, ytr)
+        est = _fit_hlsvm(lam=1e-5, pruning_fraction=0.2, max_iter=T, random_state=0).fit(A, ytr)
         t_h = time.perf_counter() - t
         t = time.perf_counter()
         e_h = _err(est.predict(B), yte)
         p_h = (time.perf_counter() - t) / yte.size
         counts = est.hyperplanes_evaluated(B)
         f_mr = maxrel[:k]
-        est_mr = _fit_hlsvm(lam=1e-5, rho=0.2, T=T, random_state=0).fit(Xtr[:, f_mr], ytr)
+        est_mr = _fit_hlsvm(lam=1e-5, pruning_fraction=0.2, max_iter=T,
+                            random_state=0).fit(Xtr[:, f_mr], ytr)
         e_h_mr = _err(est_mr.predict(Xte[:, f_mr]), yte)
         rows.append((k, e_lin, e_rbf, nsv, e_h, float(counts.mean()), int(counts.max()),
                      e_h_mr, t_h, p_h, p_rbf))

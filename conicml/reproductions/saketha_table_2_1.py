@@ -88,9 +88,9 @@ SOLVERS = {"socp": "clarabel", "iter": "lin-han"}
 def load(name: str) -> tuple[np.ndarray, np.ndarray]:
     """The thesis's datasets (twonorm / ringnorm in d = 2 as stated in Sec. 2.5)."""
     if name == "twonorm":
-        return cm.datasets.twonorm(500, dim=2, seed=0)
+        return cm.datasets.twonorm(500, dim=2, random_state=0)
     if name == "ringnorm":
-        return cm.datasets.ringnorm(400, dim=2, seed=0)
+        return cm.datasets.ringnorm(400, dim=2, random_state=0)
     return cm.datasets.load(name)
 
 

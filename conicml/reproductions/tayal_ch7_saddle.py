@@ -120,7 +120,7 @@ def part1() -> list[str]:
 
 
 def fit_row(probes, method, informative, C, mu, seed, spread):
-    X, y = ndcc_like(1200, n_informative=informative, n_probes=probes, seed=seed,
+    X, y = ndcc_like(1200, n_informative=informative, n_probes=probes, random_state=seed,
                      spread=spread)
     Xtr, ytr, Xte, yte = X[:200], y[:200], X[200:], y[200:]
     m, s = Xtr.mean(0), Xtr.std(0)

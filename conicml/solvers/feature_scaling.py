@@ -31,7 +31,7 @@ functional-margin forms (7.14)/(7.15), from the program's :math:`z^0` (default
   :math:`\partial F/\partial z_l = -\tfrac12(\alpha\circ y)^\top(\partial_{z_l}K)(\alpha\circ y)`.
 
 The SVM block is the program's ``svm_dual`` (kind ``qp.svm.dual``), solved by the
-registered solver named by ``svm_solver``; the non-convex blocks use the Coleman–Li
+registered solver named by ``inner``; the non-convex blocks use the Coleman–Li
 trust region of :mod:`conicml.solvers._bound_tr`, whose subproblem is the
 ``more-sorensen`` secular-equation core (:mod:`conicml.solvers._secular`).
 
@@ -71,6 +71,7 @@ from typing import Any
 
 import numpy as np
 
+from .._utils.deprecation import renamed_keywords
 from ..contracts.feature_scaling import FeatureScaledSVM, small_blas, support_mask
 from ..exceptions import OptionError, ProgramError, SolverError
 from ..kinds import FS_SVM
@@ -313,7 +314,7 @@ def _solve(program: Any, method: str, *, tol, max_iter, inner_max_iter, svm_solv
         raise OptionError(f"{name}: inner_max_iter must be an integer >= 1, "
                           f"got {inner_max_iter!r}")
     if not isinstance(svm_solver, str):
-        raise OptionError(f"{name}: svm_solver must be a solver name (kind qp.svm.dual), "
+        raise OptionError(f"{name}: inner must be a solver name (kind qp.svm.dual), "
                           f"got {svm_solver!r}")
     if ao2_stop not in ("change", "support"):
         raise OptionError(f"{name}: ao2_stop must be 'change' or 'support', got {ao2_stop!r}")
@@ -358,34 +359,37 @@ _COMMON = dict(specialized=True, requires=("numpy",))
 
 @register("fs-simple-ao", kinds=[FS_SVM], certify_tol=1e-2, **_COMMON,
           description="Simple AO (Tayal 2014, Alg. 1): SVM block / z block; can stop at saddles")
+@renamed_keywords(svm_solver="inner", svm_options="inner_options")
 def solve_fs_simple_ao(program: Any, *, tol: float = 1e-4, max_iter: int | None = None,
-                       inner_max_iter: int = 100, svm_solver: str = "smo",
-                       svm_options: dict | None = None, time_limit: float | None = None,
+                       inner_max_iter: int = 100, inner: str = "smo",
+                       inner_options: dict | None = None, time_limit: float | None = None,
                        callback: Any = None) -> Solution:
     """Simple AO (Algorithm 1); options in the module docstring."""
     return _solve(program, "simple-ao", tol=tol, max_iter=max_iter,
-                  inner_max_iter=inner_max_iter, svm_solver=svm_solver,
-                  svm_options=svm_options, time_limit=time_limit, callback=callback)
+                  inner_max_iter=inner_max_iter, svm_solver=inner,
+                  svm_options=inner_options, time_limit=time_limit, callback=callback)
 
 
 @register("fs-ao1", kinds=[FS_SVM], certify_tol=1e-2, **_COMMON,
           description="Margin AO-I (Tayal 2014, Alg. 2): SVM block / (z, margin) block")
+@renamed_keywords(svm_solver="inner", svm_options="inner_options")
 def solve_fs_ao1(program: Any, *, tol: float = 1e-4, max_iter: int | None = None,
-                 inner_max_iter: int = 100, svm_solver: str = "smo",
-                 svm_options: dict | None = None, time_limit: float | None = None,
+                 inner_max_iter: int = 100, inner: str = "smo",
+                 inner_options: dict | None = None, time_limit: float | None = None,
                  callback: Any = None) -> Solution:
     """Margin AO-I (Algorithm 2); options in the module docstring."""
     return _solve(program, "ao1", tol=tol, max_iter=max_iter,
-                  inner_max_iter=inner_max_iter, svm_solver=svm_solver,
-                  svm_options=svm_options, time_limit=time_limit, callback=callback)
+                  inner_max_iter=inner_max_iter, svm_solver=inner,
+                  svm_options=inner_options, time_limit=time_limit, callback=callback)
 
 
 @register("fs-ao2", kinds=[FS_SVM], certify_tol=1e-2, **_COMMON,
           description="Margin AO-II (Tayal 2014, Alg. 3): SVM block / Psi block; "
                       "fixed points not stationary for Omega")
+@renamed_keywords(svm_solver="inner", svm_options="inner_options")
 def solve_fs_ao2(program: Any, *, tol: float = 1e-4, max_iter: int | None = None,
-                 inner_max_iter: int = 100, svm_solver: str = "smo",
-                 svm_options: dict | None = None, time_limit: float | None = None,
+                 inner_max_iter: int = 100, inner: str = "smo",
+                 inner_options: dict | None = None, time_limit: float | None = None,
                  callback: Any = None, normalize: bool = True,
                  ao2_stop: str = "change") -> Solution:
     r"""Margin AO-II (Algorithm 3); options in the module docstring.
@@ -398,36 +402,38 @@ def solve_fs_ao2(program: Any, *, tol: float = 1e-4, max_iter: int | None = None
     alone (the thesis's rule).
     """
     return _solve(program, "ao2", tol=tol, max_iter=max_iter,
-                  inner_max_iter=inner_max_iter, svm_solver=svm_solver,
-                  svm_options=svm_options, time_limit=time_limit, callback=callback,
+                  inner_max_iter=inner_max_iter, svm_solver=inner,
+                  svm_options=inner_options, time_limit=time_limit, callback=callback,
                   normalize=normalize, ao2_stop=ao2_stop)
 
 
 @register("fs-full", kinds=[FS_SVM], certify_tol=1e-3, **_COMMON,
           description="FULL-FS: Coleman-Li reflective trust region on Omega over (beta, b, z)")
+@renamed_keywords(svm_solver="inner", svm_options="inner_options")
 def solve_fs_full(program: Any, *, tol: float = 1e-4, max_iter: int | None = None,
-                  inner_max_iter: int = 100, svm_solver: str = "smo",
-                  svm_options: dict | None = None, time_limit: float | None = None,
+                  inner_max_iter: int = 100, inner: str = "smo",
+                  inner_options: dict | None = None, time_limit: float | None = None,
                   callback: Any = None) -> Solution:
     """FULL-FS; ``tol`` on the scaled gradient, ``max_iter`` trust-region iterations.
 
     ``inner_max_iter`` is accepted for a uniform signature and unused.
     """
     return _solve(program, "full", tol=tol, max_iter=max_iter,
-                  inner_max_iter=inner_max_iter, svm_solver=svm_solver,
-                  svm_options=svm_options, time_limit=time_limit, callback=callback)
+                  inner_max_iter=inner_max_iter, svm_solver=inner,
+                  svm_options=inner_options, time_limit=time_limit, callback=callback)
 
 
 @register("fs-gmkl", kinds=[FS_SVM], certify_tol=1e-2, **_COMMON,
           description="GMKL (Varma & Babu 2009): projected gradient on the hinge SVM value")
+@renamed_keywords(svm_solver="inner", svm_options="inner_options")
 def solve_fs_gmkl(program: Any, *, tol: float = 1e-4, max_iter: int | None = None,
-                  inner_max_iter: int = 100, svm_solver: str = "smo",
-                  svm_options: dict | None = None, time_limit: float | None = None,
+                  inner_max_iter: int = 100, inner: str = "smo",
+                  inner_options: dict | None = None, time_limit: float | None = None,
                   callback: Any = None) -> Solution:
     """GMKL; ``tol`` on the projected gradient, ``max_iter`` gradient steps.
 
     ``inner_max_iter`` is accepted for a uniform signature and unused.
     """
     return _solve(program, "gmkl", tol=tol, max_iter=max_iter,
-                  inner_max_iter=inner_max_iter, svm_solver=svm_solver,
-                  svm_options=svm_options, time_limit=time_limit, callback=callback)
+                  inner_max_iter=inner_max_iter, svm_solver=inner,
+                  svm_options=inner_options, time_limit=time_limit, callback=callback)

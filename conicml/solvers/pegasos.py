@@ -69,7 +69,7 @@ schedule, first after one pass over the data (at least 1 000 iterations), then
 each interval 25 % longer than the last, so that the certificate (which costs
 more than a pass) stays a small part of the run. It stops with ``OPTIMAL``
 when the relative gap is :math:`\le` ``tol``. It also stops, as Alg. 5 does,
-when :math:`\|w_t - w_{t-1}\| \le` ``eps`` (:math:`\varepsilon_{PEG}`;
+when :math:`\|w_t - w_{t-1}\| \le` ``step_tol`` (:math:`\varepsilon_{PEG}`;
 ``OPTIMAL`` if the gap then passes ``tol``, ``OPTIMAL_INACCURATE`` otherwise),
 when the best gap has not improved by 1 % over ``stall_checks`` consecutive
 checks (stall: ``OPTIMAL_INACCURATE``), and at ``max_iter`` (:math:`T`),
@@ -129,6 +129,7 @@ from typing import Any
 
 import numpy as np
 
+from .._utils.deprecation import renamed_keywords
 from ..exceptions import OptionError, ProgramError, SolverError
 from ..kernels import psd_factor
 from ..kinds import SVM_PRIMAL
@@ -552,7 +553,8 @@ def _check_options(name: str, tol: Any, max_iter: Any, time_limit: Any, batch_si
         )
     if eps is not None and not (isinstance(eps, (int, float)) and math.isfinite(eps)
                                 and eps >= 0):
-        raise OptionError(f"{name}: eps must be a finite number >= 0 or None, got {eps!r}")
+        raise OptionError(f"{name}: step_tol must be a finite number >= 0 or None, "
+                          f"got {eps!r}")
     if bias not in ("sgd", "exact"):
         raise OptionError(f"{name}: bias must be 'sgd' or 'exact', got {bias!r}")
     if not (isinstance(tau, (int, float)) and math.isfinite(tau) and tau >= 0):
@@ -715,7 +717,7 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
         status, message = Status.OPTIMAL, f"converged: {detail}"
     elif code == "eps":
         status = Status.OPTIMAL_INACCURATE
-        message = f"stopped by ||w_t - w_(t-1)|| <= eps = {eps:g} (Alg. 5) with {detail}"
+        message = f"stopped by ||w_t - w_(t-1)|| <= step_tol = {eps:g} (Alg. 5) with {detail}"
     elif code == "stall":
         status = Status.OPTIMAL_INACCURATE
         message = (f"stalled: the gap did not improve by 1% over {stall_checks} checks; "
@@ -773,8 +775,8 @@ _COMMON_DOC = """
         :math:`k`, the mini-batch size, in [1, N] (thesis: not reported, P-H2);
         default :math:`\\min(N, 32)` (a NumPy step costs about the same for
         :math:`k = 1` and :math:`k = 32`).
-    eps : float or None, default=None
-        :math:`\\varepsilon_{PEG}`: stop when :math:`\\|w_t - w_{t-1}\\| \\le` ``eps``
+    step_tol : float or None, default=None
+        :math:`\\varepsilon_{PEG}`: stop when :math:`\\|w_t - w_{t-1}\\| \\le` ``step_tol``
         (Alg. 5; the thesis uses 1e-4). ``None`` disables the test.
     bias : {"exact", "sgd"}
         How :math:`b` is learned (see the module docstring).
@@ -832,7 +834,7 @@ def _make_solver(name: str, weighted: bool, default_bias: str, summary: str) -> 
         callback: Callable | None = None,
         x0: np.ndarray | None = None,
         batch_size: int | None = None,
-        eps: float | None = None,
+        step_tol: float | None = None,
         bias: str = default_bias,
         tau: float = 1.0,
         random_state: Any = None,
@@ -843,13 +845,13 @@ def _make_solver(name: str, weighted: bool, default_bias: str, summary: str) -> 
     ) -> Solution:
         return _run(program, name, weighted, tol=tol, max_iter=max_iter,
                     time_limit=time_limit, verbose=verbose, callback=callback, x0=x0,
-                    batch_size=batch_size, eps=eps, bias=bias, tau=tau,
+                    batch_size=batch_size, eps=step_tol, bias=bias, tau=tau,
                     random_state=random_state, check_every=check_every,
                     stall_checks=stall_checks, average=average, engine=engine)
 
     solver.__name__ = solver.__qualname__ = "solve_" + name.replace("-", "_")
     solver.__doc__ = summary + "\n" + _COMMON_DOC
-    return solver
+    return renamed_keywords(eps="step_tol")(solver)
 
 
 solve_pegasos = register(

@@ -42,10 +42,9 @@ import numpy as np
 from ..contracts.ranking_ops import (
     EIG_RTOL,
     ROUNDING_TOL,
-    PairwiseLoss,
+    LinearizedRanking,
     _contract,
     _start,
-    linearize,
     relative_gradient,
 )
 from ..exceptions import OptionError
@@ -120,20 +119,12 @@ def solve_rank_newton(
         raise OptionError(f"rank-newton: eig_rtol must be a float in (0, 1), got {eig_rtol!r}")
     rank = _contract(program)
     beta0 = _start(rank, x0, "rank-newton")
-    T, Xt = linearize(rank.KR, rank.KRR, eig_rtol)
-    lam = rank.lam
-    loss_fn = PairwiseLoss(rank.levels, rank.eps)
-    n = loss_fn.n_pairs
-    w = T.T @ (rank.KRR @ beta0)  # = Λ^{1/2} U^T β
+    problem = LinearizedRanking(rank, eig_rtol)
+    T, Xt, lam, n = problem.T, problem.Xt, problem.lam, problem.n
+    evaluate = problem.evaluate
+    w = problem.to_w(beta0)  # = Λ^{1/2} U^T β
     setup_time = time.perf_counter() - t0
     t_solve = time.perf_counter()
-
-    def evaluate(v: np.ndarray):
-        L, gp, st = loss_fn.evaluate(Xt @ v)
-        gl = Xt.T @ gp / n
-        gr = lam * v
-        return L / n + 0.5 * lam * float(v @ v), gl + gr, st, \
-            float(np.linalg.norm(gl)), float(np.linalg.norm(gr))
 
     g_scale = evaluate(np.zeros_like(w))[3]  # |X~^T grad L(0)| / N, the scale of the loss
     f, g, st, gl, gr = evaluate(w)
@@ -155,44 +146,21 @@ def solve_rank_newton(
         if time_limit is not None and time.perf_counter() - t_solve > time_limit:
             code = 2
             break
-        # -- CG on (lam I + Xt^T H_p Xt / N) s = -g
-        s = np.zeros_like(w)
-        r = -g.copy()
-        d = r.copy()
-        rr = float(r @ r)
-        forcing = min(0.1, math.sqrt(rel)) * math.sqrt(rr)
-        its = 0
-        for _ in range(cg_max_iter):
-            Hd = Xt.T @ loss_fn.hess_vec(st, Xt @ d) / n + lam * d
-            alpha = rr / float(d @ Hd)
-            s += alpha * d
-            r -= alpha * Hd
-            its += 1
-            rr_new = float(r @ r)
-            if math.sqrt(rr_new) <= forcing:
-                break
-            d = r + (rr_new / rr) * d
-            rr = rr_new
+        # -- CG on (lam I + Xt^T H_p Xt / N) s = -g, relative residual min(0.1, sqrt(rel))
+        forcing = min(0.1, math.sqrt(rel)) * float(np.linalg.norm(g))
+        s, its = problem.newton_direction(g, st, forcing, cg_max_iter)
         cg_total += its
         if -0.5 * float(g @ s) <= 1e-15 * max(abs(f), np.finfo(float).tiny):
             code = 5 if rel <= ROUNDING_TOL else 4
             break
         # -- Armijo backtracking
-        slope = float(g @ s)
-        t = 1.0
-        accepted = False
-        for _ in range(60):
-            f_new, g_new, st_new, gl_new, gr_new = evaluate(w + t * s)
-            if f_new <= f + 1e-4 * t * slope:
-                accepted = True
-                break
-            t *= 0.5
+        t, trial = problem.line_search(w, f, g, s)
         k += 1
-        if not accepted:
+        if trial is None:
             code = 4
             break
         w = w + t * s
-        f, g, st, gl, gr = f_new, g_new, st_new, gl_new, gr_new
+        f, g, st, gl, gr = trial
         rel = relative_gradient(float(np.linalg.norm(g)), gl, gr, g_scale)
         if verbose:
             _Report.print_iteration(k, f, rel, t, its, time.perf_counter() - t_solve)

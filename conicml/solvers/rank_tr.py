@@ -52,15 +52,17 @@ Coleman & Li 1999). Each iteration
 **Stopping.** The relative gradient in the :math:`K_{\mathcal R\mathcal R}^{-1}`
 metric, :math:`\|g\|_{K^{-1}} / \max(\|g_{\rm loss}\|_{K^{-1}}, \|\lambda
 K_{\mathcal R\mathcal R}\beta\|_{K^{-1}}, 10^{-3}\|g_{\rm loss}(0)\|_{K^{-1}}) \le`
-``tol`` (the measure the program's certificate recomputes); or, when the
-decrease promised by the Newton step is below :math:`10^{-15}|F|` or the
-radius collapses (rounding level), a relative gradient :math:`\le 10^{-5}`
-(``OPTIMAL``, the message says so; above it ``USER_LIMIT``). That floor, and the
-registered ``certify_tol`` of 1e-5, is what floating point allows on the
-ill-conditioned Gram blocks of tiny data sets (measured: 1e-6 to 3e-6 at the
-rounding stall on scikit-learn's 20–100-point check data). Stall: a radius below
-:math:`10^{-15}(1+\|\beta\|)` or 30 iterations without decrease -> ``USER_LIMIT``
-with the reason, as are ``max_iter``, ``time_limit`` and the callback.
+``tol``; or, when the decrease promised by the Newton step is below
+:math:`10^{-15}|F|` or the radius collapses (rounding level), a relative gradient
+:math:`\le 10^{-5}`. Stall: a radius below :math:`10^{-15}(1+\|\beta\|)` or 30
+iterations without decrease -> ``USER_LIMIT`` with the reason, as are ``max_iter``,
+``time_limit`` and the callback. **End game:** a small relative gradient does not
+bound the objective where the loss is far more curved than :math:`\lambda K` (one
+feature on a much larger scale): when the program's gap bound
+(:func:`~conicml.contracts.ranking_ops.gap_bound`) of the end point exceeds
+:data:`POLISH_GAP`, Newton steps on the linearised problem (3.17) follow, and their
+point is kept if it lowers :math:`F` and closes the gap. The program certifies the
+answer by that gap bound (registered ``certify_tol`` 1e-5).
 
 **Warm start:** ``x0`` is a :math:`\beta` (of the same basis); see
 :func:`conicml.estimators.ranking.ranking_path` for the warm-started λ path.
@@ -68,6 +70,7 @@ with the reason, as are ``max_iter``, ``time_limit`` and the callback.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from typing import Any
@@ -79,9 +82,12 @@ from .._utils.threads import one_blas_thread
 from ..contracts.ranking_ops import (
     ROUNDING_TOL,
     KernelMetric,
+    LinearizedRanking,
     PairwiseLoss,
     _contract,
     _start,
+    gap_bound,
+    gradient_parts,
     relative_gradient,
 )
 from ..exceptions import OptionError
@@ -104,7 +110,12 @@ MESSAGES = {
     5: "stalled: no decrease of the objective in 30 iterations",
     6: "converged to rounding: no further decrease is possible in floating point "
        "(relative gradient <= 1e-5 but above tol)",
+    7: "converged: Newton steps from the end point closed the objective gap",
 }
+
+#: Objective gap (relative, :func:`~conicml.contracts.ranking_ops.gap_bound`) above which
+#: the end point gets Newton steps: well below the registered ``certify_tol`` of 1e-5.
+POLISH_GAP = 1e-7
 
 
 
@@ -197,15 +208,8 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
                    time_limit: float | None, verbose: bool, callback: Any, x0: Any,
                    preconditioner: str) -> Solution:
     t0 = time.perf_counter()
-    if max_iter is None:
-        max_iter = 300
-    check_common("rank-tr", tol, max_iter, time_limit)
-    check_callback("rank-tr", callback)
-    if not (isinstance(cg_max_iter, (int, np.integer)) and cg_max_iter >= 1):
-        raise OptionError(f"rank-tr: cg_max_iter must be an integer >= 1, got {cg_max_iter!r}")
-    if preconditioner not in ("kernel", "diagonal"):
-        raise OptionError(f"rank-tr: preconditioner must be 'kernel' or 'diagonal', "
-                          f"got {preconditioner!r}")
+    max_iter = _check_options(tol, max_iter, time_limit, callback, cg_max_iter,
+                              preconditioner)
     rank = _contract(program)
     beta = _start(rank, x0, "rank-tr")
     KR, KRR, lam, eps = rank.KR, rank.KRR, rank.lam, rank.eps
@@ -218,14 +222,6 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
     t_solve = time.perf_counter()
     hv_count = 0
     cg_total = 0
-
-    def evaluate(b: np.ndarray):
-        p = KR @ b
-        L, gp, st = loss_fn.evaluate(p)
-        kb = KRR @ b
-        gl = KR.T @ gp / n
-        gr = lam * kb
-        return L / n + 0.5 * lam * float(b @ kb), gl + gr, st, gl, gr
 
     def value_at(b: np.ndarray, p: np.ndarray, kb: np.ndarray):
         """Objective, loss gradient in p and state, from p = KR b and kb = KRR b given:
@@ -243,7 +239,7 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
         hv_count += 1
         return KR.T @ loss_fn.hess_vec(st, KR @ s) / n + lam * (KRR @ s)
 
-    g_scale = metric.norm(evaluate(np.zeros_like(beta))[3])
+    g_scale = metric.norm(gradient_parts(rank, np.zeros_like(beta))[1])
 
     def relgrad(g, gl, gr) -> float:
         return relative_gradient(metric.norm(g), metric.norm(gl), metric.norm(gr), g_scale)
@@ -253,12 +249,8 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
     f, gp_cur, st = value_at(beta, p_cur, kb_cur)
     g, gl, gr = gradient_at(gp_cur, kb_cur)
     rel = relgrad(g, gl, gr)
-    radius = math.nan
-    k = 0
-    no_decrease = 0
-    code = 0
-    ratio = math.nan
-    cg_its = 0
+    radius = ratio = math.nan
+    k = no_decrease = code = cg_its = 0
     if verbose:
         print(f"rank-tr: m = {rank.n_samples}, |R| = {rank.n_basis}, N = {n} pairs, "
               f"lam = {lam:g}, eps = {eps:g}, tol = {tol:g}")
@@ -275,67 +267,19 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
             break
         # -- preconditioned CG on H s = -g
         if preconditioner == "diagonal":
-            cq = loss_fn.quadratic_counts(st)
-            diag = KR2.T @ cq / (2.0 * eps * n) + lam * dKRR
+            diag = KR2.T @ loss_fn.quadratic_counts(st) / (2.0 * eps * n) + lam * dKRR
             diag = np.maximum(diag, 1e-12 * max(float(diag.max()), np.finfo(float).tiny))
-
-            def precond(v: np.ndarray) -> np.ndarray:
-                return v / diag
+            precond = functools.partial(_divide, diag)
         else:
             precond = metric.solve
-        s = np.zeros_like(beta)
-        Hs_acc = np.zeros_like(beta)  # H s, accumulated from the CG products
-        r = -g.copy()
-        z = precond(r)
-        d = z.copy()
-        rz = float(r @ z)
-        gnorm = float(np.linalg.norm(g))
-        forcing = min(0.1, math.sqrt(rel)) * gnorm
-        cg_its = 0
-        for _ in range(cg_max_iter):
-            Hd = hess(st, d)
-            curv = float(d @ Hd)
-            if curv <= 1e-300 * max(1.0, float(d @ d)):
-                if cg_its == 0:
-                    s = d.copy()
-                    Hs_acc = Hd
-                break
-            alpha = rz / curv
-            s += alpha * d
-            Hs_acc += alpha * Hd
-            r -= alpha * Hd
-            cg_its += 1
-            if float(np.linalg.norm(r)) <= forcing:
-                break
-            z = precond(r)
-            rz_new = float(r @ z)
-            d = z + (rz_new / rz) * d
-            rz = rz_new
+        forcing = min(0.1, math.sqrt(rel)) * float(np.linalg.norm(g))
+        s, Hs_acc, cg_its = _pcg(lambda v: hess(st, v), g, precond, forcing, cg_max_iter)
         cg_total += cg_its
         if -0.5 * float(g @ s) <= 1e-15 * max(abs(f), np.finfo(float).tiny):
             code = 6 if rel <= ROUNDING_TOL else 4
             break
         # -- 2-D subspace span{s, g}
-        cols = []
-        sn = float(np.linalg.norm(s))
-        if sn > 0:
-            cols.append(s / sn)
-        v2 = g.copy()
-        for c in cols:
-            v2 -= c * float(c @ v2)
-        if float(np.linalg.norm(v2)) > 1e-8 * gnorm:
-            cols.append(v2 / float(np.linalg.norm(v2)))
-        Z = np.stack(cols, axis=1)
-        # H (s / |s|) is known from CG; only the gradient direction needs a product
-        HZ = np.stack([Hs_acc / sn if (j == 0 and sn > 0) else hess(st, Z[:, j])
-                       for j in range(Z.shape[1])], axis=1)
-        Hs = Z.T @ HZ
-        gs = Z.T @ g
-        if not math.isfinite(radius):
-            radius = sn if sn > 0 else gnorm
-        a = trust_region_2d(Hs, gs, radius)
-        step = Z @ a
-        pred = float(gs @ a + 0.5 * a @ (Hs @ a))
+        step, pred, radius = _subspace_step(lambda v: hess(st, v), g, s, Hs_acc, radius)
         snorm = float(np.linalg.norm(step))
         q_step = KR @ step
         k_step = KRR @ step
@@ -351,17 +295,13 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
             # blindly, backtrack along the step (Nocedal & Yuan 1998)
             slope = float(g @ step)
             if ratio < 1e-4 and slope < 0:
-                t = 0.5
-                for _ in range(30):
-                    trial = value_at(beta + t * step, p_cur + t * q_step, kb_cur + t * k_step)
-                    if trial[0] <= f + 1e-4 * t * slope:
-                        step = t * step
-                        t_acc = t
-                        f_new, gp_new, st_new = trial
-                        radius = max(radius, float(np.linalg.norm(step)))
-                        ratio = (f_new - f) / (t * slope) if slope else ratio
-                        break
-                    t *= 0.5
+                found = _backtrack(lambda t: value_at(beta + t * step, p_cur + t * q_step,
+                                                      kb_cur + t * k_step), f, slope)
+                if found is not None:
+                    t_acc, (f_new, gp_new, st_new) = found
+                    step = t_acc * step
+                    radius = max(radius, float(np.linalg.norm(step)))
+                    ratio = (f_new - f) / (t_acc * slope)
         if f_new < f or (f_new <= f and ratio > 0):
             beta = beta + step
             if (k + 1) % 20 == 0:  # refresh the products against round-off drift
@@ -389,11 +329,17 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
         if no_decrease >= 30:
             code = 6 if rel <= ROUNDING_TOL else 5
             break
+    if code in (0, 4, 5, 6):
+        polished = _end_game(rank, metric, beta, f)
+        if polished is not None:
+            beta, f, g, gl, gr = polished
+            rel = relgrad(g, gl, gr)
+            code = 7
     solve_time = time.perf_counter() - t_solve
     if verbose:
         print(f"rank-tr: {MESSAGES[code]}; objective {f:.12g}, relative gradient {rel:.3e}")
     return Solution(
-        status=Status.OPTIMAL if code in (0, 6) else Status.USER_LIMIT,
+        status=Status.OPTIMAL if code in (0, 6, 7) else Status.USER_LIMIT,
         solver="rank-tr",
         objective=f,
         values={"beta": beta},
@@ -401,7 +347,121 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
         setup_time=setup_time,
         solve_time=solve_time,
         residuals=Residuals(primal=0.0, dual=rel, source="solver"),
-        message=MESSAGES[code] + ("" if code == 0 else f" (relative gradient {rel:.3g})"),
+        message=MESSAGES[code] + ("" if code in (0, 7) else f" (relative gradient {rel:.3g})"),
         extras={"cg_iterations": cg_total, "hessian_products": hv_count, "radius": radius,
                 "n_pairs": n},
     )
+
+
+def _divide(diag: np.ndarray, v: np.ndarray) -> np.ndarray:
+    return v / diag
+
+
+def _check_options(tol: Any, max_iter: Any, time_limit: Any, callback: Any,
+                   cg_max_iter: Any, preconditioner: Any) -> int:
+    """Raise :class:`OptionError` on a bad option; return ``max_iter`` resolved."""
+    if max_iter is None:
+        max_iter = 300
+    check_common("rank-tr", tol, max_iter, time_limit)
+    check_callback("rank-tr", callback)
+    if not (isinstance(cg_max_iter, (int, np.integer)) and cg_max_iter >= 1):
+        raise OptionError(f"rank-tr: cg_max_iter must be an integer >= 1, got {cg_max_iter!r}")
+    if preconditioner not in ("kernel", "diagonal"):
+        raise OptionError(f"rank-tr: preconditioner must be 'kernel' or 'diagonal', "
+                          f"got {preconditioner!r}")
+    return max_iter
+
+
+def _end_game(rank: Any, metric: KernelMetric, beta: np.ndarray, f: float):
+    r"""Newton steps on the linearised problem from an end point whose gap bound is open.
+
+    A trust region in the :math:`K` metric can stall where the loss is far more curved
+    than :math:`\lambda K_{\mathcal R\mathcal R}` (a feature on a much larger scale): the
+    relative gradient is small and the objective still above the optimum. Returns
+    ``(beta, F, g, g_loss, g_reg)`` at a point whose gap bound is below
+    :data:`POLISH_GAP`, or ``None`` (the end point is kept).
+    """
+    if gap_bound(rank, beta, metric) <= POLISH_GAP:
+        return None
+    lin = LinearizedRanking(rank, eig_rtol=float(np.finfo(float).eps))
+    w0 = lin.to_w(beta)
+    w, value, _ = lin.polish(w0)
+    candidate = lin.to_beta(w)
+    if not (value <= lin.evaluate(w0)[0] and gap_bound(rank, candidate, metric) <= POLISH_GAP):
+        return None
+    # the objective is the one evaluated in the eigen-coordinates: K_R U U^T beta keeps a
+    # feature on a much larger scale apart, where K_R beta loses digits to cancellation
+    _, gl, gr = gradient_parts(rank, candidate)
+    return candidate, value, gl + gr, gl, gr
+
+
+def _pcg(hess, g: np.ndarray, precond, forcing: float, cg_max_iter: int
+         ) -> tuple[np.ndarray, np.ndarray, int]:
+    """Preconditioned CG on ``H s = -g`` to ``|r| <= forcing``, stopped on non-positive
+    curvature (then the first direction if no step was taken).
+
+    Returns ``(s, H s accumulated from the CG products, CG steps)``.
+    """
+    s = np.zeros_like(g)
+    Hs = np.zeros_like(g)
+    r = -g.copy()
+    z = precond(r)
+    d = z.copy()
+    rz = float(r @ z)
+    its = 0
+    for _ in range(cg_max_iter):
+        Hd = hess(d)
+        curv = float(d @ Hd)
+        if curv <= 1e-300 * max(1.0, float(d @ d)):
+            if its == 0:
+                s, Hs = d.copy(), Hd
+            break
+        alpha = rz / curv
+        s += alpha * d
+        Hs += alpha * Hd
+        r -= alpha * Hd
+        its += 1
+        if float(np.linalg.norm(r)) <= forcing:
+            break
+        z = precond(r)
+        rz_new = float(r @ z)
+        d = z + (rz_new / rz) * d
+        rz = rz_new
+    return s, Hs, its
+
+
+def _subspace_step(hess, g: np.ndarray, s: np.ndarray, Hs: np.ndarray, radius: float
+                   ) -> tuple[np.ndarray, float, float]:
+    """The trust-region step on ``span{s, g}``: ``(step, predicted change, radius)``.
+
+    The first radius (``nan``) is the length of the first Newton step.
+    """
+    gnorm = float(np.linalg.norm(g))
+    sn = float(np.linalg.norm(s))
+    cols = [s / sn] if sn > 0 else []
+    v2 = g.copy()
+    for c in cols:
+        v2 -= c * float(c @ v2)
+    if float(np.linalg.norm(v2)) > 1e-8 * gnorm:
+        cols.append(v2 / float(np.linalg.norm(v2)))
+    Z = np.stack(cols, axis=1)
+    # H (s / |s|) is known from CG; only the gradient direction needs a product
+    HZ = np.stack([Hs / sn if (j == 0 and sn > 0) else hess(Z[:, j])
+                   for j in range(Z.shape[1])], axis=1)
+    H2 = Z.T @ HZ
+    g2 = Z.T @ g
+    if not math.isfinite(radius):
+        radius = sn if sn > 0 else gnorm
+    a = trust_region_2d(H2, g2, radius)
+    return Z @ a, float(g2 @ a + 0.5 * a @ (H2 @ a)), radius
+
+
+def _backtrack(value_at, f: float, slope: float):
+    """Armijo halving from ``t = 1/2``: ``(t, value_at(t))`` or ``None`` after 30 halvings."""
+    t = 0.5
+    for _ in range(30):
+        trial = value_at(t)
+        if trial[0] <= f + 1e-4 * t * slope:
+            return t, trial
+        t *= 0.5
+    return None

@@ -274,7 +274,7 @@ def test_mempm_inner_check_builds_no_cvxpy_problem(monkeypatch):
 
 # ---- the pegasos point that the generic certificate misread is certified -----------------------
 def test_pegasos_first_order_point_is_certified_by_its_duality_gap():
-    X, y = cm.datasets.twonorm(60, dim=3, seed=2)
+    X, y = cm.datasets.twonorm(60, dim=3, random_state=2)
     prog = svm.soft_margin(X, y, C=0.5, form="primal")
     ref = cm.solve(prog, "clarabel")
     for name in ("pegasos", "weighted-pegasos"):

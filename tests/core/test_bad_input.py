@@ -200,7 +200,7 @@ def test_cluster_moments_take_string_labels_as_the_estimators_map_them():
 def test_hlsvm_node_solver_options_are_checked_and_unused_ones_reported(monkeypatch):
     from conicml.estimators import HLSVMClassifier
 
-    Xt, yt = cm.datasets.twonorm(120, seed=0)
+    Xt, yt = cm.datasets.twonorm(120, random_state=0)
     with pytest.raises(cm.OptionError, match="does not accept foo"):
         HLSVMClassifier(node_solver_options={"foo": 1}).fit(Xt, yt)
     # on the NumPy engine every node of <= 2000 samples goes to clarabel under 'auto'

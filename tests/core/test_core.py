@@ -13,7 +13,7 @@ from conicml.registry import register
 
 @pytest.fixture(scope="module")
 def small_program():
-    X, y = cm.datasets.twonorm(40, dim=3, seed=3)
+    X, y = cm.datasets.twonorm(40, dim=3, random_state=3)
     return cm.formulations.svm.soft_margin(X, y, C=1.0, form="dual")
 
 
@@ -42,7 +42,7 @@ def test_solver_names_are_case_insensitive(small_program):
 
 
 def test_wrong_kind_lists_solvers_that_accept_it():
-    X, y = cm.datasets.twonorm(30, dim=2, seed=1)
+    X, y = cm.datasets.twonorm(30, dim=2, random_state=1)
     prog = cm.formulations.svm.soft_margin(X, y, form="primal")
     with pytest.raises(SolverError, match="solvers for this kind: clarabel, ecos, scs, osqp"):
         cm.solve(prog, "smo")
@@ -203,7 +203,7 @@ def test_zero_iterations_allowed_only_where_a_warm_start_can_certify():
     # time_limit=0 is refused by every solver (max_iter=0 is the way to ask for the start)
     with pytest.raises(OptionError, match="x: time_limit must be a positive"):
         check_common("x", 1e-6, 0, 0.0, allow_zero=True)
-    X, y = cm.datasets.twonorm(30, dim=2, seed=2)
+    X, y = cm.datasets.twonorm(30, dim=2, random_state=2)
     prog = cm.formulations.svm.soft_margin(X, y, form="dual")
     with pytest.raises(OptionError, match="smo: tol"):
         cm.solve(prog, "smo", tol=-1.0)
@@ -227,7 +227,7 @@ def test_deprecated_chance_module_still_works_with_a_future_warning():
 def test_legacy_callback_signatures_still_work_with_a_future_warning():
     # one callback signature (issue 12): callback(intermediate_result), StopIteration stops;
     # the old positional signatures keep working for one release and say how to migrate
-    X, y = cm.datasets.twonorm(60, dim=3, seed=1)
+    X, y = cm.datasets.twonorm(60, dim=3, random_state=1)
     prog = cm.formulations.svm.soft_margin(X, y, C=1.0, kernel="rbf", form="dual")
     with pytest.warns(FutureWarning, match=r"callback\(intermediate_result\)"):
         old = cm.solve(prog, "smo", callback=lambda k, alpha, viol: k >= 3)

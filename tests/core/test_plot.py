@@ -65,7 +65,7 @@ def test_roc_with_the_mpm_point_and_the_bmpm_sweep(blobs, tmp_path):
 
 
 def test_convergence_from_a_recorder(tmp_path):
-    X, y = cm.datasets.twonorm(80, dim=3, seed=1)
+    X, y = cm.datasets.twonorm(80, dim=3, random_state=1)
     prog = cm.formulations.svm.soft_margin(X, y, C=1.0, kernel="rbf", form="dual")
     rec = cm.solvers.Recorder()
     cm.solve(prog, "smo", callback=rec)
@@ -78,7 +78,7 @@ def test_convergence_from_a_recorder(tmp_path):
 
 
 def test_comparison_figure(tmp_path):
-    X, y = cm.datasets.twonorm(60, dim=3, seed=2)
+    X, y = cm.datasets.twonorm(60, dim=3, random_state=2)
     comp = cm.compare(cm.formulations.svm.soft_margin(X, y, C=1.0, form="dual"),
                       ["clarabel", "ecos", "smo"])
     ax = plot.plot_comparison(comp)

@@ -38,7 +38,7 @@ def pipe(monkeypatch):
 
 
 def _svm_program():
-    X, y = cm.datasets.twonorm(n=40, dim=3, seed=0)
+    X, y = cm.datasets.twonorm(n=40, dim=3, random_state=0)
     return cm.formulations.svm.soft_margin(X, y, C=1.0, kernel="linear", form="dual")
 
 
@@ -83,7 +83,7 @@ def test_compare_is_silent_in_a_pipe_unless_asked(pipe, capsys):
 
 
 def test_hlsvm_growth_bar(terminal, capsys, monkeypatch):
-    X, y = cm.datasets.twonorm(n=60, dim=2, seed=1)
+    X, y = cm.datasets.twonorm(n=60, dim=2, random_state=1)
     HLSVMClassifier(random_state=0).fit(X, y)
     assert "H-LSVM growth" in capsys.readouterr().err
     monkeypatch.setattr(_progress, "_stderr_is_terminal", lambda: False)

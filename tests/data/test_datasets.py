@@ -250,7 +250,7 @@ def _class_stats(X: np.ndarray, y: np.ndarray, label: float):
 
 @pytest.mark.parametrize("dim", [20, 5])
 def test_twonorm_moments(dim: int) -> None:
-    X, y = twonorm(n=N_LARGE, dim=dim, seed=123)
+    X, y = twonorm(n=N_LARGE, dim=dim, random_state=123)
     a = 2.0 / np.sqrt(dim)
     # classes equiprobable: fraction of +1 has standard error sqrt(0.25 / n)
     assert abs(np.mean(y == 1.0) - 0.5) < TOL_SE * np.sqrt(0.25 / N_LARGE)
@@ -262,7 +262,7 @@ def test_twonorm_moments(dim: int) -> None:
 
 @pytest.mark.parametrize("dim", [20, 5])
 def test_ringnorm_moments(dim: int) -> None:
-    X, y = ringnorm(n=N_LARGE, dim=dim, seed=321)
+    X, y = ringnorm(n=N_LARGE, dim=dim, random_state=321)
     a = 1.0 / np.sqrt(dim)
     assert abs(np.mean(y == 1.0) - 0.5) < TOL_SE * np.sqrt(0.25 / N_LARGE)
     # class +1 ~ N(0, 4 I): sigma = 2
@@ -278,7 +278,7 @@ def test_ringnorm_moments(dim: int) -> None:
 def test_generators_independent_coordinates() -> None:
     # Off-diagonal within-class covariances are 0 (identity covariance); the standard error
     # of a sample covariance of independent N(0, s1^2), N(0, s2^2) is s1 * s2 / sqrt(n_c).
-    X, y = twonorm(n=N_LARGE, dim=4, seed=7)
+    X, y = twonorm(n=N_LARGE, dim=4, random_state=7)
     for label in (1.0, -1.0):
         Xc = X[y == label]
         cov = np.cov(Xc, rowvar=False)
@@ -290,13 +290,31 @@ def test_subsample_keeps_the_minority_and_the_order():
     # abalone19: 32 positives in 4177 rows (1 %). n = 300 with at least 60 positives: all
     # 32 are kept (min(size, n // 2, max(60, share))) and 268 others; rows stay in order
     X, y = cm.datasets.load("abalone19")
-    Xs, ys = cm.datasets.subsample(X, y, 300, n_minority=60, seed=3)
+    Xs, ys = cm.datasets.subsample(X, y, 300, n_minority=60, random_state=3)
     assert ys.size == 300 and np.sum(ys > 0) == np.sum(y > 0) == 32
     rows = [int(np.flatnonzero((X == r).all(axis=1))[0]) for r in Xs[:20]]
     assert rows == sorted(rows)
     # default n_minority = n // 4; the same seed gives the same rows; small data untouched
     Xb, yb = cm.datasets.load("breast_cancer")
-    a = cm.datasets.subsample(Xb, yb, 100, seed=1)[1]
+    a = cm.datasets.subsample(Xb, yb, 100, random_state=1)[1]
     assert np.sum(a == -1) + np.sum(a == 1) == 100 and min(np.sum(a > 0), np.sum(a < 0)) >= 25
-    np.testing.assert_array_equal(a, cm.datasets.subsample(Xb, yb, 100, seed=1)[1])
+    np.testing.assert_array_equal(a, cm.datasets.subsample(Xb, yb, 100, random_state=1)[1])
     assert cm.datasets.subsample(Xb, yb, 10_000)[0] is Xb
+
+
+@pytest.mark.parametrize("draw", [
+    lambda **kw: twonorm(50, 3, **kw),
+    lambda **kw: ringnorm(50, 3, **kw),
+    lambda **kw: cm.datasets.ndcc_like(40, n_informative=3, n_probes=2, **kw),
+    lambda **kw: cm.datasets.subsample(*twonorm(200, 2), 50, **kw),
+])
+def test_seed_is_the_old_spelling_of_random_state(draw) -> None:
+    # the generators take random_state like the estimators (docs/glossary.md): ``seed``
+    # draws the same sample for one release, with a FutureWarning; both is a TypeError
+    X_new, y_new = draw(random_state=3)
+    with pytest.warns(FutureWarning, match="renamed 'random_state'"):
+        X_old, y_old = draw(seed=3)
+    np.testing.assert_array_equal(X_old, X_new)
+    np.testing.assert_array_equal(y_old, y_new)
+    with pytest.raises(TypeError, match="give only 'random_state'"):
+        draw(seed=3, random_state=3)

@@ -88,7 +88,7 @@ def rank_data():
 def test_block_sums_equal_the_pairwise_loss_over_all_pairs(rank_data):
     # numpy only: blocks of negatives, summed, against PairwiseLoss on every pair
     X, y = rank_data
-    prog = rankrc(X, np.where(y > 0, 1, -1), 0.01, eps=0.1)
+    prog = rankrc(X, np.where(y > 0, 1, -1), 0.01, smoothing=0.1)
     rank, kern = prog.data["rank"], prog.data["kernel"]
     R = prog.data["basis"]
     XR = X[R]
@@ -120,7 +120,7 @@ def test_block_sums_equal_the_pairwise_loss_over_all_pairs(rank_data):
 
 def test_dask_ranking_loss_matches_gradient_parts(client, rank_data):
     X, y = rank_data
-    prog = rankrc(X, np.where(y > 0, 1, -1), 0.01, eps=0.1)
+    prog = rankrc(X, np.where(y > 0, 1, -1), 0.01, smoothing=0.1)
     rank = prog.data["rank"]
     R = prog.data["basis"]
     info = rd.scan(da.from_array(X, chunks=700), da.from_array(y, chunks=700))

@@ -129,6 +129,21 @@ def test_rankrc_cv_matches_grid_search():
     assert est.score(X, y) == pytest.approx(gs.score(X, y), abs=1e-6)
 
 
+
+def test_rankrc_cv_takes_eps_as_the_old_spelling_of_smoothing():
+    # eps was renamed smoothing (docs/glossary.md): the same search, with a FutureWarning
+    rng = np.random.default_rng(4)
+    y = np.where(rng.random(60) < 0.2, 1, 0)
+    X = rng.normal(size=(60, 2)) + y[:, None]
+    new = RankRCClassifierCV([1e-2, 1.0], cv=CV, smoothing=0.3).fit(X, y)
+    with pytest.warns(FutureWarning, match="renamed 'smoothing'"):
+        old = RankRCClassifierCV([1e-2, 1.0], cv=CV, eps=0.3).fit(X, y)
+    np.testing.assert_array_equal(old.cv_results_["mean_test_score"],
+                                  new.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(old.dual_coef_, new.dual_coef_)
+    with pytest.raises(TypeError, match="give only 'smoothing'"):
+        RankRCClassifierCV([1e-2], cv=CV, eps=0.3, smoothing=0.2).fit(X, y)
+
 def test_refit_false_chooses_but_does_not_predict():
     X, y = _data(seed=4)
     est = SVMClassifierCV([0.1, 1.0], cv=3, refit=False).fit(X, y)

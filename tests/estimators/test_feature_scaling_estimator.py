@@ -13,21 +13,21 @@ from conicml.estimators import FeatureScalingSVC
 
 @parametrize_with_checks([
     FeatureScalingSVC(),
-    FeatureScalingSVC("full", max_iter=30),
+    FeatureScalingSVC(solver="fs-full", max_iter=30),
 ])
 def test_sklearn_contract(estimator, check):
     check(estimator)
 
 
 @pytest.mark.slow  # ~70 s: check_classifiers_train runs GMKL's line search three times
-@parametrize_with_checks([FeatureScalingSVC("gmkl", max_iter=10)])
+@parametrize_with_checks([FeatureScalingSVC(solver="fs-gmkl", max_iter=10)])
 def test_sklearn_contract_gmkl(estimator, check):
     check(estimator)
 
 
 @pytest.fixture(scope="module")
 def data():
-    X, y = ndcc_like(150, n_informative=4, n_probes=5, seed=1)
+    X, y = ndcc_like(150, n_informative=4, n_probes=5, random_state=1)
     return X, np.where(y > 0, "yes", "no")  # string classes on purpose
 
 
@@ -50,12 +50,34 @@ def test_attributes_and_selector(data):
     assert pipe.score(X, y) > 0.8
 
 
-def test_svm_solver_is_one_word(data):
+def test_inner_solver_is_one_word(data):
     X, y = data
     X = StandardScaler().fit_transform(X)
-    a = FeatureScalingSVC("simple-ao", C=1.0, mu=3.0, max_iter=3).fit(X, y)
-    b = FeatureScalingSVC("simple-ao", C=1.0, mu=3.0, max_iter=3, svm_solver="clarabel").fit(X, y)
+    a = FeatureScalingSVC(solver="fs-simple-ao", C=1.0, mu=3.0, max_iter=3).fit(X, y)
+    b = FeatureScalingSVC(solver="fs-simple-ao", C=1.0, mu=3.0, max_iter=3,
+                          inner="clarabel").fit(X, y)
     np.testing.assert_allclose(a.z_, b.z_, atol=1e-3)
+
+
+def test_method_and_svm_solver_are_the_old_spellings(data):
+    # method / svm_solver were renamed solver / inner (docs/glossary.md): the old spellings
+    # (method also positionally, with its old values) fit the same model for one release,
+    # with a FutureWarning; an old and a new spelling together is a TypeError
+    X, y = data
+    X = StandardScaler().fit_transform(X)
+    kw = {"C": 1.0, "mu": 3.0, "max_iter": 3}
+    new = FeatureScalingSVC(solver="fs-simple-ao", inner="clarabel", **kw).fit(X, y)
+    with pytest.warns(FutureWarning, match="renamed 'solver'"):
+        old = FeatureScalingSVC("simple-ao", inner="clarabel", **kw).fit(X, y)
+    np.testing.assert_array_equal(old.z_, new.z_)
+    with pytest.warns(FutureWarning, match="renamed 'inner'"):
+        old = FeatureScalingSVC(solver="fs-simple-ao", svm_solver="clarabel", **kw).fit(X, y)
+    np.testing.assert_array_equal(old.z_, new.z_)
+    assert {"method", "svm_solver"} <= set(FeatureScalingSVC().get_params())
+    with pytest.raises(TypeError, match="give only 'solver'"):
+        FeatureScalingSVC("ao1", solver="fs-simple-ao").fit(X, y)
+    with pytest.raises(TypeError, match="give only 'inner'"):
+        FeatureScalingSVC(svm_solver="smo", inner="clarabel").fit(X, y)
 
 
 @pytest.mark.parametrize(
@@ -65,6 +87,7 @@ def test_svm_solver_is_one_word(data):
         ({"C": 0.0}, "C"),
         ({"C": -2.0}, "C"),
         ({"kernel": "linear"}, "feature-scaled Gaussian kernel"),
+        ({"solver": "newton"}, "solver"),
         ({"method": "newton"}, "method"),
         ({"tol": 0.0}, "tol"),
     ],

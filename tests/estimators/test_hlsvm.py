@@ -16,8 +16,8 @@ from conicml.exceptions import ConicMLWarning, SolverError
 
 
 @parametrize_with_checks([
-    HLSVMClassifier(T=300, node_solver="weighted-pegasos", random_state=0),
-    HLSVMClassifier(node_solver="clarabel", rho=0.0, standardize=False),
+    HLSVMClassifier(max_iter=300, node_solver="weighted-pegasos", random_state=0),
+    HLSVMClassifier(node_solver="clarabel", pruning_fraction=0.0, standardize=False),
     HLSVMClassifier(random_state=0),  # the defaults: standardised, "auto" node solver
 ])
 def test_sklearn_contract(estimator, check):
@@ -41,7 +41,7 @@ def test_entropy_is_the_binary_entropy_of_unweighted_counts():
 def test_delta_one_gives_a_single_leaf(moons):
     X, y = moons
     with pytest.warns(ConvergenceWarning, match="constant score.*single leaf"):
-        est = HLSVMClassifier(delta=1.0, rho=0.0, node_solver="clarabel",
+        est = HLSVMClassifier(delta=1.0, pruning_fraction=0.0, node_solver="clarabel",
                               class_weight=None).fit(X, y)
     # |S|/N = 1 <= delta: the root is a leaf labelled by the unweighted majority
     assert est.n_hyperplanes_ == 0 and est.n_leaves_ == 1
@@ -52,13 +52,13 @@ def test_delta_one_gives_a_single_leaf(moons):
 
 def test_default_delta_follows_the_thesis(moons):
     X, y = moons
-    est = HLSVMClassifier(rho=0.0, node_solver="clarabel", lam=1e-3).fit(X, y)
+    est = HLSVMClassifier(pruning_fraction=0.0, node_solver="clarabel", lam=1e-3).fit(X, y)
     assert est.delta_ == pytest.approx(1e-2)  # 10^-floor(log10 600)
 
 
 def test_tree_with_exact_node_solver_and_routing(moons):
     X, y = moons
-    est = HLSVMClassifier(lam=1e-3, rho=0.0, node_solver="clarabel").fit(X, y)
+    est = HLSVMClassifier(lam=1e-3, pruning_fraction=0.0, node_solver="clarabel").fit(X, y)
     assert est.score(X, y) > 0.9  # piecewise linear boundary on the moons
     # routing by hand through coef_/intercept_ equals predict; the cost is counted
     tree = est.tree_
@@ -93,10 +93,11 @@ def test_tree_with_exact_node_solver_and_routing(moons):
 def test_weighted_pegasos_tree_matches_the_exact_root(moons):
     # the root hyperplane of Weighted-Pegasos agrees with Clarabel's on the same node problem
     X, y = moons
-    exact = HLSVMClassifier(lam=1e-2, rho=0.0, delta=0.5, node_solver="clarabel").fit(X, y)
+    exact = HLSVMClassifier(lam=1e-2, pruning_fraction=0.0, delta=0.5,
+                            node_solver="clarabel").fit(X, y)
     # node_solver named: with "auto" these small nodes went to clarabel and the options
     # were never used (the comparison was clarabel against itself)
-    peg = HLSVMClassifier(lam=1e-2, rho=0.0, delta=0.5, T=100_000, eps=None,
+    peg = HLSVMClassifier(lam=1e-2, pruning_fraction=0.0, delta=0.5, max_iter=100_000, tol=None,
                           node_solver="weighted-pegasos",
                           node_solver_options={"tol": 1e-4, "bias": "exact"},
                           random_state=0).fit(X, y)
@@ -119,7 +120,8 @@ def test_weights_53_stop_the_majority_collapse():
     uniform = svm.soft_margin(X, y, C=1 / (lam * 900**2), form="primal")
     wu = uniform.decode(cm.solve(uniform, "clarabel"))
     err_neg_uniform = np.mean(np.sign(X[y < 0] @ wu["w"] + wu["b"]) > 0)
-    est = HLSVMClassifier(lam=lam, rho=0.0, delta=0.9, node_solver="clarabel").fit(X, y)
+    est = HLSVMClassifier(lam=lam, pruning_fraction=0.0, delta=0.9,
+                          node_solver="clarabel").fit(X, y)
     f = X @ est.tree_.weights[0] + est.tree_.bias[0]
     right_is_pos = est.tree_.n_pos[est.tree_.right[0]] > est.tree_.n_neg[est.tree_.right[0]]
     pred_pos = (f > 0) == right_is_pos
@@ -163,8 +165,9 @@ def test_T0_collapses_splits_that_do_not_reduce_R():
 def test_pruning_helps_on_noisy_data():
     X, y = make_moons(500, noise=0.35, random_state=1)
     Xt, yt = make_moons(2000, noise=0.35, random_state=2)
-    full = HLSVMClassifier(lam=1e-4, rho=0.0, node_solver="clarabel", delta=1e-2).fit(X, y)
-    pruned = HLSVMClassifier(lam=1e-4, rho=0.2, node_solver="clarabel",
+    full = HLSVMClassifier(lam=1e-4, pruning_fraction=0.0, node_solver="clarabel",
+                           delta=1e-2).fit(X, y)
+    pruned = HLSVMClassifier(lam=1e-4, pruning_fraction=0.2, node_solver="clarabel",
                              delta=1e-2, random_state=0).fit(X, y)
     assert pruned.n_hyperplanes_ < pruned.n_hyperplanes_unpruned_
     assert pruned.n_hyperplanes_ < full.n_hyperplanes_
@@ -174,7 +177,8 @@ def test_pruning_helps_on_noisy_data():
 
 def test_export_text(moons):
     X, y = moons
-    est = HLSVMClassifier(lam=1e-3, rho=0.0, node_solver="clarabel", delta=0.2).fit(X, y)
+    est = HLSVMClassifier(lam=1e-3, pruning_fraction=0.0, node_solver="clarabel",
+                          delta=0.2).fit(X, y)
     text = export_text(est, feature_names=["a", "b"], decimals=2)
     assert text.count("<= 0") == est.n_hyperplanes_ == text.count(">  0")
     assert text.count("class:") == est.n_leaves_
@@ -187,10 +191,11 @@ def test_export_text(moons):
 
 @pytest.mark.parametrize("params,name", [
     ({"lam": 0.0}, "lam"), ({"lam": -1.0}, "lam"),
-    ({"rho": 1.0}, "rho"), ({"rho": -0.1}, "rho"),
+    ({"pruning_fraction": 1.0}, "pruning_fraction"),
+    ({"pruning_fraction": -0.1}, "pruning_fraction"),
     ({"delta": 0.0}, "delta"), ({"delta": 1.5}, "delta"),
     ({"batch_size": 0}, "batch_size"), ({"batch_size": 10_000}, "batch_size"),
-    ({"T": 0}, "T"), ({"tau": -1.0}, "tau"),
+    ({"max_iter": 0}, "max_iter"), ({"tau": -1.0}, "tau"),
 ])
 def test_bad_parameters_raise_value_error_naming_them(params, name, moons):
     X, y = moons
@@ -224,7 +229,7 @@ def test_standardize_makes_the_tree_invariant_to_feature_scale(moons):
     # changes nothing but the raw hyperplanes, which become (w / s, b - (w / s)^T t)
     X, y = moons
     s, t = np.array([1e3, 1e-2]), np.array([-50.0, 7.0])
-    kw = {"lam": 1e-3, "rho": 0.0, "node_solver": "clarabel", "delta": 0.05}
+    kw = {"lam": 1e-3, "pruning_fraction": 0.0, "node_solver": "clarabel", "delta": 0.05}
     a = HLSVMClassifier(**kw).fit(X, y)
     b = HLSVMClassifier(**kw).fit(X * s + t, y)
     assert a.n_hyperplanes_ == b.n_hyperplanes_ >= 2
@@ -240,17 +245,17 @@ def test_auto_node_solver_is_dcd_certified(monkeypatch):
     pytest.importorskip("numba")
     monkeypatch.setenv("CONICML_ENGINE", "numba")  # dcd is "auto" with its compiled loop
     X, y = make_moons(4400, noise=0.25, random_state=0)
-    est = HLSVMClassifier(rho=0.0, delta=0.05, random_state=0).fit(X, y)
+    est = HLSVMClassifier(pruning_fraction=0.0, delta=0.05, random_state=0).fit(X, y)
     assert set(est.node_solvers_) == {"dcd"} and est.node_solvers_["dcd"] >= 3
     assert set(est.node_statuses_) == {"optimal"}  # certified duality gap <= 1e-3
     # the root against the exact interior point on the same node program (clarabel)
-    exact = HLSVMClassifier(rho=0.0, delta=0.9, node_solver="clarabel").fit(X, y)
-    root = HLSVMClassifier(rho=0.0, delta=0.9, random_state=0).fit(X, y)
+    exact = HLSVMClassifier(pruning_fraction=0.0, delta=0.9, node_solver="clarabel").fit(X, y)
+    root = HLSVMClassifier(pruning_fraction=0.0, delta=0.9, random_state=0).fit(X, y)
     assert np.mean(root.predict(X) == exact.predict(X)) >= 0.99
     # node_solver_options go to dcd
-    HLSVMClassifier(rho=0.0, node_solver_options={"tol": 1e-6}).fit(X[:500], y[:500])
+    HLSVMClassifier(pruning_fraction=0.0, node_solver_options={"tol": 1e-6}).fit(X[:500], y[:500])
     # max_iter = 1 epoch cannot certify the 4 400-sample root: "auto" re-solves it exactly
-    est = HLSVMClassifier(rho=0.0, delta=0.9, random_state=0,
+    est = HLSVMClassifier(pruning_fraction=0.0, delta=0.9, random_state=0,
                           node_solver_options={"max_iter": 1, "tol": 1e-9}).fit(X, y)
     assert est.node_solvers_ == {"dcd->clarabel": 1}  # the root only
     assert est.node_statuses_ == {"optimal": 1}
@@ -260,30 +265,32 @@ def test_auto_on_the_numpy_engine_is_exact_on_small_nodes_and_pegasos_on_large_o
         monkeypatch):
     monkeypatch.setenv("CONICML_ENGINE", "numpy")
     X, y = make_moons(4400, noise=0.25, random_state=0)
-    est = HLSVMClassifier(rho=0.0, delta=0.05, random_state=0).fit(X, y)
+    est = HLSVMClassifier(pruning_fraction=0.0, delta=0.05, random_state=0).fit(X, y)
     # the root (4 400 > 2 000 samples) is a Weighted-Pegasos node (here it certifies, or
     # stops at T and is re-solved exactly: d = 2 keeps it under the fallback size)
     assert est.node_solvers_.get("weighted-pegasos", 0) \
         + est.node_solvers_.get("weighted-pegasos->clarabel", 0) >= 1
     assert est.node_solvers_.get("clarabel", 0) >= 1  # nodes of <= 2 000 samples
     assert set(est.node_statuses_) <= {"optimal", "optimal_inaccurate"}
-    small = HLSVMClassifier(rho=0.0, random_state=0).fit(X[:500], y[:500])
+    small = HLSVMClassifier(pruning_fraction=0.0, random_state=0).fit(X[:500], y[:500])
     assert set(small.node_solvers_) == {"clarabel"}
     # node_solver_options go to the Pegasos nodes only (clarabel has no max_iter); with
     # none of those, the fit says the options were not used
     with pytest.warns(ConicMLWarning, match="node_solver_options were not used"):
-        HLSVMClassifier(rho=0.0, node_solver_options={"max_iter": 50}).fit(X[:500], y[:500])
+        HLSVMClassifier(pruning_fraction=0.0,
+                        node_solver_options={"max_iter": 50}).fit(X[:500], y[:500])
 
 
 def test_pegasos_fallback_to_clarabel_when_T_is_too_small(monkeypatch):
     # T = 50 cannot certify the 4 400-sample root: "auto" re-solves it exactly
     monkeypatch.setenv("CONICML_ENGINE", "numpy")
     X, y = make_moons(4400, noise=0.25, random_state=0)
-    est = HLSVMClassifier(rho=0.0, delta=0.9, T=50, random_state=0).fit(X, y)
+    est = HLSVMClassifier(pruning_fraction=0.0, delta=0.9, max_iter=50, random_state=0).fit(X, y)
     assert est.node_solvers_ == {"weighted-pegasos->clarabel": 1}  # the root only
     assert est.node_statuses_ == {"optimal": 1}
     with pytest.warns(ConvergenceWarning, match="not solved"):  # the thesis's node solver
-        HLSVMClassifier(rho=0.0, delta=0.9, T=50, node_solver="weighted-pegasos",
+        HLSVMClassifier(pruning_fraction=0.0, delta=0.9, max_iter=50,
+                        node_solver="weighted-pegasos",
                         random_state=0).fit(X, y)
 
 
@@ -294,7 +301,8 @@ def test_compiled_routing_equals_numpy_routing():
     from conicml.estimators._hlsvm_tree import _route_by_node, _route_kernel
 
     X, y = make_moons(3000, noise=0.3, random_state=3)
-    est = HLSVMClassifier(lam=1e-4, rho=0.0, node_solver="clarabel", delta=1e-2).fit(X, y)
+    est = HLSVMClassifier(lam=1e-4, pruning_fraction=0.0, node_solver="clarabel",
+                          delta=1e-2).fit(X, y)
     tree = est.tree_
     assert _route_kernel() is not None and est.n_hyperplanes_ >= 5
     for mask in (tree.is_leaf, cost_complexity_sequence(tree)[0][1]):  # full and pruned
@@ -327,7 +335,8 @@ def test_class_weights_enter_leaf_labels_and_the_pruning_cost():
 
 def test_score_ranks_within_leaves_and_agrees_with_predict(moons):
     X, y = moons
-    est = HLSVMClassifier(lam=1e-3, rho=0.0, node_solver="clarabel", delta=0.2).fit(X, y)
+    est = HLSVMClassifier(lam=1e-3, pruning_fraction=0.0, node_solver="clarabel",
+                          delta=0.2).fit(X, y)
     s = est.decision_function(X)
     np.testing.assert_array_equal(est.predict(X), est.classes_[(s >= 0).astype(int)])
     proba = est.predict_proba(X)
@@ -390,3 +399,23 @@ def test_dict_class_weight_is_checked(moons):
         HLSVMClassifier(class_weight={7: 1.0}).fit(X, y)
     with pytest.raises(ValueError, match="positive"):
         HLSVMClassifier(class_weight={0: -1.0}).fit(X, y)
+
+
+@pytest.mark.parametrize("old,new,value", [
+    ("rho", "pruning_fraction", 0.2), ("T", "max_iter", 300), ("eps", "tol", 1e-3),
+])
+def test_renamed_parameters_still_fit_with_a_future_warning(moons, old, new, value):
+    # rho / T / eps were renamed pruning_fraction / max_iter / tol (docs/glossary.md): the
+    # old spelling gives the same tree for one release (same seed, same Pegasos nodes),
+    # with a FutureWarning naming the new one; both spellings at once is a TypeError
+    X, y = moons[0][:200], moons[1][:200]
+    kw = {"node_solver": "weighted-pegasos", "max_iter": 300, "random_state": 0}
+    new_est = HLSVMClassifier(**{**kw, new: value}).fit(X, y)
+    with pytest.warns(FutureWarning, match=f"renamed '{new}'"):
+        old_est = HLSVMClassifier(**{**{k: v for k, v in kw.items() if k != new},
+                                     old: value}).fit(X, y)
+    np.testing.assert_array_equal(old_est.coef_, new_est.coef_)
+    assert old in HLSVMClassifier().get_params()  # still a parameter for one release
+    non_default = {"pruning_fraction": 0.3, "max_iter": 100, "tol": 1e-2}[new]
+    with pytest.raises(TypeError, match=f"give only '{new}'"):
+        HLSVMClassifier(**{**kw, new: non_default, old: value}).fit(X, y)

@@ -23,7 +23,7 @@ def _blobs(n_per_class: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def test_one_vs_one_hlsvm_fits_three_pairwise_trees_and_predicts_the_classes():
     X, y = _blobs(60, seed=0)
     X_test, y_test = _blobs(100, seed=1)
-    base = HLSVMClassifier(T=2_000, random_state=0)
+    base = HLSVMClassifier(max_iter=2_000, random_state=0)
     model = OneVsOneClassifier(base).fit(X, y)
     assert len(model.estimators_) == 3  # one tree per pair of classes
     for est in model.estimators_:  # each pairwise tree saw exactly two classes
@@ -33,5 +33,5 @@ def test_one_vs_one_hlsvm_fits_three_pairwise_trees_and_predicts_the_classes():
     assert set(pred) <= {"a", "b", "c"}
     assert np.mean(pred == y_test) > 0.97  # Bayes error < 0.2 %
     # the wrapped estimator is clonable with its parameters (the sklearn contract)
-    assert clone(base).get_params()["T"] == 2_000
+    assert clone(base).get_params()["max_iter"] == 2_000
     assert model.decision_function(X_test).shape == (300, 3)

@@ -53,14 +53,14 @@ def test_swapping_solver_is_one_word(solver, inner):
 
 
 def test_not_separable_error_names_C():
-    X, y = cm.datasets.twonorm(200, dim=2, seed=0)
+    X, y = cm.datasets.twonorm(200, dim=2, random_state=0)
     with pytest.raises(NotFittedStatusError, match="set C to a positive number"):
         M4Classifier(C=None).fit(X, y)
     assert M4Classifier(C=0.01).fit(X, y).score(X, y) > 0.9
 
 
 def test_soft_margin_matches_program():
-    X, y = cm.datasets.twonorm(100, dim=4, seed=2)
+    X, y = cm.datasets.twonorm(100, dim=4, random_state=2)
     est = M4Classifier(C=0.02, ridge=0.0).fit(X, y)
     prog = m4.m4(X, y, C=0.02)
     model = prog.decode(cm.solve(prog, "envelope-newton"))
@@ -71,7 +71,7 @@ def test_soft_margin_matches_program():
 
 def test_reduction_one_is_mpm_classifier():
     mpm_est = pytest.importorskip("conicml.estimators").MPMClassifier
-    X, y = cm.datasets.twonorm(100, dim=4, seed=1)
+    X, y = cm.datasets.twonorm(100, dim=4, random_state=1)
     est = M4Classifier(C=1.0, reduction=1.0, ridge=0.0).fit(X, y)
     ref = mpm_est(ridge=0.0).fit(X, y)
     np.testing.assert_allclose(est.coef_[0], ref.coef_[0], atol=1e-4)
@@ -80,7 +80,7 @@ def test_reduction_one_is_mpm_classifier():
 
 
 def test_rbf_and_precomputed():
-    X, y = cm.datasets.twonorm(40, dim=3, seed=4)
+    X, y = cm.datasets.twonorm(40, dim=3, random_state=4)
     opts = {"tol": 1e-5}
     est = M4Classifier(C=0.05, kernel="rbf", gamma=0.3, inner="ecos",
                        solver_options=opts).fit(X, y)

@@ -99,7 +99,7 @@ def test_mempm_gaussian_and_ms_criterion(breast):
 
 
 def test_kernel_models_have_dual_coef():
-    X, y = cm.datasets.twonorm(n=80, dim=3, seed=1)
+    X, y = cm.datasets.twonorm(n=80, dim=3, random_state=1)
     est = MPMClassifier(kernel="rbf", gamma=0.2, ridge=1e-2).fit(X, y)
     assert est.dual_coef_.shape == (1, 80) and not hasattr(est, "coef_")
     assert est.score(X, y) > 0.9
@@ -125,7 +125,7 @@ def test_bad_parameters():
 def test_deprecated_rho_parameter_still_fits_with_a_future_warning():
     # issue 12: the estimators' ``rho`` is now ``ridge``; the old name works for one
     # release and gives the same model (both fitted by Clarabel).
-    X, y = cm.datasets.twonorm(n=60, dim=3, seed=4)
+    X, y = cm.datasets.twonorm(n=60, dim=3, random_state=4)
     new = MPMClassifier(ridge=1e-2).fit(X, y)
     with pytest.warns(FutureWarning, match="renamed 'ridge'"):
         old = MPMClassifier(rho=1e-2).fit(X, y)

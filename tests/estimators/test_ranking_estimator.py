@@ -88,7 +88,33 @@ def test_bad_parameters_raise():
     y = np.r_[np.ones(5), np.zeros(25)]
     with pytest.raises(ValueError, match="lam"):
         RankRCClassifier(lam=0.0).fit(X, y)
-    with pytest.raises(ValueError, match="eps"):
-        RankRCClassifier(eps=1.5).fit(X, y)
+    with pytest.raises(ValueError, match="smoothing"):
+        RankRCClassifier(smoothing=1.5).fit(X, y)
     with pytest.raises(ValueError, match="class"):
         RankRCClassifier().fit(X, np.ones(30))
+
+
+@pytest.mark.parametrize("cls", [RankRCClassifier, RankSVMClassifier, RankRCRanker])
+def test_eps_is_the_old_spelling_of_smoothing(cls):
+    # ``eps`` was renamed ``smoothing`` (docs/glossary.md): the old spelling fits the same
+    # model (same program, same solver) with a FutureWarning; both at once is a TypeError
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] + 0.5 * rng.normal(size=40) > 0.8).astype(int)
+    new = cls(smoothing=0.3).fit(X, y)
+    with pytest.warns(FutureWarning, match="renamed 'smoothing'"):
+        old = cls(eps=0.3).fit(X, y)
+    np.testing.assert_array_equal(old.dual_coef_, new.dual_coef_)
+    assert "eps" in cls().get_params()
+    with pytest.raises(TypeError, match="give only 'smoothing'"):
+        cls(eps=0.3, smoothing=0.2).fit(X, y)
+
+
+def test_rankrc_program_takes_eps_for_one_release():
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(30, 2)), np.r_[np.ones(6), -np.ones(24)]
+    with pytest.warns(FutureWarning, match="renamed 'smoothing'"):
+        old = ranking.rankrc(X, y, 0.1, eps=0.3)
+    assert old.data["rank"].eps == ranking.rankrc(X, y, 0.1, smoothing=0.3).data["rank"].eps
+    with pytest.raises(TypeError, match="give only 'smoothing'"):
+        ranking.rankrc(X, y, 0.1, eps=0.3, smoothing=0.3)

@@ -242,7 +242,7 @@ def test_saddle_toy_perspective_detects_the_saddle():
 
 @pytest.fixture(scope="module")
 def ndcc():
-    X, y = ndcc_like(150, n_informative=4, n_probes=5, seed=1)
+    X, y = ndcc_like(150, n_informative=4, n_probes=5, random_state=1)
     return (X - X.mean(0)) / X.std(0), y
 
 
@@ -398,7 +398,7 @@ def test_compare_holds_the_methods_and_their_svm_blocks_against_each_other(ndcc)
     # (clarabel, ecos) follows the same path: the objectives agree
     X, y = ndcc
     program = feature_scaled_svm(X[:60], y[:60], C=1.0, mu=10.0)
-    variants = [(f"simple-ao/{s}", "fs-simple-ao", {"svm_solver": s, "max_iter": 5})
+    variants = [(f"simple-ao/{s}", "fs-simple-ao", {"inner": s, "max_iter": 5})
                 for s in ("smo", "clarabel", "ecos")]
     table = cm.compare(program, ["fs-full", *variants], reference="simple-ao/clarabel")
     rows = {row.solver: row for row in table.rows}
@@ -427,3 +427,27 @@ def test_old_package_is_a_deprecated_alias(ndcc):
     with pytest.raises(AttributeError, match="svm_block_program"):
         from conicml.formulations import feature_scaling as fs_module
         fs_module.svm_block  # noqa: B018
+
+
+def test_fs_solvers_take_svm_solver_as_the_old_spelling_of_inner(ndcc):
+    # the fs-* options svm_solver / svm_options were renamed inner / inner_options (the
+    # inner programs' solver, docs/glossary.md): same run for one release, with a warning
+    X, y = ndcc
+    program = feature_scaled_svm(X[:40], y[:40], C=1.0, mu=10.0)
+    new = cm.solve(program, "fs-simple-ao", inner="clarabel", inner_options={}, max_iter=2)
+    with pytest.warns(FutureWarning, match="renamed 'inner'"):
+        old = cm.solve(program, "fs-simple-ao", svm_solver="clarabel", max_iter=2)
+    np.testing.assert_array_equal(old.values["z"], new.values["z"])
+    with pytest.raises(TypeError, match="give only 'inner_options'"):
+        cm.solve(program, "fs-simple-ao", svm_options={}, inner_options={})
+
+
+def test_eps_is_the_old_spelling_of_smoothing(ndcc):
+    # the smoothed hinge's width is ``smoothing`` as in the ranking programs (docs/glossary.md)
+    X, y = ndcc[0][:30], ndcc[1][:30]
+    new = feature_scaled_svm(X, y, 1.0, 1.0, smoothing=0.25)
+    with pytest.warns(FutureWarning, match="renamed 'smoothing'"):
+        old = feature_scaled_svm(X, y, 1.0, 1.0, eps=0.25)
+    assert old.data["fs"].objective.eps == new.data["fs"].objective.eps == 0.25
+    with pytest.raises(TypeError, match="give only 'smoothing'"):
+        feature_scaled_svm(X, y, eps=0.25, smoothing=0.25)

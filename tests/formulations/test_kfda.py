@@ -25,9 +25,9 @@ def _data(name, n=160, seed=0):
         y = np.where(X[:, 0] + 0.5 * rng.normal(size=n) > 0.3, 1.0, -1.0)
         return X, y
     if name == "twonorm":
-        return cm.datasets.twonorm(n, dim=6, seed=seed)
+        return cm.datasets.twonorm(n, dim=6, random_state=seed)
     if name == "ringnorm":
-        return cm.datasets.ringnorm(n, dim=6, seed=seed)
+        return cm.datasets.ringnorm(n, dim=6, random_state=seed)
     X, y = cm.datasets.load(name)
     idx = np.random.default_rng(seed).permutation(len(y))[:n]
     return _standardize(X)[idx], y[idx]
@@ -125,8 +125,8 @@ def test_methods_predict_the_same():
     np.testing.assert_allclose(preds[0], preds[1], atol=1e-5)
     clf = KFDAClassifier(mu=0.1).fit(X, y)
     assert clf.score(X, y) > 0.85
-    Xt, yt = cm.datasets.twonorm(400, dim=6, seed=9)
-    Xs, ys = cm.datasets.twonorm(200, dim=6, seed=8)
+    Xt, yt = cm.datasets.twonorm(400, dim=6, random_state=9)
+    Xs, ys = cm.datasets.twonorm(200, dim=6, random_state=8)
     assert KFDAClassifier(mu=1.0).fit(Xs, ys).score(Xt, yt) > 0.9
 
 

@@ -174,7 +174,7 @@ def test_soft_margin_large_C_is_separable():
 def test_soft_margin_maximises_G_on_a_grid():
     # [I] G(rho) = rho - C h(rho) on a grid, each h by ecos on the slack SOCP: the line
     # search (clarabel inner) must reach at least the best grid value
-    X, y = cm.datasets.twonorm(80, dim=4, seed=3)
+    X, y = cm.datasets.twonorm(80, dim=4, random_state=3)
     prog = m4.m4(X, y, C=0.05)
     sol, model = solve_model(prog, "quadratic-interpolation")
     kappa = sol.extras["kappa_mpm"]
@@ -214,7 +214,7 @@ def test_kernel_m4_reproduces_t2():
 
 def test_rbf_kernel_separates_training_data():
     # [C] an RBF Gram matrix is PD, so any labelling is separable in feature space
-    X, y = cm.datasets.twonorm(60, dim=5, seed=0)
+    X, y = cm.datasets.twonorm(60, dim=5, random_state=0)
     prog = m4.m4(X, y, kernel="rbf", gamma=0.5, ridge=1e-2)
     sol, model = solve_model(prog, "bisection")
     assert model["rho"] > 0
@@ -241,7 +241,7 @@ def test_inner_problem_is_dpp_and_pickles(C):
 
 
 def test_not_separable_is_infeasible_status():
-    X, y = cm.datasets.twonorm(200, dim=2, seed=0)  # overlapping classes in 2-D
+    X, y = cm.datasets.twonorm(200, dim=2, random_state=0)  # overlapping classes in 2-D
     for solver in ("bisection", "dinkelbach-gfp"):
         sol = cm.solve(m4.m4(X, y), solver)
         assert sol.status is cm.Status.INFEASIBLE

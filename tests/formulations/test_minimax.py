@@ -339,7 +339,7 @@ def test_rbf_kernel_needs_regulariser():
 
 @pytest.mark.parametrize("solver", ["clarabel", "ecos", "dinkelbach", "rosen"])
 def test_rbf_kernel_mpm_solvers_agree(solver):
-    X, y = cm.datasets.twonorm(n=60, dim=4, seed=2)
+    X, y = cm.datasets.twonorm(n=60, dim=4, random_state=2)
     prog = mm.mpm(X, y, kernel="rbf", gamma=0.05, ridge=0.01)
     ref = cm.solve(prog, "clarabel")
     sol = cm.solve(prog, solver)
@@ -385,7 +385,7 @@ def test_bad_data():
 
 
 def test_kernel_mempm_inner_solvers_agree():
-    X, y = cm.datasets.twonorm(n=50, dim=3, seed=8)
+    X, y = cm.datasets.twonorm(n=50, dim=3, random_state=8)
     prog = mm.mempm(X, y, theta=0.5, kernel="rbf", gamma=0.3, ridge=0.05)
     a = cm.solve(prog, "quadratic-interpolation", inner="clarabel")
     b = cm.solve(prog, "quadratic-interpolation", inner="dinkelbach")
@@ -425,7 +425,7 @@ def test_programs_take_X_y_or_class_moments_alike():
     # the same program from X, y, from its ClassMoments and (deprecated) from the tuple
     from conicml.moments import ClassMoments
 
-    X, y = cm.datasets.twonorm(60, dim=3, seed=2)
+    X, y = cm.datasets.twonorm(60, dim=3, random_state=2)
     moments = ClassMoments.from_data(X, y)
     ref = mm.bmpm(X, y, 0.6)
     for prog in (mm.bmpm(moments, 0.6), mm.bmpm(moments, beta0=0.6)):
@@ -443,7 +443,7 @@ def test_kernel_program_with_a_precomputed_gram_matrix_is_the_rbf_program():
     # the kernel program reorders the points (positive class first) internally; a
     # precomputed Gram matrix must be permuted on both sides like the kernel's own. The
     # reference is the same program built from X with the RBF kernel (same K).
-    X, y = cm.datasets.twonorm(70, dim=4, seed=5)
+    X, y = cm.datasets.twonorm(70, dim=4, random_state=5)
     K = cm.make_kernel("rbf", X, gamma=0.3).gram(X)
     prog_rbf = mm.mpm(X, y, ridge=1e-2, kernel="rbf", gamma=0.3)
     prog_pre = mm.mpm(K, y, ridge=1e-2, kernel="precomputed")

@@ -364,7 +364,7 @@ def test_estimator_kernel(blobs):
 
 
 def test_estimator_infeasible_names_the_rates():
-    X, y = cm.datasets.ringnorm(200, dim=2, seed=0)  # concentric classes: means coincide
+    X, y = cm.datasets.ringnorm(200, dim=2, random_state=0)  # concentric classes: means coincide
     for form in ("primal", "dual"):
         with pytest.raises(NotFittedStatusError, match="error_pos=0.1"):
             ChanceConstrainedClassifier(0.1, 0.3, form=form).fit(X, y)
@@ -414,7 +414,7 @@ def test_deprecated_eta_and_epsilon_spellings_still_work():
                        "clarabel").objective
     assert old == pytest.approx(new, rel=1e-9)
     assert {str(w.message).split("'")[3] for w in record} == {"error_pos", "error_neg", "ridge"}
-    X, y = cm.datasets.twonorm(n=60, dim=3, seed=1)
+    X, y = cm.datasets.twonorm(n=60, dim=3, random_state=1)
     ref = ChanceConstrainedClassifier(error_pos=0.4, error_neg=0.4, ridge=1e-3).fit(X, y)
     with pytest.warns(FutureWarning, match="renamed"):
         dep = ChanceConstrainedClassifier(eta_pos=0.4, eta_neg=0.4, epsilon=1e-3).fit(X, y)
@@ -446,7 +446,7 @@ def test_lin_han_on_a_singular_linear_covariance_names_the_ridge(case):
 
 
 def test_the_data_keyword_of_the_previous_release_still_works():
-    X, y = cm.datasets.twonorm(40, dim=2, seed=0)
+    X, y = cm.datasets.twonorm(40, dim=2, random_state=0)
     with pytest.warns(FutureWarning, match="data=.... is deprecated"):
         old = sr.specified_rates(data=(X, y), error_pos=0.3, error_neg=0.3)
     new = sr.specified_rates(X, y, 0.3, 0.3)

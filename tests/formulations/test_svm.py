@@ -18,7 +18,7 @@ def _standardize(X):
 
 @pytest.fixture(scope="module")
 def twonorm():
-    return cm.datasets.twonorm(120, dim=5, seed=7)
+    return cm.datasets.twonorm(120, dim=5, random_state=7)
 
 
 @pytest.fixture(scope="module")
@@ -195,7 +195,7 @@ def test_class_weight_matches_sklearn(twonorm):
 def test_bias_uses_free_support_vectors_only():
     # pitfall P-S1 (seed 001 note): averaging y_i - f(x_i) over all alpha_i > 0
     # includes bounded SVs with xi_i > 0 and shifts b; our b is the exact primal b
-    X, y = cm.datasets.twonorm(200, dim=2, seed=0)  # overlapping classes: many bounded SVs
+    X, y = cm.datasets.twonorm(200, dim=2, random_state=0)  # overlapping classes: many bounded SVs
     prog = svm.soft_margin(X, y, C=1.0, form="dual")
     model = prog.decode(cm.solve(prog, "smo", tol=1e-10))
     primal = svm.soft_margin(X, y, C=1.0, form="primal")

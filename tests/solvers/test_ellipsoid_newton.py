@@ -60,7 +60,7 @@ def test_two_balls_closed_form():
 
 
 def test_kernel_program_and_a_point_class():
-    X, y = cm.datasets.twonorm(80, dim=4, seed=5)
+    X, y = cm.datasets.twonorm(80, dim=4, random_state=5)
     prog = sr.specified_rates(X, y, 0.3, 0.3, kernel="rbf", gamma=0.2, ridge=1e-3)
     a, b = cm.solve(prog, "ellipsoid-newton"), cm.solve(prog, "clarabel")
     assert a.objective == pytest.approx(b.objective, rel=1e-6)

@@ -24,7 +24,7 @@ from tolerances import obj_rtol, sol_atol
 
 
 def kernel_data(seed: int, n: int, kind: str = "twonorm"):
-    X, y = getattr(cm.datasets, kind)(n, dim=5, seed=seed)
+    X, y = getattr(cm.datasets, kind)(n, dim=5, random_state=seed)
     return X, y
 
 
@@ -215,7 +215,7 @@ def test_ldl_solve_matches_lstsq_and_declines_singular_systems():
 
 # ------------------------------------------------------------ estimators
 def test_estimators_default_to_ils_newton_for_kernels_and_agree_with_clarabel():
-    X, y = cm.datasets.twonorm(240, dim=5, seed=9)
+    X, y = cm.datasets.twonorm(240, dim=5, random_state=9)
     Xtr, ytr, Xte = X[:120], y[:120], X[120:]
     for Est in (MPMClassifier, BMPMClassifier):
         est = Est(kernel="rbf").fit(Xtr, ytr)
@@ -231,7 +231,7 @@ def test_estimators_default_to_ils_newton_for_kernels_and_agree_with_clarabel():
 def test_mempm_kernel_inner_auto_is_ils_newton_and_agrees_with_clarabel_inside():
     from conicml.estimators import MEMPMClassifier
 
-    X, y = cm.datasets.twonorm(160, dim=5, seed=10)
+    X, y = cm.datasets.twonorm(160, dim=5, random_state=10)
     est = MEMPMClassifier(kernel="rbf").fit(X[:80], y[:80])
     assert est.solution_.extras["inner"] == "ils-newton"
     ref = MEMPMClassifier(kernel="rbf", inner="clarabel").fit(X[:80], y[:80])

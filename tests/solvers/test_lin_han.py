@@ -73,7 +73,7 @@ def test_random_agreement(d, seed, form):
 
 @pytest.mark.parametrize("form", ["primal", "dual"])
 def test_kernel_agreement(form):
-    X, y = cm.datasets.twonorm(120, dim=2, seed=5)
+    X, y = cm.datasets.twonorm(120, dim=2, random_state=5)
     prog = sr.specified_rates(X, y, 0.3, 0.3, kernel="rbf", gamma=1.0, ridge=1e-2,
                                   form=form)
     sols = {s: cm.solve(prog, s) for s in ("clarabel", "ecos", "lin-han")}
@@ -213,7 +213,7 @@ def test_bad_options(prog50, options):
 
 
 def test_singular_covariance_needs_epsilon():
-    X, y = cm.datasets.twonorm(40, dim=2, seed=1)
+    X, y = cm.datasets.twonorm(40, dim=2, random_state=1)
     prog = sr.specified_rates(X, y, 0.5, 0.5, kernel="rbf")  # H_i singular (note P5)
     with pytest.raises(SolverError, match="ridge > 0"):
         cm.solve(prog, "lin-han")

@@ -131,7 +131,7 @@ def test_default_m4_converges_on_a_flat_maximum():
 @pytest.mark.parametrize("inner", ["clarabel", "ecos"])
 @pytest.mark.parametrize("case", ["linear", "kernel", "reduced"])
 def test_envelope_slope_matches_finite_differences(case, inner):
-    X, y = cm.datasets.twonorm(60, dim=3, seed=3)
+    X, y = cm.datasets.twonorm(60, dim=3, random_state=3)
     if case == "linear":
         prog = m4.m4(X, y, C=0.5)
     elif case == "kernel":
@@ -174,12 +174,12 @@ CASES = {
     "overlapping C=0.05": lambda: m4.m4(*_overlapping(0), 0.05),
     "overlapping C=auto": lambda: m4.m4(*_overlapping(1), "auto"),
     "overlapping reduction=0.4": lambda: m4.m4(*_overlapping(2), 0.05, reduction=0.4),
-    "twonorm rbf C=auto": lambda: m4.m4(*cm.datasets.twonorm(60, dim=4, seed=7), "auto",
+    "twonorm rbf C=auto": lambda: m4.m4(*cm.datasets.twonorm(60, dim=4, random_state=7), "auto",
                                         kernel="rbf", ridge=1e-3),
-    "ringnorm rbf C=auto": lambda: m4.m4(*cm.datasets.ringnorm(60, dim=4, seed=8), "auto",
+    "ringnorm rbf C=auto": lambda: m4.m4(*cm.datasets.ringnorm(60, dim=4, random_state=8), "auto",
                                          kernel="rbf", ridge=1e-3),
-    "twonorm rbf reduction=0.5": lambda: m4.m4(*cm.datasets.twonorm(50, dim=4, seed=9), 0.02,
-                                               kernel="rbf", ridge=1e-2, reduction=0.5),
+    "twonorm rbf reduction=0.5": lambda: m4.m4(*cm.datasets.twonorm(50, dim=4, random_state=9),
+                                               0.02, kernel="rbf", ridge=1e-2, reduction=0.5),
 }
 
 

@@ -40,12 +40,12 @@ CASES = {
     "T2 separable": lambda: m4.m4(T2_X, T2_Y, 1.0),
     "overlapping": lambda: m4.m4(*_overlapping(0), 0.05),
     "overlapping reduced": lambda: m4.m4(*_overlapping(2), 0.05, reduction=0.4),
-    "twonorm 5-d": lambda: m4.m4(*cm.datasets.twonorm(70, dim=5, seed=4), 0.1),
-    "twonorm rbf": lambda: m4.m4(*cm.datasets.twonorm(60, dim=4, seed=7), 1.0,
+    "twonorm 5-d": lambda: m4.m4(*cm.datasets.twonorm(70, dim=5, random_state=4), 0.1),
+    "twonorm rbf": lambda: m4.m4(*cm.datasets.twonorm(60, dim=4, random_state=7), 1.0,
                                  kernel="rbf", ridge=1e-3),
-    "ringnorm rbf": lambda: m4.m4(*cm.datasets.ringnorm(60, dim=4, seed=8), 0.2,
+    "ringnorm rbf": lambda: m4.m4(*cm.datasets.ringnorm(60, dim=4, random_state=8), 0.2,
                                   kernel="rbf", ridge=1e-3),
-    "twonorm rbf reduced": lambda: m4.m4(*cm.datasets.twonorm(50, dim=4, seed=9), 0.02,
+    "twonorm rbf reduced": lambda: m4.m4(*cm.datasets.twonorm(50, dim=4, random_state=9), 0.02,
                                          kernel="rbf", ridge=1e-2, reduction=0.6),
 }
 
@@ -96,7 +96,7 @@ def test_newton_system_matches_dense_assembly():
     # matrix, with random NT scalings, with and without the global row of the reduction
     rng = np.random.default_rng(0)
     for reduction in (None, 0.3):
-        X, y = cm.datasets.twonorm(14, dim=3, seed=3)
+        X, y = cm.datasets.twonorm(14, dim=3, random_state=3)
         ipm = SlackIPM(m4.m4(X, y, 0.5, reduction=reduction).data["m4"])
         rho, m, p = 0.7, ipm.m, ipm.p
         nx, nl = p + 4 + m, 2 * m + (2 if ipm.reduced else 0)
@@ -165,7 +165,7 @@ def test_line_searches_over_m4_ipm_agree_with_clarabel(name):
 
 
 def test_default_route_is_envelope_newton_over_m4_ipm():
-    X, y = cm.datasets.twonorm(120, dim=5, seed=1)
+    X, y = cm.datasets.twonorm(120, dim=5, random_state=1)
     est = M4Classifier(kernel="rbf").fit(X[:60], y[:60])
     assert est.solution_.solver == "envelope-newton"
     assert est.solution_.extras["inner"] == "m4-ipm"

@@ -186,7 +186,7 @@ def test_unbounded_without_reg():
 @pytest.mark.parametrize("solver", cm.solvers.available(SOFT))
 @pytest.mark.parametrize("inner", ["clarabel", "ecos"])
 def test_soft_margin_inner_backends_agree(solver, inner):
-    X, y = cm.datasets.twonorm(60, dim=3, seed=5)
+    X, y = cm.datasets.twonorm(60, dim=3, random_state=5)
     prog = m4.m4(X, y, C=0.1)
     ref = cm.solve(prog, solver)
     sol = cm.solve(prog, solver, inner=inner)
@@ -235,7 +235,7 @@ def test_m4_line_search_is_a_deprecated_name_of_the_two_searches():
 
 def test_kernel_program_bisection_and_dinkelbach_agree():
     # Theorem 17 through the empirical kernel map: the same quasi-convex program kind
-    X, y = cm.datasets.twonorm(50, dim=4, seed=6)
+    X, y = cm.datasets.twonorm(50, dim=4, random_state=6)
     prog = m4.m4(X, y, kernel="rbf", gamma=0.5, ridge=1e-2)
     comp = cm.compare(prog, ["bisection", ("bisection/ecos", "bisection", {"inner": "ecos"}),
                              "dinkelbach-gfp"], reference="bisection", rtol=1e-6)

@@ -198,7 +198,7 @@ def test_line_search_max_iter_and_bad_input():
 # ---------------------------------------------------------------------------- MEMPM
 @pytest.mark.parametrize("inner", ["clarabel", "ecos", "dinkelbach", "rosen"])
 def test_mempm_inner_solvers_agree(inner):
-    X, y = cm.datasets.twonorm(n=80, dim=3, seed=4)
+    X, y = cm.datasets.twonorm(n=80, dim=3, random_state=4)
     prog = mm.mempm(X, y, theta=0.5)
     sol = cm.solve(prog, "quadratic-interpolation", inner=inner)
     ref = cm.solve(prog, "quadratic-interpolation", inner="dinkelbach")
@@ -213,7 +213,7 @@ def test_mempm_inner_solvers_agree(inner):
 
 def test_mempm_matches_dense_beta_grid():
     # an independent check of the line search: F on a dense grid of BMPM solves
-    X, y = cm.datasets.twonorm(n=60, dim=3, seed=9)
+    X, y = cm.datasets.twonorm(n=60, dim=3, random_state=9)
     X[y < 0] *= 1.7  # make the classes differ in spread so MEMPM != MPM
     prog = mm.mempm(X, y)
     sol = cm.solve(prog, "quadratic-interpolation", inner="dinkelbach")
@@ -266,7 +266,7 @@ def test_line_search_terminates_on_plateaus():
 
 
 def test_mempm_inner_failures_are_reported():
-    X, y = cm.datasets.twonorm(n=60, dim=3, seed=5)
+    X, y = cm.datasets.twonorm(n=60, dim=3, random_state=5)
     prog = mm.mempm(X, y, theta=0.5)
     # rosen stopped after one step returns USER_LIMIT: every inner solve "fails"
     sol = cm.solve(prog, "quadratic-interpolation", inner="rosen",

@@ -19,7 +19,7 @@ PEGASOS = ("pegasos", "weighted-pegasos")
 
 @pytest.fixture(scope="module")
 def twonorm():
-    return cm.datasets.twonorm(120, dim=5, seed=7)
+    return cm.datasets.twonorm(120, dim=5, random_state=7)
 
 
 def _reference(prog):
@@ -87,7 +87,7 @@ def test_every_primal_solver_finds_the_closed_form(solver):
 # issue 11: the SVM primal's certificate is the implied dual point's gap (formerly a
 # strict xfail: the generic NNLS refit read this first-order point as non-stationary)
 def test_compare_includes_pegasos_at_its_stated_tolerance():
-    X, y = cm.datasets.twonorm(60, dim=3, seed=2)
+    X, y = cm.datasets.twonorm(60, dim=3, random_state=2)
     prog = svm.soft_margin(X, y, C=0.5, form="primal")
     result = cm.compare(prog, ["clarabel", "ecos", *PEGASOS], rtol=1e-6,
                         options={n: {"random_state": 1, **cm.solvers.get(n).compare_options}
@@ -198,8 +198,14 @@ def test_callback_and_time_limit_stop(twonorm):
 def test_eps_peg_stop_and_random_state(twonorm):
     X, y = twonorm
     prog = svm.soft_margin(X, y, C=1.0, form="primal")
-    sol = cm.solve(prog, "weighted-pegasos", eps=1e-2, tol=1e-12, random_state=0)
-    assert sol.status is cm.Status.OPTIMAL_INACCURATE and "eps" in sol.message
+    sol = cm.solve(prog, "weighted-pegasos", step_tol=1e-2, tol=1e-12, random_state=0)
+    assert sol.status is cm.Status.OPTIMAL_INACCURATE and "step_tol" in sol.message
+    # the spelling of the last release: same run, with a FutureWarning naming step_tol
+    with pytest.warns(FutureWarning, match="renamed 'step_tol'"):
+        old = cm.solve(prog, "weighted-pegasos", eps=1e-2, tol=1e-12, random_state=0)
+    np.testing.assert_array_equal(old.values["w"], sol.values["w"])
+    with pytest.raises(TypeError, match="give only 'step_tol'"):
+        cm.solve(prog, "weighted-pegasos", eps=1e-2, step_tol=1e-2)
     a = cm.solve(prog, "weighted-pegasos", max_iter=3000, random_state=4)
     b = cm.solve(prog, "weighted-pegasos", max_iter=3000, random_state=4)
     np.testing.assert_array_equal(a.values["w"], b.values["w"])
@@ -212,7 +218,7 @@ def test_eps_peg_stop_and_random_state(twonorm):
     ({"batch_size": 121}, "batch_size"),
     ({"bias": "none"}, "bias"),
     ({"tau": -1.0}, "tau"),
-    ({"eps": -1.0}, "eps"),
+    ({"step_tol": -1.0}, "step_tol"),
     ({"tol": 0.0}, "tol"),
     ({"max_iter": 0}, "max_iter"),
     ({"average": "yes"}, "average"),
@@ -242,7 +248,7 @@ def test_numpy_and_numba_engines_take_the_same_steps(twonorm):
     X, y = twonorm
     prog = svm.soft_margin(X, y, C=1.0, form="primal", class_weight={1: 2.0, -1: 1.0})
     for name in PEGASOS:
-        for opts in ({"batch_size": 1, "eps": 1e-3}, {"batch_size": 16}):
+        for opts in ({"batch_size": 1, "step_tol": 1e-3}, {"batch_size": 16}):
             runs = [cm.solve(prog, name, engine=e, max_iter=5000, tol=1e-12, random_state=2,
                              bias="sgd", **opts) for e in ("numpy", "numba")]
             assert runs[0].iterations == runs[1].iterations
@@ -304,7 +310,7 @@ def test_pegasos_draws_samples_with_probability_proportional_to_cost():
 def test_certificate_dual_bound_is_tight():
     # the dual point the certificate builds (proximal Newton steps from the sub-gradient's
     # alpha) reaches the optimum: D within 1e-6 of an independent interior-point P*
-    X, y = cm.datasets.twonorm(400, dim=4, seed=11)
+    X, y = cm.datasets.twonorm(400, dim=4, random_state=11)
     prog = svm.soft_margin(X, y, C=0.5, form="primal")
     p_star = _reference(prog).objective
     sol = cm.solve(prog, "pegasos", max_iter=3000, tol=1e-12, random_state=0)

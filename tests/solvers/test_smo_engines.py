@@ -22,7 +22,7 @@ from tolerances import obj_rtol, sol_atol
 
 
 def _program(n: int = 300, C: float = 1.0, seed: int = 0):
-    X, y = cm.datasets.twonorm(n, dim=20, seed=seed)
+    X, y = cm.datasets.twonorm(n, dim=20, random_state=seed)
     X = (X - X.mean(0)) / X.std(0)
     return cm.formulations.svm.soft_margin(X, y, C=C, kernel="rbf", form="dual")
 
@@ -97,7 +97,7 @@ def test_working_set_columns_for_other_kernels(kernel):
     # the working-set columns of a polynomial kernel (kernel.columns on the working rows)
     # and of a precomputed Gram matrix (its sub-block): the NumPy loop's iterates
     pytest.importorskip("numba")
-    X, y = cm.datasets.twonorm(400, dim=20, seed=1)
+    X, y = cm.datasets.twonorm(400, dim=20, random_state=1)
     X = (X - X.mean(0)) / X.std(0)
     if kernel == "precomputed":
         from sklearn.metrics.pairwise import rbf_kernel
@@ -217,7 +217,7 @@ def test_certificate_gram_product_over_the_support_only(kernel):
     # scikit-learn's pairwise kernels (independent of conicml.kernels)
     from sklearn.metrics.pairwise import pairwise_kernels
 
-    X, y = cm.datasets.twonorm(150, dim=5, seed=3)
+    X, y = cm.datasets.twonorm(150, dim=5, random_state=3)
     prog = cm.formulations.svm.soft_margin(X, y, C=1.0, kernel=kernel, form="dual")
     kern = prog.data["kernel"]
     params = {"gamma": kern.gamma} if kernel == "rbf" else (
