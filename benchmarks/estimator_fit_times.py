@@ -34,32 +34,44 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _harness import machine, run_with_limit, write_results  # noqa: E402
 
 READING = """\
-**Reading (recorded run of 2026-11-27 03:16-03:26 UTC, the command above, on the 2-core
-machine shared with ~8 other jobs: 1-min load 4-12, mostly 9-12, so seconds are
-inflated several fold; the 15 s limit stands for the 10 s target on a loaded machine).**
-The main table ran before this branch's one-BLAS-thread fixes of `kfda-closed-form`,
-`rank-tr` and the ranking `KernelMetric` (section `after-fixes` re-runs those four
-estimators at the same load).
+**Reading (recorded run of 2026-11-27 05:06-05:19 UTC, the command above, on the 2-core
+machine shared with other jobs: 1-min load 17-25 throughout, about twice the load of the
+previous record (9-12), so seconds are inflated several fold; the 20 s limit stands for the
+10 s target at that load). The section `after-fixes` is the previous record's re-run of
+four estimators at load 9; the section `after-one-thread` re-runs four estimators after
+the feature-scaling BLAS change below (05:42-05:44 UTC, load 11-14).**
 
-* Within the target at 5 000 rows: ClusterSOCPClassifier, MRMR/MaxRel/QPFS selectors,
-  HLSVMClassifier, M4/BMPM/MEMPM/MPM (linear defaults), ClusterSOCPOrdinalRegressor,
-  ChanceConstrainedClassifier, SVMClassifier; after the fixes also KFDAClassifier
-  (5.7 s), RankSVMClassifier (5.4 s), RankRCClassifier (1.5 s), RankRCRanker (3.3 s).
-* The one-thread fixes: on the shared cores OpenBLAS's threaded Cholesky and
-  matrix-vector products were 10-50x slower than on one thread (KFDA n = 2000: the
-  Cholesky of W_mu 4.2 s -> 0.17 s; RankSVM n = 1000: the Hessian-vector products
-  3.0 s -> 0.06 s and the certificate's second KRR Cholesky 1.2 s -> 0.06 s), the same
-  effect the kernel minimax code already guards against.
-* Not fixed (by profile): `LSVRRegressor` -- Clarabel solves n = 300 in 0.06 s and n = 500
-  in 0.15 s, but the generic conic certificate recovers all multipliers by a dense
-  Lawson-Hanson NNLS (4.1 s at n = 300, 39.5 s at n = 500): it needs its own certificate
-  (or the NNLS warm-started on the active set). `FeatureScalingSVC` -- the n*n*d
-  derivative tensor (`_kzz`, einsum) dominates already at n = 500 (9.4 s); times out at
-  1 000. `SVOrdinalRegressor` and `ReliefFSelector` time out at 5 000 although they take
-  ~1 s and 0.4 s at 2 000 (not profiled at 5 000). The CV estimators
-  (`RankRCClassifierCV`, `SVMClassifierCV`) fit a grid of models and time out at 1 000.
-* `ChanceConstrainedClassifier` warns at every fit that its own call of
-  `specified_rates((X, y), ...)` is deprecated (an internal caller of the old form).
+* Within the target at 5 000 rows (17 of 26): ClusterSOCPClassifier (no longer a constant
+  score: per-dimension cluster radii by default), BMPMClassifierCV, the MRMR / MaxRel /
+  QPFS / ReliefF selectors, HLSVMClassifier, LSVRRegressor, M4 / BMPM / MEMPM / MPM
+  (linear defaults), ClusterSOCPOrdinalRegressor, SVOrdinalRegressor, RankRCClassifier,
+  ChanceConstrainedClassifier (no deprecation warning any more), SVMClassifier.
+* Fixed in this round, by profile: `LSVRRegressor` (timed out at 1 000) -- its own KKT
+  certificate from the program's structure replaces the generic dense Lawson-Hanson NNLS
+  (4 s at n = 300, 40 s at n = 500): 2.2 s at 5 000 (Clarabel's solve is the rest; the
+  certificate takes ~0.03 s), 13.6 s at 20 000. `ReliefFSelector` (timed out at 5 000) --
+  chunked k-nearest search per class instead of an N x N distance matrix and one argsort
+  per target: 0.96 s at 5 000, 13.6 s at 20 000 (the O(N^2 M) Manhattan distances).
+  `SVOrdinalRegressor` (timed out at 5 000) -- solve, certificate and decode on one BLAS
+  thread: 4.7 s at 5 000.
+* `FeatureScalingSVC`: the n*n*d derivative tensor is gone (products of n x n matrices with
+  the data: O(n^2 + n d^2) memory), the last kernel matrix is reused (125 of 193 kernel
+  requests of a default fit at n = 1 000 were repeats), one eigendecomposition serves
+  both the certificate and decode, and after this table all its dense products and the
+  eigensolver run on one BLAS thread (eigvalsh of order 2 000: 1.2-1.3 s against 7-49 s
+  threaded, alternated at load 16): n = 1 000 in 6.4 s (section `after-one-thread`; it
+  timed out above), n = 2 000 in 38 s in-process. Not met at 5 000: AO-II makes ~70-100
+  kernel evaluations and z-Hessians per fit, each O(n^2 d^2), and the second-order
+  certificate is an O((n + d)^3) eigendecomposition.
+* Load-bound: `KFDAClassifier` (profile at 5 000, load 24: forming W_mu, an N^3 product,
+  13.7 s; its Cholesky 3.5 s), `RankSVMClassifier`, `RankRCRanker` timed out here;
+  at load 11-14 (section `after-one-thread`) 12.4 s, 10.4 s and 5.9 s, at load 9
+  (section `after-fixes`) 5.7 s, 5.4 s and 3.3 s.
+* The `*CV` estimators fit a grid of models per fold (5 folds x the grid): SVMClassifierCV
+  6.5 s, ChanceConstrainedClassifierCV 4.2 s and SVOrdinalRegressorCV 11.3 s at 1 000
+  (the last with 20 warnings that `smo-or` points were not certified), all three over
+  20 s at 5 000; RankRCClassifierCV and M4ClassifierCV over 20 s at 1 000. Not addressed
+  in this round.
 """
 
 ORDINAL = {"ClusterSOCPOrdinalRegressor", "SVOrdinalRegressor", "RankRCRanker"}

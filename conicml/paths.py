@@ -9,6 +9,7 @@ as a cold solve is.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -107,6 +108,7 @@ def solve_path(
     """
     values = list(values)
     idx = path_order(values, order)
+    workspace: dict[str, Any] = {}  # the warm starts' own state, for this path only
     solutions: list[Solution | None] = [None] * len(values)
     previous: Solution | None = None
     old: Program | None = None
@@ -121,7 +123,9 @@ def solve_path(
         entry = registry.get(name, kind=program.kind)
         warm: Mapping[str, Any] = {}
         if warm_start and entry.warm_start is not None and previous is not None:
-            warm = dict(entry.warm_start(previous, old, program) or {})
+            extra = ({"workspace": workspace}
+                     if "workspace" in inspect.signature(entry.warm_start).parameters else {})
+            warm = dict(entry.warm_start(previous, old, program, **extra) or {})
             clash = sorted(set(warm) & set(options))
             if clash:
                 raise OptionError(

@@ -75,7 +75,9 @@ class SolverEntry:
         ``previous``, the solution of ``old_program`` (the same learner at a
         neighbouring hyper-parameter), or ``{}`` when ``previous`` does not fit
         (another data set, another basis). Used by :func:`conicml.solve_path`;
-        ``None``: the solver cannot be warm started (every solve is cold).
+        ``None``: the solver cannot be warm started (every solve is cold). A function
+        with a keyword ``workspace`` is given a dict that lives for one path (for what
+        it computes once per path, e.g. kernel columns).
     deprecated : str or None
         For an old name kept for one release: what to use instead. Deprecated
         entries are left out of :func:`available` and :func:`entries` (so

@@ -11,7 +11,6 @@ objective, the starting scales and how to build the convex SVM block at a Gram m
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,12 +26,14 @@ __all__ = [
     "FeatureScalingObjective",
     "fs_kernel",
     "projected_hessian_label",
+    "second_order",
     "smoothed_hinge",
     "small_blas",
     "support_mask",
 ]
 
-#: Largest pairwise-difference tensor (n * n * d doubles) the exact Hessian builds.
+#: Largest pairwise-difference tensor (n * n * d doubles) that ``diffs`` builds (the
+#: derivatives never build it).
 MAX_TENSOR_BYTES = 600e6
 
 
@@ -94,11 +95,17 @@ class FeatureScalingObjective:
             raise ProgramError(f"eps must be in (0, 1], got {eps!r}")
         self.n, self.d = X.shape
         self._Dt: np.ndarray | None = None
+        self._centred: np.ndarray | None = None
+        self._last_kernel: tuple[bytes, np.ndarray] | None = None
+        self._last_label: tuple[bytes, Any] | None = None
 
     # -- pieces --------------------------------------------------------------------------
     @property
     def diffs(self) -> np.ndarray:
-        r"""The tensor :math:`D_{ijl} = (x_{il} - x_{jl})^2`, shape (n, n, d) (built once)."""
+        r"""The tensor :math:`D_{ijl} = (x_{il} - x_{jl})^2`, shape (n, n, d) (built once).
+
+        Not used by the derivatives (they are formed from products of n x n matrices with
+        the data); kept for inspection at small n."""
         if self._Dt is None:
             size = self.n * self.n * self.d * 8
             if size > MAX_TENSOR_BYTES:
@@ -112,19 +119,75 @@ class FeatureScalingObjective:
         return self._Dt
 
     def kernel(self, z: np.ndarray) -> np.ndarray:
-        """:math:`K_z` on the training set."""
-        return np.exp(-np.einsum("ijl,l->ij", self.diffs, np.asarray(z, float) ** 2))
+        """:math:`K_z` on the training set (from inner products: no n x n x d tensor).
+
+        The last matrix is kept (read-only) with its ``z``: the methods ask for the same
+        scales several times in a row (the trust region's last point, then the SVM block
+        and the next block's start)."""
+        z = np.asarray(z, float)
+        key = z.tobytes()
+        if self._last_kernel is not None and self._last_kernel[0] == key:
+            return self._last_kernel[1]
+        K = fs_kernel(self._Xc, self._Xc, z)
+        K.setflags(write=False)
+        self._last_kernel = (key, K)
+        return K
+
+    @property
+    def _Xc(self) -> np.ndarray:
+        """The centred inputs (the differences :math:`x_i - x_j` do not change, and the
+        expanded sums below cancel less than on data far from the origin)."""
+        if self._centred is None:
+            self._centred = self.X - self.X.mean(axis=0)
+        return self._centred
 
     def _kz(self, K: np.ndarray, z: np.ndarray, v: np.ndarray) -> np.ndarray:
-        r"""Columns :math:`(\partial_{z_l}K)v`, shape (n, d)."""
-        return -2.0 * z[None, :] * np.einsum("ijl,ij->il", self.diffs, K * v[None, :])
+        r"""Columns :math:`(\partial_{z_l}K)v`, shape (n, d).
+
+        :math:`(\partial_{z_l}K)_{ij} = -2z_l(x_{il} - x_{jl})^2K_{ij}`; with
+        :math:`M = K\operatorname{diag}(v)`, :math:`\sum_j M_{ij}(x_{il} - x_{jl})^2 =
+        x_{il}^2(M\mathbf 1)_i - 2x_{il}(MX)_{il} + (MX^{\circ 2})_{il}`: three
+        products with the n x n matrix, :math:`O(n^2d)`.
+        """
+        A = self._Xc
+        M = K * v[None, :]
+        rows = M.sum(axis=1)
+        MA = M @ A
+        MA2 = M @ (A * A)
+        return -2.0 * z[None, :] * (A * A * rows[:, None] - 2.0 * A * MA + MA2)
 
     def _kzz(self, K: np.ndarray, z: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-        r""":math:`u^\top(\partial^2_{z_lz_m}K)v`, shape (d, d)."""
-        W = (K * np.outer(u, v)).ravel()
-        D2 = self.diffs.reshape(-1, self.d)
-        S = D2.T @ (W[:, None] * D2)
-        s = W @ D2
+        r""":math:`u^\top(\partial^2_{z_lz_m}K)v`, shape (d, d).
+
+        :math:`\partial^2_{z_lz_m}K_{ij} = (4z_lz_mD_{ijl}D_{ijm} -
+        2\delta_{lm}D_{ijl})K_{ij}`, :math:`D_{ijl} = (x_{il} - x_{jl})^2`. With
+        :math:`W = K\circ uv^\top`, :math:`s_l = \sum_{ij}W_{ij}D_{ijl}` and
+        :math:`S_{lm} = \sum_{ij}W_{ij}D_{ijl}D_{ijm}` are expanded in powers of
+        :math:`x_{il}, x_{jl}` into products of W with :math:`X`, :math:`X^{\circ 2}` and
+        the pairwise products :math:`x_{il}x_{im}` (:math:`O(n^2d^2)` time, :math:`O(n^2 +
+        nd^2)` memory) instead of the n x n x d tensor :math:`D`.
+        """
+        A = self._Xc
+        A2 = A * A
+        W = K * np.outer(u, v)
+        r, c = W.sum(axis=1), W.sum(axis=0)
+        WA, WtA, WA2 = W @ A, W.T @ A, W @ A2
+        # s_l = sum_ij W_ij (a_il^2 - 2 a_il a_jl + a_jl^2)
+        s = A2.T @ r + A2.T @ c - 2.0 * np.einsum("il,il->l", A, WA)
+        # S_lm: the nine terms of (a_i^2 - 2 a_i a_j + a_j^2)(b_i^2 - 2 b_i b_j + b_j^2)
+        AWA, AWtA = A * WA, A * WtA
+        S = A2.T @ ((r + c)[:, None] * A2)
+        S -= 2.0 * (A2.T @ AWA + AWA.T @ A2 + AWtA.T @ A2 + A2.T @ AWtA)
+        T = A2.T @ WA2
+        S += T + T.T
+        d = A.shape[1]
+        il, im = np.triu_indices(d)
+        P = A[:, il] * A[:, im]  # x_il x_im, one column per pair l <= m
+        cross = np.einsum("ip,ip->p", P, W @ P)
+        T5 = np.zeros((d, d))
+        T5[il, im] = cross
+        T5[im, il] = cross
+        S += 4.0 * T5
         return 4.0 * np.outer(z, z) * S - 2.0 * np.diag(s)
 
     # -- the one evaluation ----------------------------------------------------------------
@@ -248,9 +311,13 @@ class FeatureScaledSVM:
 
 
 def small_blas(obj: FeatureScalingObjective) -> Any:
-    """BLAS on one thread for the method's small dense matrices (:math:`n + d \\le 1000`),
-    where thread start-up and contention cost more than they give; else no limit."""
-    return one_blas_thread() if obj.n + obj.d <= 1000 else contextlib.nullcontext()
+    """BLAS on one thread for the method's dense products, at every size: the products
+    with the n x n kernel matrix have the d features as their other dimension (memory-
+    bound), and small matrices pay the thread start-up; OpenBLAS's thread pool was
+    slower at n = 2 000 as well when other processes held the cores. ``obj`` is kept
+    for the callers' signature."""
+    del obj
+    return one_blas_thread()
 
 
 def support_mask(z: np.ndarray, threshold: float = 0.01) -> np.ndarray:
@@ -258,6 +325,31 @@ def support_mask(z: np.ndarray, threshold: float = 0.01) -> np.ndarray:
     z = np.asarray(z, float)
     top = float(np.max(z, initial=0.0))
     return z > threshold * top if top > 0 else np.zeros(z.shape, bool)
+
+
+def second_order(obj: FeatureScalingObjective, beta: np.ndarray, b: float, z: np.ndarray
+                 ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """``(Omega, gradient, eigenvalues of the projected Hessian, free mask)`` at a point.
+
+    The free variables are :math:`\\beta`, :math:`b` and the :math:`z_l` of
+    :func:`support_mask`. The last result is kept on ``obj`` with its point (the
+    certificate and ``decode`` both read it; the eigenvalues cost :math:`O((n + d)^3)`).
+    """
+    beta, z = np.asarray(beta, float), np.asarray(z, float)
+    key = beta.tobytes() + np.float64(b).tobytes() + z.tobytes()
+    if obj._last_label is not None and obj._last_label[0] == key:
+        return obj._last_label[1]
+    with small_blas(obj):
+        value, g, H = obj.omega(beta, b, z)
+    free = np.concatenate([np.ones(obj.n + 1, bool), support_mask(z)])
+    # the symmetric eigensolver on one BLAS thread at every size: its tridiagonal
+    # reduction is memory-bound, and OpenBLAS's thread pool made it 5-40x slower when
+    # other processes hold the cores
+    with one_blas_thread():
+        eig = np.linalg.eigvalsh(H[np.ix_(free, free)])
+    out = (float(value), g, eig, free)
+    obj._last_label = (key, out)
+    return out
 
 
 def projected_hessian_label(obj: FeatureScalingObjective, beta: np.ndarray, b: float,
@@ -273,10 +365,7 @@ def projected_hessian_label(obj: FeatureScalingObjective, beta: np.ndarray, b: f
     ``"not stationary"`` when ``stationarity > stationarity_tol``, else ``"minimum"``
     when :math:`v_{\\min} \\ge -10^{-6}\\max(1, \\|H\\|)` or ``"saddle"`` (Table 7.1).
     """
-    with small_blas(obj):
-        value, g, H = obj.omega(beta, b, z)
-        free = np.concatenate([np.ones(obj.n + 1, bool), support_mask(z)])
-        eig = np.linalg.eigvalsh(H[np.ix_(free, free)])
+    value, g, eig, free = second_order(obj, beta, b, z)
     vmin = float(eig[0])
     label = "minimum" if vmin >= -1e-6 * max(1.0, float(np.max(np.abs(eig)))) else "saddle"
     stat = max(float(np.max(np.abs(g[free]), initial=0.0)),

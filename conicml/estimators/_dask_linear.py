@@ -64,7 +64,7 @@ from .._utils.engines import resolve_engine
 from ..exceptions import OptionError, ProgramError
 from ..solution import Residuals, Solution, Status
 
-__all__ = ["fit_linear_svm_dask", "labels_of"]
+__all__ = ["fit_blocks", "fit_linear_svm_dask", "labels_of"]
 
 #: Offsets of the candidate biases around the current one (the hinge sum is convex and
 #: piecewise linear in b: the client keeps the best candidate).
@@ -85,12 +85,33 @@ def _block(Xb: Any, yb: Any, positive: Any) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
+def _selected(Xb: Any, yb: Any, positive: Any, rows: tuple | None
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """The block's rows of one subset, optionally standardised.
+
+    ``rows`` is ``None`` (every row) or ``(ids, node, shift, scale)``: the rows whose entry
+    of the block's integer array ``ids`` is ``node`` (``node=None``: every row), mapped to
+    ``(x - shift) / scale`` when ``shift`` is not ``None``.
+    """
+    X, y = _block(Xb, yb, positive)
+    if rows is None:
+        return X, y
+    ids, node, shift, scale = rows
+    if node is not None:
+        keep = np.asarray(ids) == node
+        X, y = X[keep], y[keep]
+    if shift is not None:
+        X = (X - shift) / scale
+    return X, y
+
+
 def _block_labels(yb: Any) -> np.ndarray:
     return np.unique(np.asarray(yb))
 
 
-def _block_counts(Xb: Any, yb: Any, positive: Any) -> dict[str, np.ndarray]:
-    _, y = _block(Xb, yb, positive)
+def _block_counts(Xb: Any, yb: Any, positive: Any, rows: tuple | None = None
+                  ) -> dict[str, np.ndarray]:
+    _, y = _selected(Xb, yb, positive, rows)
     return {"n_pos": np.array(float(np.count_nonzero(y > 0))),
             "n_neg": np.array(float(np.count_nonzero(y < 0)))}
 
@@ -162,16 +183,18 @@ def _local_numba_fn() -> Any:
 def _block_round(Xb: Any, yb: Any, state: tuple, gamma: float, positive: Any,
                  c_pos: float, c_neg: float, w: np.ndarray, biases: np.ndarray,
                  balance: tuple, lin: float, rho: float, sy: float, sigma: float,
-                 epochs: int, seed: int, engine: str) -> tuple[tuple, dict[str, np.ndarray]]:
+                 epochs: int, seed: int, engine: str, rows: tuple | None = None
+                 ) -> tuple[tuple, dict[str, np.ndarray]]:
     """Certificate terms of the incoming point, then the local CoCoA+ updates.
 
     ``state`` is the block's (multipliers, trial multipliers) of the previous round and
     ``gamma`` the step the client chose between them. Returns the new state (kept on
-    the worker) and the small sums that travel to the client.
+    the worker) and the small sums that travel to the client; ``state`` ``None`` is the
+    zero start. ``rows`` selects the block's rows of a subset (see :func:`_selected`).
     """
-    X, y = _block(Xb, yb, positive)
+    X, y = _selected(Xb, yb, positive, rows)
     c = np.where(y > 0, c_pos, c_neg)
-    a0, a1 = state
+    a0, a1 = (np.zeros(y.shape[0]), np.zeros(y.shape[0])) if state is None else state
     alpha = a0 + gamma * (a1 - a0) if gamma > 0.0 else a0.copy()
     np.clip(alpha, 0.0, c, out=alpha)  # rounding only: both ends are in the box
     f = X @ w
@@ -243,7 +266,8 @@ def _options(options: dict | None) -> dict[str, Any]:
         raise OptionError(f"dcd on Dask: unknown solver_options {unknown}; "
                           f"accepted: {list(_OPTIONS)}")
     out = {"tol": 1e-3, "max_iter": 500, "time_limit": None, "rho": 1.0,
-           "local_epochs": 3, "sigma": None, "random_state": 0, "verbose": False, "engine": "auto"}
+           "local_epochs": 10, "sigma": None, "random_state": 0, "verbose": False,
+           "engine": "auto"}
     out.update(opts)
     for key in ("tol", "rho"):
         v = out[key]
@@ -288,8 +312,7 @@ def fit_linear_svm_dask(X: Any, y: Any, positive: Any, C: float,
 
     t0 = time.perf_counter()
     opts = _options(options)
-    Xd, yd, sizes, d = _blocks(X, y)
-    K = len(Xd)
+    Xd, yd, _, d = _blocks(X, y)
     counts = _tree(dask, [dask.delayed(_block_counts)(xb, yb, positive)
                           for xb, yb in zip(Xd, yd)]).compute()
     n_pos, n_neg = float(counts["n_pos"]), float(counts["n_neg"])
@@ -303,10 +326,28 @@ def fit_linear_svm_dask(X: Any, y: Any, positive: Any, C: float,
         weight = dict(class_weight or {})
     c_pos = float(C) * float(weight.get(positive, 1.0))
     c_neg = float(C) * float(weight.get(negative, 1.0))
+    return fit_blocks(Xd, yd, d, positive, c_pos, c_neg, opts, n_pos=n_pos, n_neg=n_neg,
+                      t0=t0)
+
+
+def fit_blocks(Xd: list, yd: list, d: int, positive: Any, c_pos: float, c_neg: float,
+               opts: dict[str, Any], *, n_pos: float, n_neg: float,
+               rows: list | None = None, t0: float | None = None) -> Solution:
+    """The CoCoA+ rounds on delayed row blocks (costs ``c_pos``, ``c_neg`` per class).
+
+    ``opts`` are checked options (:func:`_options`); ``rows`` ``None`` trains on every
+    row, else one ``(ids, node, shift, scale)`` per block selects and standardises a
+    subset on the workers (:func:`_selected`); ``n_pos``, ``n_neg`` count its classes.
+    """
+    import dask
+
+    t0 = time.perf_counter() if t0 is None else t0
+    K = len(Xd)
+    rows = [None] * K if rows is None else rows
     rho, tol = float(opts["rho"]), float(opts["tol"])
     sigma = float(K) if opts["sigma"] is None else float(opts["sigma"])
     rng = np.random.default_rng(opts["random_state"])
-    states = [(dask.delayed(np.zeros)(s), dask.delayed(np.zeros)(s)) for s in sizes]
+    states: list = [None] * K
     w = np.zeros(d)
     lin, sy, mass_pos, mass_neg, gamma = 0.0, 0.0, 0.0, 0.0, 0.0
     balance = (1.0, 1.0)
@@ -321,8 +362,8 @@ def fit_linear_svm_dask(X: Any, y: Any, positive: Any, C: float,
         seeds = rng.integers(2**31 - 1, size=K)
         parts = [dask.delayed(_block_round, nout=2)(
             xb, yb, st, gamma, positive, c_pos, c_neg, w, biases, balance, lin, rho, sy,
-            sigma, int(opts["local_epochs"]), int(s), opts["engine"])
-            for xb, yb, st, s in zip(Xd, yd, states, seeds)]
+            sigma, int(opts["local_epochs"]), int(s), opts["engine"], sel)
+            for xb, yb, st, s, sel in zip(Xd, yd, states, seeds, rows)]
         # one graph per round: the new multipliers stay on the workers (persisted), the
         # sums are reduced in a tree and only their total is fetched
         *new_states, total = dask.persist(*[p[0] for p in parts],

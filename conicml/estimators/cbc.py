@@ -126,12 +126,17 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
         data's spread if smaller (0.5 alone is in the units of ``X``: on
         features of small spread it gives a handful of class-wide clusters
         whose spheres overlap).
-    sigma : {"trace", "per-dimension"}, default="trace"
-        Cluster radius convention (errata S003-P7): ``"trace"`` is ch. 3's
-        :math:`\sigma_j^2 = \frac1{m_j}\sum\|x - \mu_j\|^2` (the total
-        variance, what BIRCH's features give); ``"per-dimension"`` divides it
-        by the dimension (ch. 6; spheres :math:`\sqrt d` times smaller). The
-        robust radii always use the per-dimension variance.
+    sigma : {"per-dimension", "trace"}, default="per-dimension"
+        Cluster radius convention (errata S003-P7): ``"per-dimension"`` (ch. 6) is
+        :math:`\sigma_j^2 = \frac1{m_j d}\sum\|x - \mu_j\|^2`, the variance of every
+        projection :math:`w^\top x/\|w\|` under the spherical model
+        :math:`\Sigma_j = \sigma_j^2 I` of the bound (3.2); ``"trace"`` is ch. 3's total
+        variance (:math:`d` times larger, spheres :math:`\sqrt d` times wider: the
+        bound for any covariance of that trace). The default departs from ch. 3 on
+        purpose: in :math:`d = 20` dimensions the trace spheres of clusters of ~10
+        points are about as wide as the distance between the classes, they overlap,
+        and the optimum of (3.7) is :math:`w = 0` (a constant score) even on nearly
+        separable data. The robust radii always use the per-dimension variance.
     kernel : {"linear", "rbf"}, default="linear"
         ``"rbf"`` maps the cluster means only, with the sphere radius
         :math:`\sqrt{2(1 - e^{-\gamma r_j^2})}` (App. B).
@@ -222,7 +227,7 @@ class ClusterSOCPClassifier(BinaryConicClassifier):
         clustering: str = "birch",
         n_clusters: int | None = None,
         threshold: float | None = None,
-        sigma: str = "trace",
+        sigma: str = "per-dimension",
         kernel: str = "linear",
         gamma: float | str = "scale",
         robust: str | None = None,

@@ -484,7 +484,8 @@ class ReliefFSelector(_RankingSelector):
     (Kononenko 1994; Robnik-Šikonja & Kononenko 2003, who found K = 10 a safe choice: a
     smaller K lets the noise of a few neighbours decide). The thesis used K = 3
     (Table 3.6; ``n_neighbors=3`` reproduces it). Constant features score 0. Cost
-    :math:`O(N^2 M)`.
+    :math:`O(N^2 M)` time, :math:`O(N)` memory beyond the data (the neighbours are found
+    in chunks of targets, never from an N x N distance matrix).
 
     Two known biases of the weight, which no K removes: with imbalanced classes the
     misses of a majority-class target are farther than its hits, so *every* feature,
@@ -529,47 +530,86 @@ class ReliefFSelector(_RankingSelector):
         n, m = X.shape
         span = X.max(axis=0) - X.min(axis=0)
         Xn = (X - X.min(axis=0)) / np.where(span > 0, span, 1.0)
-        dist = cdist(Xn, Xn, metric="cityblock")
-        np.fill_diagonal(dist, np.inf)
         classes, yc, counts = np.unique(y, return_inverse=True, return_counts=True)
         prior = counts / n
         members = [np.flatnonzero(yc == c) for c in range(classes.size)]
         k = self.n_neighbors
         if self.criterion == "ratio":
-            return self._ratio(Xn, yc, dist, k)
+            return self._ratio(Xn, yc, members, k)
         W = np.zeros(m)
-        for i in range(n):
-            ci = yc[i]
+        for ci, targets in enumerate(members):
             for c, idx in enumerate(members):
-                if c == ci:
-                    idx = idx[idx != i]
-                if idx.size == 0:
-                    continue
-                near = idx[np.argsort(dist[i, idx], kind="stable")[:k]]
-                diff = np.abs(Xn[near] - Xn[i]).mean(axis=0)
-                if c == ci:
-                    W -= diff
-                else:
-                    W += prior[c] / (1.0 - prior[ci]) * diff
+                # own class: the k nearest hits (the target itself excluded); else misses
+                weight = -1.0 if c == ci else prior[c] / (1.0 - prior[ci])
+                W += weight * _neighbour_diffs(Xn, targets, idx, k).sum(axis=0)
         W /= n
         return W, np.argsort(-W, kind="stable")
 
     @staticmethod
-    def _ratio(Xn: np.ndarray, yc: np.ndarray, dist: np.ndarray,
+    def _ratio(Xn: np.ndarray, yc: np.ndarray, members: list[np.ndarray],
                k: int) -> tuple[np.ndarray, np.ndarray]:
         """The thesis's ratio score (class docstring): summed miss / summed hit diffs."""
         n, m = Xn.shape
         miss_sum, hit_sum = np.zeros(m), np.zeros(m)
-        for i in range(n):
-            same = yc == yc[i]
-            same[i] = False
-            for mask, acc in ((same, hit_sum), (yc != yc[i], miss_sum)):
-                idx = np.flatnonzero(mask)
-                if idx.size == 0:
-                    continue
-                near = idx[np.argsort(dist[i, idx], kind="stable")[:k]]
-                acc += np.abs(Xn[near] - Xn[i]).sum(axis=0)
+        for ci, targets in enumerate(members):
+            others = np.flatnonzero(yc != ci)
+            hit_sum += _summed(_neighbour_diffs(Xn, targets, targets, k),
+                                     min(k, targets.size - 1))
+            miss_sum += _summed(_neighbour_diffs(Xn, targets, others, k),
+                                      min(k, others.size))
         with np.errstate(divide="ignore", invalid="ignore"):
             W = np.where(hit_sum > 0, miss_sum / np.where(hit_sum > 0, hit_sum, 1.0),
                          np.where(miss_sum > 0, np.inf, 0.0))
         return W, np.argsort(-W, kind="stable")
+
+
+#: Targets x candidates distances held at once by the ReliefF neighbour search.
+_CHUNK_ENTRIES = 1 << 22
+
+
+def _neighbour_diffs(Xn: np.ndarray, targets: np.ndarray, candidates: np.ndarray,
+                     k: int) -> np.ndarray:
+    r"""Per target, the mean of :math:`|x_i - x_{nb}|` over its ``k`` nearest candidates.
+
+    Manhattan distance; a target that is itself a candidate is excluded; ties in the
+    distance go to the smaller row index (the order of a stable sort of the distances).
+    ``candidates`` is sorted. Targets are processed in chunks (``_CHUNK_ENTRIES``
+    distances at once), never an N x N matrix. Returns shape (len(targets), m); rows
+    with no candidate are zero.
+    """
+    out = np.zeros((targets.size, Xn.shape[1]))
+    if targets.size == 0 or candidates.size == 0:
+        return out
+    block = max(1, _CHUNK_ENTRIES // candidates.size)
+    C = Xn[candidates]
+    for s in range(0, targets.size, block):
+        rows = targets[s:s + block]
+        D = cdist(Xn[rows], C, metric="cityblock")
+        pos = np.searchsorted(candidates, rows)
+        own = (pos < candidates.size) & (candidates[np.minimum(pos, candidates.size - 1)]
+                                         == rows)
+        D[np.flatnonzero(own), pos[own]] = np.inf
+        avail = candidates.size - own.astype(int)  # candidates per row
+        kmin = np.minimum(k, avail)
+        for kk in np.unique(kmin):
+            if kk == 0:
+                continue
+            sel = np.flatnonzero(kmin == kk)
+            Ds = D if sel.size == rows.size else D[sel]
+            # the kk smallest, ties at the kk-th value to the smallest indices
+            kth = np.partition(Ds, kk - 1, axis=1)[:, kk - 1:kk]
+            chosen = Ds <= kth
+            extra = np.flatnonzero(chosen.sum(axis=1) > kk)  # tied beyond the kk-th
+            if extra.size:
+                sub, cut = Ds[extra], kth[extra]
+                tie = sub == cut
+                need = kk - (sub < cut).sum(axis=1, keepdims=True)
+                chosen[extra] = (sub < cut) | (tie & (np.cumsum(tie, axis=1) <= need))
+            nb = np.nonzero(chosen)[1].reshape(sel.size, kk)
+            out[s + sel] = np.abs(C[nb] - Xn[rows[sel]][:, None, :]).mean(axis=1)
+    return out
+
+
+def _summed(diffs: np.ndarray, k: int) -> np.ndarray:
+    """Column sums of per-target mean differences times ``k`` (the summed differences)."""
+    return k * diffs.sum(axis=0)

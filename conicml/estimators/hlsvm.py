@@ -28,6 +28,7 @@ from .._utils.engines import resolve_engine
 from ..exceptions import ConicMLWarning, OptionError, ProgramError
 from ..formulations import svm as svm_formulation
 from ..kinds import SVM_PRIMAL
+from ..moments.distributed import is_dask_array
 from ..solving import solve
 from ._base import L2_PENALTY, warn_if_constant_score, warn_unit_dependent
 from ._hlsvm_tree import Tree, _reachable, cost_complexity_sequence, entropy
@@ -275,8 +276,10 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        X : array-like or dask.array of shape (n_samples, n_features)
+            A Dask array is grown on the workers of the active Dask client
+            (:mod:`conicml.estimators._dask_hlsvm`; see *Notes*).
+        y : array-like or dask.array of shape (n_samples,)
             Two classes; ``classes_[1]`` is the positive class.
 
         Returns
@@ -284,6 +287,11 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
+        if is_dask_array(X):
+            from ._dask_hlsvm import fit_hlsvm_dask
+
+            fit_hlsvm_dask(self, X, y)
+            return self
         X, y = validate_data(self, X, y, dtype=np.float64)
         # every node is a linear SVM; standardised nodes make the tree invariant to the units
         warn_unit_dependent(self, X, None if self.standardize else L2_PENALTY)
@@ -405,14 +413,18 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
 
     def _class_weights(self, y: np.ndarray) -> np.ndarray:
         """(c_-, c_+) of the leaf labels and the pruning cost, from the growing labels."""
+        n_pos = int(np.count_nonzero(y > 0))
+        return self._class_weights_from_counts(n_pos, y.size - n_pos)
+
+    def _class_weights_from_counts(self, n_pos: int, n_neg: int) -> np.ndarray:
+        """(c_-, c_+) from the class counts of the growing set."""
         if self.class_weight is None:
             return np.ones(2)
-        n_pos = float(np.count_nonzero(y > 0))
-        n_neg = float(y.size - n_pos)
+        n = float(n_pos + n_neg)
         # r_-+ N / (2 N^-+): the scale of (5.3)'s nu at the root times the relative costs;
         # a class absent from the growing set gets weight r (it reaches no leaf)
-        balance = np.array([y.size / (2 * n_neg) if n_neg else 1.0,
-                            y.size / (2 * n_pos) if n_pos else 1.0])
+        balance = np.array([n / (2 * n_neg) if n_neg else 1.0,
+                            n / (2 * n_pos) if n_pos else 1.0])
         return self._node_costs * balance
 
     def _grow(self, X: np.ndarray, y: np.ndarray, N: int, rng: np.random.RandomState) -> Tree:
@@ -461,8 +473,9 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         return tree
 
     def _solve_node(self, X: np.ndarray, y: np.ndarray, n_pos: int, n_neg: int,
-                    rng: np.random.RandomState, statuses: dict, messages: list
-                    ) -> tuple[np.ndarray | None, float]:
+                    rng: np.random.RandomState, statuses: dict, messages: list,
+                    node_options: dict | None = None) -> tuple[np.ndarray | None, float]:
+        """One node's hyperplane; ``node_options`` replace ``node_solver_options``."""
         n = y.size
         # (5.3): nu = 1/(2 N^+-), and c_i = nu_i / (lambda n) = C nu_i with C = 1/(lambda n);
         # a dict class_weight multiplies nu by its relative costs r_+-
@@ -481,7 +494,8 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
                        "tau": float(self.tau), "step_tol": self._tol,
                        "random_state": int(rng.randint(0, 2**31 - 1))}
         if self.node_solver.lower() != "auto" or node_solver != "clarabel":
-            options.update(self.node_solver_options or {})
+            options.update((self.node_solver_options if node_options is None
+                            else node_options) or {})
         solution = solve(prog, node_solver, **options)
         if (self.node_solver.lower() == "auto" and solution.status.value == "user_limit"
                 and n * X.shape[1] <= AUTO_FALLBACK_MAX_ENTRIES):
@@ -505,12 +519,16 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
     # -- prediction -------------------------------------------------------------------------
     def apply(self, X: Any) -> np.ndarray:
         """Index (in ``tree_``) of the leaf each sample reaches."""
+        if is_dask_array(X):
+            return self._on_dask(X, "apply", np.intp)
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.tree_.route(X)[0]
 
     def hyperplanes_evaluated(self, X: Any) -> np.ndarray:
         """Number of hyperplanes evaluated to classify each sample (the cost :math:`N_H^P(x)`)."""
+        if is_dask_array(X):
+            return self._on_dask(X, "hyperplanes_evaluated", np.intp)
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.tree_.route(X)[1]
@@ -524,6 +542,8 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         posterior of balanced classes, not calibrated to the class frequencies of
         ``y`` (calibrate it, e.g. :class:`sklearn.calibration.CalibratedClassifierCV`).
         """
+        if is_dask_array(X):
+            return self._on_dask(X, "predict_proba", np.float64, columns=2)
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         score, eta = self._score(X, with_eta=True)
@@ -534,9 +554,23 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         """:math:`q_L - 1/2 + \\eta\\tanh f_P(x)` (see *Score*): the leaf's weighted
         positive fraction, ties within a leaf broken by the last hyperplane's margin;
         ``predict`` is ``classes_[1]`` exactly where it is >= 0."""
+        if is_dask_array(X):
+            return self._on_dask(X, "decision_function", np.float64)
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self._score(X)
+
+    def _on_dask(self, X: Any, method: str, dtype: Any, columns: int | None = None) -> Any:
+        """``method`` applied block by block to the rows of a Dask array (a Dask array)."""
+        check_is_fitted(self)
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has shape {X.shape}, but HLSVMClassifier is expecting "
+                             f"{self.n_features_in_} features as input")
+        X = X.rechunk({1: -1})
+        fn = getattr(self, method)
+        if columns is None:
+            return X.map_blocks(fn, drop_axis=1, dtype=dtype)
+        return X.map_blocks(fn, chunks=(X.chunks[0], (columns,)), dtype=dtype)
 
     def _score(self, X: np.ndarray, with_eta: bool = False):
         tree = self.tree_
@@ -562,6 +596,8 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """The class-weighted majority of the leaf each sample reaches (2.37)."""
+        if is_dask_array(X):
+            return self._on_dask(X, "predict", self.classes_.dtype)
         leaf = self.apply(X)
         return self.classes_[self.tree_.label][leaf]  # one gather over the samples
 

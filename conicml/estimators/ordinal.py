@@ -29,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import registry
 from .._utils.deprecation import DEPRECATED, renamed_param
+from .._utils.threads import one_blas_thread
 from ..exceptions import ProgramError
 from ..formulations import ordinal
 from ..formulations.svor_dual import svor_dual
@@ -421,8 +422,13 @@ class SVOrdinalRegressor(ClassifierMixin, BaseEstimator):
                         degree=self.degree, coef0=self.coef0)
         hints = {Status.USER_LIMIT: "raise max_iter / time_limit in solver_options, or "
                  "lower C"}
-        solution = solve_or_raise(program, self.solver.lower(), self.solver_options, hints)
-        return self._store(X, program, solution)
+        # one BLAS thread: the solver's kernel columns, the certificate's and decode's
+        # kernel products are memory-bound blocks that a thread pool only slows down
+        # when other processes hold the cores
+        with one_blas_thread():
+            solution = solve_or_raise(program, self.solver.lower(), self.solver_options,
+                                      hints)
+            return self._store(X, program, solution)
 
     def _store(self, X: np.ndarray, program: Any, solution: Any) -> SVOrdinalRegressor:
         """Keep a solved program as the fitted model (shared with

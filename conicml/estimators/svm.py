@@ -64,13 +64,17 @@ class SVMClassifier(BinaryConicClassifier):
     Notes
     -----
     ``X`` and ``y`` may be ``dask.array`` arrays (with ``kernel="linear"``,
-    ``solver="dcd"`` and a finite ``C``): the model is then trained from the row blocks on
-    the workers of the active Dask client (:mod:`conicml.estimators._dask_linear`:
-    CoCoA+ rounds of dual coordinate ascent, certified by a block-wise duality gap;
+    ``solver="dcd"`` or ``"pegasos"`` and a finite ``C``): the model is then trained from
+    the row blocks on the workers of the active Dask client, certified by a block-wise
+    duality gap, and the fitted attributes are NumPy arrays. ``"dcd"``
+    (:mod:`conicml.estimators._dask_linear`): CoCoA+ rounds of dual coordinate ascent;
     ``solver_options`` ``tol``, ``max_iter`` (rounds), ``time_limit``, ``rho``,
-    ``local_epochs``, ``sigma``, ``random_state``, ``verbose``, ``engine``), and the fitted
-    attributes are NumPy arrays. ``decision_function`` and ``predict`` on a Dask array
-    return a Dask array (block by block).
+    ``local_epochs``, ``sigma``, ``random_state``, ``verbose``, ``engine``. ``"pegasos"``
+    (:mod:`conicml.estimators._dask_pegasos`): Pegasos mini-batch steps on every block,
+    averaged each round; ``solver_options`` ``tol``, ``max_iter`` (rounds),
+    ``time_limit``, ``batch_size``, ``local_steps``, ``random_state``, ``verbose``.
+    ``decision_function`` and ``predict`` on a Dask array return a Dask array (block by
+    block).
 
     Attributes
     ----------
@@ -164,13 +168,14 @@ class SVMClassifier(BinaryConicClassifier):
 
     def _fit_dask(self, X: Any, y: Any) -> None:
         from ._dask_linear import fit_linear_svm_dask, labels_of
+        from ._dask_pegasos import fit_pegasos_dask
 
-        if self.kernel != "linear" or self.solver != "dcd" or self.C is None:
+        if self.kernel != "linear" or self.solver not in ("dcd", "pegasos") or self.C is None:
             raise ProgramError(
                 f"SVMClassifier on Dask arrays trains the linear soft-margin SVM with "
-                f"solver='dcd'; got kernel={self.kernel!r}, solver={self.solver!r}, "
-                f"C={self.C!r} (use kernel='linear', solver='dcd' and a finite C, or "
-                "pass NumPy arrays)")
+                f"solver='dcd' or 'pegasos'; got kernel={self.kernel!r}, "
+                f"solver={self.solver!r}, C={self.C!r} (use kernel='linear', solver='dcd' "
+                "or 'pegasos' and a finite C, or pass NumPy arrays)")
         classes = labels_of(y)
         if classes.size != 2:
             raise ProgramError(
@@ -182,12 +187,14 @@ class SVMClassifier(BinaryConicClassifier):
                 raise ValueError(f"class_weight has labels not in the data: {sorted(unknown)}")
         self.classes_ = classes
         self.n_features_in_ = int(X.shape[1])
-        solution = fit_linear_svm_dask(X, y, classes[1], float(self.C), self.class_weight,
-                                       classes, self.solver_options)
+        fit = fit_linear_svm_dask if self.solver == "dcd" else fit_pegasos_dask
+        solution = fit(X, y, classes[1], float(self.C), self.class_weight, classes,
+                       self.solver_options)
         if solution.status is not Status.OPTIMAL:
             warnings.warn(
-                f"solver 'dcd' on Dask stopped before convergence ({solution.message}); the "
-                "model keeps its best primal point: raise max_iter / time_limit in "
+                f"solver {self.solver!r} on Dask stopped before convergence "
+                f"({solution.message}); the model keeps its best primal point: raise "
+                "max_iter / time_limit in "
                 "solver_options", ConvergenceWarning, stacklevel=3)
         w, b = solution.values["w"], float(solution.values["b"])
         if not np.any(w):

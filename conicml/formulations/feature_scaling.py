@@ -70,7 +70,7 @@ from ..contracts.feature_scaling import (
     FeatureScalingObjective,
     fs_kernel,
     projected_hessian_label,
-    small_blas,
+    second_order,
     smoothed_hinge,
     support_mask,
 )
@@ -205,10 +205,7 @@ def _certify(data: Mapping[str, Any], solution: Solution) -> Residuals:
     if not (np.all(np.isfinite(beta)) and math.isfinite(b) and np.all(np.isfinite(z))):
         return Residuals(primal=math.inf, dual=math.inf, gap=math.inf, source="recomputed")
     primal = max(0.0, -float(np.min(z, initial=0.0))) / max(1.0, float(np.max(np.abs(z))))
-    with small_blas(obj):
-        value, g, H = obj.omega(beta, b, np.maximum(z, 0.0))
-        free = np.concatenate([np.ones(obj.n + 1, bool), support_mask(z)])
-        eig = np.linalg.eigvalsh(H[np.ix_(free, free)])
+    value, g, eig, free = second_order(obj, beta, b, np.maximum(z, 0.0))
     stat = max(float(np.max(np.abs(g[free]), initial=0.0)),
                float(np.max(-g[~free], initial=0.0)))
     curvature = max(0.0, -float(eig[0])) / max(1.0, float(np.max(np.abs(eig))))

@@ -106,6 +106,11 @@ def _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, fact
     if factor not in ("auto", "cholesky", "eigen"):
         raise ProgramError(f"factor must be 'auto', 'cholesky' or 'eigen', got {factor!r}")
     kern = make_kernel(kernel, X, gamma=gamma, degree=degree, coef0=coef0)
+    if kern.name == "precomputed":
+        # column-major: smo reads the Gram matrix a column at a time, in place
+        # (contiguous columns), and the certificate's product gathers only the support
+        # vectors' columns (_gram_matvec); one copy per program, shared by with_cost
+        X = np.asfortranarray(X)
     hard = C is None
     if hard:
         c, weights = np.full(y.size, np.inf), {1.0: 1.0, -1.0: 1.0}
@@ -210,6 +215,8 @@ def _model_from_alpha(data: Mapping[str, Any], alpha: np.ndarray,
     support = np.flatnonzero(alpha > free_tolerance(alpha))
     if kern.name == "linear":
         f_no_bias = X @ (X.T @ dual_coef)
+    elif kern.name == "precomputed":
+        f_no_bias = _gram_matvec(X, dual_coef)
     else:
         f_no_bias = kern.columns(X, support) @ dual_coef[support]
     if b is None:
@@ -256,7 +263,7 @@ def _reconcile_with_multipliers(data: Mapping[str, Any], solution: Solution,
         return model
     f_mult = y * (1.0 + mu - xi)
     f_alpha = decision_values(data, model, data["X"]) if data["kernel"].name != "precomputed" \
-        else data["X"] @ model["dual_coef"] + model["b"]
+        else _gram_matvec(data["X"], model["dual_coef"]) + model["b"]
     tol = 1e-2 * max(1.0, float(np.max(np.abs(f_mult))))
     if float(np.max(np.abs(f_alpha - f_mult))) <= tol:
         return model
@@ -318,6 +325,21 @@ def _unique(data: Mapping[str, Any], model: Mapping[str, Any]) -> dict:
     return {"f_train_no_bias": decision_values(data, model, data["X"]) - model["b"]}
 
 
+def _gram_matvec(K: np.ndarray, v: np.ndarray) -> np.ndarray:
+    r""":math:`K v` for a precomputed Gram matrix, reading only the columns of the nonzero
+    entries of ``v`` when they are contiguous in memory (column-major ``K``) and few.
+
+    A dual point :math:`v = \alpha\circ y` is sparse: gathering its :math:`n_{SV}`
+    columns reads :math:`n\,n_{SV}` values instead of :math:`n^2`; in row-major order the
+    gather is strided and the dense product is the faster one. Same product either way.
+    """
+    if K.flags.f_contiguous and not K.flags.c_contiguous:
+        nz = np.flatnonzero(v)
+        if 2 * nz.size < K.shape[1]:
+            return K[:, nz] @ v[nz]
+    return K @ v
+
+
 def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, block: int = 2048) -> np.ndarray:
     r""":math:`K v` over the training points, a block of Gram columns at a time.
 
@@ -327,7 +349,7 @@ def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, block: int = 2048) ->
     """
     X, kernel = np.asarray(data["X"]), data["kernel"]
     if getattr(kernel, "name", None) == "precomputed":
-        return X @ v
+        return _gram_matvec(X, v)
     if getattr(kernel, "name", None) == "linear":
         return X @ (X.T @ v)  # K v = X (X'v): O(nd), no Gram column
     nz = np.flatnonzero(v)

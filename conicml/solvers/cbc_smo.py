@@ -92,31 +92,29 @@ from .. import kinds
 from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
-from ._callback import Callback, IntermediateResult, stopper
-from ._options import check_array, check_cache_size, check_common
+from ._callback import Callback
+from ._driver import Driver, Reason, message_table, status_table
+from ._options import check_array, check_cache_size
 from ._warm import cbc_alpha
 
 __all__ = ["TERMINATION_MESSAGES", "line_search_311", "line_search_b2", "solve_cbc_smo"]
 
 #: Stop reason -> message; 0 is convergence.
-TERMINATION_MESSAGES: dict[int, str] = {
-    0: "converged: maximal KKT violation m(alpha) - M(alpha) <= tol",
-    1: "maximum number of iterations reached (max_iter)",
-    2: "time limit reached (time_limit)",
-    3: "stopped by the callback",
-    4: "stalled: the maximal violating pair admits no improving step (round-off or v = 0)",
-    5: "dual unbounded: the spheres cannot be separated (hard margin infeasible)",
-    6: "stalled: the objective did not increase over the last max(1000, 10 k) pair steps "
-       "(round-off)",
-    7: "no progress: the maximal KKT violation has not decreased over the last "
-       "20 max(1000, 10 k) pair steps",
-}
+TERMINATION_MESSAGES: dict[int, str] = message_table(
+    "converged: maximal KKT violation m(alpha) - M(alpha) <= tol",
+    {Reason.STALLED: "stalled: the maximal violating pair admits no improving step "
+                     "(round-off or v = 0)",
+     5: "dual unbounded: the spheres cannot be separated (hard margin infeasible)",
+     6: "stalled: the objective did not increase over the last max(1000, 10 k) pair steps "
+        "(round-off)",
+     7: "no progress: the maximal KKT violation has not decreased over the last "
+        "20 max(1000, 10 k) pair steps"},
+)
+UNBOUNDED, FLAT, NO_PROGRESS = 5, 6, 7  # the solver's own stop reasons
 
-STATUS_MAP: dict[int, Status] = {
-    0: Status.OPTIMAL, 1: Status.USER_LIMIT, 2: Status.USER_LIMIT, 3: Status.USER_LIMIT,
-    4: Status.OPTIMAL_INACCURATE, 5: Status.UNBOUNDED, 6: Status.OPTIMAL_INACCURATE,
-    7: Status.USER_LIMIT,
-}
+STATUS_MAP: dict[int, Status] = status_table({
+    Reason.STALLED: Status.OPTIMAL_INACCURATE, UNBOUNDED: Status.UNBOUNDED,
+    FLAT: Status.OPTIMAL_INACCURATE, NO_PROGRESS: Status.USER_LIMIT})
 
 KINDS = (kinds.CBC_W_DUAL, kinds.CBC_DUAL, kinds.CBC_HARD_DUAL)
 TAU = 1e-12  # curvature used when the exact one is <= 0 (LIBSVM's TAU)
@@ -234,6 +232,171 @@ def _dual_value(data: Mapping[str, Any], alpha: np.ndarray, p: np.ndarray) -> fl
     return float(alpha.sum()) - 0.5 * max(0.0, vnorm - float(r @ alpha)) ** 2
 
 
+class _Loop:
+    """CBC-Iter's state: ``alpha``, ``p = K(alpha * y)`` and the smoothing stage ``eps``
+    of the W-form (continuation on :math:`W\\sqrt{\\|v\\|^2 + \\epsilon^2}`)."""
+
+    def __init__(self, data: Mapping[str, Any], gram: _Gram, alpha: np.ndarray,
+                 U: np.ndarray, driver: Driver, second_order: bool, verbose: bool) -> None:
+        self.data, self.gram, self.alpha, self.U, self.driver = data, gram, alpha, U, driver
+        self.y = y = np.asarray(data["y"], dtype=float)
+        self.r = np.asarray(data["radii"], dtype=float)
+        self.k = y.size
+        self.wform = "W" in data
+        if self.wform:
+            self.W = float(data["W"])
+            self.dvec = 1.0 + self.r * self.W
+        self.p = data["cbc"].kernel_matvec(alpha * y)
+        self.pos, self.neg = y > 0, y < 0
+        self.second_order, self.verbose = second_order, verbose
+        self.it, self.viol = 0, math.inf
+        # stall window: pair steps that no longer move the objective at round-off
+        # (features of very different scales) would otherwise run to max_iter
+        self.window = max(1000, 10 * self.k)
+
+    def stage_value(self, eps: float) -> float:  # the objective this stage maximises
+        alpha, p = self.alpha, self.p
+        if self.wform:
+            v2 = max(float((alpha * self.y) @ p), 0.0)
+            return float(self.dvec @ alpha) - self.W * math.sqrt(v2 + eps * eps)
+        return _dual_value(self.data, alpha, p)
+
+    def scores(self, eps: float) -> tuple:
+        """``s = -y G``, the index sets I_up / I_low, and the scale terms of the step."""
+        alpha, y, U = self.alpha, self.y, self.U
+        if self.wform:
+            vnorm = math.sqrt(max(float((alpha * y) @ self.p), 0.0))
+            sm = math.sqrt(vnorm * vnorm + eps * eps)
+            scale, t = (self.W / sm if sm > 0 else 0.0), self.W
+        else:
+            scale, t, vnorm = self.data["cbc"].scale(alpha, self.p)
+        s = -scale * self.p + y * (1.0 + self.r * t)  # -y_j G_j
+        below, above = alpha < U, alpha > 0
+        up = (self.pos & below) | (self.neg & above)
+        low = (self.pos & above) | (self.neg & below)
+        return s, up, low, vnorm
+
+    def partner(self, i: int, Ki: np.ndarray, s: np.ndarray, s_up_i: float,
+                low: np.ndarray, vnorm: float, eps: float) -> int:
+        """WSS2 (Fan, Chen & Lin 2005) with the exact curvature of the stage's objective."""
+        gram, alpha, y, r, k = self.gram, self.alpha, self.y, self.r, self.k
+        cand = low & (s < s_up_i)
+        bq_t = self.p[i] - self.p  # (phi_i - phi_t)^T v
+        a_t = np.maximum(gram.diag[i] + gram.diag - 2.0 * Ki, 0.0)
+        if self.wform:
+            W = self.W
+            cs = vnorm * vnorm + eps * eps
+            cs15 = cs**1.5  # 0 also when cs underflows (at the apex v = 0)
+            curv = W * (a_t * cs - bq_t * bq_t) / cs15 if cs15 > 0 else np.zeros(k)
+        else:
+            h = vnorm - float(r @ alpha)
+            if h > 0 and vnorm > 0:
+                dh = bq_t / vnorm - (y[i] * r[i] - y * r)
+                curv = dh * dh + h * (a_t - bq_t * bq_t / (vnorm * vnorm)) / vnorm
+            else:
+                curv = np.zeros(k)
+        curv = np.where(curv > TAU, curv, TAU)
+        gain = np.where(cand, -((s_up_i - s) ** 2) / curv, np.inf)
+        return int(np.argmin(gain))
+
+    def step(self, i: int, j: int, Ki: np.ndarray, vnorm: float, eps: float) -> int | None:
+        """The exact line search along the pair and the move; a stop reason if none."""
+        alpha, y, U, gram = self.alpha, self.y, self.U, self.gram
+        # step bounds: alpha_i += y_i delta, alpha_j -= y_j delta
+        ub_i = (U[i] - alpha[i]) if y[i] > 0 else alpha[i]
+        ub_j = alpha[j] if y[j] > 0 else (U[j] - alpha[j])
+        ub = min(ub_i, ub_j)
+        Kj = gram.column(j)
+        a = max(gram.diag[i] + gram.diag[j] - 2.0 * Ki[j], 0.0)
+        bq = float(self.p[i] - self.p[j])
+        c = vnorm * vnorm
+        if self.wform:  # (B.5) with the corrected pair sign, closed form A4
+            e = y[i] * self.dvec[i] - y[j] * self.dvec[j]
+            W2 = self.W * self.W
+            delta = line_search_b2(W2 * a, W2 * bq, W2 * (c + eps * eps), e, 0.0, ub)
+        else:
+            rho0 = float(self.r @ alpha)
+            rho1 = y[i] * self.r[i] - y[j] * self.r[j]
+            delta = line_search_311(a, bq, c, rho0, rho1, y[i] - y[j], ub)
+            if not math.isfinite(delta):
+                return UNBOUNDED
+        if delta <= 0.0:
+            return int(Reason.STALLED)
+        alpha[i] += y[i] * delta
+        alpha[j] -= y[j] * delta
+        if delta == ub:  # land exactly on the bound that limited the step
+            if ub_i <= ub_j:
+                alpha[i] = U[i] if y[i] > 0 else 0.0
+            if ub_j <= ub_i:
+                alpha[j] = 0.0 if y[j] > 0 else U[j]
+        np.clip(alpha, 0.0, U, out=alpha)
+        self.p += delta * (Ki - Kj)
+        return None
+
+    def stage(self, eps: float, stage_tol: float) -> int:
+        """Pair updates at smoothing ``eps`` until ``m - M <= stage_tol`` or a stop."""
+        driver, data, y = self.driver, self.data, self.y
+        last_value = self.stage_value(eps)
+        best_viol, best_it = math.inf, self.it
+        while True:
+            s, up, low, vnorm = self.scores(eps)
+            s_up = np.where(up, s, -np.inf)
+            s_low = np.where(low, s, np.inf)
+            i = int(np.argmax(s_up))
+            j = int(np.argmin(s_low))
+            self.viol = viol = float(s_up[i] - s_low[j])
+            if viol < 0.999 * best_viol:
+                best_viol, best_it = viol, self.it
+            if viol <= stage_tol:
+                p_exact = data["cbc"].kernel_matvec(self.alpha * y)  # re-check on a fresh p
+                drift = np.max(np.abs(p_exact - self.p))
+                if drift <= 1e-12 * max(1.0, float(np.abs(self.p).max())):
+                    return int(Reason.CONVERGED)
+                self.p = p_exact
+                continue
+            reason = driver.limit(self.it)
+            if reason is not None:
+                return int(reason)
+            Ki = self.gram.column(i)
+            if self.second_order:
+                j = self.partner(i, Ki, s, float(s_up[i]), low, vnorm, eps)
+            reason = self.step(i, j, Ki, vnorm, eps)
+            if reason is not None:
+                return reason
+            self.it += 1
+            if self.it % self.window == 0:
+                if self.it - best_it >= 20 * self.window:  # zig-zag: violation stays
+                    return NO_PROGRESS
+                value = self.stage_value(eps)
+                if value - last_value <= 1e-14 * max(1.0, abs(value)):
+                    # a smoothing stage: go to the next
+                    return FLAT if eps == 0.0 else int(Reason.CONVERGED)
+                last_value = value
+            if self.verbose and self.it % max(1000, self.k) == 0:
+                print(f"cbc-smo: eps {eps:.1e}  iter {self.it:>9d}  m - M = {viol:.3e}")
+            if driver.listening and driver.notify(self.it, viol,
+                                                  {"alpha": self.alpha.copy()}):
+                return int(Reason.CALLBACK)
+
+    def run(self, fresh_start: bool) -> int:
+        """The stages: eps0 10^-2s, s = 0..4, then 0 (one exact stage from a warm start).
+
+        (B.2) is not differentiable at v = 0 and pair updates can crawl along that kink
+        (seen on random overlapping instances); continuation on W sqrt(||v||^2 + eps^2),
+        eps -> 0, keeps the A4 closed form (c -> c + eps^2) and ends with eps = 0 exactly.
+        """
+        stages = [0.0]
+        if self.wform and fresh_start:
+            eps0 = float(np.sqrt(max(float(self.gram.diag.max()), 1e-300)))
+            stages = [eps0 * 10.0**-s for s in range(0, 9, 2)] + [0.0]
+        tol = self.driver.tol
+        for eps in stages:
+            reason = self.stage(eps, tol if eps == 0.0 else max(tol, 1e-3 * eps / eps0))
+            if reason != Reason.CONVERGED:
+                return reason
+        return reason
+
+
 CERTIFY_TOL = 1e-4  # conicml's recomputed residuals (default tol 1e-6 on the KKT violation)
 
 
@@ -291,26 +454,21 @@ def solve_cbc_smo(
     t_setup = time.perf_counter()
     if program.kind not in KINDS:
         raise SolverError(f"cbc-smo solves kinds {KINDS}, got {program.kind!r}")
-    check_common("cbc-smo", tol, max_iter, time_limit, allow_zero=True)
+    data = program.data
+    y = np.asarray(data["y"], dtype=float)
+    k = y.size
+    if max_iter is None:
+        max_iter = max(10**6, 100 * k)
+    driver = Driver("cbc-smo", tol=tol, max_iter=max_iter, time_limit=time_limit,
+                    messages=TERMINATION_MESSAGES, statuses=STATUS_MAP, allow_zero=True,
+                    callback=callback,
+                    legacy=lambda r: (r.iteration, r.values["alpha"], r.residual))
     check_cache_size("cbc-smo", cache_size)
-    stop = stopper("cbc-smo", callback,
-                   legacy=lambda r: (r.iteration, r.values["alpha"], r.residual))
     if selection not in ("second-order", "max-violating"):
         raise OptionError(
             f"selection must be 'second-order' or 'max-violating', got {selection!r}")
-    second_order = selection == "second-order"
-    data = program.data
-    y = np.asarray(data["y"], dtype=float)
-    r = np.asarray(data["radii"], dtype=float)
-    k = y.size
-    wform = "W" in data
     # the dual box per cluster: C, C_j (class weights), 1 (W-form) or inf (hard margin)
     U = np.broadcast_to(np.asarray(data["cbc"].upper, dtype=float), (k,))
-    if max_iter is None:
-        max_iter = max(10**6, 100 * k)
-    if wform:
-        W = float(data["W"])
-        dvec = 1.0 + r * W
     gram = _Gram(data, cache_size)
     if x0 is not None:
         alpha = check_array("cbc-smo", "x0", x0, (k,))
@@ -320,166 +478,40 @@ def solve_cbc_smo(
         alpha = np.clip(alpha, 0.0, U)
     else:
         alpha = np.zeros(k)
-        if wform:  # thesis start: one positive and one negative cluster at 1/2
+        if "W" in data:  # thesis start: one positive and one negative cluster at 1/2
             i, j = np.flatnonzero(y > 0)[0], np.flatnonzero(y < 0)[0]
             alpha[i] = alpha[j] = min(0.5, U[i], U[j])  # inside a weighted box too
-    p = data["cbc"].kernel_matvec(alpha * y)
+    loop = _Loop(data, gram, alpha, U, driver, selection == "second-order", verbose)
     setup_time = time.perf_counter() - t_setup
+    driver.start()
+    reason = loop.run(fresh_start=x0 is None)
+    return _solution(program, loop, reason, setup_time, driver.elapsed)
 
-    t0 = time.perf_counter()
-    pos, neg = y > 0, y < 0
-    it = 0
-    # (B.2) is not differentiable at v = 0 and pair updates can crawl along that kink
-    # (seen on random overlapping instances); continuation on W sqrt(||v||^2 + eps^2),
-    # eps -> 0, keeps the A4 closed form (c -> c + eps^2) and ends with eps = 0 exactly.
-    if wform:
-        eps0 = float(np.sqrt(max(float(gram.diag.max()), 1e-300)))
-        stages = [eps0 * 10.0**-s for s in range(0, 9, 2)] + [0.0]
-        if x0 is not None:
-            stages = [0.0]
-    else:
-        stages = [0.0]
-    # stall window: pair steps that no longer move the objective at round-off (features of
-    # very different scales) would otherwise run to max_iter at ~100 us each
-    window = max(1000, 10 * k)
 
-    def stage_value(eps: float) -> float:  # the objective this stage maximises
-        if wform:
-            v2 = max(float((alpha * y) @ p), 0.0)
-            return float(dvec @ alpha) - W * math.sqrt(v2 + eps * eps)
-        return _dual_value(data, alpha, p)
-
-    for eps in stages:
-        stage_tol = tol if eps == 0.0 else max(tol, 1e-3 * eps / eps0)
-        last_value = stage_value(eps)
-        best_viol, best_it = math.inf, it
-        reason = 1
-        viol = math.inf
-        while True:
-            if wform:
-                vnorm = math.sqrt(max(float((alpha * y) @ p), 0.0))
-                sm = math.sqrt(vnorm * vnorm + eps * eps)
-                scale, t = (W / sm if sm > 0 else 0.0), W
-            else:
-                scale, t, vnorm = data["cbc"].scale(alpha, p)
-            s = -scale * p + y * (1.0 + r * t)  # -y_j G_j
-            below = alpha < U
-            above = alpha > 0
-            up = (pos & below) | (neg & above)
-            low = (pos & above) | (neg & below)
-            s_up = np.where(up, s, -np.inf)
-            s_low = np.where(low, s, np.inf)
-            i = int(np.argmax(s_up))
-            j = int(np.argmin(s_low))
-            viol = float(s_up[i] - s_low[j])
-            if viol < 0.999 * best_viol:
-                best_viol, best_it = viol, it
-            if viol <= stage_tol:
-                p_exact = data["cbc"].kernel_matvec(alpha * y)  # re-check on a fresh p
-                if np.max(np.abs(p_exact - p)) <= 1e-12 * max(1.0, float(np.abs(p).max())):
-                    reason = 0
-                    break
-                p = p_exact
-                continue
-            if it >= max_iter:
-                reason = 1
-                break
-            if time_limit is not None and time.perf_counter() - t0 > time_limit:
-                reason = 2
-                break
-            Ki = gram.column(i)
-            if second_order:  # WSS2 (Fan, Chen & Lin 2005) with the exact curvature
-                cand = low & (s < s_up[i])
-                bq_t = p[i] - p  # (phi_i - phi_t)^T v
-                a_t = np.maximum(gram.diag[i] + gram.diag - 2.0 * Ki, 0.0)
-                if wform:
-                    cs = vnorm * vnorm + eps * eps
-                    cs15 = cs**1.5  # 0 also when cs underflows (at the apex v = 0)
-                    curv = (W * (a_t * cs - bq_t * bq_t) / cs15 if cs15 > 0
-                            else np.zeros(k))
-                else:
-                    h = vnorm - float(r @ alpha)
-                    if h > 0 and vnorm > 0:
-                        dh = bq_t / vnorm - (y[i] * r[i] - y * r)
-                        curv = dh * dh + h * (a_t - bq_t * bq_t / (vnorm * vnorm)) / vnorm
-                    else:
-                        curv = np.zeros(k)
-                curv = np.where(curv > TAU, curv, TAU)
-                gain = np.where(cand, -((s_up[i] - s) ** 2) / curv, np.inf)
-                j = int(np.argmin(gain))
-            # step bounds: alpha_i += y_i delta, alpha_j -= y_j delta
-            ub_i = (U[i] - alpha[i]) if y[i] > 0 else alpha[i]
-            ub_j = alpha[j] if y[j] > 0 else (U[j] - alpha[j])
-            ub = min(ub_i, ub_j)
-            Kj = gram.column(j)
-            a = max(gram.diag[i] + gram.diag[j] - 2.0 * Ki[j], 0.0)
-            bq = float(p[i] - p[j])
-            c = vnorm * vnorm
-            if wform:  # (B.5) with the corrected pair sign, closed form A4
-                e = y[i] * dvec[i] - y[j] * dvec[j]
-                W2 = W * W
-                delta = line_search_b2(W2 * a, W2 * bq, W2 * (c + eps * eps), e, 0.0, ub)
-            else:
-                rho0 = float(r @ alpha)
-                rho1 = y[i] * r[i] - y[j] * r[j]
-                delta = line_search_311(a, bq, c, rho0, rho1, y[i] - y[j], ub)
-                if not math.isfinite(delta):
-                    reason = 5
-                    break
-            if delta <= 0.0:
-                reason = 4
-                break
-            alpha[i] += y[i] * delta
-            alpha[j] -= y[j] * delta
-            if delta == ub:  # land exactly on the bound that limited the step
-                if ub_i <= ub_j:
-                    alpha[i] = U[i] if y[i] > 0 else 0.0
-                if ub_j <= ub_i:
-                    alpha[j] = 0.0 if y[j] > 0 else U[j]
-            np.clip(alpha, 0.0, U, out=alpha)
-            p += delta * (Ki - Kj)
-            it += 1
-            if it % window == 0:
-                if it - best_it >= 20 * window:  # zig-zag: the violation no longer falls
-                    reason = 7
-                    break
-                value = stage_value(eps)
-                if value - last_value <= 1e-14 * max(1.0, abs(value)):
-                    reason = 6 if eps == 0.0 else 0  # a smoothing stage: go to the next
-                    break
-                last_value = value
-            if verbose and it % max(1000, k) == 0:
-                print(f"cbc-smo: eps {eps:.1e}  iter {it:>9d}  m - M = {viol:.3e}")
-            if stop is not None and stop(IntermediateResult(
-                    iteration=it, residual=viol, elapsed=time.perf_counter() - t0,
-                    values={"alpha": alpha.copy()})):
-                reason = 3
-                break
-        if reason not in (0,):
-            break
-    solve_time = time.perf_counter() - t0
-
-    status = STATUS_MAP[reason]
-    if reason == 5:
+def _solution(program: Any, loop: _Loop, reason: int, setup_time: float,
+              solve_time: float) -> Solution:
+    """The decoded model and the solver's certificate; a stall at round-off is OPTIMAL
+    only if conicml's recomputed residuals certify the point."""
+    data, alpha, y, it, viol = loop.data, loop.alpha, loop.y, loop.it, loop.viol
+    status, message = loop.driver.finish(reason)
+    if reason == UNBOUNDED:
         return Solution(status=status, solver="cbc-smo", objective=math.inf, iterations=it,
                         setup_time=setup_time, solve_time=solve_time,
-                        residuals=Residuals(source="solver"),
-                        message=TERMINATION_MESSAGES[reason],
+                        residuals=Residuals(source="solver"), message=message,
                         extras={"stop_reason": reason, "kkt_violation": viol})
     p = data["cbc"].kernel_matvec(alpha * y)
     model = data["cbc"].model_from_alpha(alpha)
     dual = _dual_value(data, alpha, p)
     values = {"alpha": alpha.copy()}
-    if not wform:
+    if not loop.wform:
         values["lam"] = np.array(max(math.sqrt(max(float((alpha * y) @ p), 0.0)),
-                                     float(r @ alpha)))
+                                     float(loop.r @ alpha)))
     feas = max(abs(float(y @ alpha)), float(np.max(-alpha, initial=0.0)),
-               float(np.max(alpha - U, initial=0.0)))
+               float(np.max(alpha - loop.U, initial=0.0)))
     residuals = Residuals(primal=feas, dual=max(viol, 0.0),
                           gap=model["primal_objective"] - dual, source="solver")
-    message = TERMINATION_MESSAGES[reason]
-    if reason in (1, 2, 7):
-        message += f"; KKT violation {viol:.2e} > tol {tol:g}"
+    if reason in (Reason.MAX_ITER, Reason.TIME_LIMIT, NO_PROGRESS):
+        message += f"; KKT violation {viol:.2e} > tol {loop.driver.tol:g}"
     if status is Status.OPTIMAL and residuals.gap > 1e-3 * max(1.0, abs(dual)):
         # the dual optimum sits at v = 0 (the W-form with separable spheres): alpha is
         # optimal but does not determine the hyperplane, so the decoded model is not
@@ -491,9 +523,9 @@ def solve_cbc_smo(
         setup_time=setup_time, solve_time=solve_time, residuals=residuals,
         message=message,
         extras={"stop_reason": reason, "kkt_violation": viol,
-                "kernel_columns": gram.columns, "b": model["b"]},
+                "kernel_columns": loop.gram.columns, "b": model["b"]},
     )
-    if reason in (4, 6):
+    if reason in (Reason.STALLED, FLAT):
         # A stall at round-off (typically at the W-form's apex v = 0, where the pair
         # steps vanish) says nothing about the point itself: it is OPTIMAL if conicml's
         # recomputed residuals certify it, and stays OPTIMAL_INACCURATE otherwise.
@@ -503,7 +535,7 @@ def solve_cbc_smo(
                 solution, status=Status.OPTIMAL,
                 message=(f"{message}; the point is certified by conicml's recomputed "
                          f"residuals (largest {recomputed.max():.1e})"))
-    if verbose:
+    if loop.verbose:
         print(f"cbc-smo: {solution.message} after {it} iterations; "
               f"objective {dual:.10g}, gap {residuals.gap:.3e}")
     return solution

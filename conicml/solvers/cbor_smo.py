@@ -133,9 +133,10 @@ from .. import kinds
 from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
-from ._callback import Callback, IntermediateResult, stopper
+from ._callback import Callback
 from ._cbor_step import move_pair
 from ._cbor_step import step as _step
+from ._driver import Driver, Reason, message_table, status_table
 from ._options import check_array, check_cache_size, check_common, load_engine
 from ._ordinal_wss import (
     midpoint_thresholds,
@@ -150,26 +151,17 @@ from ._warm import cbor_pair
 __all__ = ["TERMINATION_MESSAGES", "solve_cbor_smo"]
 
 #: Stop reason -> message.
-TERMINATION_MESSAGES: dict[int, str] = {
-    0: "converged: maximal KKT violation max_i(B_low^i - B_up^i) <= tol",
-    1: "maximum number of iterations reached (max_iter)",
-    2: "time limit reached (time_limit)",
-    3: "stopped by the callback",
-    4: "no progress: the maximal violating pair admits no step (numerical stall)",
-    5: ("rho -> 0: the dual optimum lies at the kink rho = ||alpha* - alpha||_K = 0, where "
-        "the pair updates have no gradient and the dual does not determine w (the "
-        "bound ||w|| <= W is inactive); use a generic solver on form='primal'"),
-}
+TERMINATION_MESSAGES: dict[int, str] = message_table(
+    "converged: maximal KKT violation max_i(B_low^i - B_up^i) <= tol",
+    {Reason.STALLED: "no progress: the maximal violating pair admits no step (numerical stall)",
+     5: ("rho -> 0: the dual optimum lies at the kink rho = ||alpha* - alpha||_K = 0, where "
+         "the pair updates have no gradient and the dual does not determine w (the "
+         "bound ||w|| <= W is inactive); use a generic solver on form='primal'")},
+)
+KINK = 5  # the stop at the kink rho = 0
 
 #: Stop reason -> Status; a non-converged result is returned, never raised.
-STATUS_MAP: dict[int, Status] = {
-    0: Status.OPTIMAL,
-    1: Status.USER_LIMIT,
-    2: Status.USER_LIMIT,
-    3: Status.USER_LIMIT,
-    4: Status.USER_LIMIT,
-    5: Status.USER_LIMIT,
-}
+STATUS_MAP: dict[int, Status] = status_table({KINK: Status.USER_LIMIT})
 
 KIND = kinds.CBOR_DUAL
 _OLD_SELECTION = {"wss2": "second-order", "mvp": "max-violating"}  # names before 0.2
@@ -418,6 +410,230 @@ def _check_x0(x0: Any, ranks: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarra
     return np.clip(alpha, 0.0, ua), np.clip(alpha_star, 0.0, us)
 
 
+class _Layout:
+    """The variables of (4.5) sorted by threshold ``t`` (segments of equal ``t`` for
+    ``reduceat``): cluster ``cl``, sign ``sig`` (+1: alpha, -1: alpha*), value ``x``, and
+    the bound sets ``low`` (can move by +sigma, bounds theta_t below) and ``up``."""
+
+    def __init__(self, ranks: np.ndarray, r: int, d: np.ndarray, alpha: np.ndarray,
+                 alpha_star: np.ndarray) -> None:
+        self.k, self.n_thr = ranks.size, r - 1
+        self.ia, self.is_ = ia, is_ = np.flatnonzero(ranks < r), np.flatnonzero(ranks > 1)
+        cl = np.concatenate([ia, is_])
+        sig = np.concatenate([np.ones(ia.size), -np.ones(is_.size)])
+        thr = np.concatenate([ranks[ia], ranks[is_] - 1])
+        order = np.argsort(thr, kind="stable")
+        self.cl, self.sig, self.thr = cl, sig, thr = cl[order], sig[order], thr[order]
+        self.is_alpha = is_alpha = sig > 0
+        self.x = x = np.where(is_alpha, alpha[cl], alpha_star[cl])
+        self.starts = np.searchsorted(thr, np.arange(1, r))
+        self.ends = np.append(self.starts[1:], thr.size)
+        self.dsig = d[cl] * sig
+        # updated for the two moved variables only
+        self.low = np.where(is_alpha, x < 1.0, x > 0.0)
+        self.up = np.where(is_alpha, x > 0.0, x < 1.0)
+
+    def exact_v(self) -> np.ndarray:
+        """v = alpha* - alpha recomputed from x (the incremental v drifts, and x snaps
+        to the box while v does not: a v of round-off size with x = 0 made the scores
+        g = W Kv / rho pure noise, and "converged" at a point whose exact check fails)."""
+        out = np.zeros(self.k)
+        np.add.at(out, self.cl, -self.sig * self.x)
+        return out
+
+    def partial_sums(self) -> np.ndarray:
+        return np.cumsum(np.add.reduceat(self.sig * self.x, self.starts))
+
+    def split(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(alpha, alpha_star)`` of the current ``x``."""
+        alpha, alpha_star = np.zeros(self.k), np.zeros(self.k)
+        alpha[self.cl[self.is_alpha]] = self.x[self.is_alpha]
+        alpha_star[self.cl[~self.is_alpha]] = self.x[~self.is_alpha]
+        return alpha, alpha_star
+
+    def kkt(self, Kv: np.ndarray, rho: float, D: np.ndarray, W: float) -> tuple:
+        """Scores ``g``, the bound scores and the tied threshold blocks (5.3)."""
+        g = (W / rho) * Kv if rho > 0 else np.zeros(self.k)  # rho: the (smoothed) norm
+        F = g[self.cl]
+        F += self.dsig
+        Flow = np.where(self.low, F, -np.inf)
+        Fup = np.where(self.up, F, np.inf)
+        b_low, b_up, _, _ = segment_bounds(Flow, Fup, self.thr, self.n_thr)
+        # blocks of tied thresholds (D_i > 0 ties i and i+1), shared with smo-or
+        blk, B_low, B_up = tie_blocks(b_low, b_up, D, 1e-12)
+        return g, Flow, Fup, b_low, b_up, blk, B_low, B_up
+
+
+_AGAIN = -1  # evaluate the KKT conditions again (after a refresh or a new stage)
+
+
+class _Loop:
+    """The pair updates of CBOR-Iter with the smoothing continuation, one stage after the
+    other; the compiled linear path (``fast``) runs a stage's updates in chunks."""
+
+    def __init__(self, data: Mapping[str, Any], lay: _Layout, op: Any, v: np.ndarray,
+                 cols: _Columns, diag: np.ndarray, driver: Driver, fast: Any,
+                 second_order: bool, smoothing: bool, setup_time: float) -> None:
+        self.lay, self.op, self.v, self.cols, self.diag = lay, op, v, cols, diag
+        self.d, self.W, self.means = np.asarray(data["d"], dtype=float), float(data["W"]), \
+            np.ascontiguousarray(np.asarray(data["means"], dtype=float))
+        self.driver, self.fast, self.second_order = driver, fast, second_order
+        self.setup_time = setup_time
+        self.n_iter, self.refreshed, self.stages = 0, True, 0
+        # smoothing continuation: ||v||_K -> sqrt(||v||_K^2 + eps^2), eps -> 0 (docstring)
+        self.eps = self.eps0 = math.sqrt(max(op.rho2(v), 0.0)) if smoothing else 0.0
+        self.report_every = max(100, lay.k)
+        # the compiled chunk: 1 with a callback, which then sees every iteration as in
+        # the NumPy loop
+        self.chunk = (1 if driver.listening else self.report_every
+                      if driver.report is not None else 2000)
+        self.out_f = np.zeros(3)
+
+    def refresh(self) -> None:
+        self.v = self.lay.exact_v()
+        self.op.reset(self.v)
+        self.refreshed = True
+
+    def report(self) -> None:
+        dual = float(np.dot(self.d[self.lay.cl], self.lay.x) - self.W * self.rho)
+        self.driver.row(self.n_iter, self.violation, dual, self.rho, self.cols.computed,
+                        self.driver.elapsed + self.setup_time)
+
+    def notify(self) -> bool:
+        alpha, alpha_star = self.lay.split()
+        return self.driver.notify(self.n_iter, self.violation,
+                                  {"alpha": alpha, "alpha_star": alpha_star})
+
+    def run_compiled(self) -> bool:
+        """One chunk of the compiled stage; True if the stage has converged."""
+        lay, driver = self.lay, self.driver
+        cap = max(0, min(self.chunk, driver.max_iter - self.n_iter))
+        if driver.out_of_time():
+            cap = 0
+        self.code, self.done = self.fast.run(
+            self.means, self.op.z, self.v, lay.x, lay.low, lay.up, lay.cl, lay.sig, lay.thr,
+            lay.dsig, self.d, self.diag, lay.starts, lay.ends, self.W, self.eps, driver.tol,
+            self.second_order, cap, self.out_f)
+        self.violation, self.rho, _ = (float(out) for out in self.out_f)
+        if self.done:
+            self.n_iter += self.done
+            self.refreshed = False
+        if driver.report is not None:
+            self.report()
+        return self.code == self.fast.CONVERGED
+
+    def evaluate(self) -> bool:
+        """The KKT conditions at the current point (NumPy); True if the stage converged."""
+        self.D = self.lay.partial_sums()
+        self.Kv = self.op.scores()  # linear path: M z, O(kd) in one product
+        self.rho = math.sqrt(max(self.op.rho2(self.v), 0.0))
+        self.rho_eff = math.sqrt(self.rho * self.rho + self.eps * self.eps)
+        self.sel = self.lay.kkt(self.Kv, self.rho_eff, self.D, self.W)
+        g, B_low, B_up = self.sel[0], self.sel[6], self.sel[7]
+        gaps = B_low - B_up
+        self.worst = int(np.argmax(gaps))
+        self.violation = float(gaps[self.worst])
+        if self.driver.report is not None and self.n_iter % self.report_every == 0:
+            self.report()
+        # a smoothed stage is solved only as far as its own bias (eps/rho)^2 max|g|
+        stage_tol = self.driver.tol if self.eps == 0.0 else max(
+            self.driver.tol, 1e-2 * (self.eps / max(self.rho, self.eps)) ** 2
+            * float(np.max(np.abs(g), initial=0.0)))
+        return self.violation <= stage_tol
+
+    def stage_converged(self) -> int:
+        """Refresh and re-check, stop (CONVERGED, or KINK at rho -> 0), or the next stage."""
+        if not self.refreshed:
+            self.refresh()  # remove drift, then re-check on exact scores
+            return _AGAIN
+        if self.eps == 0.0:
+            return int(Reason.CONVERGED)
+        # stage solved: shrink the smoothing (to 0 once it is negligible against rho)
+        self.stages += 1
+        if self.eps <= 1e-9 * self.eps0 and not self.eps <= 1e-3 * self.rho:
+            # rho went to 0 with the smoothing: the exact problem's optimum is at the
+            # kink rho = 0, where the exact stage has no gradient to follow
+            return KINK
+        self.eps = 0.0 if self.eps <= 1e-3 * self.rho else 0.1 * self.eps
+        return _AGAIN
+
+    def pair(self) -> tuple[int, int]:
+        """The pair (positions in the layout): l attains B_low at the worst threshold, u
+        attains B_up there (max-violating) or maximises the second-order decrease."""
+        lay, op, diag = self.lay, self.op, self.diag
+        g, Flow, Fup, b_low, b_up, blk, B_low, B_up = self.sel
+        lv = pick_low(blk, self.worst, b_low, Flow, lay.starts, lay.ends)
+        if not self.second_order:
+            cand_up = np.flatnonzero(blk >= blk[self.worst])
+            ku = int(cand_up[np.argmin(b_up[cand_up])])
+            return lv, int(lay.starts[ku] + np.argmin(Fup[lay.starts[ku]:lay.ends[ku]]))
+        # u maximises the second-order decrease (F_l - F_u)^2 / (2 phi''(0)) among the
+        # upper-bound variables that violate with l and can pair with it (threshold
+        # block >= that of l), Fan, Chen & Lin (2005) WSS2 adapted
+        jl = int(lay.cl[lv])
+        slope = Fup - Flow[lv]
+        cand = np.flatnonzero(partner_mask(Fup, float(Flow[lv]), lay.thr, int(lay.thr[lv]),
+                                           blk, True))
+        cu = lay.cl[cand]
+        q = self.rho_eff * self.rho_eff
+        a_c = diag[jl] - 2.0 * op.row(jl, cu) + diag[cu]
+        b_c = self.Kv[cu] - self.Kv[jl]
+        q15 = q**1.5  # 0 when q underflows (rho -> 0 on a low-rank K): no curvature
+        curv = self.W * (a_c * q - b_c * b_c) / q15 if q15 > 0 else np.full(cu.size, np.inf)
+        curv = np.where(curv > 1e-12, curv, 1e-12)
+        return lv, int(cand[np.argmax(slope[cand] ** 2 / curv)])
+
+    def step(self) -> bool:
+        """One pair update (NumPy); False if the pair admits no step."""
+        lay, x, sig, d = self.lay, self.lay.x, self.lay.sig, self.d
+        lv, uv = self.pair()
+        jl, ju = int(lay.cl[lv]), int(lay.cl[uv])
+        ub = (1.0 - x[lv]) if sig[lv] > 0 else x[lv]
+        ub = min(ub, x[uv] if sig[uv] > 0 else 1.0 - x[uv])
+        tl, tu = int(lay.thr[lv]), int(lay.thr[uv])
+        if tl > tu:  # D_i decreases for t_u <= i < t_l (inside a tied block)
+            ub = min(ub, float(np.min(self.D[tu - 1:tl - 1])))
+        a = self.op.curvature(jl, ju, self.diag)
+        b = self.Kv[ju] - self.Kv[jl]
+        e = sig[lv] * d[jl] - sig[uv] * d[ju]
+        W2 = self.W * self.W
+        delta = _step(W2 * a, W2 * b, W2 * self.rho_eff * self.rho_eff, e, max(ub, 0.0))
+        if not delta > 0.0:
+            return False
+        move_pair(x, lay.low, lay.up, sig, lv, uv, delta)  # snap to the box, bound sets
+        if jl != ju:
+            self.v[jl] -= delta
+            self.v[ju] += delta
+            self.op.move(jl, ju, delta)
+        return True
+
+    def run(self) -> int:
+        driver, fast = self.driver, self.fast
+        while True:
+            converged = self.run_compiled() if fast is not None else self.evaluate()
+            if converged:
+                reason = self.stage_converged()
+                if reason == _AGAIN:
+                    continue
+                return reason
+            if self.eps == 0.0 and self.rho == 0.0:
+                return KINK  # at the kink: the exact scores are undefined
+            reason = driver.limit(self.n_iter)
+            if reason is not None:
+                return int(reason)
+            moved = self.code != fast.NO_STEP if fast is not None else self.step()
+            if not moved:
+                if not self.refreshed:
+                    self.refresh()
+                    continue
+                return int(Reason.STALLED)
+            if fast is None:
+                self.n_iter += 1
+                self.refreshed = False
+            if driver.listening and (fast is None or self.done) and self.notify():
+                return int(Reason.CALLBACK)
+
+
 @register("cbor-smo", kinds=[KIND], specialized=True, requires=("numpy",),
           warm_start=cbor_pair,
           certify_tol=1e-4)  # default tol on the KKT violation; recomputed stationarity ~1e-9
@@ -486,8 +702,6 @@ def solve_cbor_smo(
         ``thresholds`` (the solver's own), ``primal_objective``, ``rho``,
         ``kernel_columns``, ``stop_reason``.
     """
-    stop_cb = stopper("cbor-smo", callback, legacy=lambda r: (
-        r.iteration, r.values["alpha"], r.values["alpha_star"], r.residual))
     t0 = time.perf_counter()
     data = _program_data(program)
     means = np.asarray(data["means"], dtype=float)
@@ -495,7 +709,13 @@ def solve_cbor_smo(
     r, W = int(data["r"]), float(data["W"])
     d = np.asarray(data["d"], dtype=float)
     k = ranks.size
-    max_iter = _check_options(tol, max_iter, time_limit, cache_size, k)
+    driver = Driver("cbor-smo", tol=tol, max_iter=_check_options(tol, max_iter, time_limit,
+                                                                  cache_size, k),
+                    time_limit=time_limit, messages=TERMINATION_MESSAGES,
+                    statuses=STATUS_MAP, allow_zero=True, callback=callback,
+                    legacy=lambda r: (r.iteration, r.values["alpha"], r.values["alpha_star"],
+                                      r.residual),
+                    report=_Report if verbose else None)
     if selection in _OLD_SELECTION:  # the names before 0.2, one release more
         warnings.warn(f"cbor-smo: selection={selection!r} is deprecated and will be removed in "
                       f"0.3; use {_OLD_SELECTION[selection]!r} (the name cbc-smo uses)",
@@ -504,10 +724,8 @@ def solve_cbor_smo(
     if selection not in ("second-order", "max-violating"):
         raise OptionError("cbor-smo: selection must be 'second-order' or 'max-violating', "
                           f"got {selection!r}")
-    second_order = selection == "second-order"
     linear = _resolve_method(method, data["kernel"])
     fast = _resolve_engine(engine, linear)
-    tol = float(tol)
     cols = _Columns(data["kernel"], means, float(cache_size))
     diag = cols.diagonal()
     if x0 is None:
@@ -515,245 +733,63 @@ def solve_cbor_smo(
                                            per_rank=512 if linear else None)
     else:
         alpha, alpha_star = _check_x0(x0, ranks, r)
-
-    # the variables, sorted by threshold t (segments of equal t for reduceat)
-    ia, is_ = np.flatnonzero(ranks < r), np.flatnonzero(ranks > 1)
-    cl = np.concatenate([ia, is_])
-    sig = np.concatenate([np.ones(ia.size), -np.ones(is_.size)])
-    thr = np.concatenate([ranks[ia], ranks[is_] - 1])
-    order = np.argsort(thr, kind="stable")
-    cl, sig, thr = cl[order], sig[order], thr[order]
-    is_alpha = sig > 0
-    x = np.where(is_alpha, alpha[cl], alpha_star[cl])
-    starts = np.searchsorted(thr, np.arange(1, r))
-    ends = np.append(starts[1:], thr.size)
-    dsig = d[cl] * sig
-
+    lay = _Layout(ranks, r, d, alpha, alpha_star)
     v = alpha_star - alpha
     op = _LinearScores(means, v) if linear else _KernelScores(cols, v)
-    Kv = op.scores()
     setup_time = time.perf_counter() - t0
+    loop = _Loop(data, lay, op, v, cols, diag, driver, fast, selection == "second-order",
+                 smoothing, setup_time)
+    driver.start()
+    reason = loop.run()
+    return _solution(loop, reason, ranks, setup_time, driver.elapsed)
 
-    def exact_v() -> np.ndarray:
-        """v = alpha* - alpha recomputed from x (the incremental v drifts, and x snaps
-        to the box while v does not: a v of round-off size with x = 0 made the scores
-        g = W Kv / rho pure noise, and "converged" at a point whose exact check fails)."""
-        out = np.zeros(k)
-        np.add.at(out, cl, -sig * x)
-        return out
 
-    def partial_sums() -> np.ndarray:
-        return np.cumsum(np.add.reduceat(sig * x, starts))
-
-    # can move by +sigma (bounds theta_t below) / by -sigma (bounds it above); updated
-    # for the two moved variables only
-    low = np.where(is_alpha, x < 1.0, x > 0.0)
-    up = np.where(is_alpha, x > 0.0, x < 1.0)
-    n_thr = r - 1
-
-    def kkt(Kv: np.ndarray, rho: float, D: np.ndarray):
-        g = (W / rho) * Kv if rho > 0 else np.zeros(k)  # rho: the (smoothed) norm
-        F = g[cl]
-        F += dsig
-        Flow = np.where(low, F, -np.inf)
-        Fup = np.where(up, F, np.inf)
-        b_low, b_up, _, _ = segment_bounds(Flow, Fup, thr, n_thr)
-        # blocks of tied thresholds (D_i > 0 ties i and i+1), shared with smo-or
-        blk, B_low, B_up = tie_blocks(b_low, b_up, D, 1e-12)
-        return g, Flow, Fup, b_low, b_up, blk, B_low, B_up
-
-    n_iter, reason = 0, -1
-    report_every = max(100, k)
-    if verbose:
-        _Report.print_header()
-    refreshed = True
-    # smoothing continuation: ||v||_K -> sqrt(||v||_K^2 + eps^2), eps -> 0 (see docstring)
-    eps = eps0 = math.sqrt(max(op.rho2(v), 0.0)) if smoothing else 0.0
-    stages = 0
-    def report(violation: float, rho: float) -> None:
-        dual = float(np.dot(d[cl], x) - W * rho)  # d^T(alpha + alpha*) - W rho
-        _Report.print_iteration(n_iter, violation, dual, rho, cols.computed,
-                                time.perf_counter() - t0)
-
-    def stop_requested(violation: float) -> bool:
-        alpha, alpha_star = np.zeros(k), np.zeros(k)
-        alpha[cl[is_alpha]] = x[is_alpha]
-        alpha_star[cl[~is_alpha]] = x[~is_alpha]
-        return stop_cb(IntermediateResult(
-            iteration=n_iter, residual=violation, elapsed=time.perf_counter() - t0,
-            values={"alpha": alpha, "alpha_star": alpha_star}))
-
-    # compiled linear path: runs the pair updates of one stage in chunks (1 with a
-    # callback, which then sees every iteration as in the NumPy loop)
-    chunk = 1 if stop_cb is not None else report_every if verbose else 2000
-    out_f = np.zeros(3)
-    means_c = np.ascontiguousarray(means)  # the compiled loop's BLAS products want C order
-    while True:
-        if fast is not None:
-            cap = max(0, min(chunk, max_iter - n_iter))
-            if time_limit is not None and time.perf_counter() - t0 - setup_time > time_limit:
-                cap = 0
-            code, done = fast.run(means_c, op.z, v, x, low, up, cl, sig, thr, dsig, d, diag,
-                                  starts, ends, W, eps, tol, second_order, cap, out_f)
-            violation, rho, stage_tol = (float(out) for out in out_f)
-            if done:
-                n_iter += done
-                refreshed = False
-            if verbose:
-                report(violation, rho)
-            converged = code == fast.CONVERGED
-        else:
-            D = partial_sums()
-            Kv = op.scores()  # linear path: M z, O(kd) in one product
-            rho = math.sqrt(max(op.rho2(v), 0.0))
-            rho_eff = math.sqrt(rho * rho + eps * eps)
-            g, Flow, Fup, b_low, b_up, blk, B_low, B_up = kkt(Kv, rho_eff, D)
-            gaps = B_low - B_up
-            worst = int(np.argmax(gaps))
-            violation = float(gaps[worst])
-            if verbose and (n_iter % report_every == 0):
-                report(violation, rho)
-            # a smoothed stage is solved only as far as its own bias (eps/rho)^2 max|g|
-            stage_tol = tol if eps == 0.0 else max(
-                tol, 1e-2 * (eps / max(rho, eps)) ** 2 * float(np.max(np.abs(g), initial=0.0)))
-            converged = violation <= stage_tol
-        if converged:
-            if not refreshed:
-                v = exact_v()  # remove drift, then re-check on exact scores
-                op.reset(v)
-                refreshed = True
-                continue
-            if eps == 0.0:
-                reason = 0
-                break
-            # stage solved: shrink the smoothing (to 0 once it is negligible against rho)
-            stages += 1
-            if eps <= 1e-9 * eps0 and not eps <= 1e-3 * rho:
-                # rho went to 0 with the smoothing: the exact problem's optimum is at the
-                # kink rho = 0, where the exact stage has no gradient to follow
-                reason = 5
-                break
-            eps = 0.0 if eps <= 1e-3 * rho else 0.1 * eps
-            continue
-        if eps == 0.0 and rho == 0.0:
-            reason = 5  # at the kink: the exact scores are undefined
-            break
-        if n_iter >= max_iter:
-            reason = 1
-            break
-        if time_limit is not None and time.perf_counter() - t0 - setup_time > time_limit:
-            reason = 2
-            break
-        if fast is not None:
-            if code == fast.NO_STEP:
-                if not refreshed:
-                    v = exact_v()
-                    op.reset(v)
-                    refreshed = True
-                    continue
-                reason = 4
-                break
-            if stop_cb is not None and done and stop_requested(violation):
-                reason = 3
-                break
-            continue
-        # the pair: l attains B_low at the worst threshold, u attains B_up there
-        lv = pick_low(blk, worst, b_low, Flow, starts, ends)
-        jl = int(cl[lv])
-        if second_order:
-            # u maximises the second-order decrease (F_l - F_u)^2 / (2 phi''(0)) among the
-            # upper-bound variables that violate with l and can pair with it
-            # (threshold block >= that of l), Fan, Chen & Lin (2005) WSS2 adapted
-            slope = Fup - Flow[lv]
-            cand = np.flatnonzero(partner_mask(Fup, float(Flow[lv]), thr, int(thr[lv]), blk,
-                                               True))
-            cu = cl[cand]
-            q = rho_eff * rho_eff
-            a_c = diag[jl] - 2.0 * op.row(jl, cu) + diag[cu]
-            b_c = Kv[cu] - Kv[jl]
-            q15 = q**1.5  # 0 when q underflows (rho -> 0 on a low-rank K): no curvature
-            curv = W * (a_c * q - b_c * b_c) / q15 if q15 > 0 else np.full(cu.size, np.inf)
-            curv = np.where(curv > 1e-12, curv, 1e-12)
-            uv = int(cand[np.argmax(slope[cand] ** 2 / curv)])
-        else:
-            cand_up = np.flatnonzero(blk >= blk[worst])
-            ku = int(cand_up[np.argmin(b_up[cand_up])])
-            uv = int(starts[ku] + np.argmin(Fup[starts[ku]:ends[ku]]))
-        ju = int(cl[uv])
-        ub = (1.0 - x[lv]) if sig[lv] > 0 else x[lv]
-        ub = min(ub, x[uv] if sig[uv] > 0 else 1.0 - x[uv])
-        tl, tu = int(thr[lv]), int(thr[uv])
-        if tl > tu:  # D_i decreases for t_u <= i < t_l (inside a tied block)
-            ub = min(ub, float(np.min(D[tu - 1:tl - 1])))
-        a = op.curvature(jl, ju, diag)
-        b = Kv[ju] - Kv[jl]
-        e = sig[lv] * d[jl] - sig[uv] * d[ju]
-        W2 = W * W
-        delta = _step(W2 * a, W2 * b, W2 * rho_eff * rho_eff, e, max(ub, 0.0))
-        if not delta > 0.0:
-            if not refreshed:
-                v = exact_v()
-                op.reset(v)
-                refreshed = True
-                continue
-            reason = 4
-            break
-        move_pair(x, low, up, sig, lv, uv, delta)  # snap to the box, update the bound sets
-        if jl != ju:
-            v[jl] -= delta
-            v[ju] += delta
-            op.move(jl, ju, delta)
-        n_iter += 1
-        refreshed = False
-        if stop_cb is not None and stop_requested(violation):
-            reason = 3
-            break
-    solve_time = time.perf_counter() - t0 - setup_time
-
-    alpha = np.zeros(k)
-    alpha_star = np.zeros(k)
-    alpha[cl[is_alpha]] = x[is_alpha]
-    alpha_star[cl[~is_alpha]] = x[~is_alpha]
+def _solution(loop: _Loop, reason: int, ranks: np.ndarray, setup_time: float,
+              solve_time: float) -> Solution:
+    """The Solution: the solver's thresholds and certificate recomputed from scratch; an
+    OPTIMAL whose recomputed check fails is not certified."""
+    lay, op, d, W, k, tol = loop.lay, loop.op, loop.d, loop.W, loop.lay.k, loop.driver.tol
+    alpha, alpha_star = lay.split()
     v = alpha_star - alpha
-    if not refreshed:
+    if not loop.refreshed:
         op.reset(v)
     Kv = op.scores()
     rho = math.sqrt(max(op.rho2(v), 0.0))
-    D = partial_sums()
-    g, Flow, Fup, b_low, b_up, blk, B_low, B_up = kkt(Kv, rho, D)
+    D = lay.partial_sums()
+    g, Flow, Fup, b_low, b_up, blk, B_low, B_up = lay.kkt(Kv, rho, D, W)
     violation = max(float(np.max(B_low - B_up)), 0.0)
     # the solver's thresholds: midpoints of [B_low, B_up], made monotone
     theta = midpoint_thresholds(B_low, B_up)
     dual_obj = float(d @ (alpha + alpha_star) - W * rho)
+    ia, is_ = lay.ia, lay.is_
     xi = np.maximum(0.0, g[ia] + d[ia] - theta[ranks[ia] - 1]).sum()
     xi_star = np.maximum(0.0, theta[ranks[is_] - 2] - g[is_] + d[is_]).sum()
     primal_obj = float(xi + xi_star)
     feas = max(abs(float(D[-1])), float(np.max(-D[:-1], initial=0.0)), 0.0)
-    status = STATUS_MAP[reason]
-    message = TERMINATION_MESSAGES[reason]
+    status, message = loop.driver.finish(reason)
     gap = abs(primal_obj - dual_obj)
     gap_tol = max(1.0, abs(dual_obj)) * k * tol + 1e-9
-    if reason == 0 and not (violation <= tol and gap <= gap_tol):
+    if reason == Reason.CONVERGED and not (violation <= tol and gap <= gap_tol):
         # never OPTIMAL when the solver's own certificate, recomputed from scratch, fails
         status = Status.OPTIMAL_INACCURATE
         message = (f"not certified: the final check recomputed from scratch gives KKT "
                    f"violation {violation:.3g} (tol {tol:.3g}) and primal - dual gap "
                    f"{gap:.3g} (allowed {gap_tol:.3g})")
-    if reason not in (0, 5) and rho <= 1e-9 * max(1.0, float(np.abs(v).sum())) * math.sqrt(
-            float(np.max(diag, initial=1.0))):
+    if reason not in (Reason.CONVERGED, KINK) and rho <= 1e-9 * max(
+            1.0, float(np.abs(v).sum())) * math.sqrt(float(np.max(loop.diag, initial=1.0))):
         message += (" (rho -> 0: the bound ||w|| <= W is inactive at the optimum, so the dual"
                     " does not determine w; use a generic solver on form='primal' or a "
                     "smaller W)")
-    if verbose:
+    if loop.driver.report is not None:
         print(f"\ncbor-smo: {message}")
         print(f"cbor-smo: dual objective {dual_obj:.10g}, primal - dual gap "
-              f"{primal_obj - dual_obj:.3e}, {n_iter} iterations")
+              f"{primal_obj - dual_obj:.3e}, {loop.n_iter} iterations")
     return Solution(
         status=status,
         solver="cbor-smo",
         objective=dual_obj,
         values={"alpha": alpha, "alpha_star": alpha_star},
-        iterations=n_iter,
+        iterations=loop.n_iter,
         setup_time=setup_time,
         solve_time=solve_time,
         residuals=Residuals(primal=feas, dual=violation, gap=gap,
@@ -764,10 +800,10 @@ def solve_cbor_smo(
             "thresholds": theta,
             "primal_objective": primal_obj,  # P >= optimum >= objective (weak duality)
             "rho": rho,
-            "kernel_columns": cols.computed,
+            "kernel_columns": loop.cols.computed,
             "method": op.method,
-            "engine": "numpy" if fast is None else "numba",
+            "engine": "numpy" if loop.fast is None else "numba",
             "stop_reason": reason,
-            "smoothing_stages": stages,
+            "smoothing_stages": loop.stages,
         },
     )

@@ -79,7 +79,6 @@ needs about as many iterations as the support has elements.
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
 from typing import Any
 
@@ -91,14 +90,27 @@ from ..exceptions import OptionError
 from ..kinds import QPFS
 from ..registry import register
 from ..solution import Residuals, Solution, Status
-from ._callback import IntermediateResult, check_callback, notify
-from ._options import check_common
+from ._driver import Driver, Reason, message_table, status_table
 from ._report import IterationReport
 from ._warm import simplex_w
 
-__all__ = ["solve_simplex_smo"]
+__all__ = ["TERMINATION_MESSAGES", "solve_simplex_smo"]
 
 _TAU = 1e-12
+
+#: Stop reason -> message (the fields: viol, tol, max_iter, time_limit, window).
+TERMINATION_MESSAGES: dict[int, str] = message_table(
+    "KKT violation {viol:.2e} <= tol {tol:g}",
+    {Reason.MAX_ITER: "max_iter={max_iter} reached",
+     Reason.TIME_LIMIT: "time_limit={time_limit:g}s reached",
+     Reason.STALLED: "stalled: no decrease of the objective over {window} iterations "
+                     "(KKT violation {viol:.2e})",
+     5: "KKT violation {viol:.2e} at the round-off level of the gradient"},
+)
+ROUNDOFF = 5  # the violation is below the round-off of the gradient: certificate decides
+
+#: Stop reason -> Status.
+STATUS_MAP: dict[int, Status] = status_table({ROUNDOFF: Status.OPTIMAL})
 
 
 class _Report(IterationReport):
@@ -179,6 +191,168 @@ def _face_direction(Ls: np.ndarray, g: np.ndarray, coef: float) -> tuple[np.ndar
     return x - (two_over * float(u @ x)) * u, curved
 
 
+class _Loop:
+    """The point ``w`` on the simplex, its gradient tools and the two phases."""
+
+    def __init__(self, qp: SimplexQP, w: np.ndarray, driver: Driver) -> None:
+        self.qp, self.w, self.driver = qp, w, driver
+        self.L, self.F, self.alpha = qp.factor, qp.relevance, float(qp.alpha)
+        self.coef = coef = 1.0 - self.alpha
+        self.c = -self.alpha * self.F
+        self.d = coef * qp.diag()
+        # round-off of the gradient entries G_i = (1-alpha) L_i^T v + c_i, v = L^T w:
+        # about eps (1-alpha) ||L_i|| sum_j ||L_j|| w_j + eps alpha F_i. Below a few
+        # hundred times that (over the support and the entering coordinate) a violation
+        # is noise and the recomputed certificate decides.
+        self.row_norms = np.sqrt(self.d / coef) if coef > 0 else np.zeros(w.size)
+        self.it, self.viol, self.handover = 0, np.inf, ""
+
+    def exact_gradient(self, w: np.ndarray) -> np.ndarray:
+        return self.coef * (self.L @ (self.L.T @ w)) + self.c
+
+    def resolution(self, G: np.ndarray, w: np.ndarray, g_min: float) -> float:
+        # SimplexQP.resolution from the gradient at hand: G^T w - c^T w = (1-alpha)||L^T w||^2
+        cw = float(self.c @ w)
+        r = abs(float(G @ w) - cw) + abs(cw) + abs(g_min)
+        return r if r > 0 else 1.0
+
+    def floor(self, w: np.ndarray, idx: np.ndarray) -> float:
+        reach = float(self.row_norms @ w) * float(self.row_norms[idx].max(initial=0.0))
+        return 256.0 * np.finfo(float).eps * (self.coef * reach
+                                              + self.alpha * float(np.abs(self.F).max()))
+
+    def notify(self, extras: dict[str, Any]) -> bool:
+        return self.driver.notify(self.it, self.viol, {"w": self.w.copy()}, extras=extras)
+
+    def face_step(self, G: np.ndarray, support: np.ndarray, i_min: int, r: float,
+                  last_full: bool, max_support: int) -> tuple[float, bool] | None:
+        """One Newton step on the face (of the support, plus the entering coordinate
+        once the face is solved); None hands over to SMO (``handover`` says why)."""
+        w, G_S = self.w, G[support]
+        S = support
+        if (float(G_S.max()) - float(G_S.min())) / r <= 0.5 * self.driver.tol or last_full:
+            if w[i_min] > 0:
+                # the face is not solved to tol after a full Newton step: round-off
+                self.handover = "face solve inaccurate"
+                return None
+            S = np.append(support, i_min)
+        if S.size > max_support:
+            self.handover = f"support > max_support={max_support}"
+            return None
+        G_S = G[S] if S is not support else G_S
+        step_dir, curved = _face_direction(self.L[S], G_S, self.coef)
+        wS = w[S]
+        neg = step_dir < 0
+        ratios = np.full(S.size, np.inf)
+        ratios[neg] = wS[neg] / -step_dir[neg]
+        t_max = float(ratios.min())
+        t = min(1.0 if curved else np.inf, t_max)
+        if not np.isfinite(t) or t <= 0.0:
+            self.handover = "no feasible face step"
+            return None
+        w_new = wS + t * step_dir
+        last_full = t < t_max
+        if not last_full:
+            w_new[int(np.argmin(ratios))] = 0.0
+        w_new[w_new < 0] = 0.0
+        w[S] = w_new
+        w /= w.sum()
+        return t, last_full
+
+    def active_set(self, max_support: int) -> int | None:
+        """Phase 1: primal active-set method with Newton steps on the faces; a stop
+        reason, or None to hand over to SMO."""
+        driver, w, tol = self.driver, self.w, self.driver.tol
+        last_full = False
+        as_cap = 20 * (self.L.shape[1] + 2) + 100
+        while True:
+            G = self.exact_gradient(w)
+            support = np.flatnonzero(w)
+            i_min = int(G.argmin())
+            G_S_max = float(G[support].max())
+            r = self.resolution(G, w, float(G[i_min]))
+            self.viol = (G_S_max - float(G[i_min])) / r
+            if self.viol <= tol:
+                return int(Reason.CONVERGED)
+            if G_S_max - float(G[i_min]) <= self.floor(w, np.append(support, i_min)):
+                return ROUNDOFF
+            if self.it >= as_cap:
+                # face steps that do not settle (round-off in the face solves when one
+                # feature's row is many orders larger than the others): SMO from here
+                self.handover = f"no convergence in {as_cap} face steps"
+                return None
+            if self.it >= driver.max_iter:
+                return int(Reason.MAX_ITER)
+            if driver.out_of_time():
+                return int(Reason.TIME_LIMIT)
+            step = self.face_step(G, support, i_min, r, last_full, max_support)
+            if step is None:
+                return None
+            t, last_full = step
+            self.it += 1
+            if driver.report is not None:
+                driver.row(self.it, self.qp.objective(w), self.viol, i_min, -1, t)
+            if driver.listening and self.notify({"support": int(np.count_nonzero(w)),
+                                                 "step": t}):
+                return int(Reason.CALLBACK)
+
+    def smo(self, cols: _Columns) -> int:
+        """Phase 2: SMO, pairwise steps with second-order selection; the gradient is
+        recomputed every ``refresh`` steps, when the stall rule is checked."""
+        driver, w, d, tol = self.driver, self.w, self.d, self.driver.tol
+        G = self.exact_gradient(w)
+        refresh = max(w.size, 100)
+        f_ref = self.qp.objective(w)
+        stalled_cycles = 0
+        while True:
+            i = int(np.argmin(G))
+            pos = w > 0
+            gmax = float(G[pos].max())
+            self.viol = (gmax - G[i]) / self.resolution(G, w, float(G[i]))
+            if self.viol <= tol:
+                return int(Reason.CONVERGED)
+            if self.it % refresh == 0 and gmax - G[i] <= self.floor(
+                    w, np.append(np.flatnonzero(pos), i)):
+                return ROUNDOFF  # the gradient is exact (just recomputed): round-off
+            if self.it >= driver.max_iter:
+                return int(Reason.MAX_ITER)
+            if driver.out_of_time():
+                return int(Reason.TIME_LIMIT)
+            col_i = cols(i)
+            b = G - G[i]
+            a = d[i] + d - 2.0 * col_i
+            a = np.where(a > _TAU, a, _TAU)
+            score = np.where(pos & (b > 0), b * b / a, -1.0)
+            j = int(np.argmax(score))
+            t = min(b[j] / a[j], w[j])
+            col_j = cols(j)
+            if t >= w[j]:
+                t = w[j]
+                w[i] += t
+                w[j] = 0.0
+            else:
+                w[i] += t
+                w[j] -= t
+            G += t * (col_i - col_j)
+            self.it += 1
+            if self.it % refresh == 0:
+                G = self.exact_gradient(w)
+                f_now = self.qp.objective(w)
+                if f_ref - f_now <= 1e-15 * self.resolution(G, w, float(G.min())):
+                    stalled_cycles += 1
+                    if stalled_cycles >= 20:
+                        self.stall_window = 20 * refresh
+                        return int(Reason.STALLED)
+                else:
+                    stalled_cycles = 0
+                f_ref = f_now
+            if driver.report is not None and (self.it % max(1, refresh // 10) == 0
+                                              or self.it == 1):
+                driver.row(self.it, self.qp.objective(w), self.viol, i, j, t)
+            if driver.listening and self.notify({"i": i, "j": j, "step": t}):
+                return int(Reason.CALLBACK)
+
+
 @register("simplex-smo", kinds=[QPFS], compare_options={"tol": 1e-10}, certify_tol=1e-6,
           warm_start=simplex_w)
 def solve_simplex_smo(
@@ -223,25 +397,20 @@ def solve_simplex_smo(
         ``callback(IntermediateResult)`` every iteration; ``StopIteration`` stops.
     """
     name = "simplex-smo"
-    check_common(name, tol, max_iter, time_limit, allow_zero=True)
-    check_callback(name, callback)
+    qp: SimplexQP = program.data["qp"]
+    m = qp.n_features
+    driver = Driver(name, tol=tol, max_iter=max(10_000, 50 * m) if max_iter is None else max_iter,
+                    time_limit=time_limit, messages=TERMINATION_MESSAGES, statuses=STATUS_MAP,
+                    allow_zero=True, callback=callback, report=_Report if verbose else None)
     if not (isinstance(cache_size, (int, float)) and cache_size > 0):
         raise OptionError(f"{name}: cache_size must be a positive number of MB, got "
                           f"{cache_size!r}")
-    qp: SimplexQP = program.data["qp"]
-    start = time.perf_counter()
-    L, F, alpha = qp.factor, qp.relevance, float(qp.alpha)
-    m = qp.n_features
-    coef = 1.0 - alpha
-    c = -alpha * F
-    d = coef * qp.diag()
-    max_iter = max(10_000, 50 * m) if max_iter is None else int(max_iter)
+    driver.start()
     if method not in ("auto", "active-set", "smo"):
         raise OptionError(f"{name}: method must be 'auto', 'active-set' or 'smo', got "
                           f"{method!r}")
     if not (isinstance(max_support, (int, np.integer)) and max_support >= 2):
         raise OptionError(f"{name}: max_support must be an integer >= 2, got {max_support!r}")
-
     if x0 is not None:
         w = np.array(x0, dtype=float).ravel()
         if w.shape != (m,) or not np.all(np.isfinite(w)):
@@ -252,172 +421,25 @@ def solve_simplex_smo(
         w /= w.sum()
     else:
         w = np.zeros(m)
-        w[int(np.argmin(0.5 * d + c))] = 1.0
-
-    def exact_gradient(w: np.ndarray) -> np.ndarray:
-        return coef * (L @ (L.T @ w)) + c
-
-    def resolution(G: np.ndarray, w: np.ndarray, g_min: float) -> float:
-        # SimplexQP.resolution from the gradient at hand: G^T w - c^T w = (1-alpha)||L^T w||^2
-        cw = float(c @ w)
-        r = abs(float(G @ w) - cw) + abs(cw) + abs(g_min)
-        return r if r > 0 else 1.0
-
-    # round-off of the gradient entries G_i = (1-alpha) L_i^T v + c_i, v = L^T w: about
-    # eps (1-alpha) ||L_i|| sum_j ||L_j|| w_j + eps alpha F_i. Below a few hundred times
-    # that (over the support and the entering coordinate) a violation is noise and the
-    # recomputed certificate decides.
-    row_norms = np.sqrt(d / coef) if coef > 0 else np.zeros(m)
-
-    def floor(w: np.ndarray, idx: np.ndarray) -> float:
-        reach = float(row_norms @ w) * float(row_norms[idx].max(initial=0.0))
-        return 256.0 * np.finfo(float).eps * (coef * reach + alpha * float(np.abs(F).max()))
-
-    status, message = Status.USER_LIMIT, f"max_iter={max_iter} reached"
-    if verbose:
-        _Report.print_header()
-    it = 0
-    viol = np.inf
-    handover = ""
-    done = False
-    use_active_set = method == "active-set" or (method == "auto" and L.shape[1] <= 200)
-    if use_active_set:
-        # ---- phase 1: primal active-set method with Newton steps on the faces --------
-        last_full = False
-        as_cap = 20 * (L.shape[1] + 2) + 100
-        while True:
-            G = exact_gradient(w)
-            support = np.flatnonzero(w)
-            i_min = int(G.argmin())
-            G_S = G[support]
-            G_S_max = float(G_S.max())
-            r = resolution(G, w, float(G[i_min]))
-            viol = (G_S_max - float(G[i_min])) / r
-            if viol <= tol:
-                status, message = Status.OPTIMAL, f"KKT violation {viol:.2e} <= tol {tol:g}"
-                done = True
-                break
-            if G_S_max - float(G[i_min]) <= floor(w, np.append(support, i_min)):
-                status, done = Status.OPTIMAL, True
-                message = f"KKT violation {viol:.2e} at the round-off level of the gradient"
-                break
-            if it >= as_cap:
-                # face steps that do not settle (round-off in the face solves when one
-                # feature's row is many orders larger than the others): SMO from here
-                handover = f"no convergence in {as_cap} face steps"
-                break
-            if it >= max_iter:
-                done = True
-                break
-            if time_limit is not None and time.perf_counter() - start >= time_limit:
-                message, done = f"time_limit={time_limit:g}s reached", True
-                break
-            spread = (G_S_max - float(G_S.min())) / r
-            S = support
-            if spread <= 0.5 * tol or last_full:
-                if w[i_min] > 0:
-                    # the face is not solved to tol after a full Newton step: round-off
-                    handover = "face solve inaccurate"
-                    break
-                S = np.append(support, i_min)
-            if S.size > max_support:
-                handover = f"support > max_support={max_support}"
-                break
-            G_S = G[S] if S is not support else G_S
-            step_dir, curved = _face_direction(L[S], G_S, coef)
-            wS = w[S]
-            neg = step_dir < 0
-            ratios = np.full(S.size, np.inf)
-            ratios[neg] = wS[neg] / -step_dir[neg]
-            t_max = float(ratios.min())
-            t = min(1.0 if curved else np.inf, t_max)
-            if not np.isfinite(t) or t <= 0.0:
-                handover = "no feasible face step"
-                break
-            w_new = wS + t * step_dir
-            last_full = t < t_max
-            if not last_full:
-                w_new[int(np.argmin(ratios))] = 0.0
-            w_new[w_new < 0] = 0.0
-            w[S] = w_new
-            w /= w.sum()
-            it += 1
-            if verbose:
-                _Report.print_iteration(it, qp.objective(w), viol, i_min, -1, t)
-            if callback is not None and notify(callback, IntermediateResult(
-                    iteration=it, objective=float("nan"), residual=viol,
-                    elapsed=time.perf_counter() - start, values={"w": w.copy()},
-                    extras={"support": int(np.count_nonzero(w)), "step": t})):
-                message, done = "stopped by the callback", True
-                break
-
-    cols = _Columns(L, coef, cache_size)
-    G = exact_gradient(w)
-    refresh = max(m, 100)
-    f_ref = qp.objective(w)
-    stalled_cycles = 0
-    while not done:
-        i = int(np.argmin(G))
-        pos = w > 0
-        gmax = float(G[pos].max())
-        viol = (gmax - G[i]) / resolution(G, w, float(G[i]))
-        if viol <= tol:
-            status, message = Status.OPTIMAL, f"KKT violation {viol:.2e} <= tol {tol:g}"
-            break
-        if it % refresh == 0 and gmax - G[i] <= floor(w, np.append(np.flatnonzero(pos), i)):
-            # the gradient is exact (just recomputed) and the violation is round-off
-            status = Status.OPTIMAL
-            message = (f"KKT violation {viol:.2e} at the round-off level of the gradient")
-            break
-        if it >= max_iter:
-            break
-        if time_limit is not None and time.perf_counter() - start >= time_limit:
-            message = f"time_limit={time_limit:g}s reached"
-            break
-        col_i = cols(i)
-        b = G - G[i]
-        a = d[i] + d - 2.0 * col_i
-        a = np.where(a > _TAU, a, _TAU)
-        score = np.where(pos & (b > 0), b * b / a, -1.0)
-        j = int(np.argmax(score))
-        t = min(b[j] / a[j], w[j])
-        col_j = cols(j)
-        if t >= w[j]:
-            t = w[j]
-            w[i] += t
-            w[j] = 0.0
-        else:
-            w[i] += t
-            w[j] -= t
-        G += t * (col_i - col_j)
-        it += 1
-        if it % refresh == 0:
-            G = exact_gradient(w)
-            f_now = qp.objective(w)
-            if f_ref - f_now <= 1e-15 * resolution(G, w, float(G.min())):
-                stalled_cycles += 1
-                if stalled_cycles >= 20:
-                    message = (f"stalled: no decrease of the objective over {20 * refresh} "
-                               f"iterations (KKT violation {viol:.2e})")
-                    break
-            else:
-                stalled_cycles = 0
-            f_ref = f_now
-        if verbose and (it % max(1, refresh // 10) == 0 or it == 1):
-            _Report.print_iteration(it, qp.objective(w), viol, i, j, t)
-        if callback is not None and notify(callback, IntermediateResult(
-                iteration=it, objective=float("nan"), residual=viol,
-                elapsed=time.perf_counter() - start, values={"w": w.copy()},
-                extras={"i": i, "j": j, "step": t})):
-            message = "stopped by the callback"
-            break
+        alpha = float(qp.alpha)
+        w[int(np.argmin(0.5 * ((1.0 - alpha) * qp.diag()) + -alpha * qp.relevance))] = 1.0
+    loop = _Loop(qp, w, driver)
+    use_active_set = method == "active-set" or (method == "auto" and loop.L.shape[1] <= 200)
+    reason = loop.active_set(max_support) if use_active_set else None
+    cols = _Columns(loop.L, loop.coef, cache_size)
+    if reason is None:
+        reason = loop.smo(cols)
+    status, message = driver.finish(reason, viol=loop.viol, tol=driver.tol,
+                                    max_iter=driver.max_iter, time_limit=time_limit,
+                                    window=getattr(loop, "stall_window", 0))
     primal, dual, gap = qp.certificate(w)
+    handover = loop.handover
     return Solution(
         status=status, solver=name, objective=qp.objective(w), values={"w": w},
-        iterations=it, solve_time=time.perf_counter() - start,
+        iterations=loop.it, solve_time=driver.elapsed,
         residuals=Residuals(primal=primal, dual=dual, gap=gap, source="solver"),
         message=message + (f" (active-set handed over to SMO: {handover})" if handover else ""),
-        extras={"kkt_violation": float(viol), "columns_computed": cols.computed,
+        extras={"kkt_violation": float(loop.viol), "columns_computed": cols.computed,
                 "method": "active-set" if use_active_set and not handover else
                 ("active-set, then smo" if use_active_set else "smo")},
     )

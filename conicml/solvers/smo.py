@@ -121,19 +121,18 @@ its products are one Gram column at a time.
 
 **Warm-start:** supported. ``x0`` is a feasible :math:`\alpha`
 (:math:`0 \le \alpha \le c` and :math:`y^\top\alpha = 0` up to
-:math:`10^{-9}\max(1, \sum_i c_i)`); the gradient is rebuilt from it, so an
-optimal ``x0`` stops after 0 iterations. Along a C path
-(:func:`conicml.solve_path`) the previous :math:`\alpha` is scaled by the ratio of the
-costs (:func:`conicml.solvers._warm.smo_alpha`).
+:math:`10^{-9}\max(1, \sum_i c_i)`); the gradient is rebuilt from it (or taken from
+``x0_products``), so an optimal ``x0`` stops after 0 iterations. Along a C path
+(:func:`conicml.solve_path`) the previous active set predicts the next :math:`\alpha`
+(:func:`conicml.solvers._warm.smo_alpha`).
 """
+
 
 from __future__ import annotations
 
-import functools
 import math
 import time
-from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -144,9 +143,11 @@ from ..certificates.kkt import bias_from_kkt
 from ..exceptions import OptionError, ProgramError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
-from ._callback import Callback, IntermediateResult, stopper
+from ._callback import Callback
+from ._driver import Driver, Reason, Stall, message_table, status_table
 from ._options import check_cache_size, check_common, load_engine
 from ._report import IterationReport
+from ._smo_cache import BLOCK_BYTES, ColumnCache, StoreCache
 from ._smo_pair import TAU as _PAIR_TAU
 from ._smo_pair import clip_pair
 from ._warm import smo_alpha
@@ -154,346 +155,22 @@ from ._warm import smo_alpha
 __all__ = ["TERMINATION_MESSAGES", "solve_smo"]
 
 #: Stop reason -> message; 0 is convergence, every other reason is a user limit.
-TERMINATION_MESSAGES: dict[int, str] = {
-    0: "converged: maximal KKT violation m(alpha) - M(alpha) <= tol on all variables",
-    1: "maximum number of iterations reached (max_iter)",
-    2: "time limit reached (time_limit)",
-    3: "stopped by the callback",
-    4: ("stalled: alpha moved by less than 1e-6 of max(c) in the last {window} iterations "
+TERMINATION_MESSAGES: dict[int, str] = message_table(
+    "converged: maximal KKT violation m(alpha) - M(alpha) <= tol on all variables",
+    {Reason.STALLED: (
+        "stalled: alpha moved by less than 1e-6 of max(c) in the last {window} iterations "
         "while the maximal KKT violation m - M = {viol:.3g} > tol: pairwise updates make "
         "no progress on this kernel matrix (ill-conditioned, e.g. features on very "
-        "different scales: standardize X, or use a generic solver such as 'clarabel')"),
-}
+        "different scales: standardize X, or use a generic solver such as 'clarabel')")},
+)
 
 #: Stop reason -> Status; a non-converged result is returned, never raised.
-STATUS_MAP: dict[int, Status] = {
-    0: Status.OPTIMAL,
-    1: Status.USER_LIMIT,
-    2: Status.USER_LIMIT,
-    3: Status.USER_LIMIT,
-    4: Status.USER_LIMIT,
-}
+STATUS_MAP: dict[int, Status] = status_table()
 
 TAU = _PAIR_TAU  # curvature used when a_ij <= 0 (LIBSVM's TAU; one constant with clip_pair)
 POLISH_SKIP = 2.0  # polishing without a full re-check when the gap estimate exceeds 2 gap_tol
 GAP_RTOL = 1e-2  # largest relative primal - dual gap with which a converged run is OPTIMAL
 FLOAT32_MIN_TOL = 1e-5  # column_dtype="auto": float32 columns from this tol up
-_BLOCK_BYTES = 32 * 2**20  # largest block of Gram columns computed at once
-
-
-class _ColumnCache:
-    """LRU cache of full Gram columns ``K[:, i]`` (original sample order)."""
-
-    def __init__(self, kernel: Any, X: np.ndarray, n: int, cache_size: float) -> None:
-        self.kernel = kernel
-        self.X = X
-        self.n = n
-        self.capacity = max(2, min(n, int(cache_size * 2**20 // (8 * n))))
-        self.block = max(1, min(self.capacity, _BLOCK_BYTES // (8 * n)))
-        self._cols: OrderedDict[int, np.ndarray] = OrderedDict()
-        self.computed = 0  # Gram columns computed (of the working set's length)
-        self.values = 0  # kernel values computed
-        self.hits = 0
-        # squared norms of the rows, computed once: an RBF column is then one
-        # matrix-vector product and one exp (kernel.columns recomputes them per call)
-        self._sq = (np.einsum("ij,ij->i", X, X)
-                    if getattr(kernel, "name", None) == "rbf" and X.ndim == 2 else None)
-
-    def _compute(self, idx: np.ndarray) -> np.ndarray:
-        if self._sq is not None and len(idx) == 1:
-            i = int(idx[0])
-            dist = self._sq + (self._sq[i] - 2.0 * (self.X @ self.X[i]))
-            np.maximum(dist, 0.0, out=dist)
-            dist *= -float(self.kernel.gamma)
-            self.computed += 1
-            self.values += self.n
-            return np.exp(dist, out=dist)[:, None]
-        if self._sq is not None:  # a block of RBF columns in place from the row norms
-            block = self._rbf_block(self.X, self._sq, idx)
-            self.computed += len(idx)
-            self.values += block.size
-            return block
-        block = np.asarray(self.kernel.columns(self.X, idx), dtype=float)
-        if block.shape != (self.n, len(idx)):
-            raise SolverError(
-                f"kernel.columns returned shape {block.shape}, expected {(self.n, len(idx))}"
-            )
-        self.computed += len(idx)
-        self.values += block.size
-        return block
-
-    def _rbf_block(self, Xr: np.ndarray, sqr: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        """RBF values between the rows ``Xr`` (squared norms ``sqr``) and the columns
-        ``cols`` (original indices), in place (kernel.columns recomputes the norms and
-        allocates four temporaries per block, which the gradient reconstruction's
-        columns would pay each time)."""
-        block = Xr @ self.X[cols].T
-        block *= -2.0
-        block += sqr[:, None]
-        block += self._sq[cols][None, :]
-        np.maximum(block, 0.0, out=block)
-        block *= -float(self.kernel.gamma)
-        return np.exp(block, out=block)
-
-    def _store(self, i: int, col: np.ndarray) -> None:
-        self._cols[i] = col
-        if len(self._cols) > self.capacity:
-            self._cols.popitem(last=False)
-
-    def _compute_and_store(self, i: int) -> np.ndarray:
-        """Compute the full column ``i``, store it and return it (a cache miss)."""
-        col = np.ascontiguousarray(self._compute(np.array([i]))[:, 0])
-        self._store(i, col)
-        return col
-
-    def _add_computed(self, out: np.ndarray, idx: np.ndarray, pos: np.ndarray,
-                      coef: np.ndarray) -> None:
-        """``out += K[:, idx[pos]] @ coef[pos]`` for missed columns, computed a block at a
-        time and stored."""
-        for start in range(0, len(pos), self.block):
-            part = pos[start:start + self.block]
-            block = self._compute(idx[part])
-            out += block @ coef[part]
-            for k, p in enumerate(part):
-                self._store(int(idx[p]), np.ascontiguousarray(block[:, k]))
-
-    def get(self, i: int) -> np.ndarray:
-        """Column ``i`` (a cached array: do not modify it)."""
-        col = self._cols.get(i)
-        if col is not None:
-            self.hits += 1
-            self._cols.move_to_end(i)
-            return col
-        return self._compute_and_store(i)
-
-    def matvec(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
-        """``K[:, idx] @ coef`` for ``coef`` of shape (len(idx),) or (len(idx), k)."""
-        out = np.zeros((self.n,) + coef.shape[1:])
-        if len(idx) == 0:
-            return out
-        cached = np.array([int(i) in self._cols for i in idx], dtype=bool)
-        hit_pos = np.flatnonzero(cached)
-        for start in range(0, len(hit_pos), self.block):
-            pos = hit_pos[start:start + self.block]
-            cols = [self._cols[int(idx[p])] for p in pos]
-            for p in pos:
-                self._cols.move_to_end(int(idx[p]))
-            out += np.stack(cols, axis=1) @ coef[pos]
-            self.hits += len(pos)
-        self._add_computed(out, idx, np.flatnonzero(~cached), coef)
-        return out
-
-
-class _StoreCache(_ColumnCache):
-    """The column cache of the compiled loop: Gram columns of the working set, in one array.
-
-    The working set is ``basis`` (original indices, increasing; ``None``: all ``n``
-    variables), of size ``m``. ``store[slot_of[p]]`` is the Gram column of working
-    position ``p`` restricted to the working set, ``m`` floats (``slot_of[p] = -1``:
-    not stored). The store is a view of one flat buffer of the cache's memory, so a
-    shrunk working set holds ``n / m`` times more columns (LIBSVM's cache of columns
-    of the active length, ``Cache::swap_index``): :meth:`rebasis` gathers the stored
-    columns in place when the working set shrinks and completes the recently used ones
-    when variables return.
-    The compiled loop stamps a slot with a clock each time it uses it and the least
-    recently used slot is the one replaced (LRU, as :class:`_ColumnCache`).
-    """
-
-    def __init__(self, kernel: Any, X: np.ndarray, n: int, cache_size: float,
-                 dtype: Any = np.float64) -> None:
-        super().__init__(kernel, X, n, cache_size)
-        self.dtype = np.dtype(dtype)
-        # the memory bound, in stored values (float32: twice as many columns, LIBSVM's Qfloat)
-        self.capacity = max(2, min(n, int(cache_size * 2**20 // (self.dtype.itemsize * n))))
-        self.floats = self.capacity * n
-        self.buf = np.empty(self.floats, dtype=self.dtype)  # pages are touched only when used
-        self.clock = np.zeros(1, dtype=np.int64)  # column uses inside the compiled loop
-        self.gather: Any = None  # compiled out += store[slots].T @ coef (set by the caller)
-        self.compact: Any = None  # compiled in-place gather of stored rows (set by the caller)
-        self.min_length = n  # shortest stored columns so far
-        self.reset_full()
-
-    def _layout(self, m: int) -> None:
-        self.m = m
-        self.cap = max(2, min(m, self.floats // m))
-        self.store = self.buf[:self.cap * m].reshape(self.cap, m)
-        self.slot_of = np.full(m, -1, dtype=np.int64)
-        self.col_of = np.full(self.cap, -1, dtype=np.int64)
-        self.stamp = np.zeros(self.cap, dtype=np.int64)
-
-    def reset_full(self) -> None:
-        """Every variable in the working set; the stored columns are dropped."""
-        self.basis: np.ndarray | None = None
-        self.Xb = self.sqb = None
-        self.used = 0
-        self._layout(self.n)
-
-    def cross(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        """Kernel values ``K[rows][:, cols]`` (original indices), counted."""
-        if self.kernel.name == "precomputed":
-            block = np.asarray(self.X[np.ix_(rows, cols)], dtype=float)
-        elif self._sq is not None:  # RBF in place from the cached row norms
-            block = self._rbf_block(self.X[rows], self._sq[rows], cols)
-        else:
-            block = np.asarray(self.kernel(self.X[rows], self.X[cols]), dtype=float)
-        self.values += block.size
-        return block
-
-    def rebasis(self, new: np.ndarray | None, recent: int) -> None:
-        """Make ``new`` (original indices, increasing; ``None``: all) the working set.
-
-        A smaller working set inside the old one (shrinking) gathers every stored column
-        in place. Otherwise (variables return, after the gradient reconstruction) the
-        columns used in the last ``recent`` clock ticks whose variable stays in the
-        working set are kept, at most as many as fit, and completed with their rows for
-        the returning variables (LIBSVM completes a cached column when it is next asked
-        for, ``Cache::get_data``); the others are dropped.
-        """
-        old = np.arange(self.n) if self.basis is None else self.basis
-        new_idx = np.arange(self.n) if new is None else new
-        where = np.full(self.n, -1, dtype=np.int64)
-        where[old] = np.arange(old.size)
-        pos_old = where[new_idx]  # each new member's position in the old working set
-        if new_idx.size == old.size and np.all(pos_old >= 0):
-            return  # the same set
-        if new_idx.size < old.size and np.all(pos_old >= 0):
-            self._shrink_in_place(pos_old)
-            return
-        slot_new = np.full(self.n, -1, dtype=np.int64)
-        slot_new[new_idx] = np.arange(new_idx.size)
-        live = np.flatnonzero(self.stamp[:self.used] > self.clock[0] - recent)
-        orig = old[self.col_of[live]]
-        stays = slot_new[orig] >= 0
-        live, orig = live[stays], orig[stays]
-        cap_new = max(2, min(new_idx.size, self.floats // new_idx.size))
-        order = np.argsort(-self.stamp[live], kind="stable")[:cap_new]
-        live, orig = live[order], orig[order]
-        kept = self.store[live].copy()
-        stamps = self.stamp[live].copy()
-        have = np.flatnonzero(pos_old >= 0)
-        back = np.flatnonzero(pos_old < 0)
-        if new is None:
-            self.reset_full()
-        else:
-            self._set_basis(new)
-        L = live.size
-        if L:
-            self.store[np.ix_(np.arange(L), have)] = kept[:, pos_old[have]]
-            step = max(1, _BLOCK_BYTES // (8 * max(1, back.size)))
-            for start in range(0, L, step):
-                ks = np.arange(start, min(start + step, L))
-                self.store[np.ix_(ks, back)] = self.cross(new_idx[back], orig[ks]).T
-        self.used = L
-        cols = slot_new[orig]
-        self.col_of[:L] = cols
-        self.stamp[:L] = stamps
-        self.slot_of[cols] = np.arange(L)
-
-    def _set_basis(self, basis: np.ndarray) -> None:
-        self.basis = basis
-        self.min_length = min(self.min_length, basis.size)
-        self.used = 0
-        self._layout(basis.size)
-        if self.kernel.name == "precomputed":
-            self.Xb = None
-        else:
-            self.Xb = np.ascontiguousarray(self.X[basis])
-            self.sqb = None if self._sq is None else self._sq[basis]
-
-    def _shrink_in_place(self, keep: np.ndarray) -> None:
-        """Restrict the working set to its positions ``keep`` (increasing)."""
-        m_old = self.m
-        newpos = np.full(m_old, -1, dtype=np.int64)
-        newpos[keep] = np.arange(keep.size)
-        old_cols = self.col_of[:self.used]
-        rows = np.flatnonzero(newpos[old_cols] >= 0)
-        stamps = self.stamp[rows].copy()
-        cols = newpos[old_cols[rows]]
-        self.compact(self.buf, rows, m_old, keep.size, np.ascontiguousarray(keep, np.int64),
-                     np.empty(keep.size, dtype=self.dtype))
-        self._set_basis(keep if self.basis is None else self.basis[keep])
-        self.used = rows.size  # the new capacity is at least the old one: every row fits
-        self.col_of[:self.used] = cols
-        self.stamp[:self.used] = stamps
-        self.slot_of[cols] = np.arange(self.used)
-
-    def _column(self, p: int) -> np.ndarray:
-        """Gram column of working position ``p`` on the working set."""
-        if self.basis is None:
-            return self._compute(np.array([p]))[:, 0]
-        self.computed += 1
-        self.values += self.m
-        i = int(self.basis[p])
-        if self.kernel.name == "precomputed":
-            return np.asarray(self.X[self.basis, i], dtype=float)
-        if self.sqb is not None:
-            dist = self.sqb + (self.sqb[p] - 2.0 * (self.Xb @ self.Xb[p]))
-            np.maximum(dist, 0.0, out=dist)
-            dist *= -float(self.kernel.gamma)
-            return np.exp(dist, out=dist)
-        return np.asarray(self.kernel.columns(self.Xb, np.array([p])), dtype=float)[:, 0]
-
-    def _store(self, p: int, col: np.ndarray) -> None:
-        if self.used < self.cap:
-            slot = self.used
-            self.used += 1
-        else:
-            slot = int(np.argmin(self.stamp))
-            self.slot_of[self.col_of[slot]] = -1
-        self.store[slot] = col
-        self.col_of[slot] = p
-        self.slot_of[p] = slot
-        self.stamp[slot] = self.clock[0]
-
-    def fetch(self, p: int) -> None:
-        """Compute the column of working position ``p`` and store it."""
-        self._store(p, self._column(p))
-
-    def get(self, i: int) -> np.ndarray:
-        if self.basis is not None:
-            raise SolverError("smo: full Gram columns asked while the working set is shrunk")
-        slot = int(self.slot_of[i])
-        if slot >= 0:
-            self.hits += 1
-            return self.store[slot]
-        return self._compute_and_store(i)
-
-    def matvec(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
-        out = np.zeros((self.n,) + coef.shape[1:])
-        if len(idx) == 0:
-            return out
-        if self.basis is not None:  # the stored columns are partial: compute all
-            for start in range(0, len(idx), self.block):
-                pos = np.arange(start, min(start + self.block, len(idx)))
-                out += self._compute(idx[pos]) @ coef[pos]
-            return out
-        slots = self.slot_of[idx]
-        hit = np.flatnonzero(slots >= 0)
-        if hit.size:
-            if self.gather is not None and coef.ndim == 1:
-                self.gather(self.store, np.ascontiguousarray(slots[hit]),
-                            np.ascontiguousarray(coef[hit], dtype=float), out)
-            else:
-                out += self.store[slots[hit]].T @ coef[hit]
-            self.hits += hit.size
-        self._add_computed(out, idx, np.flatnonzero(slots < 0), coef)
-        return out
-
-
-def _one_blas_thread(function: Any) -> Any:
-    """Run ``function`` on one BLAS thread, as LIBSVM runs.
-
-    The loop's products are thin (one Gram column at a time): waking a BLAS thread pool
-    for each costs more than the product. The limit
-    uses the process's one cached controller (:func:`conicml._utils.threads.blas_controller`).
-    """
-
-    @functools.wraps(function)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with one_blas_thread():
-            return function(*args, **kwargs)
-
-    return wrapper
 
 
 def _terms(alpha: np.ndarray, F: np.ndarray, y: np.ndarray, c: np.ndarray,
@@ -653,10 +330,602 @@ def _check_x0(x0: Any, y: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.clip(alpha, 0.0, c)
 
 
+
+def _masks(a: np.ndarray, cc: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``I_up`` and ``I_low`` of ``a`` (box ``[0, cc]``, ``p``: the positive labels)."""
+    below, above = a < cc, a > 0
+    return np.where(p, below, above), np.where(p, above, below)
+
+
+def _violation(F: np.ndarray, up: np.ndarray, low: np.ndarray) -> float:
+    """``m - M``: the maximal KKT violation on the variables of ``F``."""
+    return float(np.where(up, F, -np.inf).max() - np.where(low, F, np.inf).min())
+
+
+def _shrink_mask(Fv: np.ndarray, f_up: np.ndarray, f_low: np.ndarray) -> np.ndarray:
+    """LIBSVM's ``be_shrunk``: bounded variables that cannot join a violating pair."""
+    Fu = np.where(f_up, Fv, -np.inf).max()
+    Fl = np.where(f_low, Fv, np.inf).min()
+    return (f_up & ~f_low & (Fv < Fl)) | (f_low & ~f_up & (Fv > Fu))
+
+
+class _State:
+    """One solve's iterate (``alpha``, ``F = -y G``, ``Gb = y Gbar``), its cache and its
+    polishing rule; ``driver.tol`` is the current tolerance (lowered by polishing)."""
+
+    def __init__(self, y: np.ndarray, c: np.ndarray, QD: np.ndarray, cache: Any,
+                 alpha: np.ndarray, gap_tol: float | None, driver: Driver,
+                 products: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        self.y, self.c, self.QD, self.cache, self.alpha = y, c, QD, cache, alpha
+        self.n = n = y.shape[0]
+        self.pos = y > 0
+        self.gap_tol, self.driver = gap_tol, driver
+        self.tol = driver.tol  # the tolerance asked for; driver.tol is the current one
+        # F = -y * G is LIBSVM's -y_t grad_t; Gb = y * Gbar, Gbar = sum_{alpha_t = c_t} c_t Q_t
+        self.F, self.Gb = y.copy(), np.zeros(n)
+        nz = np.flatnonzero(alpha > 0)
+        if products is not None:  # K(alpha y) and K_B(c_B y_B), given (x0_products)
+            self.F -= products[0]
+            self.Gb = products[1].copy()
+        elif nz.size:
+            coef = np.column_stack([alpha[nz] * y[nz],
+                                    np.where(alpha[nz] >= c[nz], c[nz] * y[nz], 0)])
+            prod = cache.matvec(nz, coef)
+            self.F -= prod[:, 0]
+            self.Gb = prod[:, 1]
+        self.k, self.viol, self.min_active, self.unshrunk = 0, math.inf, n, False
+        self.period = min(n, 1000)
+        # polishing (gap_tol): after convergence at driver.tol, go on at driver.tol / 10
+        # while the relative primal - dual gap exceeds gap_tol, down to tol / 1000; while
+        # it does, the certificate's gap is estimated every polish_every iterations from
+        # the working set's terms (_working_gap) and the loop stops as soon as it is met
+        self.cert_gap = math.nan  # the certificate's gap estimate at the last decision
+        self.polish_floor = self.tol * 1.0001e-3
+        self.polishing = False
+        self.polish_every = max(1, self.period // 4)
+
+    def start(self) -> None:
+        """Open the stall window (the net movement of alpha) at the start of the loop."""
+        self.stall = Stall(max(10_000, 100 * self.n), 1e-6 * float(np.max(self.c)), self.alpha)
+
+    def full_violation(self) -> float:
+        """``m - M`` on every variable (``F`` complete)."""
+        return _violation(self.F, *_masks(self.alpha, self.c, self.pos))
+
+    def box_violation(self) -> float:
+        a, c = self.alpha, self.c
+        return max(float(np.max(-a)), float(np.max(a - c)), abs(float(self.y @ a)), 0.0)
+
+    def gap_estimate(self) -> float:
+        """The certificate's relative gap from alpha and F (both synced, F complete)."""
+        return _certificate_gap(self.alpha, self.F, self.y, self.c, self.box_violation())
+
+    def working_gap(self, active: np.ndarray) -> float:
+        return _working_gap(self.alpha, self.F, self.y, self.c, self.box_violation(), active)
+
+    def polish_more(self) -> bool:
+        """After convergence at driver.tol with F complete: go on (at driver.tol / 10)?"""
+        if self.gap_tol is None:
+            return False
+        self.cert_gap = self.gap_estimate()
+        if self.cert_gap <= self.gap_tol or self.driver.tol <= self.polish_floor:
+            return False
+        self.driver.tol /= 10.0
+        self.polishing = True
+        return True
+
+    def polish_unverified(self, active: np.ndarray) -> bool:
+        """Converged at tol (the first level) on a shrunk set: go on at tol / 10 without
+        the full re-check when the working set's estimate already exceeds
+        POLISH_SKIP * gap_tol (the re-check, a gradient reconstruction, would only
+        confirm it; the final one verifies every variable)."""
+        if self.gap_tol is None or self.polishing:
+            return False
+        est = self.working_gap(active)
+        if not est > POLISH_SKIP * self.gap_tol:
+            return False
+        self.cert_gap = est
+        self.driver.tol /= 10.0
+        self.polishing = True
+        return True
+
+    def polish_done(self) -> bool:
+        """F complete: does the point meet tol on every variable and gap_tol?
+
+        ``viol`` becomes the violation on every variable (reported if the point is returned).
+        """
+        self.viol = self.full_violation()
+        if self.viol > self.tol:
+            return False
+        self.cert_gap = self.gap_estimate()
+        return self.cert_gap <= self.gap_tol
+
+    def stalled(self, sync: Callable[[], None]) -> bool:
+        """At a period's end: has alpha stopped moving while ``m - M > driver.tol``?"""
+        if not self.stall.due(self.k):
+            return False
+        sync()
+        return self.stall.stalled(self.k, self.alpha, self.viol, self.driver.tol)
+
+    def notify(self) -> bool:
+        """The callback after iteration ``k`` (alpha synced); True if it asked to stop."""
+        return self.driver.notify(self.k, self.viol, {"alpha": self.alpha.copy()})
+
+
+class _NumpyLoop:
+    """The NumPy loop: LIBSVM's ``Solver::Solve`` on the active set ``act`` (None: all)."""
+
+    def __init__(self, st: _State, shrinking: bool) -> None:
+        self.st, self.shrinking = st, shrinking
+        self.set_active(None)
+
+    def set_active(self, act: np.ndarray | None) -> None:
+        """Working arrays of the active set (views of the full arrays when all active)."""
+        st = self.st
+        self.act = act
+        if act is None:
+            self.wa, self.wF, self.wy, self.wc, self.wQD = st.alpha, st.F, st.y, st.c, st.QD
+        else:
+            self.wa, self.wF, self.wy = st.alpha[act], st.F[act], st.y[act]
+            self.wc, self.wQD = st.c[act], st.QD[act]
+        self.up, self.low = _masks(self.wa, self.wc, st.pos if act is None else st.pos[act])
+
+    def sync(self) -> None:
+        if self.act is not None:
+            self.st.alpha[self.act] = self.wa
+            self.st.F[self.act] = self.wF
+
+    def unshrink(self) -> None:
+        """Rebuild F outside the active set from Gbar and the free variables; all active."""
+        st = self.st
+        self.sync()
+        if self.act is not None:
+            inactive = np.ones(st.n, dtype=bool)
+            inactive[self.act] = False
+            free = np.flatnonzero((st.alpha > 0) & (st.alpha < st.c))
+            v = st.cache.matvec(free, st.alpha[free] * st.y[free])
+            st.F[inactive] = st.y[inactive] - st.Gb[inactive] - v[inactive]
+        self.set_active(None)
+
+    finish = unshrink  # after the loop: F on every variable
+
+    def periodic(self) -> int | None:
+        """Every ``period`` iterations: shrink (or un-shrink), the stall check, the report."""
+        st = self.st
+        if self.shrinking:
+            Fu = np.where(self.up, self.wF, -np.inf).max()
+            Fl = np.where(self.low, self.wF, np.inf).min()
+            if not st.unshrunk and Fu - Fl <= 10 * st.driver.tol:
+                st.unshrunk = True
+                self.unshrink()
+            shrink = _shrink_mask(self.wF, self.up, self.low)
+            if shrink.any() and not shrink.all():
+                self.sync()
+                keep = np.flatnonzero(~shrink)
+                self.set_active(keep if self.act is None else self.act[keep])
+                st.min_active = min(st.min_active, self.act.size)
+        if st.stalled(self.sync):
+            return int(Reason.STALLED)
+        if st.driver.report is not None:
+            st.driver.row(st.k, st.n if self.act is None else self.act.size, st.viol,
+                          int(np.count_nonzero(self.wa)), st.cache.computed, st.cache.hits,
+                          st.driver.elapsed)
+        return None
+
+    def select(self) -> tuple[int, float, np.ndarray]:
+        """WSS2's ``i``, ``m = max_{I_up} -y G`` and ``-y G`` on ``I_low``; sets viol."""
+        Fu_arr = np.where(self.up, self.wF, -np.inf)
+        i = int(Fu_arr.argmax())
+        Gmax = float(Fu_arr[i])
+        Fl_arr = np.where(self.low, self.wF, np.inf)
+        self.st.viol = Gmax - float(Fl_arr.min())
+        return i, Gmax, Fl_arr
+
+    def column(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        col = self.st.cache.get(i if self.act is None else int(self.act[i]))
+        return col, (col if self.act is None else col[self.act])
+
+    def pair_step(self, i: int, Gmax: float, Fl_arr: np.ndarray) -> None:
+        """WSS2's ``j`` and the clipped two-variable update (LIBSVM's Solver::Solve)."""
+        wa, wF, wy, wc, wQD, up, low = (self.wa, self.wF, self.wy, self.wc, self.wQD,
+                                        self.up, self.low)
+        col_i, Ki = self.column(i)
+        gain = Gmax - Fl_arr
+        np.maximum(gain, 0.0, out=gain)
+        np.square(gain, out=gain)
+        quad = wQD - 2.0 * Ki
+        quad += wQD[i]
+        quad[quad <= 0] = TAU
+        gain /= quad
+        j = int(gain.argmax())
+        col_j, Kj = self.column(j)
+        yi, yj = float(wy[i]), float(wy[j])
+        Ci, Cj = float(wc[i]), float(wc[j])
+        ai_old, aj_old = float(wa[i]), float(wa[j])
+        Gi, Gj = -yi * float(wF[i]), -yj * float(wF[j])
+        ai, aj = clip_pair(ai_old, aj_old, yi, yj, Gi, Gj,
+                           float(wQD[i]) + float(wQD[j]) - 2.0 * float(Ki[j]), Ci, Cj)
+        wa[i] = ai
+        wa[j] = aj
+        si, sj = yi * (ai - ai_old), yj * (aj - aj_old)
+        if si != 0.0:
+            wF -= si * Ki
+        if sj != 0.0:
+            wF -= sj * Kj
+        for t, a_new, a_old, Ct, yt, col in ((i, ai, ai_old, Ci, yi, col_i),
+                                             (j, aj, aj_old, Cj, yj, col_j)):
+            up[t] = a_new < Ct if yt > 0 else a_new > 0
+            low[t] = a_new > 0 if yt > 0 else a_new < Ct
+            if self.shrinking and (a_old >= Ct) != (a_new >= Ct):
+                self.st.Gb += (Ct * yt if a_new >= Ct else -Ct * yt) * col
+
+    def polish_check(self) -> bool | None:
+        """While polishing: the working set's gap estimate; once it meets gap_tol, verify
+        on every variable. None: not met; True: the point is returned; False: go on."""
+        st = self.st
+        self.sync()
+        est = st.gap_estimate() if self.act is None else st.working_gap(self.act)
+        if not est <= st.gap_tol:
+            return None
+        self.unshrink()
+        return st.polish_done()
+
+    def converged(self) -> tuple[bool, int, float, np.ndarray]:
+        """``m - M <= driver.tol`` on the active set: polish or re-check on every
+        variable. Returns (stop, i, Gmax, Fl_arr) of the selection to go on with."""
+        st = self.st
+        if self.act is not None:
+            self.sync()
+            if st.polish_unverified(self.act):  # go on at tol / 10 on the active set
+                self.check_counter = st.polish_every
+        if not st.viol > st.driver.tol:
+            if self.act is not None:  # un-shrink and re-check on every variable
+                self.unshrink()
+                self.i, self.Gmax, self.Fl_arr = self.select()
+            if not st.viol > st.driver.tol and not st.polish_more():
+                return True
+            # polishing goes on at driver.tol / 10, without a second early un-shrink
+            self.counter = 1  # shrink at the next iteration
+        return False
+
+    def run(self) -> int:
+        st, driver = self.st, self.st.driver
+        self.counter, self.check_counter = st.period + 1, st.polish_every
+        while True:
+            if st.polishing:
+                self.check_counter -= 1
+                if self.check_counter == 0:
+                    self.check_counter = st.polish_every
+                    verdict = self.polish_check()
+                    if verdict:
+                        return int(Reason.CONVERGED)
+                    if verdict is not None:
+                        self.counter = 1  # shrink at once
+            self.counter -= 1
+            if self.counter == 0:
+                self.counter = st.period
+                code = self.periodic()
+                if code is not None:
+                    return code
+            self.i, self.Gmax, self.Fl_arr = self.select()
+            if not st.viol > driver.tol and self.converged():
+                return int(Reason.CONVERGED)
+            code = driver.limit(st.k)
+            if code is not None:
+                return int(code)
+            self.pair_step(self.i, self.Gmax, self.Fl_arr)
+            st.k += 1
+            if driver.listening:
+                self.sync()
+                if st.notify():
+                    return int(Reason.CALLBACK)
+
+
+_AGAIN = -1  # a step of the compiled loop's driver: go on with the next chunk
+_CALLBACK = -2  # a chunk after which the callback asked to stop
+
+
+class _CompiledLoop:
+    """The compiled loop (:mod:`._smo_numba`): the same iterations on a contiguous working
+    set (LIBSVM's active set at the front), Python between chunks.
+
+    ``work``: the working set's original indices (None: all); ``arrays``: the working
+    arrays, views of the full ones while ``work`` is None, gathered copies otherwise (see
+    :meth:`wsync`). The cache's columns cover ``cache.basis``, a superset of ``work``:
+    every variable while the cache has room (then the gradient reconstruction reuses the
+    stored full columns), the working set itself once it is full (then n / m times more
+    columns fit).
+    """
+
+    def __init__(self, st: _State, shrinking: bool, nb: Any) -> None:
+        self.st, self.shrinking, self.nb = st, shrinking, nb
+        self.out_i = np.zeros(2, dtype=np.int64)
+        self.out_f = np.zeros(1)
+        self.resume = np.zeros(3, dtype=np.int64)  # a selection interrupted by a column
+        self.resume_f = np.zeros(2)
+        self.until_boundary = st.period
+        self.recent = 2 * st.period  # clock ticks (column uses) within which a column is kept
+        self.gb_upper = st.alpha >= st.c  # the bounds Gb reflects (tracked while work is None)
+        self.work: np.ndarray | None = None
+        self.no_pos = np.zeros(0, dtype=np.int64)
+        self.arrays = self.working()
+
+    def working(self) -> tuple[Any, ...]:
+        """The working arrays of ``work`` (after wsync of the previous ones)."""
+        st, work, cache = self.st, self.work, self.st.cache
+        if work is None:
+            up_, low_ = _masks(st.alpha, st.c, st.pos)
+            return (st.alpha, st.F, st.y, st.c, st.QD, up_.astype(np.uint8),
+                    low_.astype(np.uint8), self.no_pos, False)
+        wa_, wc_ = st.alpha[work], st.c[work]
+        up_, low_ = _masks(wa_, wc_, st.pos[work])
+        if cache.basis is None:
+            colpos, use = work, True
+        elif cache.basis.size == work.size:
+            colpos, use = self.no_pos, False
+        else:
+            where = np.full(st.n, -1, dtype=np.int64)
+            where[cache.basis] = np.arange(cache.basis.size)
+            colpos, use = where[work], True
+        return (wa_, st.F[work], st.y[work], wc_, st.QD[work], up_.astype(np.uint8),
+                low_.astype(np.uint8), np.ascontiguousarray(colpos), use)
+
+    def wsync(self) -> None:
+        if self.work is not None:
+            self.st.alpha[self.work] = self.arrays[0]
+            self.st.F[self.work] = self.arrays[1]
+
+    def reconstruct_full(self) -> None:
+        """F on every variable (LIBSVM's reconstruct_gradient); the working set stays."""
+        st, cache, work = self.st, self.st.cache, self.work
+        if work is None:
+            return
+        self.wsync()
+        alpha, c, y, F = st.alpha, st.c, st.y, st.F
+        # Gbar: the variables whose upper-bound status changed while it was not tracked
+        upper = alpha >= c
+        moved = np.flatnonzero(upper != self.gb_upper)
+        if moved.size:
+            st.Gb[:] += cache.matvec(moved, np.where(upper[moved], c[moved] * y[moved],
+                                                     -c[moved] * y[moved]))
+        self.gb_upper = upper
+        inactive = np.ones(st.n, dtype=bool)
+        inactive[work] = False
+        rows = np.flatnonzero(inactive)
+        free = np.flatnonzero((alpha > 0) & (alpha < c))
+        coef = alpha[free] * y[free]
+        v = np.zeros(rows.size)
+        if cache.basis is None:  # full stored columns: the stored ones are used
+            slots = cache.slot_of[free]
+            hit = slots >= 0
+            if hit.any():
+                full = np.zeros(st.n)
+                cache.gather(cache.store, np.ascontiguousarray(slots[hit]),
+                             np.ascontiguousarray(coef[hit]), full)
+                cache.hits += int(hit.sum())
+                v += full[rows]
+                free, coef = free[~hit], coef[~hit]
+        # the others: only the inactive rows of their columns, not stored (LIBSVM's
+        # reconstruct_gradient; full columns cost n / (n - m) times more values and
+        # would evict the working set's columns)
+        step = max(1, BLOCK_BYTES // (8 * max(1, rows.size)))
+        for start in range(0, free.size, step):
+            v += cache.cross(rows, free[start:start + step]) @ coef[start:start + step]
+        F[rows] = y[rows] - st.Gb[rows] - v
+
+    def set_work(self, new: np.ndarray | None) -> None:
+        """Make ``new`` the working set (F must be current on it) and gather its arrays."""
+        st, cache, n = self.st, self.st.cache, self.st.n
+        self.wsync()
+        if self.work is None and new is not None:
+            self.gb_upper = st.alpha >= st.c  # Gb is exact here and untracked from now on
+        if new is None:
+            if cache.basis is not None:
+                cache.rebasis(None, self.recent)
+        elif cache.basis is not None:
+            inside = np.zeros(n, dtype=bool)
+            inside[cache.basis] = True
+            if not inside[new].all():
+                cache.rebasis(new, self.recent)
+        self.work = work = new
+        if (work is not None and cache.used >= cache.cap
+                and 2 * work.size <= (n if cache.basis is None else cache.basis.size)):
+            cache.rebasis(work, self.recent)  # the cache is full: columns of the working set
+        st.min_active = min(st.min_active, n if work is None else work.size)
+        self.arrays = self.working()
+
+    def reshrink_full(self) -> None:
+        """After reconstruct_full: shrink the full set at once (LIBSVM's do_shrinking
+        after an un-shrink); the working set stays as it is without shrinking."""
+        if not self.shrinking:
+            return
+        st = self.st
+        shrink = _shrink_mask(st.F, *_masks(st.alpha, st.c, st.pos))
+        self.set_work(None if not shrink.any() or shrink.all() else np.flatnonzero(~shrink))
+
+    def chunk(self) -> int:
+        """Run the compiled loop up to the next event; returns its return code."""
+        st, driver, nb = self.st, self.st.driver, self.nb
+        steps = 1 if driver.listening else min(self.until_boundary, driver.max_iter - st.k)
+        if st.polishing:
+            steps = min(steps, self.until_check)
+        cache = st.cache
+        r = nb.run(*self.arrays[:5], st.Gb, *self.arrays[5:], cache.store, cache.slot_of,
+                   cache.stamp, cache.clock, driver.tol, steps,
+                   self.shrinking and self.work is None, self.out_i, self.out_f, self.resume,
+                   self.resume_f)
+        if r != nb.NEED_COLUMN or driver.listening:
+            self.resume[0] = 0  # the next call scans afresh
+        done = int(self.out_i[1])
+        st.k += done
+        self.until_boundary -= done
+        self.until_check -= done
+        st.viol = float(self.out_f[0])
+        if driver.listening and done:
+            self.wsync()
+            if st.notify():
+                return _CALLBACK
+        return r
+
+    def converged(self) -> int:
+        """The working set converged: polish, re-check on every variable, or go on."""
+        st = self.st
+        if self.work is not None:
+            self.wsync()
+            if st.polish_unverified(self.work):
+                self.until_check = st.polish_every
+                return _AGAIN
+            # converged on the active set: re-check on every variable
+            self.reconstruct_full()
+            st.viol = st.full_violation()
+        if not st.viol > st.driver.tol:
+            if not st.polish_more():
+                self.work = None  # F is complete: nothing to reconstruct in finish
+                return int(Reason.CONVERGED)
+            # polishing goes on at driver.tol / 10 from a just reconstructed gradient:
+            # no second early un-shrink (each costs n_free * (n - m) kernel values)
+        # go on, shrunk at once (LIBSVM goes on with every variable active and shrinks
+        # after one iteration; this skips that one full-length iteration)
+        self.reshrink_full()
+        self.until_boundary = self.st.period
+        return _AGAIN
+
+    def polish_check(self) -> int | None:
+        """While polishing: the working set's gap estimate; once it meets gap_tol, verify
+        on every variable (CONVERGED, or _AGAIN shrunk again; None: not met)."""
+        st = self.st
+        self.until_check = st.polish_every
+        self.wsync()
+        est = st.gap_estimate() if self.work is None else st.working_gap(self.work)
+        if not est <= st.gap_tol:
+            return None
+        self.resume[0] = 0
+        self.reconstruct_full()
+        if st.polish_done():
+            self.work = None  # F is complete: nothing to reconstruct in finish
+            return int(Reason.CONVERGED)
+        self.reshrink_full()
+        self.until_boundary = st.period
+        return _AGAIN
+
+    def boundary(self) -> int | None:
+        """Every ``period`` iterations: shrink (or un-shrink), the stall check, the report."""
+        st = self.st
+        self.resume[0] = 0  # the working set may change below: select afresh
+        self.until_boundary = st.period
+        if self.shrinking:
+            wF, f_up, f_low = self.arrays[1], self.arrays[5].astype(bool), \
+                self.arrays[6].astype(bool)
+            Fu = np.where(f_up, wF, -np.inf).max()
+            Fl = np.where(f_low, wF, np.inf).min()
+            if not st.unshrunk and Fu - Fl <= 10 * st.driver.tol:
+                # LIBSVM's do_shrinking: reconstruct, then shrink the full set at once
+                st.unshrunk = True
+                self.reconstruct_full()
+                self.reshrink_full()
+            else:
+                shrink = _shrink_mask(wF, f_up, f_low)
+                if shrink.any() and not shrink.all():
+                    work = self.work
+                    self.set_work(np.flatnonzero(~shrink) if work is None else work[~shrink])
+        if st.stalled(self.wsync):
+            return int(Reason.STALLED)
+        if st.driver.report is not None:
+            self.wsync()
+            st.driver.row(st.k, st.n if self.work is None else self.work.size, st.viol,
+                          int(np.count_nonzero(st.alpha)), st.cache.computed,
+                          int(st.cache.clock[0]), st.driver.elapsed)
+        return None
+
+    def run(self) -> int:
+        st, driver, nb = self.st, self.st.driver, self.nb
+        self.until_check = st.polish_every
+        while True:
+            r = self.chunk()
+            if r == _CALLBACK:
+                return int(Reason.CALLBACK)
+            if r == nb.CONVERGED:
+                code = self.converged()
+                if code == _AGAIN:
+                    continue
+                return code
+            if r == nb.NEED_COLUMN:
+                st.cache.fetch(int(self.out_i[0]))
+            code = driver.limit(st.k)
+            if code is not None:
+                return int(code)
+            if st.polishing and self.until_check <= 0:
+                code = self.polish_check()
+                if code == _AGAIN:
+                    continue
+                if code is not None:
+                    return code
+            if self.until_boundary > 0:
+                continue
+            code = self.boundary()
+            if code is not None:
+                return code
+
+    def finish(self) -> None:
+        """F on every variable (if stopped while shrunk); the uses of stored columns."""
+        if self.work is not None:
+            self.reconstruct_full()
+        cache = self.st.cache
+        cache.hits += max(int(cache.clock[0]) - cache.computed, 0)
+
+
+def _solution(st: _State, code: int, setup_time: float, engine: str) -> Solution:
+    """The Solution of a stopped loop: offset, objectives, the solver's certificate; an
+    OPTIMAL whose relative gap exceeds GAP_RTOL is not certified (driver.finish)."""
+    alpha, F, y, c, cache, driver = st.alpha, st.F, st.y, st.c, st.cache, st.driver
+    if code != Reason.CONVERGED:
+        st.viol = st.full_violation()
+    kkt = max(st.viol, 0.0) if math.isfinite(st.viol) else 0.0
+    b, dual_obj, primal_obj, rel_gap = _terms(alpha, F, y, c, st.pos)
+    primal_res = max(abs(float(y @ alpha)), float(np.max(-alpha)), float(np.max(alpha - c)), 0.0)
+    solve_time = driver.elapsed
+    # never OPTIMAL when its own certificate fails (at C = 1e12 the absolute tol on
+    # m - M allows a slack cost ~ sum(c) * tol, a huge gap)
+    status, message = driver.finish(
+        code, certified=rel_gap <= GAP_RTOL, window=st.stall.window, viol=kkt,
+        why=(f"primal - dual gap {primal_obj - dual_obj:.3g} (relative {rel_gap:.3g} > "
+             f"{GAP_RTOL:g}) at m - M = {kkt:.3g} <= tol; the KKT tolerance is absolute "
+             f"while the costs reach {float(np.max(c)):.3g}: lower tol or C"))
+    if driver.report is not None:
+        driver.row(st.k, st.n, kkt, int(np.count_nonzero(alpha)), cache.computed, cache.hits,
+                   solve_time)
+        driver.report.print_footer(message, dual_obj, primal_obj - dual_obj)
+    return Solution(
+        status=status,
+        solver="smo",
+        objective=dual_obj,
+        values={"alpha": alpha},
+        iterations=st.k,
+        setup_time=setup_time,
+        solve_time=solve_time,
+        residuals=Residuals(primal=primal_res, dual=kkt, gap=primal_obj - dual_obj,
+                            source="solver"),
+        message=message,
+        extras={
+            "b": b,
+            "kkt_violation": kkt,
+            "kernel_evaluations": cache.computed,
+            "kernel_values": cache.values,
+            "min_column_length": getattr(cache, "min_length", st.n),
+            "cache_hits": cache.hits,
+            "min_active_size": st.min_active,
+            "primal_objective": primal_obj,
+            "polish_tol": driver.tol,
+            "certificate_gap_estimate": st.cert_gap,
+            "engine": engine,
+            "column_dtype": "float64" if engine == "numpy" else str(cache.dtype),
+        },
+    )
+
+
 @register("smo", kinds=[kinds.SVM_DUAL], specialized=True, requires=("numpy",),
           compare_options={"tol": 1e-8}, warm_start=smo_alpha,
           certify_tol=1e-3)  # default tol 1e-3 on the KKT violation m - M (LIBSVM's)
-@_one_blas_thread
 def solve_smo(
     program,
     *,
@@ -667,6 +936,7 @@ def solve_smo(
     shrinking: bool = True,
     cache_size: float = 200.0,
     x0: np.ndarray | None = None,
+    x0_products: tuple[np.ndarray, np.ndarray] | None = None,
     callback: Callback | None = None,
     gap_tol: float | None = 9e-4,
     engine: str = "auto",
@@ -702,6 +972,12 @@ def solve_smo(
     x0 : ndarray of shape (n,), optional
         Feasible warm start :math:`\alpha`; raises :class:`OptionError` if
         infeasible.
+    x0_products : (ndarray, ndarray), optional
+        :math:`(K(x_0\circ y), K_{:,B}(c_B\circ y_B))` with :math:`B = \{i : x_{0,i}
+        \ge c_i\}`, from the program's kernel, when the caller has them (a path's warm
+        start computed them from the columns it holds): the initial gradient is then
+        not recomputed. Only with ``x0``; the returned point is certified by the
+        program either way.
     callback : callable, optional
         ``callback(intermediate_result)`` after every iteration with an
         :class:`~conicml.solvers._callback.IntermediateResult` (a copy of :math:`\alpha` in
@@ -735,7 +1011,9 @@ def solve_smo(
         ``cache_size``, and the gradient is still accumulated in float64 (a column's
         rounding, :math:`2^{-24}` relative, enters :math:`G` once per column and
         variable, not once per update). ``"auto"``: float32 when ``tol`` :math:`\ge
-        10^{-5}` (LIBSVM's regime), float64 for tighter tolerances. The returned point is
+        10^{-5}` (LIBSVM's regime), float64 for tighter tolerances, and float64 with no
+        column stored at all when the program's precomputed Gram matrix is float64 in
+        column-major order (its columns are read in place). The returned point is
         certified by the program's certificate, recomputed in float64.
 
     Returns
@@ -762,543 +1040,44 @@ def solve_smo(
     if column_dtype not in ("auto", "float32", "float64"):
         raise OptionError("smo: column_dtype must be 'auto', 'float32' or 'float64', "
                           f"got {column_dtype!r}")
+    # a column-major float64 Gram matrix is its own column store (StoreCache.borrow)
+    borrow = (nb is not None and column_dtype != "float32"
+              and getattr(kernel, "name", None) == "precomputed"
+              and X.dtype == np.float64 and X.T.flags.c_contiguous)
     if column_dtype == "auto":
-        column_dtype = "float32" if tol >= FLOAT32_MIN_TOL else "float64"
-    alpha = np.zeros(n) if x0 is None else _check_x0(x0, y, c)
-
-    cache = (_StoreCache(kernel, X, n, cache_size, dtype=column_dtype) if nb is not None
-             else _ColumnCache(kernel, X, n, cache_size))
-    if nb is not None:
-        cache.gather = nb.gather_matvec
-        cache.compact = nb.compact
-    QD = np.asarray(kernel.diagonal(X), dtype=float).reshape(-1)
-    if QD.shape != (n,) or not np.all(np.isfinite(QD)):
-        raise SolverError("smo: kernel.diagonal(X) must be a finite vector of length n")
-    pos = y > 0
-
-    # F = -y * G is LIBSVM's -y_t grad_t; Gb = y * Gbar with Gbar = sum_{alpha_t = c_t} c_t Q_t.
-    F = y.copy()
-    Gb = np.zeros(n)
-    nz = np.flatnonzero(alpha > 0)
-    if nz.size:
-        coef = np.column_stack([alpha[nz] * y[nz], np.where(alpha[nz] >= c[nz], c[nz] * y[nz], 0)])
-        prod = cache.matvec(nz, coef)
-        F -= prod[:, 0]
-        Gb = prod[:, 1]
-    setup_time = time.perf_counter() - t_setup
-
-    # ---- the SMO loop ------------------------------------------------------------------
-    stop = stopper("smo", callback,
-                   legacy=lambda r: (r.iteration, r.values["alpha"], r.residual))
-    t_solve = time.perf_counter()
-    act: np.ndarray | None = None  # active indices (None: all variables active)
-    min_active = n
-    unshrunk = False
-
-    def masks(a: np.ndarray, cc: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        below, above = a < cc, a > 0
-        return np.where(p, below, above), np.where(p, above, below)
-
-    def working_set(sub: np.ndarray | None):
-        """Working arrays of the active set (views of the full arrays when all active)."""
-        if sub is None:
-            w_up, w_low = masks(alpha, c, pos)
-            return alpha, F, y, c, QD, w_up, w_low
-        wa = alpha[sub]
-        w_up, w_low = masks(wa, c[sub], pos[sub])
-        return wa, F[sub], y[sub], c[sub], QD[sub], w_up, w_low
-
-    def sync(sub: np.ndarray | None, wa: np.ndarray, wF: np.ndarray) -> None:
-        if sub is not None:
-            alpha[sub] = wa
-            F[sub] = wF
-
-    def reconstruct(sub: np.ndarray | None) -> None:
-        """Rebuild F outside the active set from Gbar and the free variables."""
-        if sub is None:
-            return
-        inactive = np.ones(n, dtype=bool)
-        inactive[sub] = False
-        free = np.flatnonzero((alpha > 0) & (alpha < c))
-        v = cache.matvec(free, alpha[free] * y[free])
-        F[inactive] = y[inactive] - Gb[inactive] - v[inactive]
-
-    def column(i_full: int, sub: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        col = cache.get(i_full)
-        return col, (col if sub is None else col[sub])
-
-    wa, wF, wy, wc, wQD, up, low = working_set(act)
-    report = _Report if verbose else None
-    if report is not None:
-        print(f"smo: n = {n}, tol = {tol:g}, shrinking = {shrinking}, "
-              f"cache = {cache.capacity} columns")
-        report.print_header()
-    period = min(n, 1000)
-    counter = period + 1
-    k = 0
-    code = 0
-    viol = math.inf
-    # stall detection: the net movement of alpha over a window of iterations
-    stall_window = max(10_000, 100 * n)
-    stall_step = 1e-6 * float(np.max(c))
-    window_start, alpha_window = 0, alpha.copy()
-    # polishing (gap_tol): after convergence at tol_cur, go on at tol_cur / 10 while the
-    # relative primal - dual gap exceeds gap_tol, down to tol / 1000
-    tol_cur = tol
-    cert_gap = math.nan  # the certificate's gap estimate at the last polishing decision
-    polish_floor = tol * 1.0001e-3
-
-    # While polishing, the certificate's gap is estimated every polish_every iterations
-    # from the working set's terms (_working_gap; the shrunk variables' taken as zero, as
-    # shrinking assumes): the loop stops on the certificate's own number as soon as it is
-    # reached (verified on every variable), not at the next tol_cur / 10.
-    polishing = False
-    polish_every = max(1, period // 4)
-
-    def box_violation() -> float:
-        return max(float(np.max(-alpha)), float(np.max(alpha - c)), abs(float(y @ alpha)), 0.0)
-
-    def gap_estimate() -> float:
-        """The certificate's relative gap from alpha and F (both synced, F complete)."""
-        return _certificate_gap(alpha, F, y, c, box_violation())
-
-    def polish_more() -> bool:
-        """After convergence at tol_cur with F complete: go on (at tol_cur / 10)?"""
-        nonlocal tol_cur, cert_gap, polishing
-        if gap_tol is None:
-            return False
-        cert_gap = gap_estimate()
-        if cert_gap <= gap_tol or tol_cur <= polish_floor:
-            return False
-        tol_cur /= 10.0
-        polishing = True
-        return True
-
-    def polish_unverified(active: np.ndarray) -> bool:
-        """Converged at tol (the first level) on a shrunk set: go on at tol / 10 without
-        the full re-check when the working set's estimate already exceeds
-        POLISH_SKIP * gap_tol (the re-check, a gradient reconstruction, would only
-        confirm it; the final one verifies every variable)."""
-        nonlocal tol_cur, cert_gap, polishing
-        if gap_tol is None or polishing:
-            return False
-        est = _working_gap(alpha, F, y, c, box_violation(), active)
-        if not est > POLISH_SKIP * gap_tol:
-            return False
-        cert_gap = est
-        tol_cur /= 10.0
-        polishing = True
-        return True
-
-    def polish_done() -> bool:
-        """F complete: does the point meet tol on every variable and gap_tol?"""
-        nonlocal cert_gap, viol
-        up_all, low_all = masks(alpha, c, pos)
-        full = float(np.where(up_all, F, -np.inf).max() - np.where(low_all, F, np.inf).min())
-        viol = full  # the violation on every variable, reported if the point is returned
-        if full > tol:
-            return False
-        cert_gap = gap_estimate()
-        return cert_gap <= gap_tol
-
-    if nb is not None:
-        # the compiled loop (see _smo_numba): the same iterations on a contiguous working
-        # set (LIBSVM's active set at the front), Python between chunks. work: the working
-        # set's original indices (None: all); w*: the working arrays, views of the full
-        # ones while work is None, gathered copies otherwise (see wsync). The cache's
-        # columns cover cache.basis, a superset of work: every variable while the cache
-        # has room (then the gradient reconstruction reuses the stored full columns), the
-        # working set itself once it is full (then n / m times more columns fit).
-        out_i = np.zeros(2, dtype=np.int64)
-        out_f = np.zeros(1)
-        resume = np.zeros(3, dtype=np.int64)  # a selection interrupted by a missing column
-        resume_f = np.zeros(2)
-        until_boundary = period
-        recent = 2 * period  # clock ticks (column uses) within which a column is kept
-        gb_upper = alpha >= c  # the bounds Gb reflects (tracked only while work is None)
-        work: np.ndarray | None = None
-        no_pos = np.zeros(0, dtype=np.int64)
-
-        def working() -> tuple[Any, ...]:
-            """The working arrays of ``work`` (after wsync of the previous ones)."""
-            if work is None:
-                up_, low_ = masks(alpha, c, pos)
-                return (alpha, F, y, c, QD, up_.astype(np.uint8), low_.astype(np.uint8),
-                        no_pos, False)
-            wa_, wc_ = alpha[work], c[work]
-            up_, low_ = masks(wa_, wc_, pos[work])
-            if cache.basis is None:
-                colpos, use = work, True
-            elif cache.basis.size == work.size:
-                colpos, use = no_pos, False
-            else:
-                where = np.full(n, -1, dtype=np.int64)
-                where[cache.basis] = np.arange(cache.basis.size)
-                colpos, use = where[work], True
-            return (wa_, F[work], y[work], wc_, QD[work], up_.astype(np.uint8),
-                    low_.astype(np.uint8), np.ascontiguousarray(colpos), use)
-
-        def wsync() -> None:
-            if work is not None:
-                alpha[work] = wa
-                F[work] = wF
-
-        def reconstruct_full() -> None:
-            """F on every variable (LIBSVM's reconstruct_gradient); the working set stays."""
-            nonlocal gb_upper
-            if work is None:
-                return
-            wsync()
-            # Gbar: the variables whose upper-bound status changed while it was not tracked
-            upper = alpha >= c
-            moved = np.flatnonzero(upper != gb_upper)
-            if moved.size:
-                Gb[:] += cache.matvec(moved, np.where(upper[moved], c[moved] * y[moved],
-                                                      -c[moved] * y[moved]))
-            gb_upper = upper
-            inactive = np.ones(n, dtype=bool)
-            inactive[work] = False
-            rows = np.flatnonzero(inactive)
-            free = np.flatnonzero((alpha > 0) & (alpha < c))
-            coef = alpha[free] * y[free]
-            v = np.zeros(rows.size)
-            if cache.basis is None:  # full stored columns: the stored ones are used
-                slots = cache.slot_of[free]
-                hit = slots >= 0
-                if hit.any():
-                    full = np.zeros(n)
-                    cache.gather(cache.store, np.ascontiguousarray(slots[hit]),
-                                 np.ascontiguousarray(coef[hit]), full)
-                    cache.hits += int(hit.sum())
-                    v += full[rows]
-                    free, coef = free[~hit], coef[~hit]
-            # the others: only the inactive rows of their columns, not stored (LIBSVM's
-            # reconstruct_gradient; full columns cost n / (n - m) times more values and
-            # would evict the working set's columns)
-            step = max(1, _BLOCK_BYTES // (8 * max(1, rows.size)))
-            for start in range(0, free.size, step):
-                v += cache.cross(rows, free[start:start + step]) @ coef[start:start + step]
-            F[rows] = y[rows] - Gb[rows] - v
-
-        def set_work(new: np.ndarray | None) -> None:
-            """Make ``new`` the working set (F must be current on it)."""
-            nonlocal work, gb_upper, min_active
-            wsync()
-            if work is None and new is not None:
-                gb_upper = alpha >= c  # Gb is exact here and untracked from now on
-            if new is None:
-                if cache.basis is not None:
-                    cache.rebasis(None, recent)
-            elif cache.basis is not None:
-                inside = np.zeros(n, dtype=bool)
-                inside[cache.basis] = True
-                if not inside[new].all():
-                    cache.rebasis(new, recent)
-            work = new
-            if (work is not None and cache.used >= cache.cap
-                    and 2 * work.size <= (n if cache.basis is None else cache.basis.size)):
-                cache.rebasis(work, recent)  # the cache is full: columns of the working set
-            min_active = min(min_active, n if work is None else work.size)
-
-        def shrink_mask(Fv: np.ndarray, f_up: np.ndarray, f_low: np.ndarray) -> np.ndarray:
-            Fu = np.where(f_up, Fv, -np.inf).max()
-            Fl = np.where(f_low, Fv, np.inf).min()
-            return (f_up & ~f_low & (Fv < Fl)) | (f_low & ~f_up & (Fv > Fu))
-
-        def reshrink_full() -> None:
-            """After reconstruct_full: shrink the full set at once (LIBSVM's do_shrinking
-            after an un-shrink)."""
-            up_all, low_all = masks(alpha, c, pos)
-            shrink = shrink_mask(F, up_all, low_all)
-            set_work(None if not shrink.any() or shrink.all() else np.flatnonzero(~shrink))
-
-        wa, wF, wy, wc, wQD, flag_up, flag_low, colpos, use_colpos = working()
-        until_check = polish_every
-        while True:
-            steps = 1 if stop is not None else min(until_boundary, max_iter - k)
-            if polishing:
-                steps = min(steps, until_check)
-            r = nb.run(wa, wF, wy, wc, wQD, Gb, flag_up, flag_low, colpos, use_colpos,
-                       cache.store, cache.slot_of, cache.stamp, cache.clock, tol_cur, steps,
-                       shrinking and work is None, out_i, out_f, resume, resume_f)
-            if r != nb.NEED_COLUMN or stop is not None:
-                resume[0] = 0  # the next call scans afresh
-            done = int(out_i[1])
-            k += done
-            until_boundary -= done
-            until_check -= done
-            viol = float(out_f[0])
-            if stop is not None and done:
-                wsync()
-                if stop(IntermediateResult(iteration=k, residual=viol,
-                                           elapsed=time.perf_counter() - t_solve,
-                                           values={"alpha": alpha.copy()})):
-                    code = 3
-                    break
-            if r == nb.CONVERGED:
-                if work is not None:
-                    wsync()
-                    if polish_unverified(work):
-                        until_check = polish_every
-                        continue
-                if work is not None:
-                    # converged on the active set: re-check on every variable
-                    reconstruct_full()
-                    up_all, low_all = masks(alpha, c, pos)
-                    viol = float(np.where(up_all, F, -np.inf).max()
-                                 - np.where(low_all, F, np.inf).min())
-                if not viol > tol_cur:
-                    if not polish_more():
-                        code = 0
-                        work = None  # F is complete: nothing to reconstruct below
-                        break
-                    # polishing goes on at tol_cur / 10 from a just reconstructed gradient:
-                    # no second early un-shrink (each costs n_free * (n - m) kernel values)
-                # go on, shrunk at once (LIBSVM goes on with every variable active and
-                # shrinks after one iteration; this skips that one full-length iteration)
-                if shrinking:
-                    reshrink_full()
-                    wa, wF, wy, wc, wQD, flag_up, flag_low, colpos, use_colpos = working()
-                until_boundary = period
-                continue
-            if r == nb.NEED_COLUMN:
-                cache.fetch(int(out_i[0]))
-            if k >= max_iter:
-                code = 1
-                break
-            if time_limit is not None and time.perf_counter() - t_solve > time_limit:
-                code = 2
-                break
-            if polishing and until_check <= 0:
-                until_check = polish_every
-                wsync()
-                est = (gap_estimate() if work is None
-                       else _working_gap(alpha, F, y, c, box_violation(), work))
-                if est <= gap_tol:
-                    # the certificate's gap reached on the working set: verify on all
-                    resume[0] = 0
-                    reconstruct_full()
-                    if polish_done():
-                        code = 0
-                        work = None
-                        break
-                    if shrinking:
-                        reshrink_full()
-                        wa, wF, wy, wc, wQD, flag_up, flag_low, colpos, use_colpos = working()
-                    until_boundary = period
-                    continue
-            if until_boundary > 0:
-                continue
-            resume[0] = 0  # the working set may change below: select afresh
-            until_boundary = period
-            if shrinking:
-                f_up, f_low = flag_up.astype(bool), flag_low.astype(bool)
-                Fu = np.where(f_up, wF, -np.inf).max()
-                Fl = np.where(f_low, wF, np.inf).min()
-                if not unshrunk and Fu - Fl <= 10 * tol_cur:
-                    # LIBSVM's do_shrinking: reconstruct, then shrink the full set at once
-                    unshrunk = True
-                    reconstruct_full()
-                    reshrink_full()
-                    wa, wF, wy, wc, wQD, flag_up, flag_low, colpos, use_colpos = working()
-                else:
-                    shrink = shrink_mask(wF, f_up, f_low)
-                    if shrink.any() and not shrink.all():
-                        set_work(np.flatnonzero(~shrink) if work is None else work[~shrink])
-                        wa, wF, wy, wc, wQD, flag_up, flag_low, colpos, use_colpos = working()
-            if k - window_start >= stall_window:
-                wsync()
-                moved = float(np.max(np.abs(alpha - alpha_window)))
-                if moved <= stall_step and viol > tol_cur:
-                    code = 4
-                    break
-                window_start, alpha_window = k, alpha.copy()
-            if report is not None:
-                wsync()
-                report.print_iteration(k, n if work is None else work.size, viol,
-                                       int(np.count_nonzero(alpha)), cache.computed,
-                                       int(cache.clock[0]), time.perf_counter() - t_solve)
-        if work is not None:  # stopped while shrunk
-            reconstruct_full()
-        cache.hits += max(int(cache.clock[0]) - cache.computed, 0)  # uses of stored columns
-    else:
-        check_counter = polish_every
-        while True:
-            if polishing:
-                check_counter -= 1
-                if check_counter == 0:
-                    check_counter = polish_every
-                    sync(act, wa, wF)
-                    est = (gap_estimate() if act is None
-                           else _working_gap(alpha, F, y, c, box_violation(), act))
-                    if est <= gap_tol:
-                        # the certificate's gap reached on the working set: verify on all
-                        reconstruct(act)
-                        act = None
-                        wa, wF, wy, wc, wQD, up, low = working_set(act)
-                        if polish_done():
-                            code = 0
-                            break
-                        counter = 1  # shrink at once
-            counter -= 1
-            if counter == 0:
-                counter = period
-                if shrinking:
-                    Fu = np.where(up, wF, -np.inf).max()
-                    Fl = np.where(low, wF, np.inf).min()
-                    if not unshrunk and Fu - Fl <= 10 * tol_cur:
-                        unshrunk = True
-                        sync(act, wa, wF)
-                        reconstruct(act)
-                        act = None
-                        wa, wF, wy, wc, wQD, up, low = working_set(act)
-                        Fu = np.where(up, wF, -np.inf).max()
-                        Fl = np.where(low, wF, np.inf).min()
-                    shrink = (up & ~low & (wF < Fl)) | (low & ~up & (wF > Fu))
-                    if shrink.any() and not shrink.all():
-                        sync(act, wa, wF)
-                        keep = np.flatnonzero(~shrink)
-                        act = keep if act is None else act[keep]
-                        min_active = min(min_active, act.size)
-                        wa, wF, wy, wc, wQD, up, low = working_set(act)
-                if k - window_start >= stall_window:
-                    sync(act, wa, wF)
-                    moved = float(np.max(np.abs(alpha - alpha_window)))
-                    if moved <= stall_step and viol > tol_cur:
-                        code = 4
-                        break
-                    window_start, alpha_window = k, alpha.copy()
-                if report is not None:
-                    report.print_iteration(k, n if act is None else act.size, viol,
-                                           int(np.count_nonzero(wa)), cache.computed, cache.hits,
-                                           time.perf_counter() - t_solve)
-
-            # -- working-set selection (WSS2) --
-            Fu_arr = np.where(up, wF, -np.inf)
-            i = int(Fu_arr.argmax())
-            Gmax = float(Fu_arr[i])
-            Fl_arr = np.where(low, wF, np.inf)
-            viol = Gmax - float(Fl_arr.min())
-            if not viol > tol_cur and act is not None:
-                sync(act, wa, wF)
-                if polish_unverified(act):  # go on at tol / 10 on the active set
-                    check_counter = polish_every
-            if not viol > tol_cur:
-                # converged on the active set: un-shrink and re-check on every variable
-                if act is not None:
-                    sync(act, wa, wF)
-                    reconstruct(act)
-                    act = None
-                    wa, wF, wy, wc, wQD, up, low = working_set(act)
-                    Fu_arr = np.where(up, wF, -np.inf)
-                    i = int(Fu_arr.argmax())
-                    Gmax = float(Fu_arr[i])
-                    Fl_arr = np.where(low, wF, np.inf)
-                    viol = Gmax - float(Fl_arr.min())
-                if not viol > tol_cur:
-                    if not polish_more():
-                        code = 0
-                        break
-                    # polishing goes on at tol_cur / 10, without a second early un-shrink
-                counter = 1  # shrink at the next iteration
-            if k >= max_iter:
-                code = 1
-                break
-            if time_limit is not None and time.perf_counter() - t_solve > time_limit:
-                code = 2
-                break
-            i_full = i if act is None else int(act[i])
-            col_i, Ki = column(i_full, act)
-            gain = Gmax - Fl_arr
-            np.maximum(gain, 0.0, out=gain)
-            np.square(gain, out=gain)
-            quad = wQD - 2.0 * Ki
-            quad += wQD[i]
-            quad[quad <= 0] = TAU
-            gain /= quad
-            j = int(gain.argmax())
-            j_full = j if act is None else int(act[j])
-            col_j, Kj = column(j_full, act)
-
-            # -- two-variable update with clipping (LIBSVM's Solver::Solve) --
-            yi, yj = float(wy[i]), float(wy[j])
-            Ci, Cj = float(wc[i]), float(wc[j])
-            ai_old, aj_old = float(wa[i]), float(wa[j])
-            Gi, Gj = -yi * float(wF[i]), -yj * float(wF[j])
-            ai, aj = clip_pair(ai_old, aj_old, yi, yj, Gi, Gj,
-                               float(wQD[i]) + float(wQD[j]) - 2.0 * float(Ki[j]), Ci, Cj)
-            wa[i] = ai
-            wa[j] = aj
-            si, sj = yi * (ai - ai_old), yj * (aj - aj_old)
-            if si != 0.0:
-                wF -= si * Ki
-            if sj != 0.0:
-                wF -= sj * Kj
-            for t, a_new, a_old, Ct, yt, col in ((i, ai, ai_old, Ci, yi, col_i),
-                                                 (j, aj, aj_old, Cj, yj, col_j)):
-                up[t] = a_new < Ct if yt > 0 else a_new > 0
-                low[t] = a_new > 0 if yt > 0 else a_new < Ct
-                if shrinking and (a_old >= Ct) != (a_new >= Ct):
-                    Gb += (Ct * yt if a_new >= Ct else -Ct * yt) * col
-            k += 1
-            if stop is not None:
-                sync(act, wa, wF)
-                if stop(IntermediateResult(iteration=k, residual=viol,
-                                           elapsed=time.perf_counter() - t_solve,
-                                           values={"alpha": alpha.copy()})):
-                    code = 3
-                    break
-
-        sync(act, wa, wF)
-        if act is not None:  # stopped by a limit while shrunk
-            reconstruct(act)
-            act = None
-    up, low = masks(alpha, c, pos)
-    if code != 0:
-        viol = float(np.where(up, F, -np.inf).max() - np.where(low, F, np.inf).min())
-    kkt = max(viol, 0.0) if math.isfinite(viol) else 0.0
-
-    # ---- offset, objectives and certificate --------------------------------------------
-    b, dual_obj, primal_obj, rel_gap = _terms(alpha, F, y, c, pos)
-    primal_res = max(abs(float(y @ alpha)), float(np.max(-alpha)), float(np.max(alpha - c)), 0.0)
-    solve_time = time.perf_counter() - t_solve
-    message = TERMINATION_MESSAGES[code].format(window=stall_window, viol=kkt)
-    status = STATUS_MAP[code]
-    if status is Status.OPTIMAL and not rel_gap <= GAP_RTOL:
-        # never OPTIMAL when its own certificate fails (at C = 1e12 the absolute tol on
-        # m - M allows a slack cost ~ sum(c) * tol, a huge gap)
-        status = Status.OPTIMAL_INACCURATE
-        message = (f"not certified: primal - dual gap {primal_obj - dual_obj:.3g} (relative "
-                   f"{rel_gap:.3g} > {GAP_RTOL:g}) at m - M = {kkt:.3g} <= tol; the KKT "
-                   f"tolerance is absolute while the costs reach {float(np.max(c)):.3g}: "
-                   "lower tol or C; " + message)
-    if report is not None:
-        report.print_iteration(k, n, kkt, int(np.count_nonzero(alpha)), cache.computed,
-                               cache.hits, solve_time)
-        report.print_footer(message, dual_obj, primal_obj - dual_obj)
-    return Solution(
-        status=status,
-        solver="smo",
-        objective=dual_obj,
-        values={"alpha": alpha},
-        iterations=k,
-        setup_time=setup_time,
-        solve_time=solve_time,
-        residuals=Residuals(primal=primal_res, dual=kkt, gap=primal_obj - dual_obj,
-                            source="solver"),
-        message=message,
-        extras={
-            "b": b,
-            "kkt_violation": kkt,
-            "kernel_evaluations": cache.computed,
-            "kernel_values": cache.values,
-            "min_column_length": getattr(cache, "min_length", n),
-            "cache_hits": cache.hits,
-            "min_active_size": min_active,
-            "primal_objective": primal_obj,
-            "polish_tol": tol_cur,
-            "certificate_gap_estimate": cert_gap,
-            "engine": "numpy" if nb is None else "numba",
-            "column_dtype": "float64" if nb is None else str(cache.dtype),
-        },
-    )
+        column_dtype = "float32" if tol >= FLOAT32_MIN_TOL and not borrow else "float64"
+    products = None
+    if x0_products is not None:
+        products = tuple(np.asarray(v, dtype=float) for v in x0_products)
+        if x0 is None or len(products) != 2 or any(
+                v.shape != (n,) or not np.all(np.isfinite(v)) for v in products):
+            raise OptionError("smo: x0_products must be two finite vectors of length "
+                              f"{n} and come with x0")
+    # one BLAS thread, as LIBSVM: the loop's products are one Gram column at a time, and
+    # waking a thread pool for each costs more than the product
+    with one_blas_thread():
+        alpha = np.zeros(n) if x0 is None else _check_x0(x0, y, c)
+        cache = (StoreCache(kernel, X, n, cache_size, dtype=column_dtype) if nb is not None
+                 else ColumnCache(kernel, X, n, cache_size))
+        if nb is not None:
+            cache.gather = nb.gather_matvec
+            cache.compact = nb.compact
+            if borrow:
+                cache.borrow()
+        QD = np.asarray(kernel.diagonal(X), dtype=float).reshape(-1)
+        if QD.shape != (n,) or not np.all(np.isfinite(QD)):
+            raise SolverError("smo: kernel.diagonal(X) must be a finite vector of length n")
+        driver = Driver("smo", tol=tol, max_iter=max_iter, time_limit=time_limit,
+                        messages=TERMINATION_MESSAGES, statuses=STATUS_MAP, allow_zero=True,
+                        callback=callback,
+                        legacy=lambda r: (r.iteration, r.values["alpha"], r.residual),
+                        report=_Report if verbose else None)
+        st = _State(y, c, QD, cache, alpha, gap_tol, driver, products)
+        setup_time = time.perf_counter() - t_setup
+        driver.start(f"smo: n = {n}, tol = {tol:g}, shrinking = {shrinking}, "
+                     f"cache = {cache.capacity} columns")
+        st.start()
+        loop = _NumpyLoop(st, shrinking) if nb is None else _CompiledLoop(st, shrinking, nb)
+        code = loop.run()
+        loop.finish()
+        return _solution(st, code, setup_time, "numpy" if nb is None else "numba")

@@ -91,6 +91,7 @@ maximal KKT violation, gap = (P - D)/|P|)``, :math:`P` the primal (4.1) at
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections import OrderedDict
@@ -102,8 +103,8 @@ from ..exceptions import OptionError, SolverError
 from ..kinds import SVOR_QP_DUAL, SVORIM_QP_DUAL
 from ..registry import register
 from ..solution import Residuals, Solution, Status
-from ._callback import IntermediateResult, check_callback, notify
-from ._options import check_common
+from ._driver import Driver, Reason, message_table, status_table
+from ._options import check_cache_size
 from ._ordinal_wss import (
     midpoint_thresholds,
     partner_mask,
@@ -117,19 +118,15 @@ from ._warm import svor_pair
 __all__ = ["TERMINATION_MESSAGES", "solve_smo_or"]
 
 #: Stop reason -> message.
-TERMINATION_MESSAGES: dict[int, str] = {
-    0: "converged: maximal KKT violation max_i(B_low^i - B_up^i) <= tol",
-    1: "maximum number of iterations reached (max_iter)",
-    2: "time limit reached (time_limit)",
-    3: "stopped by the callback",
-    4: "stalled: the maximal violating pair admits no step (numerical stall)",
-    5: "no progress: the maximal KKT violation has not decreased over the last "
-       "20 max(1000, 10 m) pair steps",
-}
+TERMINATION_MESSAGES: dict[int, str] = message_table(
+    "converged: maximal KKT violation max_i(B_low^i - B_up^i) <= tol",
+    {Reason.STALLED: "stalled: the maximal violating pair admits no step (numerical stall)",
+     5: "no progress: the maximal KKT violation has not decreased over the last "
+        "20 max(1000, 10 m) pair steps"},
+)
+NO_PROGRESS = 5  # the no-progress rule (below) fired twice
 
-STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT,
-                                 2: Status.USER_LIMIT, 3: Status.USER_LIMIT,
-                                 4: Status.USER_LIMIT, 5: Status.USER_LIMIT}
+STATUS_MAP: dict[int, Status] = status_table({NO_PROGRESS: Status.USER_LIMIT})
 TAU = 1e-12
 KINDS = (SVOR_QP_DUAL, SVORIM_QP_DUAL)
 
@@ -245,6 +242,207 @@ def _check_x0(x0: Any, con: Any, C: float, m: int) -> np.ndarray:
     return np.clip(x, 0.0, C)
 
 
+class _Loop:
+    """SMO-OR's state: the point ``x``, ``v`` and ``g = K v``, and the active problem
+    (every variable until shrinking sets some aside; arrays sorted by threshold; points
+    are local indices into ``rows``)."""
+
+    def __init__(self, con: Any, x: np.ndarray, cols: _Columns, diag: np.ndarray,
+                 driver: Driver, shrinking: bool, setup_time: float) -> None:
+        self.con, self.x, self.cols, self.diag, self.driver = con, x, cols, diag, driver
+        self.coupled, self.r, self.C = bool(con.coupled), int(con.r), float(con.C)
+        self.m = m = np.asarray(con.ranks).size
+        self.n_thr = self.r - 1
+        self.cl, self.sig, self.thr = cl, sig, thr = con.layout()
+        self.nv = nv = cl.size
+        self.shrinking, self.setup_time = shrinking, setup_time
+        self.v = np.bincount(cl, weights=-sig * x, minlength=m)
+        self.g = cols.matvec(self.v)
+        self.tie = 1e-12 * self.C
+        self.act, self.rows = np.arange(nv), np.arange(m)
+        self.E = _equalities(sig, thr, x, self.n_thr)  # per-threshold sums, kept per move
+        self.a_cl, self.a_sig, self.a_thr, self.a_lp = cl, sig, thr, cl.copy()
+        self.a_x = x.copy()
+        self.low = np.where(sig > 0, x < self.C, x > 0.0)
+        self.up = np.where(sig > 0, x > 0.0, x < self.C)
+        self.ga = self.g.copy()
+        self.n_iter, self.refreshed, self.unshrunk_near = 0, True, False
+        self.shrink_events = self.unshrink_events = 0
+        self.min_active = nv
+
+    def activate(self, new_act: np.ndarray) -> None:
+        """Make ``new_act`` the active problem (the columns restricted to its points)."""
+        C, x = self.C, self.x
+        x[self.act] = self.a_x
+        self.g[self.rows] = self.ga
+        self.act = new_act
+        self.rows = np.unique(self.cl[new_act])
+        self.cols.restrict(self.rows)
+        self.a_cl, self.a_sig, self.a_thr = self.cl[new_act], self.sig[new_act], \
+            self.thr[new_act]
+        self.a_lp = np.searchsorted(self.rows, self.a_cl)
+        self.a_x = a_x = x[new_act].copy()
+        self.low = np.where(self.a_sig > 0, a_x < C, a_x > 0.0)
+        self.up = np.where(self.a_sig > 0, a_x > 0.0, a_x < C)
+        self.E = _equalities(self.sig, self.thr, x, self.n_thr)  # exact again (no drift)
+        self.ga = self.g[self.rows].copy()
+
+    def unshrink(self) -> None:
+        """Every variable back in, g = K v recomputed on all points (also removes drift)."""
+        self.x[self.act] = self.a_x
+        self.act = np.arange(self.nv)
+        self.a_x = self.x.copy()
+        self.rows = np.arange(self.m)
+        self.v = np.bincount(self.cl, weights=-self.sig * self.x, minlength=self.m)
+        self.g = self.cols.matvec(self.v)
+        self.ga = self.g.copy()
+        self.activate(self.act)
+
+    def state(self) -> tuple:
+        F = self.ga[self.a_lp] + self.a_sig
+        Flow = np.where(self.low, F, -np.inf)
+        Fup = np.where(self.up, F, np.inf)
+        b_low, b_up, starts, ends = segment_bounds(Flow, Fup, self.a_thr, self.n_thr)
+        D = np.cumsum(self.E) if self.coupled else None
+        blk, B_low, B_up = violation_blocks(b_low, b_up, D, self.tie)
+        return F, Flow, Fup, b_low, starts, ends, D, blk, B_low, B_up
+
+    def dual_value(self) -> float:
+        self.x[self.act] = self.a_x
+        return (float(self.x.sum()) - 0.5 * float(self.v @ self.g) if self.act.size == self.nv
+                else float("nan"))
+
+    def pair(self, Flow, Fup, b_low, starts, ends, blk, worst) -> tuple[int, int, np.ndarray]:
+        """l attains B_low at the worst threshold (and its column); u maximises the
+        second-order gain among its partners (-1: none, impossible at a positive
+        violation)."""
+        lv = pick_low(blk, worst, b_low, Flow, starts, ends)
+        jl = int(self.a_cl[lv])
+        Kl = self.cols.get(jl)
+        cand = np.flatnonzero(partner_mask(Fup, float(Flow[lv]), self.a_thr,
+                                           int(self.a_thr[lv]), blk, self.coupled))
+        if cand.size == 0:
+            return lv, -1, Kl
+        a_c = self.diag[jl] - 2.0 * Kl[self.a_lp[cand]] + self.diag[self.a_cl[cand]]
+        a_c = np.where(a_c > TAU, a_c, TAU)
+        return lv, int(cand[np.argmax((Fup[cand] - Flow[lv]) ** 2 / a_c)]), Kl
+
+    def step(self, sel: tuple, worst: int) -> tuple[bool, int, int]:
+        """One pair update; (moved, jl, ju)."""
+        F, Flow, Fup, b_low, starts, ends, D, blk, B_low, B_up = sel
+        a_x, a_sig, a_thr, C = self.a_x, self.a_sig, self.a_thr, self.C
+        lv, uv, Kl = self.pair(Flow, Fup, b_low, starts, ends, blk, worst)
+        jl, tl = int(self.a_cl[lv]), int(a_thr[lv])
+        if uv < 0:
+            return False, jl, -1
+        ju = int(self.a_cl[uv])
+        ub = (C - a_x[lv]) if a_sig[lv] > 0 else a_x[lv]
+        ub = min(ub, a_x[uv] if a_sig[uv] > 0 else C - a_x[uv])
+        tu = int(a_thr[uv])
+        if self.coupled and tl > tu:  # D_i decreases for t_u <= i < t_l (a tied block)
+            ub = min(ub, float(np.min(D[tu - 1:tl - 1])))
+        ub = max(ub, 0.0)
+        Ku = self.cols.get(ju)
+        a = self.diag[jl] - 2.0 * Kl[self.a_lp[uv]] + self.diag[ju] if jl != ju else 0.0
+        gain = Flow[lv] - Fup[uv]
+        delta = ub if a <= TAU else min(ub, gain / a)
+        if not delta > 0.0:
+            return False, jl, ju
+        a_x[lv] += a_sig[lv] * delta
+        a_x[uv] -= a_sig[uv] * delta
+        self.E[tl - 1] += delta  # sigma_l^2 delta at t(l), -sigma_u^2 delta at t(u)
+        self.E[tu - 1] -= delta
+        for var in (lv, uv):  # snap to the box, update the bound sets
+            if a_x[var] < 1e-15 * C:
+                a_x[var] = 0.0
+            elif a_x[var] > C * (1.0 - 1e-15):
+                a_x[var] = C
+            self.low[var] = a_x[var] < C if a_sig[var] > 0 else a_x[var] > 0.0
+            self.up[var] = a_x[var] > 0.0 if a_sig[var] > 0 else a_x[var] < C
+        if jl != ju:
+            self.v[jl] -= delta
+            self.v[ju] += delta
+            self.ga += delta * (Ku - Kl)
+        return True, jl, ju
+
+    def notify(self, violation: float, jl: int, ju: int) -> bool:
+        self.x[self.act] = self.a_x
+        a_now, s_now = self.con.unpack(self.x)
+        return self.driver.notify(self.n_iter, violation, {"alpha": a_now, "alpha_star": s_now},
+                                  extras={"pair": (jl, ju)})
+
+    def run(self) -> int:
+        driver, nv, tol = self.driver, self.nv, self.driver.tol
+        every = max(1000, self.m)
+        shrink_every = min(self.m, 1000)
+        # no-progress rule (as cbc-smo's): pairs that zig-zag without lowering the maximal
+        # violation (steps at round-off on nearly equal kernel columns) would otherwise run
+        # to max_iter. The first time it fires on a shrunk problem every variable re-enters
+        # and shrinking is switched off (the set-aside variables are often the way out);
+        # the second time the solver stops with the violation in the message.
+        window = max(1000, 10 * self.m)
+        best_violation, best_iter = math.inf, 0
+        while True:
+            sel = self.state()
+            F, B_low, B_up = sel[0], sel[8], sel[9]
+            gaps = B_low - B_up
+            worst = int(np.argmax(gaps))
+            violation = float(gaps[worst])
+            n_iter = self.n_iter
+            if driver.report is not None and n_iter % every == 0:
+                driver.row(n_iter, violation, self.dual_value(), self.act.size,
+                           self.cols.computed, driver.elapsed + self.setup_time)
+            if violation < 0.999 * best_violation:
+                best_violation, best_iter = violation, n_iter
+            if violation <= tol or not np.isfinite(violation):
+                if not self.refreshed or self.act.size < nv:
+                    self.unshrink()  # check on the whole problem with exact scores
+                    self.unshrink_events += self.act.size < nv
+                    self.refreshed = True
+                    continue
+                return int(Reason.CONVERGED)
+            if (self.shrinking and not self.unshrunk_near and violation <= 10.0 * tol
+                    and self.act.size < nv):
+                self.unshrunk_near = True  # LIBSVM: one full gradient near the end
+                self.unshrink()
+                self.unshrink_events += 1
+                continue
+            if n_iter >= driver.max_iter:
+                return int(Reason.MAX_ITER)
+            if n_iter and n_iter % window == 0 and n_iter - best_iter >= 20 * window:
+                if self.shrinking or self.act.size < nv:
+                    self.shrinking = False
+                    self.unshrink()
+                    self.unshrink_events += 1
+                    self.refreshed = True
+                    best_violation, best_iter = math.inf, n_iter
+                    continue
+                return NO_PROGRESS
+            if driver.out_of_time():
+                return int(Reason.TIME_LIMIT)
+            if self.shrinking and n_iter and n_iter % shrink_every == 0:
+                t_idx = self.a_thr - 1
+                low, up = self.low, self.up
+                drop = ((low & ~up & (F < B_up[t_idx])) | (up & ~low & (F > B_low[t_idx])))
+                if np.count_nonzero(drop) > 0.05 * self.act.size:
+                    self.activate(self.act[~drop])
+                    self.shrink_events += 1
+                    self.min_active = min(self.min_active, self.act.size)
+                    continue
+            moved, jl, ju = self.step(sel, worst)
+            if not moved:
+                if not self.refreshed or self.act.size < nv:
+                    self.unshrink_events += self.act.size < nv
+                    self.unshrink()
+                    self.refreshed = True
+                    continue
+                return int(Reason.STALLED)
+            self.n_iter += 1
+            self.refreshed = False
+            if driver.listening and self.notify(violation, jl, ju):
+                return int(Reason.CALLBACK)
+
+
 @register("smo-or", kinds=list(KINDS), specialized=True, requires=("numpy",),
           compare_options={"tol": 1e-7}, certify_tol=1e-3, warm_start=svor_pair)
 def solve_smo_or(
@@ -258,6 +456,7 @@ def solve_smo_or(
     shrinking: bool = True,
     x0: tuple[np.ndarray, np.ndarray] | None = None,
     callback: Any = None,
+    gap_tol: float | None = 9e-4,
 ) -> Solution:
     r"""SMO-OR: maximal-violating-pair SMO for the SVOR duals (Chu & Keerthi 2005, 2007).
 
@@ -292,6 +491,12 @@ def solve_smo_or(
         ``alpha``, ``alpha_star``; ``residual``: the maximal violation on the
         active set); raising :class:`StopIteration` stops the solver
         (``USER_LIMIT``).
+    gap_tol : float or None, default=9e-4
+        Polishing, as ``smo``'s: the stop on the absolute violation ``tol`` says
+        little about the relative primal-dual gap once :math:`C` is large (at
+        :math:`C = 100` a converged point can sit at a gap of 1e-2); while the
+        converged point's gap exceeds ``gap_tol``, the run goes on from it at
+        ``tol / 10`` (at most three times). ``None``: stop at ``tol`` alone.
 
     Returns
     -------
@@ -303,238 +508,91 @@ def solve_smo_or(
         ``shrink_events``, ``unshrink_events``, ``min_active`` (smallest
         active-set size), ``stop_reason``.
     """
+    if gap_tol is not None and not (isinstance(gap_tol, (int, float)) and gap_tol > 0
+                                    and math.isfinite(gap_tol)):
+        raise OptionError(f"smo-or: gap_tol must be None or positive and finite, "
+                          f"got {gap_tol!r}")
+    options = dict(max_iter=max_iter, time_limit=time_limit, verbose=verbose,
+                   cache_size=cache_size, shrinking=shrinking, callback=callback)
+    solution = _solve_once(program, tol=tol, x0=x0, **options)
+    iterations, solve_time, rounds = solution.iterations, solution.solve_time, 0
+    while (gap_tol is not None and rounds < 3 and solution.status is Status.OPTIMAL
+           and solution.residuals.gap > gap_tol):
+        rounds += 1
+        if max_iter is not None:
+            options["max_iter"] = max(max_iter - iterations, 0)
+        if time_limit is not None:
+            options["time_limit"] = max(time_limit - solution.setup_time - solve_time, 1e-3)
+        solution = _solve_once(program, tol=tol / 10 ** rounds,
+                               x0=(solution.values["alpha"], solution.values["alpha_star"]),
+                               **options)
+        iterations += solution.iterations
+        solve_time += solution.setup_time + solution.solve_time
+    if rounds:
+        solution = dataclasses.replace(
+            solution, iterations=iterations, solve_time=solve_time,
+            extras={**solution.extras, "polish_rounds": rounds})
+    return solution
+
+
+def _solve_once(program: Any, *, tol: float, max_iter: int | None, time_limit: float | None,
+                verbose: bool, cache_size: float, shrinking: bool, x0: Any,
+                callback: Any) -> Solution:
+    """One run of the SMO-OR loop at ``tol`` from ``x0``."""
     t0 = time.perf_counter()
     con = _contract(program)
-    coupled = bool(con.coupled)
     X = np.asarray(con.X)
-    r, C = int(con.r), float(con.C)
+    C = float(con.C)
     m = np.asarray(con.ranks).size
-    n_thr = r - 1
-    cl, sig, thr = con.layout()
-    nv = cl.size
+    nv = con.layout()[0].size
     if max_iter is None:
         max_iter = max(1_000_000, 100 * nv)
-    check_common("smo-or", tol, max_iter, time_limit, allow_zero=True)
-    check_callback("smo-or", callback)
-    if not (isinstance(cache_size, (int, float)) and math.isfinite(cache_size)
-            and cache_size > 0):
-        raise OptionError(f"smo-or: cache_size (MB) must be positive, got {cache_size!r}")
+    driver = Driver("smo-or", tol=tol, max_iter=max_iter, time_limit=time_limit,
+                    messages=TERMINATION_MESSAGES, statuses=STATUS_MAP, allow_zero=True,
+                    callback=callback, report=_Report if verbose else None)
+    check_cache_size("smo-or", cache_size)
     if not isinstance(shrinking, (bool, np.bool_)):
         raise OptionError(f"smo-or: shrinking must be True or False, got {shrinking!r}")
-    tol = float(tol)
     x = np.zeros(nv) if x0 is None else _check_x0(x0, con, C, m)
-
     cols = _Columns(con.kernel, X, float(cache_size))
     diag = np.asarray(con.kernel.diagonal(X), dtype=float).reshape(-1)
-    v = np.bincount(cl, weights=-sig * x, minlength=m)
-    g = cols.matvec(v)
-    tie = 1e-12 * C
-    setup_time = time.perf_counter() - t0
+    loop = _Loop(con, x, cols, diag, driver, shrinking, 0.0)
+    loop.setup_time = setup_time = time.perf_counter() - t0
+    driver.start(f"smo-or: m = {m}, r = {loop.r}, C = {C:g}, tol = {driver.tol:g}, "
+                 f"{'explicit' if loop.coupled else 'implicit'} constraints, {nv} variables")
+    reason = loop.run()
+    return _solution(loop, reason, setup_time, driver.elapsed)
 
-    # the active problem (all variables until shrinking sets some aside); arrays stay
-    # sorted by threshold; points are local indices into `rows`
-    act = np.arange(nv)
-    rows = np.arange(m)
-    E = _equalities(sig, thr, x, n_thr)  # per-threshold sums, updated by each pair move
 
-    def activate(new_act: np.ndarray) -> None:
-        nonlocal act, rows, a_cl, a_lp, a_sig, a_thr, a_x, low, up, E, ga
-        x[act] = a_x
-        g[rows] = ga
-        act = new_act
-        new_rows = np.unique(cl[act])
-        cols.restrict(new_rows)
-        rows = new_rows
-        a_cl, a_sig, a_thr = cl[act], sig[act], thr[act]
-        a_lp = np.searchsorted(rows, a_cl)
-        a_x = x[act].copy()
-        low = np.where(a_sig > 0, a_x < C, a_x > 0.0)
-        up = np.where(a_sig > 0, a_x > 0.0, a_x < C)
-        E = _equalities(sig, thr, x, n_thr)  # exact again (removes drift)
-        ga = g[rows].copy()
-
-    a_cl, a_sig, a_thr = cl, sig, thr
-    a_lp = cl.copy()
-    a_x = x.copy()
-    low = np.where(sig > 0, x < C, x > 0.0)
-    up = np.where(sig > 0, x > 0.0, x < C)
-    ga = g.copy()
-
-    def unshrink() -> None:
-        """Every variable back in, g = K v recomputed on all points (also removes drift)."""
-        nonlocal g, v, ga, act, rows, a_x
-        x[act] = a_x
-        act = np.arange(nv)
-        a_x = x.copy()
-        rows = np.arange(m)
-        v = np.bincount(cl, weights=-sig * x, minlength=m)
-        g = cols.matvec(v)
-        ga = g.copy()
-        activate(act)
-
-    def state():
-        F = ga[a_lp] + a_sig
-        Flow = np.where(low, F, -np.inf)
-        Fup = np.where(up, F, np.inf)
-        b_low, b_up, starts, ends = segment_bounds(Flow, Fup, a_thr, n_thr)
-        D = np.cumsum(E) if coupled else None
-        blk, B_low, B_up = violation_blocks(b_low, b_up, D, tie)
-        return F, Flow, Fup, b_low, starts, ends, D, blk, B_low, B_up
-
-    def dual_value() -> float:
-        x[act] = a_x
-        return float(x.sum()) - 0.5 * float(v @ g) if act.size == nv else float("nan")
-
-    n_iter, reason = 0, -1
-    refreshed = True
-    unshrunk_near = False
-    shrink_every = min(m, 1000)
-    shrink_events = unshrink_events = 0
-    min_active = nv
-    every = max(1000, m)
-    # no-progress rule (as cbc-smo's): pairs that zig-zag without lowering the maximal
-    # violation (steps at round-off on nearly equal kernel columns) would otherwise run
-    # to max_iter. The first time it fires on a shrunk problem every variable re-enters
-    # and shrinking is switched off (the set-aside variables are often the way out);
-    # the second time the solver stops with the violation in the message.
-    window = max(1000, 10 * m)
-    best_violation, best_iter = math.inf, 0
-    if verbose:
-        print(f"smo-or: m = {m}, r = {r}, C = {C:g}, tol = {tol:g}, "
-              f"{'explicit' if coupled else 'implicit'} constraints, {nv} variables")
-        _Report.print_header()
-    while True:
-        F, Flow, Fup, b_low, starts, ends, D, blk, B_low, B_up = state()
-        gaps = B_low - B_up
-        worst = int(np.argmax(gaps))
-        violation = float(gaps[worst])
-        if verbose and n_iter % every == 0:
-            _Report.print_iteration(n_iter, violation, dual_value(), act.size, cols.computed,
-                                    time.perf_counter() - t0)
-        if violation < 0.999 * best_violation:
-            best_violation, best_iter = violation, n_iter
-        if violation <= tol or not np.isfinite(violation):
-            if not refreshed or act.size < nv:
-                unshrink()  # check on the whole problem with exact scores
-                unshrink_events += act.size < nv
-                refreshed = True
-                continue
-            reason = 0
-            break
-        if shrinking and not unshrunk_near and violation <= 10.0 * tol and act.size < nv:
-            unshrunk_near = True  # LIBSVM: one full gradient near the end
-            unshrink()
-            unshrink_events += 1
-            continue
-        if n_iter >= max_iter:
-            reason = 1
-            break
-        if n_iter and n_iter % window == 0 and n_iter - best_iter >= 20 * window:
-            if shrinking or act.size < nv:
-                shrinking = False
-                unshrink()
-                unshrink_events += 1
-                refreshed = True
-                best_violation, best_iter = math.inf, n_iter
-                continue
-            reason = 5
-            break
-        if time_limit is not None and time.perf_counter() - t0 - setup_time > time_limit:
-            reason = 2
-            break
-        if shrinking and n_iter and n_iter % shrink_every == 0:
-            t_idx = a_thr - 1
-            drop = ((low & ~up & (F < B_up[t_idx])) | (up & ~low & (F > B_low[t_idx])))
-            if np.count_nonzero(drop) > 0.05 * act.size:
-                activate(act[~drop])
-                shrink_events += 1
-                min_active = min(min_active, act.size)
-                continue
-        lv = pick_low(blk, worst, b_low, Flow, starts, ends)
-        jl = int(a_cl[lv])
-        Kl = cols.get(jl)
-        tl = int(a_thr[lv])
-        cand = np.flatnonzero(partner_mask(Fup, float(Flow[lv]), a_thr, tl, blk, coupled))
-        if cand.size == 0:  # cannot happen at a positive violation; treat as a stall
-            uv = -1
-        else:
-            a_c = diag[jl] - 2.0 * Kl[a_lp[cand]] + diag[a_cl[cand]]
-            a_c = np.where(a_c > TAU, a_c, TAU)
-            uv = int(cand[np.argmax((Fup[cand] - Flow[lv]) ** 2 / a_c)])
-        delta = 0.0
-        if uv >= 0:
-            ju = int(a_cl[uv])
-            ub = (C - a_x[lv]) if a_sig[lv] > 0 else a_x[lv]
-            ub = min(ub, a_x[uv] if a_sig[uv] > 0 else C - a_x[uv])
-            tu = int(a_thr[uv])
-            if coupled and tl > tu:  # D_i decreases for t_u <= i < t_l (a tied block)
-                ub = min(ub, float(np.min(D[tu - 1:tl - 1])))
-            ub = max(ub, 0.0)
-            Ku = cols.get(ju)
-            a = diag[jl] - 2.0 * Kl[a_lp[uv]] + diag[ju] if jl != ju else 0.0
-            gain = Flow[lv] - Fup[uv]
-            delta = ub if a <= TAU else min(ub, gain / a)
-        if not delta > 0.0:
-            if not refreshed or act.size < nv:
-                unshrink_events += act.size < nv
-                unshrink()
-                refreshed = True
-                continue
-            reason = 4
-            break
-        a_x[lv] += a_sig[lv] * delta
-        a_x[uv] -= a_sig[uv] * delta
-        E[tl - 1] += delta  # sigma_l^2 delta at t(l), -sigma_u^2 delta at t(u)
-        E[tu - 1] -= delta
-        for var in (lv, uv):  # snap to the box, update the bound sets
-            if a_x[var] < 1e-15 * C:
-                a_x[var] = 0.0
-            elif a_x[var] > C * (1.0 - 1e-15):
-                a_x[var] = C
-            low[var] = a_x[var] < C if a_sig[var] > 0 else a_x[var] > 0.0
-            up[var] = a_x[var] > 0.0 if a_sig[var] > 0 else a_x[var] < C
-        if jl != ju:
-            v[jl] -= delta
-            v[ju] += delta
-            ga += delta * (Ku - Kl)
-        n_iter += 1
-        refreshed = False
-        if callback is not None:
-            x[act] = a_x
-            a_now, s_now = con.unpack(x)
-            info = IntermediateResult(
-                iteration=n_iter, objective=float("nan"), residual=violation,
-                elapsed=time.perf_counter() - t0,
-                values={"alpha": a_now, "alpha_star": s_now}, extras={"pair": (jl, ju)})
-            if notify(callback, info):
-                reason = 3
-                break
-    solve_time = time.perf_counter() - t0 - setup_time
-
-    if act.size < nv or not refreshed:
-        unshrink()
-    F, Flow, Fup, b_low, starts, ends, D, blk, B_low, B_up = state()
+def _solution(loop: _Loop, reason: int, setup_time: float, solve_time: float) -> Solution:
+    """The Solution on the whole problem with exact scores: thresholds (midpoints of
+    [B_low, B_up], made monotone), objectives and the solver's certificate."""
+    if loop.act.size < loop.nv or not loop.refreshed:
+        loop.unshrink()
+    x, v, g, cl, sig, thr, C, m = (loop.x, loop.v, loop.g, loop.cl, loop.sig, loop.thr,
+                                   loop.C, loop.m)
+    B_low, B_up = loop.state()[8:]
     violation = max(float(np.max(B_low - B_up)), 0.0)
     theta = midpoint_thresholds(B_low, B_up)
     dual_obj = float(x.sum()) - 0.5 * float(v @ g)
     loss = float(np.maximum(0.0, sig * (g[cl] + sig - theta[thr - 1])).sum())
     primal_obj = 0.5 * float(v @ g) + C * loss
-    feas = _infeasibility(_equalities(sig, thr, x, n_thr), coupled) / (C * m)
+    feas = _infeasibility(_equalities(sig, thr, x, loop.n_thr), loop.coupled) / (C * m)
     gap = (primal_obj - dual_obj) / max(abs(primal_obj), abs(dual_obj), 1e-300)
-    alpha, alpha_star = con.unpack(x)
-    message = TERMINATION_MESSAGES[reason]
-    if reason in (1, 2, 5):
-        message += f"; KKT violation {violation:.2e} > tol {tol:g}"
-    if verbose:
+    alpha, alpha_star = loop.con.unpack(x)
+    status, message = loop.driver.finish(reason)
+    if reason in (Reason.MAX_ITER, Reason.TIME_LIMIT, NO_PROGRESS):
+        message += f"; KKT violation {violation:.2e} > tol {loop.driver.tol:g}"
+    if loop.driver.report is not None:
         print(f"\nsmo-or: {message}")
         print(f"smo-or: dual objective {dual_obj:.10g}, relative gap {gap:.3e}, "
-              f"{n_iter} iterations, {cols.computed} kernel columns")
+              f"{loop.n_iter} iterations, {loop.cols.computed} kernel columns")
     return Solution(
-        status=STATUS_MAP[reason],
+        status=status,
         solver="smo-or",
         objective=dual_obj,
         values={"alpha": alpha, "alpha_star": alpha_star},
-        iterations=n_iter,
+        iterations=loop.n_iter,
         setup_time=setup_time,
         solve_time=solve_time,
         residuals=Residuals(primal=feas, dual=violation, gap=gap, source="solver"),
@@ -543,10 +601,10 @@ def solve_smo_or(
             "kkt_violation": violation,
             "thresholds": theta,
             "primal_objective": primal_obj,
-            "kernel_columns": cols.computed,
-            "shrink_events": shrink_events,
-            "unshrink_events": unshrink_events,
-            "min_active": min_active,
+            "kernel_columns": loop.cols.computed,
+            "shrink_events": loop.shrink_events,
+            "unshrink_events": loop.unshrink_events,
+            "min_active": loop.min_active,
             "stop_reason": reason,
         },
     )

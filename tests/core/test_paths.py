@@ -49,7 +49,7 @@ def test_smo_path_matches_cold_solves_and_saves_iterations():
         assert w.status is Status.OPTIMAL and c.status is Status.OPTIMAL
         assert w.residuals.source == "recomputed"  # certified as conicml.solve certifies
         assert w.objective == pytest.approx(c.objective, rel=tol)
-        assert w.extras["path"]["warm_start"] == (() if C == min(CS) else ("x0",))
+        assert ("x0" in w.extras["path"]["warm_start"]) == (C != min(CS))
         assert c.extras["path"]["warm_start"] == ()
     # the seeded alpha saves updates along the path (DeCoste-Wagstaff's point)
     assert sum(w.iterations for w in warm) < sum(c.iterations for c in cold)
@@ -86,14 +86,74 @@ def test_smo_warm_start_with_changed_class_weights_is_feasible():
     assert warm_start_alpha(cm.solve(old, "smo"), old, other) == {}
 
 
+@pytest.mark.parametrize("kernel", ["rbf", "precomputed"])
+def test_smo_active_set_warm_start_is_the_next_optimum(kernel):
+    # the active-set prediction (the SVM regularization path's linear KKT system) lands on
+    # the next value's optimum: its dual objective equals a tight cold solve's (an
+    # independent run from alpha = 0), and the products handed to smo equal K(x0 y) and
+    # K(c_B y_B) recomputed from sklearn's Gram matrix
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from conicml.solvers._warm import smo_alpha as warm_start_alpha
+
+    X, y = _svm_data(200, seed=4)
+    K = rbf_kernel(X, X, gamma=0.25)
+
+    def build(C):
+        if kernel == "rbf":
+            return svm.soft_margin(X, y, C, kernel="rbf", gamma=0.25, form="dual")
+        return svm.soft_margin(K, y, C, kernel="precomputed", form="dual")
+
+    old, new = build(3.0), build(6.0)
+    start = warm_start_alpha(cm.solve(old, "smo", tol=1e-8), old, new)
+    x0 = start["x0"]
+    c = np.asarray(new.data["c"])
+    assert np.all(x0 >= 0) and np.all(x0 <= c) and abs(float(y @ x0)) <= 1e-9 * c.sum()
+    Kv, Kb = start["x0_products"]
+    np.testing.assert_allclose(Kv, K @ (x0 * y), atol=1e-10)
+    np.testing.assert_allclose(Kb, K @ np.where(x0 >= c, c * y, 0.0), atol=1e-10)
+    cold = cm.solve(new, "smo", tol=1e-8)
+    dual = float(x0.sum() - 0.5 * (x0 * y) @ K @ (x0 * y))
+    assert dual == pytest.approx(cold.objective, rel=1e-7)
+    warm = cm.solve(new, "smo", **start)
+    assert warm.status is Status.OPTIMAL and warm.iterations < cold.iterations / 10
+    with pytest.raises(OptionError, match="x0_products"):
+        cm.solve(new, "smo", x0_products=start["x0_products"])
+
+
+def test_smo_warm_starts_share_kernel_columns_along_a_path():
+    # the path's workspace keeps the warm start's kernel columns from one value to the
+    # next (same inputs, same kernel); the starts are those computed afresh
+    from conicml.solvers._warm import smo_alpha as warm_start_alpha
+
+    X, y = _svm_data(200, seed=4)
+    progs = [svm.soft_margin(X, y, C, kernel="rbf", gamma=0.25, form="dual")
+             for C in (3.0, 6.0, 12.0)]
+    sols = [cm.solve(p, "smo", tol=1e-8) for p in progs]
+    workspace: dict = {}
+    for k in range(2):
+        shared = warm_start_alpha(sols[k], progs[k], progs[k + 1], workspace=workspace)
+        fresh = warm_start_alpha(sols[k], progs[k], progs[k + 1])
+        np.testing.assert_allclose(shared["x0"], fresh["x0"], rtol=1e-12, atol=1e-12)
+        for a, b in zip(shared["x0_products"], fresh["x0_products"]):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+        if k == 0:
+            held = workspace["smo_columns"]
+    assert workspace["smo_columns"] is held
+    # other inputs: the held columns are not used
+    other = svm.soft_margin(X + 1.0, y, 6.0, kernel="rbf", gamma=0.25, form="dual")
+    warm_start_alpha(sols[0], progs[0], other, workspace=workspace)
+    assert workspace["smo_columns"] is not held
+
+
 def test_path_reports_a_failed_value_and_goes_on_cold(monkeypatch):
     # a solver that fails on one value: the path keeps that status, the next value is cold
     smo = registry.get("smo")
 
-    def flaky(program, *, x0=None):
+    def flaky(program, *, x0=None, x0_products=None):
         if program.data["C"] == 1.0:
             return Solution(status=Status.INFEASIBLE, solver="flaky", message="test value")
-        return smo.function(program, x0=x0)
+        return smo.function(program, x0=x0, x0_products=x0_products)
 
     monkeypatch.setitem(registry._REGISTRY, "flaky",
                         dataclasses.replace(smo, name="flaky", function=flaky))
@@ -102,7 +162,8 @@ def test_path_reports_a_failed_value_and_goes_on_cold(monkeypatch):
                          [0.1, 1.0, 3.0, 10.0], "flaky")
     assert [s.status for s in sols] == [Status.OPTIMAL, Status.INFEASIBLE, Status.OPTIMAL,
                                         Status.OPTIMAL]
-    assert [s.extras["path"]["warm_start"] for s in sols] == [(), ("x0",), (), ("x0",)]
+    assert [("x0" in s.extras["path"]["warm_start"]) for s in sols] == [False, True, False,
+                                                                         True]
 
 
 def test_path_refuses_a_warm_start_option_of_its_own():
@@ -225,7 +286,7 @@ def test_warm_path_equals_cold_solves(solver):
         assert c.status is Status.OPTIMAL, c.message
         assert w.objective == pytest.approx(c.objective, rel=tol, abs=tol)
     started = [w.extras["path"]["warm_start"] for w in warm]
-    assert sorted(started) == [(), ("x0",), ("x0",)]
+    assert sorted("x0" in s for s in started) == [False, True, True]
 
 
 def test_a_bmpm_path_across_an_infeasible_beta0_reports_it_and_goes_on_cold():

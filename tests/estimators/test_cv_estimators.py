@@ -309,3 +309,23 @@ def test_fold_paths_are_warm_started():
     models, _, _ = search._fold_path(X, y, train, test, np.array([0.2, 0.5, 0.8]))
     starts = [m["qpfs"].solution_.extras["path"]["warm_start"] for m in models]
     assert starts == [(), ("x0",), ("x0",)]
+
+
+def test_fold_gram_is_column_major_and_equals_sklearns():
+    # the fold's Gram matrix (computed in place, column-major for smo's in-place columns)
+    # against sklearn's rbf_kernel, and the certificate's product over the support
+    # vectors' columns against the dense product
+    from conicml.estimators.cv import _column_major_gram
+    from conicml.formulations.svm import _gram_matvec
+    from conicml.kernels import make_kernel
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(150, 5))
+    kern = make_kernel("rbf", X, gamma=0.3)
+    K = _column_major_gram(kern, X)
+    assert K.flags.f_contiguous
+    np.testing.assert_allclose(K, rbf_kernel(X, X, gamma=0.3), rtol=1e-12, atol=1e-14)
+    v = np.zeros(150)
+    v[rng.choice(150, 20, replace=False)] = rng.normal(size=20)  # a sparse dual point
+    np.testing.assert_allclose(_gram_matvec(K, v), np.asarray(K) @ v, rtol=1e-12,
+                               atol=1e-13)

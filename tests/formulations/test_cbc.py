@@ -9,6 +9,7 @@ b = -b_thesis everywhere below.
 """
 
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -342,8 +343,9 @@ def test_estimator_matches_formulation_and_exposes_clusters():
     X, y = _two_blobs(1500, seed=2)
     labels = np.where(y > 0, "spam", "ham")  # "spam" > "ham": classes_[1] is positive
     est = ClusterSOCPClassifier(2.0, accuracy=0.7, threshold=1.0).fit(X, labels)
-    clusters = ClusterMoments.from_data(X, y, threshold=1.0)
-    prog = cbc.cbc(clusters, 2.0, 0.7, class_weight="balanced")  # the estimator's default
+    # the estimator's defaults: per-dimension radii, class_weight="balanced"
+    clusters = ClusterMoments.from_data(X, y, threshold=1.0, sigma="per-dimension")
+    prog = cbc.cbc(clusters, 2.0, 0.7, class_weight="balanced")
     model = prog.decode(cm.solve(prog, "clarabel"))
     np.testing.assert_allclose(est.coef_[0], model["w"], atol=1e-6)
     assert est.intercept_[0] == pytest.approx(model["b"], abs=1e-6)
@@ -475,6 +477,26 @@ def test_default_estimator_is_not_constant_on_imbalanced_data():
     assert np.abs(est.coef_).max() > 1e-3
     from sklearn.metrics import roc_auc_score
     assert roc_auc_score(y, est.decision_function(X)) > 0.65
+
+
+def test_default_estimator_learns_twonorm_in_20_dimensions():
+    # twonorm (means +-2/sqrt(20) per coordinate, unit covariance) is nearly linearly
+    # separable (Bayes accuracy ~ Phi(2) = 0.977). Clusters of ~10 points in d = 20 have a
+    # total (trace) variance ~ d times the per-projection one: the trace spheres (kappa=1)
+    # are about as wide as the distance between the class means, overlap, and (3.7) is
+    # solved by w = 0. The default per-dimension radius (the spherical model of (3.2))
+    # learns the hyperplane.
+    from sklearn.preprocessing import StandardScaler
+    X, y = cm.datasets.twonorm(1000, dim=20, seed=0)
+    X = StandardScaler().fit_transform(X)
+    with pytest.warns(Warning, match="constant score"):
+        trace = ClusterSOCPClassifier(sigma="trace").fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = ClusterSOCPClassifier().fit(X, y)
+    assert est.score(X, y) > 0.95
+    # the same clusters, radii sqrt(d) apart
+    np.testing.assert_allclose(trace.radii_, np.sqrt(20) * est.radii_, rtol=1e-10)
 
 
 def _w_form_instance(separation, seed):

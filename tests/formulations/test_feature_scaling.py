@@ -91,6 +91,34 @@ def test_gradient_and_hessian_match_finite_differences(margin, seed):
     np.testing.assert_allclose(H, H.T)
 
 
+@pytest.mark.parametrize("shift", [0.0, 100.0])
+def test_derivatives_without_the_pairwise_tensor_match_the_tensor_sums(shift):
+    # the kernel, (d_z K) v and u' (d2_zz K) v are formed from products of n x n matrices
+    # with the data; the reference sums the pairwise tensor D_ijl = (x_il - x_jl)^2
+    # directly (the definitions of (7.17) and its derivatives), also on data far from the
+    # origin, where an uncentred expansion would cancel
+    X, y = _data(n=30, d=5, seed=4)
+    X = X + shift
+    obj = FeatureScalingObjective(X, y, C=1.5, mu=0.2)
+    rng = np.random.default_rng(3)
+    z, u, v = rng.uniform(0.2, 1.0, 5), rng.standard_normal(30), rng.standard_normal(30)
+    D = obj.diffs
+    K = np.exp(-np.einsum("ijl,l->ij", D, z**2))
+    np.testing.assert_allclose(obj.kernel(z), K, rtol=1e-12, atol=1e-14)
+    kz = -2.0 * z[None, :] * np.einsum("ijl,ij->il", D, K * v[None, :])
+    np.testing.assert_allclose(obj._kz(K, z, v), kz, rtol=1e-9, atol=1e-12 * np.abs(kz).max())
+    W = K * np.outer(u, v)
+    kzz = (4.0 * np.outer(z, z) * np.einsum("ij,ijl,ijm->lm", W, D, D)
+           - 2.0 * np.diag(np.einsum("ij,ijl->l", W, D)))
+    np.testing.assert_allclose(obj._kzz(K, z, u, v), kzz, rtol=1e-9,
+                               atol=1e-12 * np.abs(kzz).max())
+    # the kept kernel matrix is read-only and follows z
+    with pytest.raises(ValueError):
+        obj.kernel(z)[0, 0] = 2.0
+    np.testing.assert_allclose(obj.kernel(2 * z), np.exp(-np.einsum("ijl,l->ij", D, 4 * z**2)),
+                               rtol=1e-12, atol=1e-14)
+
+
 def test_wrappers_select_the_right_blocks():
     X, y = _data()
     n, d = X.shape

@@ -419,3 +419,75 @@ def test_bad_covariances_raise_program_error():
         lsvr.lsvr_from_covariances(X, y, 0.1, 1.0, -np.eye(3))
     with pytest.raises(ProgramError, match="NaN"):
         lsvr.lsvr_from_covariances(X, y, 0.1, 1.0, np.full((3, 3), np.nan))
+
+
+# -- the structured certificate against the generic one ---------------------------------
+def _certificate_cases():
+    X, y = _linear_data(n=60, d=3)
+    X20, y20 = _linear_data(n=60, d=7)
+    X20 = np.c_[X20, np.random.default_rng(5).normal(size=(60, 13))]  # q = 20 >= m: g-form
+    xs, ys = _sinc_data(n=40)
+    rng = np.random.default_rng(2)
+    cov = rng.normal(size=(60, 3, 3))
+    return {
+        "dense factors": lsvr.lsvr(X, y, epsilon=0.1, C=1.0),
+        "window form, N C eps > 1": lsvr.lsvr(X20, y20, epsilon=0.1, C=1.0),
+        "window form, slacks": lsvr.lsvr(X20, y20, epsilon=0.001, C=0.5),
+        "epsilon 0": lsvr.lsvr(X, y, epsilon=0.0, C=2.0),
+        "nearest": lsvr.lsvr(X, y, epsilon=0.05, C=0.1, neighborhood="nearest"),
+        "kernel, window form": lsvr.lsvr(xs, ys, epsilon=0.1, C=1.0, kernel="rbf", gamma=1.0),
+        "kernel, dense factors": lsvr.lsvr(xs, ys, epsilon=0.1, C=1.0, kernel="rbf",
+                                           gamma=1.0, factor_rtol=1e-3, k=6),
+        "given covariances": lsvr.lsvr_from_covariances(
+            X, y, 0.05, 1.0, np.einsum("nij,nkj->nik", cov, cov)),
+    }
+
+
+@pytest.mark.parametrize("solver", ["clarabel", "ecos"])
+@pytest.mark.parametrize("case", list(_certificate_cases()))
+def test_structured_certificate_agrees_with_the_generic_one(case, solver):
+    # the generic KKT certificate of the compiled cvxpy problem (dense NNLS over every
+    # constraint) is the independent reference: on the solvers' points both read the
+    # same primal number and both certify; on a point moved off the optimum both refuse
+    import dataclasses
+
+    from conicml.certificates.conic import conic_certificate
+
+    prog = _certificate_cases()[case]
+    sol = cm.solve(prog, solver)
+    assert sol.status is cm.Status.OPTIMAL, sol.message
+    own_res = prog.certify(sol)
+    generic = conic_certificate(prog.data, sol, build=lsvr._build)
+    assert own_res.primal == pytest.approx(generic.primal, rel=1e-6, abs=1e-12)
+    # both at the solver's accuracy (interior point: ~1e-7 relative)
+    assert max(own_res.dual, own_res.gap) < 1e-5
+    assert max(generic.dual, generic.gap) < 1e-5
+    values = dict(sol.values)
+    values["b"] = np.asarray(values["b"]) + 0.05 * np.std(prog.data["y"])
+    moved = dataclasses.replace(sol, values=values)
+    own_moved = prog.certify(moved)
+    gen_moved = conic_certificate(prog.data, moved, build=lsvr._build)
+    assert own_moved.primal == pytest.approx(gen_moved.primal, rel=1e-6)
+    assert max(own_moved.primal, own_moved.dual, own_moved.gap) > 1e-3
+    assert max(gen_moved.primal, gen_moved.dual, gen_moved.gap) > 1e-3
+
+
+def test_structured_certificate_refuses_a_wrong_direction():
+    # a feasible point (slacks repaired) with w rotated: primal 0, the KKT conditions fail
+    import dataclasses
+
+    X, y = _linear_data(n=60, d=3)
+    prog = lsvr.lsvr(X, y, epsilon=0.001, C=1.0)
+    sol = cm.solve(prog, "clarabel")
+    w = np.asarray(sol.values["w"]) * np.array([1.0, 1.1, 0.9])
+    F, b = prog.data["features"], float(sol.values["b"])
+    sigma = np.linalg.norm(prog.data["factors"] @ w, axis=1)
+    r = y - F @ w - b
+    t = sigma.copy()
+    values = {"w": w, "b": np.array(b), "t": t,
+              "xi": np.maximum(r - 0.001 * t, 0.0), "xi_star": np.maximum(-r - 0.001 * t, 0.0)}
+    value = float(np.sum(t) / y.size + np.sum(values["xi"] + values["xi_star"]))
+    moved = dataclasses.replace(sol, values=values, objective=value)
+    res = prog.certify(moved)
+    assert res.primal < 1e-9
+    assert max(res.dual, res.gap) > 1e-3

@@ -451,3 +451,18 @@ def test_the_data_keyword_of_the_previous_release_still_works():
         old = sr.specified_rates(data=(X, y), error_pos=0.3, error_neg=0.3)
     new = sr.specified_rates(X, y, 0.3, 0.3)
     np.testing.assert_array_equal(old.data["mean_pos"], new.data["mean_pos"])
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_estimator_fit_emits_no_deprecation_warning(kernel):
+    # the estimator builds its program with the current X, y signature: a default fit
+    # warns about nothing of its own (the old tuple form would raise a FutureWarning)
+    import warnings
+
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(1.0, 1.0, (40, 3)), rng.normal(-1.0, 1.0, (40, 3))]
+    y = np.r_[np.ones(40), -np.ones(40)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        warnings.simplefilter("error", DeprecationWarning)
+        ChanceConstrainedClassifier(kernel=kernel).fit(X, y)

@@ -346,5 +346,5 @@ def test_registered():
     assert entry.function is solve_smo
     assert entry.specialized
     assert set(entry.options) == {"tol", "max_iter", "time_limit", "verbose", "shrinking",
-                                  "cache_size", "x0", "callback", "gap_tol", "engine",
-                                  "column_dtype"}
+                                  "cache_size", "x0", "x0_products", "callback", "gap_tol",
+                                  "engine", "column_dtype"}

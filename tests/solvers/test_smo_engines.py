@@ -103,6 +103,9 @@ def test_working_set_columns_for_other_kernels(kernel):
         from sklearn.metrics.pairwise import rbf_kernel
         X = rbf_kernel(X, X, gamma=1 / 20)
     prog = cm.formulations.svm.soft_margin(X, y, C=10.0, kernel=kernel, form="dual")
+    if kernel == "precomputed":  # row-major: not borrowed as the store (see below)
+        prog = cm.formulations.svm._program(
+            {**prog.data, "X": np.ascontiguousarray(prog.data["X"])}, "row-major Gram")
     ref = cm.solve(prog, "smo", engine="numpy", tol=1e-8)
     fast = cm.solve(prog, "smo", engine="numba", tol=1e-8, cache_size=60 * 400 * 8 / 2**20)
     assert fast.status is Status.OPTIMAL and fast.extras["min_column_length"] < 200
@@ -237,13 +240,13 @@ def test_float32_columns_fit_twice_as_many_and_are_certified(C):
     # twice the columns; the point is certified by Program.certify (float64, from the
     # kernel) and is the float64-column optimum up to the columns' rounding
     pytest.importorskip("numba")
-    from conicml.solvers.smo import _StoreCache
+    from conicml.solvers._smo_cache import StoreCache
 
     prog = _program(400, C, seed=1)
     X, kernel = prog.data["X"], prog.data["kernel"]
     size = 60 * 400 * 8 / 2**20
-    assert (_StoreCache(kernel, X, 400, size, dtype=np.float32).capacity
-            == 2 * _StoreCache(kernel, X, 400, size, dtype=np.float64).capacity == 120)
+    assert (StoreCache(kernel, X, 400, size, dtype=np.float32).capacity
+            == 2 * StoreCache(kernel, X, 400, size, dtype=np.float64).capacity == 120)
     runs = {dt: cm.solve(prog, "smo", engine="numba", column_dtype=dt, cache_size=size)
             for dt in ("float32", "float64")}
     for dt, sol in runs.items():
@@ -297,3 +300,29 @@ def test_working_set_gap_is_the_certificate_gap_without_the_shrunk_terms():
     assert_allclose(full, sol.residuals.gap, rtol=1e-6)  # and the certificate's number
     some = every[::2]
     assert _working_gap(a, F, y, c, 0.0, some) < full
+
+
+def test_column_major_gram_is_borrowed_as_the_store():
+    # soft_margin stores a precomputed Gram matrix column-major; the compiled loop then
+    # reads its columns in place (no kernel value computed, no column copied, a cache too
+    # small for one column does not matter) and reaches the NumPy loop's iterates and the
+    # objective of the same problem with the RBF kernel (an independent column source)
+    pytest.importorskip("numba")
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    X, y = cm.datasets.twonorm(400, dim=20, seed=1)
+    X = (X - X.mean(0)) / X.std(0)
+    prog = cm.formulations.svm.soft_margin(rbf_kernel(X, X, gamma=1 / 20), y, C=10.0,
+                                           kernel="precomputed", form="dual")
+    assert prog.data["X"].flags.f_contiguous
+    rbf = cm.formulations.svm.soft_margin(X, y, C=10.0, kernel="rbf", gamma=1 / 20,
+                                          form="dual")
+    ref = cm.solve(rbf, "smo", engine="numpy", tol=1e-8)
+    fast = cm.solve(prog, "smo", engine="numba", tol=1e-8, cache_size=1e-3)
+    assert fast.status is Status.OPTIMAL
+    assert fast.extras["kernel_values"] == 0 and fast.extras["column_dtype"] == "float64"
+    assert_allclose(fast.objective, ref.objective, rtol=1e-9)
+    assert_allclose(fast.values["alpha"], ref.values["alpha"], atol=1e-6)
+    # an explicit float32 store is honoured: columns are copied then
+    f32 = cm.solve(prog, "smo", engine="numba", column_dtype="float32")
+    assert f32.extras["column_dtype"] == "float32" and f32.extras["kernel_values"] > 0
