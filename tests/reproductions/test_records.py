@@ -69,6 +69,9 @@ def test_spread_rule_thesis_plus_minus_then_two_points_then_ten_percent():
     # an entry may say which cells are rates: "." makes every cell one
     assert _records.within_spread(Pair("x / KNN", 61.5, 60.0), ".")
     assert not _records.within_spread(Pair("x / KNN", 67.0, 60.0), "(?!)")  # 10 %: 6.0
+    # a cell labelled in percent is in points even below 1 % (not a fraction held to 0.02)
+    assert _records.within_spread(Pair("x / p (%)", 0.9, 0.03))
+    assert not _records.within_spread(Pair("x / p (%)", 2.5, 0.03))
 
 
 @pytest.fixture()
