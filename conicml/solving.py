@@ -22,7 +22,7 @@ __all__ = ["COMMON_OPTIONS", "solve"]
 #:   and gap, :math:`r \le \epsilon_{abs} + \epsilon_{rel}\,\max(\|\cdot\|)`;
 #:   ``None`` keeps the backend's own default (never silently overridden);
 #: * ``tol``: the stopping tolerance of an iterative specialized solver, on the
-#:   error its module docstring defines;
+#:   error its solve function defines (its ``tol`` parameter and Notes);
 #: * ``max_iter``: iteration cap; ``time_limit``: seconds; ``verbose``: log.
 COMMON_OPTIONS = ("eps_abs", "eps_rel", "tol", "max_iter", "time_limit", "verbose")
 

@@ -4,41 +4,16 @@ Every :class:`~conicml.Program` carries a ``certify(data, solution)`` function
 (see :meth:`conicml.Program.certify`); :func:`conicml.solve` calls it after
 every solve and keeps ``OPTIMAL`` only when each recomputed number is at most
 the solver's ``certify_tol``. The numbers are *relative* (scale-free), so that
-they read the same whatever the units of the features:
-
-``primal``
-    the largest constraint violation of the point, each constraint divided by
-    the magnitude of its own two sides;
-``dual``
-    an optimality measure: the stationarity residual of the Lagrangian
-    :math:`\|\nabla f + \sum_c J_c^\top\lambda_c\|_\infty` divided by the
-    largest of its terms, plus the sign violation of the multipliers (kinds
-    with a cvxpy problem), or a projected-gradient / KKT measure written for
-    the kind (sequential and quasiconvex kinds);
-``gap``
-    the complementarity :math:`\sum|\lambda_i g_i(x)|` divided by the size of
-    the Lagrangian's terms, and the disagreement between the objective the
-    solver reported and the objective recomputed at its point.
-
-Multipliers come from the solution when the solver returned them (the generic
-backends do) and are otherwise **recovered** by conicml from the point: a
-bounded least-squares fit of the stationarity condition over the (nearly)
-active constraints (:func:`scipy.optimize.nnls`, equality multipliers split into two
-non-negative parts), with the
-inequality multipliers held non-negative. For a convex program a point with
-small primal, dual and gap numbers is optimal (the KKT conditions are
-sufficient), whichever solver produced it. Nothing is copied from the
-solver's report except the point itself and its objective (which is checked).
-
-Gradients are cvxpy's (``Expression.grad``); at a point where an atom is not
-differentiable (a norm at zero) cvxpy returns none and the optimality measure
-is reported as ``nan`` ("not checked") rather than guessed.
+they read the same whatever the units of the features. What ``primal``, ``dual`` and
+``gap`` measure, and how missing multipliers are recovered, is in the Notes of
+:func:`conic_certificate`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -144,71 +119,60 @@ def conic_certificate(data: Mapping[str, Any], solution: Solution, *,
     Returns
     -------
     Residuals
-        ``primal``, ``dual``, ``gap`` as in the module docstring, with
+        ``primal``, ``dual``, ``gap`` as in the Notes below, with
         ``source="recomputed"``; a point that misses a variable gets
         ``primal = inf`` (it cannot be checked, so it is not certified).
+
+    Notes
+    -----
+    ``primal``
+        the largest constraint violation of the point, each constraint divided by
+        the magnitude of its own two sides;
+    ``dual``
+        an optimality measure: the stationarity residual of the Lagrangian
+        :math:`\|\nabla f + \sum_c J_c^\top\lambda_c\|_\infty` divided by the
+        largest of its terms, plus the sign violation of the multipliers (kinds
+        with a cvxpy problem), or a projected-gradient / KKT measure written for
+        the kind (sequential and quasiconvex kinds);
+    ``gap``
+        the complementarity :math:`\sum|\lambda_i g_i(x)|` divided by the size of
+        the Lagrangian's terms, and the disagreement between the objective the
+        solver reported and the objective recomputed at its point.
+
+    Multipliers come from the solution when the solver returned them (the generic
+    backends do) and are otherwise **recovered** by conicml from the point: a
+    bounded least-squares fit of the stationarity condition over the (nearly)
+    active constraints (:func:`scipy.optimize.nnls`, equality multipliers split into two
+    non-negative parts), with the
+    inequality multipliers held non-negative. For a convex program a point with
+    small primal, dual and gap numbers is optimal (the KKT conditions are
+    sufficient), whichever solver produced it. Nothing is copied from the
+    solver's report except the point itself and its objective (which is checked).
+
+    Gradients are cvxpy's (``Expression.grad``); at a point where an atom is not
+    differentiable (a norm at zero) cvxpy returns none and the optimality measure
+    is reported as ``nan`` ("not checked") rather than guessed.
     """
     form = build(data)
     problem: cp.Problem = form.problem
-    values = {k: np.asarray(v, dtype=float) for k, v in solution.values.items()}
-    if complete is not None:
-        values = complete(data, values)
-    variables = problem.variables()
-    for var in variables:
-        if var.name() not in values:
-            return residuals(math.inf, math.nan, math.nan)
-        val = np.asarray(values[var.name()], dtype=float)
-        if val.size != var.size or not np.all(np.isfinite(val)):
-            return residuals(math.inf, math.nan, math.nan)
-        var.value = val.reshape(var.shape)
-    offsets, n_total = {}, 0
-    for var in variables:
-        offsets[var.id] = n_total
-        n_total += var.size
-    x = np.concatenate([np.asarray(v.value, dtype=float).ravel(order="F") for v in variables])
+    point = _set_point(problem, solution, data, complete)
+    if point is None:
+        return residuals(math.inf, math.nan, math.nan)
+    x = point.x
 
     # objective, always minimised here
     sense = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
     f = sense * float(problem.objective.expr.value)
-    grad_f = _grad_block(problem.objective.expr.grad, variables, offsets, n_total, 1)
-    names = {id(c): name for name, c in form.constraints.items()}
-
-    # constraints as rows g(x) <= 0 (ineq) or g(x) = 0 (eq), with their scales
-    rows: list[dict[str, Any]] = []
-    for con in problem.constraints:
-        if isinstance(con, cp.constraints.Inequality):
-            eq = False
-        elif isinstance(con, cp.constraints.Equality):
-            eq = True
-        else:  # explicit cones: not handled by the gradient check
-            return residuals(math.inf, math.nan, math.nan)
-        lhs, rhs = con.args
-        expr = lhs - rhs
-        g = _dense_value(expr)
-        scale = np.maximum(np.abs(np.broadcast_to(_dense_value(lhs), g.shape)),
-                           np.abs(np.broadcast_to(_dense_value(rhs), g.shape)))
-        dual = solution.duals.get(names.get(id(con), ""), None) if USE_DUALS else None
-        lam = None
-        if dual is not None:
-            lam = np.atleast_1d(np.asarray(dual, dtype=float)).ravel(order="F")
-            if lam.size != g.size or not np.all(np.isfinite(lam)):
-                lam = None
-        row = {"g": g, "scale": scale, "eq": eq, "lam": lam, "expr": expr}
-        if (not eq and isinstance(lhs, Pnorm) and lhs.p == 2
-                and lhs.args[0].is_affine()):  # ||a(x)||_2 <= rhs: a kink where a(x) = 0
-            row["norm_arg"], row["rhs"] = lhs.args[0], rhs
-        rows.append(row)
-    for var in variables:  # sign attributes are constraints without a reported multiplier
-        if var.attributes.get("nonneg"):
-            xv = np.asarray(var.value, dtype=float).ravel(order="F")
-            rows.append({"g": -xv, "scale": np.abs(xv), "eq": False, "lam": None,
-                         "expr": -var})
+    grad_f = point.grad(problem.objective.expr, 1)
+    rows = _constraint_rows(problem, form, solution)
+    if rows is None:
+        return residuals(math.inf, math.nan, math.nan)
 
     # gradients of every row; a row's scale is the magnitude of its terms,
     # max(|lhs|, |rhs|, |J|^T |x|), so that cancellations (y^T alpha = 0) read right
     smooth = grad_f is not None
     for r in rows:
-        r["J"] = _grad_block(r["expr"].grad, variables, offsets, n_total, r["g"].size)
+        r["J"] = point.grad(r["expr"], r["g"].size)
         if r["J"] is None:
             smooth = False
         else:
@@ -223,34 +187,9 @@ def conic_certificate(data: Mapping[str, Any], solution: Solution, *,
         viol = np.abs(r["g"]) if r["eq"] else np.maximum(r["g"], 0.0)
         den = max(float(np.max(r["scale"], initial=0.0)), floor)
         primal = max(primal, float(np.max(viol, initial=0.0)) / den)
-    # a second-order cone row whose argument vanishes has no gradient: its
-    # subdifferential {A^T z : ||z|| <= 1} is fitted instead (z free, then checked)
-    for r in rows:
-        if "norm_arg" in r and r["lam"] is None:
-            a = _dense_value(r["norm_arg"])
-            if float(np.linalg.norm(a)) <= 1e-7 * global_scale:
-                Ja = _grad_block(r["norm_arg"].grad, variables, offsets, n_total, a.size)
-                Jr = _grad_block((-r["rhs"]).grad, variables, offsets, n_total, 1) \
-                    if not r["rhs"].is_constant() else sp.csr_matrix((n_total, 1))
-                if Ja is not None and Jr is not None:
-                    r["J"], r["kink"] = Jr, Ja
-                    smooth = smooth and grad_f is not None and all(
-                        q["J"] is not None for q in rows)
-    # any other 2-norm evaluated at a vanishing argument (inside an objective or a
-    # larger constraint) is a kink whose subgradient is not fitted: not checked
-    handled = {id(r["norm_arg"]) for r in rows if "kink" in r}
-    for expr in [problem.objective.expr] + [c.args[0] for c in problem.constraints] \
-            + [c.args[1] for c in problem.constraints]:
-        for atom in _norm_atoms(expr):
-            arg = atom.args[0]
-            if id(arg) in handled or not arg.is_affine():
-                continue
-            a = _dense_value(arg)
-            Ja = _grad_block(arg.grad, variables, offsets, n_total, a.size)
-            terms = float(np.max(abs(Ja).T @ np.abs(x), initial=0.0)) if Ja is not None \
-                else 0.0
-            if float(np.max(np.abs(a), initial=0.0)) <= 1e-6 * max(terms, _TINY):
-                smooth = False
+    smooth = _fit_cone_kinks(rows, point, global_scale, smooth, grad_f)
+    if _unfitted_kink(problem, rows, point):
+        smooth = False
     # the objective's own scale: the magnitude of its terms (|grad f|^T |x|), so that an
     # optimum at f ~ 0 (kappa* = inf) is judged against the terms that cancel there
     fterms = float(np.sum(abs(grad_f).T @ np.abs(x))) if grad_f is not None else 0.0
@@ -258,60 +197,7 @@ def conic_certificate(data: Mapping[str, Any], solution: Solution, *,
         return residuals(primal, math.nan, _objective_gap(solution, sense, f, fterms)
                          if check_objective else math.nan)
 
-    resid = sense * np.asarray(grad_f.toarray()).ravel()
-    terms = [float(np.max(np.abs(resid), initial=0.0))]
-    recover = []
-    for r in rows:
-        J = r["J"]
-        if r["lam"] is not None:
-            contrib = J @ r["lam"]
-            resid = resid + contrib
-            terms.append(float(np.max(np.abs(contrib), initial=0.0)))
-        else:
-            recover.append(r)
-    if recover:  # fit the missing multipliers on the nearly active rows
-        cols, lower, slots = [], [], []
-        for r in recover:
-            active = np.ones(r["g"].size, dtype=bool) if r["eq"] else (
-                r["g"] >= -ACTIVE_RTOL * max(float(np.max(r["scale"], initial=0.0)), floor))
-            idx = np.flatnonzero(active)
-            r["lam"] = np.zeros(r["g"].size)
-            if idx.size:
-                cols.append(r["J"][:, idx])
-                lower.append(np.full(idx.size, -np.inf if r["eq"] else 0.0))
-                slots.append((r, idx))
-            if "kink" in r:
-                cols.append(r["kink"])
-                lower.append(np.full(r["kink"].shape[1], -np.inf))
-                slots.append((r, None))
-        if cols:
-            A = sp.hstack(cols).tocsr()
-            lb = np.concatenate(lower)
-            # min ||A lam + resid|| with lam_ineq >= 0, lam_eq free: Lawson-Hanson NNLS on
-            # [A_ineq, A_eq, -A_eq] (an exact active-set method, fast to a few thousand
-            # columns; a first-order bounded solver stops too early and reads as a false
-            # stationarity residual)
-            Ad = A.toarray()
-            free = np.isinf(lb)
-            M = np.hstack([Ad, -Ad[:, free]])
-            x_nn, _ = nnls(M, -resid, maxiter=max(50, 10 * M.shape[1]))
-            lam_fit = x_nn[:Ad.shape[1]].copy()
-            lam_fit[free] -= x_nn[Ad.shape[1]:]
-            lam_all, pos = lam_fit, 0
-            for r, idx in slots:
-                if idx is None:  # the subgradient part of a kinked cone row
-                    z = lam_all[pos:pos + r["kink"].shape[1]]
-                    pos += z.size
-                    contrib = r["kink"] @ z
-                    r["z"] = z
-                    resid = resid + contrib
-                    terms.append(float(np.max(np.abs(contrib), initial=0.0)))
-                    continue
-                r["lam"][idx] = lam_all[pos:pos + idx.size]
-                pos += idx.size
-                contrib = r["J"] @ r["lam"]
-                resid = resid + contrib
-                terms.append(float(np.max(np.abs(contrib), initial=0.0)))
+    resid, terms = _stationarity(rows, sense * np.asarray(grad_f.toarray()).ravel(), floor)
     # scale of the Lagrangian: its largest gradient term, or |f| / ||x|| for a flat f
     xnorm = float(np.max(np.abs(x), initial=0.0))
     den = max(max(terms), abs(f) / xnorm if xnorm > 0 else 0.0)
@@ -331,6 +217,181 @@ def conic_certificate(data: Mapping[str, Any], solution: Solution, *,
     if check_objective:
         gap = max(gap, _objective_gap(solution, sense, f, max(size, fterms)))
     return residuals(primal, dual, gap)
+
+
+@dataclass
+class _Point:
+    """The point under test, stacked: every variable's offset in ``x`` (column-major)."""
+
+    variables: list
+    offsets: dict[int, int]
+    n_total: int
+    x: np.ndarray
+
+    def grad(self, expr: Any, n_rows: int) -> sp.csr_matrix | None:
+        """The (n_total x n_rows) Jacobian transpose of ``expr`` at the point, or ``None``."""
+        return _grad_block(expr.grad, self.variables, self.offsets, self.n_total, n_rows)
+
+
+def _set_point(problem: cp.Problem, solution: Solution, data: Mapping[str, Any],
+               complete: Callable | None) -> _Point | None:
+    """Load the solution's values into the problem's variables; ``None`` if one is missing,
+    misshapen or not finite (the point cannot be checked)."""
+    values = {k: np.asarray(v, dtype=float) for k, v in solution.values.items()}
+    if complete is not None:
+        values = complete(data, values)
+    variables = problem.variables()
+    for var in variables:
+        if var.name() not in values:
+            return None
+        val = np.asarray(values[var.name()], dtype=float)
+        if val.size != var.size or not np.all(np.isfinite(val)):
+            return None
+        var.value = val.reshape(var.shape)
+    offsets, n_total = {}, 0
+    for var in variables:
+        offsets[var.id] = n_total
+        n_total += var.size
+    x = np.concatenate([np.asarray(v.value, dtype=float).ravel(order="F") for v in variables])
+    return _Point(variables, offsets, n_total, x)
+
+
+def _constraint_rows(problem: cp.Problem, form: Any,
+                     solution: Solution) -> list[dict[str, Any]] | None:
+    """The constraints as rows g(x) <= 0 (ineq) or g(x) = 0 (eq), with their scales and the
+    solver's multipliers where it returned usable ones; ``None`` for an explicit cone."""
+    names = {id(c): name for name, c in form.constraints.items()}
+    rows: list[dict[str, Any]] = []
+    for con in problem.constraints:
+        if isinstance(con, cp.constraints.Inequality):
+            eq = False
+        elif isinstance(con, cp.constraints.Equality):
+            eq = True
+        else:  # explicit cones: not handled by the gradient check
+            return None
+        lhs, rhs = con.args
+        expr = lhs - rhs
+        g = _dense_value(expr)
+        scale = np.maximum(np.abs(np.broadcast_to(_dense_value(lhs), g.shape)),
+                           np.abs(np.broadcast_to(_dense_value(rhs), g.shape)))
+        dual = solution.duals.get(names.get(id(con), ""), None) if USE_DUALS else None
+        lam = None
+        if dual is not None:
+            lam = np.atleast_1d(np.asarray(dual, dtype=float)).ravel(order="F")
+            if lam.size != g.size or not np.all(np.isfinite(lam)):
+                lam = None
+        row = {"g": g, "scale": scale, "eq": eq, "lam": lam, "expr": expr}
+        if (not eq and isinstance(lhs, Pnorm) and lhs.p == 2
+                and lhs.args[0].is_affine()):  # ||a(x)||_2 <= rhs: a kink where a(x) = 0
+            row["norm_arg"], row["rhs"] = lhs.args[0], rhs
+        rows.append(row)
+    for var in problem.variables():  # sign attributes: constraints without a multiplier
+        if var.attributes.get("nonneg"):
+            xv = np.asarray(var.value, dtype=float).ravel(order="F")
+            rows.append({"g": -xv, "scale": np.abs(xv), "eq": False, "lam": None,
+                         "expr": -var})
+    return rows
+
+
+def _fit_cone_kinks(rows: list[dict[str, Any]], point: _Point, global_scale: float,
+                    smooth: bool, grad_f: Any) -> bool:
+    r"""Mark the second-order cone rows whose argument vanishes at the point.
+
+    Such a row has no gradient: its subdifferential :math:`\{A^\top z : \|z\| \le 1\}`
+    is fitted instead (``row["kink"] = A``, :math:`z` free, then checked). Returns
+    whether the Lagrangian is still smooth enough to check.
+    """
+    for r in rows:
+        if "norm_arg" in r and r["lam"] is None:
+            a = _dense_value(r["norm_arg"])
+            if float(np.linalg.norm(a)) <= 1e-7 * global_scale:
+                Ja = point.grad(r["norm_arg"], a.size)
+                Jr = point.grad(-r["rhs"], 1) \
+                    if not r["rhs"].is_constant() else sp.csr_matrix((point.n_total, 1))
+                if Ja is not None and Jr is not None:
+                    r["J"], r["kink"] = Jr, Ja
+                    smooth = smooth and grad_f is not None and all(
+                        q["J"] is not None for q in rows)
+    return smooth
+
+
+def _unfitted_kink(problem: cp.Problem, rows: list[dict[str, Any]], point: _Point) -> bool:
+    """Whether another 2-norm (inside the objective or a larger constraint) is evaluated
+    at a vanishing argument: a kink whose subgradient is not fitted, so not checked."""
+    handled = {id(r["norm_arg"]) for r in rows if "kink" in r}
+    for expr in [problem.objective.expr] + [c.args[0] for c in problem.constraints] \
+            + [c.args[1] for c in problem.constraints]:
+        for atom in _norm_atoms(expr):
+            arg = atom.args[0]
+            if id(arg) in handled or not arg.is_affine():
+                continue
+            a = _dense_value(arg)
+            Ja = point.grad(arg, a.size)
+            terms = float(np.max(abs(Ja).T @ np.abs(point.x), initial=0.0)) \
+                if Ja is not None else 0.0
+            if float(np.max(np.abs(a), initial=0.0)) <= 1e-6 * max(terms, _TINY):
+                return True
+    return False
+
+
+def _stationarity(rows: list[dict[str, Any]], resid: np.ndarray,
+                  floor: float) -> tuple[np.ndarray, list[float]]:
+    r"""The Lagrangian's gradient :math:`\nabla f + \sum_c J_c^\top\lambda_c` and the sizes
+    of its terms, with the multipliers the solver did not return fitted (see Notes of
+    :func:`conic_certificate`); fills ``row["lam"]`` (and ``row["z"]`` at a kink)."""
+    terms = [float(np.max(np.abs(resid), initial=0.0))]
+    recover = []
+    for r in rows:
+        if r["lam"] is not None:
+            contrib = r["J"] @ r["lam"]
+            resid = resid + contrib
+            terms.append(float(np.max(np.abs(contrib), initial=0.0)))
+        else:
+            recover.append(r)
+    if not recover:
+        return resid, terms
+    cols, lower, slots = [], [], []  # fit the missing multipliers on the nearly active rows
+    for r in recover:
+        active = np.ones(r["g"].size, dtype=bool) if r["eq"] else (
+            r["g"] >= -ACTIVE_RTOL * max(float(np.max(r["scale"], initial=0.0)), floor))
+        idx = np.flatnonzero(active)
+        r["lam"] = np.zeros(r["g"].size)
+        if idx.size:
+            cols.append(r["J"][:, idx])
+            lower.append(np.full(idx.size, -np.inf if r["eq"] else 0.0))
+            slots.append((r, idx))
+        if "kink" in r:
+            cols.append(r["kink"])
+            lower.append(np.full(r["kink"].shape[1], -np.inf))
+            slots.append((r, None))
+    if not cols:
+        return resid, terms
+    A = sp.hstack(cols).tocsr()
+    lb = np.concatenate(lower)
+    # min ||A lam + resid|| with lam_ineq >= 0, lam_eq free: Lawson-Hanson NNLS on
+    # [A_ineq, A_eq, -A_eq] (an exact active-set method, fast to a few thousand
+    # columns; a first-order bounded solver stops too early and reads as a false
+    # stationarity residual)
+    Ad = A.toarray()
+    free = np.isinf(lb)
+    M = np.hstack([Ad, -Ad[:, free]])
+    x_nn, _ = nnls(M, -resid, maxiter=max(50, 10 * M.shape[1]))
+    lam_fit = x_nn[:Ad.shape[1]].copy()
+    lam_fit[free] -= x_nn[Ad.shape[1]:]
+    pos = 0
+    for r, idx in slots:
+        if idx is None:  # the subgradient part of a kinked cone row
+            z = lam_fit[pos:pos + r["kink"].shape[1]]
+            pos += z.size
+            contrib = r["kink"] @ z
+            r["z"] = z
+        else:
+            r["lam"][idx] = lam_fit[pos:pos + idx.size]
+            pos += idx.size
+            contrib = r["J"] @ r["lam"]
+        resid = resid + contrib
+        terms.append(float(np.max(np.abs(contrib), initial=0.0)))
+    return resid, terms
 
 
 def _objective_gap(solution: Solution, sense: float, f: float, size: float) -> float:

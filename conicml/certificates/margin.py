@@ -23,6 +23,7 @@ point and the program's data with closed-form multipliers:
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 from scipy.linalg import cho_solve, get_lapack_funcs
@@ -437,6 +438,92 @@ def fractional_certificate(d: np.ndarray, Rx: np.ndarray, Ry: np.ndarray,
 # --------------------------------------------------------------------------------------
 # M4: the fixed-rho SOCP (seed 004 eqs. 4.1-4.5 / 4.16-4.18, errata S004-A5, S004-A6)
 # --------------------------------------------------------------------------------------
+def _m4_band_fit(ctx: SimpleNamespace, free: np.ndarray,
+                 fixed: np.ndarray) -> tuple[float, float] | None:
+    """``(dual, gap)`` of :func:`m4_fixed_rho_certificate` with the multipliers of the rows
+    ``free`` fitted and those of ``fixed`` at their bound; ``None`` if the fit's system is
+    not finite."""
+    Z, w, d, rho, hard = ctx.Z, ctx.w, ctx.d, ctx.rho, ctx.hard
+    rows, rscale, norm_row, eta, ub = ctx.rows, ctx.rscale, ctx.norm_row, ctx.eta, ctx.ub
+    zk, bal, weight, sides, glob = ctx.zk, ctx.bal, ctx.weight, ctx.sides, ctx.glob
+    s_pos, s_neg = ctx.s_pos, ctx.s_neg
+    lam = np.where(fixed, ub, 0.0)
+    kinked = [(R, mask) for R, kink, _, mask in sides if kink]
+    # unknowns: lambda_free, nu, z of each kinked side
+    blocks = [zk[:, free], -d[:, None]] + [-R.T for R, _ in kinked]
+    A_w = np.hstack(blocks)
+    n_z = sum(R.shape[0] for R, _ in kinked)
+    A_b = np.concatenate([bal[free], [0.0], np.zeros(n_z)])[None, :]
+    rhs_w = -(zk @ lam)
+    rhs_b = [-float(bal @ lam)]
+    A_list, rhs_list = [A_w, weight * A_b], [rhs_w, weight * np.array(rhs_b)]
+    if hard:
+        A_list.append(weight * np.concatenate([norm_row[free], [0.0], np.zeros(n_z)])[None, :])
+        rhs_list.append(weight * np.array([1.0 - float(norm_row @ lam)]))
+    A = np.vstack(A_list)
+    rhs = np.concatenate(rhs_list)
+    lo = np.concatenate([np.zeros(free.size), [-np.inf], np.full(n_z, -np.inf)])
+    hi = np.concatenate([ub[free], [np.inf], np.full(n_z, np.inf)])
+    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(rhs))):
+        return None
+    # one BLAS thread: bvls calls LAPACK's least squares once per active-set step, and
+    # waking a BLAS thread pool for each of these small solves costs more than the solve
+    with one_blas_thread():
+        sol = lsq_linear(A, rhs, bounds=(lo, hi),
+                         method="bvls" if A.shape[1] < 400 else "trf")
+    x = sol.x
+    lam[free] = np.clip(x[:free.size], 0.0, ub[free])
+    nu = float(x[free.size])
+    zs = x[free.size + 1:]
+    # residuals of the three equations with the fitted values
+    contrib = zk * lam[None, :]
+    res_w = contrib.sum(axis=1) - nu * d
+    terms = [float(np.max(np.linalg.norm(contrib, axis=0), initial=0.0)),
+             abs(nu) * float(np.linalg.norm(d))]
+    ball = 0.0
+    pos = 0
+    for R, mask in kinked:
+        z = zs[pos:pos + R.shape[0]]
+        pos += R.shape[0]
+        mu = rho * float(lam[mask | glob].sum())
+        res_w = res_w - R.T @ z
+        zn = float(np.linalg.norm(z))
+        ball = max(ball, max(0.0, zn - mu) / max(mu, zn, _TINY) if zn > 0 else 0.0)
+        terms.append(max(mu, zn) * float(np.linalg.norm(R, 2)))
+    if hard:
+        comp = float(np.sum(lam * np.abs(rows - norm_row * eta)))
+        obj_scale = max(float(np.sum(lam * rscale)), _TINY)
+    else:
+        xi = np.maximum(-rows, 0.0)
+        comp = float(np.sum(lam * np.maximum(rows, 0.0)) + np.sum((ub - lam) * xi))
+        obj_scale = max(float(np.sum(lam * rscale) + np.sum(ub * xi)),
+                        float(np.sum(ub * rscale)) * 1e-3, _TINY)
+    gap = comp / obj_scale
+    lam_size = max(float(lam.sum()), _TINY)
+    if kinked:  # first order: the residual over its terms and the dual-norm check
+        dual = _ratio(float(np.linalg.norm(res_w)), *terms)
+        dual = max(dual, abs(float(bal @ lam)) / lam_size, ball)
+        if hard:
+            dual = max(dual, abs(float(norm_row @ lam) - 1.0))
+    else:
+        # second order (see newton_decrement): the Lagrangian's Hessian in (w, b, eta)
+        # is rho (mu_x Hess sigma_x + mu_y Hess sigma_y) / rho in w and 0 elsewhere;
+        # the tangent space is that of the rows with 0 < lambda < ub and w'd = 1, in
+        # the (weighted) coordinates of the fit, whose residual is the gradient
+        q = Z.shape[1]
+        H = np.zeros((A.shape[0], A.shape[0]))
+        for (R, _, _, mask), s_ in zip(sides, (s_pos, s_neg)):
+            mu = rho * float(lam[mask | glob].sum())
+            if mu > 0:
+                H[:q, :q] += mu * hess_norm(R, w, s_)
+        lam_fit = x[:free.size]
+        inside = (lam_fit > 0) & (lam_fit < ub[free])
+        A_t = np.hstack([A[:, :free.size][:, inside], A[:, free.size:free.size + 1]])
+        e = A @ np.concatenate([lam_fit, x[free.size:]]) - rhs
+        dual = newton_decrement(H, e, A_t) / obj_scale
+    return dual, gap
+
+
 def m4_fixed_rho_certificate(Z: np.ndarray, y: np.ndarray, kept: np.ndarray,
                              R_pos: np.ndarray, R_neg: np.ndarray, d: np.ndarray,
                              rho: float, w: np.ndarray, b: float, *, hard: bool,
@@ -511,6 +598,9 @@ def m4_fixed_rho_certificate(Z: np.ndarray, y: np.ndarray, kept: np.ndarray,
             zk[:, mask | glob] -= rho * g[:, None]
     bal = np.append(yk, 0.0) if reduced else yk.copy()
     weight = 10.0 * max(float(np.max(np.abs(Z), initial=0.0)), _TINY)
+    ctx = SimpleNamespace(Z=Z, w=w, d=d, rho=rho, hard=hard, rows=rows, rscale=rscale,
+                          norm_row=norm_row, eta=eta, ub=ub, zk=zk, bal=bal, weight=weight,
+                          sides=sides, glob=glob, s_pos=s_pos, s_neg=s_neg)
     best: tuple[float, float] | None = None
     seen: set[tuple[int, int]] = set()
     for beta in M4_BAND_ORDER:
@@ -523,80 +613,10 @@ def m4_fixed_rho_certificate(Z: np.ndarray, y: np.ndarray, kept: np.ndarray,
         if key in seen or free.size > max(200, 20 * (Z.shape[1] + 2)):
             continue
         seen.add(key)
-        lam = np.where(fixed, ub, 0.0)
-        kinked = [(R, mask) for R, kink, _, mask in sides if kink]
-        # unknowns: lambda_free, nu, z of each kinked side
-        blocks = [zk[:, free], -d[:, None]] + [-R.T for R, _ in kinked]
-        A_w = np.hstack(blocks)
-        n_z = sum(R.shape[0] for R, _ in kinked)
-        A_b = np.concatenate([bal[free], [0.0], np.zeros(n_z)])[None, :]
-        rhs_w = -(zk @ lam)
-        rhs_b = [-float(bal @ lam)]
-        A_list, rhs_list = [A_w, weight * A_b], [rhs_w, weight * np.array(rhs_b)]
-        if hard:
-            A_list.append(weight * np.concatenate([norm_row[free], [0.0], np.zeros(n_z)])[None, :])
-            rhs_list.append(weight * np.array([1.0 - float(norm_row @ lam)]))
-        A = np.vstack(A_list)
-        rhs = np.concatenate(rhs_list)
-        lo = np.concatenate([np.zeros(free.size), [-np.inf], np.full(n_z, -np.inf)])
-        hi = np.concatenate([ub[free], [np.inf], np.full(n_z, np.inf)])
-        if not (np.all(np.isfinite(A)) and np.all(np.isfinite(rhs))):
+        fit = _m4_band_fit(ctx, free, fixed)
+        if fit is None:
             continue
-        # one BLAS thread: bvls calls LAPACK's least squares once per active-set step, and
-        # waking a BLAS thread pool for each of these small solves costs more than the solve
-        with one_blas_thread():
-            sol = lsq_linear(A, rhs, bounds=(lo, hi),
-                             method="bvls" if A.shape[1] < 400 else "trf")
-        x = sol.x
-        lam[free] = np.clip(x[:free.size], 0.0, ub[free])
-        nu = float(x[free.size])
-        zs = x[free.size + 1:]
-        # residuals of the three equations with the fitted values
-        contrib = zk * lam[None, :]
-        res_w = contrib.sum(axis=1) - nu * d
-        terms = [float(np.max(np.linalg.norm(contrib, axis=0), initial=0.0)),
-                 abs(nu) * float(np.linalg.norm(d))]
-        ball = 0.0
-        pos = 0
-        for R, mask in kinked:
-            z = zs[pos:pos + R.shape[0]]
-            pos += R.shape[0]
-            mu = rho * float(lam[mask | glob].sum())
-            res_w = res_w - R.T @ z
-            zn = float(np.linalg.norm(z))
-            ball = max(ball, max(0.0, zn - mu) / max(mu, zn, _TINY) if zn > 0 else 0.0)
-            terms.append(max(mu, zn) * float(np.linalg.norm(R, 2)))
-        if hard:
-            comp = float(np.sum(lam * np.abs(rows - norm_row * eta)))
-            obj_scale = max(float(np.sum(lam * rscale)), _TINY)
-        else:
-            xi = np.maximum(-rows, 0.0)
-            comp = float(np.sum(lam * np.maximum(rows, 0.0)) + np.sum((ub - lam) * xi))
-            obj_scale = max(float(np.sum(lam * rscale) + np.sum(ub * xi)),
-                            float(np.sum(ub * rscale)) * 1e-3, _TINY)
-        gap = comp / obj_scale
-        lam_size = max(float(lam.sum()), _TINY)
-        if kinked:  # first order: the residual over its terms and the dual-norm check
-            dual = _ratio(float(np.linalg.norm(res_w)), *terms)
-            dual = max(dual, abs(float(bal @ lam)) / lam_size, ball)
-            if hard:
-                dual = max(dual, abs(float(norm_row @ lam) - 1.0))
-        else:
-            # second order (see newton_decrement): the Lagrangian's Hessian in (w, b, eta)
-            # is rho (mu_x Hess sigma_x + mu_y Hess sigma_y) / rho in w and 0 elsewhere;
-            # the tangent space is that of the rows with 0 < lambda < ub and w'd = 1, in
-            # the (weighted) coordinates of the fit, whose residual is the gradient
-            q = Z.shape[1]
-            H = np.zeros((A.shape[0], A.shape[0]))
-            for (R, _, _, mask), s_ in zip(sides, (s_pos, s_neg)):
-                mu = rho * float(lam[mask | glob].sum())
-                if mu > 0:
-                    H[:q, :q] += mu * hess_norm(R, w, s_)
-            lam_fit = x[:free.size]
-            inside = (lam_fit > 0) & (lam_fit < ub[free])
-            A_t = np.hstack([A[:, :free.size][:, inside], A[:, free.size:free.size + 1]])
-            e = A @ np.concatenate([lam_fit, x[free.size:]]) - rhs
-            dual = newton_decrement(H, e, A_t) / obj_scale
+        dual, gap = fit
         if best is None or max(dual, gap) < max(best):
             best = (dual, gap)
         if max(best) <= M4_EARLY_EXIT:

@@ -1,20 +1,15 @@
 """Benchmark data sets for binary classification, labelled ``+1`` / ``-1``.
 
-Two kinds of data are provided:
+* :func:`load`: a bundled UCI-derived data set (:func:`names` lists them; the table in
+  :func:`load` gives shapes and positive classes), plus scikit-learn's WDBC
+  ``breast_cancer``; the files ship inside the package, so no download is needed.
+* :func:`load_ordinal`: a bundled regression data set with its target cut into ordered
+  ranks ``1..r`` (integer labels, not ``+1/-1``), for ordinal regression.
+* :func:`twonorm`, :func:`ringnorm`: seeded samples of Breiman's (1996) Gaussian problems;
+  :func:`ndcc_like`: clusters on cubes with noise features (NDCC of Tayal 2014, ch. 7).
 
-* :func:`load` reads one of the bundled UCI-derived data sets (see :func:`names` for the
-  list, and the table in :func:`load` for shapes and the positive class of each), plus
-  scikit-learn's WDBC ``breast_cancer``. The files ship inside the package, so no download
-  is needed.
-* :func:`load_ordinal` reads a bundled regression data set with its target cut into
-  ordered ranks ``1..r`` (integer labels, not ``+1/-1``), for ordinal regression.
-* :func:`twonorm` and :func:`ringnorm` draw seeded samples of Breiman's (1996) synthetic
-  Gaussian problems; :func:`ndcc_like` draws clusters on cubes with noise features, a
-  stand-in for the NDCC data of Tayal 2014, chapter 7.
-
-Every function returns ``(X, y)`` with ``X`` a float64 matrix of shape
-``(n_samples, n_features)`` and ``y`` a float64 vector whose entries are exactly ``+1.0`` or
-``-1.0``. Arrays are freshly allocated on every call.
+Every function returns ``(X, y)``, ``X`` a float64 ``(n_samples, n_features)`` matrix and
+``y`` a float64 vector of exactly ``+1.0`` / ``-1.0``, freshly allocated on every call.
 
 Examples
 --------

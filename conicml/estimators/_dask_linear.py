@@ -6,50 +6,12 @@ The program is :func:`conicml.solvers.dcd`'s, with an unregularised bias:
 
     \min_{w,b}\ \tfrac12\|w\|^2 + \sum_i c_i[1 - y_i(w^\top x_i + b)]_+ ,
     \qquad \max_{0\le\alpha\le c,\ y^\top\alpha=0}\ \mathbf 1^\top\alpha
-    - \tfrac12\|X^\top(\alpha\circ y)\|^2 .
+    - \tfrac12\|X^\top(\alpha\circ y)\|^2 ,
 
-**Rounds (CoCoA+, Ma, Smith, Jaggi et al., ICML 2015, Algorithm 1 with adding,**
-:math:`\gamma = 1`, :math:`\sigma' = K`). The multipliers :math:`\alpha_{[k]}` of block
-:math:`k` live on the worker holding the block. Each round the client sends :math:`w`;
-every worker runs ``local_epochs`` passes of exact coordinate ascent on its local
-subproblem (eq. (9) of the paper)
-
-.. math::
-
-    \max_{\Delta\alpha_{[k]}}\ \mathbf 1^\top\Delta\alpha_{[k]}
-    - w^\top A_k\Delta\alpha_{[k]} - \tfrac{\sigma'}2\|A_k\Delta\alpha_{[k]}\|^2,
-    \qquad A_k\Delta\alpha = \textstyle\sum_{i\in k}\Delta\alpha_i y_ix_i ,
-
-so a coordinate step is :math:`\alpha_i \leftarrow \min(\max(\alpha_i -
-G_i/(\sigma' Q_{ii}), 0), c_i)` with :math:`G_i` evaluated at :math:`w + \sigma'
-A_k\Delta\alpha_{[k]}`, and returns :math:`\Delta w_k = A_k\Delta\alpha_{[k]}`; the client
-adds them, :math:`w \leftarrow w + \gamma\sum_k \Delta w_k`. With :math:`\sigma' = K`
-the sum of the local objectives bounds the global dual from below, so :math:`\gamma = 1`
-(CoCoA+'s adding) increases it every round (Lemma 4 of the paper) for any number of
-blocks; the client takes the exact maximiser of the (quadratic) augmented dual along the
-summed direction over :math:`\gamma \in [0, 1]`, never worse than adding (option
-``sigma``: a smaller :math:`\sigma'` makes bolder local steps that the line search
-then shortens).
-
-**The bias** is handled as in ``dcd``: the equality :math:`y^\top\alpha = 0` by the method
-of multipliers, i.e. the augmented feature :math:`\sqrt\rho` (one more coordinate of
-:math:`w`, :math:`\sqrt\rho\,y^\top\alpha`) and the linear term :math:`\lambda
-y^\top\alpha`; the multiplier :math:`\lambda \leftarrow \lambda + \rho y^\top\alpha`
-after every round makes :math:`b = \lambda + \rho y^\top\alpha` the current bias.
-
-**Certificate** (at the start of every round, in the same pass over the blocks). The
-primal value :math:`P(w, b)` of the current :math:`w` is the map-reduce of per-block
-hinge sums, evaluated for a few candidate biases at once (the current one, the KKT
-bias of the free multipliers and a grid around them); the dual value is that of
-:math:`\alpha` made exactly feasible (the heavier class's free multipliers scaled down
-until :math:`y^\top\alpha = 0`, as ``dcd`` does), :math:`D = \mathbf 1^\top\hat\alpha -
-\tfrac12\|\hat w\|^2` with :math:`\hat w = \sum_k A_k\hat\alpha_{[k]}`, summed from the
-blocks. By weak duality :math:`P(w, b) - D` bounds the suboptimality of :math:`(w, b)`;
-every :math:`P` bounds the optimum from above and every :math:`D` from below, so the
-certificate is the best primal point against the best dual value seen, and the fit is
-OPTIMAL only when :math:`(P - D)/\max(1, |P|) \le` ``tol``.
-
-Only vectors of length :math:`d` and scalars travel between the client and the workers.
+solved by CoCoA+ rounds (Ma, Smith, Jaggi et al., ICML 2015, Alg. 1); the fit is OPTIMAL
+only when the certified relative duality gap is at most ``tol``. Only vectors of length
+:math:`d` and scalars travel between the client and the workers. The rounds, the bias
+and the certificate are in the Notes of :func:`fit_linear_svm_dask`.
 """
 
 from __future__ import annotations
@@ -307,6 +269,51 @@ def fit_linear_svm_dask(X: Any, y: Any, positive: Any, C: float,
     ``positive`` is the label that maps to :math:`+1`; ``class_weight`` is keyed by the
     original labels (or ``"balanced"``). Returns a :class:`Solution` with ``values["w"]``
     and ``values["b"]`` and the block-wise certificate in ``residuals`` / ``extras``.
+
+    Notes
+    -----
+    **Rounds (CoCoA+, Ma, Smith, Jaggi et al., ICML 2015, Algorithm 1 with adding,**
+    :math:`\\gamma = 1`, :math:`\\sigma' = K`). The multipliers :math:`\\alpha_{[k]}` of block
+    :math:`k` live on the worker holding the block. Each round the client sends :math:`w`;
+    every worker runs ``local_epochs`` passes of exact coordinate ascent on its local
+    subproblem (eq. (9) of the paper)
+
+    .. math::
+
+        \\max_{\\Delta\\alpha_{[k]}}\\ \\mathbf 1^\\top\\Delta\\alpha_{[k]}
+        - w^\\top A_k\\Delta\\alpha_{[k]} - \\tfrac{\\sigma'}2\\|A_k\\Delta\\alpha_{[k]}\\|^2,
+        \\qquad A_k\\Delta\\alpha = \\textstyle\\sum_{i\\in k}\\Delta\\alpha_i y_ix_i ,
+
+    so a coordinate step is :math:`\\alpha_i \\leftarrow \\min(\\max(\\alpha_i -
+    G_i/(\\sigma' Q_{ii}), 0), c_i)` with :math:`G_i` evaluated at :math:`w + \\sigma'
+    A_k\\Delta\\alpha_{[k]}`, and returns :math:`\\Delta w_k = A_k\\Delta\\alpha_{[k]}`; the client
+    adds them, :math:`w \\leftarrow w + \\gamma\\sum_k \\Delta w_k`. With :math:`\\sigma' = K`
+    the sum of the local objectives bounds the global dual from below, so :math:`\\gamma = 1`
+    (CoCoA+'s adding) increases it every round (Lemma 4 of the paper) for any number of
+    blocks; the client takes the exact maximiser of the (quadratic) augmented dual along the
+    summed direction over :math:`\\gamma \\in [0, 1]`, never worse than adding (option
+    ``sigma``: a smaller :math:`\\sigma'` makes bolder local steps that the line search
+    then shortens).
+
+    **The bias** is handled as in ``dcd``: the equality :math:`y^\\top\\alpha = 0` by the method
+    of multipliers, i.e. the augmented feature :math:`\\sqrt\\rho` (one more coordinate of
+    :math:`w`, :math:`\\sqrt\\rho\\,y^\\top\\alpha`) and the linear term :math:`\\lambda
+    y^\\top\\alpha`; the multiplier :math:`\\lambda \\leftarrow \\lambda + \\rho y^\\top\\alpha`
+    after every round makes :math:`b = \\lambda + \\rho y^\\top\\alpha` the current bias.
+
+    **Certificate** (at the start of every round, in the same pass over the blocks). The
+    primal value :math:`P(w, b)` of the current :math:`w` is the map-reduce of per-block
+    hinge sums, evaluated for a few candidate biases at once (the current one, the KKT
+    bias of the free multipliers and a grid around them); the dual value is that of
+    :math:`\\alpha` made exactly feasible (the heavier class's free multipliers scaled down
+    until :math:`y^\\top\\alpha = 0`, as ``dcd`` does), :math:`D = \\mathbf 1^\\top\\hat\\alpha -
+    \\tfrac12\\|\\hat w\\|^2` with :math:`\\hat w = \\sum_k A_k\\hat\\alpha_{[k]}`, summed from the
+    blocks. By weak duality :math:`P(w, b) - D` bounds the suboptimality of :math:`(w, b)`;
+    every :math:`P` bounds the optimum from above and every :math:`D` from below, so the
+    certificate is the best primal point against the best dual value seen, and the fit is
+    OPTIMAL only when :math:`(P - D)/\\max(1, |P|) \\le` ``tol``.
+
+    Only vectors of length :math:`d` and scalars travel between the client and the workers.
     """
     import dask
 

@@ -2,31 +2,9 @@ r"""Pegasos on the row blocks of a Dask array: local mini-batch steps, averaged 
 
 The program is the linear soft-margin SVM of :mod:`conicml.solvers.pegasos` in its
 λ-form, :math:`F = \tfrac\lambda2\|w\|^2 + \lambda\sum_i c_i[1 - y_i(w^\top x_i + b)]_+`,
-:math:`\lambda = 1/\sum_i c_i` (seed 001 eqs. 2.33–2.35, Alg. 2).
-
-**Rounds.** The client sends :math:`(w, b)` and the step counter :math:`t`; every
-worker runs ``local_steps`` Pegasos steps on its block from :math:`w` (mini-batches of
-``batch_size`` rows drawn with probability :math:`c_i/C_k`, :math:`C_k = \sum_{i\in k}
-c_i`; :math:`\eta_t = 1/(\lambda t)`; the margin test with the bias; the projection on
-the ball of radius :math:`1/\sqrt\lambda`) and returns :math:`C_k w_k`. The client
-averages, :math:`w \leftarrow \sum_k C_k w_k / \sum_k C_k`: with one local step this is
-exactly a Pegasos step on a mini-batch stratified over the blocks (the block
-sub-gradients weighted by :math:`C_k/\sum c` are an unbiased sub-gradient of
-:math:`F`); with more it is parameter mixing (Zinkevich, Weimer, Smola & Li, NIPS
-2010). The client also keeps the polynomial-decay average of the round iterates
-(Shamir & Zhang, ICML 2013).
-
-**Bias and certificate** (in the same pass, for the incoming iterate and the average).
-The hinge sums for a grid of biases around the current one give :math:`P(w, b)` for
-each (the next rounds use the best bias); the dual lower bound is that of the implied
-multipliers :math:`\alpha_i = c_i\,\mathrm{clip}((1 - m_i)/\tau + \tfrac12, 0, 1)`
-(:math:`m_i` the margins; :math:`\tau = 0` is the sub-gradient's :math:`c_i[m_i < 1]`)
-for a few widths :math:`\tau`, each made feasible (the heavier class scaled down to
-:math:`y^\top\alpha = 0`) and scaled by the best :math:`s \in [0, 1]`:
-:math:`D(s\alpha) = s\mathbf 1^\top\alpha - \tfrac{s^2}2\|\sum_i\alpha_iy_ix_i\|^2`. The
-blocks return per class the sums :math:`\sum\alpha_i` and :math:`\sum\alpha_ix_i`, so
-one pass gives every candidate. The fit is OPTIMAL when the best :math:`P` against the
-best :math:`D` has a relative gap :math:`\le` ``tol``.
+:math:`\lambda = 1/\sum_i c_i` (seed 001 eqs. 2.33–2.35, Alg. 2). The fit is OPTIMAL when
+the certified relative duality gap is at most ``tol``; the rounds, the bias and the
+certificate are in the Notes of :func:`fit_pegasos_dask`.
 """
 
 from __future__ import annotations
@@ -148,10 +126,36 @@ def _dual(sums: dict[str, np.ndarray], p: int) -> float:
 def fit_pegasos_dask(X: Any, y: Any, positive: Any, C: float,
                      class_weight: dict | str | None, classes: np.ndarray,
                      options: dict | None) -> Solution:
-    """Fit the linear soft-margin SVM by distributed Pegasos on a Dask array.
+    r"""Fit the linear soft-margin SVM by distributed Pegasos on a Dask array.
 
     Same arguments and result as :func:`conicml.estimators._dask_linear.fit_linear_svm_dask`
     (``values["w"]``, ``values["b"]``, the block-wise certificate).
+
+    Notes
+    -----
+    **Rounds.** The client sends :math:`(w, b)` and the step counter :math:`t`; every
+    worker runs ``local_steps`` Pegasos steps on its block from :math:`w` (mini-batches of
+    ``batch_size`` rows drawn with probability :math:`c_i/C_k`, :math:`C_k = \sum_{i\in k}
+    c_i`; :math:`\eta_t = 1/(\lambda t)`; the margin test with the bias; the projection on
+    the ball of radius :math:`1/\sqrt\lambda`) and returns :math:`C_k w_k`. The client
+    averages, :math:`w \leftarrow \sum_k C_k w_k / \sum_k C_k`: with one local step this is
+    exactly a Pegasos step on a mini-batch stratified over the blocks (the block
+    sub-gradients weighted by :math:`C_k/\sum c` are an unbiased sub-gradient of
+    :math:`F`); with more it is parameter mixing (Zinkevich, Weimer, Smola & Li, NIPS
+    2010). The client also keeps the polynomial-decay average of the round iterates
+    (Shamir & Zhang, ICML 2013).
+
+    **Bias and certificate** (in the same pass, for the incoming iterate and the average).
+    The hinge sums for a grid of biases around the current one give :math:`P(w, b)` for
+    each (the next rounds use the best bias); the dual lower bound is that of the implied
+    multipliers :math:`\alpha_i = c_i\,\mathrm{clip}((1 - m_i)/\tau + \tfrac12, 0, 1)`
+    (:math:`m_i` the margins; :math:`\tau = 0` is the sub-gradient's :math:`c_i[m_i < 1]`)
+    for a few widths :math:`\tau`, each made feasible (the heavier class scaled down to
+    :math:`y^\top\alpha = 0`) and scaled by the best :math:`s \in [0, 1]`:
+    :math:`D(s\alpha) = s\mathbf 1^\top\alpha - \tfrac{s^2}2\|\sum_i\alpha_iy_ix_i\|^2`. The
+    blocks return per class the sums :math:`\sum\alpha_i` and :math:`\sum\alpha_ix_i`, so
+    one pass gives every candidate. The fit is OPTIMAL when the best :math:`P` against the
+    best :math:`D` has a relative gap :math:`\le` ``tol``.
     """
     import dask
 

@@ -47,6 +47,33 @@ AUTO_EXACT_MAX = 2000
 AUTO_FALLBACK_MAX_ENTRIES = 200_000
 
 
+def _to_raw_features(tree: Tree, mu: np.ndarray, sigma: np.ndarray) -> Tree:
+    """Map a tree grown on standardised features back to the raw ones, in place:
+    :math:`\\tilde w^\\top(x - \\mu)/\\sigma + \\tilde b = (\\tilde w/\\sigma)^\\top x + \\tilde b
+    - (\\tilde w/\\sigma)^\\top\\mu`."""
+    for k in range(len(tree.left)):
+        if tree.left[k] >= 0:
+            w_raw = tree.weights[k] / sigma
+            tree.weights[k], tree.bias[k] = w_raw, float(tree.bias[k] - w_raw @ mu)
+    return tree
+
+
+def _prune(full: Any, Xp: np.ndarray, pos_p: np.ndarray) -> tuple[Any, list]:
+    """Cost-complexity pruning on the held-out samples (Xp, positive mask ``pos_p``): the
+    subtree of the sequence with the fewest weighted errors (ties: the smaller tree), and
+    the path ``(alpha, hyperplanes, errors)`` of the whole sequence."""
+    masks, alphas = cost_complexity_sequence(full)
+    cost_p = full.class_weight[pos_p.astype(np.intp)]  # c_- or c_+ per sample
+    best, best_err, path = 0, math.inf, []
+    for i, (mask, alpha) in enumerate(zip(masks, alphas)):
+        leaf, _ = full.route(Xp, mask)
+        errors = float(cost_p[full.label[leaf].astype(bool) != pos_p].sum())
+        path.append((alpha, int(np.count_nonzero(mask & _reachable(full, mask))), errors))
+        if errors <= best_err * (1 + 1e-12) + 1e-12:  # ties: the smaller tree
+            best, best_err = i, errors
+    return full.prune_to(masks[best]), path
+
+
 class HLSVMClassifier(ClassifierMixin, BaseEstimator):
     r"""Hierarchical Linear SVM: an oblique tree of class-balanced linear SVMs (seed 001, ch. 5).
 
@@ -310,20 +337,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         y_pm = np.where(y == classes[1], 1.0, -1.0)
         n = X.shape[0]
-        if self.batch_size is not None and self.batch_size > n:
-            raise ProgramError(f"batch_size must be <= the number of samples ({n}), "
-                               f"got {self.batch_size}")
-        for solver_name in self._node_solvers():  # SolverError names the kinds it accepts
-            registry.get(solver_name, kind=SVM_PRIMAL)
-        if self.node_solver_options:  # an unknown option fails now, not at the first big node
-            target = ("weighted-pegasos" if self.node_solver.lower() == "auto"
-                      else self.node_solver)
-            unknown = sorted(set(self.node_solver_options) - set(registry.get(target).options))
-            if unknown:
-                raise OptionError(
-                    f"node_solver_options: {target!r} does not accept {', '.join(unknown)}"
-                    + (" (with node_solver='auto' they go to the weighted-pegasos nodes)"
-                       if self.node_solver.lower() == "auto" else ""))
+        self._check_node_options(n)
         self._node_costs = self._relative_costs()
         rng = check_random_state(self.random_state)
 
@@ -344,12 +358,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
             mu = Xg.mean(axis=0)
             sigma = Xg.std(axis=0)
             sigma[~(sigma > 1e-12 * np.maximum(1.0, np.abs(mu)))] = 1.0  # constant column
-            tree = self._grow((Xg - mu) / sigma, yg, N, rng)
-            # back to the raw features: w~^T (x - mu)/sigma + b~ = (w~/sigma)^T x + b~ - ...
-            for k in range(len(tree.left)):
-                if tree.left[k] >= 0:
-                    w_raw = tree.weights[k] / sigma
-                    tree.weights[k], tree.bias[k] = w_raw, float(tree.bias[k] - w_raw @ mu)
+            tree = _to_raw_features(self._grow((Xg - mu) / sigma, yg, N, rng), mu, sigma)
         else:
             tree = self._grow(Xg, yg, N, rng)
         full = tree.freeze()
@@ -357,18 +366,7 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         self.n_hyperplanes_unpruned_ = int(np.count_nonzero(~full.is_leaf))
         self.pruning_path_ = []
         if n_prune > 0 and not full.is_leaf[0]:
-            masks, alphas = cost_complexity_sequence(full)
-            Xp, pos_p = X[prune_idx], y_pm[prune_idx] > 0
-            cost_p = full.class_weight[pos_p.astype(np.intp)]  # c_- or c_+ per sample
-            best, best_err = 0, math.inf
-            for i, (mask, alpha) in enumerate(zip(masks, alphas)):
-                leaf, _ = full.route(Xp, mask)
-                errors = float(cost_p[full.label[leaf].astype(bool) != pos_p].sum())
-                self.pruning_path_.append((alpha, int(np.count_nonzero(
-                    mask & _reachable(full, mask))), errors))
-                if errors <= best_err * (1 + 1e-12) + 1e-12:  # ties: the smaller tree
-                    best, best_err = i, errors
-            full = full.prune_to(masks[best])
+            full, self.pruning_path_ = _prune(full, X[prune_idx], y_pm[prune_idx] > 0)
         if (self.node_solver_options and self.node_solver.lower() == "auto"
                 and "clarabel" in self.node_solvers_ and len(self.node_solvers_) == 1):
             warnings.warn(
@@ -397,6 +395,24 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
                 "smaller pruning_fraction (or 0: the pruning set may hold too few samples of the "
                 "minority class)", stacklevel=3)
         return self
+
+    def _check_node_options(self, n: int) -> None:
+        """Fail before growing: a batch larger than the data, a node solver that does not
+        accept the SVM primal, an option the node solver does not take."""
+        if self.batch_size is not None and self.batch_size > n:
+            raise ProgramError(f"batch_size must be <= the number of samples ({n}), "
+                               f"got {self.batch_size}")
+        for solver_name in self._node_solvers():  # SolverError names the kinds it accepts
+            registry.get(solver_name, kind=SVM_PRIMAL)
+        if self.node_solver_options:  # an unknown option fails now, not at the first big node
+            target = ("weighted-pegasos" if self.node_solver.lower() == "auto"
+                      else self.node_solver)
+            unknown = sorted(set(self.node_solver_options) - set(registry.get(target).options))
+            if unknown:
+                raise OptionError(
+                    f"node_solver_options: {target!r} does not accept {', '.join(unknown)}"
+                    + (" (with node_solver='auto' they go to the weighted-pegasos nodes)"
+                       if self.node_solver.lower() == "auto" else ""))
 
     def _relative_costs(self) -> np.ndarray:
         """(r_-, r_+): the dict ``class_weight`` on top of the balancing, else (1, 1)."""

@@ -37,10 +37,10 @@ from ._base import BinaryConicClassifier, kernel_unit_dependence, ridge_keywords
 __all__ = ["BMPMClassifier", "MEMPMClassifier", "MPMClassifier", "bmpm_roc"]
 
 #: ``solver="auto"`` of MPMClassifier / BMPMClassifier. Kernel programs are dense n x n
-#: SOCPs; ``ils-newton`` solves them with a few Cholesky factorisations, an order of
-#: magnitude faster than Clarabel for the same hyperplane
-#: (``benchmarks/kernel_fit_speed.py``). Linear programs keep Clarabel: their covariances
-#: may be singular (``ils-newton`` would hand those to ``dinkelbach``) and they are small.
+#: SOCPs; ``ils-newton`` solves them with a few Cholesky factorisations instead of an
+#: interior-point method (``benchmarks/kernel_fit_speed.py`` compares the two). Linear
+#: programs keep Clarabel: their covariances may be singular (``ils-newton`` would hand
+#: those to ``dinkelbach``) and they are small.
 AUTO_SOLVERS = {"linear": "clarabel", "kernel": "ils-newton"}
 
 _COMMON_DOC = """

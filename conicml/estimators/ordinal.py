@@ -226,7 +226,7 @@ class ClusterSOCPOrdinalRegressor(ClassifierMixin, BaseEstimator):
         warn_unit_dependent(self, X, kernel_unit_dependence(self.kernel, L2_PENALTY))
         if isinstance(self.random_state, (int, np.integer)):
             seed = int(self.random_state)
-        else:  # None or a RandomState: draw the k-means seed from it (it was 0 before)
+        else:  # None or a RandomState: draw the k-means seed from it
             seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         n_clusters = self.n_clusters
         if n_clusters is None and self.clustering != "none":

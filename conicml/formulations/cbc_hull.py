@@ -1,57 +1,9 @@
 r"""The hard-margin CBC (3.13) as the distance between two convex hulls of spheres.
 
-Seed 003 §3.3 states that the dual of the hard-margin CBC
-
-.. math::
-
-    \min_{w,b}\ \tfrac12\|w\|^2 \quad\text{s.t.}\quad
-    y_j(w^\top\mu_j + b) \ge 1 + r_j\|w\|_2 \qquad (3.13)
-
-(the thesis prints :math:`x_j` for :math:`\mu_j`; :math:`r_j = \kappa\sigma_j`)
-is the distance between the convex hull of the positive spheres
-:math:`B(\mu_j, r_j)` and that of the negative ones, without writing it out.
-As a conic program (kind ``"socp.chance.cbc.hard.hull"``):
-
-.. math::
-
-    \min_{\alpha, V}\ \Big\|\sum_j y_j\alpha_j\mu_j - \sum_j r_jV_j\Big\|_2
-    \quad\text{s.t.}\quad \|V_j\|_2 \le \alpha_j,\
-    \sum_{y_j = +1}\alpha_j = 1,\ \sum_{y_j = -1}\alpha_j = 1,\ \alpha \ge 0,
-
-where :math:`p = \sum_{+}(\alpha_j\mu_j - r_jV_j)` is a point of the positive
-hull (:math:`V_j = \alpha_ju_j`, :math:`\|u_j\|\le 1`) and
-:math:`q = \sum_{-}(\alpha_j\mu_j + r_jV_j)` one of the negative hull (the
-sign of :math:`V_j` is immaterial, the unit ball being symmetric), so the
-objective is :math:`\delta = \|p - q\|`.
-
-**Duality** (weak, elementary): for any unit :math:`u`, the spheres are
-separated along :math:`u` by :math:`s(u) = \min_{+}(u^\top\mu_j - r_j) -
-\max_{-}(u^\top\mu_j + r_j) \le u^\top(p - q) \le \delta`, and the margin of
-(3.13) is :math:`2/\|w\| = \max_u s(u)`; at the optimum :math:`s(u^*) = \delta`
-with :math:`u^* = (p - q)/\delta`, so :math:`w = 2u^*/\delta`, and the optimal
-value of (3.13) is :math:`2/\delta^2`.
-
-**Decode.** From the hull point, :math:`u = (p - q)/\|p - q\|`, the margin
-:math:`s(u)` (recomputed, so the returned :math:`(w, b)` is feasible for
-(3.13) whenever :math:`s(u) > 0`), :math:`w = 2u/s(u)`,
-:math:`b = -\tfrac12(\min_+(w^\top\mu_j - r_j\|w\|) + \max_-(w^\top\mu_j + r_j\|w\|))`
-(package convention :math:`f(x) = w^\top x + b`), ``primal_objective``
-:math:`= \tfrac12\|w\|^2`. **Certificate:** primal = the violation of the
-constraints (relative to the data scale), gap :math:`= (\delta - s(u))/\delta`
-(weak duality: :math:`\ge 0`, zero exactly at the optimum). The objective
-:math:`\|z\|` is flat to first order across :math:`z`, so interior-point
-backends fix :math:`\delta` to their tolerance but the direction :math:`u`
-(hence the decoded :math:`(w, b)`) only to about its square root (measured
-:math:`10^{-4}` relative); ``cbc-hull-smo`` returns the exact direction.
-
-With ``kernel="rbf"`` the hulls live in the span of :math:`\phi(\mu_j)`,
-written in the coordinates of a factor :math:`K = LL^\top` (rows of :math:`L`
-for :math:`\mu_j`, radii mapped as in App. B).
-
-Solvers: the generic backends, and ``cbc-hull-smo`` — ``cbc-smo`` on the
-hard (3.11) dual of the same clusters (``data["cbc_hull"].hard_dual``) with
-its :math:`\alpha` mapped onto the hull (:math:`\alpha_j / \sum_{+}\alpha`,
-:math:`V_j = \alpha_j u`).
+Seed 003 §3.3, kind ``"socp.chance.cbc.hard.hull"``; solved by the generic backends and
+``cbc-hull-smo``. Its certificate is the weak-duality gap :math:`(\delta - s(u))/\delta`
+of the decoded direction; the program, the duality and the decode are in the Notes of
+:func:`cbc_hull`.
 """
 
 from __future__ import annotations
@@ -166,7 +118,7 @@ def cbc_hull(
 ) -> Program:
     r"""The hard-margin CBC (3.13) as the distance between two convex hulls of spheres.
 
-    Kind ``"socp.chance.cbc.hard.hull"`` (see the module docstring for the
+    Kind ``"socp.chance.cbc.hard.hull"`` (see the Notes for the
     program, its weak duality with (3.13) and the decode). Parameters as in
     :func:`conicml.formulations.cbc.cbc` (no ``C``: hard margin).
 
@@ -182,6 +134,61 @@ def cbc_hull(
         Overlapping hulls (inseparable spheres) give distance 0: the backends
         then report an optimum with :math:`\delta = 0` and the decode has
         ``margin <= 0`` and ``w = nan``.
+
+    Notes
+    -----
+    Seed 003 §3.3 states that the dual of the hard-margin CBC
+
+    .. math::
+
+        \min_{w,b}\ \tfrac12\|w\|^2 \quad\text{s.t.}\quad
+        y_j(w^\top\mu_j + b) \ge 1 + r_j\|w\|_2 \qquad (3.13)
+
+    (the thesis prints :math:`x_j` for :math:`\mu_j`; :math:`r_j = \kappa\sigma_j`)
+    is the distance between the convex hull of the positive spheres
+    :math:`B(\mu_j, r_j)` and that of the negative ones, without writing it out.
+    As a conic program (kind ``"socp.chance.cbc.hard.hull"``):
+
+    .. math::
+
+        \min_{\alpha, V}\ \Big\|\sum_j y_j\alpha_j\mu_j - \sum_j r_jV_j\Big\|_2
+        \quad\text{s.t.}\quad \|V_j\|_2 \le \alpha_j,\
+        \sum_{y_j = +1}\alpha_j = 1,\ \sum_{y_j = -1}\alpha_j = 1,\ \alpha \ge 0,
+
+    where :math:`p = \sum_{+}(\alpha_j\mu_j - r_jV_j)` is a point of the positive
+    hull (:math:`V_j = \alpha_ju_j`, :math:`\|u_j\|\le 1`) and
+    :math:`q = \sum_{-}(\alpha_j\mu_j + r_jV_j)` one of the negative hull (the
+    sign of :math:`V_j` is immaterial, the unit ball being symmetric), so the
+    objective is :math:`\delta = \|p - q\|`.
+
+    **Duality** (weak, elementary): for any unit :math:`u`, the spheres are
+    separated along :math:`u` by :math:`s(u) = \min_{+}(u^\top\mu_j - r_j) -
+    \max_{-}(u^\top\mu_j + r_j) \le u^\top(p - q) \le \delta`, and the margin of
+    (3.13) is :math:`2/\|w\| = \max_u s(u)`; at the optimum :math:`s(u^*) = \delta`
+    with :math:`u^* = (p - q)/\delta`, so :math:`w = 2u^*/\delta`, and the optimal
+    value of (3.13) is :math:`2/\delta^2`.
+
+    **Decode.** From the hull point, :math:`u = (p - q)/\|p - q\|`, the margin
+    :math:`s(u)` (recomputed, so the returned :math:`(w, b)` is feasible for
+    (3.13) whenever :math:`s(u) > 0`), :math:`w = 2u/s(u)`,
+    :math:`b = -\tfrac12(\min_+(w^\top\mu_j - r_j\|w\|) + \max_-(w^\top\mu_j + r_j\|w\|))`
+    (package convention :math:`f(x) = w^\top x + b`), ``primal_objective``
+    :math:`= \tfrac12\|w\|^2`. **Certificate:** primal = the violation of the
+    constraints (relative to the data scale), gap :math:`= (\delta - s(u))/\delta`
+    (weak duality: :math:`\ge 0`, zero exactly at the optimum). The objective
+    :math:`\|z\|` is flat to first order across :math:`z`, so interior-point
+    backends fix :math:`\delta` to their tolerance but the direction :math:`u`
+    (hence the decoded :math:`(w, b)`) only to about its square root (measured
+    :math:`10^{-4}` relative); ``cbc-hull-smo`` returns the exact direction.
+
+    With ``kernel="rbf"`` the hulls live in the span of :math:`\phi(\mu_j)`,
+    written in the coordinates of a factor :math:`K = LL^\top` (rows of :math:`L`
+    for :math:`\mu_j`, radii mapped as in App. B).
+
+    Solvers: the generic backends, and ``cbc-hull-smo`` — ``cbc-smo`` on the
+    hard (3.11) dual of the same clusters (``data["cbc_hull"].hard_dual``) with
+    its :math:`\alpha` mapped onto the hull (:math:`\alpha_j / \sum_{+}\alpha`,
+    :math:`V_j = \alpha_j u`).
     """
     data = _cbc_data(clusters, accuracy, bound, kernel, gamma, robust, confidence, "dual",
                      factor)

@@ -1,57 +1,10 @@
 r"""Embedded feature selection for the Gaussian-kernel SVM (Tayal 2014, chapter 7).
 
-A non-negative feature-scaling vector :math:`z \in \mathbb R^d_{\ge 0}` enters the
-feature-scaled Gaussian kernel (7.17)
-
-.. math::
-
-    k(Zx, Zx') = \exp\Big(-\sum_{l=1}^d z_l^2 (x_l - x'_l)^2\Big),\qquad
-    Z = \operatorname{diag}(z),
-
-and is learned jointly with the SVM under the penalty :math:`\mu\|z\|_1 = \mu\mathbf 1^\top z`
-(linear because :math:`z \ge 0`; no non-smooth absolute value is added, so the
-trust-region methods see a smooth function).
-With :math:`f = K_z\beta + b\mathbf 1` and the smoothed hinge :math:`\ell = \ell_\epsilon`,
-:math:`\epsilon = 1/2` (7.8):
-
-* :math:`\Omega(\beta, b, z) = \tfrac12\beta^\top K_z\beta + C\sum_i\ell(y_if_i)
-  + \mu\mathbf 1^\top z` (7.7), over :math:`(\beta, b, z)`, :math:`z \ge 0`;
-* :math:`\bar\Omega(\bar\beta, \bar b, z, \lambda) = \frac{1}{2\lambda^2}\bar\beta^\top
-  K_z\bar\beta + C\sum_i\ell(y_if_i/\lambda) + \mu\mathbf 1^\top z` (7.14),
-  :math:`\lambda` being the
-  *functional margin* (not a regulariser); invariant under
-  :math:`(\bar\beta, \bar b, \lambda) \to t(\bar\beta, \bar b, \lambda)`;
-* :math:`\Psi(z, \lambda) = \frac{1}{2\lambda^2} + C\sum_i\ell(y_if_i/\lambda)
-  + \mu\mathbf 1^\top z` (7.15), :math:`(\bar\beta, \bar b)` fixed.
-
-:class:`FeatureScalingObjective` evaluates the three with exact gradients and
-Hessians. With :math:`D^{(l)}_{ij} = (x_{il} - x_{jl})^2`, :math:`t_i = y_if_i/\lambda`,
-:math:`a = Cy\circ\ell'(t)/\lambda`, :math:`w = C\ell''(t)/\lambda^2`,
-:math:`e = -Cy\circ(\ell''(t)t + \ell'(t))/\lambda^2` and
-
-.. math::
-
-    \partial_{z_l} K = -2z_l D^{(l)}\circ K,\qquad
-    \partial^2_{z_lz_m} K = 4z_lz_m D^{(l)}\circ D^{(m)}\circ K - 2\delta_{lm}D^{(l)}\circ K,
-
-the derivatives follow by the chain rule through :math:`f` (written out in
-:meth:`FeatureScalingObjective.evaluate`; the tests check them against finite
-differences). The full Hessian of :math:`\Omega` has size :math:`n + 1 + d`
-(section 7.4: the projected Hessian decides minimum vs saddle).
-
-**The SVM block.** At fixed :math:`z` the minimiser of :math:`\Omega` over
-:math:`(\beta, b)` is a standard SVM [derived]: the conjugate of
-:math:`C\ell_\epsilon` is the hinge's plus :math:`\epsilon\alpha^2/C`, so the dual is
-the SVM dual (F4) with the Gram matrix :math:`K_z + (2\epsilon/C)I`, and
-:math:`\beta = y\circ\alpha`, :math:`b` its KKT bias. :func:`svm_block_program` builds
-it (:func:`conicml.formulations.svm.soft_margin`, ``kernel="precomputed"``), so any
-registered SVM solver serves it.
-
-**The program.** :func:`feature_scaled_svm` builds the non-convex program (kind
-``nonconvex.fs.svm``) that the ``fs-simple-ao``, ``fs-ao1``, ``fs-ao2``, ``fs-full``
-and ``fs-gmkl`` solvers (:mod:`conicml.solvers.feature_scaling`) minimise. They are
-local methods: its certificate reports a *second-order stationary point* of
-:math:`\Omega` over :math:`z \ge 0`, never a global minimum.
+A non-negative scale :math:`z_l` per feature enters the Gaussian kernel (7.17) and is
+learned with the SVM under :math:`\mu\mathbf 1^\top z`. The problem is non-convex: its
+solvers are local and the certificate reports a *second-order stationary point*, never
+a global minimum. The objectives (7.7), (7.14), (7.15), their derivatives and the SVM
+block are in the Notes of :func:`feature_scaled_svm`.
 """
 
 from __future__ import annotations
@@ -101,10 +54,10 @@ def svm_block_program(X: np.ndarray, y: np.ndarray, z: np.ndarray, C: float, *,
     r"""The SVM block: the program whose optimum minimises :math:`\Omega(\cdot, \cdot, z)`.
 
     The SVM dual (kind ``qp.svm.dual``) with the precomputed Gram matrix
-    :math:`K_z + (2\epsilon/C) I`, :math:`\epsilon` = ``smoothing`` (module docstring);
-    ``program.decode(solution)``
-    gives ``dual_coef`` (:math:`\beta`) and ``b``. Solve it with any solver of that
-    kind, e.g. ``program.decode(conicml.solve(program, "smo"))``.
+    :math:`K_z + (2\epsilon/C) I`, :math:`\epsilon` = ``smoothing`` (Notes of
+    :func:`feature_scaled_svm`); ``program.decode(solution)`` gives ``dual_coef``
+    (:math:`\beta`) and ``b``. Solve it with any solver of that kind, e.g.
+    ``program.decode(conicml.solve(program, "smo"))``.
 
     This replaces ``svm_block(X, y, z, C, solver=...)``, which solved the block inside
     the formulation (a formulation builds programs and never solves them); the old
@@ -159,6 +112,59 @@ def feature_scaled_svm(X: Any, y: Any, C: float = 1.0, mu: float = 1.0, *,
     in general not stationary for :math:`\Omega`, is ``OPTIMAL_INACCURATE`` with the
     failing number. Different methods reach different such points: in
     :func:`conicml.compare` disagreement is information, not an error.
+
+    A non-negative feature-scaling vector :math:`z \in \mathbb R^d_{\ge 0}` enters the
+    feature-scaled Gaussian kernel (7.17)
+
+    .. math::
+
+        k(Zx, Zx') = \exp\Big(-\sum_{l=1}^d z_l^2 (x_l - x'_l)^2\Big),\qquad
+        Z = \operatorname{diag}(z),
+
+    and is learned jointly with the SVM under the penalty :math:`\mu\|z\|_1 = \mu\mathbf 1^\top z`
+    (linear because :math:`z \ge 0`; no non-smooth absolute value is added, so the
+    trust-region methods see a smooth function).
+    With :math:`f = K_z\beta + b\mathbf 1` and the smoothed hinge :math:`\ell = \ell_\epsilon`,
+    :math:`\epsilon = 1/2` (7.8):
+
+    * :math:`\Omega(\beta, b, z) = \tfrac12\beta^\top K_z\beta + C\sum_i\ell(y_if_i)
+      + \mu\mathbf 1^\top z` (7.7), over :math:`(\beta, b, z)`, :math:`z \ge 0`;
+    * :math:`\bar\Omega(\bar\beta, \bar b, z, \lambda) = \frac{1}{2\lambda^2}\bar\beta^\top
+      K_z\bar\beta + C\sum_i\ell(y_if_i/\lambda) + \mu\mathbf 1^\top z` (7.14),
+      :math:`\lambda` being the
+      *functional margin* (not a regulariser); invariant under
+      :math:`(\bar\beta, \bar b, \lambda) \to t(\bar\beta, \bar b, \lambda)`;
+    * :math:`\Psi(z, \lambda) = \frac{1}{2\lambda^2} + C\sum_i\ell(y_if_i/\lambda)
+      + \mu\mathbf 1^\top z` (7.15), :math:`(\bar\beta, \bar b)` fixed.
+
+    :class:`FeatureScalingObjective` evaluates the three with exact gradients and
+    Hessians. With :math:`D^{(l)}_{ij} = (x_{il} - x_{jl})^2`, :math:`t_i = y_if_i/\lambda`,
+    :math:`a = Cy\circ\ell'(t)/\lambda`, :math:`w = C\ell''(t)/\lambda^2`,
+    :math:`e = -Cy\circ(\ell''(t)t + \ell'(t))/\lambda^2` and
+
+    .. math::
+
+        \partial_{z_l} K = -2z_l D^{(l)}\circ K,\qquad
+        \partial^2_{z_lz_m} K = 4z_lz_m D^{(l)}\circ D^{(m)}\circ K - 2\delta_{lm}D^{(l)}\circ K,
+
+    the derivatives follow by the chain rule through :math:`f` (written out in
+    :meth:`FeatureScalingObjective.evaluate`; the tests check them against finite
+    differences). The full Hessian of :math:`\Omega` has size :math:`n + 1 + d`
+    (section 7.4: the projected Hessian decides minimum vs saddle).
+
+    **The SVM block.** At fixed :math:`z` the minimiser of :math:`\Omega` over
+    :math:`(\beta, b)` is a standard SVM [derived]: the conjugate of
+    :math:`C\ell_\epsilon` is the hinge's plus :math:`\epsilon\alpha^2/C`, so the dual is
+    the SVM dual (F4) with the Gram matrix :math:`K_z + (2\epsilon/C)I`, and
+    :math:`\beta = y\circ\alpha`, :math:`b` its KKT bias. :func:`svm_block_program` builds
+    it (:func:`conicml.formulations.svm.soft_margin`, ``kernel="precomputed"``), so any
+    registered SVM solver serves it.
+
+    **The program.** :func:`feature_scaled_svm` builds the non-convex program (kind
+    ``nonconvex.fs.svm``) that the ``fs-simple-ao``, ``fs-ao1``, ``fs-ao2``, ``fs-full``
+    and ``fs-gmkl`` solvers (:mod:`conicml.solvers.feature_scaling`) minimise. They are
+    local methods: its certificate reports a *second-order stationary point* of
+    :math:`\Omega` over :math:`z \ge 0`, never a global minimum.
     """
     obj = FeatureScalingObjective(X, y, C, mu, smoothing)
     if z0 is None:

@@ -1,45 +1,11 @@
 r"""Kernel Fisher discriminant (KFDA) and kernel QPFS (KQPFS) — seed 001 ch. 4.
 
-**KFDA as a QP** (Mika, Rätsch & Müller 2001; eqs. 4.15–4.17), kind ``qp.kfda``:
-
-.. math::
-
-    \min_{\alpha, b, \xi}\ \|\xi\|^2 + \mu\|\alpha\|^2
-    \quad\text{s.t.}\quad K\alpha + \mathbf 1 b = y + \xi,\quad
-    \mathbf 1_+^\top\xi = 0,\ \mathbf 1_-^\top\xi = 0 .
-
-The two class constraints fix :math:`d^\top\alpha = 2` (:math:`d = m_+ - m_-`) and
-:math:`b = -(m_+ + m_-)^\top\alpha/2`, and give :math:`\|\xi\|^2 = \alpha^\top W\alpha`,
-so the optimum is :math:`\alpha = 2W_\mu^{-1}d/(d^\top W_\mu^{-1}d)` — the closed-form
-KFDA of Algorithm 3 rescaled, which the specialized solver ``kfda-closed-form``
-computes. Its certificate: constraint residuals (primal) and the stationarity of the
-reduced problem, :math:`2W_\mu\alpha = \lambda d` (dual).
-
-**KQPFS** (eqs. 4.6–4.8), kind ``qp.kqpfs``: the unconstrained strongly convex QP
-
-.. math::
-
-    \min_\alpha\ G_\mu(\alpha) = \tfrac12\alpha^\top K C K\alpha - y^\top C K\alpha
-    + \tfrac{\mu}2\|\alpha\|^2
-    = \tfrac12\|CK\alpha - Cy\|^2 + \tfrac\mu2\|\alpha\|^2 - \tfrac12\|Cy\|^2,
-
-:math:`C = I - \mathbf 1\mathbf 1^\top/N`: ridge regression of the centred labels on the
-centred kernel columns (the cvxpy form uses this sum of squares, no PSD check). Its
-specialized solver ``kqpfs-cholesky`` is the linear solve (4.8)
-:math:`(Q_K + \mu I)\alpha = F_K`.
-
-**Proposition 4.1** (corrected): with :math:`\mu_W = \mu_Q`, the KFDA and KQPFS
-directions are equal *up to a positive scale* — :math:`Q_K = W + \tfrac{N_+N_-}{N}dd^\top`,
-:math:`F_K = \tfrac{2N_+N_-}{N}d` and Sherman–Morrison give
-:math:`(W_\mu + c\,dd^\top)^{-1}d \parallel W_\mu^{-1}d` (erratum: the thesis states
-equality of the optimal solutions and has typos in 4.18 and 4.20).
-
 Labels are exactly +1 / -1; the kernel is any of :mod:`conicml.kernels`
-(``rbf`` is :math:`\exp(-\gamma\|x - x'\|^2)`).
-
-The QP form is there to verify the closed forms with the generic backends; on badly
-scaled data (e.g. a linear kernel of raw features with entries ~1e4) they stop at their
-iteration limit, while the closed forms do not care: standardise X for the QP.
+(``rbf`` is :math:`\exp(-\gamma\|x - x'\|^2)`). The QP forms are there to verify the
+closed forms with the generic backends; on badly scaled data (e.g. a linear kernel of raw
+features with entries ~1e4) they stop at their iteration limit, while the closed forms do
+not care: standardise X for the QP. The programs and Proposition 4.1 are in the Notes of
+:func:`kfda` and :func:`kqpfs`.
 """
 
 from __future__ import annotations
@@ -177,6 +143,23 @@ def kfda(X: Any, y: Any, mu: float = 1e-3, *, kernel: str = "rbf",
     ProgramError
         Shape mismatch, NaN/inf, labels not ±1, a single class, mu <= 0, bad kernel,
         class means equal in feature space (:math:`d = 0`).
+
+    Notes
+    -----
+    **KFDA as a QP** (Mika, Rätsch & Müller 2001; eqs. 4.15–4.17), kind ``qp.kfda``:
+
+    .. math::
+
+        \min_{\alpha, b, \xi}\ \|\xi\|^2 + \mu\|\alpha\|^2
+        \quad\text{s.t.}\quad K\alpha + \mathbf 1 b = y + \xi,\quad
+        \mathbf 1_+^\top\xi = 0,\ \mathbf 1_-^\top\xi = 0 .
+
+    The two class constraints fix :math:`d^\top\alpha = 2` (:math:`d = m_+ - m_-`) and
+    :math:`b = -(m_+ + m_-)^\top\alpha/2`, and give :math:`\|\xi\|^2 = \alpha^\top W\alpha`,
+    so the optimum is :math:`\alpha = 2W_\mu^{-1}d/(d^\top W_\mu^{-1}d)` — the closed-form
+    KFDA of Algorithm 3 rescaled, which the specialized solver ``kfda-closed-form``
+    computes. Its certificate: constraint residuals (primal) and the stationarity of the
+    reduced problem, :math:`2W_\mu\alpha = \lambda d` (dual).
     """
     data = _data(X, y, mu, kernel, gamma, degree, coef0)
     return Program(KFDA, data, build=_build_kfda, decode=_decode_kfda,
@@ -195,6 +178,27 @@ def kqpfs(X: Any, y: Any, mu: float = 1e-3, *, kernel: str = "rbf",
     Program
         ``decode`` gives ``{"alpha"}`` (scale not fixed: compare directions).
         Default solver ``kqpfs-cholesky``.
+
+    Notes
+    -----
+    **KQPFS** (eqs. 4.6–4.8), kind ``qp.kqpfs``: the unconstrained strongly convex QP
+
+    .. math::
+
+        \min_\alpha\ G_\mu(\alpha) = \tfrac12\alpha^\top K C K\alpha - y^\top C K\alpha
+        + \tfrac{\mu}2\|\alpha\|^2
+        = \tfrac12\|CK\alpha - Cy\|^2 + \tfrac\mu2\|\alpha\|^2 - \tfrac12\|Cy\|^2,
+
+    :math:`C = I - \mathbf 1\mathbf 1^\top/N`: ridge regression of the centred labels on the
+    centred kernel columns (the cvxpy form uses this sum of squares, no PSD check). Its
+    specialized solver ``kqpfs-cholesky`` is the linear solve (4.8)
+    :math:`(Q_K + \mu I)\alpha = F_K`.
+
+    **Proposition 4.1** (corrected): with :math:`\mu_W = \mu_Q`, the KFDA and KQPFS
+    directions are equal *up to a positive scale* — :math:`Q_K = W + \tfrac{N_+N_-}{N}dd^\top`,
+    :math:`F_K = \tfrac{2N_+N_-}{N}d` and Sherman–Morrison give
+    :math:`(W_\mu + c\,dd^\top)^{-1}d \parallel W_\mu^{-1}d` (erratum: the thesis states
+    equality of the optimal solutions and has typos in 4.18 and 4.20).
     """
     data = _data(X, y, mu, kernel, gamma, degree, coef0)
     return Program(KQPFS, data, build=_build_kqpfs, decode=_decode_kqpfs,

@@ -2,121 +2,11 @@ r"""Local Support Vector Regression (LSVR) as a single SOCP (seed 004, ch. 6).
 
 Regression, not classification: data :math:`(x_i, y_i) \in \mathbb R^d \times
 \mathbb R`, :math:`i = 1..N`, prediction :math:`f(x) = w^\top x + b` (eq. 6.1;
-kernel version :math:`f(x) = \sum_j \mu_j k(x_j, x) + b`).
-
-**Model (eqs. 6.2–6.3).** With a local covariance :math:`\Sigma_i` per point
-and :math:`\sigma_i(w) = \sqrt{w^\top\Sigma_i w}` (the local volatility of
-:math:`f` around :math:`x_i`),
-
-.. math::
-
-    \min_{w,b,\xi,\xi^*}\ \frac1N\sum_i \sigma_i(w) + C\sum_i(\xi_i + \xi_i^*)
-    \quad\text{s.t.}\quad |y_i - f(x_i)| \le \epsilon\,\sigma_i(w) + \text{slack},
-
-a tube whose half-width :math:`\epsilon\sigma_i(w)` varies from point to point.
-The constraints are reverse-convex, so the thesis solves the **relaxation**
-of eqs. (6.13)–(6.15), in which :math:`\sigma_i(w)` is replaced by an upper
-bound :math:`t_i` (section 6.4; this is what this module builds, kind
-``"socp.lsvr"``):
-
-.. math::
-
-    \min_{w,b,t,\xi,\xi^*}\ \frac1N\sum_i t_i + C\sum_i(\xi_i + \xi_i^*)
-    \quad\text{s.t.}\quad
-    \begin{aligned}[t]
-      & y_i - (w^\top x_i + b) \le \epsilon t_i + \xi_i, \\
-      & (w^\top x_i + b) - y_i \le \epsilon t_i + \xi_i^*, \\
-      & \|R_i w\|_2 \le t_i, \qquad \xi_i,\ \xi_i^* \ge 0,
-    \end{aligned}
-
-with :math:`R_i^\top R_i = \Sigma_i` (``t_i >= 0`` is implied by the cone).
-The program's objective — the same for every solver — is this relaxed value.
-
-**Local covariances (section 6.1.2).** :math:`\Sigma_i` is the 1/m-normalised
-covariance of the :math:`m = 2k+1` points of a window :math:`W_i` around
-:math:`x_i` (the point and "the 2k data points closest to it"), so
-:math:`R_i = m^{-1/2}(X_{W_i} - \mathbf 1\bar x_i^\top)`. Windows
-(``neighborhood``):
-
-* ``"index"`` (default; the thesis's time series): :math:`W_i = \{i-k..i+k\}`.
-  *Boundary rule* (the thesis leaves it open, errata S004-L1): the window is
-  **clamped** to :math:`\{s..s+2k\}` with :math:`s = \min(\max(i-k, 0), N-2k-1)`,
-  i.e. the :math:`2k` points closest to :math:`i` in index distance (ties to the
-  inner side). Every window therefore has exactly :math:`2k+1` points, the
-  normalisation :math:`1/(2k+1)` of Theorem 19 holds for every :math:`i`, and
-  :math:`N \ge 2k+1` is required.
-* ``"nearest"``: the point and its :math:`2k` nearest neighbours in Euclidean
-  distance of the inputs (kernel-induced distance for ``kernel="precomputed"``),
-  ties broken by index — for unordered data such as the thesis's sinc set.
-
-**Cone forms.** The cones use dense, QR-compressed factors
-(:func:`local_factors`) when that has fewer nonzeros (always when the feature
-dimension :math:`q` is below :math:`m`). Otherwise an auxiliary variable
-:math:`g` (the fitted values minus :math:`b`; constraint ``"features"``:
-:math:`g = Xw`, or for the kernel form :math:`g \in \operatorname{span}V`) is
-introduced and each cone takes the centred window
-:math:`m^{-1/2}(g_{W_i} - \bar g_{W_i})` directly — :math:`m^2` nonzeros per
-cone instead of :math:`mq`, which keeps a full-rank kernel program
-(:math:`q` close to :math:`N`) fast. Same optimum, same objective.
-
-**Facts the tests check** (derived for conicml, [D]):
-
-* Fixing :math:`(w, b)` and minimising over :math:`t_i \ge \sigma_i`, the
-  per-point cost :math:`t_i/N + C(|r_i| - \epsilon t_i)_+` has slope
-  :math:`1/N - C\epsilon` below :math:`|r_i|/\epsilon`. Hence for
-  :math:`NC\epsilon \le 1` the relaxation is **exact** at every :math:`(w, b)`
-  (:math:`t_i = \sigma_i(w)`; the original eq.-6.2 problem is then convex and
-  has the same optimum). For :math:`NC\epsilon > 1` all slacks vanish,
-  :math:`t_i = \max(\sigma_i, |r_i|/\epsilon)` (above :math:`\sigma_i` at every
-  point outside its own tube) and the solution **does not depend on C**
-  (errata S004-L2; the thesis's sinc runs, N = 50, C = 100, ε ≥ 0.2, are there).
-  ``decode`` reports both objectives and ``"relaxation_exact"``.
-* :math:`\Sigma_i = 0` for all :math:`i`: least-absolute-deviation regression,
-  value :math:`\min(C, 1/(N\epsilon))\sum_i|r_i|`.
-* :math:`\Sigma_i = I` (eqs. 6.5–6.6): the "ℓ1-norm SVR" of Lemma 18 with the
-  tube :math:`\epsilon\|w\|`. If :math:`(w_2, b_2)` is the standard ε-SVR
-  solution (:math:`\tfrac12\|w\|^2 + C_2\sum(|r_i| - \epsilon_1)_+`, e.g.
-  :class:`sklearn.svm.SVR`) with dual coefficients :math:`\beta_i`, then by the
-  KKT conditions it solves the relaxed LSVR with :math:`\Sigma_i = I`,
-  :math:`\epsilon = \epsilon_1/\|w_2\|` and
-  :math:`C = 1/(\|w_2\|/C_2 + \epsilon_1 S/\|w_2\|)`,
-  :math:`S = \sum_i|\beta_i|/C_2`, provided :math:`NC\epsilon \le 1`.
-  With :math:`\epsilon_1 = 0` this is :math:`\min\|w\| + C\sum|r_i|`.
-  (Vanishing covariances do *not* give the ε-SVR; the identity covariance does.)
-
-**Kernel LSVR (eqs. 6.16–6.18, Theorem 19).** The optimal feature-space
-weight lies in the span of the mapped data, :math:`w = \sum_j\mu_j\varphi(x_j)`,
-so :math:`w^\top\varphi(x_i) = (K\mu)_i` and :math:`w^\top\Sigma_i^\varphi w =
-\|L_i\mu\|^2` with :math:`L_i = m^{-1/2}(K_{W_i,:} - \mathbf 1 l_i^\top)`,
-:math:`l_i = ` the mean of the rows :math:`K_{W_i,:}` (the thesis's printed
-:math:`l_i` is garbled; errata S004-§2.11). Both depend on :math:`\mu` only
-through the fitted values :math:`g = K\mu`: :math:`L_i\mu` is the centred
-window :math:`m^{-1/2}(g_{W_i} - \bar g_{W_i})`. With the eigen-decomposition
-:math:`K \approx U_r\Lambda_rU_r^\top` (eigenvalues above ``factor_rtol``
-times the largest), the fitted values :math:`g + b\mathbf 1` range over
-:math:`\operatorname{span}\{U_r, \mathbf 1\}`, which this module writes as
-:math:`Vv + b\mathbf 1` with :math:`V` an orthonormal basis of the centred
-:math:`U_r` (:func:`_eigenbasis`). The kernel program is then the linear
-program above on the features :math:`V` (kind ``"socp.lsvr.kernel"``,
-variable ``v`` instead of ``w``; in the window form only :math:`g` is a
-variable, constrained to :math:`\operatorname{span}V` by its orthogonal
-complement, and ``decode`` reports :math:`v = V^\top g`): an exact
-reparametrisation (up to directions within 1e-8 of the constant vector) that
-removes the rank degeneracy of the coefficient space which makes
-interior-point solvers fail (errata S004-§5.3), keeps the data well scaled and
-:math:`b` identifiable. ``decode`` splits the fitted values into
-:math:`U_ra + b\mathbf 1` (minimum-norm least squares) and returns
-:math:`\mu = U_r\Lambda_r^{-1}a` as ``"dual_coef"`` and that :math:`b`.
-
-*Consequence* [D]: for a strictly positive definite kernel of full numerical
-rank the kernel LSVR's fit at the training points does not depend on the
-kernel at all (any :math:`g \in \mathbb R^N` is reachable); the kernel only
-enters through the numerical rank and through off-sample prediction, which
-interpolates :math:`g` with :math:`\mu = K^{-1}g` (see the Notes of
-:func:`lsvr`).
-
-Hyperplane convention: :math:`f(x) = w^\top x + b` as in the thesis (ch. 6
-already writes ``+ b``; no sign conversion needed).
+kernel version :math:`f(x) = \sum_j \mu_j k(x_j, x) + b`, the thesis's ``+ b``).
+The program built is the SOCP relaxation (6.13)–(6.15) of the reverse-convex model
+(6.2)–(6.3); every solver reports that relaxed value, exact when :math:`NC\epsilon \le 1`.
+The model, the local covariances, the cone forms and the kernel program are in the
+Notes of :func:`lsvr`.
 """
 
 from __future__ import annotations
@@ -206,7 +96,7 @@ def local_windows(n_samples: int, k: int, *, neighborhood: str = "index",
         Window half-width (thesis: :math:`k`; 2k neighbours per point).
     neighborhood : {"index", "nearest"}, default="index"
         ``"index"``: :math:`\{i-k..i+k\}` clamped into :math:`\{0..N-1\}` (see
-        the module docstring for the boundary rule). ``"nearest"``: the point
+        the Notes of :func:`lsvr` for the boundary rule). ``"nearest"``: the point
         and its 2k nearest neighbours (needs ``X``).
     X : ndarray of shape (n_samples, n_features), optional
         Inputs for ``"nearest"`` (the Gram matrix if ``kernel`` is precomputed).
@@ -739,7 +629,7 @@ def lsvr(
         Window half-width: local covariances over :math:`2k+1` points
         (:math:`1 \le k \le (N-1)/2`; the thesis uses :math:`k = 2`).
     neighborhood : {"index", "nearest"}, default="index"
-        How windows are formed (module docstring; boundary windows are clamped).
+        How windows are formed (Notes; boundary windows are clamped).
     kernel : {"linear", "rbf", "poly", "precomputed"}, default="linear"
         Kernel of the kernel LSVR (Theorem 19); parameters as in
         :class:`sklearn.svm.SVR` (the thesis's RBF :math:`e^{-\beta\|u-v\|^2}`
@@ -794,6 +684,119 @@ def lsvr(
     median :math:`\max|\mu|` falls from 2e8 to 4 and the MSE on a 601-point
     grid from 4e-3 to 2e-4; on a 4-input time series (N = 296, RBF) the test
     MSE is ~1e4 at ``factor_rtol=1e-12`` and comparable to SVR's at 1e-2.
+
+    **Model (eqs. 6.2–6.3).** With a local covariance :math:`\Sigma_i` per point
+    and :math:`\sigma_i(w) = \sqrt{w^\top\Sigma_i w}` (the local volatility of
+    :math:`f` around :math:`x_i`),
+
+    .. math::
+
+        \min_{w,b,\xi,\xi^*}\ \frac1N\sum_i \sigma_i(w) + C\sum_i(\xi_i + \xi_i^*)
+        \quad\text{s.t.}\quad |y_i - f(x_i)| \le \epsilon\,\sigma_i(w) + \text{slack},
+
+    a tube whose half-width :math:`\epsilon\sigma_i(w)` varies from point to point.
+    The constraints are reverse-convex, so the thesis solves the **relaxation**
+    of eqs. (6.13)–(6.15), in which :math:`\sigma_i(w)` is replaced by an upper
+    bound :math:`t_i` (section 6.4; this is what this module builds, kind
+    ``"socp.lsvr"``):
+
+    .. math::
+
+        \min_{w,b,t,\xi,\xi^*}\ \frac1N\sum_i t_i + C\sum_i(\xi_i + \xi_i^*)
+        \quad\text{s.t.}\quad
+        \begin{aligned}[t]
+          & y_i - (w^\top x_i + b) \le \epsilon t_i + \xi_i, \\
+          & (w^\top x_i + b) - y_i \le \epsilon t_i + \xi_i^*, \\
+          & \|R_i w\|_2 \le t_i, \qquad \xi_i,\ \xi_i^* \ge 0,
+        \end{aligned}
+
+    with :math:`R_i^\top R_i = \Sigma_i` (``t_i >= 0`` is implied by the cone).
+    The program's objective — the same for every solver — is this relaxed value.
+
+    **Local covariances (section 6.1.2).** :math:`\Sigma_i` is the 1/m-normalised
+    covariance of the :math:`m = 2k+1` points of a window :math:`W_i` around
+    :math:`x_i` (the point and "the 2k data points closest to it"), so
+    :math:`R_i = m^{-1/2}(X_{W_i} - \mathbf 1\bar x_i^\top)`. Windows
+    (``neighborhood``):
+
+    * ``"index"`` (default; the thesis's time series): :math:`W_i = \{i-k..i+k\}`.
+      *Boundary rule* (the thesis leaves it open, errata S004-L1): the window is
+      **clamped** to :math:`\{s..s+2k\}` with :math:`s = \min(\max(i-k, 0), N-2k-1)`,
+      i.e. the :math:`2k` points closest to :math:`i` in index distance (ties to the
+      inner side). Every window therefore has exactly :math:`2k+1` points, the
+      normalisation :math:`1/(2k+1)` of Theorem 19 holds for every :math:`i`, and
+      :math:`N \ge 2k+1` is required.
+    * ``"nearest"``: the point and its :math:`2k` nearest neighbours in Euclidean
+      distance of the inputs (kernel-induced distance for ``kernel="precomputed"``),
+      ties broken by index — for unordered data such as the thesis's sinc set.
+
+    **Cone forms.** The cones use dense, QR-compressed factors
+    (:func:`local_factors`) when that has fewer nonzeros (always when the feature
+    dimension :math:`q` is below :math:`m`). Otherwise an auxiliary variable
+    :math:`g` (the fitted values minus :math:`b`; constraint ``"features"``:
+    :math:`g = Xw`, or for the kernel form :math:`g \in \operatorname{span}V`) is
+    introduced and each cone takes the centred window
+    :math:`m^{-1/2}(g_{W_i} - \bar g_{W_i})` directly — :math:`m^2` nonzeros per
+    cone instead of :math:`mq`, which keeps a full-rank kernel program
+    (:math:`q` close to :math:`N`) fast. Same optimum, same objective.
+
+    **Facts the tests check** (derived for conicml, [D]):
+
+    * Fixing :math:`(w, b)` and minimising over :math:`t_i \ge \sigma_i`, the
+      per-point cost :math:`t_i/N + C(|r_i| - \epsilon t_i)_+` has slope
+      :math:`1/N - C\epsilon` below :math:`|r_i|/\epsilon`. Hence for
+      :math:`NC\epsilon \le 1` the relaxation is **exact** at every :math:`(w, b)`
+      (:math:`t_i = \sigma_i(w)`; the original eq.-6.2 problem is then convex and
+      has the same optimum). For :math:`NC\epsilon > 1` all slacks vanish,
+      :math:`t_i = \max(\sigma_i, |r_i|/\epsilon)` (above :math:`\sigma_i` at every
+      point outside its own tube) and the solution **does not depend on C**
+      (errata S004-L2; the thesis's sinc runs, N = 50, C = 100, ε ≥ 0.2, are there).
+      ``decode`` reports both objectives and ``"relaxation_exact"``.
+    * :math:`\Sigma_i = 0` for all :math:`i`: least-absolute-deviation regression,
+      value :math:`\min(C, 1/(N\epsilon))\sum_i|r_i|`.
+    * :math:`\Sigma_i = I` (eqs. 6.5–6.6): the "ℓ1-norm SVR" of Lemma 18 with the
+      tube :math:`\epsilon\|w\|`. If :math:`(w_2, b_2)` is the standard ε-SVR
+      solution (:math:`\tfrac12\|w\|^2 + C_2\sum(|r_i| - \epsilon_1)_+`, e.g.
+      :class:`sklearn.svm.SVR`) with dual coefficients :math:`\beta_i`, then by the
+      KKT conditions it solves the relaxed LSVR with :math:`\Sigma_i = I`,
+      :math:`\epsilon = \epsilon_1/\|w_2\|` and
+      :math:`C = 1/(\|w_2\|/C_2 + \epsilon_1 S/\|w_2\|)`,
+      :math:`S = \sum_i|\beta_i|/C_2`, provided :math:`NC\epsilon \le 1`.
+      With :math:`\epsilon_1 = 0` this is :math:`\min\|w\| + C\sum|r_i|`.
+      (Vanishing covariances do *not* give the ε-SVR; the identity covariance does.)
+
+    **Kernel LSVR (eqs. 6.16–6.18, Theorem 19).** The optimal feature-space
+    weight lies in the span of the mapped data, :math:`w = \sum_j\mu_j\varphi(x_j)`,
+    so :math:`w^\top\varphi(x_i) = (K\mu)_i` and :math:`w^\top\Sigma_i^\varphi w =
+    \|L_i\mu\|^2` with :math:`L_i = m^{-1/2}(K_{W_i,:} - \mathbf 1 l_i^\top)`,
+    :math:`l_i = ` the mean of the rows :math:`K_{W_i,:}` (the thesis's printed
+    :math:`l_i` is garbled; errata S004-§2.11). Both depend on :math:`\mu` only
+    through the fitted values :math:`g = K\mu`: :math:`L_i\mu` is the centred
+    window :math:`m^{-1/2}(g_{W_i} - \bar g_{W_i})`. With the eigen-decomposition
+    :math:`K \approx U_r\Lambda_rU_r^\top` (eigenvalues above ``factor_rtol``
+    times the largest), the fitted values :math:`g + b\mathbf 1` range over
+    :math:`\operatorname{span}\{U_r, \mathbf 1\}`, which this module writes as
+    :math:`Vv + b\mathbf 1` with :math:`V` an orthonormal basis of the centred
+    :math:`U_r` (:func:`_eigenbasis`). The kernel program is then the linear
+    program above on the features :math:`V` (kind ``"socp.lsvr.kernel"``,
+    variable ``v`` instead of ``w``; in the window form only :math:`g` is a
+    variable, constrained to :math:`\operatorname{span}V` by its orthogonal
+    complement, and ``decode`` reports :math:`v = V^\top g`): an exact
+    reparametrisation (up to directions within 1e-8 of the constant vector) that
+    removes the rank degeneracy of the coefficient space which makes
+    interior-point solvers fail (errata S004-§5.3), keeps the data well scaled and
+    :math:`b` identifiable. ``decode`` splits the fitted values into
+    :math:`U_ra + b\mathbf 1` (minimum-norm least squares) and returns
+    :math:`\mu = U_r\Lambda_r^{-1}a` as ``"dual_coef"`` and that :math:`b`.
+
+    *Consequence* [D]: for a strictly positive definite kernel of full numerical
+    rank the kernel LSVR's fit at the training points does not depend on the
+    kernel at all (any :math:`g \in \mathbb R^N` is reachable); the kernel only
+    enters through the numerical rank and through off-sample prediction, which
+    interpolates :math:`g` with :math:`\mu = K^{-1}g` (see above).
+
+    Hyperplane convention: :math:`f(x) = w^\top x + b` as in the thesis (ch. 6
+    already writes ``+ b``; no sign conversion needed).
     """
     X = check_matrix(X, min_rows=3)
     y = _check_targets(y, X.shape[0])

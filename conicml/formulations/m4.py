@@ -4,123 +4,9 @@ Convention: the positive class (label ``+1``) is the thesis's class :math:`x`,
 the negative class is :math:`y`; the decision function is
 :math:`f(z) = w^\top z + b` and :math:`z` is positive iff :math:`f(z) \ge 0`
 (ch. 4 uses this convention itself, unlike ch. 3). Moments are the plug-in
-estimates with :math:`1/N` covariances (errata S004-P5); :math:`d = \bar x - \bar y`,
-:math:`\sigma_x(w) = \sqrt{w^\top\Sigma_x w} = \|R_x w\|_2` with
-:math:`R_x^\top R_x = \Sigma_x`.
-
-**Separable M4** (eqs. 4.1–4.5): maximise the smallest class-specific
-Mahalanobis margin,
-
-.. math::
-
-    \rho^* = \max_{w \ne 0, b}\ \min\Big\{
-        \min_i \frac{w^\top x_i + b}{\sigma_x(w)},\
-        \min_j \frac{-(w^\top y_j + b)}{\sigma_y(w)} \Big\},
-
-a generalised fractional (quasi-convex) program: for fixed :math:`\rho` the
-constraints are second-order cones. The check of Theorem 13 is ill-posed as
-printed (errata S004-P6: the sign of :math:`\tau` is flipped and a
-normalisation is missing); the corrected check (errata S004-A5) is the SOCP
-
-.. math::
-
-    F(\rho) = \max_{w, b, \eta, s_x, s_y}\ \eta \quad\text{s.t.}\quad
-    w^\top x_i + b - \rho s_x \ge t_x\eta,\quad
-    -(w^\top y_j + b) - \rho s_y \ge t_y\eta,\quad
-    \|R_x w\| \le s_x,\ \|R_y w\| \le s_y,\quad w^\top d = 1,
-
-with scales :math:`t_x = t_y = 1` for bisection (``dinkelbach-gfp`` sets them
-to the denominators of its previous iterate). The two epigraph variables
-:math:`s_x, s_y` replace the :math:`N` cones of Sec. 4.3 by two (for
-:math:`\rho \ge 0` the margin rows only tighten with :math:`s`, so
-:math:`s = \sigma(w)` at the optimum). The normalisation loses nothing
-(averaging the rows gives :math:`w^\top d \ge \rho(\sigma_x+\sigma_y) > 0`)
-and bounds :math:`\eta \le 1/(t_x+t_y)`. :math:`F` is convex and
-non-increasing, :math:`F(\rho^*) = 0`, and :math:`\rho` is feasible iff
-:math:`F(\rho) \ge 0`. Averaging the rows gives the MPM constraint (4.8), so
-:math:`\rho^* \le \kappa^*_{MPM}` (errata S004-D3): :math:`[0, \kappa^*_{MPM}]` is
-a valid bracket, and :math:`\rho = 0` is feasible iff the data are linearly
-separable (else the status is INFEASIBLE).
-
-Kind ``"quasiconvex.m4"``: ``build`` returns this inner problem with
-``cp.Parameter`` s ``rho``, ``scale_pos``, ``scale_neg`` (DPP: compiled once,
-re-solved by the specialized solvers ``bisection`` and ``dinkelbach-gfp``);
-the generic backends do not accept the kind. **Objective** (every solver):
-:math:`\rho` of the returned hyperplane, recomputed from it (a certified
-lower bound on :math:`\rho^*`).
-
-**Soft margin** (eqs. 4.16–4.18, the bracket of (4.18) corrected, slack index
-:math:`y_{k-N_x}`):
-
-.. math::
-
-    \max_{\rho, w, b, \xi}\ \rho - C\sum_k \xi_k \quad\text{s.t.}\quad
-    w^\top x_i + b \ge \rho\,\sigma_x(w) - \xi_i,\quad
-    -(w^\top y_j + b) \ge \rho\,\sigma_y(w) - \xi_{N_x+j},\quad \xi \ge 0,\quad
-    w^\top d = 1.
-
-For fixed :math:`\rho` the slack problem :math:`h(\rho) = \min\sum_k\xi_k` is
-one SOCP (same epigraph trick); the outer problem maximises
-:math:`G(\rho) = \rho - C\,h(\rho)` by a 1-D line search (errata S004-A6). The
-normalisation :math:`w^\top d = 1` is required (otherwise the fixed-ρ SOCP
-collapses to :math:`w = b = \xi = 0`) and fixes the units of :math:`C`: a slack
-of 1 is the whole mean gap :math:`w^\top(\bar x - \bar y)`. The thesis states
-no range for :math:`\rho`; we search :math:`[0, \kappa^*_{MPM}]`: beyond
-:math:`\kappa^*_{MPM}` even the class means violate the margin, and
-:math:`G` grows without bound there as soon as
-:math:`C(N_x\sigma_x(w) + N_y\sigma_y(w)) < 1` for some :math:`w` with
-:math:`w^\top d = 1`. Reading of :math:`C` (derived here, not in the thesis): for a
-fixed :math:`w` the slope of :math:`G` in :math:`\rho` is
-:math:`1 - C\sum_{k\,\text{inside}}\sigma_{y_k}(w)`, so at the optimum about
-:math:`1/(C\sigma)` points lie inside the margin, as in a ν-SVM: a small :math:`C`
-returns :math:`\rho = \kappa^*_{MPM}` (an MPM-like hyperplane), a :math:`C` so
-large that fewer points than the training errors may lie inside returns
-:math:`\rho = 0` (the minimum-total-violation hyperplane), and interior solutions
-lie in between. Kind ``"sequential.m4"`` (``build``
-returns the fixed-ρ slack SOCP with the parameter ``rho``); **objective**
-:math:`G(\rho^*)`.
-
-**Reduction** (Sec. 4.3, eq. 4.36): keep a training point iff
-:math:`\nu_i = d_i^2/(1+d_i^2) \ge \nu` (:math:`d_i` its Mahalanobis distance
-to its own class mean under its class covariance); the moments still use every
-point, and the global MPM constraint
-:math:`w^\top(\bar x - \bar y) \ge \rho(\sigma_x+\sigma_y) - \xi_m` with
-weight :math:`(N - r)\,\xi_m` in the objective is added (with
-:math:`w^\top d = 1` its left side is 1). With :math:`\nu = 1` every point is
-removed and M4 is MPM (ρ = κ*_MPM, the MPM hyperplane; the intercept, which no
-remaining row fixes, is then the MPM one, :math:`b = -(\sigma_y w^\top\bar x +
-\sigma_x w^\top\bar y)/(\sigma_x + \sigma_y)`).
-
-**Kernel M4** (Sec. 4.4, Corollary 16, Theorem 17): with :math:`\gamma =
-\sum_i \eta_i\phi(z_i)`, the Theorem 17 program in :math:`\eta` is exactly the
-linear M4 on the empirical kernel map: with :math:`K = U_r\Lambda_r U_r^\top`
-(eigenvalues above ``factor_rtol``·max, :func:`conicml.kernels.psd_factor`)
-and features :math:`L = U_r\Lambda_r^{1/2}` (rows = training points),
-:math:`\eta = U_r\Lambda_r^{-1/2} v` gives :math:`K\eta = Lv` and
-:math:`\frac1{N_x}\eta^\top\tilde K_x^\top\tilde K_x\eta = v^\top\operatorname{Cov}(L_x)v`.
-This reparameterisation also avoids the rank-deficient coefficient space on
-which Clarabel fails (errata S004-§5.3). The covariance ridge ``ridge`` adds
-:math:`\mathrm{ridge}\cdot K` to both kernel covariances (the :math:`\rho K` of
-Corollary 16; :math:`\mathrm{ridge}\cdot I` in :math:`v`) and is **mandatory**
-for non-linear kernels: without it some direction has
-:math:`\sigma_x = \sigma_y = 0` and separates every point, so
-:math:`\rho^* = \infty` (errata S004-§5.3). Linear kernel:
-:math:`\Sigma + \mathrm{ridge}\,I`, or the scale-invariant
-:math:`\Sigma + r\,\mathrm{diag}(\operatorname{Var}X)` of ``relative_ridge``.
-Decision: :math:`f(z) = \sum_i \eta_i K(z, z_i) + b` (**+b**, Theorem 17).
-
-**Special cases** (tested): :math:`\Sigma_x = \Sigma_y = I` is the
-hard-margin SVM (same ρ = geometric margin and direction);
-:math:`\Sigma_x = \Sigma_y = \Sigma` is the QP (4.9)–(4.11),
-:func:`m4_shared_covariance`; :math:`\rho^*_{M4} \le \kappa^*_{MPM}`.
-
-**Decode** (every kind): ``"w"`` (linear; normalised to :math:`w^\top d = 1`),
-``"b"``, ``"rho"``, ``"margins"`` (every sample's signed Mahalanobis margin
-:math:`y_i f(z_i)/\sigma_{y_i}(w)`), ``"support"`` (indices of kept points
-whose margin is within ``1e-6·max(1, ρ)`` of ρ or below), ``"sigma_pos"``,
-``"sigma_neg"``, ``"kept"``; kernels add ``"dual_coef"`` (:math:`\eta`) and
-``"v"``; soft margins add ``"slack"`` (:math:`\sum_k\xi_k + (N-r)\xi_m` at
-the returned point).
+estimates with :math:`1/N` covariances (errata S004-P5). The separable, soft-margin,
+reduced and kernel programs, their kinds and what ``decode`` returns are in the Notes
+of :func:`m4`.
 """
 
 from __future__ import annotations
@@ -236,7 +122,7 @@ def auto_C(d: np.ndarray, R_pos: np.ndarray, R_neg: np.ndarray, n: int,
            nu: float = AUTO_NU) -> float:
     r"""A data-scaled soft-margin :math:`C` letting about ``nu * n`` points inside the margin.
 
-    By the slope argument of the module docstring about :math:`1/(C\sigma)`
+    By the slope argument in the Notes of :func:`m4` about :math:`1/(C\sigma)`
     points lie inside the margin at the optimum, :math:`\sigma` a class's
     :math:`\sigma(w)` at :math:`w^\top d = 1`. With :math:`\bar\sigma =
     (\sigma_x + \sigma_y)/2` at the Fisher direction
@@ -456,7 +342,7 @@ def _certify(data: Mapping[str, Any], solution: Solution) -> Residuals:
     r"""conicml's certificate of a separable or soft M4 point (``Program.certify``).
 
     The returned :math:`(w, b)` (normalised to :math:`w^\top d = 1`) is checked
-    as a point of the fixed-:math:`\rho` SOCP of the module docstring, with
+    as a point of the fixed-:math:`\rho` SOCP in the Notes of :func:`m4`, with
     every auxiliary variable recomputed from it (:math:`s = \sigma(w)`, the
     optimal slacks; separable: :math:`\eta` = the smallest row), by the KKT
     conditions of that SOCP with multipliers fitted in O(data) and the cone's kink
@@ -544,9 +430,9 @@ def m4(
         solved by ``bisection`` or ``dinkelbach-gfp``; INFEASIBLE when the data
         are not linearly separable (in feature space). A positive float: soft
         margin (eqs. 4.16–4.18), kind ``"sequential.m4"``, in the units fixed by
-        :math:`w^\top(\bar x - \bar y) = 1` (module docstring).
+        :math:`w^\top(\bar x - \bar y) = 1` (Notes).
     kernel : {"linear", "rbf", "poly", "precomputed"}, default="linear"
-        Theorem 17 via the empirical kernel map (module docstring).
+        Theorem 17 via the empirical kernel map (Notes).
     gamma, degree, coef0
         Kernel hyper-parameters (:func:`conicml.make_kernel`).
     ridge : float, default=0.0
@@ -587,6 +473,126 @@ def m4(
         Shape mismatch, NaN/inf, labels not ±1, one class, C <= 0, ridge < 0,
         ridge = 0 or relative_ridge > 0 with a non-linear kernel, reduction outside
         [0, 1], equal class means, unknown kernel.
+
+    Notes
+    -----
+    Notation: :math:`d = \bar x - \bar y`,
+    :math:`\sigma_x(w) = \sqrt{w^\top\Sigma_x w} = \|R_x w\|_2` with
+    :math:`R_x^\top R_x = \Sigma_x` (and likewise for :math:`y`).
+
+    **Separable M4** (eqs. 4.1–4.5): maximise the smallest class-specific
+    Mahalanobis margin,
+
+    .. math::
+
+        \rho^* = \max_{w \ne 0, b}\ \min\Big\{
+            \min_i \frac{w^\top x_i + b}{\sigma_x(w)},\
+            \min_j \frac{-(w^\top y_j + b)}{\sigma_y(w)} \Big\},
+
+    a generalised fractional (quasi-convex) program: for fixed :math:`\rho` the
+    constraints are second-order cones. The check of Theorem 13 is ill-posed as
+    printed (errata S004-P6: the sign of :math:`\tau` is flipped and a
+    normalisation is missing); the corrected check (errata S004-A5) is the SOCP
+
+    .. math::
+
+        F(\rho) = \max_{w, b, \eta, s_x, s_y}\ \eta \quad\text{s.t.}\quad
+        w^\top x_i + b - \rho s_x \ge t_x\eta,\quad
+        -(w^\top y_j + b) - \rho s_y \ge t_y\eta,\quad
+        \|R_x w\| \le s_x,\ \|R_y w\| \le s_y,\quad w^\top d = 1,
+
+    with scales :math:`t_x = t_y = 1` for bisection (``dinkelbach-gfp`` sets them
+    to the denominators of its previous iterate). The two epigraph variables
+    :math:`s_x, s_y` replace the :math:`N` cones of Sec. 4.3 by two (for
+    :math:`\rho \ge 0` the margin rows only tighten with :math:`s`, so
+    :math:`s = \sigma(w)` at the optimum). The normalisation loses nothing
+    (averaging the rows gives :math:`w^\top d \ge \rho(\sigma_x+\sigma_y) > 0`)
+    and bounds :math:`\eta \le 1/(t_x+t_y)`. :math:`F` is convex and
+    non-increasing, :math:`F(\rho^*) = 0`, and :math:`\rho` is feasible iff
+    :math:`F(\rho) \ge 0`. Averaging the rows gives the MPM constraint (4.8), so
+    :math:`\rho^* \le \kappa^*_{MPM}` (errata S004-D3): :math:`[0, \kappa^*_{MPM}]` is
+    a valid bracket, and :math:`\rho = 0` is feasible iff the data are linearly
+    separable (else the status is INFEASIBLE).
+
+    Kind ``"quasiconvex.m4"``: ``build`` returns this inner problem with
+    ``cp.Parameter`` s ``rho``, ``scale_pos``, ``scale_neg`` (DPP: compiled once,
+    re-solved by the specialized solvers ``bisection`` and ``dinkelbach-gfp``);
+    the generic backends do not accept the kind. **Objective** (every solver):
+    :math:`\rho` of the returned hyperplane, recomputed from it (a certified
+    lower bound on :math:`\rho^*`).
+
+    **Soft margin** (eqs. 4.16–4.18, the bracket of (4.18) corrected, slack index
+    :math:`y_{k-N_x}`):
+
+    .. math::
+
+        \max_{\rho, w, b, \xi}\ \rho - C\sum_k \xi_k \quad\text{s.t.}\quad
+        w^\top x_i + b \ge \rho\,\sigma_x(w) - \xi_i,\quad
+        -(w^\top y_j + b) \ge \rho\,\sigma_y(w) - \xi_{N_x+j},\quad \xi \ge 0,\quad
+        w^\top d = 1.
+
+    For fixed :math:`\rho` the slack problem :math:`h(\rho) = \min\sum_k\xi_k` is
+    one SOCP (same epigraph trick); the outer problem maximises
+    :math:`G(\rho) = \rho - C\,h(\rho)` by a 1-D line search (errata S004-A6). The
+    normalisation :math:`w^\top d = 1` is required (otherwise the fixed-ρ SOCP
+    collapses to :math:`w = b = \xi = 0`) and fixes the units of :math:`C`: a slack
+    of 1 is the whole mean gap :math:`w^\top(\bar x - \bar y)`. The thesis states
+    no range for :math:`\rho`; we search :math:`[0, \kappa^*_{MPM}]`: beyond
+    :math:`\kappa^*_{MPM}` even the class means violate the margin, and
+    :math:`G` grows without bound there as soon as
+    :math:`C(N_x\sigma_x(w) + N_y\sigma_y(w)) < 1` for some :math:`w` with
+    :math:`w^\top d = 1`. Reading of :math:`C` (derived here, not in the thesis): for a
+    fixed :math:`w` the slope of :math:`G` in :math:`\rho` is
+    :math:`1 - C\sum_{k\,\text{inside}}\sigma_{y_k}(w)`, so at the optimum about
+    :math:`1/(C\sigma)` points lie inside the margin, as in a ν-SVM: a small :math:`C`
+    returns :math:`\rho = \kappa^*_{MPM}` (an MPM-like hyperplane), a :math:`C` so
+    large that fewer points than the training errors may lie inside returns
+    :math:`\rho = 0` (the minimum-total-violation hyperplane), and interior solutions
+    lie in between. Kind ``"sequential.m4"`` (``build``
+    returns the fixed-ρ slack SOCP with the parameter ``rho``); **objective**
+    :math:`G(\rho^*)`.
+
+    **Reduction** (Sec. 4.3, eq. 4.36): keep a training point iff
+    :math:`\nu_i = d_i^2/(1+d_i^2) \ge \nu` (:math:`d_i` its Mahalanobis distance
+    to its own class mean under its class covariance); the moments still use every
+    point, and the global MPM constraint
+    :math:`w^\top(\bar x - \bar y) \ge \rho(\sigma_x+\sigma_y) - \xi_m` with
+    weight :math:`(N - r)\,\xi_m` in the objective is added (with
+    :math:`w^\top d = 1` its left side is 1). With :math:`\nu = 1` every point is
+    removed and M4 is MPM (ρ = κ*_MPM, the MPM hyperplane; the intercept, which no
+    remaining row fixes, is then the MPM one, :math:`b = -(\sigma_y w^\top\bar x +
+    \sigma_x w^\top\bar y)/(\sigma_x + \sigma_y)`).
+
+    **Kernel M4** (Sec. 4.4, Corollary 16, Theorem 17): with :math:`\gamma =
+    \sum_i \eta_i\phi(z_i)`, the Theorem 17 program in :math:`\eta` is exactly the
+    linear M4 on the empirical kernel map: with :math:`K = U_r\Lambda_r U_r^\top`
+    (eigenvalues above ``factor_rtol``·max, :func:`conicml.kernels.psd_factor`)
+    and features :math:`L = U_r\Lambda_r^{1/2}` (rows = training points),
+    :math:`\eta = U_r\Lambda_r^{-1/2} v` gives :math:`K\eta = Lv` and
+    :math:`\frac1{N_x}\eta^\top\tilde K_x^\top\tilde K_x\eta = v^\top\operatorname{Cov}(L_x)v`.
+    This reparameterisation also avoids the rank-deficient coefficient space on
+    which Clarabel fails (errata S004-§5.3). The covariance ridge ``ridge`` adds
+    :math:`\mathrm{ridge}\cdot K` to both kernel covariances (the :math:`\rho K` of
+    Corollary 16; :math:`\mathrm{ridge}\cdot I` in :math:`v`) and is **mandatory**
+    for non-linear kernels: without it some direction has
+    :math:`\sigma_x = \sigma_y = 0` and separates every point, so
+    :math:`\rho^* = \infty` (errata S004-§5.3). Linear kernel:
+    :math:`\Sigma + \mathrm{ridge}\,I`, or the scale-invariant
+    :math:`\Sigma + r\,\mathrm{diag}(\operatorname{Var}X)` of ``relative_ridge``.
+    Decision: :math:`f(z) = \sum_i \eta_i K(z, z_i) + b` (**+b**, Theorem 17).
+
+    **Special cases** (tested): :math:`\Sigma_x = \Sigma_y = I` is the
+    hard-margin SVM (same ρ = geometric margin and direction);
+    :math:`\Sigma_x = \Sigma_y = \Sigma` is the QP (4.9)–(4.11),
+    :func:`m4_shared_covariance`; :math:`\rho^*_{M4} \le \kappa^*_{MPM}`.
+
+    **Decode** (every kind): ``"w"`` (linear; normalised to :math:`w^\top d = 1`),
+    ``"b"``, ``"rho"``, ``"margins"`` (every sample's signed Mahalanobis margin
+    :math:`y_i f(z_i)/\sigma_{y_i}(w)`), ``"support"`` (indices of kept points
+    whose margin is within ``1e-6·max(1, ρ)`` of ρ or below), ``"sigma_pos"``,
+    ``"sigma_neg"``, ``"kept"``; kernels add ``"dual_coef"`` (:math:`\eta`) and
+    ``"v"``; soft margins add ``"slack"`` (:math:`\sum_k\xi_k + (N-r)\xi_m` at
+    the returned point).
     """
     data = _prepare(X, y, C, kernel, gamma, degree, coef0, ridge, reduction, covariances,
                     factor_rtol, relative_ridge)

@@ -1,22 +1,8 @@
 r"""Theorem 15 of seed 004: the worst-case error bound of an M4 classifier (eq. 4.35).
 
-For an M4 hyperplane :math:`f(z) = w^\top z + b` (package and chapter-4
-convention: :math:`x` iff :math:`f \ge 0`) with :math:`m` support vectors among
-:math:`N` training points,
-
-.. math::
-
-    E[P_{error}] \le E\Big[\min\Big(\frac{m}{N},\
-        \frac{\theta}{1 + d_x^2} + \frac{1 - \theta}{1 + d_y^2}\Big)\Big],
-    \qquad d_x = \frac{w^\top\bar x + b}{\sigma_x(w)},\
-    d_y = -\frac{w^\top\bar y + b}{\sigma_y(w)},
-
-:math:`\theta = N_x/N`. The first term is the leave-one-out bound (Lemma 14:
-removing a non-support vector leaves the solution unchanged when the
-covariances do not change); the second is the Marshall–Olkin worst-case error
-of the hyperplane under the class moments (Thm 1, Lemma 2, App. A; :math:`d_x, d_y` are the
-Mahalanobis distances of the means to the hyperplane, clipped at 0 when a mean
-is on the wrong side, where the worst-case error of that class is 1).
+The smaller of the leave-one-out bound :math:`m/N` and the Marshall–Olkin worst-case
+error of the hyperplane under the class moments; the bound and its terms are in the
+Notes of :func:`m4_error_bound`.
 """
 
 from __future__ import annotations
@@ -64,6 +50,26 @@ def m4_error_bound(data: Mapping[str, Any], model: Mapping[str, Any], *,
         ``dx``, ``dy``, ``theta``, ``chebyshev`` (the second term), ``loo``
         (:math:`m/N`) and ``bound`` (their minimum: the quantity whose
         expectation bounds the expected error).
+
+    Notes
+    -----
+    For an M4 hyperplane :math:`f(z) = w^\top z + b` (package and chapter-4
+    convention: :math:`x` iff :math:`f \ge 0`) with :math:`m` support vectors among
+    :math:`N` training points,
+
+    .. math::
+
+        E[P_{error}] \le E\Big[\min\Big(\frac{m}{N},\
+            \frac{\theta}{1 + d_x^2} + \frac{1 - \theta}{1 + d_y^2}\Big)\Big],
+        \qquad d_x = \frac{w^\top\bar x + b}{\sigma_x(w)},\
+        d_y = -\frac{w^\top\bar y + b}{\sigma_y(w)},
+
+    :math:`\theta = N_x/N`. The first term is the leave-one-out bound (Lemma 14:
+    removing a non-support vector leaves the solution unchanged when the
+    covariances do not change); the second is the Marshall–Olkin worst-case error
+    of the hyperplane under the class moments (Thm 1, Lemma 2, App. A; :math:`d_x, d_y` are the
+    Mahalanobis distances of the means to the hyperplane, clipped at 0 when a mean
+    is on the wrong side, where the worst-case error of that class is 1).
     """
     w = np.asarray(model["w"] if "w" in model else model["v"], dtype=float)
     b = float(model["b"])

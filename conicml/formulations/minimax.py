@@ -4,98 +4,10 @@ Notation (errata S004-P1): the positive class (label ``+1``) is the thesis's
 class :math:`x` with moments :math:`(\bar x, \Sigma_x)`, the negative class is
 :math:`y`; :math:`d = \bar x - \bar y`, :math:`\sigma_x(w) = \sqrt{w^\top\Sigma_x w}`.
 Plug-in moments use the biased :math:`1/N` covariances (errata S004-P5).
-
-**Worst-case accuracy.** By Marshall–Olkin and Lemma 2 (errata S004-P3),
-:math:`\inf_{x\sim(\bar x,\Sigma_x)}\Pr\{w^\top x \ge t\} \ge \alpha` iff
-:math:`w^\top\bar x - t \ge \kappa(\alpha)\,\sigma_x(w)`, with the *Chebyshev*
-map :math:`\kappa(\alpha) = \sqrt{\alpha/(1-\alpha)}`, :math:`\alpha = \kappa^2/(1+\kappa^2)`,
-or, for Gaussian classes (eq. 3.24), the *Gaussian* map
-:math:`\kappa = \Phi^{-1}(\alpha)`, :math:`\alpha = \Phi(\kappa)`; the latter is
-only used for :math:`\alpha, \beta \ge \tfrac12` (errata S004-P3: below ½ the
-numerator is convex and the fractional program is no longer pseudo-concave).
-
-**Hyperplane convention.** The thesis (ch. 3) classifies :math:`z` as :math:`x`
-iff :math:`w^\top z \ge t` (its ":math:`b`"); the package convention is
-:math:`w^\top z + b \ge 0`, so every decode returns :math:`b = -t`.
-
-**One fractional program for the whole family.** After eliminating the
-threshold and normalising :math:`w^\top d = 1` (eqs. 3.18–3.20), MPM (eq. 4.8,
-Lanckriet et al. 2002), robust MPM (with :math:`\nu_x \ne \nu_y`) and
-(robust) BMPM (eqs. 3.13–3.14, 3.40) all maximise a concave–convex ratio
-
-.. math::
-
-    \kappa^* = \max_{w^\top d = 1}\ \frac{1 - a_x\sigma_x(w) - a_y\sigma_y(w)}
-                                         {b_x\sigma_x(w) + b_y\sigma_y(w)},
-
-* MPM: :math:`a = (\nu_x, \nu_y)`, :math:`b = (1, 1)`,
-  :math:`\kappa^* = \kappa(\alpha) = \kappa(\beta)`;
-* BMPM at :math:`\beta_0`: :math:`a = (\nu_x, \kappa(\beta_0) + \nu_y)`, :math:`b = (1, 0)`,
-  :math:`\kappa^* = \kappa(\alpha)` (eq. 3.14; robust: eq. 3.40 with
-  :math:`-\nu_x` moved into the numerator),
-
-with :math:`\Sigma \to \Sigma^0 + \rho I` in the robust versions (Sec. 3.3).
-The Charnes–Cooper / perspective change of variables :math:`v = w\,s`,
-:math:`s = 1/(1 - a_x\sigma_x - a_y\sigma_y)` (errata S004-D1) turns it into
-the single SOCP
-
-.. math::
-
-    \frac{1}{\kappa^*} = \min_v\ b_x\|R_x v\|_2 + b_y\|R_y v\|_2
-    \quad\text{s.t.}\quad d^\top v - a_x\|R_x v\|_2 - a_y\|R_y v\|_2 \ge 1,
-
-with :math:`R^\top R = \Sigma`; :math:`w^* = v^*/(d^\top v^*)`. For MPM without
-robustness this is exactly Lanckriet's :math:`1/\kappa^* = \min \sigma_x +
-\sigma_y` s.t. :math:`w^\top d = 1`. The SOCP is **infeasible** exactly when
-:math:`\kappa^* \le 0`, i.e. for BMPM when :math:`\beta_0 \ge \beta_{0m}`
-(eq. 3.44): the solver's INFEASIBLE status is the "α = 0" answer, and decode
-reports ``alpha = 0`` (Gaussian: ½), ``feasible = False``.
-
-**Objective of the kinds** ``"socp.mpm"`` **and** ``"socp.bmpm"`` (the same for
-every solver): the optimal value :math:`1/\kappa^*` of the SOCP above. The
-specialized solvers ``rosen`` and ``dinkelbach`` solve the ratio directly and
-report :math:`1/\kappa^*` too.
-
-**Intercept** (eq. 3.23, with :math:`w^*` for the thesis's :math:`a^*`):
-:math:`t^* = w^\top\bar x - (\kappa_\alpha + \nu_x)\sigma_x = w^\top\bar y +
-(\kappa_\beta + \nu_y)\sigma_y`; both sides are computed and averaged, and
-their difference is returned as ``"b_mismatch"`` (zero at the optimum, Lemma 4).
-
-**Largest feasible** :math:`\beta_0` (eq. 3.44, closed form errata S004-D2):
-:math:`\kappa(\beta_{0m}) = \sqrt{d^\top\Sigma_y^{-1}d}` (robust:
-:math:`\sqrt{d^\top\Sigma_y'^{-1}d} - \nu_y`).
-
-**Kernels** (Sec. 3.4, Corollary 8, Theorem 9). :math:`w` becomes the
-coefficient vector on the training points (original sample order, not
-"x first"; the formulas are order-free), :math:`d = \tilde k_x - \tilde k_y`
-with :math:`\tilde k_x = \frac1{N_x}\sum_{i\in x} K_{i,:}`, and
-:math:`\Sigma_x = \frac1{N_x}\tilde K_x^\top\tilde K_x + \rho_x K`,
-:math:`\tilde K_x = K_x - \mathbf 1\tilde k_x^\top`. The program is written in the
-coordinates :math:`u` of the empirical feature map :math:`\Phi = U\Lambda^{1/2}`
-(:math:`K = U\Lambda U^\top` over the eigenvalues above ``_GRAM_RTOL`` times
-the largest), :math:`w = U\Lambda^{-1/2}u`: then :math:`Kw = \Phi u` and
-:math:`w^\top Kw = \|u\|^2`, so it is the linear program on :math:`\Phi` with
-:math:`\Sigma + \rho I` (well conditioned; the solvers' vectors and the
-``"v"`` entry of a kernel model are :math:`u`, ``"dual_coef"`` is :math:`w`). The regulariser
-:math:`\rho_x K` (the robust replacement of Theorem 9) is **mandatory** for a
-non-linear kernel: without it the within-class scatter spans at most
-:math:`N - 2` directions and the problem is unbounded (errata S004-§5.3), so
-``ridge > 0`` is required. Decision:
-:math:`f(z) = \sum_i w_i K(z, z_i) + b` (positive iff :math:`f \ge 0`).
-
-**MEMPM** (eqs. 3.2–3.4, 3.21–3.22): maximise :math:`\theta\alpha + (1-\theta)\beta`.
-For fixed :math:`\beta` the inner problem is BMPM with :math:`\beta_0 = \beta`,
-so MEMPM is the 1-D problem :math:`F(\beta) = \theta\,\alpha^*(\beta) +
-(1-\theta)\beta` on :math:`[\beta_{lo}, \beta_{0m}]` (kind
-``"sequential.mempm"``, solved by ``quadratic-interpolation``; objective
-:math:`F(\beta^*)`), with :math:`\beta_{lo} = 0` (Chebyshev) or ½ (Gaussian)
-and :math:`F(\beta_{0m}) = \theta\alpha_{\min} + (1-\theta)\beta_{0m}` (errata S004-P7
-item 7: α is clipped at 0, eq. 3.40's :math:`\max(\cdot, 0)`; the domain ends at
-:math:`\beta_{0m}`, as in the thesis, because beyond it only the trivial
-:math:`\alpha = 0` hyperplanes remain). Cost-sensitive weights (Sec. 5.5,
-corrected per errata S004-P9): :math:`K_x = C_{FN} N_x`,
-:math:`K_y = C_{FP} N_y`, :math:`\theta = K_x/(K_x + K_y)`; the MS criterion
-(Sec. 5.4) is :math:`\theta = \tfrac12`.
+The thesis (ch. 3) classifies :math:`z` as :math:`x` iff :math:`w^\top z \ge t`; here
+:math:`w^\top z + b \ge 0`, so every decode returns :math:`b = -t`. The worst-case
+accuracy maps are in the Notes of :func:`kappa_from_accuracy`, the one SOCP of the family
+(MPM, BMPM, robust, kernel) in those of :func:`mpm`, MEMPM in those of :func:`mempm`.
 """
 
 from __future__ import annotations
@@ -155,7 +67,19 @@ _END_RTOL = 1e-3
 # the two kappa maps (errata S004-P3)
 # --------------------------------------------------------------------------------------
 def kappa_from_accuracy(p: float, bound: str = "chebyshev") -> float:
-    r"""Return :math:`\kappa(p)`: :math:`\sqrt{p/(1-p)}` (Chebyshev) or :math:`\Phi^{-1}(p)`."""
+    r"""Return :math:`\kappa(p)`: :math:`\sqrt{p/(1-p)}` (Chebyshev) or :math:`\Phi^{-1}(p)`.
+
+    Notes
+    -----
+    **Worst-case accuracy.** By Marshall–Olkin and Lemma 2 (errata S004-P3),
+    :math:`\inf_{x\sim(\bar x,\Sigma_x)}\Pr\{w^\top x \ge t\} \ge \alpha` iff
+    :math:`w^\top\bar x - t \ge \kappa(\alpha)\,\sigma_x(w)`, with the *Chebyshev*
+    map :math:`\kappa(\alpha) = \sqrt{\alpha/(1-\alpha)}`, :math:`\alpha = \kappa^2/(1+\kappa^2)`,
+    or, for Gaussian classes (eq. 3.24), the *Gaussian* map
+    :math:`\kappa = \Phi^{-1}(\alpha)`, :math:`\alpha = \Phi(\kappa)`; the latter is
+    only used for :math:`\alpha, \beta \ge \tfrac12` (errata S004-P3: below ½ the
+    numerator is convex and the fractional program is no longer pseudo-concave).
+    """
     if bound == "chebyshev":
         return math.inf if p >= 1.0 else math.sqrt(max(p, 0.0) / (1.0 - p))
     return float(ndtri(p))
@@ -638,7 +562,7 @@ def mpm(
         \frac{1 - \nu_x\sigma_x(w) - \nu_y\sigma_y(w)}{\sigma_x(w) + \sigma_y(w)},
         \qquad \alpha^* = \beta^* = g(\kappa^*),
 
-    solved as the SOCP of the module docstring (kind ``"socp.mpm"``, objective
+    solved as the SOCP in the Notes below (kind ``"socp.mpm"``, objective
     :math:`1/\kappa^*`). Robust version (Sec. 3.3): mean radii
     :math:`\nu_x, \nu_y` (``nu_y`` defaults to ``nu_x``; they may differ, note
     §2.1 [D]) and covariance radii :math:`\Sigma \to \Sigma + \rho I`.
@@ -680,6 +604,73 @@ def mpm(
         Kind ``"socp.mpm"``; ``decode`` gives ``w`` (or ``dual_coef``), ``b``
         (positive iff :math:`w^\top x + b \ge 0`), ``alpha``, ``beta``,
         ``kappa``, ``b_mismatch``.
+
+    Notes
+    -----
+    **One fractional program for the whole family.** After eliminating the
+    threshold and normalising :math:`w^\top d = 1` (eqs. 3.18–3.20), MPM (eq. 4.8,
+    Lanckriet et al. 2002), robust MPM (with :math:`\nu_x \ne \nu_y`) and
+    (robust) BMPM (eqs. 3.13–3.14, 3.40) all maximise a concave–convex ratio
+
+    .. math::
+
+        \kappa^* = \max_{w^\top d = 1}\ \frac{1 - a_x\sigma_x(w) - a_y\sigma_y(w)}
+                                             {b_x\sigma_x(w) + b_y\sigma_y(w)},
+
+    * MPM: :math:`a = (\nu_x, \nu_y)`, :math:`b = (1, 1)`,
+      :math:`\kappa^* = \kappa(\alpha) = \kappa(\beta)`;
+    * BMPM at :math:`\beta_0`: :math:`a = (\nu_x, \kappa(\beta_0) + \nu_y)`, :math:`b = (1, 0)`,
+      :math:`\kappa^* = \kappa(\alpha)` (eq. 3.14; robust: eq. 3.40 with
+      :math:`-\nu_x` moved into the numerator),
+
+    with :math:`\Sigma \to \Sigma^0 + \rho I` in the robust versions (Sec. 3.3).
+    The Charnes–Cooper / perspective change of variables :math:`v = w\,s`,
+    :math:`s = 1/(1 - a_x\sigma_x - a_y\sigma_y)` (errata S004-D1) turns it into
+    the single SOCP
+
+    .. math::
+
+        \frac{1}{\kappa^*} = \min_v\ b_x\|R_x v\|_2 + b_y\|R_y v\|_2
+        \quad\text{s.t.}\quad d^\top v - a_x\|R_x v\|_2 - a_y\|R_y v\|_2 \ge 1,
+
+    with :math:`R^\top R = \Sigma`; :math:`w^* = v^*/(d^\top v^*)`. For MPM without
+    robustness this is exactly Lanckriet's :math:`1/\kappa^* = \min \sigma_x +
+    \sigma_y` s.t. :math:`w^\top d = 1`. The SOCP is **infeasible** exactly when
+    :math:`\kappa^* \le 0`, i.e. for BMPM when :math:`\beta_0 \ge \beta_{0m}`
+    (eq. 3.44): the solver's INFEASIBLE status is the "α = 0" answer, and decode
+    reports ``alpha = 0`` (Gaussian: ½), ``feasible = False``.
+
+    **Objective of the kinds** ``"socp.mpm"`` **and** ``"socp.bmpm"`` (the same for
+    every solver): the optimal value :math:`1/\kappa^*` of the SOCP above. The
+    specialized solvers ``rosen`` and ``dinkelbach`` solve the ratio directly and
+    report :math:`1/\kappa^*` too.
+
+    **Intercept** (eq. 3.23, with :math:`w^*` for the thesis's :math:`a^*`):
+    :math:`t^* = w^\top\bar x - (\kappa_\alpha + \nu_x)\sigma_x = w^\top\bar y +
+    (\kappa_\beta + \nu_y)\sigma_y`; both sides are computed and averaged, and
+    their difference is returned as ``"b_mismatch"`` (zero at the optimum, Lemma 4).
+
+    **Largest feasible** :math:`\beta_0` (eq. 3.44, closed form errata S004-D2):
+    :math:`\kappa(\beta_{0m}) = \sqrt{d^\top\Sigma_y^{-1}d}` (robust:
+    :math:`\sqrt{d^\top\Sigma_y'^{-1}d} - \nu_y`).
+
+    **Kernels** (Sec. 3.4, Corollary 8, Theorem 9). :math:`w` becomes the
+    coefficient vector on the training points (original sample order, not
+    "x first"; the formulas are order-free), :math:`d = \tilde k_x - \tilde k_y`
+    with :math:`\tilde k_x = \frac1{N_x}\sum_{i\in x} K_{i,:}`, and
+    :math:`\Sigma_x = \frac1{N_x}\tilde K_x^\top\tilde K_x + \rho_x K`,
+    :math:`\tilde K_x = K_x - \mathbf 1\tilde k_x^\top`. The program is written in the
+    coordinates :math:`u` of the empirical feature map :math:`\Phi = U\Lambda^{1/2}`
+    (:math:`K = U\Lambda U^\top` over the eigenvalues above ``_GRAM_RTOL`` times
+    the largest), :math:`w = U\Lambda^{-1/2}u`: then :math:`Kw = \Phi u` and
+    :math:`w^\top Kw = \|u\|^2`, so it is the linear program on :math:`\Phi` with
+    :math:`\Sigma + \rho I` (well conditioned; the solvers' vectors and the
+    ``"v"`` entry of a kernel model are :math:`u`, ``"dual_coef"`` is :math:`w`). The regulariser
+    :math:`\rho_x K` (the robust replacement of Theorem 9) is **mandatory** for a
+    non-linear kernel: without it the within-class scatter spans at most
+    :math:`N - 2` directions and the problem is unbounded (errata S004-§5.3), so
+    ``ridge > 0`` is required. Decision:
+    :math:`f(z) = \sum_i w_i K(z, z_i) + b` (positive iff :math:`f \ge 0`).
     """
     bound = _check_bound(bound)
     nu_y = nu_x if nu_y is None else nu_y
@@ -718,7 +709,7 @@ def bmpm(
         \frac{1 - (\kappa(\beta_0) + \nu_y)\sigma_y(w)}{\sigma_x(w)} - \nu_x
 
     (the fractional program 3.13–3.14; robust: 3.40), solved as the
-    perspective SOCP of the module docstring, kind ``"socp.bmpm"`` (objective
+    perspective SOCP in the Notes of :func:`mpm`, kind ``"socp.bmpm"`` (objective
     :math:`1/\kappa(\alpha^*)`), also accepted by ``rosen`` and
     ``dinkelbach``. :math:`\beta_0 \in [0, \beta_{0m})` with
     :math:`\kappa(\beta_{0m}) = \sqrt{d^\top\Sigma_y^{-1}d} - \nu_y` (eq. 3.44);
@@ -836,6 +827,22 @@ def mempm(
     Program
         ``decode`` gives ``w``/``dual_coef``, ``b``, ``alpha``, ``beta``,
         ``objective`` (:math:`\theta\alpha + (1-\theta)\beta`), ``theta``.
+
+    Notes
+    -----
+    **MEMPM** (eqs. 3.2–3.4, 3.21–3.22): maximise :math:`\theta\alpha + (1-\theta)\beta`.
+    For fixed :math:`\beta` the inner problem is BMPM with :math:`\beta_0 = \beta`,
+    so MEMPM is the 1-D problem :math:`F(\beta) = \theta\,\alpha^*(\beta) +
+    (1-\theta)\beta` on :math:`[\beta_{lo}, \beta_{0m}]` (kind
+    ``"sequential.mempm"``, solved by ``quadratic-interpolation``; objective
+    :math:`F(\beta^*)`), with :math:`\beta_{lo} = 0` (Chebyshev) or ½ (Gaussian)
+    and :math:`F(\beta_{0m}) = \theta\alpha_{\min} + (1-\theta)\beta_{0m}` (errata S004-P7
+    item 7: α is clipped at 0, eq. 3.40's :math:`\max(\cdot, 0)`; the domain ends at
+    :math:`\beta_{0m}`, as in the thesis, because beyond it only the trivial
+    :math:`\alpha = 0` hyperplanes remain). Cost-sensitive weights (Sec. 5.5,
+    corrected per errata S004-P9): :math:`K_x = C_{FN} N_x`,
+    :math:`K_y = C_{FP} N_y`, :math:`\theta = K_x/(K_x + K_y)`; the MS criterion
+    (Sec. 5.4) is :math:`\theta = \tfrac12`.
     """
     bound = _check_bound(bound)
     nu_y = nu_x if nu_y is None else nu_y

@@ -1,43 +1,9 @@
 r"""The geometric dual of the parametric BMPM/MPM sub-problem (seed 004 eqs. 3.30–3.36).
 
-Dinkelbach's parametric method for BMPM (Sec. 3.2.6; ``dinkelbach``) solves at
-each :math:`\lambda`
-
-.. math::
-
-    P(\lambda) = \min_{w^\top d = 1}\ c_x\sigma_x(w) + c_y\sigma_y(w),
-    \qquad c_x = a_x + \lambda b_x,\ c_y = a_y + \lambda b_y,
-
-(for BMPM :math:`c_x = \lambda + \nu_x`, :math:`c_y = \kappa(\beta_0) + \nu_y`;
-for MPM :math:`c_x = c_y = \lambda`), and the optimum :math:`\lambda^* = \kappa(\alpha^*)`
-is the root of :math:`P(\lambda) = 1`. Writing each norm as a maximum over the
-unit ball and exchanging min and max gives the thesis's dual (3.30)
-:math:`P(\lambda) = \max\{\tau : \tau d = c_xR_x^\top u + c_yR_y^\top v,\
-\|u\|,\|v\| \le 1\}` — the thesis prints :math:`\Sigma^{-1/2}` for
-:math:`\Sigma^{1/2}` (erratum, also in 3.34) — and, with :math:`\ell = 1/\tau`, the
-SOCP (3.31), kind ``"socp.bmpm.geometric_dual"``:
-
-.. math::
-
-    \frac{1}{P(\lambda)} = \min_{\ell, u, v}\ \ell
-    \quad\text{s.t.}\quad \bar x - c_xR_x^\top u = \bar y + c_yR_y^\top v,\
-    \|u\|_2 \le \ell,\ \|v\|_2 \le \ell,
-
-(:math:`\Sigma = R^\top R`; the sign of :math:`v` is immaterial): the smallest
-:math:`\ell` at which the ellipsoids
-:math:`\{\bar x + c_x\Sigma_x^{1/2}u : \|u\| \le \ell\}` and
-:math:`\{\bar y + c_y\Sigma_y^{1/2}v : \|v\| \le \ell\}` touch (3.32)–(3.34). At
-:math:`\lambda = \kappa(\alpha^*)` (3.35)–(3.36) :math:`\ell^* = 1`: the
-:math:`y`-ellipsoid has Mahalanobis radius :math:`\kappa(\beta_0) + \nu_y` and the
-:math:`x`-ellipsoid touches it at radius :math:`\kappa(\alpha^*) + \nu_x`.
-
-**Decode:** ``P`` :math:`= 1/\ell`, the touching point
-``touch`` :math:`= \bar x - c_xR_x^\top u`, and a primal direction :math:`w`
-with :math:`R_xw \parallel u` (least squares), normalised to :math:`w^\top d = 1`.
-**Certificate:** primal = the equality residual over :math:`\|d\|` and the ball
-violations over :math:`\ell`; gap = :math:`(U - 1/\ell)/U` with
-:math:`U = c_x\sigma_x(w) + c_y\sigma_y(w) \ge P(\lambda)` at the decoded
-:math:`w` (weak duality).
+Kind ``"socp.bmpm.geometric_dual"``: the smallest radius at which the two class
+ellipsoids touch, :math:`1/P(\lambda)` of Dinkelbach's sub-problem (the thesis prints
+:math:`\Sigma^{-1/2}` for :math:`\Sigma^{1/2}` in 3.30 and 3.34). The derivation, the
+decode and the certificate are in the Notes of :func:`geometric_dual`.
 """
 
 from __future__ import annotations
@@ -133,6 +99,47 @@ def geometric_dual(program: Program, lam: float) -> Program:
     ------
     ProgramError
         Another kind, or ``lam`` not a positive finite number.
+
+    Notes
+    -----
+    Dinkelbach's parametric method for BMPM (Sec. 3.2.6; ``dinkelbach``) solves at
+    each :math:`\lambda`
+
+    .. math::
+
+        P(\lambda) = \min_{w^\top d = 1}\ c_x\sigma_x(w) + c_y\sigma_y(w),
+        \qquad c_x = a_x + \lambda b_x,\ c_y = a_y + \lambda b_y,
+
+    (for BMPM :math:`c_x = \lambda + \nu_x`, :math:`c_y = \kappa(\beta_0) + \nu_y`;
+    for MPM :math:`c_x = c_y = \lambda`), and the optimum :math:`\lambda^* = \kappa(\alpha^*)`
+    is the root of :math:`P(\lambda) = 1`. Writing each norm as a maximum over the
+    unit ball and exchanging min and max gives the thesis's dual (3.30)
+    :math:`P(\lambda) = \max\{\tau : \tau d = c_xR_x^\top u + c_yR_y^\top v,\
+    \|u\|,\|v\| \le 1\}` — the thesis prints :math:`\Sigma^{-1/2}` for
+    :math:`\Sigma^{1/2}` (erratum, also in 3.34) — and, with :math:`\ell = 1/\tau`, the
+    SOCP (3.31), kind ``"socp.bmpm.geometric_dual"``:
+
+    .. math::
+
+        \frac{1}{P(\lambda)} = \min_{\ell, u, v}\ \ell
+        \quad\text{s.t.}\quad \bar x - c_xR_x^\top u = \bar y + c_yR_y^\top v,\
+        \|u\|_2 \le \ell,\ \|v\|_2 \le \ell,
+
+    (:math:`\Sigma = R^\top R`; the sign of :math:`v` is immaterial): the smallest
+    :math:`\ell` at which the ellipsoids
+    :math:`\{\bar x + c_x\Sigma_x^{1/2}u : \|u\| \le \ell\}` and
+    :math:`\{\bar y + c_y\Sigma_y^{1/2}v : \|v\| \le \ell\}` touch (3.32)–(3.34). At
+    :math:`\lambda = \kappa(\alpha^*)` (3.35)–(3.36) :math:`\ell^* = 1`: the
+    :math:`y`-ellipsoid has Mahalanobis radius :math:`\kappa(\beta_0) + \nu_y` and the
+    :math:`x`-ellipsoid touches it at radius :math:`\kappa(\alpha^*) + \nu_x`.
+
+    **Decode:** ``P`` :math:`= 1/\ell`, the touching point
+    ``touch`` :math:`= \bar x - c_xR_x^\top u`, and a primal direction :math:`w`
+    with :math:`R_xw \parallel u` (least squares), normalised to :math:`w^\top d = 1`.
+    **Certificate:** primal = the equality residual over :math:`\|d\|` and the ball
+    violations over :math:`\ell`; gap = :math:`(U - 1/\ell)/U` with
+    :math:`U = c_x\sigma_x(w) + c_y\sigma_y(w) \ge P(\lambda)` at the decoded
+    :math:`w` (weak duality).
     """
     if getattr(program, "kind", None) not in (BMPM, MPM):
         raise ProgramError(

@@ -10,49 +10,9 @@ QPFS ranks M features by the solution of the simplex QP (eq. 3.4)
 with :math:`Q` the feature–feature similarity (redundancy) and :math:`F` the
 feature–class relevance (:mod:`conicml._utils.similarity`: absolute correlation with Hall's
 prior-weighted relevance, or mutual information after the mRMR discretisation).
-
-**Not PSD.** Absolute-correlation and MI matrices are often indefinite (a zero-diagonal MI
-matrix always is). The program uses the eigenvalue-clipped matrix
-:math:`\tilde Q = \sum_{\lambda_j > \delta\lambda_{\max}} \lambda_j u_j u_j^\top`:
-every eigenvalue at or below :math:`\delta\lambda_{\max}` (negative ones included)
-is dropped. This is the thresholding of eq. 3.9 with a relative :math:`\delta`
-(the thesis gives no value). ``Program.data["eigen"]`` records the rank kept, the
-number of negative eigenvalues and the spectral mass dropped.
-
-**Conic form.** :math:`\tilde Q` enters through its factor
-:math:`L = U_k\Lambda_k^{1/2}` (:math:`M\times k`) as
-:math:`\tfrac12(1-\alpha)\|L^\top w\|^2` — one second-order cone of dimension
-:math:`k+2` for ECOS, a sum of squares for Clarabel/OSQP — never as a dense
-quadratic form.
-
-``form="full"`` (default, kind ``qp.qpfs.simplex``): the problem above over all of
-:math:`w \in \Delta` — the unrestricted low-rank problem that Theorem 3.1 bounds.
-``form="restricted"`` (kind ``qp.qpfs.restricted``): the thesis's reduced problem
-(3.9), :math:`w = Uz` with :math:`z\in\mathbb R^k`, :math:`Uz \ge 0`,
-:math:`\mathbf 1^\top Uz = 1`. It is a *restriction* of (3.4) (erratum: the thesis
-calls it equivalent; its optimum can be strictly worse even when nothing is
-truncated, and it can be infeasible).
-
-**Trade-off.** ``alpha="auto"`` is the heuristic (3.5)–(3.7)
-:math:`\hat\alpha = \bar q/(\bar q + \bar f)` with :math:`\bar q` the mean of all
-:math:`M^2` entries of Q (diagonal included) and :math:`\bar f` the mean of F; with
-Nyström, :math:`\bar q` is the mean of the sampled :math:`r\times M` rows (3.11).
-
-**Nyström** (``nystrom=p``, §3.2.1 and App. B): r = ⌈pM⌉ features sampled uniformly
-without replacement; only :math:`C = Q[:, I]` is computed. With the eigenpairs of
-:math:`A = Q[I, I]` above :math:`\delta\lambda_{\max}(A)`,
-:math:`S = A^{-1/2}C^\top C A^{-1/2} = R\Sigma R^\top` and the orthonormal factor
-(B.17) :math:`\hat V = C A^{-1/2} R \Sigma^{-1/2}` (not the non-orthonormal B.16),
-:math:`\hat Q = \hat V\Sigma\hat V^\top = C A^{-1} C^\top`; eigenvalues
-:math:`\sigma_j \le \delta\sigma_{\max}` are dropped. The M × M matrix is never formed.
-
-**Constant features** (zero variance) carry no information and make correlation
-undefined: they get relevance 0 and similarity 0 with every other feature (diagonal
-1 for correlation, :math:`H = 0` for MI) in the :math:`\hat\alpha` means, are left
-out of the QP (weight 0) and are ranked last.
-
-**Ranking** (step 8 of §3.2.1): by :math:`w` descending, ties — in particular every
-:math:`w_i \le` ``tie_tol`` — broken by relevance :math:`F_i` descending.
+:math:`Q` is clipped to its eigenvalues above :math:`\delta\lambda_{\max}` (it is often
+indefinite); the forms, the ``alpha`` heuristic, Nyström and the ranking rule are in the
+Notes of :func:`qpfs`.
 """
 
 from __future__ import annotations
@@ -294,6 +254,51 @@ def qpfs(
     ProgramError
         Shape mismatch, NaN/inf, a single class, alpha outside [0, 1], p outside
         (0, 1], bad bins/width/delta/form/similarity, every feature constant.
+
+    Notes
+    -----
+    **Not PSD.** Absolute-correlation and MI matrices are often indefinite (a zero-diagonal MI
+    matrix always is). The program uses the eigenvalue-clipped matrix
+    :math:`\tilde Q = \sum_{\lambda_j > \delta\lambda_{\max}} \lambda_j u_j u_j^\top`:
+    every eigenvalue at or below :math:`\delta\lambda_{\max}` (negative ones included)
+    is dropped. This is the thresholding of eq. 3.9 with a relative :math:`\delta`
+    (the thesis gives no value). ``Program.data["eigen"]`` records the rank kept, the
+    number of negative eigenvalues and the spectral mass dropped.
+
+    **Conic form.** :math:`\tilde Q` enters through its factor
+    :math:`L = U_k\Lambda_k^{1/2}` (:math:`M\times k`) as
+    :math:`\tfrac12(1-\alpha)\|L^\top w\|^2` — one second-order cone of dimension
+    :math:`k+2` for ECOS, a sum of squares for Clarabel/OSQP — never as a dense
+    quadratic form.
+
+    ``form="full"`` (default, kind ``qp.qpfs.simplex``): the problem above over all of
+    :math:`w \in \Delta` — the unrestricted low-rank problem that Theorem 3.1 bounds.
+    ``form="restricted"`` (kind ``qp.qpfs.restricted``): the thesis's reduced problem
+    (3.9), :math:`w = Uz` with :math:`z\in\mathbb R^k`, :math:`Uz \ge 0`,
+    :math:`\mathbf 1^\top Uz = 1`. It is a *restriction* of (3.4) (erratum: the thesis
+    calls it equivalent; its optimum can be strictly worse even when nothing is
+    truncated, and it can be infeasible).
+
+    **Trade-off.** ``alpha="auto"`` is the heuristic (3.5)–(3.7)
+    :math:`\hat\alpha = \bar q/(\bar q + \bar f)` with :math:`\bar q` the mean of all
+    :math:`M^2` entries of Q (diagonal included) and :math:`\bar f` the mean of F; with
+    Nyström, :math:`\bar q` is the mean of the sampled :math:`r\times M` rows (3.11).
+
+    **Nyström** (``nystrom=p``, §3.2.1 and App. B): r = ⌈pM⌉ features sampled uniformly
+    without replacement; only :math:`C = Q[:, I]` is computed. With the eigenpairs of
+    :math:`A = Q[I, I]` above :math:`\delta\lambda_{\max}(A)`,
+    :math:`S = A^{-1/2}C^\top C A^{-1/2} = R\Sigma R^\top` and the orthonormal factor
+    (B.17) :math:`\hat V = C A^{-1/2} R \Sigma^{-1/2}` (not the non-orthonormal B.16),
+    :math:`\hat Q = \hat V\Sigma\hat V^\top = C A^{-1} C^\top`; eigenvalues
+    :math:`\sigma_j \le \delta\sigma_{\max}` are dropped. The M × M matrix is never formed.
+
+    **Constant features** (zero variance) carry no information and make correlation
+    undefined: they get relevance 0 and similarity 0 with every other feature (diagonal
+    1 for correlation, :math:`H = 0` for MI) in the :math:`\hat\alpha` means, are left
+    out of the QP (weight 0) and are ranked last.
+
+    **Ranking** (step 8 of §3.2.1): by :math:`w` descending, ties — in particular every
+    :math:`w_i \le` ``tie_tol`` — broken by relevance :math:`F_i` descending.
     """
     X = check_matrix(X, min_rows=2)
     y = _check_labels(y, X.shape[0])

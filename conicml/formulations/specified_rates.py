@@ -1,21 +1,10 @@
 r"""Maximum-margin classifier with specified false-negative / false-positive rates.
 
-Seed 003 (J. Saketha Nath, *Learning Algorithms using Chance-Constrained
-Programs*, IISc 2007), chapter 2. Every class is known only through its first
-two moments, and a chance constraint
-:math:`\operatorname{Prob}(\text{correct side}) \ge e` is replaced by its
-distribution-free Chebyshev–Cantelli equivalent (Theorem 2.1, eq. 2.2)
-
-.. math::
-
-    c^\top\mu - d \ge \kappa \sqrt{c^\top \Sigma c}
-    \;\Longrightarrow\; \operatorname{Prob}(c^\top X \ge d) \ge e,
-    \qquad \kappa = \sqrt{e / (1 - e)}
-
-(:math:`\kappa = \Phi^{-1}(e)` if :math:`X` is Gaussian), a second-order cone.
-:func:`specified_rates` builds the SOCP (2.5) (kind ``"socp.chance.rates.primal"``)
-or its ellipsoid-distance dual (2.13) (``"socp.chance.rates.dual"``), also solved
-by the specialized ``lin-han`` solver.
+Seed 003 (J. Saketha Nath, IISc 2007), chapter 2: each class is known by its first two
+moments and its chance constraint becomes a second-order cone (Notes of
+:func:`specified_rates`). :func:`specified_rates` builds the SOCP (2.5) (kind
+``"socp.chance.rates.primal"``) or its ellipsoid-distance dual (2.13)
+(``"socp.chance.rates.dual"``), also solved by the specialized ``lin-han`` solver.
 
 Package convention: the decision function is :math:`f(x) = w^\top x + b`,
 positive class (label ``+1``, the thesis's class 1) iff :math:`f(x) \ge 0`.
@@ -558,6 +547,22 @@ def specified_rates(
         Bad data (shape, NaN, labels, single class), rates outside
         :math:`(0, 1]` (or :math:`(0, 1/2]` for the Gaussian bound), negative
         ``ridge``, unknown kernel / bound / form.
+
+    Notes
+    -----
+    Seed 003 (J. Saketha Nath, *Learning Algorithms using Chance-Constrained
+    Programs*, IISc 2007), chapter 2. Every class is known only through its first
+    two moments, and a chance constraint
+    :math:`\operatorname{Prob}(\text{correct side}) \ge e` is replaced by its
+    distribution-free Chebyshev–Cantelli equivalent (Theorem 2.1, eq. 2.2)
+
+    .. math::
+
+        c^\top\mu - d \ge \kappa \sqrt{c^\top \Sigma c}
+        \;\Longrightarrow\; \operatorname{Prob}(c^\top X \ge d) \ge e,
+        \qquad \kappa = \sqrt{e / (1 - e)}
+
+    (:math:`\kappa = \Phi^{-1}(e)` if :math:`X` is Gaussian), a second-order cone.
     """
     if isinstance(kernel, str) and kernel == "precomputed" and isinstance(data, ClassMoments):
         raise ProgramError("kernel='precomputed' needs (K, y), not ClassMoments")

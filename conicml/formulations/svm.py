@@ -2,43 +2,9 @@ r"""Support vector machines as conic programs (seed 001, F9–F11; seed 000 ch. 
 
 Convention: the decision function is :math:`f(x) = w^\top \phi(x) + b` and the
 predicted class is :math:`\operatorname{sign} f(x)` (positive class ``+1``
-iff :math:`f(x) \ge 0`). Labels must be exactly ``+1`` / ``-1``.
-
-Soft margin, primal (seed 001 eqs. 2.19–2.21), with per-sample costs
-:math:`c_i = C\,\omega_{y_i}` (class weights; the "biased SVM" of seed 003 ch. 2
-has :math:`C_+ \ne C_-`):
-
-.. math::
-
-    \min_{w,b,\xi}\ \tfrac12\|w\|_2^2 + \sum_i c_i \xi_i
-    \quad\text{s.t.}\quad y_i(w^\top x_i + b) \ge 1 - \xi_i,\ \xi_i \ge 0.
-
-With a non-linear kernel the primal is written over the span of the data: with
-a factor :math:`K = L L^\top` (:func:`conicml.kernels.psd_factor`) and
-:math:`v = L^\top u`, :math:`f(x_i) = (Lv)_i + b` and :math:`\|w\|^2 = \|v\|^2`.
-
-Dual (eqs. 2.27 and 2.30):
-
-.. math::
-
-    \max_\alpha\ \mathbf 1^\top\alpha - \tfrac12\|L^\top (y\circ\alpha)\|_2^2
-    \quad\text{s.t.}\quad 0 \le \alpha_i \le c_i,\ y^\top\alpha = 0,
-
-with :math:`L = X` for the linear kernel (no Gram matrix is formed). The kernel
-thus enters through a factor, never as a dense quadratic form: cvxpy gives the
-squared norm to ECOS as a second-order cone and to Clarabel, SCS and OSQP as a
-sum of squares. Both forms report the same optimal value (primal value = dual
-value), so their objectives can be compared directly.
-
-Hard margin (eqs. 2.17–2.18): the same without :math:`\xi` (primal) or with
-:math:`c_i = +\infty` (dual); on data that is not linearly separable (in
-feature space) the primal is INFEASIBLE and the dual UNBOUNDED.
-
-Decoding: :math:`w = \sum_i \alpha_i y_i x_i` (eq. 2.28, linear kernel only),
-``dual_coef`` :math:`= \alpha\circ y`, ``support`` :math:`= \{i : \alpha_i > 0\}`
-and the bias from the *free* support vectors :math:`0 < \alpha_i < c_i` only
-(eq. 2.29 with the correction of errata S001-S1); see
-:func:`bias_from_alpha`.
+iff :math:`f(x) \ge 0`). Labels must be exactly ``+1`` / ``-1``. The kernel enters through
+a factor :math:`K = LL^\top`, never as a dense quadratic form. The primal, the dual, the
+hard margin and the decoding are in the Notes of :func:`soft_margin`.
 """
 
 from __future__ import annotations
@@ -533,6 +499,44 @@ def soft_margin(
     ProgramError
         Shape mismatch, NaN/inf, labels not in {-1, +1}, a single class,
         C <= 0, unknown kernel/form.
+
+    Notes
+    -----
+    Soft margin, primal (seed 001 eqs. 2.19–2.21), with per-sample costs
+    :math:`c_i = C\\,\\omega_{y_i}` (class weights; the "biased SVM" of seed 003 ch. 2
+    has :math:`C_+ \\ne C_-`):
+
+    .. math::
+
+        \\min_{w,b,\\xi}\\ \\tfrac12\\|w\\|_2^2 + \\sum_i c_i \\xi_i
+        \\quad\\text{s.t.}\\quad y_i(w^\\top x_i + b) \\ge 1 - \\xi_i,\\ \\xi_i \\ge 0.
+
+    With a non-linear kernel the primal is written over the span of the data: with
+    a factor :math:`K = L L^\\top` (:func:`conicml.kernels.psd_factor`) and
+    :math:`v = L^\\top u`, :math:`f(x_i) = (Lv)_i + b` and :math:`\\|w\\|^2 = \\|v\\|^2`.
+
+    Dual (eqs. 2.27 and 2.30):
+
+    .. math::
+
+        \\max_\\alpha\\ \\mathbf 1^\\top\\alpha - \\tfrac12\\|L^\\top (y\\circ\\alpha)\\|_2^2
+        \\quad\\text{s.t.}\\quad 0 \\le \\alpha_i \\le c_i,\\ y^\\top\\alpha = 0,
+
+    with :math:`L = X` for the linear kernel (no Gram matrix is formed). The kernel
+    thus enters through a factor, never as a dense quadratic form: cvxpy gives the
+    squared norm to ECOS as a second-order cone and to Clarabel, SCS and OSQP as a
+    sum of squares. Both forms report the same optimal value (primal value = dual
+    value), so their objectives can be compared directly.
+
+    Hard margin (eqs. 2.17–2.18): the same without :math:`\\xi` (primal) or with
+    :math:`c_i = +\\infty` (dual); on data that is not linearly separable (in
+    feature space) the primal is INFEASIBLE and the dual UNBOUNDED.
+
+    Decoding: :math:`w = \\sum_i \\alpha_i y_i x_i` (eq. 2.28, linear kernel only),
+    ``dual_coef`` :math:`= \\alpha\\circ y`, ``support`` :math:`= \\{i : \\alpha_i > 0\\}`
+    and the bias from the *free* support vectors :math:`0 < \\alpha_i < c_i` only
+    (eq. 2.29 with the correction of errata S001-S1); see
+    :func:`bias_from_alpha`.
     """
     if C is None:
         raise ProgramError("C must be a positive number; use hard_margin() for C = infinity")

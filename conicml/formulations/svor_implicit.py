@@ -1,29 +1,9 @@
 r"""SVOR with *implicit* threshold constraints (Chu & Keerthi 2005/2007, "SVORIM").
 
-Seed 003's baseline (§4.1.1, eq. 4.1) is Chu & Keerthi's SVOR with *explicit*
-constraints: a point of rank :math:`i` constrains only thresholds
-:math:`i - 1` and :math:`i` (:mod:`conicml.formulations.svor_dual`). Their
-second formulation (ICML 2005; Neural Computation 19:792, 2007)
-constrains every threshold :math:`j` with *all* points — those of rank
-:math:`\le j` must score below :math:`\theta_j - 1`, those of rank
-:math:`> j` above :math:`\theta_j + 1` — so a point far on the wrong side of
-several thresholds pays at each of them:
-
-.. math::
-
-    \min_{w,\theta,\xi}\ \tfrac12\|w\|^2 + C\sum_{j=1}^{r-1}\sum_{p=1}^m \xi^j_p
-    \ \text{s.t.}\ y^j_p\,(w^\top\phi(x_p) - \theta_j) \ge 1 - \xi^j_p,\ \xi \ge 0,
-
-with :math:`y^j_p = -1` for :math:`\mathrm{rank}(p) \le j` and :math:`+1`
-otherwise. The ordering :math:`\theta_1 \le \dots \le \theta_{r-1}` is not
-imposed; it holds at every optimum (Chu & Keerthi 2005, 2007 prove that both
-of their formulations order the thresholds at the optimum). The problem is
-:math:`r - 1` binary SVMs sharing :math:`w`, which is why the dual has one
-equality per threshold.
-
-Kinds ``"qp.chance.svor.implicit"`` (the primal, generic backends) and
-``"qp.chance.svor.implicit.dual"`` (the dual, generic backends and
-``smo-or``). Both decode to the same model entries as the explicit SVOR.
+Every threshold is constrained by every point (seed 003's baseline, eq. 4.1, uses the
+*explicit* constraints of :mod:`conicml.formulations.svor_dual`). Kinds
+``"qp.chance.svor.implicit"`` and ``"qp.chance.svor.implicit.dual"``; the program is in
+the Notes of :func:`svorim`.
 """
 
 from __future__ import annotations
@@ -197,6 +177,33 @@ def svorim(
     ProgramError
         (a ``ValueError``) bad ranks (see
         :func:`conicml.formulations.svor_dual.check_ranks`), C <= 0, NaN in X.
+
+    Notes
+    -----
+    Seed 003's baseline (§4.1.1, eq. 4.1) is Chu & Keerthi's SVOR with *explicit*
+    constraints: a point of rank :math:`i` constrains only thresholds
+    :math:`i - 1` and :math:`i` (:mod:`conicml.formulations.svor_dual`). Their
+    second formulation (ICML 2005; Neural Computation 19:792, 2007)
+    constrains every threshold :math:`j` with *all* points — those of rank
+    :math:`\le j` must score below :math:`\theta_j - 1`, those of rank
+    :math:`> j` above :math:`\theta_j + 1` — so a point far on the wrong side of
+    several thresholds pays at each of them:
+
+    .. math::
+
+        \min_{w,\theta,\xi}\ \tfrac12\|w\|^2 + C\sum_{j=1}^{r-1}\sum_{p=1}^m \xi^j_p
+        \ \text{s.t.}\ y^j_p\,(w^\top\phi(x_p) - \theta_j) \ge 1 - \xi^j_p,\ \xi \ge 0,
+
+    with :math:`y^j_p = -1` for :math:`\mathrm{rank}(p) \le j` and :math:`+1`
+    otherwise. The ordering :math:`\theta_1 \le \dots \le \theta_{r-1}` is not
+    imposed; it holds at every optimum (Chu & Keerthi 2005, 2007 prove that both
+    of their formulations order the thresholds at the optimum). The problem is
+    :math:`r - 1` binary SVMs sharing :math:`w`, which is why the dual has one
+    equality per threshold.
+
+    Kinds ``"qp.chance.svor.implicit"`` (the primal, generic backends) and
+    ``"qp.chance.svor.implicit.dual"`` (the dual, generic backends and
+    ``smo-or``). Both decode to the same model entries as the explicit SVOR.
     """
     data = _data(SVORIM_QP, X, y, C, kernel, gamma, degree, coef0, factor, "svorim")
     return Program(SVORIM_QP, data, build=_build_svorim, decode=_decode_svorim,

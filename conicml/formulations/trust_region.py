@@ -7,63 +7,8 @@ r"""The trust-region subproblem (Tayal 2014, eq. 7.9) as a conic program.
 
 with :math:`H` symmetric and possibly indefinite and :math:`D = \operatorname{diag}(d)`,
 :math:`d > 0` (the affine scaling of the Coleman–Li bound-constrained trust region,
-section 7.3.1; :math:`d = \mathbf 1` gives the plain ball of (7.9)).
-
-Two kinds (:mod:`conicml.kinds`):
-
-* ``sdp.trs`` (any symmetric :math:`H`): the Shor relaxation, exact by the S-lemma
-  (the problem has one quadratic constraint and a Slater point, hence no duality
-  gap; section 7.3.1 and Fortin & Wolkowicz 2004)
-
-  .. math::
-
-      \min_{s, X}\; \tfrac12\langle H, X\rangle + g^\top s
-      \quad\text{s.t.}\quad \langle D^2, X\rangle \le \Delta^2,\quad
-      \begin{bmatrix} X & s \\ s^\top & 1\end{bmatrix} \succeq 0 .
-
-  The generic route needs a PSD cone: Clarabel and SCS (ECOS is not offered).
-  In the *hard case* the relaxation's optimal :math:`X` may have rank two and
-  its :math:`s` lie inside the ball; the decode then moves :math:`s` along the
-  leading eigenvector :math:`v` of :math:`X - ss^\top` to the boundary,
-  :math:`s + \tau v` with :math:`\|D(s+\tau v)\| = \Delta` (the root that gives
-  the smaller :math:`q`), which is a rank-one optimal point of the relaxation.
-  Accuracy: :math:`q` is flat to second order along the sphere near :math:`s^*`, so
-  an interior-point solve that meets its gap tolerance returns :math:`s` to about
-  the square root of it (~1e-5 at Clarabel's defaults) while its objective agrees to
-  ~1e-9; the recomputed certificate below then usually reports the generic route
-  ``OPTIMAL_INACCURATE`` at the default ``certify_tol`` of 1e-6.
-* ``socp.trs.convex`` (:math:`H \succeq 0` only): :math:`\min g^\top s +
-  \tfrac12\|L^\top s\|^2` with :math:`H = LL^\top`, :math:`\|Ds\| \le \Delta`; an
-  SOCP that ECOS takes as well.
-
-The dual, for general :math:`\Delta` (the thesis prints it for :math:`\Delta = 1`
-without the factors 1/2; erratum: the standard form is)
-
-.. math::
-
-    \max_{\nu \ge 0,\ H + \nu D^2 \succeq 0}\;
-    -\tfrac12 g^\top (H + \nu D^2)^{\dagger} g - \tfrac12 \nu \Delta^2 .
-
-**Certificate** (recomputed from the data, in :math:`u = Ds`, :math:`\hat H =
-D^{-1}HD^{-1}`, :math:`\hat g = D^{-1}g`), in units of the objective: with the
-multiplier estimate :math:`\nu = \max(0, -u^\top(\hat Hu + \hat g)/\|u\|^2)` and
-:math:`\tau = |q(u)| + |\hat g^\top u| + \tfrac12|u^\top\hat Hu|` (the size of the
-terms of :math:`q`, at least :math:`\epsilon(\|\hat g\|\Delta + \|\hat H\|\Delta^2)`),
-``primal`` :math:`= \max(0, \|u\| - \Delta)/\Delta`, ``dual`` :math:`=
-2\Delta^2\max(0, -\lambda_{\min}(\hat H) - \nu)/\tau` (Moré & Sorensen's
-:math:`\hat H + \nu I \succeq 0`) and ``gap`` = the smaller of two bounds on
-:math:`q(u) - q^*`, divided by :math:`\tau`: the first-order one
-:math:`\nu(\Delta^2 - \|u\|^2)/2 + 2\Delta\|(\hat H+\nu I)u+\hat g\| +
-2\Delta^2\max(0, -\lambda_{\min} - \nu)` (the Lagrangian is convex when
-:math:`\hat H + \nu I \succeq 0`) and :math:`q(u)` minus the dual function above at
-:math:`\max(\nu, -\lambda_{\min}, 0)` with every eigenvalue lowered by
-:math:`64\epsilon\|\hat H\|` (their accuracy); plus
-:math:`\nu(\|u\|^2 - \Delta^2)_+/2` for a point outside the ball (which may lie below
-:math:`q^*`) and the distance of the reported objective
-from :math:`q(u)`, so that the gap bounds :math:`|\text{reported} - q^*|/\tau`.
-Relative to :math:`\|\hat H\|\Delta^2` instead of :math:`\tau` a nearly singular
-:math:`H` (eigenvalues 0 … 5.6e8) would let a point with a 100 % error in :math:`q`
-pass.
+section 7.3.1; :math:`d = \mathbf 1` gives the plain ball of (7.9)). The two kinds, the
+dual and the certificate are in the Notes of :func:`trust_region_subproblem`.
 """
 
 from __future__ import annotations
@@ -216,7 +161,8 @@ def _certify(data: Mapping[str, Any], solution: Solution) -> Residuals:
     # (a) first order: with r = (H + nu I)u + g and H + nu I >= 0 the Lagrangian is
     #     convex, so for any feasible u', q(u') >= q(u) - nu(Delta^2 - |u|^2)/2
     #     - 2 Delta |r| (minus 2 e Delta^2 for a curvature deficit e);
-    # (b) the dual function (module docstring) at nu' = max(nu, -lam_1, 0): q* >= d(nu').
+    # (b) the dual function (Notes of trust_region_subproblem) at
+    #     nu' = max(nu, -lam_1, 0): q* >= d(nu').
     stat = float(np.linalg.norm(r0 + nu * u))
     bound_a = (nu * max(0.0, delta**2 - nu2) / 2.0 + 2.0 * delta * stat
                + 2.0 * delta**2 * max(0.0, -lam1 - nu))
@@ -281,6 +227,64 @@ def trust_region_subproblem(
     ProgramError
         Shape mismatch, NaN/inf, non-symmetric ``H``, ``delta <= 0``, a
         non-positive scaling, ``form="socp"`` with an indefinite ``H``.
+
+    Notes
+    -----
+    Two kinds (:mod:`conicml.kinds`):
+
+    * ``sdp.trs`` (any symmetric :math:`H`): the Shor relaxation, exact by the S-lemma
+      (the problem has one quadratic constraint and a Slater point, hence no duality
+      gap; section 7.3.1 and Fortin & Wolkowicz 2004)
+
+      .. math::
+
+          \min_{s, X}\; \tfrac12\langle H, X\rangle + g^\top s
+          \quad\text{s.t.}\quad \langle D^2, X\rangle \le \Delta^2,\quad
+          \begin{bmatrix} X & s \\ s^\top & 1\end{bmatrix} \succeq 0 .
+
+      The generic route needs a PSD cone: Clarabel and SCS (ECOS is not offered).
+      In the *hard case* the relaxation's optimal :math:`X` may have rank two and
+      its :math:`s` lie inside the ball; the decode then moves :math:`s` along the
+      leading eigenvector :math:`v` of :math:`X - ss^\top` to the boundary,
+      :math:`s + \tau v` with :math:`\|D(s+\tau v)\| = \Delta` (the root that gives
+      the smaller :math:`q`), which is a rank-one optimal point of the relaxation.
+      Accuracy: :math:`q` is flat to second order along the sphere near :math:`s^*`, so
+      an interior-point solve that meets its gap tolerance returns :math:`s` to about
+      the square root of it (~1e-5 at Clarabel's defaults) while its objective agrees to
+      ~1e-9; the recomputed certificate below then usually reports the generic route
+      ``OPTIMAL_INACCURATE`` at the default ``certify_tol`` of 1e-6.
+    * ``socp.trs.convex`` (:math:`H \succeq 0` only): :math:`\min g^\top s +
+      \tfrac12\|L^\top s\|^2` with :math:`H = LL^\top`, :math:`\|Ds\| \le \Delta`; an
+      SOCP that ECOS takes as well.
+
+    The dual, for general :math:`\Delta` (the thesis prints it for :math:`\Delta = 1`
+    without the factors 1/2; erratum: the standard form is)
+
+    .. math::
+
+        \max_{\nu \ge 0,\ H + \nu D^2 \succeq 0}\;
+        -\tfrac12 g^\top (H + \nu D^2)^{\dagger} g - \tfrac12 \nu \Delta^2 .
+
+    **Certificate** (recomputed from the data, in :math:`u = Ds`, :math:`\hat H =
+    D^{-1}HD^{-1}`, :math:`\hat g = D^{-1}g`), in units of the objective: with the
+    multiplier estimate :math:`\nu = \max(0, -u^\top(\hat Hu + \hat g)/\|u\|^2)` and
+    :math:`\tau = |q(u)| + |\hat g^\top u| + \tfrac12|u^\top\hat Hu|` (the size of the
+    terms of :math:`q`, at least :math:`\epsilon(\|\hat g\|\Delta + \|\hat H\|\Delta^2)`),
+    ``primal`` :math:`= \max(0, \|u\| - \Delta)/\Delta`, ``dual`` :math:`=
+    2\Delta^2\max(0, -\lambda_{\min}(\hat H) - \nu)/\tau` (Moré & Sorensen's
+    :math:`\hat H + \nu I \succeq 0`) and ``gap`` = the smaller of two bounds on
+    :math:`q(u) - q^*`, divided by :math:`\tau`: the first-order one
+    :math:`\nu(\Delta^2 - \|u\|^2)/2 + 2\Delta\|(\hat H+\nu I)u+\hat g\| +
+    2\Delta^2\max(0, -\lambda_{\min} - \nu)` (the Lagrangian is convex when
+    :math:`\hat H + \nu I \succeq 0`) and :math:`q(u)` minus the dual function above at
+    :math:`\max(\nu, -\lambda_{\min}, 0)` with every eigenvalue lowered by
+    :math:`64\epsilon\|\hat H\|` (their accuracy); plus
+    :math:`\nu(\|u\|^2 - \Delta^2)_+/2` for a point outside the ball (which may lie below
+    :math:`q^*`) and the distance of the reported objective
+    from :math:`q(u)`, so that the gap bounds :math:`|\text{reported} - q^*|/\tau`.
+    Relative to :math:`\|\hat H\|\Delta^2` instead of :math:`\tau` a nearly singular
+    :math:`H` (eigenvalues 0 … 5.6e8) would let a point with a 100 % error in :math:`q`
+    pass.
     """
     if form not in FORMS:
         raise ProgramError(f"form must be one of {FORMS}, got {form!r}")

@@ -5,47 +5,11 @@ so they scale by computing those where the data are: every block of a
 ``dask.array`` is reduced on its worker to a few small statistics, and only
 those travel to the client (never a row of the data).
 
-* **Class moments** (:func:`class_moments`): per block and per class the count
-  :math:`n`, the mean :math:`\bar x` and the centred scatter
-  :math:`M = \sum (x - \bar x)(x - \bar x)^\top`, merged pairwise with Chan,
-  Golub & LeVeque's update (numerically stable, no :math:`\sum x x^\top -
-  n\bar x\bar x^\top` cancellation):
-
-  .. math::
-
-      n = n_A + n_B,\quad \delta = \bar x_B - \bar x_A,\quad
-      \bar x = \bar x_A + \delta\,n_B/n,\quad
-      M = M_A + M_B + \delta\delta^\top n_An_B/n.
-
-* **Cluster moments** (:func:`cluster_moments`): ``"birch"`` runs BIRCH on
-  each block's rows of each label and returns the leaf clustering features
-  :math:`(N, LS, SS)` (about a shift, as the in-memory path does), which are
-  additive: the client concatenates them and, with ``n_clusters``, merges them
-  by BIRCH's global step (agglomerative clustering of the centroids, features
-  summed). ``"kmeans"`` is a streamed Lloyd iteration (there is no dask-ml
-  dependency): one sampling pass gathers :data:`SAMPLE_PER_CLUSTER` rows per
-  cluster (at least :data:`SAMPLE_MIN`) of each label, scikit-learn's
-  ``KMeans(n_init=3)`` seeds the centres on that sample on the client, then
-  every Lloyd pass sends the centres to the workers and brings back per-centre
-  counts, sums and squared deviations (the seeding fit runs on one
-  thread). The iteration stops when the squared
-  centre shift is at most :math:`10^{-4}` times the mean feature variance
-  (scikit-learn's ``tol``), when a pass lowers the inertia by at most
-  :data:`INERTIA_RTOL` of it, or after :data:`MAX_PASSES` passes. Each pass
-  regenerates or re-reads every block (lazily generated data are never held
-  whole), so the pass count is the cost; a sample-seeded start is already
-  close to a local optimum, and the inertia test stops the slow drift that
-  Lloyd shows on unimodal classes. The moments returned are exact for the
-  partition of the last pass (its counts, means and centred variances, from
-  the deviations about the centres of that pass), so no extra pass is spent on them. If the data
-  fit in the workers' memory, ``X = X.persist()`` before the call makes every
-  pass read memory instead of regenerating. ``"none"`` is refused
-  (every point a cluster would bring the data to the client).
-
 Blocks are the row chunks of ``X`` (columns are re-chunked to one block);
 ``y`` is re-chunked to match. A class absent from a block contributes nothing.
 NaN or infinite values raise the same :class:`~conicml.ProgramError` as NumPy
-inputs, from the worker that finds them.
+inputs, from the worker that finds them. The merge rules are in the Notes of
+:func:`class_moments` and :func:`cluster_moments`.
 """
 
 from __future__ import annotations
@@ -140,6 +104,20 @@ def class_moments(X: Any, y: Any) -> dict[str, Any]:
 
     Returns the keyword arguments of :class:`conicml.ClassMoments` (labels must be
     :math:`\pm 1`). Partial statistics are merged in a binary tree of tasks.
+
+    Notes
+    -----
+    Per block and per class the count
+    :math:`n`, the mean :math:`\bar x` and the centred scatter
+    :math:`M = \sum (x - \bar x)(x - \bar x)^\top`, merged pairwise with Chan,
+    Golub & LeVeque's update (numerically stable, no :math:`\sum x x^\top -
+    n\bar x\bar x^\top` cancellation):
+
+    .. math::
+
+        n = n_A + n_B,\quad \delta = \bar x_B - \bar x_A,\quad
+        \bar x = \bar x_A + \delta\,n_B/n,\quad
+        M = M_A + M_B + \delta\delta^\top n_An_B/n.
     """
     import dask
 
@@ -269,7 +247,35 @@ def cluster_moments(X: Any, y: Any, *, clustering: str, n_clusters: int | None,
                     threshold: float | None, random_state: int | None,
                     branching_factor: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                     np.ndarray]:
-    """``(counts, means, trace variances, labels)`` of per-label clusters of a Dask array."""
+    """``(counts, means, trace variances, labels)`` of per-label clusters of a Dask array.
+
+    Notes
+    -----
+    ``"birch"`` runs BIRCH on
+    each block's rows of each label and returns the leaf clustering features
+    :math:`(N, LS, SS)` (about a shift, as the in-memory path does), which are
+    additive: the client concatenates them and, with ``n_clusters``, merges them
+    by BIRCH's global step (agglomerative clustering of the centroids, features
+    summed). ``"kmeans"`` is a streamed Lloyd iteration (there is no dask-ml
+    dependency): one sampling pass gathers :data:`SAMPLE_PER_CLUSTER` rows per
+    cluster (at least :data:`SAMPLE_MIN`) of each label, scikit-learn's
+    ``KMeans(n_init=3)`` seeds the centres on that sample on the client, then
+    every Lloyd pass sends the centres to the workers and brings back per-centre
+    counts, sums and squared deviations (the seeding fit runs on one
+    thread). The iteration stops when the squared
+    centre shift is at most :math:`10^{-4}` times the mean feature variance
+    (scikit-learn's ``tol``), when a pass lowers the inertia by at most
+    :data:`INERTIA_RTOL` of it, or after :data:`MAX_PASSES` passes. Each pass
+    regenerates or re-reads every block (lazily generated data are never held
+    whole), so the pass count is the cost; a sample-seeded start is already
+    close to a local optimum, and the inertia test stops the slow drift that
+    Lloyd shows on unimodal classes. The moments returned are exact for the
+    partition of the last pass (its counts, means and centred variances, from
+    the deviations about the centres of that pass), so no extra pass is spent on them. If the data
+    fit in the workers' memory, ``X = X.persist()`` before the call makes every
+    pass read memory instead of regenerating. ``"none"`` is refused
+    (every point a cluster would bring the data to the client).
+    """
     import dask
     from sklearn.cluster import KMeans
 

@@ -7,35 +7,9 @@ seed thesis and is run by name::
     conicml reproduce huang_table_3_1 --quick [--out DIR]  # or python -m conicml.reproductions
     conicml reproduce --summary [--format json|markdown]
 
-A module provides
-
-* ``main()`` — the table builder: parses its options from ``sys.argv`` and writes its
-  markdown table(s) through :func:`._harness.write_results` (to ``--out DIR``, default
-  ``./conicml-results/``; under ``--record`` to the records in the source checkout,
-  :func:`._records.records_dir`);
-* ``THESIS_LAYOUT`` — how its tables set the thesis's numbers beside ours
-  (:mod:`._tables`: ``"rows"``, ``"columns"``, ``"parenthesised"``, ``"slash"``, or
-  ``None`` when the thesis printed no numbers);
-* ``TABLES`` — the seed tables it reproduces (``"004:T3.1"``, see
-  :data:`._records.TABLE_IDS`; empty for a pattern study);
-* ``EXPECTED_SECONDS`` — the wall time of its default run on 2 cores (an estimate);
-* ``PROTOCOL`` — ``"full"`` (the thesis's splits, folds, grids, data sizes) or
-  ``"reduced: ..."`` naming every reduction and why (``"full: ..."`` for notes that
-  change no protocol, such as a data version);
-* ``RATE_CELLS`` (optional) — a regex of the labels of its cells that are accuracies,
-  AUCs or error rates (default :data:`._records.RATE_CELLS`);
-* ``RECORDS`` (optional) — the stems of the records it writes (default: its name);
-* ``THREAD_VARIABLES`` (optional) — BLAS/OpenMP variables to set to 1 before NumPy
-  starts (the runner re-launches itself with them).
-
-After ``main()`` the runner (:func:`run`) reads back every table the module wrote, prints
-the thesis's numbers beside ours (:func:`thesis_pairs`, :func:`side_by_side`) and draws
-the figure — ours against the thesis (:func:`conicml.plot.plot_thesis_agreement`), or
-the table's numeric columns (:func:`conicml.plot.plot_table`) when the thesis has no
-numbers — to ``<table>.png`` beside the table, when matplotlib (the ``plot`` extra) is
-installed; without it the figure is skipped with a one-line note. Under ``--record`` it
-puts the record header in front of each table (:func:`._records.add_header`) and draws
-no figure.
+What a module provides (``main``, ``THESIS_LAYOUT``, ``TABLES``, ``PROTOCOL``, ...) is in
+the Notes of :class:`Reproduction`; what the runner does after ``main()`` in those of
+:func:`run`.
 """
 
 from __future__ import annotations
@@ -83,7 +57,31 @@ def _literals(path: str, mtime_ns: int) -> dict[str, object]:
 class Reproduction:
     """A reproduction's name, title (its module docstring's first line) and module;
     what it declares (tables, expected seconds, protocol) is read from the module's
-    source without importing it."""
+    source without importing it.
+
+    Notes
+    -----
+    A module provides
+
+    * ``main()`` — the table builder: parses its options from ``sys.argv`` and writes its
+      markdown table(s) through :func:`._harness.write_results` (to ``--out DIR``, default
+      ``./conicml-results/``; under ``--record`` to the records in the source checkout,
+      :func:`._records.records_dir`);
+    * ``THESIS_LAYOUT`` — how its tables set the thesis's numbers beside ours
+      (:mod:`._tables`: ``"rows"``, ``"columns"``, ``"parenthesised"``, ``"slash"``, or
+      ``None`` when the thesis printed no numbers);
+    * ``TABLES`` — the seed tables it reproduces (``"004:T3.1"``, see
+      :data:`._records.TABLE_IDS`; empty for a pattern study);
+    * ``EXPECTED_SECONDS`` — the wall time of its default run on 2 cores (an estimate);
+    * ``PROTOCOL`` — ``"full"`` (the thesis's splits, folds, grids, data sizes) or
+      ``"reduced: ..."`` naming every reduction and why (``"full: ..."`` for notes that
+      change no protocol, such as a data version);
+    * ``RATE_CELLS`` (optional) — a regex of the labels of its cells that are accuracies,
+      AUCs or error rates (default :data:`._records.RATE_CELLS`);
+    * ``RECORDS`` (optional) — the stems of the records it writes (default: its name);
+    * ``THREAD_VARIABLES`` (optional) — BLAS/OpenMP variables to set to 1 before NumPy
+      starts (the runner re-launches itself with them).
+    """
 
     name: str
     title: str
@@ -208,6 +206,17 @@ def run(name: str, argv: list[str] | None = None, *, figure: bool = True,
     its tables (default :func:`._harness.results_dir`). ``record`` writes into the
     records (:func:`._records.records_dir`) with a header and draws no figure.
     Returns an exit code.
+
+    Notes
+    -----
+    After ``main()`` the runner (:func:`run`) reads back every table the module wrote, prints
+    the thesis's numbers beside ours (:func:`thesis_pairs`, :func:`side_by_side`) and draws
+    the figure — ours against the thesis (:func:`conicml.plot.plot_thesis_agreement`), or
+    the table's numeric columns (:func:`conicml.plot.plot_table`) when the thesis has no
+    numbers — to ``<table>.png`` beside the table, when matplotlib (the ``plot`` extra) is
+    installed; without it the figure is skipped with a one-line note. Under ``--record`` it
+    puts the record header in front of each table (:func:`._records.add_header`) and draws
+    no figure.
     """
     entry = get(name)
     argv = list(argv or [])

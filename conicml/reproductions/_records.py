@@ -164,7 +164,8 @@ def tolerance(pair: Pair, rate_cells: str | None = None) -> tuple[float, str]:
     if pair.spread is not None:
         return pair.spread, "thesis ±"
     if re.search(rate_cells or RATE_CELLS, pair.label, re.IGNORECASE):
-        fraction = max(abs(pair.ours), abs(pair.thesis)) <= 1.0
+        # a label in percent is in points even when the numbers are below 1 (0.03 %)
+        fraction = "%" not in pair.label and max(abs(pair.ours), abs(pair.thesis)) <= 1.0
         return (0.02, "2 points") if fraction else (2.0, "2 points")
     return 0.1 * abs(pair.thesis), "10 % relative"
 

@@ -1,29 +1,6 @@
 """Reproduce Table 4.3 of Huang (2004): M4 vs SVM vs MPM, linear and RBF kernels.
 
-Protocol (thesis Sec. 4.5.2: "C for M4 and SVM and the width of the Gaussian kernel for
-all three models tuned by cross validation; final results by 10-fold cross validation"):
-
-* outer: stratified 10-fold CV (shuffled, seed 0); accuracy in % as mean +- std over the
-  folds (the thesis does not say what its +- is; its values, 0.3-1.2, are far below a
-  fold-to-fold spread, so they are probably over repetitions of the whole CV);
-* every model sees standardised features (scaler fitted on the training fold);
-* inner: stratified 3-fold CV on the training fold (GridSearchCV) for
-  SVM (C, and gamma for RBF) and M4 (C). The RBF width chosen by the SVM's inner CV is
-  reused by M4 and MPM in the same fold (tuning it three times did not fit the time
-  budget; the thesis tunes it per model);
-* SVM: ``cm.estimators.SVMClassifier`` (dual QP, ``smo`` solver); MPM:
-  ``cm.estimators.MPMClassifier``; M4: ``cm.estimators.M4Classifier`` (soft margin,
-  C = c / N_train, ``quadratic-interpolation`` at tol 1e-2 relative
-  to kappa_MPM);
-* RBF models for M4 and MPM run on the empirical kernel map (``EmpiricalKernelMap``
-  below: :math:`\\phi(z) = \\Lambda_r^{-1/2}U_r^\\top k(X, z)`, eigenvalues above
-  ``RANK_RTOL`` x the largest), which is exactly Theorem 17 / Theorem 9 restricted to the
-  leading kernel eigenspace, with the covariance regulariser 1e-3 (the rho*K of
-  Corollary 16, mandatory for kernels); the SVM uses the exact Gram matrix (SMO);
-* Twonorm: the thesis does not give its size; 400 points, 20 dimensions, seed 0
-  (``cm.datasets.twonorm(400)``), Breiman's distribution;
-* each (data set, model, kernel) cell has a time limit: folds not started before it is
-  exceeded are skipped and the cell is marked TIMEOUT with the number of folds done.
+The protocol is in the Notes of :func:`main`. Run::
 
     conicml reproduce huang_table_4_3 [--quick] [--time-limit S] [--data NAME ...]
 """
@@ -52,8 +29,8 @@ from ._harness import progress, write_results  # noqa: E402
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "parenthesised"
 TABLES = ('004:T4.3',)
-# an estimate of the default run on 2 cores: the record (--time-limit 90) took 14.4 min
-# with cells cut by the limit; the default has no limit
+# an estimate of the default run (no time limit per cell; the record's header states
+# the measured wall time of its run)
 EXPECTED_SECONDS = 3600
 PROTOCOL = ("reduced: inner 3-fold CV with small grids (the thesis's inner CV is not stated), the "
             'RBF width tuned by the SVM and reused by M4 and MPM (thesis: per model), twonorm 400 '
@@ -274,6 +251,35 @@ def tables(rows: list[dict], cfg: dict) -> str:
 
 
 def main() -> None:
+    r"""Run the reproduction and write its tables.
+
+    Notes
+    -----
+    Protocol (thesis Sec. 4.5.2: "C for M4 and SVM and the width of the Gaussian kernel for
+    all three models tuned by cross validation; final results by 10-fold cross validation"):
+
+    * outer: stratified 10-fold CV (shuffled, seed 0); accuracy in % as mean +- std over the
+      folds (the thesis does not say what its +- is; its values, 0.3-1.2, are far below a
+      fold-to-fold spread, so they are probably over repetitions of the whole CV);
+    * every model sees standardised features (scaler fitted on the training fold);
+    * inner: stratified 3-fold CV on the training fold (GridSearchCV) for
+      SVM (C, and gamma for RBF) and M4 (C). The RBF width chosen by the SVM's inner CV is
+      reused by M4 and MPM in the same fold (tuning it three times did not fit the time
+      budget; the thesis tunes it per model);
+    * SVM: ``cm.estimators.SVMClassifier`` (dual QP, ``smo`` solver); MPM:
+      ``cm.estimators.MPMClassifier``; M4: ``cm.estimators.M4Classifier`` (soft margin,
+      C = c / N_train, ``quadratic-interpolation`` at tol 1e-2 relative
+      to kappa_MPM);
+    * RBF models for M4 and MPM run on the empirical kernel map (``EmpiricalKernelMap``
+      below: :math:`\phi(z) = \Lambda_r^{-1/2}U_r^\top k(X, z)`, eigenvalues above
+      ``RANK_RTOL`` x the largest), which is exactly Theorem 17 / Theorem 9 restricted to the
+      leading kernel eigenspace, with the covariance regulariser 1e-3 (the rho*K of
+      Corollary 16, mandatory for kernels); the SVM uses the exact Gram matrix (SMO);
+    * Twonorm: the thesis does not give its size; 400 points, 20 dimensions, seed 0
+      (``cm.datasets.twonorm(400)``), Breiman's distribution;
+    * each (data set, model, kernel) cell has a time limit: folds not started before it is
+      exceeded are skipped and the cell is marked TIMEOUT with the number of folds done.
+    """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="3 outer / 2 inner folds, 2-point grids, twonorm n=200")

@@ -5,37 +5,10 @@ The thesis shows one random draw of each toy; we average over ``--draws`` seeded
 draws (mean +- sd) and, for the Gaussian toys, also give the exact accuracy of the
 learned hyperplane under the true distributions (no test-sampling noise).
 
-**Robust toy (Sec. 3.5.2).** x ~ N((3, 0), diag(1, 3)), y ~ N((-3, 0), diag(3, 1)),
-10 training points per class, theta = 1/2, Gaussian bound (Phi^-1; the thesis's
-bounds are Gaussian ones). Robust parameters set from the truth as the thesis does:
-nu_x = sqrt((xbar - xbar0)^T Sigma_x^-1 (xbar - xbar0)), rho_x = ||Sigma_x - Sigma_x0||_F
-(likewise y). Models: MPM, MEMPM, robust MPM (nu = max(nu_x, nu_y), rho as above),
-robust MEMPM (nu_x, nu_y, rho_x, rho_y), robust MEMPM with nu_x = nu_y = max. "bound" =
-the worst-case accuracy theta alpha + (1 - theta) beta (MPM: alpha); "acc" = exact
-accuracy (1/2 Phi(.) + 1/2 Phi(.)) under the true Gaussians.
-
-**Table 4.2.** Toy I: x ~ N((-3.5, 0), diag(3, 4.5)), y ~ N((3.5, 0), diag(1, 1.5)),
-120 train / 250 test per class; toy II: x ~ N((-4, 0), diag(1, 5)), y ~ N((4, 0), R
-diag(1, 5) R^T) with R the rotation by -7 pi / 8 (the thesis's description is garbled;
-the y mean (4, 0) is our reading); toy III: x ~ N((-3, 0), diag(0.5, 8)),
-y ~ N((4, 0), diag(6, 1)), 20 train / 60 test per class. Linear models: M4 (separable
-M4 by ``bisection`` when the training set is separable, else the soft M4 with C chosen
-by 3-fold CV from {0.1, 1, 10}), SVM (C by 3-fold CV from {0.1, 1, 10, 100}, ``smo``),
-MPM (``clarabel``). Test accuracy on the test sample.
-
-**Table 5.1.** 15 x ~ N((0, 1.5), 0.5 I), 65 y ~ N((0, 0), 0.5 I); kernel BMPM with
-k(u, v) = exp(-||u - v||^2 / 5) (gamma = 0.2), regulariser rho_x = rho_y = 1e-5 (the
-thesis does not give its value; without it the kernel problem is unbounded, errata
-S004-§5.3), and the Gaussian worst-case map kappa = Phi^-1 (eq. 3.24): the thesis's
-TN 13.85 % at beta0 = 10 % needs kappa(beta0) < 0, which only Phi^-1 gives. beta0 in
-{0.1, 0.6, 0.95, 0.99}; beta0 = 0.1 (a non-convex ratio) by ``rosen``, the others by
-``dinkelbach`` (ecos, scs as fall-backs; clarabel fails on these kernel programs,
-errata S004-§5.3); TN / TP rates on the training points (the thesis's 13.85 = 9/65,
-93.33 = 14/15 are training-set fractions), alpha = the worst-case bound. An ablation
-table gives the Chebyshev map, other rho and gamma, and unbiased covariances.
-
 Run ``conicml reproduce huang_toys [--quick] [--draws N]``; writes
 ``conicml-results/huang_toys.md``.
+
+The toys' distributions, parameters and models are in the Notes of :func:`main`.
 """
 
 from __future__ import annotations
@@ -60,7 +33,7 @@ from ._harness import machine, progress, write_results  # noqa: E402
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "columns"
 TABLES = ('004:robust-toy', '004:T4.2', '004:T5.1')
-EXPECTED_SECONDS = 200  # the record (--draws 20, the default) took 124 s at load 7-9
+EXPECTED_SECONDS = 200  # an estimate of the default run (--draws 20)
 PROTOCOL = ("full: the thesis's sample sizes, averaged over 20 seeded draws where the thesis "
             "shows one; Table 5.1 with the Gaussian worst-case map (what its TN rates need); "
             "its kernel ridge 1e-5 is our choice (the thesis gives none), ablated")
@@ -380,6 +353,39 @@ def table_5_1(draws: int) -> list[str]:
 
 
 def main() -> None:
+    r"""Run the reproduction and write its tables.
+
+    Notes
+    -----
+    **Robust toy (Sec. 3.5.2).** x ~ N((3, 0), diag(1, 3)), y ~ N((-3, 0), diag(3, 1)),
+    10 training points per class, theta = 1/2, Gaussian bound (Phi^-1; the thesis's
+    bounds are Gaussian ones). Robust parameters set from the truth as the thesis does:
+    nu_x = sqrt((xbar - xbar0)^T Sigma_x^-1 (xbar - xbar0)), rho_x = ||Sigma_x - Sigma_x0||_F
+    (likewise y). Models: MPM, MEMPM, robust MPM (nu = max(nu_x, nu_y), rho as above),
+    robust MEMPM (nu_x, nu_y, rho_x, rho_y), robust MEMPM with nu_x = nu_y = max. "bound" =
+    the worst-case accuracy theta alpha + (1 - theta) beta (MPM: alpha); "acc" = exact
+    accuracy (1/2 Phi(.) + 1/2 Phi(.)) under the true Gaussians.
+
+    **Table 4.2.** Toy I: x ~ N((-3.5, 0), diag(3, 4.5)), y ~ N((3.5, 0), diag(1, 1.5)),
+    120 train / 250 test per class; toy II: x ~ N((-4, 0), diag(1, 5)), y ~ N((4, 0), R
+    diag(1, 5) R^T) with R the rotation by -7 pi / 8 (the thesis's description is garbled;
+    the y mean (4, 0) is our reading); toy III: x ~ N((-3, 0), diag(0.5, 8)),
+    y ~ N((4, 0), diag(6, 1)), 20 train / 60 test per class. Linear models: M4 (separable
+    M4 by ``bisection`` when the training set is separable, else the soft M4 with C chosen
+    by 3-fold CV from {0.1, 1, 10}), SVM (C by 3-fold CV from {0.1, 1, 10, 100}, ``smo``),
+    MPM (``clarabel``). Test accuracy on the test sample.
+
+    **Table 5.1.** 15 x ~ N((0, 1.5), 0.5 I), 65 y ~ N((0, 0), 0.5 I); kernel BMPM with
+    k(u, v) = exp(-||u - v||^2 / 5) (gamma = 0.2), regulariser rho_x = rho_y = 1e-5 (the
+    thesis does not give its value; without it the kernel problem is unbounded, errata
+    S004-§5.3), and the Gaussian worst-case map kappa = Phi^-1 (eq. 3.24): the thesis's
+    TN 13.85 % at beta0 = 10 % needs kappa(beta0) < 0, which only Phi^-1 gives. beta0 in
+    {0.1, 0.6, 0.95, 0.99}; beta0 = 0.1 (a non-convex ratio) by ``rosen``, the others by
+    ``dinkelbach`` (ecos, scs as fall-backs; clarabel fails on these kernel programs,
+    errata S004-§5.3); TN / TP rates on the training points (the thesis's 13.85 = 9/65,
+    93.33 = 14/15 are training-set fractions), alpha = the worst-case bound. An ablation
+    table gives the Chebyshev map, other rho and gamma, and unbiased covariances.
+    """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--draws", type=int, default=None)

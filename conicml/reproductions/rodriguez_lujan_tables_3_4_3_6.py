@@ -59,8 +59,7 @@ from ._harness import machine, progress, write_results  # noqa: E402
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "columns"
 TABLES = ('001:T3.4', '001:T3.5', '001:T3.6')
-# an estimate of the default run on 2 cores: the record was 2 x 10-fold; the default 10
-# x 10-fold is about 5 times it
+# an estimate of the default run (10 x 10-fold CV)
 EXPECTED_SECONDS = 3000
 PROTOCOL = ("full: 10 x 10-fold CV as the thesis; data: ARR 420 of the thesis's 422 rows, "
             "scikit-learn's digits stands in for MNIST (not the same data)")

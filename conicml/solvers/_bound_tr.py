@@ -2,34 +2,9 @@ r"""Coleman–Li affine-scaling reflective trust region for :math:`\min F(x)`, :
 
 Used by every feature-scaling optimiser (Tayal 2014, section 7.3.1, FULL-FS and the
 FS blocks of Algorithms 1–3); Coleman & Li (1996), "An interior trust region approach
-for nonlinear minimization subject to bounds", SIAM J. Optim. 6:418–445.
-
-For the lower bounds :math:`x_i \ge 0`, :math:`i \in B` (the other variables free),
-with :math:`g = \nabla F(x)`: :math:`|v_i| = x_i` if :math:`i \in B` and
-:math:`g_i \ge 0`, else :math:`|v_i| = 1`; first-order optimality is
-:math:`\|\,|v|\circ g\|_\infty = 0`. With :math:`D = \operatorname{diag}(|v|^{1/2})`
-each iteration solves the trust-region subproblem *exactly* (``secular_trs``, the
-``more-sorensen`` core, full eigendecomposition as in the thesis)
-
-.. math::
-
-    \min_{\hat s}\; \hat g^\top\hat s + \tfrac12\hat s^\top\hat M\hat s,\quad
-    \|\hat s\| \le \Delta,\qquad \hat g = Dg,\
-    \hat M = DHD + \operatorname{diag}(g\circ J^v),
-
-(:math:`J^v_{ii} = 1` where :math:`|v_i| = x_i`, else 0), takes :math:`s = D\hat s`
-and keeps the iterate strictly feasible: a step that crosses a bound is replaced by
-the best (in the model) of the step truncated at :math:`\theta` times the distance to
-the bound (:math:`\theta = \max(0.95, 1 - \|\hat g\|)`), the step reflected at the
-first bound it meets, and the truncated scaled Cauchy step. The ratio
-:math:`\rho = (F(x+s) - F(x) + \frac12\hat s^\top\operatorname{diag}(g\circ J^v)\hat s)
-/ \psi(\hat s)` drives the radius (shrink by 4 below 0.25, double above 0.75 on the
-boundary; accept above 0.1).
-
-Stops when :math:`\|\,|v|\circ g\|_\infty \le \texttt{tol}` (converged), when an
-accepted step changes :math:`F` by less than :math:`10^{-14}(1+|F|)` three times in
-a row (converged: stalled at machine precision), when :math:`\Delta` falls below
-:math:`10^{-12}` (stall), at ``max_iter`` or ``time_limit``.
+for nonlinear minimization subject to bounds", SIAM J. Optim. 6:418–445. It stops when
+the scaled gradient :math:`\|\,|v|\circ g\|_\infty \le` ``tol``; the scaling, the step and
+the other stopping rules are in the Notes of :func:`bound_trust_region`.
 """
 
 from __future__ import annotations
@@ -88,6 +63,35 @@ def bound_trust_region(
 
     ``fun(x, order)`` returns ``(value, grad, hess)`` (``grad``/``hess`` may be
     ``None`` below the order asked).
+
+    Notes
+    -----
+    For the lower bounds :math:`x_i \\ge 0`, :math:`i \\in B` (the other variables free),
+    with :math:`g = \\nabla F(x)`: :math:`|v_i| = x_i` if :math:`i \\in B` and
+    :math:`g_i \\ge 0`, else :math:`|v_i| = 1`; first-order optimality is
+    :math:`\\|\\,|v|\\circ g\\|_\\infty = 0`. With :math:`D = \\operatorname{diag}(|v|^{1/2})`
+    each iteration solves the trust-region subproblem *exactly* (``secular_trs``, the
+    ``more-sorensen`` core, full eigendecomposition as in the thesis)
+
+    .. math::
+
+        \\min_{\\hat s}\\; \\hat g^\\top\\hat s + \\tfrac12\\hat s^\\top\\hat M\\hat s,\\quad
+        \\|\\hat s\\| \\le \\Delta,\\qquad \\hat g = Dg,\\
+        \\hat M = DHD + \\operatorname{diag}(g\\circ J^v),
+
+    (:math:`J^v_{ii} = 1` where :math:`|v_i| = x_i`, else 0), takes :math:`s = D\\hat s`
+    and keeps the iterate strictly feasible: a step that crosses a bound is replaced by
+    the best (in the model) of the step truncated at :math:`\\theta` times the distance to
+    the bound (:math:`\\theta = \\max(0.95, 1 - \\|\\hat g\\|)`), the step reflected at the
+    first bound it meets, and the truncated scaled Cauchy step. The ratio
+    :math:`\\rho = (F(x+s) - F(x) + \\frac12\\hat s^\\top\\operatorname{diag}(g\\circ J^v)\\hat s)
+    / \\psi(\\hat s)` drives the radius (shrink by 4 below 0.25, double above 0.75 on the
+    boundary; accept above 0.1).
+
+    Stops when :math:`\\|\\,|v|\\circ g\\|_\\infty \\le \\texttt{tol}` (converged), when an
+    accepted step changes :math:`F` by less than :math:`10^{-14}(1+|F|)` three times in
+    a row (converged: stalled at machine precision), when :math:`\\Delta` falls below
+    :math:`10^{-12}` (stall), at ``max_iter`` or ``time_limit``.
     """
     start = time.perf_counter()
     x = np.array(x0, dtype=float)

@@ -41,7 +41,7 @@ class IntermediateResult:
         Current objective in the program's own sense (``nan`` if not tracked).
     residual : float
         The solver's stopping measure at this iteration (the quantity its
-        module docstring compares with ``tol``).
+        stopping rule compares with ``tol``).
     elapsed : float
         Seconds since the solver started.
     values : Mapping[str, Any]

@@ -1,26 +1,9 @@
 r"""The specified-rates programs as a distance between two ellipsoids (shared by the solvers).
 
-Kinds ``"socp.chance.rates.primal"`` / ``"...dual"`` (seed 003 ch. 2): the dual (2.13)
-is the squared distance between
-
-.. math::
-
-    B_\pm = \{\mu_\pm \mp \kappa_\pm C_\pm u : \|u\| \le 1\},\qquad \Sigma_\pm = C_\pm C_\pm^\top,
-
-and the primal optimum is :math:`\tfrac12\|w^*\|^2 = 2/\delta^{*2}`. Given a feasible
-pair :math:`z_\pm \in B_\pm` (an upper bound :math:`\|z_+ - z_-\|` on the distance
-:math:`\delta^*`), :func:`rates_solution` builds the hyperplane along
-:math:`e = (z_+ - z_-)/\|z_+ - z_-\|` scaled to be *primal feasible*,
-:math:`w = 2e/s(e)` with the support-function separation
-
-.. math::
-
-    s(e) = e^\top(\mu_+ - \mu_-) - \kappa_+\sqrt{e^\top\Sigma_+e} - \kappa_-\sqrt{e^\top\Sigma_-e},
-
-so :math:`2/\|z_+ - z_-\|^2 \le \tfrac12\|w^*\|^2 \le 2/s(e)^2` certifies the point,
-and fills the :class:`~conicml.Solution` of either kind exactly as every solver of the
-kind must (``values`` ``w``/``v``, ``b`` for the primal; ``u_pos``, ``u_neg`` for the
-dual, :math:`z_\pm = \mu_\pm \mp \kappa_\pm C_\pm u_\pm`).
+Kinds ``"socp.chance.rates.primal"`` / ``"...dual"`` (seed 003 ch. 2, dual (2.13)): a
+feasible pair of points of the two ellipsoids gives a primal-feasible hyperplane and a
+certified bracket on :math:`\tfrac12\|w^*\|^2`; :func:`rates_solution` builds the
+:class:`~conicml.Solution` of either kind from it (its Notes give the bracket).
 """
 
 from __future__ import annotations
@@ -93,14 +76,40 @@ def rates_solution(program: Any, data: Mapping[str, Any], *, solver: str, status
                    extra_upper: float = math.inf, direction: np.ndarray | None = None,
                    iterations: int, setup_time: float, solve_time: float,
                    extras: Mapping[str, Any]) -> Solution:
-    """The :class:`Solution` of either rates kind from a feasible pair ``z_pos``, ``z_neg``.
+    r"""The :class:`Solution` of either rates kind from a feasible pair ``z_pos``, ``z_neg``.
 
     ``u_pos``, ``u_neg`` are the dual variables of that pair; ``extra_upper`` is any
-    further upper bound on :math:`\\tfrac12\\|w^*\\|^2` the solver has (e.g. a
+    further upper bound on :math:`\tfrac12\|w^*\|^2` the solver has (e.g. a
     Lagrangian dual value); ``direction`` a unit normal for the hyperplane if the
     solver has a better one than that of the pair. ``Residuals(primal=`` constraint
     violation of the returned point ``, dual=`` ``dual_residual`` ``, gap=`` upper minus
-    lower bound on :math:`\\tfrac12\\|w^*\\|^2` ``)``.
+    lower bound on :math:`\tfrac12\|w^*\|^2` ``)``.
+
+    Notes
+    -----
+    Kinds ``"socp.chance.rates.primal"`` / ``"...dual"`` (seed 003 ch. 2): the dual (2.13)
+    is the squared distance between
+
+    .. math::
+
+        B_\pm = \{\mu_\pm \mp \kappa_\pm C_\pm u : \|u\| \le 1\},\qquad
+        \Sigma_\pm = C_\pm C_\pm^\top,
+
+    and the primal optimum is :math:`\tfrac12\|w^*\|^2 = 2/\delta^{*2}`. Given a feasible
+    pair :math:`z_\pm \in B_\pm` (an upper bound :math:`\|z_+ - z_-\|` on the distance
+    :math:`\delta^*`), :func:`rates_solution` builds the hyperplane along
+    :math:`e = (z_+ - z_-)/\|z_+ - z_-\|` scaled to be *primal feasible*,
+    :math:`w = 2e/s(e)` with the support-function separation
+
+    .. math::
+
+        s(e) = e^\top(\mu_+ - \mu_-) - \kappa_+\sqrt{e^\top\Sigma_+e}
+               - \kappa_-\sqrt{e^\top\Sigma_-e},
+
+    so :math:`2/\|z_+ - z_-\|^2 \le \tfrac12\|w^*\|^2 \le 2/s(e)^2` certifies the point,
+    and fills the :class:`~conicml.Solution` of either kind exactly as every solver of the
+    kind must (``values`` ``w``/``v``, ``b`` for the primal; ``u_pos``, ``u_neg`` for the
+    dual, :math:`z_\pm = \mu_\pm \mp \kappa_\pm C_\pm u_\pm`).
     """
     mu_p, mu_n = data["mean_pos"], data["mean_neg"]
     kp, kn = float(data["kappa_pos"]), float(data["kappa_neg"])

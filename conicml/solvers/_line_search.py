@@ -1,30 +1,9 @@
 r"""1-D maximisation on an interval: the quadratic-interpolation search and Brent.
 
-:func:`line_search` is the line search of seed 004 Sec. 3.2.4 (Fig. 3.2;
-Bertsekas, *Nonlinear Programming*, §1.8). A three-point pattern
-:math:`x_1 < x_2 < x_3` with :math:`f_2 \ge \max(f_1, f_3)` (maximisation) is
-updated with the vertex of the interpolating parabola
-
-.. math::
-
-    x_{new} = x_2 - \frac12\,
-    \frac{(x_2-x_1)^2(f_2-f_3) - (x_2-x_3)^2(f_2-f_1)}
-         {(x_2-x_1)(f_2-f_3) - (x_2-x_3)(f_2-f_1)},
-
-and the new pattern is :math:`x_{new}` plus two old points. Safeguards the
-thesis leaves out: the function is first evaluated at **both domain ends**; if
-the pattern condition fails, the search shrinks toward the better end (so a
-maximum *at* an end is found); a **golden-section step** into the larger
-sub-interval replaces the parabola step when the denominator vanishes, the
-vertex falls outside :math:`(x_1, x_3)`, or the bracket has not shrunk below
-0.7 of its width two steps earlier; once the vertex falls within ``tol``/2 of
-:math:`x_2` the points :math:`x_2 \pm` ``tol``/2 are probed, which collapses
-the bracket. It converges to a *local* maximum.
-
-:func:`maximize` runs either that search or, with ``method="brent"``, both
-ends and then Brent's bounded method (parabolic interpolation safeguarded by
-golden-section steps; Brent 1973, *Algorithms for Minimization without
-Derivatives*, ch. 5) through :func:`scipy.optimize.minimize_scalar`.
+:func:`line_search` is the line search of seed 004 Sec. 3.2.4 (Fig. 3.2) with safeguards
+the thesis leaves out; :func:`maximize` runs it or Brent's bounded method. Both converge to
+a *local* maximum; the pattern update and the safeguards are in the Notes of
+:func:`line_search`.
 
 Used by the ``quadratic-interpolation`` and ``brent`` solvers (MEMPM over β,
 soft-margin M4 over ρ).
@@ -80,7 +59,7 @@ def line_search(
 ) -> LineSearchResult:
     r"""Maximise (or minimise) a 1-D function on :math:`[lo, hi]` by quadratic interpolation.
 
-    See the module docstring for the pattern update and the safeguards.
+    See Notes for the pattern update and the safeguards.
 
     Parameters
     ----------
@@ -104,6 +83,29 @@ def line_search(
     LineSearchResult
         ``(x, fun, n_evals, history)``: the best evaluated point and value
         (in ``f``'s own sign), the number of evaluations, and the records.
+
+    Notes
+    -----
+    :func:`line_search` is the line search of seed 004 Sec. 3.2.4 (Fig. 3.2;
+    Bertsekas, *Nonlinear Programming*, §1.8). A three-point pattern
+    :math:`x_1 < x_2 < x_3` with :math:`f_2 \ge \max(f_1, f_3)` (maximisation) is
+    updated with the vertex of the interpolating parabola
+
+    .. math::
+
+        x_{new} = x_2 - \frac12\,
+        \frac{(x_2-x_1)^2(f_2-f_3) - (x_2-x_3)^2(f_2-f_1)}
+             {(x_2-x_1)(f_2-f_3) - (x_2-x_3)(f_2-f_1)},
+
+    and the new pattern is :math:`x_{new}` plus two old points. Safeguards the
+    thesis leaves out: the function is first evaluated at **both domain ends**; if
+    the pattern condition fails, the search shrinks toward the better end (so a
+    maximum *at* an end is found); a **golden-section step** into the larger
+    sub-interval replaces the parabola step when the denominator vanishes, the
+    vertex falls outside :math:`(x_1, x_3)`, or the bracket has not shrunk below
+    0.7 of its width two steps earlier; once the vertex falls within ``tol``/2 of
+    :math:`x_2` the points :math:`x_2 \pm` ``tol``/2 are probed, which collapses
+    the bracket. It converges to a *local* maximum.
     """
     lo, hi = float(lo), float(hi)
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
@@ -199,6 +201,13 @@ def maximize(f: Callable[[float], float], lo: float, hi: float, *, tol: float,
     evaluated, parabola steps with golden-section safeguards). ``"brent"``:
     both ends, then Brent's bounded method on the interior
     (:func:`scipy.optimize.minimize_scalar`).
+
+    Notes
+    -----
+    Runs either the quadratic-interpolation search (:func:`line_search`) or, with
+    ``method="brent"``, both ends and then Brent's bounded method (parabolic interpolation
+    safeguarded by golden-section steps; Brent 1973, *Algorithms for Minimization without
+    Derivatives*, ch. 5) through :func:`scipy.optimize.minimize_scalar`.
     """
     if method == "quadratic-interpolation":
         res = line_search(f, lo, hi, tol=tol, max_iter=max_iter, maximize=True, x0=x0)

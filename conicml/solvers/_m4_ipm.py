@@ -1,46 +1,10 @@
 r"""A structured primal-dual interior-point method for the soft M4's fixed-ρ slack SOCP.
 
-The inner problem of the soft-margin M4 line searches (seed 004, eqs. 4.16–4.18 at a
-fixed :math:`\rho`, :meth:`conicml.contracts.m4.M4Data.inner_problem`):
-
-.. math::
-
-    h(\rho) = \min_{w, b, s_x, s_y, \xi}\ \sum_k\xi_k\ (+ (N-r)\,\xi_m)\quad\text{s.t.}\quad
-    y_k(z_k^\top w + b) - \rho s_{y_k} + \xi_k \ge 0,\ \xi \ge 0,\
-    \|R_x w\| \le s_x,\ \|R_y w\| \le s_y,\ d^\top w = 1
-
-(reduced, eq. 4.36: also :math:`1 - \rho(s_x + s_y) + \xi_m \ge 0`, :math:`\xi_m \ge 0`).
-
-**Algorithm.** The infeasible-start primal-dual path-following method with
-Nesterov–Todd scaling and Mehrotra's predictor-corrector of CVXOPT's ``coneqp``
-(L. Vandenberghe, *The CVXOPT linear and quadratic cone program solvers*, 2010, Secs. 1–3),
-written for this one problem so that its Newton systems are solved by dense LAPACK:
-the slacks :math:`\xi` enter diagonally and are eliminated, each margin row contributes
-:math:`D_k z_kz_k^\top` (``Z^T diag(D) Z``, one matrix product) and each cone's NT
-scaling :math:`W^{-2} = \eta^{-2}(I + 4\|\bar w\|^2Jv\,(Jv)^\top - \dots)` contributes
-:math:`\eta^{-2}\Sigma_\pm` plus rank-two terms, so one step costs one product
-:math:`Z^\top DZ` and one Cholesky factorisation of order :math:`p + 3`, instead of a
-sparse factorisation of the whole ~4n-order KKT system by a generic solver. The
-equality :math:`d^\top w = 1` is handled by a Schur complement.
-Kernel programs (every point kept, :math:`Z = L` the lower Cholesky factor of the Gram
-matrix) are solved in the coordinates :math:`f = Lw` (the function values at the
-training points): the margin rows become diagonal, :math:`R_\pm` becomes
-:math:`R_\pm L^{-1}` (computed once), and a step needs no product at all, only the
-Cholesky factorisation. The start is Mehrotra's heuristic per cone
-(:meth:`SlackIPM._mehrotra_start`).
-
-**Stopping:** relative primal and dual residuals and the relative gap
-:math:`s^\top z/\max(1, |\text{objective}|)` below ``tol`` (default ``1e-8``, as
-Clarabel's), or ``max_iter`` steps, or a residual 100 times above the best one (the
-normal equations losing accuracy near the optimum; each Newton system gets two steps of
-iterative refinement on the full KKT system) or, below ``1e-5``, no new best residual
-in two steps;
-the best iterate is returned, with
-``converged`` false unless its residual is below ``tol``. The returned multipliers of the
-margin rows are :math:`\lambda_k \in [0, 1]` (the envelope slope of the outer search,
-:func:`conicml.solvers._m4_search.envelope_slope`). The point is certified afterwards
-by the program's recomputed certificate (:func:`conicml.certificates.margin.
-m4_fixed_rho_certificate`), never by these residuals.
+CVXOPT's ``coneqp`` path-following method (Vandenberghe 2010) written for the inner
+problem of the soft-margin M4 line searches (seed 004 eqs. 4.16–4.18 at fixed
+:math:`\rho`), one dense Cholesky of order :math:`p + 3` per step. Its residuals only
+steer it: the point is certified by the program's own certificate. The problem, the
+algorithm and the stopping rule are in the Notes of :class:`SlackIPM`.
 """
 
 from __future__ import annotations
@@ -168,6 +132,50 @@ class SlackIPM:
     ----------
     m4 : M4Data
         The program's contract (``program.data["m4"]``), soft margin.
+
+    Notes
+    -----
+    The inner problem of the soft-margin M4 line searches (seed 004, eqs. 4.16–4.18 at a
+    fixed :math:`\rho`, :meth:`conicml.contracts.m4.M4Data.inner_problem`):
+
+    .. math::
+
+        h(\rho) = \min_{w, b, s_x, s_y, \xi}\ \sum_k\xi_k\ (+ (N-r)\,\xi_m)\quad\text{s.t.}\quad
+        y_k(z_k^\top w + b) - \rho s_{y_k} + \xi_k \ge 0,\ \xi \ge 0,\
+        \|R_x w\| \le s_x,\ \|R_y w\| \le s_y,\ d^\top w = 1
+
+    (reduced, eq. 4.36: also :math:`1 - \rho(s_x + s_y) + \xi_m \ge 0`, :math:`\xi_m \ge 0`).
+
+    **Algorithm.** The infeasible-start primal-dual path-following method with
+    Nesterov–Todd scaling and Mehrotra's predictor-corrector of CVXOPT's ``coneqp``
+    (L. Vandenberghe, *The CVXOPT linear and quadratic cone program solvers*, 2010, Secs. 1–3),
+    written for this one problem so that its Newton systems are solved by dense LAPACK:
+    the slacks :math:`\xi` enter diagonally and are eliminated, each margin row contributes
+    :math:`D_k z_kz_k^\top` (``Z^T diag(D) Z``, one matrix product) and each cone's NT
+    scaling :math:`W^{-2} = \eta^{-2}(I + 4\|\bar w\|^2Jv\,(Jv)^\top - \dots)` contributes
+    :math:`\eta^{-2}\Sigma_\pm` plus rank-two terms, so one step costs one product
+    :math:`Z^\top DZ` and one Cholesky factorisation of order :math:`p + 3`, instead of a
+    sparse factorisation of the whole ~4n-order KKT system by a generic solver. The
+    equality :math:`d^\top w = 1` is handled by a Schur complement.
+    Kernel programs (every point kept, :math:`Z = L` the lower Cholesky factor of the Gram
+    matrix) are solved in the coordinates :math:`f = Lw` (the function values at the
+    training points): the margin rows become diagonal, :math:`R_\pm` becomes
+    :math:`R_\pm L^{-1}` (computed once), and a step needs no product at all, only the
+    Cholesky factorisation. The start is Mehrotra's heuristic per cone
+    (:meth:`SlackIPM._mehrotra_start`).
+
+    **Stopping:** relative primal and dual residuals and the relative gap
+    :math:`s^\top z/\max(1, |\text{objective}|)` below ``tol`` (default ``1e-8``, as
+    Clarabel's), or ``max_iter`` steps, or a residual 100 times above the best one (the
+    normal equations losing accuracy near the optimum; each Newton system gets two steps of
+    iterative refinement on the full KKT system) or, below ``1e-5``, no new best residual
+    in two steps;
+    the best iterate is returned, with
+    ``converged`` false unless its residual is below ``tol``. The returned multipliers of the
+    margin rows are :math:`\lambda_k \in [0, 1]` (the envelope slope of the outer search,
+    :func:`conicml.solvers._m4_search.envelope_slope`). The point is certified afterwards
+    by the program's recomputed certificate (:func:`conicml.certificates.margin.
+    m4_fixed_rho_certificate`), never by these residuals.
     """
 
     def __init__(self, m4) -> None:
@@ -371,7 +379,7 @@ class SlackIPM:
 
     # -- the iteration -----------------------------------------------------------------------
     def solve(self, rho: float, *, tol: float = 1e-8, max_iter: int = 100) -> SlackIPMResult:
-        """Solve the slack SOCP at ``rho`` (module docstring).
+        """Solve the slack SOCP at ``rho`` (Notes of :class:`SlackIPM`).
 
         On one BLAS thread (:mod:`conicml._utils.threads`): waking a thread pool for a
         Cholesky factorisation of order ~150 costs more than the factorisation.

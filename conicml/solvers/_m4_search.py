@@ -3,49 +3,16 @@ r"""Soft-margin (and reduced) M4 by a line search over ρ: the driver of two sol
 ``quadratic-interpolation`` and ``brent`` register it for the kind; they differ
 only in the 1-D search (:mod:`conicml.solvers._line_search`).
 
-Kind ``"sequential.m4"`` (:func:`conicml.formulations.m4.m4` with a ``C``).
-
-**Algorithm** (seed 004 Sec. 4.1.3, errata S004-A6). Maximise
-
-.. math::
-
-    G(\rho) = \rho - C\,h(\rho),\qquad
-    h(\rho) = \min_{w^\top d = 1,\, b,\, \xi \ge 0}\ \sum_k\xi_k\ (+ (N-r)\,\xi_m)
-
-over :math:`\rho \in [0, \kappa^*_{MPM}]` (the domain is discussed in
-:mod:`conicml.formulations.m4`), where each :math:`h(\rho)` is the program's
-fixed-ρ slack SOCP (DPP, ``cp.Parameter`` ``rho``, compiled once and re-solved
-by the backend ``inner``). The 1-D search (option ``method``) is the
-thesis's quadratic-interpolation line search,
-:func:`conicml.solvers.quadratic_interpolation.line_search` (both domain ends
-evaluated, parabola steps with golden-section safeguards, errata S004-A4),
-or ``"brent"``: both ends, then Brent's bounded method (parabolic
-interpolation safeguarded by golden-section steps; Brent 1973, *Algorithms
-for Minimization without Derivatives*, ch. 5) via
-:func:`scipy.optimize.minimize_scalar`. :math:`G` need not be concave
-(errata S004-A6), so the result is a local maximum of :math:`G`; the thesis claims
-convergence "to the global optimum if suitable starting points are assigned".
-
-**Stopping criterion:** final ρ bracket (Brent: interval of uncertainty)
-below :math:`\texttt{tol}\cdot\max(1, \kappa^*_{MPM})` (absolute, in ρ),
-or ``max_iter`` SOCP solves.
-
-**Objective** (kind ``"sequential.m4"``): :math:`G(\rho^*) = \rho^* -
-C\sum\xi` with the slacks recomputed exactly at the returned :math:`(w, b)`
-(:func:`conicml.formulations.m4.slack_total`).
-
-**Certificate:** ``Residuals(primal=`` :math:`|w^\top d - 1|` ``, dual=`` the
-largest residual of the inner solve at :math:`\rho^*` ``, gap=`` final
-bracket width ``)``; ``extras["inner_solves"]`` counts the SOCPs (the MPM
-bound included).
-
-**Warm-start:** ``x0`` is the initial middle point of the pattern.
+Kind ``"sequential.m4"`` (:func:`conicml.formulations.m4.m4` with a ``C``), seed 004
+Sec. 4.1.3 (errata S004-A6). :math:`G(\rho) = \rho - C\,h(\rho)` need not be concave, so
+the result is a local maximum. It stops when the ρ bracket is below
+:math:`\texttt{tol}\cdot\max(1, \kappa^*_{MPM})`; the algorithm and the certificate are in
+the Notes of :func:`solve_soft_m4`.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -54,10 +21,11 @@ import numpy as np
 from ..exceptions import OptionError
 from ..program import Program
 from ..solution import Residuals, Solution, Status
-from ._callback import Callback, IntermediateResult, stopper
+from ._callback import Callback
+from ._driver import Driver, Reason, message_table, status_table
 from ._line_search import METHODS, maximize
 from ._m4_inner import InnerSolver, _InnerFailure, point
-from ._options import check_common, check_scalar
+from ._options import check_scalar
 from ._slope_search import NoSlope, maximize_with_slope
 
 #: The 1-D searches of :func:`solve_soft_m4`: those on values and the one with slopes.
@@ -65,20 +33,15 @@ SEARCHES = (*METHODS, "envelope-newton")
 
 __all__ = ["SEARCHES", "STATUS_MAP", "TERMINATION_MESSAGES", "envelope_slope", "solve_soft_m4"]
 
-TERMINATION_MESSAGES: dict[int, str] = {
-    0: "converged: rho bracket width <= tol * max(1, kappa_mpm)",
-    1: "maximum number of SOCP solves reached (max_iter)",
-    2: "time limit reached (time_limit)",
-    3: "stopped by the callback",
-    4: "an inner SOCP solve failed",
-    6: "unbounded: sigma_x + sigma_y = 0 on w^T d = 1, the covariances are singular "
-       "(raise reg)",
-}
+TERMINATION_MESSAGES: dict[int, str] = message_table(
+    "converged: rho bracket width <= tol * max(1, kappa_mpm)", {
+        Reason.MAX_ITER: "maximum number of SOCP solves reached (max_iter)",
+        4: "an inner SOCP solve failed",
+        6: "unbounded: sigma_x + sigma_y = 0 on w^T d = 1, the covariances are singular "
+           "(raise reg)",
+    })
 
-STATUS_MAP: dict[int, Status] = {
-    0: Status.OPTIMAL, 1: Status.USER_LIMIT, 2: Status.USER_LIMIT, 3: Status.USER_LIMIT,
-    4: Status.SOLVER_ERROR, 6: Status.UNBOUNDED,
-}
+STATUS_MAP: dict[int, Status] = status_table({4: Status.SOLVER_ERROR, 6: Status.UNBOUNDED})
 
 
 class _Stop(Exception):
@@ -127,7 +90,7 @@ def solve_soft_m4(
     inner: str = "clarabel",
     inner_options: Mapping[str, Any] | None = None,
 ) -> Solution:
-    r"""Soft-margin M4 by a line search over ρ (see the module docstring).
+    r"""Soft-margin M4 by a line search over ρ.
 
     Parameters
     ----------
@@ -165,9 +128,48 @@ def solve_soft_m4(
     -------
     Solution
         ``values = {"w", "b", "rho"}``, ``objective`` :math:`= G(\rho^*)`.
+
+    Notes
+    -----
+    **Algorithm** (seed 004 Sec. 4.1.3, errata S004-A6). Maximise
+
+    .. math::
+
+        G(\rho) = \rho - C\,h(\rho),\qquad
+        h(\rho) = \min_{w^\top d = 1,\, b,\, \xi \ge 0}\ \sum_k\xi_k\ (+ (N-r)\,\xi_m)
+
+    over :math:`\rho \in [0, \kappa^*_{MPM}]` (the domain is discussed in
+    :mod:`conicml.formulations.m4`), where each :math:`h(\rho)` is the program's
+    fixed-ρ slack SOCP (DPP, ``cp.Parameter`` ``rho``, compiled once and re-solved
+    by the backend ``inner``). The 1-D search (option ``method``) is the
+    thesis's quadratic-interpolation line search,
+    :func:`conicml.solvers.quadratic_interpolation.line_search` (both domain ends
+    evaluated, parabola steps with golden-section safeguards, errata S004-A4),
+    or ``"brent"``: both ends, then Brent's bounded method (parabolic
+    interpolation safeguarded by golden-section steps; Brent 1973, *Algorithms
+    for Minimization without Derivatives*, ch. 5) via
+    :func:`scipy.optimize.minimize_scalar`. :math:`G` need not be concave
+    (errata S004-A6), so the result is a local maximum of :math:`G`; the thesis claims
+    convergence "to the global optimum if suitable starting points are assigned".
+
+    **Stopping criterion:** final ρ bracket (Brent: interval of uncertainty)
+    below :math:`\texttt{tol}\cdot\max(1, \kappa^*_{MPM})` (absolute, in ρ),
+    or ``max_iter`` SOCP solves.
+
+    **Objective** (kind ``"sequential.m4"``): :math:`G(\rho^*) = \rho^* -
+    C\sum\xi` with the slacks recomputed exactly at the returned :math:`(w, b)`
+    (:func:`conicml.formulations.m4.slack_total`).
+
+    **Certificate:** ``Residuals(primal=`` :math:`|w^\top d - 1|` ``, dual=`` the
+    largest residual of the inner solve at :math:`\rho^*` ``, gap=`` final
+    bracket width ``)``; ``extras["inner_solves"]`` counts the SOCPs (the MPM
+    bound included).
+
+    **Warm-start:** ``x0`` is the initial middle point of the pattern.
     """
-    stop = stopper(solver, callback, legacy=lambda r: (float(r.values["rho"]), r.objective))
-    check_common(solver, tol, max_iter, time_limit)
+    driver = Driver(solver, tol=tol, max_iter=max_iter, time_limit=time_limit,
+                    messages=TERMINATION_MESSAGES, statuses=STATUS_MAP, callback=callback,
+                    legacy=lambda r: (float(r.values["rho"]), r.objective))
     x0 = check_scalar(solver, "x0", x0, low=0.0)
     if method not in SEARCHES:
         raise OptionError(f"{solver}: method must be one of {', '.join(SEARCHES)}, "
@@ -175,12 +177,11 @@ def solve_soft_m4(
     if max_iter < 3:
         raise OptionError(f"{solver}: max_iter must be at least 3 (both ends and a midpoint), "
                           f"got {max_iter!r}")
-    start = time.perf_counter()
     data = program.data
     C = float(data["C"])
     checker = InnerSolver(program, inner, inner_options, rebuild=False)
     _ = program.form
-    setup_time = time.perf_counter() - start
+    setup_time = driver.elapsed  # the time limit counts from the start, setup included
     evals: dict[float, tuple[np.ndarray, float, float, Solution]] = {}
     state: dict[str, Any] = {"reason": 0, "failure": None}
     kappa = math.nan
@@ -188,8 +189,8 @@ def solve_soft_m4(
     slopes: dict[float, float] = {}
 
     def G(rho: float) -> float:
-        if time_limit is not None and time.perf_counter() - start > time_limit:
-            state["reason"] = 2
+        if driver.out_of_time():
+            state["reason"] = int(Reason.TIME_LIMIT)
             raise _Stop
         sol = checker.check(rho)
         w, b = point(sol)
@@ -207,11 +208,10 @@ def solve_soft_m4(
         if verbose:
             print(f"  {solver}: rho={rho:.10f} G={value:.10f} "
                   f"G'={slopes.get(rho, math.nan):.3e} h={sol.objective:.6e}")
-        if stop is not None and stop(IntermediateResult(
-                iteration=len(evals), objective=value, residual=math.nan,
-                elapsed=time.perf_counter() - start,
-                values={"w": w, "b": np.array(b), "rho": np.array(rho)})):
-            state["reason"] = 3
+        if driver.listening and driver.notify(
+                len(evals), objective=value,
+                values={"w": w, "b": np.array(b), "rho": np.array(rho)}):
+            state["reason"] = int(Reason.CALLBACK)
             raise _Stop
         return value
 
@@ -231,8 +231,8 @@ def solve_soft_m4(
                             tol=tol * max(1.0, kappa), max_iter=max_iter, x0=x0,
                             lo_bound=0.0,
                             # G <= rho <= kappa: values closer than this are inner-solve
-                            # noise (the slope decides): near sonar's flat maximum m4-ipm's
-                            # values were 2.5e-12 off and overruled correct slopes
+                            # noise (the slope decides): near a flat maximum the inner
+                            # solves' values differ by ~1e-12 and would overrule the slopes
                             value_tol=1e-9 * max(1.0, kappa))
                     except NoSlope:  # no multipliers from the inner backend: on values
                         method = "quadratic-interpolation"
@@ -248,7 +248,7 @@ def solve_soft_m4(
     except _InnerFailure as exc:
         state["reason"], state["failure"] = 4, exc.solution
     reason = state["reason"]
-    solve_time = time.perf_counter() - start - setup_time
+    solve_time = driver.elapsed - setup_time
     message = TERMINATION_MESSAGES[reason]
     if state["failure"] is not None:
         message += f" ({checker.inner}: {state['failure'].message})"

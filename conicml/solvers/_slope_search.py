@@ -4,33 +4,8 @@ Used by the ``envelope-newton`` solver of the soft-margin M4, where every
 evaluation of :math:`G(\rho) = \rho - C\,h(\rho)` also returns its slope
 :math:`G'(\rho) = 1 - C\,h'(\rho)` by the envelope theorem (the inner SOCP's multipliers,
 :mod:`conicml.solvers._m4_search`), so one evaluation tells on which side of a local
-maximum a point lies.
-
-**Algorithm.** Both domain ends are evaluated first (``hi`` first: with a known bound
-on ``f(lo)`` below ``f(hi)`` and an outward slope at ``hi``, ``lo`` is skipped). An end
-whose slope points out of the domain (:math:`f'(hi) \ge 0`, :math:`f'(lo) \le 0`) is
-a local maximum; if both are, the better one is returned. Otherwise the bracket
-:math:`[a, c]` with :math:`f'(a) > 0 > f'(c)` holds a local maximum and is kept as an
-invariant. The next point comes from one of two models of :math:`f'`: **smooth** -- the
-secant root of :math:`f'` through the two most recent points (Newton's method on
-:math:`f'` with a finite-difference second derivative; exact when :math:`f` is
-quadratic); **kink** -- where the tangents of :math:`f` at the bracket ends meet (exact
-when :math:`f` is piecewise linear, as at a maximum where :math:`h` leaves 0). The first
-step uses the tangents; afterwards the model is the one the last slope supports: a
-slope much smaller than the previous one on the same side says :math:`f'` varies
-continuously (smooth), a nearly equal one says :math:`f` is linear on that side (kink).
-A model estimate outside the bracket is replaced by the regula-falsi root; when the
-bracket has not halved over two steps in a row (unless the last slope fell tenfold:
-fast one-sided convergence), or a probe failed to collapse it, a **bisection** step
-follows (so the search converges at least linearly whatever
-:math:`f'` does). Once an estimate lies within ``tol``/2 of an evaluated point, the
-point ``tol``/2 beyond it, into the bracket, is probed, which collapses the bracket.
-A slope that is not finite (no multipliers) raises :class:`NoSlope` (the caller falls
-back to a search on values).
-
-**Stopping:** bracket width :math:`\le` ``tol`` (absolute), a zero slope, or
-``max_iter`` evaluations (then ``converged`` is false). The result is a *local*
-maximum, as for the quadratic-interpolation search (:mod:`conicml.solvers._line_search`).
+maximum a point lies. It stops when the bracket width is at most ``tol`` (absolute); the
+models and safeguards are in the Notes of :func:`maximize_with_slope`.
 """
 
 from __future__ import annotations
@@ -73,7 +48,7 @@ def maximize_with_slope(
     lo_bound: float | None = None,
     value_tol: float = 0.0,
 ) -> SlopeSearchResult:
-    r"""Maximise ``f`` on :math:`[lo, hi]` given values and slopes (module docstring).
+    r"""Maximise ``f`` on :math:`[lo, hi]` given values and slopes.
 
     Parameters
     ----------
@@ -102,6 +77,34 @@ def maximize_with_slope(
     -------
     SlopeSearchResult
         ``(x, fun, n_evals, bracket, converged)``: the best evaluated point.
+
+    Notes
+    -----
+    **Algorithm.** Both domain ends are evaluated first (``hi`` first: with a known bound
+    on ``f(lo)`` below ``f(hi)`` and an outward slope at ``hi``, ``lo`` is skipped). An end
+    whose slope points out of the domain (:math:`f'(hi) \ge 0`, :math:`f'(lo) \le 0`) is
+    a local maximum; if both are, the better one is returned. Otherwise the bracket
+    :math:`[a, c]` with :math:`f'(a) > 0 > f'(c)` holds a local maximum and is kept as an
+    invariant. The next point comes from one of two models of :math:`f'`: **smooth** -- the
+    secant root of :math:`f'` through the two most recent points (Newton's method on
+    :math:`f'` with a finite-difference second derivative; exact when :math:`f` is
+    quadratic); **kink** -- where the tangents of :math:`f` at the bracket ends meet (exact
+    when :math:`f` is piecewise linear, as at a maximum where :math:`h` leaves 0). The first
+    step uses the tangents; afterwards the model is the one the last slope supports: a
+    slope much smaller than the previous one on the same side says :math:`f'` varies
+    continuously (smooth), a nearly equal one says :math:`f` is linear on that side (kink).
+    A model estimate outside the bracket is replaced by the regula-falsi root; when the
+    bracket has not halved over two steps in a row (unless the last slope fell tenfold:
+    fast one-sided convergence), or a probe failed to collapse it, a **bisection** step
+    follows (so the search converges at least linearly whatever
+    :math:`f'` does). Once an estimate lies within ``tol``/2 of an evaluated point, the
+    point ``tol``/2 beyond it, into the bracket, is probed, which collapses the bracket.
+    A slope that is not finite (no multipliers) raises :class:`NoSlope` (the caller falls
+    back to a search on values).
+
+    **Stopping:** bracket width :math:`\le` ``tol`` (absolute), a zero slope, or
+    ``max_iter`` evaluations (then ``converged`` is false). The result is a *local*
+    maximum, as for the quadratic-interpolation search (:mod:`conicml.solvers._line_search`).
     """
     lo, hi = float(lo), float(hi)
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
@@ -206,7 +209,7 @@ def _tangents(a: float, fa: float, ga: float, c: float, fc: float, gc: float) ->
 def _next_point(a: float, fa: float, ga: float, c: float, fc: float, gc: float,
                 last: tuple[float, float], prev: tuple[float, float] | None,
                 widths: list[float], width: float, tol: float, state: dict) -> float:
-    """The safeguarded tangent / secant step of the module docstring."""
+    """The safeguarded tangent / secant step (Notes of :func:`maximize_with_slope`)."""
     kind = state.get("kind")
     if state.pop("failed_probe", False) or (kind in ("tangent", "secant") and width > 0.5
                                             * widths[0] and state.get("stalled")

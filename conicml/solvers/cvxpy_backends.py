@@ -1,17 +1,5 @@
 """Generic conic backends through cvxpy: ``clarabel``, ``ecos``, ``scs``, ``osqp``.
 
-One adapter serves the four backends (style guide, convention 1). Each call
-
-1. compiles the program's cvxpy problem for the backend
-   (:meth:`cvxpy.Problem.get_problem_data`, which reuses cvxpy's DPP cache on
-   re-solves, so a parametrised program is compiled once);
-2. runs the backend on the compiled data, keeping its raw output so that the
-   backend's own residuals and gap reach :class:`~conicml.Residuals`;
-3. unpacks primal values (by variable name) and dual values (by constraint
-   name), recomputes the primal residual
-   :math:`\\max_i \\mathrm{violation}(c_i)` in the user's own program, and maps
-   the status through ``STATUS_MAP``.
-
 Algorithms: Clarabel (interior point, homogeneous embedding; Goulart & Chen
 2024), ECOS (interior point; Domahidi, Chu & Boyd 2013), SCS (ADMM on the
 homogeneous self-dual embedding; O'Donoghue et al. 2016), OSQP (ADMM for QPs;
@@ -187,9 +175,23 @@ def solve_with_cvxpy(
 ) -> Solution:
     """Solve ``program.problem`` with the cvxpy backend ``name``.
 
-    See the module docstring for the options. Returns a :class:`Solution`
-    whose ``values`` / ``duals`` are keyed by the program's variable and
-    constraint names.
+    See the module docstring for the options and Notes for the steps. Returns a
+    :class:`Solution` whose ``values`` / ``duals`` are keyed by the program's variable
+    and constraint names.
+
+    Notes
+    -----
+    One adapter serves the four backends (style guide, convention 1). Each call
+
+    1. compiles the program's cvxpy problem for the backend
+       (:meth:`cvxpy.Problem.get_problem_data`, which reuses cvxpy's DPP cache on
+       re-solves, so a parametrised program is compiled once);
+    2. runs the backend on the compiled data, keeping its raw output so that the
+       backend's own residuals and gap reach :class:`~conicml.Residuals`;
+    3. unpacks primal values (by variable name) and dual values (by constraint
+       name), recomputes the primal residual
+       :math:`\\max_i \\mathrm{violation}(c_i)` in the user's own program, and maps
+       the status through ``STATUS_MAP``.
     """
     common = {"eps_abs": eps_abs, "eps_rel": eps_rel, "max_iter": max_iter,
               "time_limit": time_limit}
@@ -282,7 +284,7 @@ def _make_backend(name: str) -> Callable[..., Solution]:
 
     backend.__name__ = f"solve_{name}"
     backend.__qualname__ = backend.__name__
-    backend.__doc__ = f"Generic backend: {name} through cvxpy (see module docstring)."
+    backend.__doc__ = f"Generic backend: {name} through cvxpy (options in the module docstring)."
     return backend
 
 

@@ -1,45 +1,11 @@
 r"""Dual coordinate descent for the linear soft-margin SVM (LIBLINEAR's method), exact bias.
 
 Hsieh, Chang, Lin, Keerthi and Sundararajan, "A dual coordinate descent method for
-large-scale linear SVM", ICML 2008 (Algorithm 1 with the shrinking of Algorithm 3).
-For the L1-loss SVM with per-sample costs :math:`c_i` (class weights) the dual of
-
-.. math::
-
-    \min_{w,b,\xi}\ \tfrac12\|w\|^2 + \sum_i c_i\xi_i
-    \quad\text{s.t.}\quad y_i(w^\top x_i + b) \ge 1 - \xi_i,\ \xi_i \ge 0
-
-is :math:`\min_\alpha \tfrac12\alpha^\top Q\alpha - \mathbf 1^\top\alpha` over
-:math:`0 \le \alpha_i \le c_i`, :math:`y^\top\alpha = 0`, with
-:math:`Q_{ij} = y_iy_jx_i^\top x_j`. One coordinate step minimises exactly in
-:math:`\alpha_i` (eq. 5 of the paper: :math:`\alpha_i \leftarrow \min(\max(\alpha_i -
-G_i/Q_{ii}, 0), c_i)`) and keeps :math:`w = \sum_i y_i\alpha_i x_i` up to date, so a
-step costs :math:`O(\mathrm{nnz}(x_i))`; shrinking drops the coordinates whose projected
-gradient says they will stay at a bound.
-
-**The bias.** LIBLINEAR appends a constant feature :math:`B` to every :math:`x_i`,
-which drops the equality :math:`y^\top\alpha = 0` from the dual and *regularises* the
-bias (it solves :math:`\tfrac12(\|w\|^2 + b^2/B^2) + \ldots`, a different program).
-Here the equality is kept by the method of multipliers: the augmented Lagrangian of the
-dual, :math:`\tfrac12\alpha^\top Q\alpha - \mathbf 1^\top\alpha + \lambda y^\top\alpha +
-\tfrac\rho2(y^\top\alpha)^2`, has :math:`Q + \rho yy^\top`, i.e. the augmented feature
-:math:`B = \sqrt\rho`, plus a linear term. Each subproblem is therefore LIBLINEAR's
-problem, solved by the same coordinate descent, and the multiplier update
-:math:`\lambda \leftarrow \lambda + \rho\,y^\top\alpha` is the current bias
-:math:`b = \lambda + \rho\,y^\top\alpha` (the first subproblem, :math:`\lambda = 0`,
-is LIBLINEAR's with :math:`B = \sqrt\rho`). On the primal side this is the proximal
-point method on :math:`b` with the weight :math:`1/(2\rho)`; the iterates converge to
-the SVM with an unregularised bias, the program of the kinds ``qp.svm.dual`` and
-``qp.svm.primal``. The multiplier is updated at every gap check (every 25 epochs) and
-whenever a subproblem has converged to its projected-gradient tolerance, which then
-shrinks (LIBLINEAR's 0.1 first, times 0.3 after each).
-
-**Certificate.** At every check the point is made exactly dual feasible (the
-class with the larger :math:`\sum\alpha` is scaled down until :math:`y^\top\alpha = 0`,
-which keeps the box), :math:`w` is recomputed from it, and the relative duality gap
-:math:`(P - D)/\max(1, |P|)` of the dual value :math:`D = \mathbf 1^\top\alpha -
-\tfrac12\|w\|^2` and the primal value :math:`P` of :math:`(w, b)` is evaluated, in
-:math:`O(\mathrm{nnz}(X))`: the solver stops when it is :math:`\le` ``tol``.
+large-scale linear SVM", ICML 2008 (Algorithm 1 with the shrinking of Algorithm 3),
+with the bias left unregularised by the method of multipliers (so the program is the
+SVM's of kinds ``qp.svm.dual`` / ``qp.svm.primal``, not LIBLINEAR's). It stops when the
+certified relative duality gap :math:`(P - D)/\max(1, |P|) \le` ``tol``; the step, the
+bias and the certificate are in the Notes of :func:`solve_dcd`.
 """
 
 from __future__ import annotations
@@ -313,6 +279,47 @@ def solve_dcd(
         ``values["alpha"]`` (dual kind) or ``values["w"], ["b"], ["xi"]`` with the
         multipliers ``duals["margin"]`` (primal kind); ``OPTIMAL`` when the gap is
         :math:`\le` ``tol``, ``USER_LIMIT`` at ``max_iter`` / ``time_limit``.
+
+    Notes
+    -----
+    For the L1-loss SVM with per-sample costs :math:`c_i` (class weights) the dual of
+
+    .. math::
+
+        \min_{w,b,\xi}\ \tfrac12\|w\|^2 + \sum_i c_i\xi_i
+        \quad\text{s.t.}\quad y_i(w^\top x_i + b) \ge 1 - \xi_i,\ \xi_i \ge 0
+
+    is :math:`\min_\alpha \tfrac12\alpha^\top Q\alpha - \mathbf 1^\top\alpha` over
+    :math:`0 \le \alpha_i \le c_i`, :math:`y^\top\alpha = 0`, with
+    :math:`Q_{ij} = y_iy_jx_i^\top x_j`. One coordinate step minimises exactly in
+    :math:`\alpha_i` (eq. 5 of the paper: :math:`\alpha_i \leftarrow \min(\max(\alpha_i -
+    G_i/Q_{ii}, 0), c_i)`) and keeps :math:`w = \sum_i y_i\alpha_i x_i` up to date, so a
+    step costs :math:`O(\mathrm{nnz}(x_i))`; shrinking drops the coordinates whose projected
+    gradient says they will stay at a bound.
+
+    **The bias.** LIBLINEAR appends a constant feature :math:`B` to every :math:`x_i`,
+    which drops the equality :math:`y^\top\alpha = 0` from the dual and *regularises* the
+    bias (it solves :math:`\tfrac12(\|w\|^2 + b^2/B^2) + \ldots`, a different program).
+    Here the equality is kept by the method of multipliers: the augmented Lagrangian of the
+    dual, :math:`\tfrac12\alpha^\top Q\alpha - \mathbf 1^\top\alpha + \lambda y^\top\alpha +
+    \tfrac\rho2(y^\top\alpha)^2`, has :math:`Q + \rho yy^\top`, i.e. the augmented feature
+    :math:`B = \sqrt\rho`, plus a linear term. Each subproblem is therefore LIBLINEAR's
+    problem, solved by the same coordinate descent, and the multiplier update
+    :math:`\lambda \leftarrow \lambda + \rho\,y^\top\alpha` is the current bias
+    :math:`b = \lambda + \rho\,y^\top\alpha` (the first subproblem, :math:`\lambda = 0`,
+    is LIBLINEAR's with :math:`B = \sqrt\rho`). On the primal side this is the proximal
+    point method on :math:`b` with the weight :math:`1/(2\rho)`; the iterates converge to
+    the SVM with an unregularised bias, the program of the kinds ``qp.svm.dual`` and
+    ``qp.svm.primal``. The multiplier is updated at every gap check (every 25 epochs) and
+    whenever a subproblem has converged to its projected-gradient tolerance, which then
+    shrinks (LIBLINEAR's 0.1 first, times 0.3 after each).
+
+    **Certificate.** At every check the point is made exactly dual feasible (the
+    class with the larger :math:`\sum\alpha` is scaled down until :math:`y^\top\alpha = 0`,
+    which keeps the box), :math:`w` is recomputed from it, and the relative duality gap
+    :math:`(P - D)/\max(1, |P|)` of the dual value :math:`D = \mathbf 1^\top\alpha -
+    \tfrac12\|w\|^2` and the primal value :math:`P` of :math:`(w, b)` is evaluated, in
+    :math:`O(\mathrm{nnz}(X))`: the solver stops when it is :math:`\le` ``tol``.
     """
     # one BLAS thread, as LIBLINEAR runs: the certificate's products are thin (one or
     # two passes over X) and BLAS threads made them several times slower when the

@@ -5,101 +5,9 @@ Accepts the specified-rates programs (kinds ``"socp.chance.rates.primal"`` and
 between :math:`B_\pm = \{z : (z-\mu_\pm)^\top\Sigma_\pm^{-1}(z-\mu_\pm) \le \kappa_\pm^2\}`.
 Beside ``lin-han`` (the thesis's method, one matrix–vector product per step but many
 steps when :math:`\Sigma` is ill-conditioned) it solves the same program with a
-handful of factorisations.
-
-**Algorithm.** The Lagrangian of :math:`\min \tfrac12\|z_+ - z_-\|^2` over the two
-ellipsoids, minimised over :math:`z_\pm` for multipliers :math:`\lambda_\pm > 0`, gives
-:math:`r = z_+ - z_-` from one linear system and the concave dual function
-
-.. math::
-
-    M(\lambda) = I + \Sigma_+/\lambda_+ + \Sigma_-/\lambda_-,\qquad M r = d = \mu_+ - \mu_-,
-    \qquad z_+ = \mu_+ - \Sigma_+ r/\lambda_+,\quad z_- = \mu_- + \Sigma_- r/\lambda_-,
-
-.. math::
-
-    g(\lambda) = \tfrac12 d^\top M^{-1} d - \tfrac12(\lambda_+\kappa_+^2 + \lambda_-\kappa_-^2),
-    \qquad \partial g/\partial\lambda_\pm = \tfrac12(r^\top\Sigma_\pm r/\lambda_\pm^2
-    - \kappa_\pm^2),
-
-whose Hessian, with :math:`s_\pm = \Sigma_\pm r/\lambda_\pm^2`, is
-:math:`H_{\pm\pm} = s_\pm^\top M^{-1}s_\pm - r^\top\Sigma_\pm r/\lambda_\pm^3`,
-:math:`H_{+-} = s_+^\top M^{-1}s_-`. Damped Newton ascent on the two multipliers
-(backtracking on :math:`g`, steps kept inside :math:`\lambda > 0`), one Cholesky
-factorisation of :math:`M` per evaluation: :math:`O(n^3/3)` per step, no inverse of
-:math:`\Sigma_\pm` (singular covariances are fine). :math:`\Sigma_\pm = C_\pm C_\pm^\top`
-from the program's factors (the ellipsoids its cones and its certificate use; they
-differ from ``cov_*`` where the factorisation dropped a spectrum). A class with
-:math:`\kappa = 0` is its mean (its term leaves :math:`M`). Near the maximum :math:`g`
-is flat to rounding (its change is quadratic in the multipliers' error), so where
-Armijo's predicted increase is below :math:`g`'s rounding a step is accepted when it
-shrinks the stationarity :math:`|r^\top\Sigma_\pm r/\lambda_\pm^2 - \kappa_\pm^2|`
-instead. BLAS runs on one thread (:mod:`conicml._utils.threads`).
-
-**Steps that cross decades.** Three devices keep the step count small where the
-multipliers must travel many orders of magnitude:
-
-* *secular steps* — Newton on :math:`1 - \kappa_\pm/\sqrt{q_\pm} = 0`
-  (:math:`q_\pm = r^\top\Sigma_\pm r/\lambda_\pm^2`), nearly linear in
-  :math:`\lambda` as in Moré and Sorensen's trust-region iteration, taken where they
-  raise :math:`g`, lower the secular residuals and keep :math:`\lambda > 0`
-  (:meth:`_Dual._secular_step`);
-* *implied multipliers* — at the start and at idle steps, a jump to
-  :math:`\lambda_\pm = s(e)\|C_\pm^\top e\|/\kappa_\pm` (the tangent condition,
-  exact at the optimal normal :math:`e`) for the bracket's best normal, where :math:`g`
-  rises there: a start :math:`10^{15}` times too large (features scaled by 1e8) is
-  left in one step (:meth:`_Dual.implied`);
-* *the factor form* — for a flat ellipsoid (a factor of fewer than :math:`n` columns)
-  whose nearest point lies in its relative interior, the multiplier's optimum is 0,
-  which :math:`M(\lambda)` only approaches (a factor 10 per step). The same dual in the
-  balls' multipliers :math:`\nu_\pm = \kappa_\pm^2\lambda_\pm` has :math:`\nu = 0`
-  in its domain (:class:`_FactorDual`); ``space="auto"`` uses it where an ellipsoid is
-  flat and :math:`\operatorname{cond}([\kappa_+C_+, \kappa_-C_-]) \le 10^8` (its system
-  holds :math:`A^\top A`), and continues a run that stalls above its rounding floor in
-  the feature form.
-
-**Certificate and stopping criterion.** Feasible pairs :math:`z_\pm \in B_\pm` give
-:math:`2/\|z_+ - z_-\|^2 \le \tfrac12\|w^*\|^2`: the Lagrangian points
-:math:`z_\pm = \mu_\pm \mp \Sigma_\pm r/\lambda_\pm` pulled onto their ellipsoids, the
-tangent points along :math:`e = r/\|r\|` (:math:`r = z_+ - z_-`), and, when the solver
-would stop uncertified, the pairs fitted by least squares in the balls (one side or both:
-a flat ellipsoid whose nearest point is interior has :math:`\lambda \to 0`, where
-:math:`\Sigma r/\lambda` is round-off and the tangent point undetermined; with a flat
-ellipsoid they are tried at every idle step). Beside :math:`r/\|r\|` the candidate
-normals include its projections off the flat factors' spans (:meth:`_Dual.kink_directions`:
-at an interior nearest point :math:`C^\top e = 0`, a kink of :math:`s(e)` where the
-error of :math:`e` counts at first order). The returned
-hyperplane :math:`w = 2e/s(e)` along the best direction is primal feasible, and its
-value :math:`2/s(e)^2` is the upper end. The solver stops when
-
-.. math::
-
-    \text{upper} - \text{lower} \le \texttt{tol}\cdot\text{upper}
-
-(``Residuals.gap`` is that difference, ``dual`` the relative gap itself: the bracket
-certifies the point even before the multipliers have converged). For the dual kind the
-returned pair is judged by its own direction's bracket, as its certificate judges it.
-No decrease of the gap by 0.1 % and no rise of :math:`g` above its rounding for 8 steps
-(its rounding: :math:`10^3\epsilon` times its terms, and in the feature form at least the
-bound :meth:`_Dual.value_rounding` from the Cholesky solve's backward error, which
-an :math:`M(\lambda)` of condition :math:`10^{30}` raises to :math:`\pm 10^3`; 2 steps
-where the gap is within 10 times the bracket's rounding floor, :meth:`_Dual.floor`)
-stops the solver as stalled (``OPTIMAL_INACCURATE`` with the gap reached: badly scaled
-features raise the bracket's rounding floor above a small ``tol``; ``tol`` is never
-relaxed to it). Intersecting
-ellipsoids (infeasible rates) drive :math:`\lambda \to 0` and the feasible pair together:
-reported ``INFEASIBLE`` once their distance falls below :math:`10^{-10}\|d\|`.
-
-**Per-step cost.** At small sizes (:math:`n \le 5`) a step costs its number of numpy
-calls, not its arithmetic: the Newton systems on the two multipliers are solved in scalar
-arithmetic by Gaussian elimination with partial pivoting (:func:`_solve2`), the
-constants of the iteration are formed once per solve, a trial point's Hessian only when
-the step is accepted, and an idle step's fitted bracket reuses the plain bracket's
-candidates at the same point (``benchmarks/ellipsoid_trace.py`` compares iterate
-sequences between versions).
-
-**Warm-start:** ``x0 = (lambda_pos, lambda_neg)``, e.g. ``extras["multipliers"]`` of a
-previous run on a nearby program (a zero, a flat ellipsoid's multiplier, is allowed).
+handful of factorisations. It stops when the certified bracket on
+:math:`\tfrac12\|w^*\|^2` closes to ``upper - lower <= tol * upper``; the algorithm and
+the certificate are in the Notes of :func:`solve_ellipsoid_newton`.
 """
 
 from __future__ import annotations
@@ -118,26 +26,23 @@ from .._utils.threads import single_blas_thread
 from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Solution, Status
-from ._callback import Callback, IntermediateResult, stopper
+from ._callback import Callback
+from ._driver import Driver, Reason, message_table, status_table
 from ._ellipsoid_distance import (
     RATES_KINDS,
     check_rates_program,
     program_covariances,
     rates_solution,
 )
-from ._options import check_common
 from ._warm import ellipsoid_multipliers
 
 __all__ = ["TERMINATION_MESSAGES", "solve_ellipsoid_newton"]
 
-TERMINATION_MESSAGES: dict[int, str] = {
-    0: "converged: certified relative gap (upper - lower) / upper <= tol",
-    1: "maximum number of iterations reached (max_iter)",
-    2: "time limit reached (time_limit)",
-    3: "stopped by the callback",
-    4: "the ellipsoids intersect: the specified rates are infeasible",
-    5: "stalled: the certified gap stopped decreasing (rounding floor of the bracket)",
-}
+TERMINATION_MESSAGES: dict[int, str] = message_table(
+    "converged: certified relative gap (upper - lower) / upper <= tol", {
+        4: "the ellipsoids intersect: the specified rates are infeasible",
+        5: "stalled: the certified gap stopped decreasing (rounding floor of the bracket)",
+    })
 
 _EPS = float(np.finfo(float).eps)
 
@@ -185,9 +90,8 @@ _REFIT = 1e-6
 _STALL_AT_FLOOR = 2
 _AT_FLOOR = 10.0
 
-STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT,
-                                 2: Status.USER_LIMIT, 3: Status.USER_LIMIT,
-                                 4: Status.INFEASIBLE, 5: Status.OPTIMAL_INACCURATE}
+STATUS_MAP: dict[int, Status] = status_table({4: Status.INFEASIBLE,
+                                              5: Status.OPTIMAL_INACCURATE})
 
 
 def _solve_small(A: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -219,8 +123,330 @@ def _columns(blocks: list[np.ndarray]) -> np.ndarray:
     return np.concatenate([b[:, None] if b.ndim == 1 else b for b in blocks], axis=1)
 
 
-class _Dual:
-    """Evaluates :math:`g`, its gradient and Hessian at the multipliers (module docstring)."""
+class _Bracket:
+    r"""The certified bracket on :math:`\tfrac12\|w^*\|^2` at a dual point (Notes of
+    :func:`solve_ellipsoid_newton`): the feasible pairs (Lagrangian, tangent, least-squares
+    fitted), the normals off the flat factors' spans and the bracket's rounding floor.
+
+    A mixin of :class:`_Dual`: it reads the dual's data (``mu``, ``C``, ``kappa``,
+    ``active``, ``d``, the caches formed in ``_Dual.__init__``) and its ``evaluate``.
+    """
+
+    def _support(self, norms: list[np.ndarray]) -> Any:
+        r""":math:`\sum_\pm \kappa_\pm\|C_\pm^\top e\|` over the active classes.
+
+        (A plain loop: at small sizes ``sum`` over a generator costs more in calls.)
+        """
+        out: Any = 0
+        if self.active[0]:
+            out = out + self.kappa[0] * norms[0]
+        if self.active[1]:
+            out = out + self.kappa[1] * norms[1]
+        return out
+
+    def points(self, lam: np.ndarray, ev: dict[str, Any]) -> list[tuple[np.ndarray, ...]]:
+        """The pulled pair ``(z_pos, z_neg, u_pos, u_neg)``: feasible, onto the ellipsoids."""
+        z, u = [], []
+        for i, sign in ((0, -1.0), (1, 1.0)):
+            if not self.active[i]:
+                z.append(self.mu[i].copy())
+                u.append(np.zeros(self.C[i].shape[1]))
+                continue
+            offset = ev["Sr"][i] / lam[i]  # Sigma r / lambda
+            q = ev["q"][i]
+            shrink = min(1.0, self.kappa[i] / math.sqrt(q)) if q > 0 else 1.0
+            z.append(self.mu[i] + sign * shrink * offset)
+            # u = C^T r * shrink / (kappa lambda): z = mu -+ kappa C u
+            u.append((self.C[i].T @ ev["r"]) * (shrink / (self.kappa[i] * lam[i])))
+        return [(z[0], z[1], u[0], u[1])]
+
+    def tangent(self, e: np.ndarray, Ce: list[np.ndarray], fit: bool
+                ) -> list[tuple[np.ndarray, ...]]:
+        r"""Feasible pairs along the direction ``e`` (``Ce`` holds :math:`C_\pm^\top e`).
+
+        The tangent points :math:`z_\pm = \mu_\pm \mp \kappa_\pm C_\pm
+        C_\pm^\top e/\|C_\pm^\top e\|` (the optimal pair once ``e`` is the optimal
+        direction). The pulled pair of :meth:`points` divides :math:`\Sigma r` by
+        :math:`\lambda`, which is round-off when a multiplier tends to 0 (a flat
+        ellipsoid whose nearest point is inside its relative interior, e.g. a factor of
+        low rank); these pairs do not. With ``fit``, also the pairs where one side is
+        instead fitted, by least squares in its ball, to :math:`z_+ - z_- = \delta e`
+        with :math:`\delta = s(e)` (a kink :math:`C^\top e = 0` leaves the tangent
+        point undetermined).
+        """
+        z, u = [], []
+        for i, sign in ((0, -1.0), (1, 1.0)):
+            norm = _norm(Ce[i])
+            if not self.active[i] or not norm > 0:
+                z.append(self.mu[i].copy())
+                u.append(np.zeros(self.C[i].shape[1]))
+                continue
+            u.append(Ce[i] / norm)
+            z.append(self.mu[i] + sign * self.kappa[i] * (self.C[i] @ u[i]))
+        pairs = [(z[0], z[1], u[0], u[1])]
+        if fit:
+            sep = float(e @ self.d) - sum(self.kappa[i] * _norm(Ce[i])
+                                          for i in (0, 1))
+            step = max(sep, 0.0) * e
+            for i, sign in ((0, -1.0), (1, 1.0)):
+                if not self.active[i]:
+                    continue
+                # z_i = mu_i + sign kappa C u_i  with  z_pos - z_neg = step
+                target = (z[1] + step if i == 0 else z[0] - step) - self.mu[i]
+                ui = self._solve_ls((i,), target) * sign
+                ui = ui / max(1.0, _norm(ui))
+                zi = self.mu[i] + sign * self.kappa[i] * (self.C[i] @ ui)
+                pairs.append((zi, z[1], ui, u[1]) if i == 0 else (z[0], zi, u[0], ui))
+            if all(self.active):  # both sides at once (both flat along e: two kinks)
+                uu = self._solve_ls((0, 1), self.d - step)
+                up, un = uu[:self.C[0].shape[1]], uu[self.C[0].shape[1]:]
+                up = up / max(1.0, _norm(up))
+                un = un / max(1.0, _norm(un))
+                pairs.append((self.mu[0] - self.kappa[0] * (self.C[0] @ up),
+                              self.mu[1] + self.kappa[1] * (self.C[1] @ un), up, un))
+        return pairs
+
+    def _range(self, classes: tuple[int, ...]) -> np.ndarray | None:
+        """Orthonormal basis of the span of the factors of ``classes`` (``None``: all of R^n)."""
+        if classes not in self._ranges:
+            F = np.hstack([self.C[i] for i in classes])
+            Q = None
+            if F.shape[1] < self.n:
+                Q, R = np.linalg.qr(F)
+                keep = np.abs(np.diag(R)) > 1e-12 * max(float(np.abs(R).max()), 1e-300)
+                Q = Q[:, keep]
+            self._ranges[classes] = Q
+        return self._ranges[classes]
+
+    def kink_directions(self, lam: np.ndarray, e: np.ndarray) -> list[np.ndarray]:
+        r"""``e`` projected off the span of the flat factors (one, the other, both).
+
+        A flat ellipsoid (factor :math:`C_\pm` with fewer than :math:`n` columns) whose
+        nearest point lies inside its relative interior has multiplier 0 and an optimal
+        normal with :math:`C_\pm^\top e = 0`: a kink of :math:`s(e)`
+        (:math:`\kappa\|C^\top e\|`), where an error of ``e`` enters :math:`s` at first
+        order (1e-9 in ``e`` is 1e-9 / s in the bracket, and the multiplier only tends
+        to 0). The projections remove that component exactly; they are candidates
+        only (the bracket keeps the best bound, every bound stays valid).
+        """
+        K = self._kinks(e)
+        return [] if K is None else list(K)
+
+    def _kinks(self, e: np.ndarray) -> np.ndarray | None:
+        """:meth:`kink_directions` as the rows of one array (``None``: there are none)."""
+        if not self.flat_sets:
+            return None
+        if self._projectors is False:  # I - Q Q^T per flat set, stacked, once
+            Qs = [self._range(c) for c in self.flat_sets]
+            self._projectors = np.stack([np.eye(self.n) - Q @ Q.T for Q in Qs
+                                         if Q is not None]) if any(
+                Q is not None for Q in Qs) else None
+        if self._projectors is None:
+            return None
+        P = self._projectors @ e  # one row per flat set
+        pn = np.sqrt(np.einsum("ij,ij->i", P, P))
+        if not pn.min() > 0:  # (a nan fails both tests alike)
+            keep = pn > 0
+            if not keep.any():
+                return None
+            P, pn = P[keep], pn[keep]
+        return P / pn[:, None]
+
+    def _solve_ls(self, classes: tuple[int, ...], rhs: np.ndarray) -> np.ndarray:
+        r"""Least-squares ``u`` of :math:`[\kappa_i C_i]_{i \in \text{classes}}\,u = \text{rhs}`.
+
+        Through the pseudo-inverse, computed once, at small sizes (a LAPACK least-squares
+        call costs ~50 us there, a product ~1 us); ``lstsq`` otherwise.
+        """
+        pinv = self._pinv.get(classes)
+        if pinv is None:
+            A = np.hstack([self.kappa[i] * self.C[i] for i in classes])
+            if self.n * A.shape[1] > 4096:
+                return np.linalg.lstsq(A, rhs, rcond=None)[0]
+            pinv = self._pinv[classes] = np.linalg.pinv(A)
+        return pinv @ rhs
+
+    def _plain_candidates(self, lam: np.ndarray, ev: dict[str, Any]) -> tuple:
+        """The bracket's candidates at ``lam`` before the fitted pairs (:meth:`bracket`)."""
+        r = ev["r"]
+        rn = _norm(r)
+        (zp0, zn0, up0, un0), = self.points(lam, ev)
+        n = self.n
+        E = np.zeros((n, 0))
+        CE: list[np.ndarray] = []
+        norms = [np.zeros(0), np.zeros(0)]
+        blocks: list[list[np.ndarray]] = [[zp0], [zn0], [up0], [un0]]
+        if rn > 0:
+            e0 = r / rn
+            K = self._kinks(e0)
+            if K is None:
+                E = e0[:, None].copy()
+            else:
+                E = np.empty((n, 1 + K.shape[0]))
+                E[:, 0] = e0
+                E[:, 1:] = K.T
+            CE = [self.C[0].T @ E, self.C[1].T @ E]
+            norms = [np.sqrt(np.einsum("ij,ij->j", CE[i], CE[i])) for i in (0, 1)]
+            for i, sign in ((0, -1.0), (1, 1.0)):
+                if self.active[i]:
+                    U = CE[i] / np.where(norms[i] > 0, norms[i], 1.0)  # C^T e = 0: u = 0
+                    Z = self.mu[i][:, None] + (sign * self.kappa[i]) * (self.C[i] @ U)
+                else:
+                    U = np.zeros_like(CE[i])
+                    Z = np.repeat(self.mu[i][:, None], E.shape[1], axis=1)
+                blocks[i].append(Z)
+                blocks[2 + i].append(U)
+        return E, CE, norms, blocks, rn
+
+    def bracket(self, lam: np.ndarray, ev: dict[str, Any], fit: bool = False
+                ) -> dict[str, Any]:
+        r"""Bounds on :math:`\tfrac12\|w^*\|^2` at ``lam`` and the pair and direction giving them.
+
+        Lower: :math:`2/\|z_+ - z_-\|^2` over feasible pairs (:meth:`points`,
+        :meth:`tangent`). Upper: :math:`2/s(e)^2` over the directions :math:`r/\|r\|`
+        (:math:`r = z_+ - z_-` at the Lagrangian minimiser) and that of the best pair,
+        and :math:`1/g(\lambda)` (Notes of :func:`solve_ellipsoid_newton`).
+        """
+        # vectorised over the candidates (columns): at small sizes (n <= 5) the cost is
+        # the number of numpy calls, not the arithmetic
+        n = self.n
+        cached = self._candidates
+        if cached is not None and cached[0] is ev and cached[1] is lam:
+            # the same point's plain bracket was just formed (an idle step tries the
+            # fitted pairs after it): its candidates are reused, not recomputed
+            E, CE, norms, plain = cached[2:]
+            blocks = [list(b) for b in plain]
+            rn = 1.0 if E.shape[1] else 0.0
+        else:
+            E, CE, norms, blocks, rn = self._plain_candidates(lam, ev)
+            self._candidates = (ev, lam, E, CE, norms, [list(b) for b in blocks])
+        if rn > 0:
+            if fit:  # along the best separating candidate (three small solves)
+                sepE = E.T @ self.d - self._support(norms)
+                j = int(sepE.argmax())
+                for pair in self.tangent(E[:, j], [CE[0][:, j], CE[1][:, j]], True)[1:]:
+                    for c, v in zip(blocks, pair):
+                        c.append(v)
+        # the candidates as columns (np.column_stack without its per-call overhead)
+        ZP, ZN, UP, UN = (_columns(b) for b in blocks)
+        if self.pair_kind:
+            # the dual kind returns u: judge the points its certificate rebuilds from u
+            # (the pulled pair's z = mu -+ Sigma r / lambda differs from mu -+ kappa C u
+            # in the last bits, and features scaled by 1e8 make that 1e-9 of a normal)
+            if self.active[0]:
+                ZP = self.mu[0][:, None] - self.kappa[0] * (self.C[0] @ UP)
+            if self.active[1]:
+                ZN = self.mu[1][:, None] + self.kappa[1] * (self.C[1] @ UN)
+        D = ZP - ZN
+        dists = np.sqrt(np.einsum("ij,ij->j", D, D))
+
+        def seps(directions: np.ndarray) -> np.ndarray:
+            out = directions.T @ self.d
+            for i in (0, 1):
+                if self.active[i]:
+                    Ci = self.C[i].T @ directions
+                    out = out - self.kappa[i] * np.sqrt(np.einsum("ij,ij->j", Ci, Ci))
+            return out
+
+        def pick(b: int) -> tuple[np.ndarray, ...]:
+            return ZP[:, b], ZN[:, b], UP[:, b], UN[:, b]
+
+        if self.pair_kind:
+            # the dual kind returns the pair: it is judged by its own direction's
+            # separation (the certificate's bracket (D - s(e)^2)/D), so pick by that
+            pos = dists > 0
+            own = np.full(dists.size, math.inf)
+            if np.any(pos):
+                sep = seps(D[:, pos] / dists[pos])
+                own[pos] = 1.0 - np.maximum(sep, 0.0) ** 2 / dists[pos] ** 2
+            best = int(np.argmin(own))
+            dist = float(dists[best])
+            lower = 2.0 / dist**2 if dist > 0 else math.inf
+            normal = None  # the best separating candidate normal (for the multipliers)
+            if E.shape[1]:
+                sepE = E.T @ self.d - self._support(norms)
+                j = int(np.argmax(sepE))
+                normal = E[:, j] if sepE[j] > 0 else None
+            return {"dist": dist, "pair": pick(best), "lower": lower, "direction": None,
+                    "upper": lower / (1.0 - own[best]) if own[best] < 1.0 else math.inf,
+                    "normal": normal}
+        best = int(dists.argmin())
+        dist = float(dists[best])
+        out = {"dist": dist, "pair": pick(best), "lower": 2.0 / dist**2 if dist > 0 else math.inf}
+        # the primal kind returns w = 2e/s(e): its value 2/s(e)^2 is the upper end (the
+        # dual value's 1/g(lambda) bounds the optimum, not the returned point)
+        sep = E.T @ self.d - self._support(norms)
+        if dist > 0:
+            m = E.shape[1]
+            E2 = np.empty((n, m + 1))
+            E2[:, :m] = E
+            E2[:, m] = D[:, best] / dist
+            E = E2
+            sep2 = np.empty(m + 1)
+            sep2[:m] = sep
+            sep2[m:] = seps(E[:, -1:])
+            sep = sep2
+        upper, direction = math.inf, None
+        if sep.size and float(sep.max()) > 0:
+            j = sep.size - 1 - int(sep[::-1].argmax())  # the last of equal ones
+            upper, direction = 2.0 / float(sep[j]) ** 2, E[:, j]
+        out["upper"], out["direction"], out["normal"] = upper, direction, direction
+        return out
+
+    def bracket_floor(self, br: dict[str, Any]) -> float:
+        """:meth:`floor` at a bracket's pair and direction (that of the pair if none)."""
+        zp, zn = br["pair"][0], br["pair"][1]
+        e = br["direction"]
+        if e is None:
+            e = (zp - zn) / br["dist"] if br["dist"] > 0 else None
+        return math.inf if e is None else self.floor(zp, zn, e)
+
+    def floor(self, z_pos: np.ndarray, z_neg: np.ndarray, e: np.ndarray) -> float:
+        r"""The rounding floor of the relative bracket at the pair and the direction ``e``.
+
+        The lower end :math:`2/\|z_+ - z_-\|^2` carries the rounding of the points'
+        coordinates, :math:`\epsilon(\|z_+\| + \|z_-\|)/\|z_+ - z_-\|`, and the upper
+        end :math:`2/s(e)^2` that of the terms of :math:`s(e)`,
+        :math:`\epsilon(|e|^\top(|\mu_+| + |\mu_-|) + \sum\kappa_\pm\||C_\pm|^\top|e|\|)
+        / s(e)`, each twice (squares); for the dual kind, whose direction is the pair's
+        own, also the points' rounding through :math:`\kappa_\pm\|C_\pm\|/s(e)`.
+        Features scaled by 1e4 .. 1e8 put it near 1e-9 .. 1e-8: no double-precision
+        bracket closes below it (the stall test stops there).
+        """
+        dist = _norm(z_pos - z_neg)
+        ae = np.abs(e)
+        if self._abs is None:  # |mu_+| + |mu_-| and |C_pm|^T, formed once
+            self._abs = (np.abs(self.mu[0]) + np.abs(self.mu[1]),
+                         np.abs(self.C[0]).T, np.abs(self.C[1]).T)
+        terms = float(ae @ self._abs[0]) + sum(
+            self.kappa[i] * _norm(self._abs[1 + i] @ ae) for i in (0, 1) if self.active[i])
+        sep = float(e @ self.d) - sum(self.kappa[i] * _norm(self.C[i].T @ e)
+                                      for i in (0, 1) if self.active[i])
+        if not dist > 0:
+            return math.inf
+        points = (_norm(z_pos) + _norm(z_neg)) / dist
+        if self.pair_kind:
+            # the dual kind's direction is the pair's own: its rounding (points) enters
+            # s(e) through kappa ||C^T e|| at first order; where that direction does not
+            # separate at all, against the distance itself (s(e) <= ||z_+ - z_-||)
+            if self._spectral is None:  # ||C_pm||_2, constant: one SVD each, once
+                self._spectral = tuple(float(np.linalg.norm(self.C[i], 2)) if self.active[i]
+                                       else 0.0 for i in (0, 1))
+            spread = points * sum(self.kappa[i] * self._spectral[i]
+                                  for i in (0, 1) if self.active[i])
+            if not sep > 0:
+                return 2.0 * _EPS * (points + spread / dist)
+            return 2.0 * _EPS * (points + terms / sep + spread / sep)
+        if not sep > 0:
+            return math.inf
+        return 2.0 * _EPS * (points + terms / sep)
+
+
+class _Dual(_Bracket):
+    """Evaluates :math:`g`, its gradient and Hessian at the multipliers.
+
+    See the Notes of :func:`solve_ellipsoid_newton`.
+    """
 
     def __init__(self, data: Any, pair_kind: bool = False) -> None:
         self.mu = (np.asarray(data["mean_pos"], float), np.asarray(data["mean_neg"], float))
@@ -262,7 +488,7 @@ class _Dual:
         inv = self._act / lam
         M = self._eye + inv[0] * self._stack[0] + inv[1] * self._stack[1]
         # LAPACK potrf/potrs directly (scipy's cho_factor/cho_solve wrappers cost more
-        # than the factorisation itself at the campaign's sizes, d <= 5)
+        # than the factorisation itself at small sizes, d <= 5)
         L, info = _potrf(M, lower=1, clean=0, overwrite_a=1)
         if info != 0:
             raise np.linalg.LinAlgError(f"M(lambda) is not positive definite (potrf {info})")
@@ -439,18 +665,6 @@ class _Dual:
         return np.where(lam > 0, lam, self.start())
 
 
-    def _support(self, norms: list[np.ndarray]) -> Any:
-        r""":math:`\sum_\pm \kappa_\pm\|C_\pm^\top e\|` over the active classes.
-
-        (``sum`` over a generator, as the expression was, without its call overhead.)
-        """
-        out: Any = 0
-        if self.active[0]:
-            out = out + self.kappa[0] * norms[0]
-        if self.active[1]:
-            out = out + self.kappa[1] * norms[1]
-        return out
-
     def value_scale(self, lam: np.ndarray) -> float:
         """The magnitude of the terms of :math:`g` (its rounding is ``eps`` times this)."""
         l0, l1 = lam.tolist()
@@ -486,303 +700,6 @@ class _Dual:
         q = ev["q"].tolist()
         return max((abs(q[i] - self._k2[i]) / self._k2[i]
                     for i in (0, 1) if self.active[i]), default=0.0)
-
-    def points(self, lam: np.ndarray, ev: dict[str, Any]) -> list[tuple[np.ndarray, ...]]:
-        """The pulled pair ``(z_pos, z_neg, u_pos, u_neg)``: feasible, onto the ellipsoids."""
-        z, u = [], []
-        for i, sign in ((0, -1.0), (1, 1.0)):
-            if not self.active[i]:
-                z.append(self.mu[i].copy())
-                u.append(np.zeros(self.C[i].shape[1]))
-                continue
-            offset = ev["Sr"][i] / lam[i]  # Sigma r / lambda
-            q = ev["q"][i]
-            shrink = min(1.0, self.kappa[i] / math.sqrt(q)) if q > 0 else 1.0
-            z.append(self.mu[i] + sign * shrink * offset)
-            # u = C^T r * shrink / (kappa lambda): z = mu -+ kappa C u
-            u.append((self.C[i].T @ ev["r"]) * (shrink / (self.kappa[i] * lam[i])))
-        return [(z[0], z[1], u[0], u[1])]
-
-    def tangent(self, e: np.ndarray, Ce: list[np.ndarray], fit: bool
-                ) -> list[tuple[np.ndarray, ...]]:
-        r"""Feasible pairs along the direction ``e`` (``Ce`` holds :math:`C_\pm^\top e`).
-
-        The tangent points :math:`z_\pm = \mu_\pm \mp \kappa_\pm C_\pm
-        C_\pm^\top e/\|C_\pm^\top e\|` (the optimal pair once ``e`` is the optimal
-        direction). The pulled pair of :meth:`points` divides :math:`\Sigma r` by
-        :math:`\lambda`, which is round-off when a multiplier tends to 0 (a flat
-        ellipsoid whose nearest point is inside its relative interior, e.g. a factor of
-        low rank); these pairs do not. With ``fit``, also the pairs where one side is
-        instead fitted, by least squares in its ball, to :math:`z_+ - z_- = \delta e`
-        with :math:`\delta = s(e)` (a kink :math:`C^\top e = 0` leaves the tangent
-        point undetermined).
-        """
-        z, u = [], []
-        for i, sign in ((0, -1.0), (1, 1.0)):
-            norm = _norm(Ce[i])
-            if not self.active[i] or not norm > 0:
-                z.append(self.mu[i].copy())
-                u.append(np.zeros(self.C[i].shape[1]))
-                continue
-            u.append(Ce[i] / norm)
-            z.append(self.mu[i] + sign * self.kappa[i] * (self.C[i] @ u[i]))
-        pairs = [(z[0], z[1], u[0], u[1])]
-        if fit:
-            sep = float(e @ self.d) - sum(self.kappa[i] * _norm(Ce[i])
-                                          for i in (0, 1))
-            step = max(sep, 0.0) * e
-            for i, sign in ((0, -1.0), (1, 1.0)):
-                if not self.active[i]:
-                    continue
-                # z_i = mu_i + sign kappa C u_i  with  z_pos - z_neg = step
-                target = (z[1] + step if i == 0 else z[0] - step) - self.mu[i]
-                ui = self._solve_ls((i,), target) * sign
-                ui = ui / max(1.0, _norm(ui))
-                zi = self.mu[i] + sign * self.kappa[i] * (self.C[i] @ ui)
-                pairs.append((zi, z[1], ui, u[1]) if i == 0 else (z[0], zi, u[0], ui))
-            if all(self.active):  # both sides at once (both flat along e: two kinks)
-                uu = self._solve_ls((0, 1), self.d - step)
-                up, un = uu[:self.C[0].shape[1]], uu[self.C[0].shape[1]:]
-                up = up / max(1.0, _norm(up))
-                un = un / max(1.0, _norm(un))
-                pairs.append((self.mu[0] - self.kappa[0] * (self.C[0] @ up),
-                              self.mu[1] + self.kappa[1] * (self.C[1] @ un), up, un))
-        return pairs
-
-    def _range(self, classes: tuple[int, ...]) -> np.ndarray | None:
-        """Orthonormal basis of the span of the factors of ``classes`` (``None``: all of R^n)."""
-        if classes not in self._ranges:
-            F = np.hstack([self.C[i] for i in classes])
-            Q = None
-            if F.shape[1] < self.n:
-                Q, R = np.linalg.qr(F)
-                keep = np.abs(np.diag(R)) > 1e-12 * max(float(np.abs(R).max()), 1e-300)
-                Q = Q[:, keep]
-            self._ranges[classes] = Q
-        return self._ranges[classes]
-
-    def kink_directions(self, lam: np.ndarray, e: np.ndarray) -> list[np.ndarray]:
-        r"""``e`` projected off the span of the flat factors (one, the other, both).
-
-        A flat ellipsoid (factor :math:`C_\pm` with fewer than :math:`n` columns) whose
-        nearest point lies inside its relative interior has multiplier 0 and an optimal
-        normal with :math:`C_\pm^\top e = 0`: a kink of :math:`s(e)`
-        (:math:`\kappa\|C^\top e\|`), where an error of ``e`` enters :math:`s` at first
-        order (1e-9 in ``e`` is 1e-9 / s in the bracket, and the multiplier only tends
-        to 0). The projections remove that component exactly; they are candidates
-        only (the bracket keeps the best bound, every bound stays valid).
-        """
-        K = self._kinks(e)
-        return [] if K is None else list(K)
-
-    def _kinks(self, e: np.ndarray) -> np.ndarray | None:
-        """:meth:`kink_directions` as the rows of one array (``None``: there are none)."""
-        if not self.flat_sets:
-            return None
-        if self._projectors is False:  # I - Q Q^T per flat set, stacked, once
-            Qs = [self._range(c) for c in self.flat_sets]
-            self._projectors = np.stack([np.eye(self.n) - Q @ Q.T for Q in Qs
-                                         if Q is not None]) if any(
-                Q is not None for Q in Qs) else None
-        if self._projectors is None:
-            return None
-        P = self._projectors @ e  # one row per flat set
-        pn = np.sqrt(np.einsum("ij,ij->i", P, P))
-        if not pn.min() > 0:  # (a nan fails both tests alike)
-            keep = pn > 0
-            if not keep.any():
-                return None
-            P, pn = P[keep], pn[keep]
-        return P / pn[:, None]
-
-    def _solve_ls(self, classes: tuple[int, ...], rhs: np.ndarray) -> np.ndarray:
-        r"""Least-squares ``u`` of :math:`[\kappa_i C_i]_{i \in \text{classes}}\,u = \text{rhs}`.
-
-        Through the pseudo-inverse, computed once, at small sizes (a LAPACK least-squares
-        call costs ~50 us there, a product ~1 us); ``lstsq`` otherwise.
-        """
-        pinv = self._pinv.get(classes)
-        if pinv is None:
-            A = np.hstack([self.kappa[i] * self.C[i] for i in classes])
-            if self.n * A.shape[1] > 4096:
-                return np.linalg.lstsq(A, rhs, rcond=None)[0]
-            pinv = self._pinv[classes] = np.linalg.pinv(A)
-        return pinv @ rhs
-
-    def _plain_candidates(self, lam: np.ndarray, ev: dict[str, Any]) -> tuple:
-        """The bracket's candidates at ``lam`` before the fitted pairs (:meth:`bracket`)."""
-        r = ev["r"]
-        rn = _norm(r)
-        (zp0, zn0, up0, un0), = self.points(lam, ev)
-        n = self.n
-        E = np.zeros((n, 0))
-        CE: list[np.ndarray] = []
-        norms = [np.zeros(0), np.zeros(0)]
-        blocks: list[list[np.ndarray]] = [[zp0], [zn0], [up0], [un0]]
-        if rn > 0:
-            e0 = r / rn
-            K = self._kinks(e0)
-            if K is None:
-                E = e0[:, None].copy()
-            else:
-                E = np.empty((n, 1 + K.shape[0]))
-                E[:, 0] = e0
-                E[:, 1:] = K.T
-            CE = [self.C[0].T @ E, self.C[1].T @ E]
-            norms = [np.sqrt(np.einsum("ij,ij->j", CE[i], CE[i])) for i in (0, 1)]
-            for i, sign in ((0, -1.0), (1, 1.0)):
-                if self.active[i]:
-                    U = CE[i] / np.where(norms[i] > 0, norms[i], 1.0)  # C^T e = 0: u = 0
-                    Z = self.mu[i][:, None] + (sign * self.kappa[i]) * (self.C[i] @ U)
-                else:
-                    U = np.zeros_like(CE[i])
-                    Z = np.repeat(self.mu[i][:, None], E.shape[1], axis=1)
-                blocks[i].append(Z)
-                blocks[2 + i].append(U)
-        return E, CE, norms, blocks, rn
-
-    def bracket(self, lam: np.ndarray, ev: dict[str, Any], fit: bool = False
-                ) -> dict[str, Any]:
-        r"""Bounds on :math:`\tfrac12\|w^*\|^2` at ``lam`` and the pair and direction giving them.
-
-        Lower: :math:`2/\|z_+ - z_-\|^2` over feasible pairs (:meth:`points`,
-        :meth:`tangent`). Upper: :math:`2/s(e)^2` over the directions :math:`r/\|r\|`
-        (:math:`r = z_+ - z_-` at the Lagrangian minimiser) and that of the best pair,
-        and :math:`1/g(\lambda)` (module docstring).
-        """
-        # vectorised over the candidates (columns): at the campaign's sizes (n <= 5)
-        # the cost is the number of numpy calls, not the arithmetic
-        n = self.n
-        cached = self._candidates
-        if cached is not None and cached[0] is ev and cached[1] is lam:
-            # the same point's plain bracket was just formed (an idle step tries the
-            # fitted pairs after it): its candidates are reused, not recomputed
-            E, CE, norms, plain = cached[2:]
-            blocks = [list(b) for b in plain]
-            rn = 1.0 if E.shape[1] else 0.0
-        else:
-            E, CE, norms, blocks, rn = self._plain_candidates(lam, ev)
-            self._candidates = (ev, lam, E, CE, norms, [list(b) for b in blocks])
-        if rn > 0:
-            if fit:  # along the best separating candidate (three small solves)
-                sepE = E.T @ self.d - self._support(norms)
-                j = int(sepE.argmax())
-                for pair in self.tangent(E[:, j], [CE[0][:, j], CE[1][:, j]], True)[1:]:
-                    for c, v in zip(blocks, pair):
-                        c.append(v)
-        # the candidates as columns (np.column_stack without its per-call overhead)
-        ZP, ZN, UP, UN = (_columns(b) for b in blocks)
-        if self.pair_kind:
-            # the dual kind returns u: judge the points its certificate rebuilds from u
-            # (the pulled pair's z = mu -+ Sigma r / lambda differs from mu -+ kappa C u
-            # in the last bits, and features scaled by 1e8 make that 1e-9 of a normal)
-            if self.active[0]:
-                ZP = self.mu[0][:, None] - self.kappa[0] * (self.C[0] @ UP)
-            if self.active[1]:
-                ZN = self.mu[1][:, None] + self.kappa[1] * (self.C[1] @ UN)
-        D = ZP - ZN
-        dists = np.sqrt(np.einsum("ij,ij->j", D, D))
-
-        def seps(directions: np.ndarray) -> np.ndarray:
-            out = directions.T @ self.d
-            for i in (0, 1):
-                if self.active[i]:
-                    Ci = self.C[i].T @ directions
-                    out = out - self.kappa[i] * np.sqrt(np.einsum("ij,ij->j", Ci, Ci))
-            return out
-
-        def pick(b: int) -> tuple[np.ndarray, ...]:
-            return ZP[:, b], ZN[:, b], UP[:, b], UN[:, b]
-
-        if self.pair_kind:
-            # the dual kind returns the pair: it is judged by its own direction's
-            # separation (the certificate's bracket (D - s(e)^2)/D), so pick by that
-            pos = dists > 0
-            own = np.full(dists.size, math.inf)
-            if np.any(pos):
-                sep = seps(D[:, pos] / dists[pos])
-                own[pos] = 1.0 - np.maximum(sep, 0.0) ** 2 / dists[pos] ** 2
-            best = int(np.argmin(own))
-            dist = float(dists[best])
-            lower = 2.0 / dist**2 if dist > 0 else math.inf
-            normal = None  # the best separating candidate normal (for the multipliers)
-            if E.shape[1]:
-                sepE = E.T @ self.d - self._support(norms)
-                j = int(np.argmax(sepE))
-                normal = E[:, j] if sepE[j] > 0 else None
-            return {"dist": dist, "pair": pick(best), "lower": lower, "direction": None,
-                    "upper": lower / (1.0 - own[best]) if own[best] < 1.0 else math.inf,
-                    "normal": normal}
-        best = int(dists.argmin())
-        dist = float(dists[best])
-        out = {"dist": dist, "pair": pick(best), "lower": 2.0 / dist**2 if dist > 0 else math.inf}
-        # the primal kind returns w = 2e/s(e): its value 2/s(e)^2 is the upper end (the
-        # dual value's 1/g(lambda) bounds the optimum, not the returned point)
-        sep = E.T @ self.d - self._support(norms)
-        if dist > 0:
-            m = E.shape[1]
-            E2 = np.empty((n, m + 1))
-            E2[:, :m] = E
-            E2[:, m] = D[:, best] / dist
-            E = E2
-            sep2 = np.empty(m + 1)
-            sep2[:m] = sep
-            sep2[m:] = seps(E[:, -1:])
-            sep = sep2
-        upper, direction = math.inf, None
-        if sep.size and float(sep.max()) > 0:
-            j = sep.size - 1 - int(sep[::-1].argmax())  # the last of equal ones
-            upper, direction = 2.0 / float(sep[j]) ** 2, E[:, j]
-        out["upper"], out["direction"], out["normal"] = upper, direction, direction
-        return out
-
-    def bracket_floor(self, br: dict[str, Any]) -> float:
-        """:meth:`floor` at a bracket's pair and direction (that of the pair if none)."""
-        zp, zn = br["pair"][0], br["pair"][1]
-        e = br["direction"]
-        if e is None:
-            e = (zp - zn) / br["dist"] if br["dist"] > 0 else None
-        return math.inf if e is None else self.floor(zp, zn, e)
-
-    def floor(self, z_pos: np.ndarray, z_neg: np.ndarray, e: np.ndarray) -> float:
-        r"""The rounding floor of the relative bracket at the pair and the direction ``e``.
-
-        The lower end :math:`2/\|z_+ - z_-\|^2` carries the rounding of the points'
-        coordinates, :math:`\epsilon(\|z_+\| + \|z_-\|)/\|z_+ - z_-\|`, and the upper
-        end :math:`2/s(e)^2` that of the terms of :math:`s(e)`,
-        :math:`\epsilon(|e|^\top(|\mu_+| + |\mu_-|) + \sum\kappa_\pm\||C_\pm|^\top|e|\|)
-        / s(e)`, each twice (squares); for the dual kind, whose direction is the pair's
-        own, also the points' rounding through :math:`\kappa_\pm\|C_\pm\|/s(e)`.
-        Features scaled by 1e4 .. 1e8 put it near 1e-9 .. 1e-8: no double-precision
-        bracket closes below it (the stall test stops there).
-        """
-        dist = _norm(z_pos - z_neg)
-        ae = np.abs(e)
-        if self._abs is None:  # |mu_+| + |mu_-| and |C_pm|^T, formed once
-            self._abs = (np.abs(self.mu[0]) + np.abs(self.mu[1]),
-                         np.abs(self.C[0]).T, np.abs(self.C[1]).T)
-        terms = float(ae @ self._abs[0]) + sum(
-            self.kappa[i] * _norm(self._abs[1 + i] @ ae) for i in (0, 1) if self.active[i])
-        sep = float(e @ self.d) - sum(self.kappa[i] * _norm(self.C[i].T @ e)
-                                      for i in (0, 1) if self.active[i])
-        if not dist > 0:
-            return math.inf
-        points = (_norm(z_pos) + _norm(z_neg)) / dist
-        if self.pair_kind:
-            # the dual kind's direction is the pair's own: its rounding (points) enters
-            # s(e) through kappa ||C^T e|| at first order; where that direction does not
-            # separate at all, against the distance itself (s(e) <= ||z_+ - z_-||)
-            if self._spectral is None:  # ||C_pm||_2, constant: one SVD each, once
-                self._spectral = tuple(float(np.linalg.norm(self.C[i], 2)) if self.active[i]
-                                       else 0.0 for i in (0, 1))
-            spread = points * sum(self.kappa[i] * self._spectral[i]
-                                  for i in (0, 1) if self.active[i])
-            if not sep > 0:
-                return 2.0 * _EPS * (points + spread / dist)
-            return 2.0 * _EPS * (points + terms / sep + spread / sep)
-        if not sep > 0:
-            return math.inf
-        return 2.0 * _EPS * (points + terms / sep)
 
 
 class _FactorDual(_Dual):
@@ -1017,7 +934,7 @@ def solve_ellipsoid_newton(
         Kind ``"socp.chance.rates.primal"`` or ``"socp.chance.rates.dual"``
         (:func:`conicml.formulations.specified_rates.specified_rates`).
     tol : float, default=1e-10
-        Relative certified gap at which to stop (module docstring).
+        Relative certified gap at which to stop (Notes).
     max_iter : int, default=200
         Newton steps.
     time_limit : float, optional
@@ -1045,13 +962,108 @@ def solve_ellipsoid_newton(
         As ``lin-han``: ``objective`` :math:`\tfrac12\|w\|^2` (primal kind) or the
         squared distance (dual kind); ``extras`` holds ``multipliers``, ``z_pos``,
         ``z_neg``, ``distance``, ``lower_bound``, ``upper_bound``, ``stop_reason``.
+
+    Notes
+    -----
+    **Algorithm.** The Lagrangian of :math:`\min \tfrac12\|z_+ - z_-\|^2` over the two
+    ellipsoids, minimised over :math:`z_\pm` for multipliers :math:`\lambda_\pm > 0`, gives
+    :math:`r = z_+ - z_-` from one linear system and the concave dual function
+
+    .. math::
+
+        M(\lambda) = I + \Sigma_+/\lambda_+ + \Sigma_-/\lambda_-,\qquad M r = d = \mu_+ - \mu_-,
+        \qquad z_+ = \mu_+ - \Sigma_+ r/\lambda_+,\quad z_- = \mu_- + \Sigma_- r/\lambda_-,
+
+    .. math::
+
+        g(\lambda) = \tfrac12 d^\top M^{-1} d
+                      - \tfrac12(\lambda_+\kappa_+^2 + \lambda_-\kappa_-^2),
+        \qquad \partial g/\partial\lambda_\pm = \tfrac12(r^\top\Sigma_\pm r/\lambda_\pm^2
+        - \kappa_\pm^2),
+
+    whose Hessian, with :math:`s_\pm = \Sigma_\pm r/\lambda_\pm^2`, is
+    :math:`H_{\pm\pm} = s_\pm^\top M^{-1}s_\pm - r^\top\Sigma_\pm r/\lambda_\pm^3`,
+    :math:`H_{+-} = s_+^\top M^{-1}s_-`. Damped Newton ascent on the two multipliers
+    (backtracking on :math:`g`, steps kept inside :math:`\lambda > 0`), one Cholesky
+    factorisation of :math:`M` per evaluation: :math:`O(n^3/3)` per step, no inverse of
+    :math:`\Sigma_\pm` (singular covariances are fine). :math:`\Sigma_\pm = C_\pm C_\pm^\top`
+    from the program's factors (the ellipsoids its cones and its certificate use; they
+    differ from ``cov_*`` where the factorisation dropped a spectrum). A class with
+    :math:`\kappa = 0` is its mean (its term leaves :math:`M`). Near the maximum :math:`g`
+    is flat to rounding (its change is quadratic in the multipliers' error), so where
+    Armijo's predicted increase is below :math:`g`'s rounding a step is accepted when it
+    shrinks the stationarity :math:`|r^\top\Sigma_\pm r/\lambda_\pm^2 - \kappa_\pm^2|`
+    instead. BLAS runs on one thread (:mod:`conicml._utils.threads`).
+
+    **Steps that cross decades.** Three devices keep the step count small where the
+    multipliers must travel many orders of magnitude:
+
+    * *secular steps* — Newton on :math:`1 - \kappa_\pm/\sqrt{q_\pm} = 0`
+      (:math:`q_\pm = r^\top\Sigma_\pm r/\lambda_\pm^2`), nearly linear in
+      :math:`\lambda` as in Moré and Sorensen's trust-region iteration, taken where they
+      raise :math:`g`, lower the secular residuals and keep :math:`\lambda > 0`
+      (:meth:`_Dual._secular_step`);
+    * *implied multipliers* — at the start and at idle steps, a jump to
+      :math:`\lambda_\pm = s(e)\|C_\pm^\top e\|/\kappa_\pm` (the tangent condition,
+      exact at the optimal normal :math:`e`) for the bracket's best normal, where :math:`g`
+      rises there: a start :math:`10^{15}` times too large (features scaled by 1e8) is
+      left in one step (:meth:`_Dual.implied`);
+    * *the factor form* — for a flat ellipsoid (a factor of fewer than :math:`n` columns)
+      whose nearest point lies in its relative interior, the multiplier's optimum is 0,
+      which :math:`M(\lambda)` only approaches (a factor 10 per step). The same dual in the
+      balls' multipliers :math:`\nu_\pm = \kappa_\pm^2\lambda_\pm` has :math:`\nu = 0`
+      in its domain (:class:`_FactorDual`); ``space="auto"`` uses it where an ellipsoid is
+      flat and :math:`\operatorname{cond}([\kappa_+C_+, \kappa_-C_-]) \le 10^8` (its system
+      holds :math:`A^\top A`), and continues a run that stalls above its rounding floor in
+      the feature form.
+
+    **Certificate and stopping criterion.** Feasible pairs :math:`z_\pm \in B_\pm` give
+    :math:`2/\|z_+ - z_-\|^2 \le \tfrac12\|w^*\|^2`: the Lagrangian points
+    :math:`z_\pm = \mu_\pm \mp \Sigma_\pm r/\lambda_\pm` pulled onto their ellipsoids, the
+    tangent points along :math:`e = r/\|r\|` (:math:`r = z_+ - z_-`), and, when the solver
+    would stop uncertified, the pairs fitted by least squares in the balls (one side or both:
+    a flat ellipsoid whose nearest point is interior has :math:`\lambda \to 0`, where
+    :math:`\Sigma r/\lambda` is round-off and the tangent point undetermined; with a flat
+    ellipsoid they are tried at every idle step). Beside :math:`r/\|r\|` the candidate
+    normals include its projections off the flat factors' spans (:meth:`_Bracket.kink_directions`:
+    at an interior nearest point :math:`C^\top e = 0`, a kink of :math:`s(e)` where the
+    error of :math:`e` counts at first order). The returned
+    hyperplane :math:`w = 2e/s(e)` along the best direction is primal feasible, and its
+    value :math:`2/s(e)^2` is the upper end. The solver stops when
+
+    .. math::
+
+        \text{upper} - \text{lower} \le \texttt{tol}\cdot\text{upper}
+
+    (``Residuals.gap`` is that difference, ``dual`` the relative gap itself: the bracket
+    certifies the point even before the multipliers have converged). For the dual kind the
+    returned pair is judged by its own direction's bracket, as its certificate judges it.
+    No decrease of the gap by 0.1 % and no rise of :math:`g` above its rounding for 8 steps
+    (its rounding: :math:`10^3\epsilon` times its terms, and in the feature form at least the
+    bound :meth:`_Dual.value_rounding` from the Cholesky solve's backward error, which
+    an :math:`M(\lambda)` of condition :math:`10^{30}` raises to :math:`\pm 10^3`; 2 steps
+    where the gap is within 10 times the bracket's rounding floor, :meth:`_Bracket.floor`)
+    stops the solver as stalled (``OPTIMAL_INACCURATE`` with the gap reached: badly scaled
+    features raise the bracket's rounding floor above a small ``tol``; ``tol`` is never
+    relaxed to it). Intersecting
+    ellipsoids (infeasible rates) drive :math:`\lambda \to 0` and the feasible pair together:
+    reported ``INFEASIBLE`` once their distance falls below :math:`10^{-10}\|d\|`.
+
+    **Per-step cost.** At small sizes (:math:`n \le 5`) a step costs its number of numpy
+    calls, not its arithmetic: the Newton systems on the two multipliers are solved in scalar
+    arithmetic by Gaussian elimination with partial pivoting (:func:`_solve2`), the
+    constants of the iteration are formed once per solve, a trial point's Hessian only when
+    the step is accepted, and an idle step's fitted bracket reuses the plain bracket's
+    candidates at the same point.
+
+    **Warm-start:** ``x0 = (lambda_pos, lambda_neg)``, e.g. ``extras["multipliers"]`` of a
+    previous run on a nearby program (a zero, a flat ellipsoid's multiplier, is allowed).
     """
     t0 = time.perf_counter()
-    check_common("ellipsoid-newton", tol, max_iter, time_limit)
+    driver = _driver(tol, max_iter, time_limit, callback)
     if space not in ("auto", "factor", "feature"):
         raise OptionError("ellipsoid-newton: space must be 'auto', 'factor' or 'feature', "
                           f"got {space!r}")
-    stop = stopper("ellipsoid-newton", callback)
     data = check_rates_program(program, "ellipsoid-newton")
     for cls in ("pos", "neg"):
         if float(data[f"kappa_{cls}"]) > 0 and not np.any(np.asarray(data[f"C_{cls}"])):
@@ -1074,8 +1086,8 @@ def solve_ellipsoid_newton(
         fallback = _factor_form_suits(data)
         space = "factor" if fallback else "feature"
     with single_blas_thread(np.asarray(data["mean_pos"]).size):
-        sol = _newton(program, data, t0=t0, stop=stop, tol=tol, max_iter=max_iter,
-                      time_limit=time_limit, verbose=verbose, x0=x0, space=space)
+        sol = _newton(program, data, t0=t0, driver=driver, verbose=verbose, x0=x0,
+                      space=space)
         if not (fallback and sol.extras.get("stop_reason") == 5
                 and not sol.extras.get("at_rounding_floor")):
             return sol
@@ -1083,11 +1095,10 @@ def solve_ellipsoid_newton(
         lam = np.asarray(sol.extras["multipliers"], dtype=float)
         # a multiplier at 0 (a flat ellipsoid's interior point) starts small, not at 0
         lam = np.where(lam > 0, lam, 1e-6 * _Dual(data).start())
-        second = _newton(program, data, t0=time.perf_counter(), stop=stop, tol=tol,
-                         max_iter=max(1, max_iter - sol.iterations),
-                         time_limit=None if time_limit is None else max(time_limit - used,
-                                                                         1e-3),
-                         verbose=verbose, x0=lam, space="feature")
+        second = _newton(program, data, t0=time.perf_counter(), driver=_driver(
+                             tol, max(1, max_iter - sol.iterations),
+                             None if time_limit is None else max(time_limit - used, 1e-3),
+                             callback), verbose=verbose, x0=lam, space="feature")
     best = second if second.extras["relative_gap"] < sol.extras["relative_gap"] or \
         second.status is Status.INFEASIBLE else sol
     return replace(best, extras={**best.extras, "space": "factor, then feature"},
@@ -1117,9 +1128,16 @@ def _factor_form_suits(data: Any) -> bool:
     return bool(sv[-1] > 0 and sv[0] <= _FACTOR_COND * sv[-1])
 
 
-def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_iter: int,
-            time_limit: float | None, verbose: bool, x0: Any, space: str) -> Solution:
+def _driver(tol: float, max_iter: int, time_limit: float | None, callback: Any) -> Driver:
+    """The stop rule of one Newton run (options and callback checked here)."""
+    return Driver("ellipsoid-newton", tol=tol, max_iter=max_iter, time_limit=time_limit,
+                  messages=TERMINATION_MESSAGES, statuses=STATUS_MAP, callback=callback)
+
+
+def _newton(program: Any, data: Any, *, t0: float, driver: Driver, verbose: bool, x0: Any,
+            space: str) -> Solution:
     """The Newton iteration of :func:`solve_ellipsoid_newton` (options checked)."""
+    tol = driver.tol
     pair_kind = program.kind == kinds.RATES_DUAL
     dual = _FactorDual(data, pair_kind) if space == "factor" else _Dual(data, pair_kind)
     if x0 is None:
@@ -1128,7 +1146,7 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
         lam = dual.from_multipliers(np.asarray(x0, dtype=float).reshape(-1))
     d_norm = _norm(dual.d)
     setup_time = time.perf_counter() - t0
-    t1 = time.perf_counter()
+    driver.start()
     try:
         ev = dual.evaluate(lam)
     except np.linalg.LinAlgError:  # a warm start at nu = 0 where A^T A is singular
@@ -1162,13 +1180,13 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
         if verbose:
             print(f"{k:>5} {ev['value']:>16.10g} {lower:>16.10g} {upper:>16.10g} "
                   f"{rel_gap:>10.2e}")
-        if stop is not None and stop(IntermediateResult(
-                iteration=k, objective=ev["value"], residual=rel_gap,
-                elapsed=time.perf_counter() - t1, values={"multipliers": dual.multipliers(lam)})):
-            code = 3
+        if driver.listening and driver.notify(
+                k, rel_gap, objective=ev["value"],
+                values={"multipliers": dual.multipliers(lam)}):
+            code = int(Reason.CALLBACK)
             break
-        if rel_gap <= tol:
-            code = 0
+        if driver.converged(rel_gap):
+            code = int(Reason.CONVERGED)
             break
         # progress: the certified gap shrinks, or g still rises above its rounding
         # (infeasible rates: lambda -> 0, the gap stays infinite while g climbs to 0)
@@ -1193,11 +1211,9 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
                 code = 5
                 extras_floor = at_floor
                 break
-        if k >= max_iter:
-            code = 1
-            break
-        if time_limit is not None and time.perf_counter() - t1 > time_limit:
-            code = 2
+        limit = driver.limit(k)
+        if limit is not None:
+            code = int(limit)
             break
         improved, trial, ev_trial = dual.step(lam, ev)
         if br.get("normal") is not None and (k == 0 or since_best >= 2):
@@ -1216,7 +1232,7 @@ def _newton(program: Any, data: Any, *, t0: float, stop: Any, tol: float, max_it
             lam, ev = trial, ev_trial
             break
         lam, ev = trial, ev_trial
-    solve_time = time.perf_counter() - t1
+    solve_time = driver.elapsed
     extras = {"stop_reason": code, "multipliers": dual.multipliers(lam), "relative_gap": rel_gap,
               "space": space, "at_rounding_floor": extras_floor}
     if code == 4:

@@ -1,65 +1,17 @@
 r"""The feature-scaling solvers of Tayal 2014, chapter 7 (``fs-simple-ao``, ``fs-ao1``, ...).
 
 Programs of kind ``nonconvex.fs.svm``
-(:func:`conicml.formulations.feature_scaling.feature_scaled_svm`). All minimise the
-embedded feature-selection problem (7.4) in its smooth form :math:`\Omega` (7.7) or its
+(:func:`conicml.formulations.feature_scaling.feature_scaled_svm`): the embedded
+feature-selection problem (7.4) in its smooth form :math:`\Omega` (7.7) or its
 functional-margin forms (7.14)/(7.15), from the program's :math:`z^0` (default
-:math:`\mathbf 1`, F37):
-
-* ``fs-simple-ao`` — Algorithm 1 (two-block Gauss–Seidel): the SVM block, then
-  :math:`z \leftarrow \arg\min_{z\ge0}\Omega(\beta^k, b^k, z)`; stop when
-  :math:`\|z^{k+1} - z^k\|_\infty < \texttt{tol}`. Can stop at saddle points
-  (Table 7.1).
-* ``fs-ao1`` — Margin AO-I, Algorithm 2: the SVM block (:math:`\lambda = 1`), then
-  :math:`(z, \lambda) \leftarrow
-  \arg\min_{z, \lambda\ge0}\bar\Omega(\bar\beta^k, \bar b^k, z, \lambda)`
-  from :math:`(z^k, 1)`; same stopping rule.
-* ``fs-ao2`` — Margin AO-II, Algorithm 3: the SVM block, then
-  :math:`(z, \lambda) \leftarrow \arg\min\Psi(z, \lambda)` (7.15) from
-  :math:`(z^k, 1/\sqrt{\bar\beta^\top K_{z^k}\bar\beta})` (the thesis's
-  initialisation, which matches only the margin term; a heuristic); stop when the
-  selected support :math:`\{l : z_l > 0.01\max_k z_k\}` no longer changes (the
-  thesis's ":math:`\|z^{k+1} - z^k\|_0 = 0`" with its 1 % zero threshold) *and*
-  :math:`\|z^{k+1} - z^k\|_\infty < \texttt{tol}` (``ao2_stop="change"``, the
-  default: the support alone can repeat after one step while :math:`z` still moves);
-  ``ao2_stop="support"`` is the thesis's rule alone.
-* ``fs-full`` — FULL-FS: the Coleman–Li reflective trust region on :math:`\Omega` over
-  all of :math:`(\beta, b, z)` (:math:`O((n+d)^3)` per iteration).
-* ``fs-gmkl`` — GMKL (Varma & Babu 2009; F31, A10): projected gradient with Armijo
-  backtracking on :math:`F(z) + \mu\mathbf 1^\top z`, :math:`F(z)` the (hinge) SVM
-  dual value with kernel :math:`K_z`, gradient by Danskin's theorem
-  :math:`\partial F/\partial z_l = -\tfrac12(\alpha\circ y)^\top(\partial_{z_l}K)(\alpha\circ y)`.
+:math:`\mathbf 1`, F37). Each method's stopping rule is in the Notes of its solve
+function.
 
 The SVM block is the program's ``svm_dual`` (kind ``qp.svm.dual``), solved by the
 registered solver named by ``inner``; the non-convex blocks use the Coleman–Li
 trust region of :mod:`conicml.solvers._bound_tr`, whose subproblem is the
-``more-sorensen`` secular-equation core (:mod:`conicml.solvers._secular`).
-
-**Status.** A method that meets its own stopping rule returns ``OPTIMAL``, which
-:func:`conicml.solve` keeps only if the program's certificate (first-order stationarity
-and second-order curvature of :math:`\Omega`, see
-:func:`~conicml.formulations.feature_scaling.feature_scaled_svm`) passes ``certify_tol``;
-``max_iter``, ``time_limit`` or the callback give ``USER_LIMIT`` with the last point.
-``extras["converged"]`` is the method's own verdict, ``extras["history"]`` its trace.
-The methods are local and reach different stationary points: in
-:func:`conicml.compare` their disagreement is information (Table 7.1), not an error.
-
-**Minimum, saddle or not stationary** (Table 7.1). At termination :math:`(\beta, b)` is
-refitted by the SVM block at the final :math:`z` (for FULL-FS the final iterate is kept)
-and the gradient and Hessian of :math:`\Omega` are projected on the free variables —
-:math:`\beta`, :math:`b` and the :math:`z_l` above the 1 % rule (the full Hessian has
-size n + 1 + d). Minimum and saddle are kinds of *stationary* points: when the
-projected gradient (``stationarity``: the largest entry on the free variables, or the
-largest negative one on an active :math:`z_l`) exceeds
-:math:`100\,\texttt{tol}\max(1, C, \mu)` the point is labelled ``"not stationary"``
-(the decoded ``label``), whatever its curvature. Otherwise the smallest eigenvalue
-``vmin`` of the projected Hessian decides: ``"minimum"`` when
-:math:`v_{\min} \ge -10^{-6}\max(1, \|H\|)`, else ``"saddle"``. Margin AO-II's fixed points
-are in general *not* stationary for :math:`\Omega`: its block minimises :math:`\Psi` (7.15),
-which holds
-:math:`\|f\|_{\mathcal H} = 1` and so drops the :math:`z`-dependence of the margin
-term :math:`\frac12\bar\beta^\top K_z\bar\beta` that :math:`\partial\Omega/\partial z`
-contains; its label is then ``"not stationary"`` (the thesis reports only ``vmin``).
+``more-sorensen`` secular-equation core (:mod:`conicml.solvers._secular`). The status and the
+minimum/saddle labels are described on the family page (``docs/families/feature_scaling.rst``).
 """
 
 from __future__ import annotations
@@ -119,7 +71,7 @@ class _Run:
             time.perf_counter() - self.start > self.time_limit
 
     def svm(self, z: np.ndarray) -> tuple[np.ndarray, float]:
-        """The exact SVM block at ``z`` (module docstring): its :math:`(\\beta, b)`."""
+        """The exact SVM block at ``z`` (the program's ``svm_dual``): its :math:`(\\beta, b)`."""
         from ..solving import solve  # late import: solving imports the registry
 
         obj = self.obj
@@ -364,7 +316,15 @@ def solve_fs_simple_ao(program: Any, *, tol: float = 1e-4, max_iter: int | None 
                        inner_max_iter: int = 100, inner: str = "smo",
                        inner_options: dict | None = None, time_limit: float | None = None,
                        callback: Any = None) -> Solution:
-    """Simple AO (Algorithm 1); options in the module docstring."""
+    """Simple AO (Algorithm 1).
+
+    Notes
+    -----
+    Algorithm 1 (two-block Gauss–Seidel): the SVM block, then
+    :math:`z \\leftarrow \\arg\\min_{z\\ge0}\\Omega(\\beta^k, b^k, z)`; stop when
+    :math:`\\|z^{k+1} - z^k\\|_\\infty < \\texttt{tol}`. Can stop at saddle points
+    (Table 7.1).
+    """
     return _solve(program, "simple-ao", tol=tol, max_iter=max_iter,
                   inner_max_iter=inner_max_iter, svm_solver=inner,
                   svm_options=inner_options, time_limit=time_limit, callback=callback)
@@ -377,7 +337,15 @@ def solve_fs_ao1(program: Any, *, tol: float = 1e-4, max_iter: int | None = None
                  inner_max_iter: int = 100, inner: str = "smo",
                  inner_options: dict | None = None, time_limit: float | None = None,
                  callback: Any = None) -> Solution:
-    """Margin AO-I (Algorithm 2); options in the module docstring."""
+    """Margin AO-I (Algorithm 2).
+
+    Notes
+    -----
+    Margin AO-I, Algorithm 2: the SVM block (:math:`\\lambda = 1`), then
+    :math:`(z, \\lambda) \\leftarrow
+    \\arg\\min_{z, \\lambda\\ge0}\\bar\\Omega(\\bar\\beta^k, \\bar b^k, z, \\lambda)`
+    from :math:`(z^k, 1)`; same stopping rule.
+    """
     return _solve(program, "ao1", tol=tol, max_iter=max_iter,
                   inner_max_iter=inner_max_iter, svm_solver=inner,
                   svm_options=inner_options, time_limit=time_limit, callback=callback)
@@ -392,7 +360,7 @@ def solve_fs_ao2(program: Any, *, tol: float = 1e-4, max_iter: int | None = None
                  inner_options: dict | None = None, time_limit: float | None = None,
                  callback: Any = None, normalize: bool = True,
                  ao2_stop: str = "change") -> Solution:
-    r"""Margin AO-II (Algorithm 3); options in the module docstring.
+    r"""Margin AO-II (Algorithm 3).
 
     ``normalize``: scale the SVM block's :math:`(\bar\beta, \bar b)` to
     :math:`\|f\|_{\mathcal H} = 1` before the FS-II block (``False``: the thesis's literal
@@ -400,6 +368,18 @@ def solve_fs_ao2(program: Any, *, tol: float = 1e-4, max_iter: int | None = None
     ``"change"`` (default) stops when the support is unchanged and
     :math:`\|z^{k+1}-z^k\|_\infty < \texttt{tol}`, ``"support"`` on the unchanged support
     alone (the thesis's rule).
+
+    Notes
+    -----
+    Margin AO-II, Algorithm 3: the SVM block, then
+    :math:`(z, \lambda) \leftarrow \arg\min\Psi(z, \lambda)` (7.15) from
+    :math:`(z^k, 1/\sqrt{\bar\beta^\top K_{z^k}\bar\beta})` (the thesis's
+    initialisation, which matches only the margin term; a heuristic); stop when the
+    selected support :math:`\{l : z_l > 0.01\max_k z_k\}` no longer changes (the
+    thesis's ":math:`\|z^{k+1} - z^k\|_0 = 0`" with its 1 % zero threshold) *and*
+    :math:`\|z^{k+1} - z^k\|_\infty < \texttt{tol}` (``ao2_stop="change"``, the
+    default: the support alone can repeat after one step while :math:`z` still moves);
+    ``ao2_stop="support"`` is the thesis's rule alone.
     """
     return _solve(program, "ao2", tol=tol, max_iter=max_iter,
                   inner_max_iter=inner_max_iter, svm_solver=inner,
@@ -417,6 +397,11 @@ def solve_fs_full(program: Any, *, tol: float = 1e-4, max_iter: int | None = Non
     """FULL-FS; ``tol`` on the scaled gradient, ``max_iter`` trust-region iterations.
 
     ``inner_max_iter`` is accepted for a uniform signature and unused.
+
+    Notes
+    -----
+    FULL-FS: the Coleman–Li reflective trust region on :math:`\\Omega` over
+    all of :math:`(\\beta, b, z)` (:math:`O((n+d)^3)` per iteration).
     """
     return _solve(program, "full", tol=tol, max_iter=max_iter,
                   inner_max_iter=inner_max_iter, svm_solver=inner,
@@ -430,9 +415,19 @@ def solve_fs_gmkl(program: Any, *, tol: float = 1e-4, max_iter: int | None = Non
                   inner_max_iter: int = 100, inner: str = "smo",
                   inner_options: dict | None = None, time_limit: float | None = None,
                   callback: Any = None) -> Solution:
-    """GMKL; ``tol`` on the projected gradient, ``max_iter`` gradient steps.
+    r"""GMKL; ``tol`` on the projected gradient, ``max_iter`` gradient steps.
 
     ``inner_max_iter`` is accepted for a uniform signature and unused.
+
+    Notes
+    -----
+    GMKL (Varma & Babu 2009; F31, A10): projected gradient with Armijo
+    backtracking on :math:`F(z) + \mu\mathbf 1^\top z`, :math:`F(z)` the (hinge) SVM
+    dual value with kernel :math:`K_z`, gradient by Danskin's theorem
+
+    .. math::
+
+        \partial F/\partial z_l = -\tfrac12(\alpha\circ y)^\top(\partial_{z_l}K)(\alpha\circ y).
     """
     return _solve(program, "gmkl", tol=tol, max_iter=max_iter,
                   inner_max_iter=inner_max_iter, svm_solver=inner,

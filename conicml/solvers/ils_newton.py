@@ -1,82 +1,16 @@
 r"""``ils-newton``: MPM and BMPM by a safeguarded Newton search over one scalar weight.
 
-Solves the fractional program shared by the kinds ``"socp.mpm"`` and
-``"socp.bmpm"`` (see :mod:`conicml.formulations.minimax`)
-
-.. math::
-
-    \kappa^* = \max_{w^\top d = 1} r(w) = \frac{N(w)}{D(w)}
-    = \frac{1 - a_x\sigma_x(w) - a_y\sigma_y(w)}{b_x\sigma_x(w) + b_y\sigma_y(w)}
-
-with one Cholesky factorisation per iteration and a handful of iterations; built
-for the kernel machines (Theorem 9), whose covariances are dense
-:math:`n \times n` matrices.
-
-**The one-dimensional reduction** (derived here; it is the fixed point of
-Lanckriet's iterative least squares, seed 004 eq. 3.29). Stationarity of
-:math:`r` on :math:`w^\top d = 1` reads
-
-.. math::
-
-    \Big(\frac{A}{\sigma_x}\Sigma_x + \frac{B}{\sigma_y}\Sigma_y\Big) w \parallel d,
-    \qquad A = a_xD + b_xN,\quad B = a_yD + b_yN,
-
-so every optimum lies on the curve
-:math:`w(c) = M(c)^{-1}d / (d^\top M(c)^{-1}d)`, :math:`M(c) = c\,\Sigma_x + (1-c)\Sigma_y`,
-:math:`c \in [0, 1]` (the minimisers of :math:`c\sigma_x^2 + (1-c)\sigma_y^2`: the Pareto
-curve of :math:`(\sigma_x, \sigma_y)`, convex). Along it :math:`\sigma_x` decreases,
-:math:`\sigma_y` increases, and
-
-.. math::
-
-    \operatorname{sign}\frac{dr(w(c))}{dc} = \operatorname{sign} g(c),\qquad
-    g(c) = \frac{A(1-c)\sigma_y - Bc\,\sigma_x}{A(1-c)\sigma_y + Bc\,\sigma_x} \in [-1, 1],
-
-zero exactly at the fixed point of the reweighting (:math:`c = A\sigma_y/(A\sigma_y +
-B\sigma_x)`). Where :math:`r \ge 0` the super-level sets of :math:`r` are half-planes
-:math:`(a_x + \lambda b_x)\sigma_x + (a_y + \lambda b_y)\sigma_y \le 1` with non-negative
-coefficients, which cut the convex curve in one arc: :math:`r` is unimodal on the arc
-where it is positive and :math:`g` has one root there, the global optimum (the
-fractional program is pseudo-concave). The solver finds it by Newton's method on
-:math:`g` in the log-odds :math:`t = \log(c/(1-c))` (the derivative from one more pair
-of triangular solves with the same Cholesky factor, :math:`w'(c) = -M^{-1}(\Sigma_x -
-\Sigma_y)w`), safeguarded by a bracket that every evaluation shrinks (the sign of
-:math:`g`; a point with :math:`N \le 0` lies outside the positive arc, on the far side
-of the optimum from a positive point). Far from the root :math:`g` saturates at
-:math:`\pm 1` and Newton overshoots; a step longer than 1 in :math:`t` is replaced by the
-reweighting map itself, :math:`c \leftarrow A\sigma_y/(A\sigma_y + B\sigma_x)` (one step of
-Lanckriet's iterative least squares), and by bisection if that leaves the bracket
-(kernel BMPM at n = 300: 5-6 steps instead of 7-14 with plain Newton).
-
-**Cost.** One :math:`n^3/3` Cholesky of :math:`M(c)` per iteration, typically 4–7
-iterations from :math:`c = \tfrac12` (the Fisher direction). ``dinkelbach`` diagonalises
-both covariances simultaneously once (two eigendecompositions, about :math:`20n^3`) and
-then iterates in :math:`O(n)`; at :math:`n = 1000` the few Cholesky factorisations cost a
-fraction of that one diagonalisation (``benchmarks/kernel_fit_speed.py``), which is why
-this is the kernel estimators' default route. The covariances are read from the
-program's ``Sx``/``Sy`` when present (else :math:`R^\top R`).
-
-**Scope.** The regular case: :math:`\Sigma_x + \Sigma_y` numerically positive definite
-(always so for the kernel machines, whose ridge is mandatory) and :math:`\kappa^* > 0`.
-Any other program (singular covariances, :math:`\kappa^* = \infty`, an infeasible BMPM,
-a non-positive ratio at every point tried) is handed to ``dinkelbach``, which handles
-those cases; the solution's message and ``extras["delegated"]`` say so.
-
-**Stopping criterion.** :math:`|g(c)| \le \texttt{tol}` (a relative stationarity
-measure of the fractional program), or the bracket shrunk to floating-point width.
-**Certificate**: the solver reports the margin row and :math:`|g|`;
-:func:`conicml.solve` recomputes the program's own certificate (the KKT residuals of
-the perspective SOCP, :func:`conicml.certificates.margin.fractional_certificate`)
-at the returned point.
-
-**Warm start:** ``x0`` is an initial :math:`w` (any scale, :math:`w^\top d > 0`); the
-search starts at its reweighting fixed-point weight.
+The fixed point of Lanckriet's iterative least squares (seed 004 eq. 3.29) found by
+Newton's method on the weight of :math:`c\,\Sigma_x + (1-c)\Sigma_y`, one Cholesky
+factorisation per step; kinds ``"socp.mpm"`` and ``"socp.bmpm"``. It stops when the
+relative stationarity :math:`|g(c)| \le` ``tol`` and hands singular or infeasible
+programs to ``dinkelbach``; the reduction and the stopping rule are in the Notes of
+:func:`solve_ils_newton`.
 """
 
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 from scipy.linalg import cho_solve
@@ -87,22 +21,18 @@ from ..exceptions import OptionError
 from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
-from ._callback import Callback, IntermediateResult, stopper
-from ._options import check_array, check_common
+from ._callback import Callback
+from ._driver import Driver, Reason, message_table, status_table
+from ._options import check_array
 from ._warm import fractional_w
 
 __all__ = ["TERMINATION_MESSAGES", "solve_ils_newton"]
 
-TERMINATION_MESSAGES: dict[int, str] = {
-    0: "converged: |g(c)| <= tol (stationarity on the weight curve)",
-    1: "maximum number of iterations reached (max_iter)",
-    2: "time limit reached (time_limit)",
-    3: "stopped by the callback",
-    4: "bracket shrunk to floating-point width before |g(c)| <= tol",
-}
+TERMINATION_MESSAGES: dict[int, str] = message_table(
+    "converged: |g(c)| <= tol (stationarity on the weight curve)",
+    {4: "bracket shrunk to floating-point width before |g(c)| <= tol"})
 
-STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT, 2: Status.USER_LIMIT,
-                                 3: Status.USER_LIMIT, 4: Status.OPTIMAL_INACCURATE}
+STATUS_MAP: dict[int, Status] = status_table({4: Status.OPTIMAL_INACCURATE})
 
 #: Relative size of the smallest Cholesky pivot of Sx + Sy (squared, against the
 #: largest diagonal entry) below which the program is not the regular case.
@@ -176,6 +106,61 @@ def _delegate(program: Program, reason: str, options: dict) -> Solution:
                     history=sol.history, extras={**sol.extras, "delegated": "dinkelbach"})
 
 
+def _start_weight(curve: _Curve, x0: np.ndarray) -> float:
+    """The reweighting fixed-point weight of a warm start ``x0`` (0.5 if it has none)."""
+    d = curve.d
+    if not float(d @ x0) > 0:
+        raise OptionError(f"x0 must be a vector of length {d.size} with x0 @ d > 0")
+    w0 = x0 / float(d @ x0)
+    sx0 = math.sqrt(max(float(w0 @ curve.Sx @ w0), 0.0))
+    sy0 = math.sqrt(max(float(w0 @ curve.Sy @ w0), 0.0))
+    (ax, ay), (bx, by) = curve.a, curve.b
+    N0, D0 = 1 - ax * sx0 - ay * sy0, bx * sx0 + by * sy0
+    A0, B0 = ax * D0 + bx * N0, ay * D0 + by * N0
+    if A0 >= 0 and B0 >= 0 and A0 * sy0 + B0 * sx0 > 0:
+        return min(max(A0 * sy0 / (A0 * sy0 + B0 * sx0), 1e-6), 1 - 1e-6)
+    return 0.5
+
+
+def _next_point(curve: _Curve, cur: dict, lo: float,
+                hi: float) -> tuple[dict | None, float, float]:
+    """The safeguarded step from ``cur`` inside the bracket ``(lo, hi)`` (Notes of
+    :func:`solve_ils_newton`): the evaluated next point (``None`` when the bracket has
+    shrunk to floating-point width) and the bracket it leaves."""
+    c, g = cur["c"], cur["g"]
+    # Newton in the log-odds t = log(c / (1 - c)) (dg/dt = c(1 - c) dg/dc): optima
+    # near c = 0 or 1 (BMPM) are reached without bisecting towards the end
+    dg = cur["dg"] * c * (1.0 - c)
+    step = -g / dg if math.isfinite(dg) and dg != 0 else math.nan
+    cn = 1.0 / (1.0 + math.exp(-max(min(math.log(c / (1.0 - c)) + step, 700.0), -700.0))) \
+        if math.isfinite(step) else math.nan
+    if not (math.isfinite(step) and abs(step) <= 1.0 and lo < cn < hi):
+        # far from the root g saturates at +-1 and Newton overshoots: take the
+        # reweighting (ILS) fixed-point map c <- A sy / (A sy + B sx) instead, else bisect
+        (ax, ay), (bx, by) = curve.a, curve.b
+        A_, B_ = ax * cur["D"] + bx * cur["N"], ay * cur["D"] + by * cur["N"]
+        den = A_ * cur["sy"] + B_ * cur["sx"]
+        ct = A_ * cur["sy"] / den if den > 0 else math.nan
+        if math.isfinite(ct) and lo < ct < hi:
+            cn = ct
+        elif not (math.isfinite(cn) and lo < cn < hi):
+            cn = 0.5 * (lo + hi)
+    nxt = curve.evaluate(cn)
+    while nxt is None or not nxt["N"] > 0 or not math.isfinite(nxt["g"]):
+        # outside the positive arc (or M(c) not definite next to an end): the
+        # optimum lies between the current point and this one
+        if cn > c:
+            hi = cn
+        else:
+            lo = cn
+        cn = 0.5 * (c + cn)
+        if abs(cn - c) <= 4 * np.finfo(float).eps * max(c, 1e-300):
+            nxt = None
+            break
+        nxt = curve.evaluate(cn)
+    return nxt, lo, hi
+
+
 @register("ils-newton", kinds=[kinds.BMPM, kinds.MPM],
           description="Newton search on the weight of iterative least squares, one Cholesky "
                       "per step (MPM, BMPM; kernel default)",
@@ -197,7 +182,7 @@ def solve_ils_newton(
     program : Program
         Kind ``"socp.mpm"`` or ``"socp.bmpm"``.
     tol : float, default=1e-11
-        Stop when :math:`|g(c)| \le` ``tol`` (module docstring).
+        Stop when :math:`|g(c)| \le` ``tol`` (Notes).
     max_iter : int, default=60
         Largest number of Cholesky factorisations (Newton or bisection steps).
     time_limit : float, optional
@@ -216,12 +201,84 @@ def solve_ils_newton(
         ``values = {"v"}`` (the SOCP point), ``objective`` :math:`= 1/\kappa^*`,
         ``iterations`` = Cholesky factorisations, ``extras["c"]`` the final weight,
         ``extras["kappa"]``.
+
+    Notes
+    -----
+    Solves the fractional program shared by the kinds ``"socp.mpm"`` and
+    ``"socp.bmpm"`` (see :mod:`conicml.formulations.minimax`)
+
+    .. math::
+
+        \kappa^* = \max_{w^\top d = 1} r(w) = \frac{N(w)}{D(w)}
+        = \frac{1 - a_x\sigma_x(w) - a_y\sigma_y(w)}{b_x\sigma_x(w) + b_y\sigma_y(w)}
+
+    with one Cholesky factorisation per iteration and a handful of iterations; built
+    for the kernel machines (Theorem 9), whose covariances are dense
+    :math:`n \times n` matrices.
+
+    **The one-dimensional reduction** (derived here; it is the fixed point of
+    Lanckriet's iterative least squares, seed 004 eq. 3.29). Stationarity of
+    :math:`r` on :math:`w^\top d = 1` reads
+
+    .. math::
+
+        \Big(\frac{A}{\sigma_x}\Sigma_x + \frac{B}{\sigma_y}\Sigma_y\Big) w \parallel d,
+        \qquad A = a_xD + b_xN,\quad B = a_yD + b_yN,
+
+    so every optimum lies on the curve
+    :math:`w(c) = M(c)^{-1}d / (d^\top M(c)^{-1}d)`, :math:`M(c) = c\,\Sigma_x + (1-c)\Sigma_y`,
+    :math:`c \in [0, 1]` (the minimisers of :math:`c\sigma_x^2 + (1-c)\sigma_y^2`: the Pareto
+    curve of :math:`(\sigma_x, \sigma_y)`, convex). Along it :math:`\sigma_x` decreases,
+    :math:`\sigma_y` increases, and
+
+    .. math::
+
+        \operatorname{sign}\frac{dr(w(c))}{dc} = \operatorname{sign} g(c),\qquad
+        g(c) = \frac{A(1-c)\sigma_y - Bc\,\sigma_x}{A(1-c)\sigma_y + Bc\,\sigma_x} \in [-1, 1],
+
+    zero exactly at the fixed point of the reweighting (:math:`c = A\sigma_y/(A\sigma_y +
+    B\sigma_x)`). Where :math:`r \ge 0` the super-level sets of :math:`r` are half-planes
+    :math:`(a_x + \lambda b_x)\sigma_x + (a_y + \lambda b_y)\sigma_y \le 1` with non-negative
+    coefficients, which cut the convex curve in one arc: :math:`r` is unimodal on the arc
+    where it is positive and :math:`g` has one root there, the global optimum (the
+    fractional program is pseudo-concave). The solver finds it by Newton's method on
+    :math:`g` in the log-odds :math:`t = \log(c/(1-c))` (the derivative from one more pair
+    of triangular solves with the same Cholesky factor, :math:`w'(c) = -M^{-1}(\Sigma_x -
+    \Sigma_y)w`), safeguarded by a bracket that every evaluation shrinks (the sign of
+    :math:`g`; a point with :math:`N \le 0` lies outside the positive arc, on the far side
+    of the optimum from a positive point). Far from the root :math:`g` saturates at
+    :math:`\pm 1` and Newton overshoots; a step longer than 1 in :math:`t` is replaced by the
+    reweighting map itself, :math:`c \leftarrow A\sigma_y/(A\sigma_y + B\sigma_x)` (one step of
+    Lanckriet's iterative least squares), and by bisection if that leaves the bracket.
+
+    **Cost.** One :math:`n^3/3` Cholesky of :math:`M(c)` per iteration, typically 4–7
+    iterations from :math:`c = \tfrac12` (the Fisher direction). ``dinkelbach`` diagonalises
+    both covariances simultaneously once (two eigendecompositions, about :math:`20n^3`) and
+    then iterates in :math:`O(n)`; at :math:`n = 1000` the few Cholesky factorisations cost a
+    fraction of that one diagonalisation (``benchmarks/kernel_fit_speed.py``), which is why
+    this is the kernel estimators' default route. The covariances are read from the
+    program's ``Sx``/``Sy`` when present (else :math:`R^\top R`).
+
+    **Scope.** The regular case: :math:`\Sigma_x + \Sigma_y` numerically positive definite
+    (always so for the kernel machines, whose ridge is mandatory) and :math:`\kappa^* > 0`.
+    Any other program (singular covariances, :math:`\kappa^* = \infty`, an infeasible BMPM,
+    a non-positive ratio at every point tried) is handed to ``dinkelbach``, which handles
+    those cases; the solution's message and ``extras["delegated"]`` say so.
+
+    **Stopping criterion.** :math:`|g(c)| \le \texttt{tol}` (a relative stationarity
+    measure of the fractional program), or the bracket shrunk to floating-point width.
+    **Certificate**: the solver reports the margin row and :math:`|g|`;
+    :func:`conicml.solve` recomputes the program's own certificate (the KKT residuals of
+    the perspective SOCP, :func:`conicml.certificates.margin.fractional_certificate`)
+    at the returned point.
+
+    **Warm start:** ``x0`` is an initial :math:`w` (any scale, :math:`w^\top d > 0`); the
+    search starts at its reweighting fixed-point weight.
     """
-    check_common("ils-newton", tol, max_iter, time_limit)
-    stop = stopper("ils-newton", callback)
+    driver = Driver("ils-newton", tol=tol, max_iter=max_iter, time_limit=time_limit,
+                    messages=TERMINATION_MESSAGES, statuses=STATUS_MAP, callback=callback)
     delegate_opts = {"time_limit": time_limit, "verbose": verbose, "callback": callback,
                      "x0": x0}
-    start = time.perf_counter()
     data = program.data
     d = np.asarray(data["d"], dtype=float)
     Sx = data.get("Sx")
@@ -231,21 +288,9 @@ def solve_ils_newton(
         Sx, Sy = Rx.T @ Rx, Ry.T @ Ry
     curve = _Curve(d, np.asarray(Sx, dtype=float), np.asarray(Sy, dtype=float),
                    tuple(float(v) for v in data["a"]), tuple(float(v) for v in data["b"]))
-    c = 0.5
-    if x0 is not None:
-        x0 = check_array("ils-newton", "x0", x0, d.shape)
-        if not float(d @ x0) > 0:
-            raise OptionError(f"x0 must be a vector of length {d.size} with x0 @ d > 0")
-        w0 = x0 / float(d @ x0)
-        sx0 = math.sqrt(max(float(w0 @ curve.Sx @ w0), 0.0))
-        sy0 = math.sqrt(max(float(w0 @ curve.Sy @ w0), 0.0))
-        (ax, ay), (bx, by) = curve.a, curve.b
-        N0, D0 = 1 - ax * sx0 - ay * sy0, bx * sx0 + by * sy0
-        A0, B0 = ax * D0 + bx * N0, ay * D0 + by * N0
-        if A0 >= 0 and B0 >= 0 and A0 * sy0 + B0 * sx0 > 0:
-            c = min(max(A0 * sy0 / (A0 * sy0 + B0 * sx0), 1e-6), 1 - 1e-6)
-    setup_time = time.perf_counter() - start
-    start = time.perf_counter()
+    c = 0.5 if x0 is None else _start_weight(curve, check_array("ils-newton", "x0", x0, d.shape))
+    setup_time = driver.elapsed
+    driver.start()
     first = curve.evaluate(c)
     if first is None:
         return _delegate(program, "Sigma_x + Sigma_y is not numerically positive definite "
@@ -265,7 +310,7 @@ def solve_ils_newton(
     lo, hi = 0.0, 1.0
     cur = first
     history: list[tuple[int, float, float]] = []
-    reason = 1
+    reason: int = Reason.MAX_ITER
     best = first
     k = 0
     for k in range(1, max_iter + 1):
@@ -281,63 +326,32 @@ def solve_ils_newton(
             best = cur
         if verbose:
             print(f"  ils-newton {k:3d}: c={c:.15g}  kappa={lam_:.15g}  |g|={abs(g):.3e}")
-        if abs(g) <= tol:
-            reason = 0
+        if driver.converged(abs(g)):
+            reason = Reason.CONVERGED
             break
         # shrink the bracket: g > 0 -> the optimum lies at larger c
         if g > 0:
             lo = max(lo, c)
         else:
             hi = min(hi, c)
-        if stop is not None and stop(IntermediateResult(
-                iteration=k, objective=lam_, residual=abs(g),
-                elapsed=time.perf_counter() - start)):
-            reason = 3
+        if driver.notify(k, abs(g), objective=lam_):
+            reason = Reason.CALLBACK
             break
-        if time_limit is not None and time.perf_counter() - start > time_limit:
-            reason = 2
+        if driver.out_of_time():
+            reason = Reason.TIME_LIMIT
             break
         if hi - lo <= 4 * np.finfo(float).eps * max(hi, 1e-300):
             reason = 4
             break
         if k == max_iter:
             break
-        # Newton in the log-odds t = log(c / (1 - c)) (dg/dt = c(1 - c) dg/dc): optima
-        # near c = 0 or 1 (BMPM) are reached without bisecting towards the end
-        dg = cur["dg"] * c * (1.0 - c)
-        step = -g / dg if math.isfinite(dg) and dg != 0 else math.nan
-        cn = 1.0 / (1.0 + math.exp(-max(min(math.log(c / (1.0 - c)) + step, 700.0), -700.0))) \
-            if math.isfinite(step) else math.nan
-        if not (math.isfinite(step) and abs(step) <= 1.0 and lo < cn < hi):
-            # far from the root g saturates at +-1 and Newton overshoots: take the
-            # reweighting (ILS) fixed-point map c <- A sy / (A sy + B sx) instead, else bisect
-            (ax, ay), (bx, by) = curve.a, curve.b
-            A_, B_ = ax * cur["D"] + bx * cur["N"], ay * cur["D"] + by * cur["N"]
-            den = A_ * cur["sy"] + B_ * cur["sx"]
-            ct = A_ * cur["sy"] / den if den > 0 else math.nan
-            if math.isfinite(ct) and lo < ct < hi:
-                cn = ct
-            elif not (math.isfinite(cn) and lo < cn < hi):
-                cn = 0.5 * (lo + hi)
-        nxt = curve.evaluate(cn)
-        while nxt is None or not nxt["N"] > 0 or not math.isfinite(nxt["g"]):
-            # outside the positive arc (or M(c) not definite next to an end): the
-            # optimum lies between the current point and this one
-            if cn > c:
-                hi = cn
-            else:
-                lo = cn
-            cn = 0.5 * (c + cn)
-            if abs(cn - c) <= 4 * np.finfo(float).eps * max(c, 1e-300):
-                nxt = None
-                break
-            nxt = curve.evaluate(cn)
+        nxt, lo, hi = _next_point(curve, cur, lo, hi)
         if nxt is None:
             reason = 4
             break
         cur = nxt
     w = cur["w"] if cur["N"] > 0 else best["w"]
-    solve_time = time.perf_counter() - start
+    solve_time = driver.elapsed
     status = STATUS_MAP[reason]
     sx = math.sqrt(max(float(w @ curve.Sx @ w), 0.0))
     sy = math.sqrt(max(float(w @ curve.Sy @ w), 0.0))
@@ -355,6 +369,6 @@ def solve_ils_newton(
         iterations=len(history), setup_time=setup_time, solve_time=solve_time,
         residuals=Residuals(primal=abs(row - 1.0), dual=abs(float(cur["g"])), gap=math.nan,
                             source="solver"),
-        message=TERMINATION_MESSAGES[reason], history=tuple(history),
+        message=TERMINATION_MESSAGES[int(reason)], history=tuple(history),
         extras={"c": float(cur["c"]), "kappa": kappa, "g": float(cur["g"])},
     )

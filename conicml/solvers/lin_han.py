@@ -1,88 +1,16 @@
 r"""``lin-han``: distance between two ellipsoids for the specified-rates classifier.
 
-Accepts the programs of :func:`conicml.formulations.specified_rates.specified_rates`
-(kinds ``"socp.chance.rates.primal"`` and ``"socp.chance.rates.dual"``, linear
-and kernel), whose dual (thesis eq. 2.13 / 2.20) is the distance between the
-ellipsoids
-
-.. math::
-
-    B_i = \{z : q_i(z) \le 0\},\qquad
-    q_i(z) = (z - \mu_i)^\top \Sigma_i^{-1} (z - \mu_i) - \kappa_i^2,\qquad i \in \{+, -\},
-
-i.e. :math:`q_i(z) = \tfrac12 z^\top A_i z + b_i^\top z + \rho_i` with
-:math:`A_i = 2\Sigma_i^{-1}` (errata S003-A1). :math:`\Sigma_i` are the program's
-(regularised) covariances :math:`C_\pm C_\pm^\top` (the factors ``C_pos``, ``C_neg`` that
-define the program); they must be positive
-definite (use ``ridge > 0`` in the formulation otherwise).
-
-**Algorithm** (Lin & Han 2002, "On the distance between two ellipsoids",
-SIAM J. Optim. 13:298–308; thesis Sec. 2.3.1 with the corrections of the
-errata S003-A1). Start from interior points :math:`c_i = \mu_i`.
-Repeat:
-
-1. On the segment :math:`c_+ + t(c_- - c_+)`, :math:`t \in [0, 1]`, find the
-   root :math:`t_+` where it **leaves** :math:`B_+` (the larger root of
-   :math:`q_+ = 0`) and the root :math:`t_-` where it **enters** :math:`B_-`
-   (the smaller root of :math:`q_- = 0`); :math:`z_\pm` are the two points.
-   If :math:`t_+ \ge t_-` the ellipsoids intersect: the rates are infeasible
-   (status ``INFEASIBLE``).
-2. Angles between the connecting segment and the outward normals,
-   :math:`\theta_+ = \angle(z_- - z_+, \nabla q_+(z_+))`,
-   :math:`\theta_- = \angle(z_+ - z_-, \nabla q_-(z_-))`.
-3. Move each centre to the centre of a ball inside :math:`B_i` that touches
-   :math:`\partial B_i` at :math:`z_i`:
-   :math:`c_i \leftarrow z_i - \delta_i \nabla q_i(z_i)`, radius
-   :math:`\delta_i\|\nabla q_i(z_i)\|` (the thesis prints the radius as
-   :math:`\delta_i`: erratum), with the largest admissible
-   :math:`\delta_i = 1/\|A_i\|_2 = \lambda_{\min}(\Sigma_i)/2`.
-
-A class with :math:`\kappa_i = 0` is the single point :math:`\mu_i`
-(:math:`z_i = c_i = \mu_i`, no angle condition). Each iteration costs a few
-matrix–vector products with :math:`\Sigma_i^{-1}`, :math:`O(n^2)` (:math:`n`
-the dimension, or the rank of the Gram factor in the kernel case); the setup
-is two symmetric eigendecompositions, :math:`O(n^3)`.
-
-**Stopping criterion.** The KKT conditions (2.15) of (2.13) say that the
-segment :math:`z_+ z_-` is normal to both boundaries, so the loop stops when
-
-.. math::
-
-    \max(\theta_+, \theta_-) \le \texttt{tol} \quad\text{(radians)}.
-
-**Certificate.** Every iterate :math:`z_\pm` is dual feasible, so with
-:math:`d_k = \|z_+ - z_-\|` and the unit direction :math:`e = (z_+ - z_-)/d_k`,
-
-.. math::
-
-    D_k = \frac{2}{d_k^2} \;\le\; \tfrac12\|w^*\|^2 \;\le\;
-    P_k = \frac{2}{s(e)^2},\qquad
-    s(e) = e^\top(\mu_+ - \mu_-) - \kappa_+\sqrt{e^\top\Sigma_+e}
-           - \kappa_-\sqrt{e^\top\Sigma_-e},
-
-where :math:`P_k` is the objective of the *primal feasible* hyperplane
-:math:`w = 2e/s(e)` (the direction (2.14) scaled so both cone constraints
-hold; equal to (2.14) at the optimum). ``Residuals(primal=`` largest cone
-violation of the returned point ``, dual=`` :math:`\max(\theta_+, \theta_-)`
-``, gap=`` :math:`P_k - D_k` ``)``.
-
-**Returned point.** Kind ``...primal``: ``objective`` :math:`= P_k`,
-``values = {"w" | "v", "b"}`` (the feasible hyperplane above, package
-convention :math:`f(x) = w^\top x + b`, i.e. :math:`b = -b_{thesis}` with
-(2.16)). Kind ``...dual``: ``objective`` :math:`= d_k^2`,
-``values = {"u_pos", "u_neg"}`` with :math:`z_\pm = \mu_\pm \mp \kappa_\pm
-C_\pm u_\pm` (minimum-norm :math:`u`). Either way the program's ``decode``
-gives the same :math:`(w, b)` as the generic SOCP backends.
-
-**Warm-start:** supported: ``x0 = (c_pos, c_neg)``, one point of each closed
-ellipsoid (e.g. ``extras["z_pos"], extras["z_neg"]`` of a previous run on a
-nearby program); a boundary point is replaced by its inner-ball centre.
+Lin & Han 2002 (SIAM J. Optim. 13:298–308; seed 003 Sec. 2.3.1, errata S003-A1) on the
+programs of :func:`conicml.formulations.specified_rates.specified_rates`, whose
+covariances must be positive definite (``ridge > 0`` otherwise). It stops when the
+segment between the two points is normal to both boundaries within ``tol`` radians;
+the algorithm, the certificate and the returned point are in the Notes of
+:func:`solve_lin_han`.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -92,36 +20,26 @@ import scipy.linalg
 from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
-from ._callback import Callback, IntermediateResult, stopper
+from ._callback import Callback
+from ._driver import Driver, Reason, message_table, status_table
 from ._ellipsoid_distance import (
     RATES_KINDS,
     check_rates_program,
     program_covariances,
     rates_solution,
 )
-from ._options import check_common
 from ._report import IterationReport
 
 __all__ = ["TERMINATION_MESSAGES", "solve_lin_han"]
 
 
 #: Stop reason -> message.
-TERMINATION_MESSAGES: dict[int, str] = {
-    0: "converged: max(theta_pos, theta_neg) <= tol (segment normal to both ellipsoids)",
-    1: "maximum number of iterations reached (max_iter)",
-    2: "time limit reached (time_limit)",
-    3: "stopped by the callback",
-    4: "the ellipsoids intersect (t_pos >= t_neg): the specified rates are infeasible",
-}
+TERMINATION_MESSAGES: dict[int, str] = message_table(
+    "converged: max(theta_pos, theta_neg) <= tol (segment normal to both ellipsoids)",
+    {4: "the ellipsoids intersect (t_pos >= t_neg): the specified rates are infeasible"})
 
 #: Stop reason -> Status; a non-converged result is returned, never raised.
-STATUS_MAP: dict[int, Status] = {
-    0: Status.OPTIMAL,
-    1: Status.USER_LIMIT,
-    2: Status.USER_LIMIT,
-    3: Status.USER_LIMIT,
-    4: Status.INFEASIBLE,
-}
+STATUS_MAP: dict[int, Status] = status_table({4: Status.INFEASIBLE})
 
 
 class _Ellipsoid:
@@ -237,7 +155,7 @@ def solve_lin_han(
     verbose : bool, default=False
         Print a table (every 1000 iterations and at the end).
     x0 : tuple (c_pos, c_neg), optional
-        Warm start: a point of each closed ellipsoid (see module docstring).
+        Warm start: a point of each closed ellipsoid (see Notes).
     callback : callable, optional
         ``callback(intermediate_result)`` after every iteration with an
         :class:`~conicml.solvers._callback.IntermediateResult` (``values`` holds ``z_pos``
@@ -247,17 +165,98 @@ def solve_lin_han(
     Returns
     -------
     Solution
-        See the module docstring for ``objective`` and ``values``; ``extras``
+        See Notes for ``objective`` and ``values``; ``extras``
         holds ``z_pos``, ``z_neg``, ``distance``, ``theta_pos``,
         ``theta_neg``, ``lower_bound`` (:math:`D_k`), ``upper_bound``
         (:math:`P_k`), ``t_pos``, ``t_neg`` and ``stop_reason``. Overlapping
         ellipsoids give :attr:`Status.INFEASIBLE` with a message naming the
         rates; a non-converged run gives :attr:`Status.USER_LIMIT`.
+
+    Notes
+    -----
+    Accepts the programs of :func:`conicml.formulations.specified_rates.specified_rates`
+    (kinds ``"socp.chance.rates.primal"`` and ``"socp.chance.rates.dual"``, linear
+    and kernel), whose dual (thesis eq. 2.13 / 2.20) is the distance between the
+    ellipsoids
+
+    .. math::
+
+        B_i = \{z : q_i(z) \le 0\},\qquad
+        q_i(z) = (z - \mu_i)^\top \Sigma_i^{-1} (z - \mu_i) - \kappa_i^2,\qquad i \in \{+, -\},
+
+    i.e. :math:`q_i(z) = \tfrac12 z^\top A_i z + b_i^\top z + \rho_i` with
+    :math:`A_i = 2\Sigma_i^{-1}` (errata S003-A1). :math:`\Sigma_i` are the program's
+    (regularised) covariances :math:`C_\pm C_\pm^\top` (the factors ``C_pos``, ``C_neg`` that
+    define the program); they must be positive
+    definite (use ``ridge > 0`` in the formulation otherwise).
+
+    **Algorithm** (Lin & Han 2002, "On the distance between two ellipsoids",
+    SIAM J. Optim. 13:298–308; thesis Sec. 2.3.1 with the corrections of the
+    errata S003-A1). Start from interior points :math:`c_i = \mu_i`.
+    Repeat:
+
+    1. On the segment :math:`c_+ + t(c_- - c_+)`, :math:`t \in [0, 1]`, find the
+       root :math:`t_+` where it **leaves** :math:`B_+` (the larger root of
+       :math:`q_+ = 0`) and the root :math:`t_-` where it **enters** :math:`B_-`
+       (the smaller root of :math:`q_- = 0`); :math:`z_\pm` are the two points.
+       If :math:`t_+ \ge t_-` the ellipsoids intersect: the rates are infeasible
+       (status ``INFEASIBLE``).
+    2. Angles between the connecting segment and the outward normals,
+       :math:`\theta_+ = \angle(z_- - z_+, \nabla q_+(z_+))`,
+       :math:`\theta_- = \angle(z_+ - z_-, \nabla q_-(z_-))`.
+    3. Move each centre to the centre of a ball inside :math:`B_i` that touches
+       :math:`\partial B_i` at :math:`z_i`:
+       :math:`c_i \leftarrow z_i - \delta_i \nabla q_i(z_i)`, radius
+       :math:`\delta_i\|\nabla q_i(z_i)\|` (the thesis prints the radius as
+       :math:`\delta_i`: erratum), with the largest admissible
+       :math:`\delta_i = 1/\|A_i\|_2 = \lambda_{\min}(\Sigma_i)/2`.
+
+    A class with :math:`\kappa_i = 0` is the single point :math:`\mu_i`
+    (:math:`z_i = c_i = \mu_i`, no angle condition). Each iteration costs a few
+    matrix–vector products with :math:`\Sigma_i^{-1}`, :math:`O(n^2)` (:math:`n`
+    the dimension, or the rank of the Gram factor in the kernel case); the setup
+    is two symmetric eigendecompositions, :math:`O(n^3)`.
+
+    **Stopping criterion.** The KKT conditions (2.15) of (2.13) say that the
+    segment :math:`z_+ z_-` is normal to both boundaries, so the loop stops when
+
+    .. math::
+
+        \max(\theta_+, \theta_-) \le \texttt{tol} \quad\text{(radians)}.
+
+    **Certificate.** Every iterate :math:`z_\pm` is dual feasible, so with
+    :math:`d_k = \|z_+ - z_-\|` and the unit direction :math:`e = (z_+ - z_-)/d_k`,
+
+    .. math::
+
+        D_k = \frac{2}{d_k^2} \;\le\; \tfrac12\|w^*\|^2 \;\le\;
+        P_k = \frac{2}{s(e)^2},\qquad
+        s(e) = e^\top(\mu_+ - \mu_-) - \kappa_+\sqrt{e^\top\Sigma_+e}
+               - \kappa_-\sqrt{e^\top\Sigma_-e},
+
+    where :math:`P_k` is the objective of the *primal feasible* hyperplane
+    :math:`w = 2e/s(e)` (the direction (2.14) scaled so both cone constraints
+    hold; equal to (2.14) at the optimum). ``Residuals(primal=`` largest cone
+    violation of the returned point ``, dual=`` :math:`\max(\theta_+, \theta_-)`
+    ``, gap=`` :math:`P_k - D_k` ``)``.
+
+    **Returned point.** Kind ``...primal``: ``objective`` :math:`= P_k`,
+    ``values = {"w" | "v", "b"}`` (the feasible hyperplane above, package
+    convention :math:`f(x) = w^\top x + b`, i.e. :math:`b = -b_{thesis}` with
+    (2.16)). Kind ``...dual``: ``objective`` :math:`= d_k^2`,
+    ``values = {"u_pos", "u_neg"}`` with :math:`z_\pm = \mu_\pm \mp \kappa_\pm
+    C_\pm u_\pm` (minimum-norm :math:`u`). Either way the program's ``decode``
+    gives the same :math:`(w, b)` as the generic SOCP backends.
+
+    **Warm-start:** supported: ``x0 = (c_pos, c_neg)``, one point of each closed
+    ellipsoid (e.g. ``extras["z_pos"], extras["z_neg"]`` of a previous run on a
+    nearby program); a boundary point is replaced by its inner-ball centre.
     """
-    t0 = time.perf_counter()
-    check_common("lin-han", tol, max_iter, time_limit, allow_zero=True)
-    stop = stopper("lin-han", callback, legacy=lambda r: (
-        r.iteration, r.values["z_pos"], r.values["z_neg"], r.residual))
+    driver = Driver("lin-han", tol=tol, max_iter=max_iter, time_limit=time_limit,
+                    messages=TERMINATION_MESSAGES, statuses=STATUS_MAP, callback=callback,
+                    legacy=lambda r: (r.iteration, r.values["z_pos"], r.values["z_neg"],
+                                      r.residual),
+                    report=_Report if verbose else None, allow_zero=True)
     data = check_rates_program(program, "lin-han")
     cov_pos, cov_neg = program_covariances(data)  # C C^T: the program's own ellipsoids
     Ep = _Ellipsoid(np.asarray(data["mean_pos"], float), cov_pos, data["kappa_pos"], "positive")
@@ -268,14 +267,10 @@ def solve_lin_han(
         if not (isinstance(x0, (tuple, list)) and len(x0) == 2):
             raise OptionError("lin-han: x0 must be a pair (c_pos, c_neg)")
         cp_, cn_ = _start(Ep, x0[0], "pos"), _start(En, x0[1], "neg")
-    setup_time = time.perf_counter() - t0
-
-    t1 = time.perf_counter()
-    if verbose:
-        print(f"lin-han: n = {Ep.mu.size}, kappa = ({Ep.kappa:.6g}, {En.kappa:.6g}), "
-              f"tol = {tol:g}")
-        _Report.print_header()
-    k, code = 0, 1
+    setup_time = driver.elapsed
+    driver.start(f"lin-han: n = {Ep.mu.size}, kappa = ({Ep.kappa:.6g}, {En.kappa:.6g}), "
+                 f"tol = {tol:g}")
+    k, code = 0, int(Reason.MAX_ITER)
     theta_p = theta_n = math.pi
     t_pos = t_neg = math.nan
     zp, zn = cp_.copy(), cn_.copy()
@@ -312,21 +307,18 @@ def solve_lin_han(
         theta_n = 0.0 if En.point else _angle(-seg, gn)
         theta = max(theta_p, theta_n)
         if verbose and (k % 1000 == 0):
-            _Report.print_iteration(k, float(np.linalg.norm(seg)), theta_p, theta_n,
-                                    math.nan, time.perf_counter() - t1)
-        if stop is not None and stop(IntermediateResult(
-                iteration=k, residual=theta, elapsed=time.perf_counter() - t1,
-                values={"z_pos": zp.copy(), "z_neg": zn.copy()})):
-            code = 3
+            driver.row(k, float(np.linalg.norm(seg)), theta_p, theta_n, math.nan,
+                       driver.elapsed)
+        if driver.listening and driver.notify(
+                k, theta, values={"z_pos": zp.copy(), "z_neg": zn.copy()}):
+            code = int(Reason.CALLBACK)
             break
-        if theta <= tol:
-            code = 0
+        if driver.converged(theta):
+            code = int(Reason.CONVERGED)
             break
-        if k >= max_iter:
-            code = 1
-            break
-        if time_limit is not None and time.perf_counter() - t1 > time_limit:
-            code = 2
+        limit = driver.limit(k)
+        if limit is not None:
+            code = int(limit)
             break
         # -- step 3: centres of the inner balls touching at z (delta = lam_min / 2) -----
         if not Ep.point:
@@ -334,7 +326,7 @@ def solve_lin_han(
         if not En.point:
             cn_ = zn - 0.5 * En.lam_min * gn
         k += 1
-    solve_time = time.perf_counter() - t1
+    solve_time = driver.elapsed
     return _result(program, data, Ep, En, zp, zn, code, k, theta_p, theta_n, t_pos, t_neg,
                    setup_time, solve_time, verbose)
 

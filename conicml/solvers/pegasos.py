@@ -1,123 +1,9 @@
-r"""``pegasos`` and ``weighted-pegasos``: stochastic sub-gradient solvers of the linear SVM primal.
+r"""``pegasos`` and ``weighted-pegasos``: stochastic sub-gradient solvers of the SVM primal.
 
-Both accept the soft-margin SVM primal (kind ``"qp.svm.primal"``, seed 001
-eqs. 2.19–2.21) with per-sample costs :math:`c_i > 0` (``C`` times a class
-weight),
-
-.. math::
-
-    P(w, b) = \tfrac12\|w\|_2^2 + \sum_{i=1}^N c_i\,[1 - y_i(w^\top z_i + b)]_+ ,
-
-where :math:`z_i = x_i` for the linear kernel, and the rows of the kernel
-factor :math:`L` (:func:`conicml.kernels.psd_factor`, the same factor the
-formulation uses) otherwise, so that a non-linear kernel's primal over the
-span of the data is solved too (:math:`v` instead of :math:`w`).
-
-**The λ-form and the map from C.** Pegasos (seed 001, eqs. 2.33–2.35,
-Alg. 2) and Weighted-Pegasos (eq. 5.4, Alg. 5) minimise
-
-.. math::
-
-    F(w, b) = \tfrac{\lambda}2\|w\|^2 + \frac1N\sum_i s_i\,[1 - y_i(w^\top z_i + b)]_+
-    = \lambda\,P(w, b),
-    \qquad \lambda = \frac{1}{\sum_i c_i},\quad s_i = \lambda N c_i ,
-
-so the mean of the :math:`s_i` is one. With uniform costs :math:`c_i = C`
-this is the thesis's map :math:`\lambda = 1/(CN)` with :math:`s_i = 1`
-(pitfall P-S2). With the class-balancing weights (5.3) of H-LSVM,
-:math:`\nu_i = 1/(2N^\pm)` and :math:`\sum\nu_i = 1`, the thesis objective
-:math:`\tfrac{\lambda_t}2\|w\|^2 + \frac1N\sum\nu_i[\cdot]_+` (C.1) is the
-program with :math:`c_i = \nu_i/(\lambda_t N)`; then :math:`\lambda = N\lambda_t`
-and :math:`s_i = N\nu_i` (pitfall P-H3), and the projection radius
-:math:`1/\sqrt{\lambda} = 1/\sqrt{N\lambda_t}` is that of Lemma C.1 (erratum:
-the lemma is printed as :math:`\|w\|^2 \le 1/\sqrt{N\lambda}`; it is
-:math:`\|w^*\| \le 1/\sqrt{N\lambda}`).
-
-**Iteration** (Alg. 2 / Alg. 5). For :math:`t = 1, 2, \dots`: draw a mini-batch
-:math:`A_t` of ``batch_size`` :math:`k` indices i.i.d.; with
-:math:`A_t^+ = \{i \in A_t : y_i(w_t^\top z_i + b_t) < 1\}` (the margin test
-*with* the bias, erratum P-H2: Alg. 5 prints it without :math:`b`),
-:math:`\eta_t = 1/(\lambda t)`,
-
-.. math::
-
-    w_{t+\frac12} = (1 - \eta_t\lambda)w_t + \frac{\eta_t}{k}\sum_{i\in A_t^+} g_i y_i z_i,
-    \qquad
-    w_{t+1} = \min\Bigl\{1, \frac{1/\sqrt\lambda}{\|w_{t+\frac12}\|}\Bigr\} w_{t+\frac12}.
-
-``weighted-pegasos`` (Alg. 5) draws :math:`A_t` uniformly and weights the
-sub-gradient, :math:`g_i = s_i`; ``pegasos`` (Alg. 2) draws sample :math:`i`
-with probability :math:`c_i/\sum c` and does not weight it, :math:`g_i = 1`
-(both are unbiased sub-gradients of :math:`F`; with uniform costs they are the
-same algorithm). The subgradient uses :math:`1/k` (erratum: eq. 2.36 prints
-:math:`1/|A_t^+|`).
-
-With ``average=True`` the solver also keeps the polynomial-decay average of
-the iterates (Shamir & Zhang, ICML 2013) and returns whichever of the last
-iterate and the average has the smaller certified gap.
-
-**Bias** (``bias=``). ``"sgd"``: the SGD heuristic of Bottou used by H-LSVM,
-:math:`b_{t+1} = b_t + \tau\frac{\eta_t}{k}\sum_{A_t^+} g_i y_i` (Alg. 5,
-step 6); ``"exact"``: the inner minimisation over :math:`b` (the thesis's third
-option), done exactly on the full sample once every ``check_every`` iterations
-and at the end: :math:`b = \arg\min_b \sum_i c_i[1 - y_i(w^\top z_i + b)]_+`,
-a one-dimensional piecewise-linear problem solved by sorting its breakpoints.
-
-**Stopping.** The solver computes its certificate (below) every
-``check_every`` iterations if that is given; by default at a geometric
-schedule, first after one pass over the data (at least 1 000 iterations), then
-each interval 25 % longer than the last, so that the certificate (which costs
-more than a pass) stays a small part of the run. It stops with ``OPTIMAL``
-when the relative gap is :math:`\le` ``tol``. It also stops, as Alg. 5 does,
-when :math:`\|w_t - w_{t-1}\| \le` ``step_tol`` (:math:`\varepsilon_{PEG}`;
-``OPTIMAL`` if the gap then passes ``tol``, ``OPTIMAL_INACCURATE`` otherwise),
-when the best gap has not improved by 1 % over ``stall_checks`` consecutive
-checks (stall: ``OPTIMAL_INACCURATE``), and at ``max_iter`` (:math:`T`),
-``time_limit`` or a callback's :class:`StopIteration` (``USER_LIMIT`` unless
-the final gap passes ``tol``).
-
-**Engines.** The iterations run in NumPy (one vectorised mini-batch step per
-Python iteration, no per-step allocation besides the batch gather) or, with
-``engine="numba"``, in a compiled loop over a block of pre-drawn mini-batches;
-``"auto"`` takes numba when it can be imported (see ``CONICML_ENGINE``).
-Both draw the same batches from the same ``random_state`` and compute the same
-steps (they agree to rounding).
-
-**Certificate.** At a point :math:`(w, b)` with margins
-:math:`m_i = y_i(w^\top z_i + b)`, every dual-feasible :math:`\alpha`
-(:math:`0 \le \alpha \le c`, :math:`y^\top\alpha = 0`) gives the lower bound
-:math:`D(\alpha) = \sum\alpha_i - \tfrac12\|Z^\top(\alpha\circ y)\|^2 \le P^*`
-(seed 001 eq. 2.27), and
-
-.. math::
-
-    P(w, b) - D(\alpha) = \tfrac12\|w - Z^\top(\alpha\circ y)\|^2
-        - \sum_i \alpha_i (1 - m_i) + \sum_i c_i [1 - m_i]_+ ,
-
-so the best :math:`\alpha` for the point is the dual optimum itself. The solver
-starts from the sub-gradient's :math:`\alpha^h_i = c_i[m_i < 1]` and, on the
-(at most 20 000) samples nearest the margin, takes the proximal step
-:math:`\min_\delta\ \tfrac12\|r - A\delta\|^2 - \ell^\top\delta +
-\sum_i \frac{\beta}{2c_i}\delta_i^2` over the box
-:math:`-\alpha^h \le \delta \le c - \alpha^h` and :math:`y^\top(\alpha^h + \delta) = 0`
-(:math:`A` the columns :math:`y_iz_i`, :math:`r` the residual of
-:math:`\alpha^h`, :math:`\ell_i = 1 - m_i`) through its
-:math:`(d+1)`-dimensional concave dual, solved by a semismooth Newton method
-with an exact line search (each step one :math:`(d+1)\times(d+1)` system),
-for :math:`\beta = 10^{-1}, \dots, 10^{-4}`
-(continuation). Each candidate is clipped to the box, balanced exactly
-(:math:`y^\top\alpha = 0`, scaling down the heavier class) and scaled by the
-best :math:`s\in[0,1]` (:math:`D(s\alpha)` is a concave quadratic in
-:math:`s`); the largest :math:`D` is kept. Whatever the Newton steps do, the
-bound is valid: :math:`D` is evaluated exactly at a feasible point. The
-residuals are: ``primal = 0`` (the point is feasible: :math:`\xi_i` is the
-hinge), ``dual`` = the relative stationarity residual
-:math:`\|w - Z^\top(\alpha\circ y)\|/\max(1,\|w\|)` and ``gap`` =
-:math:`(P - D)/P` (``source="solver"``): an honest relative duality gap, never
-smaller than the true relative suboptimality :math:`(P - P^*)/P` of the point;
-by strong convexity it also bounds :math:`\|w - w^*\| \le \sqrt{2(P - D)}`.
-``duals["margin"]`` is that :math:`\alpha`, so the formulation's decode gives
-``dual_coef`` and the support.
+Pegasos (seed 001 Alg. 2) and Weighted-Pegasos (Alg. 5) for kind ``"qp.svm.primal"``.
+They stop on a certified relative duality gap :math:`(P - D)/P \le` ``tol``; the
+iteration, the map from ``C`` to :math:`\lambda` and the certificate are in the Notes of
+:func:`solve_pegasos`.
 """
 
 from __future__ import annotations
@@ -135,13 +21,28 @@ from ..kernels import psd_factor
 from ..kinds import SVM_PRIMAL
 from ..registry import register
 from ..solution import Residuals, Solution, Status
-from ._callback import IntermediateResult, check_callback, notify
+from ._driver import Driver, Reason, message_table, status_table
 from ._options import check_common, resolve_engine
 from ._warm import pegasos_wb
 
 __all__ = ["exact_bias", "implied_dual", "solve_pegasos", "solve_weighted_pegasos"]
 
-#: Smoothing widths beta of the certificate's proximal steps (continuation, see above).
+#: Stop reason -> message (``detail``: the certified gap and the iterations done).
+_EPS_STOP = 5
+TERMINATION_MESSAGES: dict[int, str] = message_table("converged: {detail}", {
+    Reason.MAX_ITER: "max_iter = T = {T} reached; {detail}",
+    Reason.TIME_LIMIT: "time_limit = {time_limit} s reached; {detail}",
+    Reason.CALLBACK: "stopped by the callback; {detail}",
+    Reason.STALLED: ("stalled: the gap did not improve by 1% over {stall_checks} checks; "
+                     "{detail}; raise batch_size or lower tol"),
+    _EPS_STOP: "stopped by ||w_t - w_(t-1)|| <= step_tol = {eps:g} (Alg. 5) with {detail}",
+})
+#: Stop reason -> Status: a stall or the eps test (Alg. 5) without the gap is inaccurate.
+STATUS_MAP: dict[int, Status] = status_table({Reason.STALLED: Status.OPTIMAL_INACCURATE,
+                                              _EPS_STOP: Status.OPTIMAL_INACCURATE})
+
+#: Smoothing widths beta of the certificate's proximal steps (continuation; Notes of
+#: ``solve_pegasos``).
 _BETAS = (1e-1, 1e-2, 1e-3, 1e-4)
 #: Samples nearest the margin on which the certificate's proximal step acts.
 _MAX_FREE = 20_000
@@ -323,7 +224,7 @@ def _prox_newton(A: np.ndarray, r: np.ndarray, ell: np.ndarray, lo: np.ndarray,
 
 def implied_dual(Z: np.ndarray, y: np.ndarray, c: np.ndarray, w: np.ndarray,
                  margin: np.ndarray) -> tuple[np.ndarray, float, float]:
-    r"""A dual-feasible :math:`\alpha` implied by the primal point; see the module docstring.
+    r"""A dual-feasible :math:`\alpha` implied by the primal point (Notes of ``solve_pegasos``).
 
     Returns ``(alpha, dual_value, stationarity)`` with the largest dual value
     found, where ``stationarity`` is :math:`\|w - Z^\top(\alpha\circ y)\|/\max(1, \|w\|)`.
@@ -569,7 +470,7 @@ def _check_options(name: str, tol: Any, max_iter: Any, time_limit: Any, batch_si
 
 
 class _Schedule:
-    """Iterations at which the certificate is computed (fixed or geometric, see above)."""
+    """Iterations at which the certificate is computed (fixed or geometric; solvers' Notes)."""
 
     def __init__(self, first: int, fixed: bool) -> None:
         self.interval, self.fixed = first, fixed
@@ -579,6 +480,64 @@ class _Schedule:
         if not self.fixed:
             self.interval = int(math.ceil(1.25 * self.interval))
         self.next += self.interval
+
+
+def _start_point(x0: np.ndarray | None, d: int, radius: float,
+                 name: str) -> tuple[np.ndarray, float]:
+    """The first iterate :math:`(w, b)`: ``x0`` projected onto the ball, or zero."""
+    if x0 is None:
+        return np.zeros(d), 0.0
+    x0 = np.asarray(x0, dtype=float).reshape(-1)
+    if x0.shape != (d + 1,) or not np.all(np.isfinite(x0)):
+        raise OptionError(f"{name}: x0 must be a finite vector (w, b) of length {d + 1}")
+    w, b = x0[:d].copy(), float(x0[d])
+    nw = float(np.linalg.norm(w))
+    if nw > radius:
+        w *= radius / nw
+    return w, b
+
+
+class _Certifier:
+    """The certificate of the Notes of ``solve_pegasos``, with the best dual point kept.
+
+    :math:`D` is a lower bound on :math:`P^*` whatever point it came from, so it is
+    recomputed (the Newton steps, the costly part) only at every fourth check, at the end,
+    or when :math:`P - D_{best}` has halved while the last recomputation still raised
+    :math:`D` noticeably.
+    """
+
+    def __init__(self, Z: np.ndarray, y: np.ndarray, c: np.ndarray, tol: float,
+                 average: bool, exact_b: bool) -> None:
+        self.Z, self.y, self.c, self.tol = Z, y, c, tol
+        self.average, self.exact_b = average, exact_b
+        self.D, self.alpha, self.u, self.v = -math.inf, None, None, None
+        self.excess, self.skipped, self.gain = math.inf, 0, math.inf
+
+    def __call__(self, w: np.ndarray, w_avg: np.ndarray, bb: np.ndarray,
+                 final: bool) -> tuple[float, float, float, Any, float, np.ndarray, float]:
+        """The better (lower P) of the last and the averaged iterate, certified:
+        ``(P, D, gap, alpha, stationarity, w, b)``."""
+        Z, y, c, tol = self.Z, self.y, self.c, self.tol
+        if self.exact_b:
+            bb[0] = exact_bias(Z @ w, y, c)
+            if self.average:
+                bb[1] = exact_bias(Z @ w_avg, y, c)
+        candidates = [(w, float(bb[0]))] + ([(w_avg, float(bb[1]))] if self.average else [])
+        scored = [(_primal(Z, y, c, cw, cb), cw, cb) for cw, cb in candidates]
+        (p_val, margin), cw, cb = min(scored, key=lambda item: item[0][0])
+        excess = p_val - self.D
+        self.skipped += 1
+        if self.alpha is None or (excess > tol * p_val and (
+                final or self.skipped > 3 or (excess <= 0.5 * self.excess
+                                              and self.gain > 0.1 * tol * p_val))):
+            a_val, d_val, u_val, self.v = _implied_dual(Z, y, c, cw, margin, self.v)
+            self.gain = d_val - self.D
+            if d_val > self.D:
+                self.D, self.alpha, self.u = d_val, a_val, u_val
+            self.excess, self.skipped = p_val - self.D, 0
+        gap = max(p_val - self.D, 0.0) / max(p_val, 1e-300)
+        stat = float(np.linalg.norm(cw - self.u)) / max(1.0, float(np.linalg.norm(cw)))
+        return p_val, self.D, gap, self.alpha, stat, cw.copy(), float(cb)
 
 
 def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int | None,
@@ -593,12 +552,13 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
         batch_size = min(n, 32)
     engine = _check_options(name, tol, max_iter, time_limit, batch_size, eps, bias, tau,
                             check_every, stall_checks, average, engine, n)
-    check_callback(name, callback)
+    T = 100_000 if max_iter is None else int(max_iter)
+    driver = Driver(name, tol=tol, max_iter=T, time_limit=time_limit,
+                    messages=TERMINATION_MESSAGES, statuses=STATUS_MAP, callback=callback)
     k = int(batch_size)
     use_numba = engine == "numba"
     steps = _numba_kernel() if use_numba else _steps_numpy
     chunk = _NUMBA_CHUNK if use_numba else _NUMPY_CHUNK
-    T = 100_000 if max_iter is None else int(max_iter)
     lam = 1.0 / float(c.sum())  # lambda = 1 / sum_i c_i  (= 1/(C N) for uniform costs)
     s = lam * n * c  # per-sample loss weights of the lambda-form, mean 1
     radius = 1.0 / math.sqrt(lam)
@@ -607,16 +567,7 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
     rng = np.random.default_rng(random_state)
     sampler = _Sampler(rng, n, k, p=None if weighted else c)
     gy = (s * y) if weighted else y.copy()  # g_i y_i
-    if x0 is not None:
-        x0 = np.asarray(x0, dtype=float).reshape(-1)
-        if x0.shape != (d + 1,) or not np.all(np.isfinite(x0)):
-            raise OptionError(f"{name}: x0 must be a finite vector (w, b) of length {d + 1}")
-        w, b = x0[:d].copy(), float(x0[d])
-        nw = float(np.linalg.norm(w))
-        if nw > radius:
-            w *= radius / nw
-    else:
-        w, b = np.zeros(d), 0.0
+    w, b = _start_point(x0, d, radius, name)
     w_avg = w.copy()
     bb = np.array([b, b])  # (b, b_avg), updated in place by the engines
     sgd_bias = bias == "sgd"
@@ -624,10 +575,10 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
     per_pass = max(10, n // k)  # exact bias: once a pass
     setup_time = time.perf_counter() - t_setup
 
-    t0 = time.perf_counter()
+    driver.start()
     best_gap, since_best = math.inf, 0
-    code, t, gap, alpha, stat, dual, primal = "limit", 0, math.inf, None, math.nan, -math.inf, \
-        math.inf
+    code: int = Reason.MAX_ITER
+    t, gap, alpha, stat, dual, primal = 0, math.inf, None, math.nan, -math.inf, math.inf
     history = []
     if verbose:
         print(f"{name}: N = {n}, d = {d}, lambda = {lam:.3e}, k = {k}, T = {T}, bias = {bias}, "
@@ -635,40 +586,15 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
         print(f"{'iter':>10} {'primal':>14} {'dual':>14} {'rel. gap':>10} {'time s':>8}")
     out_w, out_b = w, b
 
-    # the best dual point so far: D is a lower bound on P* whatever point it came from, so
-    # it is recomputed (Newton, the costly part) only at every fourth check, at the end, or
-    # when P - D_best has halved while the last recomputation still raised D noticeably
-    cert: dict[str, Any] = {"D": -math.inf, "alpha": None, "u": None, "v": None,
-                            "excess": math.inf, "skipped": 0, "gain": math.inf}
+    certify = _Certifier(Z, y, c, tol, average, bias == "exact")
 
     def certificate(final: bool = False) -> None:
-        """The better (lower P) of the last and the averaged iterate, certified."""
         nonlocal gap, alpha, stat, dual, primal, out_w, out_b
-        if bias == "exact":
-            bb[0] = exact_bias(Z @ w, y, c)
-            if average:
-                bb[1] = exact_bias(Z @ w_avg, y, c)
-        candidates = [(w, float(bb[0]))] + ([(w_avg, float(bb[1]))] if average else [])
-        scored = [(_primal(Z, y, c, cw, cb), cw, cb) for cw, cb in candidates]
-        (p_val, margin), cw, cb = min(scored, key=lambda item: item[0][0])
-        excess = p_val - cert["D"]
-        cert["skipped"] += 1
-        if cert["alpha"] is None or (excess > tol * p_val and (
-                final or cert["skipped"] > 3 or (excess <= 0.5 * cert["excess"]
-                                                 and cert["gain"] > 0.1 * tol * p_val))):
-            a_val, d_val, u_val, cert["v"] = _implied_dual(Z, y, c, cw, margin, cert["v"])
-            cert["gain"] = d_val - cert["D"]
-            if d_val > cert["D"]:
-                cert.update(D=d_val, alpha=a_val, u=u_val)
-            cert["excess"], cert["skipped"] = p_val - cert["D"], 0
-        gap = max(p_val - cert["D"], 0.0) / max(p_val, 1e-300)
-        primal, alpha, dual = p_val, cert["alpha"], cert["D"]
-        stat = float(np.linalg.norm(cw - cert["u"])) / max(1.0, float(np.linalg.norm(cw)))
-        out_w, out_b = cw.copy(), float(cb)
+        primal, dual, gap, alpha, stat, out_w, out_b = certify(w, w_avg, bb, final)
 
     while True:
         if t >= T:
-            code = "limit"
+            code = Reason.MAX_ITER
             break
         stop_at = min(T, schedule.next, t + chunk)
         if bias == "exact":
@@ -678,7 +604,7 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
                          average, eps_val, bb))
         t += done
         if done < m:
-            code = "eps"
+            code = _EPS_STOP
             break
         if bias == "exact" and t % per_pass == 0:  # inner minimisation over b, once a pass
             bb[0] = exact_bias(Z @ w, y, c)
@@ -688,46 +614,33 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
             history.append((t, primal, dual, gap))
             if verbose:
                 print(f"{t:>10} {primal:>14.7e} {dual:>14.7e} {gap:>10.2e} "
-                      f"{time.perf_counter() - t0:>8.2f}")
-            if gap <= tol:
-                code = "gap"
+                      f"{driver.elapsed:>8.2f}")
+            if driver.converged(gap):
+                code = Reason.CONVERGED
                 break
             if gap < 0.99 * best_gap:
                 best_gap, since_best = gap, 0
             else:
                 since_best += 1
                 if since_best >= stall_checks:
-                    code = "stall"
+                    code = Reason.STALLED
                     break
-            if notify(callback, IntermediateResult(
-                    iteration=t, objective=primal, residual=gap,
-                    elapsed=time.perf_counter() - t0,
-                    values={"w": out_w.copy(), "b": out_b}, extras={"dual": dual})):
-                code = "callback"
+            if driver.listening and driver.notify(
+                    t, gap, objective=primal, values={"w": out_w.copy(), "b": out_b},
+                    extras={"dual": dual}):
+                code = Reason.CALLBACK
                 break
-        if time_limit is not None and time.perf_counter() - t0 > time_limit:
-            code = "time"
+        if driver.out_of_time():
+            code = Reason.TIME_LIMIT
             break
     certificate(final=True)
-    solve_time = time.perf_counter() - t0
+    solve_time = driver.elapsed
     assert alpha is not None
-    converged = gap <= tol
     detail = f"relative duality gap {gap:.2e} (tol {tol:g}) after {t} iterations"
-    if code == "gap" or (converged and code in ("limit", "time", "callback", "eps", "stall")):
-        status, message = Status.OPTIMAL, f"converged: {detail}"
-    elif code == "eps":
-        status = Status.OPTIMAL_INACCURATE
-        message = f"stopped by ||w_t - w_(t-1)|| <= step_tol = {eps:g} (Alg. 5) with {detail}"
-    elif code == "stall":
-        status = Status.OPTIMAL_INACCURATE
-        message = (f"stalled: the gap did not improve by 1% over {stall_checks} checks; "
-                   f"{detail}; raise batch_size or lower tol")
-    else:
-        status = Status.USER_LIMIT
-        reason = {"limit": f"max_iter = T = {T} reached",
-                  "time": f"time_limit = {time_limit} s reached",
-                  "callback": "stopped by the callback"}[code]
-        message = f"{reason}; {detail}"
+    # a run that meets tol at its last certificate converged, whatever stopped it
+    status, message = driver.finish(Reason.CONVERGED if driver.converged(gap) else code,
+                                    detail=detail, T=T, eps=eps, stall_checks=stall_checks,
+                                    time_limit=time_limit)
     if verbose:
         print(f"{name}: {message}")
     w, b = out_w, out_b
@@ -752,14 +665,14 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
     )
 
 
-_COMMON_DOC = """
+_COMMON_DOC = r"""
     Parameters
     ----------
     program : Program
         A program of kind ``"qp.svm.primal"`` (soft margin, finite costs).
     tol : float, default=1e-3
         Stop when the certified relative duality gap :math:`(P - D)/P` is
-        :math:`\\le` ``tol`` (checked every ``check_every`` iterations).
+        :math:`\le` ``tol`` (checked every ``check_every`` iterations).
     max_iter : int, optional
         :math:`T`, the number of stochastic steps (default 100 000).
     time_limit : float, optional
@@ -773,21 +686,21 @@ _COMMON_DOC = """
         Warm start :math:`(w, b)` (projected onto the ball).
     batch_size : int, optional
         :math:`k`, the mini-batch size, in [1, N] (thesis: not reported, P-H2);
-        default :math:`\\min(N, 32)` (a NumPy step costs about the same for
+        default :math:`\min(N, 32)` (a NumPy step costs about the same for
         :math:`k = 1` and :math:`k = 32`).
     step_tol : float or None, default=None
-        :math:`\\varepsilon_{PEG}`: stop when :math:`\\|w_t - w_{t-1}\\| \\le` ``step_tol``
+        :math:`\varepsilon_{PEG}`: stop when :math:`\|w_t - w_{t-1}\| \le` ``step_tol``
         (Alg. 5; the thesis uses 1e-4). ``None`` disables the test.
     bias : {"exact", "sgd"}
-        How :math:`b` is learned (see the module docstring).
+        How :math:`b` is learned (see Notes).
     tau : float, default=1.0
-        :math:`\\tau`, the scale of the bias step of ``bias="sgd"`` (not reported
+        :math:`\tau`, the scale of the bias step of ``bias="sgd"`` (not reported
         in the thesis, P-H2).
     random_state : int, Generator or None
         Seed of the mini-batch draws.
     check_every : int, optional
         Iterations between certificates; by default the geometric schedule
-        of the module docstring (first after one pass, at least 1 000
+        of the Notes (first after one pass, at least 1 000
         iterations, then each interval 25 % longer).
     stall_checks : int, default=10
         Checks without a 1 % improvement of the best gap before the solver
@@ -795,7 +708,7 @@ _COMMON_DOC = """
         about 9x the iterations done before them).
     average : bool, default=True
         Also keep the polynomial-decay average of the iterates (Shamir & Zhang,
-        ICML 2013, with :math:`\\eta = 3`) and return whichever of the last
+        ICML 2013, with :math:`\eta = 3`) and return whichever of the last
         iterate and the average has the smaller primal value. ``False``
         returns the last iterate, as Alg. 2 and Alg. 5 print.
     engine : {"auto", "numpy", "numba"}, default="auto"
@@ -809,8 +722,129 @@ _COMMON_DOC = """
         ``objective`` is the primal value :math:`P(w, b)` of the returned point;
         ``values`` hold ``w`` (``v`` for a non-linear kernel), ``b`` and ``xi``;
         ``duals["margin"]`` the implied dual point; ``extras["lam"]`` the
-        :math:`\\lambda` of the map above and ``extras["dual_objective"]`` the
+        :math:`\lambda` of the map in Notes and ``extras["dual_objective"]`` the
         lower bound :math:`D`.
+
+    Notes
+    -----
+    Both accept the soft-margin SVM primal (kind ``"qp.svm.primal"``, seed 001
+    eqs. 2.19–2.21) with per-sample costs :math:`c_i > 0` (``C`` times a class
+    weight),
+
+    .. math::
+
+        P(w, b) = \tfrac12\|w\|_2^2 + \sum_{i=1}^N c_i\,[1 - y_i(w^\top z_i + b)]_+ ,
+
+    where :math:`z_i = x_i` for the linear kernel, and the rows of the kernel
+    factor :math:`L` (:func:`conicml.kernels.psd_factor`, the same factor the
+    formulation uses) otherwise, so that a non-linear kernel's primal over the
+    span of the data is solved too (:math:`v` instead of :math:`w`).
+
+    **The λ-form and the map from C.** Pegasos (seed 001, eqs. 2.33–2.35,
+    Alg. 2) and Weighted-Pegasos (eq. 5.4, Alg. 5) minimise
+
+    .. math::
+
+        F(w, b) = \tfrac{\lambda}2\|w\|^2 + \frac1N\sum_i s_i\,[1 - y_i(w^\top z_i + b)]_+
+        = \lambda\,P(w, b),
+        \qquad \lambda = \frac{1}{\sum_i c_i},\quad s_i = \lambda N c_i ,
+
+    so the mean of the :math:`s_i` is one. With uniform costs :math:`c_i = C`
+    this is the thesis's map :math:`\lambda = 1/(CN)` with :math:`s_i = 1`
+    (pitfall P-S2). With the class-balancing weights (5.3) of H-LSVM,
+    :math:`\nu_i = 1/(2N^\pm)` and :math:`\sum\nu_i = 1`, the thesis objective
+    :math:`\tfrac{\lambda_t}2\|w\|^2 + \frac1N\sum\nu_i[\cdot]_+` (C.1) is the
+    program with :math:`c_i = \nu_i/(\lambda_t N)`; then :math:`\lambda = N\lambda_t`
+    and :math:`s_i = N\nu_i` (pitfall P-H3), and the projection radius
+    :math:`1/\sqrt{\lambda} = 1/\sqrt{N\lambda_t}` is that of Lemma C.1 (erratum:
+    the lemma is printed as :math:`\|w\|^2 \le 1/\sqrt{N\lambda}`; it is
+    :math:`\|w^*\| \le 1/\sqrt{N\lambda}`).
+
+    **Iteration** (Alg. 2 / Alg. 5). For :math:`t = 1, 2, \dots`: draw a mini-batch
+    :math:`A_t` of ``batch_size`` :math:`k` indices i.i.d.; with
+    :math:`A_t^+ = \{i \in A_t : y_i(w_t^\top z_i + b_t) < 1\}` (the margin test
+    *with* the bias, erratum P-H2: Alg. 5 prints it without :math:`b`),
+    :math:`\eta_t = 1/(\lambda t)`,
+
+    .. math::
+
+        w_{t+\frac12} = (1 - \eta_t\lambda)w_t + \frac{\eta_t}{k}\sum_{i\in A_t^+} g_i y_i z_i,
+        \qquad
+        w_{t+1} = \min\Bigl\{1, \frac{1/\sqrt\lambda}{\|w_{t+\frac12}\|}\Bigr\} w_{t+\frac12}.
+
+    ``weighted-pegasos`` (Alg. 5) draws :math:`A_t` uniformly and weights the
+    sub-gradient, :math:`g_i = s_i`; ``pegasos`` (Alg. 2) draws sample :math:`i`
+    with probability :math:`c_i/\sum c` and does not weight it, :math:`g_i = 1`
+    (both are unbiased sub-gradients of :math:`F`; with uniform costs they are the
+    same algorithm). The subgradient uses :math:`1/k` (erratum: eq. 2.36 prints
+    :math:`1/|A_t^+|`).
+
+    With ``average=True`` the solver also keeps the polynomial-decay average of
+    the iterates (Shamir & Zhang, ICML 2013) and returns whichever of the last
+    iterate and the average has the smaller certified gap.
+
+    **Bias** (``bias=``). ``"sgd"``: the SGD heuristic of Bottou used by H-LSVM,
+    :math:`b_{t+1} = b_t + \tau\frac{\eta_t}{k}\sum_{A_t^+} g_i y_i` (Alg. 5,
+    step 6); ``"exact"``: the inner minimisation over :math:`b` (the thesis's third
+    option), done exactly on the full sample once every ``check_every`` iterations
+    and at the end: :math:`b = \arg\min_b \sum_i c_i[1 - y_i(w^\top z_i + b)]_+`,
+    a one-dimensional piecewise-linear problem solved by sorting its breakpoints.
+
+    **Stopping.** The solver computes its certificate (below) every
+    ``check_every`` iterations if that is given; by default at a geometric
+    schedule, first after one pass over the data (at least 1 000 iterations), then
+    each interval 25 % longer than the last, so that the certificate (which costs
+    more than a pass) stays a small part of the run. It stops with ``OPTIMAL``
+    when the relative gap is :math:`\le` ``tol``. It also stops, as Alg. 5 does,
+    when :math:`\|w_t - w_{t-1}\| \le` ``step_tol`` (:math:`\varepsilon_{PEG}`;
+    ``OPTIMAL`` if the gap then passes ``tol``, ``OPTIMAL_INACCURATE`` otherwise),
+    when the best gap has not improved by 1 % over ``stall_checks`` consecutive
+    checks (stall: ``OPTIMAL_INACCURATE``), and at ``max_iter`` (:math:`T`),
+    ``time_limit`` or a callback's :class:`StopIteration` (``USER_LIMIT`` unless
+    the final gap passes ``tol``).
+
+    **Engines.** The iterations run in NumPy (one vectorised mini-batch step per
+    Python iteration, no per-step allocation besides the batch gather) or, with
+    ``engine="numba"``, in a compiled loop over a block of pre-drawn mini-batches;
+    ``"auto"`` takes numba when it can be imported (see ``CONICML_ENGINE``).
+    Both draw the same batches from the same ``random_state`` and compute the same
+    steps (they agree to rounding).
+
+    **Certificate.** At a point :math:`(w, b)` with margins
+    :math:`m_i = y_i(w^\top z_i + b)`, every dual-feasible :math:`\alpha`
+    (:math:`0 \le \alpha \le c`, :math:`y^\top\alpha = 0`) gives the lower bound
+    :math:`D(\alpha) = \sum\alpha_i - \tfrac12\|Z^\top(\alpha\circ y)\|^2 \le P^*`
+    (seed 001 eq. 2.27), and
+
+    .. math::
+
+        P(w, b) - D(\alpha) = \tfrac12\|w - Z^\top(\alpha\circ y)\|^2
+            - \sum_i \alpha_i (1 - m_i) + \sum_i c_i [1 - m_i]_+ ,
+
+    so the best :math:`\alpha` for the point is the dual optimum itself. The solver
+    starts from the sub-gradient's :math:`\alpha^h_i = c_i[m_i < 1]` and, on the
+    (at most 20 000) samples nearest the margin, takes the proximal step
+    :math:`\min_\delta\ \tfrac12\|r - A\delta\|^2 - \ell^\top\delta +
+    \sum_i \frac{\beta}{2c_i}\delta_i^2` over the box
+    :math:`-\alpha^h \le \delta \le c - \alpha^h` and :math:`y^\top(\alpha^h + \delta) = 0`
+    (:math:`A` the columns :math:`y_iz_i`, :math:`r` the residual of
+    :math:`\alpha^h`, :math:`\ell_i = 1 - m_i`) through its
+    :math:`(d+1)`-dimensional concave dual, solved by a semismooth Newton method
+    with an exact line search (each step one :math:`(d+1)\times(d+1)` system),
+    for :math:`\beta = 10^{-1}, \dots, 10^{-4}`
+    (continuation). Each candidate is clipped to the box, balanced exactly
+    (:math:`y^\top\alpha = 0`, scaling down the heavier class) and scaled by the
+    best :math:`s\in[0,1]` (:math:`D(s\alpha)` is a concave quadratic in
+    :math:`s`); the largest :math:`D` is kept. Whatever the Newton steps do, the
+    bound is valid: :math:`D` is evaluated exactly at a feasible point. The
+    residuals are: ``primal = 0`` (the point is feasible: :math:`\xi_i` is the
+    hinge), ``dual`` = the relative stationarity residual
+    :math:`\|w - Z^\top(\alpha\circ y)\|/\max(1,\|w\|)` and ``gap`` =
+    :math:`(P - D)/P` (``source="solver"``): an honest relative duality gap, never
+    smaller than the true relative suboptimality :math:`(P - P^*)/P` of the point;
+    by strong convexity it also bounds :math:`\|w - w^*\| \le \sqrt{2(P - D)}`.
+    ``duals["margin"]`` is that :math:`\alpha`, so the formulation's decode gives
+    ``dual_coef`` and the support.
 """
 
 

@@ -3,50 +3,15 @@ r"""``quadratic-interpolation``: the thesis's line search, for MEMPM over β and
 The 1-D search is :func:`conicml.solvers._line_search.line_search` (seed 004
 Sec. 3.2.4, Fig. 3.2: parabola through a three-point pattern, with both domain
 ends evaluated and golden-section safeguards). It converges to a *local*
-maximum.
-
-**MEMPM** (kind ``"sequential.mempm"``): the search maximises
-:math:`F(\beta) = \theta\,\alpha^*(\beta) + (1-\theta)\beta` over
-:math:`[\beta_{lo}, \beta_{0m}]`, where each evaluation solves the BMPM program
-:math:`\beta_0 = \beta` (built by the program's
-:class:`~conicml.contracts.minimax.MEMPMData`) with the solver named by
-``inner`` (any solver accepting ``"socp.bmpm"``: ``clarabel``, ``ecos``,
-``scs``, ``rosen``, ``dinkelbach``). At :math:`\beta_{0m}` (and wherever the
-inner BMPM is infeasible) :math:`\alpha` is clipped to its floor (eq. 3.40)
-and :math:`w \propto \Sigma_y^{-1}d`. The thesis reports 5–15 BMPM solves per
-MEMPM (Sec. 3.8). Certificate: ``Residuals(primal=`` mismatch of the two
-intercept formulas (Lemma 4) ``, dual=`` largest residual of the inner BMPM
-solve at :math:`\beta^*` ``, gap=`` the certified bound on
-:math:`\max F - F(\beta^*)` ``)``.
-
-**Global certificate** (the line search alone is local and would return ``OPTIMAL`` at
-local maxima). In :math:`t = \kappa(\beta)` the inner optimum
-:math:`\kappa_\alpha(t) = \max_w (1 - (t+\nu_y)\sigma_y(w))/\sigma_x(w) - \nu_x` is a
-maximum of affine functions of :math:`t`, hence convex: between two evaluated
-points it lies below the chord, which bounds :math:`F` above on every interval.
-After the line search, BMPM solves are added where that bound is largest
-until it is within ``gap_tol`` of the best :math:`F` (the result is then a
-certified global maximum) or ``max_certify`` solves are spent (then
-``OPTIMAL_INACCURATE``).
-
-**Soft-margin M4** (kind ``"sequential.m4"``): the search maximises
-:math:`G(\rho) = \rho - C h(\rho)` over :math:`[0, \kappa^*_{MPM}]`
-(:mod:`conicml.solvers._m4_search`).
-
-**Stopping criterion** (both kinds): relative bracket width
-:math:`x_3 - x_1 \le \texttt{tol}\cdot\max(1, x_{hi})` (for MEMPM
-:math:`x_{hi} = \beta_{0m} \le 1`, so the width is at most ``tol``), or
-``max_iter`` function evaluations. The best evaluated point (ends included)
-is returned.
-
-**Warm-start:** ``x0`` is the initial middle point of the pattern.
+maximum (for MEMPM a global certificate then bounds the rest). It stops when the relative bracket
+width is at most ``tol``; the two kinds, the certificate and the stopping rule are in
+the Notes of :func:`solve_quadratic_interpolation`.
 """
 
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -57,26 +22,23 @@ from ..exceptions import OptionError
 from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
-from ._callback import Callback, IntermediateResult, stopper
+from ._callback import Callback
+from ._driver import Driver, Reason, message_table, status_table
 from ._line_search import StopSearch, line_search
 from ._m4_search import solve_soft_m4
-from ._options import check_common, check_scalar
+from ._options import check_scalar
 from ._warm import m4_rho
 
 __all__ = ["TERMINATION_MESSAGES", "solve_quadratic_interpolation"]
 
 #: Stop reason -> message; 0 is convergence, every other reason is a user limit.
-TERMINATION_MESSAGES: dict[int, str] = {
-    0: "converged: bracket width x3 - x1 <= tol",
-    1: "maximum number of function evaluations reached (max_iter)",
-    2: "time limit reached (time_limit)",
-    3: "stopped by the callback",
-    4: "too many inner BMPM solves failed (max_failures)",
-}
+TERMINATION_MESSAGES: dict[int, str] = message_table(
+    "converged: bracket width x3 - x1 <= tol", {
+        Reason.MAX_ITER: "maximum number of function evaluations reached (max_iter)",
+        4: "too many inner BMPM solves failed (max_failures)",
+    })
 
-STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT,
-                                 2: Status.USER_LIMIT, 3: Status.USER_LIMIT,
-                                 4: Status.SOLVER_ERROR}
+STATUS_MAP: dict[int, Status] = status_table({4: Status.SOLVER_ERROR})
 
 
 def _accuracy(kappa: np.ndarray, bound: str) -> np.ndarray:
@@ -132,6 +94,43 @@ def _upper_bound(mempm: Any, alphas: Mapping[float, float],
     return float(u[i, j]), beta
 
 
+def _check_options(x0: Any, gap_tol: Any, max_certify: Any, max_failures: Any) -> Any:
+    """Check the MEMPM search's own options; return ``x0`` checked."""
+    x0 = check_scalar("quadratic-interpolation", "x0", x0)
+    if not (isinstance(gap_tol, (int, float)) and math.isfinite(gap_tol) and gap_tol > 0):
+        raise OptionError(f"gap_tol must be positive and finite, got {gap_tol!r}")
+    if isinstance(max_certify, bool) or not isinstance(max_certify, (int, np.integer)) \
+            or max_certify < 0:
+        raise OptionError(f"max_certify must be a non-negative integer, got {max_certify!r}")
+    if int(max_failures) != max_failures or max_failures < 0:
+        raise OptionError(f"max_failures must be a non-negative integer, got {max_failures!r}")
+    return x0
+
+
+def _certify_globally(mempm: Any, evals: dict, F: Callable[[float], float], gap_tol: float,
+                      max_certify: int, lo: float, hi: float) -> tuple[float, bool, int]:
+    """The global certificate over :math:`\\beta` (Notes of
+    :func:`solve_quadratic_interpolation`): evaluate ``F`` where the convexity bound of
+    :func:`_upper_bound` exceeds the best value by more than ``gap_tol``, at most
+    ``max_certify`` times. Returns ``(upper bound, certified, extra evaluations)``."""
+    upper, extra_evals = math.nan, 0
+    try:
+        for _ in range(max_certify + 1):
+            alphas = {b: a for b, (a, _, _) in evals.items()}
+            upper, beta_next = _upper_bound(mempm, alphas)
+            best = max(mempm.value(b, a) for b, a in alphas.items())
+            if upper <= best + gap_tol:
+                return upper, True, extra_evals
+            if extra_evals >= max_certify or not math.isfinite(beta_next) \
+                    or beta_next in evals:
+                break
+            extra_evals += 1
+            F(min(max(beta_next, lo), hi))
+    except StopSearch:
+        pass
+    return upper, False, extra_evals
+
+
 @register("quadratic-interpolation", kinds=[kinds.MEMPM, kinds.M4_SOFT],
           description="1-D quadratic-interpolation search: MEMPM over beta, soft M4 over rho",
           warm_start=m4_rho,
@@ -184,7 +183,7 @@ def solve_quadratic_interpolation(
         failures named in the message and in ``extras["inner_failures"]``.
     gap_tol : float, default=1e-6
         Global certificate: ``OPTIMAL`` only when the convexity upper bound on
-        :math:`\max_\beta F` (module docstring) is within ``gap_tol`` of the
+        :math:`\max_\beta F` (Notes) is within ``gap_tol`` of the
         returned :math:`F` (up to the inner solver's accuracy); otherwise
         ``OPTIMAL_INACCURATE`` with the bound in the message.
     max_certify : int, default=200
@@ -203,6 +202,42 @@ def solve_quadratic_interpolation(
     For a soft-margin M4 program (kind ``"sequential.m4"``) the same search
     runs over :math:`\rho` (:func:`conicml.solvers._m4_search.solve_soft_m4`);
     ``max_failures`` does not apply there.
+
+    **MEMPM** (kind ``"sequential.mempm"``): the search maximises
+    :math:`F(\beta) = \theta\,\alpha^*(\beta) + (1-\theta)\beta` over
+    :math:`[\beta_{lo}, \beta_{0m}]`, where each evaluation solves the BMPM program
+    :math:`\beta_0 = \beta` (built by the program's
+    :class:`~conicml.contracts.minimax.MEMPMData`) with the solver named by
+    ``inner`` (any solver accepting ``"socp.bmpm"``: ``clarabel``, ``ecos``,
+    ``scs``, ``rosen``, ``dinkelbach``). At :math:`\beta_{0m}` (and wherever the
+    inner BMPM is infeasible) :math:`\alpha` is clipped to its floor (eq. 3.40)
+    and :math:`w \propto \Sigma_y^{-1}d`. The thesis reports 5–15 BMPM solves per
+    MEMPM (Sec. 3.8). Certificate: ``Residuals(primal=`` mismatch of the two
+    intercept formulas (Lemma 4) ``, dual=`` largest residual of the inner BMPM
+    solve at :math:`\beta^*` ``, gap=`` the certified bound on
+    :math:`\max F - F(\beta^*)` ``)``.
+
+    **Global certificate** (the line search alone is local and would return ``OPTIMAL`` at
+    local maxima). In :math:`t = \kappa(\beta)` the inner optimum
+    :math:`\kappa_\alpha(t) = \max_w (1 - (t+\nu_y)\sigma_y(w))/\sigma_x(w) - \nu_x` is a
+    maximum of affine functions of :math:`t`, hence convex: between two evaluated
+    points it lies below the chord, which bounds :math:`F` above on every interval.
+    After the line search, BMPM solves are added where that bound is largest
+    until it is within ``gap_tol`` of the best :math:`F` (the result is then a
+    certified global maximum) or ``max_certify`` solves are spent (then
+    ``OPTIMAL_INACCURATE``).
+
+    **Soft-margin M4** (kind ``"sequential.m4"``): the search maximises
+    :math:`G(\rho) = \rho - C h(\rho)` over :math:`[0, \kappa^*_{MPM}]`
+    (:mod:`conicml.solvers._m4_search`).
+
+    **Stopping criterion** (both kinds): relative bracket width
+    :math:`x_3 - x_1 \le \texttt{tol}\cdot\max(1, x_{hi})` (for MEMPM
+    :math:`x_{hi} = \beta_{0m} \le 1`, so the width is at most ``tol``), or
+    ``max_iter`` function evaluations. The best evaluated point (ends included)
+    is returned.
+
+    **Warm-start:** ``x0`` is the initial middle point of the pattern.
     """
     from ..solving import solve  # late import: solving imports the registry
 
@@ -212,23 +247,17 @@ def solve_quadratic_interpolation(
             tol=tol, max_iter=max_iter, time_limit=time_limit, verbose=verbose,
             callback=callback, x0=x0, inner=inner, inner_options=inner_options)
 
-    stop = stopper("quadratic-interpolation", callback,
-                   legacy=lambda r: (float(r.values["beta"]), r.objective))
     data = program.data
     mempm = data["mempm"]
     inner_options = dict(inner_options or {})
     if not isinstance(inner, str):
         raise OptionError(f"inner must be a solver name, got {inner!r}")
-    check_common("quadratic-interpolation", tol, max_iter, time_limit)
-    x0 = check_scalar("quadratic-interpolation", "x0", x0)
-    if not (isinstance(gap_tol, (int, float)) and math.isfinite(gap_tol) and gap_tol > 0):
-        raise OptionError(f"gap_tol must be positive and finite, got {gap_tol!r}")
-    if isinstance(max_certify, bool) or not isinstance(max_certify, (int, np.integer)) \
-            or max_certify < 0:
-        raise OptionError(f"max_certify must be a non-negative integer, got {max_certify!r}")
-    if int(max_failures) != max_failures or max_failures < 0:
-        raise OptionError(f"max_failures must be a non-negative integer, got {max_failures!r}")
-    start = time.perf_counter()
+    driver = Driver("quadratic-interpolation", tol=tol, max_iter=max_iter,
+                    time_limit=time_limit, messages=TERMINATION_MESSAGES, statuses=STATUS_MAP,
+                    callback=callback,
+                    legacy=lambda r: (float(r.values["beta"]), r.objective))
+    x0 = _check_options(x0, gap_tol, max_certify, max_failures)
+    driver.start()
     lo, hi = mempm.beta_lo, mempm.beta_end
     if x0 is not None and not lo <= x0 <= hi:
         raise OptionError(f"quadratic-interpolation: x0 must lie in the beta domain "
@@ -241,8 +270,8 @@ def solve_quadratic_interpolation(
     inner_iters = [0]
 
     def F(beta: float) -> float:
-        if time_limit is not None and time.perf_counter() - start > time_limit:
-            state["reason"] = 2
+        if driver.out_of_time():
+            state["reason"] = int(Reason.TIME_LIMIT)
             raise StopSearch(2)
         sol = None
         if beta >= analytic_from:  # the analytic end point (contract: beta_stop)
@@ -272,10 +301,10 @@ def solve_quadratic_interpolation(
         evals[beta] = (alpha, w, sol)
         if verbose:
             print(f"  quadratic-interpolation: beta={beta:.10f} alpha={alpha:.8f} F={value:.10f}")
-        if stop is not None and stop(IntermediateResult(
-                iteration=len(evals), objective=value, elapsed=time.perf_counter() - start,
-                values={"beta": np.array(beta), "w": np.asarray(w, dtype=float)})):
-            state["reason"] = 3
+        if driver.listening and driver.notify(
+                len(evals), objective=value,
+                values={"beta": np.array(beta), "w": np.asarray(w, dtype=float)}):
+            state["reason"] = int(Reason.CALLBACK)
             raise StopSearch(3)
         return value
 
@@ -285,21 +314,8 @@ def solve_quadratic_interpolation(
     # _upper_bound exceeds the best value by more than gap_tol
     upper, certified, extra_evals = math.nan, False, 0
     if state["reason"] == 0 and evals:
-        try:
-            for _ in range(max_certify + 1):
-                alphas = {b: a for b, (a, _, _) in evals.items()}
-                upper, beta_next = _upper_bound(mempm, alphas)
-                best = max(mempm.value(b, a) for b, a in alphas.items())
-                if upper <= best + gap_tol:
-                    certified = True
-                    break
-                if extra_evals >= max_certify or not math.isfinite(beta_next) \
-                        or beta_next in evals:
-                    break
-                extra_evals += 1
-                F(min(max(beta_next, lo), hi))
-        except StopSearch:
-            pass
+        upper, certified, extra_evals = _certify_globally(mempm, evals, F, gap_tol,
+                                                          max_certify, lo, hi)
     reason = state["reason"]
     message = TERMINATION_MESSAGES[reason]
     failures = state["failures"]
@@ -309,7 +325,7 @@ def solve_quadratic_interpolation(
                     f"{failures[0][1].message})")
     if not evals:
         return Solution(status=STATUS_MAP[reason], solver="quadratic-interpolation",
-                        solve_time=time.perf_counter() - start, message=message)
+                        solve_time=driver.elapsed, message=message)
     width = res.bracket[1] - res.bracket[0] if res.history else math.nan
     if reason == 0 and not width <= tol:
         reason = 1
@@ -335,7 +351,7 @@ def solve_quadratic_interpolation(
         objective=float(mempm.value(beta, alpha)),
         values={"beta": np.array(beta), "w": np.asarray(w, dtype=float)},
         iterations=len(evals),
-        solve_time=time.perf_counter() - start,
+        solve_time=driver.elapsed,
         residuals=Residuals(
             primal=model["b_mismatch"],
             dual=sol.residuals.max() if sol is not None else 0.0,

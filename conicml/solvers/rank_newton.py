@@ -1,34 +1,9 @@
 r"""``rank-newton``: linearised RankRC / RankSVM by truncated Newton (kind ``socp.rank.smoothed``).
 
-The linearisation route of the thesis (§3.5.1, (3.16)–(3.17); paper (14)–(15)):
-factor :math:`K_{\mathcal R\mathcal R} = U\Lambda U^\top`, drop the eigenvalues
-below ``eig_rtol`` :math:`\lambda_{\max}`, form the explicit features
-:math:`\tilde X = K_{\bullet\mathcal R}U\Lambda^{\dagger1/2}` (erratum: the
-printed text has :math:`\Lambda^{1/2}`) and solve the *linear* RankSVM
-
-.. math::
-
-    \min_w\ \frac1N\sum_{(i,j):\,\ell_i>\ell_j}
-    \ell_\epsilon\big((\tilde x_i-\tilde x_j)^\top w\big)
-    + \frac\lambda2\|w\|^2,\qquad \beta = U\Lambda^{\dagger1/2}w,
-
-by truncated Newton (thesis §3.5.2, Chapelle & Keerthi 2010): CG on
-:math:`(\lambda I + \tilde X^\top H_p\tilde X/N)s = -g` (Hessian products by
-sorting, :mod:`conicml.contracts.ranking_ops`; at most ``cg_max_iter`` steps,
-relative residual :math:`\min(0.1,\sqrt{\|g\|_{rel}})`) and an Armijo
-backtracking line search. The Hessian in :math:`w` is bounded below by
-:math:`\lambda I`, so no trust region is needed. Costs: :math:`O(|\mathcal R|^3 +
-m|\mathcal R|^2)` for the features, then :math:`O(m|\mathcal R| + m\log m)` per
-Hessian product. It reaches the same optimum as ``rank-tr`` (Proposition 8:
-subset = Nyström = linearised) by an independent route.
-
-**Stopping.** Relative gradient in :math:`w`,
-:math:`\|g\|/\max(\|\tilde X^\top\nabla L/N\|, \lambda\|w\|, 10^{-3}\|\tilde
-X^\top\nabla L(0)/N\|) \le` ``tol``; the program's certificate recomputes the same
-measure in :math:`\beta` (the :math:`K^{-1}` metric). A line
-search that cannot decrease the objective -> ``USER_LIMIT`` ("stalled"), as are
-``max_iter``, ``time_limit`` and the callback. **Warm start:** ``x0`` is a
-:math:`\beta`, mapped to :math:`w = \Lambda^{1/2}U^\top\beta`.
+The linearisation route of Tayal 2014 (§3.5.1–3.5.2; Chapelle & Keerthi 2010): explicit
+eigen-features of :math:`K_{\mathcal R\mathcal R}`, then the linear RankSVM by CG Newton
+steps. It stops when the relative gradient in :math:`w` is at most ``tol``; the features,
+the step and the stopping rule are in the Notes of :func:`solve_rank_newton`.
 """
 
 from __future__ import annotations
@@ -107,6 +82,38 @@ def solve_rank_newton(
         Warm start :math:`\\beta`.
     eig_rtol : float, default=1e-13
         Relative eigenvalue cut-off of the linearisation.
+
+    Notes
+    -----
+    The linearisation route of the thesis (§3.5.1, (3.16)–(3.17); paper (14)–(15)):
+    factor :math:`K_{\\mathcal R\\mathcal R} = U\\Lambda U^\\top`, drop the eigenvalues
+    below ``eig_rtol`` :math:`\\lambda_{\\max}`, form the explicit features
+    :math:`\\tilde X = K_{\\bullet\\mathcal R}U\\Lambda^{\\dagger1/2}` (erratum: the
+    printed text has :math:`\\Lambda^{1/2}`) and solve the *linear* RankSVM
+
+    .. math::
+
+        \\min_w\\ \\frac1N\\sum_{(i,j):\\,\\ell_i>\\ell_j}
+        \\ell_\\epsilon\\big((\\tilde x_i-\\tilde x_j)^\\top w\\big)
+        + \\frac\\lambda2\\|w\\|^2,\\qquad \\beta = U\\Lambda^{\\dagger1/2}w,
+
+    by truncated Newton (thesis §3.5.2, Chapelle & Keerthi 2010): CG on
+    :math:`(\\lambda I + \\tilde X^\\top H_p\\tilde X/N)s = -g` (Hessian products by
+    sorting, :mod:`conicml.contracts.ranking_ops`; at most ``cg_max_iter`` steps,
+    relative residual :math:`\\min(0.1,\\sqrt{\\|g\\|_{rel}})`) and an Armijo
+    backtracking line search. The Hessian in :math:`w` is bounded below by
+    :math:`\\lambda I`, so no trust region is needed. Costs: :math:`O(|\\mathcal R|^3 +
+    m|\\mathcal R|^2)` for the features, then :math:`O(m|\\mathcal R| + m\\log m)` per
+    Hessian product. It reaches the same optimum as ``rank-tr`` (Proposition 8:
+    subset = Nyström = linearised) by an independent route.
+
+    **Stopping.** Relative gradient in :math:`w`,
+    :math:`\\|g\\|/\\max(\\|\\tilde X^\\top\\nabla L/N\\|, \\lambda\\|w\\|, 10^{-3}\\|\\tilde
+    X^\\top\\nabla L(0)/N\\|) \\le` ``tol``; the program's certificate recomputes the same
+    measure in :math:`\\beta` (the :math:`K^{-1}` metric). A line
+    search that cannot decrease the objective -> ``USER_LIMIT`` ("stalled"), as are
+    ``max_iter``, ``time_limit`` and the callback. **Warm start:** ``x0`` is a
+    :math:`\\beta`, mapped to :math:`w = \\Lambda^{1/2}U^\\top\\beta`.
     """
     t0 = time.perf_counter()
     if max_iter is None:

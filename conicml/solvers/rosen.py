@@ -1,58 +1,16 @@
 r"""``rosen``: Rosen gradient projection for the BMPM (and MPM) fractional program.
 
-Solves the ratio of the kinds ``"socp.bmpm"`` / ``"socp.mpm"`` (module
-:mod:`conicml.formulations.minimax`)
-
-.. math::
-
-    \kappa^* = \max_{w^\top d = 1} r(w) = \frac{1 - a_x\sigma_x(w) - a_y\sigma_y(w)}
-                                               {b_x\sigma_x(w) + b_y\sigma_y(w)}
-
-(BMPM: eqs. 3.13–3.14; pseudo-concave by Theorem 3, so the local maximum the
-method finds is global) directly from the moments, without a conic solver.
-
-**Algorithm** (seed 004 Sec. 3.2.5 / errata S004-A1; Rosen 1960, Bertsekas,
-*Nonlinear Programming*, §2.3). The only constraint is the equality
-:math:`w^\top d = 1`, so Rosen's method is projected gradient ascent on an
-affine set: with :math:`P = I - dd^\top/d^\top d`,
-
-.. math::
-
-    \nabla r = \frac{\nabla N\, D - N\,\nabla D}{D^2},\quad
-    \nabla\sigma_x = \Sigma_x w/\sigma_x,\qquad
-    s_k = P\nabla r(w_k),\qquad w_{k+1} = w_k + t_k s_k,
-
-with a Barzilai–Borwein trial step :math:`t = |\Delta w^\top\Delta w /
-\Delta w^\top\Delta s|` (the thesis gives no step rule) and Armijo
-backtracking :math:`r(w + ts) \ge r(w) + 10^{-4} t\|s\|^2`. The start is the
-Fisher direction :math:`(\Sigma_x + \Sigma_y)^{-1}d`, or — if the numerator is
-not positive there — the maximiser of the numerator (one least-squares solve);
-if even that has :math:`N \le 0`, :math:`\kappa^* \le 0` and the program is
-reported INFEASIBLE (BMPM: :math:`\beta_0 \ge \beta_{0m}`, decode gives α = 0).
-
-**Stopping criterion** (:math:`\|P\nabla r\|` stalls far above
-machine precision): :math:`|r_{k+1} - r_k| \le \texttt{tol}\,(1 + |r_k|)` on
-three consecutive iterations, or :math:`\|s_k\|\,\|w_k\| \le \texttt{tol}`.
-
-**Speed** (``benchmarks/suite.py``, total time including the certificate): near
-Clarabel's on a quiet machine at d = 200, several times slower on a loaded one: its
-iterations are dense LAPACK/BLAS calls and a certificate, which a loaded machine slows
-far more than Clarabel's sparse factorisation. Treat it as the reference
-implementation of the thesis's method (seed 004 Sec. 3.2.5), verified against the
-generic backends; ``dinkelbach`` or Clarabel are the faster routes.
-
-**Certificate:** as for ``dinkelbach`` (one iterative-least-squares solve of
-the parametric problem at the returned :math:`\lambda = r(w)`):
-``Residuals.dual`` :math:`= |P(\kappa_\alpha) - 1|`, ``Residuals.gap`` a
-certified upper bound on :math:`\kappa^* - r(w)`. Objective :math:`1/r(w)`.
-
-**Warm-start:** ``x0`` is an initial :math:`w` with :math:`w^\top d > 0`.
+Rosen 1960 as in seed 004 Sec. 3.2.5 (errata S004-A1) on kinds ``"socp.bmpm"`` and
+``"socp.mpm"``, from the moments alone: the reference implementation of the thesis's
+method, verified against the generic backends (``dinkelbach`` and Clarabel are the faster
+routes). It stops when the ratio changes by at most ``tol`` relative on three
+consecutive iterations or the projected step is below ``tol``; the algorithm and the
+certificate are in the Notes of :func:`solve_rosen`.
 """
 
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
@@ -61,33 +19,30 @@ from ..exceptions import OptionError
 from ..program import Program
 from ..registry import register
 from ..solution import Solution, Status
-from ._callback import Callback, IntermediateResult, stopper
+from ._callback import Callback
+from ._driver import Driver, Reason, message_table, status_table
 from ._fractional import (
     INFINITE_KAPPA_MESSAGE,
     NEAR_INFINITE_KAPPA_MESSAGE,
     FractionalProgram,
     finish,
 )
-from ._options import check_array, check_common
+from ._options import check_array
 
 __all__ = ["TERMINATION_MESSAGES", "solve_rosen"]
 
-TERMINATION_MESSAGES: dict[int, str] = {
-    0: "converged: relative change of r(w) <= tol on 3 consecutive iterations",
-    1: "maximum number of iterations reached (max_iter)",
-    2: "time limit reached (time_limit)",
-    3: "stopped by the callback",
-    4: "infeasible: max N(w) <= 0, so kappa* <= 0 (beta0 >= beta0_max for BMPM)",
-    5: INFINITE_KAPPA_MESSAGE,
-    6: "converged: projected gradient ||P grad r|| ||w|| <= tol",
-    7: "line search failed: no ascent along the projected gradient (numerical limit)",
-    8: NEAR_INFINITE_KAPPA_MESSAGE,
-}
+TERMINATION_MESSAGES: dict[int, str] = message_table(
+    "converged: relative change of r(w) <= tol on 3 consecutive iterations", {
+        4: "infeasible: max N(w) <= 0, so kappa* <= 0 (beta0 >= beta0_max for BMPM)",
+        5: INFINITE_KAPPA_MESSAGE,
+        6: "converged: projected gradient ||P grad r|| ||w|| <= tol",
+        7: "line search failed: no ascent along the projected gradient (numerical limit)",
+        8: NEAR_INFINITE_KAPPA_MESSAGE,
+    })
 
-STATUS_MAP: dict[int, Status] = {0: Status.OPTIMAL, 1: Status.USER_LIMIT, 2: Status.USER_LIMIT,
-                                 3: Status.USER_LIMIT, 4: Status.INFEASIBLE,
-                                 5: Status.OPTIMAL, 6: Status.OPTIMAL,
-                                 7: Status.OPTIMAL_INACCURATE, 8: Status.OPTIMAL_INACCURATE}
+STATUS_MAP: dict[int, Status] = status_table({
+    4: Status.INFEASIBLE, 5: Status.OPTIMAL, 6: Status.OPTIMAL,
+    7: Status.OPTIMAL_INACCURATE, 8: Status.OPTIMAL_INACCURATE})
 
 
 def _value_grad(fp: FractionalProgram, w: np.ndarray) -> tuple[float, np.ndarray]:
@@ -124,7 +79,7 @@ def solve_rosen(
     program : Program
         Kind ``"socp.bmpm"`` or ``"socp.mpm"``.
     tol : float, default=1e-12
-        Relative change of :math:`r` (see module docstring).
+        Relative change of :math:`r` (see Notes).
     max_iter : int, default=20000
     time_limit : float, optional
     verbose : bool, default=False
@@ -143,22 +98,64 @@ def solve_rosen(
         ``values = {"v"}``, ``objective`` :math:`= 1/r(w)`, ``iterations``,
         ``extras["inner_solves"]`` (least-squares steps of the start and the
         certificate), ``extras["line_search_evals"]``.
+
+    Notes
+    -----
+    Solves the ratio of the kinds ``"socp.bmpm"`` / ``"socp.mpm"`` (module
+    :mod:`conicml.formulations.minimax`)
+
+    .. math::
+
+        \kappa^* = \max_{w^\top d = 1} r(w) = \frac{1 - a_x\sigma_x(w) - a_y\sigma_y(w)}
+                                                   {b_x\sigma_x(w) + b_y\sigma_y(w)}
+
+    (BMPM: eqs. 3.13–3.14; pseudo-concave by Theorem 3, so the local maximum the
+    method finds is global) directly from the moments, without a conic solver.
+
+    **Algorithm** (seed 004 Sec. 3.2.5 / errata S004-A1; Rosen 1960, Bertsekas,
+    *Nonlinear Programming*, §2.3). The only constraint is the equality
+    :math:`w^\top d = 1`, so Rosen's method is projected gradient ascent on an
+    affine set: with :math:`P = I - dd^\top/d^\top d`,
+
+    .. math::
+
+        \nabla r = \frac{\nabla N\, D - N\,\nabla D}{D^2},\quad
+        \nabla\sigma_x = \Sigma_x w/\sigma_x,\qquad
+        s_k = P\nabla r(w_k),\qquad w_{k+1} = w_k + t_k s_k,
+
+    with a Barzilai–Borwein trial step :math:`t = |\Delta w^\top\Delta w /
+    \Delta w^\top\Delta s|` (the thesis gives no step rule) and Armijo
+    backtracking :math:`r(w + ts) \ge r(w) + 10^{-4} t\|s\|^2`. The start is the
+    Fisher direction :math:`(\Sigma_x + \Sigma_y)^{-1}d`, or — if the numerator is
+    not positive there — the maximiser of the numerator (one least-squares solve);
+    if even that has :math:`N \le 0`, :math:`\kappa^* \le 0` and the program is
+    reported INFEASIBLE (BMPM: :math:`\beta_0 \ge \beta_{0m}`, decode gives α = 0).
+
+    **Stopping criterion** (:math:`\|P\nabla r\|` stalls far above
+    machine precision): :math:`|r_{k+1} - r_k| \le \texttt{tol}\,(1 + |r_k|)` on
+    three consecutive iterations, or :math:`\|s_k\|\,\|w_k\| \le \texttt{tol}`.
+
+    **Certificate:** as for ``dinkelbach`` (one iterative-least-squares solve of
+    the parametric problem at the returned :math:`\lambda = r(w)`):
+    ``Residuals.dual`` :math:`= |P(\kappa_\alpha) - 1|`, ``Residuals.gap`` a
+    certified upper bound on :math:`\kappa^* - r(w)`. Objective :math:`1/r(w)`.
+
+    **Warm-start:** ``x0`` is an initial :math:`w` with :math:`w^\top d > 0`.
     """
-    check_common("rosen", tol, max_iter, time_limit)
-    stop = stopper("rosen", callback,
-                   legacy=lambda r: (r.iteration, r.objective, r.values["w"]))
-    start = time.perf_counter()
+    driver = Driver("rosen", tol=tol, max_iter=max_iter, time_limit=time_limit,
+                    messages=TERMINATION_MESSAGES, statuses=STATUS_MAP, callback=callback,
+                    legacy=lambda r: (r.iteration, r.objective, r.values["w"]))
     fp = FractionalProgram(program.data)
     d = fp.d
     dd = float(d @ d)
-    setup_time = time.perf_counter() - start
-    start = time.perf_counter()
+    setup_time = driver.elapsed
+    driver.start()
     inner = 0
     history: list[tuple[int, float, float]] = []
 
     def done(w: np.ndarray | None, reason: int, k: int, evals: int) -> Solution:
-        return finish("rosen", fp, w, reason, k, inner, setup_time,
-                      time.perf_counter() - start, history, TERMINATION_MESSAGES, STATUS_MAP,
+        return finish("rosen", fp, w, int(reason), k, inner, setup_time,
+                      driver.elapsed, history, TERMINATION_MESSAGES, STATUS_MAP,
                       {"line_search_evals": evals})
 
     if fp.infinite_ratio():  # exact test on the eigendecomposition (one O(n^3) step)
@@ -182,7 +179,7 @@ def solve_rosen(
     # the iteration runs in the coordinates z of the simultaneous diagonalisation,
     # w = V z with V^T (Sigma_x + Sigma_y) V = I: the same gradient projection in the
     # metric of Sigma_x + Sigma_y (a preconditioner). In the raw coordinates the ratio's
-    # Hessian inherits the covariances' condition number and the steps stalled far from
+    # Hessian inherits the covariances' condition number and the steps stall far from
     # the optimum, which the change-of-r rule would read as convergence
     V, _, _ = fp.basis()
     w_user = w
@@ -202,7 +199,7 @@ def solve_rosen(
     t = 1.0 / max(float(np.linalg.norm(s)), 1e-300) * 1e-2 * float(np.linalg.norm(w))
     small = 0
     evals = 0
-    reason = 1
+    reason: int = Reason.MAX_ITER
     k = 0
     for k in range(1, max_iter + 1):
         if float(np.linalg.norm(s)) * float(np.linalg.norm(w)) <= tol:
@@ -238,15 +235,13 @@ def solve_rosen(
             print(f"  rosen {k:6d}: r={r:.15g}  |Pg|={np.linalg.norm(s):.3e}  t={t:.3e}")
         small = small + 1 if change <= tol * (1.0 + abs(r)) else 0
         if small >= 3:
-            reason = 0
+            reason = Reason.CONVERGED
             break
-        if stop is not None and stop(IntermediateResult(
-                iteration=k, objective=r, elapsed=time.perf_counter() - start,
-                values={"w": V @ w})):
-            reason = 3
+        if driver.listening and driver.notify(k, objective=r, values={"w": V @ w}):
+            reason = Reason.CALLBACK
             break
-        if time_limit is not None and time.perf_counter() - start > time_limit:
-            reason = 2
+        if driver.out_of_time():
+            reason = Reason.TIME_LIMIT
             break
     if r <= 0 and reason != 8:
         return done(None, 4, k, evals)

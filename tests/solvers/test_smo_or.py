@@ -177,3 +177,21 @@ def test_non_positive_C_raises(C):
     X, y = ordinal_data(0, 20, 2, 3)
     with pytest.raises(ValueError, match="C"):
         svor_dual(X, y, C=C)
+
+
+def test_polishing_closes_the_gap_at_large_C():
+    # at C = 100 the stop on the absolute violation (tol 1e-3) left converged points at a
+    # relative primal-dual gap of ~1e-2, which conicml's certificate (certify_tol 1e-3)
+    # demoted; polishing goes on at tol / 10 while the gap exceeds gap_tol
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 10))
+    score = X @ rng.normal(size=10) + 0.5 * rng.normal(size=300)
+    y = 1 + np.digitize(score, np.quantile(score, [0.25, 0.5, 0.75]))
+    prog = svor_dual(X, y, C=100.0, kernel="rbf")
+    polished = cm.solve(prog, "smo-or")
+    assert polished.status is cm.Status.OPTIMAL
+    assert polished.residuals.gap <= 9e-4
+    plain = cm.solve(prog, "smo-or", gap_tol=None)
+    assert plain.residuals.gap >= polished.residuals.gap
+    with pytest.raises(OptionError, match="gap_tol"):
+        cm.solve(prog, "smo-or", gap_tol=-1.0)

@@ -1,0 +1,281 @@
+"""Reproduce seed 004 Table 6.1: kernel LSVR vs SVR on the sinc data, MSE over 100 trials.
+
+Thesis §6.7.1: 50 points x ~ U[-3, 3], y = sinc(x) (case I) or + N(0, s(x)^2) with s
+rising linearly from 0.5 at x = -3 to 1.5 at x = 3 (case II); C = 100, RBF
+exp(-|u - v|^2) (gamma = 1), epsilon in {0, .2, .., 1, 2}; mean (± sd) over 100 random
+trials. Ours: the relaxed kernel LSVR (eqs. 6.13-6.18, :class:`conicml.estimators.LSVRRegressor`,
+Clarabel) with index windows k = 2 on the draw sorted by x (the thesis gives no k for
+sinc; k = 2 is its series' k), and scikit-learn's SVR (LIBSVM, as the thesis). MSE of
+the fit against the noise-free sinc at the 50 training inputs (the measure that
+reproduces the thesis's SVR column).
+
+Ablations (same 100 draws) for the cells outside the thesis's spread: the window (k = 3,
+k = 5, and index windows on the *unsorted* draw, the literal reading of x_{i-k}..x_{i+k}),
+the kernel width (gamma = 0.1) and the numerical rank of the Gram matrix
+(``factor_rtol`` 1e-4 .. 1e-1: the fitted values of a full-rank kernel LSVR do not depend
+on the kernel, only through that rank), and the 100 trials (the standard error of the
+mean).
+
+Run ``conicml reproduce huang_table_6_1 [--quick] [--trials N] [--jobs J]``; writes
+``conicml-results/huang_table_6_1.md``.
+"""
+
+from __future__ import annotations
+
+#: BLAS/OpenMP threads; the runner sets them before NumPy starts
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+import argparse  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+
+import numpy as np  # noqa: E402
+from sklearn.svm import SVR  # noqa: E402
+
+from conicml.estimators import LSVRRegressor  # noqa: E402
+from conicml.exceptions import ConicMLError  # noqa: E402
+
+from ._harness import machine, progress, write_results  # noqa: E402
+
+#: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
+THESIS_LAYOUT = "columns"
+TABLES = ('004:T6.1',)
+EXPECTED_SECONDS = 600  # an estimate: 1 400 + 10 x 280 LSVR solves of N = 50, 2 jobs
+PROTOCOL = ('full: 100 trials, 50 points, C = 100, gamma = 1, the thesis\'s epsilons; '
+            'window k = 2 on the draw sorted by x is our reading (the thesis gives no k '
+            'for sinc); the ablation on the first 20 draws')
+RATE_CELLS = r"(?!)"  # every cell is an MSE: none is a rate
+
+EPSILONS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 2.0)
+#: Table 6.1 (mean MSE over 100 trials; case II also ± sd); its "C" header is epsilon
+THESIS = {
+    "I": {"LSVR": (0.0, .0004, .0016, .0044, .0082, .0125, .0452),
+          "SVR": (0.0, .0160, .0722, .1695, .1748, .1748, .1748)},
+    "II": {"LSVR": ((.1825, .1011), (.2338, .0888), (.1917, .0726), (.1540, .0687),
+                    (.1333, .0674), (.1115, .0597), (.0959, .0421)),
+           "SVR": ((.3101, .1165), (.2761, .1111), (.2217, .0840), (.2384, .0867),
+                   (.2333, .1096), (.2552, .1218), (.2616, .1517))},
+}
+#: LSVR variants: name -> (sorted draw, k, gamma, factor_rtol); "thesis" is the protocol
+VARIANTS = {
+    "thesis": (True, 2, 1.0, 1e-12),
+    "k = 3": (True, 3, 1.0, 1e-12),
+    "k = 5": (True, 5, 1.0, 1e-12),
+    "unsorted": (False, 2, 1.0, 1e-12),
+    "gamma = 0.1": (True, 2, 0.1, 1e-12),
+    "rtol 1e-4": (True, 2, 1.0, 1e-4),
+    "rtol 1e-2": (True, 2, 1.0, 1e-2),
+    "rtol 1e-1": (True, 2, 1.0, 1e-1),
+    "k = 3, rtol 1e-2": (True, 3, 1.0, 1e-2),
+}
+
+#: solvers tried in turn: a fit Clarabel reports as failed is solved by ECOS, then SCS
+SOLVERS = ("clarabel", "ecos", "scs")
+
+#: the variants whose numerical rank the ablation table shows
+RANKED = ("thesis", "gamma = 0.1", "rtol 1e-4", "rtol 1e-2", "rtol 1e-1")
+
+
+def sinc_draw(seed: int, case: str, sort: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One trial: inputs (50, 1), noisy targets and the noise-free sinc at the inputs."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-3.0, 3.0, 50)
+    noise = rng.normal(size=50)
+    if sort:  # the same draw in x order (noise follows its point)
+        order = np.argsort(x)
+        x, noise = x[order], noise[order]
+    y = np.sinc(x)  # numpy's sinc is sin(pi x) / (pi x), the thesis's
+    if case == "II":
+        y = y + (0.5 + (x + 3.0) / 6.0) * noise
+    return x[:, None], y, np.sinc(x)
+
+
+def _fit(X: np.ndarray, y: np.ndarray, **params: object) -> tuple[LSVRRegressor | None, int]:
+    """The LSVR fit by the first of SOLVERS that succeeds, and how many failed before it
+    (``None`` when all failed)."""
+    for tried, solver in enumerate(SOLVERS):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the unit-dependence note of a fixed gamma
+                return LSVRRegressor(C=100.0, kernel="rbf", solver=solver,
+                                     **params).fit(X, y), tried
+        except ConicMLError:
+            continue
+    return None, len(SOLVERS)
+
+
+def trial(seed: int, case: str, variants: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """MSE against the noise-free sinc per epsilon, for SVR and each LSVR variant
+    (NaN where every solver failed), the numerical rank of the LSVR fit
+    (``"<variant> rank"``) and the fits Clarabel failed (``"<variant> fallback"``)."""
+    out: dict[str, np.ndarray] = {}
+    for name in variants:
+        sort, k, gamma, rtol = VARIANTS[name]
+        X, y, truth = sinc_draw(seed, case, sort)
+        mse, rank, fallback = [], [], []
+        for eps in EPSILONS:
+            reg, failed = _fit(X, y, epsilon=eps, k=k, gamma=gamma, factor_rtol=rtol)
+            fallback.append(failed)
+            if reg is None:
+                mse.append(np.nan)
+                rank.append(np.nan)
+                continue
+            mse.append(np.mean((reg.model_["fitted"] - truth) ** 2))
+            rank.append(reg.program_.data["basis"].shape[1])
+        out[name] = np.array(mse)
+        out[f"{name} rank"] = np.array(rank, dtype=float)
+        out[f"{name} fallback"] = np.array(fallback, dtype=float)
+    X, y, truth = sinc_draw(seed, case, True)
+    out["SVR"] = np.array([np.mean((SVR(kernel="rbf", gamma=1.0, C=100.0, epsilon=eps)
+                                    .fit(X, y).predict(X) - truth) ** 2) for eps in EPSILONS])
+    return out
+
+
+def _ms(v: np.ndarray) -> str:
+    return f"{np.nanmean(v):.4f} ± {np.nanstd(v):.4f}"
+
+
+def _thesis(case: str, model: str, j: int) -> str:
+    t = THESIS[case][model][j]
+    return f"{t[0]:.4f} ± {t[1]:.4f}" if isinstance(t, tuple) else f"{t:.4f}"
+
+
+def _mean(t: float | tuple[float, float]) -> float:
+    return t[0] if isinstance(t, tuple) else t
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="10 trials, no ablation")
+    parser.add_argument("--trials", type=int, default=None, help="default 100 (the thesis's)")
+    parser.add_argument("--jobs", type=int, default=2, help="parallel trials (joblib)")
+    parser.add_argument("--ablation-trials", type=int, default=20,
+                        help="draws of the ablation (the first of the table's; default 20)")
+    args = parser.parse_args()
+    trials = args.trials or (10 if args.quick else 100)
+    ab_trials = 0 if args.quick else min(args.ablation_trials, trials)
+    t0 = time.perf_counter()
+    from joblib import Parallel, delayed
+
+    def collect(case: str, seeds: range, variants: tuple[str, ...]) -> dict[str, np.ndarray]:
+        runs = Parallel(n_jobs=args.jobs)(delayed(trial)(s, case, variants) for s in seeds)
+        return {key: np.array([r[key] for r in runs]) for key in runs[0]}
+
+    res = {case: collect(case, range(trials), ("thesis",))
+           for case in progress(("I", "II"), "cases")}
+    abl = {case: collect(case, range(ab_trials), tuple(VARIANTS))
+           for case in progress(("I", "II") if ab_trials else (), "ablation")}
+    wall = time.perf_counter() - t0
+
+    lines = [
+        f"# Seed 004 Table 6.1: kernel LSVR vs SVR on sinc ({trials} trials)",
+        "",
+        f"Machine: {machine()}; {wall:.0f} s with {args.jobs} jobs. Command `conicml "
+        f"reproduce huang_table_6_1{' --quick' if args.quick else ''}`.",
+        "",
+        "MSE (mean ± sd over trials) of the fit against the noise-free sinc at the 50 "
+        "training inputs. LSVR: relaxed kernel LSVR, C = 100, RBF gamma = 1, index windows "
+        "k = 2 on the draw sorted by x, Clarabel (`conicml.estimators.LSVRRegressor`); SVR: "
+        "scikit-learn's SVR (LIBSVM), same C, gamma, epsilon. The thesis's case I has no sd "
+        "(compared within 10 %).",
+        "",
+        "| case | ε | LSVR | LSVR (thesis) | SVR | SVR (thesis) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for case in ("I", "II"):
+        for j, eps in enumerate(EPSILONS):
+            r = res[case]
+            lines.append(f"| {case} | {eps:g} | {_ms(r['thesis'][:, j])} | "
+                         f"{_thesis(case, 'LSVR', j)} | {_ms(r['SVR'][:, j])} | "
+                         f"{_thesis(case, 'SVR', j)} |")
+    r2 = res["II"]
+    wins = [int(np.nanmean(r2["thesis"][:, j]) < np.nanmean(r2["SVR"][:, j]))
+            for j in range(len(EPSILONS))]
+    lines += [
+        "",
+        f"Case II: LSVR's mean MSE below SVR's at {sum(wins)} of {len(EPSILONS)} epsilons "
+        "(the thesis: at all 7). Standard error of our means (sd / sqrt(trials)): LSVR "
+        f"{np.nanstd(r2['thesis'], axis=0).max() / np.sqrt(trials):.4f} at most, SVR "
+        f"{np.nanstd(r2['SVR'], axis=0).max() / np.sqrt(trials):.4f} at most; the largest "
+        "case-II LSVR gap to the thesis is "
+        f"{max(abs(np.nanmean(r2['thesis'][:, j]) - _mean(THESIS['II']['LSVR'][j])) for j in range(len(EPSILONS))) / (np.nanstd(r2['thesis'], axis=0).max() / np.sqrt(trials)):.0f} "  # noqa: E501
+        "of our standard errors.",
+        "",
+        f"LSVR fits (of {2 * trials * len(EPSILONS)}) that Clarabel failed and ECOS or SCS "
+        f"solved: {int(sum(np.sum(res[c]['thesis fallback'] >= 1) for c in res))}; that all "
+        f"three failed (left out of the means): "
+        f"{int(sum(np.sum(res[c]['thesis fallback'] >= len(SOLVERS)) for c in res))}.",
+        "",
+    ]
+    if ab_trials:
+        lines += _ablation(abl, ab_trials)
+    text = "\n".join(lines)
+    write_results("huang_table_6_1", text, args.quick)
+    print(text)
+
+
+def _ablation(res: dict[str, dict[str, np.ndarray]], trials: int) -> list[str]:
+    names = [v for v in VARIANTS if v != "thesis"]
+    lines = [
+        "## Ablation: what moves the LSVR column",
+        "",
+        f"Mean MSE over the first {trials} of the table's draws (all variants on the same "
+        "draws; fewer than the table's for time); LSVR as above with one setting changed "
+        "(`unsorted`: index windows k = 2 on the draw in its random order, so each "
+        "window is 5 random points; `rtol`: Gram eigenvalues below rtol x the largest "
+        "dropped, a spectral regulariser not in the thesis). `Table 6.1` repeats the "
+        "thesis's LSVR mean for reading; these variants are measurements, not the "
+        "protocol, and are not counted as reproduced cells. Last column: the mean "
+        "numerical rank of the fitted values' span at the protocol (gamma = 1, rtol "
+        "1e-12) / " + " / ".join(RANKED[1:]) + ".",
+        "",
+        "| case | ε | protocol (k = 2) | " + " | ".join(names) + " | Table 6.1 | rank |",
+        "|---|---|---|" + "---|" * len(names) + "---|---|",
+    ]
+    for case in ("I", "II"):
+        r = res[case]
+        for j, eps in enumerate(EPSILONS):
+            ranks = " / ".join(f"{np.nanmean(r[f'{v} rank'][:, j]):.0f}" for v in RANKED)
+            lines.append(f"| {case} | {eps:g} | {np.nanmean(r['thesis'][:, j]):.4f} | "
+                         + " | ".join(f"{np.nanmean(r[v][:, j]):.4f}" for v in names)
+                         + f" | {_mean(THESIS[case]['LSVR'][j]):.4f} | {ranks} |")
+    # which variant is closest to the thesis's LSVR column, per case (sum of |log ratio|)
+    lines += ["", "Distance to the thesis's LSVR column (mean |ours - thesis| over the 7 "
+              "epsilons; case I over epsilon > 0 relative to the thesis):", ""]
+    lines += ["| variant | case I mean relative gap | case II mean absolute gap | "
+              "case II epsilons where LSVR < SVR |", "|---|---|---|---|"]
+    for v in ("thesis", *names):
+        rel = np.nanmean([abs(np.nanmean(res["I"][v][:, j]) - _mean(THESIS["I"]["LSVR"][j]))
+                       / _mean(THESIS["I"]["LSVR"][j]) for j in range(1, len(EPSILONS))])
+        gap = np.nanmean([abs(np.nanmean(res["II"][v][:, j]) - _mean(THESIS["II"]["LSVR"][j]))
+                       for j in range(len(EPSILONS))])
+        wins = sum(np.nanmean(res["II"][v][:, j]) < np.nanmean(res["II"]["SVR"][:, j])
+                   for j in range(len(EPSILONS)))
+        label = "protocol (k = 2)" if v == "thesis" else v
+        lines.append(f"| {label} | {100 * rel:.0f} % | {gap:.4f} | {wins}/7 |")
+    lines += ["", f"Fits (of {2 * trials * len(EPSILONS)} per variant) that Clarabel failed "
+              "and ECOS or SCS solved / that all three failed (left out of the means): "
+              + ", ".join(f"{'protocol' if v == 'thesis' else v} "
+                          f"{int(sum(np.sum(res[c][f'{v} fallback'] >= 1) for c in res))}/"
+                          f"{int(sum(np.sum(res[c][f'{v} fallback'] >= len(SOLVERS)) for c in res))}"  # noqa: E501
+                          for v in VARIANTS) + "."]
+    r2 = res["II"]
+    base = np.nanmean(r2["thesis"][:, 0])
+    window_moves = max(abs(np.nanmean(r2[v][:, 0]) - base) for v in ("k = 3", "k = 5", "unsorted"))
+    lines += [
+        "",
+        "At ε = 0 (case II) the program is min (1/N) Σ t_i + C Σ |r_i| with C = 100: the "
+        "residuals dominate, so the fit is the least-absolute-deviation fit of the noisy "
+        "targets within the span of the fitted values, whatever the windows. Measured: the "
+        f"window variants move that cell by at most {window_moves:.4f} from {base:.4f}, "
+        "while the span's rank moves it to "
+        + ", ".join(f"{np.nanmean(r2[v][:, 0]):.4f} ({v}, rank "
+                    f"{np.nanmean(r2[f'{v} rank'][:, 0]):.0f})" for v in RANKED[1:])
+        + f" against the thesis's {_mean(THESIS['II']['LSVR'][0]):.4f}.",
+        "",
+    ]
+    return lines
+
+
+if __name__ == "__main__":
+    main()
