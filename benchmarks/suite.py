@@ -169,6 +169,9 @@ def main() -> None:
     parser.add_argument("--groups", default="ellipsoid,svm,svm-large,minimax,cbc,cbor",
                         help="comma-separated subset of ellipsoid, svm, svm-large (n = 20000), "
                         "minimax, cbc, cbor")
+    parser.add_argument("--section", default=None,
+                        help="write the run as this section of the results file (a subset "
+                             "of the groups re-measured), keeping the main run")
     args = parser.parse_args()
     chosen = set(args.groups.split(","))
     groups = []
@@ -250,7 +253,7 @@ def main() -> None:
     load_end = os.getloadavg()
     lines += ["", f"Run took {time.perf_counter() - t_start:.0f} s; load average at the end "
               f"{load_end[0]:.1f} / {load_end[1]:.1f} / {load_end[2]:.1f}."]
-    out = write_results("suite", "\n".join(lines) + "\n", args.quick)
+    out = write_results("suite", "\n".join(lines) + "\n", args.quick, section=args.section)
     print(f"wrote {out}")
 
 

@@ -2,7 +2,7 @@
 
 Thesis §6.7.1: 50 points x ~ U[-3, 3], y = sinc(x) (case I) or + N(0, s(x)^2) with s
 rising linearly from 0.5 at x = -3 to 1.5 at x = 3 (case II); C = 100, RBF
-exp(-|u - v|^2) (gamma = 1), epsilon in {0, .2, .., 1, 2}; mean (± sd) over 100 random
+``exp(-|u - v|^2)`` (gamma = 1), epsilon in {0, .2, .., 1, 2}; mean (± sd) over 100 random
 trials. Ours: the relaxed kernel LSVR (eqs. 6.13-6.18, :class:`conicml.estimators.LSVRRegressor`,
 Clarabel) with index windows k = 2 on the draw sorted by x (the thesis gives no k for
 sinc; k = 2 is its series' k), and scikit-learn's SVR (LIBSVM, as the thesis). MSE of

@@ -181,7 +181,7 @@ SWEEP_EPS = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
 def eps_sweep(limit: float) -> list[str]:
     """Ringnorm, Gaussian kernel, 1 x 3-fold CV, the generic SOCP (clarabel) only: every
     eta_1 of the thesis's grid at each ridge eps of SWEEP_EPS, beside the thesis's cells,
-    and which eps comes closest (mean |ours - thesis| over the cells both have feasible,
+    and which eps comes closest (mean ``|ours - thesis|`` over the cells both have feasible,
     and the number of cells whose feasibility matches the thesis's)."""
     X, y = load("ringnorm")
     eta2, zeta = DATASETS["ringnorm"]

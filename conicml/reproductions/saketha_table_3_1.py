@@ -37,7 +37,7 @@ import numpy as np  # noqa: E402
 import conicml as cm  # noqa: E402
 from conicml.formulations import cbc  # noqa: E402
 
-from ._harness import machine, write_results  # noqa: E402
+from ._harness import machine, progress, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "columns"
@@ -118,7 +118,7 @@ def _accuracy(w: np.ndarray, b: float, Xt: np.ndarray, yt: np.ndarray) -> float:
 def _grid(clusters: cm.ClusterMoments, Xt: np.ndarray, yt: np.ndarray) -> list[dict]:
     """Every (C, eta) CBC dual by cbc-smo: status, solve time, test accuracy."""
     grid = []
-    for C in CS:
+    for C in progress(CS, "C"):
         for eta in ETAS:
             prog = cbc.cbc(clusters, C=C, accuracy=eta, form="dual")
             t0 = time.perf_counter()

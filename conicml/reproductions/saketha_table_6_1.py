@@ -1,13 +1,13 @@
 """Reproduce seed 003 Table 6.1: E-SOC / T-SOC / R1-SOC / R2-SOC on normal data, 20 000 runs.
 
 Thesis §6.2.1: each run draws m = 100 training points from N((1, 0), I_2), estimates
-the mean and the per-dimension MLE variance sigma_hat^2 = sum |x - mu_hat|^2 / (n m),
+the mean and the per-dimension MLE variance sigma_hat^2 = ``sum |x - mu_hat|^2 / (n m)``,
 fixes w = (1, 0) and puts the threshold on the boundary of each cone constraint
 
-* T-SOC (6.22): b = w.mu - kappa sigma |w| (the true moments, mu = (1, 0), sigma = 1),
-* E-SOC (6.23): b = w.mu_hat - kappa sigma_hat |w|,
-* R1-SOC (6.24): b = w.mu_hat - r1 |w|, r1 of Theorem 6.1 (unbiased variance),
-* R2-SOC (6.25): b = w.mu_hat - r2 |w|, r2 of Theorem 6.2,
+* T-SOC (6.22): ``b = w.mu - kappa sigma |w|`` (the true moments, mu = (1, 0), sigma = 1),
+* E-SOC (6.23): ``b = w.mu_hat - kappa sigma_hat |w|``,
+* R1-SOC (6.24): ``b = w.mu_hat - r1 |w|``, r1 of Theorem 6.1 (unbiased variance),
+* R2-SOC (6.25): ``b = w.mu_hat - r2 |w|``, r2 of Theorem 6.2,
 
 kappa = Phi^-1(eta), confidence c = 0.9 (the thesis's "delta = 0.9" is the confidence),
 radii from :func:`conicml.formulations.cbc.r1_radii` / ``r2_radii``. Test error of a

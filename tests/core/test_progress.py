@@ -123,7 +123,7 @@ REPRODUCTIONS = sorted(p for p in (Path(cm.__file__).parent / "reproductions").g
 def test_every_reproduction_loops_under_a_bar(path):
     # each reproduction wraps a loop of its run in the shared helper (_harness.progress)
     tree = ast.parse(path.read_text())
-    loops = [node for node in ast.walk(tree) if isinstance(node, ast.For)]
+    loops = [node for node in ast.walk(tree) if isinstance(node, (ast.For, ast.comprehension))]
     wrapped = [loop for loop in loops
                if any(isinstance(n, ast.Call) and getattr(n.func, "id", "") == "progress"
                       for n in ast.walk(loop.iter))]
