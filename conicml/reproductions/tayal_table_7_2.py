@@ -42,7 +42,7 @@ from conicml.datasets import ndcc_like  # noqa: E402
 from conicml.exceptions import ProgramError  # noqa: E402
 from conicml.formulations.feature_scaling import feature_scaled_svm, fs_kernel  # noqa: E402
 
-from ._harness import machine, run_with_limit, write_results  # noqa: E402
+from ._harness import machine, progress, run_with_limit, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "columns"
@@ -125,8 +125,10 @@ def main() -> int:
     points = [(1.0, 0.25)] if args.quick else [(1.0, 0.25), (1.0, 1.0)]
     tasks = [(label, C, mu) for label in METHODS for C, mu in points]
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        runs = list(pool.map(lambda t: run_with_limit(
-            fs_fit, (METHODS[t[0]], t[1], t[2], args.seed, args.spread), args.limit), tasks))
+        futures = [pool.submit(run_with_limit, fs_fit,
+                               (METHODS[label], C, mu, args.seed, args.spread), args.limit)
+                   for label, C, mu in tasks]
+        runs = [f.result() for f in progress(futures, "feature-scaling fits")]
     svm = svm_baseline(args.seed, args.spread, args.quick)
     fits = {t: r for t, r in zip(tasks, runs)}
 
