@@ -315,11 +315,24 @@ def fit_linear_svm_dask(X: Any, y: Any, positive: Any, C: float,
 
     Only vectors of length :math:`d` and scalars travel between the client and the workers.
     """
-    import dask
 
     t0 = time.perf_counter()
     opts = _options(options)
     Xd, yd, _, d = _blocks(X, y)
+    n_pos, n_neg, c_pos, c_neg = class_costs(Xd, yd, classes, positive, C, class_weight)
+    return fit_blocks(Xd, yd, d, positive, c_pos, c_neg, opts, n_pos=n_pos, n_neg=n_neg,
+                      t0=t0)
+
+
+def class_costs(Xd: list, yd: list, classes: Any, positive: Any, C: float,
+                class_weight: Any) -> tuple[float, float, float, float]:
+    """Class counts from one pass over the blocks and the per-class slack costs.
+
+    Returns ``(n_pos, n_neg, c_pos, c_neg)``: ``C`` times scikit-learn's class weight
+    (``"balanced"``: ``n / (2 n_class)``); one class only is a :class:`ProgramError`.
+    """
+    import dask
+
     counts = _tree(dask, [dask.delayed(_block_counts)(xb, yb, positive)
                           for xb, yb in zip(Xd, yd)]).compute()
     n_pos, n_neg = float(counts["n_pos"]), float(counts["n_neg"])
@@ -333,8 +346,7 @@ def fit_linear_svm_dask(X: Any, y: Any, positive: Any, C: float,
         weight = dict(class_weight or {})
     c_pos = float(C) * float(weight.get(positive, 1.0))
     c_neg = float(C) * float(weight.get(negative, 1.0))
-    return fit_blocks(Xd, yd, d, positive, c_pos, c_neg, opts, n_pos=n_pos, n_neg=n_neg,
-                      t0=t0)
+    return n_pos, n_neg, c_pos, c_neg
 
 
 def fit_blocks(Xd: list, yd: list, d: int, positive: Any, c_pos: float, c_neg: float,

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ..exceptions import OptionError, ProgramError
+from ..exceptions import OptionError
 from ..solution import Residuals, Solution, Status
-from ._dask_linear import _BIAS_OFFSETS, _block, _block_counts, _blocks, _tree
+from ._dask_linear import _BIAS_OFFSETS, _block, _blocks, _tree, class_costs
 
 __all__ = ["fit_pegasos_dask"]
 
@@ -163,19 +163,7 @@ def fit_pegasos_dask(X: Any, y: Any, positive: Any, C: float,
     opts = _options(options)
     Xd, yd, _, d = _blocks(X, y)
     K = len(Xd)
-    counts = _tree(dask, [dask.delayed(_block_counts)(xb, yb, positive)
-                          for xb, yb in zip(Xd, yd)]).compute()
-    n_pos, n_neg = float(counts["n_pos"]), float(counts["n_neg"])
-    if n_pos == 0 or n_neg == 0:
-        raise ProgramError("y contains a single class; the SVM needs two")
-    negative = classes[0] if classes[1] == positive else classes[1]
-    if class_weight == "balanced":
-        n = n_pos + n_neg
-        weight = {positive: n / (2 * n_pos), negative: n / (2 * n_neg)}
-    else:
-        weight = dict(class_weight or {})
-    c_pos = float(C) * float(weight.get(positive, 1.0))
-    c_neg = float(C) * float(weight.get(negative, 1.0))
+    n_pos, n_neg, c_pos, c_neg = class_costs(Xd, yd, classes, positive, C, class_weight)
     lam = 1.0 / (c_pos * n_pos + c_neg * n_neg)  # the lambda-form's lambda = 1 / sum c
     tol, steps, k = float(opts["tol"]), int(opts["local_steps"]), int(opts["batch_size"])
     rng = np.random.default_rng(opts["random_state"])
