@@ -1,6 +1,6 @@
 """Reproduce seed 003 Table 6.2: E-SOC vs R2-SOC on non-normal data (eta = 0.9, c = 0.9).
 
-The protocol of Table 6.1 (``robust_monte_carlo.py``; thesis §6.2.1) with the
+The protocol of Table 6.1 (:mod:`conicml.reproductions.saketha_table_6_1`; thesis §6.2.1) with the
 normal noise replaced, independently per dimension, by
 
 * U: uniform on :math:`[-\\sqrt3, \\sqrt3]` (unit variance),
