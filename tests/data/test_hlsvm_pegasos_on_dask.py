@@ -68,8 +68,12 @@ def test_hlsvm_on_dask_is_the_in_memory_tree(client, stripes, monkeypatch):
     assert "user_limit" not in m.node_statuses_
     assert isinstance(m.coef_, np.ndarray) and m.classes_.tolist() == [2, 5]
     assert m.score(X, y) >= 0.99
-    _same_tree(m, ref, X, atol=0.05 * np.abs(ref.coef_).max())
-    assert m.mean_hyperplanes_ == pytest.approx(ref.mean_hyperplanes_)
+    # the root is solved to tol 1e-2 by another algorithm (CoCoA+ on the blocks against
+    # dcd in memory): rows within that tolerance of its split may change sides (one did on a
+    # fresh CI machine), and with them the mean path length by 1/600 per level
+    _same_tree(m, ref, X, atol=0.05 * np.abs(ref.coef_).max(), moved=3)
+    assert m.mean_hyperplanes_ == pytest.approx(
+        ref.mean_hyperplanes_, abs=3 * ref.max_hyperplanes_ / len(X))
     assert m.max_hyperplanes_ == ref.max_hyperplanes_
 
 
