@@ -487,7 +487,7 @@ def test_default_estimator_learns_twonorm_in_20_dimensions():
     # solved by w = 0. The default per-dimension radius (the spherical model of (3.2))
     # learns the hyperplane.
     from sklearn.preprocessing import StandardScaler
-    X, y = cm.datasets.twonorm(1000, dim=20, seed=0)
+    X, y = cm.datasets.twonorm(1000, dim=20, random_state=0)
     X = StandardScaler().fit_transform(X)
     with pytest.warns(Warning, match="constant score"):
         trace = ClusterSOCPClassifier(sigma="trace").fit(X, y)

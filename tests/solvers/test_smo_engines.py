@@ -310,7 +310,7 @@ def test_column_major_gram_is_borrowed_as_the_store():
     pytest.importorskip("numba")
     from sklearn.metrics.pairwise import rbf_kernel
 
-    X, y = cm.datasets.twonorm(400, dim=20, seed=1)
+    X, y = cm.datasets.twonorm(400, dim=20, random_state=1)
     X = (X - X.mean(0)) / X.std(0)
     prog = cm.formulations.svm.soft_margin(rbf_kernel(X, X, gamma=1 / 20), y, C=10.0,
                                            kernel="precomputed", form="dual")
