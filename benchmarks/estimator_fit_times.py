@@ -163,7 +163,7 @@ def table(rows: list[dict], args: argparse.Namespace, started: str, ended: str) 
     summary = (f"At 5 000 rows: {len(at5000) - len(over)} of {len(at5000)} estimators fit "
                f"within {TARGET:g} s; over the target or failed: "
                f"{', '.join(over) if over else 'none'}.")
-    return (f"# Every estimator's fit time with its defaults (issue 27)\n\n{machine()}\n\n"
+    return (f"# Every estimator's fit time with its defaults\n\n{machine()}\n\n"
             f"Command: `python benchmarks/estimator_fit_times.py --sizes "
             f"{','.join(map(str, args.sizes))} --limit {args.limit:g}"
             f"{' --only ' + ','.join(args.only) if args.only else ''}`; run {started} -- "

@@ -253,7 +253,7 @@ def table(rows: list[dict], args: argparse.Namespace) -> str:
                               f"{r['accuracy'] - ref['accuracy']:+.3f} |")
     ratio_table = ("| estimator | data | n | Clarabel fit / default fit | test acc. "
                    "default - Clarabel |\n|---|---|---|---|---|\n" + "\n".join(ratios))
-    return (f"# Kernel fit speed (issue 14)\n\n{machine()}\n\n"
+    return (f"# Kernel fit speed\n\n{machine()}\n\n"
             f"Command: `python benchmarks/kernel_fit_speed.py"
             f"{' --quick' if args.quick else ''} --families {','.join(args.families)} "
             f"--sizes {','.join(map(str, args.sizes))} --time-limit {args.time_limit:g} "
@@ -359,7 +359,7 @@ def floor_table(rows: list[dict], args: argparse.Namespace, trees: list[tuple[st
             "certificate | test acc. | load (1 min) |\n"
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     trees_txt = "; ".join(f"`{label}` = {tree} at {_commit(tree)}" for label, tree in trees)
-    return (f"# Kernel MPM / BMPM against the dense floor (issue 27)\n\n{machine()}\n\n"
+    return (f"# Kernel MPM / BMPM against the dense floor\n\n{machine()}\n\n"
             f"Command: `python benchmarks/kernel_fit_speed.py --section floor --floor-n "
             f"{args.floor_n} --repeats {args.repeats} --rounds {args.rounds} --trees "
             f"{args.trees}`; run {started} -- {ended} UTC. Code: {trees_txt}.\n\n"

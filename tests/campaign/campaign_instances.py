@@ -25,7 +25,7 @@ from conicml.formulations import cbc, m4, minimax, ordinal, svm
 from conicml.formulations import specified_rates as sr
 from conicml.moments import ClusterMoments
 
-#: families of the standing campaign (the kinds of issue 11)
+#: the base families of the campaign: SVM, minimax, specified rates, M4, CBC, CBOR
 BASE_FAMILIES = ("svm", "mpm", "bmpm", "mempm", "m4", "m4-soft", "rates", "cbc", "cbc-w",
                  "cbor")
 #: the other kinds with a specialized solver
@@ -111,7 +111,11 @@ def _ordinal(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, str]:
 
 
 def _more(family: str, rng: np.random.Generator):
-    """Instances of the kinds added to the campaign after issue 11."""
+    """One instance of a kind beyond the base families.
+
+    The QPFS simplex, TRS, KFDA/KQPFS, the primal SVM, ranking, the CBC hull and the SVOR
+    duals.
+    """
     lim = {"time_limit": TIME_LIMIT}
     if family == "svm-primal":
         X, y, info = _two_classes(rng, n_max=50, d_max=4)

@@ -84,10 +84,10 @@ def test_counting_rule_on_a_reference_that_stops_short():
 
 
 def test_cbc_smo_bounds_hopeless_runs_and_certifies_stalls():
-    # issue 11 ("iterative solvers stop"): cbc seed 29 (a feature scaled 1e4) zig-zags with a
-    # KKT violation that never falls; cbc-smo ran its 1e6 default iterations (262 s on the
-    # loaded machine). It now stops after 20 windows without progress, USER_LIMIT, naming the
-    # violation. cbc-w seed 1 (a feature scaled 1e8) stalls at round-off: the objective stops
+    # cbc instance 29 (a feature scaled 1e4) zig-zags with a KKT violation that never falls;
+    # without a stall rule cbc-smo would run its 1e6 default iterations. It stops after 20
+    # windows without progress, USER_LIMIT, naming the violation. cbc-w seed 1 (a feature
+    # scaled 1e8) stalls at round-off: the objective stops
     # moving; its point is then judged by conicml's certificate (OPTIMAL, matching Clarabel's
     # objective to 1e-8 relative, an independent interior-point solve).
     from campaign_instances import instance
