@@ -312,6 +312,20 @@ def _check_data(program: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
     return X, y, c, kernel
 
 
+def _orient(y: np.ndarray) -> bool:
+    r"""Run the loop on :math:`-y` (True) when the negative class is the larger one.
+
+    The dual is invariant under :math:`y \to -y` (same :math:`Q`, same :math:`\alpha`,
+    offset :math:`-b`), but WSS2 is not: :math:`i` is the first-order maximiser over
+    :math:`I_{up}` and :math:`j` the second-order choice in :math:`I_{low}`, and at
+    :math:`\alpha = 0` these are the classes +1 and -1. With the larger class as +1
+    the loop takes fewer iterations on imbalanced data (abalone7, mammography), as
+    LIBSVM does under scikit-learn, which maps the smaller label (there the majority)
+    to LIBSVM's +1; on balanced data the choice is neutral.
+    """
+    return int(np.count_nonzero(y < 0)) > int(np.count_nonzero(y > 0))
+
+
 def _check_x0(x0: Any, y: np.ndarray, c: np.ndarray) -> np.ndarray:
     alpha = np.array(x0, dtype=float, copy=True)
     n = y.shape[0]
@@ -874,9 +888,11 @@ class _CompiledLoop:
         cache.hits += max(int(cache.clock[0]) - cache.computed, 0)
 
 
-def _solution(st: _State, code: int, setup_time: float, engine: str) -> Solution:
+def _solution(st: _State, code: int, setup_time: float, engine: str,
+              flipped: bool = False) -> Solution:
     """The Solution of a stopped loop: offset, objectives, the solver's certificate; an
-    OPTIMAL whose relative gap exceeds GAP_RTOL is not certified (driver.finish)."""
+    OPTIMAL whose relative gap exceeds GAP_RTOL is not certified (driver.finish).
+    ``flipped``: the loop ran on ``-y`` (:func:`_orient`), whose offset is ``-b``."""
     alpha, F, y, c, cache, driver = st.alpha, st.F, st.y, st.c, st.cache, st.driver
     if code != Reason.CONVERGED:
         st.viol = st.full_violation()
@@ -907,7 +923,7 @@ def _solution(st: _State, code: int, setup_time: float, engine: str) -> Solution
                             source="solver"),
         message=message,
         extras={
-            "b": b,
+            "b": -b if flipped else b,
             "kkt_violation": kkt,
             "kernel_evaluations": cache.computed,
             "kernel_values": cache.values,
@@ -1031,6 +1047,9 @@ def solve_smo(
     t_setup = time.perf_counter()
     X, y, c, kernel = _check_data(program)
     n = y.shape[0]
+    flipped = _orient(y)
+    if flipped:
+        y = -y
     max_iter = _check_options(tol, max_iter, time_limit, cache_size, n)
     tol = float(tol)
     if gap_tol is not None and not (isinstance(gap_tol, (int, float)) and gap_tol > 0
@@ -1049,6 +1068,8 @@ def solve_smo(
     products = None
     if x0_products is not None:
         products = tuple(np.asarray(v, dtype=float) for v in x0_products)
+        if flipped:  # both are products with y: K(x0 y), K_B(c_B y_B)
+            products = tuple(-v for v in products)
         if x0 is None or len(products) != 2 or any(
                 v.shape != (n,) or not np.all(np.isfinite(v)) for v in products):
             raise OptionError("smo: x0_products must be two finite vectors of length "
@@ -1080,4 +1101,4 @@ def solve_smo(
         loop = _NumpyLoop(st, shrinking) if nb is None else _CompiledLoop(st, shrinking, nb)
         code = loop.run()
         loop.finish()
-        return _solution(st, code, setup_time, "numpy" if nb is None else "numba")
+        return _solution(st, code, setup_time, "numpy" if nb is None else "numba", flipped)
