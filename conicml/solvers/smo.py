@@ -59,9 +59,11 @@ interval when no variable is free.
 **Kernel columns.** Gram columns come from ``kernel.columns`` through an LRU
 cache holding at most ``cache_size`` MB, and at least two columns: in the NumPy loop
 an :class:`collections.OrderedDict` of full columns; in the compiled loop one array
-whose columns cover every variable while the cache has room, and only the working
-(active) set once the cache is full and shrinking has at least halved it — LIBSVM's
-columns of the active length, so that :math:`n / m` times more of them fit. The
+whose columns cover every variable until shrinking has cut the working (active) set by
+a fifth, and then only the working set (gathered again at each further cut by a fifth)
+— LIBSVM's columns of the active length: the loop reads them contiguously (no index
+array), :math:`n / m` times more of them fit, and a new one costs :math:`m` kernel
+values. The
 compiled loop stores the columns in float32 at LIBSVM's tolerances (``column_dtype``,
 LIBSVM's ``Qfloat``) and accumulates the gradient in float64: twice as many columns fit,
 so that the gradient can be rebuilt from stored columns instead of fresh kernel values
@@ -646,9 +648,8 @@ class _CompiledLoop:
     ``work``: the working set's original indices (None: all); ``arrays``: the working
     arrays, views of the full ones while ``work`` is None, gathered copies otherwise (see
     :meth:`wsync`). The cache's columns cover ``cache.basis``, a superset of ``work``:
-    every variable while the cache has room (then the gradient reconstruction reuses the
-    stored full columns), the working set itself once it is full (then n / m times more
-    columns fit).
+    every variable until shrinking has cut the working set by a fifth, then the working
+    set as gathered at the last such cut (see :meth:`set_work`).
     """
 
     def __init__(self, st: _State, shrinking: bool, nb: Any) -> None:
@@ -742,9 +743,11 @@ class _CompiledLoop:
             if not inside[new].all():
                 cache.rebasis(new, self.recent)
         self.work = work = new
-        if (work is not None and cache.used >= cache.cap
-                and 2 * work.size <= (n if cache.basis is None else cache.basis.size)):
-            cache.rebasis(work, self.recent)  # the cache is full: columns of the working set
+        if (work is not None
+                and 5 * work.size <= 4 * (n if cache.basis is None else cache.basis.size)):
+            # columns of the working set (contiguous, no index array in the loop) once
+            # shrinking has cut it by a fifth since the last gather
+            cache.rebasis(work, self.recent)
         st.min_active = min(st.min_active, n if work is None else work.size)
         self.arrays = self.working()
 
