@@ -48,6 +48,32 @@ def _extremes(F, is_up, is_low):  # pragma: no cover - compiled
     return Gmax, Gmin
 
 
+@njit(cache=True, nogil=True, fastmath=_SCAN)
+def _update(F, Ki, Kj, si, sj, colpos, use_colpos, is_up, is_low):  # pragma: no cover
+    """F -= si K_i + sj K_j, and the next iteration's extremes (:func:`_extremes`) in the
+    same pass."""
+    Gmax = -np.inf
+    Gmin = np.inf
+    if use_colpos:
+        for t in range(F.shape[0]):
+            q = colpos[t]
+            f = F[t] - (si * Ki[q] + sj * Kj[q])
+            F[t] = f
+            u = f if is_up[t] else -np.inf
+            lo = f if is_low[t] else np.inf
+            Gmax = u if u > Gmax else Gmax
+            Gmin = lo if lo < Gmin else Gmin
+    else:
+        for t in range(F.shape[0]):
+            f = F[t] - (si * Ki[t] + sj * Kj[t])
+            F[t] = f
+            u = f if is_up[t] else -np.inf
+            lo = f if is_low[t] else np.inf
+            Gmax = u if u > Gmax else Gmax
+            Gmin = lo if lo < Gmin else Gmin
+    return Gmax, Gmin
+
+
 @njit(cache=True, nogil=True)
 def _first_up(F, is_up, Gmax):  # pragma: no cover - compiled
     """The first index of I_up where F reaches Gmax."""
@@ -126,6 +152,9 @@ def run(alpha, F, y, c, QD, Gb, is_up, is_low, colpos, use_colpos, store, slot_o
     gain = np.empty(m)
     phase = resume[0]
     resume[0] = 0
+    scanned = False  # the extremes of the current F are known (from the last update)
+    Gmax = -np.inf
+    Gmin = np.inf
     while True:
         if phase > 0:
             i = resume[1]
@@ -134,7 +163,9 @@ def run(alpha, F, y, c, QD, Gb, is_up, is_low, colpos, use_colpos, store, slot_o
             out_f[0] = Gmax - Gmin
         else:
             # -- i: the maximal violating index (largest F over I_up), and M over I_low
-            Gmax, Gmin = _extremes(F, is_up, is_low)
+            if not scanned:
+                Gmax, Gmin = _extremes(F, is_up, is_low)
+            scanned = False
             viol = Gmax - Gmin
             out_f[0] = viol
             if not viol > tol:
@@ -206,13 +237,8 @@ def run(alpha, F, y, c, QD, Gb, is_up, is_low, colpos, use_colpos, store, slot_o
         si = yi * (ai - ai_old)
         sj = yj * (aj - aj_old)
         if si != 0.0 or sj != 0.0:
-            if use_colpos:
-                for t in range(m):
-                    q = colpos[t]
-                    F[t] -= si * Ki[q] + sj * Kj[q]
-            else:
-                for t in range(m):  # contiguous: the compiler vectorises this loop
-                    F[t] -= si * Ki[t] + sj * Kj[t]
+            Gmax, Gmin = _update(F, Ki, Kj, si, sj, colpos, use_colpos, is_up, is_low)
+            scanned = True
         if track_gbar:
             if (ai_old >= Ci) != (ai >= Ci):
                 s = Ci * yi if ai >= Ci else -Ci * yi
