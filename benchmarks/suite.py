@@ -30,7 +30,8 @@ Rows:
   before the clock starts and the row records it; ``benchmarks/cbor_linear.py`` has the
   in-process table at k = 25..5000).
 
-Usage: ``python benchmarks/suite.py [--quick] [--limit SECONDS] [--repeats R]``
+Usage: ``python benchmarks/suite.py [--quick] [--limit SECONDS] [--repeats R] [--groups G]
+[--svm-rows NAME[:N],...] [--section NAME]``
 """
 
 from __future__ import annotations
@@ -185,6 +186,10 @@ def main() -> None:
     parser.add_argument("--groups", default="ellipsoid,svm,svm-large,minimax,cbc,cbor",
                         help="comma-separated subset of ellipsoid, svm, svm-large (n = 20000), "
                         "minimax, cbc, cbor")
+    parser.add_argument("--svm-rows", default=None,
+                        help="comma-separated subset of the svm rows, as name or name:n "
+                             "(e.g. abalone7,twonorm:20000), so that a loaded machine can "
+                             "re-measure them in sections of a few minutes each")
     parser.add_argument("--section", default=None,
                         help="write the run as this section of the results file (a subset "
                              "of the groups re-measured), keeping the main run")
@@ -204,6 +209,10 @@ def main() -> None:
         ("twonorm", 5000), ("ringnorm", 5000), ("abalone7", 4177), ("mammography", 11183)]))
     if "svm-large" in chosen and not args.quick:
         svm_rows += [("twonorm", 20000), ("ringnorm", 20000)]
+    if args.svm_rows:
+        wanted = set(args.svm_rows.split(","))
+        svm_rows = [(name, n) for name, n in svm_rows
+                    if name in wanted or f"{name}:{n}" in wanted]
     for name, n in svm_rows:
         for C in (1.0, 100.0):
             runs = [("sklearn SVC", run_svc, (name, n, C)),
