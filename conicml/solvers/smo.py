@@ -51,6 +51,11 @@ dual=max(m - M, 0), gap=P - D)``, where :math:`D` is the dual objective and
 :math:`P = \tfrac12\alpha^\top Q\alpha + \sum_i c_i\max(0, 1 - y_i f(x_i))`
 is the primal objective at the :math:`(w, b)` implied by :math:`\alpha`.
 
+**Orientation.** When the negative class is the larger, the loop runs on :math:`-y`
+(the same dual and :math:`\alpha`, offset :math:`-b`, mapped back): WSS2 is not
+symmetric in the labels, and with the larger class as +1 it takes fewer iterations on
+imbalanced data, as LIBSVM under scikit-learn does (:func:`_orient`).
+
 **Offset.** The decision function is :math:`f(x) = \sum_j \alpha_j y_j
 K(x_j, x) + b`, so :math:`b = -\rho` of LIBSVM: the average of
 :math:`-y_t G_t` over the free variables, or the midpoint of the feasible
