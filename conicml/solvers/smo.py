@@ -54,7 +54,7 @@ is the primal objective at the :math:`(w, b)` implied by :math:`\alpha`.
 **Orientation.** When the negative class is the larger, the loop runs on :math:`-y`
 (the same dual and :math:`\alpha`, offset :math:`-b`, mapped back): WSS2 is not
 symmetric in the labels, and with the larger class as +1 it takes fewer iterations on
-imbalanced data, as LIBSVM under scikit-learn does (:func:`_orient`).
+imbalanced data (abalone7, mammography; LIBSVM too, see :func:`_orient`).
 
 **Offset.** The decision function is :math:`f(x) = \sum_j \alpha_j y_j
 K(x_j, x) + b`, so :math:`b = -\rho` of LIBSVM: the average of
