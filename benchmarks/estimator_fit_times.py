@@ -5,7 +5,7 @@ fitted once on a standardised 20-dimensional data set (zero mean, unit variance 
 column, from ``StandardScaler``):
 
 * classifiers and feature selectors: ``conicml.datasets.twonorm(n, dim=20, random_state=0)``;
-* ordinal regressors and rankers (``ClusterSOCPOrdinalRegressor``,
+* ordinal regressors and rankers (``ClusterSOCPOrdinalRegressor``, ``SVOrdinalRegressorCV``,
   ``SVOrdinalRegressor``, ``RankRCRanker``): the twonorm inputs with 5 ordinal levels,
   the quintiles of a noisy linear score ``X @ beta + 0.5 e`` (``beta``, ``e`` standard
   normal, seed 1);
@@ -74,7 +74,8 @@ the feature-scaling BLAS change below (05:42-05:44 UTC, load 11-14).**
   in this round.
 """
 
-ORDINAL = {"ClusterSOCPOrdinalRegressor", "SVOrdinalRegressor", "RankRCRanker"}
+ORDINAL = {"ClusterSOCPOrdinalRegressor", "SVOrdinalRegressor", "SVOrdinalRegressorCV",
+           "RankRCRanker"}
 REGRESSION = {"LSVRRegressor"}
 TARGET = 10.0
 
