@@ -367,7 +367,9 @@ def _scatter_decrement(scatter: Any, v: np.ndarray, e: np.ndarray, a: np.ndarray
             cols.append(g_)
             winv.append(-(s_**3) / p_)
     U = np.stack(cols, axis=1)
-    Y = scatter.solve(c, np.column_stack([e, U])) / alpha  # (alpha M(c'))^-1 [e, U]
+    # (alpha M(c'))^-1 [e, U]; relative residual 1e-10: the decrement is then accurate
+    # to about that (relative), and its step is checked against H below anyway
+    Y = scatter.solve(c, np.column_stack([e, U]), rtol=1e-10) / alpha
     cap = np.diag(winv) + U.T @ Y[:, 1:]
     try:
         corr = np.linalg.solve(cap, U.T @ Y)

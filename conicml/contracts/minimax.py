@@ -216,7 +216,7 @@ class KernelScatter:
         r1, r2 = c / c0, (1.0 - c) / (1.0 - c0)
         return max(r1, r2) / min(r1, r2)
 
-    def solve(self, c: float, B: np.ndarray, near: float = 1.25, rtol: float = 1e-14,
+    def solve(self, c: float, B: np.ndarray, near: float = 1.25, rtol: float = 1e-13,
               max_iter: int = 25) -> np.ndarray:
         r""":math:`M(c)^{-1}B` (``B`` a vector or the columns of a matrix): by the last
         factor and conjugate gradients when its weight is within ``near`` (:meth:`spread`),
@@ -225,18 +225,20 @@ class KernelScatter:
         B2 = B[:, None] if vec else B
         if self._factor is not None and self.spread(c, self._factor[0]) <= near:
             c0, L = self._factor
-            X, ok = _pcg(lambda V: self.m_matvec(c, V),
-                         lambda V: self._apply_inverse(c0, L, V),
-                         B2, self._apply_inverse(c0, L, B2), rtol, max_iter)
+            with one_blas_thread():
+                X, ok = _pcg(lambda V: self.m_matvec(c, V),
+                             lambda V: self._apply_inverse(c0, L, V),
+                             B2, self._apply_inverse(c0, L, B2), rtol, max_iter)
             if ok:
                 self.cg_solves += 1
                 return X[:, 0] if vec else X
         L = self.factor(c)
-        X = self._apply_inverse(c, L, B2)
-        # the Woodbury form subtracts two terms of the size of V: a few steps of
-        # refinement with the exact factor bring the residual of M(c) itself to rtol
-        X, _ = _pcg(lambda V: self.m_matvec(c, V), lambda V: self._apply_inverse(c, L, V),
-                    B2, X, rtol, 5)
+        with one_blas_thread():
+            X = self._apply_inverse(c, L, B2)
+            # the Woodbury form subtracts two terms of the size of V: a few steps of
+            # refinement with the exact factor bring the residual of M(c) itself to rtol
+            X, _ = _pcg(lambda V: self.m_matvec(c, V),
+                        lambda V: self._apply_inverse(c, L, V), B2, X, rtol, 5)
         return X[:, 0] if vec else X
 
     def solve_y(self, b: np.ndarray) -> np.ndarray:
@@ -256,7 +258,8 @@ class KernelScatter:
             return (V - self.Cy.T @ Z) / self.rho_y
 
         B2 = b[:, None]
-        X, _ = _pcg(self.sigma_y, inverse, B2, inverse(B2), 1e-14, 5)
+        with one_blas_thread():
+            X, _ = _pcg(self.sigma_y, inverse, B2, inverse(B2), 1e-13, 5)
         return X[:, 0]
 
     def weight_of(self, px: float, py: float) -> float:
@@ -298,7 +301,9 @@ class RidgeStack:
         if isinstance(other, (RidgeStack, _RidgeStackT)):
             return np.asarray(self) @ np.asarray(other)
         V = np.asarray(other, dtype=float)
-        return np.concatenate([self.C @ V, np.sqrt(self.rho) * V], axis=0)
+        with one_blas_thread():  # a matrix-vector product: waking threads costs more
+            CV = self.C @ V
+        return np.concatenate([CV, np.sqrt(self.rho) * V], axis=0)
 
     def __rmatmul__(self, other: object) -> np.ndarray:
         return np.asarray(other) @ np.asarray(self)
@@ -330,7 +335,9 @@ class _RidgeStackT:
             return np.asarray(self) @ np.asarray(other)
         V = np.asarray(other, dtype=float)
         m = self.R.C.shape[0]
-        return self.R.C.T @ V[:m] + np.sqrt(self.R.rho) * V[m:]
+        with one_blas_thread():
+            CtV = self.R.C.T @ V[:m]
+        return CtV + np.sqrt(self.R.rho) * V[m:]
 
     def __rmatmul__(self, other: object) -> np.ndarray:
         return np.asarray(other) @ np.asarray(self)

@@ -269,8 +269,11 @@ def _base_data(
         # permutation, undone in coef_map): a Cholesky factor's positive rows then vanish
         # beyond column n_pos, so Sigma_x's scatter lives in its leading block
         perm = np.argsort(~pos, kind="stable")
-        K = kern.gram(X)[np.ix_(perm, perm)]  # (a precomputed X is the Gram matrix)
-        K = 0.5 * (K + K.T)
+        if kern.name == "precomputed":  # X is the Gram matrix (symmetrised here)
+            K = X[np.ix_(perm, perm)]
+            K = 0.5 * (K + K.T)
+        else:  # the kernel of the permuted points (symmetric by construction)
+            K = kern.gram(X[perm])
         # Theorem 9 in the coordinates of an empirical feature map: any factor
         # K = Phi Phi^T (Phi of full column rank r) with coefficients w = T u,
         # K T = Phi and T^T K T = I gives K w = Phi u and w^T K w = ||u||^2, so
@@ -290,23 +293,27 @@ def _base_data(
         r = Phi.shape[1]
         cholesky_map = isinstance(coef_map, _InverseTransposeFactor)
         lead = n_pos if cholesky_map else r
-        Cx, Cy = Phi[:n_pos] - mx, Phi[n_pos:] - my
         # R = [C / sqrt(N); sqrt(rho) I] satisfies R^T R = Sigma exactly, with no
         # factorisation of Sigma (the norms ||R u|| = sigma(u) are all the program uses);
         # held without its identity block (RidgeStack), formed only for a generic backend
-        Rx = RidgeStack(Cx / math.sqrt(n_pos), rho_x)
-        Ry = RidgeStack(Cy / math.sqrt(n_neg), rho_y)
+        Cx = np.zeros((n_pos, r))
+        Cx[:, :lead] = Phi[:n_pos, :lead] - mx[:lead]
+        Cx[:, :lead] *= 1.0 / math.sqrt(n_pos)
+        Cy = Phi[n_pos:] - my
+        Cy *= 1.0 / math.sqrt(n_neg)
+        Rx, Ry = RidgeStack(Cx, rho_x), RidgeStack(Cy, rho_y)
         if cholesky_map:
             # Phi Phi^T = K: the Gram matrix of the scaled centred rows is K double-centred
-            # per class block, in O(n^2); solvers and the certificate work through it
-            # (Woodbury) and never form the n x n covariances (two n^3 products)
-            scatter = KernelScatter(Rx.C, Ry.C, rho_x, rho_y,
-                                    _class_centred_gram(K, n_pos), lead=lead)
+            # per class block, in O(n^2) (in place: K is not needed any more); solvers and
+            # the certificate work through it (Woodbury) and never form the n x n
+            # covariances (two n^3 products)
+            scatter = KernelScatter(Cx, Cy, rho_x, rho_y, _class_centred_gram(K, n_pos),
+                                    lead=lead)
             Sx = Sy = None
         else:
             cov_x = np.zeros((r, r))
-            cov_x[:lead, :lead] = Cx[:, :lead].T @ Cx[:, :lead] / n_pos
-            cov_y = Cy.T @ Cy / n_neg
+            cov_x[:lead, :lead] = Cx[:, :lead].T @ Cx[:, :lead]
+            cov_y = Cy.T @ Cy
             cov_x[np.diag_indices_from(cov_x)] += rho_x
             cov_y[np.diag_indices_from(cov_y)] += rho_y
             Sx, Sy, scatter = cov_x, cov_y, None
@@ -337,11 +344,12 @@ def _class_centred_gram(K: np.ndarray, n_x: int) -> np.ndarray:
     r""":math:`G = CC^\top` for the rows :math:`C` of ``Rx[:n_x]`` and ``Ry[:n_y]`` from
     :math:`K = \Phi\Phi^\top` (classes in blocks, the positive first): each block
     :math:`K_{ab}` double-centred (row means over class :math:`b`, column means over
-    class :math:`a`) and divided by :math:`\sqrt{N_aN_b}`; :math:`O(n^2)`."""
+    class :math:`a`) and divided by :math:`\sqrt{N_aN_b}`; :math:`O(n^2)`, in place
+    (``K`` is overwritten)."""
     n = K.shape[0]
     blocks = (slice(0, n_x), slice(n_x, n))
     means = np.stack([K[:, b].mean(axis=1) for b in blocks], axis=1)  # row i, class b
-    G = K.copy()
+    G = K  # overwritten
     sizes = (n_x, n - n_x)
     for ia, a in enumerate(blocks):
         for ib, b in enumerate(blocks):
