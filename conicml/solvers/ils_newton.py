@@ -349,7 +349,14 @@ def solve_ils_newton(
             Rx, Ry = np.asarray(data["Rx"], dtype=float), np.asarray(data["Ry"], dtype=float)
             Sx, Sy = Rx.T @ Rx, Ry.T @ Ry
         curve = _Curve(d, np.asarray(Sx, dtype=float), np.asarray(Sy, dtype=float), *a_b)
-    c = 0.5 if x0 is None else _start_weight(curve, check_array("ils-newton", "x0", x0, d.shape))
+    if x0 is not None:
+        c = _start_weight(curve, check_array("ils-newton", "x0", x0, d.shape))
+    elif isinstance(curve, _ScatterCurve):
+        # kernel programs (one factorisation of order n per far step): the reweighting
+        # weight of w = d, from products alone; nearer the BMPM optima (c -> 1) than 1/2
+        c = _start_weight(curve, d)
+    else:
+        c = 0.5
     setup_time = driver.elapsed
     driver.start()
     first = curve.evaluate(c, derivative=False)
