@@ -34,6 +34,16 @@ _step_nb = njit(cache=True, nogil=True, inline="always", error_model="numpy")(_s
 _move_pair_nb = njit(cache=True, nogil=True, inline="always")(_move_pair)
 
 
+@njit(cache=True, nogil=True)
+def _work_arrays(k, nv, n_thr):  # pragma: no cover - compiled
+    """The loop's work arrays: scores (k), KKT values (nv), and per threshold the partial
+    sums, the extreme bounds and the variables attaining them, the tied blocks and the
+    blocks' running bounds."""
+    return (np.empty(k), np.empty(nv), np.empty(n_thr), np.empty(n_thr), np.empty(n_thr),
+            np.empty(n_thr, dtype=np.int64), np.empty(n_thr, dtype=np.int64),
+            np.empty(n_thr, dtype=np.int64), np.empty(n_thr), np.empty(n_thr))
+
+
 @njit(cache=True, nogil=True, error_model="numpy")  # IEEE division, as in NumPy
 def run(M, z, v, x, low, up, cl, sig, thr, dsig, d, diag, starts, ends, W, eps, tol,
         second_order, max_steps, out_f):  # pragma: no cover - compiled
@@ -45,16 +55,7 @@ def run(M, z, v, x, low, up, cl, sig, thr, dsig, d, diag, starts, ends, W, eps, 
     k, dim = M.shape
     nv = x.size
     n_thr = starts.size
-    s = np.empty(k)
-    F = np.empty(nv)
-    D = np.empty(n_thr)
-    b_low = np.empty(n_thr)
-    b_up = np.empty(n_thr)
-    il = np.empty(n_thr, dtype=np.int64)
-    iu = np.empty(n_thr, dtype=np.int64)
-    blk = np.empty(n_thr, dtype=np.int64)
-    lo = np.empty(n_thr)
-    hi = np.empty(n_thr)
+    s, F, D, b_low, b_up, il, iu, blk, lo, hi = _work_arrays(k, nv, n_thr)
     W2 = W * W
     steps = 0
     while True:
