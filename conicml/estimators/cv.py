@@ -118,7 +118,7 @@ def _column_major_gram(kern: Any, X_train: np.ndarray) -> np.ndarray:
     The solvers read it a column at a time (``smo``'s kernel columns, the certificate's
     and the decoder's products over the support vectors): in column-major order a column
     is contiguous, in row-major order it is a strided gather ~10x slower. The RBF
-    matrix is computed in place, :math:`\exp(-\gamma(\|x_i\|^2 + \|x_j\|^2 - 2x_i^	op
+    matrix is computed in place, :math:`\exp(-\gamma(\|x_i\|^2 + \|x_j\|^2 - 2x_i^\top
     x_j))` with the distances clipped at 0 and a zero diagonal (as
     :func:`sklearn.metrics.pairwise.rbf_kernel`), without its temporaries.
     """
