@@ -314,7 +314,13 @@ def solve_ils_newton(
     then iterates in :math:`O(n)`; at :math:`n = 1000` the few Cholesky factorisations cost a
     fraction of that one diagonalisation (``benchmarks/kernel_fit_speed.py``), which is why
     this is the kernel estimators' default route. The covariances are read from the
-    program's ``Sx``/``Sy`` when present (else :math:`R^\top R`).
+    program's ``Sx``/``Sy`` when present (else :math:`R^\top R`). A kernel program with a
+    ``"scatter"`` (:class:`~conicml.contracts.minimax.KernelScatter`) forms neither: each
+    solve with :math:`M(c)` goes by the Woodbury identity through the class-centred Gram
+    matrix, with one factorisation of order :math:`n` at a weight far from the last one
+    and conjugate gradients preconditioned by that factor next to it (MPM: typically one
+    factorisation in all); the search then starts at the reweighting weight of
+    :math:`w = d` (products only) instead of :math:`\tfrac12`.
 
     **Scope.** The regular case: :math:`\Sigma_x + \Sigma_y` numerically positive definite
     (always so for the kernel machines, whose ridge is mandatory) and :math:`\kappa^* > 0`.
