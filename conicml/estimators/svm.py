@@ -63,6 +63,11 @@ class SVMClassifier(BinaryConicClassifier):
 
     Notes
     -----
+    With ``kernel="linear"`` and a finite ``C``, ``X`` may be a :mod:`scipy.sparse`
+    matrix: it is kept sparse (CSR) in the validation, the program, the solver
+    (``solver="dcd"`` reads its rows in place), the certificate and the decoding, and
+    ``predict`` takes sparse input too.
+
     ``X`` and ``y`` may be ``dask.array`` arrays (with ``kernel="linear"``,
     ``solver="dcd"`` or ``"pegasos"`` and a finite ``C``): the model is then trained from
     the row blocks on the workers of the active Dask client, certified by a block-wise
@@ -109,6 +114,10 @@ class SVMClassifier(BinaryConicClassifier):
     1.0
     """
 
+    #: a scipy.sparse X stays sparse (CSR) with kernel="linear" (the formulation refuses it
+    #: for a kernel, whose Gram matrix is dense)
+    _accept_sparse = "csr"
+
     _parameter_constraints: dict = {
         "C": [Interval(Real, 0, None, closed="neither"), None],
         "kernel": [StrOptions(set(KERNELS))],
@@ -143,6 +152,11 @@ class SVMClassifier(BinaryConicClassifier):
         self.form = form
         self.solver = solver
         self.solver_options = solver_options
+
+    def __sklearn_tags__(self):  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self.kernel == "linear" and self.C is not None
+        return tags
 
     def _unit_dependence(self) -> str | None:
         return kernel_unit_dependence(self.kernel, L2_PENALTY)

@@ -209,7 +209,9 @@ def _primal_certified(X: Any, y: np.ndarray, c: np.ndarray, w: np.ndarray, b: fl
     :math:`\\alpha`, so the solver checks it before calling its point OPTIMAL.
     """
     if not isinstance(X, np.ndarray):
-        return True  # the formulation stores dense X: no program of this kind has CSR
+        # on CSR the program's certificate takes the returned multipliers (balanced, as
+        # here) among its dual candidates: the bound of the gap checked above
+        return True
     xi = np.maximum(0.0, 1.0 - y * (X @ w + b))
     res, _ = margin_qp_certificate(X, y, c, w, b, xi, P)
     return res.max() <= tol
