@@ -99,9 +99,11 @@ def warn_if_badly_scaled(X: np.ndarray, model: str, why: str, *, stacklevel: int
     if hasattr(X, "nnz") and hasattr(X, "multiply"):  # scipy.sparse: moments, no dense copy
         if len(X.shape) != 2 or X.shape[0] < 2 or X.shape[1] < 2:
             return
-        mean = np.asarray(X.mean(axis=0)).ravel()
-        std = np.sqrt(np.maximum(np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean**2,
-                                 0.0))
+        X = X.tocsr()
+        n, d = X.shape
+        mean = np.bincount(X.indices, weights=X.data, minlength=d) / n
+        sq = np.bincount(X.indices, weights=X.data * X.data, minlength=d) / n
+        std = np.sqrt(np.maximum(sq - mean**2, 0.0))
     else:
         X = np.asarray(X)
         if X.ndim != 2 or X.shape[0] < 2 or X.shape[1] < 2:

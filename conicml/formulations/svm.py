@@ -70,15 +70,14 @@ def _is_sparse(X: Any) -> bool:
     return sp.issparse(X)
 
 
-def _sparse_gamma(X: Any, gamma: float | str) -> float | str:
-    """``gamma="scale"`` / ``"auto"`` resolved on a sparse ``X`` (as :func:`make_kernel`
-    does on a dense one) without densifying it."""
-    if gamma == "scale":
-        var = float(X.multiply(X).mean()) - float(X.mean()) ** 2
-        return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
-    if gamma == "auto":
-        return 1.0 / X.shape[1]
-    return gamma
+def _sparse_row_sq(X: Any) -> np.ndarray:
+    r""":math:`\|x_i\|^2` of the rows of a CSR matrix from its stored values (no
+    elementwise product matrix)."""
+    sq = np.zeros(X.shape[0])
+    filled = np.diff(X.indptr) > 0
+    if X.nnz:
+        sq[filled] = np.add.reduceat(X.data * X.data, X.indptr[:-1][filled])
+    return sq
 
 
 def _check_sparse_X_y(X: Any, y: Any, kernel: str) -> tuple[Any, np.ndarray]:
@@ -114,7 +113,9 @@ def _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, fact
         raise ProgramError(f"form must be 'primal' or 'dual', got {form!r}")
     if factor not in ("auto", "cholesky", "eigen"):
         raise ProgramError(f"factor must be 'auto', 'cholesky' or 'eigen', got {factor!r}")
-    kern = make_kernel(kernel, X, gamma=_sparse_gamma(X, gamma) if sparse else gamma,
+    # a sparse X has the linear kernel, to which gamma means nothing: "scale" is not
+    # resolved (a pass over X for nothing)
+    kern = make_kernel(kernel, X, gamma=1.0 if sparse and isinstance(gamma, str) else gamma,
                        degree=degree, coef0=coef0)
     if kern.name == "precomputed":
         # column-major: smo reads the Gram matrix a column at a time, in place
@@ -131,7 +132,7 @@ def _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, fact
     # a badly scaled problem like a feature at 1e8 (at C = 1e12 an interior-point solver
     # may call the primal INFEASIBLE and the dual UNBOUNDED with no hint)
     diag = (np.diag(X) if kern.name == "precomputed"
-            else np.asarray(X.multiply(X).sum(axis=1)).ravel() if sparse
+            else _sparse_row_sq(X) if sparse
             else kern.diagonal(X))
     cost_scale = math.inf if hard else float(np.max(c)) * max(float(np.max(diag)), 0.0)
     if not hard and cost_scale > COST_SCALE_LIMIT:
@@ -306,7 +307,7 @@ def _sparse_refit(X: Any, target: np.ndarray) -> np.ndarray:
     refit of :func:`_reconcile_with_multipliers`."""
     from scipy.sparse.linalg import lsqr
 
-    cs = np.sqrt(np.asarray(X.multiply(X).sum(axis=0)).ravel())
+    cs = np.sqrt(np.bincount(X.indices, weights=X.data * X.data, minlength=X.shape[1]))
     cs[cs == 0] = 1.0
     scaled = X @ sp.diags(1.0 / cs)
     return lsqr(scaled, target, atol=1e-14, btol=1e-14, iter_lim=20 * X.shape[1])[0] / cs

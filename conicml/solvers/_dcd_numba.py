@@ -10,9 +10,61 @@ whole set (limits, the bias update and the certificate stay in Python).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 __all__ = ["epochs"]
+
+#: Rows fetched ahead of the one being updated. The coordinates come in random order, so
+#: every row is a cache miss on a matrix larger than the cache; asking for the row a few
+#: coordinates ahead overlaps those misses with the work on the current rows (a pass
+#: over 5e4 CSR rows of ~30 nonzeros: 48 ms without, 9.5 ms at 4 ahead, 14 ms at 8).
+PREFETCH_AHEAD = 4
+
+
+@intrinsic
+def _prefetch(typingctx, arr, idx):  # pragma: no cover - compiled
+    """A read prefetch hint (``llvm.prefetch``) for ``arr[idx]``: no load, no fault."""
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):
+        aryty, idxty = signature.args
+        ary = context.make_array(aryty)(context, builder, args[0])
+        if isinstance(idxty, types.BaseTuple):
+            pairs = zip(cgutils.unpack_tuple(builder, args[1], len(idxty)), idxty, strict=True)
+        else:
+            pairs = [(args[1], idxty)]
+        inds = [context.cast(builder, v, t, types.intp) for v, t in pairs]
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, inds, wraparound=False)
+        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
+        # read, high temporal locality, data cache
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _prefetch_row(sparse, X, data, indices, indptr, i):  # pragma: no cover - compiled
+    """Prefetch the cache lines of row ``i`` (its values, and its column indices)."""
+    if sparse:
+        lo, hi = indptr[i], indptr[i + 1]
+        if hi > lo:
+            for p in range(lo, hi, 8):  # 8 doubles a 64-byte line
+                _prefetch(data, p)
+            for p in range(lo, hi, 16):  # 16 int32 a line
+                _prefetch(indices, p)
+            _prefetch(data, hi - 1)
+            _prefetch(indices, hi - 1)
+    else:
+        d = X.shape[1]
+        for j in range(0, d, 8):
+            _prefetch(X, (i, j))
+        _prefetch(X, (i, d - 1))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -46,7 +98,11 @@ def epochs(sparse, X, data, indices, indptr, y, U, QD, alpha, w, index, state, l
     with :math:`s = y^\\top\\alpha` (``lin`` is :math:`\\lambda`).
     Returns (epochs run, last spread PGmax - PGmin, converged flag).
     """
-    np.random.seed(seed)  # noqa: NPY002 - numba implements the legacy API only
+    # xorshift64* (Vigna 2016) for the shuffles: a tenth of the time of numba's
+    # Mersenne-Twister randint, which was ~10 % of an epoch on short sparse rows
+    rs = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(1)
+    if rs == np.uint64(0):  # the one state xorshift never leaves
+        rs = np.uint64(1)
     n = y.shape[0]
     active = int(state[0])
     PGmax_old, PGmin_old, sy = state[1], state[2], state[3]
@@ -56,11 +112,17 @@ def epochs(sparse, X, data, indices, indptr, y, U, QD, alpha, w, index, state, l
     for _ in range(max_epochs):
         done += 1
         for k in range(active - 1):  # Fisher-Yates shuffle of the active set
-            j = k + np.random.randint(0, active - k)  # noqa: NPY002
+            rs ^= rs >> np.uint64(12)
+            rs ^= rs << np.uint64(25)
+            rs ^= rs >> np.uint64(27)
+            r = (rs * np.uint64(0x2545F4914F6CDD1D)) >> np.uint64(11)  # 53 random bits
+            j = k + np.int64(r % np.uint64(active - k))
             index[k], index[j] = index[j], index[k]
         PGmax, PGmin = -np.inf, np.inf
         s = 0
         while s < active:
+            if s + PREFETCH_AHEAD < active:
+                _prefetch_row(sparse, X, data, indices, indptr, index[s + PREFETCH_AHEAD])
             i = index[s]
             yi = y[i]
             G = yi * (_row_dot(sparse, X, data, indices, indptr, i, w) + lin + rho * sy) - 1.0

@@ -342,7 +342,10 @@ def _solve(program: Any, tol: float, max_iter: int, time_limit: float | None, ve
     n, d = X.shape
     sparse = not isinstance(X, np.ndarray)
     if sparse:
-        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        sq = np.zeros(n)  # the rows' squared norms from the stored values
+        filled = np.diff(X.indptr) > 0
+        if X.nnz:
+            sq[filled] = np.add.reduceat(X.data * X.data, X.indptr[:-1][filled])
         Xd = np.zeros((1, 1))
         # scipy's own index arrays (int32 unless nnz needs int64): no copy, and half the
         # memory traffic of int64 in the randomly ordered row accesses
