@@ -10,61 +10,24 @@ whole set (limits, the bias update and the certificate stay in Python).
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
+
+from ._prefetch import prefetch_csr_row, prefetch_dense_row
 
 __all__ = ["epochs"]
 
-#: Rows fetched ahead of the one being updated. The coordinates come in random order, so
-#: every row is a cache miss on a matrix larger than the cache; asking for the row a few
-#: coordinates ahead overlaps those misses with the work on the current rows (a pass
-#: over 5e4 CSR rows of ~30 nonzeros: 48 ms without, 9.5 ms at 4 ahead, 14 ms at 8).
+#: Rows fetched ahead of the one being updated (:mod:`conicml.solvers._prefetch`): far
+#: enough ahead for a miss to complete during the work on the rows between, near enough
+#: for the fetched lines to be still in cache when their row comes.
 PREFETCH_AHEAD = 4
-
-
-@intrinsic
-def _prefetch(typingctx, arr, idx):  # pragma: no cover - compiled
-    """A read prefetch hint (``llvm.prefetch``) for ``arr[idx]``: no load, no fault."""
-    sig = types.void(arr, idx)
-
-    def codegen(context, builder, signature, args):
-        aryty, idxty = signature.args
-        ary = context.make_array(aryty)(context, builder, args[0])
-        if isinstance(idxty, types.BaseTuple):
-            pairs = zip(cgutils.unpack_tuple(builder, args[1], len(idxty)), idxty, strict=True)
-        else:
-            pairs = [(args[1], idxty)]
-        inds = [context.cast(builder, v, t, types.intp) for v, t in pairs]
-        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, inds, wraparound=False)
-        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
-        # read, high temporal locality, data cache
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
-
-    return sig, codegen
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _prefetch_row(sparse, X, data, indices, indptr, i):  # pragma: no cover - compiled
-    """Prefetch the cache lines of row ``i`` (its values, and its column indices)."""
     if sparse:
-        lo, hi = indptr[i], indptr[i + 1]
-        if hi > lo:
-            for p in range(lo, hi, 8):  # 8 doubles a 64-byte line
-                _prefetch(data, p)
-            for p in range(lo, hi, 16):  # 16 int32 a line
-                _prefetch(indices, p)
-            _prefetch(data, hi - 1)
-            _prefetch(indices, hi - 1)
+        prefetch_csr_row(data, indices, indptr, i)
     else:
-        d = X.shape[1]
-        for j in range(0, d, 8):
-            _prefetch(X, (i, j))
-        _prefetch(X, (i, d - 1))
+        prefetch_dense_row(X, i)
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._utils.deprecation import renamed_keywords
+from .._utils.threads import one_blas_thread
 from ..exceptions import OptionError, ProgramError, SolverError
 from ..kernels import psd_factor
 from ..kinds import SVM_PRIMAL
@@ -328,6 +329,8 @@ def _numba_kernel() -> Callable:
     if _NUMBA_KERNEL is None:
         import numba
 
+        from ._prefetch import prefetch_dense_row
+
         @numba.njit(cache=True, nogil=True)
         def steps(Z, y, gy, idx, w, w_avg, t0, lam, radius, tau, sgd_bias, average, eps,
                   bb):  # pragma: no cover - compiled
@@ -342,6 +345,9 @@ def _numba_kernel() -> Callable:
                 eta_k = 1.0 / (lam * t * k)
                 g[:] = 0.0
                 gb = 0.0
+                if j + 1 < n_steps:  # the next mini-batch's rows: random, cache misses
+                    for r in range(k):
+                        prefetch_dense_row(Z, idx[j + 1, r])
                 for r in range(k):
                     i = idx[j, r]
                     f = b
@@ -540,7 +546,15 @@ class _Certifier:
         return p_val, self.D, gap, self.alpha, stat, cw.copy(), float(cb)
 
 
-def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int | None,
+def _run(program: Any, name: str, weighted: bool, **options: Any) -> Solution:
+    """The body of the solvers, on one BLAS thread: its products are thin (``Z w`` once a
+    pass for the exact bias, ``Z^T`` products in the certificate), and idle BLAS threads
+    spinning between them cost CPU time without shortening them."""
+    with one_blas_thread():
+        return _run_body(program, name, weighted, **options)
+
+
+def _run_body(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int | None,
          time_limit: float | None, verbose: bool, callback: Callable | None,
          x0: np.ndarray | None, batch_size: int | None, eps: float | None, bias: str,
          tau: float, random_state: Any, check_every: int | None, stall_checks: int,
