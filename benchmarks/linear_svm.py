@@ -232,7 +232,7 @@ def pegasos_section(args) -> str:
             lines.append(f"| {label} | {state.upper()} (> {args.limit:g} s) | | | | | | |")
             continue
         rel = (res["P"] - d_star) / abs(d_star)
-        own = (f"{res['status']}, own certified gap {res['gap']:.1e}" if "gap" in res
+        own = (f"{res['status']}, recomputed certified gap {res['gap']:.1e}" if "gap" in res
                else "")
         ratio = f"{res['time'] / lib['time']:.2f}" if lib else "-"
         lines.append(f"| {label} | {res['time']:.3f} | {res.get('wall', res['time']):.3f} | "

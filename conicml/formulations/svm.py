@@ -106,7 +106,23 @@ def _check_sparse_X_y(X: Any, y: Any, kernel: str) -> tuple[Any, np.ndarray]:
     return Xs, check_binary_labels(y, Xs.shape[0])
 
 
-def _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, factor):
+def _sample_weight(sample_weight: Any, n: int) -> np.ndarray:
+    if sample_weight is None:
+        return np.ones(n)
+    try:
+        s = np.asarray(sample_weight, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ProgramError(f"sample_weight must be numeric: {exc}") from exc
+    if s.shape != (n,):
+        raise ProgramError(f"sample_weight must have shape ({n},) to match X, got {s.shape}")
+    if not np.all(np.isfinite(s)) or not np.all(s > 0):
+        raise ProgramError("sample_weight must be positive and finite (a sample of weight 0 "
+                           "does not enter the program: drop its row instead)")
+    return s
+
+
+def _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, factor,
+                 sample_weight=None):
     sparse = _is_sparse(X)
     X, y = _check_sparse_X_y(X, y, kernel) if sparse else check_X_y(X, y)
     if form not in FORMS:
@@ -128,6 +144,9 @@ def _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, fact
     else:
         C = check_positive(C, "C")
         c, weights = _per_sample_costs(y, C, class_weight)
+        if sample_weight is not None:
+            sample_weight = _sample_weight(sample_weight, y.size)
+            c = c * sample_weight
     # the cost scale C max_i K(x_i, x_i): C-SVM on X is C = 1 on sqrt(C) X, so a large C is
     # a badly scaled problem like a feature at 1e8 (at C = 1e12 an interior-point solver
     # may call the primal INFEASIBLE and the dual UNBOUNDED with no hint)
@@ -150,7 +169,8 @@ def _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, fact
             f"scaled by sqrt(C)); use C <= {_largest_C(C, cost_scale):.3g} or standardize "
             "the features, or hard_margin() if the data are separable",
             ConicMLWarning, stacklevel=3)
-    return {"X": X, "y": y, "c": c, "C": C, "class_weight": weights, "kernel": kern,
+    return {"X": X, "y": y, "c": c, "C": C, "class_weight": weights,
+            "sample_weight": sample_weight, "kernel": kern,
             "hard": hard, "form": form, "factor": factor, "cost_scale": cost_scale}
 
 
@@ -591,6 +611,7 @@ def soft_margin(
     class_weight: Mapping[float, float] | str | None = None,
     form: str = "primal",
     factor: str = "auto",
+    sample_weight: np.ndarray | None = None,
 ) -> Program:
     """Soft-margin SVM (C-SVC) as a conic program.
 
@@ -617,6 +638,8 @@ def soft_margin(
     factor : {"auto", "cholesky", "eigen"}, default="auto"
         How the Gram matrix is factored for non-linear kernels
         (:func:`conicml.kernels.psd_factor`).
+    sample_weight : ndarray of shape (n_samples,), optional
+        Positive per-sample cost multipliers :math:`s_i`: :math:`c_i = C\\,\\omega_{y_i}s_i`.
 
     Returns
     -------
@@ -670,7 +693,8 @@ def soft_margin(
     """
     if C is None:
         raise ProgramError("C must be a positive number; use hard_margin() for C = infinity")
-    data = _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, factor)
+    data = _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, factor,
+                        sample_weight)
     return _program(data, f"soft-margin SVM ({kernel} kernel, C={data['C']:g}, {form})")
 
 
@@ -693,12 +717,15 @@ def with_cost(program: Program, C: float) -> Program:
     C = check_positive(C, "C")
     weights, y = data["class_weight"], data["y"]
     c = np.where(y > 0, C * weights[1.0], C * weights[-1.0])
+    if data.get("sample_weight") is not None:
+        c = c * data["sample_weight"]
     cost_scale = data["cost_scale"] / float(np.max(data["c"])) * float(np.max(c))
     kern: Kernel = data["kernel"]
     if cost_scale > COST_SCALE_LIMIT:  # soft_margin words the warning
         return soft_margin(data["X"], y, C, kernel=kern.name, gamma=kern.gamma,
                            degree=kern.degree, coef0=kern.coef0, class_weight=dict(weights),
-                           form=data["form"], factor=data["factor"])
+                           form=data["form"], factor=data["factor"],
+                           sample_weight=data.get("sample_weight"))
     data.update(c=c, C=C, cost_scale=cost_scale)
     return _program(data, f"soft-margin SVM ({kern.name} kernel, C={C:g}, {data['form']})")
 

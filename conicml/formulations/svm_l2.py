@@ -27,24 +27,9 @@ from ..exceptions import ProgramError
 from ..kernels import Kernel
 from ..program import ConicForm, Program, require_solution
 from ..solution import Residuals, Solution
-from .svm import _check_sparse_X_y, _is_sparse, _per_sample_costs
+from .svm import _check_sparse_X_y, _is_sparse, _per_sample_costs, _sample_weight
 
 __all__ = ["squared_hinge"]
-
-
-def _sample_weight(sample_weight: Any, n: int) -> np.ndarray:
-    if sample_weight is None:
-        return np.ones(n)
-    try:
-        s = np.asarray(sample_weight, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ProgramError(f"sample_weight must be numeric: {exc}") from exc
-    if s.shape != (n,):
-        raise ProgramError(f"sample_weight must have shape ({n},) to match X, got {s.shape}")
-    if not np.all(np.isfinite(s)) or not np.all(s > 0):
-        raise ProgramError("sample_weight must be positive and finite (a sample of weight 0 "
-                           "does not enter the program: drop its row instead)")
-    return s
 
 
 def _build_primal(data: Mapping[str, Any]) -> ConicForm:

@@ -137,3 +137,24 @@ def test_duplicates_are_summed_on_a_copy():
     program = svm.soft_margin(dup, y)
     np.testing.assert_array_equal(dup.data, before)  # the caller's matrix is untouched
     assert abs(program.data["X"] - X).max() < 1e-12
+
+
+@pytest.mark.parametrize("solver", ["dcd", "clarabel"])
+def test_integer_sample_weight_is_a_duplicated_row(solver):
+    # the L1-loss program with sample weight 2 on ten rows is the program with those rows
+    # twice (c_i = C s_i); the reference is clarabel on the duplicated rows
+    X, y = _text_like(n=80, d=12, seed=3)
+    sw = np.ones(y.size)
+    sw[:10] = 2.0
+    opts = {"tol": 1e-9} if solver == "dcd" else {}
+    weighted = cm.solve(svm.soft_margin(X, y, C=1.0, sample_weight=sw, form="dual"), solver,
+                        **opts)
+    dup = svm.soft_margin(sp.vstack([X, X[:10]]), np.r_[y, y[:10]], C=1.0, form="dual")
+    ref = cm.solve(dup, "clarabel")
+    assert weighted.status is Status.OPTIMAL
+    assert weighted.objective == pytest.approx(ref.objective, rel=1e-6)
+    # a path over C keeps the sample weights
+    program = svm.with_cost(svm.soft_margin(X, y, C=1.0, sample_weight=sw), 3.0)
+    np.testing.assert_allclose(program.data["c"], 3.0 * sw)
+    with pytest.raises(ProgramError, match="sample_weight"):
+        svm.soft_margin(X, y, sample_weight=-sw)
