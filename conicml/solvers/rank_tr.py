@@ -585,13 +585,16 @@ class _LinPoint:
         (a Newton decrement below ``rounding |F|`` is not measurable)."""
         try:
             factor = cho_factor(self.lin.hessian(self.state), lower=True, check_finite=False)
-        except np.linalg.LinAlgError:
-            return "the Hessian is not numerically positive definite"
-        s = -cho_solve(factor, self.g, check_finite=False)
+            s = -cho_solve(factor, self.g, check_finite=False)
+        except np.linalg.LinAlgError:  # round-off: the gradient direction instead
+            s = -self.g
         decrement = -0.5 * float(self.g @ s)
         if not decrement > rounding * abs(self.f):
             return "the Newton decrement is at the rounding level of F"
         t, trial = self.lin.line_search(self.w, self.f, self.g, s)
+        if trial is None:  # a direction spoiled by round-off: the gradient one
+            s = -self.g
+            t, trial = self.lin.line_search(self.w, self.f, self.g, s)
         if trial is None:
             return "the line search found no decrease"
         self.w, self.t = self.w + t * s, t
