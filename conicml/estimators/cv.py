@@ -568,7 +568,9 @@ class RankRCClassifierCV(_PathCV):
 
     On each fold the kernel columns of the basis are computed once (one RankRC program)
     and the grid of :math:`\lambda` is solved from the largest value down, each solve
-    starting from the previous :math:`\beta` (:func:`conicml.solve_path`), then scored on
+    starting from the previous :math:`\beta` or its extrapolation in :math:`\log\lambda`,
+    with the eigendecomposition of :math:`K_{\mathcal R\mathcal R}` computed once for the
+    fold (:func:`conicml.solve_path`; ``rank_beta`` in ``docs/paths.md``), then scored on
     the test block (``scoring=None``: ROC AUC, the base estimator's ``score``). The best
     :math:`\lambda` is refitted on all the data with :class:`RankRCClassifier`.
 
