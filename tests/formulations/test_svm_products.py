@@ -79,3 +79,17 @@ def test_estimator_training_decision_and_bias_match_the_dense_gram():
     assert_allclose(clf.decision_function(X.copy() + 0.0), f_train, rtol=1e-12, atol=1e-12)
     svc = SVC(kernel="rbf", gamma=0.2, C=2.0, tol=1e-6).fit(X, y)
     assert_allclose(f_train, svc.decision_function(X), atol=1e-4)
+
+
+def test_decision_values_on_sparse_new_points():
+    """A sparse X_new for a kernel model takes the kernel's own (sparse-aware) product:
+    the dense product's values."""
+    sp = pytest.importorskip("scipy.sparse")
+    X, y = _data(n=150, seed=4)
+    prog = svm.soft_margin(X, y, C=1.0, kernel="rbf", gamma=0.3, form="dual")
+    from conicml.solving import solve
+
+    model = prog.decode(solve(prog, "smo"))
+    Z = np.where(np.abs(X[:20]) > 0.5, X[:20], 0.0)
+    assert_allclose(svm.decision_values(prog.data, model, sp.csr_matrix(Z)),
+                    svm.decision_values(prog.data, model, Z), rtol=1e-12, atol=1e-12)
