@@ -20,7 +20,7 @@ from .._utils.threads import one_blas_thread
 __all__ = ["SlackIPM", "SlackIPMResult"]
 
 _STEP = 0.99  # fraction of the step to the boundary
-_REFINE_BELOW = 1e-5  # relative residual below which Newton systems are refined
+_REFINE_BELOW = 1e-3  # relative residual below which Newton systems are refined
 _WARM_SAVE = 1e-1  # relative residual of the iterate saved as a warm start
 _WARM_NEAR = 0.05  # relative distance in rho up to which a saved iterate is used
 _WARM_ACCEPT = 1e-5  # a warm run ending above this residual is redone cold
