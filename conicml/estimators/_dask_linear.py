@@ -34,6 +34,10 @@ __all__ = ["fit_blocks", "fit_linear_svm_dask", "labels_of"]
 _BIAS_OFFSETS = np.array([0.0, -1.0, -0.3, -0.1, -0.03, -0.01, -0.003, -0.001,
                           0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0])
 
+#: Widths of the margin band outside which the certificate's second dual point puts the
+#: multipliers at their bounds.
+_DELTAS = np.array([0.02, 0.1, 0.3])
+
 _OPTIONS = ("tol", "max_iter", "time_limit", "rho", "local_epochs", "local_tol", "sigma",
             "random_state", "verbose", "engine", "callback")
 
@@ -305,6 +309,18 @@ def _block_round(Xb: Any, yb: Any, state: tuple, gamma: float, positive: Any,
     out["dual_sum"] = np.array(float(a.sum()))
     out["w_feasible"] = X.T @ (a * y)
     del a
+    # the multipliers of the rows clearly off the margin set to their bound (c_i inside,
+    # 0 outside), the others kept: per width delta and class, the mass and sum of a_i x_i
+    margin = y * (f + biases[0])
+    pos = y > 0
+    mass = np.zeros((_DELTAS.size, 2))
+    vec = np.zeros((_DELTAS.size, 2, X.shape[1]))
+    for j, delta in enumerate(_DELTAS):
+        a = np.where(margin < 1.0 - delta, c, np.where(margin > 1.0 + delta, 0.0, alpha))
+        mass[j] = a[pos].sum(), a[~pos].sum()
+        vec[j, 0] = a[pos] @ X[pos]
+        vec[j, 1] = a[~pos] @ X[~pos]
+    out["mass"], out["vec"] = mass, vec
     # local dual coordinate ascent on the block's subproblem, from alpha
     trial = alpha.copy()
     dw, _, passes = local_ascent(X, y, c, trial, w, lin, rho, sy, sigma, epochs,
@@ -375,6 +391,29 @@ def _options(options: dict | None) -> dict[str, Any]:
         raise OptionError(f"dcd on Dask: local_epochs must be a positive integer, got {v!r}")
     out["engine"] = resolve_engine("dcd", out["engine"])
     return out
+
+
+def feasible_dual(mass: np.ndarray, vec: np.ndarray) -> float:
+    r"""The best dual value of candidate multipliers given by their class sums.
+
+    ``mass[j]`` holds candidate ``j``'s :math:`(\sum_{y_i=1}\alpha_i, \sum_{y_i=-1}\alpha_i)`
+    and ``vec[j]`` the matching :math:`\sum\alpha_ix_i`; each is made feasible (the heavier
+    class scaled down to :math:`y^\top\alpha = 0`, in the box) and scaled by the best
+    :math:`s \in [0, 1]`: :math:`D(s\alpha) = s\mathbf 1^\top\alpha -
+    \tfrac{s^2}2\|\sum_i\alpha_iy_ix_i\|^2`. Returns 0 (the value of :math:`\alpha = 0`)
+    when no candidate does better.
+    """
+    best = 0.0
+    for (m_pos, m_neg), (v_pos, v_neg) in zip(mass, vec):
+        if m_pos <= 0.0 or m_neg <= 0.0:
+            continue
+        f_pos, f_neg = min(1.0, m_neg / m_pos), min(1.0, m_pos / m_neg)
+        S = f_pos * m_pos + f_neg * m_neg
+        wh = f_pos * v_pos - f_neg * v_neg
+        q = float(wh @ wh)
+        s = 1.0 if q <= S else S / q  # argmax over [0, 1] of s S - s^2 q / 2
+        best = max(best, s * S - 0.5 * s * s * q)
+    return best
 
 
 def _balance(sy: float, mass_pos: float, mass_neg: float) -> tuple[float, float]:
@@ -587,6 +626,7 @@ class _Rounds:
         j = int(np.argmin(hinge))
         P = 0.5 * float(self.w @ self.w) + float(hinge[j])
         D = float(sums["dual_sum"]) - 0.5 * float(sums["w_feasible"] @ sums["w_feasible"])
+        D = max(D, feasible_dual(sums["mass"], sums["vec"]))
         if self.best is None or P < self.best[2]:
             self.best = (self.w.copy(), float(biases[j]), P)
         self.D_best = max(self.D_best, D)
