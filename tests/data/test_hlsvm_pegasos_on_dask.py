@@ -193,6 +193,19 @@ def test_pegasos_on_dask_limits_and_options(client, linear):
     with pytest.warns(ConvergenceWarning, match="relative gap"):
         m.fit(Xd, yd)
     assert m.solution_.status is Status.USER_LIMIT and m.solution_.residuals.gap > 1e-9
+    # the rounds run on the shared driver: a callback sees each certified gap and stops
+    seen = []
+
+    def stop(result):
+        seen.append(result.residual)
+        if result.iteration == 2:  # the first round certifies the start w = 0
+            raise StopIteration
+
+    m = SVMClassifier(solver="pegasos", solver_options={"tol": 1e-9, "callback": stop})
+    with pytest.warns(ConvergenceWarning, match="callback"):
+        m.fit(Xd, yd)
+    assert len(seen) == 2 and m.solution_.iterations == 2
+    assert m.solution_.residuals.gap == seen[-1]
     with pytest.raises(OptionError, match="eps"):
         SVMClassifier(solver="pegasos", solver_options={"eps": 1e-3}).fit(Xd, yd)
     with pytest.raises(OptionError, match="batch_size"):
