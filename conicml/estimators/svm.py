@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..exceptions import ProgramError
 from ..formulations import svm as svm_formulation
 from ..kernels import KERNELS
-from ..moments.distributed import is_dask_array
+from ..moments.distributed import as_dask_arrays, is_dask_array, is_dask_input
 from ..solution import Status
 from ._base import (
     L2_PENALTY,
@@ -152,17 +152,20 @@ class SVMClassifier(BinaryConicClassifier):
 
         Parameters
         ----------
-        X : array-like or dask.array of shape (n_samples, n_features)
-        y : array-like or dask.array of shape (n_samples,)
+        X : array-like, dask.array or dask.dataframe of shape (n_samples, n_features)
+            A dask DataFrame is converted on the workers; its string column names become
+            ``feature_names_in_``.
+        y : array-like, dask.array or dask Series of shape (n_samples,)
             Two classes; the larger label ``classes_[1]`` is the positive class.
 
         Returns
         -------
         self
         """
-        if not is_dask_array(X):
+        if not is_dask_input(X):
             return super().fit(X, y)
         self._validate_params()
+        X, y = as_dask_arrays(X, y, self)
         self._fit_dask(X, y)
         return self
 
