@@ -2,18 +2,8 @@ r"""Feature equilibration shared by the affine-invariant formulations.
 
 A formulation whose model is invariant to a rescaling of the features (MPM,
 BMPM, MEMPM, M4; the LSVR objective) solves the program in *internal*
-coordinates :math:`\tilde x = x / s` (elementwise) and maps the weights back,
-:math:`w = \tilde w / s`, in ``decode``: :math:`\tilde w^\top\tilde x =
-w^\top x`, so the decision values, intercept and every scale-free quantity
-(accuracies, margins, objective) are unchanged, while the conic solvers, the
-specialized solvers and the eigenvalue cut-offs of
-:func:`conicml.kernels.psd_factor` see columns of unit order instead of spreads
-of :math:`10^{\pm 16}` (which made interior-point solvers return wrong
-"optimal" points and cut real directions out of covariance factors).
-
-The scales are powers of two, so the change of coordinates is exact in
-floating point, and they are 1 for a column whose spread already lies in
-:math:`[10^{-2}, 10^{2}]`, so well-scaled data are solved exactly as given.
+coordinates :math:`\tilde x = x / s` (elementwise, :func:`feature_scales`) and maps the
+weights back, :math:`w = \tilde w / s`, in ``decode``.
 
 The invariance needs a ridge that moves with the features
 (:func:`relative_ridge_diagonal`); models that depend on the units warn about badly
@@ -36,10 +26,24 @@ EQUILIBRATE_RANGE = (1e-2, 1e2)
 
 
 def feature_scales(spread: np.ndarray, fallback: np.ndarray | None = None) -> np.ndarray:
-    """Power-of-two column scales :math:`s_j` from a per-column spread (std, |mean gap|).
+    r"""Power-of-two column scales :math:`s_j` from a per-column spread (std, |mean gap|).
 
     A zero or non-finite spread uses ``fallback`` (another magnitude of the
     column, e.g. its largest absolute entry), then 1.
+
+    Notes
+    -----
+    With :math:`\tilde x = x / s` and :math:`w = \tilde w / s`, :math:`\tilde w^\top\tilde x =
+    w^\top x`, so the decision values, intercept and every scale-free quantity
+    (accuracies, margins, objective) are unchanged, while the conic solvers, the
+    specialized solvers and the eigenvalue cut-offs of
+    :func:`conicml.kernels.psd_factor` see columns of unit order instead of spreads
+    of :math:`10^{\pm 16}` (which made interior-point solvers return wrong
+    "optimal" points and cut real directions out of covariance factors).
+
+    The scales are powers of two, so the change of coordinates is exact in
+    floating point, and they are 1 for a column whose spread already lies in
+    :math:`[10^{-2}, 10^{2}]`, so well-scaled data are solved exactly as given.
     """
     spread = np.asarray(spread, dtype=float).copy()
     if fallback is not None:

@@ -8,16 +8,11 @@ The functions here compute the same three relative numbers
 (:class:`~conicml.Residuals` with ``source="recomputed"``) from the returned
 point and the program's data with closed-form multipliers:
 
-* :func:`margin_qp_certificate`: the margin QPs
-  :math:`\min \|Rw\|^2 + \sum_i c_i\xi_i` s.t. :math:`y_i(z_i^\top w + b) \ge 1 - \xi_i`
-  (the SVM primal, seed 001 eqs. 2.17–2.21, and M4 with a shared covariance,
-  seed 004 eqs. 4.9–4.11): the dual point :math:`\alpha` implied by the margins
-  (as Pegasos builds it, seed 001 eq. 2.27), clipped to its box and balanced,
-  and the relative duality gap it proves;
+* :func:`margin_qp_certificate`: the margin QPs (the SVM primal, seed 001 eqs.
+  2.17–2.21, and M4 with a shared covariance, seed 004 eqs. 4.9–4.11), by the dual
+  point implied by the margins (:func:`implied_alpha`) and the duality gap it proves;
 * :func:`fractional_certificate`: the perspective SOCP of MPM/BMPM (seed 004
-  eqs. 3.13–3.14, 3.40, 4.8), whose KKT multiplier is
-  :math:`\lambda = P/\text{(margin row)}` in closed form, with a subgradient /
-  dual-norm check at a norm's kink.
+  eqs. 3.13–3.14, 3.40, 4.8), by its KKT multiplier in closed form.
 """
 
 from __future__ import annotations
@@ -205,7 +200,8 @@ def _stationary_w(u: np.ndarray, R: np.ndarray | None) -> tuple[np.ndarray, floa
 
 def implied_alpha(Z: np.ndarray, y: np.ndarray, c: np.ndarray, target: np.ndarray,
                   margin: np.ndarray) -> list[np.ndarray]:
-    r"""Dual-feasible points :math:`\alpha` implied by a primal point's margins.
+    r"""Dual-feasible points :math:`\alpha` implied by a primal point's margins (as Pegasos
+    builds it, seed 001 eq. 2.27).
 
     For each band :math:`\beta` (:data:`BANDS`): :math:`\alpha_i = c_i` where
     :math:`m_i = y_if_i < 1 - \beta` (the hinge is active; infinite costs give 0 and
