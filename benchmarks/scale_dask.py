@@ -93,7 +93,9 @@ def model(learner: str, tol: float, time_limit: float | None):
     options = {"tol": tol, "max_iter": 10_000}
     if time_limit is not None:
         options["time_limit"] = time_limit
-    return SVMClassifier(C=C, solver=learner, solver_options=options)
+    # pegasos trains the primal form (the in-memory solver's kind; the Dask fit ignores it)
+    return SVMClassifier(C=C, solver=learner, solver_options=options,
+                         form="primal" if learner == "pegasos" else "dual")
 
 
 def describe(learner: str, m) -> tuple[str, str, str]:

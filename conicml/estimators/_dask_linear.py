@@ -393,6 +393,11 @@ def _options(options: dict | None) -> dict[str, Any]:
     return out
 
 
+def relative_gap(P: float, D: float) -> float:
+    """The certified :math:`(P - D)/|P|` (0 when :math:`D \\ge P` by round-off)."""
+    return max(P - D, 0.0) / max(abs(P), np.finfo(float).tiny)
+
+
 def feasible_dual(mass: np.ndarray, vec: np.ndarray) -> float:
     r"""The best dual value of candidate multipliers given by their class sums.
 
@@ -479,7 +484,9 @@ def fit_linear_svm_dask(X: Any, y: Any, positive: Any, C: float,
     blocks. By weak duality :math:`P(w, b) - D` bounds the suboptimality of :math:`(w, b)`;
     every :math:`P` bounds the optimum from above and every :math:`D` from below, so the
     certificate is the best primal point against the best dual value seen, and the fit is
-    OPTIMAL only when :math:`(P - D)/\\max(1, |P|) \\le` ``tol``.
+    OPTIMAL only when :math:`(P - D)/|P| \\le` ``tol`` (relative to :math:`|P|` itself,
+    not to :math:`\\max(1, |P|)`: the nodes of H-LSVM have objectives far below 1, where
+    an absolute gap would certify :math:`w = 0`).
 
     Only vectors of length :math:`d` and scalars travel between the client and the workers.
     """
@@ -631,7 +638,7 @@ class _Rounds:
             self.best = (self.w.copy(), float(biases[j]), P)
         self.D_best = max(self.D_best, D)
         P = self.best[2]
-        return max(P - self.D_best, 0.0) / max(1.0, abs(P))
+        return relative_gap(P, self.D_best)
 
     def _step(self, sums: dict[str, np.ndarray], b_cur: float) -> None:
         # the step gamma along the sum of the blocks' directions (CoCoA+ adding is

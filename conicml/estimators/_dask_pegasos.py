@@ -18,7 +18,15 @@ import numpy as np
 from ..exceptions import OptionError
 from ..solution import Residuals, Solution
 from ..solvers import Driver, Reason, message_table
-from ._dask_linear import _BIAS_OFFSETS, _block, _blocks, _tree, class_costs, feasible_dual
+from ._dask_linear import (
+    _BIAS_OFFSETS,
+    _block,
+    _blocks,
+    _tree,
+    class_costs,
+    feasible_dual,
+    relative_gap,
+)
 
 __all__ = ["fit_pegasos_dask"]
 
@@ -185,7 +193,7 @@ def fit_pegasos_dask(X: Any, y: Any, positive: Any, C: float,
             st["b" if p == 0 else "b_avg"] = float(biases[j])
             st["D"] = max(st["D"], feasible_dual(sums["mass"][p], sums["vec"][p]))
         P = st["best"][2]
-        gap = max(P - st["D"], 0.0) / max(1.0, abs(P))
+        gap = relative_gap(P, st["D"])
         if opts["verbose"]:
             print(f"pegasos on Dask: round {r:4d}  t {st['t']}  P {P:.8g}  D {st['D']:.8g}  "
                   f"gap {gap:.3g}  b {st['best'][1]:.6g}")
