@@ -63,16 +63,17 @@ class SVMClassifier(BinaryConicClassifier):
 
     Notes
     -----
-    ``X`` and ``y`` may be ``dask.array`` arrays (with ``kernel="linear"``,
-    ``solver="dcd"`` or ``"pegasos"`` and a finite ``C``): the model is then trained from
-    the row blocks on the workers of the active Dask client, certified by a block-wise
-    duality gap, and the fitted attributes are NumPy arrays. ``"dcd"``
-    (:mod:`conicml.estimators._dask_linear`): CoCoA+ rounds of dual coordinate ascent;
-    ``solver_options`` ``tol``, ``max_iter`` (rounds), ``time_limit``, ``rho``,
-    ``local_epochs``, ``sigma``, ``random_state``, ``verbose``, ``engine``. ``"pegasos"``
-    (:mod:`conicml.estimators._dask_pegasos`): Pegasos mini-batch steps on every block,
-    averaged each round; ``solver_options`` ``tol``, ``max_iter`` (rounds),
-    ``time_limit``, ``batch_size``, ``local_steps``, ``random_state``, ``verbose``.
+    ``X`` and ``y`` may be ``dask.array`` arrays or a ``dask.dataframe`` (with
+    ``kernel="linear"``, ``solver="dcd"`` or ``"pegasos"`` and a finite ``C``): the model
+    is then trained from the row blocks on the workers of the active Dask client,
+    certified by a block-wise duality gap, and the fitted attributes are NumPy arrays.
+    ``"dcd"`` (:mod:`conicml.estimators._dask_linear`): CoCoA+ rounds of dual coordinate
+    ascent; ``solver_options`` ``tol``, ``max_iter`` (rounds), ``time_limit``,
+    ``callback``, ``rho``, ``local_epochs``, ``local_tol``, ``sigma``, ``random_state``,
+    ``verbose``, ``engine``. ``"pegasos"`` (:mod:`conicml.estimators._dask_pegasos`):
+    Pegasos mini-batch steps on every block, averaged each round; ``solver_options``
+    ``tol``, ``max_iter`` (rounds), ``time_limit``, ``callback``, ``batch_size``,
+    ``local_steps``, ``random_state``, ``verbose``.
     ``decision_function`` and ``predict`` on a Dask array return a Dask array (block by
     block).
 
