@@ -448,8 +448,11 @@ def fit_linear_svm_dask(X: Any, y: Any, positive: Any, C: float,
     **Rounds (CoCoA+, Ma, Smith, Jaggi et al., ICML 2015, Algorithm 1 with adding,**
     :math:`\\gamma = 1`, :math:`\\sigma' = K`). The multipliers :math:`\\alpha_{[k]}` of block
     :math:`k` live on the worker holding the block. Each round the client sends :math:`w`;
-    every worker runs ``local_epochs`` passes of exact coordinate ascent on its local
-    subproblem (eq. (9) of the paper)
+    every worker runs up to ``local_epochs`` passes of exact coordinate ascent on its local
+    subproblem (eq. (9) of the paper), with LIBLINEAR's shrinking (Hsieh et al. 2008,
+    Alg. 3: a multiplier at a bound whose gradient points out of the box is skipped until
+    the active rows converge), stopping early when the projected gradients' spread is at
+    most ``local_tol`` (any ascent of the local subproblem keeps CoCoA+'s guarantee)
 
     .. math::
 
