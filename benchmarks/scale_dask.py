@@ -84,12 +84,15 @@ def in_memory(learner: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return X.compute(scheduler="sync"), y.compute(scheduler="sync")
 
 
-def model(learner: str, tol: float, time_limit: float | None):
+def model(learner: str, tol: float, time_limit: float | None, n: int):
     if learner == "hlsvm":
         options = {"tol": tol} if time_limit is None else {"tol": tol,
                                                            "time_limit": time_limit}
-        return HLSVMClassifier(pruning_fraction=0.1, delta=0.01, random_state=0,
-                               node_solver_options=options)
+        # lam = 1/N: a node's SVM (5.3) has costs summing to 1/(lam |S_H|), so the same
+        # lam * N keeps the nodes' problems (and what a relative gap tol means) alike
+        # across N; with a fixed lam the large nodes' costs shrink and w = 0 is within tol
+        return HLSVMClassifier(lam=1.0 / n, pruning_fraction=0.1, delta=0.01,
+                               random_state=0, node_solver_options=options)
     options = {"tol": tol, "max_iter": 10_000}
     if time_limit is not None:
         options["time_limit"] = time_limit
@@ -126,7 +129,7 @@ def run(learner: str, n: int, block: int, time_limit: float, X_test, y_test,
         t_persist = time.perf_counter() - start
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a time-limited fit warns; the row says so
-            m = model(learner, tol, time_limit).fit(X, y)
+            m = model(learner, tol, time_limit, n).fit(X, y)
         t_fit = time.perf_counter() - start
         cpu = {w: c - cpu0[w] for w, c in client.run(_cpu_s).items()}
         peaks = client.run(_peak_rss_mb)
@@ -174,7 +177,8 @@ def main() -> None:
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ref = model(name, tol if name == learner else 1e-3, None).fit(X_s, y_s)
+            ref = model(name, tol if name == learner else 1e-3, None, len(y_s)).fit(X_s,
+                                                                                 y_s)
         refs.append((name, time.perf_counter() - start, ref.score(X_test, y_test),
                      describe(name, ref)[0]))
         print(f"in memory, 10^5 sample, {name}: {refs[-1][1]:.1f} s, accuracy "
@@ -192,8 +196,9 @@ def main() -> None:
     what = {"dcd": "the linear SVM (dcd: CoCoA+ rounds)",
             "pegasos": "the linear SVM (pegasos: mini-batch rounds)",
             "hlsvm": "H-LSVM (nodes by the CoCoA+ rounds)"}[learner]
-    problem = (f"two half-moons in 2-D (noise {MOON_NOISE}), pruning_fraction 0.1, "
-               f"delta 0.01, node tol {tol:g}, time limit {args.time_limit:g} s per node"
+    problem = (f"two half-moons in 2-D (noise {MOON_NOISE}), lam = 1/N (the rows fitted), "
+               f"pruning_fraction 0.1, delta 0.01, node tol {tol:g}, time limit "
+               f"{args.time_limit:g} s per node"
                if learner == "hlsvm" else
                f"d = {D}, labels sign(x.w + {BIAS} + {NOISE} noise), C = {C}, tol {tol:g} "
                f"on the relative duality gap, time limit {args.time_limit:g} s per fit "
