@@ -100,10 +100,19 @@ def warn_if_badly_scaled(X: np.ndarray, model: str, why: str, *, stacklevel: int
     the model alone; the message names the two extreme columns and the remedy.
     Constant columns are ignored.
     """
-    X = np.asarray(X)
-    if X.ndim != 2 or X.shape[0] < 2 or X.shape[1] < 2:
-        return
-    std = _column_std(X)
+    if hasattr(X, "nnz") and hasattr(X, "multiply"):  # scipy.sparse: moments, no dense copy
+        if len(X.shape) != 2 or X.shape[0] < 2 or X.shape[1] < 2:
+            return
+        X = X.tocsr()
+        n, d = X.shape
+        mean = np.bincount(X.indices, weights=X.data, minlength=d) / n
+        sq = np.bincount(X.indices, weights=X.data * X.data, minlength=d) / n
+        std = np.sqrt(np.maximum(sq - mean**2, 0.0))
+    else:
+        X = np.asarray(X)
+        if X.ndim != 2 or X.shape[0] < 2 or X.shape[1] < 2:
+            return
+        std = _column_std(X)
     spread = np.flatnonzero(np.isfinite(std) & (std > 0))
     if spread.size < 2:
         return

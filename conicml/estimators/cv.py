@@ -508,7 +508,21 @@ class SVMClassifierCV(_PathCV):
     def _base_estimator(self, value: float) -> SVMClassifier:
         return SVMClassifier(value, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, class_weight=self.class_weight, form="dual",
-                             solver=self.solver, solver_options=self.solver_options)
+                             solver=self.solver, solver_options=self._solver_options())
+
+    def _solver_options(self) -> dict | None:
+        """``solver_options``, with ``smo``'s iteration cap raised to LIBSVM's (10^7).
+
+        The grid reaches C = 1000, where overlapping classes under a low-rank kernel
+        (the linear one) need more than ``smo``'s default cap of 1000 n updates (twonorm,
+        800 training rows, C = 1000: 1.03e6 updates, LIBSVM 2.4e6).
+        """
+        if self.solver != "smo" or "max_iter" in (self.solver_options or {}):
+            return self.solver_options
+        return {**(self.solver_options or {}), "max_iter": 10**7}
+
+    def _path_solver(self) -> tuple[str | None, dict]:
+        return self.solver, dict(self._solver_options() or {})
 
     def _class_weight(self) -> Any:
         """``class_weight`` keyed by +1/-1, as :class:`SVMClassifier` maps it."""
@@ -554,7 +568,9 @@ class RankRCClassifierCV(_PathCV):
 
     On each fold the kernel columns of the basis are computed once (one RankRC program)
     and the grid of :math:`\lambda` is solved from the largest value down, each solve
-    starting from the previous :math:`\beta` (:func:`conicml.solve_path`), then scored on
+    starting from the previous :math:`\beta` or its extrapolation in :math:`\log\lambda`,
+    with the eigendecomposition of :math:`K_{\mathcal R\mathcal R}` computed once for the
+    fold (:func:`conicml.solve_path`; ``rank_beta`` in ``docs/paths.md``), then scored on
     the test block (``scoring=None``: ROC AUC, the base estimator's ``score``). The best
     :math:`\lambda` is refitted on all the data with :class:`RankRCClassifier`.
 
