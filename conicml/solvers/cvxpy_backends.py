@@ -21,12 +21,7 @@ common            clarabel      ecos       scs               osqp
 Native settings go in ``solver_options`` (a dict passed verbatim).
 
 **Warm-start:** ``warm_start=True`` forwards cvxpy's warm start (SCS, OSQP);
-the interior-point backends ignore it. ``parameters_from=old_program``: when the
-program differs from ``old_program`` only in the values of its declared
-``cp.Parameter`` (:meth:`Program.adopt_problem`), its solve re-uses ``old_program``'s
-cvxpy problem, whose compilation cvxpy keeps (DPP), instead of compiling a new one;
-otherwise the program is compiled as usual. Along :func:`conicml.solve_path` the
-path supplies it (:func:`reuse_parameters`).
+the interior-point backends ignore it. ``parameters_from``: :func:`reuse_parameters`.
 """
 
 from __future__ import annotations
@@ -310,11 +305,13 @@ def _make_backend(name: str) -> Callable[..., Solution]:
 def reuse_parameters(previous: Solution, old: Program | None, new: Program) -> dict[str, Any]:
     """Warm start of the generic backends along a path: re-use ``old``'s compiled problem.
 
-    Offered when ``new`` declares parameters (``Program.parameter_keys``), is not built
-    yet, and ``old``'s problem is; the backend still checks that nothing but the
-    parameter values differs (:meth:`Program.adopt_problem`) and compiles ``new``
-    itself otherwise. ``previous`` is not needed: an interior-point method has no
-    use for a starting point.
+    The backends' option ``parameters_from=old``: when ``new`` differs from ``old`` only
+    in the values of its declared ``cp.Parameter`` (:meth:`Program.adopt_problem`), its
+    solve re-uses ``old``'s cvxpy problem, whose compilation cvxpy keeps (DPP), instead of
+    compiling a new one; otherwise ``new`` is compiled as usual. Offered when ``new``
+    declares parameters (``Program.parameter_keys``) and is not built yet, and ``old``'s
+    problem is built. ``previous`` is not needed: an interior-point method has no use
+    for a starting point.
     """
     if old is None or not getattr(new, "parameter_keys", None) or new.is_built \
             or not old.is_built:
