@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
 
 import numpy as np
 import pytest
@@ -437,3 +438,7 @@ def test_adopt_problem_moves_the_problem_and_refuses_what_differs():
     other = svm.soft_margin(X, -y, 1.0, form="dual")
     assert other.adopt_problem(old) == "its data 'y' differs"
     assert not other.is_built
+    # a pickled program keeps its declaration (its problem is rebuilt, never pickled)
+    copy = pickle.loads(pickle.dumps(new))
+    assert copy.parameter_keys == {"c": "c"} and not copy.is_built
+    assert copy.adopt_problem(new) is None
