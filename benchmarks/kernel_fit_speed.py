@@ -135,37 +135,39 @@ fits took 377 s and 141 s.
 
 
 DISCUSSION_FLOOR = """\
-**Reading (recorded run of 2026-11-27 03:39-03:43 UTC, the command above, on the 2-core
-machine shared with ~8 other jobs: 1-min load 10-11 throughout, so wall seconds are
-inflated several fold and noisy; the CPU-time ratios are the steadier ones).**
+**Reading (recorded run of 2026-11-27 08:11-08:15 UTC, the command above; `before` = main,
+`after` = the kernel-perf branch; on the 2-core machine shared with ~8 other jobs: 1-min
+load 13.7-18.4 throughout, so wall seconds are inflated several fold and noisy; the CPU-time
+ratios are the steadier ones).**
 
-*Same classifier.* Both code versions return the same objective 1/kappa to 12 digits,
-the same status, certificate (<= 7e-16) and test accuracy on both estimators.
+*Same classifier.* Both code versions return the same objective 1/kappa to 12 digits, the
+same status, certificate (<= 7e-16) and test accuracy on both estimators.
 
-*Target (fit <= 3x the floor) not met.* Fit / floor went from 12-14 (wall) / 12 (CPU)
-to 10-13 / 9-10 for MPM, and from 18-19 / 18 to 15-16 / 15.5-16 for BMPM. What the
-`after` code removes, counted in flops (n = 2000, classes about n/2 each; the floor's
-Cholesky is n^3/3): the explicit inverse L^-1 of the Gram factor (n^3/3; the dual
-coefficients are now one triangular solve at decode), the two Cholesky factorisations
-of the class covariances (2 n^3/3; R = [C/sqrt(N); sqrt(rho) I] has R^T R = Sigma
-exactly), three quarters of the positive class's scatter GEMM (the points are ordered
-positive class first, so that class's rows of the Cholesky factor vanish beyond column
-n_pos), and the certificate's symmetric-indefinite LDL^T of the bordered KKT system
-(replaced by one Cholesky of H + t A A^T, which LAPACK runs faster). What remains per
-fit: the Gram matrix and its Cholesky (the floor), the scatter GEMMs (about 1.25 n^3,
-i.e. ~4 floor Cholesky factorisations in flops, though a GEMM runs several times
-faster per flop), one Cholesky of c Sx + (1 - c) Sy per ils-newton step (MPM: 3 steps;
-BMPM: 7 steps from c = 1/2, whose optimum lies at c = 0.92, plus kappa_max's Cholesky
-of Sy), and one Cholesky in the certificate. With 3 ils-newton factorisations alone
-equal to 3 floors, the 3x target needs a different route, not more pruning: (1) the
-w-space form by Woodbury, (rho_c D_c^-1 + M K M) z = M K a with M the per-class
-centring (no Cholesky of K and no n x n scatter products at all: each ils-newton step
-factors the per-class-centred Gram matrix plus a two-valued diagonal); (2) fewer
-BMPM steps (a start nearer the end c -> 1, or Newton steps longer than 1 in log-odds
-inside the bracket: from c = 1/2 plain Newton lands at 0.98, the reweighting map at
-0.80, the root is 0.9186); (3) the certificate reusing the solver's last factor of
-M(c*) (at the optimum its Hessian is a multiple of M(c*) plus rank 2), still verified
-by the recomputed KKT residual. Not done in this session."""
+*Fit / floor, same run:* MPM 11.7-12.0 (wall) / 10.9-11.4 (CPU) before, 4.3-4.6 / 4.0-4.7
+after; BMPM 14.6-15.8 / 17.0-18.7 before, 5.0-5.3 / 5.3-5.4 after. The 3x target is not
+met (about 4-5x here). What changed: (1) the covariances are never formed: in the
+Cholesky feature map Sigma = C^T C + rho I with C the scaled class-centred rows, and
+M(c) = c Sx + (1 - c) Sy = mu I + C^T D_c C is solved by the Woodbury identity through
+G = C C^T, the per-class double-centred Gram matrix, formed from K in O(n^2) -- the two
+scatter products (~1.25 n^3 flops) are gone; (2) `ils-newton` factors
+mu D_c^-1 + G (order n) only at a weight far from the last factored one and otherwise
+runs conjugate gradients preconditioned by that factor (M(c0)^-1 M(c) has condition
+number <= max(c/c0, (1-c)/(1-c0)) / min(...), 1.005 at the MPM steps here): MPM takes one
+factorisation instead of three; BMPM starts at the reweighting weight of w = d (0.76
+instead of 0.5, optimum 0.921) and accepts Newton steps up to 2 in log-odds: three
+factorisations instead of seven plus kappa_max's; its derivative solve is made only when
+a Newton step needs it; (3) the certificate's Newton decrement inverts
+H + t a a^T = alpha M(c') + (rank 3) by Woodbury over the same solves (c' is the solver's
+last weight, so the cached factor preconditions it), and recomputes the KKT residual of
+the step with H itself (products only): no n x n factorisation of its own; (4) R = [C;
+sqrt(rho) I] is held without its identity block (formed only for a generic backend), K is
+computed on the permuted points (no permuted copy) and G overwrites it. What remains per
+MPM fit, by in-process timing at load ~11: program 0.39 s (Gram 0.10 s + Cholesky of K
+0.19 s: the floor, and G), ils-newton 0.45 s (the factorisation ~0.2 s and five solves by
+conjugate gradients, 4-7 steps each, every step about eight n x n/2 matrix-vector
+products and two triangular solves: memory-bound), certificate 0.18 s (one 4-column
+conjugate-gradient solve). Left: fewer or cheaper conjugate-gradient steps (a better
+initial guess along c, or the BMPM start nearer its optimum)."""
 
 
 

@@ -5,15 +5,8 @@ the Gram matrix enters through a factor :math:`K \approx L L^\top`, so that
 :math:`\alpha^\top K \alpha = \|L^\top \alpha\|_2^2` is a second-order cone for
 ECOS / SCS / Clarabel (and a sum of squares for OSQP). See :func:`psd_factor`.
 
-Kernels (scikit-learn's parametrisation, so results can be checked against
-``sklearn.svm.SVC``):
-
-* ``linear``:  :math:`k(x, z) = x^\top z`
-* ``rbf``:     :math:`k(x, z) = \exp(-\gamma \|x - z\|^2)`; seed 001 writes
-  :math:`\exp(-\|x-z\|^2 / 2\sigma^2)`, i.e. :math:`\gamma = 1/(2\sigma^2)`
-* ``poly``:    :math:`k(x, z) = (\gamma\, x^\top z + c_0)^d`
-* ``precomputed``: ``X`` is the Gram matrix itself (rows: samples, columns:
-  training samples).
+Kernels in scikit-learn's parametrisation, so results can be checked against
+``sklearn.svm.SVC`` (:func:`make_kernel`).
 """
 
 from __future__ import annotations
@@ -108,14 +101,14 @@ def make_kernel(
     degree: int = 3,
     coef0: float = 0.0,
 ) -> Kernel:
-    """Resolve a kernel name and hyper-parameters against training data.
+    r"""Resolve a kernel name and hyper-parameters against training data.
 
     Parameters
     ----------
     kernel : {"linear", "rbf", "poly", "precomputed"}
     X : ndarray of shape (n_samples, n_features)
         Training data, used to resolve ``gamma="scale"``, which is
-        :math:`1 / (d \\cdot \\operatorname{Var}(X))` as in scikit-learn, and
+        :math:`1 / (d \cdot \operatorname{Var}(X))` as in scikit-learn, and
         ``"auto"``, which is :math:`1/d`.
     gamma, degree, coef0
         Kernel hyper-parameters.
@@ -125,6 +118,15 @@ def make_kernel(
     ProgramError
         Unknown kernel name, non-positive gamma, bad degree, or a
         precomputed Gram matrix that is not square.
+
+    Notes
+    -----
+    * ``linear``:  :math:`k(x, z) = x^\top z`
+    * ``rbf``:     :math:`k(x, z) = \exp(-\gamma \|x - z\|^2)`; seed 001 writes
+      :math:`\exp(-\|x-z\|^2 / 2\sigma^2)`, i.e. :math:`\gamma = 1/(2\sigma^2)`
+    * ``poly``:    :math:`k(x, z) = (\gamma\, x^\top z + c_0)^d`
+    * ``precomputed``: ``X`` is the Gram matrix itself (rows: samples, columns:
+      training samples).
     """
     if not isinstance(kernel, str) or kernel not in KERNELS:
         raise ProgramError(f"unknown kernel {kernel!r}; choose one of {', '.join(KERNELS)}")

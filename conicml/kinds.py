@@ -45,6 +45,8 @@ __all__ = [
     "SVM_DUAL",
     "SVM_HARD_DUAL",
     "SVM_HARD_PRIMAL",
+    "SVM_L2_DUAL",
+    "SVM_L2_PRIMAL",
     "SVM_PRIMAL",
     "SVOR_QP",
     "SVOR_SOCP",
@@ -62,6 +64,9 @@ SVM_PRIMAL = "qp.svm.primal"
 SVM_DUAL = "qp.svm.dual"
 SVM_HARD_PRIMAL = "qp.svm.hard.primal"
 SVM_HARD_DUAL = "qp.svm.hard.dual"
+#: the L2-loss (squared hinge) linear SVM, min 1/2||w||^2 + sum_i c_i xi_i^2
+SVM_L2_PRIMAL = "qp.svm.l2.primal"
+SVM_L2_DUAL = "qp.svm.l2.dual"
 
 # -- minimax probability machines (formulations/minimax.py, minimax_dual.py) ------------
 MPM = "socp.mpm"
@@ -129,7 +134,8 @@ TRS_CONVEX = "socp.trs.convex"
 
 #: The kinds of each family (the family's formulation modules build them).
 FAMILIES: dict[str, tuple[str, ...]] = {
-    "svm": (SVM_PRIMAL, SVM_DUAL, SVM_HARD_PRIMAL, SVM_HARD_DUAL),
+    "svm": (SVM_PRIMAL, SVM_DUAL, SVM_HARD_PRIMAL, SVM_HARD_DUAL, SVM_L2_PRIMAL,
+            SVM_L2_DUAL),
     "minimax": (MPM, BMPM, MEMPM, BMPM_GEOMETRIC_DUAL),
     "m4": (M4_SEPARABLE, M4_SOFT, M4_SHARED),
     "lsvr": (LSVR, LSVR_KERNEL),

@@ -9,6 +9,7 @@ as a cold solve is.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -51,6 +52,12 @@ def path_order(values: list[Any], order: str | Callable[[Any], Any]) -> list[int
             f"the values of the path cannot be sorted ({exc}); pass order='given' or a "
             "callable key") from exc
     return idx[::-1] if order == "descending" else idx
+
+
+@functools.cache
+def _takes_workspace(warm_start: Callable[..., Any]) -> bool:
+    """Whether a registered warm start takes the path's ``workspace`` (asked once each)."""
+    return "workspace" in inspect.signature(warm_start).parameters
 
 
 def solve_path(
@@ -123,8 +130,7 @@ def solve_path(
         entry = registry.get(name, kind=program.kind)
         warm: Mapping[str, Any] = {}
         if warm_start and entry.warm_start is not None and previous is not None:
-            extra = ({"workspace": workspace}
-                     if "workspace" in inspect.signature(entry.warm_start).parameters else {})
+            extra = {"workspace": workspace} if _takes_workspace(entry.warm_start) else {}
             warm = dict(entry.warm_start(previous, old, program, **extra) or {})
             clash = sorted(set(warm) & set(options))
             if clash:

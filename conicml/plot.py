@@ -7,16 +7,8 @@ backend), so the module is headless-safe: ``ax.figure.savefig("out.png")``
 renders with Agg anywhere.
 
 * :func:`plot_decision_boundary` — 2-D data, the boundary :math:`f(x) = 0`, and the
-  certificate of the model's family: the worst-case ellipsoids
-  :math:`\{x : (x-\bar x)^\top\Sigma^{-1}(x-\bar x) \le \kappa^2\}` of MPM / BMPM / MEMPM
-  (at :math:`\kappa_\alpha`, :math:`\kappa_\beta`, seed 004 Fig. 2.1) and of the
-  specified-rates classifier (at :math:`\kappa_\pm`, seed 003 Fig. 2.1), the cluster
-  spheres :math:`B(\mu_j, r_j)` of CBC (seed 003 Fig. 3.1), M4's class-wise margins
-  :math:`w^\top x + b = \pm\rho\,\sigma_\pm(w)` (seed 004 Fig. 4.1), or the SVM's
-  margins :math:`f(x) = \pm 1`.
-* :func:`plot_roc` — the empirical ROC curve, and the worst-case bound: MPM's
-  point :math:`(1-\alpha, \alpha)`, or BMPM's certified curve over :math:`\beta_0`
-  (:func:`conicml.estimators.bmpm_roc`; seed 004 Sec. 5.4).
+  certificate of the model's family (its Notes).
+* :func:`plot_roc` — the empirical ROC curve, and the worst-case bound.
 * :func:`plot_convergence` — objective and stopping measure against iterations and
   time, from a :class:`~conicml.solvers.Recorder` passed as ``callback``.
 * :func:`plot_comparison` — a :class:`~conicml.Comparison` as time against accuracy.
@@ -170,7 +162,7 @@ def plot_decision_boundary(estimator: Any, X: Any, y: Any, *, ax: Any = None,
     ax : matplotlib Axes, optional
         Axes to draw on (a new headless figure by default).
     certificate : bool, default=True
-        Draw what the model certifies (module docstring); linear kernels only
+        Draw what the model certifies (Notes); linear kernels only
         for the ellipsoids and margins.
     resolution : int, default=200
         Grid points per axis for the boundary.
@@ -178,6 +170,16 @@ def plot_decision_boundary(estimator: Any, X: Any, y: Any, *, ax: Any = None,
     Returns
     -------
     matplotlib Axes
+
+    Notes
+    -----
+    The certificate of the model's family: the worst-case ellipsoids
+    :math:`\{x : (x-\bar x)^\top\Sigma^{-1}(x-\bar x) \le \kappa^2\}` of MPM / BMPM / MEMPM
+    (at :math:`\kappa_\alpha`, :math:`\kappa_\beta`, seed 004 Fig. 2.1) and of the
+    specified-rates classifier (at :math:`\kappa_\pm`, seed 003 Fig. 2.1), the cluster
+    spheres :math:`B(\mu_j, r_j)` of CBC (seed 003 Fig. 3.1), M4's class-wise margins
+    :math:`w^\top x + b = \pm\rho\,\sigma_\pm(w)` (seed 004 Fig. 4.1), or the SVM's
+    margins :math:`f(x) = \pm 1`.
     """
     X, y = _two_d(X, y)
     _check_fitted(estimator)
@@ -225,7 +227,7 @@ def plot_roc(estimator: Any, X: Any, y: Any, *, ax: Any = None,
     MPM-family estimators add their certified point :math:`(1-\beta, \alpha)`
     (TPR at least :math:`\alpha` at FPR at most :math:`1-\beta`); ``bmpm_sweep``
     (from :func:`conicml.estimators.bmpm_roc`) adds BMPM's certified curve over :math:`\beta_0` and
-    the empirical points of the same hyperplanes.
+    the empirical points of the same hyperplanes (seed 004 Sec. 5.4).
     """
     from sklearn.metrics import roc_auc_score, roc_curve
 

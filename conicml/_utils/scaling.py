@@ -2,18 +2,8 @@ r"""Feature equilibration shared by the affine-invariant formulations.
 
 A formulation whose model is invariant to a rescaling of the features (MPM,
 BMPM, MEMPM, M4; the LSVR objective) solves the program in *internal*
-coordinates :math:`\tilde x = x / s` (elementwise) and maps the weights back,
-:math:`w = \tilde w / s`, in ``decode``: :math:`\tilde w^\top\tilde x =
-w^\top x`, so the decision values, intercept and every scale-free quantity
-(accuracies, margins, objective) are unchanged, while the conic solvers, the
-specialized solvers and the eigenvalue cut-offs of
-:func:`conicml.kernels.psd_factor` see columns of unit order instead of spreads
-of :math:`10^{\pm 16}` (which made interior-point solvers return wrong
-"optimal" points and cut real directions out of covariance factors).
-
-The scales are powers of two, so the change of coordinates is exact in
-floating point, and they are 1 for a column whose spread already lies in
-:math:`[10^{-2}, 10^{2}]`, so well-scaled data are solved exactly as given.
+coordinates :math:`\tilde x = x / s` (elementwise, :func:`feature_scales`) and maps the
+weights back, :math:`w = \tilde w / s`, in ``decode``.
 
 The invariance needs a ridge that moves with the features
 (:func:`relative_ridge_diagonal`); models that depend on the units warn about badly
@@ -36,10 +26,24 @@ EQUILIBRATE_RANGE = (1e-2, 1e2)
 
 
 def feature_scales(spread: np.ndarray, fallback: np.ndarray | None = None) -> np.ndarray:
-    """Power-of-two column scales :math:`s_j` from a per-column spread (std, |mean gap|).
+    r"""Power-of-two column scales :math:`s_j` from a per-column spread (std, |mean gap|).
 
     A zero or non-finite spread uses ``fallback`` (another magnitude of the
     column, e.g. its largest absolute entry), then 1.
+
+    Notes
+    -----
+    With :math:`\tilde x = x / s` and :math:`w = \tilde w / s`, :math:`\tilde w^\top\tilde x =
+    w^\top x`, so the decision values, intercept and every scale-free quantity
+    (accuracies, margins, objective) are unchanged, while the conic solvers, the
+    specialized solvers and the eigenvalue cut-offs of
+    :func:`conicml.kernels.psd_factor` see columns of unit order instead of spreads
+    of :math:`10^{\pm 16}` (which made interior-point solvers return wrong
+    "optimal" points and cut real directions out of covariance factors).
+
+    The scales are powers of two, so the change of coordinates is exact in
+    floating point, and they are 1 for a column whose spread already lies in
+    :math:`[10^{-2}, 10^{2}]`, so well-scaled data are solved exactly as given.
     """
     spread = np.asarray(spread, dtype=float).copy()
     if fallback is not None:
@@ -96,10 +100,19 @@ def warn_if_badly_scaled(X: np.ndarray, model: str, why: str, *, stacklevel: int
     the model alone; the message names the two extreme columns and the remedy.
     Constant columns are ignored.
     """
-    X = np.asarray(X)
-    if X.ndim != 2 or X.shape[0] < 2 or X.shape[1] < 2:
-        return
-    std = _column_std(X)
+    if hasattr(X, "nnz") and hasattr(X, "multiply"):  # scipy.sparse: moments, no dense copy
+        if len(X.shape) != 2 or X.shape[0] < 2 or X.shape[1] < 2:
+            return
+        X = X.tocsr()
+        n, d = X.shape
+        mean = np.bincount(X.indices, weights=X.data, minlength=d) / n
+        sq = np.bincount(X.indices, weights=X.data * X.data, minlength=d) / n
+        std = np.sqrt(np.maximum(sq - mean**2, 0.0))
+    else:
+        X = np.asarray(X)
+        if X.ndim != 2 or X.shape[0] < 2 or X.shape[1] < 2:
+            return
+        std = _column_std(X)
     spread = np.flatnonzero(np.isfinite(std) & (std > 0))
     if spread.size < 2:
         return

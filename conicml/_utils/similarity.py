@@ -1,16 +1,9 @@
 r"""Feature similarities and relevances shared by QPFS and the mRMR / MaxRel selectors.
 
-Seed 001 §2.2.1 and §3.2 (Rodríguez Luján 2012):
-
-* **correlation**: :math:`q_{ij} = |\hat\rho_{ij}|` (eq. 2.6) and the prior-weighted
-  one-vs-rest relevance of Hall, :math:`F_i = \sum_k \hat P(Y=k)\,|\hat\rho(X_i, 1[Y=k])|`;
-* **mutual information** (eq. 2.8) after the mRMR discretisation: each feature is cut
-  into an *odd* number ``bins`` of equal segments covering :math:`\mu \pm s\sigma`
-  (``width`` = s); values beyond the range fall into the end bins. The thesis states
-  neither n nor s; the defaults ``bins=5, width=2`` were chosen because they bring the
-  ARR row of Table 3.4 closest (``conicml reproduce rodriguez_lujan_tables_3_4_3_6``).
-  MI is in nats (the log base changes neither rankings nor :math:`\hat\alpha`).
-  The diagonal is :math:`q_{ii} = I(X_i;X_i) = H(X_i)`.
+Seed 001 §2.2.1 and §3.2 (Rodríguez Luján 2012): the absolute correlation (eq. 2.6)
+with Hall's relevance (:func:`correlation_rows`, :func:`correlation_relevance`), and the
+mutual information (eq. 2.8) after the mRMR discretisation (:func:`discretize`,
+:func:`mutual_info_rows`).
 
 **Constant features** (zero variance): correlation is undefined (0/0). They are
 reported by :func:`constant_features`; the formulations drop them from the program
@@ -78,6 +71,14 @@ def discretize(X: np.ndarray, bins: int = 5, width: float = 2.0) -> np.ndarray:
     r"""Integer codes in ``0..bins-1``: equal segments over :math:`\mu\pm\text{width}\,\sigma`.
 
     Out-of-range values go to the end bins; a constant feature gets the middle bin.
+
+    Notes
+    -----
+    The mRMR discretisation: each feature is cut
+    into an *odd* number ``bins`` of equal segments covering :math:`\mu \pm s\sigma`
+    (``width`` = s); values beyond the range fall into the end bins. The thesis states
+    neither n nor s; the defaults ``bins=5, width=2`` were chosen because they bring the
+    ARR row of Table 3.4 closest (``conicml reproduce rodriguez_lujan_tables_3_4_3_6``).
     """
     mu = X.mean(axis=0)
     sd = X.std(axis=0)
@@ -109,6 +110,8 @@ def mutual_info_rows(codes: np.ndarray, bins: int, rows: np.ndarray | None = Non
     r"""Rows of :math:`Q_{ij} = I(X_i; X_j) = H(X_i) + H(X_j) - H(X_i, X_j)` (eq. 2.8).
 
     Joint counts come from products of one-hot blocks (``block`` features at a time).
+    MI is in nats (the log base changes neither rankings nor :math:`\hat\alpha`).
+    The diagonal is :math:`q_{ii} = I(X_i;X_i) = H(X_i)`.
     """
     n, m = codes.shape
     rows = np.arange(m) if rows is None else np.asarray(rows)

@@ -2,20 +2,8 @@ r"""QPFS similarity and relevance of a Dask array from per-block sufficient stat
 
 Only :math:`M\times M` and :math:`M`-sized statistics travel to the client (never a row).
 
-* **Pass 1** (both similarities): per block the count, mean and centred scatter
-  (merged by Chan, Golub & LeVeque's pairwise update, as the CBC moments), the
-  column minimum, maximum and largest magnitude (the constant-feature test of
-  :func:`~conicml._utils.similarity.constant_features`), and per class its count
-  and mean. Absolute correlation :math:`|\hat\rho_{ij}| = |M_{ij}|/\sqrt{M_{ii}M_{jj}}`
-  (eq. 2.6) and Hall's relevance follow exactly: with :math:`t = 1[Y=k] - \hat P_k`,
-  :math:`\sum_j (x_{ji}-\bar x_i)t_j = n_k(\bar x_{k,i}-\bar x_i)` and
-  :math:`\|t\|^2 = n_k(1-\hat P_k)`.
-* **Pass 2** (mutual information): the bin edges of the mRMR discretisation
-  (:func:`~conicml._utils.similarity.discretize`: ``bins`` equal segments over
-  :math:`\mu\pm\text{width}\,\sigma`, population :math:`\sigma`) are global, from pass 1;
-  each block returns its joint histograms of every feature pair (one-hot products,
-  :math:`(M\,\text{bins})^2` counts) and of every feature with the class. The entropies
-  (eq. 2.8) are taken on the client from the summed integer counts, as in memory.
+Two passes over the blocks (Notes of :func:`qpfs_statistics`): moments for both
+similarities, then, for the mutual information, joint histograms on global bins.
 """
 
 from __future__ import annotations
@@ -135,6 +123,23 @@ def qpfs_statistics(X: Any, y: Any, similarity: str, bins: int = 3, width: float
     features (diagonal as computed: 1 for correlation, :math:`H(X_i)` for MI),
     "relevance": (a,), "n": N, "classes": labels}``; the same quantities as
     :func:`conicml.formulations.qpfs.qpfs` derives from an in-memory ``X``.
+
+    Notes
+    -----
+    * **Pass 1** (both similarities): per block the count, mean and centred scatter
+      (merged by Chan, Golub & LeVeque's pairwise update, as the CBC moments), the
+      column minimum, maximum and largest magnitude (the constant-feature test of
+      :func:`~conicml._utils.similarity.constant_features`), and per class its count
+      and mean. Absolute correlation :math:`|\hat\rho_{ij}| = |M_{ij}|/\sqrt{M_{ii}M_{jj}}`
+      (eq. 2.6) and Hall's relevance follow exactly: with :math:`t = 1[Y=k] - \hat P_k`,
+      :math:`\sum_j (x_{ji}-\bar x_i)t_j = n_k(\bar x_{k,i}-\bar x_i)` and
+      :math:`\|t\|^2 = n_k(1-\hat P_k)`.
+    * **Pass 2** (mutual information): the bin edges of the mRMR discretisation
+      (:func:`~conicml._utils.similarity.discretize`: ``bins`` equal segments over
+      :math:`\mu\pm\text{width}\,\sigma`, population :math:`\sigma`) are global, from pass 1;
+      each block returns its joint histograms of every feature pair (one-hot products,
+      :math:`(M\,\text{bins})^2` counts) and of every feature with the class. The entropies
+      (eq. 2.8) are taken on the client from the summed integer counts, as in memory.
     """
     import dask
 

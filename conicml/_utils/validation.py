@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 
 from ..exceptions import ProgramError
 
-__all__ = ["check_binary_labels", "check_matrix", "check_positive", "check_X_y", "plain"]
+__all__ = ["check_binary_labels", "check_bins", "check_classes", "check_matrix", "check_positive",
+           "check_X_y", "plain"]
 
 
 def plain(value: object) -> object:
@@ -84,3 +85,27 @@ def check_positive(value: object, name: str, *, allow_inf: bool = False,
     if v < 0 or (v == 0 and not allow_zero):
         raise ProgramError(f"{name} must be {'>=' if allow_zero else '>'} 0, got {shown!r}")
     return v
+
+
+def check_classes(y: object, owner: str, *, binary: bool = False,
+                  why: str = "") -> np.ndarray:
+    """Return the distinct labels of ``y``: at least two, exactly two if ``binary``.
+
+    ``owner`` (the estimator's name) and ``why`` (the reason a learner is binary) word the
+    :class:`ProgramError` otherwise.
+    """
+    classes = np.unique(np.asarray(y))
+    if classes.size < 2:
+        raise ProgramError(f"{owner} needs at least two classes; y has one class only")
+    if binary and classes.size != 2:
+        reason = f" ({why})" if why else ""
+        raise ProgramError(f"{owner} is for binary problems{reason}; y has {classes.size} "
+                           "classes")
+    return classes
+
+
+def check_bins(bins: object) -> int:
+    """Return the number of segments of the mRMR discretisation: an odd integer >= 3."""
+    if isinstance(bins, bool) or not isinstance(bins, Integral) or bins < 3 or bins % 2 == 0:
+        raise ProgramError(f"bins must be an odd integer >= 3, got {bins!r}")
+    return int(bins)

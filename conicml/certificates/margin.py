@@ -8,22 +8,18 @@ The functions here compute the same three relative numbers
 (:class:`~conicml.Residuals` with ``source="recomputed"``) from the returned
 point and the program's data with closed-form multipliers:
 
-* :func:`margin_qp_certificate`: the margin QPs
-  :math:`\min \|Rw\|^2 + \sum_i c_i\xi_i` s.t. :math:`y_i(z_i^\top w + b) \ge 1 - \xi_i`
-  (the SVM primal, seed 001 eqs. 2.17–2.21, and M4 with a shared covariance,
-  seed 004 eqs. 4.9–4.11): the dual point :math:`\alpha` implied by the margins
-  (as Pegasos builds it, seed 001 eq. 2.27), clipped to its box and balanced,
-  and the relative duality gap it proves;
+* :func:`margin_qp_certificate`: the margin QPs (the SVM primal, seed 001 eqs.
+  2.17–2.21, and M4 with a shared covariance, seed 004 eqs. 4.9–4.11), by the dual
+  point implied by the margins (:func:`implied_alpha`) and the duality gap it proves;
 * :func:`fractional_certificate`: the perspective SOCP of MPM/BMPM (seed 004
-  eqs. 3.13–3.14, 3.40, 4.8), whose KKT multiplier is
-  :math:`\lambda = P/\text{(margin row)}` in closed form, with a subgradient /
-  dual-norm check at a norm's kink.
+  eqs. 3.13–3.14, 3.40, 4.8), by its KKT multiplier in closed form.
 """
 
 from __future__ import annotations
 
 import math
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 from scipy.linalg import cho_solve, get_lapack_funcs
@@ -205,7 +201,8 @@ def _stationary_w(u: np.ndarray, R: np.ndarray | None) -> tuple[np.ndarray, floa
 
 def implied_alpha(Z: np.ndarray, y: np.ndarray, c: np.ndarray, target: np.ndarray,
                   margin: np.ndarray) -> list[np.ndarray]:
-    r"""Dual-feasible points :math:`\alpha` implied by a primal point's margins.
+    r"""Dual-feasible points :math:`\alpha` implied by a primal point's margins (as Pegasos
+    builds it, seed 001 eq. 2.27).
 
     For each band :math:`\beta` (:data:`BANDS`): :math:`\alpha_i = c_i` where
     :math:`m_i = y_if_i < 1 - \beta` (the hinge is active; infinite costs give 0 and
@@ -332,10 +329,66 @@ def margin_qp_certificate(Z: np.ndarray, y: np.ndarray, c: np.ndarray, w: np.nda
 # --------------------------------------------------------------------------------------
 # the perspective SOCP of MPM / BMPM (seed 004 eqs. 3.13-3.14, 3.40, 4.8)
 # --------------------------------------------------------------------------------------
+def _scatter_decrement(scatter: Any, v: np.ndarray, e: np.ndarray, a: np.ndarray,
+                       px: float, py: float, sx: float, sy: float) -> float:
+    r""":func:`newton_decrement` of the fractional program's Lagrangian when its covariances
+    are a :class:`~conicml.contracts.minimax.KernelScatter` (never formed).
+
+    The Hessian is :math:`H = \frac{p_x}{\sigma_x}\Sigma_x + \frac{p_y}{\sigma_y}\Sigma_y
+    - \frac{p_x}{\sigma_x^3}g_xg_x^\top - \frac{p_y}{\sigma_y^3}g_yg_y^\top`
+    (:math:`g = \Sigma v`), i.e. :math:`\alpha M(c')` plus rank two with
+    :math:`\alpha = p_x/\sigma_x + p_y/\sigma_y`, :math:`c' = (p_x/\sigma_x)/\alpha`. As in
+    :func:`_solve_augmented`, :math:`H + taa^\top` (:math:`a` the margin row's gradient)
+    replaces :math:`H` on :math:`a^\top\delta = 0`; it is :math:`\alpha M(c')` plus
+    :math:`UWU^\top` of rank three, inverted by the Woodbury identity over
+    ``scatter.solve`` (:math:`M(c')^{-1}` on four vectors). The KKT residual of the step is
+    then recomputed with :math:`H` itself (products only), as :func:`newton_decrement`
+    does, and a residual above ``1e-6`` of :math:`\|e\|` gives ``inf``.
+    """
+    gx, gy = scatter.sigma_x(v), scatter.sigma_y(v)
+    alpha = px / sx + py / sy
+    c = (px / sx) / alpha
+
+    def hess(x: np.ndarray) -> np.ndarray:
+        return (px / sx * scatter.sigma_x(x) + py / sy * scatter.sigma_y(x)
+                - px / sx**3 * gx * float(gx @ x) - py / sy**3 * gy * float(gy @ x))
+
+    aa = float(a @ a)
+    if not (aa > 0 and alpha > 0 and 0.0 < c < 1.0):
+        return math.inf
+    t = float(a @ hess(a)) / (aa * aa) + alpha * scatter._mu(c) / aa
+    cols, winv = [a], [1.0 / t]
+    for p_, s_, g_ in ((px, sx, gx), (py, sy, gy)):
+        if p_ != 0.0:
+            cols.append(g_)
+            winv.append(-(s_**3) / p_)
+    U = np.stack(cols, axis=1)
+    # (alpha M(c'))^-1 [e, U]; relative residual 1e-10: the decrement is then accurate
+    # to about that (relative), and its step is checked against H below anyway
+    Y = scatter.solve(c, np.column_stack([e, U]), rtol=1e-10) / alpha
+    cap = np.diag(winv) + U.T @ Y[:, 1:]
+    try:
+        corr = np.linalg.solve(cap, U.T @ Y)
+    except np.linalg.LinAlgError:
+        return math.inf
+    Mi = Y - Y[:, 1:] @ corr  # (H + t a a^T)^-1 [e, U]; column 1 is a
+    Mi_e, Mi_a = Mi[:, 0], Mi[:, 1]
+    den = float(a @ Mi_a)
+    if not (den > 0 and np.all(np.isfinite(Mi))):
+        return math.inf
+    mu = -float(a @ Mi_e) / den
+    delta = -(Mi_e + Mi_a * mu)
+    Hd = hess(delta)
+    res = math.hypot(float(np.linalg.norm(Hd + a * mu + e)), float(a @ delta))
+    if res > 1e-6 * max(float(np.linalg.norm(e)), _TINY):
+        return math.inf
+    return max(-(float(e @ delta) + 0.5 * float(delta @ Hd)), 0.0)
+
+
 def fractional_certificate(d: np.ndarray, Rx: np.ndarray, Ry: np.ndarray,
                            a: tuple[float, float], b: tuple[float, float], v: np.ndarray,
                            claimed: float | None, Sx: np.ndarray | None = None,
-                           Sy: np.ndarray | None = None) -> Residuals:
+                           Sy: np.ndarray | None = None, scatter: Any = None) -> Residuals:
     r"""Certificate of :math:`\min_v b_x\|R_xv\| + b_y\|R_yv\|` s.t.
     :math:`d^\top v - a_x\|R_xv\| - a_y\|R_yv\| \ge 1` at the point :math:`v`.
 
@@ -389,7 +442,8 @@ def fractional_certificate(d: np.ndarray, Rx: np.ndarray, Ry: np.ndarray,
     for R, r, s, p in ((Rx, rx, sx, px), (Ry, ry, sy, py)):
         if p == 0.0:
             continue  # the norm does not enter the Lagrangian (b_y = 0 and lambda a_y = 0)
-        if s <= KINK_RTOL * float(np.linalg.norm(R)) * vnorm:
+        fro = R.frobenius() if hasattr(R, "frobenius") else float(np.linalg.norm(R))
+        if s <= KINK_RTOL * fro * vnorm:
             kinked.append((R, p))
             continue
         g = p * (R.T @ r) / s
@@ -417,6 +471,19 @@ def fractional_certificate(d: np.ndarray, Rx: np.ndarray, Ry: np.ndarray,
     else:
         # second order: the Newton decrement of the Lagrangian on the tangent space of
         # the margin row, relative to P (the objective units)
+        if scatter is not None:
+            grad_row = d.copy()
+            for R, r, s, a_ in ((Rx, rx, sx, ax), (Ry, ry, sy, ay)):
+                if a_ != 0.0 and s > 0:
+                    grad_row -= a_ * (R.T @ r) / s
+            with one_blas_thread():  # products with n x n blocks: one thread
+                dec = _scatter_decrement(scatter, v, resid, grad_row, px, py, sx, sy)
+            dual = dec / max(P, floor)
+            gap = lam * abs(row - 1.0) / max(P, lam, floor)
+            if claimed is not None:
+                gap = math.inf if not math.isfinite(claimed) else max(
+                    gap, abs(claimed - P) / max(abs(P), floor))
+            return _recomputed(primal, dual, gap)
         H = np.zeros((v.size, v.size))
         grad_row = d.copy()
         for R, r, s, p, a_, S in ((Rx, rx, sx, px, ax, Sx), (Ry, ry, sy, py, ay, Sy)):

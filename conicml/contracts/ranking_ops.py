@@ -29,20 +29,21 @@ K_{\mathcal R\mathcal R}s`, never forming :math:`A = PK_{\bullet\mathcal R}`.
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import blas, cho_factor, cho_solve
 
 from .._utils.threads import one_blas_thread
 from ..exceptions import OptionError, SolverError
 from .ranking import RankingData
 
 __all__ = ["EIG_RTOL", "KernelMetric", "LinearizedRanking", "PairwiseLoss", "count_pairs",
-           "gap_bound", "gradient_parts", "linearize", "natural_relative_gradient",
+           "gap_bound", "gradient_parts", "linearize", "natural_relative_gradient", "objective",
            "pair_matrix", "ranking_objective", "relative_gradient", "smoothed_hinge"]
 
 #: Relative eigenvalue cut-off of the linearisation (3.16).
@@ -190,6 +191,43 @@ class PairwiseLoss:
             out[blk.lo] += vb
         return out / (2.0 * self.eps)
 
+    def hessian_form(self, states: list[_BlockState], X: np.ndarray) -> np.ndarray:
+        r""":math:`X^\top H_pX` for a matrix :math:`X` of shape ``(m, r)``, without the
+        :math:`r` products.
+
+        :math:`2\epsilon H_p = D - A` is the Laplacian of the graph of the pairs in the
+        quadratic piece (:math:`D` their counts per sample, :math:`A` their adjacency), so
+        :math:`2\epsilon X^\top H_pX = X^\top DX - (X_{up}^\top W + W^\top X_{up})`
+        per level block, with :math:`W_i = \sum_j x_j` over the quadratic window of the
+        upper sample :math:`i` (prefix sums of the sorted lower rows).
+        """
+        X = np.asarray(X, dtype=float)
+        r = X.shape[1]
+        if self.eps == 0.0:
+            return np.zeros((r, r))
+        counts = self.quadratic_counts(states)
+        active = counts > 0
+        B = X[active] * np.sqrt(counts[active])[:, None]
+        out = np.triu(blas.dsyrk(1.0, B.T, trans=0))  # B^T B: its upper triangle
+        out += np.triu(out, 1).T
+        for blk, st in zip(self.blocks, states):
+            rows = st.k1 > st.k0
+            if not np.any(rows):
+                continue
+            k0, k1 = st.k0[rows], st.k1[rows]
+            start, end = int(k0.min()), int(k1.max())
+            # prefix sums of the sorted lower rows at the windows' ends only: the rows
+            # between consecutive ends summed (reduceat), then those few sums accumulated
+            ends = np.unique(np.concatenate([k0, k1]))
+            segments = np.add.reduceat(X[blk.lo[st.order_lo[start:end]]],
+                                       ends[:-1] - start, axis=0)
+            cu = np.zeros((ends.size, r))
+            np.cumsum(segments, axis=0, out=cu[1:])
+            W = cu[np.searchsorted(ends, k1)] - cu[np.searchsorted(ends, k0)]
+            cross = X[blk.up[rows]].T @ W
+            out -= cross + cross.T
+        return out / (2.0 * self.eps)
+
     def quadratic_counts(self, states: list[_BlockState]) -> np.ndarray:
         """Per sample, the number of its pairs in the quadratic piece (for a preconditioner)."""
         out = np.zeros(self.m)
@@ -238,6 +276,17 @@ def relative_gradient(g_norm: float, g_loss: float, g_reg: float, scale: float) 
     if denom <= 0.0:
         return 0.0
     return g_norm / denom
+
+
+def objective(data, beta: np.ndarray) -> float:
+    r""":math:`F(\beta)` alone for a RankingData contract (no gradient: one product with
+    :math:`K_{\bullet\mathcal R}`; none at :math:`\beta = 0`)."""
+    beta = np.asarray(beta, dtype=float)
+    loss_fn = PairwiseLoss(data.levels, data.eps)
+    if not np.any(beta):
+        return loss_fn.evaluate(np.zeros(loss_fn.m))[0] / loss_fn.n_pairs
+    loss = loss_fn.evaluate(data.KR @ beta)[0]
+    return loss / loss_fn.n_pairs + 0.5 * data.lam * float(beta @ (data.KRR @ beta))
 
 
 def gradient_parts(data, beta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
@@ -307,10 +356,38 @@ class LinearizedRanking:
 
     def __init__(self, data: RankingData, eig_rtol: float = EIG_RTOL) -> None:
         self.T, self.Xt = linearize(data.KR, data.KRR, eig_rtol)
-        self.KRR = data.KRR
+        self.KR, self.KRR = data.KR, data.KRR
+        self.eig_rtol = float(eig_rtol)
         self.lam = float(data.lam)
         self.loss = PairwiseLoss(data.levels, data.eps)
         self.n = self.loss.n_pairs
+
+    def fits(self, data: RankingData, eig_rtol: float | None = None) -> bool:
+        """Whether this linearisation is that of ``data`` at any λ: the same kernel arrays
+        (the same objects), levels and smoothing (and ``eig_rtol`` when given)."""
+        return (self.KR is data.KR and self.KRR is data.KRR
+                and self.loss.eps == float(data.eps)
+                and np.array_equal(self.loss.levels, data.levels)
+                and (eig_rtol is None or self.eig_rtol == float(eig_rtol)))
+
+    def at_lambda(self, lam: float) -> LinearizedRanking:
+        r"""The same linearisation at another :math:`\lambda` (:math:`T`, :math:`\tilde X` and
+        the pair structure shared, not copied): the eigendecomposition of
+        :math:`K_{\mathcal R\mathcal R}` does not depend on :math:`\lambda`, so a
+        :math:`\lambda` path computes it once."""
+        other = copy.copy(self)
+        other.lam = float(lam)
+        return other
+
+    def hessian(self, state: list) -> np.ndarray:
+        r"""The explicit Hessian :math:`\lambda I + \tilde X^\top H_p\tilde X/N` at a sort
+        state of :meth:`evaluate` (or of :meth:`PairwiseLoss.evaluate` on the same levels).
+
+        :meth:`PairwiseLoss.hessian_form`: :math:`O(m r^2)` for :math:`r` features.
+        """
+        H = self.loss.hessian_form(state, self.Xt) / self.n
+        H[np.diag_indices_from(H)] += self.lam
+        return H
 
     def to_w(self, beta: np.ndarray) -> np.ndarray:
         r""":math:`w = T^\top K_{\mathcal R\mathcal R}\beta = \Lambda^{1/2}U^\top\beta`."""
@@ -421,7 +498,7 @@ def gap_bound(data: RankingData, beta: np.ndarray, metric: KernelMetric | None =
         return math.inf
     metric = metric or KernelMetric(data.KRR)
     lam = float(data.lam)
-    f0 = gradient_parts(data, np.zeros(data.n_basis))[0]
+    f0 = objective(data, np.zeros(data.n_basis))
     value, gl, gr = gradient_parts(data, beta)
     bound = metric.norm(gl + gr) ** 2 / (2.0 * lam)
     scale = max(value, 1e-3 * f0, np.finfo(float).tiny)

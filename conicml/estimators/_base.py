@@ -164,8 +164,11 @@ class BinaryConicClassifier(ClassifierMixin, BaseEstimator):
     ``classes_[1]`` where ``decision_function(X) >= 0``.
     """
 
+    #: ``accept_sparse`` of scikit-learn's ``validate_data`` (``False``: dense input only).
+    _accept_sparse: bool | str = False
+
     def _validate_binary(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=self._accept_sparse)
         check_classification_targets(y)
         classes = np.unique(y)
         if classes.size < 2:
@@ -203,7 +206,8 @@ class BinaryConicClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, X: Any) -> np.ndarray:
         """Signed decision values :math:`f(x)`; positive means ``classes_[1]``."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, X, dtype=np.float64, reset=False,
+                          accept_sparse=self._accept_sparse)
         return self._decision(X)
 
     def predict(self, X: Any) -> np.ndarray:

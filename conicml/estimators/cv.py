@@ -118,7 +118,7 @@ def _column_major_gram(kern: Any, X_train: np.ndarray) -> np.ndarray:
     The solvers read it a column at a time (``smo``'s kernel columns, the certificate's
     and the decoder's products over the support vectors): in column-major order a column
     is contiguous, in row-major order it is a strided gather ~10x slower. The RBF
-    matrix is computed in place, :math:`\exp(-\gamma(\|x_i\|^2 + \|x_j\|^2 - 2x_i^	op
+    matrix is computed in place, :math:`\exp(-\gamma(\|x_i\|^2 + \|x_j\|^2 - 2x_i^\top
     x_j))` with the distances clipped at 0 and a zero diagonal (as
     :func:`sklearn.metrics.pairwise.rbf_kernel`), without its temporaries.
     """
@@ -136,28 +136,63 @@ def _column_major_gram(kern: Any, X_train: np.ndarray) -> np.ndarray:
     return G.T  # a column-major view (of the transpose: the same kernel values)
 
 
-def _kernel_blocks(kern: Any, X: np.ndarray, train: np.ndarray, test: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The fold's inputs as its base estimator sees them and the fold's kernel blocks
-    (the training block's Gram matrix column-major, see :func:`_column_major_gram`)."""
+def _kernel_blocks(kern: Any, X_train: np.ndarray, X_test: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The fold's kernel blocks: the training block's Gram matrix column-major (see
+    :func:`_column_major_gram`) and the test block's kernel values against it."""
     if kern.name == "precomputed":  # rows and columns of the training samples (_safe_split)
-        X_train, X_test = X[np.ix_(train, train)], X[np.ix_(test, train)]
-        return X_train, X_test, np.asfortranarray(X_train), X_test
-    X_train, X_test = X[train], X[test]
-    return X_train, X_test, _column_major_gram(kern, X_train), kern(X_test, X_train)
+        return np.asfortranarray(X_train), X_test
+    return _column_major_gram(kern, X_train), kern(X_test, X_train)
+
+
+def _split(est: Any, X: np.ndarray, y: np.ndarray, train: np.ndarray, test: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The fold's training inputs and labels and its test inputs, as ``est`` sees them
+    (rows and columns of the training samples for a pairwise ``est``)."""
+    X_train, y_train = _safe_split(est, X, y, train)
+    X_test, _ = _safe_split(est, X, y, test, train)
+    return X_train, y_train, X_test
 
 
 # ---- the shared machinery ------------------------------------------------------------------
+#: The search's own parameters (GridSearchCV's); each *CV estimator adds its grid and
+#: the base estimator's constraints less the searched one.
+_SEARCH_CONSTRAINTS: dict = {
+    "cv": ["cv_object"],
+    "scoring": [str, callable, None],
+    "refit": ["boolean"],
+    "n_jobs": [Integral, None],
+}
+
+#: A grid given by its size (the default grid of that many values) or by its values.
+_GRID_CONSTRAINT: list = [Interval(Integral, 1, None, closed="left"), "array-like"]
+
+
+def _search_constraints(grid: str, grid_constraint: list, base: type,
+                        searched: tuple[str, ...]) -> dict:
+    """A *CV estimator's parameter constraints: its grid's, the search's own and the base
+    estimator's less the ``searched`` parameters."""
+    return {grid: grid_constraint, **_SEARCH_CONSTRAINTS,
+            **{k: v for k, v in base._parameter_constraints.items() if k not in searched}}
+
+
 class _GridCV:
     """Cross-validation over one hyper-parameter's path (see the module docstring).
 
     Subclasses give the grid (``_grid``), the base estimator at one value
-    (``_base_estimator``) and one fold's path (``_fold_path``: each value's fitted model,
-    or a string saying why it has none, which is scored nan with a warning).
+    (``_base_estimator``) and one fold's path, from the base estimator's own program and
+    fitted state: ``_fold_state(X_train, y_train, X_test)`` (what every value shares:
+    kernel blocks, moments, the first program, ...), ``_fold_program(state, value)`` (a
+    ``Program``, or a string saying why the value is infeasible on that fold, which is then
+    not solved and scored nan with a warning) and ``_fold_model(state, value, X_train,
+    program, solution)`` (the fold's model at that value, as the base estimator's ``fit``
+    would leave it). ``_split`` (the fold's inputs), ``_path_solver`` (the solver name
+    and options) and ``_order`` (:func:`~conicml.paths.path_order`'s order of the grid)
+    have defaults.
     """
 
     _param: str = ""  # the hyper-parameter's name in the base estimator
-    _order: Any = "ascending"  # the most regularised end first
+    _order: Any = "ascending"  # the most regularised end first (or a key of the value)
     _auc_score = False
 
     def _grid(self) -> Any:  # pragma: no cover - implemented by subclasses
@@ -166,9 +201,16 @@ class _GridCV:
     def _base_estimator(self, value: Any) -> Any:  # pragma: no cover
         raise NotImplementedError
 
-    def _fold_path(self, X: np.ndarray, y_enc: np.ndarray, train: np.ndarray,
-                   test: np.ndarray, grid: Any) -> tuple[list, list, np.ndarray]:
-        raise NotImplementedError  # pragma: no cover
+    def _fold_state(self, X_train: np.ndarray, y_train: np.ndarray,
+                    X_test: np.ndarray) -> Any:  # pragma: no cover
+        raise NotImplementedError
+
+    def _fold_program(self, state: Any, value: Any) -> Any:  # pragma: no cover
+        raise NotImplementedError
+
+    def _fold_model(self, state: Any, value: Any, X_train: np.ndarray, program: Any,
+                    solution: Any) -> Any:  # pragma: no cover
+        raise NotImplementedError
 
     def _value_params(self, value: Any) -> dict[str, Any]:
         """The base estimator's parameters at one value of the grid."""
@@ -177,6 +219,46 @@ class _GridCV:
     def _best_attribute(self, value: Any) -> tuple[str, Any]:
         """The attribute naming the chosen value (``C_``, ``lam_``, ...)."""
         return f"{self._param}_", float(value)
+
+    def _split(self, X: np.ndarray, y_enc: np.ndarray, train: np.ndarray, test: np.ndarray,
+               grid: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The fold's inputs as the base estimator sees them."""
+        return _split(self._base_estimator(grid[0]), X, y_enc, train, test)
+
+    def _path_solver(self) -> tuple[str | None, dict]:
+        return self.solver, dict(self.solver_options or {})
+
+    def _fold_path(self, X: np.ndarray, y_enc: np.ndarray, train: np.ndarray,
+                   test: np.ndarray, grid: Any) -> tuple[list, np.ndarray, np.ndarray]:
+        """Each value's fitted model (or a string saying why it has none), its fit time,
+        and the fold's test inputs."""
+        t0 = time.perf_counter()
+        X_train, y_train, X_test = self._split(X, y_enc, train, test, grid)
+        state = self._fold_state(X_train, y_train, X_test)
+        programs: list[Any] = [self._fold_program(state, v) for v in grid]
+        setup_time = time.perf_counter() - t0
+        sequence = [j for j in path_order(list(grid), self._order)
+                    if not isinstance(programs[j], str)]
+        solutions: list[Any] = [None] * len(grid)
+        times = np.zeros(len(grid))
+        if sequence:
+            solver, options = self._path_solver()
+            sols, sub_times = _path_solutions([programs[j] for j in sequence], solver, options)
+            for j, sol, t in zip(sequence, sols, sub_times):
+                solutions[j], times[j] = sol, t
+        models: list[Any] = []
+        for value, program, solution in zip(grid, programs, solutions):
+            label = _format_params(self._value_params(value))
+            if isinstance(program, str):
+                models.append(f"{label}: {program}")
+            elif not _usable(solution):
+                models.append(f"{label}: status {solution.status.value} ({solution.message})")
+            else:
+                try:
+                    models.append(self._fold_model(state, value, X_train, program, solution))
+                except Exception as exc:  # the base fit would raise here: nan
+                    models.append(f"{label}: {type(exc).__name__}: {exc}")
+        return models, times + setup_time / len(grid), X_test
 
     def _search(self, X: np.ndarray, y: np.ndarray, y_enc: np.ndarray) -> None:
         """Score the grid on every fold, store the results, refit the best value."""
@@ -246,11 +328,16 @@ class _GridCV:
         setattr(self, name, value)
         self.n_splits_ = n_folds
 
+    def _refitted(self) -> Any:
+        """``best_estimator_``, which predicts and scores (fitted with ``refit=True``)."""
+        if not hasattr(self, "best_estimator_"):
+            raise NotFittedError(f"{type(self).__name__} was fitted with refit=False: it "
+                                 "chose best_params_ but fitted no model to predict with")
+        return self.best_estimator_
+
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """The refitted best estimator's ``score`` (accuracy; ROC AUC for rankers)."""
-        if not hasattr(self, "best_estimator_"):
-            raise NotFittedError(f"{type(self).__name__} was fitted with refit=False")
-        return self.best_estimator_.score(X, y, sample_weight=sample_weight)
+        return self._refitted().score(X, y, sample_weight=sample_weight)
 
 
 class _PathCV(_GridCV, BinaryConicClassifier):
@@ -266,60 +353,17 @@ class _PathCV(_GridCV, BinaryConicClassifier):
         self._search(X, y, y_pm)
 
     def _decision(self, X: np.ndarray) -> np.ndarray:
-        if not hasattr(self, "best_estimator_"):
-            raise NotFittedError(f"{type(self).__name__} was fitted with refit=False: it "
-                                 "chose best_params_ but fitted no model to predict with")
-        return self.best_estimator_._decision(X)
+        return self._refitted()._decision(X)
 
 
-class _FittedPathCV(_GridCV):
-    """One fold's path from the base estimator's own program and fitted state.
-
-    Subclasses give ``_fold_state(X_train, y_train)`` (what every value shares: moments,
-    the first program, ...), ``_fold_program(state, value)`` (a ``Program``, or a string
-    saying why the value is infeasible on that fold, which is then not solved),
-    ``_path_solver()`` (the solver name and options) and ``_fold_model(state, value,
-    X_train, program, solution)`` (the base estimator fitted as its ``fit`` would leave it).
-    """
-
-    def _path_solver(self) -> tuple[str | None, dict]:
-        return self.solver, dict(self.solver_options or {})
-
-    def _fold_path(self, X, y_enc, train, test, grid):
-        base = self._base_estimator(grid[0])
-        X_train, y_train = _safe_split(base, X, y_enc, train)
-        X_test, _ = _safe_split(base, X, y_enc, test, train)
-        t0 = time.perf_counter()
-        state = self._fold_state(X_train, y_train)
-        programs: list[Any] = [self._fold_program(state, v) for v in grid]
-        setup_time = time.perf_counter() - t0
-        feasible = [j for j, p in enumerate(programs) if not isinstance(p, str)]
-        solver, options = self._path_solver()
-        solutions: list[Any] = [None] * len(grid)
-        times = np.zeros(len(grid))
-        if feasible:
-            _, sols, sub_times = _path_solutions(
-                lambda j: programs[j], feasible, solver, options,
-                lambda j: self._order_key(grid[j]))
-            for j, sol, t in zip(feasible, sols, sub_times):
-                solutions[j], times[j] = sol, t
-        models: list[Any] = []
-        for value, program, solution in zip(grid, programs, solutions):
-            label = _format_params(self._value_params(value))
-            if isinstance(program, str):
-                models.append(f"{label}: {program}")
-            elif not _usable(solution):
-                models.append(f"{label}: status {solution.status.value} ({solution.message})")
-            else:
-                try:
-                    models.append(self._fold_model(state, value, X_train, program, solution))
-                except Exception as exc:  # the base fit would raise here: nan
-                    models.append(f"{label}: {type(exc).__name__}: {exc}")
-        return models, times + setup_time / len(grid), X_test
-
-    def _order_key(self, value: Any) -> Any:
-        """The key of the path's order (``solve_path``'s ``order``)."""
-        return value if self._order == "ascending" else -value
+def _positive_grid(values: Any, name: str, default: Any) -> np.ndarray:
+    """A grid of positive numbers; an int ``k`` means ``default(k)``."""
+    if isinstance(values, Integral):
+        return np.asarray(default(int(values)), dtype=float)
+    grid = np.asarray(values, dtype=float).reshape(-1)
+    if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
+        raise ValueError(f"{name} must be positive finite numbers, got {values!r}")
+    return grid
 
 
 def _format_params(params: dict[str, Any]) -> str:
@@ -356,19 +400,11 @@ def _score_fold(est: _GridCV, X: np.ndarray, y: np.ndarray, y_enc: np.ndarray,
     return scores, fit_times, score_times, failures
 
 
-def _path_solutions(build: Any, grid: Any, solver: str | None, options: dict | None,
-                    order: Any) -> tuple[list, list, list]:
-    """``solve_path`` over the grid; the programs built and each value's fit time."""
-    values = list(grid)
-    solve_order = iter(path_order(values, order))
-    programs: list[Any] = [None] * len(values)
-
-    def record(value: Any):  # solve_path builds the values in its own order
-        program = build(value)
-        programs[next(solve_order)] = program
-        return program
-
-    solutions = solve_path(record, values, solver, order=order, **dict(options or {}))
+def _path_solutions(programs: list, solver: str | None, options: dict | None
+                    ) -> tuple[list, list]:
+    """``solve_path`` over ``programs`` in their order; each solution and its fit time."""
+    solutions = solve_path(programs.__getitem__, range(len(programs)), solver, order="given",
+                           **dict(options or {}))
     times = [s.total_time + s.extras["path"]["build_time"] for s in solutions]
     for s in solutions:
         if s.status is Status.OPTIMAL_INACCURATE:
@@ -377,20 +413,10 @@ def _path_solutions(build: Any, grid: Any, solver: str | None, options: dict | N
         elif s.status is Status.USER_LIMIT and s.values:
             warnings.warn(f"solver {s.solver!r} stopped before convergence ({s.message})",
                           ConvergenceWarning, stacklevel=2)
-    return programs, solutions, times
+    return solutions, times
 
 
 # ---- SVM -------------------------------------------------------------------------------
-#: The search's own parameters (GridSearchCV's); each *CV estimator adds its grid and
-#: the base estimator's constraints less the searched one.
-_SEARCH_CONSTRAINTS: dict = {
-    "cv": ["cv_object"],
-    "scoring": [str, callable, None],
-    "refit": ["boolean"],
-    "n_jobs": [Integral, None],
-}
-
-
 class SVMClassifierCV(_PathCV):
     r""":class:`~conicml.estimators.SVMClassifier` with C chosen by cross-validation.
 
@@ -455,12 +481,8 @@ class SVMClassifierCV(_PathCV):
 
     _param = "C"
     _order = "ascending"
-    _parameter_constraints: dict = {
-        "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
-        **_SEARCH_CONSTRAINTS,
-        **{k: v for k, v in SVMClassifier._parameter_constraints.items()
-           if k not in ("C", "form")},
-    }
+    _parameter_constraints: dict = _search_constraints(
+        "Cs", _GRID_CONSTRAINT, SVMClassifier, ("C", "form"))
 
     def __init__(self, Cs: int | Any = 10, *, cv: Any = None, scoring: Any = None,
                  refit: bool = True, n_jobs: int | None = None, kernel: str = "linear",
@@ -481,19 +503,28 @@ class SVMClassifierCV(_PathCV):
         self.solver_options = solver_options
 
     def _grid(self) -> np.ndarray:
-        if isinstance(self.Cs, Integral):
-            return np.logspace(-3, 3, int(self.Cs))
-        grid = np.asarray(self.Cs, dtype=float).reshape(-1)
-        if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
-            raise ValueError(f"Cs must be positive finite numbers, got {self.Cs!r}")
-        return grid
+        return _positive_grid(self.Cs, "Cs", lambda k: np.logspace(-3, 3, k))
 
     def _base_estimator(self, value: float) -> SVMClassifier:
         return SVMClassifier(value, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, class_weight=self.class_weight, form="dual",
-                             solver=self.solver, solver_options=self.solver_options)
+                             solver=self.solver, solver_options=self._solver_options())
 
-    def _class_weight(self, y_pm: np.ndarray) -> Any:
+    def _solver_options(self) -> dict | None:
+        """``solver_options``, with ``smo``'s iteration cap raised to LIBSVM's (10^7).
+
+        The grid reaches C = 1000, where overlapping classes under a low-rank kernel
+        (the linear one) need more than ``smo``'s default cap of 1000 n updates (twonorm,
+        800 training rows, C = 1000: 1.03e6 updates, LIBSVM 2.4e6).
+        """
+        if self.solver != "smo" or "max_iter" in (self.solver_options or {}):
+            return self.solver_options
+        return {**(self.solver_options or {}), "max_iter": 10**7}
+
+    def _path_solver(self) -> tuple[str | None, dict]:
+        return self.solver, dict(self._solver_options() or {})
+
+    def _class_weight(self) -> Any:
         """``class_weight`` keyed by +1/-1, as :class:`SVMClassifier` maps it."""
         cw = self.class_weight
         if isinstance(cw, dict):
@@ -503,37 +534,32 @@ class SVMClassifierCV(_PathCV):
             return {(1.0 if label == self.classes_[1] else -1.0): w for label, w in cw.items()}
         return cw
 
-    def _fold_path(self, X, y_pm, train, test, grid):
-        t0 = time.perf_counter()
-        kern = (make_kernel("precomputed", X[np.ix_(train, train)]) if self.kernel ==
-                "precomputed" else make_kernel(self.kernel, X[train], gamma=self.gamma,
-                                               degree=self.degree, coef0=self.coef0))
-        X_train, X_test, K, K_test = _kernel_blocks(kern, X, train, test)
-        y_train = y_pm[train]
-        cw = self._class_weight(y_pm)
-        gram_time = time.perf_counter() - t0
+    def _split(self, X, y_pm, train, test, grid):
+        return _split(self, X, y_pm, train, test)  # a precomputed Gram matrix: pairwise
 
-        first = svm_formulation.soft_margin(K, y_train, float(grid[0]), kernel="precomputed",
-                                            class_weight=cw, form="dual")
+    def _fold_state(self, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray
+                    ) -> Any:
+        kern = (make_kernel("precomputed", X_train) if self.kernel == "precomputed" else
+                make_kernel(self.kernel, X_train, gamma=self.gamma, degree=self.degree,
+                            coef0=self.coef0))
+        K, K_test = _kernel_blocks(kern, X_train, X_test)
+        # the Gram block validated once, by the first program (with_cost at every C)
+        first = svm_formulation.soft_margin(K, y_train, float(self._grid()[0]),
+                                            kernel="precomputed",
+                                            class_weight=self._class_weight(), form="dual")
+        return kern, X_test, K_test, first
 
-        def build(C: float):  # the Gram block validated once, by the first program
-            return svm_formulation.with_cost(first, C)
+    def _fold_program(self, state: Any, value: float) -> Any:
+        return svm_formulation.with_cost(state[3], value)
 
-        programs, solutions, times = _path_solutions(build, grid, self.solver,
-                                                     self.solver_options, self._order)
-        models: list[Any] = []
-        for C, program, solution in zip(grid, programs, solutions):
-            if not _usable(solution):
-                models.append(f"C={C:g}: status {solution.status.value} ({solution.message})")
-                continue
-            model = program.decode(solution)
-            support = np.asarray(model["support"])
-            coef = np.asarray(model["dual_coef"])[support]
-            vectors = support if kern.name == "precomputed" else X_train[support]
-            models.append(_FoldModel(self.classes_, kern, vectors, coef, float(model["b"]),
-                                     X_test, K_test[:, support], self._auc_score))
-        times = np.asarray(times) + gram_time / len(grid)
-        return models, times, X_test
+    def _fold_model(self, state, value, X_train, program, solution) -> _FoldModel:
+        kern, X_test, K_test, _ = state
+        model = program.decode(solution)
+        support = np.asarray(model["support"])
+        coef = np.asarray(model["dual_coef"])[support]
+        vectors = support if kern.name == "precomputed" else X_train[support]
+        return _FoldModel(self.classes_, kern, vectors, coef, float(model["b"]), X_test,
+                          K_test[:, support], self._auc_score)
 
 
 # ---- RankRC ----------------------------------------------------------------------------
@@ -542,7 +568,9 @@ class RankRCClassifierCV(_PathCV):
 
     On each fold the kernel columns of the basis are computed once (one RankRC program)
     and the grid of :math:`\lambda` is solved from the largest value down, each solve
-    starting from the previous :math:`\beta` (:func:`conicml.solve_path`), then scored on
+    starting from the previous :math:`\beta` or its extrapolation in :math:`\log\lambda`,
+    with the eigendecomposition of :math:`K_{\mathcal R\mathcal R}` computed once for the
+    fold (:func:`conicml.solve_path`; ``rank_beta`` in ``docs/paths.md``), then scored on
     the test block (``scoring=None``: ROC AUC, the base estimator's ``score``). The best
     :math:`\lambda` is refitted on all the data with :class:`RankRCClassifier`.
 
@@ -582,11 +610,8 @@ class RankRCClassifierCV(_PathCV):
     _param = "lam"
     _order = "descending"
     _auc_score = True
-    _parameter_constraints: dict = {
-        "lams": [Interval(Integral, 1, None, closed="left"), "array-like"],
-        **_SEARCH_CONSTRAINTS,
-        **{k: v for k, v in RankRCClassifier._parameter_constraints.items() if k != "lam"},
-    }
+    _parameter_constraints: dict = _search_constraints(
+        "lams", _GRID_CONSTRAINT, RankRCClassifier, ("lam",))
 
     def __init__(self, lams: int | Any = 16, *, cv: Any = None, scoring: Any = None,
                  refit: bool = True, n_jobs: int | None = None, kernel: str = "rbf",
@@ -612,12 +637,7 @@ class RankRCClassifierCV(_PathCV):
         self.solver_options = solver_options
 
     def _grid(self) -> np.ndarray:
-        if isinstance(self.lams, Integral):
-            return 2.0 ** np.linspace(-20, 10, int(self.lams))
-        grid = np.asarray(self.lams, dtype=float).reshape(-1)
-        if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
-            raise ValueError(f"lams must be positive finite numbers, got {self.lams!r}")
-        return grid
+        return _positive_grid(self.lams, "lams", lambda k: 2.0 ** np.linspace(-20, 10, k))
 
     def _base_estimator(self, value: float) -> RankRCClassifier:
         return RankRCClassifier(value, kernel=self.kernel, gamma=self.gamma,
@@ -626,60 +646,39 @@ class RankRCClassifierCV(_PathCV):
                                 random_state=self.random_state,
                                 solver=self.solver, solver_options=self.solver_options)
 
-    def _fold_path(self, X, y_pm, train, test, grid):
-        t0 = time.perf_counter()
-        if self.kernel == "precomputed":
-            X_train, X_test = X[np.ix_(train, train)], X[np.ix_(test, train)]
-        else:
-            X_train, X_test = X[train], X[test]
-        y_train = y_pm[train]
+    def _split(self, X, y_pm, train, test, grid):
+        return _split(self, X, y_pm, train, test)  # a precomputed Gram matrix: pairwise
+
+    def _fold_state(self, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray
+                    ) -> Any:
         # one program: its kernel columns KR are shared by every lambda (with_lambda)
         first = ranking_formulation.rankrc(
-            X_train, y_train, float(grid[0]), kernel=self.kernel, gamma=self.gamma,
+            X_train, y_train, float(self._grid()[0]), kernel=self.kernel, gamma=self.gamma,
             degree=self.degree, coef0=self.coef0, basis=self.basis, loss=self.loss,
             smoothing=renamed_param(self, "eps", "smoothing"), random_state=self.random_state)
         R = np.asarray(first.data["basis"])
         kern = first.data["kernel"]
         K_test = (X_test[:, R] if kern.name == "precomputed" else kern(X_test, X_train[R]))
-        gram_time = time.perf_counter() - t0
+        return first, R, kern, X_test, K_test, int(np.sum(y_train > 0))
 
-        def build(lam: float):
-            return ranking_formulation.with_lambda(first, lam)
+    def _fold_program(self, state: Any, value: float) -> Any:
+        return ranking_formulation.with_lambda(state[0], value)
 
-        programs, solutions, times = _path_solutions(build, grid, self.solver,
-                                                     self.solver_options, self._order)
-        models: list[Any] = []
-        k = int(np.sum(y_train > 0))
-        for lam, program, solution in zip(grid, programs, solutions):
-            if not _usable(solution):
-                models.append(f"lam={lam:g}: status {solution.status.value} "
-                              f"({solution.message})")
-                continue
-            model = program.decode(solution)
-            # RankRCClassifier's threshold: the midpoint of the k-th and (k+1)-th largest
-            # training scores (the training prior)
-            s = np.sort(model["scores"])[::-1]
-            threshold = float(0.5 * (s[k - 1] + s[k]))
-            beta = np.asarray(model["beta"])
-            vectors = R if kern.name == "precomputed" else X_train[R]
-            models.append(_FoldModel(self.classes_, kern, vectors, beta, -threshold,
-                                     X_test, K_test, self._auc_score))
-        times = np.asarray(times) + gram_time / len(grid)
-        return models, times, X_test
-
-
-def _positive_grid(values: Any, name: str, default: Any) -> np.ndarray:
-    """A grid of positive numbers; an int ``k`` means ``default(k)``."""
-    if isinstance(values, Integral):
-        return np.asarray(default(int(values)), dtype=float)
-    grid = np.asarray(values, dtype=float).reshape(-1)
-    if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
-        raise ValueError(f"{name} must be positive finite numbers, got {values!r}")
-    return grid
+    def _fold_model(self, state, value, X_train, program, solution) -> _FoldModel:
+        _, R, kern, X_test, K_test, k = state
+        model = program.decode(solution)
+        # RankRCClassifier's threshold: the midpoint of the k-th and (k+1)-th largest
+        # training scores (the training prior)
+        s = np.sort(model["scores"])[::-1]
+        threshold = float(0.5 * (s[k - 1] + s[k]))
+        beta = np.asarray(model["beta"])
+        vectors = R if kern.name == "precomputed" else X_train[R]
+        return _FoldModel(self.classes_, kern, vectors, beta, -threshold, X_test, K_test,
+                          self._auc_score)
 
 
 # ---- BMPM ------------------------------------------------------------------------------
-class BMPMClassifierCV(_FittedPathCV, _PathCV):
+class BMPMClassifierCV(_PathCV):
     r""":class:`~conicml.estimators.BMPMClassifier` with :math:`\beta_0` chosen by CV.
 
     On each fold the class moments (and kernel map) are computed once, by one BMPM
@@ -736,12 +735,8 @@ class BMPMClassifierCV(_FittedPathCV, _PathCV):
 
     _param = "beta0"
     _order = "ascending"
-    _parameter_constraints: dict = {
-        "beta0s": [Interval(Integral, 1, None, closed="left"), "array-like"],
-        **_SEARCH_CONSTRAINTS,
-        **{k: v for k, v in BMPMClassifier._parameter_constraints.items()
-           if k not in ("beta0", "rho")},
-    }
+    _parameter_constraints: dict = _search_constraints(
+        "beta0s", _GRID_CONSTRAINT, BMPMClassifier, ("beta0", "rho"))
 
     def __init__(self, beta0s: int | Any = 9, *, cv: Any = None, scoring: Any = None,
                  refit: bool = True, n_jobs: int | None = None, bound: str = "chebyshev",
@@ -779,7 +774,8 @@ class BMPMClassifierCV(_FittedPathCV, _PathCV):
     def _path_solver(self) -> tuple[str | None, dict]:
         return self._base_estimator(0.5)._solver_name(), dict(self.solver_options or {})
 
-    def _fold_state(self, X_train: np.ndarray, y_train: np.ndarray) -> Any:
+    def _fold_state(self, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray
+                    ) -> Any:
         base = self._base_estimator(0.5)
         lo = 0.5 if self.bound == "gaussian" else 0.0
         first = mm.bmpm(X_train, y_train, lo, bound=self.bound,
@@ -804,7 +800,7 @@ class BMPMClassifierCV(_FittedPathCV, _PathCV):
 
 
 # ---- M4 --------------------------------------------------------------------------------
-class M4ClassifierCV(_FittedPathCV, _PathCV):
+class M4ClassifierCV(_PathCV):
     r""":class:`~conicml.estimators.M4Classifier` (soft margin) with C chosen by CV.
 
     On each fold the class covariance factors (or the empirical kernel map) are computed
@@ -851,12 +847,8 @@ class M4ClassifierCV(_FittedPathCV, _PathCV):
 
     _param = "C"
     _order = "ascending"
-    _parameter_constraints: dict = {
-        "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
-        **_SEARCH_CONSTRAINTS,
-        **{k: v for k, v in M4Classifier._parameter_constraints.items()
-           if k not in ("C", "reg")},
-    }
+    _parameter_constraints: dict = _search_constraints(
+        "Cs", _GRID_CONSTRAINT, M4Classifier, ("C", "reg"))
 
     def __init__(self, Cs: int | Any = 10, *, cv: Any = None, scoring: Any = None,
                  refit: bool = True, n_jobs: int | None = None, kernel: str = "linear",
@@ -893,7 +885,8 @@ class M4ClassifierCV(_FittedPathCV, _PathCV):
     def _path_solver(self) -> tuple[str | None, dict]:
         return self.solver, {"inner": self.inner, **dict(self.solver_options or {})}
 
-    def _fold_state(self, X_train: np.ndarray, y_train: np.ndarray) -> Any:
+    def _fold_state(self, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray
+                    ) -> Any:
         # M4Classifier's program: m4 validates and factors the covariances once per fold
         return m4f.m4(X_train, y_train, float(self._grid()[0]), kernel=self.kernel,
                       gamma=self.gamma, degree=self.degree, coef0=self.coef0,
@@ -910,7 +903,7 @@ class M4ClassifierCV(_FittedPathCV, _PathCV):
 
 
 # ---- chance-constrained (specified rates) ----------------------------------------------
-class ChanceConstrainedClassifierCV(_FittedPathCV, _PathCV):
+class ChanceConstrainedClassifierCV(_PathCV):
     r""":class:`~conicml.estimators.ChanceConstrainedClassifier` with its pair of error
     rates chosen by CV.
 
@@ -964,12 +957,10 @@ class ChanceConstrainedClassifierCV(_FittedPathCV, _PathCV):
     """
 
     _param = "rates"
-    _parameter_constraints: dict = {
-        "rates": ["array-like", None],
-        **_SEARCH_CONSTRAINTS,
-        **{k: v for k, v in ChanceConstrainedClassifier._parameter_constraints.items()
-           if k not in ("error_pos", "error_neg", "eta_pos", "eta_neg", "epsilon")},
-    }
+    _order = staticmethod(lambda value: -(value[0] + value[1]))  # the loosest pair first
+    _parameter_constraints: dict = _search_constraints(
+        "rates", ["array-like", None], ChanceConstrainedClassifier,
+        ("error_pos", "error_neg", "eta_pos", "eta_neg", "epsilon"))
 
     def __init__(self, rates: Any = None, *, cv: Any = None, scoring: Any = None,
                  refit: bool = True, n_jobs: int | None = None, kernel: str = "linear",
@@ -1008,16 +999,14 @@ class ChanceConstrainedClassifierCV(_FittedPathCV, _PathCV):
     def _best_attribute(self, value: tuple[float, float]) -> tuple[str, Any]:
         return "rates_", (float(value[0]), float(value[1]))
 
-    def _order_key(self, value: tuple[float, float]) -> Any:
-        return -(value[0] + value[1])  # the loosest pair first
-
     def _base_estimator(self, value: tuple[float, float]) -> ChanceConstrainedClassifier:
         return ChanceConstrainedClassifier(
             float(value[0]), float(value[1]), kernel=self.kernel, gamma=self.gamma,
             degree=self.degree, coef0=self.coef0, bound=self.bound, ridge=self.ridge,
             form=self.form, solver=self.solver, solver_options=self.solver_options)
 
-    def _fold_state(self, X_train: np.ndarray, y_train: np.ndarray) -> Any:
+    def _fold_state(self, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray
+                    ) -> Any:
         return X_train, y_train
 
     def _fold_program(self, data: Any, value: tuple[float, float]) -> Any:
@@ -1036,7 +1025,7 @@ class ChanceConstrainedClassifierCV(_FittedPathCV, _PathCV):
 
 
 # ---- SVOR ------------------------------------------------------------------------------
-class SVOrdinalRegressorCV(_FittedPathCV, ClassifierMixin, BaseEstimator):
+class SVOrdinalRegressorCV(_GridCV, ClassifierMixin, BaseEstimator):
     r""":class:`~conicml.estimators.SVOrdinalRegressor` with C chosen by CV.
 
     On each fold the SVOR dual is solved along the grid of C from the smallest value up
@@ -1083,11 +1072,8 @@ class SVOrdinalRegressorCV(_FittedPathCV, ClassifierMixin, BaseEstimator):
 
     _param = "C"
     _order = "ascending"
-    _parameter_constraints: dict = {
-        "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
-        **_SEARCH_CONSTRAINTS,
-        **{k: v for k, v in SVOrdinalRegressor._parameter_constraints.items() if k != "C"},
-    }
+    _parameter_constraints: dict = _search_constraints(
+        "Cs", _GRID_CONSTRAINT, SVOrdinalRegressor, ("C",))
 
     def __init__(self, Cs: int | Any = 10, *, cv: Any = None, scoring: Any = None,
                  refit: bool = True, n_jobs: int | None = None, kernel: str = "rbf",
@@ -1128,11 +1114,9 @@ class SVOrdinalRegressorCV(_FittedPathCV, ClassifierMixin, BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """The refitted best estimator's labels."""
         check_is_fitted(self, "cv_results_")
-        if not hasattr(self, "best_estimator_"):
-            raise NotFittedError(f"{type(self).__name__} was fitted with refit=False: it "
-                                 "chose best_params_ but fitted no model to predict with")
+        best = self._refitted()
         validate_data(self, X, dtype=np.float64, reset=False)
-        return self.best_estimator_.predict(X)
+        return best.predict(X)
 
     def _grid(self) -> np.ndarray:
         return _positive_grid(self.Cs, "Cs", lambda k: np.logspace(-3, 3, k))
@@ -1145,7 +1129,8 @@ class SVOrdinalRegressorCV(_FittedPathCV, ClassifierMixin, BaseEstimator):
     def _path_solver(self) -> tuple[str | None, dict]:
         return self.solver.lower(), dict(self.solver_options or {})
 
-    def _fold_state(self, X_train: np.ndarray, y_train: np.ndarray) -> Any:
+    def _fold_state(self, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray
+                    ) -> Any:
         classes, ranks = np.unique(y_train, return_inverse=True)
         if classes.size < 2:
             raise ProgramError("SVOrdinalRegressor needs at least two ordered classes; got "
@@ -1164,7 +1149,7 @@ class SVOrdinalRegressorCV(_FittedPathCV, ClassifierMixin, BaseEstimator):
 
 
 # ---- QPFS's alpha ------------------------------------------------------------------------
-class _QPFSAlphaSearch(_FittedPathCV):
+class _QPFSAlphaSearch(_GridCV):
     r""":class:`~conicml.estimators.QPFSSelector`'s ``alpha="cv"``.
 
     The base estimator at :math:`\alpha` is ``Pipeline([("qpfs", QPFSSelector(alpha=a)),
@@ -1220,7 +1205,8 @@ class _QPFSAlphaSearch(_FittedPathCV):
 
         return Pipeline([("qpfs", self._selector(value)), ("estimator", self._estimator())])
 
-    def _fold_state(self, X_train: np.ndarray, y_train: np.ndarray) -> Any:
+    def _fold_state(self, X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray
+                    ) -> Any:
         selector = self._selector(0.5)
         # the similarities and the factor, once per fold (alpha only weighs them)
         return selector._program(X_train, y_train, 0.5), y_train

@@ -30,9 +30,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._utils import similarity as sim
-from ..exceptions import ProgramError
+from .._utils.validation import check_bins, check_classes
 from ..formulations import qpfs as qpfs_formulation
-from ..moments.distributed import is_dask_array
+from ..moments.distributed import as_dask_arrays, is_dask_array, is_dask_input
 from ._base import solve_or_raise
 
 __all__ = ["MRMRSelector", "MaxRelSelector", "QPFSSelector", "ReliefFSelector"]
@@ -45,6 +45,9 @@ class _RankingSelector(SelectorMixin, BaseEstimator):
         "n_features_to_select": [Interval(Integral, 1, None, closed="left"),
                                  Interval(RealNotInt, 0, 1, closed="right"), None],
     }
+    #: The method chooses a subset itself (its size in ``_subset_size``, set by ``_rank``),
+    #: which ``n_features_to_select=None`` keeps; otherwise ``None`` keeps half.
+    _chooses_subset = False
 
     def fit(self, X: Any, y: Any) -> _RankingSelector:
         """Rank the features of ``X`` against the class labels ``y``.
@@ -63,9 +66,7 @@ class _RankingSelector(SelectorMixin, BaseEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
-        if np.unique(y).size < 2:
-            raise ValueError(f"{type(self).__name__} needs at least two classes; y has "
-                             "one class only")
+        check_classes(y, type(self).__name__)
         k = self._n_keep(X.shape[1])
         scores, order = self._rank(X, y)
         return self._keep(X, scores, order, k)
@@ -73,6 +74,8 @@ class _RankingSelector(SelectorMixin, BaseEstimator):
     def _n_keep(self, m: int) -> int:
         """``n_features_to_select`` resolved for ``m`` features."""
         k = self.n_features_to_select
+        if k is None and self._chooses_subset:
+            return -1  # resolved in _keep: the subset _rank chose
         if k is None:
             k = max(1, m // 2)
         elif isinstance(k, Real) and not isinstance(k, Integral):
@@ -90,6 +93,8 @@ class _RankingSelector(SelectorMixin, BaseEstimator):
         (a Dask fit has it from its statistics).
         """
         m = X.shape[1]
+        if k < 0:
+            k = self._subset_size
         if constant is None:
             constant = sim.constant_features(X)
         if constant.any():  # documented handling: no information, ranked last
@@ -122,9 +127,7 @@ def _mi_parameters() -> dict:
 
 
 def _codes(X: np.ndarray, bins: int, width: float) -> np.ndarray:
-    if bins % 2 == 0:
-        raise ValueError(f"bins must be odd (mRMR discretisation), got {bins}")
-    return sim.discretize(X, bins, width)
+    return sim.discretize(X, check_bins(bins), width)
 
 
 class QPFSSelector(_RankingSelector):
@@ -267,9 +270,9 @@ class QPFSSelector(_RankingSelector):
         -------
         self
         """
-        if not is_dask_array(X):
+        if not is_dask_input(X):
             return super().fit(X, y)
-        return self._fit_dask(X, y)
+        return self._fit_dask(*as_dask_arrays(X, y, self))
 
     def _fit_dask(self, X: Any, y: Any) -> QPFSSelector:
         from .._utils.similarity_distributed import qpfs_statistics
@@ -277,12 +280,9 @@ class QPFSSelector(_RankingSelector):
         self._validate_params()
         m = int(X.shape[1])
         k = self._n_keep(m)
-        if self.bins % 2 == 0:  # before the passes over the data
-            raise ProgramError(f"bins must be an odd integer >= 3, got {self.bins!r}")
+        check_bins(self.bins)  # before the passes over the data
         stats = qpfs_statistics(X, y, self.similarity, self.bins, self.width)
-        seed = self.random_state
-        if seed is not None and not isinstance(seed, (int, np.integer)):
-            seed = np.random.default_rng(seed.randint(2**31 - 1))
+        seed = self._seed()
         program = qpfs_formulation.qpfs_from_statistics(
             stats["constant"], stats["Q"], stats["relevance"], self.alpha,
             similarity=self.similarity, nystrom=self.nystrom, delta=self.delta,
@@ -322,11 +322,16 @@ class QPFSSelector(_RankingSelector):
         solution = solve_or_raise(program, self.solver, self.solver_options)
         return self._store(program, solution)
 
-    def _program(self, X: np.ndarray, y: np.ndarray, alpha: float | str):
-        """The QPFS program of ``fit`` at ``alpha``."""
+    def _seed(self) -> int | np.random.Generator | None:
+        """``random_state`` as the formulation takes it (a ``RandomState`` draws a seed)."""
         seed = self.random_state
         if seed is not None and not isinstance(seed, (int, np.integer)):
             seed = np.random.default_rng(seed.randint(2**31 - 1))
+        return seed
+
+    def _program(self, X: np.ndarray, y: np.ndarray, alpha: float | str):
+        """The QPFS program of ``fit`` at ``alpha``."""
+        seed = self._seed()
         return qpfs_formulation.qpfs(
             X, y, alpha, similarity=self.similarity, nystrom=self.nystrom,
             delta=self.delta, bins=self.bins, width=self.width, random_state=seed)

@@ -19,6 +19,7 @@ from sklearn.multiclass import OneVsRestClassifier
 from sklearn.utils._param_validation import HasMethods, Interval, RealNotInt
 
 from .._utils import similarity as sim
+from .._utils.validation import check_classes
 from .feature_selection import _RankingSelector
 from .svm import SVMClassifier
 
@@ -81,6 +82,7 @@ class CFSSelector(_RankingSelector):
     array([1])
     """
 
+    _chooses_subset = True
     _parameter_constraints: dict = {
         **_RankingSelector._parameter_constraints,
         "max_backtracks": [Interval(Integral, 1, None, closed="left")],
@@ -90,15 +92,6 @@ class CFSSelector(_RankingSelector):
                  max_backtracks: int = 5) -> None:
         self.n_features_to_select = n_features_to_select
         self.max_backtracks = max_backtracks
-
-    def _n_keep(self, m: int) -> int:
-        if self.n_features_to_select is None:
-            return -1  # resolved in _rank: the size of the subset found
-        return super()._n_keep(m)
-
-    def _keep(self, X, scores, order, k, constant=None):  # noqa: D102
-        return super()._keep(X, scores, order, self._subset_size if k < 0 else k,
-                             constant)
 
     def _rank(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         m = X.shape[1]
@@ -179,6 +172,7 @@ class AlphaInvestingSelector(_RankingSelector):
     (True, True)
     """
 
+    _chooses_subset = True
     _parameter_constraints: dict = {
         **_RankingSelector._parameter_constraints,
         "w0": [Interval(Real, 0, 1, closed="neither")],
@@ -191,19 +185,9 @@ class AlphaInvestingSelector(_RankingSelector):
         self.w0 = w0
         self.alpha_delta = alpha_delta
 
-    def _n_keep(self, m: int) -> int:
-        if self.n_features_to_select is None:
-            return -1  # resolved in _keep: the accepted features
-        return super()._n_keep(m)
-
-    def _keep(self, X, scores, order, k, constant=None):  # noqa: D102
-        return super()._keep(X, scores, order, self._n_accepted if k < 0 else k, constant)
-
     def _rank(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        classes = np.unique(y)
-        if classes.size != 2:
-            raise ValueError(f"AlphaInvestingSelector is for binary problems (the streamwise "
-                             f"t-test regresses a +-1 label); y has {classes.size} classes")
+        classes = check_classes(y, type(self).__name__, binary=True,
+                                why="the streamwise t-test regresses a +-1 label")
         n, m = X.shape
         t = np.where(y == classes[1], 1.0, -1.0)
         constant = sim.constant_features(X)
@@ -238,7 +222,7 @@ class AlphaInvestingSelector(_RankingSelector):
                 wealth -= alpha / (1.0 - alpha)
         rejected = [j for j in np.argsort(pvalues, kind="stable") if j not in set(accepted)]
         order = np.array(accepted + rejected, dtype=int)
-        self._n_accepted = max(1, len(accepted))
+        self._subset_size = max(1, len(accepted))
         self.pvalues_ = pvalues
         self.accepted_ = np.array(accepted, dtype=int)
         return -np.log10(np.maximum(pvalues, 1e-300)), order

@@ -13,8 +13,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import ProgramError
 from ..formulations import svm as svm_formulation
+from ..formulations import svm_l2
 from ..kernels import KERNELS
-from ..moments.distributed import is_dask_array
+from ..moments.distributed import as_dask_arrays, is_dask_array, is_dask_input
 from ..solution import Status
 from ._base import (
     L2_PENALTY,
@@ -60,19 +61,29 @@ class SVMClassifier(BinaryConicClassifier):
         samples, ``"dcd"`` (LIBLINEAR's dual coordinate descent, exact bias).
     solver_options : dict, default=None
         Options for the solver (see :func:`conicml.solve`).
+    loss : {"hinge", "squared_hinge"}, default="hinge"
+        ``"squared_hinge"``: the L2-loss linear SVM
+        (:func:`conicml.formulations.svm_l2.squared_hinge`, kinds ``qp.svm.l2.*``;
+        ``kernel="linear"`` and a finite ``C``; solvers ``"dcd"`` or a generic one).
 
     Notes
     -----
-    ``X`` and ``y`` may be ``dask.array`` arrays (with ``kernel="linear"``,
-    ``solver="dcd"`` or ``"pegasos"`` and a finite ``C``): the model is then trained from
-    the row blocks on the workers of the active Dask client, certified by a block-wise
-    duality gap, and the fitted attributes are NumPy arrays. ``"dcd"``
-    (:mod:`conicml.estimators._dask_linear`): CoCoA+ rounds of dual coordinate ascent;
-    ``solver_options`` ``tol``, ``max_iter`` (rounds), ``time_limit``, ``rho``,
-    ``local_epochs``, ``sigma``, ``random_state``, ``verbose``, ``engine``. ``"pegasos"``
-    (:mod:`conicml.estimators._dask_pegasos`): Pegasos mini-batch steps on every block,
-    averaged each round; ``solver_options`` ``tol``, ``max_iter`` (rounds),
-    ``time_limit``, ``batch_size``, ``local_steps``, ``random_state``, ``verbose``.
+    With ``kernel="linear"`` and a finite ``C``, ``X`` may be a :mod:`scipy.sparse`
+    matrix: it is kept sparse (CSR) in the validation, the program, the solver
+    (``solver="dcd"`` reads its rows in place), the certificate and the decoding, and
+    ``predict`` takes sparse input too.
+
+    ``X`` and ``y`` may be ``dask.array`` arrays or a ``dask.dataframe`` (with
+    ``kernel="linear"``, ``solver="dcd"`` or ``"pegasos"`` and a finite ``C``): the model
+    is then trained from the row blocks on the workers of the active Dask client,
+    certified by a block-wise duality gap, and the fitted attributes are NumPy arrays.
+    ``"dcd"`` (:mod:`conicml.estimators._dask_linear`): CoCoA+ rounds of dual coordinate
+    ascent; ``solver_options`` ``tol``, ``max_iter`` (rounds), ``time_limit``,
+    ``callback``, ``rho``, ``local_epochs``, ``local_tol``, ``sigma``, ``random_state``,
+    ``verbose``, ``engine``. ``"pegasos"`` (:mod:`conicml.estimators._dask_pegasos`):
+    Pegasos mini-batch steps on every block, averaged each round; ``solver_options``
+    ``tol``, ``max_iter`` (rounds), ``time_limit``, ``callback``, ``batch_size``,
+    ``local_steps``, ``random_state``, ``verbose``.
     ``decision_function`` and ``predict`` on a Dask array return a Dask array (block by
     block).
 
@@ -109,6 +120,10 @@ class SVMClassifier(BinaryConicClassifier):
     1.0
     """
 
+    #: a scipy.sparse X stays sparse (CSR) with kernel="linear" (the formulation refuses it
+    #: for a kernel, whose Gram matrix is dense)
+    _accept_sparse = "csr"
+
     _parameter_constraints: dict = {
         "C": [Interval(Real, 0, None, closed="neither"), None],
         "kernel": [StrOptions(set(KERNELS))],
@@ -119,6 +134,7 @@ class SVMClassifier(BinaryConicClassifier):
         "form": [StrOptions({"primal", "dual"})],
         "solver": [str],
         "solver_options": [dict, None],
+        "loss": [StrOptions({"hinge", "squared_hinge"})],
     }
 
     def __init__(
@@ -133,6 +149,7 @@ class SVMClassifier(BinaryConicClassifier):
         form: str = "dual",
         solver: str = "clarabel",
         solver_options: dict | None = None,
+        loss: str = "hinge",
     ) -> None:
         self.C = C
         self.kernel = kernel
@@ -143,6 +160,12 @@ class SVMClassifier(BinaryConicClassifier):
         self.form = form
         self.solver = solver
         self.solver_options = solver_options
+        self.loss = loss
+
+    def __sklearn_tags__(self):  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self.kernel == "linear" and self.C is not None
+        return tags
 
     def _unit_dependence(self) -> str | None:
         return kernel_unit_dependence(self.kernel, L2_PENALTY)
@@ -152,17 +175,20 @@ class SVMClassifier(BinaryConicClassifier):
 
         Parameters
         ----------
-        X : array-like or dask.array of shape (n_samples, n_features)
-        y : array-like or dask.array of shape (n_samples,)
+        X : array-like, dask.array or dask.dataframe of shape (n_samples, n_features)
+            A dask DataFrame is converted on the workers; its string column names become
+            ``feature_names_in_``.
+        y : array-like, dask.array or dask Series of shape (n_samples,)
             Two classes; the larger label ``classes_[1]`` is the positive class.
 
         Returns
         -------
         self
         """
-        if not is_dask_array(X):
+        if not is_dask_input(X):
             return super().fit(X, y)
         self._validate_params()
+        X, y = as_dask_arrays(X, y, self)
         self._fit_dask(X, y)
         return self
 
@@ -170,6 +196,9 @@ class SVMClassifier(BinaryConicClassifier):
         from ._dask_linear import fit_linear_svm_dask, labels_of
         from ._dask_pegasos import fit_pegasos_dask
 
+        if self.loss != "hinge":
+            raise ProgramError("SVMClassifier on Dask arrays trains the hinge-loss SVM; "
+                               f"got loss={self.loss!r} (pass NumPy or scipy.sparse arrays)")
         if self.kernel != "linear" or self.solver not in ("dcd", "pegasos") or self.C is None:
             raise ProgramError(
                 f"SVMClassifier on Dask arrays trains the linear soft-margin SVM with "
@@ -250,7 +279,15 @@ class SVMClassifier(BinaryConicClassifier):
             }
         common = dict(kernel=self.kernel, gamma=self.gamma, degree=self.degree,
                       coef0=self.coef0, form=self.form)
-        if self.C is None:
+        if self.loss == "squared_hinge":
+            if self.kernel != "linear" or self.C is None:
+                raise ProgramError(
+                    f"loss='squared_hinge' is the L2-loss linear SVM: it needs "
+                    f"kernel='linear' and a finite C, got kernel={self.kernel!r}, "
+                    f"C={self.C!r}")
+            program = svm_l2.squared_hinge(X, y, C=self.C, class_weight=class_weight,
+                                           form=self.form)
+        elif self.C is None:
             if class_weight is not None:
                 raise ValueError("class_weight has no effect with C=None (hard margin)")
             program = svm_formulation.hard_margin(X, y, **common)

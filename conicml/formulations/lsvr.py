@@ -11,6 +11,7 @@ Notes of :func:`lsvr`.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from numbers import Integral
@@ -365,151 +366,76 @@ def _window_adjoint(windows: np.ndarray, unit: np.ndarray, vec: np.ndarray,
     return out
 
 
-def _certify(data: Mapping[str, Any], solution: Solution) -> Residuals:
-    r"""KKT certificate of a relaxed LSVR point from the program's structure, in O(N(m + q)).
+@dataclasses.dataclass
+class _Multipliers:
+    """A relaxed LSVR point's KKT multipliers, recovered from the program's structure.
 
-    The same three numbers as the generic certificate
-    (:func:`conicml.certificates.conic.conic_certificate`) on the program's cvxpy problem,
-    with the multipliers recovered by the structure of (6.13)–(6.15) instead of one dense
-    least-squares fit over every constraint. With :math:`\alpha_i, \alpha_i^*` the
-    multipliers of the two tube rows, :math:`\lambda_i` of the cone
-    :math:`\|a_i\| \le t_i` (:math:`a_i = R_iw`, or the centred window of :math:`g`),
-    :math:`\beta_i, \beta_i^*` of :math:`\xi_i, \xi_i^* \ge 0`, the stationarity in
-    :math:`t_i, \xi_i, \xi_i^*` fixes :math:`\lambda_i = 1/N - \epsilon(\alpha_i +
-    \alpha_i^*)`, :math:`\beta_i = C - \alpha_i`, :math:`\beta_i^* = C - \alpha_i^*`
-    (exactly), and the one in :math:`g` fixes the multiplier of the ``"features"`` rows.
-    What remains is the stationarity in the features and in :math:`b`,
-
-    .. math::
-
-        -F^\top\delta + \sum_i \lambda_i G_i = 0, \qquad \mathbf 1^\top\delta = 0,
-        \qquad \delta = \alpha - \alpha^*,\ G_i = \nabla_w\|a_i\| ,
-
-    :math:`q + 1` equations. Complementarity fixes most multipliers (a tube row that is
-    not nearly active has :math:`\alpha_i = 0`; a positive slack, :math:`\alpha_i = C`;
-    a cone that is not nearly active, :math:`\lambda_i = 0`); the others are fitted by a
-    bounded least-squares problem over :math:`q + 1` rows (``lsq_linear``'s BVLS, an
-    exact active-set method) with :math:`0 \le \alpha_i \le C` and
-    :math:`\lambda_i \ge 0`. ``dual`` is the remaining stationarity residual relative
-    to its terms plus any sign violation; ``gap`` the complementarity of all recovered
-    multipliers relative to the Lagrangian's terms, and the mismatch between the
-    reported and the recomputed objective. "Nearly active" is the generic certificate's
-    ``ACTIVE_RTOL`` of a row's scale, or ten times it (an interior-point point leaves small
-    multipliers just outside the first set); the better of the two recoveries is
-    reported, as every residual of either is measured. A cone whose argument vanishes (a
-    kink, where the multiplier is a subgradient) is left to the generic certificate.
+    What :func:`_certify` measured of the point (its primal blocks, the unit vectors of its
+    cone arguments) and the recovery of the multipliers on its nearly active rows.
     """
-    window_form = data["factors"] is None
-    primal_kind = data["kind"] == KIND
-    names = ["b", "t", "xi", "xi_star"]
-    if primal_kind or not window_form:
-        names.append("w" if primal_kind else "v")
-    if window_form:
-        names.append("g")
-    got = values_of(solution, *names)
-    n = data["y"].size
-    if got is None:
-        return missing()
-    vals = dict(zip(names, got, strict=True))
-    F, y = data["features"], data["y"]
-    q = F.shape[1]
-    b_arr, t, xi, xs = vals["b"], vals["t"], vals["xi"], vals["xi_star"]
-    coef = vals.get("w", vals.get("v"))
-    if (b_arr.size != 1 or t.size != n or xi.size != n or xs.size != n
-            or (coef is not None and coef.size != q)
-            or (window_form and vals["g"].size != n)):
-        return missing()
-    b = float(b_arr[0])
-    eps, C = float(data["epsilon"]), float(data["C"])
 
-    # cone arguments a_i, their norms and unit vectors; G_i = grad_w ||a_i|| = R_i^T u_i
-    if window_form:
-        g = vals["g"]
-        win = data["windows"]
-        m = win.shape[1]
-        blocks = g[win]
-        a = (blocks - blocks.mean(axis=1, keepdims=True)) / np.sqrt(m)  # (N, m)
-        f_lin, f_terms = g, np.abs(g)
-    else:
-        R = data["factors"]  # (N, p, q)
-        a = np.einsum("npq,q->np", R, coef)
-        f_lin = F @ coef
-        f_terms = np.abs(F) @ np.abs(coef)
-    c = np.linalg.norm(a, axis=1)
-    fitted = f_lin + b
-    resid_up = y - fitted - eps * t - xi  # "upper" <= 0
-    resid_lo = fitted - y - eps * t - xs  # "lower" <= 0
-    cone = c - t  # "local" <= 0
-    row_terms = f_terms + abs(b) + eps * np.abs(t)
-    blocks_primal = {
-        "upper": (resid_up, np.maximum.reduce([np.abs(y - fitted), np.abs(eps * t + xi),
-                                                row_terms + np.abs(xi)]), False),
-        "lower": (resid_lo, np.maximum.reduce([np.abs(fitted - y), np.abs(eps * t + xs),
-                                                row_terms + np.abs(xs)]), False),
-        "xi_nonneg": (-xi, np.abs(xi), False),
-        "xi_star_nonneg": (-xs, np.abs(xs), False),
-    }
-    if window_form:
-        # |grad ||a_i|| |^T |g| = sum_j |u_ij| |g_{W_ij}| / sqrt(m) (u is centred)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            unit = np.where(c[:, None] > 0, a / c[:, None], 0.0)
-        cone_terms = np.sum(np.abs(unit) * np.abs(g[win]), axis=1) / np.sqrt(m) + np.abs(t)
-        if primal_kind:
-            zw = F @ coef
-            link = g - zw
-            link_scale = np.maximum.reduce([np.abs(g), np.abs(zw),
-                                            np.abs(g) + np.abs(F) @ np.abs(coef)])
-        else:
-            Q = data["complement"]
-            link = Q.T @ g
-            link_scale = np.maximum(np.abs(link), np.abs(Q.T) @ np.abs(g))
-        blocks_primal["features"] = (link, link_scale, True)
-    else:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            unit = np.where(c[:, None] > 0, a / c[:, None], 0.0)
-        Gfull = np.einsum("np,npq->nq", unit, R)
-        cone_terms = np.abs(Gfull) @ np.abs(coef) + np.abs(t)
-    blocks_primal["local"] = (cone, np.maximum.reduce([c, np.abs(t), cone_terms]), False)
-    global_scale = max(max(float(np.max(s, initial=0.0)) for _, s, _ in blocks_primal.values()),
-                       np.finfo(float).tiny)
-    floor = PRIMAL_FLOOR * global_scale
-    primal = 0.0
-    block_den = {}
-    for name, (viol, scale, eq) in blocks_primal.items():
-        v = np.abs(viol) if eq else np.maximum(viol, 0.0)
-        block_den[name] = max(float(np.max(scale, initial=0.0)), floor)
-        primal = max(primal, float(np.max(v, initial=0.0)) / block_den[name])
+    data: Mapping[str, Any]
+    F: np.ndarray
+    n: int
+    eps: float
+    C: float
+    unit: np.ndarray
+    win: np.ndarray | None  # the windows (window form) ...
+    m: int | None
+    Gfull: np.ndarray | None  # ... or the cone rows' gradients G_i = R_i^T u_i
+    blocks_primal: dict
+    block_den: dict
+    floor: float
+    resid_up: np.ndarray
+    resid_lo: np.ndarray
+    cone: np.ndarray
+    xi: np.ndarray
+    xs: np.ndarray
+    f: float
+    fterms: float
+    xnorm: float
+    reported: float
 
-    # a vanishing cone argument is a kink: its multiplier is a subgradient, not fitted here
-    if np.any(c <= 1e-7 * global_scale):
-        return conic_certificate(data, solution, build=_build)
+    @property
+    def window_form(self) -> bool:
+        return self.Gfull is None
 
-    def Gt(vec: np.ndarray) -> np.ndarray:
+    @property
+    def primal_kind(self) -> bool:
+        return self.data["kind"] == KIND
+
+    def Gt(self, vec: np.ndarray) -> np.ndarray:
         """sum_i vec_i G_i (the features' part of the cone rows' gradients)."""
-        if window_form:
+        F, n, win, unit = self.F, self.n, self.win, self.unit
+        if self.window_form:
             return F.T @ _window_adjoint(win, unit, vec, n)
-        return Gfull.T @ vec
+        return self.Gfull.T @ vec
 
-    def G_rows(idx: np.ndarray) -> np.ndarray:
-        if window_form:
-            return np.einsum("km,kmq->kq", unit[idx], F[win[idx]]) / np.sqrt(m)
-        return Gfull[idx]
+    def G_rows(self, idx: np.ndarray) -> np.ndarray:
+        """The rows ``idx`` of G (the cone rows' gradients in the features)."""
+        F, win, unit = self.F, self.win, self.unit
+        if self.window_form:
+            return np.einsum("km,kmq->kq", unit[idx], F[win[idx]]) / np.sqrt(self.m)
+        return self.Gfull[idx]
 
     # stationarity in (features, b) with lambda = 1/N - eps (alpha + alpha*):
     # -(F + eps G)^T alpha + (F - eps G)^T alpha* + G^T 1/N = 0,  -1^T alpha + 1^T alpha* = 0
-    def stationarity(al: np.ndarray, als: np.ndarray) -> np.ndarray:
+    def stationarity(self, al: np.ndarray, als: np.ndarray) -> np.ndarray:
+        """The stationarity residual in (features, b) at the multipliers (al, als)."""
+        F, n, eps, Gt = self.F, self.n, self.eps, self.Gt
         lam = 1.0 / n - eps * (al + als)
         return np.r_[-F.T @ (al - als) + Gt(lam), -np.sum(al) + np.sum(als)]
 
-    reported = float(solution.objective)
-    f = float(np.sum(t) / n + C * np.sum(xi + xs))
-    fterms = float(np.sum(np.abs(t)) / n + C * np.sum(np.abs(xi) + np.abs(xs)))
-    parts = [t, xi, xs, b_arr] + ([coef] if coef is not None else []) + (
-        [vals["g"]] if window_form else [])
-    xnorm = max(float(np.max(np.abs(p), initial=0.0)) for p in parts)
-
-    def recover(tol: float) -> tuple[float, float]:
+    def recover(self, tol: float) -> tuple[float, float]:
         """(dual, gap) of the multipliers recovered on the rows active within ``tol``."""
+        data, F, n, eps, C = self.data, self.F, self.n, self.eps, self.C
+        window_form, primal_kind, win, unit = (self.window_form, self.primal_kind,
+                                               self.win, self.unit)
+        blocks_primal, block_den, floor = self.blocks_primal, self.block_den, self.floor
+        resid_up, resid_lo, cone = self.resid_up, self.resid_lo, self.cone
+        xi, xs, f, fterms = self.xi, self.xs, self.f, self.fterms
+        xnorm, reported = self.xnorm, self.reported
+        stationarity, G_rows, Gt = self.stationarity, self.G_rows, self.Gt
         active = {name: (viol >= -tol * block_den[name])
                   for name, (viol, _, _) in blocks_primal.items() if name != "features"}
         cap = C if eps == 0.0 else min(C, 1.0 / (n * eps))
@@ -577,13 +503,145 @@ def _certify(data: Mapping[str, Any], solution: Solution) -> Residuals:
             else math.inf
         return dual, max(rel(comp, size), obj_gap)
 
+
+def _certify(data: Mapping[str, Any], solution: Solution) -> Residuals:
+    r"""KKT certificate of a relaxed LSVR point from the program's structure, in O(N(m + q)).
+
+    The same three numbers as the generic certificate
+    (:func:`conicml.certificates.conic.conic_certificate`) on the program's cvxpy problem,
+    with the multipliers recovered by the structure of (6.13)–(6.15) instead of one dense
+    least-squares fit over every constraint. With :math:`\alpha_i, \alpha_i^*` the
+    multipliers of the two tube rows, :math:`\lambda_i` of the cone
+    :math:`\|a_i\| \le t_i` (:math:`a_i = R_iw`, or the centred window of :math:`g`),
+    :math:`\beta_i, \beta_i^*` of :math:`\xi_i, \xi_i^* \ge 0`, the stationarity in
+    :math:`t_i, \xi_i, \xi_i^*` fixes :math:`\lambda_i = 1/N - \epsilon(\alpha_i +
+    \alpha_i^*)`, :math:`\beta_i = C - \alpha_i`, :math:`\beta_i^* = C - \alpha_i^*`
+    (exactly), and the one in :math:`g` fixes the multiplier of the ``"features"`` rows.
+    What remains is the stationarity in the features and in :math:`b`,
+
+    .. math::
+
+        -F^\top\delta + \sum_i \lambda_i G_i = 0, \qquad \mathbf 1^\top\delta = 0,
+        \qquad \delta = \alpha - \alpha^*,\ G_i = \nabla_w\|a_i\| ,
+
+    :math:`q + 1` equations. Complementarity fixes most multipliers (a tube row that is
+    not nearly active has :math:`\alpha_i = 0`; a positive slack, :math:`\alpha_i = C`;
+    a cone that is not nearly active, :math:`\lambda_i = 0`); the others are fitted by a
+    bounded least-squares problem over :math:`q + 1` rows (``lsq_linear``'s BVLS, an
+    exact active-set method) with :math:`0 \le \alpha_i \le C` and
+    :math:`\lambda_i \ge 0`. ``dual`` is the remaining stationarity residual relative
+    to its terms plus any sign violation; ``gap`` the complementarity of all recovered
+    multipliers relative to the Lagrangian's terms, and the mismatch between the
+    reported and the recomputed objective. "Nearly active" is the generic certificate's
+    ``ACTIVE_RTOL`` of a row's scale, or ten times it (an interior-point point leaves small
+    multipliers just outside the first set); the better of the two recoveries is
+    reported, as every residual of either is measured. A cone whose argument vanishes (a
+    kink, where the multiplier is a subgradient) is left to the generic certificate.
+    """
+    window_form = data["factors"] is None
+    primal_kind = data["kind"] == KIND
+    names = ["b", "t", "xi", "xi_star"]
+    if primal_kind or not window_form:
+        names.append("w" if primal_kind else "v")
+    if window_form:
+        names.append("g")
+    got = values_of(solution, *names)
+    n = data["y"].size
+    if got is None:
+        return missing()
+    vals = dict(zip(names, got, strict=True))
+    F, y = data["features"], data["y"]
+    q = F.shape[1]
+    b_arr, t, xi, xs = vals["b"], vals["t"], vals["xi"], vals["xi_star"]
+    coef = vals.get("w", vals.get("v"))
+    if (b_arr.size != 1 or t.size != n or xi.size != n or xs.size != n
+            or (coef is not None and coef.size != q)
+            or (window_form and vals["g"].size != n)):
+        return missing()
+    b = float(b_arr[0])
+    eps, C = float(data["epsilon"]), float(data["C"])
+
+    # cone arguments a_i, their norms and unit vectors; G_i = grad_w ||a_i|| = R_i^T u_i
+    win = m = Gfull = None  # the windows (window form) or the gradients G (factors)
+    if window_form:
+        g = vals["g"]
+        win = data["windows"]
+        m = win.shape[1]
+        blocks = g[win]
+        a = (blocks - blocks.mean(axis=1, keepdims=True)) / np.sqrt(m)  # (N, m)
+        f_lin, f_terms = g, np.abs(g)
+    else:
+        R = data["factors"]  # (N, p, q)
+        a = np.einsum("npq,q->np", R, coef)
+        f_lin = F @ coef
+        f_terms = np.abs(F) @ np.abs(coef)
+    c = np.linalg.norm(a, axis=1)
+    fitted = f_lin + b
+    resid_up = y - fitted - eps * t - xi  # "upper" <= 0
+    resid_lo = fitted - y - eps * t - xs  # "lower" <= 0
+    cone = c - t  # "local" <= 0
+    row_terms = f_terms + abs(b) + eps * np.abs(t)
+    blocks_primal = {
+        "upper": (resid_up, np.maximum.reduce([np.abs(y - fitted), np.abs(eps * t + xi),
+                                                row_terms + np.abs(xi)]), False),
+        "lower": (resid_lo, np.maximum.reduce([np.abs(fitted - y), np.abs(eps * t + xs),
+                                                row_terms + np.abs(xs)]), False),
+        "xi_nonneg": (-xi, np.abs(xi), False),
+        "xi_star_nonneg": (-xs, np.abs(xs), False),
+    }
+    if window_form:
+        # |grad ||a_i|| |^T |g| = sum_j |u_ij| |g_{W_ij}| / sqrt(m) (u is centred)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            unit = np.where(c[:, None] > 0, a / c[:, None], 0.0)
+        cone_terms = np.sum(np.abs(unit) * np.abs(g[win]), axis=1) / np.sqrt(m) + np.abs(t)
+        if primal_kind:
+            zw = F @ coef
+            link = g - zw
+            link_scale = np.maximum.reduce([np.abs(g), np.abs(zw),
+                                            np.abs(g) + np.abs(F) @ np.abs(coef)])
+        else:
+            Q = data["complement"]
+            link = Q.T @ g
+            link_scale = np.maximum(np.abs(link), np.abs(Q.T) @ np.abs(g))
+        blocks_primal["features"] = (link, link_scale, True)
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            unit = np.where(c[:, None] > 0, a / c[:, None], 0.0)
+        Gfull = np.einsum("np,npq->nq", unit, R)
+        cone_terms = np.abs(Gfull) @ np.abs(coef) + np.abs(t)
+    blocks_primal["local"] = (cone, np.maximum.reduce([c, np.abs(t), cone_terms]), False)
+    global_scale = max(max(float(np.max(s, initial=0.0)) for _, s, _ in blocks_primal.values()),
+                       np.finfo(float).tiny)
+    floor = PRIMAL_FLOOR * global_scale
+    primal = 0.0
+    block_den = {}
+    for name, (viol, scale, eq) in blocks_primal.items():
+        v = np.abs(viol) if eq else np.maximum(viol, 0.0)
+        block_den[name] = max(float(np.max(scale, initial=0.0)), floor)
+        primal = max(primal, float(np.max(v, initial=0.0)) / block_den[name])
+
+    # a vanishing cone argument is a kink: its multiplier is a subgradient, not fitted here
+    if np.any(c <= 1e-7 * global_scale):
+        return conic_certificate(data, solution, build=_build)
+
+    reported = float(solution.objective)
+    f = float(np.sum(t) / n + C * np.sum(xi + xs))
+    fterms = float(np.sum(np.abs(t)) / n + C * np.sum(np.abs(xi) + np.abs(xs)))
+    parts = [t, xi, xs, b_arr] + ([coef] if coef is not None else []) + (
+        [vals["g"]] if window_form else [])
+    xnorm = max(float(np.max(np.abs(p), initial=0.0)) for p in parts)
+
+    multipliers = _Multipliers(data, F, n, eps, C, unit, win, m, Gfull, blocks_primal,
+                               block_den, floor, resid_up, resid_lo, cone, xi, xs, f, fterms,
+                               xnorm, reported)
+
     # the rows "nearly active" within ACTIVE_RTOL of their scale (the generic certificate's
     # rule) and within ten times that: an interior-point point leaves small multipliers on
     # rows just outside the first set; any recovered multipliers certify the point, as
     # every residual of theirs is measured, so the better of the two candidates is kept
-    dual, gap = recover(ACTIVE_RTOL)
+    dual, gap = multipliers.recover(ACTIVE_RTOL)
     if max(dual, gap) > 1e-9:
-        dual2, gap2 = recover(10.0 * ACTIVE_RTOL)
+        dual2, gap2 = multipliers.recover(10.0 * ACTIVE_RTOL)
         if max(dual2, gap2) < max(dual, gap):
             dual, gap = dual2, gap2
     return residuals(primal, dual, gap)

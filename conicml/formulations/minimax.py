@@ -30,7 +30,7 @@ from .._utils.threads import one_blas_thread
 from .._utils.validation import check_positive, check_X_y
 from ..certificates.conic import rel, residuals
 from ..certificates.margin import fractional_certificate
-from ..contracts.minimax import MEMPMData
+from ..contracts.minimax import KernelScatter, MEMPMData, RidgeStack
 from ..exceptions import ProgramError
 from ..kernels import KERNELS, Kernel, make_kernel, psd_factor
 from ..moments import ClassMoments, as_class_moments, takes_X_y
@@ -220,6 +220,7 @@ def _base_data(
     rho_x, rho_y = _split_ridge(ridge)
     relative_ridge = _check_nonneg(relative_ridge, "relative_ridge")
     scale = None
+    scatter = None
     if kernel == "linear":
         mom = as_class_moments(data)
         n = mom.dim
@@ -268,8 +269,11 @@ def _base_data(
         # permutation, undone in coef_map): a Cholesky factor's positive rows then vanish
         # beyond column n_pos, so Sigma_x's scatter lives in its leading block
         perm = np.argsort(~pos, kind="stable")
-        K = kern.gram(X)[np.ix_(perm, perm)]  # (a precomputed X is the Gram matrix)
-        K = 0.5 * (K + K.T)
+        if kern.name == "precomputed":  # X is the Gram matrix (symmetrised here)
+            K = X[np.ix_(perm, perm)]
+            K = 0.5 * (K + K.T)
+        else:  # the kernel of the permuted points (symmetric by construction)
+            K = kern.gram(X[perm])
         # Theorem 9 in the coordinates of an empirical feature map: any factor
         # K = Phi Phi^T (Phi of full column rank r) with coefficients w = T u,
         # K T = Phi and T^T K T = I gives K w = Phi u and w^T K w = ||u||^2, so
@@ -284,23 +288,35 @@ def _base_data(
         coef_map = _permute_rows(coef_map, perm)
         # the rows of Phi are in the order perm: the positive class is Phi[:n_pos]
         mx, my = Phi[:n_pos].mean(axis=0), Phi[n_pos:].mean(axis=0)  # k~x, k~y (3.4.2)
-        # Sigma = K~^T K~ / N + rho I in u (Theorem 9); the centred rows times their
-        # transpose (a GEMM) rather than np.cov's extra copies. With the Cholesky factor
-        # (lower triangular) the positive rows and mx vanish beyond column n_pos, so
-        # only the leading block of Sigma_x's scatter is computed.
+        # Sigma = K~^T K~ / N + rho I in u (Theorem 9). With the Cholesky factor
+        # (lower triangular) the positive rows and mx vanish beyond column n_pos.
         r = Phi.shape[1]
-        lead = n_pos if isinstance(coef_map, _InverseTransposeFactor) else r
-        Cx, Cy = Phi[:n_pos] - mx, Phi[n_pos:] - my
-        cov_x = np.zeros((r, r))
-        cov_x[:lead, :lead] = Cx[:, :lead].T @ Cx[:, :lead] / n_pos
-        cov_y = Cy.T @ Cy / n_neg
-        cov_x[np.diag_indices_from(cov_x)] += rho_x
-        cov_y[np.diag_indices_from(cov_y)] += rho_y
+        cholesky_map = isinstance(coef_map, _InverseTransposeFactor)
+        lead = n_pos if cholesky_map else r
         # R = [C / sqrt(N); sqrt(rho) I] satisfies R^T R = Sigma exactly, with no
-        # factorisation of Sigma (the norms ||R u|| = sigma(u) are all the program uses)
-        Rx = np.vstack([Cx / math.sqrt(n_pos), math.sqrt(rho_x) * np.eye(r)])
-        Ry = np.vstack([Cy / math.sqrt(n_neg), math.sqrt(rho_y) * np.eye(r)])
-        Sx, Sy = cov_x, cov_y
+        # factorisation of Sigma (the norms ||R u|| = sigma(u) are all the program uses);
+        # held without its identity block (RidgeStack), formed only for a generic backend
+        Cx = np.zeros((n_pos, r))
+        Cx[:, :lead] = Phi[:n_pos, :lead] - mx[:lead]
+        Cx[:, :lead] *= 1.0 / math.sqrt(n_pos)
+        Cy = Phi[n_pos:] - my
+        Cy *= 1.0 / math.sqrt(n_neg)
+        Rx, Ry = RidgeStack(Cx, rho_x), RidgeStack(Cy, rho_y)
+        if cholesky_map:
+            # Phi Phi^T = K: the Gram matrix of the scaled centred rows is K double-centred
+            # per class block, in O(n^2) (in place: K is not needed any more); solvers and
+            # the certificate work through it (Woodbury) and never form the n x n
+            # covariances (two n^3 products)
+            scatter = KernelScatter(Cx, Cy, rho_x, rho_y, _class_centred_gram(K, n_pos),
+                                    lead=lead)
+            Sx = Sy = None
+        else:
+            cov_x = np.zeros((r, r))
+            cov_x[:lead, :lead] = Cx[:, :lead].T @ Cx[:, :lead]
+            cov_y = Cy.T @ Cy
+            cov_x[np.diag_indices_from(cov_x)] += rho_x
+            cov_y[np.diag_indices_from(cov_y)] += rho_y
+            Sx, Sy, scatter = cov_x, cov_y, None
         mom = None
     d = mx - my
     if not np.any(np.abs(d) > 1e-12 * max(1.0, float(np.abs(mx).max()))):
@@ -318,7 +334,31 @@ def _base_data(
         # drops): solvers that factor a combination of them (ils-newton) read these
         # instead of multiplying the factors back
         "Sx": Sx, "Sy": Sy,
+        # kernel programs with a Cholesky feature map: the covariances by their centred
+        # rows (conicml.contracts.minimax.KernelScatter); Sx, Sy are then None
+        "scatter": scatter if kern is not None else None,
     }
+
+
+def _class_centred_gram(K: np.ndarray, n_x: int) -> np.ndarray:
+    r""":math:`G = CC^\top` for the rows :math:`C` of ``Rx[:n_x]`` and ``Ry[:n_y]`` from
+    :math:`K = \Phi\Phi^\top` (classes in blocks, the positive first): each block
+    :math:`K_{ab}` double-centred (row means over class :math:`b`, column means over
+    class :math:`a`) and divided by :math:`\sqrt{N_aN_b}`; :math:`O(n^2)`, in place
+    (``K`` is overwritten)."""
+    n = K.shape[0]
+    blocks = (slice(0, n_x), slice(n_x, n))
+    means = np.stack([K[:, b].mean(axis=1) for b in blocks], axis=1)  # row i, class b
+    G = K  # overwritten
+    sizes = (n_x, n - n_x)
+    for ia, a in enumerate(blocks):
+        for ib, b in enumerate(blocks):
+            total = float(means[a, ib].mean())
+            G[a, b] -= means[a, ib][:, None]
+            G[a, b] -= means[b, ia][None, :]
+            G[a, b] += total
+            G[a, b] /= math.sqrt(sizes[ia] * sizes[ib])
+    return G
 
 
 def _feature_variances(mom: ClassMoments) -> np.ndarray:
@@ -340,12 +380,16 @@ def _kappa_max(base: Mapping[str, Any]) -> float:
     :math:`R_y` (:func:`conicml._utils.linalg.inverse_quadratic`, which also detects
     :math:`d` outside the range), which costs several times the Cholesky factorisation.
     """
+    scatter = base.get("scatter")
+    if scatter is not None:
+        x = scatter.solve_y(base["d"])
+        return math.sqrt(max(float(base["d"] @ x), 0.0)) - base["nu_y"]
     Sy = base.get("Sy")
     L = _definite_cholesky(Sy) if Sy is not None else None
     if L is not None:
         z = solve_triangular(L, base["d"], lower=True, check_finite=False)
         return math.sqrt(float(z @ z)) - base["nu_y"]
-    return math.sqrt(inverse_quadratic(base["Ry"], base["d"])) - base["nu_y"]
+    return math.sqrt(inverse_quadratic(np.asarray(base["Ry"]), base["d"])) - base["nu_y"]
 
 
 def _definite_cholesky(S: np.ndarray, rtol: float = 1e-12) -> np.ndarray | None:
@@ -367,7 +411,7 @@ def _definite_cholesky(S: np.ndarray, rtol: float = 1e-12) -> np.ndarray | None:
 # the shared SOCP (Charnes-Cooper form) and its decoding
 # --------------------------------------------------------------------------------------
 def _build_fractional(data: Mapping[str, Any]) -> ConicForm:
-    d, Rx, Ry = data["d"], data["Rx"], data["Ry"]
+    d, Rx, Ry = data["d"], np.asarray(data["Rx"]), np.asarray(data["Ry"])
     v = cp.Variable(d.size, name="v")
     ax = cp.Parameter(nonneg=True, name="a_x", value=data["a"][0])
     ay = cp.Parameter(nonneg=True, name="a_y", value=data["a"][1])
@@ -497,7 +541,7 @@ def _certify_fractional(data: Mapping[str, Any], solution: Solution) -> Residual
     # spare the certificate two n^3 products R^T R
     S = (data.get("Sx"), data.get("Sy")) if data.get("kernel") is not None else (None, None)
     return fractional_certificate(data["d"], data["Rx"], data["Ry"], data["a"], data["b"], v,
-                                  float(solution.objective), *S)
+                                  float(solution.objective), *S, scatter=data.get("scatter"))
 
 
 def _family_program(base: dict, family: str, a: tuple[float, float], b: tuple[float, float],
@@ -920,7 +964,7 @@ def inner_bmpm(data: Mapping[str, Any], beta: float, previous: Program | None = 
     """
     keep = ("moments", "d", "Rx", "Ry", "mx", "my", "nu_x", "nu_y", "rho_x", "rho_y",
             "relative_ridge", "kernel", "X", "n_pos", "n_neg", "feature_scale", "coef_map",
-            "Sx", "Sy")
+            "Sx", "Sy", "scatter")
     prog = _bmpm_program({k: data[k] for k in keep}, float(beta), data["bound"])
     if previous is not None and previous.is_built:
         prog = Program(prog.kind, prog.data,
@@ -938,7 +982,7 @@ def _reuse_form(form: ConicForm, data: Mapping[str, Any]) -> ConicForm:
 
 def _endpoint_w(data: Mapping[str, Any]) -> np.ndarray:
     r""":math:`w \propto \Sigma_y^{-1} d` (the only hyperplane at :math:`\beta = \beta_{0m}`)."""
-    Ry, d = data["Ry"], data["d"]
+    Ry, d = np.asarray(data["Ry"]), data["d"]
     w = np.linalg.lstsq(Ry.T @ Ry, d, rcond=None)[0]
     return w / float(d @ w)
 

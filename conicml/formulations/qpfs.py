@@ -20,14 +20,14 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any
 
 import cvxpy as cp
 import numpy as np
 
 from .._utils import similarity as sim
-from .._utils.validation import check_matrix, plain
+from .._utils.validation import check_bins, check_matrix, plain
 from ..contracts.qpfs import RestrictedQP, SimplexQP
 from ..exceptions import ProgramError
 from ..kinds import QPFS, QPFS_RESTRICTED
@@ -388,8 +388,7 @@ def _check_settings(alpha, similarity, nystrom, delta, form, bins, width, mi_dia
     if nystrom is not None and (isinstance(nystrom, bool) or not isinstance(nystrom, Real)
                                 or not 0 < nystrom <= 1):
         raise ProgramError(f"nystrom (the sampling rate p) must be in (0, 1], got {nystrom!r}")
-    if isinstance(bins, bool) or not isinstance(bins, Integral) or bins < 3 or bins % 2 == 0:
-        raise ProgramError(f"bins must be an odd integer >= 3, got {bins!r}")
+    check_bins(bins)
     if not isinstance(width, Real) or not 0 < width < math.inf:
         raise ProgramError(f"width must be a positive number, got {plain(width)!r}")
     if not isinstance(delta, Real) or not 0 <= delta < 1:

@@ -16,10 +16,11 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
+import scipy.sparse as sp
 
 from .. import kinds
 from .._utils.threads import one_blas_thread
-from .._utils.validation import check_positive, check_X_y
+from .._utils.validation import check_binary_labels, check_positive, check_X_y
 from ..certificates.conic import certify_with
 from ..certificates.kkt import bias_from_kkt, free_tolerance, solver_accuracy
 from ..certificates.margin import margin_qp_certificate
@@ -65,13 +66,73 @@ def _per_sample_costs(y: np.ndarray, C: float, class_weight: Any) -> tuple[np.nd
     return c, weights
 
 
-def _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, factor):
-    X, y = check_X_y(X, y)
+def _is_sparse(X: Any) -> bool:
+    return sp.issparse(X)
+
+
+def _sparse_row_sq(X: Any) -> np.ndarray:
+    r""":math:`\|x_i\|^2` of the rows of a CSR matrix from its stored values (no
+    elementwise product matrix)."""
+    sq = np.zeros(X.shape[0])
+    filled = np.diff(X.indptr) > 0
+    if X.nnz:
+        sq[filled] = np.add.reduceat(X.data * X.data, X.indptr[:-1][filled])
+    return sq
+
+
+def _check_sparse_X_y(X: Any, y: Any, kernel: str) -> tuple[Any, np.ndarray]:
+    """A :mod:`scipy.sparse` ``X`` as a canonical CSR matrix of finite float64 values.
+
+    Only the linear kernel keeps ``X`` sparse (its program needs ``X`` and ``X^T`` products
+    only); a kernel's Gram matrix is dense, so any other kernel asks for a dense ``X``.
+    """
+    if kernel != "linear":
+        raise ProgramError(
+            f"X is a sparse matrix ({type(X).__name__}); only kernel='linear' keeps it "
+            f"sparse, got kernel={kernel!r}: pass X.toarray() for a kernel SVM")
+    if len(X.shape) != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+        raise ProgramError(f"X must be 2-D with at least 1 row and 1 column, "
+                           f"got shape {X.shape}")
+    try:
+        Xs = sp.csr_matrix(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ProgramError(f"X must hold numeric values: {exc}") from exc
+    if not Xs.has_canonical_format:  # duplicates summed on a copy, never in the caller's
+        Xs = Xs.copy()
+        Xs.sum_duplicates()
+    if not np.all(np.isfinite(Xs.data)):
+        bad = int(Xs.data.size - np.count_nonzero(np.isfinite(Xs.data)))
+        raise ProgramError(f"X contains {bad} NaN or infinite value(s)")
+    return Xs, check_binary_labels(y, Xs.shape[0])
+
+
+def _sample_weight(sample_weight: Any, n: int) -> np.ndarray:
+    if sample_weight is None:
+        return np.ones(n)
+    try:
+        s = np.asarray(sample_weight, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ProgramError(f"sample_weight must be numeric: {exc}") from exc
+    if s.shape != (n,):
+        raise ProgramError(f"sample_weight must have shape ({n},) to match X, got {s.shape}")
+    if not np.all(np.isfinite(s)) or not np.all(s > 0):
+        raise ProgramError("sample_weight must be positive and finite (a sample of weight 0 "
+                           "does not enter the program: drop its row instead)")
+    return s
+
+
+def _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, factor,
+                 sample_weight=None):
+    sparse = _is_sparse(X)
+    X, y = _check_sparse_X_y(X, y, kernel) if sparse else check_X_y(X, y)
     if form not in FORMS:
         raise ProgramError(f"form must be 'primal' or 'dual', got {form!r}")
     if factor not in ("auto", "cholesky", "eigen"):
         raise ProgramError(f"factor must be 'auto', 'cholesky' or 'eigen', got {factor!r}")
-    kern = make_kernel(kernel, X, gamma=gamma, degree=degree, coef0=coef0)
+    # a sparse X has the linear kernel, to which gamma means nothing: "scale" is not
+    # resolved (a pass over X for nothing)
+    kern = make_kernel(kernel, X, gamma=1.0 if sparse and isinstance(gamma, str) else gamma,
+                       degree=degree, coef0=coef0)
     if kern.name == "precomputed":
         # column-major: smo reads the Gram matrix a column at a time, in place
         # (contiguous columns), and the certificate's product gathers only the support
@@ -83,16 +144,23 @@ def _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, fact
     else:
         C = check_positive(C, "C")
         c, weights = _per_sample_costs(y, C, class_weight)
+        if sample_weight is not None:
+            sample_weight = _sample_weight(sample_weight, y.size)
+            c = c * sample_weight
     # the cost scale C max_i K(x_i, x_i): C-SVM on X is C = 1 on sqrt(C) X, so a large C is
     # a badly scaled problem like a feature at 1e8 (at C = 1e12 an interior-point solver
     # may call the primal INFEASIBLE and the dual UNBOUNDED with no hint)
-    diag = np.diag(X) if kern.name == "precomputed" else kern.diagonal(X)
+    diag = (np.diag(X) if kern.name == "precomputed"
+            else _sparse_row_sq(X) if sparse
+            else kern.diagonal(X))
     cost_scale = math.inf if hard else float(np.max(c)) * max(float(np.max(diag)), 0.0)
     if not hard and cost_scale > COST_SCALE_LIMIT:
         feature = ""
         if kern.name != "precomputed":
-            j = int(np.argmax(np.max(np.abs(X), axis=0)))
-            feature = f", largest feature: column {j} with max |x| = {np.max(np.abs(X[:, j])):.3g}"
+            col_max = (np.asarray(abs(X).max(axis=0).todense()).ravel() if sparse
+                       else np.max(np.abs(X), axis=0))
+            j = int(np.argmax(col_max))
+            feature = f", largest feature: column {j} with max |x| = {col_max[j]:.3g}"
         warnings.warn(
             f"badly scaled SVM: C * max_i K(x_i, x_i) = {cost_scale:.3g} > "
             f"{COST_SCALE_LIMIT:.0e} (C = {C:g}{feature}) is beyond what double precision "
@@ -101,7 +169,8 @@ def _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, fact
             f"scaled by sqrt(C)); use C <= {_largest_C(C, cost_scale):.3g} or standardize "
             "the features, or hard_margin() if the data are separable",
             ConicMLWarning, stacklevel=3)
-    return {"X": X, "y": y, "c": c, "C": C, "class_weight": weights, "kernel": kern,
+    return {"X": X, "y": y, "c": c, "C": C, "class_weight": weights,
+            "sample_weight": sample_weight, "kernel": kern,
             "hard": hard, "form": form, "factor": factor, "cost_scale": cost_scale}
 
 
@@ -236,7 +305,9 @@ def _reconcile_with_multipliers(data: Mapping[str, Any], solution: Solution,
     model = dict(model)
     model["b"] = b
     model["decoded_from"] = "multipliers"
-    if "w" in model:
+    if "w" in model and _is_sparse(data["X"]):
+        model["w"] = _sparse_refit(data["X"], f_mult - b)
+    elif "w" in model:
         X = data["X"]
         target = f_mult - b
         cs = np.linalg.norm(X, axis=0)
@@ -247,6 +318,19 @@ def _reconcile_with_multipliers(data: Mapping[str, Any], solution: Solution,
             w = np.linalg.lstsq(X, target, rcond=None)[0]
         model["w"] = w
     return model
+
+
+def _sparse_refit(X: Any, target: np.ndarray) -> np.ndarray:
+    r""":math:`w` fitted to the decision values ``target`` on a sparse ``X``: the
+    column-equilibrated least-squares solution by LSQR (the minimum-norm one from
+    :math:`w = 0` when :math:`X` has dependent columns), the sparse twin of the dense
+    refit of :func:`_reconcile_with_multipliers`."""
+    from scipy.sparse.linalg import lsqr
+
+    cs = np.sqrt(np.bincount(X.indices, weights=X.data * X.data, minlength=X.shape[1]))
+    cs[cs == 0] = 1.0
+    scaled = X @ sp.diags(1.0 / cs)
+    return lsqr(scaled, target, atol=1e-14, btol=1e-14, iter_lim=20 * X.shape[1])[0] / cs
 
 
 def _decode_primal(data: Mapping[str, Any], solution: Solution) -> dict:
@@ -313,7 +397,9 @@ def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, block: int = 2048) ->
     :math:`v = \alpha\circ y` that is :math:`O(n\,n_{SV})` kernel values instead of
     :math:`O(n^2)`, and the product is the same.
     """
-    X, kernel = np.asarray(data["X"]), data["kernel"]
+    X, kernel = data["X"], data["kernel"]
+    if not _is_sparse(X):
+        X = np.asarray(X)
     if getattr(kernel, "name", None) == "precomputed":
         return _gram_matvec(X, v)
     if getattr(kernel, "name", None) == "linear":
@@ -424,13 +510,75 @@ def _certify_primal(data: Mapping[str, Any], solution: Solution) -> Residuals:
     except (KeyError, TypeError, ValueError):
         return Residuals(primal=math.inf, dual=math.nan, gap=math.nan, source="recomputed")
     y, c = np.asarray(data["y"], dtype=float), np.asarray(data["c"], dtype=float)
-    Z = np.asarray(_kernel_factor(data), dtype=float)
+    Z = _kernel_factor(data)
+    if _is_sparse(Z):
+        if w.shape != (Z.shape[1],) or xi is None or xi.shape != y.shape or not (
+                np.all(np.isfinite(w)) and math.isfinite(b) and np.all(np.isfinite(xi))):
+            return Residuals(primal=math.inf, dual=math.nan, gap=math.nan,
+                             source="recomputed")
+        return _light_margin_certificate(Z, y, c, w, b, xi, float(solution.objective),
+                                         solution.duals.get("margin"))
+    Z = np.asarray(Z, dtype=float)
     if (w.shape != (Z.shape[1],) or (xi is not None and xi.shape != y.shape)
             or not (np.all(np.isfinite(w)) and math.isfinite(b)
                     and (xi is None or np.all(np.isfinite(xi))))):
         return Residuals(primal=math.inf, dual=math.nan, gap=math.nan, source="recomputed")
     res, _ = margin_qp_certificate(Z, y, c, w, b, xi, float(solution.objective))
-    return res
+    multipliers = solution.duals.get("margin")
+    if xi is None or multipliers is None or res.max() <= 0.0:
+        return res
+    # the solver's own multipliers are one more dual candidate (the band candidates skip
+    # the wide bands of an inexact point of many samples, where this one may still prove
+    # the gap): the better of the two certificates, both valid bounds
+    light = _light_margin_certificate(Z, y, c, w, b, xi, float(solution.objective),
+                                      multipliers)
+    return light if light.max() < res.max() else res
+
+
+def _light_margin_certificate(X: Any, y: np.ndarray, c: np.ndarray, w: np.ndarray,
+                               b: float, xi: np.ndarray, claimed: float,
+                               multipliers: Any) -> Residuals:
+    r"""The soft-margin primal's certificate in :math:`O(\mathrm{nnz})` (a sparse ``X``;
+    beside the band candidates on a dense one).
+
+    The three numbers of :func:`conicml.certificates.margin.margin_qp_certificate`
+    (``R=None``) from dual candidates that need no dense block of ``X``: :math:`\alpha = 0`,
+    the bound pattern of the margins (:math:`\alpha_i = c_i` where
+    :math:`m_i < 1`, else 0) and the solver's own margin multipliers if it returned any,
+    each clipped to :math:`[0, c]` and balanced to :math:`y^\top\alpha = 0` (the heavier
+    class scaled down): every candidate is dual feasible, so its value
+    :math:`D(\alpha) = 1^\top\alpha - \tfrac12\|X^\top(\alpha\circ y)\|^2` (seed 001
+    eq. 2.27) bounds the optimum from below whoever proposed it; the band least squares
+    of the dense certificate (a dense block of rows) is left out.
+    """
+    margin = y * (np.asarray(X @ w).ravel() + b)
+    viol = np.maximum(0.0, 1.0 - xi - margin) / np.maximum.reduce(
+        [np.ones_like(margin), np.abs(margin), np.abs(xi)])
+    primal = max(float(np.max(viol, initial=0.0)),
+                 float(np.max(-xi, initial=0.0)) / max(1.0, float(np.max(xi, initial=0.0))))
+    P = 0.5 * float(w @ w) + float(c @ np.maximum(xi, 0.0))
+    scale = max(abs(P), np.finfo(float).tiny)
+    candidates = [np.zeros_like(y), np.where(margin < 1.0, c, 0.0)]
+    if multipliers is not None:
+        m = np.asarray(multipliers, dtype=float).ravel()
+        if m.shape == y.shape and np.all(np.isfinite(m)):
+            candidates.append(np.clip(m, 0.0, c))
+    best = (math.inf, math.inf)
+    for alpha in candidates:
+        s_pos, s_neg = float(alpha[y > 0].sum()), float(alpha[y < 0].sum())
+        if s_pos > s_neg:
+            alpha = np.where(y > 0, alpha * (s_neg / s_pos), alpha)
+        elif s_neg > s_pos:
+            alpha = np.where(y < 0, alpha * (s_pos / s_neg), alpha)
+        u = np.asarray(X.T @ (alpha * y)).ravel()
+        D = float(alpha.sum()) - 0.5 * float(u @ u)
+        dw = w - u
+        cand = (0.5 * float(dw @ dw) / scale, max(P - D, 0.0) / scale)
+        if max(cand) < max(best):
+            best = cand
+    dual, gap = best
+    gap = max(gap, abs(claimed - P) / scale) if math.isfinite(claimed) else math.inf
+    return Residuals(primal=primal, dual=dual, gap=gap, source="recomputed")
 
 
 def _program(data: dict, description: str) -> Program:
@@ -463,13 +611,16 @@ def soft_margin(
     class_weight: Mapping[float, float] | str | None = None,
     form: str = "primal",
     factor: str = "auto",
+    sample_weight: np.ndarray | None = None,
 ) -> Program:
     """Soft-margin SVM (C-SVC) as a conic program.
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-        Training inputs; for ``kernel="precomputed"`` the (n, n) Gram matrix.
+    X : ndarray or scipy.sparse matrix of shape (n_samples, n_features)
+        Training inputs; for ``kernel="precomputed"`` the (n, n) Gram matrix. With
+        ``kernel="linear"`` a :mod:`scipy.sparse` matrix is kept sparse (stored as CSR)
+        through the program, its certificate and its decoding.
     y : ndarray of shape (n_samples,)
         Labels, exactly +1 or -1, both present.
     C : float, default=1.0
@@ -487,6 +638,8 @@ def soft_margin(
     factor : {"auto", "cholesky", "eigen"}, default="auto"
         How the Gram matrix is factored for non-linear kernels
         (:func:`conicml.kernels.psd_factor`).
+    sample_weight : ndarray of shape (n_samples,), optional
+        Positive per-sample cost multipliers :math:`s_i`: :math:`c_i = C\\,\\omega_{y_i}s_i`.
 
     Returns
     -------
@@ -540,7 +693,8 @@ def soft_margin(
     """
     if C is None:
         raise ProgramError("C must be a positive number; use hard_margin() for C = infinity")
-    data = _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, factor)
+    data = _common_data(X, y, C, kernel, gamma, degree, coef0, class_weight, form, factor,
+                        sample_weight)
     return _program(data, f"soft-margin SVM ({kernel} kernel, C={data['C']:g}, {form})")
 
 
@@ -563,12 +717,15 @@ def with_cost(program: Program, C: float) -> Program:
     C = check_positive(C, "C")
     weights, y = data["class_weight"], data["y"]
     c = np.where(y > 0, C * weights[1.0], C * weights[-1.0])
+    if data.get("sample_weight") is not None:
+        c = c * data["sample_weight"]
     cost_scale = data["cost_scale"] / float(np.max(data["c"])) * float(np.max(c))
     kern: Kernel = data["kernel"]
     if cost_scale > COST_SCALE_LIMIT:  # soft_margin words the warning
         return soft_margin(data["X"], y, C, kernel=kern.name, gamma=kern.gamma,
                            degree=kern.degree, coef0=kern.coef0, class_weight=dict(weights),
-                           form=data["form"], factor=data["factor"])
+                           form=data["form"], factor=data["factor"],
+                           sample_weight=data.get("sample_weight"))
     data.update(c=c, C=C, cost_scale=cost_scale)
     return _program(data, f"soft-margin SVM ({kern.name} kernel, C={C:g}, {data['form']})")
 
@@ -590,6 +747,10 @@ def hard_margin(
     in the kernel's feature space; the status says so, nothing is raised.
     Parameters as in :func:`soft_margin`.
     """
+    if _is_sparse(X):
+        raise ProgramError(
+            f"X is a sparse matrix ({type(X).__name__}); the hard-margin SVM takes a dense "
+            "X: pass X.toarray(), or soft_margin() with a finite C keeps it sparse")
     data = _common_data(X, y, None, kernel, gamma, degree, coef0, None, form, factor)
     return _program(data, f"hard-margin SVM ({kernel} kernel, {form})")
 

@@ -2,23 +2,6 @@ r"""Accuracy/complexity trade-off metrics of seed 001, ch. 5–6 (eqs. 5.8–5.9
 
 They place a cheap classifier between two baselines: the linear SVM (cheapest,
 usually least accurate) and the non-linear SVM (most accurate, most costly).
-
-.. math::
-
-    RE = \frac{e_{LSVM} - e}{e_{LSVM} - e_{SVM}} \quad (5.8), \qquad
-    RC = \frac{\mathrm{Hyp} - 1}{n_{SV} - 1} \quad (5.9),
-
-and, for chapter 6, the same normalisation of any cost :math:`v` (operation
-counts for RCC, classification or training times for RCT and RTT) between the
-two baselines:
-
-.. math::
-
-    R(v) = \frac{v - v_{LSVM}}{v_{NLSVM} - v_{LSVM}} .
-
-RE = 1 means "as accurate as the non-linear SVM", RE = 0 "as the linear SVM";
-RE > 1 or < 0 happen (Covtype: 2.41). RC = 0 means one hyperplane (the linear
-SVM's cost), RC = 1 the kernel SVM's cost.
 """
 
 from __future__ import annotations
@@ -54,6 +37,15 @@ def relative_error(error, linear_error, nonlinear_error):
     ------
     ValueError
         Non-finite input, or equal baseline errors (RE undefined).
+
+    Notes
+    -----
+    .. math::
+
+        RE = \frac{e_{LSVM} - e}{e_{LSVM} - e_{SVM}} \quad (5.8)
+
+    RE = 1 means "as accurate as the non-linear SVM", RE = 0 "as the linear SVM";
+    RE > 1 or < 0 happen (Covtype: 2.41).
     """
     e = _finite(error, "error")
     el = _finite(linear_error, "linear_error")
@@ -69,6 +61,14 @@ def relative_complexity(n_hyperplanes, n_support_vectors):
     ``n_hyperplanes`` is the mean number of hyperplanes evaluated per test
     sample (Table 5.4's "Hyp"); ``n_support_vectors`` the kernel SVM's
     :math:`n_{SV}` (> 1).
+
+    Notes
+    -----
+    .. math::
+
+        RC = \frac{\mathrm{Hyp} - 1}{n_{SV} - 1} \quad (5.9)
+
+    RC = 0 means one hyperplane (the linear SVM's cost), RC = 1 the kernel SVM's cost.
     """
     hyp = _finite(n_hyperplanes, "n_hyperplanes")
     nsv = _finite(n_support_vectors, "n_support_vectors")
@@ -85,6 +85,16 @@ def relative_cost(value, linear_value, nonlinear_value):
     ``value`` is an operation count (:func:`prediction_operations`), a
     per-sample classification time or a training time; the baselines are those
     of the linear and the non-linear SVM on *all* features.
+
+    Notes
+    -----
+    For chapter 6, the same normalisation as RE and RC of any cost :math:`v` (operation
+    counts for RCC, classification or training times for RCT and RTT) between the
+    two baselines:
+
+    .. math::
+
+        R(v) = \frac{v - v_{LSVM}}{v_{NLSVM} - v_{LSVM}} .
     """
     v = _finite(value, "value")
     vl = _finite(linear_value, "linear_value")

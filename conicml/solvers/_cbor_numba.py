@@ -1,20 +1,14 @@
 r"""Compiled linear path of ``cbor-smo`` (optional: needs ``numba``, the ``numba`` extra).
 
-Why compiled (``benchmarks/cbor_linear.py``): on a linear CBOR dual the
-iteration count is in the thousands (the smoothing continuation on a rank-deficient
-:math:`K`), and the NumPy loop of :mod:`conicml.solvers.cbor_smo` pays ~40 array calls and
-the interpreter per pair update, ~150-300 us, whatever the path: the :math:`O(d)` pair
-update of the linear path only pays off when the loop around it costs nothing. This is
-the same algorithm as the NumPy loop with ``method="linear"`` — the threshold KKT test
-(5.3) with tied blocks, the working-set rules, the bound :math:`ub` from the box and the
-partial sums, the closed-form step A4 (:func:`conicml.solvers._cbor_step.step`, compiled
-from the same function), the update :math:`z \mathrel{+}= \delta(\mu_u - \mu_l)` — run
-for one smoothing stage (fixed :math:`\epsilon`). Every score :math:`\mu_j^\top z` is
-recomputed from :math:`z` in each iteration (:math:`O(kd)`, one BLAS product, no drift),
-and so is the row :math:`M\mu_l` the second-order partner scan needs; the partial sums
-:math:`D` from :math:`x`. It returns to Python when the stage has converged, when the
-pair admits no step, at the kink :math:`\rho = 0`, or after ``max_steps`` updates
-(stages, the exact re-check, limits, reports and the callback stay in Python).
+Why compiled: on a linear CBOR dual the iteration count is in the thousands (the
+smoothing continuation on a rank-deficient :math:`K`), and the NumPy loop of
+:mod:`conicml.solvers.cbor_smo` pays ~40 array calls and the interpreter per pair update,
+whatever the path: the :math:`O(d)` pair update of the linear path only pays off when the
+loop around it costs nothing. This is the same algorithm as the NumPy loop with
+``method="linear"`` (Notes of :func:`run`), for one smoothing stage. It returns to Python
+when the stage has converged, when the pair admits no step, at the kink :math:`\rho = 0`,
+or after ``max_steps`` updates (stages, the exact re-check, limits, reports and the
+callback stay in Python).
 """
 
 from __future__ import annotations
@@ -34,27 +28,39 @@ _step_nb = njit(cache=True, nogil=True, inline="always", error_model="numpy")(_s
 _move_pair_nb = njit(cache=True, nogil=True, inline="always")(_move_pair)
 
 
+@njit(cache=True, nogil=True)
+def _work_arrays(k, nv, n_thr):  # pragma: no cover - compiled
+    """The loop's work arrays: scores (k), KKT values (nv), and per threshold the partial
+    sums, the extreme bounds and the variables attaining them, the tied blocks and the
+    blocks' running bounds."""
+    return (np.empty(k), np.empty(nv), np.empty(n_thr), np.empty(n_thr), np.empty(n_thr),
+            np.empty(n_thr, dtype=np.int64), np.empty(n_thr, dtype=np.int64),
+            np.empty(n_thr, dtype=np.int64), np.empty(n_thr), np.empty(n_thr))
+
+
 @njit(cache=True, nogil=True, error_model="numpy")  # IEEE division, as in NumPy
 def run(M, z, v, x, low, up, cl, sig, thr, dsig, d, diag, starts, ends, W, eps, tol,
         second_order, max_steps, out_f):  # pragma: no cover - compiled
-    """Up to ``max_steps`` pair updates at smoothing ``eps``; returns ``(code, steps)``.
+    r"""Up to ``max_steps`` pair updates at smoothing ``eps``; returns ``(code, steps)``.
 
     ``out_f``: ``[violation, rho, stage_tol]`` of the last KKT test. ``x``, ``low``,
     ``up`` (uint8), ``v`` and ``z`` are updated in place.
+
+    Notes
+    -----
+    The threshold KKT test
+    (5.3) with tied blocks, the working-set rules, the bound :math:`ub` from the box and the
+    partial sums, the closed-form step A4 (:func:`conicml.solvers._cbor_step.step`, compiled
+    from the same function), the update :math:`z \mathrel{+}= \delta(\mu_u - \mu_l)` — run
+    for one smoothing stage (fixed :math:`\epsilon`). Every score :math:`\mu_j^\top z` is
+    recomputed from :math:`z` in each iteration (:math:`O(kd)`, one BLAS product, no drift),
+    and so is the row :math:`M\mu_l` the second-order partner scan needs; the partial sums
+    :math:`D` from :math:`x`.
     """
     k, dim = M.shape
     nv = x.size
     n_thr = starts.size
-    s = np.empty(k)
-    F = np.empty(nv)
-    D = np.empty(n_thr)
-    b_low = np.empty(n_thr)
-    b_up = np.empty(n_thr)
-    il = np.empty(n_thr, dtype=np.int64)
-    iu = np.empty(n_thr, dtype=np.int64)
-    blk = np.empty(n_thr, dtype=np.int64)
-    lo = np.empty(n_thr)
-    hi = np.empty(n_thr)
+    s, F, D, b_low, b_up, il, iu, blk, lo, hi = _work_arrays(k, nv, n_thr)
     W2 = W * W
     steps = 0
     while True:

@@ -9,12 +9,8 @@ threshold. A variable that can move by :math:`+\sigma_x` bounds
 :math:`-\sigma_x` bounds it above (seed 003 (5.3), corrected indices).
 
 * **Coupled** thresholds (explicit constraints, the CBOR dual (4.5) and the
-  SVOR dual of (4.1)): the partial sums :math:`D_i = \sum_{t(x)\le i}\sigma_x x`
-  tie thresholds :math:`i, i+1` when :math:`D_i > 0`; the optimality test runs
-  over blocks of tied thresholds with the running maximum of the lower bounds
-  and the running minimum of the upper bounds (seed 003 (5.4)–(5.5), Chu &
-  Keerthi 2005); a pair may cross thresholds when the partner's block is at
-  or after the first variable's.
+  SVOR dual of (4.1)): the test runs over blocks of tied thresholds
+  (:func:`tie_blocks`);
 * **Decoupled** thresholds (implicit constraints, Chu & Keerthi 2005, 2007):
   every threshold has its own equality, its own test and pairs within it.
 """
@@ -48,11 +44,20 @@ def segment_bounds(Flow: np.ndarray, Fup: np.ndarray, thr: np.ndarray,
 
 def tie_blocks(b_low: np.ndarray, b_up: np.ndarray, D: np.ndarray,
                tie: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(block of each threshold, B_low, B_up)`` for coupled thresholds.
+    r"""``(block of each threshold, B_low, B_up)`` for coupled thresholds.
 
     Thresholds ``i`` and ``i + 1`` share a block when ``D_i > tie``;
     ``B_low`` is the running maximum of the blocks' lower bounds, ``B_up`` the
     running minimum (from the right) of their upper bounds.
+
+    Notes
+    -----
+    The partial sums :math:`D_i = \sum_{t(x)\le i}\sigma_x x`
+    tie thresholds :math:`i, i+1` when :math:`D_i > 0`; the optimality test runs
+    over blocks of tied thresholds with the running maximum of the lower bounds
+    and the running minimum of the upper bounds (seed 003 (5.4)–(5.5), Chu &
+    Keerthi 2005); a pair may cross thresholds when the partner's block is at
+    or after the first variable's.
     """
     n_thr = b_low.size
     blk = np.zeros(n_thr, dtype=np.int64)

@@ -10,9 +10,12 @@ Every returned start is feasible for ``new``: the solver's own feasibility check
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
+
+from ..contracts.ranking_ops import EIG_RTOL, LinearizedRanking, objective
 
 __all__ = [
     "cbc_alpha",
@@ -300,8 +303,19 @@ def cbor_pair(previous: Any, old: Any, new: Any) -> dict[str, Any]:
     return {"x0": (np.asarray(a, dtype=float), np.asarray(s, dtype=float))}
 
 
-def rank_beta(previous: Any, old: Any, new: Any) -> dict[str, Any]:
-    r"""``rank-tr`` / ``rank-newton``: the previous :math:`\beta` (same basis), any λ."""
+def rank_beta(previous: Any, old: Any, new: Any,
+              workspace: dict[str, Any] | None = None) -> dict[str, Any]:
+    r"""``rank-tr`` / ``rank-newton``: the previous :math:`\beta` (same basis), any λ.
+
+    Along a path (``workspace``), two more things. The start is the better (lower objective
+    at the new λ) of the previous :math:`\beta` and the secant through the last two
+    solutions extrapolated in :math:`\log\lambda` (:math:`\beta(\lambda)` is smooth
+    in :math:`\log\lambda`; on a geometric grid the secant carries the last change
+    forward). And the eigen-coordinates of :math:`K_{\mathcal R\mathcal R}`
+    (:class:`~conicml.contracts.ranking_ops.LinearizedRanking`, independent of λ) are
+    computed once and passed on (``linearization``): to ``rank-newton`` always, to
+    ``rank-tr`` once a solve of the path has needed its exact Newton direction.
+    """
     beta = previous.values.get("beta")
     rank_old, rank_new = old.data.get("rank"), new.data.get("rank")
     if (beta is None or rank_old is None or rank_new is None
@@ -309,7 +323,35 @@ def rank_beta(previous: Any, old: Any, new: Any) -> dict[str, Any]:
             or np.shape(rank_old.KR) != np.shape(rank_new.KR)
             or np.shape(beta) != (rank_new.n_basis,)):
         return {}
-    return {"x0": np.asarray(beta, dtype=float)}
+    beta = np.asarray(beta, dtype=float)
+    if workspace is None:
+        return {"x0": beta}
+    start = beta
+    held = workspace.get("rank_previous")
+    same_data = rank_old.KR is rank_new.KR and rank_old.KRR is rank_new.KRR
+    if (held is not None and same_data and held[0] is rank_new.KR
+            and held[1] != rank_old.lam and np.all(np.isfinite(beta))):
+        lam_a, beta_a = held[1], held[2]
+        step = (math.log(rank_new.lam) - math.log(rank_old.lam)) / (
+            math.log(rank_old.lam) - math.log(lam_a))
+        secant = beta + step * (beta - beta_a)
+        if np.all(np.isfinite(secant)) and objective(rank_new, secant) < objective(rank_new, beta):
+            start = secant
+    workspace["rank_previous"] = (rank_new.KR, float(rank_old.lam), beta) if same_data else None
+    out: dict[str, Any] = {"x0": start}
+    if previous.solver == "rank-newton":
+        eig_rtol, wanted = previous.extras.get("eig_rtol"), True
+    else:
+        eig_rtol, wanted = EIG_RTOL, previous.extras.get("exact_directions", 0) > 0
+    if eig_rtol is None or not same_data:
+        return out
+    lin = workspace.get("rank_linearization")
+    if lin is None or not lin.fits(rank_new, eig_rtol):
+        lin = LinearizedRanking(rank_new, eig_rtol) if wanted else None
+        workspace["rank_linearization"] = lin
+    if lin is not None and wanted:
+        out["linearization"] = lin
+    return out
 
 
 def pegasos_wb(previous: Any, old: Any, new: Any) -> dict[str, Any]:

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import kinds
 from .._utils.threads import one_blas_thread
+from ..certificates import squared_hinge
 from ..certificates.kkt import bias_from_kkt
 from ..certificates.margin import margin_qp_certificate
 from ..exceptions import OptionError, ProgramError, SolverError
@@ -31,6 +32,9 @@ __all__ = ["solve_dcd"]
 #: Epochs between two returns to Python (time limit, max_iter) and between two gap checks
 #: inside a subproblem (a check costs about three passes over X: balance, w, margins).
 _CHECK_EVERY = 25
+#: ``center="auto"`` centres the rows when :math:`\|\mu\|^2` exceeds this fraction of the
+#: mean squared distance to the mean.
+_CENTER_RATIO = 0.1
 #: The first subproblem's projected-gradient tolerance, relative to max(1, max_i c_i)
 #: (LIBLINEAR's default eps = 0.1 for the dual solvers); it shrinks after every
 #: subproblem whose point is not yet certified.
@@ -38,14 +42,19 @@ _EPS0 = 0.1
 _EPS_SHRINK = 0.3
 
 
+_KINDS = (kinds.SVM_DUAL, kinds.SVM_PRIMAL, kinds.SVM_L2_DUAL, kinds.SVM_L2_PRIMAL)
+_L2 = (kinds.SVM_L2_DUAL, kinds.SVM_L2_PRIMAL)
+_PRIMAL = (kinds.SVM_PRIMAL, kinds.SVM_L2_PRIMAL)
+
+
 def _data(program: Any) -> tuple[Any, np.ndarray, np.ndarray]:
     """(Z as a C-contiguous array or a CSR matrix, y, c) of a soft-margin SVM.
 
     ``Z`` is ``X`` for the linear kernel, else the kernel factor :math:`L`.
     """
-    if program.kind not in (kinds.SVM_DUAL, kinds.SVM_PRIMAL):
-        raise SolverError(f"dcd: accepts programs of kind {kinds.SVM_DUAL!r} or "
-                          f"{kinds.SVM_PRIMAL!r}, got {program.kind!r}")
+    if program.kind not in _KINDS:
+        raise SolverError(f"dcd: accepts programs of kind {', '.join(map(repr, _KINDS))}, "
+                          f"got {program.kind!r}")
     data = program.data
     for key in ("X", "y", "c", "kernel"):
         if key not in data:
@@ -91,12 +100,12 @@ def _data(program: Any) -> tuple[Any, np.ndarray, np.ndarray]:
     return X, y, c
 
 
-def _epochs_numpy(sparse, X, data, indices, indptr, y, U, QD, alpha, w, index, state, lin,
-                  rho, eps, max_epochs, rng):
+def _epochs_numpy(sparse, X, data, indices, indptr, y, U, Dii, QD, xmu, mumu, alpha, w,
+                  index, state, lin, rho, eps, max_epochs, rng):
     """The NumPy twin of :func:`conicml.solvers._dcd_numba.epochs` (same algorithm)."""
     n = y.shape[0]
     active = int(state[0])
-    PGmax_old, PGmin_old, sy = state[1], state[2], state[3]
+    PGmax_old, PGmin_old, sy, wmu = state[1], state[2], state[3], state[4]
     spread, done, converged = math.inf, 0, False
     for _ in range(max_epochs):
         done += 1
@@ -112,9 +121,10 @@ def _epochs_numpy(sparse, X, data, indices, indptr, y, U, QD, alpha, w, index, s
                 f = float(vals @ w[cols])
             else:
                 f = float(X[i] @ w)
-            G = yi * (f + lin + rho * sy) - 1.0
-            PG = 0.0
             a = alpha[i]
+            f += sy * (mumu - xmu[i]) - wmu  # the row centred implicitly
+            G = yi * (f + lin + rho * sy) - 1.0 + Dii[i] * a
+            PG = 0.0
             if a == 0.0:
                 if G > PGmax_old:
                     active -= 1
@@ -139,6 +149,7 @@ def _epochs_numpy(sparse, X, data, indices, indptr, y, U, QD, alpha, w, index, s
                     w[cols] += d * vals
                 else:
                     w += d * X[i]
+                wmu += d * xmu[i]
                 sy += d
             s += 1
         spread = PGmax - PGmin
@@ -151,7 +162,7 @@ def _epochs_numpy(sparse, X, data, indices, indptr, y, U, QD, alpha, w, index, s
             continue
         PGmax_old = PGmax if PGmax > 0.0 else math.inf
         PGmin_old = PGmin if PGmin < 0.0 else -math.inf
-    state[0], state[1], state[2], state[3] = active, PGmax_old, PGmin_old, sy
+    state[0], state[1], state[2], state[3], state[4] = active, PGmax_old, PGmin_old, sy, wmu
     return done, spread, converged
 
 
@@ -199,6 +210,24 @@ def _certificate(X: Any, y: np.ndarray, c: np.ndarray, alpha: np.ndarray, exact:
     return a, w, b, P, D, max(P - D, 0.0) / max(1.0, abs(P))
 
 
+def _certificate_l2(X: Any, y: np.ndarray, c: np.ndarray, alpha: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, float, float, float, float]:
+    r"""(alpha balanced, w, b, P, D, relative gap) of the L2-loss SVM at ``alpha``.
+
+    The dual point made feasible (:func:`conicml.certificates.squared_hinge.balanced`),
+    :math:`w = X^\top(\alpha\circ y)`, the exact best bias for :math:`w`
+    (:func:`~conicml.certificates.squared_hinge.squared_hinge_bias`), and the gap between
+    the dual and primal values, in O(nnz(X)).
+    """
+    a = squared_hinge.balanced(alpha, y)
+    w = np.asarray(X.T @ (a * y)).ravel()
+    f = np.asarray(X @ w).ravel()
+    b = squared_hinge.squared_hinge_bias(f, y, c)
+    P = squared_hinge.primal_value(w, f, b, y, c)
+    D = squared_hinge.dual_value(a, w, c)
+    return a, w, b, P, D, max(P - D, 0.0) / max(1.0, abs(P))
+
+
 def _primal_certified(X: Any, y: np.ndarray, c: np.ndarray, w: np.ndarray, b: float,
                       P: float, tol: float) -> bool:
     """Whether the primal kind's certificate passes at ``(w, b)`` with ``tol``.
@@ -209,7 +238,9 @@ def _primal_certified(X: Any, y: np.ndarray, c: np.ndarray, w: np.ndarray, b: fl
     :math:`\\alpha`, so the solver checks it before calling its point OPTIMAL.
     """
     if not isinstance(X, np.ndarray):
-        return True  # the formulation stores dense X: no program of this kind has CSR
+        # on CSR the program's certificate takes the returned multipliers (balanced, as
+        # here) among its dual candidates: the bound of the gap checked above
+        return True
     xi = np.maximum(0.0, 1.0 - y * (X @ w + b))
     res, _ = margin_qp_certificate(X, y, c, w, b, xi, P)
     return res.max() <= tol
@@ -229,7 +260,7 @@ def _exact_bias(f: np.ndarray, y: np.ndarray, c: np.ndarray) -> float:
     return float(s[order[min(k, s.size - 1)]])
 
 
-@register("dcd", kinds=[kinds.SVM_DUAL, kinds.SVM_PRIMAL], specialized=True,
+@register("dcd", kinds=list(_KINDS), specialized=True,
           requires=("numpy",), compare_options={"tol": 1e-8}, certify_tol=1e-3)
 def solve_dcd(
     program,
@@ -241,6 +272,7 @@ def solve_dcd(
     rho: float = 1.0,
     random_state: Any = 0,
     engine: str = "auto",
+    center: bool | str = "auto",
 ) -> Solution:
     r"""Dual coordinate descent with shrinking for the linear soft-margin SVM (exact bias).
 
@@ -272,6 +304,12 @@ def solve_dcd(
         The compiled loop (:mod:`conicml.solvers._dcd_numba`) or the NumPy one, the same
         algorithm; ``"auto"``: numba when it can be imported (the environment variable
         ``CONICML_ENGINE`` overrides ``"auto"``). Reported as ``extras["engine"]``.
+    center : bool or "auto", default="auto"
+        Run the coordinate descent on the centred rows :math:`x_i - \mu` (the same program:
+        the bias is not regularised; done implicitly, a sparse ``X`` stays sparse).
+        ``"auto"``: when :math:`\|\mu\|^2 > 0.1` times the mean squared distance of the
+        rows to :math:`\mu` (data far from the origin, where the bias coupling slows the
+        method down). Reported as ``extras["centered"]``.
 
     Returns
     -------
@@ -325,22 +363,29 @@ def solve_dcd(
     # two passes over X) and BLAS threads made them several times slower when the
     # cores are shared
     with one_blas_thread():
-        return _solve(program, tol, max_iter, time_limit, verbose, rho, random_state, engine)
+        return _solve(program, tol, max_iter, time_limit, verbose, rho, random_state, engine,
+                      center)
 
 
 def _solve(program: Any, tol: float, max_iter: int, time_limit: float | None, verbose: bool,
-           rho: float, random_state: Any, engine: str) -> Solution:
+           rho: float, random_state: Any, engine: str, center: bool | str) -> Solution:
     """The body of :func:`solve_dcd`."""
     t0 = time.perf_counter()
     check_common("dcd", tol, max_iter, time_limit)
     if not (isinstance(verbose, (bool, np.bool_))):
         raise OptionError(f"dcd: verbose must be True or False, got {verbose!r}")
+    if not (isinstance(center, (bool, np.bool_)) or (isinstance(center, str)
+                                                      and center == "auto")):
+        raise OptionError(f"dcd: center must be True, False or 'auto', got {center!r}")
     X, y, c = _data(program)
     nb = load_engine("dcd", engine, "_dcd_numba")
     n, d = X.shape
     sparse = not isinstance(X, np.ndarray)
     if sparse:
-        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        sq = np.zeros(n)  # the rows' squared norms from the stored values
+        filled = np.diff(X.indptr) > 0
+        if X.nnz:
+            sq[filled] = np.add.reduceat(X.data * X.data, X.indptr[:-1][filled])
         Xd = np.zeros((1, 1))
         # scipy's own index arrays (int32 unless nnz needs int64): no copy, and half the
         # memory traffic of int64 in the randomly ordered row accesses
@@ -358,14 +403,33 @@ def _solve(program: Any, tol: float, max_iter: int, time_limit: float | None, ve
     except (TypeError, ValueError) as exc:
         raise OptionError(f"dcd: random_state must be an int, a Generator or None, "
                           f"got {random_state!r}") from exc
-    exact = program.kind == kinds.SVM_PRIMAL
-    QD = sq + rho
+    exact = program.kind in _PRIMAL
+    l2 = program.kind in _L2
+    # L2 loss (Hsieh et al. 2008, eq. 4 and Table 1): D_ii = 1/(2c_i), U = infinity;
+    # L1 loss: D_ii = 0, U = c_i
+    Dii = 0.5 / c if l2 else np.zeros(n)
+    U = np.full(n, np.inf) if l2 else c
+    # the bias is not regularised, so the program is the same on the rows x_i - mu: the
+    # loop runs on them (implicitly, see _dcd_numba.epochs) when the mean is large against
+    # the spread, where the augmented feature couples the coordinates through a dominant
+    # direction of Q and the multiplier creeps (data far from the origin)
+    mu = np.asarray(X.mean(axis=0)).ravel()
+    mumu = float(mu @ mu)
+    spread2 = max(float(sq.mean()) - mumu, 0.0)
+    if center == "auto":
+        center = mumu > _CENTER_RATIO * spread2
+    if center:
+        xmu = np.asarray(X @ mu).ravel()
+        sq = sq - 2.0 * xmu + mumu
+    else:
+        xmu, mumu = np.zeros(n), 0.0
+    QD = sq + rho + Dii
     alpha = np.zeros(n)
     w = np.zeros(d)
     index = np.arange(n, dtype=np.int64)
-    state = np.array([n, math.inf, -math.inf, 0.0])
+    state = np.array([n, math.inf, -math.inf, 0.0, 0.0])
     lin = 0.0  # the multiplier lambda of y'alpha = 0
-    eps = _EPS0 * max(1.0, float(c.max()))
+    eps = _EPS0 * (1.0 if l2 else max(1.0, float(c.max())))
     setup_time = time.perf_counter() - t0
     t_solve = time.perf_counter()
     epochs, subproblems, status, message = 0, 0, None, ""
@@ -375,18 +439,19 @@ def _solve(program: Any, tol: float, max_iter: int, time_limit: float | None, ve
         chunk = min(_CHECK_EVERY, max_iter - epochs)
         if nb is not None:
             done, spread, converged = nb.epochs(
-                sparse, Xd, data, indices, indptr, y, c, QD, alpha, w, index, state, lin,
-                rho, eps, chunk, int(rng.integers(2**31 - 1)))
+                sparse, Xd, data, indices, indptr, y, U, Dii, QD, xmu, mumu, alpha, w, index,
+                state, lin, rho, eps, chunk, int(rng.integers(2**31 - 1)))
         else:
             done, spread, converged = _epochs_numpy(
-                sparse, Xd, data, indices, indptr, y, c, QD, alpha, w, index, state, lin,
-                rho, eps, chunk, rng)
+                sparse, Xd, data, indices, indptr, y, U, Dii, QD, xmu, mumu, alpha, w, index,
+                state, lin, rho, eps, chunk, rng)
         epochs += int(done)
         # the gap is checked when a subproblem has converged and every _CHECK_EVERY
         # epochs inside one (the projected-gradient rule eps is only a proxy for it)
         if converged or done == _CHECK_EVERY:
             subproblems += int(converged)
-            a, wb, b, P, D, gap = _certificate(X, y, c, alpha, exact)
+            a, wb, b, P, D, gap = (_certificate_l2(X, y, c, alpha) if l2
+                                   else _certificate(X, y, c, alpha, exact))
             if best is None or gap < best[-1]:
                 best = (a, wb, b, P, D, gap)
             if verbose:
@@ -394,7 +459,8 @@ def _solve(program: Any, tol: float, max_iter: int, time_limit: float | None, ve
                       f"{subproblems + (not converged):3d}  epochs {epochs:6d}  "
                       f"lambda {lin: .6g}  y'alpha {state[3]: .3g}  eps {eps:.3g}  "
                       f"P {P:.8g}  D {D:.8g}  gap {gap:.3g}")
-            if gap <= stop_tol and (not exact or _primal_certified(X, y, c, wb, b, P, tol)):
+            if gap <= stop_tol and (not exact or l2
+                                    or _primal_certified(X, y, c, wb, b, P, tol)):
                 status = Status.OPTIMAL
                 break
             if gap <= stop_tol:  # the primal kind's own certificate is stricter here
@@ -420,24 +486,25 @@ def _solve(program: Any, tol: float, max_iter: int, time_limit: float | None, ve
     if status is Status.OPTIMAL:
         a, wb, b, P, D, gap = best
     else:
-        cand = _certificate(X, y, c, alpha, exact)
+        cand = _certificate_l2(X, y, c, alpha) if l2 else _certificate(X, y, c, alpha, exact)
         a, wb, b, P, D, gap = cand if best is None or cand[-1] < best[-1] else best
         message += f"; relative gap {gap:.3g} > tol {tol:g}"
     solve_time = time.perf_counter() - t_solve
     extras = {"b": b, "primal_objective": P, "dual_objective": D, "epochs": epochs,
               "subproblems": subproblems, "rho": rho, "multiplier": lin,
-              "engine": "numpy" if nb is None else "numba", "sparse": sparse}
+              "engine": "numpy" if nb is None else "numba", "sparse": sparse,
+              "loss": "squared_hinge" if l2 else "hinge", "centered": bool(center)}
     residuals = Residuals(primal=0.0, dual=gap, gap=gap, source="solver")
-    if program.kind == kinds.SVM_DUAL:
+    if program.kind in (kinds.SVM_DUAL, kinds.SVM_L2_DUAL):
         return Solution(status=status, solver="dcd", objective=D, values={"alpha": a},
                         iterations=epochs, setup_time=setup_time, solve_time=solve_time,
                         residuals=residuals, message=message, extras=extras)
     f = np.asarray(X @ wb).ravel()
     xi = np.maximum(0.0, 1.0 - y * (f + b))
-    P = 0.5 * float(wb @ wb) + float(c @ xi)
+    P = 0.5 * float(wb @ wb) + float(c @ (xi * xi) if l2 else c @ xi)
     name = "w" if getattr(program.data["kernel"], "name", None) == "linear" else "v"
+    duals = {"margin": a} if l2 else {"margin": a, "xi_nonneg": c - a}
     return Solution(status=status, solver="dcd", objective=P,
-                    values={name: wb, "b": b, "xi": xi},
-                    duals={"margin": a, "xi_nonneg": c - a},
+                    values={name: wb, "b": b, "xi": xi}, duals=duals,
                     iterations=epochs, setup_time=setup_time, solve_time=solve_time,
                     residuals=residuals, message=message, extras=extras)

@@ -17,6 +17,7 @@ from scipy.linalg import cho_solve
 
 from .. import kinds, registry
 from .._utils.threads import one_blas_thread
+from ..contracts.minimax import KernelScatter
 from ..exceptions import OptionError
 from ..program import Program
 from ..registry import register
@@ -38,6 +39,10 @@ STATUS_MAP: dict[int, Status] = status_table({4: Status.OPTIMAL_INACCURATE})
 #: largest diagonal entry) below which the program is not the regular case.
 _PIVOT_RTOL = 1e-13
 
+#: Longest Newton step in the log-odds t accepted inside the bracket (longer: the
+#: reweighting map or bisection). BMPM optima lie near c = 1 (t ~ 2.5 at c = 0.92).
+_MAX_STEP = 2.0
+
 
 class _Curve:
     r"""The weight curve :math:`w(c)` of a fractional program and :math:`g` along it."""
@@ -45,7 +50,18 @@ class _Curve:
     def __init__(self, d: np.ndarray, Sx: np.ndarray, Sy: np.ndarray,
                  a: tuple[float, float], b: tuple[float, float]) -> None:
         self.d, self.Sx, self.Sy, self.a, self.b = d, Sx, Sy, a, b
-        self.Dxy = Sx - Sy
+
+    def sx_mv(self, w: np.ndarray) -> np.ndarray:
+        r""":math:`\Sigma_x w`."""
+        return self.Sx @ w
+
+    def sy_mv(self, w: np.ndarray) -> np.ndarray:
+        r""":math:`\Sigma_y w`."""
+        return self.Sy @ w
+
+    def solve(self, c: float, L: np.ndarray, b: np.ndarray) -> np.ndarray:
+        r""":math:`M(c)^{-1}b` with the factor ``L`` of :meth:`factor`."""
+        return cho_solve((L, True), b, check_finite=False)
 
     def factor(self, c: float) -> np.ndarray | None:
         """Lower Cholesky factor of :math:`M(c)`, ``None`` if not numerically definite."""
@@ -66,12 +82,12 @@ class _Curve:
         if L is None:
             return None
         (ax, ay), (bx, by) = self.a, self.b
-        wu = cho_solve((L, True), self.d, check_finite=False)
+        wu = self.solve(c, L, self.d)
         q = float(self.d @ wu)
         if not q > 0:
             return None
         w = wu / q
-        Sxw, Syw = self.Sx @ w, self.Sy @ w
+        Sxw, Syw = self.sx_mv(w), self.sy_mv(w)
         sx = math.sqrt(max(float(w @ Sxw), 0.0))
         sy = math.sqrt(max(float(w @ Syw), 0.0))
         N = 1.0 - ax * sx - ay * sy
@@ -80,10 +96,23 @@ class _Curve:
         num = A * (1.0 - c) * sy - B * c * sx
         den = A * (1.0 - c) * sy + B * c * sx
         out = {"c": c, "w": w, "sx": sx, "sy": sy, "N": N, "D": D,
-               "g": num / den if den > 0 else math.nan, "dg": math.nan}
-        if derivative and den > 0 and sx > 0 and sy > 0:
+               "g": num / den if den > 0 else math.nan, "dg": math.nan,
+               "_parts": (L, q, Sxw, Syw, A, B, num, den)}
+        if derivative:
+            self.add_derivative(out)
+        return out
+
+    def add_derivative(self, out: dict) -> dict:
+        r"""Set ``out["dg"]``, :math:`g'(c)` (one more solve with :math:`M(c)`), if not yet."""
+        parts = out.pop("_parts", None)
+        if parts is None:
+            return out
+        L, q, Sxw, Syw, A, B, num, den = parts
+        c, w, sx, sy = out["c"], out["w"], out["sx"], out["sy"]
+        (ax, ay), (bx, by) = self.a, self.b
+        if den > 0 and sx > 0 and sy > 0:
             # w_u' = -M^{-1}(Sx - Sy) w_u; w = w_u/q, so w' = (w_u' - w dq)/q
-            dwu = -cho_solve((L, True), self.Dxy @ wu, check_finite=False)
+            dwu = -self.solve(c, L, q * (Sxw - Syw))  # (Sx - Sy) wu
             dw = (dwu - w * float(self.d @ dwu)) / q
             dsx, dsy = float(Sxw @ dw) / sx, float(Syw @ dw) / sy
             dN, dD = -ax * dsx - ay * dsy, bx * dsx + by * dsy
@@ -94,6 +123,33 @@ class _Curve:
                     + dB * c * sx + B * sx + B * c * dsx)
             out["dg"] = (dnum * den - num * dden) / (den * den)
         return out
+
+
+class _ScatterCurve(_Curve):
+    r"""The weight curve of a kernel program whose covariances are held by their centred
+    rows (:class:`~conicml.contracts.minimax.KernelScatter`): solves with :math:`M(c)` by
+    the Woodbury identity, one factorisation of order :math:`n` at a weight far from
+    the last one and conjugate gradients preconditioned by that factor next to it."""
+
+    def __init__(self, d: np.ndarray, scatter: KernelScatter, a: tuple[float, float],
+                 b: tuple[float, float]) -> None:
+        self.d, self.scatter, self.a, self.b = d, scatter, a, b
+
+    def sx_mv(self, w: np.ndarray) -> np.ndarray:
+        with one_blas_thread():
+            return self.scatter.sigma_x(w)
+
+    def sy_mv(self, w: np.ndarray) -> np.ndarray:
+        with one_blas_thread():
+            return self.scatter.sigma_y(w)
+
+    def factor(self, c: float) -> float | None:
+        # the solve factors (or reuses a factor) itself; M(c) is definite on (0, 1)
+        return c if 0.0 < c < 1.0 else None
+
+    def solve(self, c: float, L: object, b: np.ndarray) -> np.ndarray:
+        with one_blas_thread():  # matrix-vector products: one thread (see factor)
+            return self.scatter.solve(c, b)
 
 
 def _delegate(program: Program, reason: str, options: dict) -> Solution:
@@ -112,8 +168,8 @@ def _start_weight(curve: _Curve, x0: np.ndarray) -> float:
     if not float(d @ x0) > 0:
         raise OptionError(f"x0 must be a vector of length {d.size} with x0 @ d > 0")
     w0 = x0 / float(d @ x0)
-    sx0 = math.sqrt(max(float(w0 @ curve.Sx @ w0), 0.0))
-    sy0 = math.sqrt(max(float(w0 @ curve.Sy @ w0), 0.0))
+    sx0 = math.sqrt(max(float(w0 @ curve.sx_mv(w0)), 0.0))
+    sy0 = math.sqrt(max(float(w0 @ curve.sy_mv(w0)), 0.0))
     (ax, ay), (bx, by) = curve.a, curve.b
     N0, D0 = 1 - ax * sx0 - ay * sy0, bx * sx0 + by * sy0
     A0, B0 = ax * D0 + bx * N0, ay * D0 + by * N0
@@ -127,6 +183,7 @@ def _next_point(curve: _Curve, cur: dict, lo: float,
     """The safeguarded step from ``cur`` inside the bracket ``(lo, hi)`` (Notes of
     :func:`solve_ils_newton`): the evaluated next point (``None`` when the bracket has
     shrunk to floating-point width) and the bracket it leaves."""
+    curve.add_derivative(cur)
     c, g = cur["c"], cur["g"]
     # Newton in the log-odds t = log(c / (1 - c)) (dg/dt = c(1 - c) dg/dc): optima
     # near c = 0 or 1 (BMPM) are reached without bisecting towards the end
@@ -134,7 +191,7 @@ def _next_point(curve: _Curve, cur: dict, lo: float,
     step = -g / dg if math.isfinite(dg) and dg != 0 else math.nan
     cn = 1.0 / (1.0 + math.exp(-max(min(math.log(c / (1.0 - c)) + step, 700.0), -700.0))) \
         if math.isfinite(step) else math.nan
-    if not (math.isfinite(step) and abs(step) <= 1.0 and lo < cn < hi):
+    if not (math.isfinite(step) and abs(step) <= _MAX_STEP and lo < cn < hi):
         # far from the root g saturates at +-1 and Newton overshoots: take the
         # reweighting (ILS) fixed-point map c <- A sy / (A sy + B sx) instead, else bisect
         (ax, ay), (bx, by) = curve.a, curve.b
@@ -145,7 +202,7 @@ def _next_point(curve: _Curve, cur: dict, lo: float,
             cn = ct
         elif not (math.isfinite(cn) and lo < cn < hi):
             cn = 0.5 * (lo + hi)
-    nxt = curve.evaluate(cn)
+    nxt = curve.evaluate(cn, derivative=False)
     while nxt is None or not nxt["N"] > 0 or not math.isfinite(nxt["g"]):
         # outside the positive arc (or M(c) not definite next to an end): the
         # optimum lies between the current point and this one
@@ -157,7 +214,7 @@ def _next_point(curve: _Curve, cur: dict, lo: float,
         if abs(cn - c) <= 4 * np.finfo(float).eps * max(c, 1e-300):
             nxt = None
             break
-        nxt = curve.evaluate(cn)
+        nxt = curve.evaluate(cn, derivative=False)
     return nxt, lo, hi
 
 
@@ -247,7 +304,7 @@ def solve_ils_newton(
     \Sigma_y)w`), safeguarded by a bracket that every evaluation shrinks (the sign of
     :math:`g`; a point with :math:`N \le 0` lies outside the positive arc, on the far side
     of the optimum from a positive point). Far from the root :math:`g` saturates at
-    :math:`\pm 1` and Newton overshoots; a step longer than 1 in :math:`t` is replaced by the
+    :math:`\pm 1` and Newton overshoots; a step longer than 2 in :math:`t` is replaced by the
     reweighting map itself, :math:`c \leftarrow A\sigma_y/(A\sigma_y + B\sigma_x)` (one step of
     Lanckriet's iterative least squares), and by bisection if that leaves the bracket.
 
@@ -257,7 +314,13 @@ def solve_ils_newton(
     then iterates in :math:`O(n)`; at :math:`n = 1000` the few Cholesky factorisations cost a
     fraction of that one diagonalisation (``benchmarks/kernel_fit_speed.py``), which is why
     this is the kernel estimators' default route. The covariances are read from the
-    program's ``Sx``/``Sy`` when present (else :math:`R^\top R`).
+    program's ``Sx``/``Sy`` when present (else :math:`R^\top R`). A kernel program with a
+    ``"scatter"`` (:class:`~conicml.contracts.minimax.KernelScatter`) forms neither: each
+    solve with :math:`M(c)` goes by the Woodbury identity through the class-centred Gram
+    matrix, with one factorisation of order :math:`n` at a weight far from the last one
+    and conjugate gradients preconditioned by that factor next to it (MPM: typically one
+    factorisation in all); the search then starts at the reweighting weight of
+    :math:`w = d` (products only) instead of :math:`\tfrac12`.
 
     **Scope.** The regular case: :math:`\Sigma_x + \Sigma_y` numerically positive definite
     (always so for the kernel machines, whose ridge is mandatory) and :math:`\kappa^* > 0`.
@@ -283,15 +346,26 @@ def solve_ils_newton(
     d = np.asarray(data["d"], dtype=float)
     Sx = data.get("Sx")
     Sy = data.get("Sy")
-    if Sx is None or Sy is None:
-        Rx, Ry = np.asarray(data["Rx"], dtype=float), np.asarray(data["Ry"], dtype=float)
-        Sx, Sy = Rx.T @ Rx, Ry.T @ Ry
-    curve = _Curve(d, np.asarray(Sx, dtype=float), np.asarray(Sy, dtype=float),
-                   tuple(float(v) for v in data["a"]), tuple(float(v) for v in data["b"]))
-    c = 0.5 if x0 is None else _start_weight(curve, check_array("ils-newton", "x0", x0, d.shape))
+    scatter = data.get("scatter")
+    a_b = (tuple(float(v) for v in data["a"]), tuple(float(v) for v in data["b"]))
+    if isinstance(scatter, KernelScatter) and (Sx is None or Sy is None):
+        curve: _Curve = _ScatterCurve(d, scatter, *a_b)
+    else:
+        if Sx is None or Sy is None:
+            Rx, Ry = np.asarray(data["Rx"], dtype=float), np.asarray(data["Ry"], dtype=float)
+            Sx, Sy = Rx.T @ Rx, Ry.T @ Ry
+        curve = _Curve(d, np.asarray(Sx, dtype=float), np.asarray(Sy, dtype=float), *a_b)
+    if x0 is not None:
+        c = _start_weight(curve, check_array("ils-newton", "x0", x0, d.shape))
+    elif isinstance(curve, _ScatterCurve):
+        # kernel programs (one factorisation of order n per far step): the reweighting
+        # weight of w = d, from products alone; nearer the BMPM optima (c -> 1) than 1/2
+        c = _start_weight(curve, d)
+    else:
+        c = 0.5
     setup_time = driver.elapsed
     driver.start()
-    first = curve.evaluate(c)
+    first = curve.evaluate(c, derivative=False)
     if first is None:
         return _delegate(program, "Sigma_x + Sigma_y is not numerically positive definite "
                          "(not the regular case)", delegate_opts)
@@ -300,7 +374,7 @@ def solve_ils_newton(
         # ends' neighbourhoods once before handing the program on
         first = None
         for c_try in (1e-3, 1.0 - 1e-3):
-            e = curve.evaluate(c_try)
+            e = curve.evaluate(c_try, derivative=False)
             if e is not None and e["N"] > 0 and math.isfinite(e["g"]):
                 first = e
                 break
@@ -353,8 +427,8 @@ def solve_ils_newton(
     w = cur["w"] if cur["N"] > 0 else best["w"]
     solve_time = driver.elapsed
     status = STATUS_MAP[reason]
-    sx = math.sqrt(max(float(w @ curve.Sx @ w), 0.0))
-    sy = math.sqrt(max(float(w @ curve.Sy @ w), 0.0))
+    sx = math.sqrt(max(float(w @ curve.sx_mv(w)), 0.0))
+    sy = math.sqrt(max(float(w @ curve.sy_mv(w)), 0.0))
     (ax, ay), (bx, by) = curve.a, curve.b
     N, D = 1 - ax * sx - ay * sy, bx * sx + by * sy
     kappa = N / D if D > 0 else math.inf

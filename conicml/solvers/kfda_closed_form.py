@@ -1,16 +1,8 @@
 r"""Direct solvers of the kernel Fisher kinds (seed 001 ch. 4): no iteration, one Cholesky.
 
-``kfda-closed-form`` (kind ``qp.kfda``): Algorithm 3 of the thesis,
-:math:`a = W_\mu^{-1} d` with :math:`W_\mu = \sum_\pm K_\pm(I - \tfrac1{N_\pm}\mathbf 1
-\mathbf 1^\top)K_\pm^\top + \mu I` and :math:`d = m_+ - m_-` (the text's
-:math:`W^{-1}(B_- - B_+)` has the opposite sign; Algorithm 3's sign is used), rescaled
-to the QP (4.15)–(4.17): :math:`\alpha = 2a/(d^\top a)`,
-:math:`b = -(m_+ + m_-)^\top\alpha/2`, :math:`\xi = K\alpha + b - y`. Objective
-:math:`\|\xi\|^2 + \mu\|\alpha\|^2`.
-
-``kqpfs-cholesky`` (kind ``qp.kqpfs``): the linear solve (4.8)
-:math:`(Q_K + \mu I)\alpha = F_K`, :math:`Q_K = KCK`, :math:`F_K = KCy`, by Cholesky
-(Algorithm 4). Objective :math:`G_\mu(\alpha)`.
+``kfda-closed-form`` (kind ``qp.kfda``): Algorithm 3 of the thesis, rescaled to the QP
+(4.15)–(4.17). ``kqpfs-cholesky`` (kind ``qp.kqpfs``): the linear solve (4.8) by Cholesky
+(Algorithm 4).
 
 Both report a residual certificate (the program's :meth:`~conicml.Program.certify`
 recomputes it): the relative residual of the linear system solved.
@@ -48,7 +40,17 @@ def _relative_residual(A: np.ndarray, x: np.ndarray, b: np.ndarray) -> float:
 
 @register("kfda-closed-form", kinds=[KFDA], certify_tol=1e-8)
 def solve_kfda_closed_form(program: Any) -> Solution:
-    """Closed-form KFDA (Algorithm 3) rescaled to the QP (4.15)-(4.17)."""
+    r"""Closed-form KFDA (Algorithm 3) rescaled to the QP (4.15)-(4.17).
+
+    Notes
+    -----
+    :math:`a = W_\mu^{-1} d` with :math:`W_\mu = \sum_\pm K_\pm(I - \tfrac1{N_\pm}\mathbf 1
+    \mathbf 1^\top)K_\pm^\top + \mu I` and :math:`d = m_+ - m_-` (the text's
+    :math:`W^{-1}(B_- - B_+)` has the opposite sign; Algorithm 3's sign is used), rescaled
+    to the QP (4.15)–(4.17): :math:`\alpha = 2a/(d^\top a)`,
+    :math:`b = -(m_+ + m_-)^\top\alpha/2`, :math:`\xi = K\alpha + b - y`. Objective
+    :math:`\|\xi\|^2 + \mu\|\alpha\|^2`.
+    """
     f: KernelFisher = program.data["fisher"]
     start = time.perf_counter()
     m_pos, m_neg = f.class_means()
@@ -73,7 +75,13 @@ def solve_kfda_closed_form(program: Any) -> Solution:
 
 @register("kqpfs-cholesky", kinds=[KQPFS], certify_tol=1e-8)
 def solve_kqpfs_cholesky(program: Any) -> Solution:
-    """KQPFS by the Cholesky solve of (4.8)."""
+    r"""KQPFS by the Cholesky solve of (4.8).
+
+    Notes
+    -----
+    :math:`(Q_K + \mu I)\alpha = F_K`, :math:`Q_K = KCK`, :math:`F_K = KCy`, by Cholesky
+    (Algorithm 4). Objective :math:`G_\mu(\alpha)`.
+    """
     f: KernelFisher = program.data["fisher"]
     start = time.perf_counter()
     A, F = f.kqpfs_system()

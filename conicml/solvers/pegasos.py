@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._utils.deprecation import renamed_keywords
+from .._utils.threads import one_blas_thread
 from ..exceptions import OptionError, ProgramError, SolverError
 from ..kernels import psd_factor
 from ..kinds import SVM_PRIMAL
@@ -272,12 +273,14 @@ _NUMBA_KERNEL: Callable | None = None
 
 
 def _steps_numpy(Z: np.ndarray, y: np.ndarray, gy: np.ndarray, idx: np.ndarray,
-                 w: np.ndarray, w_avg: np.ndarray, t0: int, lam: float, radius: float,
-                 tau: float, sgd_bias: bool, average: bool, eps: float,
+                 w: np.ndarray, w_avg: np.ndarray, t0: int, offset: float, lam: float,
+                 radius: float, tau: float, sgd_bias: bool, average: bool, eps: float,
                  bb: np.ndarray) -> int:
-    """Run the steps of the rows of ``idx`` from t0 + 1 (in place); return the steps done.
+    r"""Run the steps of the rows of ``idx`` from t0 + 1 (in place); return the steps done.
 
-    ``bb`` holds (b, b_avg). Stops early (after the step) when ||w_t - w_(t-1)|| <= eps > 0.
+    The step of iteration ``t`` is :math:`1/(\lambda(t + t_0))` with ``offset``
+    :math:`t_0` (0: Alg. 2 as printed). ``bb`` holds (b, b_avg). Stops early (after the
+    step) when ||w_t - w_(t-1)|| <= eps > 0.
     """
     k = idx.shape[1]
     b, b_avg = float(bb[0]), float(bb[1])
@@ -286,14 +289,14 @@ def _steps_numpy(Z: np.ndarray, y: np.ndarray, gy: np.ndarray, idx: np.ndarray,
     for j in range(idx.shape[0]):
         t = t0 + j + 1
         rows = idx[j]
-        eta_k = 1.0 / (lam * t * k)
+        eta_k = 1.0 / (lam * (t + offset) * k)
         if w_prev is not None:
             w_prev[:] = w
         if k == 1:
             i = int(rows[0])
             zi = Z[i]
             active = y[i] * (float(zi @ w) + b) < 1.0
-            w *= 1.0 - 1.0 / t  # 1 - eta_t lambda
+            w *= 1.0 - 1.0 / (t + offset)  # 1 - eta_t lambda
             if active:
                 w += (eta_k * gy[i]) * zi
                 if sgd_bias:
@@ -301,7 +304,7 @@ def _steps_numpy(Z: np.ndarray, y: np.ndarray, gy: np.ndarray, idx: np.ndarray,
         else:
             ZA = Z[rows]
             coef = gy[rows] * (y[rows] * (ZA @ w + b) < 1.0)  # g_i y_i on A_t^+, else 0
-            w *= 1.0 - 1.0 / t
+            w *= 1.0 - 1.0 / (t + offset)
             w += eta_k * (coef @ ZA)
             if sgd_bias:
                 b += tau * eta_k * float(coef.sum())
@@ -328,9 +331,11 @@ def _numba_kernel() -> Callable:
     if _NUMBA_KERNEL is None:
         import numba
 
+        from ._prefetch import prefetch_dense_row
+
         @numba.njit(cache=True, nogil=True)
-        def steps(Z, y, gy, idx, w, w_avg, t0, lam, radius, tau, sgd_bias, average, eps,
-                  bb):  # pragma: no cover - compiled
+        def steps(Z, y, gy, idx, w, w_avg, t0, offset, lam, radius, tau, sgd_bias, average,
+                  eps, bb):  # pragma: no cover - compiled
             n_steps, k = idx.shape
             d = w.shape[0]
             b, b_avg = bb[0], bb[1]
@@ -339,9 +344,12 @@ def _numba_kernel() -> Callable:
             done = 0
             for j in range(n_steps):
                 t = t0 + j + 1
-                eta_k = 1.0 / (lam * t * k)
+                eta_k = 1.0 / (lam * (t + offset) * k)
                 g[:] = 0.0
                 gb = 0.0
+                if j + 1 < n_steps:  # the next mini-batch's rows: random, cache misses
+                    for r in range(k):
+                        prefetch_dense_row(Z, idx[j + 1, r])
                 for r in range(k):
                     i = idx[j, r]
                     f = b
@@ -353,7 +361,7 @@ def _numba_kernel() -> Callable:
                         gb += gy[i]
                 if eps > 0:
                     wold[:] = w
-                shrink = 1.0 - 1.0 / t
+                shrink = 1.0 - 1.0 / (t + offset)
                 nw2 = 0.0
                 for q in range(d):
                     w[q] = shrink * w[q] + eta_k * g[q]
@@ -540,12 +548,25 @@ class _Certifier:
         return p_val, self.D, gap, self.alpha, stat, cw.copy(), float(cb)
 
 
-def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int | None,
+def _run(program: Any, name: str, weighted: bool, **options: Any) -> Solution:
+    """The body of the solvers, on one BLAS thread: its products are thin (``Z w`` once a
+    pass for the exact bias, ``Z^T`` products in the certificate), and idle BLAS threads
+    spinning between them cost CPU time without shortening them."""
+    with one_blas_thread():
+        return _run_body(program, name, weighted, **options)
+
+
+def _run_body(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int | None,
          time_limit: float | None, verbose: bool, callback: Callable | None,
          x0: np.ndarray | None, batch_size: int | None, eps: float | None, bias: str,
          tau: float, random_state: Any, check_every: int | None, stall_checks: int,
-         average: bool, engine: str) -> Solution:
+         average: bool, engine: str, step_offset: int | str) -> Solution:
     t_setup = time.perf_counter()
+    if not (isinstance(step_offset, str) and step_offset == "auto") and (
+            isinstance(step_offset, bool) or not isinstance(step_offset, (int, np.integer))
+            or step_offset < 0):
+        raise OptionError(f"{name}: step_offset must be 'auto' or an integer >= 0, "
+                          f"got {step_offset!r}")
     Z, y, c, linear = _features(program, name)
     n, d = Z.shape
     if batch_size is None:
@@ -573,6 +594,12 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
     sgd_bias = bias == "sgd"
     eps_val = float(eps) if eps is not None else 0.0
     per_pass = max(10, n // k)  # exact bias: once a pass
+    if step_offset == "auto":
+        # the first step makes a per-sample update of margin ~1 on a row of mean norm:
+        # eta_0 / k * mean ||z||^2 = 1 with eta_0 = 1 / (lambda t_0)
+        offset = float(math.floor(float(np.einsum("ij,ij->", Z, Z)) / n / (lam * k)))
+    else:
+        offset = float(step_offset)
     setup_time = time.perf_counter() - t_setup
 
     driver.start()
@@ -600,8 +627,8 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
         if bias == "exact":
             stop_at = min(stop_at, (t // per_pass + 1) * per_pass)
         m = stop_at - t
-        done = int(steps(Z, y, gy, sampler.take(m), w, w_avg, t, lam, radius, tau, sgd_bias,
-                         average, eps_val, bb))
+        done = int(steps(Z, y, gy, sampler.take(m), w, w_avg, t, offset, lam, radius, tau,
+                         sgd_bias, average, eps_val, bb))
         t += done
         if done < m:
             code = _EPS_STOP
@@ -661,7 +688,7 @@ def _run(program: Any, name: str, weighted: bool, *, tol: float, max_iter: int |
         history=tuple(history),
         extras={"lam": lam, "dual_objective": dual, "primal_objective": primal,
                 "batch_size": k, "bias": bias, "radius": radius,
-                "engine": "numba" if use_numba else "numpy"},
+                "engine": "numba" if use_numba else "numpy", "step_offset": offset},
     )
 
 
@@ -715,6 +742,16 @@ _COMMON_DOC = r"""
         Where the iterations run: NumPy, or the compiled numba loop
         (``"auto"``: numba when it can be imported, unless the environment
         variable ``CONICML_ENGINE`` says otherwise). Same batches, same steps.
+    step_offset : int or "auto"
+        :math:`t_0` of the step :math:`\eta_t = 1/(\lambda(t + t_0))` (Bottou's offset;
+        the projection and the averaging are unchanged). 0 is Alg. 2 / Alg. 5 as printed,
+        whose first steps of :math:`1/\lambda` throw :math:`w` to the ball's rim when
+        :math:`\lambda` is small; ``"auto"``: :math:`t_0 = \lfloor\overline{\|z\|^2}/
+        (\lambda k)\rfloor`, the offset at which one sample's share of the first step,
+        :math:`\eta_{t_0}/k`, moves the margin of a row of mean squared norm by 1.
+        Default ``"auto"`` for ``pegasos``, 0 for ``weighted-pegasos`` (H-LSVM's node
+        solver as the thesis runs it). The certificate does not depend on it. Reported
+        as ``extras["step_offset"]``.
 
     Returns
     -------
@@ -855,7 +892,8 @@ _NOT_BY_DEFAULT = ("a stochastic first-order method: its agreement is statistica
                    "tolerance")
 
 
-def _make_solver(name: str, weighted: bool, default_bias: str, summary: str) -> Callable:
+def _make_solver(name: str, weighted: bool, default_bias: str, default_offset: int | str,
+                 summary: str) -> Callable:
     """The registered function of one of the two variants (they differ only in sampling)."""
 
     def solver(
@@ -876,12 +914,14 @@ def _make_solver(name: str, weighted: bool, default_bias: str, summary: str) -> 
         stall_checks: int = 10,
         average: bool = True,
         engine: str = "auto",
+        step_offset: int | str = default_offset,
     ) -> Solution:
         return _run(program, name, weighted, tol=tol, max_iter=max_iter,
                     time_limit=time_limit, verbose=verbose, callback=callback, x0=x0,
                     batch_size=batch_size, eps=step_tol, bias=bias, tau=tau,
                     random_state=random_state, check_every=check_every,
-                    stall_checks=stall_checks, average=average, engine=engine)
+                    stall_checks=stall_checks, average=average, engine=engine,
+                    step_offset=step_offset)
 
     solver.__name__ = solver.__qualname__ = "solve_" + name.replace("-", "_")
     solver.__doc__ = summary + "\n" + _COMMON_DOC
@@ -893,7 +933,7 @@ solve_pegasos = register(
     compare_by_default=_NOT_BY_DEFAULT,
     compare_options={"tol": 1e-4, "batch_size": 8, "max_iter": 400_000},
     compare_rtol=1e-4, certify_tol=1e-3, warm_start=pegasos_wb,
-)(_make_solver("pegasos", False, "exact",
+)(_make_solver("pegasos", False, "exact", "auto",
                "Pegasos (seed 001 Alg. 2): samples drawn with probability c_i / sum c, "
                "unweighted steps."))
 
@@ -902,6 +942,6 @@ solve_weighted_pegasos = register(
     compare_by_default=_NOT_BY_DEFAULT,
     compare_options={"tol": 1e-4, "batch_size": 8, "max_iter": 400_000, "bias": "exact"},
     compare_rtol=1e-4, certify_tol=1e-3, warm_start=pegasos_wb,
-)(_make_solver("weighted-pegasos", True, "sgd",
+)(_make_solver("weighted-pegasos", True, "sgd", 0,
                "Weighted-Pegasos (seed 001 Alg. 5): uniform draws, steps weighted by "
                "s_i = lambda N c_i."))

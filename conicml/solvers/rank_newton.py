@@ -63,6 +63,7 @@ def solve_rank_newton(
     callback: Any = None,
     x0: Any = None,
     eig_rtol: float = EIG_RTOL,
+    linearization: LinearizedRanking | None = None,
 ) -> Solution:
     """Linearised RankRC (eigen-features of K_RR) solved by truncated Newton with line search.
 
@@ -82,6 +83,10 @@ def solve_rank_newton(
         Warm start :math:`\\beta`.
     eig_rtol : float, default=1e-13
         Relative eigenvalue cut-off of the linearisation.
+    linearization : LinearizedRanking, optional
+        The linearisation of this program's kernel arrays with this ``eig_rtol``, at any
+        λ (:meth:`LinearizedRanking.fits` must hold): a λ path computes it once and its
+        warm start passes it on.
 
     Notes
     -----
@@ -126,7 +131,14 @@ def solve_rank_newton(
         raise OptionError(f"rank-newton: eig_rtol must be a float in (0, 1), got {eig_rtol!r}")
     rank = _contract(program)
     beta0 = _start(rank, x0, "rank-newton")
-    problem = LinearizedRanking(rank, eig_rtol)
+    if linearization is None:
+        problem = LinearizedRanking(rank, eig_rtol)
+    elif isinstance(linearization, LinearizedRanking) and linearization.fits(rank, eig_rtol):
+        problem = linearization.at_lambda(rank.lam)
+    else:
+        raise OptionError("rank-newton: linearization must be the LinearizedRanking of this "
+                          "program's kernel arrays with the same eig_rtol (from a program of "
+                          f"the same path), got {type(linearization).__name__}")
     T, Xt, lam, n = problem.T, problem.Xt, problem.lam, problem.n
     evaluate = problem.evaluate
     w = problem.to_w(beta0)  # = Λ^{1/2} U^T β
@@ -190,5 +202,6 @@ def solve_rank_newton(
         solve_time=solve_time,
         residuals=Residuals(primal=0.0, dual=rel, source="solver"),
         message=MESSAGES[code] + ("" if code == 0 else f" (relative gradient {rel:.3g})"),
-        extras={"cg_iterations": cg_total, "n_features": int(Xt.shape[1]), "n_pairs": n},
+        extras={"cg_iterations": cg_total, "n_features": int(Xt.shape[1]), "n_pairs": n,
+                "eig_rtol": eig_rtol},
     )

@@ -49,6 +49,20 @@ Coleman & Li 1999). Each iteration
    becomes the accepted length (measured: 14 iterations instead of more than 300 on a
    10-point RankSVM whose pairs all start in the linear piece).
 
+**Exact direction** (``direction="auto"``, the default). At small :math:`\lambda` the
+Newton systems are too ill-conditioned for 25 PCG steps and the iterations creep. Once a
+PCG run costs about as much as forming the Hessian (:math:`|\mathcal R|/16` steps, capped
+at ``cg_max_iter``) and the basis has at most :data:`EXACT_MAX_BASIS` samples, the solve
+moves to the eigen-coordinates :math:`w = \Lambda^{1/2}U^\top\beta` of the linearised
+problem (3.17) and takes Newton steps with the explicit Hessian
+:math:`\lambda I + \tilde X^\top H_p\tilde X/N` (one Cholesky; Hessian bounded below by
+:math:`\lambda I`) and an Armijo search, as ``rank-newton`` does; :math:`\beta` is
+computed in :math:`w` because :math:`K_{\bullet\mathcal R}\beta` loses digits to
+cancellation there. A stop at the rounding level (a promised decrease below
+:math:`m\epsilon_{\rm mach}|F|`, which a sum over :math:`m` samples cannot resolve, at a
+relative gradient :math:`\le 10^{-5}`) ends either mode; a rejected trust-region step
+reuses its direction.
+
 **Stopping.** The relative gradient in the :math:`K_{\mathcal R\mathcal R}^{-1}`
 metric, :math:`\|g\|_{K^{-1}} / \max(\|g_{\rm loss}\|_{K^{-1}}, \|\lambda
 K_{\mathcal R\mathcal R}\beta\|_{K^{-1}}, 10^{-3}\|g_{\rm loss}(0)\|_{K^{-1}}) \le`
@@ -76,6 +90,7 @@ import time
 from typing import Any
 
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve
 from scipy.optimize import brentq
 
 from .._utils.threads import one_blas_thread
@@ -111,11 +126,20 @@ MESSAGES = {
     6: "converged to rounding: no further decrease is possible in floating point "
        "(relative gradient <= 1e-5 but above tol)",
     7: "converged: Newton steps from the end point closed the objective gap",
+    8: "stalled: no Newton step in the eigen-coordinates before the relative gradient "
+       "reached tol",
 }
 
 #: Objective gap (relative, :func:`~conicml.contracts.ranking_ops.gap_bound`) above which
 #: the end point gets Newton steps: well below the registered ``certify_tol`` of 1e-5.
 POLISH_GAP = 1e-7
+
+_SWITCH = -1  # internal: the trust-region loop hands over to the exact Newton steps
+
+#: Largest basis for which ``direction="auto"`` turns to the exact Newton direction: its
+#: explicit Hessian costs :math:`O(m|\mathcal R|^2)`, about as much as the
+#: :math:`2\,\text{cg\_max\_iter}\cdot m|\mathcal R|` of a PCG run to its cap up to there.
+EXACT_MAX_BASIS = 512
 
 
 
@@ -174,6 +198,8 @@ def solve_rank_tr(
     callback: Any = None,
     x0: Any = None,
     preconditioner: str = "kernel",
+    direction: str = "auto",
+    linearization: LinearizedRanking | None = None,
 ) -> Solution:
     """Subspace trust-region Newton (subspace of g and a PCG direction), matrix-free by sorting.
 
@@ -194,6 +220,16 @@ def solve_rank_tr(
         Warm start :math:`\\beta`.
     preconditioner : {"kernel", "diagonal"}, default="kernel"
         PCG preconditioner (see the module docstring).
+    direction : {"auto", "cg", "exact"}, default="auto"
+        The Newton direction: by PCG (``"cg"``, the thesis'), exact in the
+        eigen-coordinates (``"exact"``), or PCG until one runs to ``cg_max_iter`` steps and
+        exact from then on when the basis has at most :data:`EXACT_MAX_BASIS` samples
+        (``"auto"``; exact from the start when ``linearization`` is given; see the module
+        docstring).
+    linearization : LinearizedRanking, optional
+        The eigen-coordinates of this program's :math:`K_{\\mathcal R\\mathcal R}` (any
+        λ; :meth:`LinearizedRanking.fits` must hold), computed once for a λ path and passed
+        by its warm start; otherwise computed when the exact direction is first needed.
     """
     # one BLAS thread: the iteration is a sequence of matrix-vector products and two
     # Cholesky factorisations of order n_basis, for which waking OpenBLAS's thread pool
@@ -201,17 +237,20 @@ def solve_rank_tr(
     with one_blas_thread():
         return _solve_rank_tr(program, tol=tol, max_iter=max_iter, cg_max_iter=cg_max_iter,
                               time_limit=time_limit, verbose=verbose, callback=callback,
-                              x0=x0, preconditioner=preconditioner)
+                              x0=x0, preconditioner=preconditioner, direction=direction,
+                              linearization=linearization)
 
 
 def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_iter: int,
                    time_limit: float | None, verbose: bool, callback: Any, x0: Any,
-                   preconditioner: str) -> Solution:
+                   preconditioner: str, direction: str,
+                   linearization: LinearizedRanking | None) -> Solution:
     t0 = time.perf_counter()
     max_iter = _check_options(tol, max_iter, time_limit, callback, cg_max_iter,
-                              preconditioner)
+                              preconditioner, direction)
     rank = _contract(program)
     beta = _start(rank, x0, "rank-tr")
+    linearization = _check_linearization(rank, linearization)
     KR, KRR, lam, eps = rank.KR, rank.KRR, rank.lam, rank.eps
     loss_fn = PairwiseLoss(rank.levels, eps)
     n = loss_fn.n_pairs
@@ -220,18 +259,23 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
     metric = KernelMetric(KRR)  # the stopping measure, and the "kernel" preconditioner
     setup_time = time.perf_counter() - t0
     t_solve = time.perf_counter()
-    hv_count = 0
-    cg_total = 0
+    hv_count = cg_total = exact_count = 0
+    # a path passes the eigen-coordinates once a larger λ has needed the exact direction:
+    # then this (smaller) λ needs it from the start
+    exact = direction == "exact" or (direction == "auto" and linearization is not None
+                                     and rank.n_basis <= EXACT_MAX_BASIS)
+    cached = None  # the direction and its subspace at the current point (kept on rejection)
+    stall = ""
+    # F sums over the m samples: a change below m eps |F| is not measurable
+    rounding = rank.n_samples * float(np.finfo(float).eps)
 
     def value_at(b: np.ndarray, p: np.ndarray, kb: np.ndarray):
-        """Objective, loss gradient in p and state, from p = KR b and kb = KRR b given:
-        O(m log m), no product with KR (trial points and backtracking reuse KR step)."""
+        # F, loss gradient in p, state from p = KR b, kb = KRR b: no product with KR
         L, gp, st = loss_fn.evaluate(p)
         return L / n + 0.5 * lam * float(b @ kb), gp, st
 
     def gradient_at(gp: np.ndarray, kb: np.ndarray):
-        gl = KR.T @ gp / n
-        gr = lam * kb
+        gl, gr = KR.T @ gp / n, lam * kb
         return gl + gr, gl, gr
 
     def hess(st, s: np.ndarray) -> np.ndarray:
@@ -239,47 +283,46 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
         hv_count += 1
         return KR.T @ loss_fn.hess_vec(st, KR @ s) / n + lam * (KRR @ s)
 
-    g_scale = metric.norm(gradient_parts(rank, np.zeros_like(beta))[1])
+    f_zero, g_zero, _ = gradient_parts(rank, np.zeros_like(beta))
+    g_scale = metric.norm(g_zero)
 
     def relgrad(g, gl, gr) -> float:
         return relative_gradient(metric.norm(g), metric.norm(gl), metric.norm(gr), g_scale)
 
-    p_cur = KR @ beta
-    kb_cur = KRR @ beta
+    p_cur, kb_cur = KR @ beta, KRR @ beta
     f, gp_cur, st = value_at(beta, p_cur, kb_cur)
     g, gl, gr = gradient_at(gp_cur, kb_cur)
     rel = relgrad(g, gl, gr)
     radius = ratio = math.nan
     k = no_decrease = code = cg_its = 0
     if verbose:
-        print(f"rank-tr: m = {rank.n_samples}, |R| = {rank.n_basis}, N = {n} pairs, "
-              f"lam = {lam:g}, eps = {eps:g}, tol = {tol:g}")
-        _Report.print_header()
+        _header(rank, tol)
     while True:
-        if rel <= tol:
-            code = 0
+        code = _limit(rel, tol, k, max_iter, time_limit, t_solve)
+        if code is not None:
             break
-        if k >= max_iter:
-            code = 1
+        cg_its = 0
+        if exact:  # -- on in the eigen-coordinates w = Λ^{1/2} U^T β
+            code = _SWITCH
             break
-        if time_limit is not None and time.perf_counter() - t_solve > time_limit:
-            code = 2
-            break
-        # -- preconditioned CG on H s = -g
-        if preconditioner == "diagonal":
-            diag = KR2.T @ loss_fn.quadratic_counts(st) / (2.0 * eps * n) + lam * dKRR
-            diag = np.maximum(diag, 1e-12 * max(float(diag.max()), np.finfo(float).tiny))
-            precond = functools.partial(_divide, diag)
-        else:
-            precond = metric.solve
-        forcing = min(0.1, math.sqrt(rel)) * float(np.linalg.norm(g))
-        s, Hs_acc, cg_its = _pcg(lambda v: hess(st, v), g, precond, forcing, cg_max_iter)
-        cg_total += cg_its
-        if -0.5 * float(g @ s) <= 1e-15 * max(abs(f), np.finfo(float).tiny):
-            code = 6 if rel <= ROUNDING_TOL else 4
-            break
-        # -- 2-D subspace span{s, g}
-        step, pred, radius = _subspace_step(lambda v: hess(st, v), g, s, Hs_acc, radius)
+        if cached is None:  # a new point: a new direction (a rejected step keeps both)
+            # -- preconditioned CG on H s = -g
+            precond = (metric.solve if preconditioner == "kernel" else
+                       _diagonal(KR2, loss_fn.quadratic_counts(st), eps * n, lam * dKRR))
+            forcing = min(0.1, math.sqrt(rel)) * float(np.linalg.norm(g))
+            s, Hs_acc, cg_its = _pcg(lambda v: hess(st, v), g, precond, forcing,
+                                     cg_max_iter)
+            cg_total += cg_its
+            # a PCG run as costly as the explicit Hessian (about n_basis / 16 products):
+            # the exact direction from now on
+            exact = exact or (direction == "auto" and rank.n_basis <= EXACT_MAX_BASIS
+                              and cg_its >= min(cg_max_iter, max(4, rank.n_basis // 16)))
+            if -0.5 * float(g @ s) <= 1e-15 * max(abs(f), np.finfo(float).tiny):
+                code = 6 if rel <= ROUNDING_TOL else 4
+                break
+            # -- 2-D subspace span{s, g}
+            cached = _subspace(lambda v: hess(st, v), g, s, Hs_acc)
+        step, pred, radius = _subspace_step(cached, radius)
         snorm = float(np.linalg.norm(step))
         q_step = KR @ step
         k_step = KRR @ step
@@ -287,6 +330,10 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
         t_acc = 1.0
         actual = f_new - f
         ratio = actual / pred if pred < 0 else -math.inf
+        if ratio <= 0.25 and rel <= ROUNDING_TOL and -pred <= rounding * abs(f):
+            k += 1  # a model that promises less than F can resolve: no step can be seen
+            code = 6
+            break
         if ratio >= 0.75 and snorm >= 0.9 * radius:
             radius = 2.0 * radius
         elif ratio <= 0.25:
@@ -312,6 +359,7 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
             g, gl, gr = gradient_at(gp_new, kb_cur)
             rel = relgrad(g, gl, gr)
             no_decrease = 0
+            cached = None
         else:
             no_decrease += 1
         k += 1
@@ -329,12 +377,28 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
         if no_decrease >= 30:
             code = 6 if rel <= ROUNDING_TOL else 5
             break
-    if code in (0, 4, 5, 6):
-        polished = _end_game(rank, metric, beta, f)
-        if polished is not None:
-            beta, f, g, gl, gr = polished
-            rel = relgrad(g, gl, gr)
-            code = 7
+    g_norm = metric.norm(g)
+    if code == _SWITCH:
+        lin_point = _LinPoint(linearization or LinearizedRanking(rank), beta, g_scale)
+        k, code = lin_point.run(tol=tol, max_iter=max_iter, k=k, time_limit=time_limit,
+                                t_solve=t_solve, rounding=rounding, verbose=verbose,
+                                callback=callback)
+        beta, f, rel, stall = lin_point.beta(), lin_point.f, lin_point.rel, lin_point.stall
+        exact_count = lin_point.steps
+        g_norm = float(np.linalg.norm(lin_point.g))  # = |g|_{K^-1} (every eigenvalue kept)
+    # the end point's own first term of the gap bound decides whether to polish
+    estimate = g_norm**2 / (2.0 * lam) / max(f, 1e-3 * f_zero, np.finfo(float).tiny)
+    polished = _end_game(rank, metric, beta, f, estimate) if code in (0, 4, 5, 6, 8) else None
+    if polished is not None:
+        beta, f, g, gl, gr = polished
+        rel, code = relgrad(g, gl, gr), 7
+    return _solution(beta, f, rel, code, stall, k, verbose, setup_time, t_solve,
+                     {"cg_iterations": cg_total, "hessian_products": hv_count,
+                      "radius": radius, "exact_directions": exact_count, "n_pairs": n})
+
+
+def _solution(beta: np.ndarray, f: float, rel: float, code: int, stall: str, k: int,
+              verbose: bool, setup_time: float, t_solve: float, extras: dict) -> Solution:
     solve_time = time.perf_counter() - t_solve
     if verbose:
         print(f"rank-tr: {MESSAGES[code]}; objective {f:.12g}, relative gradient {rel:.3e}")
@@ -347,18 +411,54 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
         setup_time=setup_time,
         solve_time=solve_time,
         residuals=Residuals(primal=0.0, dual=rel, source="solver"),
-        message=MESSAGES[code] + ("" if code in (0, 7) else f" (relative gradient {rel:.3g})"),
-        extras={"cg_iterations": cg_total, "hessian_products": hv_count, "radius": radius,
-                "n_pairs": n},
+        message=MESSAGES[code] + (f" ({stall})" if stall else "")
+        + ("" if code in (0, 7) else f" (relative gradient {rel:.3g})"),
+        extras=extras,
     )
+
+
+def _limit(rel: float, tol: float, k: int, max_iter: int, time_limit: float | None,
+           t_solve: float) -> int | None:
+    """The code of MESSAGES that ends the run before iteration ``k + 1``, or ``None``."""
+    if rel <= tol:
+        return 0
+    if k >= max_iter:
+        return 1
+    if time_limit is not None and time.perf_counter() - t_solve > time_limit:
+        return 2
+    return None
+
+
+def _header(rank: Any, tol: float) -> None:
+    print(f"rank-tr: m = {rank.n_samples}, |R| = {rank.n_basis}, N = {rank.n_pairs} pairs, "
+          f"lam = {rank.lam:g}, eps = {rank.eps:g}, tol = {tol:g}")
+    _Report.print_header()
 
 
 def _divide(diag: np.ndarray, v: np.ndarray) -> np.ndarray:
     return v / diag
 
 
+def _diagonal(KR2: np.ndarray, counts: np.ndarray, eps_n: float, reg: np.ndarray):
+    """The ``"diagonal"`` preconditioner (module docstring) as a function ``v -> D^{-1} v``."""
+    diag = KR2.T @ counts / (2.0 * eps_n) + reg
+    diag = np.maximum(diag, 1e-12 * max(float(diag.max()), np.finfo(float).tiny))
+    return functools.partial(_divide, diag)
+
+
+def _check_linearization(rank: Any, linearization: Any) -> LinearizedRanking | None:
+    """The given eigen-coordinates at this program's λ; ``OptionError`` if not this program's."""
+    if linearization is None:
+        return None
+    if not (isinstance(linearization, LinearizedRanking) and linearization.fits(rank)):
+        raise OptionError("rank-tr: linearization must be the LinearizedRanking of this "
+                          "program's kernel arrays (LinearizedRanking(rank) of a program "
+                          f"of the same path), got {type(linearization).__name__}")
+    return linearization.at_lambda(rank.lam)
+
+
 def _check_options(tol: Any, max_iter: Any, time_limit: Any, callback: Any,
-                   cg_max_iter: Any, preconditioner: Any) -> int:
+                   cg_max_iter: Any, preconditioner: Any, direction: Any) -> int:
     """Raise :class:`OptionError` on a bad option; return ``max_iter`` resolved."""
     if max_iter is None:
         max_iter = 300
@@ -369,19 +469,24 @@ def _check_options(tol: Any, max_iter: Any, time_limit: Any, callback: Any,
     if preconditioner not in ("kernel", "diagonal"):
         raise OptionError(f"rank-tr: preconditioner must be 'kernel' or 'diagonal', "
                           f"got {preconditioner!r}")
+    if direction not in ("auto", "cg", "exact"):
+        raise OptionError(f"rank-tr: direction must be 'auto', 'cg' or 'exact', "
+                          f"got {direction!r}")
     return max_iter
 
 
-def _end_game(rank: Any, metric: KernelMetric, beta: np.ndarray, f: float):
+def _end_game(rank: Any, metric: KernelMetric, beta: np.ndarray, f: float, estimate: float):
     r"""Newton steps on the linearised problem from an end point whose gap bound is open.
 
     A trust region in the :math:`K` metric can stall where the loss is far more curved
     than :math:`\lambda K_{\mathcal R\mathcal R}` (a feature on a much larger scale): the
     relative gradient is small and the objective still above the optimum. Returns
     ``(beta, F, g, g_loss, g_reg)`` at a point whose gap bound is below
-    :data:`POLISH_GAP`, or ``None`` (the end point is kept).
+    :data:`POLISH_GAP`, or ``None`` (the end point is kept). ``estimate``: the first term
+    of the gap bound from the solver's own gradient; well below :data:`POLISH_GAP`, the
+    bound is not recomputed here (the program's certificate recomputes it).
     """
-    if gap_bound(rank, beta, metric) <= POLISH_GAP:
+    if estimate <= 0.1 * POLISH_GAP or gap_bound(rank, beta, metric) <= POLISH_GAP:
         return None
     lin = LinearizedRanking(rank, eig_rtol=float(np.finfo(float).eps))
     w0 = lin.to_w(beta)
@@ -430,12 +535,75 @@ def _pcg(hess, g: np.ndarray, precond, forcing: float, cg_max_iter: int
     return s, Hs, its
 
 
-def _subspace_step(hess, g: np.ndarray, s: np.ndarray, Hs: np.ndarray, radius: float
-                   ) -> tuple[np.ndarray, float, float]:
-    """The trust-region step on ``span{s, g}``: ``(step, predicted change, radius)``.
+class _LinPoint:
+    r"""The iterate of the exact Newton mode: :math:`w` of the linearised problem (3.17).
 
-    The first radius (``nan``) is the length of the first Newton step.
+    Its Hessian :math:`\lambda I + \tilde X^\top H_p\tilde X/N` is formed explicitly
+    (:meth:`LinearizedRanking.hessian`) and factored; every quantity is evaluated in
+    :math:`w` (scores :math:`\tilde Xw`), where :math:`\beta = Tw` would lose digits to
+    cancellation in :math:`K_{\bullet\mathcal R}\beta` (the Newton direction in
+    :math:`\beta`, :math:`T H_w^{-1}T^\top g`, has components of order
+    :math:`1/(\lambda\lambda_{\min}(K_{\mathcal R\mathcal R}))`). With every
+    eigenvalue kept, :math:`\|\nabla_w F\| = \|\nabla_\beta F\|_{K^{-1}}`: the
+    relative gradient is the one of the trust-region iterations.
     """
+
+    def __init__(self, lin: LinearizedRanking, beta: np.ndarray, g_scale: float) -> None:
+        self.lin, self.w, self.g_scale, self.t = lin, lin.to_w(beta), g_scale, math.nan
+        self.steps, self.stall = 0, ""
+        self._set(lin.evaluate(self.w))
+
+    def run(self, *, tol: float, max_iter: int, k: int, time_limit: float | None,
+            t_solve: float, rounding: float, verbose: bool, callback: Any) -> tuple[int, int]:
+        """Newton steps until a stop; ``(iterations, code of MESSAGES)``."""
+        while True:
+            code = _limit(self.rel, tol, k, max_iter, time_limit, t_solve)
+            if code is not None:
+                return k, code
+            self.stall = self.newton_step(rounding) or ""
+            k += 1
+            if self.stall:
+                return k, 6 if self.rel <= ROUNDING_TOL else 8
+            self.steps += 1
+            elapsed = time.perf_counter() - t_solve
+            if verbose:
+                _Report.print_iteration(k, self.f, self.rel, math.nan, 0, self.t, elapsed)
+            if notify(callback, IntermediateResult(
+                    iteration=k, objective=self.f, residual=self.rel, elapsed=elapsed,
+                    values={"beta": self.beta()}, extras={"step": self.t})):
+                return k, 3
+
+    def _set(self, state: tuple) -> None:
+        self.f, self.g, self.state, gl, gr = state
+        self.rel = relative_gradient(float(np.linalg.norm(self.g)), gl, gr, self.g_scale)
+
+    def beta(self) -> np.ndarray:
+        return self.lin.to_beta(self.w)
+
+    def newton_step(self, rounding: float) -> str | None:
+        """One damped Newton step; ``None`` on success, else why no step was taken
+        (a Newton decrement below ``rounding |F|`` is not measurable)."""
+        try:
+            factor = cho_factor(self.lin.hessian(self.state), lower=True, check_finite=False)
+            s = -cho_solve(factor, self.g, check_finite=False)
+        except np.linalg.LinAlgError:  # round-off: the gradient direction instead
+            s = -self.g
+        decrement = -0.5 * float(self.g @ s)
+        if not decrement > rounding * abs(self.f):
+            return "the Newton decrement is at the rounding level of F"
+        t, trial = self.lin.line_search(self.w, self.f, self.g, s)
+        if trial is None:  # a direction spoiled by round-off: the gradient one
+            s = -self.g
+            t, trial = self.lin.line_search(self.w, self.f, self.g, s)
+        if trial is None:
+            return "the line search found no decrease"
+        self.w, self.t = self.w + t * s, t
+        self._set(trial)
+        return None
+
+
+def _subspace(hess, g: np.ndarray, s: np.ndarray, Hs: np.ndarray) -> tuple:
+    """The 2-D subspace ``span{s, g}``: ``(Z, Z^T H Z, Z^T g, |s|, |g|)``."""
     gnorm = float(np.linalg.norm(g))
     sn = float(np.linalg.norm(s))
     cols = [s / sn] if sn > 0 else []
@@ -448,8 +616,16 @@ def _subspace_step(hess, g: np.ndarray, s: np.ndarray, Hs: np.ndarray, radius: f
     # H (s / |s|) is known from CG; only the gradient direction needs a product
     HZ = np.stack([Hs / sn if (j == 0 and sn > 0) else hess(Z[:, j])
                    for j in range(Z.shape[1])], axis=1)
-    H2 = Z.T @ HZ
-    g2 = Z.T @ g
+    return Z, Z.T @ HZ, Z.T @ g, sn, gnorm
+
+
+def _subspace_step(subspace: tuple, radius: float) -> tuple[np.ndarray, float, float]:
+    """The trust-region step on the subspace of :func:`_subspace`:
+    ``(step, predicted change, radius)``.
+
+    The first radius (``nan``) is the length of the first Newton step.
+    """
+    Z, H2, g2, sn, gnorm = subspace
     if not math.isfinite(radius):
         radius = sn if sn > 0 else gnorm
     a = trust_region_2d(H2, g2, radius)

@@ -325,3 +325,43 @@ def test_with_cost_warns_at_a_badly_scaled_C_as_soft_margin_does():
     with pytest.warns(cm.ConicMLWarning, match="badly scaled SVM"):
         far = svm.with_cost(first, 1e3)
     assert far.data["C"] == 1e3
+
+
+@pytest.mark.parametrize("solver", ["rank-tr", "rank-newton"])
+def test_a_rank_path_extrapolates_and_shares_the_eigen_coordinates(solver):
+    # one program's kernel arrays along a lambda path (as RankRCClassifierCV builds it):
+    # the warm start is never worse than the previous beta, the eigen-coordinates are
+    # computed once and passed on, and every value is the cold solve's certified optimum
+    from conicml.contracts.ranking_ops import objective
+    from conicml.formulations import ranking
+
+    X, y = _two_class(n=160, d=3, seed=4)
+    first = ranking.rankrc(X, y, 1.0, kernel="rbf", gamma=0.5)
+    lams = 2.0 ** np.arange(0, -21, -4)
+
+    def build(lam):
+        return ranking.with_lambda(first, lam)
+
+    warm = cm.solve_path(build, lams, solver, order="descending")
+    cold = cm.solve_path(build, lams, solver, order="descending", warm_start=False)
+    for w, c in zip(warm, cold):
+        assert w.status is Status.OPTIMAL and c.status is Status.OPTIMAL, (w.message, c.message)
+        assert w.objective == pytest.approx(c.objective, rel=1e-9)
+    started = [w.extras["path"]["warm_start"] for w in warm]
+    assert started[0] == ()
+    if solver == "rank-newton":  # it always works in the eigen-coordinates
+        assert all("linearization" in s for s in started[1:])
+    else:  # from the value after the first that needed the exact direction
+        needed = [w.extras["exact_directions"] > 0 for w in warm]
+        assert any(needed[:-1])
+        first_exact = needed.index(True)
+        assert all("linearization" in s for s in started[first_exact + 1:])
+        assert not any("linearization" in s for s in started[:first_exact + 1])
+    # the start is the better of the previous beta and the secant in log lambda
+    from conicml.solvers._warm import rank_beta
+
+    workspace: dict = {}
+    rank_beta(warm[0], build(lams[0]), build(lams[1]), workspace=workspace)
+    start = rank_beta(warm[1], build(lams[1]), build(lams[2]), workspace=workspace)["x0"]
+    new = build(lams[2]).data["rank"]
+    assert objective(new, start) <= objective(new, warm[1].values["beta"])

@@ -3,9 +3,11 @@ estimator, from warm-started paths."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
-from sklearn.exceptions import FitFailedWarning, NotFittedError
+from sklearn.exceptions import ConvergenceWarning, FitFailedWarning, NotFittedError
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.neighbors import KNeighborsClassifier
@@ -13,6 +15,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+import conicml as cm
 from conicml.estimators import (
     BMPMClassifier,
     BMPMClassifierCV,
@@ -329,3 +332,18 @@ def test_fold_gram_is_column_major_and_equals_sklearns():
     v[rng.choice(150, 20, replace=False)] = rng.normal(size=20)  # a sparse dual point
     np.testing.assert_allclose(_gram_matvec(K, v), np.asarray(K) @ v, rtol=1e-12,
                                atol=1e-13)
+
+
+def test_svm_cv_smo_reaches_large_C_on_a_low_rank_kernel():
+    # linear kernel on overlapping classes at C = 1e4: the refit on 300 rows needs ~3.5e5
+    # smo updates, over smo's default cap of 1000 n (3e5); the search raises the cap to
+    # LIBSVM's (1e7), so the path and the refit converge without a ConvergenceWarning
+    X, y = cm.datasets.twonorm(300, dim=5, random_state=0)
+    cv = [(np.arange(200), np.arange(200, 300))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = SVMClassifierCV(Cs=[1e4], cv=cv).fit(X, y)
+    assert est.best_estimator_.solution_.status.value == "optimal"
+    assert np.isfinite(est.cv_results_["mean_test_score"][0])
+    # an explicit cap is the user's
+    assert SVMClassifierCV(solver_options={"max_iter": 5})._solver_options() == {"max_iter": 5}

@@ -7,6 +7,7 @@ from sklearn.metrics import roc_auc_score
 
 import conicml as cm
 from conicml.contracts.ranking_ops import (
+    LinearizedRanking,
     PairwiseLoss,
     count_pairs,
     pair_matrix,
@@ -87,6 +88,29 @@ def test_sorted_loss_gradient_hv_match_explicit_pair_matrix(eps, multi):
     u = rng.normal(size=80)
     expected = P.T @ (quad * (P @ u)) / (2 * eps) if eps > 0 else np.zeros(80)
     np.testing.assert_allclose(lf.hess_vec(st, u), expected, atol=1e-10)
+
+
+@pytest.mark.parametrize("multi", [False, True])
+def test_hessian_form_matches_the_explicit_pair_matrix(multi):
+    # X^T H_p X against the explicit (1 / 2 eps) X^T P^T I_Q P X of the pair list, and
+    # against the column-by-column products of hess_vec
+    rng = np.random.default_rng(4)
+    levels = rng.integers(0, 4 if multi else 2, 90)
+    p = 1.5 * rng.normal(size=90)
+    p[:10] = p[10:20]  # ties
+    X = rng.normal(size=(90, 6))
+    lf = PairwiseLoss(levels, 0.2)
+    _, _, st = lf.evaluate(p)
+    P = pair_matrix(levels)
+    z = P @ p
+    quad = ((z >= 1 - 0.4) & (z < 1)).astype(float)
+    PX = P @ X
+    expected = PX.T @ (quad[:, None] * PX) / 0.4
+    H = lf.hessian_form(st, X)
+    np.testing.assert_allclose(H, expected, atol=1e-10 * max(1.0, np.abs(expected).max()))
+    columns = X.T @ np.stack([lf.hess_vec(st, X[:, k]) for k in range(6)], axis=1)
+    np.testing.assert_allclose(H, columns, atol=1e-10 * max(1.0, np.abs(expected).max()))
+    assert np.array_equal(H, H.T)
 
 
 def test_multilevel_pair_count():
@@ -172,6 +196,48 @@ def test_every_solver_agrees_on_smoothed(solver, case):
     if solver in ("rank-tr", "rank-newton"):
         assert sol.status is cm.Status.OPTIMAL and sol.residuals.source == "recomputed"
         assert sol.residuals.gap <= 1e-5
+
+
+@pytest.mark.parametrize("levels", [False, True])
+def test_rank_tr_directions_reach_the_same_optimum(levels):
+    # PCG, the exact Newton direction in the eigen-coordinates, and the switch between
+    # them: the same certified optimum, that of rank-newton (an independent route) and
+    # clarabel (a generic backend); a small lambda, where PCG needs many steps
+    X, y = _levels(90) if levels else _data(90, rate=0.3)
+    prog = ranking.rankrc(X, y, 2.0 ** -14, basis="all" if levels else "rare")
+    ref = prog.decode(cm.solve(prog, "rank-newton", tol=1e-10))["objective"]
+    generic = prog.decode(cm.solve(prog, "clarabel"))["objective"]
+    assert generic == pytest.approx(ref, rel=1e-6)  # clarabel's own accuracy
+    sols = {d: cm.solve(prog, "rank-tr", direction=d) for d in ("cg", "exact", "auto")}
+    for d, sol in sols.items():
+        assert sol.status is cm.Status.OPTIMAL, (d, sol.message)
+        assert sol.residuals.gap <= 1e-5
+        assert prog.decode(sol)["objective"] == pytest.approx(ref, rel=1e-9), d
+    assert sols["cg"].extras["exact_directions"] == 0
+    assert sols["exact"].extras["exact_directions"] > 0
+    assert sols["exact"].extras["cg_iterations"] == 0
+    # a linearization of the same kernel arrays at another lambda is accepted
+    lin = LinearizedRanking(ranking.with_lambda(prog, 1.0).data["rank"])
+    given = cm.solve(prog, "rank-tr", linearization=lin)
+    assert given.extras["exact_directions"] > 0
+    assert prog.decode(given)["objective"] == pytest.approx(ref, rel=1e-9)
+    newton = cm.solve(prog, "rank-newton", linearization=lin)
+    assert prog.decode(newton)["objective"] == pytest.approx(ref, rel=1e-9)
+
+
+def test_rank_solvers_refuse_a_foreign_linearization():
+    prog = ranking.rankrc(*_data(60), 0.01)
+    other = ranking.rankrc(*_data(60), 0.01)  # equal data, other kernel arrays
+    lin = LinearizedRanking(other.data["rank"])
+    with pytest.raises(OptionError, match="linearization must be"):
+        cm.solve(prog, "rank-tr", linearization=lin)
+    with pytest.raises(OptionError, match="linearization must be"):
+        cm.solve(prog, "rank-newton", linearization=lin)
+    with pytest.raises(OptionError, match="linearization must be"):
+        cm.solve(prog, "rank-newton", eig_rtol=1e-10,
+                 linearization=LinearizedRanking(prog.data["rank"]))
+    with pytest.raises(OptionError, match="direction must be"):
+        cm.solve(prog, "rank-tr", direction="newton")
 
 
 @pytest.mark.parametrize("solver", cm.solvers.available("qp.rank.hinge"))

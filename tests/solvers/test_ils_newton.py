@@ -16,7 +16,11 @@ from solver_report import own
 
 import conicml as cm
 from conicml._utils.linalg import inverse_quadratic
-from conicml.certificates.margin import _solve_well_conditioned, newton_decrement
+from conicml.certificates.margin import (
+    _solve_well_conditioned,
+    fractional_certificate,
+    newton_decrement,
+)
 from conicml.estimators import BMPMClassifier, MPMClassifier
 from conicml.formulations import minimax as mm
 
@@ -238,3 +242,68 @@ def test_mempm_kernel_inner_auto_is_ils_newton_and_agrees_with_clarabel_inside()
     assert est.solution_.objective == pytest.approx(ref.solution_.objective, rel=1e-6)
     assert (est.predict(X[80:]) == ref.predict(X[80:])).mean() >= 0.99
     assert MEMPMClassifier().fit(X[:80], y[:80]).solution_.extras["inner"] == "clarabel"
+
+
+# --------------------------------------------- covariances held by their centred rows
+def _dense_covariances(prog):
+    Rx, Ry = np.asarray(prog.data["Rx"]), np.asarray(prog.data["Ry"])
+    return Rx.T @ Rx, Ry.T @ Ry
+
+
+def test_kernel_scatter_solves_match_dense_covariances():
+    # the Woodbury solves (a new factor, and conjugate gradients next to it) against
+    # dense solves with Sigma_x, Sigma_y formed from R (R^T R = Sigma by construction)
+    X, y = kernel_data(6, 90)
+    prog = mm.mpm(X, y, ridge=1e-3, kernel="rbf")
+    sc = prog.data["scatter"]
+    assert sc is not None and prog.data["Sx"] is None  # no n x n covariance formed
+    Sx, Sy = _dense_covariances(prog)
+    rng = np.random.default_rng(0)
+    B = rng.normal(size=(Sx.shape[0], 3))
+    np.testing.assert_allclose(sc.sigma_x(B), Sx @ B, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(sc.sigma_y(B), Sy @ B, rtol=1e-10, atol=1e-12)
+    for c in (0.3, 0.31, 0.9):  # 0.31: next to the factor at 0.3, by conjugate gradients
+        M = c * Sx + (1 - c) * Sy
+        ref = np.linalg.solve(M, B)
+        np.testing.assert_allclose(sc.solve(c, B), ref, rtol=1e-8,
+                                   atol=1e-10 * np.abs(ref).max())
+    assert sc.factorisations == 2 and sc.cg_solves == 1
+    d = prog.data["d"]
+    np.testing.assert_allclose(sc.solve_y(d), np.linalg.solve(Sy, d), rtol=1e-8)
+
+
+def test_ridge_stack_products_match_the_dense_matrix():
+    X, y = kernel_data(7, 40)
+    R = mm.mpm(X, y, ridge=1e-2, kernel="rbf").data["Rx"]
+    dense = np.asarray(R)
+    assert dense.shape == R.shape
+    np.testing.assert_allclose(dense.T @ dense, R.T @ R)
+    v = np.random.default_rng(1).normal(size=R.shape[1])
+    r = np.random.default_rng(2).normal(size=R.shape[0])
+    np.testing.assert_allclose(R @ v, dense @ v)
+    np.testing.assert_allclose(R.T @ r, dense.T @ r)
+    assert math.isclose(R.frobenius(), float(np.linalg.norm(dense)), rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("family", ["mpm", "bmpm"])
+def test_scatter_certificate_equals_the_dense_one(family):
+    # the same certificate through the Woodbury operators as through dense covariances,
+    # at the optimum and at a perturbed point (where the Newton decrement is not ~0)
+    X, y = kernel_data(8, 70)
+    prog = (mm.mpm(X, y, ridge=1e-3, kernel="rbf") if family == "mpm"
+            else mm.bmpm(X, y, 0.3, ridge=1e-3, kernel="rbf"))
+    sol = cm.solve(prog, solver="ils-newton")
+    Sx, Sy = _dense_covariances(prog)
+    data = prog.data
+    v = np.asarray(sol.values["v"])
+    v_off = v * (1 + 1e-3 * np.random.default_rng(3).normal(size=v.size))
+    for point in (v, v_off):
+        fast = fractional_certificate(data["d"], data["Rx"], data["Ry"], data["a"],
+                                      data["b"], point, None, scatter=data["scatter"])
+        dense = fractional_certificate(data["d"], np.asarray(data["Rx"]),
+                                       np.asarray(data["Ry"]), data["a"], data["b"], point,
+                                       None, Sx, Sy)
+        assert fast.primal == pytest.approx(dense.primal, rel=1e-8, abs=1e-14)
+        assert fast.gap == pytest.approx(dense.gap, rel=1e-8, abs=1e-14)
+        assert fast.dual == pytest.approx(dense.dual, rel=1e-5, abs=1e-14)
+    assert dense.dual > 1e-10  # the perturbed point is visibly not optimal

@@ -223,6 +223,9 @@ def test_eps_peg_stop_and_random_state(twonorm):
     ({"max_iter": 0}, "max_iter"),
     ({"average": "yes"}, "average"),
     ({"x0": np.zeros(3)}, "x0"),
+    ({"step_offset": -1}, "step_offset"),
+    ({"step_offset": 2.5}, "step_offset"),
+    ({"step_offset": "big"}, "step_offset"),
 ])
 @pytest.mark.parametrize("name", PEGASOS)
 def test_bad_options_raise_option_error(name, opts, message, twonorm):
@@ -336,3 +339,20 @@ def test_certificate_dual_bound_on_badly_scaled_features():
     assert D <= ref.objective * (1 + 1e-8)
     assert D == pytest.approx(ref.objective, rel=1e-6)
     assert abs(float(y @ alpha)) <= 1e-9 * prog.data["c"].sum()
+
+
+def test_step_offset_auto_and_given(twonorm):
+    X, y = twonorm
+    prog = svm.soft_margin(X, y, C=0.5, form="primal")
+    sol = cm.solve(prog, "pegasos", tol=1e-2, batch_size=16, random_state=0)
+    # "auto": t0 = floor(mean ||x||^2 / (lambda k)) with lambda = 1 / sum c (Notes)
+    lam = 1.0 / (0.5 * y.size)
+    expected = math.floor(float(np.mean(np.einsum("ij,ij->i", X, X))) / (lam * 16))
+    assert sol.extras["step_offset"] == expected
+    assert cm.solve(prog, "weighted-pegasos", tol=1e-2,
+                    random_state=0).extras["step_offset"] == 0  # the thesis's Alg. 5
+    given = cm.solve(prog, "pegasos", tol=1e-2, step_offset=7, random_state=0)
+    assert given.extras["step_offset"] == 7
+    # whatever the offset, the point is certified against the program's own data
+    for s in (sol, given):
+        assert s.residuals.source == "recomputed" and s.residuals.gap <= 1e-2
