@@ -201,6 +201,13 @@ def _reading(results: dict, details: list) -> list[str]:
     return out + ([""] if out else [])
 
 
+def _command(args: argparse.Namespace) -> str:
+    """The command line that reproduces this run."""
+    return (f"conicml reproduce saketha_table_5_1{' --quick' if args.quick else ''}"
+            f"{' --sizes ' + ' '.join(map(str, args.sizes)) if args.sizes else ''}"
+            f"{' --no-ablations' if args.no_ablations else ''}")
+
+
 def main() -> None:
     r"""Run the reproduction and write its tables.
 
@@ -328,9 +335,7 @@ def main() -> None:
                         f"{res['us_per_iteration']:.0f}",
                         str(res.get("clusters", "all points"))])
 
-    command = (f"conicml reproduce saketha_table_5_1{' --quick' if args.quick else ''}"
-               f"{' --sizes ' + ' '.join(map(str, args.sizes)) if args.sizes else ''}"
-               f"{' --no-ablations' if args.no_ablations else ''}")
+    command = _command(args)
     lines = [
         "# Seed 003 Tables 4.1 / 5.1: California Housing, CBOR-Iter vs SMO-OR vs CBOR-SOCP",
         "",

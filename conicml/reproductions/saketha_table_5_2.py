@@ -8,14 +8,7 @@ standard deviation 0.5 and centres :math:`(2.5\\,i + a, b)`,
 the ranks are ordered along the first axis and overlap at their edges. A test
 set of 20,000 points from the same mixture gives the MZE.
 
-* **CBOR-Iter**: k-means with 5 clusters per rank (25 clusters: the thesis's
-  "problem of size 25"), per-dimension radii, ``cbor-smo`` on the dual (5.1),
-  linear kernel, W = 2, eta = 0.1; time = clustering + solve.
-* **SMO-OR**: ``smo-or`` (tol 1e-3, shrinking on) on the dual of (4.1) over all
-  training points, linear kernel, C = 1.
-* **SMO-OR-IM**: the same on Chu & Keerthi's implicit-constraint SVOR
-  (:func:`conicml.formulations.svor_implicit.svorim_dual`, 4 dual variables per
-  point), linear kernel, C = 1 (no thesis column).
+The methods (CBOR-Iter, SMO-OR, SMO-OR-IM) are set out in :func:`run`.
 
 Every method runs single-threaded (``OMP_NUM_THREADS=1`` etc.), in a child
 process killed after ``--time-limit`` seconds (TIMEOUT); a method that timed
@@ -90,7 +83,19 @@ def mixture(n: int, seed: int, sd: float = 0.5) -> tuple[np.ndarray, np.ndarray]
 def run(method: str, n: int, limit: float, options: dict | None = None) -> dict:
     """One method on ``n`` training points; ``options``: ``sd`` (of the mixture's
     components), ``kernel`` ("rbf": Gaussian, zeta = 1), and the solver's ``tol``,
-    ``shrinking``, ``cache_size``."""
+    ``shrinking``, ``cache_size``.
+
+    Notes
+    -----
+    * **CBOR-Iter**: k-means with 5 clusters per rank (25 clusters: the thesis's
+      "problem of size 25"), per-dimension radii, ``cbor-smo`` on the dual (5.1),
+      linear kernel, W = 2, eta = 0.1; time = clustering + solve.
+    * **SMO-OR**: ``smo-or`` (tol 1e-3, shrinking on) on the dual of (4.1) over all
+      training points, linear kernel, C = 1.
+    * **SMO-OR-IM**: the same on Chu & Keerthi's implicit-constraint SVOR
+      (:func:`conicml.formulations.svor_implicit.svorim_dual`, 4 dual variables per
+      point), linear kernel, C = 1 (no thesis column).
+    """
     import conicml as cm
     from conicml.formulations import ordinal
     from conicml.formulations.svor_dual import svor_dual

@@ -423,7 +423,6 @@ class SlackIPM:
         m, p = self.m, self.p
         nl = 2 * m + (2 if self.reduced else 0)
         cones = [(nl, 1 + self.qp), (nl + 1 + self.qp, 1 + self.qn)]
-        ntot = nl + 2 + self.qp + self.qn
         h = np.concatenate([self._h(), np.zeros(2 + self.qp + self.qn)])
         nu = nl + 2  # degree of the cone
         cx = (np.zeros(p), 0.0, 0.0, 0.0, np.ones(m), self.weight_m)
@@ -448,18 +447,7 @@ class SlackIPM:
             x, y, s, z = start
             s, z = s.copy(), z.copy()
         else:
-            # starting point (coneqp): the KKT system with W = I
-            ident = _SocScaling(np.r_[1.0, np.zeros(self.qp)], np.r_[1.0, np.zeros(self.qp)])
-            identn = _SocScaling(np.r_[1.0, np.zeros(self.qn)], np.r_[1.0, np.zeros(self.qn)])
-            ones = np.ones(nl)
-            self._factor(ones, ident, identn, rho)
-            zero_x = (np.zeros(p), 0.0, 0.0, 0.0, np.zeros(m), 0.0)
-            # primal: min ||G x - h|| s.t. d'w = 1; dual: min ||z|| s.t. G'z + A'y + c = 0
-            x, _, _ = self._solve(zero_x, 1.0, h, ones, ident, identn, rho)
-            s = h - G_of(x)
-            _, y, z = self._solve(tuple(-c for c in cx), 0.0, np.zeros(ntot), ones, ident,
-                                  identn, rho)
-            s, z = self._mehrotra_start(s, z, nl, cones)
+            x, y, s, z = self._cold_start(rho, h, cx, nl, cones, G_of)
         saved = False
         cnorm = max(1.0, xnorm(cx))
         hnorm = max(1.0, float(np.linalg.norm(h)))
@@ -571,6 +559,29 @@ class SlackIPM:
             z = z + alpha * dz
         if best is not None and not converged:
             res, x, y, s, z = best
+        return self._result(x, z, nl, it, converged, res, message)
+
+    def _cold_start(self, rho: float, h: np.ndarray, cx: tuple, nl: int, cones,
+                    G_of) -> tuple:
+        """The starting point of a cold solve (coneqp's: the KKT system with W = I),
+        shifted and balanced by :meth:`_mehrotra_start`."""
+        ident = _SocScaling(np.r_[1.0, np.zeros(self.qp)], np.r_[1.0, np.zeros(self.qp)])
+        identn = _SocScaling(np.r_[1.0, np.zeros(self.qn)], np.r_[1.0, np.zeros(self.qn)])
+        ones = np.ones(nl)
+        self._factor(ones, ident, identn, rho)
+        zero_x = (np.zeros(self.p), 0.0, 0.0, 0.0, np.zeros(self.m), 0.0)
+        # primal: min ||G x - h|| s.t. d'w = 1; dual: min ||z|| s.t. G'z + A'y + c = 0
+        x, _, _ = self._solve(zero_x, 1.0, h, ones, ident, identn, rho)
+        s = h - G_of(x)
+        _, y, z = self._solve(tuple(-c for c in cx), 0.0, np.zeros(h.size), ones, ident,
+                              identn, rho)
+        s, z = self._mehrotra_start(s, z, nl, cones)
+        return x, y, s, z
+
+    def _result(self, x: tuple, z: np.ndarray, nl: int, iterations: int, converged: bool,
+                residual: float, message: str) -> SlackIPMResult:
+        """Decode an iterate: w in the original coordinates, b, the margin multipliers."""
+        m = self.m
         w, b = x[0], float(x[1])
         if self.L is not None:  # f = L w
             w = solve_triangular(self.L, w, lower=True, check_finite=False)
@@ -580,8 +591,9 @@ class SlackIPM:
         if self.reduced:
             duals["global"] = np.array(zl[2 * m])
         objective = float(np.sum(x[4])) + self.weight_m * float(x[5])
-        return SlackIPMResult(w=w, b=b, objective=objective, duals=duals, iterations=it,
-                              converged=converged, residual=res, message=message)
+        return SlackIPMResult(w=w, b=b, objective=objective, duals=duals,
+                              iterations=iterations, converged=converged, residual=residual,
+                              message=message)
 
     @staticmethod
     def _mehrotra_start(s: np.ndarray, z: np.ndarray, nl: int, cones
