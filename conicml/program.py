@@ -28,6 +28,8 @@ from types import MappingProxyType
 from typing import Any
 
 import cvxpy as cp
+import numpy as np
+import scipy.sparse as sp
 
 from .exceptions import SolverError
 from .solution import Residuals, Solution, Status
@@ -91,6 +93,16 @@ class Program:
         intercept without free support vectors) are left out. ``None``:
         ``compare`` judges the objective and the certificate only. Must be
         picklable.
+    parameter_keys : Mapping[str, str], optional
+        ``{parameter name: data key}``: the ``cp.Parameter`` of :attr:`parameters`
+        whose value ``build`` takes from ``data[key]`` (e.g. the SVM's costs).
+        With ``structure_keys``, it lets a program of the same learner at another
+        hyper-parameter re-use this one's compiled problem
+        (:meth:`adopt_problem`).
+    structure_keys : tuple of str, default=()
+        The other data keys ``build`` reads: two programs whose ``build``, kind and
+        these entries are equal have the same cvxpy problem up to the values of
+        the parameters of ``parameter_keys``.
     """
 
     def __init__(
@@ -106,6 +118,8 @@ class Program:
         certify: Callable[[Mapping[str, Any], Solution], Residuals] | None = None,
         unique: Callable[[Mapping[str, Any], Mapping[str, Any]], Mapping[str, Any]]
         | None = None,
+        parameter_keys: Mapping[str, str] | None = None,
+        structure_keys: tuple[str, ...] = (),
     ) -> None:
         self.kind = kind
         self.data = MappingProxyType(dict(data))
@@ -116,6 +130,8 @@ class Program:
         self.explain = explain
         self._certify = certify
         self._unique = unique
+        self.parameter_keys = dict(parameter_keys or {})
+        self.structure_keys = tuple(structure_keys)
         self._form: ConicForm | None = None
 
     # -- the cvxpy side, built lazily ------------------------------------------------
@@ -161,6 +177,56 @@ class Program:
         """Named cvxpy parameters of :attr:`problem`."""
         return self.form.parameters
 
+    def adopt_problem(self, other: Program) -> str | None:
+        """Take over ``other``'s built cvxpy problem, set to this program's parameter values.
+
+        cvxpy keeps a problem's canonicalisation when only the values of its
+        ``cp.Parameter`` change (DPP), so the next solve of the adopted problem skips
+        the compilation. The problem is taken only when both programs declare the
+        same ``parameter_keys`` and ``structure_keys``, have the same kind and
+        ``build``, and equal structure entries; ``other`` gives its problem up (it
+        rebuilds its own from its data if asked again), so neither program ever
+        holds a problem at the other's values.
+
+        Returns
+        -------
+        str or None
+            ``None`` once adopted; otherwise why not (nothing changes then).
+        """
+        if other is self:
+            return "the same program"
+        if self._form is not None:
+            return "this program's problem is already built"
+        if not self.parameter_keys:
+            return "the program declares no parameters"
+        if other._form is None:
+            return "the other program's problem is not built"
+        if (other.kind != self.kind or other._build is not self._build
+                or getattr(other, "parameter_keys", None) != self.parameter_keys
+                or getattr(other, "structure_keys", None) != self.structure_keys):
+            return "another learner or another parametrisation"
+        for key in self.structure_keys:
+            if not _equal(self.data.get(key), other.data.get(key)):
+                return f"its data {key!r} differs"
+        params = other._form.parameters
+        values = {}
+        for name, key in self.parameter_keys.items():
+            param = params.get(name)
+            value = np.asarray(self.data.get(key), dtype=float)
+            if param is None or value.shape != param.shape:
+                return f"parameter {name!r} has another shape"
+            values[name] = value
+        old = {name: params[name].value for name in values}
+        try:
+            for name, value in values.items():
+                params[name].value = value  # cvxpy checks the sign attributes
+        except ValueError as exc:
+            for name, value in old.items():
+                params[name].value = value
+            return f"a parameter value is not allowed: {exc}"
+        self._form, other._form = other._form, None
+        return None
+
     # -- solution -> model ------------------------------------------------------------
     def decode(self, solution: Solution) -> dict:
         """Turn a solution into the learner's parameters.
@@ -203,11 +269,29 @@ class Program:
 
     def __setstate__(self, state: dict) -> None:  # noqa: D105
         state["data"] = MappingProxyType(state["data"])
+        state.setdefault("parameter_keys", {})  # programs pickled before the hook
+        state.setdefault("structure_keys", ())
         self.__dict__.update(state)
 
     def __repr__(self) -> str:  # noqa: D105
         desc = f", {self.description!r}" if self.description else ""
         return f"Program(kind={self.kind!r}{desc})"
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """Whether two data entries are equal (the same object, equal arrays, or ``==``)."""
+    if a is b:
+        return True
+    if sp.issparse(a) or sp.issparse(b):
+        return (sp.issparse(a) and sp.issparse(b) and a.shape == b.shape
+                and (a != b).nnz == 0)
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        return a.shape == b.shape and bool(np.array_equal(a, b))
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
 
 
 def require_solution(solution: Solution, kind: str) -> None:

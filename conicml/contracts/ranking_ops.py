@@ -18,13 +18,6 @@ and quadratic set :math:`\{j: p_i - 1 < p_j \le p_i - 1 + 2\epsilon\}` by two
 binary searches and prefix sums; symmetrically for each lower :math:`j`
 against the sorted upper scores. The quadratic set is half-open,
 :math:`1-2\epsilon \le z < 1`, as in (3.20); the searches use matching sides.
-
-With :math:`g_p = \nabla L(p)` and the generalized Hessian
-:math:`H_p = \frac1{2\epsilon}P^\top I^{\mathcal Q} P` (transposes restored,
-erratum to (3.22)), the RankRC gradient and Hessian products are
-:math:`\frac1N K_{\bullet\mathcal R}^\top g_p + \lambda K_{\mathcal R\mathcal R}\beta`
-and :math:`\frac1N K_{\bullet\mathcal R}^\top H_p K_{\bullet\mathcal R}s + \lambda
-K_{\mathcal R\mathcal R}s`, never forming :math:`A = PK_{\bullet\mathcal R}`.
 """
 
 from __future__ import annotations
@@ -109,7 +102,7 @@ class _BlockState:
 
 
 class PairwiseLoss:
-    """The summed pairwise loss of levelled samples, evaluated by sorting.
+    r"""The summed pairwise loss of levelled samples, evaluated by sorting.
 
     Parameters
     ----------
@@ -117,6 +110,15 @@ class PairwiseLoss:
         Ordinal level of each sample; pairs are all ``levels[i] > levels[j]``.
     eps : float
         Smoothing (``0`` = hinge; then ``hess_vec`` is zero).
+
+    Notes
+    -----
+    With :math:`g_p = \nabla L(p)` and the generalized Hessian
+    :math:`H_p = \frac1{2\epsilon}P^\top I^{\mathcal Q} P` (transposes restored,
+    erratum to (3.22)), the RankRC gradient and Hessian products are
+    :math:`\frac1N K_{\bullet\mathcal R}^\top g_p + \lambda K_{\mathcal R\mathcal R}\beta`
+    and :math:`\frac1N K_{\bullet\mathcal R}^\top H_p K_{\bullet\mathcal R}s + \lambda
+    K_{\mathcal R\mathcal R}s`, never forming :math:`A = PK_{\bullet\mathcal R}`.
     """
 
     def __init__(self, levels: np.ndarray, eps: float) -> None:

@@ -24,7 +24,8 @@ import numpy as np
 
 from .._utils.engines import resolve_engine
 from ..exceptions import OptionError, ProgramError
-from ..solution import Residuals, Solution, Status
+from ..solution import Residuals, Solution
+from ..solvers import Driver, Reason, message_table
 
 __all__ = ["fit_blocks", "fit_linear_svm_dask", "labels_of"]
 
@@ -33,8 +34,23 @@ __all__ = ["fit_blocks", "fit_linear_svm_dask", "labels_of"]
 _BIAS_OFFSETS = np.array([0.0, -1.0, -0.3, -0.1, -0.03, -0.01, -0.003, -0.001,
                           0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0])
 
-_OPTIONS = ("tol", "max_iter", "time_limit", "rho", "local_epochs", "sigma",
-            "random_state", "verbose", "engine")
+#: Widths of the margin band outside which the certificate's second dual point puts the
+#: multipliers at their bounds.
+_DELTAS = np.array([0.02, 0.1, 0.3])
+
+_OPTIONS = ("tol", "max_iter", "time_limit", "rho", "local_epochs", "local_tol", "sigma",
+            "random_state", "verbose", "engine", "callback")
+
+#: Stop reason -> message (the driver's table; the gap is the block-wise certificate's).
+_MESSAGES = message_table(
+    "converged: relative duality gap {gap:.3g} <= tol {tol:g} after {rounds} rounds", {
+        Reason.MAX_ITER: "max_iter = {rounds} rounds reached; relative gap {gap:.3g} > "
+                         "tol {tol:g}",
+        Reason.TIME_LIMIT: "time_limit reached after {rounds} rounds; relative gap "
+                           "{gap:.3g} > tol {tol:g}",
+        Reason.CALLBACK: "stopped by the callback after {rounds} rounds; relative gap "
+                         "{gap:.3g} > tol {tol:g}",
+    })
 
 
 # -- block functions (run on the workers) ----------------------------------------------
@@ -78,27 +94,77 @@ def _block_counts(Xb: Any, yb: Any, positive: Any, rows: tuple | None = None
             "n_neg": np.array(float(np.count_nonzero(y < 0)))}
 
 
-def _local_numpy(X, y, c, alpha, w, lin, rho, sy, sigma, order):
-    """CoCoA+ local coordinate ascent over the rows in ``order`` (one row per epoch).
+_MASK = (1 << 64) - 1
+#: Local passes between two looks at the round's time budget.
+_CHECK_EVERY = 25
 
-    The NumPy loop; :func:`_local_numba_fn` compiles the same one.
+
+def _local_numpy(X, y, c, sq, alpha, u, dw, index, fstate, istate, rstate, passes, eps,
+                 lin, rho, sy, sigma):
+    """CoCoA+ local coordinate ascent with LIBLINEAR's shrinking (Hsieh et al. 2008, Alg. 3).
+
+    Up to ``passes`` passes over the block's active rows (the prefix ``istate[0]`` of
+    ``index``), each in a fresh random order: a Fisher-Yates shuffle driven by SplitMix64
+    (Steele, Lea & Flood 2014) from ``rstate[0]``, so both engines visit the same rows.
+    ``u`` is :math:`w + \\sigma'\\Delta w`, ``fstate`` holds :math:`y^\\top\\Delta\\alpha` and the
+    previous pass's projected-gradient extremes; all the state is updated in place, so a
+    later call resumes. Sets ``istate[1] = 1`` when the projected gradients' spread over
+    every row is at most ``eps``. Returns the passes made. :func:`_local_numba_fn`
+    compiles the same loop.
     """
-    u = w.copy()  # w + sigma * dw: the point at which the local gradients are taken
-    dw = np.zeros_like(w)
-    dsy = 0.0
-    sq = np.einsum("ij,ij->i", X, X)
-    for perm in order:
-        for i in perm:
+    n = y.shape[0]
+    dsy, pg_max_old, pg_min_old = float(fstate[0]), float(fstate[1]), float(fstate[2])
+    active, state = int(istate[0]), int(rstate[0])
+    done = 0
+    while done < passes:
+        done += 1
+        for s in range(active - 1, 0, -1):
+            state = (state + 0x9E3779B97F4A7C15) & _MASK
+            z = ((state ^ (state >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+            j = (z ^ (z >> 31)) % (s + 1)
+            index[s], index[j] = index[j], index[s]
+        pg_max, pg_min = -math.inf, math.inf
+        s = 0
+        while s < active:
+            i = index[s]
             G = y[i] * (float(X[i] @ u) + lin + rho * (sy + sigma * dsy)) - 1.0
             a = alpha[i]
-            new = min(max(a - G / (sigma * (sq[i] + rho)), 0.0), c[i])
-            if new != a:
+            if a == 0.0:
+                if G > pg_max_old:  # shrunk: stays at 0 while the others move
+                    active -= 1
+                    index[s], index[active] = index[active], index[s]
+                    continue
+                pg = min(G, 0.0)
+            elif a == c[i]:
+                if G < pg_min_old:  # shrunk: stays at c_i
+                    active -= 1
+                    index[s], index[active] = index[active], index[s]
+                    continue
+                pg = max(G, 0.0)
+            else:
+                pg = G
+            pg_max, pg_min = max(pg_max, pg), min(pg_min, pg)
+            if pg != 0.0:
+                new = min(max(a - G / (sigma * (sq[i] + rho)), 0.0), c[i])
                 d = (new - a) * y[i]
                 alpha[i] = new
                 dw += d * X[i]
                 u += (sigma * d) * X[i]
                 dsy += d
-    return dw, dsy
+            s += 1
+        if pg_max - pg_min <= eps:
+            if active == n:
+                istate[1] = 1
+                break
+            active = n  # converged on the active rows: look at every row once more
+            pg_max_old, pg_min_old = math.inf, -math.inf
+            continue
+        pg_max_old = pg_max if pg_max > 0.0 else math.inf
+        pg_min_old = pg_min if pg_min < 0.0 else -math.inf
+    fstate[0], fstate[1], fstate[2] = dsy, pg_max_old, pg_min_old
+    istate[0], rstate[0] = active, np.uint64(state)
+    return done
 
 
 _NUMBA: dict[str, Any] = {}
@@ -106,46 +172,116 @@ _NUMBA: dict[str, Any] = {}
 
 def _local_numba_fn() -> Any:
     if "fn" not in _NUMBA:
-        from numba import njit
+        from numba import njit, uint64
 
         @njit(cache=False, nogil=True)
-        def local(X, y, c, alpha, w, lin, rho, sy, sigma, order):  # pragma: no cover
+        def local(X, y, c, sq, alpha, u, dw, index, fstate, istate, rstate, passes, eps,
+                  lin, rho, sy, sigma):  # pragma: no cover
             n, d = X.shape
-            u = w.copy()
-            dw = np.zeros(d)
-            dsy = 0.0
-            sq = np.empty(n)
-            for i in range(n):
-                s = 0.0
-                for j in range(d):
-                    s += X[i, j] * X[i, j]
-                sq[i] = s
-            for e in range(order.shape[0]):
-                for s_ in range(n):
-                    i = order[e, s_]
+            dsy, pg_max_old, pg_min_old = fstate[0], fstate[1], fstate[2]
+            active = istate[0]
+            state = rstate[0]
+            done = 0
+            while done < passes:
+                done += 1
+                for s in range(active - 1, 0, -1):
+                    state = state + uint64(0x9E3779B97F4A7C15)
+                    z = (state ^ (state >> uint64(30))) * uint64(0xBF58476D1CE4E5B9)
+                    z = (z ^ (z >> uint64(27))) * uint64(0x94D049BB133111EB)
+                    k = int((z ^ (z >> uint64(31))) % uint64(s + 1))
+                    tmp = index[s]
+                    index[s] = index[k]
+                    index[k] = tmp
+                pg_max, pg_min = -np.inf, np.inf
+                s = 0
+                while s < active:
+                    i = index[s]
                     f = 0.0
                     for j in range(d):
                         f += X[i, j] * u[j]
                     G = y[i] * (f + lin + rho * (sy + sigma * dsy)) - 1.0
                     a = alpha[i]
-                    new = min(max(a - G / (sigma * (sq[i] + rho)), 0.0), c[i])
-                    if new != a:
+                    if a == 0.0:
+                        if G > pg_max_old:
+                            active -= 1
+                            tmp = index[s]
+                            index[s] = index[active]
+                            index[active] = tmp
+                            continue
+                        pg = min(G, 0.0)
+                    elif a == c[i]:
+                        if G < pg_min_old:
+                            active -= 1
+                            tmp = index[s]
+                            index[s] = index[active]
+                            index[active] = tmp
+                            continue
+                        pg = max(G, 0.0)
+                    else:
+                        pg = G
+                    pg_max = max(pg_max, pg)
+                    pg_min = min(pg_min, pg)
+                    if pg != 0.0:
+                        new = min(max(a - G / (sigma * (sq[i] + rho)), 0.0), c[i])
                         dd = (new - a) * y[i]
                         alpha[i] = new
                         for j in range(d):
                             dw[j] += dd * X[i, j]
                             u[j] += sigma * dd * X[i, j]
                         dsy += dd
-            return dw, dsy
+                    s += 1
+                if pg_max - pg_min <= eps:
+                    if active == n:
+                        istate[1] = 1
+                        break
+                    active = n
+                    pg_max_old, pg_min_old = np.inf, -np.inf
+                    continue
+                pg_max_old = pg_max if pg_max > 0.0 else np.inf
+                pg_min_old = pg_min if pg_min < 0.0 else -np.inf
+            fstate[0], fstate[1], fstate[2] = dsy, pg_max_old, pg_min_old
+            istate[0] = active
+            rstate[0] = state
+            return done
 
         _NUMBA["fn"] = local
     return _NUMBA["fn"]
 
 
+def local_ascent(X: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray,
+                 w: np.ndarray, lin: float, rho: float, sy: float, sigma: float,
+                 epochs: int, eps: float, seed: int, engine: str,
+                 budget: float = math.inf) -> tuple[np.ndarray, float, int]:
+    """The block's CoCoA+ local solve from ``alpha`` (updated in place).
+
+    At most ``epochs`` passes, fewer when the subproblem is solved to the projected-
+    gradient spread ``eps`` or when ``budget`` seconds are spent (looked at every
+    :data:`_CHECK_EVERY` passes). Returns :math:`(\\Delta w_k, y^\\top\\Delta\\alpha_{[k]},
+    \\text{passes})`.
+    """
+    n = y.shape[0]
+    sq = np.einsum("ij,ij->i", X, X)
+    u, dw = np.array(w, dtype=np.float64, copy=True), np.zeros(X.shape[1])
+    index = np.arange(n, dtype=np.int64)
+    fstate = np.array([0.0, math.inf, -math.inf])
+    istate = np.array([n, 0], dtype=np.int64)
+    rstate = np.array([seed], dtype=np.uint64)
+    kernel = _local_numba_fn() if engine == "numba" else _local_numpy
+    start, passes = time.perf_counter(), 0
+    while passes < epochs and not istate[1]:
+        passes += kernel(X, y, c, sq, alpha, u, dw, index, fstate, istate, rstate,
+                         min(_CHECK_EVERY, epochs - passes), float(eps), float(lin),
+                         float(rho), float(sy), float(sigma))
+        if time.perf_counter() - start > budget:
+            break
+    return dw, float(fstate[0]), passes
+
+
 def _block_round(Xb: Any, yb: Any, state: tuple, gamma: float, positive: Any,
                  c_pos: float, c_neg: float, w: np.ndarray, biases: np.ndarray,
                  balance: tuple, lin: float, rho: float, sy: float, sigma: float,
-                 epochs: int, seed: int, engine: str, rows: tuple | None = None
+                 epochs: int, local_tol: float, seed: int, engine: str,
+                 rows: tuple | None = None, budget: float = math.inf
                  ) -> tuple[tuple, dict[str, np.ndarray]]:
     """Certificate terms of the incoming point, then the local CoCoA+ updates.
 
@@ -173,13 +309,24 @@ def _block_round(Xb: Any, yb: Any, state: tuple, gamma: float, positive: Any,
     out["dual_sum"] = np.array(float(a.sum()))
     out["w_feasible"] = X.T @ (a * y)
     del a
+    # the multipliers of the rows clearly off the margin set to their bound (c_i inside,
+    # 0 outside), the others kept: per width delta and class, the mass and sum of a_i x_i
+    margin = y * (f + biases[0])
+    pos = y > 0
+    mass = np.zeros((_DELTAS.size, 2))
+    vec = np.zeros((_DELTAS.size, 2, X.shape[1]))
+    for j, delta in enumerate(_DELTAS):
+        a = np.where(margin < 1.0 - delta, c, np.where(margin > 1.0 + delta, 0.0, alpha))
+        mass[j] = a[pos].sum(), a[~pos].sum()
+        vec[j, 0] = a[pos] @ X[pos]
+        vec[j, 1] = a[~pos] @ X[~pos]
+    out["mass"], out["vec"] = mass, vec
     # local dual coordinate ascent on the block's subproblem, from alpha
     trial = alpha.copy()
-    rng = np.random.default_rng(seed)
-    order = np.stack([rng.permutation(y.shape[0]) for _ in range(epochs)])
-    local = _local_numba_fn() if engine == "numba" else _local_numpy
-    dw, _ = local(X, y, c, trial, w, float(lin), float(rho), float(sy), float(sigma), order)
+    dw, _, passes = local_ascent(X, y, c, trial, w, lin, rho, sy, sigma, epochs,
+                                 local_tol, seed, engine, budget)
     out["dw"] = dw
+    out["passes"] = np.array(float(passes))
     # the direction's linear terms (for the client's line search and the balancing)
     step = trial - alpha
     pos = y > 0
@@ -228,24 +375,50 @@ def _options(options: dict | None) -> dict[str, Any]:
         raise OptionError(f"dcd on Dask: unknown solver_options {unknown}; "
                           f"accepted: {list(_OPTIONS)}")
     out = {"tol": 1e-3, "max_iter": 500, "time_limit": None, "rho": 1.0,
-           "local_epochs": 10, "sigma": None, "random_state": 0, "verbose": False,
-           "engine": "auto"}
+           "local_epochs": 300, "local_tol": 0.01, "sigma": None, "random_state": 0,
+           "verbose": False, "engine": "auto", "callback": None}
     out.update(opts)
-    for key in ("tol", "rho"):
+    # tol, max_iter, time_limit and callback: the driver's own checks
+    Driver("dcd on Dask", tol=out["tol"], max_iter=out["max_iter"],
+           time_limit=out["time_limit"], messages=_MESSAGES, callback=out["callback"])
+    for key in ("rho", "local_tol"):
         v = out[key]
         if not (isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
                 and math.isfinite(v)):
             raise OptionError(f"dcd on Dask: {key} must be a positive number, got {v!r}")
-    for key in ("max_iter", "local_epochs"):
-        v = out[key]
-        if not (isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1):
-            raise OptionError(f"dcd on Dask: {key} must be a positive integer, got {v!r}")
-    t = out["time_limit"]
-    if t is not None and not (isinstance(t, (int, float)) and t > 0):
-        raise OptionError(f"dcd on Dask: time_limit must be a positive number or None, "
-                          f"got {t!r}")
+    v = out["local_epochs"]
+    if not (isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1):
+        raise OptionError(f"dcd on Dask: local_epochs must be a positive integer, got {v!r}")
     out["engine"] = resolve_engine("dcd", out["engine"])
     return out
+
+
+def relative_gap(P: float, D: float) -> float:
+    """The certified :math:`(P - D)/|P|` (0 when :math:`D \\ge P` by round-off)."""
+    return max(P - D, 0.0) / max(abs(P), np.finfo(float).tiny)
+
+
+def feasible_dual(mass: np.ndarray, vec: np.ndarray) -> float:
+    r"""The best dual value of candidate multipliers given by their class sums.
+
+    ``mass[j]`` holds candidate ``j``'s :math:`(\sum_{y_i=1}\alpha_i, \sum_{y_i=-1}\alpha_i)`
+    and ``vec[j]`` the matching :math:`\sum\alpha_ix_i`; each is made feasible (the heavier
+    class scaled down to :math:`y^\top\alpha = 0`, in the box) and scaled by the best
+    :math:`s \in [0, 1]`: :math:`D(s\alpha) = s\mathbf 1^\top\alpha -
+    \tfrac{s^2}2\|\sum_i\alpha_iy_ix_i\|^2`. Returns 0 (the value of :math:`\alpha = 0`)
+    when no candidate does better.
+    """
+    best = 0.0
+    for (m_pos, m_neg), (v_pos, v_neg) in zip(mass, vec):
+        if m_pos <= 0.0 or m_neg <= 0.0:
+            continue
+        f_pos, f_neg = min(1.0, m_neg / m_pos), min(1.0, m_pos / m_neg)
+        S = f_pos * m_pos + f_neg * m_neg
+        wh = f_pos * v_pos - f_neg * v_neg
+        q = float(wh @ wh)
+        s = 1.0 if q <= S else S / q  # argmax over [0, 1] of s S - s^2 q / 2
+        best = max(best, s * S - 0.5 * s * s * q)
+    return best
 
 
 def _balance(sy: float, mass_pos: float, mass_neg: float) -> tuple[float, float]:
@@ -275,8 +448,11 @@ def fit_linear_svm_dask(X: Any, y: Any, positive: Any, C: float,
     **Rounds (CoCoA+, Ma, Smith, Jaggi et al., ICML 2015, Algorithm 1 with adding,**
     :math:`\\gamma = 1`, :math:`\\sigma' = K`). The multipliers :math:`\\alpha_{[k]}` of block
     :math:`k` live on the worker holding the block. Each round the client sends :math:`w`;
-    every worker runs ``local_epochs`` passes of exact coordinate ascent on its local
-    subproblem (eq. (9) of the paper)
+    every worker runs up to ``local_epochs`` passes of exact coordinate ascent on its local
+    subproblem (eq. (9) of the paper), with LIBLINEAR's shrinking (Hsieh et al. 2008,
+    Alg. 3: a multiplier at a bound whose gradient points out of the box is skipped until
+    the active rows converge), stopping early when the projected gradients' spread is at
+    most ``local_tol`` (any ascent of the local subproblem keeps CoCoA+'s guarantee)
 
     .. math::
 
@@ -311,7 +487,9 @@ def fit_linear_svm_dask(X: Any, y: Any, positive: Any, C: float,
     blocks. By weak duality :math:`P(w, b) - D` bounds the suboptimality of :math:`(w, b)`;
     every :math:`P` bounds the optimum from above and every :math:`D` from below, so the
     certificate is the best primal point against the best dual value seen, and the fit is
-    OPTIMAL only when :math:`(P - D)/\\max(1, |P|) \\le` ``tol``.
+    OPTIMAL only when :math:`(P - D)/|P| \\le` ``tol`` (relative to :math:`|P|` itself,
+    not to :math:`\\max(1, |P|)`: the nodes of H-LSVM have objectives far below 1, where
+    an absolute gap would certify :math:`w = 0`).
 
     Only vectors of length :math:`d` and scalars travel between the client and the workers.
     """
@@ -357,91 +535,129 @@ def fit_blocks(Xd: list, yd: list, d: int, positive: Any, c_pos: float, c_neg: f
     ``opts`` are checked options (:func:`_options`); ``rows`` ``None`` trains on every
     row, else one ``(ids, node, shift, scale)`` per block selects and standardises a
     subset on the workers (:func:`_selected`); ``n_pos``, ``n_neg`` count its classes.
+    The rounds run on the shared iterative driver (:mod:`conicml.solvers._driver`).
     """
-    import dask
-
     t0 = time.perf_counter() if t0 is None else t0
-    K = len(Xd)
-    rows = [None] * K if rows is None else rows
-    rho, tol = float(opts["rho"]), float(opts["tol"])
-    sigma = float(K) if opts["sigma"] is None else float(opts["sigma"])
-    rng = np.random.default_rng(opts["random_state"])
-    states: list = [None] * K
-    w = np.zeros(d)
-    lin, sy, mass_pos, mass_neg, gamma = 0.0, 0.0, 0.0, 0.0, 0.0
-    balance = (1.0, 1.0)
-    b_kkt = 0.0
-    best, D_best = None, None
+    driver = Driver("dcd on Dask", tol=opts["tol"], max_iter=opts["max_iter"],
+                    time_limit=opts["time_limit"], messages=_MESSAGES,
+                    callback=opts["callback"])
+    rounds = _Rounds(Xd, yd, d, positive, c_pos, c_neg, opts, rows)
     setup_time = time.perf_counter() - t0
-    t_solve = time.perf_counter()
-    status, message, rounds = None, "", 0
-    while True:
-        b_cur = lin + rho * sy
-        biases = np.concatenate([b_cur + _BIAS_OFFSETS, [b_kkt]])
-        seeds = rng.integers(2**31 - 1, size=K)
+    driver.start()
+
+    def step(k: int) -> float:
+        remaining = (math.inf if opts["time_limit"] is None
+                     else max(0.0, opts["time_limit"] - driver.elapsed))
+        return rounds.run(k, budget=remaining)
+
+    reason, done, gap = driver.run(step, math.inf, rounds.values)
+    if reason != Reason.CONVERGED and rounds.pending:
+        # the last round's local steps are not certified yet: one pass without local steps
+        gap = rounds.run(done, budget=0.0, local=False)
+        if driver.converged(gap):
+            reason = Reason.CONVERGED
+    status, message = driver.finish(reason, gap=gap, tol=driver.tol, rounds=done)
+    w_best, b, P = rounds.best
+    residuals = Residuals(primal=0.0, dual=gap, gap=gap, source="solver")
+    extras = {"b": b, "primal_objective": P, "dual_objective": rounds.D_best,
+              "rounds": done, "blocks": len(Xd), "local_epochs": int(opts["local_epochs"]),
+              "local_passes": rounds.passes, "rho": rounds.rho, "sigma": rounds.sigma,
+              "multiplier": rounds.lin, "engine": opts["engine"], "n_pos": int(n_pos),
+              "n_neg": int(n_neg), "distributed": True, "stop_reason": int(reason)}
+    return Solution(status=status, solver="dcd", objective=P,
+                    values={"w": w_best, "b": b}, iterations=done,
+                    setup_time=setup_time, solve_time=driver.elapsed,
+                    residuals=residuals, message=message, extras=extras)
+
+
+class _Rounds:
+    """The client's state of the CoCoA+ rounds; :meth:`run` makes one round."""
+
+    def __init__(self, Xd: list, yd: list, d: int, positive: Any, c_pos: float,
+                 c_neg: float, opts: dict[str, Any], rows: list | None) -> None:
+        self.Xd, self.yd, self.positive = Xd, yd, positive
+        self.c_pos, self.c_neg, self.opts = c_pos, c_neg, opts
+        K = len(Xd)
+        self.rows = [None] * K if rows is None else rows
+        self.rho = float(opts["rho"])
+        self.sigma = float(K) if opts["sigma"] is None else float(opts["sigma"])
+        self.rng = np.random.default_rng(opts["random_state"])
+        self.states: list = [None] * K
+        self.w = np.zeros(d)
+        self.lin = self.sy = self.mass_pos = self.mass_neg = self.gamma = 0.0
+        self.balance, self.b_kkt = (1.0, 1.0), 0.0
+        self.best: tuple | None = None
+        self.D_best = -math.inf
+        self.passes, self.pending = 0.0, False
+
+    def values(self) -> dict[str, Any]:
+        """The best certified point so far (for the callback)."""
+        return {"w": self.best[0].copy(), "b": self.best[1]}
+
+    def run(self, k: int, budget: float, local: bool = True) -> float:
+        """Round ``k``: certify the incoming point and (``local``) make the CoCoA+ step.
+
+        Returns the certified relative gap of the best primal point against the best dual
+        value seen. ``budget`` caps the seconds of each block's local steps.
+        """
+        import dask
+
+        opts, K = self.opts, len(self.Xd)
+        b_cur = self.lin + self.rho * self.sy
+        biases = np.concatenate([b_cur + _BIAS_OFFSETS, [self.b_kkt]])
+        seeds = self.rng.integers(2**31 - 1, size=K)
+        epochs = int(opts["local_epochs"]) if local else 0
         parts = [dask.delayed(_block_round, nout=2)(
-            xb, yb, st, gamma, positive, c_pos, c_neg, w, biases, balance, lin, rho, sy,
-            sigma, int(opts["local_epochs"]), int(s), opts["engine"], sel)
-            for xb, yb, st, s, sel in zip(Xd, yd, states, seeds, rows)]
+            xb, yb, st, self.gamma, self.positive, self.c_pos, self.c_neg, self.w, biases,
+            self.balance, self.lin, self.rho, self.sy, self.sigma, epochs,
+            float(opts["local_tol"]), int(s), opts["engine"], sel, budget)
+            for xb, yb, st, s, sel in zip(self.Xd, self.yd, self.states, seeds, self.rows)]
         # one graph per round: the new multipliers stay on the workers (persisted), the
         # sums are reduced in a tree and only their total is fetched
         *new_states, total = dask.persist(*[p[0] for p in parts],
                                           _tree(dask, [p[1] for p in parts]))
         sums = total.compute()
-        # the certificate of the incoming (w, b) and the feasible dual point
-        hinge = sums["hinge"]
-        j = int(np.argmin(hinge))
-        P = 0.5 * float(w @ w) + float(hinge[j])
-        D = float(sums["dual_sum"]) - 0.5 * float(sums["w_feasible"] @ sums["w_feasible"])
+        gap = self._certify(sums, biases)
+        if opts["verbose"]:
+            print(f"dcd on Dask: round {k:4d}  P {self.best[2]:.8g}  D {self.D_best:.8g}  "
+                  f"gap {gap:.3g}  b {self.best[1]:.6g}  step {self.gamma:.3g}  "
+                  f"local passes {float(sums['passes']) / K:.0f}")
+        self.pending = local
+        if local:
+            self.passes += float(sums["passes"]) / K
+            self.states = new_states
+            self._step(sums, b_cur)
+        return gap
+
+    def _certify(self, sums: dict[str, np.ndarray], biases: np.ndarray) -> float:
         # every P is an upper and every D a lower bound of the same optimum: the
         # certificate is the best primal point against the best dual value seen
-        if best is None or P < best[2]:
-            best = (w.copy(), float(biases[j]), P)
-        D_best = D if D_best is None else max(D_best, D)
-        P = best[2]
-        gap = max(P - D_best, 0.0) / max(1.0, abs(P))
-        if opts["verbose"]:
-            print(f"dcd on Dask: round {rounds:4d}  P {P:.8g}  D {D:.8g}  gap {gap:.3g}  "
-                  f"b {biases[j]:.6g}  step {gamma:.3g}")
-        if gap <= tol:
-            status = Status.OPTIMAL
-            break
-        elapsed = time.perf_counter() - t_solve
-        if rounds >= opts["max_iter"]:
-            status, message = Status.USER_LIMIT, f"max_iter = {opts['max_iter']} rounds reached"
-            break
-        if opts["time_limit"] is not None and elapsed >= opts["time_limit"]:
-            status, message = (Status.USER_LIMIT,
-                               f"time_limit = {opts['time_limit']:g} s reached")
-            break
+        hinge = sums["hinge"]
+        j = int(np.argmin(hinge))
+        P = 0.5 * float(self.w @ self.w) + float(hinge[j])
+        D = float(sums["dual_sum"]) - 0.5 * float(sums["w_feasible"] @ sums["w_feasible"])
+        D = max(D, feasible_dual(sums["mass"], sums["vec"]))
+        if self.best is None or P < self.best[2]:
+            self.best = (self.w.copy(), float(biases[j]), P)
+        self.D_best = max(self.D_best, D)
+        P = self.best[2]
+        return relative_gap(P, self.D_best)
+
+    def _step(self, sums: dict[str, np.ndarray], b_cur: float) -> None:
         # the step gamma along the sum of the blocks' directions (CoCoA+ adding is
         # gamma = 1): the exact minimiser in [0, 1] of the augmented dual
         # F = 1/2 |w|^2 - 1'alpha + lambda y'alpha + rho/2 (y'alpha)^2, a quadratic in gamma
-        rounds += 1
-        states = new_states
-        dw = sums["dw"]
+        rho, dw = self.rho, sums["dw"]
         s1, sy_d, dm_pos, dm_neg = (float(v) for v in sums["delta"])
-        slope = float(w @ dw) - s1 + (lin + rho * sy) * sy_d
+        slope = float(self.w @ dw) - s1 + (self.lin + rho * self.sy) * sy_d
         curv = float(dw @ dw) + rho * sy_d * sy_d
-        gamma = 0.0 if slope >= 0.0 else 1.0 if curv <= 0.0 else min(1.0, -slope / curv)
-        w = w + gamma * dw
-        sy += gamma * sy_d
-        mass_pos += gamma * dm_pos
-        mass_neg += gamma * dm_neg
-        lin += rho * sy  # the multiplier step: lambda + rho y'alpha is the bias
-        balance = _balance(sy, mass_pos, mass_neg)
+        self.gamma = (0.0 if slope >= 0.0 else 1.0 if curv <= 0.0
+                      else min(1.0, -slope / curv))
+        self.w = self.w + self.gamma * dw
+        self.sy += self.gamma * sy_d
+        self.mass_pos += self.gamma * dm_pos
+        self.mass_neg += self.gamma * dm_neg
+        self.lin += rho * self.sy  # the multiplier step: lambda + rho y'alpha is the bias
+        self.balance = _balance(self.sy, self.mass_pos, self.mass_neg)
         kkt_sum, kkt_count = sums["kkt"]
-        b_kkt = float(kkt_sum / kkt_count) if kkt_count > 0 else b_cur
-    w_best, b, P = best
-    D = D_best
-    if status is not Status.OPTIMAL:
-        message += f"; relative gap {gap:.3g} > tol {tol:g}"
-    residuals = Residuals(primal=0.0, dual=gap, gap=gap, source="solver")
-    extras = {"b": b, "primal_objective": P, "dual_objective": D, "rounds": rounds,
-              "blocks": K, "local_epochs": int(opts["local_epochs"]), "rho": rho,
-              "sigma": sigma, "multiplier": lin, "engine": opts["engine"],
-              "n_pos": int(n_pos), "n_neg": int(n_neg), "distributed": True}
-    return Solution(status=status, solver="dcd", objective=P,
-                    values={"w": w_best, "b": b}, iterations=rounds,
-                    setup_time=setup_time, solve_time=time.perf_counter() - t_solve,
-                    residuals=residuals, message=message, extras=extras)
+        self.b_kkt = float(kkt_sum / kkt_count) if kkt_count > 0 else b_cur

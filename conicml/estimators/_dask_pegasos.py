@@ -16,8 +16,17 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import OptionError
-from ..solution import Residuals, Solution, Status
-from ._dask_linear import _BIAS_OFFSETS, _block, _blocks, _tree, class_costs
+from ..solution import Residuals, Solution
+from ..solvers import Driver, Reason, message_table
+from ._dask_linear import (
+    _BIAS_OFFSETS,
+    _block,
+    _blocks,
+    _tree,
+    class_costs,
+    feasible_dual,
+    relative_gap,
+)
 
 __all__ = ["fit_pegasos_dask"]
 
@@ -25,7 +34,18 @@ __all__ = ["fit_pegasos_dask"]
 _TAUS = np.array([0.0, 0.01, 0.03, 0.1, 0.3, 1.0])
 
 _OPTIONS = ("tol", "max_iter", "time_limit", "batch_size", "local_steps", "random_state",
-            "verbose")
+            "verbose", "callback")
+
+#: Stop reason -> message (the driver's table; the gap is the block-wise certificate's).
+_MESSAGES = message_table(
+    "converged: relative duality gap {gap:.3g} <= tol {tol:g} after {rounds} rounds", {
+        Reason.MAX_ITER: "max_iter = {rounds} rounds reached; relative gap {gap:.3g} > "
+                         "tol {tol:g}",
+        Reason.TIME_LIMIT: "time_limit reached after {rounds} rounds; relative gap "
+                           "{gap:.3g} > tol {tol:g}",
+        Reason.CALLBACK: "stopped by the callback after {rounds} rounds; relative gap "
+                         "{gap:.3g} > tol {tol:g}",
+    })
 
 
 def _certificate_terms(X: np.ndarray, y: np.ndarray, c: np.ndarray, W: np.ndarray,
@@ -86,41 +106,17 @@ def _options(options: dict | None) -> dict[str, Any]:
         raise OptionError(f"pegasos on Dask: unknown solver_options {unknown}; "
                           f"accepted: {list(_OPTIONS)}")
     out = {"tol": 1e-3, "max_iter": 200, "time_limit": None, "batch_size": 64,
-           "local_steps": 50, "random_state": 0, "verbose": False}
+           "local_steps": 50, "random_state": 0, "verbose": False, "callback": None}
     out.update(opts)
-    v = out["tol"]
-    if not (isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
-            and math.isfinite(v)):
-        raise OptionError(f"pegasos on Dask: tol must be a positive number, got {v!r}")
-    for key in ("max_iter", "batch_size", "local_steps"):
+    # tol, max_iter, time_limit and callback: the driver's own checks
+    Driver("pegasos on Dask", tol=out["tol"], max_iter=out["max_iter"],
+           time_limit=out["time_limit"], messages=_MESSAGES, callback=out["callback"])
+    for key in ("batch_size", "local_steps"):
         v = out[key]
         if not (isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1):
             raise OptionError(f"pegasos on Dask: {key} must be a positive integer, "
                               f"got {v!r}")
-    t = out["time_limit"]
-    if t is not None and not (isinstance(t, (int, float)) and t > 0):
-        raise OptionError(f"pegasos on Dask: time_limit must be a positive number or None, "
-                          f"got {t!r}")
     return out
-
-
-def _dual(sums: dict[str, np.ndarray], p: int) -> float:
-    """The best feasible implied dual value of point ``p`` over the widths tau."""
-    best = 0.0  # alpha = 0 is feasible, D = 0
-    for j in range(_TAUS.size):
-        m_pos, m_neg = sums["mass"][p, j]
-        v_pos, v_neg = sums["vec"][p, j]
-        # y'alpha = 0: the heavier class scaled down to the lighter one's mass
-        f_pos = min(1.0, m_neg / m_pos) if m_pos > 0 else 1.0
-        f_neg = min(1.0, m_pos / m_neg) if m_neg > 0 else 1.0
-        if m_pos == 0.0 or m_neg == 0.0:
-            continue
-        S = f_pos * m_pos + f_neg * m_neg
-        wh = f_pos * v_pos - f_neg * v_neg
-        q = float(wh @ wh)
-        s = 1.0 if q <= S else S / q  # argmax over [0, 1] of s S - s^2 q / 2
-        best = max(best, s * S - 0.5 * s * s * q)
-    return best
 
 
 def fit_pegasos_dask(X: Any, y: Any, positive: Any, C: float,
@@ -161,70 +157,68 @@ def fit_pegasos_dask(X: Any, y: Any, positive: Any, C: float,
 
     t0 = time.perf_counter()
     opts = _options(options)
+    driver = Driver("pegasos on Dask", tol=opts["tol"], max_iter=opts["max_iter"],
+                    time_limit=opts["time_limit"], messages=_MESSAGES,
+                    callback=opts["callback"])
     Xd, yd, _, d = _blocks(X, y)
     K = len(Xd)
     n_pos, n_neg, c_pos, c_neg = class_costs(Xd, yd, classes, positive, C, class_weight)
     lam = 1.0 / (c_pos * n_pos + c_neg * n_neg)  # the lambda-form's lambda = 1 / sum c
-    tol, steps, k = float(opts["tol"]), int(opts["local_steps"]), int(opts["batch_size"])
+    steps, k = int(opts["local_steps"]), int(opts["batch_size"])
     rng = np.random.default_rng(opts["random_state"])
-    w, w_avg = np.zeros(d), np.zeros(d)
-    b_cur, b_avg = 0.0, 0.0
-    t, rounds = 0, 0
-    best, D_best = None, 0.0
+    # the client's state: the iterate, its polynomial-decay average, their biases, the
+    # step counter, the best certified primal point and the best dual value
+    st = {"w": np.zeros(d), "w_avg": np.zeros(d), "b": 0.0, "b_avg": 0.0, "t": 0,
+          "best": None, "D": 0.0}
     setup_time = time.perf_counter() - t0
-    t_solve = time.perf_counter()
-    status, message, gap = None, "", math.inf
-    while True:
-        W = np.stack([w, w_avg])
-        b = np.array([b_cur, b_avg])
-        scale = max(1.0, abs(b_cur))
-        biases = np.concatenate([b_cur + scale * _BIAS_OFFSETS, b_avg + scale * _BIAS_OFFSETS])
+    driver.start()
+
+    def step(r: int) -> float:
+        W = np.stack([st["w"], st["w_avg"]])
+        b = np.array([st["b"], st["b_avg"]])
+        scale = max(1.0, abs(st["b"]))
+        biases = np.concatenate([st["b"] + scale * _BIAS_OFFSETS,
+                                 st["b_avg"] + scale * _BIAS_OFFSETS])
         seeds = rng.integers(2**31 - 1, size=K)
-        parts = [dask.delayed(_round_block)(xb, yb, positive, c_pos, c_neg, W, biases, b, t,
-                                            lam, steps, k, int(s))
+        parts = [dask.delayed(_round_block)(xb, yb, positive, c_pos, c_neg, W, biases, b,
+                                            st["t"], lam, steps, k, int(s))
                  for xb, yb, s in zip(Xd, yd, seeds)]
         sums = _tree(dask, parts).compute()
         # the certificate of both points: their best biases and the best implied duals
         for p, point in enumerate(W):
             j = int(np.argmin(sums["hinge"][p]))
             P = 0.5 * float(point @ point) + float(sums["hinge"][p, j])
-            if best is None or P < best[2]:
-                best = (point.copy(), float(biases[j]), P)
-            if p == 0:
-                b_cur = float(biases[j])
-            else:
-                b_avg = float(biases[j])
-            D_best = max(D_best, _dual(sums, p))
-        P = best[2]
-        gap = max(P - D_best, 0.0) / max(1.0, abs(P))
+            if st["best"] is None or P < st["best"][2]:
+                st["best"] = (point.copy(), float(biases[j]), P)
+            st["b" if p == 0 else "b_avg"] = float(biases[j])
+            st["D"] = max(st["D"], feasible_dual(sums["mass"][p], sums["vec"][p]))
+        P = st["best"][2]
+        gap = relative_gap(P, st["D"])
         if opts["verbose"]:
-            print(f"pegasos on Dask: round {rounds:4d}  t {t}  P {P:.8g}  D {D_best:.8g}  "
-                  f"gap {gap:.3g}  b {best[1]:.6g}")
-        if gap <= tol:
-            status = Status.OPTIMAL
-            break
-        if rounds >= opts["max_iter"]:
-            status, message = Status.USER_LIMIT, f"max_iter = {opts['max_iter']} rounds reached"
-            break
-        if opts["time_limit"] is not None and time.perf_counter() - t_solve >= opts["time_limit"]:
-            status, message = Status.USER_LIMIT, f"time_limit = {opts['time_limit']:g} s reached"
-            break
-        rounds += 1
+            print(f"pegasos on Dask: round {r:4d}  t {st['t']}  P {P:.8g}  D {st['D']:.8g}  "
+                  f"gap {gap:.3g}  b {st['best'][1]:.6g}")
+        # the next iterate: the blocks' models averaged by mass (used if the rounds go on)
         w = sums["w_mass"] / float(sums["block_mass"])
-        t += steps
+        st["t"] += steps
         # polynomial-decay average with eta = 3 (Shamir & Zhang), over the rounds
-        rate = (3.0 + 1.0) / (rounds + 3.0)
-        w_avg = (1.0 - rate) * w_avg + rate * w
-        b_avg = (1.0 - rate) * b_avg + rate * b_cur
-    w_best, b_best, P = best
-    if status is not Status.OPTIMAL:
-        message += f"; relative gap {gap:.3g} > tol {tol:g}"
+        rate = (3.0 + 1.0) / (r + 1 + 3.0)
+        st["w_avg"] = (1.0 - rate) * st["w_avg"] + rate * w
+        st["b_avg"] = (1.0 - rate) * st["b_avg"] + rate * st["b"]
+        st["w"] = w
+        return gap
+
+    reason, rounds, gap = driver.run(
+        step, math.inf, lambda: {"w": st["best"][0].copy(), "b": st["best"][1]})
+    # the steps of the last round are not certified: the returned point is the best
+    # certified one, so they are dropped
+    status, message = driver.finish(reason, gap=gap, tol=driver.tol, rounds=rounds)
+    w_best, b_best, P = st["best"]
     residuals = Residuals(primal=0.0, dual=gap, gap=gap, source="solver")
-    extras = {"b": b_best, "primal_objective": P, "dual_objective": D_best,
-              "rounds": rounds, "steps": t, "blocks": K, "local_steps": steps,
+    extras = {"b": b_best, "primal_objective": P, "dual_objective": st["D"],
+              "rounds": rounds, "steps": st["t"], "blocks": K, "local_steps": steps,
               "batch_size": k, "lambda": lam, "n_pos": int(n_pos), "n_neg": int(n_neg),
-              "distributed": True}
+              "distributed": True, "stop_reason": int(reason)}
     return Solution(status=status, solver="pegasos", objective=P,
                     values={"w": w_best, "b": b_best}, iterations=rounds,
-                    setup_time=setup_time, solve_time=time.perf_counter() - t_solve,
+                    setup_time=setup_time, solve_time=driver.elapsed,
                     residuals=residuals, message=message, extras=extras)

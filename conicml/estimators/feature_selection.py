@@ -32,7 +32,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._utils import similarity as sim
 from .._utils.validation import check_bins, check_classes
 from ..formulations import qpfs as qpfs_formulation
-from ..moments.distributed import is_dask_array
+from ..moments.distributed import as_dask_arrays, is_dask_array, is_dask_input
 from ._base import solve_or_raise
 
 __all__ = ["MRMRSelector", "MaxRelSelector", "QPFSSelector", "ReliefFSelector"]
@@ -270,9 +270,9 @@ class QPFSSelector(_RankingSelector):
         -------
         self
         """
-        if not is_dask_array(X):
+        if not is_dask_input(X):
             return super().fit(X, y)
-        return self._fit_dask(X, y)
+        return self._fit_dask(*as_dask_arrays(X, y, self))
 
     def _fit_dask(self, X: Any, y: Any) -> QPFSSelector:
         from .._utils.similarity_distributed import qpfs_statistics

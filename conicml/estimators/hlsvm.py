@@ -28,7 +28,7 @@ from .._utils.engines import resolve_engine
 from ..exceptions import ConicMLWarning, OptionError, ProgramError
 from ..formulations import svm as svm_formulation
 from ..kinds import SVM_PRIMAL
-from ..moments.distributed import is_dask_array
+from ..moments.distributed import as_dask_arrays, is_dask_array, is_dask_input
 from ..solving import solve
 from ._base import L2_PENALTY, warn_if_constant_score, warn_unit_dependent
 from ._hlsvm_tree import Tree, _reachable, cost_complexity_sequence, entropy
@@ -314,10 +314,10 @@ class HLSVMClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        if is_dask_array(X):
+        if is_dask_input(X):
             from ._dask_hlsvm import fit_hlsvm_dask
 
-            fit_hlsvm_dask(self, X, y)
+            fit_hlsvm_dask(self, *as_dask_arrays(X, y, self))
             return self
         X, y = validate_data(self, X, y, dtype=np.float64)
         # every node is a linear SVM; standardised nodes make the tree invariant to the units

@@ -45,7 +45,7 @@ from ..exceptions import ProgramError
 from ..formulations import ranking as ranking_formulation
 from ..kernels import KERNELS, make_kernel
 from ..metrics import mauc
-from ..moments.distributed import is_dask_array
+from ..moments.distributed import as_dask_arrays, is_dask_array, is_dask_input
 from ..paths import solve_path
 from ..program import Program
 from ..solution import Residuals, Solution, Status
@@ -217,8 +217,8 @@ class RankRCClassifier(_RankingMixin, BinaryConicClassifier):
         -------
         self
         """
-        if is_dask_array(X):
-            return self._fit_dask(X, y)
+        if is_dask_input(X):
+            return self._fit_dask(*as_dask_arrays(X, y, self))
         return super().fit(X, y)
 
     def _fit_dask(self, X: Any, y: Any) -> RankRCClassifier:

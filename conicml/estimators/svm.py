@@ -15,7 +15,7 @@ from ..exceptions import ProgramError
 from ..formulations import svm as svm_formulation
 from ..formulations import svm_l2
 from ..kernels import KERNELS
-from ..moments.distributed import is_dask_array
+from ..moments.distributed import as_dask_arrays, is_dask_array, is_dask_input
 from ..solution import Status
 from ._base import (
     L2_PENALTY,
@@ -73,16 +73,17 @@ class SVMClassifier(BinaryConicClassifier):
     (``solver="dcd"`` reads its rows in place), the certificate and the decoding, and
     ``predict`` takes sparse input too.
 
-    ``X`` and ``y`` may be ``dask.array`` arrays (with ``kernel="linear"``,
-    ``solver="dcd"`` or ``"pegasos"`` and a finite ``C``): the model is then trained from
-    the row blocks on the workers of the active Dask client, certified by a block-wise
-    duality gap, and the fitted attributes are NumPy arrays. ``"dcd"``
-    (:mod:`conicml.estimators._dask_linear`): CoCoA+ rounds of dual coordinate ascent;
-    ``solver_options`` ``tol``, ``max_iter`` (rounds), ``time_limit``, ``rho``,
-    ``local_epochs``, ``sigma``, ``random_state``, ``verbose``, ``engine``. ``"pegasos"``
-    (:mod:`conicml.estimators._dask_pegasos`): Pegasos mini-batch steps on every block,
-    averaged each round; ``solver_options`` ``tol``, ``max_iter`` (rounds),
-    ``time_limit``, ``batch_size``, ``local_steps``, ``random_state``, ``verbose``.
+    ``X`` and ``y`` may be ``dask.array`` arrays or a ``dask.dataframe`` (with
+    ``kernel="linear"``, ``solver="dcd"`` or ``"pegasos"`` and a finite ``C``): the model
+    is then trained from the row blocks on the workers of the active Dask client,
+    certified by a block-wise duality gap, and the fitted attributes are NumPy arrays.
+    ``"dcd"`` (:mod:`conicml.estimators._dask_linear`): CoCoA+ rounds of dual coordinate
+    ascent; ``solver_options`` ``tol``, ``max_iter`` (rounds), ``time_limit``,
+    ``callback``, ``rho``, ``local_epochs``, ``local_tol``, ``sigma``, ``random_state``,
+    ``verbose``, ``engine``. ``"pegasos"`` (:mod:`conicml.estimators._dask_pegasos`):
+    Pegasos mini-batch steps on every block, averaged each round; ``solver_options``
+    ``tol``, ``max_iter`` (rounds), ``time_limit``, ``callback``, ``batch_size``,
+    ``local_steps``, ``random_state``, ``verbose``.
     ``decision_function`` and ``predict`` on a Dask array return a Dask array (block by
     block).
 
@@ -174,17 +175,20 @@ class SVMClassifier(BinaryConicClassifier):
 
         Parameters
         ----------
-        X : array-like or dask.array of shape (n_samples, n_features)
-        y : array-like or dask.array of shape (n_samples,)
+        X : array-like, dask.array or dask.dataframe of shape (n_samples, n_features)
+            A dask DataFrame is converted on the workers; its string column names become
+            ``feature_names_in_``.
+        y : array-like, dask.array or dask Series of shape (n_samples,)
             Two classes; the larger label ``classes_[1]`` is the positive class.
 
         Returns
         -------
         self
         """
-        if not is_dask_array(X):
+        if not is_dask_input(X):
             return super().fit(X, y)
         self._validate_params()
+        X, y = as_dask_arrays(X, y, self)
         self._fit_dask(X, y)
         return self
 

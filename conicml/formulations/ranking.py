@@ -18,49 +18,8 @@ over a *basis* :math:`\mathcal R` of training samples,
 * multi-level RankSVM / RankRC for more than two integer levels: (6.1)/(6.2),
   with the rare basis = every sample above the lowest level.
 
-``loss="hinge"`` uses :math:`\ell_h(z) = \max(0, 1-z)` (kind ``qp.rank.hinge``)
-and ``loss="smoothed"`` the smoothed hinge of §2.3,
-
-.. math::
-
-    \ell_\epsilon(z) = \tfrac1{4\epsilon}\operatorname{huber}\big(\operatorname{pos}(1-z),
-    2\epsilon\big) \quad(\text{kind } \texttt{socp.rank.smoothed}),
-
-which lies between :math:`\ell_h - \epsilon` and :math:`\ell_h`.
-
-**Generic route.** The cvxpy problem is the linearised form (3.16)–(3.17):
-:math:`K_{\mathcal R\mathcal R} = U\Lambda U^\top` with the eigenvalues below
-``1e-13`` :math:`\lambda_{\max}` dropped, features
-:math:`\tilde X = K_{\bullet\mathcal R}U\Lambda^{\dagger 1/2}` (erratum: the
-text after (3.17) drops the dagger), :math:`\beta = U\Lambda^{\dagger1/2}w`,
-and an auxiliary score vector :math:`p = \tilde Xw` on which a sparse pair
-matrix acts (never a dense pairs x features matrix). It is refused above
-:data:`MAX_GENERIC_PAIRS` pairs with a :class:`ProgramError` naming the pair
-count and the specialized solvers ``rank-tr`` / ``rank-newton``, which never
-form the pairs.
-
-**Jitter.** The program's :math:`K_{\mathcal R\mathcal R}` is the kernel block plus
-``KRR_JITTER`` (1e-10) times its mean diagonal times :math:`I`: round-off makes the
-Gaussian Gram block of near-duplicate points indefinite (eigenvalues near
-:math:`-10^{-12}` measured), which would make :math:`F` unbounded below. Every
-solver sees the same jittered program; it differs slightly from the printed one
-(on ill-conditioned blocks the optimum by up to ~4e-5 relative, the scores by up to
-~2e-3: errata S000-J1).
-
-**Certificate.** Recomputed from :math:`\beta` by sorting: ``primal = 0`` (the
-problem is unconstrained in :math:`\beta`), ``dual`` the relative gradient
-:math:`\|\nabla F\| / \max(\|\nabla_{\rm loss}\|, \|\lambda K_{\mathcal R\mathcal R}\beta\|,
-10^{-3}\|\nabla_{\rm loss}(0)\|)`
-measured in the :math:`K_{\mathcal R\mathcal R}^{-1}` metric (the gradient of the
-linearised problem (3.17), free of the conditioning of the Gram block; one
-Cholesky, :math:`O(|\mathcal R|^3)`), for the smoothed loss (``nan`` for the
-non-smooth hinge, whose certificate is the recomputed objective only), ``gap``
-``nan``.
-
-Gaussian width: ``gamma="mean-distance"`` is the rule of the experiments (ch. 5):
-:math:`k(u,v) = \exp(-\|u-v\|^2/\sigma^2)` with :math:`\sigma^2` the mean of all
-:math:`m^2` squared distances, i.e. ``gamma`` :math:`= 1/\sigma^2`, computed in
-O(md) as :math:`\sigma^2 = 2\sum_k \operatorname{Var}(X_{\cdot k})`.
+The losses, the generic route, the jitter, the certificate and the Gaussian width are
+set out in the Notes of :func:`rankrc`.
 """
 
 from __future__ import annotations
@@ -330,7 +289,7 @@ def rankrc(
         with cost C corresponds to :math:`C = 1/(\lambda N)`).
     kernel : {"rbf", "linear", "poly", "precomputed"}, default="rbf"
     gamma : float or {"mean-distance", "scale", "auto"}, default="mean-distance"
-        ``"mean-distance"``: :math:`1/\sigma^2` of the experiments (see module).
+        ``"mean-distance"``: :math:`1/\sigma^2` of the experiments (see Notes).
     degree, coef0 : kernel parameters of ``poly``.
     basis : {"rare", "random", "all"} or index array, default="rare"
         ``"rare"``: samples above the lowest level (the paper's method);
@@ -354,6 +313,51 @@ def rankrc(
         (a ``ValueError``) naming the parameter: shape mismatch, NaN/inf, a
         single class or level, ``lam <= 0``, ``smoothing`` outside (0, 1), an empty or
         out-of-range ``basis``, unknown ``loss`` / ``kernel``.
+
+    Notes
+    -----
+    ``loss="hinge"`` uses :math:`\ell_h(z) = \max(0, 1-z)` (kind ``qp.rank.hinge``)
+    and ``loss="smoothed"`` the smoothed hinge of §2.3,
+
+    .. math::
+
+        \ell_\epsilon(z) = \tfrac1{4\epsilon}\operatorname{huber}\big(\operatorname{pos}(1-z),
+        2\epsilon\big) \quad(\text{kind } \texttt{socp.rank.smoothed}),
+
+    which lies between :math:`\ell_h - \epsilon` and :math:`\ell_h`.
+
+    **Generic route.** The cvxpy problem is the linearised form (3.16)–(3.17):
+    :math:`K_{\mathcal R\mathcal R} = U\Lambda U^\top` with the eigenvalues below
+    ``1e-13`` :math:`\lambda_{\max}` dropped, features
+    :math:`\tilde X = K_{\bullet\mathcal R}U\Lambda^{\dagger 1/2}` (erratum: the
+    text after (3.17) drops the dagger), :math:`\beta = U\Lambda^{\dagger1/2}w`,
+    and an auxiliary score vector :math:`p = \tilde Xw` on which a sparse pair
+    matrix acts (never a dense pairs x features matrix). It is refused above
+    :data:`MAX_GENERIC_PAIRS` pairs with a :class:`ProgramError` naming the pair
+    count and the specialized solvers ``rank-tr`` / ``rank-newton``, which never
+    form the pairs.
+
+    **Jitter.** The program's :math:`K_{\mathcal R\mathcal R}` is the kernel block plus
+    ``KRR_JITTER`` (1e-10) times its mean diagonal times :math:`I`: round-off makes the
+    Gaussian Gram block of near-duplicate points indefinite (eigenvalues near
+    :math:`-10^{-12}` measured), which would make :math:`F` unbounded below. Every
+    solver sees the same jittered program; it differs slightly from the printed one
+    (on ill-conditioned blocks the optimum by up to ~4e-5 relative, the scores by up to
+    ~2e-3: errata S000-J1).
+
+    **Certificate.** Recomputed from :math:`\beta` by sorting: ``primal = 0`` (the
+    problem is unconstrained in :math:`\beta`); for the smoothed loss ``gap`` is a rigorous
+    bound on :math:`(F(\beta) - F^*)/\max(F(\beta), 10^{-3}F(0))` from the
+    :math:`\lambda`-strong convexity of :math:`F` in the :math:`K_{\mathcal R\mathcal R}` norm
+    (:func:`~conicml.contracts.ranking_ops.gap_bound`) and ``dual`` is ``nan`` (stationarity
+    in the :math:`K^{-1}` metric is at the mercy of round-off when the Gram block is badly
+    conditioned); for the non-smooth hinge the certificate is the recomputed objective only
+    (``dual`` and ``gap`` ``nan``).
+
+    Gaussian width: ``gamma="mean-distance"`` is the rule of the experiments (ch. 5):
+    :math:`k(u,v) = \exp(-\|u-v\|^2/\sigma^2)` with :math:`\sigma^2` the mean of all
+    :math:`m^2` squared distances, i.e. ``gamma`` :math:`= 1/\sigma^2`, computed in
+    O(md) as :math:`\sigma^2 = 2\sum_k \operatorname{Var}(X_{\cdot k})`.
     """
     data = _prepare(X, y, lam, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                     basis=basis, loss=loss, eps=smoothing, random_state=random_state,

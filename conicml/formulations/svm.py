@@ -191,8 +191,14 @@ def _kernel_factor(data: Mapping[str, Any]) -> np.ndarray:
     return psd_factor(kern.gram(data["X"]), data["factor"])
 
 
+def _cost_parameter(c: np.ndarray) -> cp.Parameter:
+    """The per-sample costs as a ``cp.Parameter``: a path over C re-uses the compiled problem."""
+    return cp.Parameter(c.shape, nonneg=True, name="c", value=c)
+
+
 def _build_primal(data: Mapping[str, Any]) -> ConicForm:
-    X, y, c = data["X"], data["y"], data["c"]
+    X, y = data["X"], data["y"]
+    parameters = {} if data["hard"] else {"c": _cost_parameter(data["c"])}
     b = cp.Variable(name="b")
     if data["kernel"].name == "linear":
         w = cp.Variable(X.shape[1], name="w")
@@ -211,23 +217,30 @@ def _build_primal(data: Mapping[str, Any]) -> ConicForm:
     else:
         xi = cp.Variable(y.size, name="xi")
         margin = cp.multiply(y, f) >= 1 - xi
-        objective = 0.5 * cp.sum_squares(w) + c @ xi
+        objective = 0.5 * cp.sum_squares(w) + parameters["c"] @ xi  # DPP: parameter-affine
         constraints = {"margin": margin, "xi_nonneg": xi >= 0}
         variables["xi"] = xi
     problem = cp.Problem(cp.Minimize(objective), list(constraints.values()))
-    return ConicForm(problem, variables, constraints)
+    return ConicForm(problem, variables, constraints, parameters)
 
 
 def _build_dual(data: Mapping[str, Any]) -> ConicForm:
-    y, c = data["y"], data["c"]
+    y = data["y"]
     L = _kernel_factor(data)
     alpha = cp.Variable(y.size, name="alpha")
     objective = cp.sum(alpha) - 0.5 * cp.sum_squares(L.T @ cp.multiply(y, alpha))
     constraints = {"alpha_nonneg": alpha >= 0, "balance": y @ alpha == 0}
+    parameters = {}
     if not data["hard"]:
-        constraints["alpha_upper"] = alpha <= c
+        parameters["c"] = _cost_parameter(data["c"])
+        constraints["alpha_upper"] = alpha <= parameters["c"]
     problem = cp.Problem(cp.Maximize(objective), list(constraints.values()))
-    return ConicForm(problem, {"alpha": alpha}, constraints)
+    return ConicForm(problem, {"alpha": alpha}, constraints, parameters)
+
+
+#: The data ``_build_primal`` / ``_build_dual`` read besides the costs ``c`` (the
+#: ``cp.Parameter`` "c"): programs equal in these differ only in the parameter's value.
+_STRUCTURE_KEYS = ("X", "y", "kernel", "factor", "hard", "form")
 
 
 def bias_from_alpha(alpha: np.ndarray, y: np.ndarray, c: np.ndarray,
@@ -637,6 +650,8 @@ def _program(data: dict, description: str) -> Program:
         description=description,
         explain=_explain,
         unique=_unique,
+        parameter_keys=None if data["hard"] else {"c": "c"},
+        structure_keys=() if data["hard"] else _STRUCTURE_KEYS,
     )
 
 

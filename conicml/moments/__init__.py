@@ -23,7 +23,7 @@ import numpy as np
 
 from .._utils.validation import check_matrix, check_X_y
 from ..exceptions import ProgramError
-from .distributed import is_dask_array
+from .distributed import is_dask_input
 
 __all__ = ["ClassMoments", "ClusterMoments", "as_class_moments", "takes_X_y"]
 
@@ -106,7 +106,7 @@ class ClassMoments:
         are then reduced blockwise on the workers with Chan's pairwise merge, and
         nothing but the moments reaches the client (:mod:`conicml.moments.distributed`).
         """
-        if is_dask_array(X):
+        if is_dask_input(X):
             from .distributed import class_moments
 
             return cls(**class_moments(X, y))
@@ -356,7 +356,7 @@ class ClusterMoments:
         Only per-cluster statistics reach the client.
         """
         _check_cluster_options(clustering, n_clusters, threshold, sigma)
-        if is_dask_array(X):
+        if is_dask_input(X):
             return cls._from_dask(X, y, clustering=clustering, n_clusters=n_clusters,
                                   threshold=threshold, sigma=sigma, random_state=random_state,
                                   branching_factor=branching_factor)

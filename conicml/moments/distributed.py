@@ -23,7 +23,8 @@ from .._utils import progress as _progress
 from .._utils.threads import one_thread
 from ..exceptions import ProgramError
 
-__all__ = ["class_moments", "cluster_moments", "is_dask_array"]
+__all__ = ["as_dask_arrays", "class_moments", "cluster_moments", "is_dask_array",
+           "is_dask_dataframe", "is_dask_input"]
 
 _log = logging.getLogger(__name__)
 
@@ -41,6 +42,46 @@ def is_dask_array(x: Any) -> bool:
     return type(x).__module__.split(".")[0] == "dask" and hasattr(x, "to_delayed")
 
 
+def is_dask_dataframe(x: Any) -> bool:
+    """Whether ``x`` is a ``dask.dataframe`` DataFrame or Series (dask not imported else)."""
+    return type(x).__module__.split(".")[0] == "dask" and hasattr(x, "to_dask_array")
+
+
+def is_dask_input(x: Any) -> bool:
+    """Whether ``x`` is a Dask collection a distributed fit accepts (array or dataframe)."""
+    return is_dask_array(x) or is_dask_dataframe(x)
+
+
+def as_dask_arrays(X: Any, y: Any = None, est: Any = None) -> tuple[Any, Any]:
+    """``(X, y)`` as dask arrays; ``est.feature_names_in_`` from a dask DataFrame ``X``.
+
+    A DataFrame or Series becomes ``to_dask_array(lengths=True)``: the partitions are
+    converted on the workers, and one pass counts their rows (the chunk sizes the row
+    blocks need); nothing else is computed. With an estimator ``est``, its
+    ``feature_names_in_`` is set as scikit-learn's (an object array) when every column
+    name is a string, and removed otherwise; arrays pass through unchanged.
+    """
+    names = None
+    if is_dask_dataframe(X):
+        columns = list(getattr(X, "columns", []))
+        if columns and all(isinstance(c, str) for c in columns):
+            names = np.asarray(columns, dtype=object)
+        X = X.to_dask_array(lengths=True)
+    if y is not None and is_dask_dataframe(y):
+        if getattr(y, "ndim", 1) == 2:  # a one-column DataFrame of labels
+            if len(y.columns) != 1:
+                raise ProgramError(f"y must be one column of labels, got a dask DataFrame "
+                                   f"with {len(y.columns)} columns")
+            y = y[y.columns[0]]
+        y = y.to_dask_array(lengths=True)
+    if est is not None:
+        if names is not None:
+            est.feature_names_in_ = names
+        else:  # a name from an earlier fit must not answer for this one
+            est.__dict__.pop("feature_names_in_", None)
+    return X, y
+
+
 def row_blocks(X: Any, y: Any) -> tuple[list, list, int]:
     """``(X, y)`` as lists of matching delayed row blocks (all columns in each), and d.
 
@@ -49,6 +90,7 @@ def row_blocks(X: Any, y: Any) -> tuple[list, list, int]:
     """
     import dask.array as da
 
+    X, y = as_dask_arrays(X, y)
     if X.ndim != 2:
         raise ProgramError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
     if any(np.isnan(c) for c in X.chunks[0]):

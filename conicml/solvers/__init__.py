@@ -17,8 +17,13 @@ from ..registry import available, entries, get, register
 from . import cvxpy_backends  # noqa: F401  (generic backends first)
 from ._callback import IntermediateResult, Recorder
 
+# the iterative driver, shared with the loops that run outside this package (the Dask
+# rounds of conicml.estimators._dask_linear and _dask_pegasos)
+from ._driver import Driver, Reason, message_table
+
 for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
     if not _module.startswith("_"):
         importlib.import_module(f"{__name__}.{_module}")
 
-__all__ = ["IntermediateResult", "Recorder", "available", "entries", "get", "register"]
+__all__ = ["Driver", "IntermediateResult", "Reason", "Recorder", "available", "entries", "get",
+           "message_table", "register"]

@@ -67,12 +67,13 @@ class InnerSolver:
         self.inner_options = dict(self.inner_options or {})
         self._ipm = None
         self.fallbacks = 0  # m4-ipm solves redone by clarabel
+        self.ipm_steps = 0  # interior-point steps of the m4-ipm solves
         if self.inner == "m4-ipm":
             from ._m4_ipm import SlackIPM
 
-            unknown = set(self.inner_options) - {"tol", "max_iter"}
+            unknown = set(self.inner_options) - {"tol", "max_iter", "warm_start"}
             if unknown:
-                raise OptionError(f"inner_options of m4-ipm: tol, max_iter; got "
+                raise OptionError(f"inner_options of m4-ipm: tol, max_iter, warm_start; got "
                                   f"{', '.join(sorted(unknown))}")
             self._ipm = SlackIPM(self.program.data["m4"])
 
@@ -95,6 +96,7 @@ class InnerSolver:
         start = time.perf_counter()
         res = self._ipm.solve(rho, **self.inner_options)
         elapsed = time.perf_counter() - start
+        self.ipm_steps += res.iterations
         self.time += elapsed
         self.times.append(elapsed)
         self.solves += 1

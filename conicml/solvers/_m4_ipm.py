@@ -20,6 +20,10 @@ from .._utils.threads import one_blas_thread
 __all__ = ["SlackIPM", "SlackIPMResult"]
 
 _STEP = 0.99  # fraction of the step to the boundary
+_REFINE_BELOW = 1e-3  # relative residual below which Newton systems are refined
+_WARM_SAVE = 1e-1  # relative residual of the iterate saved as a warm start
+_WARM_NEAR = 0.05  # relative distance in rho up to which a saved iterate is used
+_WARM_ACCEPT = 1e-5  # a warm run ending above this residual is redone cold
 
 
 @dataclass
@@ -164,12 +168,23 @@ class SlackIPM:
     Cholesky factorisation. The start is Mehrotra's heuristic per cone
     (:meth:`SlackIPM._mehrotra_start`).
 
+    **Warm start along ρ.** The line searches solve the problem at a sequence of ρ that
+    contracts onto ρ*. Each solve saves its first iterate with relative residual below
+    ``_WARM_SAVE`` (an interior point near the central path, whose products
+    :math:`s\circ z` are still balanced, unlike those of the final iterate, which sit
+    on the boundary); a later solve at a ρ within the relative distance ``_WARM_NEAR``
+    of a saved one starts from the nearest such iterate (the infeasible-start method
+    absorbs the change of the margin rows, :math:`-\Delta\rho\, s_{y_k}`), and is
+    redone from the cold start if it ends above ``_WARM_ACCEPT``. Newton systems are
+    refined (below) only once the relative residual is under ``_REFINE_BELOW``.
+
     **Stopping:** relative primal and dual residuals and the relative gap
     :math:`s^\top z/\max(1, |\text{objective}|)` below ``tol`` (default ``1e-8``, as
     Clarabel's), or ``max_iter`` steps, or a residual 100 times above the best one (the
     normal equations losing accuracy near the optimum; each Newton system gets two steps of
     iterative refinement on the full KKT system) or, below ``1e-5``, no new best residual
-    in two steps;
+    in two steps, or in one step once the relative gap is below ``tol`` (then only the
+    gap would shrink further);
     the best iterate is returned, with
     ``converged`` false unless its residual is below ``tol``. The returned multipliers of the
     margin rows are :math:`\lambda_k \in [0, 1]` (the envelope slope of the outer search,
@@ -211,6 +226,7 @@ class SlackIPM:
         self.p = Z.shape[1]
         self.m = Z.shape[0]
         self.qp, self.qn = self.Rp.shape[0], self.Rn.shape[0]
+        self._warm: dict[float, tuple] = {}  # rho -> saved central iterate (x, y, s, z)
 
     def _Zw(self, w: np.ndarray) -> np.ndarray:
         return w if self.Z is None else self.Z @ w
@@ -378,21 +394,35 @@ class SlackIPM:
         return dx, dy, np.concatenate([dzl, dzp, dzn])
 
     # -- the iteration -----------------------------------------------------------------------
-    def solve(self, rho: float, *, tol: float = 1e-8, max_iter: int = 100) -> SlackIPMResult:
+    def solve(self, rho: float, *, tol: float = 1e-8, max_iter: int = 100,
+              warm_start: bool = True) -> SlackIPMResult:
         """Solve the slack SOCP at ``rho`` (Notes of :class:`SlackIPM`).
 
-        On one BLAS thread (:mod:`conicml._utils.threads`): waking a thread pool for a
-        Cholesky factorisation of order ~150 costs more than the factorisation.
+        With ``warm_start`` the iteration starts from the saved central iterate of the
+        nearest ρ solved before (Notes); a warm run that does not reach
+        ``_WARM_ACCEPT`` is redone from the cold start. On one BLAS thread
+        (:mod:`conicml._utils.threads`): waking a thread pool for a Cholesky
+        factorisation of order ~150 costs more than the factorisation.
         """
+        rho = float(rho)
         with one_blas_thread(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            return self._run(float(rho), tol, max_iter)
+            near = min(self._warm, key=lambda r: abs(r - rho), default=None)
+            if warm_start and near is not None and \
+                    abs(near - rho) <= _WARM_NEAR * max(abs(rho), abs(near)):
+                warm = self._run(rho, tol, max_iter, self._warm[near])
+                if warm.converged or warm.residual <= _WARM_ACCEPT:
+                    return warm
+                res = self._run(rho, tol, max_iter)
+                res.iterations += warm.iterations  # every step taken counts
+                return res
+            return self._run(rho, tol, max_iter)
 
-    def _run(self, rho: float, tol: float, max_iter: int) -> SlackIPMResult:
+    def _run(self, rho: float, tol: float, max_iter: int,
+             start: tuple | None = None) -> SlackIPMResult:
         rho = float(rho)
         m, p = self.m, self.p
         nl = 2 * m + (2 if self.reduced else 0)
         cones = [(nl, 1 + self.qp), (nl + 1 + self.qp, 1 + self.qn)]
-        ntot = nl + 2 + self.qp + self.qn
         h = np.concatenate([self._h(), np.zeros(2 + self.qp + self.qn)])
         nu = nl + 2  # degree of the cone
         cx = (np.zeros(p), 0.0, 0.0, 0.0, np.ones(m), self.weight_m)
@@ -413,18 +443,12 @@ class SlackIPM:
         def xnorm(x):
             return math.sqrt(sum(float(np.sum(np.square(v))) for v in x))
 
-        # starting point (coneqp): the KKT system with W = I
-        ident = _SocScaling(np.r_[1.0, np.zeros(self.qp)], np.r_[1.0, np.zeros(self.qp)])
-        identn = _SocScaling(np.r_[1.0, np.zeros(self.qn)], np.r_[1.0, np.zeros(self.qn)])
-        ones = np.ones(nl)
-        self._factor(ones, ident, identn, rho)
-        zero_x = (np.zeros(p), 0.0, 0.0, 0.0, np.zeros(m), 0.0)
-        # primal: min ||G x - h|| s.t. d'w = 1; dual: min ||z|| s.t. G'z + A'y + c = 0
-        x, _, _ = self._solve(zero_x, 1.0, h, ones, ident, identn, rho)
-        s = h - G_of(x)
-        _, y, z = self._solve(tuple(-c for c in cx), 0.0, np.zeros(ntot), ones, ident, identn,
-                              rho)
-        s, z = self._mehrotra_start(s, z, nl, cones)
+        if start is not None:  # a saved central iterate of a nearby rho
+            x, y, s, z = start
+            s, z = s.copy(), z.copy()
+        else:
+            x, y, s, z = self._cold_start(rho, h, cx, nl, cones, G_of)
+        saved = False
         cnorm = max(1.0, xnorm(cx))
         hnorm = max(1.0, float(np.linalg.norm(h)))
         converged, it, res = False, 0, math.inf
@@ -444,6 +468,11 @@ class SlackIPM:
             if not math.isfinite(res):
                 message = "the iteration broke down (non-finite residuals)"
                 break
+            if not saved and res <= _WARM_SAVE:
+                # a central iterate of this rho: the start of later solves at nearby rho
+                # (its products s o z still balanced, unlike those of the final iterate)
+                self._warm[rho] = (x, y, s.copy(), z.copy())
+                saved = True
             if best is None or res < best[0]:
                 best = (res, x, y, s.copy(), z.copy())
                 best_it = it
@@ -451,9 +480,12 @@ class SlackIPM:
                 converged = True
                 message = "converged: relative residuals and gap <= tol"
                 break
-            if res > 100.0 * best[0] or (it - best_it >= 2 and best[0] <= 1e-5):
-                # the normal equations lost accuracy (extreme scalings near the optimum):
-                # stop and return the best iterate
+            # the normal equations lost accuracy (extreme scalings near the optimum): stop
+            # and return the best iterate; once the gap is below tol a step that did not
+            # lower the residuals only shrinks the gap further, so the end game stops there
+            if res > 100.0 * best[0] or (best[0] <= 1e-5 and (
+                    it - best_it >= 2
+                    or (it > best_it and gap / max(1.0, abs(pobj)) <= tol))):
                 message = (f"stalled at relative residual {best[0]:.1e} (> tol) as the "
                            "Newton systems lost accuracy")
                 break
@@ -475,15 +507,20 @@ class SlackIPM:
                 message = "the Newton system is singular"
                 break
 
+            # far from the optimum the scalings are moderate and the normal equations
+            # accurate enough: iterative refinement only near it
+            refine = 2 if res <= _REFINE_BELOW else 0
+
             def direction(rs_l, rs_p, rs_n, scp=scp, scn=scn, lam_l=lam_l, lam_p=lam_p,
-                          lam_n=lam_n, dl=dl, rx=rx, ry=ry, rz=rz):
+                          lam_n=lam_n, dl=dl, rx=rx, ry=ry, rz=rz, refine=refine):
                 # lambda o (W dz + W^-T ds) = rs  ->  bz = -rz - W' (lambda \ rs)
                 ql = rs_l / lam_l
                 qp = _soc_div(lam_p, rs_p)
                 qn = _soc_div(lam_n, rs_n)
                 wl = np.sqrt(sl / zl_)
                 bz = -rz - np.concatenate([wl * ql, scp.apply(qp), scn.apply(qn)])
-                dx, dy, dz = self._solve(tuple(-r for r in rx), -ry, bz, dl, scp, scn, rho)
+                dx, dy, dz = self._solve(tuple(-r for r in rx), -ry, bz, dl, scp, scn, rho,
+                                         refine=refine)
                 # ds = W' (lambda \ rs - W dz)
                 dzl, dzp, dzn = split(dz)
                 ds = np.concatenate([wl * (ql - wl * dzl), scp.apply(qp - scp.apply(dzp)),
@@ -522,6 +559,29 @@ class SlackIPM:
             z = z + alpha * dz
         if best is not None and not converged:
             res, x, y, s, z = best
+        return self._result(x, z, nl, it, converged, res, message)
+
+    def _cold_start(self, rho: float, h: np.ndarray, cx: tuple, nl: int, cones,
+                    G_of) -> tuple:
+        """The starting point of a cold solve (coneqp's: the KKT system with W = I),
+        shifted and balanced by :meth:`_mehrotra_start`."""
+        ident = _SocScaling(np.r_[1.0, np.zeros(self.qp)], np.r_[1.0, np.zeros(self.qp)])
+        identn = _SocScaling(np.r_[1.0, np.zeros(self.qn)], np.r_[1.0, np.zeros(self.qn)])
+        ones = np.ones(nl)
+        self._factor(ones, ident, identn, rho)
+        zero_x = (np.zeros(self.p), 0.0, 0.0, 0.0, np.zeros(self.m), 0.0)
+        # primal: min ||G x - h|| s.t. d'w = 1; dual: min ||z|| s.t. G'z + A'y + c = 0
+        x, _, _ = self._solve(zero_x, 1.0, h, ones, ident, identn, rho)
+        s = h - G_of(x)
+        _, y, z = self._solve(tuple(-c for c in cx), 0.0, np.zeros(h.size), ones, ident,
+                              identn, rho)
+        s, z = self._mehrotra_start(s, z, nl, cones)
+        return x, y, s, z
+
+    def _result(self, x: tuple, z: np.ndarray, nl: int, iterations: int, converged: bool,
+                residual: float, message: str) -> SlackIPMResult:
+        """Decode an iterate: w in the original coordinates, b, the margin multipliers."""
+        m = self.m
         w, b = x[0], float(x[1])
         if self.L is not None:  # f = L w
             w = solve_triangular(self.L, w, lower=True, check_finite=False)
@@ -531,8 +591,9 @@ class SlackIPM:
         if self.reduced:
             duals["global"] = np.array(zl[2 * m])
         objective = float(np.sum(x[4])) + self.weight_m * float(x[5])
-        return SlackIPMResult(w=w, b=b, objective=objective, duals=duals, iterations=it,
-                              converged=converged, residual=res, message=message)
+        return SlackIPMResult(w=w, b=b, objective=objective, duals=duals,
+                              iterations=iterations, converged=converged, residual=residual,
+                              message=message)
 
     @staticmethod
     def _mehrotra_start(s: np.ndarray, z: np.ndarray, nl: int, cones

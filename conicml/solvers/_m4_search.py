@@ -163,7 +163,7 @@ def solve_soft_m4(
     **Certificate:** ``Residuals(primal=`` :math:`|w^\top d - 1|` ``, dual=`` the
     largest residual of the inner solve at :math:`\rho^*` ``, gap=`` final
     bracket width ``)``; ``extras["inner_solves"]`` counts the SOCPs (the MPM
-    bound included).
+    bound included), ``extras["ipm_steps"]`` the interior-point steps of ``m4-ipm``.
 
     **Warm-start:** ``x0`` is the initial middle point of the pattern.
     """
@@ -257,6 +257,7 @@ def solve_soft_m4(
         reason = 1
         message = TERMINATION_MESSAGES[reason]
     extras = {"inner": checker.inner, "inner_fallbacks": checker.fallbacks,
+              "ipm_steps": checker.ipm_steps,
               "inner_solves": checker.solves, "inner_time": checker.time,
               "kappa_mpm": kappa, "bracket": bracket, "method": method}
     if not evals or reason == 6:

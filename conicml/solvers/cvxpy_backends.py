@@ -21,7 +21,7 @@ common            clarabel      ecos       scs               osqp
 Native settings go in ``solver_options`` (a dict passed verbatim).
 
 **Warm-start:** ``warm_start=True`` forwards cvxpy's warm start (SCS, OSQP);
-the interior-point backends ignore it.
+the interior-point backends ignore it. ``parameters_from``: :func:`reuse_parameters`.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from ..program import Program
 from ..registry import register
 from ..solution import Residuals, Solution, Status
 
-__all__ = ["STATUS_MAP", "solve_with_cvxpy"]
+__all__ = ["STATUS_MAP", "reuse_parameters", "solve_with_cvxpy"]
 
 #: cvxpy status string -> conicml Status (the values coincide by design).
 STATUS_MAP: dict[str, Status] = {
@@ -172,6 +172,7 @@ def solve_with_cvxpy(
     verbose: bool = False,
     warm_start: bool = False,
     solver_options: Mapping[str, Any] | None = None,
+    parameters_from: Program | None = None,
 ) -> Solution:
     """Solve ``program.problem`` with the cvxpy backend ``name``.
 
@@ -183,6 +184,9 @@ def solve_with_cvxpy(
     -----
     One adapter serves the four backends (style guide, convention 1). Each call
 
+    0. with ``parameters_from``, adopts that program's cvxpy problem when only
+       parameter values differ (``extras["problem_reused"]``; the refusal's reason
+       in ``extras["problem_reuse_refused"]``);
     1. compiles the program's cvxpy problem for the backend
        (:meth:`cvxpy.Problem.get_problem_data`, which reuses cvxpy's DPP cache on
        re-solves, so a parametrised program is compiled once);
@@ -203,6 +207,14 @@ def solve_with_cvxpy(
                 f"{', '.join(clash)} set both through a common option and solver_options"
             )
         opts.update(solver_options)
+    reuse: dict[str, Any] = {}
+    if parameters_from is not None:
+        if not isinstance(parameters_from, Program):
+            raise OptionError("parameters_from must be a conicml Program, got "
+                              f"{type(parameters_from).__name__}")
+        refused = program.adopt_problem(parameters_from)
+        reuse = ({"problem_reused": True} if refused is None else
+                 {"problem_reused": False, "problem_reuse_refused": refused})
     problem = program.problem
     cvxpy_name = _CVXPY_NAMES[name]
     start = time.perf_counter()
@@ -260,7 +272,8 @@ def solve_with_cvxpy(
         solve_time=solve_time,
         residuals=Residuals(primal=primal, dual=dual_res, gap=gap, source="mixed"),
         message=f"{name}: {problem.status}",
-        extras={"backend_info": _backend_info(name, raw), "cvxpy_status": problem.status},
+        extras={"backend_info": _backend_info(name, raw), "cvxpy_status": problem.status,
+                **reuse},
     )
 
 
@@ -275,11 +288,12 @@ def _make_backend(name: str) -> Callable[..., Solution]:
         verbose: bool = False,
         warm_start: bool = False,
         solver_options: Mapping[str, Any] | None = None,
+        parameters_from: Program | None = None,
     ) -> Solution:
         return solve_with_cvxpy(
             program, name, eps_abs=eps_abs, eps_rel=eps_rel, max_iter=max_iter,
             time_limit=time_limit, verbose=verbose, warm_start=warm_start,
-            solver_options=solver_options,
+            solver_options=solver_options, parameters_from=parameters_from,
         )
 
     backend.__name__ = f"solve_{name}"
@@ -288,25 +302,43 @@ def _make_backend(name: str) -> Callable[..., Solution]:
     return backend
 
 
+def reuse_parameters(previous: Solution, old: Program | None, new: Program) -> dict[str, Any]:
+    """Warm start of the generic backends along a path: re-use ``old``'s compiled problem.
+
+    The backends' option ``parameters_from=old``: when ``new`` differs from ``old`` only
+    in the values of its declared ``cp.Parameter`` (:meth:`Program.adopt_problem`), its
+    solve re-uses ``old``'s cvxpy problem, whose compilation cvxpy keeps (DPP), instead of
+    compiling a new one; otherwise ``new`` is compiled as usual. Offered when ``new``
+    declares parameters (``Program.parameter_keys``) and is not built yet, and ``old``'s
+    problem is built. ``previous`` is not needed: an interior-point method has no use
+    for a starting point.
+    """
+    if old is None or not getattr(new, "parameter_keys", None) or new.is_built \
+            or not old.is_built:
+        return {}
+    return {"parameters_from": old}
+
+
 # certify_tol (conicml's recomputed residuals, conicml/certificates/conic.py): an interior-point
 # point is accurate to ~1e-8 in the objective but only to ~sqrt of that in flat directions,
 # so the stationarity of the original (non-conic) form recomputed at the point reads up to
 # ~1.6e-4 on accurate solves (robust BMPM, specified rates): 5e-4. The first-order methods
 # stop at eps ~1e-4..1e-5 on their own scaled residuals: 5e-3.
 solve_clarabel = register("clarabel", kinds=["qp.*", "socp.*", "sdp.*"],
-                          specialized=False,
+                          specialized=False, warm_start=reuse_parameters,
                           requires=("clarabel",), certify_tol=5e-4,
                           description="Clarabel interior point (QP, SOCP) via cvxpy")(
     _make_backend("clarabel"))
 solve_ecos = register("ecos", kinds=["qp.*", "socp.*"], specialized=False, requires=("ecos",),
-                      certify_tol=5e-4,
+                      certify_tol=5e-4, warm_start=reuse_parameters,
                       description="ECOS interior point (SOCP) via cvxpy")(_make_backend("ecos"))
 solve_scs = register("scs", kinds=["qp.*", "socp.*", "sdp.*"], specialized=False,
-                     requires=("scs",),
+                     requires=("scs",), warm_start=reuse_parameters,
                      description="SCS first-order splitting (QP, SOCP) via cvxpy",
                      compare_rtol=1e-3, certify_tol=5e-3)(
     _make_backend("scs"))
 solve_osqp = register("osqp", kinds=["qp.*"], specialized=False, requires=("osqp",),
+                      warm_start=reuse_parameters,
                       description="OSQP first-order ADMM (QP only) via cvxpy",
                       compare_options={"max_iter": 100_000}, compare_rtol=1e-4,
                       certify_tol=5e-3)(

@@ -17,69 +17,9 @@ the transposes restored) are evaluated by sorting in
 :math:`O(m\log m + m|\mathcal R|)` (:mod:`conicml.contracts.ranking_ops`); the
 pairs are never formed, memory is :math:`O(m|\mathcal R|)`.
 
-**Algorithm** (thesis A1 / paper §5.2: the subspace trust region of Branch,
-Coleman & Li 1999). Each iteration
-
-1. computes an approximate Newton direction :math:`s_N` by preconditioned CG on
-   :math:`Hs = -g` (at most ``cg_max_iter`` = 25 steps, relative residual
-   :math:`\min(0.1, \sqrt{\|g\|_{rel}})`, stopped on non-positive curvature),
-   with one of two preconditioners. ``"diagonal"`` (the thesis' choice, whose
-   formula it does not give):
-   :math:`D = \frac1{2\epsilon N}(K_{\bullet\mathcal R}^{\circ2})^\top c_{\mathcal Q}
-   + \lambda\operatorname{diag}K_{\mathcal R\mathcal R}`, where
-   :math:`c_{\mathcal Q}` counts each sample's pairs in the quadratic piece
-   (the diagonal of :math:`A^\top I^{\mathcal Q}A` without its cross terms).
-   ``"kernel"`` (default): :math:`M = K_{\mathcal R\mathcal R}` (the program's,
-   jittered; one Cholesky, :math:`O(|\mathcal R|^3)`). Since
-   :math:`K_{\bullet\mathcal R} = \tilde X\Lambda^{1/2}U^\top`,
-   :math:`M^{-1/2}HM^{-1/2} \approx \lambda I + \tilde X^\top H_p\tilde X/N`, which
-   removes the ill-conditioning of :math:`K_{\mathcal R\mathcal R}`; with the
-   diagonal one the 25 CG steps stall on Gaussian kernels (measured: 209
-   iterations against about 15 on a 200-point RankRC, and no convergence in 300 on the
-   RankSVM of the same data);
-2. solves the trust-region problem exactly on the 2-D subspace
-   :math:`\operatorname{span}\{g, s_N\}` (eigen-decomposition of the projected
-   2x2 Hessian and a secular equation), two Hessian products;
-3. accepts the step on decrease and updates the radius by the standard rules
-   (:math:`\rho \ge 3/4` and a step at the boundary: :math:`\Delta \leftarrow 2\Delta`;
-   :math:`\rho \le 1/4`: :math:`\Delta \leftarrow \|s\|/4`). The first radius is
-   the length of the first Newton step. A rejected step (:math:`\rho < 10^{-4}`) is
-   first backtracked (Armijo, halving; Nocedal & Yuan 1998) since the generalized
-   Hessian does not see the kinks of :math:`\ell_\epsilon`; the radius then
-   becomes the accepted length (measured: 14 iterations instead of more than 300 on a
-   10-point RankSVM whose pairs all start in the linear piece).
-
-**Exact direction** (``direction="auto"``, the default). At small :math:`\lambda` the
-Newton systems are too ill-conditioned for 25 PCG steps and the iterations creep. Once a
-PCG run costs about as much as forming the Hessian (:math:`|\mathcal R|/16` steps, capped
-at ``cg_max_iter``) and the basis has at most :data:`EXACT_MAX_BASIS` samples, the solve
-moves to the eigen-coordinates :math:`w = \Lambda^{1/2}U^\top\beta` of the linearised
-problem (3.17) and takes Newton steps with the explicit Hessian
-:math:`\lambda I + \tilde X^\top H_p\tilde X/N` (one Cholesky; Hessian bounded below by
-:math:`\lambda I`) and an Armijo search, as ``rank-newton`` does; :math:`\beta` is
-computed in :math:`w` because :math:`K_{\bullet\mathcal R}\beta` loses digits to
-cancellation there. A stop at the rounding level (a promised decrease below
-:math:`m\epsilon_{\rm mach}|F|`, which a sum over :math:`m` samples cannot resolve, at a
-relative gradient :math:`\le 10^{-5}`) ends either mode; a rejected trust-region step
-reuses its direction.
-
-**Stopping.** The relative gradient in the :math:`K_{\mathcal R\mathcal R}^{-1}`
-metric, :math:`\|g\|_{K^{-1}} / \max(\|g_{\rm loss}\|_{K^{-1}}, \|\lambda
-K_{\mathcal R\mathcal R}\beta\|_{K^{-1}}, 10^{-3}\|g_{\rm loss}(0)\|_{K^{-1}}) \le`
-``tol``; or, when the decrease promised by the Newton step is below
-:math:`10^{-15}|F|` or the radius collapses (rounding level), a relative gradient
-:math:`\le 10^{-5}`. Stall: a radius below :math:`10^{-15}(1+\|\beta\|)` or 30
-iterations without decrease -> ``USER_LIMIT`` with the reason, as are ``max_iter``,
-``time_limit`` and the callback. **End game:** a small relative gradient does not
-bound the objective where the loss is far more curved than :math:`\lambda K` (one
-feature on a much larger scale): when the program's gap bound
-(:func:`~conicml.contracts.ranking_ops.gap_bound`) of the end point exceeds
-:data:`POLISH_GAP`, Newton steps on the linearised problem (3.17) follow, and their
-point is kept if it lowers :math:`F` and closes the gap. The program certifies the
-answer by that gap bound (registered ``certify_tol`` 1e-5).
-
-**Warm start:** ``x0`` is a :math:`\beta` (of the same basis); see
-:func:`conicml.estimators.ranking.ranking_path` for the warm-started λ path.
+It stops at a relative gradient ``tol`` (or at the rounding level) and the program
+certifies the answer by its gap bound; the algorithm, its exact-direction mode, the
+stopping rule, the end game and the warm start are in the Notes of :func:`solve_rank_tr`.
 """
 
 from __future__ import annotations
@@ -201,13 +141,13 @@ def solve_rank_tr(
     direction: str = "auto",
     linearization: LinearizedRanking | None = None,
 ) -> Solution:
-    """Subspace trust-region Newton (subspace of g and a PCG direction), matrix-free by sorting.
+    r"""Subspace trust-region Newton (subspace of g and a PCG direction), matrix-free by sorting.
 
     Parameters
     ----------
     program : Program of kind ``socp.rank.smoothed``.
     tol : float, default=1e-8
-        Relative gradient at which the run stops (see the module docstring).
+        Relative gradient at which the run stops (see Notes).
     max_iter : int, default=300
     cg_max_iter : int, default=25
         PCG steps per iteration (the thesis' 25).
@@ -217,19 +157,84 @@ def solve_rank_tr(
     callback : callable, optional
         ``callback(IntermediateResult)``; ``StopIteration`` stops -> ``USER_LIMIT``.
     x0 : ndarray of shape (n_basis,), optional
-        Warm start :math:`\\beta`.
+        Warm start :math:`\beta`.
     preconditioner : {"kernel", "diagonal"}, default="kernel"
-        PCG preconditioner (see the module docstring).
+        PCG preconditioner (see Notes).
     direction : {"auto", "cg", "exact"}, default="auto"
         The Newton direction: by PCG (``"cg"``, the thesis'), exact in the
         eigen-coordinates (``"exact"``), or PCG until one runs to ``cg_max_iter`` steps and
         exact from then on when the basis has at most :data:`EXACT_MAX_BASIS` samples
-        (``"auto"``; exact from the start when ``linearization`` is given; see the module
-        docstring).
+        (``"auto"``; exact from the start when ``linearization`` is given; see Notes).
     linearization : LinearizedRanking, optional
-        The eigen-coordinates of this program's :math:`K_{\\mathcal R\\mathcal R}` (any
+        The eigen-coordinates of this program's :math:`K_{\mathcal R\mathcal R}` (any
         λ; :meth:`LinearizedRanking.fits` must hold), computed once for a λ path and passed
         by its warm start; otherwise computed when the exact direction is first needed.
+
+    Notes
+    -----
+    **Algorithm** (thesis A1 / paper §5.2: the subspace trust region of Branch,
+    Coleman & Li 1999). Each iteration
+
+    1. computes an approximate Newton direction :math:`s_N` by preconditioned CG on
+       :math:`Hs = -g` (at most ``cg_max_iter`` = 25 steps, relative residual
+       :math:`\min(0.1, \sqrt{\|g\|_{rel}})`, stopped on non-positive curvature),
+       with one of two preconditioners. ``"diagonal"`` (the thesis' choice, whose
+       formula it does not give):
+       :math:`D = \frac1{2\epsilon N}(K_{\bullet\mathcal R}^{\circ2})^\top c_{\mathcal Q}
+       + \lambda\operatorname{diag}K_{\mathcal R\mathcal R}`, where
+       :math:`c_{\mathcal Q}` counts each sample's pairs in the quadratic piece
+       (the diagonal of :math:`A^\top I^{\mathcal Q}A` without its cross terms).
+       ``"kernel"`` (default): :math:`M = K_{\mathcal R\mathcal R}` (the program's,
+       jittered; one Cholesky, :math:`O(|\mathcal R|^3)`). Since
+       :math:`K_{\bullet\mathcal R} = \tilde X\Lambda^{1/2}U^\top`,
+       :math:`M^{-1/2}HM^{-1/2} \approx \lambda I + \tilde X^\top H_p\tilde X/N`, which
+       removes the ill-conditioning of :math:`K_{\mathcal R\mathcal R}`; with the
+       diagonal one the 25 CG steps stall on Gaussian kernels (measured: 209
+       iterations against about 15 on a 200-point RankRC, and no convergence in 300 on the
+       RankSVM of the same data);
+    2. solves the trust-region problem exactly on the 2-D subspace
+       :math:`\operatorname{span}\{g, s_N\}` (eigen-decomposition of the projected
+       2x2 Hessian and a secular equation), two Hessian products;
+    3. accepts the step on decrease and updates the radius by the standard rules
+       (:math:`\rho \ge 3/4` and a step at the boundary: :math:`\Delta \leftarrow 2\Delta`;
+       :math:`\rho \le 1/4`: :math:`\Delta \leftarrow \|s\|/4`). The first radius is
+       the length of the first Newton step. A rejected step (:math:`\rho < 10^{-4}`) is
+       first backtracked (Armijo, halving; Nocedal & Yuan 1998) since the generalized
+       Hessian does not see the kinks of :math:`\ell_\epsilon`; the radius then
+       becomes the accepted length (measured: 14 iterations instead of more than 300 on a
+       10-point RankSVM whose pairs all start in the linear piece).
+
+    **Exact direction** (``direction="auto"``, the default). At small :math:`\lambda` the
+    Newton systems are too ill-conditioned for 25 PCG steps and the iterations creep. Once a
+    PCG run costs about as much as forming the Hessian (:math:`|\mathcal R|/16` steps, capped
+    at ``cg_max_iter``) and the basis has at most :data:`EXACT_MAX_BASIS` samples, the solve
+    moves to the eigen-coordinates :math:`w = \Lambda^{1/2}U^\top\beta` of the linearised
+    problem (3.17) and takes Newton steps with the explicit Hessian
+    :math:`\lambda I + \tilde X^\top H_p\tilde X/N` (one Cholesky; Hessian bounded below by
+    :math:`\lambda I`) and an Armijo search, as ``rank-newton`` does; :math:`\beta` is
+    computed in :math:`w` because :math:`K_{\bullet\mathcal R}\beta` loses digits to
+    cancellation there. A stop at the rounding level (a promised decrease below
+    :math:`m\epsilon_{\rm mach}|F|`, which a sum over :math:`m` samples cannot resolve, at a
+    relative gradient :math:`\le 10^{-5}`) ends either mode; a rejected trust-region step
+    reuses its direction.
+
+    **Stopping.** The relative gradient in the :math:`K_{\mathcal R\mathcal R}^{-1}`
+    metric, :math:`\|g\|_{K^{-1}} / \max(\|g_{\rm loss}\|_{K^{-1}}, \|\lambda
+    K_{\mathcal R\mathcal R}\beta\|_{K^{-1}}, 10^{-3}\|g_{\rm loss}(0)\|_{K^{-1}}) \le`
+    ``tol``; or, when the decrease promised by the Newton step is below
+    :math:`10^{-15}|F|` or the radius collapses (rounding level), a relative gradient
+    :math:`\le 10^{-5}`. Stall: a radius below :math:`10^{-15}(1+\|\beta\|)` or 30
+    iterations without decrease -> ``USER_LIMIT`` with the reason, as are ``max_iter``,
+    ``time_limit`` and the callback. **End game:** a small relative gradient does not
+    bound the objective where the loss is far more curved than :math:`\lambda K` (one
+    feature on a much larger scale): when the program's gap bound
+    (:func:`~conicml.contracts.ranking_ops.gap_bound`) of the end point exceeds
+    :data:`POLISH_GAP`, Newton steps on the linearised problem (3.17) follow, and their
+    point is kept if it lowers :math:`F` and closes the gap. The program certifies the
+    answer by that gap bound (registered ``certify_tol`` 1e-5).
+
+    **Warm start:** ``x0`` is a :math:`\beta` (of the same basis); see
+    :func:`conicml.estimators.ranking.ranking_path` for the warm-started λ path.
     """
     # one BLAS thread: the iteration is a sequence of matrix-vector products and two
     # Cholesky factorisations of order n_basis, for which waking OpenBLAS's thread pool
@@ -440,7 +445,7 @@ def _divide(diag: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def _diagonal(KR2: np.ndarray, counts: np.ndarray, eps_n: float, reg: np.ndarray):
-    """The ``"diagonal"`` preconditioner (module docstring) as a function ``v -> D^{-1} v``."""
+    """The ``"diagonal"`` preconditioner (Notes of :func:`solve_rank_tr`) as ``v -> D^{-1} v``."""
     diag = KR2.T @ counts / (2.0 * eps_n) + reg
     diag = np.maximum(diag, 1e-12 * max(float(diag.max()), np.finfo(float).tiny))
     return functools.partial(_divide, diag)

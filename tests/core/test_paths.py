@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
 
 import numpy as np
 import pytest
@@ -270,9 +271,13 @@ WARM_SOLVERS = ["smo", "pegasos", "weighted-pegasos", "rank-tr", "rank-newton", 
                 "dinkelbach", "quadratic-interpolation", "envelope-newton"]
 
 
+#: the generic backends: their path re-uses the compiled cvxpy problem (tested below)
+REUSE_SOLVERS = ["clarabel", "ecos", "scs", "osqp"]
+
+
 def test_every_registered_warm_start_is_tested():
     registered = {e.name for e in registry.entries() if e.warm_start is not None}
-    assert registered == set(WARM_SOLVERS)
+    assert registered == set(WARM_SOLVERS) | set(REUSE_SOLVERS)
 
 
 @pytest.mark.parametrize("solver", WARM_SOLVERS)
@@ -365,3 +370,75 @@ def test_a_rank_path_extrapolates_and_shares_the_eigen_coordinates(solver):
     start = rank_beta(warm[1], build(lams[1]), build(lams[2]), workspace=workspace)["x0"]
     new = build(lams[2]).data["rank"]
     assert objective(new, start) <= objective(new, warm[1].values["beta"])
+
+
+# ---- generic backends: a path over the SVM's C re-uses the compiled cvxpy problem -------
+
+@pytest.mark.parametrize("solver", ["clarabel", "ecos"])
+@pytest.mark.parametrize("form, kernel", [("primal", "linear"), ("dual", "rbf")])
+def test_a_generic_path_reuses_the_compiled_problem_and_equals_cold_solves(solver, form,
+                                                                           kernel):
+    pytest.importorskip(solver)
+    X, y = _two_class(n=80, d=3)
+    first = svm.soft_margin(X, y, 0.1, kernel=kernel, form=form, class_weight="balanced")
+    values = [0.1, 1.0, 10.0]
+    warm = cm.solve_path(lambda C: svm.with_cost(first, C), values, solver)
+    # the reference: each value built from scratch and solved cold
+    cold = [cm.solve(svm.soft_margin(X, y, C, kernel=kernel, form=form,
+                                     class_weight="balanced"), solver) for C in values]
+    tol = registry.get(solver).certify_tol  # the certificate's own tolerance
+    for w, c in zip(warm, cold):
+        assert w.status is Status.OPTIMAL, w.message
+        assert c.status is Status.OPTIMAL, c.message
+        # certified from the program of its own value (the residuals are recomputed)
+        assert w.residuals.source == "recomputed"
+        assert max(w.residuals.primal, w.residuals.dual, w.residuals.gap) <= tol
+        assert w.objective == pytest.approx(c.objective, rel=tol, abs=tol)
+    assert [w.extras.get("problem_reused") for w in warm] == [None, True, True]
+    assert [w.extras["path"]["warm_start"] for w in warm] == [(), ("parameters_from",),
+                                                             ("parameters_from",)]
+    assert not first.is_built  # the user's program was never touched
+
+
+def test_a_structure_mismatch_falls_back_to_a_fresh_problem():
+    pytest.importorskip("clarabel")
+    X, y = _two_class(n=80, d=3)
+    X2 = X.copy()
+    X2[0, 0] += 1.0  # another data set at the second value: the structure differs
+
+    def build(C):
+        return svm.soft_margin(X if C < 1 else X2, y, C, form="primal")
+
+    warm = cm.solve_path(build, [0.1, 1.0], "clarabel")
+    assert warm[1].extras["problem_reused"] is False
+    assert "'X'" in warm[1].extras["problem_reuse_refused"]
+    cold = cm.solve(build(1.0), "clarabel")
+    assert warm[1].status is Status.OPTIMAL
+    assert warm[1].objective == pytest.approx(cold.objective, rel=5e-4)
+    # another form (dual after primal) is another learner: offered, refused, compiled anew
+    mixed = cm.solve_path(lambda C: svm.soft_margin(X, y, C, form="primal" if C < 1
+                                                    else "dual"), [0.1, 1.0], "clarabel")
+    assert mixed[1].extras["problem_reused"] is False
+
+
+def test_adopt_problem_moves_the_problem_and_refuses_what_differs():
+    X, y = _two_class(n=40, d=3)
+    old = svm.soft_margin(X, y, 1.0, form="dual")
+    new = svm.with_cost(old, 3.0)
+    assert new.adopt_problem(old) == "the other program's problem is not built"
+    problem = old.problem
+    assert svm.hard_margin(X, y, form="dual").adopt_problem(old) == (
+        "the program declares no parameters")
+    assert new.adopt_problem(old) is None
+    assert new.problem is problem and not old.is_built
+    np.testing.assert_array_equal(new.parameters["c"].value, new.data["c"])
+    # the old program rebuilds its own problem at its own costs
+    np.testing.assert_array_equal(old.parameters["c"].value, old.data["c"])
+    assert old.problem is not problem
+    other = svm.soft_margin(X, -y, 1.0, form="dual")
+    assert other.adopt_problem(old) == "its data 'y' differs"
+    assert not other.is_built
+    # a pickled program keeps its declaration (its problem is rebuilt, never pickled)
+    copy = pickle.loads(pickle.dumps(new))
+    assert copy.parameter_keys == {"c": "c"} and not copy.is_built
+    assert copy.adopt_problem(new) is None

@@ -106,6 +106,34 @@ def test_round_limit_is_reported_not_certified(client, data):
     assert m.solution_.residuals.gap > 1e-9
 
 
+def test_rounds_run_on_the_shared_driver(client, data):
+    # the callback sees every round's certified gap and best point and can stop the
+    # rounds; a time limit stops them too: both are limits, not convergence
+    X, y = data
+    Xd, yd = da.from_array(X, chunks=400), da.from_array(y, chunks=400)
+    seen = []
+
+    def stop_after_two(result):
+        seen.append((result.iteration, result.residual, set(result.values)))
+        if result.iteration == 2:
+            raise StopIteration
+
+    m = SVMClassifier(C=1.0, solver="dcd", solver_options={
+        "tol": 1e-12, "local_epochs": 2, "callback": stop_after_two})
+    with pytest.warns(ConvergenceWarning, match="callback"):
+        m.fit(Xd, yd)
+    assert [k for k, _, _ in seen] == [1, 2] and seen[0][2] == {"w", "b"}
+    assert m.solution_.status is Status.USER_LIMIT and m.solution_.iterations == 2
+    # the gap of the returned point is the last certificate's (one more pass certifies the
+    # last round's local steps), never above the callback's
+    assert m.solution_.residuals.gap <= seen[-1][1]
+    m = SVMClassifier(C=1.0, solver="dcd", solver_options={"tol": 1e-12,
+                                                           "time_limit": 1e-3})
+    with pytest.warns(ConvergenceWarning, match="time_limit"):
+        m.fit(Xd, yd)
+    assert m.solution_.status is Status.USER_LIMIT and m.solution_.iterations >= 1
+
+
 def test_bad_dask_input_is_refused(client, data):
     X, y = data
     Xd, yd = da.from_array(X, chunks=400), da.from_array(y, chunks=400)
@@ -126,7 +154,7 @@ def test_bad_dask_input_is_refused(client, data):
 
 
 def test_local_steps_numpy_and_numba_agree():
-    # the same coordinate order through both loops: the same multipliers and direction
+    # the same SplitMix64 shuffles through both loops: the same multipliers and direction
     pytest.importorskip("numba")
     from conicml.estimators import _dask_linear as dl
 
@@ -135,12 +163,35 @@ def test_local_steps_numpy_and_numba_agree():
     y = np.where(rng.random(200) < 0.4, 1.0, -1.0)
     c = np.where(y > 0, 2.0, 1.0)
     w = rng.normal(size=3)
-    order = np.stack([rng.permutation(200) for _ in range(2)])
     a_np, a_nb = np.zeros(200), np.zeros(200)
-    dw_np, sy_np = dl._local_numpy(X, y, c, a_np, w, 0.3, 1.0, 0.5, 3.0, order)
-    dw_nb, sy_nb = dl._local_numba_fn()(X, y, c, a_nb, w, 0.3, 1.0, 0.5, 3.0, order)
+    # 40 passes: two calls of each kernel, the second resuming the first's state
+    dw_np, sy_np, p_np = dl.local_ascent(X, y, c, a_np, w, 0.3, 1.0, 0.5, 3.0, 40, 1e-3, 7,
+                                         "numpy")
+    dw_nb, sy_nb, p_nb = dl.local_ascent(X, y, c, a_nb, w, 0.3, 1.0, 0.5, 3.0, 40, 1e-3, 7,
+                                         "numba")
+    assert p_np == p_nb
     np.testing.assert_allclose(a_nb, a_np, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(dw_nb, dw_np, rtol=1e-10, atol=1e-12)
     assert sy_nb == pytest.approx(sy_np, rel=1e-10, abs=1e-12)
     assert np.all((a_np >= 0) & (a_np <= c)) and np.any(a_np > 0)
     np.testing.assert_allclose(dw_np, X.T @ (a_np * y), rtol=1e-10, atol=1e-12)
+    assert sy_np == pytest.approx(float(y @ a_np), abs=1e-10)
+
+
+def test_local_steps_solve_the_block_subproblem():
+    # with shrinking and early stop the local loop still reaches the subproblem's optimum:
+    # its KKT conditions (projected gradients ~ 0) checked here from the returned alpha
+    from conicml.estimators import _dask_linear as dl
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(150, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=150) > 0, 1.0, -1.0)
+    c = np.ones(150)
+    w, lin, rho, sy, sigma = np.zeros(3), 0.1, 1.0, 0.0, 2.0
+    a = np.zeros(150)
+    dw, dsy, passes = dl.local_ascent(X, y, c, a, w, lin, rho, sy, sigma, 5000, 1e-6, 3,
+                                      "numpy")
+    assert passes < 5000  # stopped by the spread test, not the pass cap
+    G = y * (X @ (w + sigma * dw) + lin + rho * (sy + sigma * dsy)) - 1.0
+    pg = np.where(a <= 0, np.minimum(G, 0), np.where(a >= c, np.maximum(G, 0), G))
+    assert np.max(pg) - np.min(pg) <= 1e-6

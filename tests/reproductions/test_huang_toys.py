@@ -33,3 +33,11 @@ def test_gaussian_map_keeps_alpha_at_ninety_five_percent(toy):
     _, alpha, _ = bmpm_toy_fit(*toy, 0.95, "gaussian", 1e-5, 0.2)
     _, alpha_cheb, _ = bmpm_toy_fit(*toy, 0.95, "chebyshev", 1e-5, 0.2)
     assert alpha > 70.0 and alpha_cheb < 50.0  # thesis: 99.16
+
+
+def test_beta_constraint_is_tight_in_the_gaussian_model_not_in_the_training_rate(toy):
+    # BMPM's beta constraint (seed 004 eq. 3.14 with kappa = Phi^-1) holds with equality at
+    # the optimum: the Gaussian model of the y scores claims a TN rate of beta0 (up to the
+    # ridge 1e-5 in sd); (the training rate, a count of points, need not match it)
+    _, _, _, model_tn, _ = bmpm_toy_fit(*toy, 0.6, "gaussian", 1e-5, 0.2, diagnostics=True)
+    assert model_tn == pytest.approx(60.0, abs=0.5)

@@ -180,7 +180,7 @@ def test_default_route_is_envelope_newton_over_m4_ipm():
 
 def test_bad_options():
     soft = m4.m4(T2_X, T2_Y, 1.0)
-    with pytest.raises(OptionError, match="tol, max_iter"):
+    with pytest.raises(OptionError, match="tol, max_iter, warm_start"):
         cm.solve(soft, "envelope-newton", inner="m4-ipm", inner_options={"eps": 1e-3})
     with pytest.raises(OptionError, match="soft-margin"):
         cm.solve(m4.m4(T2_X, T2_Y), "bisection", inner="m4-ipm")
@@ -197,3 +197,61 @@ def test_broken_down_ipm_solves_fall_back_to_clarabel():
     assert sol.status is cm.Status.OPTIMAL
     assert sol.extras["inner_fallbacks"] == sol.iterations
     assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
+
+
+def test_warm_start_along_rho_agrees_with_generic_backends():
+    # a solve at a rho near one solved before starts from that solve's saved central
+    # iterate: fewer steps, and the same h(rho) as clarabel and ecos (independent solvers)
+    prog = CASES["twonorm rbf"]()
+    data, mdata = prog.data, prog.data["m4"]
+    kappa, _ = InnerSolver(prog, "clarabel").kappa_mpm()
+    rho0, rho1 = 0.6 * kappa, 0.6 * kappa * (1 + 1e-3)
+    warm = SlackIPM(mdata)
+    warm.solve(rho0)
+    assert warm._warm  # the central iterate of rho0 was saved
+    res = warm.solve(rho1)
+    cold = SlackIPM(mdata).solve(rho1)
+    assert res.iterations < cold.iterations
+    w, b = res.w / float(data["d"] @ res.w), res.b / float(data["d"] @ res.w)
+    cert = m4_fixed_rho_certificate(data["Z"], data["y"], data["kept"], data["R_pos"],
+                                    data["R_neg"], data["d"], rho1, w, b, hard=False,
+                                    n_removed=None)
+    assert cert.max() <= 1e-6, cert
+    for backend in ("clarabel", "ecos"):
+        ref = InnerSolver(prog, backend).check(rho1)
+        assert mdata.slack_total(w, b, rho1) == pytest.approx(ref.objective, rel=1e-6,
+                                                              abs=1e-7), backend
+    # a far rho (beyond _WARM_NEAR) starts cold: the same iterates as a fresh IPM
+    far = warm.solve(0.2 * kappa)
+    assert far.iterations == SlackIPM(mdata).solve(0.2 * kappa).iterations
+    # warm_start=False is the cold start
+    assert warm.solve(rho1, warm_start=False).iterations == cold.iterations
+
+
+def test_rejected_warm_start_is_redone_cold(monkeypatch):
+    # a warm run ending above _WARM_ACCEPT is discarded and the solve restarts cold
+    import conicml.solvers._m4_ipm as ipm_module
+
+    prog = CASES["ringnorm rbf"]()
+    kappa, _ = InnerSolver(prog, "clarabel").kappa_mpm()
+    ipm = SlackIPM(prog.data["m4"])
+    ipm.solve(0.5 * kappa)
+    monkeypatch.setattr(ipm_module, "_WARM_ACCEPT", -1.0)  # reject every unconverged warm run
+    monkeypatch.setattr(ipm_module, "_WARM_SAVE", 0.0)
+    res = ipm.solve(0.5 * kappa * (1 + 1e-3), tol=1e-30, max_iter=40)
+    cold = SlackIPM(prog.data["m4"]).solve(0.5 * kappa * (1 + 1e-3), tol=1e-30, max_iter=40)
+    assert res.objective == cold.objective
+    np.testing.assert_array_equal(res.w, cold.w)
+    assert res.iterations > cold.iterations  # the discarded warm steps are counted
+
+
+def test_line_search_warm_and_cold_agree():
+    # envelope-newton over m4-ipm with and without the warm start: the same G(rho*)
+    prog = CASES["ringnorm rbf"]()
+    warm = cm.solve(prog, "envelope-newton", inner="m4-ipm")
+    cold = cm.solve(prog, "envelope-newton", inner="m4-ipm",
+                    inner_options={"warm_start": False})
+    assert warm.status is cm.Status.OPTIMAL and cold.status is cm.Status.OPTIMAL
+    assert warm.objective == pytest.approx(cold.objective, rel=obj_rtol("envelope-newton"),
+                                           abs=1e-8)
+    assert warm.extras["ipm_steps"] < cold.extras["ipm_steps"]
