@@ -7,18 +7,23 @@ included for the backends) and the best of ``--repeats`` runs; every row states 
 solver's tolerance and the certificate it reached, so speed never comes from a looser
 stop. Peak RSS of the child process (MB) is reported per run.
 
-Rows (issue 14):
+Rows:
 
 * ellipsoid distance (specified rates, primal kind), d in {50, 200, 500}, covariance
   condition numbers 1 and 1e6: ``ellipsoid-newton`` and ``lin-han`` vs Clarabel;
-* RBF SVM dual on twonorm / ringnorm (n = 5000, 20000), mammography (11 183), abalone7
-  (4 177) and breast cancer, C in {1, 100}: ``smo`` vs scikit-learn ``SVC`` (LIBSVM), both
-  at tol 1e-3; ``smo`` is run twice: at its defaults (compiled loop when numba is
-  installed, polishing only when the certificate's gap, estimated
+* RBF SVM on twonorm / ringnorm (n = 5000, 20000), mammography (11 183), abalone7
+  (4 177) and breast cancer, C in {1, 100}: ``SVMClassifier(solver="smo").fit`` end to end
+  (validation, program, solve, recomputed certificate, decoding) vs scikit-learn
+  ``SVC.fit`` (LIBSVM), both at tol 1e-3; ``smo`` is run twice: at its defaults (compiled
+  loop when numba is installed, polishing only when the certificate's gap, estimated
   from the gradient, exceeds ``gap_tol`` 9e-4) and with ``gap_tol=None``
-  (LIBSVM's own stop, no polishing; at C = 100 its point fails the certificate). The
+  (LIBSVM's own stop, no polishing; at C = 100 its point can fail the certificate). The
   first compiled solve in a process loads numba and its on-disk compiled code; the
-  child does that on a 50-point program before the clock starts and the row records it;
+  child does that on a 2000-point fit at C = 100 (one that shrinks and gathers columns:
+  each compiled function loads at its first call) before the clock starts and the row
+  records it. The
+  note gives the loop's time and the certificate's (recomputed once more after the fit);
+  the "svm" group with `--quick` is breast cancer only.
 * MPM and BMPM (d = 200): ``rosen`` and ``dinkelbach`` vs Clarabel;
 * CBC linear dual (k = 400 clusters): ``cbc-smo`` vs Clarabel;
 * CBOR dual (ordinal regression; linear k = 250, rbf k = 500 clusters, the instances of
@@ -27,7 +32,8 @@ Rows (issue 14):
   before the clock starts and the row records it; ``benchmarks/cbor_linear.py`` has the
   in-process table at k = 25..5000).
 
-Usage: ``python benchmarks/suite.py [--quick] [--limit SECONDS] [--repeats R]``
+Usage: ``python benchmarks/suite.py [--quick] [--limit SECONDS] [--repeats R] [--groups G]
+[--svm-rows NAME[:N],...] [--section NAME]``
 """
 
 from __future__ import annotations
@@ -99,6 +105,38 @@ def run_program(builder: str, args: tuple, solver: str, options: dict) -> dict:
             "certificate": sol.residuals.max(), "mb": _peak_mb()}
 
 
+def run_smo(name: str, n: int, C: float, options: dict | None = None) -> dict:
+    """``SVMClassifier(solver="smo").fit`` end to end (validation, program, solve,
+    certificate, decoding), after a warm-up; the note records the loop's time and the
+    certificate's, recomputed once more after the fit with no product kept."""
+    from conicml.estimators import SVMClassifier
+    from conicml.formulations import svm as svm_formulation
+
+    X, y = svm_data(name, n)
+    options = dict(options or {})
+    # warm-up: numba's import and compiled-code load, on a fit long enough to shrink and
+    # gather columns (each compiled function is loaded at its first call)
+    start = time.perf_counter()
+    Xw, yw = cm.datasets.twonorm(2000, dim=20, random_state=1)
+    SVMClassifier(kernel="rbf", C=100.0, solver="smo", solver_options=options).fit(Xw, yw)
+    warm = time.perf_counter() - start
+    start = time.perf_counter()
+    clf = SVMClassifier(kernel="rbf", C=C, gamma="scale", solver="smo",
+                        solver_options={"tol": 1e-3, **options}).fit(X, y)
+    wall = time.perf_counter() - start
+    sol = clf.solution_
+    svm_formulation._LAST_PRODUCT = None  # the certificate alone, from the program's data
+    start = time.perf_counter()
+    clf.program_.certify(sol)
+    cert = time.perf_counter() - start
+    note = (f"SVMClassifier.fit; {sol.extras['engine']} loop (load {warm:.2f} s, not "
+            f"counted), {sol.iterations} iterations, final tol {sol.extras['polish_tol']:.0e}"
+            f", loop {sol.solve_time:.3f} s, certificate {cert:.3f} s, "
+            f"{clf.support_.size} support vectors")
+    return {"wall": wall, "status": sol.status.value, "objective": sol.objective,
+            "certificate": sol.residuals.max(), "mb": _peak_mb(), "note": note}
+
+
 def run_svc(name: str, n: int, C: float) -> dict:
     from sklearn.svm import SVC
 
@@ -106,26 +144,9 @@ def run_svc(name: str, n: int, C: float) -> dict:
     start = time.perf_counter()
     svc = SVC(C=C, kernel="rbf", gamma="scale", tol=1e-3).fit(X, y)
     wall = time.perf_counter() - start
-    return {"wall": wall, "status": "fitted", "objective": float(-svc.fit_status_),
-            "certificate": float("nan"), "mb": _peak_mb()}
-
-
-def run_smo(name: str, n: int, C: float, options: dict | None = None) -> dict:
-    X, y = svm_data(name, n)
-    options = dict(options or {})
-    start = time.perf_counter()  # warm-up: numba's import and compiled-code load
-    Xw, yw = cm.datasets.twonorm(50, dim=2, random_state=0)
-    cm.solve(cm.formulations.svm.soft_margin(Xw, yw, C=1.0, kernel="rbf", form="dual"),
-             "smo", **options)
-    warm = time.perf_counter() - start
-    start = time.perf_counter()
-    prog = cm.formulations.svm.soft_margin(X, y, C=C, kernel="rbf", form="dual")
-    sol = cm.solve(prog, "smo", tol=1e-3, **options)
-    wall = time.perf_counter() - start
-    note = (f"{sol.extras['engine']} loop (load {warm:.2f} s, not counted), {sol.iterations} "
-            f"iterations, final tol {sol.extras['polish_tol']:.0e}")
-    return {"wall": wall, "status": sol.status.value, "objective": sol.objective,
-            "certificate": sol.residuals.max(), "mb": _peak_mb(), "note": note}
+    return {"wall": wall, "status": "fitted", "objective": float("nan"),
+            "certificate": float("nan"), "mb": _peak_mb(),
+            "note": f"{int(svc.n_iter_[0])} iterations, {svc.support_.size} support vectors"}
 
 
 def cbor_instance(kernel: str, k: int):
@@ -169,6 +190,10 @@ def main() -> None:
     parser.add_argument("--groups", default="ellipsoid,svm,svm-large,minimax,cbc,cbor",
                         help="comma-separated subset of ellipsoid, svm, svm-large (n = 20000), "
                         "minimax, cbc, cbor")
+    parser.add_argument("--svm-rows", default=None,
+                        help="comma-separated subset of the svm rows, as name or name:n "
+                             "(e.g. abalone7,twonorm:20000), so that a loaded machine can "
+                             "re-measure them in sections of a few minutes each")
     parser.add_argument("--section", default=None,
                         help="write the run as this section of the results file (a subset "
                              "of the groups re-measured), keeping the main run")
@@ -188,6 +213,10 @@ def main() -> None:
         ("twonorm", 5000), ("ringnorm", 5000), ("abalone7", 4177), ("mammography", 11183)]))
     if "svm-large" in chosen and not args.quick:
         svm_rows += [("twonorm", 20000), ("ringnorm", 20000)]
+    if args.svm_rows:
+        wanted = set(args.svm_rows.split(","))
+        svm_rows = [(name, n) for name, n in svm_rows
+                    if name in wanted or f"{name}:{n}" in wanted]
     for name, n in svm_rows:
         for C in (1.0, 100.0):
             runs = [("sklearn SVC", run_svc, (name, n, C)),
@@ -220,7 +249,7 @@ def main() -> None:
     load_start = os.getloadavg()
     t_start = time.perf_counter()
     lines = [
-        "# Specialized solvers against their anchors (issue 14)",
+        "# Specialized solvers against their anchors",
         "",
         f"Machine: {machine()}; load average at the start {load_start[0]:.1f} / "
         f"{load_start[1]:.1f} / {load_start[2]:.1f} (1 / 5 / 15 min, 2 cores). Groups: "

@@ -9,6 +9,7 @@ hard margin and the decoding are in the Notes of :func:`soft_margin`.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import warnings
 from collections.abc import Mapping
@@ -265,8 +266,10 @@ def _model_from_alpha(data: Mapping[str, Any], alpha: np.ndarray,
         f_no_bias = X @ (X.T @ dual_coef)
     elif kern.name == "precomputed":
         f_no_bias = _gram_matvec(X, dual_coef)
-    else:
-        f_no_bias = kern.columns(X, support) @ dual_coef[support]
+    else:  # the certificate's product, with the entries below free_tolerance dropped
+        coef = np.zeros_like(dual_coef)
+        coef[support] = dual_coef[support]
+        f_no_bias = _kernel_matvec(data, coef)
     if b is None:
         b = bias_from_alpha(alpha, y, c, y * f_no_bias - 1.0, accuracy)
     model = {"alpha": alpha, "dual_coef": dual_coef, "support": support, "b": float(b)}
@@ -403,13 +406,65 @@ def _gram_matvec(K: np.ndarray, v: np.ndarray) -> np.ndarray:
     return K @ v
 
 
-def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, block: int = 2048) -> np.ndarray:
-    r""":math:`K v` over the training points, a block of Gram columns at a time.
+PRODUCT_BLOCK = 2**16  # kernel values per block of rows in _cross_matvec (512 kB)
+
+
+def _cross_matvec(kernel: Kernel, A: np.ndarray, B: np.ndarray, w: np.ndarray) -> np.ndarray:
+    r""":math:`K(A, B)\,w`, a block of rows of ``A`` at a time (never the whole matrix).
+
+    A block of :data:`PRODUCT_BLOCK` kernel values against every row of ``B`` is one
+    matrix product (a long inner dimension: the rows of ``B``, the support vectors)
+    and, for the RBF kernel, three in-place passes and one ``exp``:
+    :math:`-\gamma\|a - b\|^2 = 2\gamma\,a^\top b - \gamma\|a\|^2 - \gamma\|b\|^2`,
+    clipped at 0. The buffer is reused from block to block.
+    """
+    nA, m = A.shape[0], B.shape[0]
+    out = np.zeros(nA)
+    if m == 0 or nA == 0:
+        return out
+    rows = max(8, min(nA, PRODUCT_BLOCK // m))
+    if kernel.name != "rbf":
+        for s in range(0, nA, rows):
+            out[s:s + rows] = np.asarray(kernel(A[s:s + rows], B), dtype=float) @ w
+        return out
+    gamma = float(kernel.gamma)
+    BT = np.ascontiguousarray(B.T) * (2.0 * gamma)
+    sqA = np.einsum("ij,ij->i", A, A) * gamma
+    sqB = np.einsum("ij,ij->i", B, B) * gamma
+    buf = np.empty((rows, m))
+    for s in range(0, nA, rows):
+        e = min(s + rows, nA)
+        blk = buf[:e - s]
+        np.matmul(A[s:e], BT, out=blk)
+        blk -= sqA[s:e, None]
+        blk -= sqB[None, :]
+        np.minimum(blk, 0.0, out=blk)
+        np.exp(blk, out=blk)
+        np.matmul(blk, w, out=out[s:e])
+    return out
+
+
+# the last K v over a program's training points: (kernel, X's shape and digest, v, K v)
+_LAST_PRODUCT: tuple | None = None
+
+
+def _digest(X: np.ndarray) -> bytes:
+    """A digest of the values of ``X`` (O(nd), no copy when C-contiguous)."""
+    return hashlib.blake2b(np.ascontiguousarray(X), digest_size=16).digest()
+
+
+def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray) -> np.ndarray:
+    r""":math:`K v` over the training points, from the program's data.
 
     Only the columns of the nonzero entries of ``v`` are evaluated: for a dual point
     :math:`v = \alpha\circ y` that is :math:`O(n\,n_{SV})` kernel values instead of
-    :math:`O(n^2)`, and the product is the same.
+    :math:`O(n^2)` (:func:`_cross_matvec`). The certificate, the decoder (the bias) and
+    the training decision values all need this product for the same :math:`v` (or the
+    same :math:`v` with its smallest entries dropped): the last product is kept, keyed
+    by the kernel, the values of ``X`` (a digest) and ``v``, and a ``v`` differing from
+    it in at most an eighth of its nonzeros is corrected with those columns only.
     """
+    global _LAST_PRODUCT
     X, kernel = data["X"], data["kernel"]
     if not _is_sparse(X):
         X = np.asarray(X)
@@ -417,35 +472,21 @@ def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, block: int = 2048) ->
         return _gram_matvec(X, v)
     if getattr(kernel, "name", None) == "linear":
         return X @ (X.T @ v)  # K v = X (X'v): O(nd), no Gram column
+    v = np.asarray(v, dtype=float)
     nz = np.flatnonzero(v)
-    out = np.zeros(X.shape[0])
-    # Gram columns K[:, nz] a block at a time (kernel.columns: plain NumPy, no
-    # re-validation of X per block), each block ~256 kB so that its temporaries stay in
-    # the CPU cache, with single-threaded BLAS (waking a thread pool for each thin
-    # product costs more than the product)
-    step = max(8, min(block, (2**15) // max(1, X.shape[0])))
+    key = (kernel, X.shape, X.dtype.str, _digest(X))
+    last = _LAST_PRODUCT
+    # single-threaded BLAS: the blocks are thin, waking a thread pool costs more
     with one_blas_thread():
-        if getattr(kernel, "name", None) == "rbf":
-            # the RBF block in place from the row norms computed once (kernel.columns
-            # recomputes the norms and allocates four temporaries per block): the same
-            # values in less time
-            sq = np.einsum("ij,ij->i", X, X)
-            step = max(8, min(block, (2**18) // max(1, X.shape[0])))
-            gamma = float(kernel.gamma)
-            for s in range(0, nz.size, step):
-                cols = nz[s:s + step]
-                dist = X @ X[cols].T
-                dist *= -2.0
-                dist += sq[:, None]
-                dist += sq[cols][None, :]
-                np.maximum(dist, 0.0, out=dist)
-                dist *= -gamma
-                out += np.exp(dist, out=dist) @ v[cols]
-            return out
-        for s in range(0, nz.size, step):
-            cols = nz[s:s + step]
-            out += kernel.columns(X, cols) @ v[cols]
-    return out
+        if last is not None and last[0] == key and last[1].shape == v.shape:
+            diff = np.flatnonzero(v != last[1])
+            if 8 * diff.size <= nz.size:
+                g = last[2] + _cross_matvec(kernel, X, X[diff], v[diff] - last[1][diff])
+                _LAST_PRODUCT = (key, v.copy(), g.copy())
+                return g
+        g = _cross_matvec(kernel, X, X[nz], v[nz])
+    _LAST_PRODUCT = (key, v.copy(), g.copy())
+    return g
 
 
 def _certify_dual(data: Mapping[str, Any], solution: Solution) -> Residuals:
@@ -783,6 +824,14 @@ def decision_values(data: Mapping[str, Any], model: Mapping[str, Any],
     kern: Kernel = data["kernel"]
     if kern.name == "precomputed":
         return X_new[:, support] @ model["dual_coef"][support] + model["b"]
-    return kern(X_new, data["X"][support]) @ model["dual_coef"][support] + model["b"]
+    X = np.asarray(data["X"])
+    coef = model["dual_coef"][support]
+    if _is_sparse(X_new):
+        return kern(X_new, X[support]) @ coef + model["b"]
+    if X_new is X or (np.shape(X_new) == X.shape and np.array_equal(X_new, X)):
+        v = np.zeros(X.shape[0])  # the training points: the decoder's product
+        v[support] = coef
+        return _kernel_matvec(data, v) + model["b"]
+    return _cross_matvec(kern, np.asarray(X_new, dtype=float), X[support], coef) + model["b"]
 
 

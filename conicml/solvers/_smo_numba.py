@@ -27,6 +27,96 @@ __all__ = ["CONVERGED", "NEED_COLUMN", "STEPS_DONE", "compact", "gather_matvec",
 CONVERGED, NEED_COLUMN, STEPS_DONE = 0, 1, 2
 _clip_pair = njit(cache=True, nogil=True, inline="always")(clip_pair)
 
+# The scans below are reductions the compiler vectorises once it may assume no NaN and
+# no signed zero (``nnan``, ``nsz``; no reassociation, so every value is the exact one
+# of the plain loop); each index is then the first one reaching the extreme, as in a
+# scan with strict comparisons (the selection of the NumPy loop, ``argmax``).
+_SCAN = {"nnan", "nsz"}
+
+
+@njit(cache=True, nogil=True, fastmath=_SCAN)
+def _extremes(F, is_up, is_low):  # pragma: no cover - compiled
+    """m = max of F over I_up, M = min of F over I_low (-inf / inf when empty)."""
+    Gmax = -np.inf
+    Gmin = np.inf
+    for t in range(F.shape[0]):
+        f = F[t]
+        u = f if is_up[t] else -np.inf
+        lo = f if is_low[t] else np.inf
+        Gmax = u if u > Gmax else Gmax
+        Gmin = lo if lo < Gmin else Gmin
+    return Gmax, Gmin
+
+
+@njit(cache=True, nogil=True, fastmath=_SCAN)
+def _update(F, Ki, Kj, si, sj, colpos, use_colpos, is_up, is_low):  # pragma: no cover
+    """F -= si K_i + sj K_j, and the next iteration's extremes (:func:`_extremes`) in the
+    same pass."""
+    Gmax = -np.inf
+    Gmin = np.inf
+    if use_colpos:
+        for t in range(F.shape[0]):
+            q = colpos[t]
+            f = F[t] - (si * Ki[q] + sj * Kj[q])
+            F[t] = f
+            u = f if is_up[t] else -np.inf
+            lo = f if is_low[t] else np.inf
+            Gmax = u if u > Gmax else Gmax
+            Gmin = lo if lo < Gmin else Gmin
+    else:
+        for t in range(F.shape[0]):
+            f = F[t] - (si * Ki[t] + sj * Kj[t])
+            F[t] = f
+            u = f if is_up[t] else -np.inf
+            lo = f if is_low[t] else np.inf
+            Gmax = u if u > Gmax else Gmax
+            Gmin = lo if lo < Gmin else Gmin
+    return Gmax, Gmin
+
+
+@njit(cache=True, nogil=True)
+def _first_up(F, is_up, Gmax):  # pragma: no cover - compiled
+    """The first index of I_up where F reaches Gmax."""
+    for t in range(F.shape[0]):
+        if is_up[t] and F[t] == Gmax:
+            return t
+    return -1
+
+
+@njit(cache=True, nogil=True, fastmath=_SCAN)
+def _gains(F, is_low, QD, QDi, Ki, colpos, use_colpos, Gmax, gain):  # pragma: no cover
+    """WSS2's gains b^2 / a over I_low with b = Gmax - F > 0 (-inf elsewhere) into
+    ``gain``; returns the largest."""
+    best = -np.inf
+    m = F.shape[0]
+    if use_colpos:
+        for t in range(m):
+            b = Gmax - F[t]
+            quad = QDi + QD[t] - 2.0 * Ki[colpos[t]]
+            quad = quad if quad > 0 else _TAU
+            g = b * b / quad
+            g = g if (b > 0) & (is_low[t] != 0) else -np.inf
+            gain[t] = g
+            best = g if g > best else best
+    else:
+        for t in range(m):
+            b = Gmax - F[t]
+            quad = QDi + QD[t] - 2.0 * Ki[t]
+            quad = quad if quad > 0 else _TAU
+            g = b * b / quad
+            g = g if (b > 0) & (is_low[t] != 0) else -np.inf
+            gain[t] = g
+            best = g if g > best else best
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _first_at(gain, best):  # pragma: no cover - compiled
+    for t in range(gain.shape[0]):
+        if gain[t] == best:
+            return t
+    return -1
+
 
 @njit(cache=True, nogil=True)
 def run(alpha, F, y, c, QD, Gb, is_up, is_low, colpos, use_colpos, store, slot_of, stamp,
@@ -59,8 +149,12 @@ def run(alpha, F, y, c, QD, Gb, is_up, is_low, colpos, use_colpos, store, slot_o
     steps = 0
     out_f[0] = np.inf
     m = F.shape[0]
+    gain = np.empty(m)
     phase = resume[0]
     resume[0] = 0
+    scanned = False  # the extremes of the current F are known (from the last update)
+    Gmax = -np.inf
+    Gmin = np.inf
     while True:
         if phase > 0:
             i = resume[1]
@@ -69,16 +163,9 @@ def run(alpha, F, y, c, QD, Gb, is_up, is_low, colpos, use_colpos, store, slot_o
             out_f[0] = Gmax - Gmin
         else:
             # -- i: the maximal violating index (largest F over I_up), and M over I_low
-            Gmax = -np.inf
-            Gmin = np.inf
-            i = -1
-            for t in range(m):
-                f = F[t]
-                if is_up[t] and f > Gmax:
-                    Gmax = f
-                    i = t
-                if is_low[t] and f < Gmin:
-                    Gmin = f
+            if not scanned:
+                Gmax, Gmin = _extremes(F, is_up, is_low)
+            scanned = False
             viol = Gmax - Gmin
             out_f[0] = viol
             if not viol > tol:
@@ -87,6 +174,7 @@ def run(alpha, F, y, c, QD, Gb, is_up, is_low, colpos, use_colpos, store, slot_o
             if steps >= max_steps:
                 out_i[1] = steps
                 return STEPS_DONE
+            i = _first_up(F, is_up, Gmax)
         ci = colpos[i] if use_colpos else i
         si_slot = slot_of[ci]
         if si_slot < 0:
@@ -105,18 +193,8 @@ def run(alpha, F, y, c, QD, Gb, is_up, is_low, colpos, use_colpos, store, slot_o
         if phase == 2:
             j = resume[2]
         else:
-            best = -np.inf
-            j = -1
-            for t in range(m):
-                b = Gmax - F[t]
-                if b > 0 and is_low[t]:
-                    quad = QDi + QD[t] - 2.0 * (Ki[colpos[t]] if use_colpos else Ki[t])
-                    if quad <= 0:
-                        quad = _TAU
-                    g = b * b / quad
-                    if g > best:
-                        best = g
-                        j = t
+            best = _gains(F, is_low, QD, QDi, Ki, colpos, use_colpos, Gmax, gain)
+            j = _first_at(gain, best)
         cj = colpos[j] if use_colpos else j
         sj_slot = slot_of[cj]
         if sj_slot < 0:
@@ -159,13 +237,8 @@ def run(alpha, F, y, c, QD, Gb, is_up, is_low, colpos, use_colpos, store, slot_o
         si = yi * (ai - ai_old)
         sj = yj * (aj - aj_old)
         if si != 0.0 or sj != 0.0:
-            if use_colpos:
-                for t in range(m):
-                    q = colpos[t]
-                    F[t] -= si * Ki[q] + sj * Kj[q]
-            else:
-                for t in range(m):  # contiguous: the compiler vectorises this loop
-                    F[t] -= si * Ki[t] + sj * Kj[t]
+            Gmax, Gmin = _update(F, Ki, Kj, si, sj, colpos, use_colpos, is_up, is_low)
+            scanned = True
         if track_gbar:
             if (ai_old >= Ci) != (ai >= Ci):
                 s = Ci * yi if ai >= Ci else -Ci * yi

@@ -160,6 +160,69 @@ def test_agrees_with_clarabel(kernel_name, C):
     assert -1e-9 <= own(sol).gap <= obj_rtol("smo") * max(1.0, abs(ref))
 
 
+def _imbalanced(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Overlapping classes with about one positive in five (the negative class larger)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    score = X[:, 0] + 0.5 * X[:, 1] * X[:, 2] + 0.5 * rng.normal(size=n)
+    return X, np.where(score > np.quantile(score, 0.8), 1.0, -1.0)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "numba"])
+def test_larger_negative_class_agrees_with_svc_clarabel_and_ecos(engine):
+    """The loop runs on -y when the negative class is the larger (_orient): the same
+    alpha and the offset of the program's own y, against LIBSVM, Clarabel and ECOS."""
+    if engine == "numba":
+        pytest.importorskip("numba")
+    from conicml.solvers.smo import _orient
+
+    n, C, gamma = 120, 3.0, 0.4
+    X, y = _imbalanced(n, seed=11)
+    assert _orient(y) and not _orient(-y)
+    K = _gram("rbf", X, gamma)
+    c = np.full(n, C)
+    sol = solve_smo(_program(X, y, c, Kernel("rbf", gamma=gamma)), tol=TIGHT, engine=engine)
+    assert sol.status == Status.OPTIMAL
+    svc = SVC(C=C, kernel="rbf", gamma=gamma, tol=TIGHT).fit(X, y)
+    _check_svc_agreement(sol, svc, K, y, C, svc_input=X)
+    # the mirrored program (larger class positive, no flip): the same alpha, offset -b
+    mirror = solve_smo(_program(X, -y, c, Kernel("rbf", gamma=gamma)), tol=TIGHT,
+                       engine=engine)
+    assert_allclose(mirror.values["alpha"], sol.values["alpha"], rtol=0, atol=sol_atol("smo") * C)
+    assert_allclose(mirror.extras["b"], -sol.extras["b"], rtol=0, atol=sol_atol("smo") * C)
+    # two generic backends on the same dual (cvxpy, written inline)
+    lam, U = np.linalg.eigh(K)
+    keep = lam > 1e-12 * lam[-1]
+    L = U[:, keep] * np.sqrt(lam[keep])
+    for backend in (cp.CLARABEL, cp.ECOS):
+        a = cp.Variable(n)
+        objective = cp.sum(a) - 0.5 * cp.sum_squares(L.T @ cp.multiply(y, a))
+        problem = cp.Problem(cp.Maximize(objective), [a >= 0, a <= c, y @ a == 0])
+        problem.solve(solver=backend)
+        assert problem.status == cp.OPTIMAL
+        assert_allclose(sol.objective, problem.value, rtol=obj_rtol("smo"))
+
+
+def test_warm_start_products_with_the_larger_negative_class():
+    """x0_products are products with the program's y; the flipped loop negates them: the
+    resumed run is the run that computes them itself."""
+    n, C, gamma = 120, 3.0, 0.4
+    X, y = _imbalanced(n, seed=12)
+    K = _gram("rbf", X, gamma)
+    c = np.full(n, C)
+    prog = _program(K, y, c, Kernel("precomputed"))
+    partial = solve_smo(prog, tol=1e-6, max_iter=40)
+    x0 = partial.values["alpha"]
+    bound = x0 >= c
+    products = (K @ (x0 * y), K[:, bound] @ (c[bound] * y[bound]))
+    given = solve_smo(prog, tol=1e-6, x0=x0, x0_products=products)
+    computed = solve_smo(prog, tol=1e-6, x0=x0)
+    assert given.status == computed.status == Status.OPTIMAL
+    assert given.iterations == computed.iterations
+    assert_allclose(given.values["alpha"], computed.values["alpha"], rtol=0, atol=1e-9 * C)
+    assert_allclose(given.extras["b"], computed.extras["b"], rtol=0, atol=1e-9 * C)
+
+
 # -- closed form ---------------------------------------------------------------------------
 
 

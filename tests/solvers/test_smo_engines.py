@@ -62,14 +62,15 @@ def test_compiled_loop_with_a_tiny_cache_and_a_warm_start():
     assert warm.status is Status.OPTIMAL and warm.iterations <= 5
 
 
+@pytest.mark.parametrize("cache_size", [60 * 400 * 8 / 2**20, 200.0], ids=["60-cols", "200MB"])
 @pytest.mark.parametrize("C", [1.0, 100.0])
-def test_compiled_loop_with_columns_of_the_working_set(C):
-    # a cache of ~60 full columns for n = 400: once it is full and shrinking has halved
-    # the working set, the compiled loop keeps columns of the working set's length only
-    # (LIBSVM's active-length columns); the iterates are the NumPy loop's (full columns)
+def test_compiled_loop_with_columns_of_the_working_set(C, cache_size):
+    # once shrinking has cut the working set by a fifth, the compiled loop keeps columns
+    # of the working set's length only (LIBSVM's active-length columns), with a cache of
+    # ~60 full columns for n = 400 and with one holding every column; the iterates are
+    # the NumPy loop's (full columns)
     pytest.importorskip("numba")
     prog = _program(400, C, seed=1)
-    cache_size = 60 * 400 * 8 / 2**20
     ref = cm.solve(prog, "smo", engine="numpy", tol=1e-8)
     fast = cm.solve(prog, "smo", engine="numba", tol=1e-8, cache_size=cache_size)
     assert fast.status is Status.OPTIMAL
