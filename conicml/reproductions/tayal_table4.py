@@ -140,9 +140,10 @@ def _resample(Xtr, ytr, variant, seed):
 
 
 def svc(lam, ytr, variant, gamma, mapping="paper"):
-    r"""LIBSVM's C-SVC for lambda: C = 1/(lambda m) (SVM, -RUS, -SMT) or the per-class
-    C_± = 1/(2 lambda m_±) of SVM-W (paper §6, the loss a mean over the m points);
-    ``mapping="sum"``: C = 1/lambda (the loss a sum), the C_± scaled alike."""
+    r"""LIBSVM's C-SVC for lambda: :math:`C = 1/(\lambda m)` (SVM, -RUS, -SMT) or the
+    per-class :math:`C_\pm = 1/(2\lambda m_\pm)` of SVM-W (paper §6, the loss a mean over
+    the m points); ``mapping="sum"``: :math:`C = 1/\lambda` (the loss a sum), the
+    :math:`C_\pm` scaled alike."""
     m = ytr.size
     scale = 1.0 / m if mapping == "paper" else 1.0  # C = scale / lambda
     if variant == "SVM-W":
