@@ -70,7 +70,7 @@ RANKSVM_MAX_ROWS = 1000
 LARGE_ROWS, LARGE_SPLITS = 1500, 1
 #: and above this many with HUGE_FOLDS-fold CV
 HUGE_ROWS, HUGE_FOLDS = 5000, 2
-#: SVM-SMT (SMOTE to 2 m_- rows) only up to this many rows
+#: SVM-SMT (SMOTE to twice the negative rows) only up to this many rows
 SMOTE_MAX_ROWS = 5000
 
 # Table 4 (mean ± s.e. over 20 splits), columns as METHODS; the data sets of the
