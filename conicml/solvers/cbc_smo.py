@@ -17,64 +17,9 @@ the second because the optimal cone multiplier of (3.11) is
 :math:`-f(\alpha)`, the optimal value of the primal (B.1) / (3.7), as for the
 generic backends on the same program.
 
-**Algorithm** (CBC-Iter, seed 003 App. B; errata S003-A3). Gradient
-:math:`G_j = y_jg_j - 1 - r_jt` with :math:`g = w^\top\phi(\mu_\cdot)` and
-:math:`t = \|w\|` of the decoded model (:math:`t = W` for B.2). As in LIBSVM,
-with scores :math:`s_j = -y_jG_j` (the KKT table (B.4): :math:`s_j = -F_j` in
-the thesis's notation, :math:`F_j = g_j - y_j(1 + r_jW)`),
-
-.. math::
-
-    I_{up} = \{y_j = 1, \alpha_j < U\} \cup \{y_j = -1, \alpha_j > 0\},\quad
-    I_{low} = \{y_j = 1, \alpha_j > 0\} \cup \{y_j = -1, \alpha_j < U\},
-
-the maximal violating pair :math:`i = \arg\max_{I_{up}} s`,
-:math:`j = \arg\min_{I_{low}} s` (``selection="max-violating"``, the thesis's
-rule) or, by default, the second-order pair of Fan, Chen & Lin (2005, JMLR 6)
-(``selection="second-order"``: the same :math:`i`, and
-:math:`j = \arg\min\{-(s_i - s_t)^2/\bar a_{it} : t \in I_{low}, s_t < s_i\}`
-with :math:`\bar a_{it}` the exact second derivative of :math:`f` along the pair
-direction at the current point, or :math:`10^{-12}` if not positive) is moved
-along :math:`\alpha_i \mathrel{+}= y_i\delta`, :math:`\alpha_j \mathrel{-}= y_j\delta`,
-:math:`\delta \in [0, \delta_{max}]`. In the
-thesis's variables (:math:`\alpha_l \mathrel{+}= \Delta`, :math:`\alpha_m \mathrel{+}= s\Delta`)
-this is the **corrected** pair sign :math:`s = -y_ly_m` (the thesis's App. B
-states the reverse, which violates :math:`y^\top\alpha = 0`; errata
-S003-P15). The step is an exact line search of the 1-D convex function:
-
-* (B.2): :math:`\min_{lb\le\Delta\le ub}\sqrt{a\Delta^2 + 2b\Delta + c} - e\Delta`
-  with :math:`a = W^2\|\phi_i - \phi_j\|^2`, :math:`b = W^2(\phi_i-\phi_j)^\top v`,
-  :math:`c = W^2\|v\|^2`, :math:`e = y_id_i - y_jd_j`, solved in closed form by
-  :func:`line_search_b2` (eq. B.5);
-* (3.11): :math:`\min \tfrac12\max(0, \sqrt{q(\delta)} - r^\top\alpha(\delta))^2 - e\delta`,
-  convex and :math:`C^1`, solved by Brent's method on its derivative
-  (:func:`line_search_311`).
-
-The vector :math:`p = K(\alpha\circ y)` is updated with two Gram columns per
-step (the full Gram matrix of the cluster means is formed once when it fits
-in ``cache_size`` MB, else columns are computed on demand).
-
-**Stopping criterion**: the maximal KKT violation
-
-.. math::
-
-    m(\alpha) - M(\alpha) = \max_{I_{up}} s - \min_{I_{low}} s \le \texttt{tol}
-
-(equivalently :math:`b_{low} \le b_{up} + \texttt{tol}` of the thesis), checked
-again on a freshly recomputed :math:`p` before stopping. The offset is the
-package's :math:`b = -b_{thesis}`: the mean of :math:`s_j` over the free
-:math:`\alpha_j`, else the midpoint of :math:`[M, m]`.
-
-**Certificate**: ``Residuals(primal=max(|y^T alpha|, box violation),
-dual=max(m - M, 0), gap=P - D)`` with :math:`D = -f(\alpha)` and :math:`P` the
-primal objective (3.7)/(B.1) at the decoded :math:`(w, b)`; ``extras`` holds
-``kkt_violation``, ``stop_reason`` and ``kernel_columns``.
-
-**Start and warm-start**: ``x0`` (feasible :math:`\alpha`) if given; else
-:math:`\alpha = 0` for (3.11) (:math:`f` is differentiable there) and, for
-(B.2), where :math:`\|v\|` is not differentiable at :math:`v = 0`, the thesis's
-start: :math:`\alpha = 1/2` on the first positive and the first negative
-cluster.
+It stops at a maximal KKT violation :math:`m(\alpha) - M(\alpha) \le` ``tol``; the
+algorithm, stopping rule, certificate and start are set out in the Notes of
+:func:`solve_cbc_smo`.
 """
 
 from __future__ import annotations
@@ -424,7 +369,7 @@ def solve_cbc_smo(
         ``"socp.chance.cbc.hard.dual"`` (from :func:`cbc_w` / :func:`cbc` with
         ``form="dual"``).
     tol : float, default=1e-6
-        Stop when :math:`m(\alpha) - M(\alpha) \le \texttt{tol}` (module docstring).
+        Stop when :math:`m(\alpha) - M(\alpha) \le \texttt{tol}` (Notes).
     max_iter : int, optional
         Maximal number of pair updates; ``None`` means :math:`\max(10^6, 100k)`.
     time_limit : float, optional
@@ -443,13 +388,75 @@ def solve_cbc_smo(
         raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
     selection : {"second-order", "max-violating"}, default="second-order"
         Working-set selection: the thesis's maximal violating pair, or the
-        second-order rule of Fan, Chen & Lin (2005) (module docstring), which
+        second-order rule of Fan, Chen & Lin (2005) (Notes), which
         avoids the slow zig-zag tail of the former at small ``tol``.
 
     Returns
     -------
     Solution
-        ``values = {"alpha"}`` (plus ``"lam"`` for (3.11)); see the module docstring.
+        ``values = {"alpha"}`` (plus ``"lam"`` for (3.11)); see Notes.
+
+    Notes
+    -----
+    **Algorithm** (CBC-Iter, seed 003 App. B; errata S003-A3). Gradient
+    :math:`G_j = y_jg_j - 1 - r_jt` with :math:`g = w^\top\phi(\mu_\cdot)` and
+    :math:`t = \|w\|` of the decoded model (:math:`t = W` for B.2). As in LIBSVM,
+    with scores :math:`s_j = -y_jG_j` (the KKT table (B.4): :math:`s_j = -F_j` in
+    the thesis's notation, :math:`F_j = g_j - y_j(1 + r_jW)`),
+
+    .. math::
+
+        I_{up} = \{y_j = 1, \alpha_j < U\} \cup \{y_j = -1, \alpha_j > 0\},\quad
+        I_{low} = \{y_j = 1, \alpha_j > 0\} \cup \{y_j = -1, \alpha_j < U\},
+
+    the maximal violating pair :math:`i = \arg\max_{I_{up}} s`,
+    :math:`j = \arg\min_{I_{low}} s` (``selection="max-violating"``, the thesis's
+    rule) or, by default, the second-order pair of Fan, Chen & Lin (2005, JMLR 6)
+    (``selection="second-order"``: the same :math:`i`, and
+    :math:`j = \arg\min\{-(s_i - s_t)^2/\bar a_{it} : t \in I_{low}, s_t < s_i\}`
+    with :math:`\bar a_{it}` the exact second derivative of :math:`f` along the pair
+    direction at the current point, or :math:`10^{-12}` if not positive) is moved
+    along :math:`\alpha_i \mathrel{+}= y_i\delta`, :math:`\alpha_j \mathrel{-}= y_j\delta`,
+    :math:`\delta \in [0, \delta_{max}]`. In the thesis's variables
+    (:math:`\alpha_l \mathrel{+}= \Delta`, :math:`\alpha_m \mathrel{+}= s\Delta`)
+    this is the **corrected** pair sign :math:`s = -y_ly_m` (the thesis's App. B
+    states the reverse, which violates :math:`y^\top\alpha = 0`; errata
+    S003-P15). The step is an exact line search of the 1-D convex function:
+
+    * (B.2): :math:`\min_{lb\le\Delta\le ub}\sqrt{a\Delta^2 + 2b\Delta + c} - e\Delta`
+      with :math:`a = W^2\|\phi_i - \phi_j\|^2`, :math:`b = W^2(\phi_i-\phi_j)^\top v`,
+      :math:`c = W^2\|v\|^2`, :math:`e = y_id_i - y_jd_j`, solved in closed form by
+      :func:`line_search_b2` (eq. B.5);
+    * (3.11): :math:`\min \tfrac12\max(0, \sqrt{q(\delta)} - r^\top\alpha(\delta))^2 - e\delta`,
+      convex and :math:`C^1`, solved by Brent's method on its derivative
+      (:func:`line_search_311`).
+
+    The vector :math:`p = K(\alpha\circ y)` is updated with two Gram columns per
+    step (the full Gram matrix of the cluster means is formed once when it fits
+    in ``cache_size`` MB, else columns are computed on demand).
+
+    **Stopping criterion**: the maximal KKT violation
+
+    .. math::
+
+        m(\alpha) - M(\alpha) = \max_{I_{up}} s - \min_{I_{low}} s \le \texttt{tol}
+
+    (equivalently :math:`b_{low} \le b_{up} + \texttt{tol}` of the thesis), checked
+    again on a freshly recomputed :math:`p` before stopping. The offset is the
+    package's :math:`b = -b_{thesis}`: the mean of :math:`s_j` over the free
+    :math:`\alpha_j`, else the midpoint of :math:`[M, m]`.
+
+    **Certificate**: ``Residuals(primal=max(|y^T alpha|, box violation),
+    dual=max(m - M, 0), gap=P - D)`` with :math:`D = -f(\alpha)` and :math:`P` the
+    primal objective (3.7)/(B.1) at the decoded :math:`(w, b)`; ``extras`` holds
+    ``kkt_violation``, ``stop_reason`` and ``kernel_columns``.
+
+    **Start and warm-start**: ``x0`` (feasible :math:`\alpha`) if given; else
+    :math:`\alpha = 0` for (3.11) (:math:`f` is differentiable there) and, for
+    (B.2), where :math:`\|v\|` is not differentiable at :math:`v = 0`, the thesis's
+    start: :math:`\alpha = 1/2` on the first positive and the first negative
+    cluster.
+
     """
     t_setup = time.perf_counter()
     if program.kind not in KINDS:

@@ -16,106 +16,9 @@ with :math:`\alpha_j \equiv 0` for rank-:math:`r` clusters and
 maximum of (4.5), :math:`-F`, which equals the primal optimal total slack (the
 same meaning as for the generic backends on the same program).
 
-**Optimality (5.3)–(5.5).** With scores :math:`g_j = W (Kv)_j/\rho`,
-:math:`\rho = \sqrt{v^\top K v}`, give each variable :math:`x` a threshold
-:math:`t(x)` (:math:`\alpha_j`: its rank; :math:`\alpha^*_j`: its rank - 1), a
-sign :math:`\sigma_x` (+1 for :math:`\alpha`, -1 for :math:`\alpha^*`) and
-:math:`F_x = g_j + \sigma_x d_j`, so that :math:`\partial F/\partial x = -\sigma_x F_x`.
-Variables that can move by :math:`+\sigma_x` (:math:`\alpha < 1`,
-:math:`\alpha^* > 0`) bound :math:`\theta_{t(x)}` below by :math:`F_x`; those
-that can move by :math:`-\sigma_x` bound it above. :math:`b^i_{low}, b^i_{up}`
-are the extreme bounds at threshold :math:`i`. Thresholds :math:`i, i+1` are
-*tied* when :math:`D_i > 0` (then :math:`\theta_i = \theta_{i+1}`). With
-blocks of consecutive tied thresholds,
-
-.. math::
-
-    B^i_{low} = \max\{b^k_{low} : \mathrm{blk}(k) \le \mathrm{blk}(i)\},\quad
-    B^i_{up} = \min\{b^k_{up} : \mathrm{blk}(k) \ge \mathrm{blk}(i)\},
-
-and :math:`(\alpha, \alpha^*)` is optimal iff :math:`B^i_{low} \le B^i_{up}`
-for all :math:`i`. This generalises (5.4)/(5.5), which handle ties of two
-thresholds only (errata S003-F4).
-
-**Iteration (A2).** Take :math:`I = \arg\max_i (B^i_{low} - B^i_{up})` (the
-thesis's "argmax" read as the most violated threshold), the variable
-:math:`l` attaining :math:`B^I_{low}` and :math:`u` attaining
-:math:`B^I_{up}`. Move :math:`x_l \mathrel{+}= \sigma_l\delta`,
-:math:`x_u \mathrel{-}= \sigma_u\delta` — the four cases of the thesis
-(:math:`\alpha\alpha`, :math:`\alpha^*\alpha^*`: one up one down;
-:math:`\alpha\alpha^*`, :math:`\alpha^*\alpha`: both the same way) in one
-rule. Then :math:`v` changes by :math:`\delta(e_{u} - e_{l})` and :math:`D_i`
-by :math:`+\delta` for :math:`t(l) \le i < t(u)` or by :math:`-\delta` for
-:math:`t(u) \le i < t(l)` (possible only inside a tied block), so
-:math:`D_{r-1}` is unchanged. :math:`\delta \in [0, ub]`, :math:`ub` the
-tightest bound from the boxes and from those :math:`D_i \ge 0` that decrease,
-minimises exactly the convex 1-D function (5.6)
-:math:`\sqrt{a\delta^2 + 2b\delta + c} - e\delta` with
-:math:`a = W^2(K_{ll} - 2K_{lu} + K_{uu})`, :math:`b = W^2((Kv)_u - (Kv)_l)`,
-:math:`c = W^2 v^\top K v`, :math:`e = \sigma_l d_l - \sigma_u d_u`, by the
-closed form A4 (clipped to :math:`[0, ub]`). :math:`Kv` is updated with two
-kernel columns (an LRU cache).
-
-**Working set.** ``selection="max-violating"`` is the thesis's rule above (both
-variables from the maximal violating pair). ``selection="second-order"`` (default)
-keeps :math:`l` and picks :math:`u` among all variables that violate with
-:math:`l` and may pair with it by the largest second-order decrease
-:math:`(F_l - F_u)^2 / \phi_u''(0)`, the rule of Fan, Chen & Lin (2005, JMLR
-6:1889) adapted to (5.6).
-
-**Linear path** (``method="linear"``, the default for the linear kernel). The scores
-need :math:`Kv` only through :math:`z = \sum_j v_j\mu_j = M^\top v` (:math:`\rho u` in the
-KKT conditions (C.2), :math:`w = (W/\rho)z` in (4.6)/(5.2), :math:`\rho = \|z\|`):
-:math:`(Kv)_j = \mu_j^\top z`. The linear path keeps :math:`z` (length :math:`d`)
-instead of :math:`Kv` and kernel columns (length :math:`k`): a pair update is
-:math:`z \mathrel{+}= \delta(\mu_u - \mu_l)`, :math:`O(d)`; a score, the curvature
-:math:`a = W^2\|\mu_l - \mu_u\|^2` and :math:`b = W^2\mu_u^\top z - W^2\mu_l^\top z` are
-:math:`O(d)` on demand (LIBLINEAR's dual coordinate descent idea, Hsieh et al., ICML
-2008); the working-set test recomputes all scores from :math:`z` (:math:`O(kd)`, no
-drift to remove). Same rules, stages, stopping test and certificate as the kernel
-path. Its loop runs compiled when numba can be imported (``engine``; module
-:mod:`conicml.solvers._cbor_numba`), which is where its speed comes from
-(``benchmarks/cbor_linear.py``).
-
-**Smoothing continuation (a departure from the thesis).** The objective is
-not differentiable where :math:`\rho = 0`, and with a rank-deficient
-:math:`K` (linear kernel, more clusters than dimensions) the whole subspace
-:math:`Kv = 0` is such a kink: plain pair updates drift into it and stall far
-from the optimum (measured: dual value 26.3 vs 119.4 on a 200-cluster,
-20-dimensional instance), because no two-variable move escapes a cone. The
-solver therefore minimises :math:`W\sqrt{v^\top K v + \epsilon^2} -
-d^\top(\alpha + \alpha^*)` — the same algorithm with :math:`c + W^2\epsilon^2`
-in (5.6) and :math:`g = W Kv/\sqrt{\rho^2 + \epsilon^2}` — starting from
-:math:`\epsilon = \rho_0`, solving each stage to
-:math:`\max(\texttt{tol}, 10^{-2}(\epsilon/\rho)^2\max|g|)` (its own bias),
-then :math:`\epsilon \leftarrow \epsilon/10`, and :math:`\epsilon = 0` once
-:math:`\epsilon \le 10^{-3}\rho`; the last stage is the exact problem with
-the exact stopping rule. ``smoothing=False`` runs the thesis's algorithm as
-is. When the optimum itself has :math:`\rho = 0` (the bound
-:math:`\|w\| \le W` inactive; the dual then does not determine :math:`w`),
-the exact stage stalls and the solver returns ``USER_LIMIT`` saying so.
-
-**Start.** The thesis asks for "non-trivial, feasible values":
-:math:`\alpha_j = \alpha^*_l = 1` for a cluster :math:`j` of rank :math:`i`
-and :math:`l` of rank :math:`i + 1` (both variables sit at threshold
-:math:`i`, so every :math:`D` is unchanged), the pair with the best dual value
-:math:`d_j + d_l - W\|\phi(\mu_j) - \phi(\mu_l)\|`.
-
-**Stopping criterion.** :math:`\max_i (B^i_{low} - B^i_{up}) \le \texttt{tol}`
-(the maximal KKT violation, in units of the score :math:`g`), checked after
-recomputing :math:`Kv` from scratch. Certificate:
-``Residuals(primal = max(|D_{r-1}|, max(-D_i)), dual = max KKT violation,
-gap = |P - D|)``, :math:`D` the dual value and :math:`P` the primal total slack
-at :math:`w = W\sum_j v_j\phi(\mu_j)/\rho` and ordered thresholds
-:math:`\theta_i` (the midpoints of :math:`[B_{low}, B_{up}]`, made monotone);
-weak duality makes :math:`P - D \ge 0` a bound on the suboptimality.
-``OPTIMAL`` is returned only when this certificate, recomputed from scratch
-(:math:`v` rebuilt from the variables, not the incremental copy), passes:
-violation :math:`\le` ``tol`` and :math:`P - D \le k\,\texttt{tol}\max(1, |D|)`;
-otherwise ``OPTIMAL_INACCURATE`` with the failing numbers.
-
-**Warm-start:** supported: ``x0 = (alpha, alpha_star)``, two feasible arrays of
-length ``k`` (clusters in the program's order).
+It stops at a maximal KKT violation :math:`\le` ``tol`` (OPTIMAL only when the recomputed
+certificate passes); optimality, iteration, working set, linear path, smoothing
+continuation, start and certificate are set out in the Notes of :func:`solve_cbor_smo`.
 """
 
 from __future__ import annotations
@@ -677,10 +580,10 @@ def solve_cbor_smo(
         and ``alpha_star``, ``residual`` the largest KKT violation);
         raising :class:`StopIteration` stops the solver (``USER_LIMIT``).
     selection : {"second-order", "max-violating"}, default="second-order"
-        Working-set rule (module docstring); the same names as ``cbc-smo``
+        Working-set rule (Notes); the same names as ``cbc-smo``
         (``"wss2"`` / ``"mvp"`` are deprecated spellings).
     smoothing : bool, default=True
-        Use the smoothing continuation of the module docstring (``False``: plain
+        Use the smoothing continuation of the Notes (``False``: plain
         pair updates on the non-smooth objective).
     method : {"auto", "kernel", "linear"}, default="auto"
         ``"kernel"``: scores :math:`Kv` kept for all clusters and updated with cached
@@ -701,6 +604,110 @@ def solve_cbor_smo(
         ``values`` ``alpha``, ``alpha_star``; ``extras``: ``kkt_violation``,
         ``thresholds`` (the solver's own), ``primal_objective``, ``rho``,
         ``kernel_columns``, ``stop_reason``.
+
+    Notes
+    -----
+    **Optimality (5.3)–(5.5).** With scores :math:`g_j = W (Kv)_j/\rho`,
+    :math:`\rho = \sqrt{v^\top K v}`, give each variable :math:`x` a threshold
+    :math:`t(x)` (:math:`\alpha_j`: its rank; :math:`\alpha^*_j`: its rank - 1), a
+    sign :math:`\sigma_x` (+1 for :math:`\alpha`, -1 for :math:`\alpha^*`) and
+    :math:`F_x = g_j + \sigma_x d_j`, so that :math:`\partial F/\partial x = -\sigma_x F_x`.
+    Variables that can move by :math:`+\sigma_x` (:math:`\alpha < 1`,
+    :math:`\alpha^* > 0`) bound :math:`\theta_{t(x)}` below by :math:`F_x`; those
+    that can move by :math:`-\sigma_x` bound it above. :math:`b^i_{low}, b^i_{up}`
+    are the extreme bounds at threshold :math:`i`. Thresholds :math:`i, i+1` are
+    *tied* when :math:`D_i > 0` (then :math:`\theta_i = \theta_{i+1}`). With
+    blocks of consecutive tied thresholds,
+
+    .. math::
+
+        B^i_{low} = \max\{b^k_{low} : \mathrm{blk}(k) \le \mathrm{blk}(i)\},\quad
+        B^i_{up} = \min\{b^k_{up} : \mathrm{blk}(k) \ge \mathrm{blk}(i)\},
+
+    and :math:`(\alpha, \alpha^*)` is optimal iff :math:`B^i_{low} \le B^i_{up}`
+    for all :math:`i`. This generalises (5.4)/(5.5), which handle ties of two
+    thresholds only (errata S003-F4).
+
+    **Iteration (A2).** Take :math:`I = \arg\max_i (B^i_{low} - B^i_{up})` (the
+    thesis's "argmax" read as the most violated threshold), the variable
+    :math:`l` attaining :math:`B^I_{low}` and :math:`u` attaining
+    :math:`B^I_{up}`. Move :math:`x_l \mathrel{+}= \sigma_l\delta`,
+    :math:`x_u \mathrel{-}= \sigma_u\delta` — the four cases of the thesis
+    (:math:`\alpha\alpha`, :math:`\alpha^*\alpha^*`: one up one down;
+    :math:`\alpha\alpha^*`, :math:`\alpha^*\alpha`: both the same way) in one
+    rule. Then :math:`v` changes by :math:`\delta(e_{u} - e_{l})` and :math:`D_i`
+    by :math:`+\delta` for :math:`t(l) \le i < t(u)` or by :math:`-\delta` for
+    :math:`t(u) \le i < t(l)` (possible only inside a tied block), so
+    :math:`D_{r-1}` is unchanged. :math:`\delta \in [0, ub]`, :math:`ub` the
+    tightest bound from the boxes and from those :math:`D_i \ge 0` that decrease,
+    minimises exactly the convex 1-D function (5.6)
+    :math:`\sqrt{a\delta^2 + 2b\delta + c} - e\delta` with
+    :math:`a = W^2(K_{ll} - 2K_{lu} + K_{uu})`, :math:`b = W^2((Kv)_u - (Kv)_l)`,
+    :math:`c = W^2 v^\top K v`, :math:`e = \sigma_l d_l - \sigma_u d_u`, by the
+    closed form A4 (clipped to :math:`[0, ub]`). :math:`Kv` is updated with two
+    kernel columns (an LRU cache).
+
+    **Working set.** ``selection="max-violating"`` is the thesis's rule above (both
+    variables from the maximal violating pair). ``selection="second-order"`` (default)
+    keeps :math:`l` and picks :math:`u` among all variables that violate with
+    :math:`l` and may pair with it by the largest second-order decrease
+    :math:`(F_l - F_u)^2 / \phi_u''(0)`, the rule of Fan, Chen & Lin (2005, JMLR
+    6:1889) adapted to (5.6).
+
+    **Linear path** (``method="linear"``, the default for the linear kernel). The scores
+    need :math:`Kv` only through :math:`z = \sum_j v_j\mu_j = M^\top v` (:math:`\rho u` in the
+    KKT conditions (C.2), :math:`w = (W/\rho)z` in (4.6)/(5.2), :math:`\rho = \|z\|`):
+    :math:`(Kv)_j = \mu_j^\top z`. The linear path keeps :math:`z` (length :math:`d`)
+    instead of :math:`Kv` and kernel columns (length :math:`k`): a pair update is
+    :math:`z \mathrel{+}= \delta(\mu_u - \mu_l)`, :math:`O(d)`; a score, the curvature
+    :math:`a = W^2\|\mu_l - \mu_u\|^2` and :math:`b = W^2\mu_u^\top z - W^2\mu_l^\top z` are
+    :math:`O(d)` on demand (LIBLINEAR's dual coordinate descent idea, Hsieh et al., ICML
+    2008); the working-set test recomputes all scores from :math:`z` (:math:`O(kd)`, no
+    drift to remove). Same rules, stages, stopping test and certificate as the kernel
+    path. Its loop runs compiled when numba can be imported (``engine``; module
+    :mod:`conicml.solvers._cbor_numba`), which is where its speed comes from
+    (``benchmarks/cbor_linear.py``).
+
+    **Smoothing continuation (a departure from the thesis).** The objective is
+    not differentiable where :math:`\rho = 0`, and with a rank-deficient
+    :math:`K` (linear kernel, more clusters than dimensions) the whole subspace
+    :math:`Kv = 0` is such a kink: plain pair updates drift into it and stall far
+    from the optimum (measured: dual value 26.3 vs 119.4 on a 200-cluster,
+    20-dimensional instance), because no two-variable move escapes a cone. The
+    solver therefore minimises :math:`W\sqrt{v^\top K v + \epsilon^2} -
+    d^\top(\alpha + \alpha^*)` — the same algorithm with :math:`c + W^2\epsilon^2`
+    in (5.6) and :math:`g = W Kv/\sqrt{\rho^2 + \epsilon^2}` — starting from
+    :math:`\epsilon = \rho_0`, solving each stage to
+    :math:`\max(\texttt{tol}, 10^{-2}(\epsilon/\rho)^2\max|g|)` (its own bias),
+    then :math:`\epsilon \leftarrow \epsilon/10`, and :math:`\epsilon = 0` once
+    :math:`\epsilon \le 10^{-3}\rho`; the last stage is the exact problem with
+    the exact stopping rule. ``smoothing=False`` runs the thesis's algorithm as
+    is. When the optimum itself has :math:`\rho = 0` (the bound
+    :math:`\|w\| \le W` inactive; the dual then does not determine :math:`w`),
+    the exact stage stalls and the solver returns ``USER_LIMIT`` saying so.
+
+    **Start.** The thesis asks for "non-trivial, feasible values":
+    :math:`\alpha_j = \alpha^*_l = 1` for a cluster :math:`j` of rank :math:`i`
+    and :math:`l` of rank :math:`i + 1` (both variables sit at threshold
+    :math:`i`, so every :math:`D` is unchanged), the pair with the best dual value
+    :math:`d_j + d_l - W\|\phi(\mu_j) - \phi(\mu_l)\|`.
+
+    **Stopping criterion.** :math:`\max_i (B^i_{low} - B^i_{up}) \le \texttt{tol}`
+    (the maximal KKT violation, in units of the score :math:`g`), checked after
+    recomputing :math:`Kv` from scratch. Certificate:
+    ``Residuals(primal = max(|D_{r-1}|, max(-D_i)), dual = max KKT violation,
+    gap = |P - D|)``, :math:`D` the dual value and :math:`P` the primal total slack
+    at :math:`w = W\sum_j v_j\phi(\mu_j)/\rho` and ordered thresholds
+    :math:`\theta_i` (the midpoints of :math:`[B_{low}, B_{up}]`, made monotone);
+    weak duality makes :math:`P - D \ge 0` a bound on the suboptimality.
+    ``OPTIMAL`` is returned only when this certificate, recomputed from scratch
+    (:math:`v` rebuilt from the variables, not the incremental copy), passes:
+    violation :math:`\le` ``tol`` and :math:`P - D \le k\,\texttt{tol}\max(1, |D|)`;
+    otherwise ``OPTIMAL_INACCURATE`` with the failing numbers.
+
+    **Warm-start:** supported: ``x0 = (alpha, alpha_star)``, two feasible arrays of
+    length ``k`` (clusters in the program's order).
+
     """
     t0 = time.perf_counter()
     data = _program_data(program)

@@ -8,73 +8,9 @@ The program (kind ``qp.qpfs.simplex``, contract :class:`~conicml.contracts.qpfs.
     \quad\text{s.t.}\quad w \ge 0,\ \mathbf 1^\top w = 1,
     \qquad P = (1-\alpha) L L^\top,\ c = -\alpha F .
 
-Like the SVM dual it has one equality constraint, so the smallest step that keeps
-feasibility moves weight between two coordinates: :math:`w_i \mathrel{+}= t`,
-:math:`w_j \mathrel{-}= t`. With :math:`G = \nabla f(w) = Pw + c`, the KKT conditions
-of the simplex are: some :math:`\nu` has :math:`G_i \ge \nu` for all i, with equality
-where :math:`w_i > 0`. Each iteration
-
-* picks :math:`i = \arg\min_t G_t` (any coordinate may grow) and, among the
-  coordinates that may shrink (:math:`w_j > 0`) with :math:`b_j = G_j - G_i > 0`,
-  :math:`j = \arg\max b_j^2 / \bar a_{ij}` with :math:`a_{ij} = P_{ii} + P_{jj} - 2P_{ij}`
-  and :math:`\bar a = \max(a, \tau)`, :math:`\tau = 10^{-12}` — the second-order
-  working-set selection of Fan, Chen & Lin (2005, JMLR 6) specialised to the simplex;
-* takes the exact minimiser along the pair, :math:`t = \min(b_j/\bar a_{ij}, w_j)`
-  (a zero-curvature pair moves all of :math:`w_j`);
-* updates :math:`G \mathrel{+}= t(P_{:i} - P_{:j})`.
-
-**Active-set phase (low rank).** With :math:`Q = LL^\top` of rank k the gradient is
-:math:`G = (1-\alpha) L v + c` with :math:`v = L^\top w \in \mathbb R^k`; on the
-optimal support all :math:`G_i` equal one :math:`\nu`, which generically allows at most
-k + 1 features there. Pairwise steps converge slowly on such problems (about one sweep
-per support element and many more at small alpha: 1000+ iterations at M = 1000, k = 20).
-For ``k <= 200`` (``method="auto"``) the solver therefore first runs a primal
-active-set method: on the face of the current support S it takes the Newton step of
-the QP restricted to :math:`\{w_S : \mathbf 1^\top w_S = 1\}` (eigen-decomposition
-of the :math:`(|S|-1)`-dimensional reduced Hessian :math:`Z^\top L_S L_S^\top Z`,
-minimum-norm step; along a zero-curvature direction the steepest descent in the null
-space), cut back by the ratio test (the blocking feature leaves S); after a full step
-the feature with the smallest gradient entry joins S. Each step costs
-:math:`O(Mk + |S|^2 k + |S|^3)`, and the exact gradient is recomputed from the factor
-every step. It hands over to the SMO loop below (from its current point) if the
-support exceeds ``max_support`` or a face solve is not accurate to ``tol``.
-
-**SMO loop.** Columns :math:`P_{:i} = (1-\alpha) L L_i^\top` are computed from the factor,
-:math:`O(Mk)` each, and kept in an LRU cache of ``cache_size`` MB; the diagonal is
-:math:`(1-\alpha)\|L_i\|^2`. The M × M matrix is never formed. Every
-``max(M, 100)`` iterations the gradient is recomputed from :math:`L^\top w` to stop
-round-off drift.
-
-**Stopping.** Every coordinate enters the test, on the support or off it: with
-:math:`r` = :meth:`SimplexQP.resolution` (the size of :math:`G^\top w` and
-:math:`\min_t G_t`, in units of the objective) the loop stops when the maximal KKT violation
-
-.. math::
-
-    \Big(\max_{j:\,w_j>0} G_j - \min_t G_t\Big) / r \le \texttt{tol}.
-
-(Relative to :meth:`SimplexQP.scale`, the largest gradient entry anywhere on the simplex,
-a large factor whose optimum nearly cancels :math:`L^\top w` would let a point optimal
-only on a restricted support pass.) When the violation is below
-256 times the round-off of the gradient entries involved,
-:math:`\epsilon((1-\alpha)\max_i\|L_i\|\sum_j\|L_j\|w_j + \alpha\|F\|_\infty)` (i over the
-support and the entering coordinate), the loop stops as well and conicml's recomputed
-certificate decides. The active-set phase hands over to SMO after
-:math:`20(k+2)+100` face steps (face solves that do not settle: one feature's row many
-orders of magnitude larger than the others).
-
-**Certificate** (recomputed by the contract): primal = simplex violation (0 up to
-round-off: every step keeps :math:`\mathbf 1^\top w` fixed), dual = largest
-complementarity product, gap = Frank–Wolfe gap :math:`(G^\top w - \min G)/r
-\ge (f(w) - f^*)/r`.
-
-**Start.** ``x0`` (a point of the simplex) or the best vertex
-:math:`e_{\arg\min_i f(e_i)}`; QPFS solutions are sparse, so starting at a vertex
-needs about as many iterations as the support has elements.
-
-**Exits.** ``OPTIMAL`` at the tolerance; ``USER_LIMIT`` on ``max_iter`` (default
-``max(10000, 50 M)``), ``time_limit``, a stall (no decrease of f larger than
-:math:`10^{-15} r` over 20 consecutive gradient refreshes) or the callback.
+It stops at a relative maximal KKT violation :math:`\le` ``tol``; the pairwise step, the
+low-rank active-set phase, the stopping rule, certificate, start and exits are set out
+in the Notes of :func:`solve_simplex_smo`.
 """
 
 from __future__ import annotations
@@ -368,14 +304,14 @@ def solve_simplex_smo(
     verbose: bool = False,
     callback: Any = None,
 ) -> Solution:
-    """Active-set Newton on the faces, then SMO (pairwise coordinate descent) on the simplex.
+    r"""Active-set Newton on the faces, then SMO (pairwise coordinate descent) on the simplex.
 
     Parameters
     ----------
     program : Program
         A ``qp.qpfs.simplex`` program (``program.data["qp"]`` is a ``SimplexQP``).
     tol : float, default=1e-9
-        Stop when the relative KKT violation is at most ``tol`` (module docstring).
+        Stop when the relative KKT violation is at most ``tol`` (Notes).
     max_iter : int, optional
         Default ``max(10000, 50 M)``.
     time_limit : float, optional
@@ -384,7 +320,7 @@ def solve_simplex_smo(
         MB of cached columns of P.
     method : {"auto", "active-set", "smo"}, default="auto"
         ``"smo"``: pairwise steps only. ``"active-set"``: the face-Newton active-set
-        phase first (module docstring), SMO only as its fallback. ``"auto"``: the
+        phase first (Notes), SMO only as its fallback. ``"auto"``: the
         active-set phase when the factor has rank ``k <= 200`` (its faces then hold at
         most about k + 1 features), SMO otherwise.
     max_support : int, default=400
@@ -395,6 +331,77 @@ def solve_simplex_smo(
     verbose : bool, default=False
     callback : callable, optional
         ``callback(IntermediateResult)`` every iteration; ``StopIteration`` stops.
+
+    Notes
+    -----
+    Like the SVM dual it has one equality constraint, so the smallest step that keeps
+    feasibility moves weight between two coordinates: :math:`w_i \mathrel{+}= t`,
+    :math:`w_j \mathrel{-}= t`. With :math:`G = \nabla f(w) = Pw + c`, the KKT conditions
+    of the simplex are: some :math:`\nu` has :math:`G_i \ge \nu` for all i, with equality
+    where :math:`w_i > 0`. Each iteration
+
+    * picks :math:`i = \arg\min_t G_t` (any coordinate may grow) and, among the
+      coordinates that may shrink (:math:`w_j > 0`) with :math:`b_j = G_j - G_i > 0`,
+      :math:`j = \arg\max b_j^2 / \bar a_{ij}` with :math:`a_{ij} = P_{ii} + P_{jj} - 2P_{ij}`
+      and :math:`\bar a = \max(a, \tau)`, :math:`\tau = 10^{-12}` — the second-order
+      working-set selection of Fan, Chen & Lin (2005, JMLR 6) specialised to the simplex;
+    * takes the exact minimiser along the pair, :math:`t = \min(b_j/\bar a_{ij}, w_j)`
+      (a zero-curvature pair moves all of :math:`w_j`);
+    * updates :math:`G \mathrel{+}= t(P_{:i} - P_{:j})`.
+
+    **Active-set phase (low rank).** With :math:`Q = LL^\top` of rank k the gradient is
+    :math:`G = (1-\alpha) L v + c` with :math:`v = L^\top w \in \mathbb R^k`; on the
+    optimal support all :math:`G_i` equal one :math:`\nu`, which generically allows at most
+    k + 1 features there. Pairwise steps converge slowly on such problems (about one sweep
+    per support element and many more at small alpha: 1000+ iterations at M = 1000, k = 20).
+    For ``k <= 200`` (``method="auto"``) the solver therefore first runs a primal
+    active-set method: on the face of the current support S it takes the Newton step of
+    the QP restricted to :math:`\{w_S : \mathbf 1^\top w_S = 1\}` (eigen-decomposition
+    of the :math:`(|S|-1)`-dimensional reduced Hessian :math:`Z^\top L_S L_S^\top Z`,
+    minimum-norm step; along a zero-curvature direction the steepest descent in the null
+    space), cut back by the ratio test (the blocking feature leaves S); after a full step
+    the feature with the smallest gradient entry joins S. Each step costs
+    :math:`O(Mk + |S|^2 k + |S|^3)`, and the exact gradient is recomputed from the factor
+    every step. It hands over to the SMO loop below (from its current point) if the
+    support exceeds ``max_support`` or a face solve is not accurate to ``tol``.
+
+    **SMO loop.** Columns :math:`P_{:i} = (1-\alpha) L L_i^\top` are computed from the factor,
+    :math:`O(Mk)` each, and kept in an LRU cache of ``cache_size`` MB; the diagonal is
+    :math:`(1-\alpha)\|L_i\|^2`. The M × M matrix is never formed. Every
+    ``max(M, 100)`` iterations the gradient is recomputed from :math:`L^\top w` to stop
+    round-off drift.
+
+    **Stopping.** Every coordinate enters the test, on the support or off it: with
+    :math:`r` = :meth:`SimplexQP.resolution` (the size of :math:`G^\top w` and
+    :math:`\min_t G_t`, in units of the objective) the loop stops when the maximal KKT violation
+
+    .. math::
+
+        \Big(\max_{j:\,w_j>0} G_j - \min_t G_t\Big) / r \le \texttt{tol}.
+
+    (Relative to :meth:`SimplexQP.scale`, the largest gradient entry anywhere on the simplex,
+    a large factor whose optimum nearly cancels :math:`L^\top w` would let a point optimal
+    only on a restricted support pass.) When the violation is below
+    256 times the round-off of the gradient entries involved,
+    :math:`\epsilon((1-\alpha)\max_i\|L_i\|\sum_j\|L_j\|w_j + \alpha\|F\|_\infty)` (i over the
+    support and the entering coordinate), the loop stops as well and conicml's recomputed
+    certificate decides. The active-set phase hands over to SMO after
+    :math:`20(k+2)+100` face steps (face solves that do not settle: one feature's row many
+    orders of magnitude larger than the others).
+
+    **Certificate** (recomputed by the contract): primal = simplex violation (0 up to
+    round-off: every step keeps :math:`\mathbf 1^\top w` fixed), dual = largest
+    complementarity product, gap = Frank–Wolfe gap :math:`(G^\top w - \min G)/r
+    \ge (f(w) - f^*)/r`.
+
+    **Start.** ``x0`` (a point of the simplex) or the best vertex
+    :math:`e_{\arg\min_i f(e_i)}`; QPFS solutions are sparse, so starting at a vertex
+    needs about as many iterations as the support has elements.
+
+    **Exits.** ``OPTIMAL`` at the tolerance; ``USER_LIMIT`` on ``max_iter`` (default
+    ``max(10000, 50 M)``), ``time_limit``, a stall (no decrease of f larger than
+    :math:`10^{-15} r` over 20 consecutive gradient refreshes) or the callback.
+
     """
     name = "simplex-smo"
     qp: SimplexQP = program.data["qp"]

@@ -12,126 +12,10 @@ solved, as LIBSVM does, as the minimisation of
 :math:`f(\alpha) = \tfrac12\alpha^\top Q\alpha - e^\top\alpha` with gradient
 :math:`G = \nabla f(\alpha) = Q\alpha - e`.
 
-**Algorithm.** SMO (Platt 1998) with the second-order working-set selection
-*WSS2* of Fan, Chen & Lin (2005), "Working set selection using second order
-information for training support vector machines", JMLR 6:1889-1918, exactly
-as in LIBSVM (Chang & Lin 2011, ACM TIST 2(3), Sec. 4.1, and ``Solver`` in
-``svm.cpp``). With
-
-.. math::
-
-    I_{up} = \{t : \alpha_t < c_t, y_t = 1 \text{ or } \alpha_t > 0, y_t = -1\},\quad
-    I_{low} = \{t : \alpha_t < c_t, y_t = -1 \text{ or } \alpha_t > 0, y_t = 1\},
-
-each iteration picks
-
-.. math::
-
-    i \in \arg\max_{t \in I_{up}} -y_t G_t, \qquad
-    j \in \arg\min_{t \in I_{low},\, -y_t G_t < -y_i G_i}
-        -\frac{b_{it}^2}{\bar a_{it}},\quad
-    b_{it} = -y_i G_i + y_t G_t,\;
-    \bar a_{it} = \begin{cases} a_{it} & a_{it} > 0 \\ \tau & \text{else}\end{cases},
-
-with :math:`a_{it} = K_{ii} + K_{tt} - 2K_{it}` and :math:`\tau = 10^{-12}`,
-solves the two-variable subproblem in closed form, clips it to the box while
-keeping :math:`y^\top\alpha` fixed, and updates :math:`G` with two Gram columns.
-
-**Stopping criterion.** With :math:`m(\alpha) = \max_{t\in I_{up}} -y_t G_t`
-and :math:`M(\alpha) = \min_{t\in I_{low}} -y_t G_t`, the loop stops when the
-maximal KKT violation satisfies
-
-.. math::
-
-    m(\alpha) - M(\alpha) \le \texttt{tol}
-
-on the full index set (LIBSVM's ``-e``, default :math:`10^{-3}`). The
-returned certificate is ``Residuals(primal=max(|y^T alpha|, box violation),
-dual=max(m - M, 0), gap=P - D)``, where :math:`D` is the dual objective and
-:math:`P = \tfrac12\alpha^\top Q\alpha + \sum_i c_i\max(0, 1 - y_i f(x_i))`
-is the primal objective at the :math:`(w, b)` implied by :math:`\alpha`.
-
-**Orientation.** When the negative class is the larger, the loop runs on :math:`-y`
-(the same dual and :math:`\alpha`, offset :math:`-b`, mapped back): WSS2 is not
-symmetric in the labels, and with the larger class as +1 it takes fewer iterations on
-imbalanced data (abalone7, mammography; LIBSVM too, see :func:`_orient`).
-
-**Offset.** The decision function is :math:`f(x) = \sum_j \alpha_j y_j
-K(x_j, x) + b`, so :math:`b = -\rho` of LIBSVM: the average of
-:math:`-y_t G_t` over the free variables, or the midpoint of the feasible
-interval when no variable is free.
-
-**Kernel columns.** Gram columns come from ``kernel.columns`` through an LRU
-cache holding at most ``cache_size`` MB, and at least two columns: in the NumPy loop
-an :class:`collections.OrderedDict` of full columns; in the compiled loop one array
-whose columns cover every variable until shrinking has cut the working (active) set by
-a fifth, and then only the working set (gathered again at each further cut by a fifth)
-— LIBSVM's columns of the active length: the loop reads them contiguously (no index
-array), :math:`n / m` times more of them fit, and a new one costs :math:`m` kernel
-values. The
-compiled loop stores the columns in float32 at LIBSVM's tolerances (``column_dtype``,
-LIBSVM's ``Qfloat``) and accumulates the gradient in float64: twice as many columns fit,
-so that the gradient can be rebuilt from stored columns instead of fresh kernel values
-at each reconstruction. A stored value's rounding
-(:math:`2^{-24}` relative) enters :math:`G_t` once per column, as
-:math:`\sum_j \alpha_j y_j \delta K_{tj}`, not once per update, and the returned point
-is certified by the program's own float64 certificate.
-
-**Shrinking.** LIBSVM's heuristic (``do_shrinking``/``be_shrunk``): every
-:math:`\min(n, 1000)` iterations, bounded variables that cannot take part in a
-violating pair (their score lies beyond :math:`m` or :math:`M`) leave the
-active set; the first time :math:`m - M \le 10\,\texttt{tol}` on the active
-set, the gradient is reconstructed and the full set becomes active again; when
-the shrunk problem converges, the gradient is reconstructed from
-:math:`\bar G_k = \sum_{\alpha_t = c_t} c_t Q_{kt}` and the stopping
-criterion is re-checked on the full set, so the returned :math:`\alpha`
-always meets the criterion on every variable. Departures from LIBSVM: after an
-un-shrink, :math:`m` and :math:`M` are recomputed on the full set before shrinking
-again (LIBSVM reuses the active-set values), which shrinks no more than LIBSVM does;
-polishing (below) does not un-shrink early a second time; and the compiled loop,
-after the re-check on the full set fails, shrinks at once instead of after one
-iteration on every variable. While the compiled loop's columns cover only the working
-set, :math:`\bar G` is not updated per step but from the variables whose bound status
-changed, at the next reconstruction.
-
-**Polishing** (``gap_tol``, default :math:`9\cdot10^{-4}`). The stop on
-:math:`m - M` is absolute, so with large costs (C = 100) a point at
-:math:`m - M \le 10^{-3}` can keep a relative primal - dual gap of 2e-3..1e-2 and fail
-the program's certificate (``certify_tol`` 1e-3). After convergence the loop evaluates
-the number that certificate will recompute — the relative gap
-:math:`\max(P - D, 0)/\max(1, |P|)` with the certificate's bias rule — from
-:math:`G` in :math:`O(n)` (no kernel value: :math:`K(\alpha\circ y) = y - F`); only
-while it exceeds ``gap_tol`` does the loop go on at ``tol / 10`` (at most three times),
-so a point that is already certified stops at LIBSVM's criterion and the returned
-OPTIMAL is a certified one. The default keeps 10 % of ``certify_tol`` for the
-round-off of the incrementally updated gradient. ``gap_tol=None`` is LIBSVM's stop.
-While polishing, the stop targets the certificate's own number: every
-:math:`\min(n, 1000)/4` iterations the gap is estimated from the working set's gradient
-(the working set's terms of :math:`P - D`, a sum of nonnegative per-variable terms; the
-shrunk variables' are taken as zero, which is what shrinking assumes); once
-it meets ``gap_tol`` the gradient is completed and the point is returned if
-:math:`m - M \le \texttt{tol}` on every variable and the complete gap meets ``gap_tol``
-(else the loop goes on, shrunk again). A shrunk set converged at the current tolerance
-whose estimate exceeds :math:`2\,\texttt{gap\_tol}` goes on at ``tol / 10`` without the
-full re-check, which saves a gradient reconstruction.
-
-**Engines.** The loop runs compiled (:mod:`conicml.solvers._smo_numba`) when numba
-can be imported, else in NumPy; both are the same algorithm
-and are tested against each other. The compiled loop works on contiguous copies of
-the working set's arrays (LIBSVM keeps its active set at the front by swapping) and
-returns to Python only for a missing column, a converged working set or every
-:math:`\min(n, 1000)` iterations (shrinking, limits, reports). Why: the NumPy loop
-pays ~15 array calls and the interpreter per two-variable update, which dominates a
-solve once the certificate's Gram product is cut to the support vectors
-(``benchmarks/smo_profile.py``). The solver runs on one BLAS thread (as LIBSVM):
-its products are one Gram column at a time.
-
-**Warm-start:** supported. ``x0`` is a feasible :math:`\alpha`
-(:math:`0 \le \alpha \le c` and :math:`y^\top\alpha = 0` up to
-:math:`10^{-9}\max(1, \sum_i c_i)`); the gradient is rebuilt from it (or taken from
-``x0_products``), so an optimal ``x0`` stops after 0 iterations. Along a C path
-(:func:`conicml.solve_path`) the previous active set predicts the next :math:`\alpha`
-(:func:`conicml.solvers._warm.smo_alpha`).
+It stops, as LIBSVM, at a maximal KKT violation :math:`m(\alpha) - M(\alpha) \le`
+``tol`` and polishes while the certificate's relative gap exceeds ``gap_tol``; the
+algorithm, orientation, offset, kernel columns, shrinking, polishing, engines and warm
+start are set out in the Notes of :func:`solve_smo`.
 """
 
 
@@ -990,7 +874,7 @@ def solve_smo(
     verbose : bool, default=False
         Print a table every :math:`\min(n, 1000)` iterations and a summary.
     shrinking : bool, default=True
-        Use LIBSVM's shrinking heuristic (see the module docstring).
+        Use LIBSVM's shrinking heuristic (see Notes).
     cache_size : float, default=200.0
         Memory bound of the Gram-column cache, in MB.
     x0 : ndarray of shape (n,), optional
@@ -1017,7 +901,7 @@ def solve_smo(
         certificate (``certify_tol`` 1e-3 for smo; the default keeps 10 % of it for the
         round-off of the incrementally updated gradient); while it does, it returns as
         soon as the gap meets ``gap_tol`` with :math:`m - M \le \texttt{tol}` on every
-        variable (checked periodically, see the module docstring). ``None`` stops at ``tol`` as
+        variable (checked periodically, see Notes). ``None`` stops at ``tol`` as
         LIBSVM does. ``extras["polish_tol"]`` is the last ``tol`` used and
         ``extras["certificate_gap_estimate"]`` the gap at the last decision (NaN when
         none was taken).
@@ -1051,6 +935,130 @@ def solve_smo(
         ``cache_hits`` and
         ``min_active_size`` (smallest active set reached by shrinking).
         Non-converged runs return :attr:`Status.USER_LIMIT`.
+
+    Notes
+    -----
+    **Algorithm.** SMO (Platt 1998) with the second-order working-set selection
+    *WSS2* of Fan, Chen & Lin (2005), "Working set selection using second order
+    information for training support vector machines", JMLR 6:1889-1918, exactly
+    as in LIBSVM (Chang & Lin 2011, ACM TIST 2(3), Sec. 4.1, and ``Solver`` in
+    ``svm.cpp``). With
+
+    .. math::
+
+        I_{up} = \{t : \alpha_t < c_t, y_t = 1 \text{ or } \alpha_t > 0, y_t = -1\},\quad
+        I_{low} = \{t : \alpha_t < c_t, y_t = -1 \text{ or } \alpha_t > 0, y_t = 1\},
+
+    each iteration picks
+
+    .. math::
+
+        i \in \arg\max_{t \in I_{up}} -y_t G_t, \qquad
+        j \in \arg\min_{t \in I_{low},\, -y_t G_t < -y_i G_i}
+            -\frac{b_{it}^2}{\bar a_{it}},\quad
+        b_{it} = -y_i G_i + y_t G_t,\;
+        \bar a_{it} = \begin{cases} a_{it} & a_{it} > 0 \\ \tau & \text{else}\end{cases},
+
+    with :math:`a_{it} = K_{ii} + K_{tt} - 2K_{it}` and :math:`\tau = 10^{-12}`,
+    solves the two-variable subproblem in closed form, clips it to the box while
+    keeping :math:`y^\top\alpha` fixed, and updates :math:`G` with two Gram columns.
+
+    **Stopping criterion.** With :math:`m(\alpha) = \max_{t\in I_{up}} -y_t G_t`
+    and :math:`M(\alpha) = \min_{t\in I_{low}} -y_t G_t`, the loop stops when the
+    maximal KKT violation satisfies
+
+    .. math::
+
+        m(\alpha) - M(\alpha) \le \texttt{tol}
+
+    on the full index set (LIBSVM's ``-e``, default :math:`10^{-3}`). The
+    returned certificate is ``Residuals(primal=max(|y^T alpha|, box violation),
+    dual=max(m - M, 0), gap=P - D)``, where :math:`D` is the dual objective and
+    :math:`P = \tfrac12\alpha^\top Q\alpha + \sum_i c_i\max(0, 1 - y_i f(x_i))`
+    is the primal objective at the :math:`(w, b)` implied by :math:`\alpha`.
+
+    **Orientation.** When the negative class is the larger, the loop runs on :math:`-y`
+    (the same dual and :math:`\alpha`, offset :math:`-b`, mapped back): WSS2 is not
+    symmetric in the labels, and with the larger class as +1 it takes fewer iterations on
+    imbalanced data (abalone7, mammography; LIBSVM too, see :func:`_orient`).
+
+    **Offset.** The decision function is :math:`f(x) = \sum_j \alpha_j y_j
+    K(x_j, x) + b`, so :math:`b = -\rho` of LIBSVM: the average of
+    :math:`-y_t G_t` over the free variables, or the midpoint of the feasible
+    interval when no variable is free.
+
+    **Kernel columns.** Gram columns come from ``kernel.columns`` through an LRU
+    cache holding at most ``cache_size`` MB, and at least two columns: in the NumPy loop
+    an :class:`collections.OrderedDict` of full columns; in the compiled loop one array
+    whose columns cover every variable until shrinking has cut the working (active) set by
+    a fifth, and then only the working set (gathered again at each further cut by a fifth)
+    — LIBSVM's columns of the active length: the loop reads them contiguously (no index
+    array), :math:`n / m` times more of them fit, and a new one costs :math:`m` kernel
+    values. The
+    compiled loop stores the columns in float32 at LIBSVM's tolerances (``column_dtype``,
+    LIBSVM's ``Qfloat``) and accumulates the gradient in float64: twice as many columns fit,
+    so that the gradient can be rebuilt from stored columns instead of fresh kernel values
+    at each reconstruction. A stored value's rounding
+    (:math:`2^{-24}` relative) enters :math:`G_t` once per column, as
+    :math:`\sum_j \alpha_j y_j \delta K_{tj}`, not once per update, and the returned point
+    is certified by the program's own float64 certificate.
+
+    **Shrinking.** LIBSVM's heuristic (``do_shrinking``/``be_shrunk``): every
+    :math:`\min(n, 1000)` iterations, bounded variables that cannot take part in a
+    violating pair (their score lies beyond :math:`m` or :math:`M`) leave the
+    active set; the first time :math:`m - M \le 10\,\texttt{tol}` on the active
+    set, the gradient is reconstructed and the full set becomes active again; when
+    the shrunk problem converges, the gradient is reconstructed from
+    :math:`\bar G_k = \sum_{\alpha_t = c_t} c_t Q_{kt}` and the stopping
+    criterion is re-checked on the full set, so the returned :math:`\alpha`
+    always meets the criterion on every variable. Departures from LIBSVM: after an
+    un-shrink, :math:`m` and :math:`M` are recomputed on the full set before shrinking
+    again (LIBSVM reuses the active-set values), which shrinks no more than LIBSVM does;
+    polishing (below) does not un-shrink early a second time; and the compiled loop,
+    after the re-check on the full set fails, shrinks at once instead of after one
+    iteration on every variable. While the compiled loop's columns cover only the working
+    set, :math:`\bar G` is not updated per step but from the variables whose bound status
+    changed, at the next reconstruction.
+
+    **Polishing** (``gap_tol``, default :math:`9\cdot10^{-4}`). The stop on
+    :math:`m - M` is absolute, so with large costs (C = 100) a point at
+    :math:`m - M \le 10^{-3}` can keep a relative primal - dual gap of 2e-3..1e-2 and fail
+    the program's certificate (``certify_tol`` 1e-3). After convergence the loop evaluates
+    the number that certificate will recompute — the relative gap
+    :math:`\max(P - D, 0)/\max(1, |P|)` with the certificate's bias rule — from
+    :math:`G` in :math:`O(n)` (no kernel value: :math:`K(\alpha\circ y) = y - F`); only
+    while it exceeds ``gap_tol`` does the loop go on at ``tol / 10`` (at most three times),
+    so a point that is already certified stops at LIBSVM's criterion and the returned
+    OPTIMAL is a certified one. The default keeps 10 % of ``certify_tol`` for the
+    round-off of the incrementally updated gradient. ``gap_tol=None`` is LIBSVM's stop.
+    While polishing, the stop targets the certificate's own number: every
+    :math:`\min(n, 1000)/4` iterations the gap is estimated from the working set's gradient
+    (the working set's terms of :math:`P - D`, a sum of nonnegative per-variable terms; the
+    shrunk variables' are taken as zero, which is what shrinking assumes); once
+    it meets ``gap_tol`` the gradient is completed and the point is returned if
+    :math:`m - M \le \texttt{tol}` on every variable and the complete gap meets ``gap_tol``
+    (else the loop goes on, shrunk again). A shrunk set converged at the current tolerance
+    whose estimate exceeds :math:`2\,\texttt{gap\_tol}` goes on at ``tol / 10`` without the
+    full re-check, which saves a gradient reconstruction.
+
+    **Engines.** The loop runs compiled (:mod:`conicml.solvers._smo_numba`) when numba
+    can be imported, else in NumPy; both are the same algorithm
+    and are tested against each other. The compiled loop works on contiguous copies of
+    the working set's arrays (LIBSVM keeps its active set at the front by swapping) and
+    returns to Python only for a missing column, a converged working set or every
+    :math:`\min(n, 1000)` iterations (shrinking, limits, reports). Why: the NumPy loop
+    pays ~15 array calls and the interpreter per two-variable update, which dominates a
+    solve once the certificate's Gram product is cut to the support vectors
+    (``benchmarks/smo_profile.py``). The solver runs on one BLAS thread (as LIBSVM):
+    its products are one Gram column at a time.
+
+    **Warm-start:** supported. ``x0`` is a feasible :math:`\alpha`
+    (:math:`0 \le \alpha \le c` and :math:`y^\top\alpha = 0` up to
+    :math:`10^{-9}\max(1, \sum_i c_i)`); the gradient is rebuilt from it (or taken from
+    ``x0_products``), so an optimal ``x0`` stops after 0 iterations. Along a C path
+    (:func:`conicml.solve_path`) the previous active set predicts the next :math:`\alpha`
+    (:func:`conicml.solvers._warm.smo_alpha`).
+
     """
     t_setup = time.perf_counter()
     X, y, c, kernel = _check_data(program)

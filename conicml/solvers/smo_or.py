@@ -19,74 +19,8 @@ baseline of chapters 4–5), as a minimisation:
 The reported objective is the dual maximum (minus the above), the optimum of
 (4.1) — the generic backends report the same number on the same program.
 
-**Optimality** (Chu & Keerthi 2005; seed 003 (5.3)–(5.5) with margin
-:math:`d = 1`). With :math:`g = Kv`, each variable :math:`x` has a threshold
-:math:`t(x)` (:math:`\alpha`: its rank; :math:`\alpha^*`: its rank - 1), a sign
-:math:`\sigma_x` (+1 for :math:`\alpha`, -1 for :math:`\alpha^*`) and
-:math:`F_x = g_{p(x)} + \sigma_x`; a variable that can move by
-:math:`+\sigma_x` bounds :math:`\theta_{t(x)}` below by :math:`F_x`, one that
-can move by :math:`-\sigma_x` bounds it above; thresholds :math:`i, i+1` are
-tied when :math:`D_i > 0`. The point is optimal iff, over blocks of tied
-thresholds, :math:`B^i_{low} \le B^i_{up}` (the running max / min of the
-bounds; :meth:`conicml.contracts.svor.SVORDualData.violation`).
-
-**Iteration.** The maximal violating pair: :math:`l` attains
-:math:`B^I_{low}` at the most violated threshold :math:`I`; :math:`u` is the
-upper-bound variable, among those that may pair with :math:`l` (threshold
-block :math:`\ge` that of :math:`l`) and violate with it, with the largest
-second-order decrease :math:`(F_l - F_u)^2/a_{lu}` (WSS2 of Fan, Chen & Lin
-2005, JMLR 6:1889, as in LIBSVM). The move :math:`x_l \mathrel{+}= \sigma_l\delta`,
-:math:`x_u \mathrel{-}= \sigma_u\delta` keeps :math:`D_{r-1}` and changes
-:math:`v` by :math:`\delta(e_u - e_l)`; the objective changes by
-:math:`\delta(F_u - F_l) + \tfrac12 a_{lu}\delta^2`,
-:math:`a_{lu} = K_{ll} - 2K_{lu} + K_{uu}`, so
-:math:`\delta = \min(ub, (F_l - F_u)/a_{lu})` (:math:`ub` when
-:math:`a_{lu} \le 10^{-12}`), :math:`ub` the tightest bound from the two boxes
-and, when :math:`t(u) < t(l)` (inside a tied block), from the decreasing
-:math:`D_i`. :math:`g` is updated with two kernel columns from an LRU cache.
-Chu & Keerthi's SMO uses the maximal violating pair; the second-order choice
-of the partner is LIBSVM's refinement. The threshold-block selection is shared
-with ``cbor-smo`` (:mod:`conicml.solvers._ordinal_wss`).
-
-**Implicit constraints.** Every point has a variable at every threshold
-(:math:`m(r-1)` of them, :class:`conicml.contracts.svor.SVORIMDualData`); each
-threshold :math:`j` has its own equality
-:math:`\sum_p \alpha^j_p = \sum_p \alpha^{*j}_p`, so there are no ties: the test
-is :math:`\max_j (b^j_{low} - b^j_{up}) \le \texttt{tol}` and the pair lies in
-the most violated threshold (Chu & Keerthi adapt SMO to both formulations; here it works
-threshold by threshold on the maximal violating pair). The thresholds are
-the midpoints of :math:`[b^j_{low}, b^j_{up}]`.
-
-**Shrinking** (``shrinking=True``, LIBSVM's heuristic, Chang & Lin 2011
-§5.1, adapted to threshold blocks): every :math:`\min(m, 1000)` iterations a
-variable at a bound whose :math:`F_x` lies on the non-violating side of its
-block's bound (:math:`F_x < B_{up}` when it can only bound from below,
-:math:`F_x > B_{low}` when only from above) is set aside; kernel columns are then
-computed and :math:`g` updated only on the points that still have an active
-variable. When the violation first falls below :math:`10\,\texttt{tol}`, and
-again before declaring convergence, :math:`g = Kv` is recomputed on all points
-and every variable re-enters, so the stopping test is always on the whole
-problem.
-
-**No progress.** Every :math:`\max(1000, 10m)` pair steps the solver checks that
-the maximal violation fell below 0.999 of its best within the last 20 such windows.
-When it did not (pairs that trade the same step back and forth: nearly equal kernel
-columns, e.g. one feature scaled by 1e3 under an RBF kernel), the set-aside variables
-re-enter and shrinking is switched off; a second such period ends the solve,
-``USER_LIMIT`` with the violation in the message. The iteration cap
-:math:`\max(10^6, 100\,n_v)` then only bounds runs that still make progress.
-
-**Start:** :math:`\alpha = \alpha^* = 0` (feasible; violation 2), or ``x0``.
-
-**Stopping criterion.** :math:`\max_i (B^i_{low} - B^i_{up}) \le \texttt{tol}`
-(score units; the margin is 1), checked after recomputing :math:`g = Kv` from
-scratch. Certificate ``Residuals(primal = max(box, partial sums)/C, dual = the
-maximal KKT violation, gap = (P - D)/|P|)``, :math:`P` the primal (4.1) at
-:math:`w = \sum_j v_j\phi(x_j)` and its optimal thresholds for that :math:`w`
-(weak duality: :math:`P \ge` optimum :math:`\ge D`).
-:func:`conicml.solve` recomputes it from the program (the same quantities).
-
-**Warm-start:** supported: ``x0 = (alpha, alpha_star)`` feasible.
+It stops at a maximal KKT violation :math:`\le` ``tol``; optimality, iteration, implicit
+constraints, shrinking, start and certificate: the Notes of :func:`solve_smo_or`.
 """
 
 from __future__ import annotations
@@ -481,7 +415,7 @@ def solve_smo_or(
         Memory bound of the kernel-column cache, in MB.
     shrinking : bool, default=True
         Set aside variables at bounds that cannot join a violating pair (see
-        the module docstring); the result is certified on the whole problem
+        Notes); the result is certified on the whole problem
         either way.
     x0 : (alpha, alpha_star), optional
         Feasible warm start, shapes as the program's variables (raises
@@ -507,6 +441,78 @@ def solve_smo_or(
         :math:`[B_{low}, B_{up}]`, made monotone), ``kernel_columns``,
         ``shrink_events``, ``unshrink_events``, ``min_active`` (smallest
         active-set size), ``stop_reason``.
+
+    Notes
+    -----
+    **Optimality** (Chu & Keerthi 2005; seed 003 (5.3)–(5.5) with margin
+    :math:`d = 1`). With :math:`g = Kv`, each variable :math:`x` has a threshold
+    :math:`t(x)` (:math:`\alpha`: its rank; :math:`\alpha^*`: its rank - 1), a sign
+    :math:`\sigma_x` (+1 for :math:`\alpha`, -1 for :math:`\alpha^*`) and
+    :math:`F_x = g_{p(x)} + \sigma_x`; a variable that can move by
+    :math:`+\sigma_x` bounds :math:`\theta_{t(x)}` below by :math:`F_x`, one that
+    can move by :math:`-\sigma_x` bounds it above; thresholds :math:`i, i+1` are
+    tied when :math:`D_i > 0`. The point is optimal iff, over blocks of tied
+    thresholds, :math:`B^i_{low} \le B^i_{up}` (the running max / min of the
+    bounds; :meth:`conicml.contracts.svor.SVORDualData.violation`).
+
+    **Iteration.** The maximal violating pair: :math:`l` attains
+    :math:`B^I_{low}` at the most violated threshold :math:`I`; :math:`u` is the
+    upper-bound variable, among those that may pair with :math:`l` (threshold
+    block :math:`\ge` that of :math:`l`) and violate with it, with the largest
+    second-order decrease :math:`(F_l - F_u)^2/a_{lu}` (WSS2 of Fan, Chen & Lin
+    2005, JMLR 6:1889, as in LIBSVM). The move :math:`x_l \mathrel{+}= \sigma_l\delta`,
+    :math:`x_u \mathrel{-}= \sigma_u\delta` keeps :math:`D_{r-1}` and changes
+    :math:`v` by :math:`\delta(e_u - e_l)`; the objective changes by
+    :math:`\delta(F_u - F_l) + \tfrac12 a_{lu}\delta^2`,
+    :math:`a_{lu} = K_{ll} - 2K_{lu} + K_{uu}`, so
+    :math:`\delta = \min(ub, (F_l - F_u)/a_{lu})` (:math:`ub` when
+    :math:`a_{lu} \le 10^{-12}`), :math:`ub` the tightest bound from the two boxes
+    and, when :math:`t(u) < t(l)` (inside a tied block), from the decreasing
+    :math:`D_i`. :math:`g` is updated with two kernel columns from an LRU cache.
+    Chu & Keerthi's SMO uses the maximal violating pair; the second-order choice
+    of the partner is LIBSVM's refinement. The threshold-block selection is shared
+    with ``cbor-smo`` (:mod:`conicml.solvers._ordinal_wss`).
+
+    **Implicit constraints.** Every point has a variable at every threshold
+    (:math:`m(r-1)` of them, :class:`conicml.contracts.svor.SVORIMDualData`); each
+    threshold :math:`j` has its own equality
+    :math:`\sum_p \alpha^j_p = \sum_p \alpha^{*j}_p`, so there are no ties: the test
+    is :math:`\max_j (b^j_{low} - b^j_{up}) \le \texttt{tol}` and the pair lies in
+    the most violated threshold (Chu & Keerthi adapt SMO to both formulations; here it works
+    threshold by threshold on the maximal violating pair). The thresholds are
+    the midpoints of :math:`[b^j_{low}, b^j_{up}]`.
+
+    **Shrinking** (``shrinking=True``, LIBSVM's heuristic, Chang & Lin 2011
+    §5.1, adapted to threshold blocks): every :math:`\min(m, 1000)` iterations a
+    variable at a bound whose :math:`F_x` lies on the non-violating side of its
+    block's bound (:math:`F_x < B_{up}` when it can only bound from below,
+    :math:`F_x > B_{low}` when only from above) is set aside; kernel columns are then
+    computed and :math:`g` updated only on the points that still have an active
+    variable. When the violation first falls below :math:`10\,\texttt{tol}`, and
+    again before declaring convergence, :math:`g = Kv` is recomputed on all points
+    and every variable re-enters, so the stopping test is always on the whole
+    problem.
+
+    **No progress.** Every :math:`\max(1000, 10m)` pair steps the solver checks that
+    the maximal violation fell below 0.999 of its best within the last 20 such windows.
+    When it did not (pairs that trade the same step back and forth: nearly equal kernel
+    columns, e.g. one feature scaled by 1e3 under an RBF kernel), the set-aside variables
+    re-enter and shrinking is switched off; a second such period ends the solve,
+    ``USER_LIMIT`` with the violation in the message. The iteration cap
+    :math:`\max(10^6, 100\,n_v)` then only bounds runs that still make progress.
+
+    **Start:** :math:`\alpha = \alpha^* = 0` (feasible; violation 2), or ``x0``.
+
+    **Stopping criterion.** :math:`\max_i (B^i_{low} - B^i_{up}) \le \texttt{tol}`
+    (score units; the margin is 1), checked after recomputing :math:`g = Kv` from
+    scratch. Certificate ``Residuals(primal = max(box, partial sums)/C, dual = the
+    maximal KKT violation, gap = (P - D)/|P|)``, :math:`P` the primal (4.1) at
+    :math:`w = \sum_j v_j\phi(x_j)` and its optimal thresholds for that :math:`w`
+    (weak duality: :math:`P \ge` optimum :math:`\ge D`).
+    :func:`conicml.solve` recomputes it from the program (the same quantities).
+
+    **Warm-start:** supported: ``x0 = (alpha, alpha_star)`` feasible.
+
     """
     if gap_tol is not None and not (isinstance(gap_tol, (int, float)) and gap_tol > 0
                                     and math.isfinite(gap_tol)):
