@@ -17,9 +17,10 @@ import numpy as np
 
 from ..exceptions import OptionError
 from ..solution import Residuals, Solution
-from ..solvers import Driver, Reason, message_table
+from ..solvers import Driver
 from ._dask_linear import (
     _BIAS_OFFSETS,
+    _MESSAGES,
     _block,
     _blocks,
     _tree,
@@ -35,18 +36,6 @@ _TAUS = np.array([0.0, 0.01, 0.03, 0.1, 0.3, 1.0])
 
 _OPTIONS = ("tol", "max_iter", "time_limit", "batch_size", "local_steps", "random_state",
             "verbose", "callback")
-
-#: Stop reason -> message (the driver's table; the gap is the block-wise certificate's).
-_MESSAGES = message_table(
-    "converged: relative duality gap {gap:.3g} <= tol {tol:g} after {rounds} rounds", {
-        Reason.MAX_ITER: "max_iter = {rounds} rounds reached; relative gap {gap:.3g} > "
-                         "tol {tol:g}",
-        Reason.TIME_LIMIT: "time_limit reached after {rounds} rounds; relative gap "
-                           "{gap:.3g} > tol {tol:g}",
-        Reason.CALLBACK: "stopped by the callback after {rounds} rounds; relative gap "
-                         "{gap:.3g} > tol {tol:g}",
-    })
-
 
 def _certificate_terms(X: np.ndarray, y: np.ndarray, c: np.ndarray, W: np.ndarray,
                        biases: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:

@@ -20,13 +20,8 @@ distributed = pytest.importorskip("distributed")
 
 
 @pytest.fixture(scope="module")
-def client():
-    # in-process workers over the inproc:// transport: no network at all
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                       dashboard_address=None)
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
+def client(inproc_client):
+    return inproc_client
 
 
 @pytest.fixture(scope="module")
