@@ -108,7 +108,11 @@ def test_estimator_sparse_and_dense_fits_agree():
     dense = SVMClassifier(C=1.0, solver="clarabel").fit(X.toarray(), y)
     # w is unique (strictly convex in w): dcd at gap 1e-8 against clarabel
     np.testing.assert_allclose(sparse.coef_, dense.coef_, atol=1e-3 * np.abs(dense.coef_).max())
-    np.testing.assert_array_equal(sparse.predict(X), dense.predict(X.toarray()))
+    # the labels agree wherever the decision value is not within the solvers' tolerance
+    # of zero (a point on the boundary may fall either side)
+    clear = np.abs(dense.decision_function(X.toarray())) > 1e-3
+    assert clear.mean() > 0.9
+    np.testing.assert_array_equal(sparse.predict(X)[clear], dense.predict(X.toarray())[clear])
 
 
 def test_sparse_input_errors():

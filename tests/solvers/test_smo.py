@@ -218,9 +218,15 @@ def test_warm_start_products_with_the_larger_negative_class():
     given = solve_smo(prog, tol=1e-6, x0=x0, x0_products=products)
     computed = solve_smo(prog, tol=1e-6, x0=x0)
     assert given.status == computed.status == Status.OPTIMAL
-    assert given.iterations == computed.iterations
-    assert_allclose(given.values["alpha"], computed.values["alpha"], rtol=0, atol=1e-9 * C)
-    assert_allclose(given.extras["b"], computed.extras["b"], rtol=0, atol=1e-9 * C)
+    # the given products and smo's own agree to rounding, not bitwise (BLAS summation order
+    # differs by engine and CPU), so a near-tie in the working-set choice may go the other
+    # way: the two runs are the same run up to a few updates and the same point at smo's
+    # tolerance, not the same iterate sequence
+    assert abs(given.iterations - computed.iterations) <= 3
+    assert_allclose(given.objective, computed.objective, rtol=obj_rtol("smo"))
+    assert_allclose(given.values["alpha"], computed.values["alpha"], rtol=0,
+                    atol=sol_atol("smo") * C)
+    assert_allclose(given.extras["b"], computed.extras["b"], rtol=0, atol=sol_atol("smo") * C)
 
 
 # -- closed form ---------------------------------------------------------------------------
