@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _harness import machine, write_results  # noqa: E402
 
 import conicml as cm  # noqa: E402
+from conicml.reproductions.saketha_table_3_1 import _Passes  # noqa: E402
 
 D, K, BLOCK = 10, 20, 500_000
 
@@ -53,18 +54,6 @@ def lazy_data(n: int, seed: int = 0):
     y = da.where(rng.random(n, chunks=BLOCK) < 0.5, 1.0, -1.0)
     X = rng.standard_normal((n, D), chunks=(BLOCK, D)) + 0.8 * y[:, None]
     return X, y
-
-
-class _Passes(logging.Handler):
-    """Reads the pass count the streamed k-means logs (conicml.moments.distributed)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self.passes, self.stopped = 0, ""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if hasattr(record, "passes"):
-            self.passes, self.stopped = record.passes, record.stopped
 
 
 def run(n: int) -> dict:
