@@ -50,7 +50,7 @@ TABLES = ("001:T5.4",)
 RATE_CELLS = "err"  # the error columns are error rates (%); counts, RE and RC are not
 # an estimate of the default run on 2 cores (two workers), ~600 s of fits on a quiet
 # machine: H-LSVM's CV dominates (a fit at lambda = 1e-7 takes ~10 s on 34 800 rows, at
-# 10^-3 / N ~15 s); the recorded run took 1 496 s at load ~19 without 10^-3 / N
+# 10^-3 / N ~15 s)
 EXPECTED_SECONDS = 900
 PROTOCOL = ("reduced: the thesis's 43 500 training rows and 5-fold CV, but smaller grids "
             "for time (--grid full runs the thesis's, hours on 2 cores): linear C = "
