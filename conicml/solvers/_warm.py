@@ -14,6 +14,7 @@ import math
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 
 from ..contracts.ranking_ops import EIG_RTOL, LinearizedRanking, objective
 
@@ -83,17 +84,21 @@ PREDICTOR_ROUNDS = 10
 
 
 class _Columns:
-    """Kernel columns ``K[:, idx]`` of a program's data, and products with them.
+    """Kernel columns ``K[:, i]`` of a program's data, kept in one column-major store.
 
-    A precomputed Gram matrix is read in place (a dense product when most columns are
-    needed: no gathered copy); other kernels' columns are computed once and kept.
+    The columns are computed once (a precomputed Gram matrix: copied once) and kept; the
+    columns of the current free set are arranged at the front of the store
+    (:meth:`front`), so the KKT system and the margins of :func:`_active_set_alpha` read
+    them as one contiguous block: a status change moves one column (``O(n)``), never a
+    copy of the whole block per round.
     """
 
     def __init__(self, kernel: Any, X: np.ndarray) -> None:
         self.kernel, self.X = kernel, X
         self.n = X.shape[0]
         self.gram = getattr(kernel, "name", None) == "precomputed"
-        self._pos = np.full(self.n, -1, dtype=np.int64)  # column i is _store[:, _pos[i]]
+        self._slot = np.full(self.n, -1, dtype=np.int64)  # column i is _store[:, _slot[i]]
+        self._col = np.empty(0, dtype=np.int64)  # the inverse map, slot -> column
         self._store = np.empty((self.n, 0), order="F")
         self._used = 0
 
@@ -101,36 +106,67 @@ class _Columns:
     def nbytes(self) -> int:
         return int(self._store.nbytes)
 
-    def block(self, idx: np.ndarray) -> np.ndarray:
-        if self.gram:
-            return self.X[:, idx]
-        missing = np.unique(idx[self._pos[idx] < 0])
-        if missing.size:
-            if self._used + missing.size > self._store.shape[1]:
-                grown = np.empty((self.n, max(2 * self._store.shape[1],
-                                              self._used + missing.size)), order="F")
-                grown[:, :self._used] = self._store[:, :self._used]
-                self._store = grown
-            self._store[:, self._used:self._used + missing.size] = self.kernel.columns(
-                self.X, missing)
-            self._pos[missing] = self._used + np.arange(missing.size)
-            self._used += missing.size
-        return self._store[:, self._pos[idx]]
+    def _ensure(self, idx: np.ndarray) -> None:
+        missing = np.unique(idx[self._slot[idx] < 0])
+        if not missing.size:
+            return
+        if self._used + missing.size > self._store.shape[1]:
+            cap = max(2 * self._store.shape[1], self._used + missing.size)
+            grown = np.empty((self.n, cap), order="F")
+            grown[:, :self._used] = self._store[:, :self._used]
+            self._store = grown
+            col = np.full(cap, -1, dtype=np.int64)
+            col[:self._used] = self._col[:self._used]
+            self._col = col
+        new = slice(self._used, self._used + missing.size)
+        self._store[:, new] = (self.X[:, missing] if self.gram
+                               else self.kernel.columns(self.X, missing))
+        self._slot[missing] = np.arange(new.start, new.stop)
+        self._col[new] = missing
+        self._used = new.stop
+
+    def front(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The columns ``idx`` as the store's first ``len(idx)`` columns: ``(K_F, order)``.
+
+        ``K_F`` is a view (no copy) whose column ``j`` is ``K[:, order[j]]``; ``order`` is
+        ``idx`` permuted. Only the columns not yet at the front move (a swap each).
+        """
+        self._ensure(idx)
+        m = idx.size
+        wanted = np.zeros(self.n, dtype=bool)
+        wanted[idx] = True
+        late = idx[self._slot[idx] >= m]  # wanted, behind the front
+        if late.size:
+            head = self._col[:m]
+            spare = np.flatnonzero(~wanted[head])[:late.size]  # front slots to give up
+            a, b = spare, self._slot[late]
+            self._store[:, np.concatenate([a, b])] = self._store[:, np.concatenate([b, a])]
+            ca, cb = self._col[a].copy(), self._col[b].copy()
+            self._col[a], self._col[b] = cb, ca
+            self._slot[cb], self._slot[ca] = a, b
+        return self._store[:, :m], self._col[:m].copy()
 
     def product(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
         """``K[:, idx] @ coef``."""
         if idx.size == 0:
             return np.zeros(self.n)
-        if self.gram and 2 * idx.size > self.n:
+        if self.gram and 2 * idx.size > self.n:  # read the Gram matrix in place
             full = np.zeros(self.n)
             full[idx] = coef
             return self.X @ full
-        return self.block(idx) @ coef
+        self._ensure(idx)
+        if 2 * idx.size > self._used:  # one product over the store, no gathered copy
+            full = np.zeros(self._used)
+            full[self._slot[idx]] = coef
+            return self._store[:, :self._used] @ full
+        return self._store[:, self._slot[idx]] @ coef
 
 
 def _active_set_alpha(alpha: np.ndarray, y: np.ndarray, u_old: np.ndarray,
-                      u_new: np.ndarray, columns: _Columns
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+                      u_new: np.ndarray, columns: _Columns,
+                      held: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                 np.ndarray] | None:
     r"""The SVM dual's optimum at the new costs predicted from the previous active set.
 
     Between two values of C at which no variable changes status (zero, free, at its
@@ -149,39 +185,33 @@ def _active_set_alpha(alpha: np.ndarray, y: np.ndarray, u_old: np.ndarray,
     ``PREDICTOR_ROUNDS`` times. Margins are compared with LIBSVM's tolerance 1e-3; the
     SMO run that follows certifies the point either way.
 
-    Returns ``(alpha, free, K_F, g_B)`` once the statuses settle with every free variable
-    inside its box (``K_F = K[:, free]``, :math:`g_B = K_{:,B}(u_B\circ y_B)`, kept
-    up to date from the variables whose status changes), else ``None`` (the caller seeds
-    as before).
+    ``held = (bounded, u, g)``: the previous prediction's bounded set, its costs and
+    :math:`g = K_{:,B}(u_B\circ y_B)` (:func:`_bound_product`), from which the product
+    at the new statuses and costs is updated with the columns whose status differs.
+
+    Returns ``(alpha, free, K_F, g_B, bounded)`` once the statuses settle with every free
+    variable inside its box (``K_F = K[:, free]``, a view of the column store,
+    :math:`g_B = K_{:,B}(u_B\circ y_B)` at the new costs, kept up to date from the
+    variables whose status changes, and the mask of the bounded set), else ``None`` (the
+    caller seeds as before).
     """
     if not np.all(np.isfinite(u_new)):
         return None
     scale = np.where(np.isfinite(u_old), u_old, 1.0)
     status = np.where(alpha <= 1e-12 * scale, 0, np.where(alpha >= u_old * (1 - 1e-12), 2, 1))
-    bound = np.flatnonzero(status == 2)
-    g_bound = columns.product(bound, u_new[bound] * y[bound])
+    g_bound = _bound_product(status == 2, u_new, y, columns, held)
     for _ in range(PREDICTOR_ROUNDS):
         free, bound = np.flatnonzero(status == 1), np.flatnonzero(status == 2)
         if free.size > PREDICTOR_MAX_FREE or free.size == 0:
             return None
-        KF = columns.block(free)
-        m = free.size
-        A = np.empty((m + 1, m + 1))
-        A[:m, :m] = (y[free, None] * y[None, free]) * KF[free]
-        A[:m, m] = y[free]
-        A[m, :m] = y[free]
-        A[m, m] = 0.0
-        rhs = np.empty(m + 1)
-        rhs[:m] = 1.0 - y[free] * g_bound[free]
-        rhs[m] = -float(y[bound] @ u_new[bound])
-        try:
-            sol = np.linalg.solve(A, rhs)
-        except np.linalg.LinAlgError:
+        KF, free = columns.front(free)  # K[:, free] in the order of the store
+        yf = y[free]
+        sol = _kkt_solve(yf, KF[free], 1.0 - yf * g_bound[free],
+                         -float(y[bound] @ u_new[bound]))
+        if sol is None:
             return None
-        if not np.all(np.isfinite(sol)):
-            return None
-        a_free = sol[:m]
-        margin = y * (g_bound + KF @ (a_free * y[free]) + sol[m])
+        a_free, b = sol
+        margin = y * (g_bound + KF @ (a_free * yf) + b)
         new = status.copy()
         new[free[a_free < 0]] = 0
         new[free[a_free > u_new[free]]] = 2
@@ -191,7 +221,7 @@ def _active_set_alpha(alpha: np.ndarray, y: np.ndarray, u_old: np.ndarray,
             a = np.zeros(y.size)
             a[bound] = u_new[bound]
             a[free] = a_free
-            return a, free, KF, g_bound
+            return a, free, KF, g_bound, status == 2
         # g_B follows the variables entering and leaving the bound
         enter = np.flatnonzero((new == 2) & (status != 2))
         leave = np.flatnonzero((status == 2) & (new != 2))
@@ -201,6 +231,78 @@ def _active_set_alpha(alpha: np.ndarray, y: np.ndarray, u_old: np.ndarray,
             g_bound = g_bound + columns.product(moved, sign * u_new[moved] * y[moved])
         status = new
     return None
+
+
+def _kkt_solve(yf: np.ndarray, KFF: np.ndarray, r: np.ndarray, s: float
+               ) -> tuple[np.ndarray, float] | None:
+    r"""The free variables' KKT system :math:`Q a + y b = r`, :math:`y^\top a = s` with
+    :math:`Q = (y y^\top)\circ K_{FF}`.
+
+    By the Schur complement on :math:`Q` (positive definite for the RBF kernel on
+    distinct points): with :math:`Q = LL^\top` (a Cholesky factor, a third of the work
+    of an LU factorisation of the bordered system),
+    :math:`b = (y^\top Q^{-1} r - s)/(y^\top Q^{-1} y)` and :math:`a = Q^{-1}(r - y b)`.
+    A semidefinite :math:`Q` (duplicated points, a linear kernel) takes the bordered
+    system's LU factorisation; ``None`` when that is singular too.
+    """
+    Q = (yf[:, None] * yf[None, :]) * KFF
+    try:
+        factor = scipy.linalg.cho_factor(Q, lower=True, check_finite=False)
+        both = scipy.linalg.cho_solve(factor, np.column_stack([r, yf]), check_finite=False)
+        qy = float(yf @ both[:, 1])
+        # a pivot lost to rounding shows as a non-positive y'Q^{-1}y or a huge solution
+        if qy > 0 and np.all(np.isfinite(both)):
+            b = (float(yf @ both[:, 0]) - s) / qy
+            return both[:, 0] - b * both[:, 1], b
+    except np.linalg.LinAlgError:
+        pass
+    m = yf.size
+    A = np.empty((m + 1, m + 1))
+    A[:m, :m] = Q
+    A[:m, m] = yf
+    A[m, :m] = yf
+    A[m, m] = 0.0
+    try:
+        sol = np.linalg.solve(A, np.append(r, s))
+    except np.linalg.LinAlgError:
+        return None
+    return (sol[:m], float(sol[m])) if np.all(np.isfinite(sol)) else None
+
+
+#: Largest relative spread of the ratios of the new to the old costs on a bounded set
+#: with which :func:`_bound_product` scales the held product: rounding, e.g.
+#: :math:`(C' w_+)/(C w_+)` and :math:`(C' w_-)/(C w_-)` of two class weights.
+RATIO_RTOL = 4 * np.finfo(float).eps
+
+
+def _bound_product(bounded: np.ndarray, u: np.ndarray, y: np.ndarray, columns: _Columns,
+                   held: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> np.ndarray:
+    r""":math:`g = K_{:,B}(u_B\circ y_B)`, from the held product of a neighbouring value.
+
+    With ``held = (B', u', g')``, :math:`g' = K_{:,B'}(u'_{B'}\circ y_{B'})` and the
+    ratio :math:`r = u_i/u'_i` the same on :math:`B\cap B'` (a path over C scales every
+    cost by :math:`C/C'`), :math:`g = r g' + K_{:,B\setminus B'}(u\circ y) -
+    K_{:,B'\setminus B}(r u'\circ y)`: only the columns whose status differs are read.
+    Each step adds the rounding of one product over those columns to that of
+    :math:`r g'` (relative :math:`\le` ``RATIO_RTOL`` for the ratio taken as one), so
+    after :math:`k` steps the error is at most about :math:`k` times that of a product
+    computed afresh (:math:`|B|\epsilon\,\max_i u_i` per entry, the kernel values being
+    at most 1 for the RBF kernel), far below smo's tolerance.
+    """
+    if held is not None:
+        b_old, u_old, g_old = held
+        both = bounded & b_old
+        ratio = u[both] / u_old[both] if both.any() else np.ones(1)
+        r = float(np.median(ratio))
+        if (np.all(np.isfinite(ratio)) and r > 0
+                and np.all(np.abs(ratio - r) <= RATIO_RTOL * r)):
+            enter = np.flatnonzero(bounded & ~b_old)
+            leave = np.flatnonzero(b_old & ~bounded)
+            moved = np.concatenate([enter, leave])
+            coef = np.concatenate([u[enter] * y[enter], -r * u_old[leave] * y[leave]])
+            return r * g_old + columns.product(moved, coef)
+    idx = np.flatnonzero(bounded)
+    return columns.product(idx, u[idx] * y[idx])
 
 
 #: Largest kernel-column store (bytes) a path keeps from one warm start to the next.
@@ -218,7 +320,8 @@ def smo_alpha(previous: Any, old: Any, new: Any,
     variables moved to the new costs (:func:`_balanced_box_start`). Along a path
     (``workspace``) the kernel columns are kept from one value to the next while the
     inputs and the kernel stay the same objects (and the store under
-    ``PATH_COLUMNS_BYTES``).
+    ``PATH_COLUMNS_BYTES``), and so is the last start's bounded product, updated to the
+    next value's costs and statuses by :func:`_bound_product`.
     """
     alpha = previous.values.get("alpha")
     if alpha is None or not (_same(old.data["y"], new.data["y"])
@@ -232,19 +335,25 @@ def smo_alpha(previous: Any, old: Any, new: Any,
     X = np.asarray(new.data["X"])
     if (a.shape == y.shape and np.all(np.isfinite(a)) and X.ndim == 2
             and callable(getattr(kernel, "columns", None))):
-        columns = None
+        columns, held = None, None
         if workspace is not None:
-            held = workspace.get("smo_columns")
-            if held is not None and held.X is X and held.kernel == kernel:
-                columns = held
+            kept = workspace.get("smo_columns")
+            if kept is not None and kept.X is X and kept.kernel == kernel:
+                columns = kept
+                bound = workspace.get("smo_bound")
+                # the held product: of these columns, these labels, the old costs
+                if (bound is not None and bound[0] is columns and _same(bound[1], y)
+                        and _same(bound[3], u_old)):
+                    held = bound[2:]
         if columns is None:
             columns = _Columns(kernel, X)
-        pred = _active_set_alpha(a, y, u_old, u_new, columns)
+        pred = _active_set_alpha(a, y, u_old, u_new, columns, held)
         if workspace is not None:
-            keep = columns.gram or columns.nbytes <= PATH_COLUMNS_BYTES
+            keep = columns.nbytes <= PATH_COLUMNS_BYTES
             workspace["smo_columns"] = columns if keep else None
+            workspace["smo_bound"] = None
         if pred is not None:
-            point, free, KF, g_bound = pred
+            point, free, KF, g_bound, bounded = pred
             # the round-off of the solve, in the box and the balance (only free
             # variables move: the bounded ones are at u_new exactly)
             x0 = _balanced_box_start(np.clip(point, 0.0, u_new), y, u_new, u_new)
@@ -257,6 +366,10 @@ def smo_alpha(previous: Any, old: Any, new: Any,
                 top = xf >= u_new[free]  # free variables that landed on their bound
                 Kb = g_bound + KF[:, top] @ (u_new[free][top] * y[free][top])
                 Kv = g_bound + KF @ (xf * y[free])
+                if workspace is not None and keep:
+                    bounded = bounded.copy()
+                    bounded[free[top]] = True
+                    workspace["smo_bound"] = (columns, y, bounded, u_new, Kb)
                 return {"x0": x0, "x0_products": (Kv, Kb)}
     x0 = _balanced_box_start(alpha, y, u_old, u_new)
     return {} if x0 is None else {"x0": x0}
