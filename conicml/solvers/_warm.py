@@ -101,6 +101,7 @@ class _Columns:
         self._col = np.empty(0, dtype=np.int64)  # the inverse map, slot -> column
         self._store = np.empty((self.n, 0), order="F")
         self._used = 0
+        self._sq: np.ndarray | None = None  # gamma * squared row norms (RBF)
 
     @property
     def nbytes(self) -> int:
@@ -119,11 +120,27 @@ class _Columns:
             col[:self._used] = self._col[:self._used]
             self._col = col
         new = slice(self._used, self._used + missing.size)
-        self._store[:, new] = (self.X[:, missing] if self.gram
-                               else self.kernel.columns(self.X, missing))
+        if self.gram:
+            self._store[:, new] = self.X[:, missing]
+        elif getattr(self.kernel, "name", None) == "rbf":
+            self._rbf_columns(missing, self._store[:, new])
+        else:
+            self._store[:, new] = self.kernel.columns(self.X, missing)
         self._slot[missing] = np.arange(new.start, new.stop)
         self._col[new] = missing
         self._used = new.stop
+
+    def _rbf_columns(self, idx: np.ndarray, out: np.ndarray) -> None:
+        r"""RBF columns into ``out`` in place: :math:`\exp(\min(0, 2\gamma x^\top x_j -
+        \gamma\|x\|^2 - \gamma\|x_j\|^2))`, the row norms computed once."""
+        gamma = float(self.kernel.gamma)
+        if self._sq is None:
+            self._sq = np.einsum("ij,ij->i", self.X, self.X) * gamma
+        np.matmul(self.X, self.X[idx].T * (2.0 * gamma), out=out)
+        out -= self._sq[:, None]
+        out -= self._sq[idx][None, :]
+        np.minimum(out, 0.0, out=out)
+        np.exp(out, out=out)
 
     def front(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The columns ``idx`` as the store's first ``len(idx)`` columns: ``(K_F, order)``.
