@@ -122,17 +122,22 @@ def test_smo_active_set_warm_start_is_the_next_optimum(kernel):
         cm.solve(new, "smo", x0_products=start["x0_products"])
 
 
-def test_smo_warm_starts_share_kernel_columns_along_a_path():
+@pytest.mark.parametrize("weights", [{}, {"class_weight": {1: 3.0, -1: 0.7},
+                                         "sample_weight": np.linspace(0.5, 2.0, 200)}])
+def test_smo_warm_starts_share_kernel_columns_along_a_path(weights):
     # the path's workspace keeps the warm start's kernel columns from one value to the
-    # next (same inputs, same kernel); the starts are those computed afresh
+    # next (same inputs, same kernel), and the bounded product K_B(c_B y_B), carried to
+    # the next costs by their ratio (one per class and sample weight, equal up to
+    # rounding) plus the columns whose status differs; the starts are those computed
+    # afresh, to rounding
     from conicml.solvers._warm import smo_alpha as warm_start_alpha
 
     X, y = _svm_data(200, seed=4)
-    progs = [svm.soft_margin(X, y, C, kernel="rbf", gamma=0.25, form="dual")
-             for C in (3.0, 6.0, 12.0)]
+    progs = [svm.soft_margin(X, y, C, kernel="rbf", gamma=0.25, form="dual", **weights)
+             for C in (3.0, 6.0, 12.0, 24.0)]
     sols = [cm.solve(p, "smo", tol=1e-8) for p in progs]
     workspace: dict = {}
-    for k in range(2):
+    for k in range(3):
         shared = warm_start_alpha(sols[k], progs[k], progs[k + 1], workspace=workspace)
         fresh = warm_start_alpha(sols[k], progs[k], progs[k + 1])
         np.testing.assert_allclose(shared["x0"], fresh["x0"], rtol=1e-12, atol=1e-12)
@@ -140,6 +145,7 @@ def test_smo_warm_starts_share_kernel_columns_along_a_path():
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
         if k == 0:
             held = workspace["smo_columns"]
+        assert workspace["smo_bound"] is not None
     assert workspace["smo_columns"] is held
     # other inputs: the held columns are not used
     other = svm.soft_margin(X + 1.0, y, 6.0, kernel="rbf", gamma=0.25, form="dual")
