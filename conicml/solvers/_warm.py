@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from ..contracts.ranking_ops import EIG_RTOL, LinearizedRanking, objective
+from ..contracts.ranking_ops import EIG_RTOL, EXACT_MAX_BASIS, LinearizedRanking, objective
 
 __all__ = [
     "cbc_alpha",
@@ -433,6 +433,11 @@ def cbor_pair(previous: Any, old: Any, new: Any) -> dict[str, Any]:
     return {"x0": (np.asarray(a, dtype=float), np.asarray(s, dtype=float))}
 
 
+#: Hessian products of a ``rank-tr`` solve, in units of one PCG run that would switch it
+#: to the exact direction (``n_basis / 16``), from which the next λ of a path starts exact.
+EXACT_HANDOVER = 4
+
+
 def rank_beta(previous: Any, old: Any, new: Any,
               workspace: dict[str, Any] | None = None) -> dict[str, Any]:
     r"""``rank-tr`` / ``rank-newton``: the previous :math:`\beta` (same basis), any λ.
@@ -472,7 +477,15 @@ def rank_beta(previous: Any, old: Any, new: Any,
     if previous.solver == "rank-newton":
         eig_rtol, wanted = previous.extras.get("eig_rtol"), True
     else:
-        eig_rtol, wanted = EIG_RTOL, previous.extras.get("exact_directions", 0) > 0
+        # the exact direction from the start: once a value needed it, or once the previous
+        # value's Hessian products cost as much as EXACT_HANDOVER explicit Hessians (a
+        # smaller λ takes more CG steps; rank-tr would switch after a PCG run of
+        # n_basis / 16 products, having paid for them and for its own eigen-coordinates)
+        eig_rtol = EIG_RTOL
+        wanted = rank_new.n_basis <= EXACT_MAX_BASIS and (
+            previous.extras.get("exact_directions", 0) > 0
+            or previous.extras.get("hessian_products", 0)
+            >= EXACT_HANDOVER * rank_new.n_basis / 16)
     if eig_rtol is None or not same_data:
         return out
     lin = workspace.get("rank_linearization")

@@ -362,14 +362,28 @@ def test_a_rank_path_extrapolates_and_shares_the_eigen_coordinates(solver):
     assert started[0] == ()
     if solver == "rank-newton":  # it always works in the eigen-coordinates
         assert all("linearization" in s for s in started[1:])
-    else:  # from the value after the first that needed the exact direction
+    else:  # after a value that needed the exact direction, or as many Hessian products
+        # as EXACT_HANDOVER PCG runs that would switch rank-tr to it
+        from conicml.solvers._warm import EXACT_HANDOVER
+
+        r = first.data["rank"].n_basis
+        order = np.argsort(-lams)
         needed = [w.extras["exact_directions"] > 0 for w in warm]
         assert any(needed[:-1])
-        first_exact = needed.index(True)
-        assert all("linearization" in s for s in started[first_exact + 1:])
-        assert not any("linearization" in s for s in started[:first_exact + 1])
+        for prev, k in zip(order[:-1], order[1:]):
+            handover = (warm[prev].extras["exact_directions"] > 0
+                        or warm[prev].extras["hessian_products"] >= EXACT_HANDOVER * r / 16)
+            assert ("linearization" in started[k]) == handover
     # the start is the better of the previous beta and the secant in log lambda
     from conicml.solvers._warm import rank_beta
+
+    if solver == "rank-tr":  # the handover by Hessian products alone
+        lot = dataclasses.replace(warm[0], extras={**warm[0].extras, "exact_directions": 0,
+                                                   "hessian_products": EXACT_HANDOVER * r})
+        few = dataclasses.replace(lot, extras={**lot.extras, "hessian_products": 1})
+        assert "linearization" in rank_beta(lot, build(lams[0]), build(lams[1]), workspace={})
+        assert "linearization" not in rank_beta(few, build(lams[0]), build(lams[1]),
+                                                workspace={})
 
     workspace: dict = {}
     rank_beta(warm[0], build(lams[0]), build(lams[1]), workspace=workspace)
