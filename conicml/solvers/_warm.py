@@ -86,8 +86,9 @@ PREDICTOR_ROUNDS = 10
 class _Columns:
     """Kernel columns ``K[:, i]`` of a program's data, kept in one column-major store.
 
-    The columns are computed once (a precomputed Gram matrix: copied once) and kept; the
-    columns of the current free set are arranged at the front of the store
+    The columns are computed once and kept (a precomputed Gram matrix is read in place:
+    nothing is copied but the block a round reads); the columns of the current free set
+    are arranged at the front of the store
     (:meth:`front`), so the KKT system and the margins of :func:`_active_set_alpha` read
     them as one contiguous block: a status change moves one column (``O(n)``), never a
     copy of the whole block per round.
@@ -148,6 +149,8 @@ class _Columns:
         ``K_F`` is a view (no copy) whose column ``j`` is ``K[:, order[j]]``; ``order`` is
         ``idx`` permuted. Only the columns not yet at the front move (a swap each).
         """
+        if self.gram:  # read in place: a gathered copy of the block, nothing kept
+            return self.X[:, idx], idx
         self._ensure(idx)
         m = idx.size
         wanted = np.zeros(self.n, dtype=bool)
@@ -167,10 +170,12 @@ class _Columns:
         """``K[:, idx] @ coef``."""
         if idx.size == 0:
             return np.zeros(self.n)
-        if self.gram and 2 * idx.size > self.n:  # read the Gram matrix in place
-            full = np.zeros(self.n)
-            full[idx] = coef
-            return self.X @ full
+        if self.gram:  # read the Gram matrix in place
+            if 2 * idx.size > self.n:
+                full = np.zeros(self.n)
+                full[idx] = coef
+                return self.X @ full
+            return self.X[:, idx] @ coef
         self._ensure(idx)
         if 2 * idx.size > self._used:  # one product over the store, no gathered copy
             full = np.zeros(self._used)
