@@ -438,6 +438,18 @@ def cbor_pair(previous: Any, old: Any, new: Any) -> dict[str, Any]:
     return {"x0": (np.asarray(a, dtype=float), np.asarray(s, dtype=float))}
 
 
+def _at_new_lambda(previous: Any, rank_old: Any, rank_new: Any, beta: np.ndarray) -> float:
+    r""":math:`F_{\lambda'}(\beta)` from the previous value's :math:`F_\lambda(\beta)`: only
+    the regulariser changes, :math:`F_{\lambda'} = F_\lambda + \frac{\lambda'-\lambda}2
+    \beta^\top K_{\mathcal R\mathcal R}\beta` (no product with :math:`K_{\bullet\mathcal
+    R}`, no sort); evaluated afresh when the previous objective is not finite."""
+    f = float(previous.objective)
+    if not math.isfinite(f):
+        return objective(rank_new, beta)
+    return f + 0.5 * (float(rank_new.lam) - float(rank_old.lam)) * float(
+        beta @ (rank_new.KRR @ beta))
+
+
 #: Hessian products of a ``rank-tr`` solve, in units of one PCG run that would switch it
 #: to the exact direction (``n_basis / 16``), from which the next λ of a path starts exact.
 EXACT_HANDOVER = 4
@@ -475,7 +487,8 @@ def rank_beta(previous: Any, old: Any, new: Any,
         step = (math.log(rank_new.lam) - math.log(rank_old.lam)) / (
             math.log(rank_old.lam) - math.log(lam_a))
         secant = beta + step * (beta - beta_a)
-        if np.all(np.isfinite(secant)) and objective(rank_new, secant) < objective(rank_new, beta):
+        if np.all(np.isfinite(secant)) and objective(rank_new, secant) < _at_new_lambda(
+                previous, rank_old, rank_new, beta):
             start = secant
     workspace["rank_previous"] = (rank_new.KR, float(rank_old.lam), beta) if same_data else None
     out: dict[str, Any] = {"x0": start}
