@@ -216,7 +216,11 @@ def solve_rank_tr(
     cancellation there. A stop at the rounding level (a promised decrease below
     :math:`m\epsilon_{\rm mach}|F|`, which a sum over :math:`m` samples cannot resolve, at a
     relative gradient :math:`\le 10^{-5}`) ends either mode; a rejected trust-region step
-    reuses its direction.
+    reuses its direction. In the exact mode, at a relative gradient :math:`\le 10^{-5}` the
+    decrement is first estimated with the last step's Hessian factor: below
+    :data:`STALE_DECREMENT` of the rounding level it ends the steps without forming the
+    :math:`O(m|\mathcal R|^2)` Hessian once more (after a full step the pairs in the
+    quadratic piece barely change; the estimate is within a few per cent of the decrement).
 
     **Stopping.** The relative gradient in the :math:`K_{\mathcal R\mathcal R}^{-1}`
     metric, :math:`\|g\|_{K^{-1}} / \max(\|g_{\rm loss}\|_{K^{-1}}, \|\lambda
