@@ -122,6 +122,27 @@ def test_smo_active_set_warm_start_is_the_next_optimum(kernel):
         cm.solve(new, "smo", x0_products=start["x0_products"])
 
 
+@pytest.mark.parametrize("definite", [True, False])
+def test_smo_predictor_kkt_system_is_the_bordered_solve(definite):
+    # the free variables' KKT system [Q y; y' 0][a; b] = [r; s] by the Cholesky factor of
+    # Q and its Schur complement, or (Q not positive definite: an indefinite
+    # "precomputed" kernel) by LU of the bordered matrix: numpy's dense solve of the
+    # bordered system is the reference
+    from conicml.solvers._warm import _kkt_solve
+
+    rng = np.random.default_rng(5)
+    m = 12
+    y = np.where(rng.random(m) < 0.5, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    B = rng.normal(size=(m, m))
+    K = B @ B.T + m * np.eye(m) if definite else B + B.T
+    r, s = rng.normal(size=m), 0.3
+    a, b = _kkt_solve(y, K, r, s)
+    A = np.block([[np.outer(y, y) * K, y[:, None]], [y[None, :], np.zeros((1, 1))]])
+    ref = np.linalg.solve(A, np.append(r, s))
+    np.testing.assert_allclose(np.append(a, b), ref, rtol=1e-8, atol=1e-10)
+
+
 @pytest.mark.parametrize("weights", [{}, {"class_weight": {1: 3.0, -1: 0.7},
                                          "sample_weight": np.linspace(0.5, 2.0, 200)}])
 def test_smo_warm_starts_share_kernel_columns_along_a_path(weights):
