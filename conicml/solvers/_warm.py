@@ -88,10 +88,9 @@ class _Columns:
 
     The columns are computed once and kept (a precomputed Gram matrix is read in place:
     nothing is copied but the block a round reads); the columns of the current free set
-    are arranged at the front of the store
-    (:meth:`front`), so the KKT system and the margins of :func:`_active_set_alpha` read
-    them as one contiguous block: a status change moves one column (``O(n)``), never a
-    copy of the whole block per round.
+    are arranged at the front of the store (:meth:`front`), so the KKT system and the
+    margins of :func:`_active_set_alpha` read them as one contiguous block: a status
+    change moves one column (``O(n)``), never a copy of the whole block per round.
     """
 
     def __init__(self, kernel: Any, X: np.ndarray) -> None:
@@ -109,6 +108,7 @@ class _Columns:
         return int(self._store.nbytes)
 
     def _ensure(self, idx: np.ndarray) -> None:
+        """Compute the columns ``idx`` not yet in the store (not for a Gram matrix)."""
         missing = np.unique(idx[self._slot[idx] < 0])
         if not missing.size:
             return
@@ -121,9 +121,7 @@ class _Columns:
             col[:self._used] = self._col[:self._used]
             self._col = col
         new = slice(self._used, self._used + missing.size)
-        if self.gram:
-            self._store[:, new] = self.X[:, missing]
-        elif getattr(self.kernel, "name", None) == "rbf":
+        if getattr(self.kernel, "name", None) == "rbf":
             self._rbf_columns(missing, self._store[:, new])
         else:
             self._store[:, new] = self.kernel.columns(self.X, missing)
@@ -147,7 +145,8 @@ class _Columns:
         """The columns ``idx`` as the store's first ``len(idx)`` columns: ``(K_F, order)``.
 
         ``K_F`` is a view (no copy) whose column ``j`` is ``K[:, order[j]]``; ``order`` is
-        ``idx`` permuted. Only the columns not yet at the front move (a swap each).
+        ``idx`` permuted. Only the columns not yet at the front move (a swap each). A
+        precomputed Gram matrix: its columns ``idx`` gathered, in the order of ``idx``.
         """
         if self.gram:  # read in place: a gathered copy of the block, nothing kept
             return self.X[:, idx], idx
@@ -272,7 +271,7 @@ def _kkt_solve(yf: np.ndarray, KFF: np.ndarray, r: np.ndarray, s: float
         factor = scipy.linalg.cho_factor(Q, lower=True, check_finite=False)
         both = scipy.linalg.cho_solve(factor, np.column_stack([r, yf]), check_finite=False)
         qy = float(yf @ both[:, 1])
-        # a pivot lost to rounding shows as a non-positive y'Q^{-1}y or a huge solution
+        # a pivot lost to rounding shows as a non-positive y'Q^{-1}y or a non-finite one
         if qy > 0 and np.all(np.isfinite(both)):
             b = (float(yf @ both[:, 0]) - s) / qy
             return both[:, 0] - b * both[:, 1], b
