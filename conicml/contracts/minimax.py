@@ -163,6 +163,8 @@ class KernelScatter:
         self.lead = Cx.shape[1] if lead is None else int(lead)
         self._factor: tuple[float, np.ndarray] | None = None  # (c0, Cholesky factor)
         self._cfro: float | None = None
+        #: (c, T_y, y) of the last single-column solves with the current factor
+        self._recent: list[tuple[float, np.ndarray, np.ndarray]] = []
         #: number of Cholesky factorisations and of conjugate-gradient solves so far
         self.factorisations = 0
         self.cg_solves = 0
@@ -192,6 +194,24 @@ class KernelScatter:
     def _mu(self, c: float) -> float:
         return c * self.rho_x + (1.0 - c) * self.rho_y
 
+    def _start(self, c: float, c0: float, Ty: np.ndarray) -> np.ndarray:
+        r"""The first iterate of conjugate gradients on :math:`A(c)y = T_y` in the
+        coordinates of the factor at ``c0``: :math:`T_y` itself (:math:`s = H(c_0)^{-1}T`),
+        or, for one right-hand side nearly parallel to one solved before with this factor
+        at a weight nearer ``c`` than ``c0``, that solution scaled to it (along the weight
+        curve the same right-hand side recurs at ever closer weights)."""
+        if Ty.shape[1] != 1 or not self._recent:
+            return Ty
+        t = Ty[:, 0]
+        tt = float(t @ t)
+        best, start = self.spread(c, c0), Ty
+        for cp, tp, yp in self._recent:
+            tpt = float(tp @ t)
+            cos2 = tpt * tpt / max(tt * float(tp @ tp), np.finfo(float).tiny)
+            if cos2 > 1.0 - 1e-10 and self.spread(c, cp) < best:
+                best, start = self.spread(c, cp), (yp * (tpt / float(tp @ tp)))[:, None]
+        return start
+
     def factor(self, c: float) -> np.ndarray:
         r"""Factor :math:`\mu D_c^{-1} + G` at ``c`` (0 < c < 1) and keep it."""
         mu = self._mu(c)
@@ -202,6 +222,7 @@ class KernelScatter:
         with one_blas_thread():
             L = cholesky(A, lower=True, overwrite_a=True, check_finite=False)
         self._factor = (float(c), L)
+        self._recent = []  # solutions in the coordinates of the previous factor
         self.factorisations += 1
         return L
 
@@ -283,8 +304,10 @@ class KernelScatter:
                 Ty = solve_triangular(L, T, lower=True, check_finite=False)
                 l_norm = math.sqrt(max(float(np.trace(self.G)) + float(np.sum(
                     self._shift(c0))), np.finfo(float).tiny))
-                Y, ok = _pcg(a_matvec, lambda V: V, Ty, Ty, rtol, steps,
+                Y, ok = _pcg(a_matvec, lambda V: V, Ty, self._start(c, c0, Ty), rtol, steps,
                              target=h_target / l_norm)
+                if ok and Y.shape[1] == 1:
+                    self._recent = ([(c, Ty[:, 0], Y[:, 0])] + self._recent)[:4]
                 S = solve_triangular(L, Y, lower=True, trans="T", check_finite=False)
                 return (B2 - self._ct(S, r)) / mu, ok
 
