@@ -167,9 +167,13 @@ def table(rows: list[dict], args: argparse.Namespace, started: str, ended: str) 
             "load (1 min) |\n|---|---|---|---|---|---|")
     at5000 = [r for r in rows if r["n"] == 5000]
     over = [r["name"] for r in at5000 if r["state"] != "ok" or r["fit"] > TARGET]
+    over_cpu = [r["name"] for r in at5000 if r["state"] != "ok" or r["cpu"] > TARGET]
     summary = (f"At 5 000 rows: {len(at5000) - len(over)} of {len(at5000)} estimators fit "
                f"within {TARGET:g} s; over the target or failed: "
-               f"{', '.join(over) if over else 'none'}.")
+               f"{', '.join(over) if over else 'none'}. By CPU time: "
+               f"{len(at5000) - len(over_cpu)} of {len(at5000)} within {TARGET:g} s; over "
+               f"or failed: {', '.join(over_cpu) if over_cpu else 'none'}."
+               if at5000 else "No row at 5 000 rows (the target's size) in this run.")
     return (f"# Every estimator's fit time with its defaults\n\n{machine()}\n\n"
             f"Command: `python benchmarks/estimator_fit_times.py --sizes "
             f"{','.join(map(str, args.sizes))} --limit {args.limit:g}"
