@@ -135,11 +135,12 @@ class KernelScatter:
 
     where :math:`G` is the per-class double-centred Gram matrix over
     :math:`\sqrt{N_aN_b}` (``G``, formed from :math:`K` in :math:`O(n^2)`): one Cholesky
-    factorisation of :math:`\mu D_c^{-1} + G` per weight :math:`c`. A solve at a weight
-    next to the last factored one (the factor's :math:`M(c_0)` within a factor
-    ``near`` of :math:`M(c)` in the Loewner order) runs preconditioned conjugate
-    gradients on :math:`M(c)` with that factor instead of a new factorisation; its
-    result is accepted only at a relative residual of ``rtol`` of :math:`M(c)` itself.
+    factorisation of :math:`H(c) = \mu D_c^{-1} + G` per weight :math:`c`. A solve at a
+    weight next to the last factored one (the factor's :math:`M(c_0)` within a factor
+    ``near`` of :math:`M(c)` in the Loewner order) runs conjugate gradients on
+    :math:`H(c)` in the coordinates of that factor instead of a new factorisation
+    (:meth:`solve`); its result is accepted only at a relative residual of ``rtol`` of
+    :math:`M(c)` itself.
 
     Parameters
     ----------
