@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -460,6 +461,7 @@ class _ProductColumns:
     :math:`Kv` is a product with stored columns. Only the last data set's columns are
     kept (``key``: the kernel, the shape and the digest of ``X``), up to
     :data:`PRODUCT_COLUMNS_BYTES`; columns beyond it are evaluated without being kept.
+    One store per thread (:func:`_columns`).
     """
 
     def __init__(self) -> None:
@@ -501,7 +503,15 @@ class _ProductColumns:
         return g
 
 
-_COLUMNS = _ProductColumns()
+_LOCAL = threading.local()  # one store per thread: folds fitted in threads never share one
+
+
+def _columns() -> _ProductColumns:
+    """This thread's store of kernel columns."""
+    store = getattr(_LOCAL, "columns", None)
+    if store is None:
+        store = _LOCAL.columns = _ProductColumns()
+    return store
 
 
 def _cross_columns(kernel: Kernel, A: np.ndarray, B: np.ndarray, out: np.ndarray) -> None:
@@ -561,13 +571,13 @@ def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray) -> np.ndarray:
                 dv = np.zeros(v.shape)
                 dv[diff] = v[diff] - last[1][diff]
                 g = last[2] + (_cross_matvec(kernel, X, X[diff], dv[diff]) if _is_sparse(X)
-                               else _COLUMNS.matvec(key, kernel, X, dv, diff))
+                               else _columns().matvec(key, kernel, X, dv, diff))
                 _LAST_PRODUCT = (key, v.copy(), g.copy())
                 return g
         if _is_sparse(X):
             g = _cross_matvec(kernel, X, X[nz], v[nz])
         else:
-            g = _COLUMNS.matvec(key, kernel, X, v, nz)
+            g = _columns().matvec(key, kernel, X, v, nz)
     _LAST_PRODUCT = (key, v.copy(), g.copy())
     return g
 
