@@ -18,9 +18,8 @@
 * ablation (breast cancer): both methods at the thesis's own parameters under the
   feature scalings standardised / raw / [0, 1] and on the original Wisconsin data
   (683 x 9) instead of WDBC;
-* ablation (every row): each method at the parameters the thesis chose, beside ours
-  at our chosen ones, with the spread over the CV shuffles: how flat the CV surface
-  is between the two settings (the parameter cells).
+* ablation (every row): each method at the thesis's chosen parameters beside ours at
+  ours, with the spread over the CV shuffles (how flat the CV surface is).
 
 Run ``conicml reproduce saketha_table_2_2 [--quick] [--runs R]``;
 writes ``conicml-results/saketha_table_2_2.md`` (both tables).

