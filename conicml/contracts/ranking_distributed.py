@@ -96,9 +96,19 @@ def block_hessian(Xneg: np.ndarray, XR: np.ndarray, kernel: Kernel, beta: np.nda
                              np.zeros(Kb.shape[0], dtype=np.int64)])
     loss, grad, states = PairwiseLoss(levels, eps).evaluate(np.concatenate([a, Kb @ beta]))
     st = states[0]
-    cum = np.zeros((Kb.shape[0] + 1, r))
-    np.cumsum(Kb[st.order_lo], axis=0, out=cum[1:])
-    S = cum[st.k1] - cum[st.k0]
+    S = np.zeros((m_pos, r))
+    rows = st.k1 > st.k0
+    if np.any(rows):
+        # S_i at the positives with a quadratic window only, from prefix sums of the
+        # sorted negatives at the windows' ends (the rows between consecutive ends summed
+        # by reduceat): the rows outside every window are never copied or summed
+        k0, k1 = st.k0[rows], st.k1[rows]
+        start, end = int(k0.min()), int(k1.max())
+        ends = np.unique(np.concatenate([k0, k1]))
+        segments = np.add.reduceat(Kb[st.order_lo[start:end]], ends[:-1] - start, axis=0)
+        cu = np.zeros((ends.size, r))
+        np.cumsum(segments, axis=0, out=cu[1:])
+        S[rows] = cu[np.searchsorted(ends, k1)] - cu[np.searchsorted(ends, k0)]
     cb = (st.kq - st.kl).astype(float)
     rows = np.flatnonzero(cb)
     stride = max(1, int(round(1.0 / fraction)))
