@@ -163,8 +163,14 @@ def fit_pegasos_dask(X: Any, y: Any, positive: Any, C: float,
     **Rounds.** The client sends :math:`(w, b)` and the step counter :math:`t`; every
     worker runs ``local_steps`` Pegasos steps on its block from :math:`w` (mini-batches of
     ``batch_size`` rows drawn with probability :math:`c_i/C_k`, :math:`C_k = \sum_{i\in k}
-    c_i`; :math:`\eta_t = 1/(\lambda t)`; the margin test with the bias; the projection on
-    the ball of radius :math:`1/\sqrt\lambda`) and returns :math:`C_k w_k`. The client
+    c_i`; :math:`\eta_t = 1/(\lambda(t + t_0))`; the margin test with the bias; the
+    projection on the ball of radius :math:`1/\sqrt\lambda`) and returns :math:`C_k w_k`.
+    ``step_offset`` :math:`t_0` is Bottou's offset, as in the in-memory ``pegasos``: with
+    :math:`t_0 = 0` (Alg. 2 as printed) and :math:`\lambda = 1/\sum_ic_i` small, the first
+    steps of :math:`1/\lambda` throw :math:`w` to the ball's rim and the steps shrink only
+    after about :math:`1/\lambda` steps, so no certified point beats :math:`w = 0` for
+    many rounds; ``"auto"`` takes :math:`t_0 = \lfloor\overline{\|x\|^2}/(\lambda
+    k)\rfloor`, where one row's share of the first step moves its margin by about 1. The client
     averages, :math:`w \leftarrow \sum_k C_k w_k / \sum_k C_k`: with one local step this is
     exactly a Pegasos step on a mini-batch stratified over the blocks (the block
     sub-gradients weighted by :math:`C_k/\sum c` are an unbiased sub-gradient of
@@ -183,6 +189,18 @@ def fit_pegasos_dask(X: Any, y: Any, positive: Any, C: float,
     blocks return per class the sums :math:`\sum\alpha_i` and :math:`\sum\alpha_ix_i`, so
     one pass gives every candidate. The fit is OPTIMAL when the best :math:`P` against the
     best :math:`D` has a relative gap :math:`\le` ``tol``.
+
+    **Why this dual bound is loose when** :math:`n \gg d`. The implied multipliers are a
+    function of the margins alone. Every row whose margin the iterate misjudges by more
+    than the band :math:`\tau` gets a multiplier off by up to :math:`c_i`, and the number
+    of such rows grows with :math:`n` at a fixed accuracy of :math:`w`, so
+    :math:`\|\sum_i\alpha_iy_ix_i\|` grows like :math:`n` while the optimal :math:`w` stays
+    bounded; the best scaling :math:`s` then gives :math:`D \le S^2/(2q)` with
+    :math:`S = \mathbf 1^\top\alpha \propto n` and :math:`q \propto n^2`, i.e. a bounded
+    :math:`D` against a primal value :math:`\propto n`. A tight dual point needs the
+    multipliers themselves (as ``dcd`` keeps them); the fit then stops at ``time_limit`` or
+    ``max_iter`` with USER_LIMIT and the certified gap, and the returned point is the
+    best certified primal one.
     """
     import dask
 
