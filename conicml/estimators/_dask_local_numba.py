@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, uint64
 
+from .._utils.shrinking import shrink_or_project
+
 __all__ = ["local"]
 
 
@@ -40,24 +42,11 @@ def local(X, y, c, sq, alpha, u, dw, index, fstate, istate, rstate, passes, eps,
                 f += X[i, j] * u[j]
             G = y[i] * (f + lin + rho * (sy + sigma * dsy)) - 1.0
             a = alpha[i]
-            if a == 0.0:
-                if G > pg_max_old:
-                    active -= 1
-                    tmp = index[s]
-                    index[s] = index[active]
-                    index[active] = tmp
-                    continue
-                pg = min(G, 0.0)
-            elif a == c[i]:
-                if G < pg_min_old:
-                    active -= 1
-                    tmp = index[s]
-                    index[s] = index[active]
-                    index[active] = tmp
-                    continue
-                pg = max(G, 0.0)
-            else:
-                pg = G
+            shrink, pg = shrink_or_project(a, c[i], G, pg_max_old, pg_min_old)
+            if shrink:
+                active -= 1
+                index[s], index[active] = index[active], index[s]
+                continue
             pg_max = max(pg_max, pg)
             pg_min = min(pg_min, pg)
             if pg != 0.0:
