@@ -444,7 +444,7 @@ def main() -> None:
     diag(1, 5) R^T) with R the rotation by -7 pi / 8 (the thesis's description is garbled;
     the y mean (4, 0) is our reading); toy III: x ~ N((-3, 0), diag(0.5, 8)),
     y ~ N((4, 0), diag(6, 1)), 20 train / 60 test per class. Linear models: M4 (separable
-    M4 by ``bisection`` when the training set is separable, else the soft M4 with C chosen
+    M4 by ``dinkelbach-gfp`` when the training set is separable, else the soft M4 with C chosen
     by 3-fold CV from {0.1, 1, 10}), SVM (C by 3-fold CV from {0.1, 1, 10, 100}, ``smo``),
     MPM (``clarabel``). Test accuracy on the test sample.
 
