@@ -45,6 +45,15 @@ PEGASOS_STEPS = 2000
 
 
 def _peak_rss_mb() -> float:
+    """This process's peak RSS (VmHWM: reset at exec, unlike ru_maxrss, which a worker
+    process may inherit from the process that started it)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return float(line.split()[1]) / 1024.0
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
@@ -150,7 +159,8 @@ def run(learner: str, n: int, block: int, time_limit: float, X_test, y_test,
     return {"n": n, "block": block, "fit_s": t_fit,
             "persist_s": t_persist if persist else None, "status": status, "gap": gap,
             "rounds": rounds, "passes": passes, "acc": m.score(X_test, y_test),
-            "peak_mb": max(peaks.values()), "worker_cpu_s": sum(cpu.values()),
+            "peak_mb": max(peaks.values()), "data_mb": (X.nbytes + y.nbytes) / 2 / 2**20,
+            "worker_cpu_s": sum(cpu.values()),
             "client_mb": _peak_rss_mb(), "dask_predict": dask_pred_ok,
             "load": "/".join(f"{x:.1f}" for x in os.getloadavg())}
 
@@ -224,20 +234,23 @@ def main() -> None:
         "held-out rows (`vs sample fit`: against the first reference); `dask predict` "
         "checks that predict on a dask array returns the in-memory labels; `local passes` "
         "is the mean number of local passes per block over all rounds (dcd); peak RSS is "
-        "the largest worker's (a fresh cluster per N); worker CPU is the two workers' user "
+        "the largest worker's (a fresh cluster per N; VmHWM), `data per worker` the "
+        "share of the persisted X and y that each of the 2 workers holds; worker CPU is "
+        "the two workers' user "
         "+ system time; load is the 1/5/15-minute load average when the row finished.",
         "",
         "| N | blocks | fit (s) | persist (s) | status | gap | rounds | local passes "
         "| accuracy | vs sample fit (points) | worker CPU s | peak worker RSS (MB) "
-        "| client RSS (MB) | dask predict | load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| data per worker (MB) | client RSS (MB) | dask predict | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         persist_s = "-" if r["persist_s"] is None else f"{r['persist_s']:.1f}"
         lines.append(f"| {r['n']:,} | {args.blocks} | {r['fit_s']:.1f} | {persist_s} | "
                      f"{r['status']} | {r['gap']} | {r['rounds']} | {r['passes']} | "
                      f"{r['acc']:.4f} | {100 * (r['acc'] - acc_ref):+.2f} | "
-                     f"{r['worker_cpu_s']:.1f} | {r['peak_mb']:.0f} | {r['client_mb']:.0f} "
+                     f"{r['worker_cpu_s']:.1f} | {r['peak_mb']:.0f} | {r['data_mb']:.0f} | "
+                     f"{r['client_mb']:.0f} "
                      f"| {r['dask_predict']} | {r['load']} |")
     out = write_results("scale_dask", "\n".join(lines) + "\n", args.quick,
                         section=args.section)

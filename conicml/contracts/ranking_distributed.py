@@ -43,13 +43,27 @@ def _negatives(Xb: np.ndarray, yb: np.ndarray, positive: Any) -> np.ndarray:
     return Xb[np.asarray(yb) != positive]
 
 
+def _kernel_columns(kernel: Kernel, X: np.ndarray, XR: np.ndarray) -> np.ndarray:
+    r"""``kernel(X, XR)``; for ``rbf`` computed in place in one array,
+    :math:`\exp(\min(2\gamma x^\top r - \gamma\|x\|^2 - \gamma\|r\|^2, 0))`, without the
+    temporaries of the general kernel function (a block's columns are its largest array)."""
+    if kernel.name != "rbf":
+        return kernel(X, XR)
+    g = float(kernel.gamma)
+    out = X @ (XR.T * (2.0 * g))
+    out -= g * np.einsum("ij,ij->i", X, X)[:, None]
+    out -= g * np.einsum("ij,ij->i", XR, XR)[None, :]
+    np.minimum(out, 0.0, out=out)
+    return np.exp(out, out=out)
+
+
 def block_gradient(Xneg: np.ndarray, XR: np.ndarray, kernel: Kernel, beta: np.ndarray,
                    a: np.ndarray, eps: float) -> tuple[float, np.ndarray, np.ndarray]:
     r"""One block's ``(L_b, g_a, K_b^T g_b)``: its pairs with every positive (scores ``a``)."""
     m_pos = a.size
     if Xneg.shape[0] == 0:
         return 0.0, np.zeros(m_pos), np.zeros(m_pos)
-    Kb = kernel(Xneg, XR)
+    Kb = _kernel_columns(kernel, Xneg, XR)
     levels = np.concatenate([np.ones(m_pos, dtype=np.int64),
                              np.zeros(Kb.shape[0], dtype=np.int64)])
     loss, grad, _ = PairwiseLoss(levels, eps).evaluate(np.concatenate([a, Kb @ beta]))
@@ -63,7 +77,7 @@ def block_hess_vec(Xneg: np.ndarray, XR: np.ndarray, kernel: Kernel, beta: np.nd
     m_pos = a.size
     if Xneg.shape[0] == 0:
         return np.zeros(m_pos), np.zeros(m_pos)
-    Kb = kernel(Xneg, XR)
+    Kb = _kernel_columns(kernel, Xneg, XR)
     levels = np.concatenate([np.ones(m_pos, dtype=np.int64),
                              np.zeros(Kb.shape[0], dtype=np.int64)])
     fn = PairwiseLoss(levels, eps)
@@ -91,14 +105,24 @@ def block_hessian(Xneg: np.ndarray, XR: np.ndarray, kernel: Kernel, beta: np.nda
     if Xneg.shape[0] == 0:
         return 0.0, np.zeros(m_pos), np.zeros(r), np.zeros(m_pos), np.zeros((m_pos, r)), \
             np.zeros((r, r))
-    Kb = kernel(Xneg, XR)
+    Kb = _kernel_columns(kernel, Xneg, XR)
     levels = np.concatenate([np.ones(m_pos, dtype=np.int64),
                              np.zeros(Kb.shape[0], dtype=np.int64)])
     loss, grad, states = PairwiseLoss(levels, eps).evaluate(np.concatenate([a, Kb @ beta]))
     st = states[0]
-    cum = np.zeros((Kb.shape[0] + 1, r))
-    np.cumsum(Kb[st.order_lo], axis=0, out=cum[1:])
-    S = cum[st.k1] - cum[st.k0]
+    S = np.zeros((m_pos, r))
+    rows = st.k1 > st.k0
+    if np.any(rows):
+        # S_i at the positives with a quadratic window only, from prefix sums of the
+        # sorted negatives at the windows' ends (the rows between consecutive ends summed
+        # by reduceat): the rows outside every window are never copied or summed
+        k0, k1 = st.k0[rows], st.k1[rows]
+        start, end = int(k0.min()), int(k1.max())
+        ends = np.unique(np.concatenate([k0, k1]))
+        segments = np.add.reduceat(Kb[st.order_lo[start:end]], ends[:-1] - start, axis=0)
+        cu = np.zeros((ends.size, r))
+        np.cumsum(segments, axis=0, out=cu[1:])
+        S[rows] = cu[np.searchsorted(ends, k1)] - cu[np.searchsorted(ends, k0)]
     cb = (st.kq - st.kl).astype(float)
     rows = np.flatnonzero(cb)
     stride = max(1, int(round(1.0 / fraction)))
@@ -123,7 +147,7 @@ def _block_top_task(Xb, yb, positive, XR, kernel, beta, k):
     Xneg = _negatives(Xb, yb, positive)
     if Xneg.shape[0] == 0:
         return np.empty(0)
-    scores = kernel(Xneg, XR) @ beta
+    scores = _kernel_columns(kernel, Xneg, XR) @ beta
     return np.sort(scores)[::-1][:k]
 
 

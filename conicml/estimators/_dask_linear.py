@@ -38,6 +38,10 @@ _BIAS_OFFSETS = np.array([0.0, -1.0, -0.3, -0.1, -0.03, -0.01, -0.003, -0.001,
 #: multipliers at their bounds.
 _DELTAS = np.array([0.02, 0.1, 0.3])
 
+#: Rows per chunk of the certificate's block-wise sums: its temporaries stay
+#: O(chunk x candidates) whatever the block's size.
+_CHUNK = 1 << 15
+
 _OPTIONS = ("tol", "max_iter", "time_limit", "rho", "local_epochs", "local_tol", "sigma",
             "random_state", "verbose", "engine", "callback")
 
@@ -56,9 +60,16 @@ _MESSAGES = message_table(
 # -- block functions (run on the workers) ----------------------------------------------
 def _block(Xb: Any, yb: Any, positive: Any) -> tuple[np.ndarray, np.ndarray]:
     X = np.ascontiguousarray(Xb, dtype=np.float64)
-    if not np.all(np.isfinite(X)):
-        bad = int(X.size - np.count_nonzero(np.isfinite(X)))
-        raise ProgramError(f"X contains {bad} NaN or infinite value(s) (in one Dask block)")
+    # the sum is finite when every entry is (it overflows only for entries near the
+    # float64 limit, then counted exactly): no n x d temporary on the common path
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(X.sum())
+    if not math.isfinite(total):
+        bad = sum(int(X[lo:lo + _CHUNK].size - np.count_nonzero(np.isfinite(X[lo:lo + _CHUNK])))
+                  for lo in range(0, X.shape[0], _CHUNK))
+        if bad:
+            raise ProgramError(f"X contains {bad} NaN or infinite value(s) (in one Dask "
+                               "block)")
     y = np.where(np.asarray(yb) == positive, 1.0, -1.0)
     return X, y
 
@@ -167,85 +178,10 @@ def _local_numpy(X, y, c, sq, alpha, u, dw, index, fstate, istate, rstate, passe
     return done
 
 
-_NUMBA: dict[str, Any] = {}
-
-
 def _local_numba_fn() -> Any:
-    if "fn" not in _NUMBA:
-        from numba import njit, uint64
+    from ._dask_local_numba import local
 
-        @njit(cache=False, nogil=True)
-        def local(X, y, c, sq, alpha, u, dw, index, fstate, istate, rstate, passes, eps,
-                  lin, rho, sy, sigma):  # pragma: no cover
-            n, d = X.shape
-            dsy, pg_max_old, pg_min_old = fstate[0], fstate[1], fstate[2]
-            active = istate[0]
-            state = rstate[0]
-            done = 0
-            while done < passes:
-                done += 1
-                for s in range(active - 1, 0, -1):
-                    state = state + uint64(0x9E3779B97F4A7C15)
-                    z = (state ^ (state >> uint64(30))) * uint64(0xBF58476D1CE4E5B9)
-                    z = (z ^ (z >> uint64(27))) * uint64(0x94D049BB133111EB)
-                    k = int((z ^ (z >> uint64(31))) % uint64(s + 1))
-                    tmp = index[s]
-                    index[s] = index[k]
-                    index[k] = tmp
-                pg_max, pg_min = -np.inf, np.inf
-                s = 0
-                while s < active:
-                    i = index[s]
-                    f = 0.0
-                    for j in range(d):
-                        f += X[i, j] * u[j]
-                    G = y[i] * (f + lin + rho * (sy + sigma * dsy)) - 1.0
-                    a = alpha[i]
-                    if a == 0.0:
-                        if G > pg_max_old:
-                            active -= 1
-                            tmp = index[s]
-                            index[s] = index[active]
-                            index[active] = tmp
-                            continue
-                        pg = min(G, 0.0)
-                    elif a == c[i]:
-                        if G < pg_min_old:
-                            active -= 1
-                            tmp = index[s]
-                            index[s] = index[active]
-                            index[active] = tmp
-                            continue
-                        pg = max(G, 0.0)
-                    else:
-                        pg = G
-                    pg_max = max(pg_max, pg)
-                    pg_min = min(pg_min, pg)
-                    if pg != 0.0:
-                        new = min(max(a - G / (sigma * (sq[i] + rho)), 0.0), c[i])
-                        dd = (new - a) * y[i]
-                        alpha[i] = new
-                        for j in range(d):
-                            dw[j] += dd * X[i, j]
-                            u[j] += sigma * dd * X[i, j]
-                        dsy += dd
-                    s += 1
-                if pg_max - pg_min <= eps:
-                    if active == n:
-                        istate[1] = 1
-                        break
-                    active = n
-                    pg_max_old, pg_min_old = np.inf, -np.inf
-                    continue
-                pg_max_old = pg_max if pg_max > 0.0 else np.inf
-                pg_min_old = pg_min if pg_min < 0.0 else -np.inf
-            fstate[0], fstate[1], fstate[2] = dsy, pg_max_old, pg_min_old
-            istate[0] = active
-            rstate[0] = state
-            return done
-
-        _NUMBA["fn"] = local
-    return _NUMBA["fn"]
+    return local
 
 
 def local_ascent(X: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray,
@@ -277,6 +213,51 @@ def local_ascent(X: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray,
     return dw, float(fstate[0]), passes
 
 
+def _certificate_terms(X: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray,
+                       w: np.ndarray, biases: np.ndarray, balance: tuple
+                       ) -> dict[str, np.ndarray]:
+    r"""The block's sums for the certificate of the point ``(w, alpha)``, chunk by chunk.
+
+    Per candidate bias the hinge sum :math:`\sum_i c_i[1 - y_i(f_i + b)]_+`; the KKT bias
+    terms of the free multipliers; the feasible dual point's :math:`\mathbf 1^\top\hat\alpha`
+    and :math:`\sum_i\hat\alpha_iy_ix_i`; per margin width and class the mass and
+    :math:`\sum_i a_ix_i` of the multipliers set to their bounds off the margin band.
+    """
+    n, d = X.shape
+    heavy, factor = balance
+    hinge, kkt = np.zeros(biases.size), np.zeros(2)
+    dual_sum, w_feasible = 0.0, np.zeros(d)
+    mass, vec = np.zeros((_DELTAS.size, 2)), np.zeros((_DELTAS.size, 2, d))
+    for lo in range(0, n, _CHUNK):
+        Xc, yc = X[lo:lo + _CHUNK], y[lo:lo + _CHUNK]
+        cc, ac = c[lo:lo + _CHUNK], alpha[lo:lo + _CHUNK]
+        f = Xc @ w
+        # primal: sum_i c_i [1 - y_i (f_i + b)]_+ for every candidate b
+        for j, b in enumerate(biases):
+            hinge[j] += cc @ np.maximum(0.0, 1.0 - yc * (f + b))
+        # the KKT bias of the incoming point: the mean of y_i - f_i over its free multipliers
+        free = (ac > 0.0) & (ac < cc)
+        kkt += float(np.sum(yc[free] - f[free])), float(np.count_nonzero(free))
+        # the dual point made feasible (y'alpha = 0): the heavier class scaled down
+        a = ac * np.where(yc == heavy, factor, 1.0)
+        dual_sum += float(a.sum())
+        w_feasible += Xc.T @ (a * yc)
+        # the multipliers of the rows clearly off the margin set to their bound (c_i
+        # inside, 0 outside), the others kept: per width delta and class, the mass and
+        # the sum of a_i x_i
+        margin = yc * (f + biases[0])
+        pos = yc > 0
+        for j, delta in enumerate(_DELTAS):
+            a = np.where(margin < 1.0 - delta, cc, np.where(margin > 1.0 + delta, 0.0, ac))
+            a_pos = np.where(pos, a, 0.0)
+            a_neg = a - a_pos
+            mass[j] += a_pos.sum(), a_neg.sum()
+            vec[j, 0] += a_pos @ Xc
+            vec[j, 1] += a_neg @ Xc
+    return {"hinge": hinge, "kkt": kkt, "dual_sum": np.array(dual_sum),
+            "w_feasible": w_feasible, "mass": mass, "vec": vec}
+
+
 def _block_round(Xb: Any, yb: Any, state: tuple, gamma: float, positive: Any,
                  c_pos: float, c_neg: float, w: np.ndarray, biases: np.ndarray,
                  balance: tuple, lin: float, rho: float, sy: float, sigma: float,
@@ -295,32 +276,7 @@ def _block_round(Xb: Any, yb: Any, state: tuple, gamma: float, positive: Any,
     a0, a1 = (np.zeros(y.shape[0]), np.zeros(y.shape[0])) if state is None else state
     alpha = a0 + gamma * (a1 - a0) if gamma > 0.0 else a0.copy()
     np.clip(alpha, 0.0, c, out=alpha)  # rounding only: both ends are in the box
-    f = X @ w
-    # primal: sum_i c_i [1 - y_i (f_i + b)]_+ for every candidate b
-    hinge = np.maximum(0.0, 1.0 - y[:, None] * (f[:, None] + biases[None, :]))
-    out = {"hinge": c @ hinge}
-    del hinge
-    # the KKT bias of the incoming point: the mean of y_i - f_i over its free multipliers
-    free = (alpha > 0.0) & (alpha < c)
-    out["kkt"] = np.array([float(np.sum(y[free] - f[free])), float(np.count_nonzero(free))])
-    # the dual point made feasible (y'alpha = 0): the heavier class scaled down
-    heavy, factor = balance
-    a = alpha * np.where(y == heavy, factor, 1.0)
-    out["dual_sum"] = np.array(float(a.sum()))
-    out["w_feasible"] = X.T @ (a * y)
-    del a
-    # the multipliers of the rows clearly off the margin set to their bound (c_i inside,
-    # 0 outside), the others kept: per width delta and class, the mass and sum of a_i x_i
-    margin = y * (f + biases[0])
-    pos = y > 0
-    mass = np.zeros((_DELTAS.size, 2))
-    vec = np.zeros((_DELTAS.size, 2, X.shape[1]))
-    for j, delta in enumerate(_DELTAS):
-        a = np.where(margin < 1.0 - delta, c, np.where(margin > 1.0 + delta, 0.0, alpha))
-        mass[j] = a[pos].sum(), a[~pos].sum()
-        vec[j, 0] = a[pos] @ X[pos]
-        vec[j, 1] = a[~pos] @ X[~pos]
-    out["mass"], out["vec"] = mass, vec
+    out = _certificate_terms(X, y, c, alpha, w, biases, balance)
     # local dual coordinate ascent on the block's subproblem, from alpha
     trial = alpha.copy()
     dw, _, passes = local_ascent(X, y, c, trial, w, lin, rho, sy, sigma, epochs,

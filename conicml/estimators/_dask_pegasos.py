@@ -20,6 +20,7 @@ from ..solution import Residuals, Solution
 from ..solvers import Driver
 from ._dask_linear import (
     _BIAS_OFFSETS,
+    _CHUNK,
     _MESSAGES,
     _block,
     _blocks,
@@ -34,35 +35,50 @@ __all__ = ["fit_pegasos_dask"]
 #: Widths tau of the implied dual multipliers tried at every certificate.
 _TAUS = np.array([0.0, 0.01, 0.03, 0.1, 0.3, 1.0])
 
-_OPTIONS = ("tol", "max_iter", "time_limit", "batch_size", "local_steps", "random_state",
-            "verbose", "callback")
+_OPTIONS = ("tol", "max_iter", "time_limit", "batch_size", "local_steps", "step_offset",
+            "random_state", "verbose", "callback")
 
 def _certificate_terms(X: np.ndarray, y: np.ndarray, c: np.ndarray, W: np.ndarray,
                        biases: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
-    """Hinge sums over ``biases`` and the implied duals' class sums, per row of ``W``."""
-    F = X @ W.T  # (n, points)
-    hinge = np.stack([c @ np.maximum(0.0, 1.0 - y[:, None] * (F[:, [p]] + biases[None, :]))
-                      for p in range(W.shape[0])])
-    pos = y > 0
+    """Hinge sums over ``biases`` and the implied duals' class sums, per row of ``W``.
+
+    Summed chunk by chunk (:data:`_CHUNK` rows): the temporaries stay small whatever the
+    block's size.
+    """
+    n, d = X.shape
+    hinge = np.zeros((W.shape[0], biases.size))
     mass = np.zeros((W.shape[0], _TAUS.size, 2))
-    vec = np.zeros((W.shape[0], _TAUS.size, 2, X.shape[1]))
-    for p in range(W.shape[0]):
-        m = y * (F[:, p] + b[p])
-        for j, tau in enumerate(_TAUS):
-            if tau == 0.0:
-                a = c * np.where(m < 1.0, 1.0, np.where(m == 1.0, 0.5, 0.0))
-            else:
-                a = c * np.clip((1.0 - m) / tau + 0.5, 0.0, 1.0)
-            mass[p, j] = a[pos].sum(), a[~pos].sum()
-            vec[p, j, 0] = a[pos] @ X[pos]
-            vec[p, j, 1] = a[~pos] @ X[~pos]
+    vec = np.zeros((W.shape[0], _TAUS.size, 2, d))
+    for lo in range(0, n, _CHUNK):
+        Xc, yc, cc = X[lo:lo + _CHUNK], y[lo:lo + _CHUNK], c[lo:lo + _CHUNK]
+        F = Xc @ W.T  # (chunk, points)
+        pos = yc > 0
+        for p in range(W.shape[0]):
+            for j, bias in enumerate(biases):
+                hinge[p, j] += cc @ np.maximum(0.0, 1.0 - yc * (F[:, p] + bias))
+            m = yc * (F[:, p] + b[p])
+            for j, tau in enumerate(_TAUS):
+                if tau == 0.0:
+                    a = cc * np.where(m < 1.0, 1.0, np.where(m == 1.0, 0.5, 0.0))
+                else:
+                    a = cc * np.clip((1.0 - m) / tau + 0.5, 0.0, 1.0)
+                a_pos = np.where(pos, a, 0.0)
+                a_neg = a - a_pos
+                mass[p, j] += a_pos.sum(), a_neg.sum()
+                vec[p, j, 0] += a_pos @ Xc
+                vec[p, j, 1] += a_neg @ Xc
     return {"hinge": hinge, "mass": mass, "vec": vec}
 
 
 def _round_block(Xb: Any, yb: Any, positive: Any, c_pos: float, c_neg: float,
                  W: np.ndarray, biases: np.ndarray, b: np.ndarray, t0: int, lam: float,
-                 steps: int, k: int, seed: int) -> dict[str, np.ndarray]:
-    """The certificate terms of the points ``W``, then Pegasos steps from ``W[0]``."""
+                 steps: int, k: int, seed: int, offset: float = 0.0
+                 ) -> dict[str, np.ndarray]:
+    r"""The certificate terms of the points ``W``, then Pegasos steps from ``W[0]``.
+
+    Step ``t`` (from ``t0 + 1``) is :math:`\eta_t = 1/(\lambda(t + t_0))` with ``offset``
+    :math:`t_0` (0: Alg. 2 as printed).
+    """
     X, y = _block(Xb, yb, positive)
     c = np.where(y > 0, c_pos, c_neg)
     out = _certificate_terms(X, y, c, W, biases, b)
@@ -73,7 +89,7 @@ def _round_block(Xb: Any, yb: Any, positive: Any, c_pos: float, c_neg: float,
         cdf = np.cumsum(c) / mass
         radius = 1.0 / math.sqrt(lam)
         for s in range(1, steps + 1):
-            t = t0 + s
+            t = t0 + s + offset
             idx = np.minimum(np.searchsorted(cdf, rng.random(k)), y.size - 1)
             Xi, yi = X[idx], y[idx]
             viol = yi * (Xi @ w + b[0]) < 1.0
@@ -95,7 +111,8 @@ def _options(options: dict | None) -> dict[str, Any]:
         raise OptionError(f"pegasos on Dask: unknown solver_options {unknown}; "
                           f"accepted: {list(_OPTIONS)}")
     out = {"tol": 1e-3, "max_iter": 200, "time_limit": None, "batch_size": 64,
-           "local_steps": 50, "random_state": 0, "verbose": False, "callback": None}
+           "local_steps": 50, "step_offset": "auto", "random_state": 0, "verbose": False,
+           "callback": None}
     out.update(opts)
     # tol, max_iter, time_limit and callback: the driver's own checks
     Driver("pegasos on Dask", tol=out["tol"], max_iter=out["max_iter"],
@@ -105,7 +122,32 @@ def _options(options: dict | None) -> dict[str, Any]:
         if not (isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1):
             raise OptionError(f"pegasos on Dask: {key} must be a positive integer, "
                               f"got {v!r}")
+    v = out["step_offset"]
+    if not (isinstance(v, str) and v == "auto") and (
+            isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0):
+        raise OptionError(f"pegasos on Dask: step_offset must be 'auto' or an integer >= 0, "
+                          f"got {v!r}")
     return out
+
+
+def _block_sq_norms(Xb: Any, yb: Any, positive: Any) -> dict[str, np.ndarray]:
+    X, _ = _block(Xb, yb, positive)
+    return {"sq": np.array(float(np.einsum("ij,ij->", X, X))),
+            "n": np.array(float(X.shape[0]))}
+
+
+def _step_offset(option: int | str, Xd: list, yd: list, positive: Any, lam: float,
+                 k: int) -> float:
+    r""":math:`t_0` of the steps: ``option``, or for ``"auto"`` the in-memory rule
+    :math:`\lfloor\overline{\|x\|^2}/(\lambda k)\rfloor` (one pass over the blocks)."""
+    import dask
+
+    if option != "auto":
+        return float(option)
+    sums = _tree(dask, [dask.delayed(_block_sq_norms)(xb, yb, positive)
+                        for xb, yb in zip(Xd, yd)]).compute()
+    mean_sq = float(sums["sq"]) / max(float(sums["n"]), 1.0)
+    return float(math.floor(mean_sq / (lam * k)))
 
 
 def fit_pegasos_dask(X: Any, y: Any, positive: Any, C: float,
@@ -121,8 +163,14 @@ def fit_pegasos_dask(X: Any, y: Any, positive: Any, C: float,
     **Rounds.** The client sends :math:`(w, b)` and the step counter :math:`t`; every
     worker runs ``local_steps`` Pegasos steps on its block from :math:`w` (mini-batches of
     ``batch_size`` rows drawn with probability :math:`c_i/C_k`, :math:`C_k = \sum_{i\in k}
-    c_i`; :math:`\eta_t = 1/(\lambda t)`; the margin test with the bias; the projection on
-    the ball of radius :math:`1/\sqrt\lambda`) and returns :math:`C_k w_k`. The client
+    c_i`; :math:`\eta_t = 1/(\lambda(t + t_0))`; the margin test with the bias; the
+    projection on the ball of radius :math:`1/\sqrt\lambda`) and returns :math:`C_k w_k`.
+    ``step_offset`` :math:`t_0` is Bottou's offset, as in the in-memory ``pegasos``: with
+    :math:`t_0 = 0` (Alg. 2 as printed) and :math:`\lambda = 1/\sum_ic_i` small, the first
+    steps of :math:`1/\lambda` throw :math:`w` to the ball's rim and the steps shrink only
+    after about :math:`1/\lambda` steps, so no certified point beats :math:`w = 0` for
+    many rounds; ``"auto"`` takes :math:`t_0 = \lfloor\overline{\|x\|^2}/(\lambda
+    k)\rfloor`, where one row's share of the first step moves its margin by about 1. The client
     averages, :math:`w \leftarrow \sum_k C_k w_k / \sum_k C_k`: with one local step this is
     exactly a Pegasos step on a mini-batch stratified over the blocks (the block
     sub-gradients weighted by :math:`C_k/\sum c` are an unbiased sub-gradient of
@@ -141,6 +189,18 @@ def fit_pegasos_dask(X: Any, y: Any, positive: Any, C: float,
     blocks return per class the sums :math:`\sum\alpha_i` and :math:`\sum\alpha_ix_i`, so
     one pass gives every candidate. The fit is OPTIMAL when the best :math:`P` against the
     best :math:`D` has a relative gap :math:`\le` ``tol``.
+
+    **Why this dual bound is loose when** :math:`n \gg d`. The implied multipliers are a
+    function of the margins alone. Every row whose margin the iterate misjudges by more
+    than the band :math:`\tau` gets a multiplier off by up to :math:`c_i`, and the number
+    of such rows grows with :math:`n` at a fixed accuracy of :math:`w`, so
+    :math:`\|\sum_i\alpha_iy_ix_i\|` grows like :math:`n` while the optimal :math:`w` stays
+    bounded; the best scaling :math:`s` then gives :math:`D \le S^2/(2q)` with
+    :math:`S = \mathbf 1^\top\alpha \propto n` and :math:`q \propto n^2`, i.e. a bounded
+    :math:`D` against a primal value :math:`\propto n`. A tight dual point needs the
+    multipliers themselves (as ``dcd`` keeps them); the fit then stops at ``time_limit`` or
+    ``max_iter`` with USER_LIMIT and the certified gap, and the returned point is the
+    best certified primal one.
     """
     import dask
 
@@ -154,6 +214,7 @@ def fit_pegasos_dask(X: Any, y: Any, positive: Any, C: float,
     n_pos, n_neg, c_pos, c_neg = class_costs(Xd, yd, classes, positive, C, class_weight)
     lam = 1.0 / (c_pos * n_pos + c_neg * n_neg)  # the lambda-form's lambda = 1 / sum c
     steps, k = int(opts["local_steps"]), int(opts["batch_size"])
+    offset = _step_offset(opts["step_offset"], Xd, yd, positive, lam, k)
     rng = np.random.default_rng(opts["random_state"])
     # the client's state: the iterate, its polynomial-decay average, their biases, the
     # step counter, the best certified primal point and the best dual value
@@ -170,7 +231,7 @@ def fit_pegasos_dask(X: Any, y: Any, positive: Any, C: float,
                                  st["b_avg"] + scale * _BIAS_OFFSETS])
         seeds = rng.integers(2**31 - 1, size=K)
         parts = [dask.delayed(_round_block)(xb, yb, positive, c_pos, c_neg, W, biases, b,
-                                            st["t"], lam, steps, k, int(s))
+                                            st["t"], lam, steps, k, int(s), offset)
                  for xb, yb, s in zip(Xd, yd, seeds)]
         sums = _tree(dask, parts).compute()
         # the certificate of both points: their best biases and the best implied duals
@@ -205,8 +266,8 @@ def fit_pegasos_dask(X: Any, y: Any, positive: Any, C: float,
     residuals = Residuals(primal=0.0, dual=gap, gap=gap, source="solver")
     extras = {"b": b_best, "primal_objective": P, "dual_objective": st["D"],
               "rounds": rounds, "steps": st["t"], "blocks": K, "local_steps": steps,
-              "batch_size": k, "lambda": lam, "n_pos": int(n_pos), "n_neg": int(n_neg),
-              "distributed": True, "stop_reason": int(reason)}
+              "batch_size": k, "step_offset": offset, "lambda": lam, "n_pos": int(n_pos),
+              "n_neg": int(n_neg), "distributed": True, "stop_reason": int(reason)}
     return Solution(status=status, solver="pegasos", objective=P,
                     values={"w": w_best, "b": b_best}, iterations=rounds,
                     setup_time=setup_time, solve_time=driver.elapsed,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._utils.shrinking import shrink_or_project
 from ._prefetch import prefetch_csr_row, prefetch_dense_row
 
 __all__ = ["epochs"]
@@ -98,23 +99,11 @@ def epochs(sparse, X, data, indices, indptr, y, U, Dii, QD, xmu, mumu, alpha, w,
             f = (_row_dot(sparse, X, data, indices, indptr, i, w) - sy * xmu[i] - wmu
                  + sy * mumu)
             G = yi * (f + lin + rho * sy) - 1.0 + Dii[i] * alpha[i]
-            PG = 0.0
-            if alpha[i] == 0.0:
-                if G > PGmax_old:
-                    active -= 1
-                    index[s], index[active] = index[active], index[s]
-                    continue
-                if G < 0.0:
-                    PG = G
-            elif alpha[i] == U[i]:
-                if G < PGmin_old:
-                    active -= 1
-                    index[s], index[active] = index[active], index[s]
-                    continue
-                if G > 0.0:
-                    PG = G
-            else:
-                PG = G
+            shrink, PG = shrink_or_project(alpha[i], U[i], G, PGmax_old, PGmin_old)
+            if shrink:
+                active -= 1
+                index[s], index[active] = index[active], index[s]
+                continue
             PGmax = max(PGmax, PG)
             PGmin = min(PGmin, PG)
             if abs(PG) > 1e-12:

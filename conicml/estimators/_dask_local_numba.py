@@ -1,0 +1,73 @@
+"""The compiled local solve of the distributed ``dcd`` (needs ``numba``).
+
+The same loop as :func:`conicml.estimators._dask_linear._local_numpy` (its docstring
+has the algorithm); compiled once and cached on disk, so a new worker process loads it
+instead of compiling it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, uint64
+
+from .._utils.shrinking import shrink_or_project
+
+__all__ = ["local"]
+
+
+@njit(cache=True, nogil=True)
+def local(X, y, c, sq, alpha, u, dw, index, fstate, istate, rstate, passes, eps,
+          lin, rho, sy, sigma):  # pragma: no cover - compiled
+    n, d = X.shape
+    dsy, pg_max_old, pg_min_old = fstate[0], fstate[1], fstate[2]
+    active = istate[0]
+    state = rstate[0]
+    done = 0
+    while done < passes:
+        done += 1
+        for s in range(active - 1, 0, -1):
+            state = state + uint64(0x9E3779B97F4A7C15)
+            z = (state ^ (state >> uint64(30))) * uint64(0xBF58476D1CE4E5B9)
+            z = (z ^ (z >> uint64(27))) * uint64(0x94D049BB133111EB)
+            k = int((z ^ (z >> uint64(31))) % uint64(s + 1))
+            tmp = index[s]
+            index[s] = index[k]
+            index[k] = tmp
+        pg_max, pg_min = -np.inf, np.inf
+        s = 0
+        while s < active:
+            i = index[s]
+            f = 0.0
+            for j in range(d):
+                f += X[i, j] * u[j]
+            G = y[i] * (f + lin + rho * (sy + sigma * dsy)) - 1.0
+            a = alpha[i]
+            shrink, pg = shrink_or_project(a, c[i], G, pg_max_old, pg_min_old)
+            if shrink:
+                active -= 1
+                index[s], index[active] = index[active], index[s]
+                continue
+            pg_max = max(pg_max, pg)
+            pg_min = min(pg_min, pg)
+            if pg != 0.0:
+                new = min(max(a - G / (sigma * (sq[i] + rho)), 0.0), c[i])
+                dd = (new - a) * y[i]
+                alpha[i] = new
+                for j in range(d):
+                    dw[j] += dd * X[i, j]
+                    u[j] += sigma * dd * X[i, j]
+                dsy += dd
+            s += 1
+        if pg_max - pg_min <= eps:
+            if active == n:
+                istate[1] = 1
+                break
+            active = n
+            pg_max_old, pg_min_old = np.inf, -np.inf
+            continue
+        pg_max_old = pg_max if pg_max > 0.0 else np.inf
+        pg_min_old = pg_min if pg_min < 0.0 else -np.inf
+    fstate[0], fstate[1], fstate[2] = dsy, pg_max_old, pg_min_old
+    istate[0] = active
+    rstate[0] = state
+    return done
