@@ -42,8 +42,8 @@ from ._harness import machine, progress, run_with_limit, write_results  # noqa: 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "columns"
 TABLES = ('000:T7.1',)
-# an estimate of the default run on 2 cores: 7 probe counts x 3 methods, 20-120 s a fit
-# with the larger probe counts, 600 s limit per fit
+# an estimate of the default run on 2 cores: 7 probe counts x 3 methods, 600 s limit
+# per fit
 EXPECTED_SECONDS = 1200
 PROTOCOL = ("reduced: a synthetic stand-in for NDCC (Thompson's generator is not available), 10 "
             "informative features (thesis 20; with 20 the stand-in's fits keep 3-5 of them at "
