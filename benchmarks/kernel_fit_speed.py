@@ -135,39 +135,36 @@ fits took 377 s and 141 s.
 
 
 DISCUSSION_FLOOR = """\
-**Reading (recorded run of 2026-11-27 08:11-08:15 UTC, the command above; `before` = main,
-`after` = the kernel-perf branch; on the 2-core machine shared with ~8 other jobs: 1-min
-load 13.7-18.4 throughout, so wall seconds are inflated several fold and noisy; the CPU-time
+**Reading (recorded run of 2026-11-27 10:49-10:52 UTC, the command above; `before` = main,
+`after` = the perf branch; on the 2-core machine shared with ~7 other jobs: 1-min load
+12.8-15.9 throughout, so wall seconds are inflated about threefold and noisy; the CPU-time
 ratios are the steadier ones).**
 
 *Same classifier.* Both code versions return the same objective 1/kappa to 12 digits, the
-same status, certificate (<= 7e-16) and test accuracy on both estimators.
+same status, a certificate <= 1.3e-16 and the same test accuracy on both estimators.
 
-*Fit / floor, same run:* MPM 11.7-12.0 (wall) / 10.9-11.4 (CPU) before, 4.3-4.6 / 4.0-4.7
-after; BMPM 14.6-15.8 / 17.0-18.7 before, 5.0-5.3 / 5.3-5.4 after. The 3x target is not
-met (about 4-5x here). What changed: (1) the covariances are never formed: in the
-Cholesky feature map Sigma = C^T C + rho I with C the scaled class-centred rows, and
-M(c) = c Sx + (1 - c) Sy = mu I + C^T D_c C is solved by the Woodbury identity through
-G = C C^T, the per-class double-centred Gram matrix, formed from K in O(n^2) -- the two
-scatter products (~1.25 n^3 flops) are gone; (2) `ils-newton` factors
-mu D_c^-1 + G (order n) only at a weight far from the last factored one and otherwise
-runs conjugate gradients preconditioned by that factor (M(c0)^-1 M(c) has condition
-number <= max(c/c0, (1-c)/(1-c0)) / min(...), 1.005 at the MPM steps here): MPM takes one
-factorisation instead of three; BMPM starts at the reweighting weight of w = d (0.76
-instead of 0.5, optimum 0.921) and accepts Newton steps up to 2 in log-odds: three
-factorisations instead of seven plus kappa_max's; its derivative solve is made only when
-a Newton step needs it; (3) the certificate's Newton decrement inverts
-H + t a a^T = alpha M(c') + (rank 3) by Woodbury over the same solves (c' is the solver's
-last weight, so the cached factor preconditions it), and recomputes the KKT residual of
-the step with H itself (products only): no n x n factorisation of its own; (4) R = [C;
-sqrt(rho) I] is held without its identity block (formed only for a generic backend), K is
-computed on the permuted points (no permuted copy) and G overwrites it. What remains per
-MPM fit, by in-process timing at load ~11: program 0.39 s (Gram 0.10 s + Cholesky of K
-0.19 s: the floor, and G), ils-newton 0.45 s (the factorisation ~0.2 s and five solves by
-conjugate gradients, 4-7 steps each, every step about eight n x n/2 matrix-vector
-products and two triangular solves: memory-bound), certificate 0.18 s (one 4-column
-conjugate-gradient solve). Left: fewer or cheaper conjugate-gradient steps (a better
-initial guess along c, or the BMPM start nearer its optimum)."""
+*Fit / floor, same run:* MPM 3.4-4.9 (wall) / 3.9-4.3 (CPU) before, 3.0-3.4 / 3.0 after;
+BMPM 5.1-5.4 / 4.9-5.3 before, 4.9-5.2 / 4.7-4.8 after. The 3x target is met by MPM in CPU
+time (3.0) and at the edge in wall time; BMPM is not (about 4.7-5x). At load 0.2-2 earlier
+the same day (one process, best of 3) MPM was 3.6x (wall and CPU) before this change and
+BMPM 4.2-7.7x, so the ratio moves with the load. What changed: every solve with
+M(c) = mu I + C^T D_c C goes through H(c) = mu D_c^-1 + G (order n; M(c)^-1 B =
+(B - C^T S) / mu with H(c) S = C B) and runs conjugate gradients on H(c) in the
+coordinates of the last factor L L^T = H(c0): since H(c) - H(c0) is diagonal, a step is
+two triangular solves with L (before: eight n x n/2 products and two triangular solves on
+M(c) itself); the iteration stops on a bound of the residual of M(c) from that of H(c)
+(M(c) X - B = C^T D_c (C B - H(c) S) / mu), and the result is accepted only when the
+residual of M(c), recomputed, is below 1e-13 of B. The cheaper steps allow a new factor
+only beyond a spread of 2 (was 1.25); the derivative solve, which only steers the Newton
+step, stops at 1e-8; a single right-hand side nearly parallel to one solved at a nearer
+weight starts from that solution. MPM: one factorisation of H, about 30 CG steps, the
+certificate's 4-column solve 7 steps. What bounds BMPM: two factorisations of H (its
+start weight 0.76, a Newton step to 0.95 beyond the spread, the optimum 0.92) besides the
+Cholesky of K and kappa_max's factor of order n_y, about 75 CG steps at a spread of 1.7
+(17 per solve to 1e-13) and the certificate's 4-column solve (14 steps): the three n^3/3
+factorisations alone are about 2.5 floors. Left: a start weight for BMPM within a spread
+of 2 of its optimum (one factorisation fewer), or inexact far steps with one exact
+factorisation next to the optimum."""
 
 
 

@@ -10,6 +10,7 @@ solver needs nothing of the formulation module.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -86,12 +87,15 @@ class MEMPMData:
 
 def _pcg(matvec: Callable[[np.ndarray], np.ndarray],
          precond: Callable[[np.ndarray], np.ndarray], B: np.ndarray, X: np.ndarray,
-         rtol: float, max_iter: int) -> tuple[np.ndarray, bool]:
+         rtol: float, max_iter: int,
+         target: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
     """Preconditioned conjugate gradients on the columns of ``B`` (an SPD operator), from
     ``X``; returns ``(X, converged)``, converged when every column's residual is at most
-    ``rtol`` times its right-hand side's norm."""
+    ``rtol`` times its right-hand side's norm (or at most ``target``, per column, when
+    given)."""
     R = B - matvec(X)
-    target = rtol * np.linalg.norm(B, axis=0)
+    if target is None:
+        target = rtol * np.linalg.norm(B, axis=0)
     if np.all(np.linalg.norm(R, axis=0) <= target):
         return X, True
     Z = precond(R)
@@ -131,11 +135,12 @@ class KernelScatter:
 
     where :math:`G` is the per-class double-centred Gram matrix over
     :math:`\sqrt{N_aN_b}` (``G``, formed from :math:`K` in :math:`O(n^2)`): one Cholesky
-    factorisation of :math:`\mu D_c^{-1} + G` per weight :math:`c`. A solve at a weight
-    next to the last factored one (the factor's :math:`M(c_0)` within a factor
-    ``near`` of :math:`M(c)` in the Loewner order) runs preconditioned conjugate
-    gradients on :math:`M(c)` with that factor instead of a new factorisation; its
-    result is accepted only at a relative residual of ``rtol`` of :math:`M(c)` itself.
+    factorisation of :math:`H(c) = \mu D_c^{-1} + G` per weight :math:`c`. A solve at a
+    weight next to the last factored one (the factor's :math:`M(c_0)` within a factor
+    ``near`` of :math:`M(c)` in the Loewner order) runs conjugate gradients on
+    :math:`H(c)` in the coordinates of that factor instead of a new factorisation
+    (:meth:`solve`); its result is accepted only at a relative residual of ``rtol`` of
+    :math:`M(c)` itself.
 
     Parameters
     ----------
@@ -158,6 +163,9 @@ class KernelScatter:
         self.n_x = Cx.shape[0]
         self.lead = Cx.shape[1] if lead is None else int(lead)
         self._factor: tuple[float, np.ndarray] | None = None  # (c0, Cholesky factor)
+        self._cfro: float | None = None
+        #: (c, T_y, y) of the last single-column solves with the current factor
+        self._recent: list[tuple[float, np.ndarray, np.ndarray]] = []
         #: number of Cholesky factorisations and of conjugate-gradient solves so far
         self.factorisations = 0
         self.cg_solves = 0
@@ -187,6 +195,24 @@ class KernelScatter:
     def _mu(self, c: float) -> float:
         return c * self.rho_x + (1.0 - c) * self.rho_y
 
+    def _start(self, c: float, c0: float, Ty: np.ndarray) -> np.ndarray:
+        r"""The first iterate of conjugate gradients on :math:`A(c)y = T_y` in the
+        coordinates of the factor at ``c0``: :math:`T_y` itself (:math:`s = H(c_0)^{-1}T`),
+        or, for one right-hand side nearly parallel to one solved before with this factor
+        at a weight nearer ``c`` than ``c0``, that solution scaled to it (along the weight
+        curve the same right-hand side recurs at ever closer weights)."""
+        if Ty.shape[1] != 1 or not self._recent:
+            return Ty
+        t = Ty[:, 0]
+        tt = float(t @ t)
+        best, start = self.spread(c, c0), Ty
+        for cp, tp, yp in self._recent:
+            tpt = float(tp @ t)
+            cos2 = tpt * tpt / max(tt * float(tp @ tp), np.finfo(float).tiny)
+            if cos2 > 1.0 - 1e-10 and self.spread(c, cp) < best:
+                best, start = self.spread(c, cp), (yp * (tpt / float(tp @ tp)))[:, None]
+        return start
+
     def factor(self, c: float) -> np.ndarray:
         r"""Factor :math:`\mu D_c^{-1} + G` at ``c`` (0 < c < 1) and keep it."""
         mu = self._mu(c)
@@ -197,6 +223,7 @@ class KernelScatter:
         with one_blas_thread():
             L = cholesky(A, lower=True, overwrite_a=True, check_finite=False)
         self._factor = (float(c), L)
+        self._recent = []  # solutions in the coordinates of the previous factor
         self.factorisations += 1
         return L
 
@@ -216,29 +243,89 @@ class KernelScatter:
         r1, r2 = c / c0, (1.0 - c) / (1.0 - c0)
         return max(r1, r2) / min(r1, r2)
 
-    def solve(self, c: float, B: np.ndarray, near: float = 1.25, rtol: float = 1e-13,
-              max_iter: int = 25) -> np.ndarray:
-        r""":math:`M(c)^{-1}B` (``B`` a vector or the columns of a matrix): by the last
-        factor and conjugate gradients when its weight is within ``near`` (:meth:`spread`),
-        else by a new factor at ``c``, refined by conjugate gradients to ``rtol``."""
+    def _c(self, V: np.ndarray) -> np.ndarray:
+        """:math:`CV`, :math:`C = [C_x; C_y]`."""
+        return np.concatenate([self._cx(V), self.Cy @ V], axis=0)
+
+    def _ct(self, Z: np.ndarray, r: int) -> np.ndarray:
+        r""":math:`C^\top Z`."""
+        return self._cxt(Z[:self.n_x], r) + self.Cy.T @ Z[self.n_x:]
+
+    def _shift(self, c: float) -> np.ndarray:
+        r"""The diagonal of :math:`\mu D_c^{-1}` (as a column)."""
+        mu = self._mu(c)
+        out = np.empty((self.G.shape[0], 1))
+        out[:self.n_x] = mu / c
+        out[self.n_x:] = mu / (1.0 - c)
+        return out
+
+    def _c_norm(self) -> float:
+        r""":math:`\|C\|_F = \sqrt{\operatorname{tr} G}`, a bound on :math:`\|C^\top\|_2`."""
+        if self._cfro is None:
+            self._cfro = math.sqrt(max(float(np.trace(self.G)), 0.0))
+        return self._cfro
+
+    def solve(self, c: float, B: np.ndarray, near: float = 2.0, rtol: float = 1e-13,
+              max_iter: int = 40) -> np.ndarray:
+        r""":math:`M(c)^{-1}B` (``B`` a vector or the columns of a matrix).
+
+        By the Woodbury identity, :math:`M(c)^{-1}B = \mu^{-1}(B - C^\top S)` with
+        :math:`H(c)S = CB`, :math:`H(c) = \mu D_c^{-1} + G` (order :math:`n`). The system
+        in :math:`H(c)` is solved by conjugate gradients preconditioned by the last
+        factor :math:`H(c_0)` when its weight is within ``near`` (:meth:`spread`;
+        :math:`H(c) - H(c_0)` is diagonal, so a step costs one product with :math:`G`
+        and two triangular solves), else with a new factor at ``c``. The residual of
+        :math:`M(c)` follows from that of :math:`H(c)`: :math:`M(c)X - B = \mu^{-1}
+        C^\top D_c(CB - H(c)S)`, so the iteration stops when :math:`\|C\|_F\|D_c r\|/\mu`
+        is at most ``rtol`` times :math:`\|B\|`; the result is accepted only when the
+        residual of :math:`M(c)` itself, recomputed, is at most ``rtol`` (else conjugate
+        gradients on :math:`M(c)` refine it)."""
         vec = B.ndim == 1
         B2 = B[:, None] if vec else B
-        if self._factor is not None and self.spread(c, self._factor[0]) <= near:
-            c0, L = self._factor
-            with one_blas_thread():
-                X, ok = _pcg(lambda V: self.m_matvec(c, V),
-                             lambda V: self._apply_inverse(c0, L, V),
-                             B2, self._apply_inverse(c0, L, B2), rtol, max_iter)
-            if ok:
+        r = B2.shape[0]
+        bnorm = np.linalg.norm(B2, axis=0)
+        mu = self._mu(c)
+        dmax = max(c, 1.0 - c)
+        # the H(c) residual that bounds the M(c) residual by rtol * ||B||
+        h_target = rtol * bnorm * mu / (dmax * max(self._c_norm(), np.finfo(float).tiny))
+        shift = self._shift(c)
+        with one_blas_thread():  # matrix-vector products: waking threads costs more
+            T = self._c(B2)
+
+            def attempt(c0: float, L: np.ndarray, steps: int) -> tuple[np.ndarray, bool]:
+                # H(c) = L L^T + Delta (Delta = H(c) - H(c0), diagonal): conjugate
+                # gradients on L^-1 H(c) L^-T y = L^-1 C B, s = L^-T y, so that a step is
+                # two triangular solves; the residual of H(c) is L times that of y
+                delta = shift - self._shift(c0)
+
+                def a_matvec(Y: np.ndarray) -> np.ndarray:
+                    Z = solve_triangular(L, Y, lower=True, trans="T", check_finite=False)
+                    return Y + solve_triangular(L, delta * Z, lower=True, check_finite=False)
+
+                Ty = solve_triangular(L, T, lower=True, check_finite=False)
+                l_norm = math.sqrt(max(float(np.trace(self.G)) + float(np.sum(
+                    self._shift(c0))), np.finfo(float).tiny))
+                Y, ok = _pcg(a_matvec, lambda V: V, Ty, self._start(c, c0, Ty), rtol, steps,
+                             target=h_target / l_norm)
+                if ok and Y.shape[1] == 1:
+                    self._recent = ([(c, Ty[:, 0], Y[:, 0])] + self._recent)[:4]
+                S = solve_triangular(L, Y, lower=True, trans="T", check_finite=False)
+                return (B2 - self._ct(S, r)) / mu, ok
+
+            X, ok = None, False
+            if self._factor is not None and self.spread(c, self._factor[0]) <= near:
+                X, ok = attempt(*self._factor, max_iter)
+            if not ok:
+                X, ok = attempt(c, self.factor(c), 5)
+            else:
                 self.cg_solves += 1
-                return X[:, 0] if vec else X
-        L = self.factor(c)
-        with one_blas_thread():
-            X = self._apply_inverse(c, L, B2)
-            # the Woodbury form subtracts two terms of the size of V: a few steps of
-            # refinement with the exact factor bring the residual of M(c) itself to rtol
-            X, _ = _pcg(lambda V: self.m_matvec(c, V),
-                        lambda V: self._apply_inverse(c, L, V), B2, X, rtol, 5)
+            # accept on the recomputed residual of M(c) (the Woodbury form subtracts two
+            # terms of the size of B); else refine on M(c) with the same factor
+            c0, L = self._factor
+            target = rtol * bnorm
+            if np.any(np.linalg.norm(B2 - self.m_matvec(c, X), axis=0) > target):
+                X, _ = _pcg(lambda V: self.m_matvec(c, V),
+                            lambda V: self._apply_inverse(c0, L, V), B2, X, rtol, 5)
         return X[:, 0] if vec else X
 
     def solve_y(self, b: np.ndarray) -> np.ndarray:

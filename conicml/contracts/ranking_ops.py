@@ -35,12 +35,18 @@ from .._utils.threads import one_blas_thread
 from ..exceptions import OptionError, SolverError
 from .ranking import RankingData
 
-__all__ = ["EIG_RTOL", "KernelMetric", "LinearizedRanking", "PairwiseLoss", "count_pairs",
+__all__ = ["EIG_RTOL", "EXACT_MAX_BASIS", "KernelMetric", "LinearizedRanking", "PairwiseLoss",
+           "count_pairs",
            "gap_bound", "gradient_parts", "linearize", "natural_relative_gradient", "objective",
            "pair_matrix", "ranking_objective", "relative_gradient", "smoothed_hinge"]
 
 #: Relative eigenvalue cut-off of the linearisation (3.16).
 EIG_RTOL = 1e-13
+
+#: Largest basis for which ``rank-tr``'s ``direction="auto"`` turns to the exact Newton
+#: direction: its explicit Hessian costs :math:`O(m|\mathcal R|^2)`, about as much as the
+#: :math:`2\,\text{cg\_max\_iter}\cdot m|\mathcal R|` of a PCG run to its cap up to there.
+EXACT_MAX_BASIS = 512
 
 
 def smoothed_hinge(z: np.ndarray, eps: float) -> np.ndarray:

@@ -96,8 +96,8 @@ class M4Classifier(BinaryConicClassifier):
         a smaller, approximate and much faster program).
     solver : str or None, default=None
         ``None`` uses the program's documented default, recorded in
-        ``solution_.solver``: ``"bisection"`` for ``C=None`` (also:
-        ``"dinkelbach-gfp"``), ``"envelope-newton"`` for a soft margin (also:
+        ``solution_.solver``: ``"dinkelbach-gfp"`` for ``C=None`` (also:
+        ``"bisection"``), ``"envelope-newton"`` for a soft margin (also:
         ``"quadratic-interpolation"``, ``"brent"``). A
         solver that does not accept the program's kind raises
         :class:`~conicml.SolverError` naming the solvers that do.

@@ -14,8 +14,9 @@ import math
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 
-from ..contracts.ranking_ops import EIG_RTOL, LinearizedRanking, objective
+from ..contracts.ranking_ops import EIG_RTOL, EXACT_MAX_BASIS, LinearizedRanking, objective
 
 __all__ = [
     "cbc_alpha",
@@ -83,54 +84,110 @@ PREDICTOR_ROUNDS = 10
 
 
 class _Columns:
-    """Kernel columns ``K[:, idx]`` of a program's data, and products with them.
+    """Kernel columns ``K[:, i]`` of a program's data, kept in one column-major store.
 
-    A precomputed Gram matrix is read in place (a dense product when most columns are
-    needed: no gathered copy); other kernels' columns are computed once and kept.
+    The columns are computed once and kept (a precomputed Gram matrix is read in place:
+    nothing is copied but the block a round reads); the columns of the current free set
+    are arranged at the front of the store (:meth:`front`), so the KKT system and the
+    margins of :func:`_active_set_alpha` read them as one contiguous block: a status
+    change moves one column (``O(n)``), never a copy of the whole block per round.
     """
 
     def __init__(self, kernel: Any, X: np.ndarray) -> None:
         self.kernel, self.X = kernel, X
         self.n = X.shape[0]
         self.gram = getattr(kernel, "name", None) == "precomputed"
-        self._pos = np.full(self.n, -1, dtype=np.int64)  # column i is _store[:, _pos[i]]
+        self._slot = np.full(self.n, -1, dtype=np.int64)  # column i is _store[:, _slot[i]]
+        self._col = np.empty(0, dtype=np.int64)  # the inverse map, slot -> column
         self._store = np.empty((self.n, 0), order="F")
         self._used = 0
+        self._sq: np.ndarray | None = None  # gamma * squared row norms (RBF)
 
     @property
     def nbytes(self) -> int:
         return int(self._store.nbytes)
 
-    def block(self, idx: np.ndarray) -> np.ndarray:
-        if self.gram:
-            return self.X[:, idx]
-        missing = np.unique(idx[self._pos[idx] < 0])
-        if missing.size:
-            if self._used + missing.size > self._store.shape[1]:
-                grown = np.empty((self.n, max(2 * self._store.shape[1],
-                                              self._used + missing.size)), order="F")
-                grown[:, :self._used] = self._store[:, :self._used]
-                self._store = grown
-            self._store[:, self._used:self._used + missing.size] = self.kernel.columns(
-                self.X, missing)
-            self._pos[missing] = self._used + np.arange(missing.size)
-            self._used += missing.size
-        return self._store[:, self._pos[idx]]
+    def _ensure(self, idx: np.ndarray) -> None:
+        """Compute the columns ``idx`` not yet in the store (not for a Gram matrix)."""
+        missing = np.unique(idx[self._slot[idx] < 0])
+        if not missing.size:
+            return
+        if self._used + missing.size > self._store.shape[1]:
+            cap = max(2 * self._store.shape[1], self._used + missing.size)
+            grown = np.empty((self.n, cap), order="F")
+            grown[:, :self._used] = self._store[:, :self._used]
+            self._store = grown
+            col = np.full(cap, -1, dtype=np.int64)
+            col[:self._used] = self._col[:self._used]
+            self._col = col
+        new = slice(self._used, self._used + missing.size)
+        if getattr(self.kernel, "name", None) == "rbf":
+            self._rbf_columns(missing, self._store[:, new])
+        else:
+            self._store[:, new] = self.kernel.columns(self.X, missing)
+        self._slot[missing] = np.arange(new.start, new.stop)
+        self._col[new] = missing
+        self._used = new.stop
+
+    def _rbf_columns(self, idx: np.ndarray, out: np.ndarray) -> None:
+        r"""RBF columns into ``out`` in place: :math:`\exp(\min(0, 2\gamma x^\top x_j -
+        \gamma\|x\|^2 - \gamma\|x_j\|^2))`, the row norms computed once."""
+        gamma = float(self.kernel.gamma)
+        if self._sq is None:
+            self._sq = np.einsum("ij,ij->i", self.X, self.X) * gamma
+        np.matmul(self.X, self.X[idx].T * (2.0 * gamma), out=out)
+        out -= self._sq[:, None]
+        out -= self._sq[idx][None, :]
+        np.minimum(out, 0.0, out=out)
+        np.exp(out, out=out)
+
+    def front(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The columns ``idx`` as the store's first ``len(idx)`` columns: ``(K_F, order)``.
+
+        ``K_F`` is a view (no copy) whose column ``j`` is ``K[:, order[j]]``; ``order`` is
+        ``idx`` permuted. Only the columns not yet at the front move (a swap each). A
+        precomputed Gram matrix: its columns ``idx`` gathered, in the order of ``idx``.
+        """
+        if self.gram:  # read in place: a gathered copy of the block, nothing kept
+            return self.X[:, idx], idx
+        self._ensure(idx)
+        m = idx.size
+        wanted = np.zeros(self.n, dtype=bool)
+        wanted[idx] = True
+        late = idx[self._slot[idx] >= m]  # wanted, behind the front
+        if late.size:
+            head = self._col[:m]
+            spare = np.flatnonzero(~wanted[head])[:late.size]  # front slots to give up
+            a, b = spare, self._slot[late]
+            self._store[:, np.concatenate([a, b])] = self._store[:, np.concatenate([b, a])]
+            ca, cb = self._col[a].copy(), self._col[b].copy()
+            self._col[a], self._col[b] = cb, ca
+            self._slot[cb], self._slot[ca] = a, b
+        return self._store[:, :m], self._col[:m].copy()
 
     def product(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
         """``K[:, idx] @ coef``."""
         if idx.size == 0:
             return np.zeros(self.n)
-        if self.gram and 2 * idx.size > self.n:
-            full = np.zeros(self.n)
-            full[idx] = coef
-            return self.X @ full
-        return self.block(idx) @ coef
+        if self.gram:  # read the Gram matrix in place
+            if 2 * idx.size > self.n:
+                full = np.zeros(self.n)
+                full[idx] = coef
+                return self.X @ full
+            return self.X[:, idx] @ coef
+        self._ensure(idx)
+        if 2 * idx.size > self._used:  # one product over the store, no gathered copy
+            full = np.zeros(self._used)
+            full[self._slot[idx]] = coef
+            return self._store[:, :self._used] @ full
+        return self._store[:, self._slot[idx]] @ coef
 
 
 def _active_set_alpha(alpha: np.ndarray, y: np.ndarray, u_old: np.ndarray,
-                      u_new: np.ndarray, columns: _Columns
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+                      u_new: np.ndarray, columns: _Columns,
+                      held: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                 np.ndarray] | None:
     r"""The SVM dual's optimum at the new costs predicted from the previous active set.
 
     Between two values of C at which no variable changes status (zero, free, at its
@@ -149,39 +206,33 @@ def _active_set_alpha(alpha: np.ndarray, y: np.ndarray, u_old: np.ndarray,
     ``PREDICTOR_ROUNDS`` times. Margins are compared with LIBSVM's tolerance 1e-3; the
     SMO run that follows certifies the point either way.
 
-    Returns ``(alpha, free, K_F, g_B)`` once the statuses settle with every free variable
-    inside its box (``K_F = K[:, free]``, :math:`g_B = K_{:,B}(u_B\circ y_B)`, kept
-    up to date from the variables whose status changes), else ``None`` (the caller seeds
-    as before).
+    ``held = (bounded, u, g)``: the previous prediction's bounded set, its costs and
+    :math:`g = K_{:,B}(u_B\circ y_B)` (:func:`_bound_product`), from which the product
+    at the new statuses and costs is updated with the columns whose status differs.
+
+    Returns ``(alpha, free, K_F, g_B, bounded)`` once the statuses settle with every free
+    variable inside its box (``K_F = K[:, free]``, a view of the column store,
+    :math:`g_B = K_{:,B}(u_B\circ y_B)` at the new costs, kept up to date from the
+    variables whose status changes, and the mask of the bounded set), else ``None`` (the
+    caller seeds as before).
     """
     if not np.all(np.isfinite(u_new)):
         return None
     scale = np.where(np.isfinite(u_old), u_old, 1.0)
     status = np.where(alpha <= 1e-12 * scale, 0, np.where(alpha >= u_old * (1 - 1e-12), 2, 1))
-    bound = np.flatnonzero(status == 2)
-    g_bound = columns.product(bound, u_new[bound] * y[bound])
+    g_bound = _bound_product(status == 2, u_new, y, columns, held)
     for _ in range(PREDICTOR_ROUNDS):
         free, bound = np.flatnonzero(status == 1), np.flatnonzero(status == 2)
         if free.size > PREDICTOR_MAX_FREE or free.size == 0:
             return None
-        KF = columns.block(free)
-        m = free.size
-        A = np.empty((m + 1, m + 1))
-        A[:m, :m] = (y[free, None] * y[None, free]) * KF[free]
-        A[:m, m] = y[free]
-        A[m, :m] = y[free]
-        A[m, m] = 0.0
-        rhs = np.empty(m + 1)
-        rhs[:m] = 1.0 - y[free] * g_bound[free]
-        rhs[m] = -float(y[bound] @ u_new[bound])
-        try:
-            sol = np.linalg.solve(A, rhs)
-        except np.linalg.LinAlgError:
+        KF, free = columns.front(free)  # K[:, free] in the order of the store
+        yf = y[free]
+        sol = _kkt_solve(yf, KF[free], 1.0 - yf * g_bound[free],
+                         -float(y[bound] @ u_new[bound]))
+        if sol is None:
             return None
-        if not np.all(np.isfinite(sol)):
-            return None
-        a_free = sol[:m]
-        margin = y * (g_bound + KF @ (a_free * y[free]) + sol[m])
+        a_free, b = sol
+        margin = y * (g_bound + KF @ (a_free * yf) + b)
         new = status.copy()
         new[free[a_free < 0]] = 0
         new[free[a_free > u_new[free]]] = 2
@@ -191,7 +242,7 @@ def _active_set_alpha(alpha: np.ndarray, y: np.ndarray, u_old: np.ndarray,
             a = np.zeros(y.size)
             a[bound] = u_new[bound]
             a[free] = a_free
-            return a, free, KF, g_bound
+            return a, free, KF, g_bound, status == 2
         # g_B follows the variables entering and leaving the bound
         enter = np.flatnonzero((new == 2) & (status != 2))
         leave = np.flatnonzero((status == 2) & (new != 2))
@@ -201,6 +252,78 @@ def _active_set_alpha(alpha: np.ndarray, y: np.ndarray, u_old: np.ndarray,
             g_bound = g_bound + columns.product(moved, sign * u_new[moved] * y[moved])
         status = new
     return None
+
+
+def _kkt_solve(yf: np.ndarray, KFF: np.ndarray, r: np.ndarray, s: float
+               ) -> tuple[np.ndarray, float] | None:
+    r"""The free variables' KKT system :math:`Q a + y b = r`, :math:`y^\top a = s` with
+    :math:`Q = (y y^\top)\circ K_{FF}`.
+
+    By the Schur complement on :math:`Q` (positive definite for the RBF kernel on
+    distinct points): with :math:`Q = LL^\top` (a Cholesky factor, a third of the work
+    of an LU factorisation of the bordered system),
+    :math:`b = (y^\top Q^{-1} r - s)/(y^\top Q^{-1} y)` and :math:`a = Q^{-1}(r - y b)`.
+    A semidefinite :math:`Q` (duplicated points, a linear kernel) takes the bordered
+    system's LU factorisation; ``None`` when that is singular too.
+    """
+    Q = (yf[:, None] * yf[None, :]) * KFF
+    try:
+        factor = scipy.linalg.cho_factor(Q, lower=True, check_finite=False)
+        both = scipy.linalg.cho_solve(factor, np.column_stack([r, yf]), check_finite=False)
+        qy = float(yf @ both[:, 1])
+        # a pivot lost to rounding shows as a non-positive y'Q^{-1}y or a non-finite one
+        if qy > 0 and np.all(np.isfinite(both)):
+            b = (float(yf @ both[:, 0]) - s) / qy
+            return both[:, 0] - b * both[:, 1], b
+    except np.linalg.LinAlgError:
+        pass
+    m = yf.size
+    A = np.empty((m + 1, m + 1))
+    A[:m, :m] = Q
+    A[:m, m] = yf
+    A[m, :m] = yf
+    A[m, m] = 0.0
+    try:
+        sol = np.linalg.solve(A, np.append(r, s))
+    except np.linalg.LinAlgError:
+        return None
+    return (sol[:m], float(sol[m])) if np.all(np.isfinite(sol)) else None
+
+
+#: Largest relative spread of the ratios of the new to the old costs on a bounded set
+#: with which :func:`_bound_product` scales the held product: rounding, e.g.
+#: :math:`(C' w_+)/(C w_+)` and :math:`(C' w_-)/(C w_-)` of two class weights.
+RATIO_RTOL = 4 * np.finfo(float).eps
+
+
+def _bound_product(bounded: np.ndarray, u: np.ndarray, y: np.ndarray, columns: _Columns,
+                   held: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> np.ndarray:
+    r""":math:`g = K_{:,B}(u_B\circ y_B)`, from the held product of a neighbouring value.
+
+    With ``held = (B', u', g')``, :math:`g' = K_{:,B'}(u'_{B'}\circ y_{B'})` and the
+    ratio :math:`r = u_i/u'_i` the same on :math:`B\cap B'` (a path over C scales every
+    cost by :math:`C/C'`), :math:`g = r g' + K_{:,B\setminus B'}(u\circ y) -
+    K_{:,B'\setminus B}(r u'\circ y)`: only the columns whose status differs are read.
+    Each step adds the rounding of one product over those columns to that of
+    :math:`r g'` (relative :math:`\le` ``RATIO_RTOL`` for the ratio taken as one), so
+    after :math:`k` steps the error is at most about :math:`k` times that of a product
+    computed afresh (:math:`|B|\epsilon\,\max_i u_i` per entry, the kernel values being
+    at most 1 for the RBF kernel), far below smo's tolerance.
+    """
+    if held is not None:
+        b_old, u_old, g_old = held
+        both = bounded & b_old
+        ratio = u[both] / u_old[both] if both.any() else np.ones(1)
+        r = float(np.median(ratio))
+        if (np.all(np.isfinite(ratio)) and r > 0
+                and np.all(np.abs(ratio - r) <= RATIO_RTOL * r)):
+            enter = np.flatnonzero(bounded & ~b_old)
+            leave = np.flatnonzero(b_old & ~bounded)
+            moved = np.concatenate([enter, leave])
+            coef = np.concatenate([u[enter] * y[enter], -r * u_old[leave] * y[leave]])
+            return r * g_old + columns.product(moved, coef)
+    idx = np.flatnonzero(bounded)
+    return columns.product(idx, u[idx] * y[idx])
 
 
 #: Largest kernel-column store (bytes) a path keeps from one warm start to the next.
@@ -218,7 +341,8 @@ def smo_alpha(previous: Any, old: Any, new: Any,
     variables moved to the new costs (:func:`_balanced_box_start`). Along a path
     (``workspace``) the kernel columns are kept from one value to the next while the
     inputs and the kernel stay the same objects (and the store under
-    ``PATH_COLUMNS_BYTES``).
+    ``PATH_COLUMNS_BYTES``), and so is the last start's bounded product, updated to the
+    next value's costs and statuses by :func:`_bound_product`.
     """
     alpha = previous.values.get("alpha")
     if alpha is None or not (_same(old.data["y"], new.data["y"])
@@ -232,19 +356,25 @@ def smo_alpha(previous: Any, old: Any, new: Any,
     X = np.asarray(new.data["X"])
     if (a.shape == y.shape and np.all(np.isfinite(a)) and X.ndim == 2
             and callable(getattr(kernel, "columns", None))):
-        columns = None
+        columns, held = None, None
         if workspace is not None:
-            held = workspace.get("smo_columns")
-            if held is not None and held.X is X and held.kernel == kernel:
-                columns = held
+            kept = workspace.get("smo_columns")
+            if kept is not None and kept.X is X and kept.kernel == kernel:
+                columns = kept
+                bound = workspace.get("smo_bound")
+                # the held product: of these columns, these labels, the old costs
+                if (bound is not None and bound[0] is columns and _same(bound[1], y)
+                        and _same(bound[3], u_old)):
+                    held = bound[2:]
         if columns is None:
             columns = _Columns(kernel, X)
-        pred = _active_set_alpha(a, y, u_old, u_new, columns)
+        pred = _active_set_alpha(a, y, u_old, u_new, columns, held)
         if workspace is not None:
-            keep = columns.gram or columns.nbytes <= PATH_COLUMNS_BYTES
+            keep = columns.nbytes <= PATH_COLUMNS_BYTES
             workspace["smo_columns"] = columns if keep else None
+            workspace["smo_bound"] = None
         if pred is not None:
-            point, free, KF, g_bound = pred
+            point, free, KF, g_bound, bounded = pred
             # the round-off of the solve, in the box and the balance (only free
             # variables move: the bounded ones are at u_new exactly)
             x0 = _balanced_box_start(np.clip(point, 0.0, u_new), y, u_new, u_new)
@@ -257,6 +387,10 @@ def smo_alpha(previous: Any, old: Any, new: Any,
                 top = xf >= u_new[free]  # free variables that landed on their bound
                 Kb = g_bound + KF[:, top] @ (u_new[free][top] * y[free][top])
                 Kv = g_bound + KF @ (xf * y[free])
+                if workspace is not None and keep:
+                    bounded = bounded.copy()
+                    bounded[free[top]] = True
+                    workspace["smo_bound"] = (columns, y, bounded, u_new, Kb)
                 return {"x0": x0, "x0_products": (Kv, Kb)}
     x0 = _balanced_box_start(alpha, y, u_old, u_new)
     return {} if x0 is None else {"x0": x0}
@@ -303,6 +437,23 @@ def cbor_pair(previous: Any, old: Any, new: Any) -> dict[str, Any]:
     return {"x0": (np.asarray(a, dtype=float), np.asarray(s, dtype=float))}
 
 
+def _at_new_lambda(previous: Any, rank_old: Any, rank_new: Any, beta: np.ndarray) -> float:
+    r""":math:`F_{\lambda'}(\beta)` from the previous value's :math:`F_\lambda(\beta)`: only
+    the regulariser changes, :math:`F_{\lambda'} = F_\lambda + \frac{\lambda'-\lambda}2
+    \beta^\top K_{\mathcal R\mathcal R}\beta` (no product with :math:`K_{\bullet\mathcal
+    R}`, no sort); evaluated afresh when the previous objective is not finite."""
+    f = float(previous.objective)
+    if not math.isfinite(f):
+        return objective(rank_new, beta)
+    return f + 0.5 * (float(rank_new.lam) - float(rank_old.lam)) * float(
+        beta @ (rank_new.KRR @ beta))
+
+
+#: Hessian products of a ``rank-tr`` solve, in units of one PCG run that would switch it
+#: to the exact direction (``n_basis / 16``), from which the next λ of a path starts exact.
+EXACT_HANDOVER = 4
+
+
 def rank_beta(previous: Any, old: Any, new: Any,
               workspace: dict[str, Any] | None = None) -> dict[str, Any]:
     r"""``rank-tr`` / ``rank-newton``: the previous :math:`\beta` (same basis), any λ.
@@ -335,14 +486,23 @@ def rank_beta(previous: Any, old: Any, new: Any,
         step = (math.log(rank_new.lam) - math.log(rank_old.lam)) / (
             math.log(rank_old.lam) - math.log(lam_a))
         secant = beta + step * (beta - beta_a)
-        if np.all(np.isfinite(secant)) and objective(rank_new, secant) < objective(rank_new, beta):
+        if np.all(np.isfinite(secant)) and objective(rank_new, secant) < _at_new_lambda(
+                previous, rank_old, rank_new, beta):
             start = secant
     workspace["rank_previous"] = (rank_new.KR, float(rank_old.lam), beta) if same_data else None
     out: dict[str, Any] = {"x0": start}
     if previous.solver == "rank-newton":
         eig_rtol, wanted = previous.extras.get("eig_rtol"), True
     else:
-        eig_rtol, wanted = EIG_RTOL, previous.extras.get("exact_directions", 0) > 0
+        # the exact direction from the start: once a value needed it, or once the previous
+        # value's Hessian products cost as much as EXACT_HANDOVER explicit Hessians (a
+        # smaller λ takes more CG steps; rank-tr would switch after a PCG run of
+        # n_basis / 16 products, having paid for them and for its own eigen-coordinates)
+        eig_rtol = EIG_RTOL
+        wanted = rank_new.n_basis <= EXACT_MAX_BASIS and (
+            previous.extras.get("exact_directions", 0) > 0
+            or previous.extras.get("hessian_products", 0)
+            >= EXACT_HANDOVER * rank_new.n_basis / 16)
     if eig_rtol is None or not same_data:
         return out
     lin = workspace.get("rank_linearization")

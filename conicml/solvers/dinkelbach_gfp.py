@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import kinds
+from .. import kinds, registry
 from .._utils.linalg import inverse_quadratic
 from ..program import Program
 from ..registry import register
@@ -65,6 +65,20 @@ def _rho_gap(data: Any, floors: tuple[float, float], used: tuple[float, float, f
     return max(0.0, rho_used + F * worst - r)
 
 
+def _delegate(program: Program, fallback: str, reason: str, iterations: int,
+              inner: InnerSolver, options: dict) -> Solution:
+    # through the registry: a solver module imports no other solver module
+    sol = registry.get(fallback, kind=program.kind).function(program, **options)
+    return Solution(status=sol.status, solver="dinkelbach-gfp", objective=sol.objective,
+                    values=sol.values, iterations=iterations + sol.iterations,
+                    setup_time=sol.setup_time, solve_time=sol.solve_time,
+                    residuals=sol.residuals,
+                    message=f"{reason}: handed to {fallback} ({sol.message})",
+                    history=sol.history,
+                    extras={**sol.extras, "delegated": fallback,
+                            "inner_solves": inner.solves + sol.extras.get("inner_solves", 0)})
+
+
 @register("dinkelbach-gfp", kinds=[kinds.M4_SEPARABLE],
           description="separable M4: generalized-fractional Dinkelbach (CFS type 2)",
           certify_tol=1e-4)  # point from an interior-point inner solve
@@ -80,6 +94,7 @@ def solve_dinkelbach_gfp(
     inner: str = "clarabel",
     inner_options: Mapping[str, Any] | None = None,
     scaled: bool = True,
+    fallback: str | None = "bisection",
 ) -> Solution:
     r"""Separable M4 by the Dinkelbach-type GFP iteration.
 
@@ -109,6 +124,11 @@ def solve_dinkelbach_gfp(
     scaled : bool, default=True
         Divide each row by :math:`g_c(w_k)` (CFS type 2, superlinear);
         ``False`` is the plain Dinkelbach GFP (linear convergence).
+    fallback : str or None, default="bisection"
+        Solver of the same kind that the program is handed to (with the time left)
+        when the iteration ends without a certified ratio: a stall with a large
+        :math:`F_k` (``USER_LIMIT``) or a failed inner solve. The solution then says
+        so in its message and ``extras["delegated"]``. ``None``: return that result.
 
     Returns
     -------
@@ -176,6 +196,8 @@ def solve_dinkelbach_gfp(
                     messages=TERMINATION_MESSAGES, statuses=STATUS_MAP, callback=callback,
                     legacy=lambda r: (r.iteration, dict(r.extras)))
     x0 = check_scalar("dinkelbach-gfp", "x0", x0)
+    if fallback is not None:  # a name that is not a solver of this kind: raised now
+        registry.get(fallback, kind=program.kind)
     data = program.data
     solver = InnerSolver(program, inner, inner_options, rebuild=False)
     _ = program.form
@@ -260,6 +282,12 @@ def solve_dinkelbach_gfp(
     except _InnerFailure as exc:
         reason, failure = 4, exc.solution
     solve_time = driver.elapsed - setup_time
+    if reason in (4, 7) and fallback is not None:
+        left = None if time_limit is None else time_limit - driver.elapsed
+        if left is None or left > 0:
+            return _delegate(program, fallback, TERMINATION_MESSAGES[reason], k, solver,
+                             {"time_limit": left, "verbose": verbose, "callback": callback,
+                              "inner": inner, "inner_options": inner_options})
     message = TERMINATION_MESSAGES[reason]
     if failure is not None:
         message += f" ({inner}: {failure.message})"

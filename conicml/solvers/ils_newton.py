@@ -43,6 +43,11 @@ _PIVOT_RTOL = 1e-13
 #: reweighting map or bisection). BMPM optima lie near c = 1 (t ~ 2.5 at c = 0.92).
 _MAX_STEP = 2.0
 
+#: Relative residual of the iterative solves with M(c) for w(c) (g is then accurate to
+#: about this, relative) and for its derivative (which only steers the Newton step).
+_SOLVE_RTOL = 1e-13
+_DERIVATIVE_RTOL = 1e-8
+
 
 class _Curve:
     r"""The weight curve :math:`w(c)` of a fractional program and :math:`g` along it."""
@@ -59,8 +64,10 @@ class _Curve:
         r""":math:`\Sigma_y w`."""
         return self.Sy @ w
 
-    def solve(self, c: float, L: np.ndarray, b: np.ndarray) -> np.ndarray:
-        r""":math:`M(c)^{-1}b` with the factor ``L`` of :meth:`factor`."""
+    def solve(self, c: float, L: np.ndarray, b: np.ndarray,
+              rtol: float = _SOLVE_RTOL) -> np.ndarray:
+        r""":math:`M(c)^{-1}b` with the factor ``L`` of :meth:`factor` (direct: ``rtol``
+        is for the iterative solves of :class:`_ScatterCurve`)."""
         return cho_solve((L, True), b, check_finite=False)
 
     def factor(self, c: float) -> np.ndarray | None:
@@ -112,7 +119,9 @@ class _Curve:
         (ax, ay), (bx, by) = self.a, self.b
         if den > 0 and sx > 0 and sy > 0:
             # w_u' = -M^{-1}(Sx - Sy) w_u; w = w_u/q, so w' = (w_u' - w dq)/q
-            dwu = -self.solve(c, L, q * (Sxw - Syw))  # (Sx - Sy) wu
+            # (Sx - Sy) wu; g' only steers the Newton step (g itself is evaluated to
+            # full accuracy), so its solve stops at a looser relative residual
+            dwu = -self.solve(c, L, q * (Sxw - Syw), rtol=_DERIVATIVE_RTOL)
             dw = (dwu - w * float(self.d @ dwu)) / q
             dsx, dsy = float(Sxw @ dw) / sx, float(Syw @ dw) / sy
             dN, dD = -ax * dsx - ay * dsy, bx * dsx + by * dsy
@@ -147,9 +156,10 @@ class _ScatterCurve(_Curve):
         # the solve factors (or reuses a factor) itself; M(c) is definite on (0, 1)
         return c if 0.0 < c < 1.0 else None
 
-    def solve(self, c: float, L: object, b: np.ndarray) -> np.ndarray:
+    def solve(self, c: float, L: object, b: np.ndarray,
+              rtol: float = _SOLVE_RTOL) -> np.ndarray:
         with one_blas_thread():  # matrix-vector products: one thread (see factor)
-            return self.scatter.solve(c, b)
+            return self.scatter.solve(c, b, rtol=rtol)
 
 
 def _delegate(program: Program, reason: str, options: dict) -> Solution:

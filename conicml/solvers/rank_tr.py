@@ -35,6 +35,7 @@ from scipy.optimize import brentq
 
 from .._utils.threads import one_blas_thread
 from ..contracts.ranking_ops import (
+    EXACT_MAX_BASIS,
     ROUNDING_TOL,
     KernelMetric,
     LinearizedRanking,
@@ -76,11 +77,10 @@ POLISH_GAP = 1e-7
 
 _SWITCH = -1  # internal: the trust-region loop hands over to the exact Newton steps
 
-#: Largest basis for which ``direction="auto"`` turns to the exact Newton direction: its
-#: explicit Hessian costs :math:`O(m|\mathcal R|^2)`, about as much as the
-#: :math:`2\,\text{cg\_max\_iter}\cdot m|\mathcal R|` of a PCG run to its cap up to there.
-EXACT_MAX_BASIS = 512
-
+#: Fraction of the rounding level below which a Newton decrement estimated with the last
+#: step's Hessian ends the exact Newton steps (the estimate is within a few per cent of
+#: the decrement at the new point once the relative gradient is at ROUNDING_TOL).
+STALE_DECREMENT = 0.25
 
 
 class _Report(IterationReport):
@@ -216,7 +216,11 @@ def solve_rank_tr(
     cancellation there. A stop at the rounding level (a promised decrease below
     :math:`m\epsilon_{\rm mach}|F|`, which a sum over :math:`m` samples cannot resolve, at a
     relative gradient :math:`\le 10^{-5}`) ends either mode; a rejected trust-region step
-    reuses its direction.
+    reuses its direction. In the exact mode, at a relative gradient :math:`\le 10^{-5}` the
+    decrement is first estimated with the last step's Hessian factor: below
+    :data:`STALE_DECREMENT` of the rounding level it ends the steps without forming the
+    :math:`O(m|\mathcal R|^2)` Hessian once more (after a full step the pairs in the
+    quadratic piece barely change; the estimate is within a few per cent of the decrement).
 
     **Stopping.** The relative gradient in the :math:`K_{\mathcal R\mathcal R}^{-1}`
     metric, :math:`\|g\|_{K^{-1}} / \max(\|g_{\rm loss}\|_{K^{-1}}, \|\lambda
@@ -556,6 +560,7 @@ class _LinPoint:
     def __init__(self, lin: LinearizedRanking, beta: np.ndarray, g_scale: float) -> None:
         self.lin, self.w, self.g_scale, self.t = lin, lin.to_w(beta), g_scale, math.nan
         self.steps, self.stall = 0, ""
+        self.factor: Any = None  # the Cholesky factor of the last step's Hessian
         self._set(lin.evaluate(self.w))
 
     def run(self, *, tol: float, max_iter: int, k: int, time_limit: float | None,
@@ -587,12 +592,25 @@ class _LinPoint:
 
     def newton_step(self, rounding: float) -> str | None:
         """One damped Newton step; ``None`` on success, else why no step was taken
-        (a Newton decrement below ``rounding |F|`` is not measurable)."""
+        (a Newton decrement below ``rounding |F|`` is not measurable).
+
+        Once the relative gradient is at ``ROUNDING_TOL``, the decrement is first
+        estimated with the last step's factor: after a full step the pairs in the
+        quadratic piece barely change, so a decrement estimated at most
+        ``STALE_DECREMENT`` of the rounding level is at that level without forming the
+        :math:`O(m r^2)` Hessian again (the stop that formed it to find no step)."""
+        if self.factor is not None and self.rel <= ROUNDING_TOL:
+            stale = 0.5 * float(self.g @ cho_solve(self.factor, self.g, check_finite=False))
+            if 0.0 <= stale <= STALE_DECREMENT * rounding * abs(self.f):
+                return ("the Newton decrement is at the rounding level of F (estimated "
+                        "with the last step's Hessian)")
         try:
             factor = cho_factor(self.lin.hessian(self.state), lower=True, check_finite=False)
             s = -cho_solve(factor, self.g, check_finite=False)
+            self.factor = factor
         except np.linalg.LinAlgError:  # round-off: the gradient direction instead
             s = -self.g
+            self.factor = None
         decrement = -0.5 * float(self.g @ s)
         if not decrement > rounding * abs(self.f):
             return "the Newton decrement is at the rounding level of F"

@@ -122,17 +122,43 @@ def test_smo_active_set_warm_start_is_the_next_optimum(kernel):
         cm.solve(new, "smo", x0_products=start["x0_products"])
 
 
-def test_smo_warm_starts_share_kernel_columns_along_a_path():
+@pytest.mark.parametrize("definite", [True, False])
+def test_smo_predictor_kkt_system_is_the_bordered_solve(definite):
+    # the free variables' KKT system [Q y; y' 0][a; b] = [r; s] by the Cholesky factor of
+    # Q and its Schur complement, or (Q not positive definite: an indefinite
+    # "precomputed" kernel) by LU of the bordered matrix: numpy's dense solve of the
+    # bordered system is the reference
+    from conicml.solvers._warm import _kkt_solve
+
+    rng = np.random.default_rng(5)
+    m = 12
+    y = np.where(rng.random(m) < 0.5, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    B = rng.normal(size=(m, m))
+    K = B @ B.T + m * np.eye(m) if definite else B + B.T
+    r, s = rng.normal(size=m), 0.3
+    a, b = _kkt_solve(y, K, r, s)
+    A = np.block([[np.outer(y, y) * K, y[:, None]], [y[None, :], np.zeros((1, 1))]])
+    ref = np.linalg.solve(A, np.append(r, s))
+    np.testing.assert_allclose(np.append(a, b), ref, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("weights", [{}, {"class_weight": {1: 3.0, -1: 0.7},
+                                         "sample_weight": np.linspace(0.5, 2.0, 200)}])
+def test_smo_warm_starts_share_kernel_columns_along_a_path(weights):
     # the path's workspace keeps the warm start's kernel columns from one value to the
-    # next (same inputs, same kernel); the starts are those computed afresh
+    # next (same inputs, same kernel), and the bounded product K_B(c_B y_B), carried to
+    # the next costs by their ratio (one per class and sample weight, equal up to
+    # rounding) plus the columns whose status differs; the starts are those computed
+    # afresh, to rounding
     from conicml.solvers._warm import smo_alpha as warm_start_alpha
 
     X, y = _svm_data(200, seed=4)
-    progs = [svm.soft_margin(X, y, C, kernel="rbf", gamma=0.25, form="dual")
-             for C in (3.0, 6.0, 12.0)]
+    progs = [svm.soft_margin(X, y, C, kernel="rbf", gamma=0.25, form="dual", **weights)
+             for C in (3.0, 6.0, 12.0, 24.0)]
     sols = [cm.solve(p, "smo", tol=1e-8) for p in progs]
     workspace: dict = {}
-    for k in range(2):
+    for k in range(3):
         shared = warm_start_alpha(sols[k], progs[k], progs[k + 1], workspace=workspace)
         fresh = warm_start_alpha(sols[k], progs[k], progs[k + 1])
         np.testing.assert_allclose(shared["x0"], fresh["x0"], rtol=1e-12, atol=1e-12)
@@ -140,6 +166,7 @@ def test_smo_warm_starts_share_kernel_columns_along_a_path():
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
         if k == 0:
             held = workspace["smo_columns"]
+        assert workspace["smo_bound"] is not None
     assert workspace["smo_columns"] is held
     # other inputs: the held columns are not used
     other = svm.soft_margin(X + 1.0, y, 6.0, kernel="rbf", gamma=0.25, form="dual")
@@ -356,14 +383,28 @@ def test_a_rank_path_extrapolates_and_shares_the_eigen_coordinates(solver):
     assert started[0] == ()
     if solver == "rank-newton":  # it always works in the eigen-coordinates
         assert all("linearization" in s for s in started[1:])
-    else:  # from the value after the first that needed the exact direction
+    else:  # after a value that needed the exact direction, or as many Hessian products
+        # as EXACT_HANDOVER PCG runs that would switch rank-tr to it
+        from conicml.solvers._warm import EXACT_HANDOVER
+
+        r = first.data["rank"].n_basis
+        order = np.argsort(-lams)
         needed = [w.extras["exact_directions"] > 0 for w in warm]
         assert any(needed[:-1])
-        first_exact = needed.index(True)
-        assert all("linearization" in s for s in started[first_exact + 1:])
-        assert not any("linearization" in s for s in started[:first_exact + 1])
+        for prev, k in zip(order[:-1], order[1:]):
+            handover = (warm[prev].extras["exact_directions"] > 0
+                        or warm[prev].extras["hessian_products"] >= EXACT_HANDOVER * r / 16)
+            assert ("linearization" in started[k]) == handover
     # the start is the better of the previous beta and the secant in log lambda
     from conicml.solvers._warm import rank_beta
+
+    if solver == "rank-tr":  # the handover by Hessian products alone
+        lot = dataclasses.replace(warm[0], extras={**warm[0].extras, "exact_directions": 0,
+                                                   "hessian_products": EXACT_HANDOVER * r})
+        few = dataclasses.replace(lot, extras={**lot.extras, "hessian_products": 1})
+        assert "linearization" in rank_beta(lot, build(lams[0]), build(lams[1]), workspace={})
+        assert "linearization" not in rank_beta(few, build(lams[0]), build(lams[1]),
+                                                workspace={})
 
     workspace: dict = {}
     rank_beta(warm[0], build(lams[0]), build(lams[1]), workspace=workspace)

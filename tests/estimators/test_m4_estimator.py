@@ -39,7 +39,7 @@ def test_separable_attributes_and_convention():
     f = T2_X @ est.coef_[0] + est.intercept_[0]
     np.testing.assert_allclose(est.decision_function(T2_X), f)
     np.testing.assert_array_equal(est.predict(T2_X), T2_LABELS)
-    assert est.solution_.solver == "bisection" and est.n_iter_ == est.solution_.iterations
+    assert est.solution_.solver == "dinkelbach-gfp" and est.n_iter_ == est.solution_.iterations
     clone = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(clone.predict(T2_X), est.predict(T2_X))
 

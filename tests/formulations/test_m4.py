@@ -237,12 +237,12 @@ def test_inner_problem_is_dpp_and_pickles(C):
     assert "rho" in prog.parameters
     clone = pickle.loads(pickle.dumps(prog))
     assert clone.problem.is_dpp()
-    assert prog.default_solver == ("bisection" if C is None else "envelope-newton")
+    assert prog.default_solver == ("dinkelbach-gfp" if C is None else "envelope-newton")
 
 
 def test_not_separable_is_infeasible_status():
     X, y = cm.datasets.twonorm(200, dim=2, random_state=0)  # overlapping classes in 2-D
-    for solver in ("bisection", "dinkelbach-gfp"):
+    for solver in (None, "bisection", "dinkelbach-gfp"):  # None: the default route
         sol = cm.solve(m4.m4(X, y), solver)
         assert sol.status is cm.Status.INFEASIBLE
         assert "set C" in sol.message

@@ -225,6 +225,39 @@ def test_rank_tr_directions_reach_the_same_optimum(levels):
     assert prog.decode(newton)["objective"] == pytest.approx(ref, rel=1e-9)
 
 
+def test_rank_tr_ends_at_the_rounding_level_without_a_last_hessian(monkeypatch):
+    # a rare class of m = 2 000 at lambda = 2^-12: the exact Newton steps reach the
+    # rounding level of F (m eps |F|) above tol; the decrement estimated with the last
+    # step's Hessian ends them without forming one more O(m r^2) Hessian, at the point
+    # the stop after forming it keeps (the same objective, certified), and rank-newton
+    # (an independent route) agrees
+    from conicml.contracts import ranking_ops
+    from conicml.solvers import rank_tr
+
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(2000) < 0.04, 1.0, -1.0)
+    X = rng.normal(size=(2000, 5)) + 1.2 * y[:, None] / np.sqrt(5)
+    prog = ranking.rankrc(X, y, 2.0 ** -12)
+    formed = []
+    hessian = ranking_ops.LinearizedRanking.hessian
+    monkeypatch.setattr(ranking_ops.LinearizedRanking, "hessian",
+                        lambda self, state: formed.append(1) or hessian(self, state))
+    runs = {}
+    for margin in (rank_tr.STALE_DECREMENT, 0.0):  # 0: every stop forms the Hessian
+        monkeypatch.setattr(rank_tr, "STALE_DECREMENT", margin)
+        formed.clear()
+        sol = cm.solve(prog, "rank-tr", direction="exact")
+        runs[margin] = (sol, len(formed))
+    (stale, n_stale), (fresh, n_fresh) = runs.values()
+    assert "estimated with the last step's Hessian" in stale.message
+    assert stale.status is cm.Status.OPTIMAL and stale.residuals.gap <= 1e-5
+    assert n_stale == n_fresh - 1
+    assert stale.objective == pytest.approx(fresh.objective, rel=1e-12)
+    ref = cm.solve(prog, "rank-newton", tol=1e-10)
+    assert prog.decode(stale)["objective"] == pytest.approx(prog.decode(ref)["objective"],
+                                                            rel=1e-9)
+
+
 def test_rank_solvers_refuse_a_foreign_linearization():
     prog = ranking.rankrc(*_data(60), 0.01)
     other = ranking.rankrc(*_data(60), 0.01)  # equal data, other kernel arrays

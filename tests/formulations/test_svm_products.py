@@ -61,6 +61,57 @@ def test_kept_product_is_exact_and_follows_the_data():
                     atol=1e-12)
 
 
+@pytest.mark.parametrize("budget_columns", [1000, 40])
+def test_stored_columns_give_the_dense_product_along_a_path(budget_columns, monkeypatch):
+    # the certificate's column store: dual points sharing support vectors (a path over
+    # C) read each kernel column once; within the memory bound or beyond it (columns
+    # evaluated without being kept), the product is the dense Gram matrix's
+    X, y = _data(n=200)
+    monkeypatch.setattr(svm, "PRODUCT_COLUMNS_BYTES", budget_columns * 8 * X.shape[0])
+    monkeypatch.setattr(svm._LOCAL, "columns", svm._ProductColumns(), raising=False)
+    kernel = Kernel("rbf", gamma=0.3)
+    data = {"X": X, "kernel": kernel}
+    K = _rbf(X, X, 0.3)
+    rng = np.random.default_rng(3)
+    support = rng.random(X.shape[0]) < 0.5
+    seen = np.zeros(X.shape[0], dtype=bool)
+    for scale in (0.1, 0.3, 1.0, 3.0):  # overlapping supports, new values each time
+        support ^= rng.random(X.shape[0]) < 0.1
+        seen |= support
+        v = np.where(support, scale * rng.random(X.shape[0]) * y, 0.0)
+        assert_allclose(svm._kernel_matvec(data, v), K @ v, rtol=1e-12, atol=1e-12)
+    # every column evaluated once and kept, up to the bound
+    assert svm._columns().used == min(budget_columns, int(seen.sum()))
+    # another data set replaces the store
+    X2 = X + 0.5
+    v = np.where(support, y, 0.0)
+    assert_allclose(svm._kernel_matvec({"X": X2, "kernel": kernel}, v), _rbf(X2, X2, 0.3) @ v,
+                    rtol=1e-12, atol=1e-12)
+
+
+def test_each_thread_has_its_own_column_store():
+    # folds fitted in threads (joblib's threading backend) certify other data sets at
+    # the same time: a store shared between them could mix one set's slots with
+    # another's columns; each thread's products are the dense ones
+    from concurrent.futures import ThreadPoolExecutor
+
+    kernel = Kernel("rbf", gamma=0.3)
+    sets = [_data(n=150, seed=s)[0] for s in range(4)]
+
+    def run(X):
+        v = np.where(np.arange(X.shape[0]) % 3 == 0, 1.0, 0.0)
+        for _ in range(3):
+            g = svm._kernel_matvec({"X": X, "kernel": kernel}, v)
+            v = v * 1.5
+        return g, _rbf(X, X, 0.3) @ (v / 1.5), svm._columns()
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(run, sets))
+    for g, ref, _ in results:
+        assert_allclose(g, ref, rtol=1e-12, atol=1e-12)
+    assert all(r[2] is not svm._columns() for r in results)  # the stores kept alive
+
+
 def test_estimator_training_decision_and_bias_match_the_dense_gram():
     """SVMClassifier(solver='smo'): the decoded bias and the decision values on the
     training points (served by the kept product) against the dense Gram matrix and an

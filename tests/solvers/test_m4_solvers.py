@@ -105,6 +105,58 @@ def test_separable_equal_covariances_against_qp(solver, seed):
 
 
 @pytest.mark.parametrize("name", list(INSTANCES))
+def test_default_separable_route_against_generic_backends(name):
+    # the default of kind quasiconvex.m4 is dinkelbach-gfp: its certified rho against
+    # bisection over two generic inner backends, and the fixed-rho check solved by
+    # clarabel and ecos directly on either side of it
+    X, y = INSTANCES[name]
+    prog = m4.m4(X, y)
+    assert prog.default_solver == "dinkelbach-gfp"
+    sol = cm.solve(prog)
+    assert sol.solver == "dinkelbach-gfp" and sol.status is cm.Status.OPTIMAL, sol.message
+    assert "delegated" not in sol.extras
+    for inner in ("clarabel", "ecos"):
+        ref = cm.solve(prog, "bisection", inner=inner)
+        # bisection's relative bracket 1e-7; ecos's inner checks are looser (1e-6)
+        assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
+    form = lambda r: m4.inner_problem(prog.data, rho=r)  # noqa: E731
+    for backend in ("clarabel", "ecos"):
+        assert check_value(form, sol.objective * (1 - 1e-4), backend) > 0
+        assert check_value(form, sol.objective * (1 + 1e-4), backend) < 0
+
+
+def test_dinkelbach_gfp_hands_an_uncertified_run_to_bisection(monkeypatch):
+    # an inner failure in the middle of the iteration (the third check here, injected):
+    # the default hands the program to bisection, which certifies it; fallback=None
+    # returns the failure as such
+    from conicml.solvers import _m4_inner
+
+    prog = m4.m4(*INSTANCES["gauss0"])
+    ref = cm.solve(prog, "bisection")
+    real = _m4_inner.InnerSolver.check
+    calls = {"n": 0}
+
+    def failing_once(self, rho, *scales):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise _m4_inner._InnerFailure(cm.Solution(status=cm.Status.SOLVER_ERROR,
+                                                      solver="clarabel",
+                                                      message="injected failure"))
+        return real(self, rho, *scales)
+
+    monkeypatch.setattr(_m4_inner.InnerSolver, "check", failing_once)
+    sol = cm.solve(prog, "dinkelbach-gfp")
+    assert sol.status is cm.Status.OPTIMAL, sol.message
+    assert sol.extras["delegated"] == "bisection" and "handed to bisection" in sol.message
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
+    calls["n"] = 0
+    raw = cm.solve(prog, "dinkelbach-gfp", fallback=None)
+    assert raw.status is cm.Status.SOLVER_ERROR and "injected failure" in raw.message
+    with pytest.raises(cm.SolverError, match="solvers for this kind"):
+        cm.solve(prog, "dinkelbach-gfp", fallback="smo")
+
+
+@pytest.mark.parametrize("name", list(INSTANCES))
 def test_compare_bisection_variants_and_dinkelbach(name):
     X, y = INSTANCES[name]
     prog = m4.m4(X, y)
