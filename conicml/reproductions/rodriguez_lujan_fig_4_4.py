@@ -48,8 +48,9 @@ PRIORS = [0.05, 0.25, 0.5, 0.75, 0.95]
 
 
 def algorithm_3(K: np.ndarray, y: np.ndarray, mu: float) -> np.ndarray:
-    """KFDA as Algorithm 3 is written: W = K_+ (I - 11^T/N_+) K_+^T + K_- (I - 11^T/N_-)
-    K_-^T + mu I with explicit centring matrices, B = m_+ - m_-, alpha = W \\ B."""
+    """KFDA as Algorithm 3 is written, with explicit centring matrices:
+    ``W = K_+ (I - 11^T/N_+) K_+^T + K_- (I - 11^T/N_-) K_-^T + mu I``,
+    ``B = m_+ - m_-``, ``alpha = W \\ B``."""
     n = K.shape[0]
     W = mu * np.eye(n)
     B = np.zeros(n)
