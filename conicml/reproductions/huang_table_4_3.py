@@ -30,7 +30,7 @@ from ._harness import progress, write_results  # noqa: E402
 THESIS_LAYOUT = "parenthesised"
 TABLES = ('004:T4.3',)
 # an estimate of the default run (the record's header states the measured wall time)
-EXPECTED_SECONDS = 1200
+EXPECTED_SECONDS = 1500
 PROTOCOL = ("full: 10-fold outer CV as the thesis; C (SVM, M4) and the RBF width (SVM, M4, "
             "MPM, each its own) tuned by inner 3-fold CV on grids of ours (the thesis states "
             "neither its inner CV nor its grids); heart is Statlog 270 x 13; twonorm 400 "
@@ -374,7 +374,7 @@ def main() -> None:
                "m4_c": [0.3, 30.0]}
     else:
         cfg = {"outer": 10, "inner": 3, "svm_C": [0.001, 0.01, 0.1, 1.0, 10.0, 100.0],
-               "gammas": [1 / 64, 1 / 16, 0.25, 1.0, 4.0], "m4_c": [0.3, 3.0, 30.0]}
+               "gammas": [1 / 16, 0.25, 1.0], "m4_c": [0.3, 3.0, 30.0]}
     cfg["time_limit"] = args.time_limit if args.time_limit is not None else math.inf
     cfg["quick"] = args.quick
     start = time.perf_counter()
