@@ -22,8 +22,7 @@ given), without shrinking and kernel cache, on a mixture with overlapping ranks 
 with a Gaussian kernel; CBOR-Iter at tol 1e-3 and on the same variants. Each compared
 cell has, next to it, the measurements of this run that bear on it.
 
-Run ``conicml reproduce saketha_table_5_2 [--quick] [--sizes ...]``;
-writes ``conicml-results/saketha_table_5_2.md``.
+Run ``conicml reproduce saketha_table_5_2 [--quick] [--sizes ...]``.
 """
 
 from __future__ import annotations
