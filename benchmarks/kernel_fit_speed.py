@@ -155,7 +155,7 @@ two triangular solves with L (before: eight n x n/2 products and two triangular 
 M(c) itself); the iteration stops on a bound of the residual of M(c) from that of H(c)
 (M(c) X - B = C^T D_c (C B - H(c) S) / mu), and the result is accepted only when the
 residual of M(c), recomputed, is below 1e-13 of B. The cheaper steps allow a new factor
-only beyond a spread of 2 (was 1.25); the derivative solve, which only steers the Newton
+only beyond a spread of 2; the derivative solve, which only steers the Newton
 step, stops at 1e-8; a single right-hand side nearly parallel to one solved at a nearer
 weight starts from that solution. MPM: one factorisation of H, about 30 CG steps, the
 certificate's 4-column solve 7 steps. What bounds BMPM: two factorisations of H (its
