@@ -70,7 +70,8 @@ def test_method_splits_follows_the_stated_reductions():
     if t4.SMOTE is not None:
         assert t4.method_splits("SVM-SMT", t4.HEAVY_ROWS, 20, 3) == 20
         assert t4.method_splits("SVM-SMT", big, 20, 3) == 3
-    assert t4.method_splits("SVM-W", big, 2, 3) == 2
+    assert t4.method_splits("SVM-W", big, 20, 3) == 20
+    assert t4.method_splits("KNN", big, 2, 3) == 2
 
 
 def test_evaluate_runs_each_method_on_its_first_splits():
@@ -78,8 +79,8 @@ def test_evaluate_runs_each_method_on_its_first_splits():
 
     X, y = _toy(1, m=80)
     plan = evaluate(X, y, {"KNN": 3, "SVM": 1}, 3, 2)
-    assert [len(v) for v in plan["KNN"]] == [3, 3, 3]
-    assert [len(v) for v in plan["SVM"]] == [1, 1, 1]
+    assert [len(v) for v in plan["KNN"]] == [3, 3, 3, 3]  # auc, strict, chosen, seconds
+    assert [len(v) for v in plan["SVM"]] == [1, 1, 1, 1]
     alone = evaluate(X, y, ["KNN", "SVM"], 1, 2, n_jobs=1)
     # the first split and its folds do not depend on how many splits run
     assert plan["SVM"][0][0] == pytest.approx(alone["SVM"][0][0], abs=1e-9)
@@ -96,3 +97,15 @@ def test_evaluate_gives_the_same_numbers_in_two_processes():
     for m in one:
         assert one[m][0] == pytest.approx(two[m][0], abs=1e-9)
         assert one[m][2] == two[m][2]
+
+
+def test_evaluate_rounds_stops_at_the_budget_with_every_set_on_the_same_splits():
+    from conicml.reproductions.tayal_table4 import evaluate_rounds
+
+    (X, y), (X2, y2) = _toy(3, m=100), _toy(4, m=104)  # SMOTE needs 6 positives a fold
+    # budget 0: the first round runs (no estimate yet), the second would exceed it
+    res, rounds = evaluate_rounds([("a", X, y), ("b", X2, y2)], 3, 2, 1, budget=0.0,
+                                  report=lambda msg: None)
+    assert rounds == 1
+    for label in ("a", "b"):
+        assert {len(v[0]) for v in res[label].values()} == {1}
