@@ -262,7 +262,7 @@ def method_splits(method: str, rows: int, splits: int, heavy_splits: int) -> int
 
 def evaluate(X, y, methods, splits, folds, seed=0, n_jobs=1):
     """Test AUC (%) per method and split (tie-aware, and by (2) for KNN), and the
-    selected lambda or k: {method: (aucs, strict_aucs, chosen)}. ``methods``: a list
+    selected lambda or k: {method: (aucs, strict_aucs, chosen, seconds)}. ``methods``: a list
     (every method on every split) or {method: number of splits} (the method on the
     first that many of the ``splits`` splits); the splits run in ``n_jobs`` processes."""
     if not isinstance(methods, dict):
@@ -286,9 +286,9 @@ def evaluate_rounds(sets, splits, folds, heavy, seed=0, n_jobs=1, budget=np.inf,
     r""":func:`evaluate` over several data sets in rounds: round r runs split r of every
     data set (the methods :func:`method_splits` gives it), the (data set, split) pairs
     in ``n_jobs`` processes; the first round always runs, a later one only while the
-    elapsed time plus its estimate (the seconds each of its methods took in the previous
-    round, over ``n_jobs``) stays within ``budget``: every data set then has the same
-    first splits.
+    elapsed time plus its estimate (the seconds its methods took in the previous round:
+    their sum over ``n_jobs``, at least the longest data set) stays within ``budget``:
+    every data set then has the same first splits.
     ``sets``: [(label, X, y)]. Returns {label: evaluate's result}, the rounds run."""
     start = time.perf_counter()
     plans, parts = {}, {}
@@ -305,8 +305,11 @@ def evaluate_rounds(sets, splits, folds, heavy, seed=0, n_jobs=1, budget=np.inf,
         jobs = [(label, [m for m, k in plans[label].items() if k > r]) for label in data]
         jobs = [(label, ms) for label, ms in jobs if ms]
         jobs.sort(key=lambda job: -data[job[0]][0].shape[0])  # the largest first
-        estimate = sum(last.get((label, m), 0.0) for label, ms in jobs for m in ms) / n_jobs
-        if not jobs or (r > 0 and time.perf_counter() - start + estimate > budget):
+        if not jobs:
+            break
+        costs = [sum(last.get((label, m), 0.0) for m in ms) for label, ms in jobs]
+        estimate = max(sum(costs) / n_jobs, max(costs))
+        if r > 0 and time.perf_counter() - start + estimate > budget:
             break
         t0 = time.perf_counter()
         outs = Parallel(n_jobs=n_jobs)(
@@ -365,15 +368,14 @@ def _ablation_split(X, y, tr, te, folds, seed):
             d, g = Za.shape[1], ranking.mean_distance_gamma(Za)
             for lam, dec in _nobias_svm(Za, ytr[a], Zb, LAMBDAS, v, g).items():
                 cv["no bias"].setdefault(lam, []).append(roc_auc_score(ytr[b], dec))
-            for lam in LAMBDAS:
-                for r, kw in (("paper", {}), ("C = 1/lambda", {"mapping": "sum"}),
-                              ("gamma = 1/d", {"gamma": 1.0 / d})):
-                    model = svc(lam, ytr[a], v, kw.get("gamma", g),
-                                kw.get("mapping", "paper")).fit(Za, ytr[a])
-                    dec = model.decision_function(Zb)
+            for r, kw in (("paper", {}), ("C = 1/lambda", {"mapping": "sum"}),
+                          ("gamma = 1/d", {"gamma": 1.0 / d})):
+                path = _svm_path(Za, ytr[a], Zb, LAMBDAS, v, seed, gamma=kw.get("gamma", g),
+                                 mapping=kw.get("mapping", "paper"))
+                for lam, dec in path.items():
                     cv[r].setdefault(lam, []).append(roc_auc_score(ytr[b], dec))
                     if r == "paper":
-                        pred = np.where(dec > 0, 1.0, -1.0)
+                        pred = np.where(dec > 0, 1.0, -1.0)  # LIBSVM's predicted label
                         cv["CV accuracy"].setdefault(lam, []).append(np.mean(pred == ytr[b]))
                         cv["AUC of labels"].setdefault(lam, []).append(
                             roc_auc_score(ytr[b], pred))
