@@ -71,12 +71,12 @@ def fs_kernel(A: np.ndarray, B: np.ndarray, z: np.ndarray,
 
     ``out``: a C-contiguous float64 array of shape (len(A), len(B)) to write it in."""
     Az, Bz = A * z, B * z
-    # -|a - b|^2 = 2 a'b - |a|^2 - |b|^2, formed in the one output array (no n x m
-    # temporaries: fresh arrays of that size cost more in page faults than the product)
-    out = np.matmul(Az, Bz.T, out=out)
-    out *= 2.0
-    out -= (Az**2).sum(1)[:, None]
-    out -= (Bz**2).sum(1)[None, :]
+    # -|a - b|^2 = 2 a'b - |a|^2 - |b|^2 as one product, [2a, -|a|^2, -1] [b, 1, |b|^2]',
+    # in the output array (no n x m temporaries: fresh arrays of that size cost more in
+    # page faults than the product)
+    left = np.hstack([2.0 * Az, -(Az**2).sum(1)[:, None], -np.ones((Az.shape[0], 1))])
+    right = np.hstack([Bz, np.ones((Bz.shape[0], 1)), (Bz**2).sum(1)[:, None]])
+    out = np.matmul(left, right.T, out=out)
     np.minimum(out, 0.0, out=out)
     return np.exp(out, out=out)
 
@@ -202,18 +202,21 @@ class FeatureScalingObjective:
         return self._centred
 
     def _kz(self, K: np.ndarray, z: np.ndarray, v: np.ndarray,
-            cols: np.ndarray | None = None) -> np.ndarray:
+            cols: np.ndarray | None = None, rows: np.ndarray | None = None) -> np.ndarray:
         r"""Columns :math:`(\partial_{z_l}K)v`, shape (n, d).
 
         :math:`(\partial_{z_l}K)_{ij} = -2z_l(x_{il} - x_{jl})^2K_{ij}`; with
         :math:`M = K\operatorname{diag}(v)`, :math:`\sum_j M_{ij}(x_{il} - x_{jl})^2 =
         x_{il}^2(M\mathbf 1)_i - 2x_{il}(MX)_{il} + (MX^{\circ 2})_{il}`: three
         products with the n x n matrix, :math:`O(n^2d)`. With ``cols``, ``K`` holds only
-        those columns of :math:`K_z` and ``v`` is zero outside them: :math:`O(n\,|cols|\,d)`.
+        those columns of :math:`K_z` and ``v`` is zero outside them: :math:`O(n\,|cols|\,d)`;
+        with ``rows``, only those rows of :math:`K_z` (and of the result).
         """
         A = self._Xc
         d = A.shape[1]
         Ac = A if cols is None else A[cols]
+        if rows is not None:
+            A = A[rows]
         vc = (v if cols is None else v[cols])[:, None]
         # M 1, M X, M X^2 as one product of K with diag(v) [1, X, X^2]
         P = K @ np.hstack([vc, vc * Ac, vc * (Ac * Ac)])
@@ -312,8 +315,15 @@ class FeatureScalingObjective:
             return value, None, None
         l1 = smoothed_hinge(t, eps, 1)
         a = C * y * l1 / lam
-        KB = self._kz(K, z, beta, cols)  # df/dz, (n, d)
         qg = a + beta / (2 * lam**2) if kern else a
+        if "beta" in wrt:
+            KB = self._kz(K, z, beta, cols)  # df/dz, (n, d)
+        else:
+            # without the beta blocks, df/dz enters only through rows where a, w, e (all
+            # zero where t_i >= 1) or, with the kernel margin, beta are nonzero
+            rows = np.flatnonzero(qg if kern else a)
+            KB = np.zeros((self.n, self.d))
+            KB[rows] = self._kz(K[rows], z, beta, cols, rows)
         grads = {
             "beta": ((Kb / lam**2 if kern else 0.0)
                      + (K @ a if cols is None else self._kernel_matvec(z, a)))

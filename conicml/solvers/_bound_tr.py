@@ -58,6 +58,7 @@ def bound_trust_region(
     delta0: float = 1.0,
     time_limit: float | None = None,
     callback: Any = None,
+    stop_at_rounding: bool = False,
 ) -> TRResult:
     """Minimise ``fun`` subject to ``x[bounded] >= 0`` from a strictly feasible ``x0``.
 
@@ -90,7 +91,10 @@ def bound_trust_region(
 
     Stops when :math:`\\|\\,|v|\\circ g\\|_\\infty \\le \\texttt{tol}` (converged), when an
     accepted step changes :math:`F` by less than :math:`10^{-14}(1+|F|)` three times in
-    a row (converged: stalled at machine precision), when :math:`\\Delta` falls below
+    a row (converged: stalled at machine precision), with ``stop_at_rounding`` when the
+    model's decrease :math:`-\\psi(\\hat s)` is at most :math:`10^{-14}(1+|F|)` (converged:
+    no decrease left that :math:`F`'s rounding would show; no trial point is evaluated),
+    when :math:`\\Delta` falls below
     :math:`10^{-12}` (stall), at ``max_iter`` or ``time_limit``.
     """
     start = time.perf_counter()
@@ -159,6 +163,10 @@ def bound_trust_region(
         vals = [model(c / Dv) for c in cands]
         k = int(np.argmin(vals))
         s, pred = cands[k], vals[k]
+        if stop_at_rounding and -pred <= 1e-14 * (1 + abs(f)):
+            converged = True
+            message = f"model decrease {-pred:.1g} below the rounding of F"
+            break
         sh = s / Dv
         xn = x + s
         if bounded.any():

@@ -305,7 +305,7 @@ def _fs_block(run: _Run, method: str, z, beta, b, *, normalize: bool, it: int):
         # equals Omega-bar(beta, b, z^k, 1), not only its margin term (7.13 is invariant
         # under this scaling).
         sv = np.flatnonzero(beta)
-        margin_term = float(beta[sv] @ obj.kernel_columns(z, sv)[sv] @ beta[sv])
+        margin_term = float(beta[sv] @ (obj.kernel_columns(z, sv) @ beta[sv])[sv])
         if not margin_term > 0:
             # lam0 = 1/sqrt(0): Psi has no scale to start from
             raise ProgramError(
@@ -341,7 +341,8 @@ def _alternate(run: _Run, method: str, z0, *, tol, max_iter, inner_max_iter, nor
         it += 1
         fun, x0 = _fs_block(run, method, z, beta, b, normalize=normalize, it=it)
         res = bound_trust_region(fun, x0, np.ones(x0.size, bool), tol=tol * 1e-2,
-                                 max_iter=inner_max_iter, time_limit=run.remaining())
+                                 max_iter=inner_max_iter, time_limit=run.remaining(),
+                                 stop_at_rounding=True)
         inner += res.iterations
         z_new = res.x[:obj.d]
         crit = float(np.max(np.abs(z_new - z)))
