@@ -281,13 +281,17 @@ class FeatureScalingObjective:
         margin: str = "kernel",
         wrt: tuple[str, ...] = ("beta", "b", "z", "lam"),
         order: int = 2,
-    ) -> tuple[float, np.ndarray | None, np.ndarray | None]:
+        lazy_hessian: bool = False,
+    ) -> tuple[float, np.ndarray | None, Any]:
         r"""Value, gradient and Hessian over the variable blocks ``wrt``.
 
         ``margin="kernel"``: the margin term :math:`\bar\beta^\top K_z\bar\beta/(2\lambda^2)`
         (:math:`\Omega` at :math:`\lambda = 1`, :math:`\bar\Omega`);
         ``margin="unit"``: :math:`1/(2\lambda^2)` (:math:`\Psi`). Blocks are ordered
-        ``beta`` (n), ``b`` (1), ``z`` (d), ``lam`` (1).
+        ``beta`` (n), ``b`` (1), ``z`` (d), ``lam`` (1). ``lazy_hessian``: the Hessian
+        as a function of no argument that computes it (a trust region that stops at this
+        point never needs it); it must be called before :math:`K_z` at another ``z`` is
+        asked for, or it recomputes the kernel.
         """
         beta = np.asarray(beta, float)
         z = np.asarray(z, float)
@@ -335,38 +339,44 @@ class FeatureScalingObjective:
         grad = np.concatenate([np.atleast_1d(grads[k]) * np.ones(self._size(k)) for k in wrt])
         if order == 1:
             return value, grad, None
-        l2 = smoothed_hinge(t, eps, 2)
-        w = C * l2 / lam**2
-        e = -C * y * (l2 * t + l1) / lam**2
-        llam = float(np.sum(C * (l2 * t**2 + 2 * l1 * t))) / lam**2
-        blocks: dict[tuple[str, str], np.ndarray] = {}
-        need = set(wrt)
-        if "beta" in need:
-            KwK = K @ (w[:, None] * K)
-            blocks["beta", "beta"] = (K / lam**2 if kern else 0.0) + KwK
-            blocks["beta", "b"] = (K @ w)[:, None]
-            blocks["beta", "z"] = (((KB / lam**2) if kern else 0.0) + self._kz(K, z, a, cols)
-                                   + K @ (w[:, None] * KB))
-            col = ((-2 * Kb / lam**3) if kern else 0.0) + K @ e
-            blocks["beta", "lam"] = col[:, None]
-        blocks["b", "b"] = np.array([[w.sum()]])
-        blocks["b", "z"] = (w @ KB)[None, :]
-        blocks["b", "lam"] = np.array([[e.sum()]])
-        blocks["z", "z"] = self._kzz(K, z, qg, beta, cols) + KB.T @ (w[:, None] * KB)
-        zl = e @ KB - ((beta @ KB) / lam**3 if kern else 0.0)
-        blocks["z", "lam"] = np.asarray(zl)[:, None]
-        blocks["lam", "lam"] = np.array([[3 * Mk / lam**4 + llam]])
-        rows = []
-        for r in wrt:
-            row = []
-            for c in wrt:
-                if (r, c) in blocks:
-                    row.append(blocks[r, c])
-                else:
-                    row.append(blocks[c, r].T)
-            rows.append(np.hstack(row))
-        hess = np.vstack(rows)
-        return value, grad, 0.5 * (hess + hess.T)
+        del K  # the thunk below reads K_z from the kept matrix or block, not a reference
+
+        def hessian() -> np.ndarray:
+            K = self.kernel(z) if cols is None else self.kernel_columns(z, cols)
+            l2 = smoothed_hinge(t, eps, 2)
+            w = C * l2 / lam**2
+            e = -C * y * (l2 * t + l1) / lam**2
+            llam = float(np.sum(C * (l2 * t**2 + 2 * l1 * t))) / lam**2
+            blocks: dict[tuple[str, str], np.ndarray] = {}
+            need = set(wrt)
+            if "beta" in need:
+                KwK = K @ (w[:, None] * K)
+                blocks["beta", "beta"] = (K / lam**2 if kern else 0.0) + KwK
+                blocks["beta", "b"] = (K @ w)[:, None]
+                blocks["beta", "z"] = (((KB / lam**2) if kern else 0.0)
+                                       + self._kz(K, z, a, cols) + K @ (w[:, None] * KB))
+                col = ((-2 * Kb / lam**3) if kern else 0.0) + K @ e
+                blocks["beta", "lam"] = col[:, None]
+            blocks["b", "b"] = np.array([[w.sum()]])
+            blocks["b", "z"] = (w @ KB)[None, :]
+            blocks["b", "lam"] = np.array([[e.sum()]])
+            blocks["z", "z"] = self._kzz(K, z, qg, beta, cols) + KB.T @ (w[:, None] * KB)
+            zl = e @ KB - ((beta @ KB) / lam**3 if kern else 0.0)
+            blocks["z", "lam"] = np.asarray(zl)[:, None]
+            blocks["lam", "lam"] = np.array([[3 * Mk / lam**4 + llam]])
+            rows = []
+            for r in wrt:
+                row = []
+                for c in wrt:
+                    if (r, c) in blocks:
+                        row.append(blocks[r, c])
+                    else:
+                        row.append(blocks[c, r].T)
+                rows.append(np.hstack(row))
+            hess = np.vstack(rows)
+            return 0.5 * (hess + hess.T)
+
+        return value, grad, (hessian if lazy_hessian else hessian())
 
     def _size(self, block: str) -> int:
         return {"beta": self.n, "b": 1, "z": self.d, "lam": 1}[block]

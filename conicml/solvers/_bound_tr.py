@@ -32,7 +32,7 @@ class TRResult:
     x: np.ndarray
     f: float
     grad: np.ndarray
-    hess: np.ndarray
+    hess: np.ndarray | None
     iterations: int
     converged: bool
     message: str
@@ -63,7 +63,9 @@ def bound_trust_region(
     """Minimise ``fun`` subject to ``x[bounded] >= 0`` from a strictly feasible ``x0``.
 
     ``fun(x, order)`` returns ``(value, grad, hess)`` (``grad``/``hess`` may be
-    ``None`` below the order asked).
+    ``None`` below the order asked; ``hess`` may be a function of no argument that
+    returns it, called only when a step is to be taken from ``x``; the result's ``hess``
+    is then ``None`` if it never was).
 
     Notes
     -----
@@ -122,6 +124,8 @@ def bound_trust_region(
             message = f"time_limit={time_limit:g}s reached"
             break
         it += 1
+        if callable(H):
+            H = H()
         Dv = np.sqrt(absv)
         gh = Dv * g
         cv = np.where(at_lower, g, 0.0)  # diag(g * J^v) >= 0
@@ -196,5 +200,6 @@ def bound_trust_region(
         if delta < 1e-12:
             message = f"trust region collapsed (Delta={delta:.1g}): stall"
             break
-    return TRResult(x=x, f=f, grad=g, hess=H, iterations=it, converged=converged,
+    return TRResult(x=x, f=f, grad=g, hess=None if callable(H) else H, iterations=it,
+                    converged=converged,
                     message=message, optimality=opt, history=history)

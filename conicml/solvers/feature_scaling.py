@@ -295,7 +295,8 @@ def _fs_block(run: _Run, method: str, z, beta, b, *, normalize: bool, it: int):
     d = obj.d
     if method == "simple-ao":
         def fun(x, order):
-            return obj.evaluate(beta, b, x, 1.0, margin="kernel", wrt=("z",), order=order)
+            return obj.evaluate(beta, b, x, 1.0, margin="kernel", wrt=("z",), order=order,
+                                lazy_hessian=True)
         return fun, z
     margin = "kernel" if method == "ao1" else "unit"
     lam0 = 1.0
@@ -320,8 +321,9 @@ def _fs_block(run: _Run, method: str, z, beta, b, *, normalize: bool, it: int):
             beta, b = beta / norm, b / norm
 
     def fun(x, order):
+        # the Hessian only when the trust region takes a step from x
         return obj.evaluate(beta, b, x[:d], x[d], margin=margin, wrt=("z", "lam"),
-                            order=order)
+                            order=order, lazy_hessian=True)
     return fun, np.concatenate([z, [lam0]])
 
 
