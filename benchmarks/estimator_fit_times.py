@@ -83,6 +83,24 @@ re-runs, kept as they were recorded.**
   SVOrdinalRegressor, RankRCClassifier, RankRCRanker (M4Classifier, 12.9 s in the
   previous record: 10.9-11.8 s in-process both on main and on this branch at load
   13, so its timeout here is the load).
+
+**Sections `cpu-limit` and `cpu-limit-fss` (2026-11-27 14:12-14:29 UTC, load 9-16).** At
+load 16-17 a re-run of the command above with its 20 s wall limit timed out fits of
+0.01-2 s CPU (QPFSSelector, ReliefFSelector at n = 1 000: spawning the child and its
+imports alone took ~19 s wall), so it was stopped and not recorded; the sections stop a fit
+after 20 s of *CPU* instead (`--cpu-limit 20`, wall limit 150-240 s), for the 23 non-CV
+estimators at 1 000 and 5 000 rows. By CPU every one is within 10 s at 5 000 rows except
+FeatureScalingSVC: 11.19 s in `cpu-limit` (before its z-Hessians were computed lazily),
+10.63 s in `cpu-limit-fss` at the final commit (load 9.2; it was > 200 s, and 14.6 s CPU at
+2 000 rows, before: the z-blocks now read only the support vectors' kernel columns, the SVM
+block is solved by working sets above 2 000 rows, and the certificate skips the
+O((n + d)^3) eigenvalues where the first-order number already fails). The first outer
+iteration is more than half of it: at the starting scales z = 1 every row is a support vector, so
+its SVM block and z-block work on all n columns. At 20 000 rows FeatureScalingSVC runs
+(no n x n x d tensor) in 206 s CPU in one fit before the lazy z-Hessians (19 min wall at
+load 10-17), peak RSS 8.0 GB (the first iteration's n x n blocks), hence the
+TIMEOUT (> 20 s CPU) row; the CV estimators and the other estimators at 20 000 rows
+were not re-run here.
 """
 
 ORDINAL = {"ClusterSOCPOrdinalRegressor", "SVOrdinalRegressor", "SVOrdinalRegressorCV",
