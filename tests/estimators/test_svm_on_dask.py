@@ -148,45 +148,95 @@ def test_bad_dask_input_is_refused(client, data):
                       solver_options={"tol": 5e-2}).fit(Xd, yd)
 
 
-def test_local_steps_numpy_and_numba_agree():
-    # the same SplitMix64 shuffles through both loops: the same multipliers and direction
+def test_local_steps_numpy_and_numba_agree(monkeypatch):
+    # the same SplitMix64 shuffles through both loops: the same multipliers and direction;
+    # 64-row segments, so the 200 rows are visited as 4 segments in random order
     pytest.importorskip("numba")
     from conicml.estimators import _dask_linear as dl
 
+    monkeypatch.setattr(dl, "_SEGMENT_BYTES", 64)
     rng = np.random.default_rng(1)
     X = rng.normal(size=(200, 3))
-    y = np.where(rng.random(200) < 0.4, 1.0, -1.0)
+    y = np.where(rng.random(200) < 0.4, 1, -1).astype(np.int8)
     c = np.where(y > 0, 2.0, 1.0)
     w = rng.normal(size=3)
-    a_np, a_nb = np.zeros(200), np.zeros(200)
+    f_np, f_nb = np.zeros(200, np.float32), np.zeros(200, np.float32)
     # 40 passes: two calls of each kernel, the second resuming the first's state
-    dw_np, sy_np, p_np = dl.local_ascent(X, y, c, a_np, w, 0.3, 1.0, 0.5, 3.0, 40, 1e-3, 7,
-                                         "numpy")
-    dw_nb, sy_nb, p_nb = dl.local_ascent(X, y, c, a_nb, w, 0.3, 1.0, 0.5, 3.0, 40, 1e-3, 7,
-                                         "numba")
-    assert p_np == p_nb
-    np.testing.assert_allclose(a_nb, a_np, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(dw_nb, dw_np, rtol=1e-10, atol=1e-12)
-    assert sy_nb == pytest.approx(sy_np, rel=1e-10, abs=1e-12)
-    assert np.all((a_np >= 0) & (a_np <= c)) and np.any(a_np > 0)
-    np.testing.assert_allclose(dw_np, X.T @ (a_np * y), rtol=1e-10, atol=1e-12)
-    assert sy_np == pytest.approx(float(y @ a_np), abs=1e-10)
+    r_np = dl.local_ascent(X, y, 2.0, 1.0, f_np, w.copy(), 0.3, 1.0, 0.5, 3.0, 40, 1e-3, 7,
+                           "numpy")
+    r_nb = dl.local_ascent(X, y, 2.0, 1.0, f_nb, w.copy(), 0.3, 1.0, 0.5, 3.0, 40, 1e-3, 7,
+                           "numba")
+    assert r_np["passes"] == r_nb["passes"]
+    np.testing.assert_allclose(f_nb, f_np, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(r_nb["dw"], r_np["dw"], rtol=1e-9, atol=1e-10)
+    assert r_nb["dsy"] == pytest.approx(r_np["dsy"], rel=1e-9, abs=1e-10)
+    # the steps are taken to the stored float32 values: the direction is exactly that of
+    # the stored multipliers (alpha = c * frac), up to float64 round-off
+    alpha = c * f_np.astype(np.float64)
+    assert np.all((alpha >= 0) & (alpha <= c)) and np.any(alpha > 0) and np.any(alpha == c)
+    np.testing.assert_allclose(r_np["dw"], X.T @ (alpha * y), rtol=1e-10, atol=1e-12)
+    assert r_np["dsy"] == pytest.approx(float(y @ alpha), abs=1e-10)
+    assert r_np["dpos"] == pytest.approx(alpha[y > 0].sum(), abs=1e-10)
+    assert r_np["dneg"] == pytest.approx(alpha[y < 0].sum(), abs=1e-10)
 
 
-def test_local_steps_solve_the_block_subproblem():
-    # with shrinking and early stop the local loop still reaches the subproblem's optimum:
-    # its KKT conditions (projected gradients ~ 0) checked here from the returned alpha
+def test_local_steps_solve_the_block_subproblem(monkeypatch):
+    # with shrinking, segments and early stop the local loop still reaches the
+    # subproblem's optimum: its KKT conditions (projected gradients ~ 0) checked here
+    # from the returned (stored float32) multipliers
     from conicml.estimators import _dask_linear as dl
 
+    monkeypatch.setattr(dl, "_SEGMENT_BYTES", 64)
     rng = np.random.default_rng(2)
     X = rng.normal(size=(150, 3))
-    y = np.where(X[:, 0] + 0.5 * rng.normal(size=150) > 0, 1.0, -1.0)
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=150) > 0, 1, -1).astype(np.int8)
     c = np.ones(150)
     w, lin, rho, sy, sigma = np.zeros(3), 0.1, 1.0, 0.0, 2.0
-    a = np.zeros(150)
-    dw, dsy, passes = dl.local_ascent(X, y, c, a, w, lin, rho, sy, sigma, 5000, 1e-6, 3,
-                                      "numpy")
-    assert passes < 5000  # stopped by the spread test, not the pass cap
-    G = y * (X @ (w + sigma * dw) + lin + rho * (sy + sigma * dsy)) - 1.0
+    f = np.zeros(150, np.float32)
+    r = dl.local_ascent(X, y, 1.0, 1.0, f, w.copy(), lin, rho, sy, sigma, 5000, 1e-5, 3,
+                        "numpy")
+    assert r["passes"] < 5000  # stopped by the spread test, not the pass cap
+    a = c * f.astype(np.float64)
+    G = y * (X @ (w + sigma * r["dw"]) + lin + rho * (sy + sigma * r["dsy"])) - 1.0
     pg = np.where(a <= 0, np.minimum(G, 0), np.where(a >= c, np.maximum(G, 0), G))
-    assert np.max(pg) - np.min(pg) <= 1e-6
+    assert np.max(pg) - np.min(pg) <= 1e-5
+
+
+def test_partitions_chain_the_blocks_and_keep_the_certificate(client, data, optimum):
+    # 4 blocks solved as 2 CoCoA+ partitions (each a chain of 2 blocks, sigma' = 2): the
+    # same certified optimum (weak duality against the clarabel / dcd optimum)
+    X, y = data
+    tol = 1e-2
+    Xd, yd = da.from_array(X, chunks=(300, 4)), da.from_array(y, chunks=300)
+    m = SVMClassifier(C=1.0, solver="dcd", solver_options={
+        "tol": tol, "max_iter": 400, "partitions": 2}).fit(Xd, yd)
+    sol = m.solution_
+    assert sol.status is Status.OPTIMAL and sol.residuals.gap <= tol
+    assert sol.extras["blocks"] == 4 and sol.extras["partitions"] == 2
+    assert sol.extras["sigma"] == 2.0
+    P = _primal(X, y, m.coef_[0], m.intercept_[0])
+    assert P == pytest.approx(sol.extras["primal_objective"], rel=1e-9)
+    assert sol.extras["dual_objective"] <= optimum * (1 + 1e-9)
+    assert P - optimum <= tol * P
+    with pytest.raises(Exception, match="partitions"):
+        SVMClassifier(solver="dcd", solver_options={"partitions": 0}).fit(Xd, yd)
+
+
+def test_block_state_is_float32_fractions():
+    # the multipliers kept on the workers between rounds: 4 bytes per row and point,
+    # exactly 0 or 1 at the bounds
+    from conicml.estimators import _dask_linear as dl
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 3))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=500) > 0, 5, 2)
+    state, out, carry = dl._block_round(
+        X, y, None, 0.0, 5, 2.0, 1.0, np.zeros(3), np.zeros(2), 0.0, 1.0, 0.0, 1.0, 50,
+        1e-3, 0, "numpy")
+    a0, a1 = state
+    assert a0.dtype == a1.dtype == np.float32 and not a0.any()
+    assert np.all((a1 >= 0) & (a1 <= 1)) and np.any(a1 == 1.0)
+    s = np.where(y == 5, 1.0, -1.0)
+    np.testing.assert_allclose(out["dw"], X.T @ (a1 * np.where(s > 0, 2.0, 1.0) * s),
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(carry["u"], out["dw"])  # w = 0, sigma' = 1
