@@ -110,10 +110,6 @@ def _block_counts(Xb: Any, yb: Any, positive: Any, rows: tuple | None = None
 _MASK = (1 << 64) - 1
 #: Local passes between two looks at the round's time budget.
 _CHECK_EVERY = 25
-#: Bytes of rows per segment of the local passes' visiting order: a pass visits the
-#: segments in random order and the rows of each in random order, so the rows it reads
-#: in a stretch share a few MB of memory (cache-friendly whatever the block's size).
-_SEGMENT_BYTES = 1 << 21
 
 
 def _draw(state: int, m: int) -> tuple[int, int]:
@@ -124,91 +120,83 @@ def _draw(state: int, m: int) -> tuple[int, int]:
     return state, (z ^ (z >> 31)) % m
 
 
-def _local_numpy(X, y, c_pos, c_neg, frac, u, dw, index, bounds, act, order, fstate,
-                 istate, rstate, passes, eps, lin, rho, sy, sigma):
+def _local_numpy(X, y, c_pos, c_neg, frac, u, dw, index, fstate, istate, rstate, passes,
+                 eps, lin, rho, sy, sigma):
     r"""CoCoA+ local coordinate ascent with LIBLINEAR's shrinking (Hsieh et al. 2008, Alg. 3).
 
-    Up to ``passes`` passes over the block's active rows. The rows are cut into segments
-    (``bounds``); ``index[bounds[s]:bounds[s] + act[s]]`` are segment ``s``'s active rows.
-    Every pass visits the segments in a fresh random order (``order``) and each segment's
-    active rows in a fresh random order (Fisher-Yates driven by SplitMix64 from
-    ``rstate[0]``, so both engines visit the same rows). ``y`` holds +-1 (int8), the costs
-    are ``c_pos`` / ``c_neg`` by class and ``frac`` the multipliers as fractions of their
-    cost (float32: :math:`\alpha_i = c_i\,\mathrm{frac}_i`, exact at both bounds); every
-    step is taken to the stored value, so ``dw`` and ``u`` are those of the stored
-    multipliers. ``u`` is :math:`w + \sigma'\Delta w`, ``fstate`` holds
-    :math:`y^\top\Delta\alpha`, the previous pass's projected-gradient extremes and the
-    steps' sums per class; all the state is updated in place, so a later call resumes.
-    Sets ``istate[0] = 1`` when the projected gradients' spread over every row is at
-    most ``eps``. Returns the passes made. :func:`_local_numba_fn` compiles the same loop.
+    Up to ``passes`` passes over the block's active rows (the prefix ``istate[0]`` of
+    ``index``), each in a fresh random order: a Fisher-Yates shuffle driven by SplitMix64
+    from ``rstate[0]``, so both engines visit the same rows (a uniformly random order over
+    the whole block: visiting the rows segment by segment, though kinder to the caches,
+    makes the ascent markedly slower per pass). ``y`` holds +-1 (int8), the costs are
+    ``c_pos`` / ``c_neg`` by class and ``frac`` the multipliers as fractions of their cost
+    (float32: :math:`\alpha_i = c_i\,\mathrm{frac}_i`, exact at both bounds); every step
+    is taken to the stored value, so ``dw`` and ``u`` are those of the stored multipliers.
+    ``u`` is :math:`w + \sigma'\Delta w`, ``fstate`` holds :math:`y^\top\Delta\alpha`,
+    the previous pass's projected-gradient extremes and the steps' sums per class; all the
+    state is updated in place, so a later call resumes. Sets ``istate[1] = 1`` when the
+    projected gradients' spread over every row is at most ``eps``. Returns the passes
+    made. :func:`_local_numba_fn` compiles the same loop.
     """
     n = y.shape[0]
-    nseg = act.shape[0]
     dsy, pg_max_old, pg_min_old = float(fstate[0]), float(fstate[1]), float(fstate[2])
     dpos, dneg = float(fstate[3]), float(fstate[4])
-    state = int(rstate[0])
+    active, state = int(istate[0]), int(rstate[0])
     done = 0
     while done < passes:
         done += 1
-        for t in range(nseg - 1, 0, -1):
-            state, k = _draw(state, t + 1)
-            order[t], order[k] = order[k], order[t]
+        for s in range(active - 1, 0, -1):
+            state, k = _draw(state, s + 1)
+            index[s], index[k] = index[k], index[s]
         pg_max, pg_min = -math.inf, math.inf
-        for t in range(nseg):
-            seg = order[t]
-            lo, active = int(bounds[seg]), int(act[seg])
-            for s in range(active - 1, 0, -1):
-                state, k = _draw(state, s + 1)
-                index[lo + s], index[lo + k] = index[lo + k], index[lo + s]
-            s = 0
-            while s < active:
-                i = index[lo + s]
-                yi = 1.0 if y[i] > 0 else -1.0
-                ci = c_pos if y[i] > 0 else c_neg
-                G = yi * (float(X[i] @ u) + lin + rho * (sy + sigma * dsy)) - 1.0
-                a = float(frac[i]) * ci
-                if a == 0.0:
-                    if G > pg_max_old:  # shrunk: stays at 0 while the others move
-                        active -= 1
-                        index[lo + s], index[lo + active] = index[lo + active], index[lo + s]
-                        continue
-                    pg = min(G, 0.0)
-                elif a == ci:
-                    if G < pg_min_old:  # shrunk: stays at c_i
-                        active -= 1
-                        index[lo + s], index[lo + active] = index[lo + active], index[lo + s]
-                        continue
-                    pg = max(G, 0.0)
+        s = 0
+        while s < active:
+            i = index[s]
+            yi = 1.0 if y[i] > 0 else -1.0
+            ci = c_pos if y[i] > 0 else c_neg
+            G = yi * (float(X[i] @ u) + lin + rho * (sy + sigma * dsy)) - 1.0
+            a = float(frac[i]) * ci
+            if a == 0.0:
+                if G > pg_max_old:  # shrunk: stays at 0 while the others move
+                    active -= 1
+                    index[s], index[active] = index[active], index[s]
+                    continue
+                pg = min(G, 0.0)
+            elif a == ci:
+                if G < pg_min_old:  # shrunk: stays at c_i
+                    active -= 1
+                    index[s], index[active] = index[active], index[s]
+                    continue
+                pg = max(G, 0.0)
+            else:
+                pg = G
+            pg_max, pg_min = max(pg_max, pg), min(pg_min, pg)
+            if pg != 0.0:
+                sq = float(X[i] @ X[i])
+                new = min(max(a - G / (sigma * (sq + rho)), 0.0), ci)
+                stored = np.float32(new / ci)
+                frac[i] = stored
+                step = float(stored) * ci - a
+                if yi > 0.0:
+                    dpos += step
                 else:
-                    pg = G
-                pg_max, pg_min = max(pg_max, pg), min(pg_min, pg)
-                if pg != 0.0:
-                    sq = float(X[i] @ X[i])
-                    new = min(max(a - G / (sigma * (sq + rho)), 0.0), ci)
-                    stored = np.float32(new / ci)
-                    frac[i] = stored
-                    step = float(stored) * ci - a
-                    if yi > 0.0:
-                        dpos += step
-                    else:
-                        dneg += step
-                    d = step * yi
-                    dw += d * X[i]
-                    u += (sigma * d) * X[i]
-                    dsy += d
-                s += 1
-            act[seg] = active
+                    dneg += step
+                d = step * yi
+                dw += d * X[i]
+                u += (sigma * d) * X[i]
+                dsy += d
+            s += 1
         if pg_max - pg_min <= eps:
-            if int(act.sum()) == n:
-                istate[0] = 1
+            if active == n:
+                istate[1] = 1
                 break
-            act[:] = np.diff(bounds)  # converged on the active rows: every row once more
+            active = n  # converged on the active rows: look at every row once more
             pg_max_old, pg_min_old = math.inf, -math.inf
             continue
         pg_max_old = pg_max if pg_max > 0.0 else math.inf
         pg_min_old = pg_min if pg_min < 0.0 else -math.inf
     fstate[:] = dsy, pg_max_old, pg_min_old, dpos, dneg
-    rstate[0] = np.uint64(state)
+    istate[0], rstate[0] = active, np.uint64(state)
     return done
 
 
@@ -233,20 +221,16 @@ def local_ascent(X: np.ndarray, y: np.ndarray, c_pos: float, c_neg: float,
     ``dpos``, ``dneg`` and the ``passes``.
     """
     n, d = X.shape
-    seg = max(64, _SEGMENT_BYTES // (8 * max(d, 1)))
-    bounds = np.append(np.arange(0, n, seg, dtype=np.int64), np.int64(n))
-    act = np.diff(bounds)
-    order = np.arange(act.size, dtype=np.int64)
     index = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
     dw = np.zeros(d)
     fstate = np.array([dsy, math.inf, -math.inf, 0.0, 0.0])
-    istate = np.zeros(1, dtype=np.int64)
+    istate = np.array([n, 0], dtype=np.int64)
     rstate = np.array([seed], dtype=np.uint64)
     kernel = _local_numba_fn() if engine == "numba" else _local_numpy
     start, passes = time.perf_counter(), 0
-    while passes < epochs and not istate[0]:
-        passes += kernel(X, y, float(c_pos), float(c_neg), frac, u, dw, index, bounds, act,
-                         order, fstate, istate, rstate, min(_CHECK_EVERY, epochs - passes),
+    while passes < epochs and not istate[1]:
+        passes += kernel(X, y, float(c_pos), float(c_neg), frac, u, dw, index, fstate,
+                         istate, rstate, min(_CHECK_EVERY, epochs - passes),
                          float(eps), float(lin), float(rho), float(sy), float(sigma))
         if time.perf_counter() - start > budget:
             break

@@ -25,80 +25,70 @@ def _draw(state, m):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def local(X, y, c_pos, c_neg, frac, u, dw, index, bounds, act, order, fstate, istate,
-          rstate, passes, eps, lin, rho, sy, sigma):  # pragma: no cover - compiled
+def local(X, y, c_pos, c_neg, frac, u, dw, index, fstate, istate, rstate, passes, eps,
+          lin, rho, sy, sigma):  # pragma: no cover - compiled
     n, d = X.shape
-    nseg = act.shape[0]
     dsy, pg_max_old, pg_min_old = fstate[0], fstate[1], fstate[2]
     dpos, dneg = fstate[3], fstate[4]
+    active = istate[0]
     state = rstate[0]
     done = 0
     while done < passes:
         done += 1
-        for t in range(nseg - 1, 0, -1):
-            state, k = _draw(state, t + 1)
-            tmp = order[t]
-            order[t] = order[k]
-            order[k] = tmp
+        for s in range(active - 1, 0, -1):
+            state, k = _draw(state, s + 1)
+            tmp = index[s]
+            index[s] = index[k]
+            index[k] = tmp
         pg_max, pg_min = -np.inf, np.inf
-        for t in range(nseg):
-            seg = order[t]
-            lo = bounds[seg]
-            active = act[seg]
-            for s in range(active - 1, 0, -1):
-                state, k = _draw(state, s + 1)
-                tmp = index[lo + s]
-                index[lo + s] = index[lo + k]
-                index[lo + k] = tmp
-            s = 0
-            while s < active:
-                i = index[lo + s]
-                yi = 1.0 if y[i] > 0 else -1.0
-                ci = c_pos if y[i] > 0 else c_neg
-                f = 0.0
+        s = 0
+        while s < active:
+            i = index[s]
+            yi = 1.0 if y[i] > 0 else -1.0
+            ci = c_pos if y[i] > 0 else c_neg
+            f = 0.0
+            for j in range(d):
+                f += X[i, j] * u[j]
+            G = yi * (f + lin + rho * (sy + sigma * dsy)) - 1.0
+            a = np.float64(frac[i]) * ci
+            shrink, pg = shrink_or_project(a, ci, G, pg_max_old, pg_min_old)
+            if shrink:
+                active -= 1
+                tmp = index[s]
+                index[s] = index[active]
+                index[active] = tmp
+                continue
+            pg_max = max(pg_max, pg)
+            pg_min = min(pg_min, pg)
+            if pg != 0.0:
+                sq = 0.0
                 for j in range(d):
-                    f += X[i, j] * u[j]
-                G = yi * (f + lin + rho * (sy + sigma * dsy)) - 1.0
-                a = np.float64(frac[i]) * ci
-                shrink, pg = shrink_or_project(a, ci, G, pg_max_old, pg_min_old)
-                if shrink:
-                    active -= 1
-                    tmp = index[lo + s]
-                    index[lo + s] = index[lo + active]
-                    index[lo + active] = tmp
-                    continue
-                pg_max = max(pg_max, pg)
-                pg_min = min(pg_min, pg)
-                if pg != 0.0:
-                    sq = 0.0
-                    for j in range(d):
-                        sq += X[i, j] * X[i, j]
-                    new = min(max(a - G / (sigma * (sq + rho)), 0.0), ci)
-                    stored = np.float32(new / ci)
-                    frac[i] = stored
-                    step = np.float64(stored) * ci - a
-                    if yi > 0.0:
-                        dpos += step
-                    else:
-                        dneg += step
-                    dd = step * yi
-                    for j in range(d):
-                        dw[j] += dd * X[i, j]
-                        u[j] += sigma * dd * X[i, j]
-                    dsy += dd
-                s += 1
-            act[seg] = active
+                    sq += X[i, j] * X[i, j]
+                new = min(max(a - G / (sigma * (sq + rho)), 0.0), ci)
+                stored = np.float32(new / ci)
+                frac[i] = stored
+                step = np.float64(stored) * ci - a
+                if yi > 0.0:
+                    dpos += step
+                else:
+                    dneg += step
+                dd = step * yi
+                for j in range(d):
+                    dw[j] += dd * X[i, j]
+                    u[j] += sigma * dd * X[i, j]
+                dsy += dd
+            s += 1
         if pg_max - pg_min <= eps:
-            if act.sum() == n:
-                istate[0] = 1
+            if active == n:
+                istate[1] = 1
                 break
-            for t in range(nseg):  # converged on the active rows: every row once more
-                act[t] = bounds[t + 1] - bounds[t]
+            active = n  # converged on the active rows: every row once more
             pg_max_old, pg_min_old = np.inf, -np.inf
             continue
         pg_max_old = pg_max if pg_max > 0.0 else np.inf
         pg_min_old = pg_min if pg_min < 0.0 else -np.inf
     fstate[0], fstate[1], fstate[2], fstate[3], fstate[4] = (dsy, pg_max_old, pg_min_old,
                                                               dpos, dneg)
+    istate[0] = active
     rstate[0] = state
     return done

@@ -148,13 +148,11 @@ def test_bad_dask_input_is_refused(client, data):
                       solver_options={"tol": 5e-2}).fit(Xd, yd)
 
 
-def test_local_steps_numpy_and_numba_agree(monkeypatch):
-    # the same SplitMix64 shuffles through both loops: the same multipliers and direction;
-    # 64-row segments, so the 200 rows are visited as 4 segments in random order
+def test_local_steps_numpy_and_numba_agree():
+    # the same SplitMix64 shuffles through both loops: the same multipliers and direction
     pytest.importorskip("numba")
     from conicml.estimators import _dask_linear as dl
 
-    monkeypatch.setattr(dl, "_SEGMENT_BYTES", 64)
     rng = np.random.default_rng(1)
     X = rng.normal(size=(200, 3))
     y = np.where(rng.random(200) < 0.4, 1, -1).astype(np.int8)
@@ -180,13 +178,12 @@ def test_local_steps_numpy_and_numba_agree(monkeypatch):
     assert r_np["dneg"] == pytest.approx(alpha[y < 0].sum(), abs=1e-10)
 
 
-def test_local_steps_solve_the_block_subproblem(monkeypatch):
-    # with shrinking, segments and early stop the local loop still reaches the
+def test_local_steps_solve_the_block_subproblem():
+    # with shrinking and early stop the local loop still reaches the
     # subproblem's optimum: its KKT conditions (projected gradients ~ 0) checked here
     # from the returned (stored float32) multipliers
     from conicml.estimators import _dask_linear as dl
 
-    monkeypatch.setattr(dl, "_SEGMENT_BYTES", 64)
     rng = np.random.default_rng(2)
     X = rng.normal(size=(150, 3))
     y = np.where(X[:, 0] + 0.5 * rng.normal(size=150) > 0, 1, -1).astype(np.int8)
