@@ -43,7 +43,7 @@ _DELTAS = np.array([0.02, 0.1, 0.3])
 _CHUNK = 1 << 15
 
 _OPTIONS = ("tol", "max_iter", "time_limit", "rho", "local_epochs", "local_tol", "sigma",
-            "partitions", "random_state", "verbose", "engine", "callback")
+            "random_state", "verbose", "engine", "callback")
 
 #: Stop reason -> message (the driver's table; the gap is the block-wise certificate's).
 _MESSAGES = message_table(
@@ -209,21 +209,20 @@ def _local_numba_fn() -> Any:
 def local_ascent(X: np.ndarray, y: np.ndarray, c_pos: float, c_neg: float,
                  frac: np.ndarray, u: np.ndarray, lin: float, rho: float, sy: float,
                  sigma: float, epochs: int, eps: float, seed: int, engine: str,
-                 budget: float = math.inf, dsy: float = 0.0) -> dict[str, Any]:
+                 budget: float = math.inf) -> dict[str, Any]:
     r"""The block's CoCoA+ local solve from ``frac`` (float32, updated in place).
 
-    ``u`` is :math:`w + \sigma'\Delta w` of the rows already updated in this round (``w``
-    for the first block of a partition; updated in place) and ``dsy`` their
-    :math:`y^\top\Delta\alpha`. At most ``epochs`` passes, fewer when the subproblem
-    is solved to the projected-gradient spread ``eps`` or when ``budget`` seconds are
-    spent (looked at every :data:`_CHECK_EVERY` passes). Returns the block's
-    :math:`\Delta w_k`, ``dsy`` (including the incoming one), the steps' sums per class
-    ``dpos``, ``dneg`` and the ``passes``.
+    ``u`` starts at :math:`w` and is updated in place to :math:`w + \sigma'\Delta w`.
+    At most ``epochs`` passes, fewer when the subproblem is solved to the
+    projected-gradient spread ``eps`` or when ``budget`` seconds are spent (looked at
+    every :data:`_CHECK_EVERY` passes). Returns the block's :math:`\Delta w_k`, its
+    :math:`y^\top\Delta\alpha` (``dsy``), the steps' sums per class ``dpos``, ``dneg``
+    and the ``passes``.
     """
     n, d = X.shape
     index = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
     dw = np.zeros(d)
-    fstate = np.array([dsy, math.inf, -math.inf, 0.0, 0.0])
+    fstate = np.array([0.0, math.inf, -math.inf, 0.0, 0.0])
     istate = np.array([n, 0], dtype=np.int64)
     rstate = np.array([seed], dtype=np.uint64)
     kernel = _local_numba_fn() if engine == "numba" else _local_numpy
@@ -295,38 +294,29 @@ def _block_round(Xb: Any, yb: Any, state: tuple, gamma: float, positive: Any,
                  c_pos: float, c_neg: float, w: np.ndarray, biases: np.ndarray,
                  lin: float, rho: float, sy: float, sigma: float, epochs: int,
                  local_tol: float, seed: int, engine: str, rows: tuple | None = None,
-                 budget: float = math.inf, carry: dict | None = None
-                 ) -> tuple[tuple, dict[str, np.ndarray], dict[str, Any]]:
+                 budget: float = math.inf) -> tuple[tuple, dict[str, np.ndarray]]:
     r"""Certificate terms of the incoming point, then the local CoCoA+ updates.
 
     ``state`` is the block's (multipliers, trial multipliers) of the previous round, as
     float32 fractions of their costs, and ``gamma`` the step the client chose between
-    them; ``None`` is the zero start. ``carry`` is the previous block's of the same
-    partition (``None`` for the first): :math:`w + \sigma'\Delta w` and
-    :math:`y^\top\Delta\alpha` of the partition's rows updated so far and the seconds
-    spent. Returns the new state (kept on the worker), the small sums that travel to the
-    client and the carry for the partition's next block. ``rows`` selects the block's
-    rows of a subset (see :func:`_selected`).
+    them; ``None`` is the zero start (4 bytes per row and point: the state kept between
+    rounds). Returns the new state (kept on the worker) and the small sums that travel to
+    the client. ``rows`` selects the block's rows of a subset (see :func:`_selected`).
     """
     X, y = _selected(Xb, yb, positive, rows, np.int8)
     f0, f1 = ((np.zeros(y.shape[0], np.float32),) * 2 if state is None else state)
     alpha = _point(f0, f1, gamma)
     out = _certificate_terms(X, y, c_pos, c_neg, alpha, w, biases)
-    # local dual coordinate ascent on the partition's subproblem, from alpha
-    u = np.array(w if carry is None else carry["u"], dtype=np.float64, copy=True)
-    dsy0 = 0.0 if carry is None else carry["dsy"]
-    spent = 0.0 if carry is None else carry["spent"]
+    # local dual coordinate ascent on the block's subproblem, from alpha
     trial = alpha.copy()
-    start = time.perf_counter()
-    local = local_ascent(X, y, c_pos, c_neg, trial, u, lin, rho, sy, sigma, epochs,
-                         local_tol, seed, engine, budget - spent, dsy0)
+    local = local_ascent(X, y, c_pos, c_neg, trial, np.array(w, dtype=np.float64), lin,
+                         rho, sy, sigma, epochs, local_tol, seed, engine, budget)
     out["dw"] = local["dw"]
     out["passes"] = np.array(float(local["passes"]))
     # the direction's linear terms (for the client's line search and the balancing)
     dpos, dneg = local["dpos"], local["dneg"]
     out["delta"] = np.array([dpos + dneg, dpos - dneg, dpos, dneg])
-    carry = {"u": u, "dsy": local["dsy"], "spent": spent + time.perf_counter() - start}
-    return (alpha, trial), out, carry
+    return (alpha, trial), out
 
 
 def _sum(*parts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -369,8 +359,7 @@ def _options(options: dict | None) -> dict[str, Any]:
         raise OptionError(f"dcd on Dask: unknown solver_options {unknown}; "
                           f"accepted: {list(_OPTIONS)}")
     out = {"tol": 1e-3, "max_iter": 500, "time_limit": None, "rho": 1.0,
-           "local_epochs": 300, "local_tol": 0.01, "sigma": None, "partitions": None,
-           "random_state": 0,
+           "local_epochs": 300, "local_tol": 0.01, "sigma": None, "random_state": 0,
            "verbose": False, "engine": "auto", "callback": None}
     out.update(opts)
     # tol, max_iter, time_limit and callback: the driver's own checks
@@ -384,11 +373,6 @@ def _options(options: dict | None) -> dict[str, Any]:
     v = out["local_epochs"]
     if not (isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1):
         raise OptionError(f"dcd on Dask: local_epochs must be a positive integer, got {v!r}")
-    v = out["partitions"]
-    if v is not None and not (isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                              and v >= 1):
-        raise OptionError(f"dcd on Dask: partitions must be None or a positive integer, "
-                          f"got {v!r}")
     out["engine"] = resolve_engine("dcd", out["engine"])
     return out
 
@@ -547,8 +531,7 @@ def fit_blocks(Xd: list, yd: list, d: int, positive: Any, c_pos: float, c_neg: f
     w_best, b, P = rounds.best
     residuals = Residuals(primal=0.0, dual=gap, gap=gap, source="solver")
     extras = {"b": b, "primal_objective": P, "dual_objective": rounds.D_best,
-              "rounds": done, "blocks": len(Xd), "partitions": len(rounds.groups),
-              "local_epochs": int(opts["local_epochs"]),
+              "rounds": done, "blocks": len(Xd), "local_epochs": int(opts["local_epochs"]),
               "local_passes": rounds.passes, "rho": rounds.rho, "sigma": rounds.sigma,
               "multiplier": rounds.lin, "engine": opts["engine"], "n_pos": int(n_pos),
               "n_neg": int(n_neg), "distributed": True, "stop_reason": int(reason)}
@@ -567,12 +550,8 @@ class _Rounds:
         self.c_pos, self.c_neg, self.opts = c_pos, c_neg, opts
         K = len(Xd)
         self.rows = [None] * K if rows is None else rows
-        # CoCoA+ partitions: consecutive blocks, solved one after the other in a chain
-        P = K if opts["partitions"] is None else min(int(opts["partitions"]), K)
-        edges = [round(p * K / P) for p in range(P + 1)]
-        self.groups = [list(range(edges[p], edges[p + 1])) for p in range(P)]
         self.rho = float(opts["rho"])
-        self.sigma = float(P) if opts["sigma"] is None else float(opts["sigma"])
+        self.sigma = float(K) if opts["sigma"] is None else float(opts["sigma"])
         self.rng = np.random.default_rng(opts["random_state"])
         self.states: list = [None] * K
         self.w = np.zeros(d)
@@ -590,7 +569,7 @@ class _Rounds:
         """Round ``k``: certify the incoming point and (``local``) make the CoCoA+ step.
 
         Returns the certified relative gap of the best primal point against the best dual
-        value seen. ``budget`` caps the seconds of each partition's local steps.
+        value seen. ``budget`` caps the seconds of each block's local steps.
         """
         import dask
 
@@ -599,18 +578,15 @@ class _Rounds:
         biases = np.concatenate([b_cur + _BIAS_OFFSETS, [self.b_kkt]])
         seeds = self.rng.integers(2**31 - 1, size=K)
         epochs = int(opts["local_epochs"]) if local else 0
-        states, outs = [None] * K, [None] * K
-        for group in self.groups:
-            carry = None  # the partition's blocks in a chain: each starts from the last
-            for j in group:
-                states[j], outs[j], carry = dask.delayed(_block_round, nout=3)(
-                    self.Xd[j], self.yd[j], self.states[j], self.gamma, self.positive,
-                    self.c_pos, self.c_neg, self.w, biases, self.lin, self.rho, self.sy,
-                    self.sigma, epochs, float(opts["local_tol"]), int(seeds[j]),
-                    opts["engine"], self.rows[j], budget, carry)
+        parts = [dask.delayed(_block_round, nout=2)(
+            xb, yb, st, self.gamma, self.positive, self.c_pos, self.c_neg, self.w, biases,
+            self.lin, self.rho, self.sy, self.sigma, epochs, float(opts["local_tol"]),
+            int(s), opts["engine"], sel, budget)
+            for xb, yb, st, s, sel in zip(self.Xd, self.yd, self.states, seeds, self.rows)]
         # one graph per round: the new multipliers stay on the workers (persisted), the
         # sums are reduced in a tree and only their total is fetched
-        *new_states, total = dask.persist(*states, _tree(dask, outs))
+        *new_states, total = dask.persist(*[p[0] for p in parts],
+                                          _tree(dask, [p[1] for p in parts]))
         sums = total.compute()
         gap = self._certify(sums, biases)
         if opts["verbose"]:

@@ -199,26 +199,6 @@ def test_local_steps_solve_the_block_subproblem():
     assert np.max(pg) - np.min(pg) <= 1e-5
 
 
-def test_partitions_chain_the_blocks_and_keep_the_certificate(client, data, optimum):
-    # 4 blocks solved as 2 CoCoA+ partitions (each a chain of 2 blocks, sigma' = 2): the
-    # same certified optimum (weak duality against the clarabel / dcd optimum)
-    X, y = data
-    tol = 1e-2
-    Xd, yd = da.from_array(X, chunks=(300, 4)), da.from_array(y, chunks=300)
-    m = SVMClassifier(C=1.0, solver="dcd", solver_options={
-        "tol": tol, "max_iter": 400, "partitions": 2}).fit(Xd, yd)
-    sol = m.solution_
-    assert sol.status is Status.OPTIMAL and sol.residuals.gap <= tol
-    assert sol.extras["blocks"] == 4 and sol.extras["partitions"] == 2
-    assert sol.extras["sigma"] == 2.0
-    P = _primal(X, y, m.coef_[0], m.intercept_[0])
-    assert P == pytest.approx(sol.extras["primal_objective"], rel=1e-9)
-    assert sol.extras["dual_objective"] <= optimum * (1 + 1e-9)
-    assert P - optimum <= tol * P
-    with pytest.raises(Exception, match="partitions"):
-        SVMClassifier(solver="dcd", solver_options={"partitions": 0}).fit(Xd, yd)
-
-
 def test_block_state_is_float32_fractions():
     # the multipliers kept on the workers between rounds: 4 bytes per row and point,
     # exactly 0 or 1 at the bounds
@@ -227,7 +207,7 @@ def test_block_state_is_float32_fractions():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(500, 3))
     y = np.where(X[:, 0] + 0.3 * rng.normal(size=500) > 0, 5, 2)
-    state, out, carry = dl._block_round(
+    state, out = dl._block_round(
         X, y, None, 0.0, 5, 2.0, 1.0, np.zeros(3), np.zeros(2), 0.0, 1.0, 0.0, 1.0, 50,
         1e-3, 0, "numpy")
     a0, a1 = state
@@ -236,4 +216,3 @@ def test_block_state_is_float32_fractions():
     s = np.where(y == 5, 1.0, -1.0)
     np.testing.assert_allclose(out["dw"], X.T @ (a1 * np.where(s > 0, 2.0, 1.0) * s),
                                rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(carry["u"], out["dw"])  # w = 0, sigma' = 1
