@@ -258,6 +258,16 @@ def main() -> None:
                      f"{r['worker_cpu_s']:.1f} | {r['peak_mb']:.0f} | {r['data_mb']:.0f} | "
                      f"{r['client_mb']:.0f} "
                      f"| {r['dask_predict']} | {r['load']} |")
+    first = rows[0]
+    for r in rows[1:]:  # ratios against the first size, measured in the same run
+        lines.append("")
+        lines.append(f"N = {r['n']:,} against {first['n']:,} ({r['n'] / first['n']:g}x the "
+                     f"rows): fit {r['fit_s'] / first['fit_s']:.2f}x, worker CPU "
+                     f"{r['worker_cpu_s'] / first['worker_cpu_s']:.2f}x, peak worker RSS "
+                     f"{r['peak_mb'] / first['peak_mb']:.2f}x ("
+                     f"{r['peak_mb'] - first['peak_mb']:+.0f} MB, of which data per worker "
+                     f"{r['data_mb'] - first['data_mb']:+.0f} MB), client RSS "
+                     f"{r['client_mb'] / first['client_mb']:.2f}x.")
     out = write_results("scale_dask", "\n".join(lines) + "\n", args.quick,
                         section=args.section)
     print(f"wrote {out}")
