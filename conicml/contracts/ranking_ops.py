@@ -145,6 +145,8 @@ class PairwiseLoss:
         p = p - p.mean() if p.size else p  # the loss is shift invariant; centring helps round-off
         eps = self.eps
         knot = 1.0 - 2.0 * eps  # z < knot: linear piece; knot <= z < 1: quadratic piece
+        if knot > 0.0 and not np.any(p):
+            return self._at_constant()
         loss = 0.0
         grad = np.zeros(self.m)
         states: list[_BlockState] = []
@@ -182,6 +184,24 @@ class PairwiseLoss:
             grad[blk.lo] += grad_b
             states.append(_BlockState(ob, k0, k1, oa, kl, kq))
         return loss, grad, states
+
+    def _at_constant(self) -> tuple[float, np.ndarray, list[_BlockState]]:
+        r""":meth:`evaluate` at equal scores (:math:`\beta = 0`), in closed form: every
+        pair has :math:`z = 0 < 1 - 2\epsilon`, in the linear piece, so
+        :math:`L = N(1-\epsilon)`, each upper sample's gradient is minus its number of
+        lower ones and each lower sample's its number of upper ones; no pair is quadratic
+        (the sort orders are the identity, as a stable sort of equal scores leaves them)."""
+        grad = np.zeros(self.m)
+        states: list[_BlockState] = []
+        for blk in self.blocks:
+            na, nb = blk.up.size, blk.lo.size
+            grad[blk.up] -= nb
+            grad[blk.lo] += na
+            states.append(_BlockState(np.arange(nb), np.zeros(na, dtype=np.intp),
+                                      np.zeros(na, dtype=np.intp), np.arange(na),
+                                      np.full(nb, na, dtype=np.intp),
+                                      np.full(nb, na, dtype=np.intp)))
+        return self.n_pairs * (1.0 - self.eps), grad, states
 
     def hess_vec(self, states: list[_BlockState], u: np.ndarray) -> np.ndarray:
         r"""Generalized Hessian product :math:`\frac1{2\epsilon}P^\top I^{\mathcal Q}Pu`."""
@@ -369,6 +389,10 @@ class LinearizedRanking:
         self.lam = float(data.lam)
         self.loss = PairwiseLoss(data.levels, data.eps)
         self.n = self.loss.n_pairs
+        # the loss part of the last explicit Hessian formed in these coordinates (at any
+        # point, any λ), shared with the copies of at_lambda: along a λ path it
+        # preconditions the next Newton systems (see reference_curvature)
+        self._reference: dict[str, np.ndarray] = {}
 
     def fits(self, data: RankingData, eig_rtol: float | None = None) -> bool:
         """Whether this linearisation is that of ``data`` at any λ: the same kernel arrays
@@ -393,9 +417,32 @@ class LinearizedRanking:
 
         :meth:`PairwiseLoss.hessian_form`: :math:`O(m r^2)` for :math:`r` features.
         """
-        H = self.loss.hessian_form(state, self.Xt) / self.n
+        H = self.loss_hessian(state)
         H[np.diag_indices_from(H)] += self.lam
         return H
+
+    def loss_hessian(self, state: list) -> np.ndarray:
+        r"""The loss part :math:`\tilde X^\top H_p\tilde X/N` of :meth:`hessian` (no
+        :math:`\lambda`), :math:`O(m r^2)`."""
+        return self.loss.hessian_form(state, self.Xt) / self.n
+
+    def hess_vec(self, state: list, d: np.ndarray) -> np.ndarray:
+        r"""The Hessian product :math:`(\lambda I + \tilde X^\top H_p\tilde X/N)d`,
+        :math:`O(m r)` (two products with :math:`\tilde X`)."""
+        return self.Xt.T @ self.loss.hess_vec(state, self.Xt @ d) / self.n + self.lam * d
+
+    def reference_curvature(self) -> np.ndarray | None:
+        r"""The loss Hessian :math:`A` last kept by :meth:`keep_curvature` with this
+        linearisation or any of its :meth:`at_lambda` copies, or ``None``.
+
+        :math:`\lambda I + A` is the Hessian at another point (another λ of a path): a
+        preconditioner for conjugate gradients on the Newton systems here, factored in
+        :math:`O(r^3)` against the :math:`O(m r^2)` of forming the Hessian anew."""
+        return self._reference.get("loss_hessian")
+
+    def keep_curvature(self, A: np.ndarray) -> None:
+        """Keep the loss Hessian ``A`` (:meth:`loss_hessian`) for :meth:`reference_curvature`."""
+        self._reference["loss_hessian"] = A
 
     def to_w(self, beta: np.ndarray) -> np.ndarray:
         r""":math:`w = T^\top K_{\mathcal R\mathcal R}\beta = \Lambda^{1/2}U^\top\beta`."""
@@ -425,7 +472,7 @@ class LinearizedRanking:
         rr = float(r @ r)
         its = 0
         for _ in range(cg_max_iter):
-            Hd = self.Xt.T @ self.loss.hess_vec(state, self.Xt @ d) / self.n + self.lam * d
+            Hd = self.hess_vec(state, d)
             curvature = float(d @ Hd)
             if not curvature > 0.0:  # d = 0 or round-off: no further progress
                 break
