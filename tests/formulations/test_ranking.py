@@ -69,11 +69,15 @@ def test_smoothed_hinge_half():
 
 @pytest.mark.parametrize("eps", [0.0, 0.1, 0.5])
 @pytest.mark.parametrize("multi", [False, True])
-def test_sorted_loss_gradient_hv_match_explicit_pair_matrix(eps, multi):
+@pytest.mark.parametrize("constant", [False, True])
+def test_sorted_loss_gradient_hv_match_explicit_pair_matrix(eps, multi, constant):
+    # constant: equal scores (beta = 0), evaluated in closed form when eps < 1/2
     rng = np.random.default_rng(3)
     levels = rng.integers(0, 4 if multi else 2, 80)
     p = 2.0 * rng.normal(size=80)
     p[:10] = p[10:20]  # ties between samples
+    if constant:
+        p = np.zeros(80)
     P = pair_matrix(levels)
     z = P @ p
     lf = PairwiseLoss(levels, eps)
