@@ -553,7 +553,7 @@ class _LinPoint:
     Its Hessian :math:`\lambda I + \tilde X^\top H_p\tilde X/N` is formed explicitly
     (:meth:`LinearizedRanking.hessian`) and factored, or its Newton system is solved by
     conjugate gradients preconditioned by the factor of a Hessian formed before (see
-    :meth:`newton_step`); every quantity is evaluated in
+    :meth:`_direction`); every quantity is evaluated in
     :math:`w` (scores :math:`\tilde Xw`), where :math:`\beta = Tw` would lose digits to
     cancellation in :math:`K_{\bullet\mathcal R}\beta` (the Newton direction in
     :math:`\beta`, :math:`T H_w^{-1}T^\top g`, has components of order
