@@ -262,9 +262,12 @@ def test_kernel_scatter_solves_match_dense_covariances():
     B = rng.normal(size=(Sx.shape[0], 3))
     np.testing.assert_allclose(sc.sigma_x(B), Sx @ B, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(sc.sigma_y(B), Sy @ B, rtol=1e-10, atol=1e-12)
-    # 0.31, 0.4: within a spread of 2 of the factor at 0.3, by conjugate gradients on
-    # H(c) preconditioned by it; 0.9: a new factor
-    for c in (0.3, 0.31, 0.4, 0.9):
+    # the block factor at 0.3 holds the negative class's shift; 0.31, 0.4: that shift
+    # within a factor 1.5 of the held one, by conjugate gradients on H(c) with a new
+    # Schur complement each; 0.9: a new factor (the positive class's shift held);
+    # 0.9 + 1e-7: the Schur complement of 0.9 reused (free shift within 2 %); 0.8: a new
+    # Schur complement
+    for c in (0.3, 0.31, 0.4, 0.9, 0.9 + 1e-7, 0.8):
         M = c * Sx + (1 - c) * Sy
         ref = np.linalg.solve(M, B)
         X = sc.solve(c, B)
@@ -272,7 +275,7 @@ def test_kernel_scatter_solves_match_dense_covariances():
         # the solve's own acceptance test: the residual of M(c) itself
         assert np.all(np.linalg.norm(M @ X - B, axis=0)
                       <= 1e-12 * np.linalg.norm(B, axis=0))
-    assert sc.factorisations == 2 and sc.cg_solves == 2
+    assert sc.factorisations == 2 and sc.cg_solves == 4 and sc.schur_factorisations == 5
     d = prog.data["d"]
     np.testing.assert_allclose(sc.solve_y(d), np.linalg.solve(Sy, d), rtol=1e-8)
 
