@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cholesky, solve_triangular
+from scipy.linalg.blas import dsyrk
+from scipy.linalg.lapack import dpotrf, dtrtrs
 
 from .._utils.threads import one_blas_thread
 from ..program import Program
@@ -143,20 +145,22 @@ class _BlockFactor:
 
     def __init__(self, G: np.ndarray, f: slice, v: slice, s0: float) -> None:
         self.f, self.v, self.s0 = f, v, float(s0)
-        A = G[f, f].copy()
+        A = np.array(G[f, f], order="F")
         A[np.diag_indices_from(A)] += self.s0
-        self.Lf = cholesky(A, lower=True, overwrite_a=True, check_finite=False)
-        self.Z = solve_triangular(self.Lf, G[f, v], lower=True, check_finite=False)
-        self.S0 = G[v, v] - self.Z.T @ self.Z
+        self.Lf = _potrf(A)
+        self.Z = _trs(self.Lf, np.array(G[f, v], order="F"), False)
+        # S_0 = G_vv - Z^T Z, its lower triangle (all that the factorisations read)
+        self.S0 = dsyrk(-1.0, self.Z, beta=1.0, c=np.array(G[v, v], order="F"), trans=1,
+                        lower=1, overwrite_c=1)
         self._ls: dict[float, np.ndarray] = {}  # t -> L_S, the last few
 
     def schur(self, t: float) -> np.ndarray:
         r""":math:`L_S` at ``t`` (kept for the last four values)."""
         L = self._ls.get(t)
         if L is None:
-            A = self.S0.copy()
+            A = self.S0.copy(order="F")
             A[np.diag_indices_from(A)] += t
-            L = cholesky(A, lower=True, overwrite_a=True, check_finite=False)
+            L = _potrf(A)
             self._ls = {**dict(list(self._ls.items())[-3:]), t: L}
         return L
 
@@ -164,19 +168,16 @@ class _BlockFactor:
         r""":math:`L^{-1}T`."""
         f, v = self.f, self.v
         Y = np.empty_like(T)
-        Y[f] = solve_triangular(self.Lf, T[f], lower=True, check_finite=False)
-        Y[v] = solve_triangular(self.schur(t), T[v] - self.Z.T @ Y[f], lower=True,
-                                check_finite=False)
+        Y[f] = _trs(self.Lf, T[f], False)
+        Y[v] = _trs(self.schur(t), T[v] - self.Z.T @ Y[f], False)
         return Y
 
     def upper(self, t: float, Y: np.ndarray) -> np.ndarray:
         r""":math:`L^{-\top}Y`."""
         f, v = self.f, self.v
         X = np.empty_like(Y)
-        X[v] = solve_triangular(self.schur(t), Y[v], lower=True, trans="T",
-                                check_finite=False)
-        X[f] = solve_triangular(self.Lf, Y[f] - self.Z @ X[v], lower=True, trans="T",
-                                check_finite=False)
+        X[v] = _trs(self.schur(t), Y[v], True)
+        X[f] = _trs(self.Lf, Y[f] - self.Z @ X[v], True)
         return X
 
     def upper_times(self, t: float, S: np.ndarray) -> np.ndarray:
@@ -186,6 +187,25 @@ class _BlockFactor:
         Y[f] = self.Lf.T @ S[f] + self.Z @ S[v]
         Y[v] = self.schur(t).T @ S[v]
         return Y
+
+
+def _potrf(A: np.ndarray) -> np.ndarray:
+    """Lower Cholesky factor of the Fortran-ordered ``A`` (lower triangle read), in place;
+    ``LinAlgError`` if ``A`` is not numerically positive definite."""
+    L, info = dpotrf(A, lower=1, clean=1, overwrite_a=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"Cholesky factorisation failed (LAPACK info {info})")
+    return L
+
+
+def _trs(L: np.ndarray, B: np.ndarray, transpose: bool) -> np.ndarray:
+    r""":math:`L^{-1}B` (:math:`L^{-\top}B` if ``transpose``) for a lower triangular
+    Fortran-ordered ``L`` by LAPACK directly (scipy's wrapper checks cost as much as the
+    solve of order 1000)."""
+    X, info = dtrtrs(L, B, lower=1, trans=1 if transpose else 0)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"singular triangular factor (LAPACK info {info})")
+    return X
 
 
 class KernelScatter:
@@ -239,7 +259,7 @@ class KernelScatter:
         self.lead = Cx.shape[1] if lead is None else int(lead)
         self._factor: tuple[bool, _BlockFactor] | None = None  # (x held?, factor)
         self._cfro: float | None = None
-        self._gtrace: float | None = None
+        self._gtrace: float | None = None  # the bound on lambda_max(G) of _c_norm
         #: (c, T, S) of the last single-column solves H(c) S = T (original coordinates)
         self._recent: list[tuple[float, np.ndarray, np.ndarray]] = []
         self._solve_y: tuple[np.ndarray, np.ndarray] | None = None
@@ -349,9 +369,15 @@ class KernelScatter:
         return self._cxt(Z[:self.n_x], r) + self.Cy.T @ Z[self.n_x:]
 
     def _c_norm(self) -> float:
-        r""":math:`\|C\|_F = \sqrt{\operatorname{tr} G}`, a bound on :math:`\|C^\top\|_2`."""
+        r"""A bound on :math:`\|C^\top\|_2 = \lambda_{\max}(G)^{1/2}`: the square root of
+        the largest absolute row sum of :math:`G` (Gershgorin; rows in blocks, no
+        temporary of the size of :math:`G`), at most :math:`\sqrt{\operatorname{tr} G}`."""
         if self._cfro is None:
-            self._gtrace = max(float(np.trace(self.G)), 0.0)
+            G = self.G
+            bound = 0.0
+            for i in range(0, G.shape[0], 256):
+                bound = max(bound, float(np.abs(G[i:i + 256]).sum(axis=1).max()))
+            self._gtrace = min(bound, max(float(np.trace(G)), 0.0))
             self._cfro = math.sqrt(self._gtrace)
         return self._cfro
 
@@ -381,7 +407,8 @@ class KernelScatter:
         return (V - self._ct(S, V.shape[0])) / self._mu(c)
 
     def solve(self, c: float, B: np.ndarray, near: float = 1.5, rtol: float = 1e-13,
-              max_iter: int = 40) -> np.ndarray:
+              max_iter: int = 40, products: bool = False
+              ) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
         r""":math:`M(c)^{-1}B` (``B`` a vector or the columns of a matrix).
 
         By the Woodbury identity, :math:`M(c)^{-1}B = \mu^{-1}(B - C^\top S)` with
@@ -397,7 +424,8 @@ class KernelScatter:
         C^\top D_c(CB - H(c)S)`, so the iteration stops when :math:`\|C\|_F\|D_c r\|/\mu`
         is at most ``rtol`` times :math:`\|B\|`; the result is accepted only when the
         residual of :math:`M(c)` itself, recomputed, is at most ``rtol`` (else conjugate
-        gradients on :math:`M(c)` refine it)."""
+        gradients on :math:`M(c)` refine it). With ``products``, returns
+        ``(X, Sigma_x X, Sigma_y X)`` (the products of that check)."""
         vec = B.ndim == 1
         B2 = B[:, None] if vec else B
         r = B2.shape[0]
@@ -423,10 +451,9 @@ class KernelScatter:
                 Ty = F.lower(t, T)
                 S0 = self._start(c, T)
                 Y0 = Ty if S0 is None else F.upper_times(t, S0)
-                # ||L||_F^2 = tr P (a bound on ||L||_2 for the residual of H(c))
-                n_f = F.f.stop - F.f.start
-                l_norm = math.sqrt(max(self._gtrace + F.s0 * n_f + t * (T.shape[0] - n_f),
-                                       np.finfo(float).tiny))
+                # ||L||_2^2 = lambda_max(P) <= lambda_max(G) + the largest shift (the
+                # residual of H(c) is at most ||L||_2 times that of y)
+                l_norm = math.sqrt(max(self._gtrace + max(F.s0, t), np.finfo(float).tiny))
                 Y, ok = _pcg(a_matvec, lambda V: V, Ty, Y0, rtol, steps,
                              target=h_target / l_norm)
                 S = F.upper(t, Y)
@@ -446,9 +473,14 @@ class KernelScatter:
             # accept on the recomputed residual of M(c) (the Woodbury form subtracts two
             # terms of the size of B); else refine on M(c) with the same factor
             target = rtol * bnorm
-            if np.any(np.linalg.norm(B2 - self.m_matvec(c, X), axis=0) > target):
+            SxX, SyX = self.sigma_x(X), self.sigma_y(X)
+            if np.any(np.linalg.norm(B2 - c * SxX - (1.0 - c) * SyX, axis=0) > target):
                 X, _ = _pcg(lambda V: self.m_matvec(c, V),
                             lambda V: self._apply_inverse(c, V), B2, X, rtol, 5)
+                if products:
+                    SxX, SyX = self.sigma_x(X), self.sigma_y(X)
+        if products:
+            return (X[:, 0], SxX[:, 0], SyX[:, 0]) if vec else (X, SxX, SyX)
         return X[:, 0] if vec else X
 
     def solve_y(self, b: np.ndarray) -> np.ndarray:
