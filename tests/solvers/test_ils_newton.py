@@ -280,6 +280,46 @@ def test_kernel_scatter_solves_match_dense_covariances():
     np.testing.assert_allclose(sc.solve_y(d), np.linalg.solve(Sy, d), rtol=1e-8)
 
 
+@pytest.mark.parametrize("hold_x", [True, False])
+def test_block_factor_is_a_cholesky_factor_of_the_shifted_gram(hold_x):
+    # L L^T = diag(s0 I_f, t I_v) + G for the block factor (held shift s0 on block f,
+    # free shift t on block v by a Schur complement), checked against dense solves
+    from conicml.contracts.minimax import _BlockFactor
+
+    rng = np.random.default_rng(4)
+    n, n_x = 30, 12
+    A = rng.normal(size=(n, 8))
+    G = A @ A.T  # rank 8: the shifts alone make it definite
+    x, y = slice(0, n_x), slice(n_x, n)
+    f, v = (x, y) if hold_x else (y, x)
+    s0 = 1e-2
+    F = _BlockFactor(G, f, v, s0)
+    B = rng.normal(size=(n, 3))
+    for t in (3e-3, 0.5):
+        P = G.copy()
+        P[f, f] += s0 * np.eye(P[f, f].shape[0])
+        P[v, v] += t * np.eye(P[v, v].shape[0])
+        np.testing.assert_allclose(F.upper(t, F.lower(t, B)), np.linalg.solve(P, B),
+                                   rtol=1e-9, atol=1e-9 * np.abs(np.linalg.solve(P, B)).max())
+        np.testing.assert_allclose(F.upper_times(t, F.upper(t, B)), B, atol=1e-10)
+
+
+def test_kernel_bmpm_factors_its_order_n_system_once():
+    # the weight search of a kernel BMPM (start weight 0.78, optimum 0.97) with one
+    # block factorisation: the later weights by Schur complements of one class's order
+    # and conjugate gradients; the optimum that of dinkelbach (independent method)
+    X, y = kernel_data(3, 200, "twonorm")
+    beta0 = 0.5 * mm.bmpm(X, y, 0.0, ridge=1e-3, kernel="rbf").data["beta0_max"]
+    prog = mm.bmpm(X, y, beta0, ridge=1e-3, kernel="rbf")
+    sol = cm.solve(prog, "ils-newton")
+    assert sol.status is cm.Status.OPTIMAL, sol.message
+    sc = prog.data["scatter"]
+    assert sc.factorisations == 2  # the block factor and Sigma_y's (beta0_max)
+    assert sc.schur_factorisations >= 2 and sc.cg_solves >= 2
+    dk = cm.solve(prog, "dinkelbach")
+    assert sol.objective == pytest.approx(dk.objective, rel=1e-9)
+
+
 def test_ridge_stack_products_match_the_dense_matrix():
     X, y = kernel_data(7, 40)
     R = mm.mpm(X, y, ridge=1e-2, kernel="rbf").data["Rx"]
