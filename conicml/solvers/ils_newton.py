@@ -151,8 +151,8 @@ class _Curve:
 class _ScatterCurve(_Curve):
     r"""The weight curve of a kernel program whose covariances are held by their centred
     rows (:class:`~conicml.contracts.minimax.KernelScatter`): solves with :math:`M(c)` by
-    the Woodbury identity, one factorisation of order :math:`n` at a weight far from
-    the last one and conjugate gradients preconditioned by that factor next to it."""
+    the Woodbury identity through a block factor of the class-centred Gram matrix plus
+    the weight's shifts (conjugate gradients for the shift held at an earlier weight)."""
 
     def __init__(self, d: np.ndarray, scatter: KernelScatter, a: tuple[float, float],
                  b: tuple[float, float]) -> None:
@@ -347,10 +347,11 @@ def solve_ils_newton(
     program's ``Sx``/``Sy`` when present (else :math:`R^\top R`). A kernel program with a
     ``"scatter"`` (:class:`~conicml.contracts.minimax.KernelScatter`) forms neither: each
     solve with :math:`M(c)` goes by the Woodbury identity through the class-centred Gram
-    matrix, with one factorisation of order :math:`n` at a weight far from the last one
-    and conjugate gradients preconditioned by that factor next to it (MPM: typically one
-    factorisation in all); the search then starts at the reweighting weight of
-    :math:`w = d` (products only) instead of :math:`\tfrac12`.
+    matrix, factored in two class blocks: the shift of the class of larger weight held,
+    the other one exact at every weight through a Schur complement of that class's order,
+    and conjugate gradients absorbing the held shift's change (typically one block
+    factorisation in all, MPM and BMPM); the search then starts at the reweighting weight
+    of :math:`w = d` (products only) instead of :math:`\tfrac12`.
 
     **Scope.** The regular case: :math:`\Sigma_x + \Sigma_y` numerically positive definite
     (always so for the kernel machines, whose ridge is mandatory) and :math:`\kappa^* > 0`.
