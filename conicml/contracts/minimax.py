@@ -259,7 +259,7 @@ class KernelScatter:
         self.lead = Cx.shape[1] if lead is None else int(lead)
         self._factor: tuple[bool, _BlockFactor] | None = None  # (x held?, factor)
         self._cfro: float | None = None
-        self._gtrace: float | None = None  # the bound on lambda_max(G) of _c_norm
+        self._glam: float | None = None  # the bound on lambda_max(G) of _c_norm
         #: (c, T, S) of the last single-column solves H(c) S = T (original coordinates)
         self._recent: list[tuple[float, np.ndarray, np.ndarray]] = []
         self._solve_y: tuple[np.ndarray, np.ndarray] | None = None
@@ -377,8 +377,8 @@ class KernelScatter:
             bound = 0.0
             for i in range(0, G.shape[0], 256):
                 bound = max(bound, float(np.abs(G[i:i + 256]).sum(axis=1).max()))
-            self._gtrace = min(bound, max(float(np.trace(G)), 0.0))
-            self._cfro = math.sqrt(self._gtrace)
+            self._glam = min(bound, max(float(np.trace(G)), 0.0))
+            self._cfro = math.sqrt(self._glam)
         return self._cfro
 
     def _start(self, c: float, T: np.ndarray) -> np.ndarray | None:
@@ -453,7 +453,7 @@ class KernelScatter:
                 Y0 = Ty if S0 is None else F.upper_times(t, S0)
                 # ||L||_2^2 = lambda_max(P) <= lambda_max(G) + the largest shift (the
                 # residual of H(c) is at most ||L||_2 times that of y)
-                l_norm = math.sqrt(max(self._gtrace + max(F.s0, t), np.finfo(float).tiny))
+                l_norm = math.sqrt(max(self._glam + max(F.s0, t), np.finfo(float).tiny))
                 Y, ok = _pcg(a_matvec, lambda V: V, Ty, Y0, rtol, steps,
                              target=h_target / l_norm)
                 S = F.upper(t, Y)

@@ -170,6 +170,14 @@ class _ScatterCurve(_Curve):
         # the solve factors (or reuses a factor) itself; M(c) is definite on (0, 1)
         return c if 0.0 < c < 1.0 else None
 
+    def evaluate(self, c: float, derivative: bool = True) -> dict | None:
+        try:
+            return super().evaluate(c, derivative)
+        except np.linalg.LinAlgError:
+            # a block factor not numerically definite (a ridge at rounding level of the
+            # Gram matrix): treated as a point where M(c) is not definite
+            return None
+
     def solve(self, c: float, L: object, b: np.ndarray,
               rtol: float = _SOLVE_RTOL) -> np.ndarray:
         with one_blas_thread():  # matrix-vector products: one thread (see factor)
