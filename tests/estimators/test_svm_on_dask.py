@@ -216,3 +216,28 @@ def test_block_state_is_float32_fractions():
     s = np.where(y == 5, 1.0, -1.0)
     np.testing.assert_allclose(out["dw"], X.T @ (a1 * np.where(s > 0, 2.0, 1.0) * s),
                                rtol=1e-10, atol=1e-12)
+
+
+def test_certificate_dual_is_that_of_the_stored_point():
+    # the dual bound the client forms from a block's class sums is the dual value of the
+    # stored multipliers (float32 fractions times the costs, in float64) made feasible by
+    # scaling the heavier class, recomputed here in memory from the closed form
+    # D(s a) = s 1'a - s^2/2 |X'(a y)|^2 at the best s in [0, 1]
+    from conicml.estimators import _dask_linear as dl
+
+    rng = np.random.default_rng(4)
+    n, d = 70_000, 5  # more than one chunk of the certificate's sums
+    X = rng.normal(size=(n, d))
+    y = np.where(rng.random(n) < 0.3, 1, -1).astype(np.int8)
+    f = rng.random(n).astype(np.float32)
+    f[rng.random(n) < 0.4] = 0.0
+    f[rng.random(n) < 0.2] = 1.0
+    out = dl._certificate_terms(X, y, 2.0, 0.5, f, rng.normal(size=d), np.zeros(3))
+    D = dl.feasible_dual(out["mass"][:1], out["vec"][:1])
+    a = np.where(y > 0, 2.0, 0.5) * f.astype(np.float64)
+    m_pos, m_neg = a[y > 0].sum(), a[y < 0].sum()
+    a = a * np.where(y > 0, min(1.0, m_neg / m_pos), min(1.0, m_pos / m_neg))
+    assert float(y @ a) == pytest.approx(0.0, abs=1e-9 * a.sum())
+    S, q = a.sum(), float(np.sum((X.T @ (a * y)) ** 2))
+    s = min(1.0, S / q)
+    assert D == pytest.approx(s * S - 0.5 * s * s * q, rel=1e-12)
