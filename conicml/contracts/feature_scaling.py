@@ -166,6 +166,8 @@ class FeatureScalingObjective:
         block is kept with its ``z`` and ``cols`` as well."""
         z = np.asarray(z, float)
         cols = np.asarray(cols, dtype=np.intp)
+        if cols.size == self.n and np.array_equal(cols, np.arange(self.n)):
+            return self.kernel(z)  # every column (at the starting scales): no gathered copy
         if self._last_kernel is not None and self._last_kernel[0] == z.tobytes():
             return self._last_kernel[1][:, cols]
         key = z.tobytes() + cols.tobytes()
@@ -245,7 +247,10 @@ class FeatureScalingObjective:
         Ar, Ac = A[rsel], A[cols[csel]]
         Ar2, Ac2 = Ar * Ar, Ac * Ac
         ur, vc = u[rsel][:, None], v[cols[csel]][:, None]
-        KRS = K[rsel] if csel.size == cols.size else K[np.ix_(rsel, csel)]
+        if csel.size < cols.size:
+            KRS = K[np.ix_(rsel, csel)]
+        else:  # no gathered copy of rows (or of the whole matrix) that are all there
+            KRS = K if rsel.size == K.shape[0] else K[rsel]
         il, im = np.triu_indices(d)
         # W = diag(u) K diag(v) is never formed: its products with the column data
         # [1, X, X^2, x_l x_m] and the row data [1, X] are two products with K
@@ -326,8 +331,11 @@ class FeatureScalingObjective:
             # without the beta blocks, df/dz enters only through rows where a, w, e (all
             # zero where t_i >= 1) or, with the kernel margin, beta are nonzero
             rows = np.flatnonzero(qg if kern else a)
-            KB = np.zeros((self.n, self.d))
-            KB[rows] = self._kz(K[rows], z, beta, cols, rows)
+            if rows.size == self.n:
+                KB = self._kz(K, z, beta, cols)
+            else:
+                KB = np.zeros((self.n, self.d))
+                KB[rows] = self._kz(K[rows], z, beta, cols, rows)
         grads = {
             "beta": ((Kb / lam**2 if kern else 0.0)
                      + (K @ a if cols is None else self._kernel_matvec(z, a)))
