@@ -89,10 +89,10 @@ load 16-17 a re-run of the command above with its 20 s wall limit timed out fits
 0.01-2 s CPU (QPFSSelector, ReliefFSelector at n = 1 000: spawning the child and its
 imports alone took ~19 s wall), so it was stopped and not recorded; the sections stop a fit
 after 20 s of *CPU* instead (`--cpu-limit 20`, wall limit 150-240 s), for the 23 non-CV
-estimators at 1 000 and 5 000 rows. By CPU every one is within 10 s at 5 000 rows except
-FeatureScalingSVC: 11.19 s in `cpu-limit` (before its z-Hessians were computed lazily),
-10.63 s in `cpu-limit-fss` at the final commit (load 9.2; it was > 200 s, and 14.6 s CPU at
-2 000 rows, before: the z-blocks now read only the support vectors' kernel columns, the SVM
+estimators at 1 000 and 5 000 rows. By CPU every one is within 10 s at 5 000 rows:
+FeatureScalingSVC took 11.19 s in `cpu-limit` (an earlier commit of this round) and 9.22 s
+(13.8 s wall) in `cpu-limit-fss` at the final commit (load 8.2; it was > 200 s, and 14.6 s
+CPU at 2 000 rows, before: the z-blocks now read only the support vectors' kernel columns, the SVM
 block is solved by working sets above 2 000 rows, and the certificate skips the
 O((n + d)^3) eigenvalues where the first-order number already fails). The first outer
 iteration is more than half of it: at the starting scales z = 1 every row is a support vector, so
