@@ -97,10 +97,10 @@ block is solved by working sets above 2 000 rows, and the certificate skips the
 O((n + d)^3) eigenvalues where the first-order number already fails). The first outer
 iteration is more than half of it: at the starting scales z = 1 every row is a support vector, so
 its SVM block and z-block work on all n columns. At 20 000 rows FeatureScalingSVC runs
-(no n x n x d tensor) in 206 s CPU in one fit before the lazy z-Hessians (19 min wall at
-load 10-17), peak RSS 8.0 GB (the first iteration's n x n blocks), hence the
-TIMEOUT (> 20 s CPU) row; the CV estimators and the other estimators at 20 000 rows
-were not re-run here.
+(no n x n x d tensor) in 187 s CPU at the final commit (134 s user + 54 s system, 5 min
+wall at load 6-8; 61 % in the first outer iteration), peak RSS 9.6 GB (the first
+iteration's n x n blocks), hence the TIMEOUT (> 20 s CPU) row; the CV estimators and
+the other estimators at 20 000 rows were not re-run here.
 """
 
 ORDINAL = {"ClusterSOCPOrdinalRegressor", "SVOrdinalRegressor", "SVOrdinalRegressorCV",
