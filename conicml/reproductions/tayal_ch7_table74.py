@@ -53,7 +53,7 @@ PROTOCOL = ('reduced: 5 of the 8 data sets (Sonar, Ionosphere, S.A. Heart, WDBC,
             'grid); the feature-scaling methods select (C, mu) on every '
             'split by 3-fold CV (thesis 10) over log2 C in {0, 2} (thesis -5..15 step 1) x '
             'the thesis\'s 11 values of mu, warm-started up the mu grid; for time (a full '
-            'selection is ~12 000 non-convex fits per method, data set and split)')
+            'selection is 2 310 non-convex fits per method, data set and split)')
 
 # Table 7.4 of the thesis: test error % (mean ± s.e.) and number of features
 THESIS = {
