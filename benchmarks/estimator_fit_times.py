@@ -100,7 +100,14 @@ its SVM block and z-block work on all n columns. At 20 000 rows FeatureScalingSV
 (no n x n x d tensor) in 187 s CPU at the final commit (134 s user + 54 s system, 5 min
 wall at load 6-8; 61 % in the first outer iteration), peak RSS 9.6 GB (the first
 iteration's n x n blocks), hence the TIMEOUT (> 20 s CPU) row; the CV estimators and
-the other estimators at 20 000 rows were not re-run here.
+the other estimators at 20 000 rows are in the next section.
+
+**Section `cpu-limit-20000` (2026-11-27 14:41-14:45 UTC, load 5.9-6.7):** the 22 other
+non-CV estimators at 20 000 rows, `--cpu-limit 20`. Over 10 s CPU: KFDAClassifier,
+ClusterSOCPOrdinalRegressor, RankRCClassifier, RankRCRanker, RankSVMClassifier (each > 20 s
+CPU) and SVOrdinalRegressor (11.3 s); the others take 0.01-8.2 s CPU (ClusterSOCPClassifier
+7.0, RFESVMSelector 8.2, ReliefFSelector 4.0, LSVRRegressor 3.9). None of these was changed
+in this round.
 """
 
 ORDINAL = {"ClusterSOCPOrdinalRegressor", "SVOrdinalRegressor", "SVOrdinalRegressorCV",
