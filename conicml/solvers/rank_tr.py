@@ -390,10 +390,7 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
         k, code = lin_point.run(tol=tol, max_iter=max_iter, k=k, time_limit=time_limit,
                                 t_solve=t_solve, rounding=rounding, verbose=verbose,
                                 callback=callback)
-        beta, f, rel, stall = lin_point.beta(), lin_point.f, lin_point.rel, lin_point.stall
-        exact_count = lin_point.steps
-        explicit, exact_cg = lin_point.hessians, lin_point.cg
-        g_norm = float(np.linalg.norm(lin_point.g))  # = |g|_{K^-1} (every eigenvalue kept)
+        beta, f, rel, stall, g_norm, (exact_count, explicit, exact_cg) = _exact_end(lin_point)
     # the end point's own first term of the gap bound decides whether to polish
     estimate = g_norm**2 / (2.0 * lam) / max(f, 1e-3 * f_zero, np.finfo(float).tiny)
     polished = _end_game(rank, metric, beta, f, estimate) if code in (0, 4, 5, 6, 8) else None
@@ -405,6 +402,15 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
                       "radius": radius, "exact_directions": exact_count,
                       "explicit_hessians": explicit, "exact_cg_iterations": exact_cg,
                       "n_pairs": n})
+
+
+def _exact_end(lin_point: _LinPoint) -> tuple:
+    """β, F, the relative gradient, the stall note, |g| in the kernel metric (every
+    eigenvalue kept, so the Euclidean norm in the eigen-coordinates) and the step counts
+    (Newton steps, explicit Hessians, CG iterations) of a run in the eigen-coordinates."""
+    return (lin_point.beta(), lin_point.f, lin_point.rel, lin_point.stall,
+            float(np.linalg.norm(lin_point.g)),
+            (lin_point.steps, lin_point.hessians, lin_point.cg))
 
 
 def _solution(beta: np.ndarray, f: float, rel: float, code: int, stall: str, k: int,
