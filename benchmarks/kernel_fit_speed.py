@@ -135,36 +135,43 @@ fits took 377 s and 141 s.
 
 
 DISCUSSION_FLOOR = """\
-**Reading (recorded run of 2026-11-27 10:49-10:52 UTC, the command above; `before` = main,
-`after` = the perf branch; on the 2-core machine shared with ~7 other jobs: 1-min load
-12.8-15.9 throughout, so wall seconds are inflated about threefold and noisy; the CPU-time
-ratios are the steadier ones).**
+**Reading (recorded run of 2026-11-27 14:01-14:05 UTC, the command above; `before` = main
+at a91546d, `after` = the s7-perf-bmpm branch; on the 2-core machine shared with ~6 other
+jobs: 1-min load 15.3-16.3 throughout, so wall seconds are inflated about 3.5-fold and
+noisy; the CPU-time ratios are the steadier ones).**
 
 *Same classifier.* Both code versions return the same objective 1/kappa to 12 digits, the
-same status, a certificate <= 1.3e-16 and the same test accuracy on both estimators.
+same status, a certificate <= 3.3e-16 and the same test accuracy on both estimators.
 
-*Fit / floor, same run:* MPM 3.4-4.9 (wall) / 3.9-4.3 (CPU) before, 3.0-3.4 / 3.0 after;
-BMPM 5.1-5.4 / 4.9-5.3 before, 4.9-5.2 / 4.7-4.8 after. The 3x target is met by MPM in CPU
-time (3.0) and at the edge in wall time; BMPM is not (about 4.7-5x). At load 0.2-2 earlier
-the same day (one process, best of 3) MPM was 3.6x (wall and CPU) before this change and
-BMPM 4.2-7.7x, so the ratio moves with the load. What changed: every solve with
-M(c) = mu I + C^T D_c C goes through H(c) = mu D_c^-1 + G (order n; M(c)^-1 B =
-(B - C^T S) / mu with H(c) S = C B) and runs conjugate gradients on H(c) in the
-coordinates of the last factor L L^T = H(c0): since H(c) - H(c0) is diagonal, a step is
-two triangular solves with L (before: eight n x n/2 products and two triangular solves on
-M(c) itself); the iteration stops on a bound of the residual of M(c) from that of H(c)
-(M(c) X - B = C^T D_c (C B - H(c) S) / mu), and the result is accepted only when the
-residual of M(c), recomputed, is below 1e-13 of B. The cheaper steps allow a new factor
-only beyond a spread of 2; the derivative solve, which only steers the Newton
-step, stops at 1e-8; a single right-hand side nearly parallel to one solved at a nearer
-weight starts from that solution. MPM: one factorisation of H, about 30 CG steps, the
-certificate's 4-column solve 7 steps. What bounds BMPM: two factorisations of H (its
-start weight 0.76, a Newton step to 0.95 beyond the spread, the optimum 0.92) besides the
-Cholesky of K and kappa_max's factor of order n_y, about 75 CG steps at a spread of 1.7
-(17 per solve to 1e-13) and the certificate's 4-column solve (14 steps): the three n^3/3
-factorisations alone are about 2.5 floors. Left: a start weight for BMPM within a spread
-of 2 of its optimum (one factorisation fewer), or inexact far steps with one exact
-factorisation next to the optimum."""
+*Fit / floor, same run:* MPM 3.5-3.6 (wall) / 3.6-3.7 (CPU) before, 2.8 / 2.7-2.9 after:
+the 3x target is met; BMPM 4.7-5.0 / 4.9-5.1 before, 3.9-4.0 / 3.9-4.0 after: not met.
+What changed: H(c) = mu D_c^-1 + G (order n; M(c)^-1 B = (B - C^T S) / mu with
+H(c) S = C B) is factored in two class blocks, P = diag(s0 I_f, t I_v) + G =
+[Lf 0; Z^T LS] [Lf^T Z; 0 LS^T] with Lf Lf^T = s0 I + G_ff, Z = Lf^-1 G_fv and
+LS LS^T = G_vv - Z^T Z + t I. The shift of the class of larger weight, which moves least
+with c (s_x = rho_x + rho_y (1 - c) / c stays in [rho_x, rho_x + rho_y] for c >= 1/2), is
+held at its value s0 at the first weight; the other one is exact at every weight through
+a factorisation of order n_v of the Schur complement (an eighth of an order-n Cholesky).
+Conjugate gradients absorb only the held shift's change (condition number at most
+max(s / s0, s0 / s): 1.22 at this BMPM's optimum, 1.02 at MPM's); a Schur complement is
+reused when the free shift moved by less than 2 % (the last Newton steps, the
+certificate); LAPACK's potrf / trtrs / syrk are called directly (scipy's checks cost as
+much as a triangular solve of order 1000); the CG stopping bound uses Gershgorin's bound
+on lambda_max(G) instead of tr G; the derivative solve stops at 1e-3 |g|; Sigma_y's
+solve for beta0_max is no longer repeated for the program built after it. Per BMPM fit
+now: K's Cholesky, one block factorisation (about 0.8 of an order-n Cholesky), 3 Schur
+complements, Sigma_y's factor of order n_y, about 75 CG steps and the certificate's
+4-column solve (9 steps). What bounds BMPM: the CG steps (about a third of the fit's
+CPU: each is 4 triangular solves of order n/2 and 2 products with Z, the memory traffic
+of the former 2 triangular solves of order n; from the start weight 0.76 the held shift
+is 1.32 rho, the optimum 0.92 needs 1.09 rho, about 11 steps per solve to 1e-13) and the
+two order-n factorisations (K's and the block factor: with the Gram matrix about 1.8
+floors). Tried and not kept: holding the shift at the geometric middle of
+[rho_x, s_x(c_start)] (fewer steps on twonorm, more on ringnorm and MPM: 669 -> 765 CG
+steps over 10 instances). The solves need only G and products with K in the coordinates
+of the dual coefficients w (u = L^T w), so a program written in w would not need K's
+Cholesky at all (about 0.7 of the floor): the refactor of program data, certificate and
+decode that remains."""
 
 
 

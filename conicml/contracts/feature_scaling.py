@@ -11,6 +11,8 @@ objective, the starting scales and how to build the convex SVM block at a Gram m
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +24,7 @@ from .._utils.validation import check_positive, check_X_y
 from ..exceptions import ProgramError
 
 __all__ = [
+    "DENSE_HESSIAN_MAX",
     "FeatureScaledSVM",
     "FeatureScalingObjective",
     "fs_kernel",
@@ -62,11 +65,20 @@ def smoothed_hinge(t: np.ndarray, eps: float = 0.5, order: int = 0) -> np.ndarra
     return out
 
 
-def fs_kernel(A: np.ndarray, B: np.ndarray, z: np.ndarray) -> np.ndarray:
-    r"""The feature-scaled Gaussian kernel (7.17): :math:`\exp(-\sum_l z_l^2(a_l - b_l)^2)`."""
+def fs_kernel(A: np.ndarray, B: np.ndarray, z: np.ndarray,
+              out: np.ndarray | None = None) -> np.ndarray:
+    r"""The feature-scaled Gaussian kernel (7.17): :math:`\exp(-\sum_l z_l^2(a_l - b_l)^2)`.
+
+    ``out``: a C-contiguous float64 array of shape (len(A), len(B)) to write it in."""
     Az, Bz = A * z, B * z
-    sq = (Az**2).sum(1)[:, None] + (Bz**2).sum(1)[None, :] - 2.0 * Az @ Bz.T
-    return np.exp(-np.maximum(sq, 0.0))
+    # -|a - b|^2 = 2 a'b - |a|^2 - |b|^2 as one product, [2a, -|a|^2, -1] [b, 1, |b|^2]',
+    # in the output array (no n x m temporaries: fresh arrays of that size cost more in
+    # page faults than the product)
+    left = np.hstack([2.0 * Az, -(Az**2).sum(1)[:, None], -np.ones((Az.shape[0], 1))])
+    right = np.hstack([Bz, np.ones((Bz.shape[0], 1)), (Bz**2).sum(1)[:, None]])
+    out = np.matmul(left, right.T, out=out)
+    np.minimum(out, 0.0, out=out)
+    return np.exp(out, out=out)
 
 
 class FeatureScalingObjective:
@@ -97,6 +109,7 @@ class FeatureScalingObjective:
         self._Dt: np.ndarray | None = None
         self._centred: np.ndarray | None = None
         self._last_kernel: tuple[bytes, np.ndarray] | None = None
+        self._last_columns: tuple[bytes, np.ndarray] | None = None
         self._last_label: tuple[bytes, Any] | None = None
 
     # -- pieces --------------------------------------------------------------------------
@@ -128,10 +141,59 @@ class FeatureScalingObjective:
         key = z.tobytes()
         if self._last_kernel is not None and self._last_kernel[0] == key:
             return self._last_kernel[1]
-        K = fs_kernel(self._Xc, self._Xc, z)
+        buf = None
+        if self._last_kernel is not None:
+            old = self._last_kernel[1]
+            self._last_kernel = None
+            # the previous matrix's memory is written over only when nothing else holds
+            # it (no caller's reference, no view): a fresh n x n array costs its page
+            # faults again, more than the product at large n
+            if sys.getrefcount(old) <= 2:
+                old.setflags(write=True)
+                buf = old
+            del old
+        K = fs_kernel(self._Xc, self._Xc, z, out=buf)
         K.setflags(write=False)
         self._last_kernel = (key, K)
         return K
+
+    def kernel_columns(self, z: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        r"""The columns ``cols`` of :math:`K_z`, shape (n, len(cols)).
+
+        What the z-blocks need: with :math:`(\beta, b)` fixed, :math:`f = K_z\beta + b`
+        reads only the columns of the nonzero :math:`\beta_j` (the support vectors of the
+        SVM block). Taken from the kept :math:`K_z` when it is at this ``z``; the last
+        block is kept with its ``z`` and ``cols`` as well."""
+        z = np.asarray(z, float)
+        cols = np.asarray(cols, dtype=np.intp)
+        if cols.size == self.n and np.array_equal(cols, np.arange(self.n)):
+            return self.kernel(z)  # every column (at the starting scales): no gathered copy
+        if self._last_kernel is not None and self._last_kernel[0] == z.tobytes():
+            return self._last_kernel[1][:, cols]
+        key = z.tobytes() + cols.tobytes()
+        if self._last_columns is not None and self._last_columns[0] == key:
+            return self._last_columns[1]
+        buf = None
+        if self._last_columns is not None:
+            old = self._last_columns[1]
+            self._last_columns = None
+            # written over only when nothing else holds it (as in kernel)
+            if old.shape == (self.n, cols.size) and sys.getrefcount(old) <= 2:
+                old.setflags(write=True)
+                buf = old
+            del old
+        Kc = fs_kernel(self._Xc, self._Xc[cols], z, out=buf)
+        Kc.setflags(write=False)
+        self._last_columns = (key, Kc)
+        return Kc
+
+    def _kernel_matvec(self, z: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """:math:`K_z v` from the kept :math:`K_z`, else from the columns of the nonzero
+        :math:`v_j`."""
+        if self._last_kernel is not None and self._last_kernel[0] == z.tobytes():
+            return self._last_kernel[1] @ v
+        nz = np.flatnonzero(v)
+        return fs_kernel(self._Xc, self._Xc[nz], z) @ v[nz]
 
     @property
     def _Xc(self) -> np.ndarray:
@@ -141,22 +203,30 @@ class FeatureScalingObjective:
             self._centred = self.X - self.X.mean(axis=0)
         return self._centred
 
-    def _kz(self, K: np.ndarray, z: np.ndarray, v: np.ndarray) -> np.ndarray:
+    def _kz(self, K: np.ndarray, z: np.ndarray, v: np.ndarray,
+            cols: np.ndarray | None = None, rows: np.ndarray | None = None) -> np.ndarray:
         r"""Columns :math:`(\partial_{z_l}K)v`, shape (n, d).
 
         :math:`(\partial_{z_l}K)_{ij} = -2z_l(x_{il} - x_{jl})^2K_{ij}`; with
         :math:`M = K\operatorname{diag}(v)`, :math:`\sum_j M_{ij}(x_{il} - x_{jl})^2 =
         x_{il}^2(M\mathbf 1)_i - 2x_{il}(MX)_{il} + (MX^{\circ 2})_{il}`: three
-        products with the n x n matrix, :math:`O(n^2d)`.
+        products with the n x n matrix, :math:`O(n^2d)`. With ``cols``, ``K`` holds only
+        those columns of :math:`K_z` and ``v`` is zero outside them: :math:`O(n\,|cols|\,d)`;
+        with ``rows``, only those rows of :math:`K_z` (and of the result).
         """
         A = self._Xc
-        M = K * v[None, :]
-        rows = M.sum(axis=1)
-        MA = M @ A
-        MA2 = M @ (A * A)
-        return -2.0 * z[None, :] * (A * A * rows[:, None] - 2.0 * A * MA + MA2)
+        d = A.shape[1]
+        Ac = A if cols is None else A[cols]
+        if rows is not None:
+            A = A[rows]
+        vc = (v if cols is None else v[cols])[:, None]
+        # M 1, M X, M X^2 as one product of K with diag(v) [1, X, X^2]
+        P = K @ np.hstack([vc, vc * Ac, vc * (Ac * Ac)])
+        rows, MA, MA2 = P[:, :1], P[:, 1:d + 1], P[:, d + 1:]
+        return -2.0 * z[None, :] * (A * A * rows - 2.0 * A * MA + MA2)
 
-    def _kzz(self, K: np.ndarray, z: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    def _kzz(self, K: np.ndarray, z: np.ndarray, u: np.ndarray, v: np.ndarray,
+             cols: np.ndarray | None = None) -> np.ndarray:
         r""":math:`u^\top(\partial^2_{z_lz_m}K)v`, shape (d, d).
 
         :math:`\partial^2_{z_lz_m}K_{ij} = (4z_lz_mD_{ijl}D_{ijm} -
@@ -165,25 +235,40 @@ class FeatureScalingObjective:
         :math:`S_{lm} = \sum_{ij}W_{ij}D_{ijl}D_{ijm}` are expanded in powers of
         :math:`x_{il}, x_{jl}` into products of W with :math:`X`, :math:`X^{\circ 2}` and
         the pairwise products :math:`x_{il}x_{im}` (:math:`O(n^2d^2)` time, :math:`O(n^2 +
-        nd^2)` memory) instead of the n x n x d tensor :math:`D`.
+        nd^2)` memory) instead of the n x n x d tensor :math:`D`. Only the rows of the
+        nonzero :math:`u_i` and the columns of the nonzero :math:`v_j` of W enter (with
+        ``cols``, ``K`` holds only those columns of :math:`K_z`).
         """
         A = self._Xc
-        A2 = A * A
-        W = K * np.outer(u, v)
-        r, c = W.sum(axis=1), W.sum(axis=0)
-        WA, WtA, WA2 = W @ A, W.T @ A, W @ A2
-        # s_l = sum_ij W_ij (a_il^2 - 2 a_il a_jl + a_jl^2)
-        s = A2.T @ r + A2.T @ c - 2.0 * np.einsum("il,il->l", A, WA)
-        # S_lm: the nine terms of (a_i^2 - 2 a_i a_j + a_j^2)(b_i^2 - 2 b_i b_j + b_j^2)
-        AWA, AWtA = A * WA, A * WtA
-        S = A2.T @ ((r + c)[:, None] * A2)
-        S -= 2.0 * (A2.T @ AWA + AWA.T @ A2 + AWtA.T @ A2 + A2.T @ AWtA)
-        T = A2.T @ WA2
-        S += T + T.T
         d = A.shape[1]
+        cols = np.arange(A.shape[0]) if cols is None else np.asarray(cols, dtype=np.intp)
+        rsel = np.flatnonzero(u)
+        csel = np.flatnonzero(v[cols])
+        Ar, Ac = A[rsel], A[cols[csel]]
+        Ar2, Ac2 = Ar * Ar, Ac * Ac
+        ur, vc = u[rsel][:, None], v[cols[csel]][:, None]
+        if csel.size < cols.size:
+            KRS = K[np.ix_(rsel, csel)]
+        else:  # no gathered copy of rows (or of the whole matrix) that are all there
+            KRS = K if rsel.size == K.shape[0] else K[rsel]
         il, im = np.triu_indices(d)
-        P = A[:, il] * A[:, im]  # x_il x_im, one column per pair l <= m
-        cross = np.einsum("ip,ip->p", P, W @ P)
+        # W = diag(u) K diag(v) is never formed: its products with the column data
+        # [1, X, X^2, x_l x_m] and the row data [1, X] are two products with K
+        right = ur * (KRS @ np.hstack([vc, vc * Ac, vc * Ac2, vc * (Ac[:, il] * Ac[:, im])]))
+        left = vc * (KRS.T @ np.hstack([ur, ur * Ar]))
+        r, WA, WA2, WP = (right[:, 0], right[:, 1:d + 1], right[:, d + 1:2 * d + 1],
+                          right[:, 2 * d + 1:])
+        c, WtA = left[:, 0], left[:, 1:]
+        # s_l = sum_ij W_ij (a_il^2 - 2 a_il a_jl + a_jl^2), rows i, columns j
+        s = Ar2.T @ r + Ac2.T @ c - 2.0 * np.einsum("il,il->l", Ar, WA)
+        # S_lm: the nine terms of (a_i^2 - 2 a_i a_j + a_j^2)(b_i^2 - 2 b_i b_j + b_j^2)
+        AWA, AWtA = Ar * WA, Ac * WtA
+        S = Ar2.T @ (r[:, None] * Ar2) + Ac2.T @ (c[:, None] * Ac2)
+        S -= 2.0 * (Ar2.T @ AWA + AWA.T @ Ar2 + AWtA.T @ Ac2 + Ac2.T @ AWtA)
+        T = Ar2.T @ WA2
+        S += T + T.T
+        # x_il x_im, one column per pair l <= m
+        cross = np.einsum("ip,ip->p", Ar[:, il] * Ar[:, im], WP)
         T5 = np.zeros((d, d))
         T5[il, im] = cross
         T5[im, il] = cross
@@ -201,33 +286,60 @@ class FeatureScalingObjective:
         margin: str = "kernel",
         wrt: tuple[str, ...] = ("beta", "b", "z", "lam"),
         order: int = 2,
-    ) -> tuple[float, np.ndarray | None, np.ndarray | None]:
+        lazy_hessian: bool = False,
+    ) -> tuple[float, np.ndarray | None, Any]:
         r"""Value, gradient and Hessian over the variable blocks ``wrt``.
 
         ``margin="kernel"``: the margin term :math:`\bar\beta^\top K_z\bar\beta/(2\lambda^2)`
         (:math:`\Omega` at :math:`\lambda = 1`, :math:`\bar\Omega`);
         ``margin="unit"``: :math:`1/(2\lambda^2)` (:math:`\Psi`). Blocks are ordered
-        ``beta`` (n), ``b`` (1), ``z`` (d), ``lam`` (1).
+        ``beta`` (n), ``b`` (1), ``z`` (d), ``lam`` (1). ``lazy_hessian``: the Hessian
+        as a function of no argument that computes it (a trust region that stops at this
+        point never needs it); it must be called before :math:`K_z` at another ``z`` is
+        asked for, or it recomputes the kernel.
         """
         beta = np.asarray(beta, float)
         z = np.asarray(z, float)
         lam = float(lam)
         y, C, mu, eps = self.y, self.C, self.mu, self.eps
-        K = self.kernel(z)
-        Kb = K @ beta
+        kern = margin == "kernel"
+        if "beta" in wrt and order == 2:
+            cols = None
+            K = self.kernel(z)
+            Kb = K @ beta
+            Mk = float(beta @ Kb) if kern else 1.0
+        else:
+            # f = K_z beta + b and beta' K_z beta read only the columns of the nonzero
+            # beta_j (the support vectors), and so do the gradient and the z- and
+            # lam-derivatives below (K_z a, for the gradient in beta, the columns of the
+            # nonzero a_i): no n x n matrix
+            cols = np.flatnonzero(beta)
+            K = self.kernel_columns(z, cols)
+            Kb = K @ beta[cols]
+            Mk = float(beta[cols] @ Kb[cols]) if kern else 1.0
         f = Kb + b
         t = y * f / lam
-        kern = margin == "kernel"
-        Mk = float(beta @ Kb) if kern else 1.0
         value = Mk / (2 * lam**2) + C * float(np.sum(smoothed_hinge(t, eps))) + mu * float(z.sum())
         if order == 0:
             return value, None, None
         l1 = smoothed_hinge(t, eps, 1)
         a = C * y * l1 / lam
-        KB = self._kz(K, z, beta)  # df/dz, (n, d)
         qg = a + beta / (2 * lam**2) if kern else a
+        if "beta" in wrt:
+            KB = self._kz(K, z, beta, cols)  # df/dz, (n, d)
+        else:
+            # without the beta blocks, df/dz enters only through rows where a, w, e (all
+            # zero where t_i >= 1) or, with the kernel margin, beta are nonzero
+            rows = np.flatnonzero(qg if kern else a)
+            if rows.size == self.n:
+                KB = self._kz(K, z, beta, cols)
+            else:
+                KB = np.zeros((self.n, self.d))
+                KB[rows] = self._kz(K[rows], z, beta, cols, rows)
         grads = {
-            "beta": (Kb / lam**2 if kern else 0.0) + K @ a,
+            "beta": ((Kb / lam**2 if kern else 0.0)
+                     + (K @ a if cols is None else self._kernel_matvec(z, a)))
+            if "beta" in wrt else None,
             "b": np.array([a.sum()]),
             "z": qg @ KB + mu,
             "lam": np.array([-Mk / lam**3 - float(np.sum(C * l1 * t)) / lam]),
@@ -235,38 +347,44 @@ class FeatureScalingObjective:
         grad = np.concatenate([np.atleast_1d(grads[k]) * np.ones(self._size(k)) for k in wrt])
         if order == 1:
             return value, grad, None
-        l2 = smoothed_hinge(t, eps, 2)
-        w = C * l2 / lam**2
-        e = -C * y * (l2 * t + l1) / lam**2
-        llam = float(np.sum(C * (l2 * t**2 + 2 * l1 * t))) / lam**2
-        blocks: dict[tuple[str, str], np.ndarray] = {}
-        need = set(wrt)
-        if "beta" in need:
-            KwK = K @ (w[:, None] * K)
-            blocks["beta", "beta"] = (K / lam**2 if kern else 0.0) + KwK
-            blocks["beta", "b"] = (K @ w)[:, None]
-            blocks["beta", "z"] = (((KB / lam**2) if kern else 0.0) + self._kz(K, z, a)
-                                   + K @ (w[:, None] * KB))
-            col = ((-2 * Kb / lam**3) if kern else 0.0) + K @ e
-            blocks["beta", "lam"] = col[:, None]
-        blocks["b", "b"] = np.array([[w.sum()]])
-        blocks["b", "z"] = (w @ KB)[None, :]
-        blocks["b", "lam"] = np.array([[e.sum()]])
-        blocks["z", "z"] = self._kzz(K, z, qg, beta) + KB.T @ (w[:, None] * KB)
-        zl = e @ KB - ((beta @ KB) / lam**3 if kern else 0.0)
-        blocks["z", "lam"] = np.asarray(zl)[:, None]
-        blocks["lam", "lam"] = np.array([[3 * Mk / lam**4 + llam]])
-        rows = []
-        for r in wrt:
-            row = []
-            for c in wrt:
-                if (r, c) in blocks:
-                    row.append(blocks[r, c])
-                else:
-                    row.append(blocks[c, r].T)
-            rows.append(np.hstack(row))
-        hess = np.vstack(rows)
-        return value, grad, 0.5 * (hess + hess.T)
+        del K  # the thunk below reads K_z from the kept matrix or block, not a reference
+
+        def hessian() -> np.ndarray:
+            K = self.kernel(z) if cols is None else self.kernel_columns(z, cols)
+            l2 = smoothed_hinge(t, eps, 2)
+            w = C * l2 / lam**2
+            e = -C * y * (l2 * t + l1) / lam**2
+            llam = float(np.sum(C * (l2 * t**2 + 2 * l1 * t))) / lam**2
+            blocks: dict[tuple[str, str], np.ndarray] = {}
+            need = set(wrt)
+            if "beta" in need:
+                KwK = K @ (w[:, None] * K)
+                blocks["beta", "beta"] = (K / lam**2 if kern else 0.0) + KwK
+                blocks["beta", "b"] = (K @ w)[:, None]
+                blocks["beta", "z"] = (((KB / lam**2) if kern else 0.0)
+                                       + self._kz(K, z, a, cols) + K @ (w[:, None] * KB))
+                col = ((-2 * Kb / lam**3) if kern else 0.0) + K @ e
+                blocks["beta", "lam"] = col[:, None]
+            blocks["b", "b"] = np.array([[w.sum()]])
+            blocks["b", "z"] = (w @ KB)[None, :]
+            blocks["b", "lam"] = np.array([[e.sum()]])
+            blocks["z", "z"] = self._kzz(K, z, qg, beta, cols) + KB.T @ (w[:, None] * KB)
+            zl = e @ KB - ((beta @ KB) / lam**3 if kern else 0.0)
+            blocks["z", "lam"] = np.asarray(zl)[:, None]
+            blocks["lam", "lam"] = np.array([[3 * Mk / lam**4 + llam]])
+            rows = []
+            for r in wrt:
+                row = []
+                for c in wrt:
+                    if (r, c) in blocks:
+                        row.append(blocks[r, c])
+                    else:
+                        row.append(blocks[c, r].T)
+                rows.append(np.hstack(row))
+            hess = np.vstack(rows)
+            return 0.5 * (hess + hess.T)
+
+        return value, grad, (hessian if lazy_hessian else hessian())
 
     def _size(self, block: str) -> int:
         return {"beta": self.n, "b": 1, "z": self.d, "lam": 1}[block]
@@ -327,26 +445,48 @@ def support_mask(z: np.ndarray, threshold: float = 0.01) -> np.ndarray:
     return z > threshold * top if top > 0 else np.zeros(z.shape, bool)
 
 
-def second_order(obj: FeatureScalingObjective, beta: np.ndarray, b: float, z: np.ndarray
-                 ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+#: Largest order :math:`n + 1 + d` of the Hessian of :math:`\Omega` whose eigenvalues are
+#: computed at every point (dense, :math:`O((n + d)^3)`). Above it they are computed only
+#: at points that pass the first-order condition (``skip_above`` of :func:`second_order`).
+DENSE_HESSIAN_MAX = 3000
+
+
+def _first_order(obj: FeatureScalingObjective, g: np.ndarray, free: np.ndarray) -> float:
+    """The projected gradient: free entries, and the negative ones of the active z_l."""
+    return max(float(np.max(np.abs(g[free]), initial=0.0)),
+               float(np.max(-g[~free], initial=0.0)))
+
+
+def second_order(obj: FeatureScalingObjective, beta: np.ndarray, b: float, z: np.ndarray,
+                 *, skip_above: float | None = None
+                 ) -> tuple[float, np.ndarray, np.ndarray | None, np.ndarray]:
     """``(Omega, gradient, eigenvalues of the projected Hessian, free mask)`` at a point.
 
-    The free variables are :math:`\\beta`, :math:`b` and the :math:`z_l` of
-    :func:`support_mask`. The last result is kept on ``obj`` with its point (the
-    certificate and ``decode`` both read it; the eigenvalues cost :math:`O((n + d)^3)`).
+    The free variables are :math:`\beta`, :math:`b` and the :math:`z_l` of
+    :func:`support_mask`. The eigenvalues cost :math:`O((n + d)^3)`: when the Hessian's
+    order exceeds :data:`DENSE_HESSIAN_MAX` and the projected gradient exceeds
+    ``skip_above`` (the point fails the first-order condition, which decides the caller's
+    answer), they are not computed and ``None`` is returned in their place. The last
+    result is kept on ``obj`` with its point (the certificate and ``decode`` both read it).
     """
     beta, z = np.asarray(beta, float), np.asarray(z, float)
     key = beta.tobytes() + np.float64(b).tobytes() + z.tobytes()
-    if obj._last_label is not None and obj._last_label[0] == key:
-        return obj._last_label[1]
-    with small_blas(obj):
-        value, g, H = obj.omega(beta, b, z)
     free = np.concatenate([np.ones(obj.n + 1, bool), support_mask(z)])
-    # the symmetric eigensolver on one BLAS thread at every size: its tridiagonal
-    # reduction is memory-bound, and OpenBLAS's thread pool made it 5-40x slower when
-    # other processes hold the cores
-    with one_blas_thread():
-        eig = np.linalg.eigvalsh(H[np.ix_(free, free)])
+    if obj._last_label is not None and obj._last_label[0] == key:
+        value, g, eig, _ = obj._last_label[1]
+    else:
+        with small_blas(obj):
+            value, g, _ = obj.omega(beta, b, z, order=1)
+        eig = None
+    dense = obj.n + 1 + obj.d <= DENSE_HESSIAN_MAX
+    if eig is None and (dense or skip_above is None or _first_order(obj, g, free) <= skip_above):
+        with small_blas(obj):
+            _, _, H = obj.omega(beta, b, z)
+        # the symmetric eigensolver on one BLAS thread at every size: its tridiagonal
+        # reduction is memory-bound, and OpenBLAS's thread pool made it 5-40x slower when
+        # other processes hold the cores
+        with one_blas_thread():
+            eig = np.linalg.eigvalsh(H[np.ix_(free, free)])
     out = (float(value), g, eig, free)
     obj._last_label = (key, out)
     return out
@@ -364,12 +504,14 @@ def projected_hessian_label(obj: FeatureScalingObjective, beta: np.ndarray, b: f
     first-order condition of :math:`\\min\\Omega` over :math:`z \\ge 0`). ``label``:
     ``"not stationary"`` when ``stationarity > stationarity_tol``, else ``"minimum"``
     when :math:`v_{\\min} \\ge -10^{-6}\\max(1, \\|H\\|)` or ``"saddle"`` (Table 7.1).
+    ``vmin`` is NaN (not computed) at a point that is not stationary when the Hessian's
+    order :math:`n + 1 + d` exceeds :data:`DENSE_HESSIAN_MAX`.
     """
-    value, g, eig, free = second_order(obj, beta, b, z)
+    value, g, eig, free = second_order(obj, beta, b, z, skip_above=stationarity_tol)
+    stat = _first_order(obj, g, free)
+    if not stat <= stationarity_tol:
+        vmin = math.nan if eig is None else float(eig[0])
+        return vmin, "not stationary", float(value), stat
     vmin = float(eig[0])
     label = "minimum" if vmin >= -1e-6 * max(1.0, float(np.max(np.abs(eig)))) else "saddle"
-    stat = max(float(np.max(np.abs(g[free]), initial=0.0)),
-               float(np.max(-g[~free], initial=0.0)))
-    if not stat <= stationarity_tol:
-        label = "not stationary"
     return vmin, label, float(value), stat

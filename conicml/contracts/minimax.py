@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cholesky, solve_triangular
+from scipy.linalg.blas import dsyrk
+from scipy.linalg.lapack import dpotrf, dtrtrs
 
 from .._utils.threads import one_blas_thread
 from ..program import Program
@@ -117,6 +119,95 @@ def _pcg(matvec: Callable[[np.ndarray], np.ndarray],
     return X, bool(np.all(np.linalg.norm(B - matvec(X), axis=0) <= target))
 
 
+#: Relative change of the free shift up to which a solve reuses a factored Schur
+#: complement (conjugate gradients then absorb the change, a spread of at most 1.02).
+_FREE_NEAR = 0.02
+
+
+class _BlockFactor:
+    r"""A Cholesky factor of :math:`P = \operatorname{diag}(s_0 I_f, t I_v) + G` in two
+    class blocks, the shift :math:`s_0` of block ``f`` held and :math:`t` of block ``v``
+    free.
+
+    With :math:`L_f L_f^\top = s_0 I + G_{ff}`, :math:`Z = L_f^{-1}G_{fv}` and the Schur
+    complement :math:`S_0 = G_{vv} - Z^\top Z`,
+
+    .. math::
+
+        P = \begin{pmatrix} L_f & 0 \\ Z^\top & L_S \end{pmatrix}
+            \begin{pmatrix} L_f^\top & Z \\ 0 & L_S^\top \end{pmatrix},\qquad
+        L_S L_S^\top = S_0 + tI,
+
+    so a new :math:`t` costs one factorisation of order :math:`n_v` (an eighth of one of
+    order :math:`n` for two equal classes) and the rest is kept. Vectors are in the
+    original order (class ``x`` first).
+    """
+
+    def __init__(self, G: np.ndarray, f: slice, v: slice, s0: float) -> None:
+        self.f, self.v, self.s0 = f, v, float(s0)
+        A = np.array(G[f, f], order="F")
+        A[np.diag_indices_from(A)] += self.s0
+        self.Lf = _potrf(A)
+        self.Z = _trs(self.Lf, np.array(G[f, v], order="F"), False)
+        # S_0 = G_vv - Z^T Z, its lower triangle (all that the factorisations read)
+        self.S0 = dsyrk(-1.0, self.Z, beta=1.0, c=np.array(G[v, v], order="F"), trans=1,
+                        lower=1, overwrite_c=1)
+        self._ls: dict[float, np.ndarray] = {}  # t -> L_S, the last few
+
+    def schur(self, t: float) -> np.ndarray:
+        r""":math:`L_S` at ``t`` (kept for the last four values)."""
+        L = self._ls.get(t)
+        if L is None:
+            A = self.S0.copy(order="F")
+            A[np.diag_indices_from(A)] += t
+            L = _potrf(A)
+            self._ls = {**dict(list(self._ls.items())[-3:]), t: L}
+        return L
+
+    def lower(self, t: float, T: np.ndarray) -> np.ndarray:
+        r""":math:`L^{-1}T`."""
+        f, v = self.f, self.v
+        Y = np.empty_like(T)
+        Y[f] = _trs(self.Lf, T[f], False)
+        Y[v] = _trs(self.schur(t), T[v] - self.Z.T @ Y[f], False)
+        return Y
+
+    def upper(self, t: float, Y: np.ndarray) -> np.ndarray:
+        r""":math:`L^{-\top}Y`."""
+        f, v = self.f, self.v
+        X = np.empty_like(Y)
+        X[v] = _trs(self.schur(t), Y[v], True)
+        X[f] = _trs(self.Lf, Y[f] - self.Z @ X[v], True)
+        return X
+
+    def upper_times(self, t: float, S: np.ndarray) -> np.ndarray:
+        r""":math:`L^\top S`."""
+        f, v = self.f, self.v
+        Y = np.empty_like(S)
+        Y[f] = self.Lf.T @ S[f] + self.Z @ S[v]
+        Y[v] = self.schur(t).T @ S[v]
+        return Y
+
+
+def _potrf(A: np.ndarray) -> np.ndarray:
+    """Lower Cholesky factor of the Fortran-ordered ``A`` (lower triangle read), in place;
+    ``LinAlgError`` if ``A`` is not numerically positive definite."""
+    L, info = dpotrf(A, lower=1, clean=1, overwrite_a=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"Cholesky factorisation failed (LAPACK info {info})")
+    return L
+
+
+def _trs(L: np.ndarray, B: np.ndarray, transpose: bool) -> np.ndarray:
+    r""":math:`L^{-1}B` (:math:`L^{-\top}B` if ``transpose``) for a lower triangular
+    Fortran-ordered ``L`` by LAPACK directly (scipy's wrapper checks cost as much as the
+    solve of order 1000)."""
+    X, info = dtrtrs(L, B, lower=1, trans=1 if transpose else 0)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"singular triangular factor (LAPACK info {info})")
+    return X
+
+
 class KernelScatter:
     r"""The class covariances of a kernel MPM/BMPM program held by their centred rows.
 
@@ -134,13 +225,17 @@ class KernelScatter:
         M(c)^{-1} = \mu^{-1}\big(I - C^\top(\mu D_c^{-1} + G)^{-1}C\big),\qquad G = CC^\top,
 
     where :math:`G` is the per-class double-centred Gram matrix over
-    :math:`\sqrt{N_aN_b}` (``G``, formed from :math:`K` in :math:`O(n^2)`): one Cholesky
-    factorisation of :math:`H(c) = \mu D_c^{-1} + G` per weight :math:`c`. A solve at a
-    weight next to the last factored one (the factor's :math:`M(c_0)` within a factor
-    ``near`` of :math:`M(c)` in the Loewner order) runs conjugate gradients on
-    :math:`H(c)` in the coordinates of that factor instead of a new factorisation
-    (:meth:`solve`); its result is accepted only at a relative residual of ``rtol`` of
-    :math:`M(c)` itself.
+    :math:`\sqrt{N_aN_b}` (``G``, formed from :math:`K` in :math:`O(n^2)`).
+    :math:`H(c) = \mu D_c^{-1} + G` is :math:`G` plus the shift :math:`s_x(c) = \mu/c` on
+    the positive block and :math:`s_y(c) = \mu/(1-c)` on the negative one. It is factored
+    in two blocks (:class:`_BlockFactor`): the shift of the class of larger weight,
+    which moves least with :math:`c`, held at its value :math:`s_0` at the weight of the
+    factorisation, the other one exact at every weight by a factorisation of order
+    :math:`n_v` of a Schur complement. At a weight whose held shift is within a factor
+    ``near`` of :math:`s_0` the system in :math:`H(c)` (which differs from the factored
+    one by a multiple of the identity on one block) is solved by conjugate gradients in
+    the coordinates of that factor (:meth:`solve`); the result is accepted only at a
+    relative residual of ``rtol`` of :math:`M(c)` itself.
 
     Parameters
     ----------
@@ -162,12 +257,16 @@ class KernelScatter:
         self.G = G
         self.n_x = Cx.shape[0]
         self.lead = Cx.shape[1] if lead is None else int(lead)
-        self._factor: tuple[float, np.ndarray] | None = None  # (c0, Cholesky factor)
+        self._factor: tuple[bool, _BlockFactor] | None = None  # (x held?, factor)
         self._cfro: float | None = None
-        #: (c, T_y, y) of the last single-column solves with the current factor
+        self._glam: float | None = None  # the bound on lambda_max(G) of _c_norm
+        #: (c, T, S) of the last single-column solves H(c) S = T (original coordinates)
         self._recent: list[tuple[float, np.ndarray, np.ndarray]] = []
-        #: number of Cholesky factorisations and of conjugate-gradient solves so far
+        self._solve_y: tuple[np.ndarray, np.ndarray] | None = None
+        #: number of block factorisations (of order n in all), of Schur-complement
+        #: factorisations (order of one class) and of conjugate-gradient solves so far
         self.factorisations = 0
+        self.schur_factorisations = 0
         self.cg_solves = 0
 
     # ---- products ----------------------------------------------------------------------
@@ -195,45 +294,63 @@ class KernelScatter:
     def _mu(self, c: float) -> float:
         return c * self.rho_x + (1.0 - c) * self.rho_y
 
-    def _start(self, c: float, c0: float, Ty: np.ndarray) -> np.ndarray:
-        r"""The first iterate of conjugate gradients on :math:`A(c)y = T_y` in the
-        coordinates of the factor at ``c0``: :math:`T_y` itself (:math:`s = H(c_0)^{-1}T`),
-        or, for one right-hand side nearly parallel to one solved before with this factor
-        at a weight nearer ``c`` than ``c0``, that solution scaled to it (along the weight
-        curve the same right-hand side recurs at ever closer weights)."""
-        if Ty.shape[1] != 1 or not self._recent:
-            return Ty
-        t = Ty[:, 0]
-        tt = float(t @ t)
-        best, start = self.spread(c, c0), Ty
-        for cp, tp, yp in self._recent:
-            tpt = float(tp @ t)
-            cos2 = tpt * tpt / max(tt * float(tp @ tp), np.finfo(float).tiny)
-            if cos2 > 1.0 - 1e-10 and self.spread(c, cp) < best:
-                best, start = self.spread(c, cp), (yp * (tpt / float(tp @ tp)))[:, None]
-        return start
-
-    def factor(self, c: float) -> np.ndarray:
-        r"""Factor :math:`\mu D_c^{-1} + G` at ``c`` (0 < c < 1) and keep it."""
+    def _shifts(self, c: float) -> tuple[float, float]:
+        r""":math:`(s_x(c), s_y(c)) = (\mu/c, \mu/(1-c))`."""
         mu = self._mu(c)
-        A = self.G.copy()
-        idx = np.arange(A.shape[0])
-        A[idx[:self.n_x], idx[:self.n_x]] += mu / c
-        A[idx[self.n_x:], idx[self.n_x:]] += mu / (1.0 - c)
-        with one_blas_thread():
-            L = cholesky(A, lower=True, overwrite_a=True, check_finite=False)
-        self._factor = (float(c), L)
-        self._recent = []  # solutions in the coordinates of the previous factor
-        self.factorisations += 1
-        return L
+        return mu / c, mu / (1.0 - c)
 
-    def _apply_inverse(self, c0: float, L: np.ndarray, V: np.ndarray) -> np.ndarray:
-        r""":math:`M(c_0)^{-1}V` by the Woodbury identity with the factor ``L``."""
-        T = np.vstack([self._cx(V), self.Cy @ V])
-        Z = solve_triangular(L, T, lower=True, check_finite=False)
-        Z = solve_triangular(L, Z, lower=True, trans="T", check_finite=False)
-        W = self._cxt(Z[:self.n_x], V.shape[0]) + self.Cy.T @ Z[self.n_x:]
-        return (V - W) / self._mu(c0)
+    def _blocks(self, hold_x: bool) -> tuple[slice, slice]:
+        n = self.G.shape[0]
+        x, y = slice(0, self.n_x), slice(self.n_x, n)
+        return (x, y) if hold_x else (y, x)
+
+    def _held(self, hold_x: bool, c: float) -> tuple[float, float]:
+        """The shift of the held block and that of the free block at ``c``."""
+        sx, sy = self._shifts(c)
+        return (sx, sy) if hold_x else (sy, sx)
+
+    def factor(self, c: float) -> _BlockFactor:
+        r"""Factor :math:`H(c)` (0 < c < 1) in blocks and keep it; the shift held is that
+        of the class of larger weight (:math:`s_x` for :math:`c \ge \tfrac12`)."""
+        hold_x = c >= 0.5
+        s0, _ = self._held(hold_x, c)
+        with one_blas_thread():
+            F = _BlockFactor(self.G, *self._blocks(hold_x), s0)
+        self._factor = (hold_x, F)
+        self.factorisations += 1
+        return F
+
+    def _operator(self, c: float) -> tuple[_BlockFactor, float, np.ndarray | None]:
+        r"""The current factor, the free shift :math:`t_0` it is used at and the diagonal
+        :math:`H(c) - P` (``None`` if zero) for a solve at ``c``: :math:`t_0` the free
+        shift of an earlier weight when within :data:`_FREE_NEAR` of that at ``c`` (the
+        last Newton steps and the certificate move the weight by ~1e-6: no new
+        factorisation of the Schur complement), else that at ``c`` (factored here)."""
+        hold_x, F = self._factor
+        s, t = self._held(hold_x, c)
+        t0 = min(F._ls, key=lambda u: abs(math.log(t / u)), default=t)
+        if abs(t / t0 - 1.0) > _FREE_NEAR:
+            t0 = t
+        if t0 not in F._ls:
+            self.schur_factorisations += 1
+        F.schur(t0)
+        if s == F.s0 and t == t0:
+            return F, t0, None
+        delta = np.empty((self.G.shape[0], 1))
+        delta[F.f] = s - F.s0
+        delta[F.v] = t - t0
+        return F, t0, delta
+
+    def held_spread(self, c: float) -> float:
+        r"""The condition-number bound of the current factor's system at ``c`` against
+        :math:`H(c)`: the ratio of the held shift at ``c`` to :math:`s_0` or its inverse
+        (:math:`H(c) - P` is that shift's change on one block and :math:`P \succeq s_0 I`
+        there), ``inf`` without a factor."""
+        if self._factor is None:
+            return math.inf
+        hold_x, F = self._factor
+        s, _ = self._held(hold_x, c)
+        return max(s / F.s0, F.s0 / s)
 
     @staticmethod
     def spread(c: float, c0: float) -> float:
@@ -251,35 +368,64 @@ class KernelScatter:
         r""":math:`C^\top Z`."""
         return self._cxt(Z[:self.n_x], r) + self.Cy.T @ Z[self.n_x:]
 
-    def _shift(self, c: float) -> np.ndarray:
-        r"""The diagonal of :math:`\mu D_c^{-1}` (as a column)."""
-        mu = self._mu(c)
-        out = np.empty((self.G.shape[0], 1))
-        out[:self.n_x] = mu / c
-        out[self.n_x:] = mu / (1.0 - c)
-        return out
-
     def _c_norm(self) -> float:
-        r""":math:`\|C\|_F = \sqrt{\operatorname{tr} G}`, a bound on :math:`\|C^\top\|_2`."""
+        r"""A bound on :math:`\|C^\top\|_2 = \lambda_{\max}(G)^{1/2}`: the square root of
+        the largest absolute row sum of :math:`G` (Gershgorin; rows in blocks, no
+        temporary of the size of :math:`G`), at most :math:`\sqrt{\operatorname{tr} G}`."""
         if self._cfro is None:
-            self._cfro = math.sqrt(max(float(np.trace(self.G)), 0.0))
+            G = self.G
+            bound = 0.0
+            for i in range(0, G.shape[0], 256):
+                bound = max(bound, float(np.abs(G[i:i + 256]).sum(axis=1).max()))
+            self._glam = min(bound, max(float(np.trace(G)), 0.0))
+            self._cfro = math.sqrt(self._glam)
         return self._cfro
 
-    def solve(self, c: float, B: np.ndarray, near: float = 2.0, rtol: float = 1e-13,
-              max_iter: int = 40) -> np.ndarray:
+    def _start(self, c: float, T: np.ndarray) -> np.ndarray | None:
+        r"""A first iterate :math:`S` for :math:`H(c)S = T`: for one right-hand side
+        nearly parallel to one solved before at a weight within a spread of 1.5 of ``c``
+        (along the weight curve the same right-hand side recurs at ever closer weights),
+        that solution scaled to it, the nearest such; else ``None`` (start at 0)."""
+        if T.shape[1] != 1 or not self._recent:
+            return None
+        t = T[:, 0]
+        tt = float(t @ t)
+        best, start = 1.5, None
+        for cp, tp, sp in self._recent:
+            tpt = float(tp @ t)
+            cos2 = tpt * tpt / max(tt * float(tp @ tp), np.finfo(float).tiny)
+            if cos2 > 1.0 - 1e-10 and self.spread(c, cp) < best:
+                best, start = self.spread(c, cp), (sp * (tpt / float(tp @ tp)))[:, None]
+        return start
+
+    def _apply_inverse(self, c: float, V: np.ndarray) -> np.ndarray:
+        r"""The Woodbury form of :math:`M(c)^{-1}V` with the current factor's :math:`P` in
+        place of :math:`H(c)`: :math:`(V - C^\top P^{-1}CV)/\mu` (exact when ``c`` is the
+        factor's weight; a preconditioner of :math:`M(c)` next to it)."""
+        F, t, _ = self._operator(c)
+        S = F.upper(t, F.lower(t, self._c(V)))
+        return (V - self._ct(S, V.shape[0])) / self._mu(c)
+
+    def solve(self, c: float, B: np.ndarray, near: float = 1.5, rtol: float = 1e-13,
+              max_iter: int = 40, products: bool = False
+              ) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
         r""":math:`M(c)^{-1}B` (``B`` a vector or the columns of a matrix).
 
         By the Woodbury identity, :math:`M(c)^{-1}B = \mu^{-1}(B - C^\top S)` with
-        :math:`H(c)S = CB`, :math:`H(c) = \mu D_c^{-1} + G` (order :math:`n`). The system
-        in :math:`H(c)` is solved by conjugate gradients preconditioned by the last
-        factor :math:`H(c_0)` when its weight is within ``near`` (:meth:`spread`;
-        :math:`H(c) - H(c_0)` is diagonal, so a step costs one product with :math:`G`
-        and two triangular solves), else with a new factor at ``c``. The residual of
-        :math:`M(c)` follows from that of :math:`H(c)`: :math:`M(c)X - B = \mu^{-1}
+        :math:`H(c)S = CB`, :math:`H(c) = \mu D_c^{-1} + G` (order :math:`n`). With the
+        current block factor (:class:`_BlockFactor`) at the free shift of ``c``, the
+        factored :math:`P` differs from :math:`H(c)` by :math:`\delta I` on the held
+        block (:math:`\delta` the change of the held shift): when the held shift is
+        within a factor ``near`` of :math:`s_0` (:meth:`held_spread`, a bound on the
+        condition number) the system is solved by conjugate gradients on
+        :math:`L^{-1}H(c)L^{-\top}` (a step: one product with :math:`\delta` on a block
+        and two block triangular solves), else with a new factor at ``c``. The residual
+        of :math:`M(c)` follows from that of :math:`H(c)`: :math:`M(c)X - B = \mu^{-1}
         C^\top D_c(CB - H(c)S)`, so the iteration stops when :math:`\|C\|_F\|D_c r\|/\mu`
         is at most ``rtol`` times :math:`\|B\|`; the result is accepted only when the
         residual of :math:`M(c)` itself, recomputed, is at most ``rtol`` (else conjugate
-        gradients on :math:`M(c)` refine it)."""
+        gradients on :math:`M(c)` refine it). With ``products``, returns
+        ``(X, Sigma_x X, Sigma_y X)`` (the products of that check)."""
         vec = B.ndim == 1
         B2 = B[:, None] if vec else B
         r = B2.shape[0]
@@ -288,50 +434,62 @@ class KernelScatter:
         dmax = max(c, 1.0 - c)
         # the H(c) residual that bounds the M(c) residual by rtol * ||B||
         h_target = rtol * bnorm * mu / (dmax * max(self._c_norm(), np.finfo(float).tiny))
-        shift = self._shift(c)
         with one_blas_thread():  # matrix-vector products: waking threads costs more
             T = self._c(B2)
 
-            def attempt(c0: float, L: np.ndarray, steps: int) -> tuple[np.ndarray, bool]:
-                # H(c) = L L^T + Delta (Delta = H(c) - H(c0), diagonal): conjugate
-                # gradients on L^-1 H(c) L^-T y = L^-1 C B, s = L^-T y, so that a step is
-                # two triangular solves; the residual of H(c) is L times that of y
-                delta = shift - self._shift(c0)
+            def attempt(steps: int) -> tuple[np.ndarray, bool]:
+                # H(c) = L L^T + Delta (Delta diagonal, constant on each class block):
+                # conjugate gradients on L^-1 H(c) L^-T y = L^-1 C B, s = L^-T y; the
+                # residual of H(c) is L times that of y
+                F, t, delta = self._operator(c)
 
                 def a_matvec(Y: np.ndarray) -> np.ndarray:
-                    Z = solve_triangular(L, Y, lower=True, trans="T", check_finite=False)
-                    return Y + solve_triangular(L, delta * Z, lower=True, check_finite=False)
+                    if delta is None:
+                        return Y
+                    return Y + F.lower(t, delta * F.upper(t, Y))
 
-                Ty = solve_triangular(L, T, lower=True, check_finite=False)
-                l_norm = math.sqrt(max(float(np.trace(self.G)) + float(np.sum(
-                    self._shift(c0))), np.finfo(float).tiny))
-                Y, ok = _pcg(a_matvec, lambda V: V, Ty, self._start(c, c0, Ty), rtol, steps,
+                Ty = F.lower(t, T)
+                S0 = self._start(c, T)
+                Y0 = Ty if S0 is None else F.upper_times(t, S0)
+                # ||L||_2^2 = lambda_max(P) <= lambda_max(G) + the largest shift (the
+                # residual of H(c) is at most ||L||_2 times that of y)
+                l_norm = math.sqrt(max(self._glam + max(F.s0, t), np.finfo(float).tiny))
+                Y, ok = _pcg(a_matvec, lambda V: V, Ty, Y0, rtol, steps,
                              target=h_target / l_norm)
+                S = F.upper(t, Y)
                 if ok and Y.shape[1] == 1:
-                    self._recent = ([(c, Ty[:, 0], Y[:, 0])] + self._recent)[:4]
-                S = solve_triangular(L, Y, lower=True, trans="T", check_finite=False)
+                    self._recent = ([(c, T[:, 0], S[:, 0])] + self._recent)[:4]
                 return (B2 - self._ct(S, r)) / mu, ok
 
+            self._c_norm()
             X, ok = None, False
-            if self._factor is not None and self.spread(c, self._factor[0]) <= near:
-                X, ok = attempt(*self._factor, max_iter)
+            if self.held_spread(c) <= near:
+                X, ok = attempt(max_iter)
             if not ok:
-                X, ok = attempt(c, self.factor(c), 5)
+                self.factor(c)
+                X, ok = attempt(5)
             else:
                 self.cg_solves += 1
             # accept on the recomputed residual of M(c) (the Woodbury form subtracts two
             # terms of the size of B); else refine on M(c) with the same factor
-            c0, L = self._factor
             target = rtol * bnorm
-            if np.any(np.linalg.norm(B2 - self.m_matvec(c, X), axis=0) > target):
+            SxX, SyX = self.sigma_x(X), self.sigma_y(X)
+            if np.any(np.linalg.norm(B2 - c * SxX - (1.0 - c) * SyX, axis=0) > target):
                 X, _ = _pcg(lambda V: self.m_matvec(c, V),
-                            lambda V: self._apply_inverse(c0, L, V), B2, X, rtol, 5)
+                            lambda V: self._apply_inverse(c, V), B2, X, rtol, 5)
+                if products:
+                    SxX, SyX = self.sigma_x(X), self.sigma_y(X)
+        if products:
+            return (X[:, 0], SxX[:, 0], SyX[:, 0]) if vec else (X, SxX, SyX)
         return X[:, 0] if vec else X
 
     def solve_y(self, b: np.ndarray) -> np.ndarray:
         r""":math:`\Sigma_y^{-1}b` by the Woodbury identity on the negative class alone (one
         Cholesky factorisation of :math:`\rho_yI + C_yC_y^\top`, order :math:`n_y`), refined
-        by conjugate gradients on :math:`\Sigma_y`."""
+        by conjugate gradients on :math:`\Sigma_y`; the last right-hand side's solution is
+        kept (a BMPM program and its :math:`\beta_{0m}` ask for the same one)."""
+        if self._solve_y is not None and np.array_equal(self._solve_y[0], b):
+            return self._solve_y[1].copy()
         n_x = self.n_x
         A = self.G[n_x:, n_x:].copy()
         A[np.diag_indices_from(A)] += self.rho_y
@@ -347,6 +505,7 @@ class KernelScatter:
         B2 = b[:, None]
         with one_blas_thread():
             X, _ = _pcg(self.sigma_y, inverse, B2, inverse(B2), 1e-13, 5)
+        self._solve_y = (np.array(b, copy=True), X[:, 0].copy())
         return X[:, 0]
 
     def weight_of(self, px: float, py: float) -> float:

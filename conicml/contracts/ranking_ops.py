@@ -23,6 +23,7 @@ against the sorted upper scores. The quadratic set is half-open,
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -145,6 +146,8 @@ class PairwiseLoss:
         p = p - p.mean() if p.size else p  # the loss is shift invariant; centring helps round-off
         eps = self.eps
         knot = 1.0 - 2.0 * eps  # z < knot: linear piece; knot <= z < 1: quadratic piece
+        if knot > 0.0 and not np.any(p):
+            return self._at_constant()
         loss = 0.0
         grad = np.zeros(self.m)
         states: list[_BlockState] = []
@@ -182,6 +185,24 @@ class PairwiseLoss:
             grad[blk.lo] += grad_b
             states.append(_BlockState(ob, k0, k1, oa, kl, kq))
         return loss, grad, states
+
+    def _at_constant(self) -> tuple[float, np.ndarray, list[_BlockState]]:
+        r""":meth:`evaluate` at equal scores (:math:`\beta = 0`), in closed form: every
+        pair has :math:`z = 0 < 1 - 2\epsilon`, in the linear piece, so
+        :math:`L = N(1-\epsilon)`, each upper sample's gradient is minus its number of
+        lower ones and each lower sample's its number of upper ones; no pair is quadratic
+        (the sort orders are the identity, as a stable sort of equal scores leaves them)."""
+        grad = np.zeros(self.m)
+        states: list[_BlockState] = []
+        for blk in self.blocks:
+            na, nb = blk.up.size, blk.lo.size
+            grad[blk.up] -= nb
+            grad[blk.lo] += na
+            states.append(_BlockState(np.arange(nb), np.zeros(na, dtype=np.intp),
+                                      np.zeros(na, dtype=np.intp), np.arange(na),
+                                      np.full(nb, na, dtype=np.intp),
+                                      np.full(nb, na, dtype=np.intp)))
+        return self.n_pairs * (1.0 - self.eps), grad, states
 
     def hess_vec(self, states: list[_BlockState], u: np.ndarray) -> np.ndarray:
         r"""Generalized Hessian product :math:`\frac1{2\epsilon}P^\top I^{\mathcal Q}Pu`."""
@@ -369,6 +390,10 @@ class LinearizedRanking:
         self.lam = float(data.lam)
         self.loss = PairwiseLoss(data.levels, data.eps)
         self.n = self.loss.n_pairs
+        # the loss part of the last explicit Hessian formed in these coordinates (at any
+        # point, any λ), shared with the copies of at_lambda: along a λ path it
+        # preconditions the next Newton systems (see reference_curvature)
+        self._reference: dict[str, np.ndarray] = {}
 
     def fits(self, data: RankingData, eig_rtol: float | None = None) -> bool:
         """Whether this linearisation is that of ``data`` at any λ: the same kernel arrays
@@ -393,9 +418,32 @@ class LinearizedRanking:
 
         :meth:`PairwiseLoss.hessian_form`: :math:`O(m r^2)` for :math:`r` features.
         """
-        H = self.loss.hessian_form(state, self.Xt) / self.n
+        H = self.loss_hessian(state)
         H[np.diag_indices_from(H)] += self.lam
         return H
+
+    def loss_hessian(self, state: list) -> np.ndarray:
+        r"""The loss part :math:`\tilde X^\top H_p\tilde X/N` of :meth:`hessian` (no
+        :math:`\lambda`), :math:`O(m r^2)`."""
+        return self.loss.hessian_form(state, self.Xt) / self.n
+
+    def hess_vec(self, state: list, d: np.ndarray) -> np.ndarray:
+        r"""The Hessian product :math:`(\lambda I + \tilde X^\top H_p\tilde X/N)d`,
+        :math:`O(m r)` (two products with :math:`\tilde X`)."""
+        return self.Xt.T @ self.loss.hess_vec(state, self.Xt @ d) / self.n + self.lam * d
+
+    def reference_curvature(self) -> np.ndarray | None:
+        r"""The loss Hessian :math:`A` last kept by :meth:`keep_curvature` with this
+        linearisation or any of its :meth:`at_lambda` copies, or ``None``.
+
+        :math:`\lambda I + A` is the Hessian at another point (another λ of a path): a
+        preconditioner for conjugate gradients on the Newton systems here, factored in
+        :math:`O(r^3)` against the :math:`O(m r^2)` of forming the Hessian anew."""
+        return self._reference.get("loss_hessian")
+
+    def keep_curvature(self, A: np.ndarray) -> None:
+        """Keep the loss Hessian ``A`` (:meth:`loss_hessian`) for :meth:`reference_curvature`."""
+        self._reference["loss_hessian"] = A
 
     def to_w(self, beta: np.ndarray) -> np.ndarray:
         r""":math:`w = T^\top K_{\mathcal R\mathcal R}\beta = \Lambda^{1/2}U^\top\beta`."""
@@ -414,30 +462,33 @@ class LinearizedRanking:
                 float(np.linalg.norm(gl)), float(np.linalg.norm(gr)))
 
     def newton_direction(self, g: np.ndarray, state: list, forcing: float,
-                         cg_max_iter: int) -> tuple[np.ndarray, int]:
-        r"""CG on :math:`(\lambda I + \tilde X^\top H_p\tilde X/N)s = -g` to ``|r| <= forcing``.
+                         cg_max_iter: int, precond: Any = None) -> tuple[np.ndarray, int]:
+        r"""CG on :math:`(\lambda I + \tilde X^\top H_p\tilde X/N)s = -g` to ``|r| <= forcing``,
+        preconditioned by ``precond(v)`` (:math:`M^{-1}v`) if given.
 
         Returns ``(s, CG steps)``.
         """
         s = np.zeros_like(g)
         r = -g.copy()
-        d = r.copy()
-        rr = float(r @ r)
+        z = r if precond is None else precond(r)
+        d = z.copy()
+        rz = float(r @ z)
         its = 0
         for _ in range(cg_max_iter):
-            Hd = self.Xt.T @ self.loss.hess_vec(state, self.Xt @ d) / self.n + self.lam * d
+            Hd = self.hess_vec(state, d)
             curvature = float(d @ Hd)
             if not curvature > 0.0:  # d = 0 or round-off: no further progress
                 break
-            alpha = rr / curvature
+            alpha = rz / curvature
             s += alpha * d
             r -= alpha * Hd
             its += 1
-            rr_new = float(r @ r)
-            if math.sqrt(rr_new) <= forcing:
+            if float(np.linalg.norm(r)) <= forcing:
                 break
-            d = r + (rr_new / rr) * d
-            rr = rr_new
+            z = r if precond is None else precond(r)
+            rz_new = float(r @ z)
+            d = z + (rz_new / rz) * d
+            rz = rz_new
         return s, its
 
     def line_search(self, w: np.ndarray, f: float, g: np.ndarray, s: np.ndarray
@@ -453,18 +504,29 @@ class LinearizedRanking:
             t *= 0.5
         return t, None
 
-    def polish(self, w: np.ndarray, steps: int = 8, cg_max_iter: int = 100
-               ) -> tuple[np.ndarray, float, np.ndarray]:
+    def polish(self, w: np.ndarray, steps: int = 8, cg_max_iter: int = 100,
+               done: Any = None) -> tuple[np.ndarray, float, np.ndarray]:
         """Up to ``steps`` Newton steps from ``w``: ``(w', F(w'), gradient at w')``.
 
         Every accepted step decreases :math:`F` (Armijo), so ``F(w') <= F(w)``.
+        ``done(F, gradient)``, if given, is asked before each step and ends the steps
+        when true.
         """
         f, g, state, _, _ = self.evaluate(w)
+        precond = None
         for _ in range(steps):
             gnorm = float(np.linalg.norm(g))
-            if gnorm == 0.0:
+            if gnorm == 0.0 or (done is not None and done(f, g)):
                 break
-            s, _ = self.newton_direction(g, state, 1e-12 * gnorm, cg_max_iter)
+            if precond is None:
+                # the Hessian at the first point, formed once: its factor preconditions
+                # CG at every step (the first direction is then exact)
+                try:
+                    factor = cho_factor(self.hessian(state), lower=True, check_finite=False)
+                    precond = functools.partial(cho_solve, factor, check_finite=False)
+                except np.linalg.LinAlgError:
+                    precond = _identity
+            s, _ = self.newton_direction(g, state, 1e-12 * gnorm, cg_max_iter, precond)
             if not float(g @ s) < 0.0:
                 break
             t, trial = self.line_search(w, f, g, s)
@@ -473,6 +535,10 @@ class LinearizedRanking:
             w = w + t * s
             f, g, state = trial[0], trial[1], trial[2]
         return w, f, g
+
+
+def _identity(v: np.ndarray) -> np.ndarray:
+    return v
 
 
 def gap_bound(data: RankingData, beta: np.ndarray, metric: KernelMetric | None = None,
@@ -497,7 +563,9 @@ def gap_bound(data: RankingData, beta: np.ndarray, metric: KernelMetric | None =
     :math:`w = \Lambda^{1/2}U^\top\beta` of every positive eigenvalue (where
     :math:`\|\nabla_\beta F\|_{K^{-1}} = \|\nabla_w F\|` and :math:`F` is
     :math:`\lambda`-strongly convex in the Euclidean norm), with :math:`\hat w` a few
-    Newton steps from :math:`w` (:class:`LinearizedRanking`); the smaller bound is kept.
+    Newton steps from :math:`w` (:class:`LinearizedRanking`), which stop once the bound
+    is below ``polish_above`` (any :math:`\hat w` gives a valid bound: the steps only
+    tighten it); the smallest bound is kept.
     The result is divided by :math:`\max(F(\beta), 10^{-3}F(0))`; ``inf`` if ``beta`` is
     not finite.
     """
@@ -515,8 +583,14 @@ def gap_bound(data: RankingData, beta: np.ndarray, metric: KernelMetric | None =
         lin = LinearizedRanking(data, eig_rtol=float(np.finfo(float).eps))
         w = lin.to_w(beta)
         f_w = lin.evaluate(w)[0]
-        _, f_hat, g_hat = lin.polish(w)
-        bound = min(bound, f_w - f_hat + float(g_hat @ g_hat) / (2.0 * lam))
+
+        def tightened(f_hat: float, g_hat: np.ndarray) -> bool:
+            nonlocal bound
+            bound = min(bound, f_w - f_hat + float(g_hat @ g_hat) / (2.0 * lam))
+            return bound / scale <= polish_above
+
+        _, f_hat, g_hat = lin.polish(w, done=tightened)
+        tightened(f_hat, g_hat)
     return bound / scale
 
 

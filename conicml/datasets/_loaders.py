@@ -148,6 +148,12 @@ def _load_heart() -> Dataset:
     return values[:, :13].copy(), np.where(values[:, 13] > 0, 1.0, -1.0)
 
 
+def _load_statlog_heart() -> Dataset:
+    filename = "statlog-heart.dat"
+    rows = _read_rows(filename, 14)
+    return _floats([row[:13] for row in rows]), _labels([r[13] for r in rows], "2", "1", filename)
+
+
 def _load_mammography() -> Dataset:
     filename = "mammography.csv"
     rows = _read_rows(filename, 7, quotechar="'")  # the label is written '1' / '-1'
@@ -227,6 +233,7 @@ _LOADERS: dict[str, Callable[[], Dataset]] = {
     "pima": _load_pima,
     "shuttle": _load_shuttle,
     "sonar": _load_sonar,
+    "statlog_heart": _load_statlog_heart,
     "vote": _load_vote,
     "wisconsin": _load_wisconsin,
 }
@@ -266,6 +273,7 @@ def load(name: str) -> tuple[np.ndarray, np.ndarray]:
     pima          768 x 8    ``1``, diabetic (268 rows)        pima-indians-diabetes.csv
     shuttle       43500 x 9  class 1 (34108 rows)              shuttle.trn.gz (Statlog)
     sonar         208 x 60   ``M``, mine (111 rows)            sonar.csv
+    statlog_heart 270 x 13   presence, class ``2`` (120 rows)  statlog-heart.dat (UCI)
     vote          232 x 16   democrat (124 rows)               vote.arff
     wisconsin     683 x 9    malignant, class 4 (239 rows)     breast-cancer-wisconsin.data
     ============= ========== ================================= ============================
@@ -278,7 +286,9 @@ def load(name: str) -> tuple[np.ndarray, np.ndarray]:
     * ``arrhythmia`` ("ARR" of Rodriguez Lujan 2012, Table 3.3): column 14 (J angle, 376 of
       the 408 ``?`` cells) is dropped, then the 32 rows with another ``?`` (452 -> 420); the
       thesis reports 422 x 278. Several columns are constant (zero variance) in this copy.
-    * ``heart``: the 6 rows containing ``?`` are dropped (303 -> 297).
+    * ``heart``: Cleveland; the 6 rows containing ``?`` are dropped (303 -> 297).
+    * ``statlog_heart``: the Statlog version (another selection of patients, no missing
+      values); the one whose class balance Huang's tables imply.
     * ``pima``: zeros stand for missing values in several columns (as distributed); they are
       kept.
     * ``vote``: each vote is ``y`` -> ``+1.0``, ``n`` -> ``-1.0``; the 203 rows containing ``?``

@@ -58,7 +58,9 @@ _MESSAGES = message_table(
 
 
 # -- block functions (run on the workers) ----------------------------------------------
-def _block(Xb: Any, yb: Any, positive: Any) -> tuple[np.ndarray, np.ndarray]:
+def _block(Xb: Any, yb: Any, positive: Any, dtype: Any = np.float64
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """The block as float64 rows (NaN / infinity refused) and labels +-1 of ``dtype``."""
     X = np.ascontiguousarray(Xb, dtype=np.float64)
     # the sum is finite when every entry is (it overflows only for entries near the
     # float64 limit, then counted exactly): no n x d temporary on the common path
@@ -70,19 +72,19 @@ def _block(Xb: Any, yb: Any, positive: Any) -> tuple[np.ndarray, np.ndarray]:
         if bad:
             raise ProgramError(f"X contains {bad} NaN or infinite value(s) (in one Dask "
                                "block)")
-    y = np.where(np.asarray(yb) == positive, 1.0, -1.0)
+    y = np.where(np.asarray(yb) == positive, dtype(1), dtype(-1))
     return X, y
 
 
-def _selected(Xb: Any, yb: Any, positive: Any, rows: tuple | None
-              ) -> tuple[np.ndarray, np.ndarray]:
+def _selected(Xb: Any, yb: Any, positive: Any, rows: tuple | None,
+              dtype: Any = np.float64) -> tuple[np.ndarray, np.ndarray]:
     """The block's rows of one subset, optionally standardised.
 
     ``rows`` is ``None`` (every row) or ``(ids, node, shift, scale)``: the rows whose entry
     of the block's integer array ``ids`` is ``node`` (``node=None``: every row), mapped to
     ``(x - shift) / scale`` when ``shift`` is not ``None``.
     """
-    X, y = _block(Xb, yb, positive)
+    X, y = _block(Xb, yb, positive, dtype)
     if rows is None:
         return X, y
     ids, node, shift, scale = rows
@@ -110,44 +112,57 @@ _MASK = (1 << 64) - 1
 _CHECK_EVERY = 25
 
 
-def _local_numpy(X, y, c, sq, alpha, u, dw, index, fstate, istate, rstate, passes, eps,
-                 lin, rho, sy, sigma):
-    """CoCoA+ local coordinate ascent with LIBLINEAR's shrinking (Hsieh et al. 2008, Alg. 3).
+def _draw(state: int, m: int) -> tuple[int, int]:
+    """SplitMix64 (Steele, Lea & Flood 2014): the next state and a draw in ``[0, m)``."""
+    state = (state + 0x9E3779B97F4A7C15) & _MASK
+    z = ((state ^ (state >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return state, (z ^ (z >> 31)) % m
+
+
+def _local_numpy(X, y, c_pos, c_neg, frac, u, dw, index, fstate, istate, rstate, passes,
+                 eps, lin, rho, sy, sigma):
+    r"""CoCoA+ local coordinate ascent with LIBLINEAR's shrinking (Hsieh et al. 2008, Alg. 3).
 
     Up to ``passes`` passes over the block's active rows (the prefix ``istate[0]`` of
     ``index``), each in a fresh random order: a Fisher-Yates shuffle driven by SplitMix64
-    (Steele, Lea & Flood 2014) from ``rstate[0]``, so both engines visit the same rows.
-    ``u`` is :math:`w + \\sigma'\\Delta w`, ``fstate`` holds :math:`y^\\top\\Delta\\alpha` and the
-    previous pass's projected-gradient extremes; all the state is updated in place, so a
-    later call resumes. Sets ``istate[1] = 1`` when the projected gradients' spread over
-    every row is at most ``eps``. Returns the passes made. :func:`_local_numba_fn`
-    compiles the same loop.
+    from ``rstate[0]``, so both engines visit the same rows (a uniformly random order over
+    the whole block: visiting the rows segment by segment, though kinder to the caches,
+    makes the ascent markedly slower per pass). ``y`` holds +-1 (int8), the costs are
+    ``c_pos`` / ``c_neg`` by class and ``frac`` the multipliers as fractions of their cost
+    (float32: :math:`\alpha_i = c_i\,\mathrm{frac}_i`, exact at both bounds); every step
+    is taken to the stored value, so ``dw`` and ``u`` are those of the stored multipliers.
+    ``u`` is :math:`w + \sigma'\Delta w`, ``fstate`` holds :math:`y^\top\Delta\alpha`,
+    the previous pass's projected-gradient extremes and the steps' sums per class; all the
+    state is updated in place, so a later call resumes. Sets ``istate[1] = 1`` when the
+    projected gradients' spread over every row is at most ``eps``. Returns the passes
+    made. :func:`_local_numba_fn` compiles the same loop.
     """
     n = y.shape[0]
     dsy, pg_max_old, pg_min_old = float(fstate[0]), float(fstate[1]), float(fstate[2])
+    dpos, dneg = float(fstate[3]), float(fstate[4])
     active, state = int(istate[0]), int(rstate[0])
     done = 0
     while done < passes:
         done += 1
         for s in range(active - 1, 0, -1):
-            state = (state + 0x9E3779B97F4A7C15) & _MASK
-            z = ((state ^ (state >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-            j = (z ^ (z >> 31)) % (s + 1)
-            index[s], index[j] = index[j], index[s]
+            state, k = _draw(state, s + 1)
+            index[s], index[k] = index[k], index[s]
         pg_max, pg_min = -math.inf, math.inf
         s = 0
         while s < active:
             i = index[s]
-            G = y[i] * (float(X[i] @ u) + lin + rho * (sy + sigma * dsy)) - 1.0
-            a = alpha[i]
+            yi = 1.0 if y[i] > 0 else -1.0
+            ci = c_pos if y[i] > 0 else c_neg
+            G = yi * (float(X[i] @ u) + lin + rho * (sy + sigma * dsy)) - 1.0
+            a = float(frac[i]) * ci
             if a == 0.0:
                 if G > pg_max_old:  # shrunk: stays at 0 while the others move
                     active -= 1
                     index[s], index[active] = index[active], index[s]
                     continue
                 pg = min(G, 0.0)
-            elif a == c[i]:
+            elif a == ci:
                 if G < pg_min_old:  # shrunk: stays at c_i
                     active -= 1
                     index[s], index[active] = index[active], index[s]
@@ -157,9 +172,16 @@ def _local_numpy(X, y, c, sq, alpha, u, dw, index, fstate, istate, rstate, passe
                 pg = G
             pg_max, pg_min = max(pg_max, pg), min(pg_min, pg)
             if pg != 0.0:
-                new = min(max(a - G / (sigma * (sq[i] + rho)), 0.0), c[i])
-                d = (new - a) * y[i]
-                alpha[i] = new
+                sq = float(X[i] @ X[i])
+                new = min(max(a - G / (sigma * (sq + rho)), 0.0), ci)
+                stored = np.float32(new / ci)
+                frac[i] = stored
+                step = float(stored) * ci - a
+                if yi > 0.0:
+                    dpos += step
+                else:
+                    dneg += step
+                d = step * yi
                 dw += d * X[i]
                 u += (sigma * d) * X[i]
                 dsy += d
@@ -173,7 +195,7 @@ def _local_numpy(X, y, c, sq, alpha, u, dw, index, fstate, istate, rstate, passe
             continue
         pg_max_old = pg_max if pg_max > 0.0 else math.inf
         pg_min_old = pg_min if pg_min < 0.0 else -math.inf
-    fstate[0], fstate[1], fstate[2] = dsy, pg_max_old, pg_min_old
+    fstate[:] = dsy, pg_max_old, pg_min_old, dpos, dneg
     istate[0], rstate[0] = active, np.uint64(state)
     return done
 
@@ -184,53 +206,67 @@ def _local_numba_fn() -> Any:
     return local
 
 
-def local_ascent(X: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray,
-                 w: np.ndarray, lin: float, rho: float, sy: float, sigma: float,
-                 epochs: int, eps: float, seed: int, engine: str,
-                 budget: float = math.inf) -> tuple[np.ndarray, float, int]:
-    """The block's CoCoA+ local solve from ``alpha`` (updated in place).
+def local_ascent(X: np.ndarray, y: np.ndarray, c_pos: float, c_neg: float,
+                 frac: np.ndarray, u: np.ndarray, lin: float, rho: float, sy: float,
+                 sigma: float, epochs: int, eps: float, seed: int, engine: str,
+                 budget: float = math.inf) -> dict[str, Any]:
+    r"""The block's CoCoA+ local solve from ``frac`` (float32, updated in place).
 
-    At most ``epochs`` passes, fewer when the subproblem is solved to the projected-
-    gradient spread ``eps`` or when ``budget`` seconds are spent (looked at every
-    :data:`_CHECK_EVERY` passes). Returns :math:`(\\Delta w_k, y^\\top\\Delta\\alpha_{[k]},
-    \\text{passes})`.
+    ``u`` starts at :math:`w` and is updated in place to :math:`w + \sigma'\Delta w`.
+    At most ``epochs`` passes, fewer when the subproblem is solved to the
+    projected-gradient spread ``eps`` or when ``budget`` seconds are spent (looked at
+    every :data:`_CHECK_EVERY` passes). Returns the block's :math:`\Delta w_k`, its
+    :math:`y^\top\Delta\alpha` (``dsy``), the steps' sums per class ``dpos``, ``dneg``
+    and the ``passes``.
     """
-    n = y.shape[0]
-    sq = np.einsum("ij,ij->i", X, X)
-    u, dw = np.array(w, dtype=np.float64, copy=True), np.zeros(X.shape[1])
-    index = np.arange(n, dtype=np.int64)
-    fstate = np.array([0.0, math.inf, -math.inf])
+    n, d = X.shape
+    index = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
+    dw = np.zeros(d)
+    fstate = np.array([0.0, math.inf, -math.inf, 0.0, 0.0])
     istate = np.array([n, 0], dtype=np.int64)
     rstate = np.array([seed], dtype=np.uint64)
     kernel = _local_numba_fn() if engine == "numba" else _local_numpy
     start, passes = time.perf_counter(), 0
     while passes < epochs and not istate[1]:
-        passes += kernel(X, y, c, sq, alpha, u, dw, index, fstate, istate, rstate,
-                         min(_CHECK_EVERY, epochs - passes), float(eps), float(lin),
-                         float(rho), float(sy), float(sigma))
+        passes += kernel(X, y, float(c_pos), float(c_neg), frac, u, dw, index, fstate,
+                         istate, rstate, min(_CHECK_EVERY, epochs - passes),
+                         float(eps), float(lin), float(rho), float(sy), float(sigma))
         if time.perf_counter() - start > budget:
             break
-    return dw, float(fstate[0]), passes
+    return {"dw": dw, "dsy": float(fstate[0]), "dpos": float(fstate[3]),
+            "dneg": float(fstate[4]), "passes": passes}
 
 
-def _certificate_terms(X: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray,
-                       w: np.ndarray, biases: np.ndarray, balance: tuple
+def _point(f0: np.ndarray, f1: np.ndarray, gamma: float) -> np.ndarray:
+    r"""The stored (float32) fractions of :math:`\alpha_0 + \gamma(\alpha_1 - \alpha_0)`."""
+    if gamma == 0.0:
+        return f0.copy()
+    if gamma == 1.0:
+        return f1.copy()
+    out = (f0 + np.float32(gamma) * (f1 - f0)).astype(np.float32, copy=False)
+    return np.clip(out, 0.0, 1.0, out=out)  # rounding only: both ends are in [0, 1]
+
+
+def _certificate_terms(X: np.ndarray, y: np.ndarray, c_pos: float, c_neg: float,
+                       frac: np.ndarray, w: np.ndarray, biases: np.ndarray
                        ) -> dict[str, np.ndarray]:
     r"""The block's sums for the certificate of the point ``(w, alpha)``, chunk by chunk.
 
-    Per candidate bias the hinge sum :math:`\sum_i c_i[1 - y_i(f_i + b)]_+`; the KKT bias
-    terms of the free multipliers; the feasible dual point's :math:`\mathbf 1^\top\hat\alpha`
-    and :math:`\sum_i\hat\alpha_iy_ix_i`; per margin width and class the mass and
-    :math:`\sum_i a_ix_i` of the multipliers set to their bounds off the margin band.
+    :math:`lpha_i = c_i\,\mathrm{frac}_i` (in float64). Per candidate bias the hinge sum
+    :math:`\sum_i c_i[1 - y_i(f_i + b)]_+`; the KKT bias terms of the free multipliers;
+    per candidate dual point and class the mass :math:`\sum_i a_i` and :math:`\sum_i a_ix_i`:
+    candidate 0 is :math:`lpha` itself, candidates 1.. put the multipliers of the rows off
+    the margin band of each width in :data:`_DELTAS` at their bounds. The client makes
+    each candidate feasible from these class sums (:func:`feasible_dual`).
     """
     n, d = X.shape
-    heavy, factor = balance
     hinge, kkt = np.zeros(biases.size), np.zeros(2)
-    dual_sum, w_feasible = 0.0, np.zeros(d)
-    mass, vec = np.zeros((_DELTAS.size, 2)), np.zeros((_DELTAS.size, 2, d))
+    mass, vec = np.zeros((_DELTAS.size + 1, 2)), np.zeros((_DELTAS.size + 1, 2, d))
     for lo in range(0, n, _CHUNK):
-        Xc, yc = X[lo:lo + _CHUNK], y[lo:lo + _CHUNK]
-        cc, ac = c[lo:lo + _CHUNK], alpha[lo:lo + _CHUNK]
+        Xc, pos = X[lo:lo + _CHUNK], y[lo:lo + _CHUNK] > 0
+        yc = np.where(pos, 1.0, -1.0)
+        cc = np.where(pos, c_pos, c_neg)
+        ac = frac[lo:lo + _CHUNK] * cc
         f = Xc @ w
         # primal: sum_i c_i [1 - y_i (f_i + b)]_+ for every candidate b
         for j, b in enumerate(biases):
@@ -238,56 +274,48 @@ def _certificate_terms(X: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.nd
         # the KKT bias of the incoming point: the mean of y_i - f_i over its free multipliers
         free = (ac > 0.0) & (ac < cc)
         kkt += float(np.sum(yc[free] - f[free])), float(np.count_nonzero(free))
-        # the dual point made feasible (y'alpha = 0): the heavier class scaled down
-        a = ac * np.where(yc == heavy, factor, 1.0)
-        dual_sum += float(a.sum())
-        w_feasible += Xc.T @ (a * yc)
         # the multipliers of the rows clearly off the margin set to their bound (c_i
         # inside, 0 outside), the others kept: per width delta and class, the mass and
         # the sum of a_i x_i
         margin = yc * (f + biases[0])
-        pos = yc > 0
-        for j, delta in enumerate(_DELTAS):
-            a = np.where(margin < 1.0 - delta, cc, np.where(margin > 1.0 + delta, 0.0, ac))
+        for j in range(_DELTAS.size + 1):
+            a = ac if j == 0 else np.where(
+                margin < 1.0 - _DELTAS[j - 1], cc,
+                np.where(margin > 1.0 + _DELTAS[j - 1], 0.0, ac))
             a_pos = np.where(pos, a, 0.0)
             a_neg = a - a_pos
             mass[j] += a_pos.sum(), a_neg.sum()
             vec[j, 0] += a_pos @ Xc
             vec[j, 1] += a_neg @ Xc
-    return {"hinge": hinge, "kkt": kkt, "dual_sum": np.array(dual_sum),
-            "w_feasible": w_feasible, "mass": mass, "vec": vec}
+    return {"hinge": hinge, "kkt": kkt, "mass": mass, "vec": vec}
 
 
 def _block_round(Xb: Any, yb: Any, state: tuple, gamma: float, positive: Any,
                  c_pos: float, c_neg: float, w: np.ndarray, biases: np.ndarray,
-                 balance: tuple, lin: float, rho: float, sy: float, sigma: float,
-                 epochs: int, local_tol: float, seed: int, engine: str,
-                 rows: tuple | None = None, budget: float = math.inf
-                 ) -> tuple[tuple, dict[str, np.ndarray]]:
-    """Certificate terms of the incoming point, then the local CoCoA+ updates.
+                 lin: float, rho: float, sy: float, sigma: float, epochs: int,
+                 local_tol: float, seed: int, engine: str, rows: tuple | None = None,
+                 budget: float = math.inf) -> tuple[tuple, dict[str, np.ndarray]]:
+    r"""Certificate terms of the incoming point, then the local CoCoA+ updates.
 
-    ``state`` is the block's (multipliers, trial multipliers) of the previous round and
-    ``gamma`` the step the client chose between them. Returns the new state (kept on
-    the worker) and the small sums that travel to the client; ``state`` ``None`` is the
-    zero start. ``rows`` selects the block's rows of a subset (see :func:`_selected`).
+    ``state`` is the block's (multipliers, trial multipliers) of the previous round, as
+    float32 fractions of their costs, and ``gamma`` the step the client chose between
+    them; ``None`` is the zero start (4 bytes per row and point: the state kept between
+    rounds). Returns the new state (kept on the worker) and the small sums that travel to
+    the client. ``rows`` selects the block's rows of a subset (see :func:`_selected`).
     """
-    X, y = _selected(Xb, yb, positive, rows)
-    c = np.where(y > 0, c_pos, c_neg)
-    a0, a1 = (np.zeros(y.shape[0]), np.zeros(y.shape[0])) if state is None else state
-    alpha = a0 + gamma * (a1 - a0) if gamma > 0.0 else a0.copy()
-    np.clip(alpha, 0.0, c, out=alpha)  # rounding only: both ends are in the box
-    out = _certificate_terms(X, y, c, alpha, w, biases, balance)
+    X, y = _selected(Xb, yb, positive, rows, np.int8)
+    f0, f1 = ((np.zeros(y.shape[0], np.float32),) * 2 if state is None else state)
+    alpha = _point(f0, f1, gamma)
+    out = _certificate_terms(X, y, c_pos, c_neg, alpha, w, biases)
     # local dual coordinate ascent on the block's subproblem, from alpha
     trial = alpha.copy()
-    dw, _, passes = local_ascent(X, y, c, trial, w, lin, rho, sy, sigma, epochs,
-                                 local_tol, seed, engine, budget)
-    out["dw"] = dw
-    out["passes"] = np.array(float(passes))
+    local = local_ascent(X, y, c_pos, c_neg, trial, np.array(w, dtype=np.float64), lin,
+                         rho, sy, sigma, epochs, local_tol, seed, engine, budget)
+    out["dw"] = local["dw"]
+    out["passes"] = np.array(float(local["passes"]))
     # the direction's linear terms (for the client's line search and the balancing)
-    step = trial - alpha
-    pos = y > 0
-    out["delta"] = np.array([float(step.sum()), float(y @ step), float(step[pos].sum()),
-                             float(step[~pos].sum())])
+    dpos, dneg = local["dpos"], local["dneg"]
+    out["delta"] = np.array([dpos + dneg, dpos - dneg, dpos, dneg])
     return (alpha, trial), out
 
 
@@ -375,19 +403,6 @@ def feasible_dual(mass: np.ndarray, vec: np.ndarray) -> float:
         s = 1.0 if q <= S else S / q  # argmax over [0, 1] of s S - s^2 q / 2
         best = max(best, s * S - 0.5 * s * s * q)
     return best
-
-
-def _balance(sy: float, mass_pos: float, mass_neg: float) -> tuple[float, float]:
-    """(heavy label, factor): scaling that class's multipliers makes :math:`y^\\top\\alpha = 0`.
-
-    ``sy`` is :math:`y^\\top\\alpha` = ``mass_pos - mass_neg``; the heavier class keeps
-    ``1 - |sy| / mass`` of each multiplier, which stays in the box.
-    """
-    if sy == 0.0:
-        return 1.0, 1.0
-    heavy = 1.0 if sy > 0 else -1.0
-    total = mass_pos if heavy > 0 else mass_neg
-    return heavy, min(1.0, max(0.0, 1.0 - abs(sy) / total))
 
 
 def fit_linear_svm_dask(X: Any, y: Any, positive: Any, C: float,
@@ -540,8 +555,8 @@ class _Rounds:
         self.rng = np.random.default_rng(opts["random_state"])
         self.states: list = [None] * K
         self.w = np.zeros(d)
-        self.lin = self.sy = self.mass_pos = self.mass_neg = self.gamma = 0.0
-        self.balance, self.b_kkt = (1.0, 1.0), 0.0
+        self.lin = self.sy = self.gamma = 0.0
+        self.b_kkt = 0.0
         self.best: tuple | None = None
         self.D_best = -math.inf
         self.passes, self.pending = 0.0, False
@@ -565,8 +580,8 @@ class _Rounds:
         epochs = int(opts["local_epochs"]) if local else 0
         parts = [dask.delayed(_block_round, nout=2)(
             xb, yb, st, self.gamma, self.positive, self.c_pos, self.c_neg, self.w, biases,
-            self.balance, self.lin, self.rho, self.sy, self.sigma, epochs,
-            float(opts["local_tol"]), int(s), opts["engine"], sel, budget)
+            self.lin, self.rho, self.sy, self.sigma, epochs, float(opts["local_tol"]),
+            int(s), opts["engine"], sel, budget)
             for xb, yb, st, s, sel in zip(self.Xd, self.yd, self.states, seeds, self.rows)]
         # one graph per round: the new multipliers stay on the workers (persisted), the
         # sums are reduced in a tree and only their total is fetched
@@ -587,12 +602,12 @@ class _Rounds:
 
     def _certify(self, sums: dict[str, np.ndarray], biases: np.ndarray) -> float:
         # every P is an upper and every D a lower bound of the same optimum: the
-        # certificate is the best primal point against the best dual value seen
+        # certificate is the best primal point against the best dual value seen; the
+        # dual candidates are made feasible from their class sums (candidate 0: alpha)
         hinge = sums["hinge"]
         j = int(np.argmin(hinge))
         P = 0.5 * float(self.w @ self.w) + float(hinge[j])
-        D = float(sums["dual_sum"]) - 0.5 * float(sums["w_feasible"] @ sums["w_feasible"])
-        D = max(D, feasible_dual(sums["mass"], sums["vec"]))
+        D = feasible_dual(sums["mass"], sums["vec"])
         if self.best is None or P < self.best[2]:
             self.best = (self.w.copy(), float(biases[j]), P)
         self.D_best = max(self.D_best, D)
@@ -604,16 +619,15 @@ class _Rounds:
         # gamma = 1): the exact minimiser in [0, 1] of the augmented dual
         # F = 1/2 |w|^2 - 1'alpha + lambda y'alpha + rho/2 (y'alpha)^2, a quadratic in gamma
         rho, dw = self.rho, sums["dw"]
-        s1, sy_d, dm_pos, dm_neg = (float(v) for v in sums["delta"])
+        s1, sy_d, _, _ = (float(v) for v in sums["delta"])
         slope = float(self.w @ dw) - s1 + (self.lin + rho * self.sy) * sy_d
         curv = float(dw @ dw) + rho * sy_d * sy_d
         self.gamma = (0.0 if slope >= 0.0 else 1.0 if curv <= 0.0
                       else min(1.0, -slope / curv))
         self.w = self.w + self.gamma * dw
-        self.sy += self.gamma * sy_d
-        self.mass_pos += self.gamma * dm_pos
-        self.mass_neg += self.gamma * dm_neg
+        # y'alpha of the incoming point as the workers summed it (no drift), plus the step
+        (m_pos, m_neg) = sums["mass"][0]
+        self.sy = float(m_pos - m_neg) + self.gamma * sy_d
         self.lin += rho * self.sy  # the multiplier step: lambda + rho y'alpha is the bias
-        self.balance = _balance(self.sy, self.mass_pos, self.mass_neg)
         kkt_sum, kkt_count = sums["kkt"]
         self.b_kkt = float(kkt_sum / kkt_count) if kkt_count > 0 else b_cur

@@ -16,20 +16,27 @@ __all__ = ["local"]
 
 
 @njit(cache=True, nogil=True)
-def local(X, y, c, sq, alpha, u, dw, index, fstate, istate, rstate, passes, eps,
+def _draw(state, m):  # pragma: no cover - compiled
+    """SplitMix64: the next state and a draw in ``[0, m)``."""
+    state = state + uint64(0x9E3779B97F4A7C15)
+    z = (state ^ (state >> uint64(30))) * uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> uint64(27))) * uint64(0x94D049BB133111EB)
+    return state, int((z ^ (z >> uint64(31))) % uint64(m))
+
+
+@njit(cache=True, nogil=True)
+def local(X, y, c_pos, c_neg, frac, u, dw, index, fstate, istate, rstate, passes, eps,
           lin, rho, sy, sigma):  # pragma: no cover - compiled
     n, d = X.shape
     dsy, pg_max_old, pg_min_old = fstate[0], fstate[1], fstate[2]
+    dpos, dneg = fstate[3], fstate[4]
     active = istate[0]
     state = rstate[0]
     done = 0
     while done < passes:
         done += 1
         for s in range(active - 1, 0, -1):
-            state = state + uint64(0x9E3779B97F4A7C15)
-            z = (state ^ (state >> uint64(30))) * uint64(0xBF58476D1CE4E5B9)
-            z = (z ^ (z >> uint64(27))) * uint64(0x94D049BB133111EB)
-            k = int((z ^ (z >> uint64(31))) % uint64(s + 1))
+            state, k = _draw(state, s + 1)
             tmp = index[s]
             index[s] = index[k]
             index[k] = tmp
@@ -37,22 +44,35 @@ def local(X, y, c, sq, alpha, u, dw, index, fstate, istate, rstate, passes, eps,
         s = 0
         while s < active:
             i = index[s]
+            yi = 1.0 if y[i] > 0 else -1.0
+            ci = c_pos if y[i] > 0 else c_neg
             f = 0.0
             for j in range(d):
                 f += X[i, j] * u[j]
-            G = y[i] * (f + lin + rho * (sy + sigma * dsy)) - 1.0
-            a = alpha[i]
-            shrink, pg = shrink_or_project(a, c[i], G, pg_max_old, pg_min_old)
+            G = yi * (f + lin + rho * (sy + sigma * dsy)) - 1.0
+            a = np.float64(frac[i]) * ci
+            shrink, pg = shrink_or_project(a, ci, G, pg_max_old, pg_min_old)
             if shrink:
                 active -= 1
-                index[s], index[active] = index[active], index[s]
+                tmp = index[s]
+                index[s] = index[active]
+                index[active] = tmp
                 continue
             pg_max = max(pg_max, pg)
             pg_min = min(pg_min, pg)
             if pg != 0.0:
-                new = min(max(a - G / (sigma * (sq[i] + rho)), 0.0), c[i])
-                dd = (new - a) * y[i]
-                alpha[i] = new
+                sq = 0.0
+                for j in range(d):
+                    sq += X[i, j] * X[i, j]
+                new = min(max(a - G / (sigma * (sq + rho)), 0.0), ci)
+                stored = np.float32(new / ci)
+                frac[i] = stored
+                step = np.float64(stored) * ci - a
+                if yi > 0.0:
+                    dpos += step
+                else:
+                    dneg += step
+                dd = step * yi
                 for j in range(d):
                     dw[j] += dd * X[i, j]
                     u[j] += sigma * dd * X[i, j]
@@ -62,12 +82,13 @@ def local(X, y, c, sq, alpha, u, dw, index, fstate, istate, rstate, passes, eps,
             if active == n:
                 istate[1] = 1
                 break
-            active = n
+            active = n  # converged on the active rows: every row once more
             pg_max_old, pg_min_old = np.inf, -np.inf
             continue
         pg_max_old = pg_max if pg_max > 0.0 else np.inf
         pg_min_old = pg_min if pg_min < 0.0 else -np.inf
-    fstate[0], fstate[1], fstate[2] = dsy, pg_max_old, pg_min_old
+    fstate[0], fstate[1], fstate[2], fstate[3], fstate[4] = (dsy, pg_max_old, pg_min_old,
+                                                              dpos, dneg)
     istate[0] = active
     rstate[0] = state
     return done

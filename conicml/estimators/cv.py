@@ -666,12 +666,16 @@ class RankRCClassifierCV(_PathCV):
 
     def _fold_model(self, state, value, X_train, program, solution) -> _FoldModel:
         _, R, kern, X_test, K_test, k = state
-        model = program.decode(solution)
+        if "beta" in solution.values:  # the scores alone: decode would evaluate F as well
+            beta = np.asarray(solution.values["beta"], dtype=float)
+            scores = program.data["rank"].KR @ beta
+        else:
+            model = program.decode(solution)
+            beta, scores = np.asarray(model["beta"]), model["scores"]
         # RankRCClassifier's threshold: the midpoint of the k-th and (k+1)-th largest
         # training scores (the training prior)
-        s = np.sort(model["scores"])[::-1]
+        s = np.sort(scores)[::-1]
         threshold = float(0.5 * (s[k - 1] + s[k]))
-        beta = np.asarray(model["beta"])
         vectors = R if kern.name == "precomputed" else X_train[R]
         return _FoldModel(self.classes_, kern, vectors, beta, -threshold, X_test, K_test,
                           self._auc_score)

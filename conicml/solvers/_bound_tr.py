@@ -32,7 +32,7 @@ class TRResult:
     x: np.ndarray
     f: float
     grad: np.ndarray
-    hess: np.ndarray
+    hess: np.ndarray | None
     iterations: int
     converged: bool
     message: str
@@ -58,11 +58,14 @@ def bound_trust_region(
     delta0: float = 1.0,
     time_limit: float | None = None,
     callback: Any = None,
+    stop_at_rounding: bool = False,
 ) -> TRResult:
     """Minimise ``fun`` subject to ``x[bounded] >= 0`` from a strictly feasible ``x0``.
 
     ``fun(x, order)`` returns ``(value, grad, hess)`` (``grad``/``hess`` may be
-    ``None`` below the order asked).
+    ``None`` below the order asked; ``hess`` may be a function of no argument that
+    returns it, called only when a step is to be taken from ``x``; the result's ``hess``
+    is then ``None`` if it never was).
 
     Notes
     -----
@@ -90,7 +93,10 @@ def bound_trust_region(
 
     Stops when :math:`\\|\\,|v|\\circ g\\|_\\infty \\le \\texttt{tol}` (converged), when an
     accepted step changes :math:`F` by less than :math:`10^{-14}(1+|F|)` three times in
-    a row (converged: stalled at machine precision), when :math:`\\Delta` falls below
+    a row (converged: stalled at machine precision), with ``stop_at_rounding`` when the
+    model's decrease :math:`-\\psi(\\hat s)` is at most :math:`10^{-14}(1+|F|)` (converged:
+    no decrease left that :math:`F`'s rounding would show; no trial point is evaluated),
+    when :math:`\\Delta` falls below
     :math:`10^{-12}` (stall), at ``max_iter`` or ``time_limit``.
     """
     start = time.perf_counter()
@@ -118,6 +124,8 @@ def bound_trust_region(
             message = f"time_limit={time_limit:g}s reached"
             break
         it += 1
+        if callable(H):
+            H = H()
         Dv = np.sqrt(absv)
         gh = Dv * g
         cv = np.where(at_lower, g, 0.0)  # diag(g * J^v) >= 0
@@ -159,6 +167,10 @@ def bound_trust_region(
         vals = [model(c / Dv) for c in cands]
         k = int(np.argmin(vals))
         s, pred = cands[k], vals[k]
+        if stop_at_rounding and -pred <= 1e-14 * (1 + abs(f)):
+            converged = True
+            message = f"model decrease {-pred:.1g} below the rounding of F"
+            break
         sh = s / Dv
         xn = x + s
         if bounded.any():
@@ -188,5 +200,6 @@ def bound_trust_region(
         if delta < 1e-12:
             message = f"trust region collapsed (Delta={delta:.1g}): stall"
             break
-    return TRResult(x=x, f=f, grad=g, hess=H, iterations=it, converged=converged,
+    return TRResult(x=x, f=f, grad=g, hess=None if callable(H) else H, iterations=it,
+                    converged=converged,
                     message=message, optimality=opt, history=history)

@@ -17,6 +17,7 @@ minimum/saddle labels are described on the family page (``docs/families/feature_
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +25,12 @@ from typing import Any
 import numpy as np
 
 from .._utils.deprecation import renamed_keywords
-from ..contracts.feature_scaling import FeatureScaledSVM, small_blas, support_mask
+from ..contracts.feature_scaling import (
+    FeatureScaledSVM,
+    fs_kernel,
+    small_blas,
+    support_mask,
+)
 from ..exceptions import OptionError, ProgramError, SolverError
 from ..kinds import FS_SVM
 from ..registry import get as get_solver
@@ -45,6 +51,18 @@ METHODS = ("ao2", "ao1", "simple-ao", "full", "gmkl")
 #: to ||z^(k+1) - z^k||_inf < 1e-4); AO-II takes 13-17 with ao2_stop="change".
 DEFAULT_MAX_ITER = {"ao2": 100, "ao1": 500, "simple-ao": 500, "gmkl": 100, "full": 300}
 
+#: Rows up to which the SVM block (with ``smo``) is solved on the whole Gram matrix; above,
+#: by working sets (``_Run._svm_working_set``), and its first working set has this size.
+SVM_BLOCK_FULL_MAX = 2000
+
+#: Rows up to which the first SVM block is solved on the whole Gram matrix all the same:
+#: at the starting scales most rows are support vectors.
+_WS_FIRST_FULL_MAX = 8000
+
+#: Rows of the margin band :math:`y_if_i < 1 + 0.25` (at the last block's (beta, b) and
+#: the new z) that start the next working set beside the last support vectors.
+_WS_MARGIN = 0.25
+
 
 @dataclass
 class _Run:
@@ -56,6 +74,8 @@ class _Run:
     time_limit: float | None
     callback: Any
     start: float
+    _gram: np.ndarray | None = None
+    _last_svm: tuple[np.ndarray, float] | None = None
 
     @property
     def obj(self):
@@ -71,18 +91,114 @@ class _Run:
             time.perf_counter() - self.start > self.time_limit
 
     def svm(self, z: np.ndarray) -> tuple[np.ndarray, float]:
-        """The exact SVM block at ``z`` (the program's ``svm_dual``): its :math:`(\\beta, b)`."""
+        """The exact SVM block at ``z`` (the program's ``svm_dual``): its :math:`(\\beta, b)`.
+
+        Above :data:`SVM_BLOCK_FULL_MAX` rows, with ``smo``, by working sets
+        (:meth:`_svm_working_set`); otherwise on the whole Gram matrix."""
+        obj = self.obj
+        if self.svm_solver == "smo" and obj.n > SVM_BLOCK_FULL_MAX and (
+                self._last_svm is not None or obj.n > _WS_FIRST_FULL_MAX):
+            out = self._svm_working_set(z)
+            if out is not None:
+                self._last_svm = out
+                return out
+        K = obj.kernel(z)
+        # G = K_z + (2 eps / C) I in column-major order (K_z is symmetric: its transpose),
+        # which the precomputed-kernel program keeps without another copy; written into
+        # the previous block's G when nothing else holds it (a fresh n x n array costs
+        # its page faults again)
+        G = self._gram
+        self._gram = None
+        if G is None or sys.getrefcount(G) > 2:
+            G = np.empty((obj.n, obj.n), order="F")
+        np.copyto(G, K.T)
+        diag = np.arange(obj.n)
+        G[diag, diag] += 2 * obj.eps / obj.C
+        program = self.fs.svm_dual(G)
+        self._gram = G
+        del G
+        beta, b, _ = self._solve_block(program)
+        self._last_svm = (beta, b)
+        return beta, b
+
+    def _solve_block(self, program: Any) -> tuple[np.ndarray, float, Solution]:
         from ..solving import solve  # late import: solving imports the registry
 
-        obj = self.obj
-        K = obj.kernel(z)
-        program = self.fs.svm_dual(K + (2 * obj.eps / obj.C) * np.eye(obj.n))
         sol = solve(program, self.svm_solver, **self.svm_options)
         if not sol.status.has_solution and sol.status is not Status.USER_LIMIT:
             raise SolverError(f"the SVM block failed with status {sol.status.value!r} "
                               f"({sol.message})")
         model = program.decode(sol)
-        return np.asarray(model["dual_coef"], float), float(model["b"])
+        return np.asarray(model["dual_coef"], float), float(model["b"]), sol
+
+    def _svm_working_set(self, z: np.ndarray) -> tuple[np.ndarray, float] | None:
+        r"""The SVM block by working sets: the dual on a subset T, checked on all rows.
+
+        :math:`\alpha_i = 0` off T; the subproblem's :math:`(\alpha_T, b)` solves the
+        whole dual when the whole index set meets smo's stopping rule,
+        :math:`m(\alpha) - M(\alpha) \le \texttt{tol}` with
+        :math:`-y_i\nabla_i = y_i - (K_z\beta)_i - y_i c\alpha_i`, :math:`c = 2\epsilon/C`
+        (:math:`K_z\beta` from the columns of the support vectors: no n x n matrix);
+        else the rows that break it join T. T starts from the last block's support
+        vectors and the rows inside its margin at this ``z`` (the first block, above
+        8 000 rows: a random sample of :data:`SVM_BLOCK_FULL_MAX` rows). ``None`` (the
+        caller solves the whole dual) when one class is missing from T or after 20 rounds.
+        The rule is checked at ``tol`` plus 0.1 % (smo stops just below ``tol``, and the
+        recomputed gradient differs from its updated one by rounding).
+        """
+        obj = self.obj
+        n, y, X = obj.n, obj.y, obj._Xc
+        c = 2 * obj.eps / obj.C
+        tol = float(self.svm_options.get("tol", 1e-3))
+        if self._last_svm is None:
+            T = np.sort(np.random.default_rng(0).permutation(n)[:SVM_BLOCK_FULL_MAX])
+        else:
+            beta0, b0 = self._last_svm
+            sv = np.flatnonzero(beta0)
+            f0 = obj.kernel_columns(z, sv) @ beta0[sv] + b0
+            T = np.union1d(sv, np.flatnonzero(y * f0 < 1.0 + _WS_MARGIN))
+        alpha = np.zeros(n)
+        for _ in range(20):
+            if np.unique(y[T]).size < 2:
+                return None
+            G = fs_block_gram(X[T], z, c)
+            beta_T, b, sol = self._solve_block(self.fs.svm_dual(G, y=y[T]))
+            if sol.status is not Status.OPTIMAL:
+                return None
+            alpha[:] = 0.0
+            alpha[T] = y[T] * beta_T
+            beta = y * alpha
+            sv = np.flatnonzero(beta)
+            # -y_i grad_i of the whole dual, and smo's I_up / I_low
+            score = y - obj.kernel_columns(z, sv) @ beta[sv] - y * c * alpha
+            up = ((alpha < obj.C) & (y > 0)) | ((alpha > 0) & (y < 0))
+            low = ((alpha < obj.C) & (y < 0)) | ((alpha > 0) & (y > 0))
+            m_up, m_low = float(np.max(score[up])), float(np.min(score[low]))
+            if m_up - m_low <= 1.001 * tol:
+                return beta, b
+            inT = np.zeros(n, bool)
+            inT[T] = True
+            # the rows off T that break the rule against T's own extremes
+            mT_up = float(np.max(score[up & inT], initial=-np.inf))
+            mT_low = float(np.min(score[low & inT], initial=np.inf))
+            viol = np.maximum(np.where(up & ~inT, score - mT_low, -np.inf),
+                              np.where(low & ~inT, mT_up - score, -np.inf))
+            add = np.flatnonzero(viol > 1.001 * tol)
+            if add.size == 0:
+                return None
+            keep = max(SVM_BLOCK_FULL_MAX, T.size)
+            if add.size > keep:
+                add = add[np.argsort(-viol[add], kind="stable")[:keep]]
+            T = np.union1d(T, add)
+        return None
+
+
+def fs_block_gram(XT: np.ndarray, z: np.ndarray, c: float) -> np.ndarray:
+    """:math:`K_z + cI` on the rows ``XT``, column-major (what smo reads in place)."""
+    G = fs_kernel(XT, XT, z).T  # symmetric: the transpose is the column-major copy
+    diag = np.arange(XT.shape[0])
+    G[diag, diag] += c
+    return G
 
 
 def gmkl_objective(fs: FeatureScaledSVM, z: np.ndarray, solver: str = "smo",
@@ -179,7 +295,8 @@ def _fs_block(run: _Run, method: str, z, beta, b, *, normalize: bool, it: int):
     d = obj.d
     if method == "simple-ao":
         def fun(x, order):
-            return obj.evaluate(beta, b, x, 1.0, margin="kernel", wrt=("z",), order=order)
+            return obj.evaluate(beta, b, x, 1.0, margin="kernel", wrt=("z",), order=order,
+                                lazy_hessian=True)
         return fun, z
     margin = "kernel" if method == "ao1" else "unit"
     lam0 = 1.0
@@ -188,7 +305,8 @@ def _fs_block(run: _Run, method: str, z, beta, b, *, normalize: bool, it: int):
         # (beta, b) scaled to ||f||_H = 1, as (7.16) has it, the whole of Psi(z^k, lam0)
         # equals Omega-bar(beta, b, z^k, 1), not only its margin term (7.13 is invariant
         # under this scaling).
-        margin_term = float(beta @ obj.kernel(z) @ beta)
+        sv = np.flatnonzero(beta)
+        margin_term = float(beta[sv] @ (obj.kernel_columns(z, sv) @ beta[sv])[sv])
         if not margin_term > 0:
             # lam0 = 1/sqrt(0): Psi has no scale to start from
             raise ProgramError(
@@ -203,8 +321,9 @@ def _fs_block(run: _Run, method: str, z, beta, b, *, normalize: bool, it: int):
             beta, b = beta / norm, b / norm
 
     def fun(x, order):
+        # the Hessian only when the trust region takes a step from x
         return obj.evaluate(beta, b, x[:d], x[d], margin=margin, wrt=("z", "lam"),
-                            order=order)
+                            order=order, lazy_hessian=True)
     return fun, np.concatenate([z, [lam0]])
 
 
@@ -224,7 +343,8 @@ def _alternate(run: _Run, method: str, z0, *, tol, max_iter, inner_max_iter, nor
         it += 1
         fun, x0 = _fs_block(run, method, z, beta, b, normalize=normalize, it=it)
         res = bound_trust_region(fun, x0, np.ones(x0.size, bool), tol=tol * 1e-2,
-                                 max_iter=inner_max_iter, time_limit=run.remaining())
+                                 max_iter=inner_max_iter, time_limit=run.remaining(),
+                                 stop_at_rounding=True)
         inner += res.iterations
         z_new = res.x[:obj.d]
         crit = float(np.max(np.abs(z_new - z)))

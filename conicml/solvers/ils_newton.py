@@ -44,9 +44,12 @@ _PIVOT_RTOL = 1e-13
 _MAX_STEP = 2.0
 
 #: Relative residual of the iterative solves with M(c) for w(c) (g is then accurate to
-#: about this, relative) and for its derivative (which only steers the Newton step).
+#: about this, relative) and for its derivative, which only steers the Newton step: a
+#: relative error e of g' leaves e |g| in the next |g| beside Newton's own O(g^2), so
+#: its solve stops at _DERIVATIVE_GAIN |g| within these bounds.
 _SOLVE_RTOL = 1e-13
-_DERIVATIVE_RTOL = 1e-8
+_DERIVATIVE_RTOL = (1e-10, 1e-5)
+_DERIVATIVE_GAIN = 1e-3
 
 
 class _Curve:
@@ -70,6 +73,12 @@ class _Curve:
         is for the iterative solves of :class:`_ScatterCurve`)."""
         return cho_solve((L, True), b, check_finite=False)
 
+    def solve_products(self, c: float, L: np.ndarray, b: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        r""":math:`x = M(c)^{-1}b` and, where the solve has them anyway,
+        :math:`\Sigma_x x`, :math:`\Sigma_y x` (else ``None``)."""
+        return self.solve(c, L, b), None, None
+
     def factor(self, c: float) -> np.ndarray | None:
         """Lower Cholesky factor of :math:`M(c)`, ``None`` if not numerically definite."""
         M = c * self.Sx + (1.0 - c) * self.Sy
@@ -89,12 +98,15 @@ class _Curve:
         if L is None:
             return None
         (ax, ay), (bx, by) = self.a, self.b
-        wu = self.solve(c, L, self.d)
+        wu, Sxwu, Sywu = self.solve_products(c, L, self.d)
         q = float(self.d @ wu)
         if not q > 0:
             return None
         w = wu / q
-        Sxw, Syw = self.sx_mv(w), self.sy_mv(w)
+        if Sxwu is None or Sywu is None:
+            Sxw, Syw = self.sx_mv(w), self.sy_mv(w)
+        else:
+            Sxw, Syw = Sxwu / q, Sywu / q
         sx = math.sqrt(max(float(w @ Sxw), 0.0))
         sy = math.sqrt(max(float(w @ Syw), 0.0))
         N = 1.0 - ax * sx - ay * sy
@@ -121,7 +133,9 @@ class _Curve:
             # w_u' = -M^{-1}(Sx - Sy) w_u; w = w_u/q, so w' = (w_u' - w dq)/q
             # (Sx - Sy) wu; g' only steers the Newton step (g itself is evaluated to
             # full accuracy), so its solve stops at a looser relative residual
-            dwu = -self.solve(c, L, q * (Sxw - Syw), rtol=_DERIVATIVE_RTOL)
+            lo_, hi_ = _DERIVATIVE_RTOL
+            rtol = min(max(_DERIVATIVE_GAIN * abs(float(out["g"])), lo_), hi_)
+            dwu = -self.solve(c, L, q * (Sxw - Syw), rtol=rtol)
             dw = (dwu - w * float(self.d @ dwu)) / q
             dsx, dsy = float(Sxw @ dw) / sx, float(Syw @ dw) / sy
             dN, dD = -ax * dsx - ay * dsy, bx * dsx + by * dsy
@@ -137,8 +151,8 @@ class _Curve:
 class _ScatterCurve(_Curve):
     r"""The weight curve of a kernel program whose covariances are held by their centred
     rows (:class:`~conicml.contracts.minimax.KernelScatter`): solves with :math:`M(c)` by
-    the Woodbury identity, one factorisation of order :math:`n` at a weight far from
-    the last one and conjugate gradients preconditioned by that factor next to it."""
+    the Woodbury identity through a block factor of the class-centred Gram matrix plus
+    the weight's shifts (conjugate gradients for the shift held at an earlier weight)."""
 
     def __init__(self, d: np.ndarray, scatter: KernelScatter, a: tuple[float, float],
                  b: tuple[float, float]) -> None:
@@ -156,10 +170,24 @@ class _ScatterCurve(_Curve):
         # the solve factors (or reuses a factor) itself; M(c) is definite on (0, 1)
         return c if 0.0 < c < 1.0 else None
 
+    def evaluate(self, c: float, derivative: bool = True) -> dict | None:
+        try:
+            return super().evaluate(c, derivative)
+        except np.linalg.LinAlgError:
+            # a block factor not numerically definite (a ridge at rounding level of the
+            # Gram matrix): treated as a point where M(c) is not definite
+            return None
+
     def solve(self, c: float, L: object, b: np.ndarray,
               rtol: float = _SOLVE_RTOL) -> np.ndarray:
         with one_blas_thread():  # matrix-vector products: one thread (see factor)
             return self.scatter.solve(c, b, rtol=rtol)
+
+    def solve_products(self, c: float, L: object, b: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        # the solve's residual check forms Sigma_x x and Sigma_y x: kept, not redone
+        with one_blas_thread():
+            return self.scatter.solve(c, b, rtol=_SOLVE_RTOL, products=True)
 
 
 def _delegate(program: Program, reason: str, options: dict) -> Solution:
@@ -327,10 +355,11 @@ def solve_ils_newton(
     program's ``Sx``/``Sy`` when present (else :math:`R^\top R`). A kernel program with a
     ``"scatter"`` (:class:`~conicml.contracts.minimax.KernelScatter`) forms neither: each
     solve with :math:`M(c)` goes by the Woodbury identity through the class-centred Gram
-    matrix, with one factorisation of order :math:`n` at a weight far from the last one
-    and conjugate gradients preconditioned by that factor next to it (MPM: typically one
-    factorisation in all); the search then starts at the reweighting weight of
-    :math:`w = d` (products only) instead of :math:`\tfrac12`.
+    matrix, factored in two class blocks: the shift of the class of larger weight held,
+    the other one exact at every weight through a Schur complement of that class's order,
+    and conjugate gradients absorbing the held shift's change (typically one block
+    factorisation in all, MPM and BMPM); the search then starts at the reweighting weight
+    of :math:`w = d` (products only) instead of :math:`\tfrac12`.
 
     **Scope.** The regular case: :math:`\Sigma_x + \Sigma_y` numerically positive definite
     (always so for the kernel machines, whose ridge is mandatory) and :math:`\kappa^* > 0`.

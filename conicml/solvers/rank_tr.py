@@ -77,12 +77,6 @@ POLISH_GAP = 1e-7
 
 _SWITCH = -1  # internal: the trust-region loop hands over to the exact Newton steps
 
-#: Fraction of the rounding level below which a Newton decrement estimated with the last
-#: step's Hessian ends the exact Newton steps (the estimate is within a few per cent of
-#: the decrement at the new point once the relative gradient is at ROUNDING_TOL).
-STALE_DECREMENT = 0.25
-
-
 class _Report(IterationReport):
     COLUMN_NAMES = ["iter", "objective", "rel. grad", "radius", "CG", "ratio", "time [s]"]
     COLUMN_WIDTHS = [7, 17, 11, 11, 5, 9, 10]
@@ -209,18 +203,22 @@ def solve_rank_tr(
     PCG run costs about as much as forming the Hessian (:math:`|\mathcal R|/16` steps, capped
     at ``cg_max_iter``) and the basis has at most :data:`EXACT_MAX_BASIS` samples, the solve
     moves to the eigen-coordinates :math:`w = \Lambda^{1/2}U^\top\beta` of the linearised
-    problem (3.17) and takes Newton steps with the explicit Hessian
-    :math:`\lambda I + \tilde X^\top H_p\tilde X/N` (one Cholesky; Hessian bounded below by
-    :math:`\lambda I`) and an Armijo search, as ``rank-newton`` does; :math:`\beta` is
+    problem (3.17) and takes Newton steps on the Hessian
+    :math:`\lambda I + \tilde X^\top H_p\tilde X/N` (bounded below by :math:`\lambda I`)
+    with an Armijo search, as ``rank-newton`` does; :math:`\beta` is
     computed in :math:`w` because :math:`K_{\bullet\mathcal R}\beta` loses digits to
-    cancellation there. A stop at the rounding level (a promised decrease below
-    :math:`m\epsilon_{\rm mach}|F|`, which a sum over :math:`m` samples cannot resolve, at a
-    relative gradient :math:`\le 10^{-5}`) ends either mode; a rejected trust-region step
-    reuses its direction. In the exact mode, at a relative gradient :math:`\le 10^{-5}` the
-    decrement is first estimated with the last step's Hessian factor: below
-    :data:`STALE_DECREMENT` of the rounding level it ends the steps without forming the
-    :math:`O(m|\mathcal R|^2)` Hessian once more (after a full step the pairs in the
-    quadratic piece barely change; the estimate is within a few per cent of the decrement).
+    cancellation there. The first step forms the Hessian explicitly, in
+    :math:`O(m|\mathcal R|^2)`, and factors it; the next ones solve their Newton systems by
+    CG on Hessian products (:math:`O(m|\mathcal R|)` each) preconditioned by that factor,
+    and form the Hessian again only when CG has not converged in :math:`|\mathcal R|/8`
+    steps (a truncated Newton method). The factor's Hessian is kept with the
+    eigen-coordinates, so along a λ path (``linearization``) the next value starts with it
+    as its preconditioner (at the new λ) and usually forms none. A stop at the rounding
+    level (a promised decrease below :math:`m\epsilon_{\rm mach}|F|`, which a sum over
+    :math:`m` samples cannot resolve, at a relative gradient :math:`\le 10^{-5}`) ends
+    either mode, decided in the exact mode on a bound of the exact decrement (the CG
+    decrement plus :math:`\|r\|^2/(2\lambda)`); a rejected trust-region step reuses its
+    direction.
 
     **Stopping.** The relative gradient in the :math:`K_{\mathcal R\mathcal R}^{-1}`
     metric, :math:`\|g\|_{K^{-1}} / \max(\|g_{\rm loss}\|_{K^{-1}}, \|\lambda
@@ -263,12 +261,12 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
     KR, KRR, lam, eps = rank.KR, rank.KRR, rank.lam, rank.eps
     loss_fn = PairwiseLoss(rank.levels, eps)
     n = loss_fn.n_pairs
-    KR2 = KR * KR
+    KR2 = KR * KR if preconditioner == "diagonal" else None
     dKRR = np.diag(KRR).copy()
     metric = KernelMetric(KRR)  # the stopping measure, and the "kernel" preconditioner
     setup_time = time.perf_counter() - t0
     t_solve = time.perf_counter()
-    hv_count = cg_total = exact_count = 0
+    hv_count = cg_total = exact_count = explicit = exact_cg = 0
     # a path passes the eigen-coordinates once a larger λ has needed the exact direction:
     # then this (smaller) λ needs it from the start
     exact = direction == "exact" or (direction == "auto" and linearization is not None
@@ -319,7 +317,7 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
             precond = (metric.solve if preconditioner == "kernel" else
                        _diagonal(KR2, loss_fn.quadratic_counts(st), eps * n, lam * dKRR))
             forcing = min(0.1, math.sqrt(rel)) * float(np.linalg.norm(g))
-            s, Hs_acc, cg_its = _pcg(lambda v: hess(st, v), g, precond, forcing,
+            s, Hs_acc, cg_its, _ = _pcg(lambda v: hess(st, v), g, precond, forcing,
                                      cg_max_iter)
             cg_total += cg_its
             # a PCG run as costly as the explicit Hessian (about n_basis / 16 products):
@@ -392,9 +390,7 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
         k, code = lin_point.run(tol=tol, max_iter=max_iter, k=k, time_limit=time_limit,
                                 t_solve=t_solve, rounding=rounding, verbose=verbose,
                                 callback=callback)
-        beta, f, rel, stall = lin_point.beta(), lin_point.f, lin_point.rel, lin_point.stall
-        exact_count = lin_point.steps
-        g_norm = float(np.linalg.norm(lin_point.g))  # = |g|_{K^-1} (every eigenvalue kept)
+        beta, f, rel, stall, g_norm, (exact_count, explicit, exact_cg) = _exact_end(lin_point)
     # the end point's own first term of the gap bound decides whether to polish
     estimate = g_norm**2 / (2.0 * lam) / max(f, 1e-3 * f_zero, np.finfo(float).tiny)
     polished = _end_game(rank, metric, beta, f, estimate) if code in (0, 4, 5, 6, 8) else None
@@ -403,7 +399,18 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
         rel, code = relgrad(g, gl, gr), 7
     return _solution(beta, f, rel, code, stall, k, verbose, setup_time, t_solve,
                      {"cg_iterations": cg_total, "hessian_products": hv_count,
-                      "radius": radius, "exact_directions": exact_count, "n_pairs": n})
+                      "radius": radius, "exact_directions": exact_count,
+                      "explicit_hessians": explicit, "exact_cg_iterations": exact_cg,
+                      "n_pairs": n})
+
+
+def _exact_end(lin_point: _LinPoint) -> tuple:
+    """β, F, the relative gradient, the stall note, |g| in the kernel metric (every
+    eigenvalue kept, so the Euclidean norm in the eigen-coordinates) and the step counts
+    (Newton steps, explicit Hessians, CG iterations) of a run in the eigen-coordinates."""
+    return (lin_point.beta(), lin_point.f, lin_point.rel, lin_point.stall,
+            float(np.linalg.norm(lin_point.g)),
+            (lin_point.steps, lin_point.hessians, lin_point.cg))
 
 
 def _solution(beta: np.ndarray, f: float, rel: float, code: int, stall: str, k: int,
@@ -514,7 +521,7 @@ def _pcg(hess, g: np.ndarray, precond, forcing: float, cg_max_iter: int
     """Preconditioned CG on ``H s = -g`` to ``|r| <= forcing``, stopped on non-positive
     curvature (then the first direction if no step was taken).
 
-    Returns ``(s, H s accumulated from the CG products, CG steps)``.
+    Returns ``(s, H s accumulated from the CG products, CG steps, |r|)``.
     """
     s = np.zeros_like(g)
     Hs = np.zeros_like(g)
@@ -523,6 +530,7 @@ def _pcg(hess, g: np.ndarray, precond, forcing: float, cg_max_iter: int
     d = z.copy()
     rz = float(r @ z)
     its = 0
+    rnorm = float(np.linalg.norm(r))
     for _ in range(cg_max_iter):
         Hd = hess(d)
         curv = float(d @ Hd)
@@ -535,20 +543,23 @@ def _pcg(hess, g: np.ndarray, precond, forcing: float, cg_max_iter: int
         Hs += alpha * Hd
         r -= alpha * Hd
         its += 1
-        if float(np.linalg.norm(r)) <= forcing:
+        rnorm = float(np.linalg.norm(r))
+        if rnorm <= forcing:
             break
         z = precond(r)
         rz_new = float(r @ z)
         d = z + (rz_new / rz) * d
         rz = rz_new
-    return s, Hs, its
+    return s, Hs, its, rnorm
 
 
 class _LinPoint:
     r"""The iterate of the exact Newton mode: :math:`w` of the linearised problem (3.17).
 
     Its Hessian :math:`\lambda I + \tilde X^\top H_p\tilde X/N` is formed explicitly
-    (:meth:`LinearizedRanking.hessian`) and factored; every quantity is evaluated in
+    (:meth:`LinearizedRanking.hessian`) and factored, or its Newton system is solved by
+    conjugate gradients preconditioned by the factor of a Hessian formed before (see
+    :meth:`_direction`); every quantity is evaluated in
     :math:`w` (scores :math:`\tilde Xw`), where :math:`\beta = Tw` would lose digits to
     cancellation in :math:`K_{\bullet\mathcal R}\beta` (the Newton direction in
     :math:`\beta`, :math:`T H_w^{-1}T^\top g`, has components of order
@@ -560,7 +571,21 @@ class _LinPoint:
     def __init__(self, lin: LinearizedRanking, beta: np.ndarray, g_scale: float) -> None:
         self.lin, self.w, self.g_scale, self.t = lin, lin.to_w(beta), g_scale, math.nan
         self.steps, self.stall = 0, ""
-        self.factor: Any = None  # the Cholesky factor of the last step's Hessian
+        self.hessians = self.cg = 0  # explicit Hessians formed; preconditioned CG steps
+        # the Cholesky factor of λI + A for a loss Hessian A formed before (at an earlier
+        # point of this solve or at another λ of the path): the CG preconditioner
+        self.precond: Any = None
+        reference = lin.reference_curvature()
+        if reference is not None:
+            try:
+                self.precond = cho_factor(reference + lin.lam * np.eye(reference.shape[0]),
+                                          lower=True, check_finite=False)
+            except np.linalg.LinAlgError:
+                self.precond = None
+        # CG steps cost two products with the m x r features X~ each, the explicit Hessian
+        # O(m r^2) (PairwiseLoss.hessian_form): a CG run past r / 8 steps costs about as
+        # much, and the Hessian is formed instead
+        self.cg_max = max(4, self.w.size // 8)
         self._set(lin.evaluate(self.w))
 
     def run(self, *, tol: float, max_iter: int, k: int, time_limit: float | None,
@@ -590,29 +615,64 @@ class _LinPoint:
     def beta(self) -> np.ndarray:
         return self.lin.to_beta(self.w)
 
+    def _direction(self, forcing: float | None = None, explicit: bool = False
+                   ) -> tuple[np.ndarray, float]:
+        r"""The Newton direction :math:`s \approx -H^{-1}g` at the current point and a bound
+        on its decrement's error: ``(s, slack)`` with :math:`-\frac12 g^\top s \le
+        \frac12 g^\top H^{-1}g \le -\frac12 g^\top s + {\rm slack}`.
+
+        Truncated Newton first (unless ``explicit``), when a Hessian formed before is at
+        hand: preconditioned CG on the Hessian products to ``forcing``, by default
+        :math:`\|r\| \le \min(0.1, \|g\|_{rel})\|g\|` (an inexact Newton method with a
+        forcing term of the order of the gradient keeps Newton's quadratic convergence:
+        Dembo, Eisenstat & Steihaug 1982), at most ``cg_max`` steps. CG from zero
+        minimises the quadratic model over its Krylov space, so its decrement is a lower
+        bound, short of the exact one by
+        :math:`\frac12 r^\top H^{-1}r \le \|r\|^2 / (2\lambda)` (:math:`H \succeq
+        \lambda I`): the slack. Otherwise, or when CG has not converged in ``cg_max``
+        steps, the Hessian is formed, factored and kept (for this solve's next steps and
+        the next λ of a path); the slack is then 0.
+        """
+        g = self.g
+        if self.precond is not None and not explicit:
+            if forcing is None:
+                forcing = min(0.1, self.rel) * float(np.linalg.norm(g))
+            s, _, its, residual = _pcg(
+                lambda v: self.lin.hess_vec(self.state, v), g,
+                lambda v: cho_solve(self.precond, v, check_finite=False), forcing, self.cg_max)
+            self.cg += its
+            if residual <= forcing and float(g @ s) < 0.0:
+                return s, residual**2 / (2.0 * self.lin.lam)
+        A = self.lin.loss_hessian(self.state)
+        self.hessians += 1
+        try:
+            factor = cho_factor(A + self.lin.lam * np.eye(A.shape[0]), lower=True,
+                                check_finite=False)
+        except np.linalg.LinAlgError:  # round-off: the gradient direction instead
+            return -g, 0.0
+        self.precond = factor
+        self.lin.keep_curvature(A)
+        return -cho_solve(factor, g, check_finite=False), 0.0
+
     def newton_step(self, rounding: float) -> str | None:
         """One damped Newton step; ``None`` on success, else why no step was taken
         (a Newton decrement below ``rounding |F|`` is not measurable).
 
-        Once the relative gradient is at ``ROUNDING_TOL``, the decrement is first
-        estimated with the last step's factor: after a full step the pairs in the
-        quadratic piece barely change, so a decrement estimated at most
-        ``STALE_DECREMENT`` of the rounding level is at that level without forming the
-        :math:`O(m r^2)` Hessian again (the stop that formed it to find no step)."""
-        if self.factor is not None and self.rel <= ROUNDING_TOL:
-            stale = 0.5 * float(self.g @ cho_solve(self.factor, self.g, check_finite=False))
-            if 0.0 <= stale <= STALE_DECREMENT * rounding * abs(self.f):
-                return ("the Newton decrement is at the rounding level of F (estimated "
-                        "with the last step's Hessian)")
-        try:
-            factor = cho_factor(self.lin.hessian(self.state), lower=True, check_finite=False)
-            s = -cho_solve(factor, self.g, check_finite=False)
-            self.factor = factor
-        except np.linalg.LinAlgError:  # round-off: the gradient direction instead
-            s = -self.g
-            self.factor = None
+        A CG direction whose decrement is at the rounding level but whose slack leaves
+        the exact one possibly above it is computed again, to a slack of a tenth of that
+        level; one that would still stop the run above ``ROUNDING_TOL`` (a stall) is
+        replaced by the direction of the explicit Hessian."""
+        level = rounding * abs(self.f)
+        s, slack = self._direction()
         decrement = -0.5 * float(self.g @ s)
-        if not decrement > rounding * abs(self.f):
+        if not decrement > level and decrement + slack > level:
+            s, slack = self._direction(forcing=math.sqrt(0.2 * self.lin.lam * level))
+            decrement = -0.5 * float(self.g @ s)
+        if not decrement > level and slack > 0.0 and self.rel > ROUNDING_TOL:
+            # a stall above ROUNDING_TOL: decided on the exact direction, as without CG
+            s, slack = self._direction(explicit=True)
+            decrement = -0.5 * float(self.g @ s)
+        if not decrement > level:
             return "the Newton decrement is at the rounding level of F"
         t, trial = self.lin.line_search(self.w, self.f, self.g, s)
         if trial is None:  # a direction spoiled by round-off: the gradient one

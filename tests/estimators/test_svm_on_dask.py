@@ -155,38 +155,89 @@ def test_local_steps_numpy_and_numba_agree():
 
     rng = np.random.default_rng(1)
     X = rng.normal(size=(200, 3))
-    y = np.where(rng.random(200) < 0.4, 1.0, -1.0)
+    y = np.where(rng.random(200) < 0.4, 1, -1).astype(np.int8)
     c = np.where(y > 0, 2.0, 1.0)
     w = rng.normal(size=3)
-    a_np, a_nb = np.zeros(200), np.zeros(200)
+    f_np, f_nb = np.zeros(200, np.float32), np.zeros(200, np.float32)
     # 40 passes: two calls of each kernel, the second resuming the first's state
-    dw_np, sy_np, p_np = dl.local_ascent(X, y, c, a_np, w, 0.3, 1.0, 0.5, 3.0, 40, 1e-3, 7,
-                                         "numpy")
-    dw_nb, sy_nb, p_nb = dl.local_ascent(X, y, c, a_nb, w, 0.3, 1.0, 0.5, 3.0, 40, 1e-3, 7,
-                                         "numba")
-    assert p_np == p_nb
-    np.testing.assert_allclose(a_nb, a_np, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(dw_nb, dw_np, rtol=1e-10, atol=1e-12)
-    assert sy_nb == pytest.approx(sy_np, rel=1e-10, abs=1e-12)
-    assert np.all((a_np >= 0) & (a_np <= c)) and np.any(a_np > 0)
-    np.testing.assert_allclose(dw_np, X.T @ (a_np * y), rtol=1e-10, atol=1e-12)
-    assert sy_np == pytest.approx(float(y @ a_np), abs=1e-10)
+    r_np = dl.local_ascent(X, y, 2.0, 1.0, f_np, w.copy(), 0.3, 1.0, 0.5, 3.0, 40, 1e-3, 7,
+                           "numpy")
+    r_nb = dl.local_ascent(X, y, 2.0, 1.0, f_nb, w.copy(), 0.3, 1.0, 0.5, 3.0, 40, 1e-3, 7,
+                           "numba")
+    assert r_np["passes"] == r_nb["passes"]
+    np.testing.assert_allclose(f_nb, f_np, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(r_nb["dw"], r_np["dw"], rtol=1e-9, atol=1e-10)
+    assert r_nb["dsy"] == pytest.approx(r_np["dsy"], rel=1e-9, abs=1e-10)
+    # the steps are taken to the stored float32 values: the direction is exactly that of
+    # the stored multipliers (alpha = c * frac), up to float64 round-off
+    alpha = c * f_np.astype(np.float64)
+    assert np.all((alpha >= 0) & (alpha <= c)) and np.any(alpha > 0) and np.any(alpha == c)
+    np.testing.assert_allclose(r_np["dw"], X.T @ (alpha * y), rtol=1e-10, atol=1e-12)
+    assert r_np["dsy"] == pytest.approx(float(y @ alpha), abs=1e-10)
+    assert r_np["dpos"] == pytest.approx(alpha[y > 0].sum(), abs=1e-10)
+    assert r_np["dneg"] == pytest.approx(alpha[y < 0].sum(), abs=1e-10)
 
 
 def test_local_steps_solve_the_block_subproblem():
-    # with shrinking and early stop the local loop still reaches the subproblem's optimum:
-    # its KKT conditions (projected gradients ~ 0) checked here from the returned alpha
+    # with shrinking and early stop the local loop still reaches the
+    # subproblem's optimum: its KKT conditions (projected gradients ~ 0) checked here
+    # from the returned (stored float32) multipliers
     from conicml.estimators import _dask_linear as dl
 
     rng = np.random.default_rng(2)
     X = rng.normal(size=(150, 3))
-    y = np.where(X[:, 0] + 0.5 * rng.normal(size=150) > 0, 1.0, -1.0)
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=150) > 0, 1, -1).astype(np.int8)
     c = np.ones(150)
     w, lin, rho, sy, sigma = np.zeros(3), 0.1, 1.0, 0.0, 2.0
-    a = np.zeros(150)
-    dw, dsy, passes = dl.local_ascent(X, y, c, a, w, lin, rho, sy, sigma, 5000, 1e-6, 3,
-                                      "numpy")
-    assert passes < 5000  # stopped by the spread test, not the pass cap
-    G = y * (X @ (w + sigma * dw) + lin + rho * (sy + sigma * dsy)) - 1.0
+    f = np.zeros(150, np.float32)
+    r = dl.local_ascent(X, y, 1.0, 1.0, f, w.copy(), lin, rho, sy, sigma, 5000, 1e-5, 3,
+                        "numpy")
+    assert r["passes"] < 5000  # stopped by the spread test, not the pass cap
+    a = c * f.astype(np.float64)
+    G = y * (X @ (w + sigma * r["dw"]) + lin + rho * (sy + sigma * r["dsy"])) - 1.0
     pg = np.where(a <= 0, np.minimum(G, 0), np.where(a >= c, np.maximum(G, 0), G))
-    assert np.max(pg) - np.min(pg) <= 1e-6
+    assert np.max(pg) - np.min(pg) <= 1e-5
+
+
+def test_block_state_is_float32_fractions():
+    # the multipliers kept on the workers between rounds: 4 bytes per row and point,
+    # exactly 0 or 1 at the bounds
+    from conicml.estimators import _dask_linear as dl
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 3))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=500) > 0, 5, 2)
+    state, out = dl._block_round(
+        X, y, None, 0.0, 5, 2.0, 1.0, np.zeros(3), np.zeros(2), 0.0, 1.0, 0.0, 1.0, 50,
+        1e-3, 0, "numpy")
+    a0, a1 = state
+    assert a0.dtype == a1.dtype == np.float32 and not a0.any()
+    assert np.all((a1 >= 0) & (a1 <= 1)) and np.any(a1 == 1.0)
+    s = np.where(y == 5, 1.0, -1.0)
+    np.testing.assert_allclose(out["dw"], X.T @ (a1 * np.where(s > 0, 2.0, 1.0) * s),
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_certificate_dual_is_that_of_the_stored_point():
+    # the dual bound the client forms from a block's class sums is the dual value of the
+    # stored multipliers (float32 fractions times the costs, in float64) made feasible by
+    # scaling the heavier class, recomputed here in memory from the closed form
+    # D(s a) = s 1'a - s^2/2 |X'(a y)|^2 at the best s in [0, 1]
+    from conicml.estimators import _dask_linear as dl
+
+    rng = np.random.default_rng(4)
+    n, d = 70_000, 5  # more than one chunk of the certificate's sums
+    X = rng.normal(size=(n, d))
+    y = np.where(rng.random(n) < 0.3, 1, -1).astype(np.int8)
+    f = rng.random(n).astype(np.float32)
+    f[rng.random(n) < 0.4] = 0.0
+    f[rng.random(n) < 0.2] = 1.0
+    out = dl._certificate_terms(X, y, 2.0, 0.5, f, rng.normal(size=d), np.zeros(3))
+    D = dl.feasible_dual(out["mass"][:1], out["vec"][:1])
+    a = np.where(y > 0, 2.0, 0.5) * f.astype(np.float64)
+    m_pos, m_neg = a[y > 0].sum(), a[y < 0].sum()
+    a = a * np.where(y > 0, min(1.0, m_neg / m_pos), min(1.0, m_pos / m_neg))
+    assert float(y @ a) == pytest.approx(0.0, abs=1e-9 * a.sum())
+    S, q = a.sum(), float(np.sum((X.T @ (a * y)) ** 2))
+    s = min(1.0, S / q)
+    assert D == pytest.approx(s * S - 0.5 * s * s * q, rel=1e-12)

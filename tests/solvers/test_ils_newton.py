@@ -32,8 +32,10 @@ def kernel_data(seed: int, n: int, kind: str = "twonorm"):
     return X, y
 
 
+# (9, 120, ringnorm): the BMPM search starts below c = 1/2 (the negative class's shift
+# held) and ends near 0.78 (a new block factor, the positive class's shift held)
 KERNEL_CASES = [(0, 60, "twonorm", "rbf"), (1, 80, "ringnorm", "rbf"),
-                (2, 70, "twonorm", "poly")]
+                (2, 70, "twonorm", "poly"), (9, 120, "ringnorm", "rbf")]
 KERNEL_IDS = [f"{k}-{kern}-n{n}" for _, n, k, kern in KERNEL_CASES]
 
 
@@ -128,6 +130,10 @@ def test_ils_newton_agrees_with_clarabel_and_ecos_on_kernel_programs(family, see
                                    atol=10 * sol_atol("ils-newton") * scale)
         f_ref = mm.decision_values(prog.data, ref_model, Xt)
         np.testing.assert_allclose(f, f_ref, atol=1e-3 * max(1.0, float(np.abs(f_ref).max())))
+        # the decoded worst-case accuracies: alpha = kappa^2 / (1 + kappa^2) from the
+        # objective (to the backends' objective accuracy), beta (BMPM: beta0 itself)
+        for key in ("alpha", "beta"):
+            assert model[key] == pytest.approx(ref_model[key], rel=obj_rtol("ils-newton"))
     # an independent specialized method with a certified gap (dinkelbach, tol 1e-10)
     # pins v far tighter than the backends can
     dk = cm.solve(prog, "dinkelbach")
@@ -262,9 +268,12 @@ def test_kernel_scatter_solves_match_dense_covariances():
     B = rng.normal(size=(Sx.shape[0], 3))
     np.testing.assert_allclose(sc.sigma_x(B), Sx @ B, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(sc.sigma_y(B), Sy @ B, rtol=1e-10, atol=1e-12)
-    # 0.31, 0.4: within a spread of 2 of the factor at 0.3, by conjugate gradients on
-    # H(c) preconditioned by it; 0.9: a new factor
-    for c in (0.3, 0.31, 0.4, 0.9):
+    # the block factor at 0.3 holds the negative class's shift; 0.31, 0.4: that shift
+    # within a factor 1.5 of the held one, by conjugate gradients on H(c) with a new
+    # Schur complement each; 0.9: a new factor (the positive class's shift held);
+    # 0.9 + 1e-7: the Schur complement of 0.9 reused (free shift within 2 %); 0.8: a new
+    # Schur complement
+    for c in (0.3, 0.31, 0.4, 0.9, 0.9 + 1e-7, 0.8):
         M = c * Sx + (1 - c) * Sy
         ref = np.linalg.solve(M, B)
         X = sc.solve(c, B)
@@ -272,9 +281,49 @@ def test_kernel_scatter_solves_match_dense_covariances():
         # the solve's own acceptance test: the residual of M(c) itself
         assert np.all(np.linalg.norm(M @ X - B, axis=0)
                       <= 1e-12 * np.linalg.norm(B, axis=0))
-    assert sc.factorisations == 2 and sc.cg_solves == 2
+    assert sc.factorisations == 2 and sc.cg_solves == 4 and sc.schur_factorisations == 5
     d = prog.data["d"]
     np.testing.assert_allclose(sc.solve_y(d), np.linalg.solve(Sy, d), rtol=1e-8)
+
+
+@pytest.mark.parametrize("hold_x", [True, False])
+def test_block_factor_is_a_cholesky_factor_of_the_shifted_gram(hold_x):
+    # L L^T = diag(s0 I_f, t I_v) + G for the block factor (held shift s0 on block f,
+    # free shift t on block v by a Schur complement), checked against dense solves
+    from conicml.contracts.minimax import _BlockFactor
+
+    rng = np.random.default_rng(4)
+    n, n_x = 30, 12
+    A = rng.normal(size=(n, 8))
+    G = A @ A.T  # rank 8: the shifts alone make it definite
+    x, y = slice(0, n_x), slice(n_x, n)
+    f, v = (x, y) if hold_x else (y, x)
+    s0 = 1e-2
+    F = _BlockFactor(G, f, v, s0)
+    B = rng.normal(size=(n, 3))
+    for t in (3e-3, 0.5):
+        P = G.copy()
+        P[f, f] += s0 * np.eye(P[f, f].shape[0])
+        P[v, v] += t * np.eye(P[v, v].shape[0])
+        np.testing.assert_allclose(F.upper(t, F.lower(t, B)), np.linalg.solve(P, B),
+                                   rtol=1e-9, atol=1e-9 * np.abs(np.linalg.solve(P, B)).max())
+        np.testing.assert_allclose(F.upper_times(t, F.upper(t, B)), B, atol=1e-10)
+
+
+def test_kernel_bmpm_factors_its_order_n_system_once():
+    # the weight search of a kernel BMPM (start weight 0.78, optimum 0.97) with one
+    # block factorisation: the later weights by Schur complements of one class's order
+    # and conjugate gradients; the optimum that of dinkelbach (independent method)
+    X, y = kernel_data(3, 200, "twonorm")
+    beta0 = 0.5 * mm.bmpm(X, y, 0.0, ridge=1e-3, kernel="rbf").data["beta0_max"]
+    prog = mm.bmpm(X, y, beta0, ridge=1e-3, kernel="rbf")
+    sol = cm.solve(prog, "ils-newton")
+    assert sol.status is cm.Status.OPTIMAL, sol.message
+    sc = prog.data["scatter"]
+    assert sc.factorisations == 2  # the block factor and Sigma_y's (beta0_max)
+    assert sc.schur_factorisations >= 2 and sc.cg_solves >= 2
+    dk = cm.solve(prog, "dinkelbach")
+    assert sol.objective == pytest.approx(dk.objective, rel=1e-9)
 
 
 def test_ridge_stack_products_match_the_dense_matrix():
