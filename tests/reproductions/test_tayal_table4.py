@@ -22,3 +22,90 @@ def test_strict_auc_counts_ties_zero():
     assert strict_auc(y, np.zeros(8)) == 0.0
     # by hand: positives 1, 0; negatives 0, 0 -> pairs (1>0) twice, (0>0) never: 2/4
     assert strict_auc(np.array([1.0, 1, -1, -1]), np.array([1.0, 0, 0, 0])) == 0.5
+
+
+def _toy(seed=0, m=60, d=3):
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(m) < m // 4, 1.0, -1.0)
+    X = rng.normal(size=(m, d)) + 0.8 * (y > 0)[:, None]
+    return X, y
+
+
+@pytest.mark.parametrize("solver", ["CLARABEL", "ECOS"])
+def test_nobias_svm_matches_the_kernel_svm_without_bias_by_cvxpy(solver):
+    # the paper's (3) with the Gaussian kernel and no b, solved independently in the
+    # kernel expansion f = K beta: min (1/m) sum hinge(y_i f_i) + lam/2 beta' K beta
+    cp = pytest.importorskip("cvxpy")
+    if solver not in cp.installed_solvers():
+        pytest.skip(f"{solver} not installed")
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from conicml.reproductions.tayal_table4 import _nobias_svm
+
+    X, y = _toy()
+    Xa, ya, Xb = X[:45], y[:45], X[45:]
+    gamma, lam = 0.2, 2.0**-4  # C = 1/(lam m) = 0.36: a well-conditioned dual
+    ours = _nobias_svm(Xa, ya, Xb, [lam], "SVM", gamma)[lam]
+    K = rbf_kernel(Xa, Xa, gamma=gamma)
+    beta = cp.Variable(ya.size)
+    f = K @ beta
+    obj = cp.sum(cp.pos(1 - cp.multiply(ya, f))) / ya.size \
+        + lam / 2 * cp.quad_form(beta, cp.psd_wrap(K))
+    cp.Problem(cp.Minimize(obj)).solve(solver=solver)
+    ref = rbf_kernel(Xb, Xa, gamma=gamma) @ beta.value
+    # LIBLINEAR stops at a dual gradient tolerance 1e-4: decision values to 1e-3 of
+    # their scale
+    assert np.max(np.abs(ours - ref)) <= 1e-3 * np.max(np.abs(ref))
+
+
+def test_method_splits_follows_the_stated_reductions():
+    from conicml.reproductions import tayal_table4 as t4
+
+    small, mid, big = t4.RANKSVM_MAX_ROWS, t4.RANKSVM_MAX_HEAVY_ROWS, t4.HEAVY_ROWS + 1
+    assert t4.method_splits("RANK-RC", 10**5, 20, 3) == 20
+    assert t4.method_splits("SVM", big, 20, 3) == 20
+    assert t4.method_splits("RANK-SVM", small, 20, 3) == 20
+    assert t4.method_splits("RANK-SVM", mid, 20, 3) == 3
+    assert t4.method_splits("RANK-SVM", mid + 1, 20, 3) == 0
+    if t4.SMOTE is not None:
+        assert t4.method_splits("SVM-SMT", t4.HEAVY_ROWS, 20, 3) == 20
+        assert t4.method_splits("SVM-SMT", big, 20, 3) == 3
+    assert t4.method_splits("SVM-W", big, 20, 3) == 20
+    assert t4.method_splits("KNN", big, 2, 3) == 2
+
+
+def test_evaluate_runs_each_method_on_its_first_splits():
+    from conicml.reproductions.tayal_table4 import evaluate
+
+    X, y = _toy(1, m=80)
+    plan = evaluate(X, y, {"KNN": 3, "SVM": 1}, 3, 2)
+    assert [len(v) for v in plan["KNN"]] == [3, 3, 3, 3]  # auc, strict, chosen, seconds
+    assert [len(v) for v in plan["SVM"]] == [1, 1, 1, 1]
+    alone = evaluate(X, y, ["KNN", "SVM"], 1, 2, n_jobs=1)
+    # the first split and its folds do not depend on how many splits run
+    assert plan["SVM"][0][0] == pytest.approx(alone["SVM"][0][0], abs=1e-9)
+    assert plan["KNN"][0][0] == pytest.approx(alone["KNN"][0][0], abs=1e-9)
+
+
+@pytest.mark.slow
+def test_evaluate_gives_the_same_numbers_in_two_processes():
+    from conicml.reproductions.tayal_table4 import evaluate
+
+    X, y = _toy(2, m=80)
+    one = evaluate(X, y, ["KNN", "SVM-W"], 2, 2, n_jobs=1)
+    two = evaluate(X, y, ["KNN", "SVM-W"], 2, 2, n_jobs=2)
+    for m in one:
+        assert one[m][0] == pytest.approx(two[m][0], abs=1e-9)
+        assert one[m][2] == two[m][2]
+
+
+def test_evaluate_rounds_stops_at_the_budget_with_every_set_on_the_same_splits():
+    from conicml.reproductions.tayal_table4 import evaluate_rounds
+
+    (X, y), (X2, y2) = _toy(3, m=100), _toy(4, m=104)  # SMOTE needs 6 positives a fold
+    # budget 0: the first round runs (no estimate yet), the second would exceed it
+    res, rounds = evaluate_rounds([("a", X, y), ("b", X2, y2)], 3, 2, 1, budget=0.0,
+                                  report=lambda msg: None)
+    assert rounds == 1
+    for label in ("a", "b"):
+        assert {len(v[0]) for v in res[label].values()} == {1}
