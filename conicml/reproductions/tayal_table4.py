@@ -44,7 +44,7 @@ import conicml as cm  # noqa: E402
 from conicml.estimators.ranking import ranking_path  # noqa: E402
 from conicml.formulations import ranking  # noqa: E402
 
-from ._harness import machine, write_results  # noqa: E402
+from ._harness import machine, progress, write_results  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "slash"
@@ -303,7 +303,7 @@ def evaluate_rounds(sets, splits, folds, heavy, seed=0, n_jobs=1, budget=np.inf,
            for label in data}
     last = {}  # seconds per (data set, method) in the latest round that ran it
     rounds = 0
-    for r in range(splits):
+    for r in progress(range(splits), "rounds"):
         jobs = [(label, [m for m, k in plans[label].items() if k > r]) for label in data]
         jobs = [(label, ms) for label, ms in jobs if ms]
         jobs.sort(key=lambda job: -data[job[0]][0].shape[0])  # the largest first
