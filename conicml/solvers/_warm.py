@@ -208,7 +208,8 @@ def _active_set_alpha(alpha: np.ndarray, y: np.ndarray, u_old: np.ndarray,
     leaves :math:`[0, u_i]` goes to that bound, a zero one with margin
     :math:`y_if_i < 1` or a bounded one with margin :math:`> 1` becomes free, and the
     system is solved again (a primal-dual active-set iteration), at most
-    ``PREDICTOR_ROUNDS`` times. Margins are compared with LIBSVM's tolerance 1e-3; the
+    ``PREDICTOR_ROUNDS`` times (each status update compiled, :func:`_step_numpy` its
+    NumPy twin). Margins are compared with LIBSVM's tolerance 1e-3; the
     SMO run that follows certifies the point either way.
 
     ``held = (bounded, u, g)``: the previous prediction's bounded set, its costs and
@@ -228,39 +229,69 @@ def _active_set_alpha(alpha: np.ndarray, y: np.ndarray, u_old: np.ndarray,
     scale = np.where(np.isfinite(u_old), u_old, 1.0)
     status = np.where(alpha <= 1e-12 * scale, 0, np.where(alpha >= u_old * (1 - 1e-12), 2, 1))
     g_bound = _bound_product(status == 2, u_new, y, columns, held)
+    free, bound = np.flatnonzero(status == 1), np.flatnonzero(status == 2)
+    bal = -float(y[bound] @ u_new[bound])
+    step = _step_numpy if _step_engine() is None else _step_engine().active_set_step
     for _ in range(PREDICTOR_ROUNDS):
-        free, bound = np.flatnonzero(status == 1), np.flatnonzero(status == 2)
         if free.size > PREDICTOR_MAX_FREE or free.size == 0:
             return None
         KF, free = columns.front(free)  # K[:, free] in the order of the store
         yf = y[free]
-        rhs, bal = 1.0 - yf * g_bound[free], -float(y[bound] @ u_new[bound])
+        rhs = 1.0 - yf * g_bound[free]
         sol = (_kkt_solve(yf, KF[free], rhs, bal) if factor is None
                else factor.solve(free, KF, rhs, bal))
         if sol is None:
             return None
         a_free, b = sol
         p_free = KF @ (a_free * yf)
-        margin = y * (g_bound + p_free + b)
-        new = status.copy()
-        new[free[a_free < 0]] = 0
-        new[free[a_free > u_new[free]]] = 2
-        new[(status == 0) & (margin < 1 - 1e-3)] = 1
-        new[(status == 2) & (margin > 1 + 1e-3)] = 1
-        if np.array_equal(new, status):
+        new, changed, free_next, enter, leave, bal = step(
+            status, free, a_free, u_new, y, g_bound, p_free, b, MARGIN_TOL)
+        if not changed:
             a = np.zeros(y.size)
-            a[bound] = u_new[bound]
+            bounded = status == 2
+            a[bounded] = u_new[bounded]
             a[free] = a_free
-            return a, free, KF, g_bound, status == 2, p_free
+            return a, free, KF, g_bound, bounded, p_free
         # g_B follows the variables entering and leaving the bound
-        enter = np.flatnonzero((new == 2) & (status != 2))
-        leave = np.flatnonzero((status == 2) & (new != 2))
         moved = np.concatenate([enter, leave])
         if moved.size:
             sign = np.concatenate([np.ones(enter.size), -np.ones(leave.size)])
             g_bound = g_bound + columns.product(moved, sign * u_new[moved] * y[moved])
-        status = new
+        status, free = new, free_next
     return None
+
+
+#: LIBSVM's tolerance on the margins :math:`y_if_i` against 1 in the status updates.
+MARGIN_TOL = 1e-3
+
+
+def _step_engine() -> Any:
+    """The compiled status update (:mod:`._smo_numba`), or ``None`` for the NumPy twin."""
+    from ._options import load_engine
+
+    return load_engine("smo", "auto", "_smo_numba")
+
+
+def _step_numpy(status: np.ndarray, free: np.ndarray, a_free: np.ndarray, u: np.ndarray,
+                y: np.ndarray, g: np.ndarray, p: np.ndarray, b: float, tol: float
+                ) -> tuple[np.ndarray, int, np.ndarray, np.ndarray, np.ndarray, float]:
+    r"""One status update of :func:`_active_set_alpha` with the margins
+    :math:`y_i(g_i + p_i + b)`: a free variable outside :math:`[0, u_i]` goes to that
+    bound, a zero one with margin :math:`< 1 - tol` or a bounded one with margin
+    :math:`> 1 + tol` becomes free. Returns ``(new, changed, free, enter, leave, bal)``
+    (see :func:`conicml.solvers._smo_numba.active_set_step`, its compiled twin)."""
+    margin = y * (g + p + b)
+    new = status.copy()
+    new[free[a_free < 0]] = 0
+    new[free[a_free > u[free]]] = 2
+    new[(status == 0) & (margin < 1 - tol)] = 1
+    new[(status == 2) & (margin > 1 + tol)] = 1
+    changed = int(np.count_nonzero(new != status))
+    bound = np.flatnonzero(new == 2)
+    enter = np.flatnonzero((new == 2) & (status != 2))
+    leave = np.flatnonzero((status == 2) & (new != 2))
+    return (new, changed, np.flatnonzero(new == 1), enter, leave,
+            -float(y[bound] @ u[bound]))
 
 
 def _kkt_solve(yf: np.ndarray, KFF: np.ndarray, r: np.ndarray, s: float,

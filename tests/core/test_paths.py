@@ -174,6 +174,32 @@ def test_smo_predictor_factor_update_is_the_bordered_solve():
     assert factor.updates == 4 and factor.refactors == 2  # the first and the last set
 
 
+def test_the_compiled_status_update_is_its_numpy_twin():
+    # the predictor's status update, compiled and NumPy (the NumPy twin is the
+    # reference: the same margins, the same comparisons), on statuses of every kind
+    pytest.importorskip("numba")
+    from conicml.solvers._smo_numba import active_set_step
+    from conicml.solvers._warm import MARGIN_TOL, _step_numpy
+
+    rng = np.random.default_rng(11)
+    n = 300
+    for _ in range(5):
+        status = rng.integers(0, 3, size=n)
+        free = np.flatnonzero(status == 1)
+        u = rng.uniform(0.5, 2.0, size=n)
+        a_free = rng.uniform(-0.5, 2.5, size=free.size)
+        y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+        g, p = rng.normal(size=n), rng.normal(size=n)
+        b = float(rng.normal())
+        got = active_set_step(status, free, a_free, u, y, g, p, b, MARGIN_TOL)
+        ref = _step_numpy(status, free, a_free, u, y, g, p, b, MARGIN_TOL)
+        assert got[1] == ref[1] > 0
+        for x, r in zip(got[:1] + got[2:5], ref[:1] + ref[2:5]):
+            np.testing.assert_array_equal(x, r)
+        # the balance: one sum in another order
+        assert got[5] == pytest.approx(ref[5], rel=1e-12, abs=1e-12 * n)
+
+
 @pytest.mark.parametrize("backend", ["clarabel", "ecos"])
 def test_a_weighted_smo_path_equals_cold_smo_and_a_generic_backend(backend):
     # class and sample weights (per-variable costs): each value of the warm smo path
