@@ -110,9 +110,10 @@ class _Columns:
 
     def _ensure(self, idx: np.ndarray) -> None:
         """Compute the columns ``idx`` not yet in the store (not for a Gram matrix)."""
-        missing = np.unique(idx[self._slot[idx] < 0])
+        missing = idx[self._slot[idx] < 0]
         if not missing.size:
             return
+        missing = np.unique(missing)
         if self._used + missing.size > self._store.shape[1]:
             # reserved at once up to what a path keeps (PATH_COLUMNS_BYTES): memory that is
             # never written is never mapped, and the store is then never copied to grow
@@ -156,10 +157,10 @@ class _Columns:
             return self.X[:, idx], idx
         self._ensure(idx)
         m = idx.size
-        wanted = np.zeros(self.n, dtype=bool)
-        wanted[idx] = True
         late = idx[self._slot[idx] >= m]  # wanted, behind the front
         if late.size:
+            wanted = np.zeros(self.n, dtype=bool)
+            wanted[idx] = True
             head = self._col[:m]
             spare = np.flatnonzero(~wanted[head])[:late.size]  # front slots to give up
             a, b = spare, self._slot[late]
