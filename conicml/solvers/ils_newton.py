@@ -59,6 +59,10 @@ class _Curve:
                  a: tuple[float, float], b: tuple[float, float]) -> None:
         self.d, self.Sx, self.Sy, self.a, self.b = d, Sx, Sy, a, b
 
+    def dot(self, a: np.ndarray, b: np.ndarray) -> float:
+        """The inner product of the program's coordinates."""
+        return float(a @ b)
+
     def sx_mv(self, w: np.ndarray) -> np.ndarray:
         r""":math:`\Sigma_x w`."""
         return self.Sx @ w
@@ -99,16 +103,18 @@ class _Curve:
             return None
         (ax, ay), (bx, by) = self.a, self.b
         wu, Sxwu, Sywu = self.solve_products(c, L, self.d)
-        q = float(self.d @ wu)
+        q = self.dot(self.d, wu)
         if not q > 0:
             return None
         w = wu / q
         if Sxwu is None or Sywu is None:
             Sxw, Syw = self.sx_mv(w), self.sy_mv(w)
+            sxx, syy = self.dot(w, Sxw), self.dot(w, Syw)
         else:
             Sxw, Syw = Sxwu / q, Sywu / q
-        sx = math.sqrt(max(float(w @ Sxw), 0.0))
-        sy = math.sqrt(max(float(w @ Syw), 0.0))
+            sxx, syy = self.dot(wu, Sxwu) / (q * q), self.dot(wu, Sywu) / (q * q)
+        sx = math.sqrt(max(sxx, 0.0))
+        sy = math.sqrt(max(syy, 0.0))
         N = 1.0 - ax * sx - ay * sy
         D = bx * sx + by * sy
         A, B = ax * D + bx * N, ay * D + by * N
@@ -127,7 +133,7 @@ class _Curve:
         if parts is None:
             return out
         L, q, Sxw, Syw, A, B, num, den = parts
-        c, w, sx, sy = out["c"], out["w"], out["sx"], out["sy"]
+        c, sx, sy = out["c"], out["sx"], out["sy"]
         (ax, ay), (bx, by) = self.a, self.b
         if den > 0 and sx > 0 and sy > 0:
             # w_u' = -M^{-1}(Sx - Sy) w_u; w = w_u/q, so w' = (w_u' - w dq)/q
@@ -135,9 +141,12 @@ class _Curve:
             # full accuracy), so its solve stops at a looser relative residual
             lo_, hi_ = _DERIVATIVE_RTOL
             rtol = min(max(_DERIVATIVE_GAIN * abs(float(out["g"])), lo_), hi_)
-            dwu = -self.solve(c, L, q * (Sxw - Syw), rtol=rtol)
-            dw = (dwu - w * float(self.d @ dwu)) / q
-            dsx, dsy = float(Sxw @ dw) / sx, float(Syw @ dw) / sy
+            # (inner products of the solve's own result: a GramScatter keeps its K X)
+            xs = self.solve(c, L, q * (Sxw - Syw), rtol=rtol)  # -w_u'
+            dd = -self.dot(self.d, xs)
+            # w' = (w_u' - w d^T w_u') / q and w^T Sigma w = sigma^2
+            dsx = (-self.dot(xs, Sxw) - dd * sx * sx) / (q * sx)
+            dsy = (-self.dot(xs, Syw) - dd * sy * sy) / (q * sy)
             dN, dD = -ax * dsx - ay * dsy, bx * dsx + by * dsy
             dA, dB = ax * dD + bx * dN, ay * dD + by * dN
             dnum = (dA * (1 - c) * sy - A * sy + A * (1 - c) * dsy
@@ -157,6 +166,9 @@ class _ScatterCurve(_Curve):
     def __init__(self, d: np.ndarray, scatter: KernelScatter, a: tuple[float, float],
                  b: tuple[float, float]) -> None:
         self.d, self.scatter, self.a, self.b = d, scatter, a, b
+
+    def dot(self, a: np.ndarray, b: np.ndarray) -> float:
+        return self.scatter.dot(a, b)
 
     def sx_mv(self, w: np.ndarray) -> np.ndarray:
         with one_blas_thread():
@@ -203,11 +215,11 @@ def _delegate(program: Program, reason: str, options: dict) -> Solution:
 def _start_weight(curve: _Curve, x0: np.ndarray) -> float:
     """The reweighting fixed-point weight of a warm start ``x0`` (0.5 if it has none)."""
     d = curve.d
-    if not float(d @ x0) > 0:
+    if not curve.dot(d, x0) > 0:
         raise OptionError(f"x0 must be a vector of length {d.size} with x0 @ d > 0")
-    w0 = x0 / float(d @ x0)
-    sx0 = math.sqrt(max(float(w0 @ curve.sx_mv(w0)), 0.0))
-    sy0 = math.sqrt(max(float(w0 @ curve.sy_mv(w0)), 0.0))
+    w0 = x0 / curve.dot(d, x0)
+    sx0 = math.sqrt(max(curve.dot(w0, curve.sx_mv(w0)), 0.0))
+    sy0 = math.sqrt(max(curve.dot(w0, curve.sy_mv(w0)), 0.0))
     (ax, ay), (bx, by) = curve.a, curve.b
     N0, D0 = 1 - ax * sx0 - ay * sy0, bx * sx0 + by * sy0
     A0, B0 = ax * D0 + bx * N0, ay * D0 + by * N0
@@ -388,7 +400,9 @@ def solve_ils_newton(
     scatter = data.get("scatter")
     a_b = (tuple(float(v) for v in data["a"]), tuple(float(v) for v in data["b"]))
     if isinstance(scatter, KernelScatter) and (Sx is None or Sy is None):
-        curve: _Curve = _ScatterCurve(d, scatter, *a_b)
+        # a program in dual coefficients (GramScatter): the curve works on the
+        # representative of d, with K's inner product (d itself is K d_rep)
+        curve: _Curve = _ScatterCurve(getattr(scatter, "d_rep", d), scatter, *a_b)
     else:
         if Sx is None or Sy is None:
             Rx, Ry = np.asarray(data["Rx"], dtype=float), np.asarray(data["Ry"], dtype=float)
@@ -399,7 +413,7 @@ def solve_ils_newton(
     elif isinstance(curve, _ScatterCurve):
         # kernel programs (one factorisation of order n per far step): the reweighting
         # weight of w = d, from products alone; nearer the BMPM optima (c -> 1) than 1/2
-        c = _start_weight(curve, d)
+        c = _start_weight(curve, curve.d)
     else:
         c = 0.5
     setup_time = driver.elapsed
@@ -463,11 +477,11 @@ def solve_ils_newton(
             reason = 4
             break
         cur = nxt
-    w = cur["w"] if cur["N"] > 0 else best["w"]
+    last = cur if cur["N"] > 0 else best
+    w = last["w"]
     solve_time = driver.elapsed
     status = STATUS_MAP[reason]
-    sx = math.sqrt(max(float(w @ curve.sx_mv(w)), 0.0))
-    sy = math.sqrt(max(float(w @ curve.sy_mv(w)), 0.0))
+    sx, sy = last["sx"], last["sy"]  # of this w (evaluate)
     (ax, ay), (bx, by) = curve.a, curve.b
     N, D = 1 - ax * sx - ay * sy, bx * sx + by * sy
     kappa = N / D if D > 0 else math.inf
@@ -476,7 +490,7 @@ def solve_ils_newton(
     # the solver's own report (conicml.solve recomputes the program's certificate,
     # fractional_certificate, beside it): the margin row of the perspective point and
     # the stationarity |g(c)| on the weight curve; no gap estimate of its own
-    row = float(d @ v) - ax * sx / N - ay * sy / N
+    row = curve.dot(curve.d, v) - ax * sx / N - ay * sy / N
     return Solution(
         status=status, solver="ils-newton", objective=objective, values={"v": v},
         iterations=len(history), setup_time=setup_time, solve_time=solve_time,
