@@ -432,9 +432,10 @@ class KernelScatter:
 
     def _start(self, c: float, T: np.ndarray) -> np.ndarray | None:
         r"""A first iterate :math:`S` for :math:`H(c)S = T`: for one right-hand side
-        nearly parallel to one solved before at a weight within a spread of 1.5 of ``c``
-        (along the weight curve the same right-hand side recurs at ever closer weights),
-        that solution scaled to it, the nearest such; else ``None`` (start at 0)."""
+        within an angle of 1e-2 of one solved before at a weight within a spread of 1.5
+        of ``c`` (along the weight curve the same right-hand side recurs at ever closer
+        weights, and the derivative's moves slowly), that solution scaled to it, the
+        nearest such; else ``None`` (start at 0)."""
         if T.shape[1] != 1 or not self._recent:
             return None
         t = T[:, 0]
@@ -443,7 +444,7 @@ class KernelScatter:
         for cp, tp, sp in self._recent:
             tpt = float(tp @ t)
             cos2 = tpt * tpt / max(tt * float(tp @ tp), np.finfo(float).tiny)
-            if cos2 > 1.0 - 1e-10 and self.spread(c, cp) < best:
+            if cos2 > 1.0 - 1e-4 and self.spread(c, cp) < best:
                 best, start = self.spread(c, cp), (sp * (tpt / float(tp @ tp)))[:, None]
         return start
 
@@ -688,6 +689,15 @@ class GramScatter(KernelScatter):
         kv = self.kmul(v)
         self._kcache = [(v, kv)] + self._kcache[:1]
         return kv
+
+    def sigma_sq(self, z: np.ndarray, a: int) -> float:
+        r""":math:`\sigma_a^2 = \|J_a(Kz)_a\|^2 + \rho_a z^\top Kz` (class ``a``: 0 positive,
+        1 negative), from one product with :math:`K` shared by both classes."""
+        with one_blas_thread():
+            kz = self._k_of(z)
+        blk = self._blocks_xy[a]
+        cz = self._centre(kz[blk], a, 1)
+        return float(cz @ cz) + (self.rho_x, self.rho_y)[a] * float(z @ kz)
 
     def inner(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         return _euclid(A, self.kmul(B))

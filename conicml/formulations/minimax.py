@@ -416,9 +416,7 @@ class _CoefficientStack:
 
     def norm(self, z: np.ndarray) -> float:
         r""":math:`\sigma_a(z) = \|Rz\|`."""
-        sc = self.scatter
-        S = sc.sigma_x(z) if self.a == 0 else sc.sigma_y(z)
-        return math.sqrt(max(sc.dot(z, S), 0.0))
+        return math.sqrt(max(self.scatter.sigma_sq(np.asarray(z, dtype=float), self.a), 0.0))
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         if self._dense is None:

@@ -48,6 +48,13 @@ _MAX_STEP = 2.0
 #: relative error e of g' leaves e |g| in the next |g| beside Newton's own O(g^2), so
 #: its solve stops at _DERIVATIVE_GAIN |g| within these bounds.
 _SOLVE_RTOL = 1e-13
+#: Far from the root an evaluation only steers the next Newton step: its solve stops at
+#: _FAR_GAIN g^2 (g the current point's; the next |g| is about a tenth of g^2 or more)
+#: within (_SOLVE_RTOL, _FAR_RTOL), and a point is evaluated again at _SOLVE_RTOL before
+#: its g is used when |g| is within _FAR_MARGIN times that tolerance.
+_FAR_GAIN = 1e-3
+_FAR_RTOL = 1e-6
+_FAR_MARGIN = 100.0
 _DERIVATIVE_RTOL = (1e-10, 1e-5)
 _DERIVATIVE_GAIN = 1e-3
 
@@ -77,11 +84,12 @@ class _Curve:
         is for the iterative solves of :class:`_ScatterCurve`)."""
         return cho_solve((L, True), b, check_finite=False)
 
-    def solve_products(self, c: float, L: np.ndarray, b: np.ndarray
+    def solve_products(self, c: float, L: np.ndarray, b: np.ndarray,
+                       rtol: float = _SOLVE_RTOL
                        ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
         r""":math:`x = M(c)^{-1}b` and, where the solve has them anyway,
         :math:`\Sigma_x x`, :math:`\Sigma_y x` (else ``None``)."""
-        return self.solve(c, L, b), None, None
+        return self.solve(c, L, b, rtol=rtol), None, None
 
     def factor(self, c: float) -> np.ndarray | None:
         """Lower Cholesky factor of :math:`M(c)`, ``None`` if not numerically definite."""
@@ -96,13 +104,15 @@ class _Curve:
             return None
         return L
 
-    def evaluate(self, c: float, derivative: bool = True) -> dict | None:
-        r"""``w``, :math:`\sigma`'s, :math:`N`, :math:`D`, :math:`g` and :math:`g'` at ``c``."""
+    def evaluate(self, c: float, derivative: bool = True,
+                 rtol: float = _SOLVE_RTOL) -> dict | None:
+        r"""``w``, :math:`\sigma`'s, :math:`N`, :math:`D`, :math:`g` and :math:`g'` at ``c``
+        (``w`` to the relative residual ``rtol`` of an iterative solve)."""
         L = self.factor(c)
         if L is None:
             return None
         (ax, ay), (bx, by) = self.a, self.b
-        wu, Sxwu, Sywu = self.solve_products(c, L, self.d)
+        wu, Sxwu, Sywu = self.solve_products(c, L, self.d, rtol)
         q = self.dot(self.d, wu)
         if not q > 0:
             return None
@@ -121,7 +131,7 @@ class _Curve:
         num = A * (1.0 - c) * sy - B * c * sx
         den = A * (1.0 - c) * sy + B * c * sx
         out = {"c": c, "w": w, "sx": sx, "sy": sy, "N": N, "D": D,
-               "g": num / den if den > 0 else math.nan, "dg": math.nan,
+               "g": num / den if den > 0 else math.nan, "dg": math.nan, "rtol": rtol,
                "_parts": (L, q, Sxw, Syw, A, B, num, den)}
         if derivative:
             self.add_derivative(out)
@@ -168,7 +178,8 @@ class _ScatterCurve(_Curve):
         self.d, self.scatter, self.a, self.b = d, scatter, a, b
 
     def dot(self, a: np.ndarray, b: np.ndarray) -> float:
-        return self.scatter.dot(a, b)
+        with one_blas_thread():  # (a product with K for a GramScatter)
+            return self.scatter.dot(a, b)
 
     def sx_mv(self, w: np.ndarray) -> np.ndarray:
         with one_blas_thread():
@@ -182,9 +193,10 @@ class _ScatterCurve(_Curve):
         # the solve factors (or reuses a factor) itself; M(c) is definite on (0, 1)
         return c if 0.0 < c < 1.0 else None
 
-    def evaluate(self, c: float, derivative: bool = True) -> dict | None:
+    def evaluate(self, c: float, derivative: bool = True,
+                 rtol: float = _SOLVE_RTOL) -> dict | None:
         try:
-            return super().evaluate(c, derivative)
+            return super().evaluate(c, derivative, rtol)
         except np.linalg.LinAlgError:
             # a block factor not numerically definite (a ridge at rounding level of the
             # Gram matrix): treated as a point where M(c) is not definite
@@ -195,11 +207,11 @@ class _ScatterCurve(_Curve):
         with one_blas_thread():  # matrix-vector products: one thread (see factor)
             return self.scatter.solve(c, b, rtol=rtol)
 
-    def solve_products(self, c: float, L: object, b: np.ndarray
-                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def solve_products(self, c: float, L: object, b: np.ndarray,
+                       rtol: float = _SOLVE_RTOL) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         # the solve's residual check forms Sigma_x x and Sigma_y x: kept, not redone
         with one_blas_thread():
-            return self.scatter.solve(c, b, rtol=_SOLVE_RTOL, products=True)
+            return self.scatter.solve(c, b, rtol=rtol, products=True)
 
 
 def _delegate(program: Program, reason: str, options: dict) -> Solution:
@@ -252,7 +264,8 @@ def _next_point(curve: _Curve, cur: dict, lo: float,
             cn = ct
         elif not (math.isfinite(cn) and lo < cn < hi):
             cn = 0.5 * (lo + hi)
-    nxt = curve.evaluate(cn, derivative=False)
+    rtol = min(max(_FAR_GAIN * g * g, _SOLVE_RTOL), _FAR_RTOL)
+    nxt = curve.evaluate(cn, derivative=False, rtol=rtol)
     while nxt is None or not nxt["N"] > 0 or not math.isfinite(nxt["g"]):
         # outside the positive arc (or M(c) not definite next to an end): the
         # optimum lies between the current point and this one
@@ -264,7 +277,11 @@ def _next_point(curve: _Curve, cur: dict, lo: float,
         if abs(cn - c) <= 4 * np.finfo(float).eps * max(c, 1e-300):
             nxt = None
             break
-        nxt = curve.evaluate(cn, derivative=False)
+        nxt = curve.evaluate(cn, derivative=False, rtol=rtol)
+    if nxt is not None and nxt["rtol"] > _SOLVE_RTOL and \
+            abs(nxt["g"]) <= _FAR_MARGIN * nxt["rtol"]:
+        # near the root: g to full accuracy before its sign and size are used
+        nxt = curve.evaluate(cn, derivative=False) or nxt
     return nxt, lo, hi
 
 
