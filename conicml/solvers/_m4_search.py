@@ -230,6 +230,10 @@ def solve_soft_m4(
                             lambda r: (G(r), slopes[r]), 0.0, kappa,
                             tol=tol * max(1.0, kappa), max_iter=max_iter, x0=x0,
                             lo_bound=0.0,
+                            # a slack certified zero next to 0: G(0) = 0, G'(0+) = 1
+                            # without a solve
+                            lo_known=(0.0, 1.0) if data["m4"].strictly_separable()
+                            else None,
                             # G <= rho <= kappa: values closer than this are inner-solve
                             # noise (the slope decides): near a flat maximum the inner
                             # solves' values differ by ~1e-12 and would overrule the slopes

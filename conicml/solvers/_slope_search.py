@@ -47,6 +47,7 @@ def maximize_with_slope(
     x0: float | None = None,
     lo_bound: float | None = None,
     value_tol: float = 0.0,
+    lo_known: tuple[float, float] | None = None,
 ) -> SlopeSearchResult:
     r"""Maximise ``f`` on :math:`[lo, hi]` given values and slopes.
 
@@ -67,6 +68,10 @@ def maximize_with_slope(
         A known upper bound on ``f(lo)``. ``hi`` is evaluated first; if its slope is
         :math:`\ge 0` (a local maximum) and ``f(hi) >= lo_bound``, it is returned without
         evaluating ``lo`` (the soft M4: :math:`G(0) = -C\,h(0) \le 0`).
+    lo_known : (float, float), optional
+        ``(f(lo), f'(lo))`` when known exactly without an evaluation (the soft M4 whose
+        slack vanishes next to 0: ``(0, 1)``); ``lo`` is then never evaluated (nor
+        returned: with a positive slope it is no local maximum).
     value_tol : float, default=0.0
         Accuracy of the values: a slope is overruled by the values (below) only when they
         contradict it by more than this. Near a flat maximum the values of nearby points
@@ -147,7 +152,10 @@ def maximize_with_slope(
             converged = True
             bracket[:] = [hi, hi]
             return result()
-        fa, ga = ev(lo)
+        if lo_known is not None and lo_known[1] > 0:
+            fa, ga = float(lo_known[0]), float(lo_known[1])
+        else:
+            fa, ga = ev(lo)
         a, c = lo, hi
         lo_max, hi_max = ga <= 0, gc >= 0  # an end with an outward slope: a local maximum
         if lo_max or hi_max:
