@@ -388,7 +388,9 @@ def solve_ils_newton(
     the other one exact at every weight through a Schur complement of that class's order,
     and conjugate gradients absorbing the held shift's change (typically one block
     factorisation in all, MPM and BMPM); the search then starts at the reweighting weight
-    of :math:`w = d` (products only) instead of :math:`\tfrac12`.
+    of :math:`w = d` (products only) instead of :math:`\tfrac12`. A program in dual
+    coefficients (:class:`~conicml.contracts.minimax.GramScatter`) runs the same steps on
+    representatives with the inner product of :math:`K`: no factorisation of :math:`K`.
 
     **Scope.** The regular case: :math:`\Sigma_x + \Sigma_y` numerically positive definite
     (always so for the kernel machines, whose ridge is mandatory) and :math:`\kappa^* > 0`.
