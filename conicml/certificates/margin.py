@@ -331,7 +331,8 @@ def margin_qp_certificate(Z: np.ndarray, y: np.ndarray, c: np.ndarray, w: np.nda
 # the perspective SOCP of MPM / BMPM (seed 004 eqs. 3.13-3.14, 3.40, 4.8)
 # --------------------------------------------------------------------------------------
 def _scatter_decrement(scatter: Any, v: np.ndarray, e: np.ndarray, a: np.ndarray,
-                       px: float, py: float, sx: float, sy: float) -> float:
+                       px: float, py: float, sx: float, sy: float,
+                       g: tuple[np.ndarray, np.ndarray] | None = None) -> float:
     r""":func:`newton_decrement` of the fractional program's Lagrangian when its covariances
     are a :class:`~conicml.contracts.minimax.KernelScatter` (never formed).
 
@@ -347,7 +348,7 @@ def _scatter_decrement(scatter: Any, v: np.ndarray, e: np.ndarray, a: np.ndarray
     does, and a residual above ``1e-6`` of :math:`\|e\|` gives ``inf``.
     """
     dot = scatter.dot  # the coordinates' inner product (Euclidean, or K's: GramScatter)
-    gx, gy = scatter.sigmas(v)
+    gx, gy = scatter.sigmas(v) if g is None else g  # (Sigma_x v, Sigma_y v)
     alpha = px / sx + py / sy
     c = (px / sx) / alpha
 
@@ -525,9 +526,12 @@ def gram_fractional_certificate(scatter: Any, a: tuple[float, float],
     e = scatter.d_rep
     with one_blas_thread():
         gx, gy = scatter.sigmas(v)
-        sx = math.sqrt(max(scatter.dot(v, gx), 0.0))
-        sy = math.sqrt(max(scatter.dot(v, gy), 0.0))
-        dv = scatter.dot(e, v)
+        last = scatter._last_kv  # (v, K v) of the products just formed
+        kv = last[1] if last is not None and last[0] is v else scatter.kmul(v)
+        scatter.remember(v, kv)  # the inner products with v below (and the decrement's)
+        sx = math.sqrt(max(float(gx @ kv), 0.0))
+        sy = math.sqrt(max(float(gy @ kv), 0.0))
+        dv = float(e @ kv)
     pen = ax * sx + ay * sy
     row = dv - pen
     P = bx * sx + by * sy
@@ -539,7 +543,7 @@ def gram_fractional_certificate(scatter: Any, a: tuple[float, float],
     resid = lam * e - px * gx / sx - py * gy / sy
     grad_row = e - ax * gx / sx - ay * gy / sy
     with one_blas_thread():
-        dec = _scatter_decrement(scatter, v, resid, grad_row, px, py, sx, sy)
+        dec = _scatter_decrement(scatter, v, resid, grad_row, px, py, sx, sy, (gx, gy))
     floor = FRACTIONAL_FLOOR * max(1.0, abs(dv))
     dual = dec / max(P, floor)
     gap = lam * abs(row - 1.0) / max(P, lam, floor)

@@ -592,15 +592,18 @@ class GramScatter(KernelScatter):
         :math:`JKJ` (the class-centred Gram matrix).
     d_rep : ndarray of shape (n,)
         The representative of the mean difference: :math:`e = 1_x/N_x - 1_y/N_y`.
+    kd : ndarray of shape (n,), optional
+        :math:`Ke` if already formed.
     """
 
     def __init__(self, K: np.ndarray, n_x: int, rho_x: float, rho_y: float, G: np.ndarray,
-                 d_rep: np.ndarray) -> None:
+                 d_rep: np.ndarray, kd: np.ndarray | None = None) -> None:
         n = K.shape[0]
         super().__init__(np.empty((n_x, 0)), np.empty((n - n_x, 0)), rho_x, rho_y, G, lead=0)
         self.K = K
         self.d_rep = d_rep
-        self._kd = self.kmul(d_rep)  # the mean difference in the program's coordinates
+        # K d_rep: the mean difference in the program's coordinates (given, or formed)
+        self._kd = self.kmul(d_rep) if kd is None else kd
         self._kcache: list[tuple[np.ndarray, np.ndarray]] = []
         self._last_kv: tuple[np.ndarray, np.ndarray] | None = None
         self._kmax: float | None = None  # Gershgorin's bound on lambda_max(K)
@@ -677,6 +680,10 @@ class GramScatter(KernelScatter):
                              for i in range(0, K.shape[0], 256))
         bound = math.sqrt(self._kmax) * np.linalg.norm(R, axis=0)
         return bound if np.all(bound <= target) else self.norms(R)
+
+    def remember(self, v: np.ndarray, kv: np.ndarray) -> None:
+        """Keep :math:`Kv` (formed by the caller) for the inner products with ``v``."""
+        self._kcache = [(v, kv)] + self._kcache[:1]
 
     def _k_of(self, v: np.ndarray) -> np.ndarray:
         # K v for the vectors whose inner products come in pairs (the weight vector

@@ -378,7 +378,7 @@ def _coefficient_data(K: np.ndarray, perm: np.ndarray, n_x: int, rho_x: float,
             "distinct means (eq. 3.18 divides by w^T(x_mean - y_mean))"
         )
     G = _class_centred_gram(K, n_x, out=np.empty_like(K))
-    scatter = GramScatter(K, n_x, rho_x, rho_y, G, e)
+    scatter = GramScatter(K, n_x, rho_x, rho_y, G, e, kd=d)
     fmap = _LazyFeatureMap(K)
     return {"d": d, "mx": mx, "my": my, "Rx": _CoefficientStack(scatter, 0, fmap),
             "Ry": _CoefficientStack(scatter, 1, fmap), "coef_map": _Permutation(perm),
