@@ -108,22 +108,31 @@ def run(sizes: list[int], time_limit: float, repeats: int) -> list[dict]:
 
 
 KERNEL_DISCUSSION = """\
-**Reading (recorded run, 2-core machine shared with other jobs, 1-min load 1.2-1.3).** Both
-variants run the same envelope-newton search (10-11 evaluations of G, the same G(rho*)
-to 1e-9 relative, certificates 6e-12 .. 4e-10, no Clarabel fallback, the same test
-accuracy). The warm start cuts the interior-point steps by a quarter to a third (n = 1000:
-154 against 223; the end-game solves, whose rho differ by 1e-5 .. 1e-8 relative, take 8
-steps instead of 24) and the fit by about 20-30 % in this run (0.71-0.83 in two earlier
-runs at load 2-4); the first evaluations (kappa*, 0 and the first secant steps, more
-than 5 % apart in rho) still start cold and take 24-28 steps each, about two thirds of
-the remaining steps. Both variants have the cheaper end game (Newton systems refined only
-below a relative residual of 1e-3, the stop one step after the best iterate once the gap
-is below tol). Against the route before these changes (the same fits with main's code,
-09:00 UTC, load 1.5-1.6): n = 1000 6.81 s -> 3.67 s, n = 500 1.16 s -> 0.71 s. **The
-< 2 s target at n = 1000 is not met**: one step costs ~22 ms here (a Cholesky
-factorisation of order n + 3, ~10 ms, the assembly of the normal matrix, ~5 ms, and the
-products with R L^-1), so 2 s needs about 70 steps in all, not 150: warm starts for the
-far evaluations too and fewer evaluations of G are what remains."""
+**Reading (recorded run of 2026-11-27 16:44-16:45 UTC, the command above, on the 2-core
+machine shared with ~6 other jobs: 1-min load 11.9-13.7, so the seconds are inflated about
+3.5-fold against the previous record of this section, 09:00 UTC at load 1.2-1.3, whose fits
+took 0.74 / 3.66 s warm at n = 500 / 1000; the counts of evaluations and steps do not
+depend on the load).** Both variants run the same envelope-newton search and return the
+same maximum as that record (rho* / kappa* 0.7464 and 0.6133, G(rho*) equal to 1e-9
+relative, certificates 6e-12 .. 4e-10, no Clarabel fallback, the same test accuracy). What
+changed since: rho = 0 is no longer solved for a kernel program whose slack is certified
+zero next to it in closed form (Z = L nonsingular, every point kept, some a_k y_k > 0 with
+a = L^-T d: G(0) = 0 and G'(0+) = 1 exactly), one evaluation fewer on every row (n = 1000
+warm: 10 -> 9 evaluations, 154 -> 146 IPM steps; cold 223 -> 215; n = 500 warm 161 ->
+153). The warm start still cuts the steps by a quarter to a third (146 against 215 at
+n = 1000; the end-game solves, whose rho differ by 1e-5 .. 1e-8 relative, take 8 steps
+instead of 24); the far evaluations (kappa* and the first secant steps, more than 5 %
+apart in rho) start cold at 24-27 steps each, about two thirds of the remaining steps.
+**The < 2 s target at n = 1000 is not met**: at the previous record's ~22 ms per step
+(a Cholesky factorisation of order n + 3, ~10 ms, the assembly of the normal matrix,
+~5 ms, the products with R L^-1) the 146 steps take ~3.2 s, and 2 s needs about 70.
+Tried in this session and not kept: warm starts for the far evaluations (a saved central
+iterate used up to 30 % or 100 % away in rho: 146 -> 141 steps, end games 10 steps
+instead of 8, rho* moved by 2e-7 relative), the warm iterate saved at residual 1e-2
+instead of 1e-1 (147 steps, G(rho*) moved by 3e-9) and one refinement step instead of two
+(145 steps, no faster per step). What remains: a rho-continuation inside one IPM run
+(rho updated between steps from the iterate's slope) and cheaper steps (the products with
+R L^-1 and the refinements in the end game)."""
 
 
 def kernel_run(sizes: list[int], repeats: int) -> list[dict]:
