@@ -521,7 +521,15 @@ def gram_fractional_certificate(scatter: Any, a: tuple[float, float],
     coordinates). The ridges are positive, so neither norm is at its kink at
     :math:`v \ne 0`; a point where one is (:math:`\sigma = 0`) is not certified (``inf``).
     """
-    v = np.asarray(v, dtype=float)
+    scatter.forget()  # products kept by identity: none from before this call
+    try:
+        return _gram_fractional(scatter, a, b, np.asarray(v, dtype=float), claimed)
+    finally:
+        scatter.forget()
+
+
+def _gram_fractional(scatter: Any, a: tuple[float, float], b: tuple[float, float],
+                     v: np.ndarray, claimed: float | None) -> Residuals:
     (ax, ay), (bx, by) = a, b
     e = scatter.d_rep
     with one_blas_thread():

@@ -697,14 +697,24 @@ class GramScatter(KernelScatter):
         self._kcache = [(v, kv)] + self._kcache[:1]
         return kv
 
-    def sigma_sq(self, z: np.ndarray, a: int) -> float:
-        r""":math:`\sigma_a^2 = \|J_a(Kz)_a\|^2 + \rho_a z^\top Kz` (class ``a``: 0 positive,
-        1 negative), from one product with :math:`K` shared by both classes."""
+    def sigma_sqs(self, z: np.ndarray) -> tuple[float, float]:
+        r""":math:`(\sigma_x^2, \sigma_y^2)`, :math:`\sigma_a^2 = \|J_a(Kz)_a\|^2 +
+        \rho_a z^\top Kz`, from one product with :math:`K`."""
         with one_blas_thread():
-            kz = self._k_of(z)
-        blk = self._blocks_xy[a]
-        cz = self._centre(kz[blk], a, 1)
-        return float(cz @ cz) + (self.rho_x, self.rho_y)[a] * float(z @ kz)
+            kz = self.kmul(z)
+        zkz = float(z @ kz)
+        out = []
+        for a, blk in enumerate(self._blocks_xy):
+            cz = self._centre(kz[blk], a, 1)
+            out.append(float(cz @ cz) + (self.rho_x, self.rho_y)[a] * zkz)
+        return out[0], out[1]
+
+    def forget(self) -> None:
+        """Drop the kept products with :math:`K` (they are matched by identity: a solve or
+        a certificate starts and ends with none, so no array changed in place since is
+        ever read through them)."""
+        self._kcache = []
+        self._last_kv = None
 
     def inner(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         return _euclid(A, self.kmul(B))

@@ -416,7 +416,7 @@ class _CoefficientStack:
 
     def norm(self, z: np.ndarray) -> float:
         r""":math:`\sigma_a(z) = \|Rz\|`."""
-        return math.sqrt(max(self.scatter.sigma_sq(np.asarray(z, dtype=float), self.a), 0.0))
+        return math.sqrt(max(self.scatter.sigma_sqs(np.asarray(z, dtype=float))[self.a], 0.0))
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         if self._dense is None:
@@ -547,10 +547,13 @@ def _build_fractional(data: Mapping[str, Any]) -> ConicForm:
     return ConicForm(problem, {"v": v}, {"margin": margin}, {"a_x": ax, "a_y": ay})
 
 
-def _sigma(R: Any, w: np.ndarray) -> float:
-    r""":math:`\|Rw\|` (by ``R.norm`` where ``R`` has one: no dense form)."""
-    norm = getattr(R, "norm", None)
-    return float(norm(w)) if norm is not None else float(np.linalg.norm(R @ w))
+def _sigmas(data: Mapping[str, Any], w: np.ndarray) -> tuple[float, float]:
+    r""":math:`(\|R_xw\|, \|R_yw\|)` (a program in dual coefficients: from one product
+    with :math:`K`, no dense form)."""
+    if data.get("coordinates") == "coefficients":
+        sxx, syy = data["scatter"].sigma_sqs(np.asarray(w, dtype=float))
+        return math.sqrt(max(sxx, 0.0)), math.sqrt(max(syy, 0.0))
+    return float(np.linalg.norm(data["Rx"] @ w)), float(np.linalg.norm(data["Ry"] @ w))
 
 
 def _build_coefficients(data: Mapping[str, Any]) -> ConicForm:
@@ -578,7 +581,7 @@ def ratio(data: Mapping[str, Any], w: np.ndarray) -> float:
     """
     w = np.asarray(w, dtype=float)
     w = w / float(data["d"] @ w)
-    sx, sy = _sigma(data["Rx"], w), _sigma(data["Ry"], w)
+    sx, sy = _sigmas(data, w)
     (ax, ay), (bx, by) = data["a"], data["b"]
     den = bx * sx + by * sy
     num = 1.0 - ax * sx - ay * sy
@@ -595,7 +598,7 @@ def hyperplane(data: Mapping[str, Any], w: np.ndarray, kappa_alpha: float,
     """
     w = np.asarray(w, dtype=float)
     w = w / float(data["d"] @ w)
-    sx, sy = _sigma(data["Rx"], w), _sigma(data["Ry"], w)
+    sx, sy = _sigmas(data, w)
     px, py = float(w @ data["mx"]), float(w @ data["my"])
     # a zero-variance side carries no kappa term (kappa may be infinite there)
     tx = px - (kappa_alpha + data["nu_x"]) * sx if sx > 0 else px
@@ -1162,7 +1165,7 @@ def mempm_model(data: Mapping[str, Any], beta: float, w: np.ndarray) -> dict:
     w = np.asarray(w, dtype=float)
     w = w / float(data["d"] @ w)
     kb = kappa_from_accuracy(beta, bound)
-    sx, sy = _sigma(data["Rx"], w), _sigma(data["Ry"], w)
+    sx, sy = _sigmas(data, w)
     ka = (1.0 - (kb + data["nu_y"]) * sy) / sx - data["nu_x"] if sx > 0 else math.inf
     ka = max(ka, 0.0)
     alpha = accuracy_from_kappa(ka, bound)
@@ -1209,7 +1212,7 @@ def _certify_mempm(data: Mapping[str, Any], solution: Solution) -> Residuals:
     inner = inner_bmpm(data, min(max(beta, lo), hi))
     wn = w / float(data["d"] @ w)
     ax, ay = inner.data["a"]
-    sx, sy = _sigma(data["Rx"], wn), _sigma(data["Ry"], wn)
+    sx, sy = _sigmas(data, wn)
     num = 1.0 - ax * sx - ay * sy
     if not (num > 0 and math.isfinite(num)):  # alpha = 0 (beta at the end of the domain)
         return residuals(primal, math.nan, claim)

@@ -420,7 +420,10 @@ def solve_ils_newton(
     a_b = (tuple(float(v) for v in data["a"]), tuple(float(v) for v in data["b"]))
     if isinstance(scatter, KernelScatter) and (Sx is None or Sy is None):
         # a program in dual coefficients (GramScatter): the curve works on the
-        # representative of d, with K's inner product (d itself is K d_rep)
+        # representative of d, with K's inner product (d itself is K d_rep); no product
+        # with K kept from an earlier call (they are matched by identity)
+        if hasattr(scatter, "forget"):
+            scatter.forget()
         curve: _Curve = _ScatterCurve(getattr(scatter, "d_rep", d), scatter, *a_b)
     else:
         if Sx is None or Sy is None:

@@ -128,6 +128,12 @@ def test_gram_certificate_rejects_points_off_the_optimum():
     assert ok.max() <= 1e-9
     # the margin row violated by 1 %: primal ~1e-2
     assert gram_fractional_certificate(*args, 0.99 * v, None).primal > 1e-3
+    # the same array changed in place is certified afresh (no product with K kept from
+    # the first call)
+    u = v.copy()
+    assert gram_fractional_certificate(*args, u, None).max() <= 1e-9
+    u *= 0.99
+    assert gram_fractional_certificate(*args, u, None).primal > 1e-3
     # another direction (rescaled onto the row): not stationary
     w = v + 0.05 * np.abs(v).max() * np.random.default_rng(1).normal(size=v.size)
     res = gram_fractional_certificate(*args, w / mm.ratio(coef.data, w), None)
