@@ -276,14 +276,14 @@ def _case(solver):
         from conicml.formulations import specified_rates as sr
 
         X, y = _two_class(n=200, d=4, shift=3.0)
-        return (lambda eta: sr.specified_rates((X, y), eta, eta, ridge=1e-8),
+        return (lambda eta: sr.specified_rates(X, y, eta, eta, ridge=1e-8),
                 [0.1, 0.2, 0.3], "ascending", {})
     if solver in ("ils-newton", "dinkelbach"):
         from conicml.formulations import minimax as mm
 
         X, y = _two_class(n=200, d=4, shift=2.0)
-        beta0_max = mm.bmpm((X, y), 0.0).data["beta0_max"]
-        return (lambda frac: mm.bmpm((X, y), frac * beta0_max), [0.2, 0.4, 0.6],
+        beta0_max = mm.bmpm(X, y, 0.0).data["beta0_max"]
+        return (lambda frac: mm.bmpm(X, y, frac * beta0_max), [0.2, 0.4, 0.6],
                 "ascending", {})
     if solver in ("quadratic-interpolation", "envelope-newton"):
         from conicml.formulations import m4
@@ -326,9 +326,9 @@ def test_a_bmpm_path_across_an_infeasible_beta0_reports_it_and_goes_on_cold():
     from conicml.formulations import minimax as mm
 
     X, y = _two_class(n=200, d=4, shift=2.0)
-    beta0_max = mm.bmpm((X, y), 0.0).data["beta0_max"]
+    beta0_max = mm.bmpm(X, y, 0.0).data["beta0_max"]
     fracs = [0.3, 0.6, 1.2, 0.9]  # solved in the given order: 1.2 infeasible, then 0.9 cold
-    sols = cm.solve_path(lambda f: mm.bmpm((X, y), min(f * beta0_max, 0.999)), fracs,
+    sols = cm.solve_path(lambda f: mm.bmpm(X, y, min(f * beta0_max, 0.999)), fracs,
                          "ils-newton", order="given")
     assert [s.status for s in sols] == [Status.OPTIMAL, Status.OPTIMAL, Status.INFEASIBLE,
                                         Status.OPTIMAL]
