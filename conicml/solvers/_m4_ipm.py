@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
-from scipy.linalg.lapack import dtrtrs
+from scipy.linalg.lapack import dpotri, dtrtrs
 
 from .._utils.threads import one_blas_thread
 
@@ -154,7 +154,8 @@ class _KernelCones:
     @classmethod
     def fit(cls, L: np.ndarray, pos: np.ndarray, Rp: np.ndarray,
             Rn: np.ndarray) -> _KernelCones | None:
-        """The structured factors if they match ``Rp``, ``Rn`` (dense, in f), else None."""
+        """The structured factors if they match the program's ``Rp``, ``Rn`` (in the
+        coordinates w, so that :math:`R L^{-1}` is the factor in f), else None."""
         if not (np.any(pos) and np.any(~pos)):
             return None
         rng = np.random.default_rng(0)
@@ -163,7 +164,7 @@ class _KernelCones:
             T = solve_triangular(L, V, lower=True, check_finite=False)  # L^-1 V
             regs = []
             for R, mask in ((Rp, pos), (Rn, ~pos)):
-                full = np.sum((R @ V) ** 2, axis=0)
+                full = np.sum((R @ T) ** 2, axis=0)  # |R L^-1 V|^2
                 Vc = V[mask] - V[mask].mean(axis=0)
                 cent = np.sum(Vc ** 2, axis=0) / int(mask.sum())
                 ridge = np.sum(T ** 2, axis=0)
@@ -173,6 +174,25 @@ class _KernelCones:
                     return None
                 regs.append(float(reg))
         return cls(L, pos, (regs[0], regs[1]))
+
+    def grams(self) -> tuple[np.ndarray, np.ndarray]:
+        r"""The two Gram matrices :math:`R^\top R = J_c^\top J_c/n_c + \rho_cK^{-1}`, with
+        :math:`K^{-1}` from the factor :math:`L` (LAPACK ``potri``)."""
+        Kinv, info = dpotri(self.L, lower=1)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"singular Gram factor (LAPACK info {info})")
+        Kinv = np.tril(Kinv)
+        Kinv += np.tril(Kinv, -1).T
+        out = []
+        for k in (0, 1):
+            S = (self.roots[k] ** 2) * Kinv
+            idx = np.flatnonzero(self.masks[k])
+            n_k = self.sizes[k]
+            block = np.ix_(idx, idx)
+            S[block] -= 1.0 / (n_k * n_k)
+            S[idx, idx] += 1.0 / n_k
+            out.append(S)
+        return out[0], out[1]
 
     def factors(self) -> tuple[_KernelFactor, _KernelFactor]:
         """The two factors as operators (products and shapes for SlackIPM)."""
@@ -306,25 +326,29 @@ class SlackIPM:
         # matrix: in the coordinates f = L w (the function values at the training points)
         # the margin rows are diagonal, so a step needs no Z^T D Z product
         self.L = None
+        self._cones: _KernelCones | None = None
         if Z.shape[0] == Z.shape[1] and not np.any(np.triu(Z, 1)) and \
                 np.all(np.diag(Z) > 0):
             self.L = Z
+            # the cones only read R^T R: a kernel program's factors R L^-1 are replaced
+            # by ones whose products cost a triangular solve (_KernelCones), when they fit
+            self._cones = _KernelCones.fit(Z, self.pos, self.Rp, self.Rn)
             with one_blas_thread():
-                # R L^{-1} (its transpose solves L^T X = R^T) and L^{-T} d
-                self.Rp = solve_triangular(Z, self.Rp.T, trans="T", lower=True,
-                                           check_finite=False).T
-                self.Rn = solve_triangular(Z, self.Rn.T, trans="T", lower=True,
-                                           check_finite=False).T
+                if self._cones is None:
+                    # R L^{-1} (its transpose solves L^T X = R^T)
+                    self.Rp = solve_triangular(Z, self.Rp.T, trans="T", lower=True,
+                                               check_finite=False).T
+                    self.Rn = solve_triangular(Z, self.Rn.T, trans="T", lower=True,
+                                               check_finite=False).T
                 self.d = solve_triangular(Z, self.d, trans="T", lower=True,
-                                          check_finite=False)
+                                          check_finite=False)  # L^{-T} d
         self.Z = None if self.L is not None else Z
         with one_blas_thread():
-            self.Sp = self.Rp.T @ self.Rp
-            self.Sn = self.Rn.T @ self.Rn
-        # the cones only read R^T R: a kernel program's factors R L^-1 are replaced by
-        # ones whose products cost a triangular solve (_KernelCones), when they fit
-        self._cones = _KernelCones.fit(self.L, self.pos, self.Rp, self.Rn) \
-            if self.L is not None else None
+            if self._cones is not None:
+                self.Sp, self.Sn = self._cones.grams()
+            else:
+                self.Sp = self.Rp.T @ self.Rp
+                self.Sn = self.Rn.T @ self.Rn
         self.reduced = m4.reduction is not None
         self.weight_m = float(m4.n_removed)
         self.p = Z.shape[1]

@@ -282,9 +282,16 @@ def test_kernel_cone_factors_have_the_dense_factors_gram():
     lhs = float(ap @ up + an @ un)
     assert lhs == pytest.approx(float(w @ ipm._cones.adjoint(up, un)), rel=1e-12)
     np.testing.assert_allclose(ipm.Rp.T @ up, ipm._cones.adjoint(up, 0 * un), atol=1e-12)
+    # the Gram matrices from K^-1 and the centring, as the dense factors' own
+    for S, R in ((ipm.Sp, Rp), (ipm.Sn, Rn)):
+        ref = R.T @ R
+        np.testing.assert_allclose(S, ref, atol=1e-10 * float(np.abs(ref).max()))
     # factors that are not of that form (a ridge that is no multiple of I) are kept
-    scaled = Rp * np.r_[np.ones(ipm.p - 1), 2.0]
-    assert type(ipm._cones).fit(ipm.L, ipm.pos, scaled, Rn) is None
+    data = prog.data["m4"]
+    fit = type(ipm._cones).fit
+    assert fit(ipm.L, ipm.pos, data.R_pos, data.R_neg) is not None
+    scaled = data.R_pos * np.r_[np.ones(ipm.p - 1), 2.0]
+    assert fit(ipm.L, ipm.pos, scaled, data.R_neg) is None
 
 
 def test_kernel_cone_factors_give_the_dense_factors_solution():
@@ -296,6 +303,7 @@ def test_kernel_cone_factors_give_the_dense_factors_solution():
     dense._cones = None
     dense.Rp, dense.Rn = _dense_factors(dense, prog.data["m4"])
     dense.qp, dense.qn = dense.Rp.shape[0], dense.Rn.shape[0]
+    dense.Sp, dense.Sn = dense.Rp.T @ dense.Rp, dense.Rn.T @ dense.Rn
     a, b = fast.solve(rho, warm_start=False), dense.solve(rho, warm_start=False)
     assert a.converged and b.converged
     # the same problem and central path (only R^T R enters the cones)
