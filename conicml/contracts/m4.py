@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import cvxpy as cp
 import numpy as np
 
+from .._utils.threads import one_blas_thread
 from ..program import ConicForm
 
 __all__ = ["INNER_BACKENDS", "M4Data"]
@@ -188,8 +189,11 @@ class M4Data:
 
     # -- margins and the certified objective ----------------------------------------------
     def sigmas(self, w: np.ndarray) -> tuple[float, float]:
-        r""":math:`(\sigma_x(w), \sigma_y(w)) = (\|R_+ w\|, \|R_- w\|)`."""
-        return float(np.linalg.norm(self.R_pos @ w)), float(np.linalg.norm(self.R_neg @ w))
+        r""":math:`(\sigma_x(w), \sigma_y(w)) = (\|R_+ w\|, \|R_- w\|)` (one BLAS thread:
+        matrix-vector products, for which waking a thread pool costs more)."""
+        with one_blas_thread():
+            return (float(np.linalg.norm(self.R_pos @ w)),
+                    float(np.linalg.norm(self.R_neg @ w)))
 
     def margins(self, w: np.ndarray, b: float) -> np.ndarray:
         r"""Signed Mahalanobis margins :math:`y_i(w^\top z_i + b)/\sigma_{y_i}(w)`.
@@ -226,7 +230,8 @@ class M4Data:
         :math:`\xi_m = \max(0, \rho(\sigma_x+\sigma_y) - w^\top d)`.
         """
         s_pos, s_neg = self.sigmas(w)
-        f = self.y * (self.Z @ w + b)
+        with one_blas_thread():
+            f = self.y * (self.Z @ w + b)
         sig = np.where(self.y > 0, s_pos, s_neg)
         total = float(np.sum(np.maximum(0.0, rho * sig - f)[self.kept]))
         if self.reduction is not None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
+from scipy.linalg.blas import dgemm
 from scipy.linalg.lapack import dpotri, dtrtrs
 
 from .._utils.threads import one_blas_thread
@@ -357,6 +358,7 @@ class SlackIPM:
             self.Rp, self.Rn = self._cones.factors()
         self.qp, self.qn = self.Rp.shape[0], self.Rn.shape[0]
         self._warm: dict[float, tuple] = {}  # rho -> saved central iterate (x, y, s, z)
+        self._buffers: tuple[np.ndarray, np.ndarray] | None = None  # of _factor
 
     def _Zw(self, w: np.ndarray) -> np.ndarray:
         return w if self.Z is None else self.Z @ w
@@ -413,12 +415,19 @@ class SlackIPM:
         Dm, Dx = dl[:m], dl[m:2 * m]
         Deff = Dm * Dx / (Dm + Dx)  # the slack xi eliminated
         n_u = p + 3
-        # only the upper triangle is assembled: the Cholesky factorisation reads no other
-        H = np.zeros((n_u, n_u))
+        # only the upper triangle is assembled: the Cholesky factorisation reads no other.
+        # Into buffers kept from step to step (the last factor is not needed once the next
+        # is formed): a fresh order-n matrix costs its page faults every step
+        if self._buffers is None or self._buffers[0].shape != (n_u, n_u):
+            self._buffers = (np.empty((n_u, n_u)), np.empty((p, p)))
+        H, tmp = self._buffers
+        H[p:, :] = 0.0
+        H[:, p:] = 0.0
         Hw = H[:p, :p]
         e2p, e2n = 1.0 / scp.eta ** 2, 1.0 / scn.eta ** 2
         np.multiply(self.Sp, e2p, out=Hw)
-        Hw += e2n * self.Sn
+        np.multiply(self.Sn, e2n, out=tmp)
+        Hw += tmp
         if self.Z is None:  # f-coordinates: the margin rows are diagonal
             Hw[np.diag_indices(p)] += Deff
         else:
@@ -451,7 +460,10 @@ class SlackIPM:
             U[:p, 2 * k + 1], U[j, 2 * k + 1] = R.T @ wb[1:], wb[0]
             Cm[2 * k:2 * k + 2, 2 * k:2 * k + 2] = e2 * np.array([[4.0 * (wb @ wb), -2.0],
                                                                   [-2.0, 0.0]])
-        H += (U @ Cm) @ U.T
+        # H += U C U^T in place (on the Fortran-ordered view H^T; U C U^T is symmetric)
+        Ht = dgemm(1.0, U @ Cm, U, beta=1.0, c=H.T, trans_b=1, overwrite_c=1)
+        if not np.shares_memory(Ht, H):  # (a copy: never with a contiguous H)
+            H[...] = Ht.T
         scale = max(1.0, float(np.max(np.abs(np.diag(H)))))
         H[np.diag_indices(n_u)] += 1e-13 * scale
         # the upper triangle of H is the lower one of H^T, a Fortran-ordered view: LAPACK
