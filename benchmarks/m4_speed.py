@@ -108,41 +108,40 @@ def run(sizes: list[int], time_limit: float, repeats: int) -> list[dict]:
 
 
 KERNEL_DISCUSSION = """\
-**Reading (recorded run of 2026-11-27 17:08 UTC, the command above, on the 2-core machine
-shared with ~6 other jobs: 1-min load 10.3-11.4, so the seconds are inflated about 3-fold
+**Reading (recorded run of 2026-11-27 17:14 UTC, the command above, on the 2-core machine
+shared with ~6 other jobs: 1-min load 7.9-8.5, so the seconds are inflated about 2.5-fold
 against the record of this section at 09:00 UTC, load 1.2-1.3, whose fits took 0.74 /
-3.66 s warm at n = 500 / 1000; the counts of evaluations and steps do not depend on the
-load).** Both variants run the same envelope-newton search and return the same maximum as
-that record (rho* / kappa* 0.7464 and 0.6133, G(rho*) equal to 1e-9 relative,
-certificates 6e-12 .. 4e-10, no Clarabel fallback, the same test accuracy). What changed
-since, in this branch: (1) rho = 0 is no longer solved for a kernel program whose slack is
-certified zero next to it in closed form (Z = L nonsingular, every point kept, some
-a_k y_k > 0 with a = L^-T d: G(0) = 0 and G'(0+) = 1 exactly): one evaluation fewer on
-every row (n = 1000 warm: 10 -> 9 evaluations, 154 -> 146 IPM steps; cold 223 -> 215;
-n = 500 warm 161 -> 153); (2) cheaper IPM steps: a kernel program's cone factors R L^-1
+3.66 s warm at n = 500 / 1000, and warm and cold are within the noise of each other here;
+the counts of evaluations and steps do not depend on the load).** Both variants return the
+maximum of that record: rho* / kappa* 0.7464 and 0.6133, G(rho*) equal to 1e-9 relative
+(n = 1000 warm: 1.491302896976 against 1.491302896815, rho* 2.5e-7 relative apart, the
+envelope slopes' noise at a flat maximum), certificates 6e-12 .. 4e-10, no Clarabel
+fallback, the same test accuracy. What changed since, in this branch: (1) rho = 0 is not
+solved for a kernel program whose slack is certified zero next to it in closed form
+(Z = L nonsingular, every point kept, some a_k y_k > 0 with a = L^-T d: G(0) = 0,
+G'(0+) = 1 exactly), and with both ends' values and slopes known the first interior point
+is the maximiser of their cubic Hermite interpolant instead of the end tangents' meeting
+point: n = 1000 warm 10 -> 7 evaluations, 154 -> 112 IPM steps (cold 223 -> 166); n = 500
+warm 161 -> 153 steps; (2) cheaper IPM steps: a kernel program's cone factors R L^-1
 (dense, order n) replaced by [J_c / sqrt(n_c); sqrt(rho) L^-1], which has the same R^T R
 (the same problem and central path; checked on the program's factors to 1e-10), so the
 products cost one triangular solve shared by both classes instead of four dense products,
 and the set-up forms K^-1 by potri instead of R L^-1 and R^T R; the normal matrix
-assembled into buffers kept across steps, its rank-4 part by one in-place dgemm, and
-factored in place; the products with R of the outer search on one BLAS thread. A fixed-rho
-solve at n = 1000 (23 steps, objective equal to 1e-12) took 0.86 s against 1.13-1.15 s
-with the dense factors in one process (load ~12). **Before / after in one run** (an
-ad-hoc comparison outside this script: `M4Classifier(kernel="rbf", C = 5 auto_C).fit` on
-the n = 1000 row, one fresh process per code version, alternating main at fed544f and this
-branch, best of 2 fits, 17:06-17:08 UTC at load 12.1-12.4): process CPU 4.37 / 4.69 s on
-main against 3.04 / 3.06 s here (0.67x), wall 12.6 / 13.5 s against 8.8 / 7.6 s, the same
-rho* and G(rho*) to 12 digits. **The < 2 s target at n = 1000 is not met**: scaling the
-09:00 quiet record (3.66 s) by the CPU ratio gives about 2.4-2.5 s. What bounds a step
-now is the Cholesky factorisation of order n + 3 (141 of them per fit, about 1 s of CPU
-at this load) and the assembly of the normal matrix; 2 s needs fewer steps: the far
-evaluations (kappa* and the first secant steps) start cold at 24-27 steps each, about two
-thirds of them. Tried and not kept: warm starts for those far evaluations (a saved
-central iterate used up to 30 % or 100 % away in rho: 146 -> 141 steps, end games 10
-steps instead of 8, rho* moved by 2e-7 relative), the warm iterate saved at residual 1e-2
-instead of 1e-1 (147 steps, G(rho*) moved by 3e-9), one refinement step instead of two
-(145 steps, no faster). What remains: a rho-continuation inside one IPM run (rho updated
-between steps from the iterate's slope)."""
+assembled into buffers kept across steps, its rank-4 part by one in-place dgemm, factored
+in place; the outer search's products with R on one BLAS thread (a fixed-rho solve at
+n = 1000: 0.86 s against 1.13-1.15 s with the dense factors, 23 steps both, load ~12).
+**Before / after in one run** (an ad-hoc comparison outside this script:
+`M4Classifier(kernel="rbf", C = 5 auto_C).fit` on the n = 1000 row, one fresh process per
+code version, alternating main at fed544f and this branch, best of 2 fits, 17:12-17:14 UTC
+at load 9.2-10.4): process CPU 4.47 / 4.64 s on main against 2.52 / 2.62 s here (0.56x),
+wall 14.7 / 9.4 s against 6.0 / 6.5 s. **The < 2 s target at n = 1000 is not shown**:
+scaling the 09:00 quiet record (3.66 s) by that CPU ratio gives about 2.1 s; a quiet run is
+needed to say. What bounds the fit now: 112 Cholesky factorisations of order n + 3 and
+the assemblies (about 60 % of the CPU), the set-up's dense covariances (the MPM bound by
+ils-newton re-forms R^T R of both classes, two n^3 products) and the certificate. Tried
+and not kept: warm starts for the far evaluations (146 -> 141 steps, rho* moved by 2e-7,
+end games 10 steps instead of 8), the warm iterate saved at residual 1e-2 (147 steps),
+one refinement step instead of two (145 steps, no faster)."""
 
 
 def kernel_run(sizes: list[int], repeats: int) -> list[dict]:
