@@ -232,7 +232,8 @@ def _active_set_alpha(alpha: np.ndarray, y: np.ndarray, u_old: np.ndarray,
     g_bound = _bound_product(status == 2, u_new, y, columns, held)
     free, bound = np.flatnonzero(status == 1), np.flatnonzero(status == 2)
     bal = -float(y[bound] @ u_new[bound])
-    step = _step_numpy if _step_engine() is None else _step_engine().active_set_step
+    compiled = _step_engine()
+    step = _step_numpy if compiled is None else compiled.active_set_step
     for _ in range(PREDICTOR_ROUNDS):
         if free.size > PREDICTOR_MAX_FREE or free.size == 0:
             return None
