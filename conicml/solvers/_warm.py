@@ -462,7 +462,9 @@ def rank_beta(previous: Any, old: Any, new: Any,
     at the new λ) of the previous :math:`\beta` and the secant through the last two
     solutions extrapolated in :math:`\log\lambda` (:math:`\beta(\lambda)` is smooth
     in :math:`\log\lambda`; on a geometric grid the secant carries the last change
-    forward). And the eigen-coordinates of :math:`K_{\mathcal R\mathcal R}`
+    forward): the secant as ``x0`` and the previous :math:`\beta` with its objective at
+    the new λ as ``x0_fallback``, which the solver takes when :math:`F` at the secant is
+    not lower. And the eigen-coordinates of :math:`K_{\mathcal R\mathcal R}`
     (:class:`~conicml.contracts.ranking_ops.LinearizedRanking`, independent of λ) are
     computed once and passed on (``linearization``): to ``rank-newton`` always, to
     ``rank-tr`` once a solve of the path has needed its exact Newton direction.
@@ -477,7 +479,7 @@ def rank_beta(previous: Any, old: Any, new: Any,
     beta = np.asarray(beta, dtype=float)
     if workspace is None:
         return {"x0": beta}
-    start = beta
+    out: dict[str, Any] = {"x0": beta}
     held = workspace.get("rank_previous")
     same_data = rank_old.KR is rank_new.KR and rank_old.KRR is rank_new.KRR
     if (held is not None and same_data and held[0] is rank_new.KR
@@ -486,11 +488,12 @@ def rank_beta(previous: Any, old: Any, new: Any,
         step = (math.log(rank_new.lam) - math.log(rank_old.lam)) / (
             math.log(rank_old.lam) - math.log(lam_a))
         secant = beta + step * (beta - beta_a)
-        if np.all(np.isfinite(secant)) and objective(rank_new, secant) < _at_new_lambda(
-                previous, rank_old, rank_new, beta):
-            start = secant
+        at_new = _at_new_lambda(previous, rank_old, rank_new, beta)
+        if np.all(np.isfinite(secant)) and math.isfinite(at_new):
+            # the solver evaluates F at the secant (its start) and takes the previous β
+            # instead when that is not lower: one evaluation, not two
+            out = {"x0": secant, "x0_fallback": (beta, at_new)}
     workspace["rank_previous"] = (rank_new.KR, float(rank_old.lam), beta) if same_data else None
-    out: dict[str, Any] = {"x0": start}
     if previous.solver == "rank-newton":
         eig_rtol, wanted = previous.extras.get("eig_rtol"), True
     else:

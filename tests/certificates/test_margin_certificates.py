@@ -57,9 +57,9 @@ PROGRAMS = {
     "svm-primal-hard": lambda: svm.hard_margin(*_two_classes(shift=3.0)),
     "svm-primal-rbf": lambda: svm.soft_margin(*_two_classes(n_pos=12, n_neg=14, shift=0.7),
                                               C=2.0, kernel="rbf"),
-    "mpm": lambda: minimax.mpm(_two_classes()),
-    "mpm-robust": lambda: minimax.mpm(_two_classes(), nu_x=0.1, ridge=0.1),
-    "bmpm": lambda: minimax.bmpm(_two_classes(), 0.5),
+    "mpm": lambda: minimax.mpm(*_two_classes()),
+    "mpm-robust": lambda: minimax.mpm(*_two_classes(), nu_x=0.1, ridge=0.1),
+    "bmpm": lambda: minimax.bmpm(*_two_classes(), 0.5),
     "m4-shared": lambda: m4.m4_shared_covariance(*_two_classes(shift=2.0)),
     "m4-shared-cov": lambda: m4.m4_shared_covariance(
         *_two_classes(shift=2.0), np.array([[2.0, 0.5, 0.0], [0.5, 1.0, 0.2], [0.0, 0.2, 0.5]])),
@@ -258,9 +258,9 @@ def test_certificate_builds_no_cvxpy_problem(name, monkeypatch):
 
 
 def test_mempm_inner_check_builds_no_cvxpy_problem(monkeypatch):
-    prog = minimax.mempm(_two_classes(), theta=0.5)
+    prog = minimax.mempm(*_two_classes(), theta=0.5)
     sol = cm.solve(prog, "quadratic-interpolation")
-    fresh = minimax.mempm(_two_classes(), theta=0.5)
+    fresh = minimax.mempm(*_two_classes(), theta=0.5)
 
     def boom(*args, **kwargs):
         raise AssertionError("the certificate built a cvxpy problem")
@@ -289,7 +289,7 @@ def test_mempm_point_at_the_end_of_the_beta_domain_is_checked():
     # campaign finding: at beta = beta_0m the inner BMPM degenerates (its feasible set is the
     # ray of Sigma_y^-1 d) and its KKT system read "inf"; the end point is checked against
     # the closed form w ~ Sigma_y^-1 d (eq. 3.44) instead
-    prog = minimax.mempm(_two_classes(), theta=0.2)
+    prog = minimax.mempm(*_two_classes(), theta=0.2)
     data = prog.data
     beta, w_end = data["beta_end"], data["mempm"].endpoint_w
     F = minimax.mempm_model(data, beta, w_end)["objective"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import pickle
 
 import numpy as np
@@ -276,14 +277,14 @@ def _case(solver):
         from conicml.formulations import specified_rates as sr
 
         X, y = _two_class(n=200, d=4, shift=3.0)
-        return (lambda eta: sr.specified_rates((X, y), eta, eta, ridge=1e-8),
+        return (lambda eta: sr.specified_rates(X, y, eta, eta, ridge=1e-8),
                 [0.1, 0.2, 0.3], "ascending", {})
     if solver in ("ils-newton", "dinkelbach"):
         from conicml.formulations import minimax as mm
 
         X, y = _two_class(n=200, d=4, shift=2.0)
-        beta0_max = mm.bmpm((X, y), 0.0).data["beta0_max"]
-        return (lambda frac: mm.bmpm((X, y), frac * beta0_max), [0.2, 0.4, 0.6],
+        beta0_max = mm.bmpm(X, y, 0.0).data["beta0_max"]
+        return (lambda frac: mm.bmpm(X, y, frac * beta0_max), [0.2, 0.4, 0.6],
                 "ascending", {})
     if solver in ("quadratic-interpolation", "envelope-newton"):
         from conicml.formulations import m4
@@ -326,9 +327,9 @@ def test_a_bmpm_path_across_an_infeasible_beta0_reports_it_and_goes_on_cold():
     from conicml.formulations import minimax as mm
 
     X, y = _two_class(n=200, d=4, shift=2.0)
-    beta0_max = mm.bmpm((X, y), 0.0).data["beta0_max"]
+    beta0_max = mm.bmpm(X, y, 0.0).data["beta0_max"]
     fracs = [0.3, 0.6, 1.2, 0.9]  # solved in the given order: 1.2 infeasible, then 0.9 cold
-    sols = cm.solve_path(lambda f: mm.bmpm((X, y), min(f * beta0_max, 0.999)), fracs,
+    sols = cm.solve_path(lambda f: mm.bmpm(X, y, min(f * beta0_max, 0.999)), fracs,
                          "ils-newton", order="given")
     assert [s.status for s in sols] == [Status.OPTIMAL, Status.OPTIMAL, Status.INFEASIBLE,
                                         Status.OPTIMAL]
@@ -408,9 +409,41 @@ def test_a_rank_path_extrapolates_and_shares_the_eigen_coordinates(solver):
 
     workspace: dict = {}
     rank_beta(warm[0], build(lams[0]), build(lams[1]), workspace=workspace)
-    start = rank_beta(warm[1], build(lams[1]), build(lams[2]), workspace=workspace)["x0"]
+    offered = rank_beta(warm[1], build(lams[1]), build(lams[2]), workspace=workspace)
     new = build(lams[2]).data["rank"]
-    assert objective(new, start) <= objective(new, warm[1].values["beta"])
+    prev = warm[1].values["beta"]
+    # the secant as x0, the previous beta as the fallback with its objective at the new
+    # lambda (the previous objective plus the change of the regulariser, closed form)
+    beta_fb, f_fb = offered["x0_fallback"]
+    assert np.array_equal(beta_fb, prev) and not np.array_equal(offered["x0"], prev)
+    assert f_fb == pytest.approx(objective(new, prev), rel=1e-10)
+
+
+@pytest.mark.parametrize("solver, options", [("rank-tr", {}), ("rank-tr", {"direction": "exact"}),
+                                             ("rank-newton", {})])
+def test_a_rank_solve_starts_from_the_better_of_x0_and_its_fallback(solver, options):
+    # the solve evaluates F at x0 and takes x0_fallback when that is not lower: the run
+    # is then the run from the fallback itself (same iterations, same objective)
+    from conicml.contracts.ranking_ops import objective
+    from conicml.formulations import ranking
+
+    X, y = _two_class(n=120, d=3, seed=5)
+    program = ranking.rankrc(X, y, 1e-2, kernel="rbf", gamma=0.5)
+    rank = program.data["rank"]
+    near = cm.solve(ranking.with_lambda(program, 2e-2), solver).values["beta"]
+    far = 5.0 * near  # F(far) > F(near) at this lambda
+    f_near, f_far = objective(rank, near), objective(rank, far)
+    assert f_far > f_near
+    for x0, fallback, start in [(far, (near, f_near), near), (near, (far, f_far), near),
+                                (near, (far, 0.5 * f_near), far)]:
+        sol = cm.solve(program, solver, x0=x0, x0_fallback=fallback, **options)
+        ref = cm.solve(program, solver, x0=start, **options)
+        assert sol.status is Status.OPTIMAL
+        assert sol.iterations == ref.iterations
+        assert sol.objective == pytest.approx(ref.objective, rel=1e-12)
+    for bad in ["abc", (near, math.nan), (near[:-1], f_near), (near,)]:
+        with pytest.raises(OptionError, match="x0_fallback"):
+            cm.solve(program, solver, x0=far, x0_fallback=bad)
 
 
 # ---- generic backends: a path over the SVM's C re-uses the compiled cvxpy problem -------
