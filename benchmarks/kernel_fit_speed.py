@@ -135,43 +135,37 @@ fits took 377 s and 141 s.
 
 
 DISCUSSION_FLOOR = """\
-**Reading (recorded run of 2026-11-27 14:01-14:05 UTC, the command above; `before` = main
-at a91546d, `after` = the s7-perf-bmpm branch; on the 2-core machine shared with ~6 other
-jobs: 1-min load 15.3-16.3 throughout, so wall seconds are inflated about 3.5-fold and
-noisy; the CPU-time ratios are the steadier ones).**
+**Reading (recorded run of 2026-11-27 16:48-16:50 UTC, the command above; `before` = main
+at fed544f, `after` = the s8-perf-kernel branch at 5a31b4a; on the 2-core machine shared
+with ~6 other jobs: 1-min load 10.5-13.8 throughout, so wall seconds are inflated about
+3-fold and noisy; the CPU-time ratios are the steadier ones).**
 
 *Same classifier.* Both code versions return the same objective 1/kappa to 12 digits, the
-same status, a certificate <= 3.3e-16 and the same test accuracy on both estimators.
+same status, a certificate <= 4.1e-16 and the same test accuracy on both estimators.
 
-*Fit / floor, same run:* MPM 3.5-3.6 (wall) / 3.6-3.7 (CPU) before, 2.8 / 2.7-2.9 after:
-the 3x target is met; BMPM 4.7-5.0 / 4.9-5.1 before, 3.9-4.0 / 3.9-4.0 after: not met.
-What changed: H(c) = mu D_c^-1 + G (order n; M(c)^-1 B = (B - C^T S) / mu with
-H(c) S = C B) is factored in two class blocks, P = diag(s0 I_f, t I_v) + G =
-[Lf 0; Z^T LS] [Lf^T Z; 0 LS^T] with Lf Lf^T = s0 I + G_ff, Z = Lf^-1 G_fv and
-LS LS^T = G_vv - Z^T Z + t I. The shift of the class of larger weight, which moves least
-with c (s_x = rho_x + rho_y (1 - c) / c stays in [rho_x, rho_x + rho_y] for c >= 1/2), is
-held at its value s0 at the first weight; the other one is exact at every weight through
-a factorisation of order n_v of the Schur complement (an eighth of an order-n Cholesky).
-Conjugate gradients absorb only the held shift's change (condition number at most
-max(s / s0, s0 / s): 1.22 at this BMPM's optimum, 1.02 at MPM's); a Schur complement is
-reused when the free shift moved by less than 2 % (the last Newton steps, the
-certificate); LAPACK's potrf / trtrs / syrk are called directly (scipy's checks cost as
-much as a triangular solve of order 1000); the CG stopping bound uses Gershgorin's bound
-on lambda_max(G) instead of tr G; the derivative solve stops at 1e-3 |g|; Sigma_y's
-solve for beta0_max is no longer repeated for the program built after it. Per BMPM fit
-now: K's Cholesky, one block factorisation (about 0.8 of an order-n Cholesky), 3 Schur
-complements, Sigma_y's factor of order n_y, about 75 CG steps and the certificate's
-4-column solve (9 steps). What bounds BMPM: the CG steps (about a third of the fit's
-CPU: each is 4 triangular solves of order n/2 and 2 products with Z, the memory traffic
-of the former 2 triangular solves of order n; from the start weight 0.76 the held shift
-is 1.32 rho, the optimum 0.92 needs 1.09 rho, about 11 steps per solve to 1e-13) and the
-two order-n factorisations (K's and the block factor: with the Gram matrix about 1.8
-floors). Tried and not kept: holding the shift at the geometric middle of
-[rho_x, s_x(c_start)] (fewer steps on twonorm, more on ringnorm and MPM: 669 -> 765 CG
-steps over 10 instances). The solves need only G and products with K in the coordinates
-of the dual coefficients w (u = L^T w), so a program written in w would not need K's
-Cholesky at all (about 0.7 of the floor): the refactor of program data, certificate and
-decode that remains."""
+*Fit / floor, same run:* BMPM 3.2-3.4 (wall) / 3.1-3.4 (CPU) before, 2.2-2.4 / 2.2-2.5
+after: **the 3x target is met**; MPM 2.6-2.7 / 2.7 before, 1.9-2.1 / 1.8 after. (Two
+earlier runs of the same command in this session, before the last two commits, at load
+8-10: BMPM after 2.9-3.0 against 3.2-4.1 before.) What changed: the estimators' kernel
+program on the `ils-newton` route is written in the dual coefficients z
+(`coordinates="coefficients"`): with any factor K = Phi Phi^T the feature-map coordinates
+are u = Phi^T z, so every vector of the former program has a representative z (C u = J K z,
+C^T y -> J y, u1^T u2 = z1^T K z2; d = K e, e = 1_x/N_x - 1_y/N_y), and the Woodbury solves
+of the weight curve need only the class-centred Gram matrix G = J K J (factored in two
+class blocks, as before) and products with K: **K's Cholesky factorisation (0.6-0.7 of
+the floor) is gone**. The certificate is the same KKT check with the Newton decrement in
+K's inner product (`gram_fractional_certificate`, from the program's own data: K, G, e,
+the ridges); clarabel and ecos solve the program's cvxpy form in u (a factor of K formed
+only then) and map back z = T u, to the same objective (1e-6) and decision values.
+Besides: an evaluation far from the root solves to 1e-3 g^2 instead of 1e-13 (evaluated
+again at 1e-13 when |g| comes within 100x its tolerance): BMPM 71 -> 57 CG steps on this
+instance; C B and |B| from one product with K, the acceptance residual first bounded by
+sqrt(lambda_max(K)) |r|, K X of a solve kept for the curve's inner products within one
+solve, the class-centred Gram matrix written without copying K first. Per BMPM fit now
+(CPU, load ~10): Gram matrix 0.03 s, the rest of the program 0.03 s (G, K e, Sigma_y's
+solve for beta0_max), the solve 0.15 s (one block factorisation, 3 Schur complements,
+57 CG steps, ~25 products with K), the certificate 0.045 s (a 4-column solve, 9 CG steps),
+against a floor of 0.095-0.12 s."""
 
 
 

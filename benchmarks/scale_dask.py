@@ -160,9 +160,11 @@ def run(learner: str, n: int, block: int, time_limit: float, X_test, y_test,
     extras = getattr(m, "solution_", None)
     passes = (f"{extras.extras['local_passes']:.0f}" if learner == "dcd" and extras
               else "-")
+    visits = (f"{extras.extras['visits_per_row']:.1f}" if learner == "dcd" and extras
+              else "-")
     return {"n": n, "block": block, "blocks": len(X.chunks[0]), "fit_s": t_fit,
             "persist_s": t_persist if persist else None, "status": status, "gap": gap,
-            "rounds": rounds, "passes": passes, "acc": m.score(X_test, y_test),
+            "rounds": rounds, "passes": passes, "visits": visits, "acc": m.score(X_test, y_test),
             "peak_mb": max(peaks.values()), "data_mb": (X.nbytes + y.nbytes) / 2 / 2**20,
             "worker_cpu_s": sum(cpu.values()),
             "client_mb": _peak_rss_mb(), "dask_predict": dask_pred_ok,
@@ -239,21 +241,23 @@ def main() -> None:
         + f"In memory on a 10^5-row sample: {ref_text}. Accuracy on the same 10^5 "
         "held-out rows (`vs sample fit`: against the first reference); `dask predict` "
         "checks that predict on a dask array returns the in-memory labels; `local passes` "
-        "is the mean number of local passes per block over all rounds (dcd); peak RSS is "
+        "is the mean number of local passes per block over all rounds and `visits / row` "
+        "the coordinate steps tried per row over all rounds (dcd); peak RSS is "
         "the largest worker's (a fresh cluster per N; VmHWM), `data per worker` the "
         "share of the persisted X and y that each of the 2 workers holds; worker CPU is "
         "the two workers' user "
         "+ system time; load is the 1/5/15-minute load average when the row finished.",
         "",
         "| N | blocks | fit (s) | persist (s) | status | gap | rounds | local passes "
-        "| accuracy | vs sample fit (points) | worker CPU s | peak worker RSS (MB) "
+        "| visits / row | accuracy | vs sample fit (points) | worker CPU s | peak worker RSS (MB) "
         "| data per worker (MB) | client RSS (MB) | dask predict | load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         persist_s = "-" if r["persist_s"] is None else f"{r['persist_s']:.1f}"
         lines.append(f"| {r['n']:,} | {r['blocks']} | {r['fit_s']:.1f} | {persist_s} | "
                      f"{r['status']} | {r['gap']} | {r['rounds']} | {r['passes']} | "
+                     f"{r['visits']} | "
                      f"{r['acc']:.4f} | {100 * (r['acc'] - acc_ref):+.2f} | "
                      f"{r['worker_cpu_s']:.1f} | {r['peak_mb']:.0f} | {r['data_mb']:.0f} | "
                      f"{r['client_mb']:.0f} "

@@ -120,13 +120,14 @@ def case_qpfs(n: int, similarity: str) -> dict:
             "status": sel.solution_.status.value}
 
 
-def case_rankrc(n: int, fraction: float, time_limit: float) -> dict:
+def case_rankrc(n: int, fraction: float, time_limit: float, basis_size: int = 0,
+                block: int = BLOCK) -> dict:
     from sklearn.metrics import roc_auc_score
 
     from conicml.estimators.ranking import RankRCClassifier
 
     Xt, yt = (a.compute() for a in rank_data(200_000, seed=99))
-    X, y = rank_data(n)
+    X, y = rank_data(n, block=block)
     Xs, ys = X[:100_000].compute(), y[:100_000].compute()
     t = time.perf_counter()
     ref = RankRCClassifier(lam=0.01).fit(Xs, ys)
@@ -135,9 +136,12 @@ def case_rankrc(n: int, fraction: float, time_limit: float) -> dict:
     cluster, client = _cluster()
     cpu0, c0 = client.run(_cpu_s), _cpu_s()
     t = time.perf_counter()
-    clf = RankRCClassifier(lam=0.01, solver_options={
-        "hessian_fraction": fraction, "time_limit": time_limit}).fit(X, y)
+    options = {"hessian_fraction": fraction, "time_limit": time_limit}
+    if basis_size:  # a seeded sample of the rare class as the basis
+        options["basis_size"] = basis_size
+    clf = RankRCClassifier(lam=0.01, random_state=0, solver_options=options).fit(X, y)
     t_dask = time.perf_counter() - t
+    sol = clf.solution_
     cpu = {w: c - cpu0[w] for w, c in client.run(_cpu_s).items()}
     peaks = client.run(_peak_rss_mb)
     client_mb = _peak_rss_mb()
@@ -145,10 +149,10 @@ def case_rankrc(n: int, fraction: float, time_limit: float) -> dict:
     client.close()
     cluster.close()
     auc = roc_auc_score(yt, clf.decision_function(Xt))
-    sol = clf.solution_
     return {"dask_s": t_dask, "memory_s": t_mem, "worker_cpu": sum(cpu.values()),
             "busiest": max(cpu.values()), "client_cpu": client_cpu,
-            "peak_mb": max(peaks.values()), "client_mb": client_mb, "m_pos": int(clf.basis_.size),
+            "peak_mb": max(peaks.values()), "client_mb": client_mb,
+            "m_pos": int(sol.extras["n_rare"]), "basis": int(clf.basis_.size),
             "m_pos_sample": int(ref.basis_.size), "auc": float(auc), "auc_mem": float(auc_mem),
             "status": sol.status.value, "relgrad": float(sol.residuals.dual),
             "iterations": int(sol.iterations), "passes": int(sol.extras["passes"])}
@@ -176,6 +180,9 @@ def main() -> None:
     parser.add_argument("--limit", type=float, default=280.0, help="seconds per run")
     parser.add_argument("--fraction", type=float, default=0.02)
     parser.add_argument("--only", choices=["qpfs", "rankrc"], default=None)
+    parser.add_argument("--basis-size", type=int, default=0,
+                        help="RankRC: a seeded sample of that many rare rows as the basis")
+    parser.add_argument("--block", type=int, default=BLOCK, help="rows per block")
     parser.add_argument("--child", nargs="*", default=None)
     args = parser.parse_args()
     if args.child:
@@ -183,12 +190,13 @@ def main() -> None:
         if kind == "qpfs":
             res = case_qpfs(n, args.child[2])
         else:
-            res = case_rankrc(n, float(args.child[2]), float(args.child[3]))
+            res = case_rankrc(n, float(args.child[2]), float(args.child[3]),
+                              int(args.child[4]), int(args.child[5]))
         print(json.dumps(res))
         return
     n = 100_000 if args.quick else int(args.n)
     head = (f"Machine: {machine()}. 2 worker processes x 1 thread (LocalCluster, loopback), "
-            f"blocks of {BLOCK:,} rows generated lazily; per-run limit {args.limit:.0f} s "
+            f"blocks of {args.block:,} rows generated lazily; per-run limit {args.limit:.0f} s "
             "(child process killed beyond it). Worker CPU is the user + system time of the "
             "two workers during the Dask fit; peak RSS the largest worker's; load is "
             "`uptime`'s 1/5/15-minute average when the row finished.")
@@ -215,25 +223,32 @@ def main() -> None:
         lines = ["# RankRC on Dask (N rows, 0.1 % rare) against rank-tr in memory on the "
                  "first 10^5 rows", "", head, f" hessian_fraction = {args.fraction:g}; the "
                  f"fit's own time_limit is half the run limit (checked between iterations: a "
-                 "fit stopped by it reports user_limit and the AUC of the point reached).", "",
-                 "| N | m+ | Dask fit (s) | iterations / passes | rel. gradient | status | "
+                 "fit stopped by it reports user_limit and the AUC of the point reached)."
+                 + (f" The basis is a seeded sample of {args.basis_size} rare rows (the model "
+                    "is RankRC with that basis, every pair in the loss; `basis / m+`)."
+                    if args.basis_size else ""), "",
+                 "| N | basis / m+ | Dask fit (s) | iterations / passes | rel. gradient | "
+                 "status | "
                  "test AUC (Dask, N rows) | test AUC (in memory, 10^5 rows, m+) | "
                  "in-memory fit (s) | worker CPU s (sum / busiest) | client CPU s | "
                  "peak worker RSS (MB) | client RSS (MB) | load |",
                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-        r = _child(["rankrc", str(n), str(args.fraction), str(args.limit / 2)], args.limit)
+        r = _child(["rankrc", str(n), str(args.fraction), str(args.limit / 2),
+                    str(args.basis_size), str(args.block)], args.limit)
         if "dask_s" not in r:
             lines.append(f"| {n:,} | | {r} | | | | | | | | | | | {_load()} |")
         else:
             lines.append(
-                f"| {n:,} | {r['m_pos']} | {r['dask_s']:.1f} | {r['iterations']} / "
+                f"| {n:,} | {r['basis']} / {r['m_pos']} | {r['dask_s']:.1f} | "
+                f"{r['iterations']} / "
                 f"{r['passes']} | {r['relgrad']:.1e} | {r['status']} | {r['auc']:.4f} | "
                 f"{r['auc_mem']:.4f} ({r['m_pos_sample']}) | {r['memory_s']:.1f} | "
                 f"{r['worker_cpu']:.1f} / {r['busiest']:.1f} | {r['client_cpu']:.1f} | "
                 f"{r['peak_mb']:.0f} | {r['client_mb']:.0f} | {_load()} |")
         print(lines[-1], flush=True)
         write_results("scale_dask_ranking_qpfs", "\n".join(lines) + "\n", args.quick,
-                      section=f"RankRC N={n:,}")
+                      section=f"RankRC N={n:,}" + (f", basis {args.basis_size} sampled rare"
+                                                   if args.basis_size else ""))
 
 
 if __name__ == "__main__":

@@ -28,8 +28,9 @@ from scipy.optimize import lsq_linear
 from .._utils.threads import one_blas_thread
 from ..solution import Residuals
 
-__all__ = ["KINK_RTOL", "fractional_certificate", "implied_alpha", "m4_fixed_rho_certificate",
-           "hess_norm", "margin_qp_certificate", "newton_decrement"]
+__all__ = ["KINK_RTOL", "fractional_certificate", "gram_fractional_certificate",
+           "implied_alpha", "m4_fixed_rho_certificate", "hess_norm", "margin_qp_certificate",
+           "newton_decrement"]
 
 #: A norm :math:`\|Ax\|` counts as at its kink when :math:`\|Ax\| \le` this fraction of
 #: :math:`\|A\|_F\|x\|` (its argument vanishes relative to the size of its terms).
@@ -330,7 +331,8 @@ def margin_qp_certificate(Z: np.ndarray, y: np.ndarray, c: np.ndarray, w: np.nda
 # the perspective SOCP of MPM / BMPM (seed 004 eqs. 3.13-3.14, 3.40, 4.8)
 # --------------------------------------------------------------------------------------
 def _scatter_decrement(scatter: Any, v: np.ndarray, e: np.ndarray, a: np.ndarray,
-                       px: float, py: float, sx: float, sy: float) -> float:
+                       px: float, py: float, sx: float, sy: float,
+                       g: tuple[np.ndarray, np.ndarray] | None = None) -> float:
     r""":func:`newton_decrement` of the fractional program's Lagrangian when its covariances
     are a :class:`~conicml.contracts.minimax.KernelScatter` (never formed).
 
@@ -345,18 +347,20 @@ def _scatter_decrement(scatter: Any, v: np.ndarray, e: np.ndarray, a: np.ndarray
     then recomputed with :math:`H` itself (products only), as :func:`newton_decrement`
     does, and a residual above ``1e-6`` of :math:`\|e\|` gives ``inf``.
     """
-    gx, gy = scatter.sigma_x(v), scatter.sigma_y(v)
+    dot = scatter.dot  # the coordinates' inner product (Euclidean, or K's: GramScatter)
+    gx, gy = scatter.sigmas(v) if g is None else g  # (Sigma_x v, Sigma_y v)
     alpha = px / sx + py / sy
     c = (px / sx) / alpha
 
     def hess(x: np.ndarray) -> np.ndarray:
-        return (px / sx * scatter.sigma_x(x) + py / sy * scatter.sigma_y(x)
-                - px / sx**3 * gx * float(gx @ x) - py / sy**3 * gy * float(gy @ x))
+        Sx_, Sy_ = scatter.sigmas(x)
+        return (px / sx * Sx_ + py / sy * Sy_
+                - px / sx**3 * gx * dot(gx, x) - py / sy**3 * gy * dot(gy, x))
 
-    aa = float(a @ a)
+    aa = dot(a, a)
     if not (aa > 0 and alpha > 0 and 0.0 < c < 1.0):
         return math.inf
-    t = float(a @ hess(a)) / (aa * aa) + alpha * scatter._mu(c) / aa
+    t = dot(a, hess(a)) / (aa * aa) + alpha * scatter._mu(c) / aa
     cols, winv = [a], [1.0 / t]
     for p_, s_, g_ in ((px, sx, gx), (py, sy, gy)):
         if p_ != 0.0:
@@ -366,23 +370,25 @@ def _scatter_decrement(scatter: Any, v: np.ndarray, e: np.ndarray, a: np.ndarray
     # (alpha M(c'))^-1 [e, U]; relative residual 1e-10: the decrement is then accurate
     # to about that (relative), and its step is checked against H below anyway
     Y = scatter.solve(c, np.column_stack([e, U]), rtol=1e-10) / alpha
-    cap = np.diag(winv) + U.T @ Y[:, 1:]
+    UtY = scatter.inner_matrix(U, Y)
+    cap = np.diag(winv) + UtY[:, 1:]
     try:
-        corr = np.linalg.solve(cap, U.T @ Y)
+        corr = np.linalg.solve(cap, UtY)
     except np.linalg.LinAlgError:
         return math.inf
     Mi = Y - Y[:, 1:] @ corr  # (H + t a a^T)^-1 [e, U]; column 1 is a
     Mi_e, Mi_a = Mi[:, 0], Mi[:, 1]
-    den = float(a @ Mi_a)
+    den = dot(a, Mi_a)
     if not (den > 0 and np.all(np.isfinite(Mi))):
         return math.inf
-    mu = -float(a @ Mi_e) / den
+    mu = -dot(a, Mi_e) / den
     delta = -(Mi_e + Mi_a * mu)
     Hd = hess(delta)
-    res = math.hypot(float(np.linalg.norm(Hd + a * mu + e)), float(a @ delta))
-    if res > 1e-6 * max(float(np.linalg.norm(e)), _TINY):
+    r = Hd + a * mu + e
+    res = math.hypot(math.sqrt(max(dot(r, r), 0.0)), dot(a, delta))
+    if res > 1e-6 * max(math.sqrt(max(dot(e, e), 0.0)), _TINY):
         return math.inf
-    return max(-(float(e @ delta) + 0.5 * float(delta @ Hd)), 0.0)
+    return max(-(dot(e, delta) + 0.5 * dot(delta, Hd)), 0.0)
 
 
 def fractional_certificate(d: np.ndarray, Rx: np.ndarray, Ry: np.ndarray,
@@ -499,6 +505,59 @@ def fractional_certificate(d: np.ndarray, Rx: np.ndarray, Ry: np.ndarray,
             gap = math.inf
         else:
             gap = max(gap, abs(claimed - P) / max(abs(P), floor))
+    return _recomputed(primal, dual, gap)
+
+
+def gram_fractional_certificate(scatter: Any, a: tuple[float, float],
+                                b: tuple[float, float], v: np.ndarray,
+                                claimed: float | None) -> Residuals:
+    r""":func:`fractional_certificate` of a kernel program written in dual coefficients.
+
+    The same KKT conditions, multiplier and three numbers, with the covariances held by a
+    :class:`~conicml.contracts.minimax.GramScatter`: ``v`` and the mean difference
+    ``scatter.d_rep`` are representatives of the feature-map vectors (:math:`u =
+    \Phi^\top v`), every inner product is that of :math:`K`, and the dual residual is the
+    Newton decrement of :func:`_scatter_decrement` (invariant under the change of
+    coordinates). The ridges are positive, so neither norm is at its kink at
+    :math:`v \ne 0`; a point where one is (:math:`\sigma = 0`) is not certified (``inf``).
+    """
+    scatter.forget()  # products kept by identity: none from before this call
+    try:
+        return _gram_fractional(scatter, a, b, np.asarray(v, dtype=float), claimed)
+    finally:
+        scatter.forget()
+
+
+def _gram_fractional(scatter: Any, a: tuple[float, float], b: tuple[float, float],
+                     v: np.ndarray, claimed: float | None) -> Residuals:
+    (ax, ay), (bx, by) = a, b
+    e = scatter.d_rep
+    with one_blas_thread():
+        gx, gy = scatter.sigmas(v)
+        last = scatter._last_kv  # (v, K v) of the products just formed
+        kv = last[1] if last is not None and last[0] is v else scatter.kmul(v)
+        scatter.remember(v, kv)  # the inner products with v below (and the decrement's)
+        sx = math.sqrt(max(float(gx @ kv), 0.0))
+        sy = math.sqrt(max(float(gy @ kv), 0.0))
+        dv = float(e @ kv)
+    pen = ax * sx + ay * sy
+    row = dv - pen
+    P = bx * sx + by * sy
+    primal = max(0.0, 1.0 - row) / max(1.0, abs(dv), pen)
+    if not row > 0 or not (sx > 0 and sy > 0):
+        return _recomputed(primal if row == row else math.inf, math.inf, math.inf)
+    lam = P / row
+    px, py = bx + lam * ax, by + lam * ay
+    resid = lam * e - px * gx / sx - py * gy / sy
+    grad_row = e - ax * gx / sx - ay * gy / sy
+    with one_blas_thread():
+        dec = _scatter_decrement(scatter, v, resid, grad_row, px, py, sx, sy, (gx, gy))
+    floor = FRACTIONAL_FLOOR * max(1.0, abs(dv))
+    dual = dec / max(P, floor)
+    gap = lam * abs(row - 1.0) / max(P, lam, floor)
+    if claimed is not None:
+        gap = math.inf if not math.isfinite(claimed) else max(
+            gap, abs(claimed - P) / max(abs(P), floor))
     return _recomputed(primal, dual, gap)
 
 

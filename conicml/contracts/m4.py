@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import cvxpy as cp
 import numpy as np
 
+from .._utils.threads import one_blas_thread
 from ..program import ConicForm
 
 __all__ = ["INNER_BACKENDS", "M4Data"]
@@ -76,6 +77,30 @@ class M4Data:
     def hard(self) -> bool:
         """Whether this is the separable M4 (no slacks)."""
         return self.C is None
+
+    def strictly_separable(self) -> bool:
+        r"""Whether the slack SOCP is certified to have :math:`h(\rho) = 0` next to
+        :math:`\rho = 0`, in closed form (then :math:`G(0) = 0` and :math:`G'(0^+) = 1`).
+
+        Checked for the kernel programs whose rows are a nonsingular square lower
+        triangular :math:`Z = L` (every point kept): the function values :math:`f = Lw`
+        are then free and :math:`d^\top w = a^\top f` with :math:`a = L^{-\top}d`. If some
+        :math:`a_ky_k > 0`, a point :math:`f = y\circ v` (:math:`v > 0`, large where
+        :math:`a_ky_k > 0`) has :math:`a^\top f = 1` and every margin row positive, so for
+        :math:`\rho` small enough every row, and the global row of a reduction, holds with
+        zero slack. ``False`` means "not shown", not "not separable"."""
+        Z, y = self.Z, self.y
+        if self.hard or not np.all(self.kept) or Z.ndim != 2 or Z.shape[0] != Z.shape[1]:
+            return False
+        piv = np.diag(Z)
+        if not (np.all(piv > 0) and not np.any(np.triu(Z, 1))):
+            return False
+        if not np.all(piv > 1e-12 * float(np.max(piv))):
+            return False
+        from scipy.linalg import solve_triangular
+
+        a = solve_triangular(Z, self.d, trans="T", lower=True, check_finite=False)
+        return bool(np.all(np.isfinite(a)) and np.max(a * y) > 0)
 
     # -- the inner SOCPs ----------------------------------------------------------------
     def inner_problem(self, rho: float | None = None) -> ConicForm:
@@ -164,8 +189,11 @@ class M4Data:
 
     # -- margins and the certified objective ----------------------------------------------
     def sigmas(self, w: np.ndarray) -> tuple[float, float]:
-        r""":math:`(\sigma_x(w), \sigma_y(w)) = (\|R_+ w\|, \|R_- w\|)`."""
-        return float(np.linalg.norm(self.R_pos @ w)), float(np.linalg.norm(self.R_neg @ w))
+        r""":math:`(\sigma_x(w), \sigma_y(w)) = (\|R_+ w\|, \|R_- w\|)` (one BLAS thread:
+        matrix-vector products, for which waking a thread pool costs more)."""
+        with one_blas_thread():
+            return (float(np.linalg.norm(self.R_pos @ w)),
+                    float(np.linalg.norm(self.R_neg @ w)))
 
     def margins(self, w: np.ndarray, b: float) -> np.ndarray:
         r"""Signed Mahalanobis margins :math:`y_i(w^\top z_i + b)/\sigma_{y_i}(w)`.
@@ -202,7 +230,8 @@ class M4Data:
         :math:`\xi_m = \max(0, \rho(\sigma_x+\sigma_y) - w^\top d)`.
         """
         s_pos, s_neg = self.sigmas(w)
-        f = self.y * (self.Z @ w + b)
+        with one_blas_thread():
+            f = self.y * (self.Z @ w + b)
         sig = np.where(self.y > 0, s_pos, s_neg)
         total = float(np.sum(np.maximum(0.0, rho * sig - f)[self.kept]))
         if self.reduction is not None:

@@ -22,7 +22,7 @@ from scipy.linalg.lapack import dpotrf, dtrtrs
 from .._utils.threads import one_blas_thread
 from ..program import Program
 
-__all__ = ["KernelScatter", "MEMPMData", "RidgeStack"]
+__all__ = ["GramScatter", "KernelScatter", "MEMPMData", "RidgeStack"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,36 +87,45 @@ class MEMPMData:
         return self.make_model(float(beta), np.asarray(w, dtype=float))
 
 
+def _euclid(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Column-wise inner products of ``A`` and ``B``."""
+    return np.einsum("ij,ij->j", A, B)
+
+
 def _pcg(matvec: Callable[[np.ndarray], np.ndarray],
          precond: Callable[[np.ndarray], np.ndarray], B: np.ndarray, X: np.ndarray,
-         rtol: float, max_iter: int,
-         target: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
-    """Preconditioned conjugate gradients on the columns of ``B`` (an SPD operator), from
-    ``X``; returns ``(X, converged)``, converged when every column's residual is at most
-    ``rtol`` times its right-hand side's norm (or at most ``target``, per column, when
-    given)."""
+         rtol: float, max_iter: int, target: np.ndarray | None = None,
+         inner: Callable[[np.ndarray, np.ndarray], np.ndarray] = _euclid
+         ) -> tuple[np.ndarray, bool]:
+    """Preconditioned conjugate gradients on the columns of ``B`` (an operator self-adjoint
+    and positive definite in the inner product ``inner``, column-wise), from ``X``; returns
+    ``(X, converged)``, converged when every column's residual is at most ``rtol`` times
+    its right-hand side's norm (or at most ``target``, per column, when given)."""
+    def norms(V: np.ndarray) -> np.ndarray:
+        return np.sqrt(np.maximum(inner(V, V), 0.0))
+
     R = B - matvec(X)
     if target is None:
-        target = rtol * np.linalg.norm(B, axis=0)
-    if np.all(np.linalg.norm(R, axis=0) <= target):
+        target = rtol * norms(B)
+    if np.all(norms(R) <= target):
         return X, True
     Z = precond(R)
     P = Z.copy()
-    rz = np.einsum("ij,ij->j", R, Z)
+    rz = inner(R, Z)
     for _ in range(max_iter):
         AP = matvec(P)
-        pap = np.einsum("ij,ij->j", P, AP)
+        pap = inner(P, AP)
         alpha = np.divide(rz, pap, out=np.zeros_like(rz), where=pap > 0)
         X = X + alpha * P
         R = R - alpha * AP
-        if np.all(np.linalg.norm(R, axis=0) <= target):
+        if np.all(norms(R) <= target):
             return X, True
         Z = precond(R)
-        rz_new = np.einsum("ij,ij->j", R, Z)
+        rz_new = inner(R, Z)
         beta = np.divide(rz_new, rz, out=np.zeros_like(rz), where=rz > 0)
         P = Z + beta * P
         rz = rz_new
-    return X, bool(np.all(np.linalg.norm(B - matvec(X), axis=0) <= target))
+    return X, bool(np.all(norms(B - matvec(X)) <= target))
 
 
 #: Relative change of the free shift up to which a solve reuses a factored Schur
@@ -282,13 +291,53 @@ class KernelScatter:
         r""":math:`\Sigma_x V`."""
         return self._cxt(self._cx(V), V.shape[0]) + self.rho_x * V
 
+    def _cy(self, V: np.ndarray) -> np.ndarray:
+        return self.Cy @ V
+
+    def _cyt(self, Z: np.ndarray) -> np.ndarray:
+        return self.Cy.T @ Z
+
     def sigma_y(self, V: np.ndarray) -> np.ndarray:
         r""":math:`\Sigma_y V`."""
-        return self.Cy.T @ (self.Cy @ V) + self.rho_y * V
+        return self._cyt(self._cy(V)) + self.rho_y * V
+
+    def sigmas(self, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        r""":math:`(\Sigma_x V, \Sigma_y V)`."""
+        return self.sigma_x(V), self.sigma_y(V)
 
     def m_matvec(self, c: float, V: np.ndarray) -> np.ndarray:
         """:math:`M(c)V`."""
-        return c * self.sigma_x(V) + (1.0 - c) * self.sigma_y(V)
+        SxV, SyV = self.sigmas(V)
+        return c * SxV + (1.0 - c) * SyV
+
+    # the inner product of the coordinates (Euclidean here; see GramScatter)
+    def inner(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        """Column-wise inner products :math:`a_j^\top b_j`."""
+        return _euclid(A, B)
+
+    def dot(self, a: np.ndarray, b: np.ndarray) -> float:
+        """The inner product of two vectors."""
+        return float(a @ b)
+
+    def norms(self, V: np.ndarray) -> np.ndarray:
+        """Column-wise norms."""
+        return np.linalg.norm(V, axis=0)
+
+    def inner_matrix(self, U: np.ndarray, V: np.ndarray) -> np.ndarray:
+        r"""The matrix of inner products :math:`U^\top V`."""
+        return U.T @ V
+
+    def _c_and_norms(self, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:math:`CB` and the norms of ``B``'s columns."""
+        return self._c(B), self.norms(B)
+
+    def _residual_norms(self, R: np.ndarray, target: np.ndarray) -> np.ndarray:
+        """Column norms of ``R``, or upper bounds of them where those are below ``target``
+        (only compared with it)."""
+        return self.norms(R)
+
+    def _remember(self, x: np.ndarray) -> None:
+        """Keep what the last products computed of a solve's result (see GramScatter)."""
 
     # ---- solves ------------------------------------------------------------------------
     def _mu(self, c: float) -> float:
@@ -383,9 +432,10 @@ class KernelScatter:
 
     def _start(self, c: float, T: np.ndarray) -> np.ndarray | None:
         r"""A first iterate :math:`S` for :math:`H(c)S = T`: for one right-hand side
-        nearly parallel to one solved before at a weight within a spread of 1.5 of ``c``
-        (along the weight curve the same right-hand side recurs at ever closer weights),
-        that solution scaled to it, the nearest such; else ``None`` (start at 0)."""
+        within an angle of 1e-2 of one solved before at a weight within a spread of 1.5
+        of ``c`` (along the weight curve the same right-hand side recurs at ever closer
+        weights, and the derivative's moves slowly), that solution scaled to it, the
+        nearest such; else ``None`` (start at 0)."""
         if T.shape[1] != 1 or not self._recent:
             return None
         t = T[:, 0]
@@ -394,7 +444,7 @@ class KernelScatter:
         for cp, tp, sp in self._recent:
             tpt = float(tp @ t)
             cos2 = tpt * tpt / max(tt * float(tp @ tp), np.finfo(float).tiny)
-            if cos2 > 1.0 - 1e-10 and self.spread(c, cp) < best:
+            if cos2 > 1.0 - 1e-4 and self.spread(c, cp) < best:
                 best, start = self.spread(c, cp), (sp * (tpt / float(tp @ tp)))[:, None]
         return start
 
@@ -429,13 +479,13 @@ class KernelScatter:
         vec = B.ndim == 1
         B2 = B[:, None] if vec else B
         r = B2.shape[0]
-        bnorm = np.linalg.norm(B2, axis=0)
         mu = self._mu(c)
         dmax = max(c, 1.0 - c)
         # the H(c) residual that bounds the M(c) residual by rtol * ||B||
-        h_target = rtol * bnorm * mu / (dmax * max(self._c_norm(), np.finfo(float).tiny))
         with one_blas_thread():  # matrix-vector products: waking threads costs more
-            T = self._c(B2)
+            T, bnorm = self._c_and_norms(B2)
+        h_target = rtol * bnorm * mu / (dmax * max(self._c_norm(), np.finfo(float).tiny))
+        with one_blas_thread():
 
             def attempt(steps: int) -> tuple[np.ndarray, bool]:
                 # H(c) = L L^T + Delta (Delta diagonal, constant on each class block):
@@ -473,15 +523,18 @@ class KernelScatter:
             # accept on the recomputed residual of M(c) (the Woodbury form subtracts two
             # terms of the size of B); else refine on M(c) with the same factor
             target = rtol * bnorm
-            SxX, SyX = self.sigma_x(X), self.sigma_y(X)
-            if np.any(np.linalg.norm(B2 - c * SxX - (1.0 - c) * SyX, axis=0) > target):
+            SxX, SyX = self.sigmas(X)
+            if np.any(self._residual_norms(B2 - c * SxX - (1.0 - c) * SyX, target) > target):
                 X, _ = _pcg(lambda V: self.m_matvec(c, V),
-                            lambda V: self._apply_inverse(c, V), B2, X, rtol, 5)
+                            lambda V: self._apply_inverse(c, V), B2, X, rtol, 5,
+                            inner=self.inner)
                 if products:
-                    SxX, SyX = self.sigma_x(X), self.sigma_y(X)
+                    SxX, SyX = self.sigmas(X)
+        out = X[:, 0] if vec else X
+        self._remember(out)
         if products:
-            return (X[:, 0], SxX[:, 0], SyX[:, 0]) if vec else (X, SxX, SyX)
-        return X[:, 0] if vec else X
+            return (out, SxX[:, 0], SyX[:, 0]) if vec else (out, SxX, SyX)
+        return out
 
     def solve_y(self, b: np.ndarray) -> np.ndarray:
         r""":math:`\Sigma_y^{-1}b` by the Woodbury identity on the negative class alone (one
@@ -498,19 +551,185 @@ class KernelScatter:
         self.factorisations += 1
 
         def inverse(V: np.ndarray) -> np.ndarray:
-            Z = solve_triangular(L, self.Cy @ V, lower=True, check_finite=False)
+            Z = solve_triangular(L, self._cy(V), lower=True, check_finite=False)
             Z = solve_triangular(L, Z, lower=True, trans="T", check_finite=False)
-            return (V - self.Cy.T @ Z) / self.rho_y
+            return (V - self._cyt(Z)) / self.rho_y
 
         B2 = b[:, None]
         with one_blas_thread():
-            X, _ = _pcg(self.sigma_y, inverse, B2, inverse(B2), 1e-13, 5)
+            X, _ = _pcg(self.sigma_y, inverse, B2, inverse(B2), 1e-13, 5, inner=self.inner)
         self._solve_y = (np.array(b, copy=True), X[:, 0].copy())
         return X[:, 0]
 
     def weight_of(self, px: float, py: float) -> float:
         r"""The weight :math:`c` with :math:`p_x\Sigma_x + p_y\Sigma_y \propto M(c)`."""
         return px / (px + py)
+
+
+class GramScatter(KernelScatter):
+    r"""The class covariances of a kernel MPM/BMPM program written in dual coefficients.
+
+    :class:`KernelScatter` works in feature-map coordinates :math:`u` (a factor
+    :math:`K = \Phi\Phi^\top`, :math:`C = J\Phi` with :math:`J` the per-class centring
+    over :math:`\sqrt{N_a}`). Every vector there has a representative :math:`z` with
+    :math:`u = \Phi^\top z` (the dual coefficients, Theorem 9: :math:`Cu = JKz`,
+    :math:`C^\top y = \Phi^\top Jy`, :math:`u_1^\top u_2 = z_1^\top Kz_2`), so the same
+    formulas hold with :math:`C \to JK`, :math:`C^\top \to J` and the inner product of
+    :math:`K`: :math:`\Sigma_x u` has the representative :math:`J_x^2(Kz) + \rho_xz`, and
+    the Woodbury solve :math:`M(c)^{-1}B = \mu^{-1}(B - C^\top S)`, :math:`H(c)S = CB`,
+    needs only :math:`G = JKJ` and products with :math:`K`. No factor of :math:`K` is
+    formed. Every method takes and returns representatives; inner products, norms and
+    conjugate gradients on :math:`M(c)` are those of :math:`K`.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        The Gram matrix, the ``n_x`` positive points first (kept, not copied).
+    n_x : int
+    rho_x, rho_y : float
+        The ridges (> 0).
+    G : ndarray of shape (n, n)
+        :math:`JKJ` (the class-centred Gram matrix).
+    d_rep : ndarray of shape (n,)
+        The representative of the mean difference: :math:`e = 1_x/N_x - 1_y/N_y`.
+    kd : ndarray of shape (n,), optional
+        :math:`Ke` if already formed.
+    """
+
+    def __init__(self, K: np.ndarray, n_x: int, rho_x: float, rho_y: float, G: np.ndarray,
+                 d_rep: np.ndarray, kd: np.ndarray | None = None) -> None:
+        n = K.shape[0]
+        super().__init__(np.empty((n_x, 0)), np.empty((n - n_x, 0)), rho_x, rho_y, G, lead=0)
+        self.K = K
+        self.d_rep = d_rep
+        # K d_rep: the mean difference in the program's coordinates (given, or formed)
+        self._kd = self.kmul(d_rep) if kd is None else kd
+        self._kcache: list[tuple[np.ndarray, np.ndarray]] = []
+        self._last_kv: tuple[np.ndarray, np.ndarray] | None = None
+        self._kmax: float | None = None  # Gershgorin's bound on lambda_max(K)
+        self._blocks_xy = (slice(0, n_x), slice(n_x, n))
+        self.sizes = (n_x, n - n_x)
+
+    def kmul(self, V: np.ndarray) -> np.ndarray:
+        """:math:`KV` (callers limit BLAS to one thread around their loops)."""
+        return self.K @ V
+
+    def _centre(self, V: np.ndarray, a: int, power: int) -> np.ndarray:
+        r""":math:`J_a^{power}V` on the rows of class ``a`` (``V`` holds only those rows)."""
+        out = V - V.mean(axis=0)
+        return out / (self.sizes[a] ** (0.5 * power))
+
+    def _j(self, V: np.ndarray, power: int = 1) -> np.ndarray:
+        out = np.empty_like(V)
+        for a, blk in enumerate(self._blocks_xy):
+            out[blk] = self._centre(V[blk], a, power)
+        return out
+
+    def _c(self, V: np.ndarray) -> np.ndarray:
+        return self._j(self.kmul(V))
+
+    def _ct(self, Z: np.ndarray, r: int) -> np.ndarray:
+        return self._j(Z)
+
+    def _cy(self, V: np.ndarray) -> np.ndarray:
+        y = self._blocks_xy[1]
+        with one_blas_thread():
+            return self._centre(self.K[y] @ V, 1, 1)
+
+    def _cyt(self, Z: np.ndarray) -> np.ndarray:
+        out = np.zeros((self.K.shape[0],) + Z.shape[1:])
+        out[self._blocks_xy[1]] = self._centre(Z, 1, 1)
+        return out
+
+    def _sigma(self, KV: np.ndarray, V: np.ndarray, a: int) -> np.ndarray:
+        blk = self._blocks_xy[a]
+        out = (self.rho_x, self.rho_y)[a] * V
+        out[blk] += self._centre(KV[blk], a, 2)
+        return out
+
+    def sigma_x(self, V: np.ndarray) -> np.ndarray:
+        return self._sigma(self.kmul(V), V, 0)
+
+    def sigma_y(self, V: np.ndarray) -> np.ndarray:
+        return self._sigma(self.kmul(V), V, 1)
+
+    def sigmas(self, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        KV = self.kmul(V)
+        self._last_kv = (V, KV)
+        return self._sigma(KV, V, 0), self._sigma(KV, V, 1)
+
+    def _remember(self, x: np.ndarray) -> None:
+        # the solve's acceptance check formed K X: kept for the inner products of its
+        # result (the weight curve's sigma's and derivative)
+        last = self._last_kv
+        if last is None or x.ndim != 1 or last[0].ndim != 2 or last[0].shape[1] != 1 or \
+                not np.shares_memory(x, last[0]):
+            return
+        self._kcache = [(x, last[1][:, 0])] + self._kcache[:1]
+
+    def _c_and_norms(self, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        KB = self.kmul(B)
+        return self._j(KB), np.sqrt(np.maximum(_euclid(B, KB), 0.0))
+
+    def _residual_norms(self, R: np.ndarray, target: np.ndarray) -> np.ndarray:
+        # sqrt(lambda_max(K)) |r| bounds the norm of K; the exact one where that does not
+        # settle the comparison
+        if self._kmax is None:
+            K = self.K
+            self._kmax = max(float(np.abs(K[i:i + 256]).sum(axis=1).max())
+                             for i in range(0, K.shape[0], 256))
+        bound = math.sqrt(self._kmax) * np.linalg.norm(R, axis=0)
+        return bound if np.all(bound <= target) else self.norms(R)
+
+    def remember(self, v: np.ndarray, kv: np.ndarray) -> None:
+        """Keep :math:`Kv` (formed by the caller) for the inner products with ``v``."""
+        self._kcache = [(v, kv)] + self._kcache[:1]
+
+    def _k_of(self, v: np.ndarray) -> np.ndarray:
+        # K v for the vectors whose inner products come in pairs (the weight vector
+        # against both covariances' products): the last two are kept, by identity
+        for obj, kv in self._kcache:
+            if obj is v:
+                return kv
+        if v is self.d_rep:
+            return self._kd
+        kv = self.kmul(v)
+        self._kcache = [(v, kv)] + self._kcache[:1]
+        return kv
+
+    def sigma_sqs(self, z: np.ndarray) -> tuple[float, float]:
+        r""":math:`(\sigma_x^2, \sigma_y^2)`, :math:`\sigma_a^2 = \|J_a(Kz)_a\|^2 +
+        \rho_a z^\top Kz`, from one product with :math:`K`."""
+        with one_blas_thread():
+            kz = self.kmul(z)
+        zkz = float(z @ kz)
+        out = []
+        for a, blk in enumerate(self._blocks_xy):
+            cz = self._centre(kz[blk], a, 1)
+            out.append(float(cz @ cz) + (self.rho_x, self.rho_y)[a] * zkz)
+        return out[0], out[1]
+
+    def forget(self) -> None:
+        """Drop the kept products with :math:`K` (they are matched by identity: a solve or
+        a certificate starts and ends with none, so no array changed in place since is
+        ever read through them)."""
+        self._kcache = []
+        self._last_kv = None
+
+    def inner(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        return _euclid(A, self.kmul(B))
+
+    def inner_matrix(self, U: np.ndarray, V: np.ndarray) -> np.ndarray:
+        return U.T @ self.kmul(V)
+
+    def dot(self, a: np.ndarray, b: np.ndarray) -> float:
+        for obj, kv in self._kcache:
+            if obj is a:
+                return float(kv @ b)
+        return float(a @ self._k_of(b))
+
+    def norms(self, V: np.ndarray) -> np.ndarray:
+        return np.sqrt(np.maximum(self.inner(V, V), 0.0))
 
 
 class RidgeStack:

@@ -62,7 +62,7 @@ def block_gradient(Xneg: np.ndarray, XR: np.ndarray, kernel: Kernel, beta: np.nd
     r"""One block's ``(L_b, g_a, K_b^T g_b)``: its pairs with every positive (scores ``a``)."""
     m_pos = a.size
     if Xneg.shape[0] == 0:
-        return 0.0, np.zeros(m_pos), np.zeros(m_pos)
+        return 0.0, np.zeros(m_pos), np.zeros(XR.shape[0])
     Kb = _kernel_columns(kernel, Xneg, XR)
     levels = np.concatenate([np.ones(m_pos, dtype=np.int64),
                              np.zeros(Kb.shape[0], dtype=np.int64)])
@@ -76,7 +76,7 @@ def block_hess_vec(Xneg: np.ndarray, XR: np.ndarray, kernel: Kernel, beta: np.nd
     r"""One block's Hessian product parts ``(v_a, K_b^T v_b)`` for the direction ``s``."""
     m_pos = a.size
     if Xneg.shape[0] == 0:
-        return np.zeros(m_pos), np.zeros(m_pos)
+        return np.zeros(m_pos), np.zeros(XR.shape[0])
     Kb = _kernel_columns(kernel, Xneg, XR)
     levels = np.concatenate([np.ones(m_pos, dtype=np.int64),
                              np.zeros(Kb.shape[0], dtype=np.int64)])
@@ -167,24 +167,28 @@ class DaskRankingLoss:
     X_blocks, y_blocks : lists of dask.delayed
         Row blocks of the data and labels (same chunks).
     positive : label value of the rare class.
-    XR : ndarray of shape (m_+, d)
-        The positive rows (the basis), in data order.
+    XR : ndarray of shape (r, d)
+        The basis rows: the positive rows in data order, or a subset of them.
     kernel : Kernel
     eps : float
         Smoothing of the loss (> 0).
     n_pairs : int
         :math:`N = m_+ m_-`.
+    XP : ndarray of shape (m_+, d), optional
+        Every positive row, when the basis ``XR`` is a subset of them (default: ``XR``).
     """
 
     def __init__(self, X_blocks: list, y_blocks: list, positive: Any, XR: np.ndarray,
-                 kernel: Kernel, eps: float, n_pairs: int) -> None:
+                 kernel: Kernel, eps: float, n_pairs: int,
+                 XP: np.ndarray | None = None) -> None:
         self.X_blocks, self.y_blocks = X_blocks, y_blocks
         self.positive = positive
         self.XR = XR
         self.kernel = kernel
         self.eps = float(eps)
         self.n_pairs = int(n_pairs)
-        self.Kpp = kernel(XR, XR)  # K_{R R} without jitter: the positives' score rows
+        # K_{+R} without jitter (m_+ x r): the positives' score rows over the basis
+        self.Kpp = kernel(XR if XP is None else XP, XR)
         self.passes = 0
 
     def _reduce(self, parts: list, merge: Any) -> Any:

@@ -39,7 +39,8 @@ from .ranking import RankingData
 __all__ = ["EIG_RTOL", "EXACT_MAX_BASIS", "KernelMetric", "LinearizedRanking", "PairwiseLoss",
            "count_pairs",
            "gap_bound", "gradient_parts", "linearize", "natural_relative_gradient", "objective",
-           "pair_matrix", "ranking_objective", "relative_gradient", "smoothed_hinge"]
+           "pair_matrix", "ranking_objective", "relative_gradient", "smoothed_hinge",
+           "zero_gradient"]
 
 #: Relative eigenvalue cut-off of the linearisation (3.16).
 EIG_RTOL = 1e-13
@@ -328,6 +329,15 @@ def gradient_parts(data, beta: np.ndarray) -> tuple[float, np.ndarray, np.ndarra
     return loss / n + 0.5 * data.lam * float(beta @ kb), data.KR.T @ gp / n, data.lam * kb
 
 
+def zero_gradient(data, loss: PairwiseLoss | None = None) -> tuple[float, np.ndarray]:
+    r""":math:`F(0)` and the loss gradient at :math:`\beta = 0` (the gradient there, the
+    regulariser's being zero), without a product with :math:`K_{\bullet\mathcal R}`
+    for the scores (all zero): ``(F(0), g_loss(0))``. Independent of :math:`\lambda`."""
+    loss = loss or PairwiseLoss(data.levels, data.eps)
+    value, gp, _ = loss.evaluate(np.zeros(loss.m))
+    return value / loss.n_pairs, data.KR.T @ gp / loss.n_pairs
+
+
 def natural_relative_gradient(data, beta: np.ndarray, metric: KernelMetric | None = None
                               ) -> float:
     r"""The certificate of the smoothed kinds: the relative gradient in the :math:`K^{-1}` metric,
@@ -611,3 +621,19 @@ def _start(rank: RankingData, x0: Any, name: str) -> np.ndarray:
         raise OptionError(f"{name}: x0 must be a finite vector of shape ({rank.n_basis},) "
                           f"(one coefficient per basis sample), got shape {beta.shape}")
     return beta.copy()
+
+
+def _fallback(rank: RankingData, x0_fallback: Any, name: str
+              ) -> tuple[np.ndarray, float] | None:
+    """``x0_fallback`` as ``(beta, objective)``; ``OptionError`` if it is not one."""
+    if x0_fallback is None:
+        return None
+    try:
+        beta, value = x0_fallback
+        value = float(value)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value):
+        raise OptionError(f"{name}: x0_fallback must be a pair (beta, its finite objective "
+                          f"at this lambda), got {type(x0_fallback).__name__}")
+    return _start(rank, beta, f"{name} (x0_fallback)"), value

@@ -111,6 +111,10 @@ _MASK = (1 << 64) - 1
 #: Local passes between two looks at the round's time budget.
 _CHECK_EVERY = 25
 
+#: The shrinking thresholds' cap, in root mean squares of a pass's nonzero projected
+#: gradients (:func:`_local_numpy`).
+_SPREAD = 1.0
+
 
 def _draw(state: int, m: int) -> tuple[int, int]:
     """SplitMix64 (Steele, Lea & Flood 2014): the next state and a draw in ``[0, m)``."""
@@ -121,8 +125,8 @@ def _draw(state: int, m: int) -> tuple[int, int]:
 
 
 def _local_numpy(X, y, c_pos, c_neg, frac, u, dw, index, fstate, istate, rstate, passes,
-                 eps, lin, rho, sy, sigma):
-    r"""CoCoA+ local coordinate ascent with LIBLINEAR's shrinking (Hsieh et al. 2008, Alg. 3).
+                 eps, lin, rho, sy, sigma, spread):
+    r"""CoCoA+ local coordinate ascent with shrinking (after Hsieh et al. 2008, Alg. 3).
 
     Up to ``passes`` passes over the block's active rows (the prefix ``istate[0]`` of
     ``index``), each in a fresh random order: a Fisher-Yates shuffle driven by SplitMix64
@@ -133,14 +137,24 @@ def _local_numpy(X, y, c_pos, c_neg, frac, u, dw, index, fstate, istate, rstate,
     (float32: :math:`\alpha_i = c_i\,\mathrm{frac}_i`, exact at both bounds); every step
     is taken to the stored value, so ``dw`` and ``u`` are those of the stored multipliers.
     ``u`` is :math:`w + \sigma'\Delta w`, ``fstate`` holds :math:`y^\top\Delta\alpha`,
-    the previous pass's projected-gradient extremes and the steps' sums per class; all the
+    the shrinking thresholds, the steps' sums per class and the row visits; all the
     state is updated in place, so a later call resumes. Sets ``istate[1] = 1`` when the
     projected gradients' spread over every row is at most ``eps``. Returns the passes
     made. :func:`_local_numba_fn` compiles the same loop.
+
+    Shrinking: a multiplier at 0 whose gradient exceeds the threshold :math:`\bar M`
+    (at :math:`c_i`: is below :math:`-\bar m`) is skipped until the active rows
+    converge. LIBLINEAR takes :math:`\bar M` as the previous pass's largest projected
+    gradient; an extreme over the rows grows with their number, so more rows stay
+    active on a larger block. Here it is capped by :math:`s\,r`, ``spread`` times the
+    root mean square :math:`r` of the pass's nonzero projected gradients (an average
+    over the rows): :math:`\bar M = \min(\max_i PG_i, s\,r)` and :math:`\bar m =
+    \min(-\min_i PG_i, s\,r)`, so the share of rows kept active does not depend on
+    the block's size (``spread = inf`` is LIBLINEAR's rule).
     """
     n = y.shape[0]
     dsy, pg_max_old, pg_min_old = float(fstate[0]), float(fstate[1]), float(fstate[2])
-    dpos, dneg = float(fstate[3]), float(fstate[4])
+    dpos, dneg, visits = float(fstate[3]), float(fstate[4]), float(fstate[5])
     active, state = int(istate[0]), int(rstate[0])
     done = 0
     while done < passes:
@@ -149,6 +163,8 @@ def _local_numpy(X, y, c_pos, c_neg, frac, u, dw, index, fstate, istate, rstate,
             state, k = _draw(state, s + 1)
             index[s], index[k] = index[k], index[s]
         pg_max, pg_min = -math.inf, math.inf
+        ssq, cnt = 0.0, 0
+        visits += active
         s = 0
         while s < active:
             i = index[s]
@@ -172,6 +188,8 @@ def _local_numpy(X, y, c_pos, c_neg, frac, u, dw, index, fstate, istate, rstate,
                 pg = G
             pg_max, pg_min = max(pg_max, pg), min(pg_min, pg)
             if pg != 0.0:
+                ssq += pg * pg
+                cnt += 1
                 sq = float(X[i] @ X[i])
                 new = min(max(a - G / (sigma * (sq + rho)), 0.0), ci)
                 stored = np.float32(new / ci)
@@ -193,9 +211,12 @@ def _local_numpy(X, y, c_pos, c_neg, frac, u, dw, index, fstate, istate, rstate,
             active = n  # converged on the active rows: look at every row once more
             pg_max_old, pg_min_old = math.inf, -math.inf
             continue
-        pg_max_old = pg_max if pg_max > 0.0 else math.inf
-        pg_min_old = pg_min if pg_min < 0.0 else -math.inf
-    fstate[:] = dsy, pg_max_old, pg_min_old, dpos, dneg
+        # the next pass's shrinking thresholds: the extremes capped by the spread
+        # (root mean square) of the pass's nonzero projected gradients
+        r = spread * math.sqrt(ssq / cnt) if cnt > 0 else math.inf
+        pg_max_old = min(pg_max, r) if pg_max > 0.0 else math.inf
+        pg_min_old = max(pg_min, -r) if pg_min < 0.0 else -math.inf
+    fstate[:] = dsy, pg_max_old, pg_min_old, dpos, dneg, visits
     istate[0], rstate[0] = active, np.uint64(state)
     return done
 
@@ -216,13 +237,13 @@ def local_ascent(X: np.ndarray, y: np.ndarray, c_pos: float, c_neg: float,
     At most ``epochs`` passes, fewer when the subproblem is solved to the
     projected-gradient spread ``eps`` or when ``budget`` seconds are spent (looked at
     every :data:`_CHECK_EVERY` passes). Returns the block's :math:`\Delta w_k`, its
-    :math:`y^\top\Delta\alpha` (``dsy``), the steps' sums per class ``dpos``, ``dneg``
-    and the ``passes``.
+    :math:`y^\top\Delta\alpha` (``dsy``), the steps' sums per class ``dpos``, ``dneg``,
+    the ``passes`` and the row ``visits`` they made.
     """
     n, d = X.shape
     index = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
     dw = np.zeros(d)
-    fstate = np.array([0.0, math.inf, -math.inf, 0.0, 0.0])
+    fstate = np.array([0.0, math.inf, -math.inf, 0.0, 0.0, 0.0])
     istate = np.array([n, 0], dtype=np.int64)
     rstate = np.array([seed], dtype=np.uint64)
     kernel = _local_numba_fn() if engine == "numba" else _local_numpy
@@ -230,11 +251,12 @@ def local_ascent(X: np.ndarray, y: np.ndarray, c_pos: float, c_neg: float,
     while passes < epochs and not istate[1]:
         passes += kernel(X, y, float(c_pos), float(c_neg), frac, u, dw, index, fstate,
                          istate, rstate, min(_CHECK_EVERY, epochs - passes),
-                         float(eps), float(lin), float(rho), float(sy), float(sigma))
+                         float(eps), float(lin), float(rho), float(sy), float(sigma),
+                         _SPREAD)
         if time.perf_counter() - start > budget:
             break
     return {"dw": dw, "dsy": float(fstate[0]), "dpos": float(fstate[3]),
-            "dneg": float(fstate[4]), "passes": passes}
+            "dneg": float(fstate[4]), "passes": passes, "visits": float(fstate[5])}
 
 
 def _point(f0: np.ndarray, f1: np.ndarray, gamma: float) -> np.ndarray:
@@ -313,6 +335,7 @@ def _block_round(Xb: Any, yb: Any, state: tuple, gamma: float, positive: Any,
                          rho, sy, sigma, epochs, local_tol, seed, engine, budget)
     out["dw"] = local["dw"]
     out["passes"] = np.array(float(local["passes"]))
+    out["visits"] = np.array(float(local["visits"]))
     # the direction's linear terms (for the client's line search and the balancing)
     dpos, dneg = local["dpos"], local["dneg"]
     out["delta"] = np.array([dpos + dneg, dpos - dneg, dpos, dneg])
@@ -420,9 +443,11 @@ def fit_linear_svm_dask(X: Any, y: Any, positive: Any, C: float,
     :math:`\\gamma = 1`, :math:`\\sigma' = K`). The multipliers :math:`\\alpha_{[k]}` of block
     :math:`k` live on the worker holding the block. Each round the client sends :math:`w`;
     every worker runs up to ``local_epochs`` passes of exact coordinate ascent on its local
-    subproblem (eq. (9) of the paper), with LIBLINEAR's shrinking (Hsieh et al. 2008,
-    Alg. 3: a multiplier at a bound whose gradient points out of the box is skipped until
-    the active rows converge), stopping early when the projected gradients' spread is at
+    subproblem (eq. (9) of the paper), with shrinking (Hsieh et al. 2008, Alg. 3: a
+    multiplier at a bound whose gradient points out of the box by more than a threshold
+    is skipped until the active rows converge; the threshold is capped by the root mean
+    square of the pass's projected gradients, so that it does not grow with the block's
+    rows, see :func:`_local_numpy`), stopping early when the projected gradients' spread is at
     most ``local_tol`` (any ascent of the local subproblem keeps CoCoA+'s guarantee)
 
     .. math::
@@ -532,7 +557,9 @@ def fit_blocks(Xd: list, yd: list, d: int, positive: Any, c_pos: float, c_neg: f
     residuals = Residuals(primal=0.0, dual=gap, gap=gap, source="solver")
     extras = {"b": b, "primal_objective": P, "dual_objective": rounds.D_best,
               "rounds": done, "blocks": len(Xd), "local_epochs": int(opts["local_epochs"]),
-              "local_passes": rounds.passes, "rho": rounds.rho, "sigma": rounds.sigma,
+              "local_passes": rounds.passes,
+              "visits_per_row": rounds.visits / max(n_pos + n_neg, 1.0), "rho": rounds.rho,
+              "sigma": rounds.sigma,
               "multiplier": rounds.lin, "engine": opts["engine"], "n_pos": int(n_pos),
               "n_neg": int(n_neg), "distributed": True, "stop_reason": int(reason)}
     return Solution(status=status, solver="dcd", objective=P,
@@ -559,7 +586,7 @@ class _Rounds:
         self.b_kkt = 0.0
         self.best: tuple | None = None
         self.D_best = -math.inf
-        self.passes, self.pending = 0.0, False
+        self.passes, self.visits, self.pending = 0.0, 0.0, False
 
     def values(self) -> dict[str, Any]:
         """The best certified point so far (for the callback)."""
@@ -596,6 +623,7 @@ class _Rounds:
         self.pending = local
         if local:
             self.passes += float(sums["passes"]) / K
+            self.visits += float(sums["visits"])
             self.states = new_states
             self._step(sums, b_cur)
         return gap

@@ -26,10 +26,10 @@ def _draw(state, m):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def local(X, y, c_pos, c_neg, frac, u, dw, index, fstate, istate, rstate, passes, eps,
-          lin, rho, sy, sigma):  # pragma: no cover - compiled
+          lin, rho, sy, sigma, spread):  # pragma: no cover - compiled
     n, d = X.shape
     dsy, pg_max_old, pg_min_old = fstate[0], fstate[1], fstate[2]
-    dpos, dneg = fstate[3], fstate[4]
+    dpos, dneg, visits = fstate[3], fstate[4], fstate[5]
     active = istate[0]
     state = rstate[0]
     done = 0
@@ -41,6 +41,8 @@ def local(X, y, c_pos, c_neg, frac, u, dw, index, fstate, istate, rstate, passes
             index[s] = index[k]
             index[k] = tmp
         pg_max, pg_min = -np.inf, np.inf
+        ssq, cnt = 0.0, 0
+        visits += active
         s = 0
         while s < active:
             i = index[s]
@@ -61,6 +63,8 @@ def local(X, y, c_pos, c_neg, frac, u, dw, index, fstate, istate, rstate, passes
             pg_max = max(pg_max, pg)
             pg_min = min(pg_min, pg)
             if pg != 0.0:
+                ssq += pg * pg
+                cnt += 1
                 sq = 0.0
                 for j in range(d):
                     sq += X[i, j] * X[i, j]
@@ -85,10 +89,14 @@ def local(X, y, c_pos, c_neg, frac, u, dw, index, fstate, istate, rstate, passes
             active = n  # converged on the active rows: every row once more
             pg_max_old, pg_min_old = np.inf, -np.inf
             continue
-        pg_max_old = pg_max if pg_max > 0.0 else np.inf
-        pg_min_old = pg_min if pg_min < 0.0 else -np.inf
+        # the next pass's shrinking thresholds: the extremes capped by the spread
+        # (root mean square) of the pass's nonzero projected gradients
+        r = spread * np.sqrt(ssq / cnt) if cnt > 0 else np.inf
+        pg_max_old = min(pg_max, r) if pg_max > 0.0 else np.inf
+        pg_min_old = max(pg_min, -r) if pg_min < 0.0 else -np.inf
     fstate[0], fstate[1], fstate[2], fstate[3], fstate[4] = (dsy, pg_max_old, pg_min_old,
                                                               dpos, dneg)
+    fstate[5] = visits
     istate[0] = active
     rstate[0] = state
     return done

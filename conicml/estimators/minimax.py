@@ -107,6 +107,14 @@ class _MinimaxClassifier(BinaryConicClassifier):
             return self.solver
         return AUTO_SOLVERS["linear" if self.kernel == "linear" else "kernel"]
 
+    def _coordinates(self) -> str:
+        """The program's coordinates (:func:`conicml.formulations.minimax.mpm`): the dual
+        coefficients for ``ils-newton`` on a kernel positive semi-definite by
+        construction (it needs no factorisation of the Gram matrix there), else the
+        feature-map coordinates."""
+        psd = self.kernel == "rbf" or (self.kernel == "poly" and self.coef0 >= 0)
+        return "coefficients" if psd and self._solver_name() == "ils-newton" else "features"
+
     def _unit_dependence(self) -> str | None:
         ridge = self.ridge if isinstance(self.rho, str) else self.rho  # rho: deprecated
         absolute = None if not ridge else (
@@ -184,7 +192,7 @@ class MPMClassifier(_MinimaxClassifier):
         self.solver_options = solver_options
 
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
-        program = mm.mpm(X, y, **self._kernel_kwargs(X))
+        program = mm.mpm(X, y, coordinates=self._coordinates(), **self._kernel_kwargs(X))
         hint = "the kernel program is unbounded: increase ridge"
         solution = solve_or_raise(program, self._solver_name(), self.solver_options,
                                   {Status.UNBOUNDED: hint, Status.INFEASIBLE: hint})
@@ -274,7 +282,8 @@ class BMPMClassifier(_MinimaxClassifier):
     def _fit_signed(self, X: np.ndarray, y: np.ndarray) -> None:
         lo = 0.5 if self.bound == "gaussian" else 0.0
         beta0 = lo if self.beta0 == "auto" else self.beta0
-        program = mm.bmpm(X, y, beta0, bound=self.bound, **self._kernel_kwargs(X))
+        program = mm.bmpm(X, y, beta0, bound=self.bound, coordinates=self._coordinates(),
+                          **self._kernel_kwargs(X))
         self.beta0_max_ = float(program.data["beta0_max"])
         if self.beta0 == "auto":
             if not self.beta0_max_ > lo:

@@ -35,6 +35,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import roc_auc_score
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -237,7 +238,11 @@ class RankRCClassifier(_RankingMixin, BinaryConicClassifier):
         (relative gradient, default 1e-6), ``max_iter`` (default 100), ``time_limit``
         (seconds), ``hessian_fraction`` (default 1: the Hessian's
         :math:`O(n\,m_+^2)` term from that fraction of the negatives, a sub-sampled
-        Newton method; the gradient and the certificate stay exact). The status is
+        Newton method; the gradient and the certificate stay exact), ``basis_size``
+        (default: every rare sample): a basis of that many rare samples drawn without
+        replacement (seeded by ``random_state``) instead of the whole rare class; the
+        loss still runs over every pair, the model is RankRC (3.14) with that basis
+        (``basis_`` says which) and the certificate is that program's. The status is
         OPTIMAL only when the recomputed relative gradient is at most ``tol``; otherwise
         USER_LIMIT and a ``ConvergenceWarning``.
         """
@@ -253,9 +258,16 @@ class RankRCClassifier(_RankingMixin, BinaryConicClassifier):
             raise ProgramError(f"solver_options hessian_fraction must be in (0, 1], "
                                f"got {fraction!r}")
         time_limit = options.pop("time_limit", None)
+        basis_size = options.pop("basis_size", None)
+        if basis_size is not None and not (isinstance(basis_size, (int, np.integer))
+                                           and not isinstance(basis_size, bool)
+                                           and basis_size >= 1):
+            raise ProgramError(f"solver_options basis_size must be a positive integer (rare "
+                               f"samples in the basis), got {basis_size!r}")
         if options:
             raise ProgramError(f"RankRC on Dask accepts solver_options tol, max_iter, "
-                               f"time_limit and hessian_fraction; got also {sorted(options)}")
+                               f"time_limit, hessian_fraction and basis_size; got also "
+                               f"{sorted(options)}")
         basis_param = self._basis_param()
         if self.kernel == "precomputed" or self.loss != "smoothed" or basis_param != "rare":
             raise ProgramError(
@@ -272,9 +284,15 @@ class RankRCClassifier(_RankingMixin, BinaryConicClassifier):
         self.classes_ = classes
         d = int(X.shape[1])
         self.n_features_in_ = d
-        XR, basis = rd.gather_rows(info["X_blocks"], info["y_blocks"], info["offsets"],
+        XP, basis = rd.gather_rows(info["X_blocks"], info["y_blocks"], info["offsets"],
                                    classes[1])
-        m_pos, m_neg = XR.shape[0], info["n"] - XR.shape[0]
+        m_pos, m_neg = XP.shape[0], info["n"] - XP.shape[0]
+        XR = XP
+        if basis_size is not None and basis_size < m_pos:
+            # a seeded sample of the rare class as the basis, kept in data order
+            keep = np.sort(check_random_state(self.random_state).choice(
+                m_pos, int(basis_size), replace=False))
+            XR, basis = XP[keep], basis[keep]
         gamma = self.gamma
         if isinstance(gamma, str):  # the rules of make_kernel / mean_distance_gamma
             var = info["var"]
@@ -289,10 +307,12 @@ class RankRCClassifier(_RankingMixin, BinaryConicClassifier):
         kern = make_kernel(self.kernel, XR[:1], gamma=float(gamma), degree=self.degree,
                            coef0=self.coef0)
         loss = rd.DaskRankingLoss(info["X_blocks"], info["y_blocks"], classes[1], XR, kern,
-                                  self._smoothing(), m_pos * m_neg)
-        Kpp = loss.Kpp
-        jitter = ranking_formulation.KRR_JITTER * max(float(np.mean(np.diag(Kpp))), 0.0)
-        KRR = 0.5 * (Kpp + Kpp.T) + jitter * np.eye(m_pos)  # as the in-memory program
+                                  self._smoothing(), m_pos * m_neg,
+                                  XP=None if XR is XP else XP)
+        Kpp = loss.Kpp  # m_+ x r: every positive's kernel row over the basis
+        Krr = Kpp if XR is XP else kern(XR, XR)
+        jitter = ranking_formulation.KRR_JITTER * max(float(np.mean(np.diag(Krr))), 0.0)
+        KRR = 0.5 * (Krr + Krr.T) + jitter * np.eye(XR.shape[0])  # as the in-memory program
         T, _ = linearize(Kpp, KRR)
         lam = float(self.lam)
         cache: dict = {}
@@ -329,7 +349,8 @@ class RankRCClassifier(_RankingMixin, BinaryConicClassifier):
             residuals=Residuals(primal=0.0, dual=rel, source="recomputed"),
             message=("converged: relative gradient <= tol" if ok else
                      f"stopped before tol: relative gradient {rel:.3g} > {tol:g} ({reason})"),
-            extras={"passes": loss.passes, "n_pairs": m_pos * m_neg})
+            extras={"passes": loss.passes, "n_pairs": m_pos * m_neg,
+                    "basis_size": int(XR.shape[0]), "n_rare": int(m_pos)})
         if not ok:
             warnings.warn(f"RankRC on Dask: {solution.message}", ConvergenceWarning,
                           stacklevel=3)

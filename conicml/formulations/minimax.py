@@ -29,8 +29,8 @@ from .._utils.scaling import feature_scales, relative_ridge_diagonal
 from .._utils.threads import one_blas_thread
 from .._utils.validation import check_positive, check_X_y
 from ..certificates.conic import rel, residuals
-from ..certificates.margin import fractional_certificate
-from ..contracts.minimax import KernelScatter, MEMPMData, RidgeStack
+from ..certificates.margin import fractional_certificate, gram_fractional_certificate
+from ..contracts.minimax import GramScatter, KernelScatter, MEMPMData, RidgeStack
 from ..exceptions import ProgramError
 from ..kernels import KERNELS, Kernel, make_kernel, psd_factor
 from ..moments import ClassMoments, as_class_moments, takes_X_y
@@ -53,6 +53,8 @@ __all__ = [
 ]
 
 BOUNDS = ("chebyshev", "gaussian")
+#: The coordinates of a kernel program (see :func:`mpm`, Kernels).
+COORDINATES = ("features", "coefficients")
 
 #: Kernel programs: eigenvalues of the Gram matrix below this fraction of the
 #: largest are dropped from the empirical feature map (:func:`_base_data`).
@@ -214,7 +216,11 @@ def _base_data(
     gamma: float | str,
     degree: int,
     coef0: float,
+    coordinates: str = "features",
 ) -> dict[str, Any]:
+    if coordinates not in COORDINATES:
+        raise ProgramError(f"coordinates must be one of {', '.join(COORDINATES)}, got "
+                           f"{coordinates!r}")
     nu_x = _check_nonneg(nu_x, "nu_x")
     nu_y = _check_nonneg(nu_y, "nu_y")
     rho_x, rho_y = _split_ridge(ridge)
@@ -274,6 +280,11 @@ def _base_data(
             K = 0.5 * (K + K.T)
         else:  # the kernel of the permuted points (symmetric by construction)
             K = kern.gram(X[perm])
+        if coordinates == "coefficients":
+            return {"moments": None, "nu_x": nu_x, "nu_y": nu_y, "rho_x": rho_x,
+                    "rho_y": rho_y, "relative_ridge": relative_ridge, "kernel": kern, "X": X,
+                    "n_pos": n_pos, "n_neg": n_neg, "feature_scale": None,
+                    **_coefficient_data(K, perm, n_pos, rho_x, rho_y)}
         # Theorem 9 in the coordinates of an empirical feature map: any factor
         # K = Phi Phi^T (Phi of full column rank r) with coefficients w = T u,
         # K T = Phi and T^T K T = I gives K w = Phi u and w^T K w = ||u||^2, so
@@ -340,24 +351,136 @@ def _base_data(
     }
 
 
-def _class_centred_gram(K: np.ndarray, n_x: int) -> np.ndarray:
+def _coefficient_data(K: np.ndarray, perm: np.ndarray, n_x: int, rho_x: float,
+                      rho_y: float) -> dict[str, Any]:
+    r"""The kernel program's data in dual coefficients :math:`z` (points in the order of
+    ``K``, the positive class first), :math:`u = \Phi^\top z` for any factor
+    :math:`K = \Phi\Phi^\top`: :math:`d = K e` with :math:`e = 1_x/N_x - 1_y/N_y`,
+    :math:`\bar x = K1_x/N_x`, :math:`\bar y = K1_y/N_y` (Theorem 9's
+    :math:`\tilde k_x, \tilde k_y`) and the covariances by a
+    :class:`~conicml.contracts.minimax.GramScatter`; a factor :math:`\Phi` is formed
+    only for a consumer that asks for the dense matrices (:class:`_CoefficientStack`,
+    the generic backends' form)."""
+    n = K.shape[0]
+    n_y = n - n_x
+    E = np.zeros((n, 2))
+    E[:n_x, 0] = 1.0 / n_x
+    E[n_x:, 1] = 1.0 / n_y
+    with one_blas_thread():
+        KE = K @ E
+    mx, my = KE[:, 0], KE[:, 1]
+    e = E[:, 0] - E[:, 1]
+    d = mx - my
+    # |d_u|^2 = e^T K e against |mx_u|^2 = 1_x^T K 1_x / N_x^2
+    if not float(e @ d) > 1e-24 * max(1.0, float(E[:, 0] @ mx)):
+        raise ProgramError(
+            "the two class means coincide (x_mean == y_mean): the minimax machines need "
+            "distinct means (eq. 3.18 divides by w^T(x_mean - y_mean))"
+        )
+    G = _class_centred_gram(K, n_x, out=np.empty_like(K))
+    scatter = GramScatter(K, n_x, rho_x, rho_y, G, e, kd=d)
+    fmap = _LazyFeatureMap(K)
+    return {"d": d, "mx": mx, "my": my, "Rx": _CoefficientStack(scatter, 0, fmap),
+            "Ry": _CoefficientStack(scatter, 1, fmap), "coef_map": _Permutation(perm),
+            "Sx": None, "Sy": None, "scatter": scatter, "coordinates": "coefficients",
+            "feature_map": fmap}
+
+
+class _LazyFeatureMap:
+    """:func:`_gram_feature_map` of ``K``, formed on first request and kept."""
+
+    def __init__(self, K: np.ndarray) -> None:
+        self.K = K
+        self._map: tuple[np.ndarray, Any] | None = None
+
+    def get(self) -> tuple[np.ndarray, Any]:
+        r"""``(Phi, T)`` with :math:`K = \Phi\Phi^\top`, :math:`KT = \Phi`."""
+        if self._map is None:
+            self._map = _gram_feature_map(self.K)
+        return self._map
+
+
+class _CoefficientStack:
+    r""":math:`R` with :math:`\|Rz\| = \sigma(z)` in dual coefficients:
+    :math:`[J_aK_{a,:};\ \sqrt{\rho_a}\,\Phi^\top]` (the class's centred kernel rows
+    over :math:`\sqrt{N_a}` and the ridge), :math:`R^\top R = \Sigma_a` of Theorem 9.
+    :meth:`norm` needs no factor of :math:`K`; the dense matrix (``np.asarray``, products)
+    forms :math:`\Phi` once, for the consumers that need it."""
+
+    __array_ufunc__ = None
+
+    def __init__(self, scatter: GramScatter, a: int, fmap: _LazyFeatureMap) -> None:
+        self.scatter, self.a, self.fmap = scatter, a, fmap
+        self._dense: np.ndarray | None = None
+        self.ndim = 2
+
+    def norm(self, z: np.ndarray) -> float:
+        r""":math:`\sigma_a(z) = \|Rz\|`."""
+        return math.sqrt(max(self.scatter.sigma_sqs(np.asarray(z, dtype=float))[self.a], 0.0))
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if self._dense is None:
+            sc = self.scatter
+            blk = sc._blocks_xy[self.a]
+            rows = sc._centre(sc.K[blk], self.a, 1)
+            Phi, _ = self.fmap.get()
+            rho = (sc.rho_x, sc.rho_y)[self.a]
+            self._dense = np.vstack([rows, math.sqrt(rho) * Phi.T])
+        return self._dense if dtype is None else self._dense.astype(dtype)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return np.asarray(self).shape
+
+    def __matmul__(self, other: Any) -> np.ndarray:
+        return np.asarray(self) @ np.asarray(other)
+
+    def __rmatmul__(self, other: Any) -> np.ndarray:
+        return np.asarray(other) @ np.asarray(self)
+
+    @property
+    def T(self) -> np.ndarray:  # noqa: N802
+        return np.asarray(self).T
+
+
+class _Permutation:
+    """The dual coefficients in the original order from those in the order ``perm``."""
+
+    __array_ufunc__ = None
+
+    def __init__(self, perm: np.ndarray) -> None:
+        self.perm = perm
+        self.shape = (perm.size, perm.size)
+
+    def __matmul__(self, other: Any) -> np.ndarray:
+        other = np.asarray(other, dtype=float)
+        out = np.empty_like(other)
+        out[self.perm] = other
+        return out
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self @ np.eye(self.perm.size)
+        return out if dtype is None else out.astype(dtype)
+
+
+def _class_centred_gram(K: np.ndarray, n_x: int, out: np.ndarray | None = None
+                        ) -> np.ndarray:
     r""":math:`G = CC^\top` for the rows :math:`C` of ``Rx[:n_x]`` and ``Ry[:n_y]`` from
     :math:`K = \Phi\Phi^\top` (classes in blocks, the positive first): each block
     :math:`K_{ab}` double-centred (row means over class :math:`b`, column means over
-    class :math:`a`) and divided by :math:`\sqrt{N_aN_b}`; :math:`O(n^2)`, in place
-    (``K`` is overwritten)."""
+    class :math:`a`) and divided by :math:`\sqrt{N_aN_b}`; :math:`O(n^2)`, into ``out``
+    (default: in place, ``K`` overwritten)."""
     n = K.shape[0]
     blocks = (slice(0, n_x), slice(n_x, n))
     means = np.stack([K[:, b].mean(axis=1) for b in blocks], axis=1)  # row i, class b
-    G = K  # overwritten
+    G = K if out is None else out
     sizes = (n_x, n - n_x)
     for ia, a in enumerate(blocks):
         for ib, b in enumerate(blocks):
             total = float(means[a, ib].mean())
-            G[a, b] -= means[a, ib][:, None]
+            np.subtract(K[a, b], (means[a, ib] - total)[:, None], out=G[a, b])
             G[a, b] -= means[b, ia][None, :]
-            G[a, b] += total
-            G[a, b] /= math.sqrt(sizes[ia] * sizes[ib])
+            G[a, b] *= 1.0 / math.sqrt(sizes[ia] * sizes[ib])
     return G
 
 
@@ -382,7 +505,8 @@ def _kappa_max(base: Mapping[str, Any]) -> float:
     """
     scatter = base.get("scatter")
     if scatter is not None:
-        x = scatter.solve_y(base["d"])
+        # (GramScatter: the solve takes the representative of d; d itself is K d_rep)
+        x = scatter.solve_y(getattr(scatter, "d_rep", base["d"]))
         return math.sqrt(max(float(base["d"] @ x), 0.0)) - base["nu_y"]
     Sy = base.get("Sy")
     L = _definite_cholesky(Sy) if Sy is not None else None
@@ -423,6 +547,33 @@ def _build_fractional(data: Mapping[str, Any]) -> ConicForm:
     return ConicForm(problem, {"v": v}, {"margin": margin}, {"a_x": ax, "a_y": ay})
 
 
+def _sigmas(data: Mapping[str, Any], w: np.ndarray) -> tuple[float, float]:
+    r""":math:`(\|R_xw\|, \|R_yw\|)` (a program in dual coefficients: from one product
+    with :math:`K`, no dense form)."""
+    if data.get("coordinates") == "coefficients":
+        sxx, syy = data["scatter"].sigma_sqs(np.asarray(w, dtype=float))
+        return math.sqrt(max(sxx, 0.0)), math.sqrt(max(syy, 0.0))
+    return float(np.linalg.norm(data["Rx"] @ w)), float(np.linalg.norm(data["Ry"] @ w))
+
+
+def _build_coefficients(data: Mapping[str, Any]) -> ConicForm:
+    r"""The cvxpy form of a program in dual coefficients: the same SOCP written in the
+    feature-map coordinates :math:`u = \Phi^\top z` of :func:`_gram_feature_map` (well
+    conditioned for interior-point solvers, whereas the form in :math:`z` carries the
+    conditioning of :math:`K`), its ``"v"`` the coefficients :math:`z = Tu`."""
+    Phi, T = data["feature_map"].get()
+    n_x, r = data["n_pos"], Phi.shape[1]
+    blocks = []
+    for rows, rho in ((Phi[:n_x], data["rho_x"]), (Phi[n_x:], data["rho_y"])):
+        C = (rows - rows.mean(axis=0)) / math.sqrt(rows.shape[0])
+        blocks.append(np.vstack([C, math.sqrt(rho) * np.eye(r)]))
+    form = _build_fractional({"d": Phi.T @ data["scatter"].d_rep, "Rx": blocks[0],
+                              "Ry": blocks[1], "a": data["a"], "b": data["b"]})
+    u = form.variables["v"]
+    return ConicForm(form.problem, {"v": np.asarray(T) @ u}, form.constraints,
+                     form.parameters)
+
+
 def ratio(data: Mapping[str, Any], w: np.ndarray) -> float:
     r"""The fractional objective at :math:`w` normalised to :math:`w^\top d = 1`.
 
@@ -430,7 +581,7 @@ def ratio(data: Mapping[str, Any], w: np.ndarray) -> float:
     """
     w = np.asarray(w, dtype=float)
     w = w / float(data["d"] @ w)
-    sx, sy = np.linalg.norm(data["Rx"] @ w), np.linalg.norm(data["Ry"] @ w)
+    sx, sy = _sigmas(data, w)
     (ax, ay), (bx, by) = data["a"], data["b"]
     den = bx * sx + by * sy
     num = 1.0 - ax * sx - ay * sy
@@ -447,7 +598,7 @@ def hyperplane(data: Mapping[str, Any], w: np.ndarray, kappa_alpha: float,
     """
     w = np.asarray(w, dtype=float)
     w = w / float(data["d"] @ w)
-    sx, sy = np.linalg.norm(data["Rx"] @ w), np.linalg.norm(data["Ry"] @ w)
+    sx, sy = _sigmas(data, w)
     px, py = float(w @ data["mx"]), float(w @ data["my"])
     # a zero-variance side carries no kappa term (kappa may be infinite there)
     tx = px - (kappa_alpha + data["nu_x"]) * sx if sx > 0 else px
@@ -539,6 +690,9 @@ def _certify_fractional(data: Mapping[str, Any], solution: Solution) -> Residual
         return residuals(math.inf)
     # kernel programs: their covariances (exactly Rx^T Rx, Ry^T Ry: Cholesky factors)
     # spare the certificate two n^3 products R^T R
+    if data.get("coordinates") == "coefficients":
+        return gram_fractional_certificate(data["scatter"], data["a"], data["b"], v,
+                                           float(solution.objective))
     S = (data.get("Sx"), data.get("Sy")) if data.get("kernel") is not None else (None, None)
     return fractional_certificate(data["d"], data["Rx"], data["Ry"], data["a"], data["b"], v,
                                   float(solution.objective), *S, scatter=data.get("scatter"))
@@ -549,7 +703,9 @@ def _family_program(base: dict, family: str, a: tuple[float, float], b: tuple[fl
     kind = {"mpm": kinds.MPM, "bmpm": kinds.BMPM}[family]
     data = {**base, "family": family, "kind": kind, "a": (float(a[0]), float(a[1])),
             "b": b, "bound": bound, **extra}
-    return Program(kind, data, build=_build_fractional, decode=_decode_fractional,
+    build = _build_coefficients if data.get("coordinates") == "coefficients" \
+        else _build_fractional
+    return Program(kind, data, build=build, decode=_decode_fractional,
                    certify=_certify_fractional,
                    default_solver="clarabel", description=description)
 
@@ -597,6 +753,7 @@ def mpm(
     gamma: float | str = "scale",
     degree: int = 3,
     coef0: float = 0.0,
+    coordinates: str = "features",
 ) -> Program:
     r"""Minimax probability machine (Lanckriet et al. 2002; seed 004 eq. 4.8).
 
@@ -641,6 +798,10 @@ def mpm(
         scale-invariant. The estimators' default is :math:`r = 10^{-6}`.
     bound : {"chebyshev", "gaussian"}, default="chebyshev"
         Map from κ to the reported accuracy (the hyperplane does not depend on it).<KERNEL_DOC>
+    coordinates : {"features", "coefficients"}, default="features"
+        A non-linear kernel's program variables (Notes, Kernels): the feature-map
+        coordinates :math:`u`, or the dual coefficients themselves (no factorisation of
+        :math:`K`; the ``ils-newton`` route of the kernel estimators).
 
     Returns
     -------
@@ -709,7 +870,14 @@ def mpm(
     the largest), :math:`w = U\Lambda^{-1/2}u`: then :math:`Kw = \Phi u` and
     :math:`w^\top Kw = \|u\|^2`, so it is the linear program on :math:`\Phi` with
     :math:`\Sigma + \rho I` (well conditioned; the solvers' vectors and the
-    ``"v"`` entry of a kernel model are :math:`u`, ``"dual_coef"`` is :math:`w`). The regulariser
+    ``"v"`` entry of a kernel model are :math:`u`, ``"dual_coef"`` is :math:`w`). With
+    ``coordinates="coefficients"`` the variables are the dual coefficients :math:`z`
+    themselves (training points ordered positive class first, ``"dual_coef"`` in the
+    original order): :math:`d = Ke`, the covariances by
+    :class:`~conicml.contracts.minimax.GramScatter` (products with :math:`K` and the
+    class-centred Gram matrix only), the same program under :math:`u = \Phi^\top z`; a
+    factor :math:`\Phi` is formed only for a solver that needs the dense matrices (the
+    generic backends solve the form in :math:`u` and map back). The regulariser
     :math:`\rho_x K` (the robust replacement of Theorem 9) is **mandatory** for a
     non-linear kernel: without it the within-class scatter spans at most
     :math:`N - 2` directions and the problem is unbounded (errata S004-§5.3), so
@@ -720,7 +888,7 @@ def mpm(
     nu_y = nu_x if nu_y is None else nu_y
     base = _base_data(data, nu_x=nu_x, nu_y=nu_y, ridge=ridge,
                       relative_ridge=relative_ridge, kernel=kernel,
-                      gamma=gamma, degree=degree, coef0=coef0)
+                      gamma=gamma, degree=degree, coef0=coef0, coordinates=coordinates)
     robust = base["nu_x"] or base["nu_y"] or base["rho_x"] or base["rho_y"] or \
         base["relative_ridge"]
     desc = f"{'robust ' if robust else ''}MPM ({kernel} kernel)"
@@ -744,6 +912,7 @@ def bmpm(
     gamma: float | str = "scale",
     degree: int = 3,
     coef0: float = 0.0,
+    coordinates: str = "features",
 ) -> Program:
     r"""Biased minimax probability machine (seed 004 eqs. 3.5–3.14, 3.40, Theorem 9).
 
@@ -772,6 +941,8 @@ def bmpm(
         (Gaussian bound: [0.5, 1)).
     nu_x, nu_y, ridge, relative_ridge, bound
         As in :func:`mpm`.<KERNEL_DOC>
+    coordinates : {"features", "coefficients"}, default="features"
+        As in :func:`mpm`.
 
     Returns
     -------
@@ -793,7 +964,7 @@ def bmpm(
     nu_y = nu_x if nu_y is None else nu_y
     base = _base_data(data, nu_x=nu_x, nu_y=nu_y, ridge=ridge,
                       relative_ridge=relative_ridge, kernel=kernel,
-                      gamma=gamma, degree=degree, coef0=coef0)
+                      gamma=gamma, degree=degree, coef0=coef0, coordinates=coordinates)
     return _bmpm_program(base, beta0, bound)
 
 
@@ -964,7 +1135,8 @@ def inner_bmpm(data: Mapping[str, Any], beta: float, previous: Program | None = 
     """
     keep = ("moments", "d", "Rx", "Ry", "mx", "my", "nu_x", "nu_y", "rho_x", "rho_y",
             "relative_ridge", "kernel", "X", "n_pos", "n_neg", "feature_scale", "coef_map",
-            "Sx", "Sy", "scatter")
+            "Sx", "Sy", "scatter", "coordinates", "feature_map")
+    keep = tuple(k for k in keep if k in data)
     prog = _bmpm_program({k: data[k] for k in keep}, float(beta), data["bound"])
     if previous is not None and previous.is_built:
         prog = Program(prog.kind, prog.data,
@@ -993,8 +1165,7 @@ def mempm_model(data: Mapping[str, Any], beta: float, w: np.ndarray) -> dict:
     w = np.asarray(w, dtype=float)
     w = w / float(data["d"] @ w)
     kb = kappa_from_accuracy(beta, bound)
-    sx = float(np.linalg.norm(data["Rx"] @ w))
-    sy = float(np.linalg.norm(data["Ry"] @ w))
+    sx, sy = _sigmas(data, w)
     ka = (1.0 - (kb + data["nu_y"]) * sy) / sx - data["nu_x"] if sx > 0 else math.inf
     ka = max(ka, 0.0)
     alpha = accuracy_from_kappa(ka, bound)
@@ -1041,7 +1212,7 @@ def _certify_mempm(data: Mapping[str, Any], solution: Solution) -> Residuals:
     inner = inner_bmpm(data, min(max(beta, lo), hi))
     wn = w / float(data["d"] @ w)
     ax, ay = inner.data["a"]
-    sx, sy = np.linalg.norm(data["Rx"] @ wn), np.linalg.norm(data["Ry"] @ wn)
+    sx, sy = _sigmas(data, wn)
     num = 1.0 - ax * sx - ay * sy
     if not (num > 0 and math.isfinite(num)):  # alpha = 0 (beta at the end of the domain)
         return residuals(primal, math.nan, claim)

@@ -144,7 +144,7 @@ class InnerSolver:
         from .. import registry  # through the registry: no solver module imports another
 
         m4 = self.program.data["m4"]
-        Sx, Sy = m4.R_pos.T @ m4.R_pos, m4.R_neg.T @ m4.R_neg
+        Sx, Sy = _gram(m4.R_pos), _gram(m4.R_neg)
         mpm = SimpleNamespace(kind=kinds.MPM, data={
             "d": m4.d, "Sx": Sx, "Sy": Sy, "Rx": m4.R_pos, "Ry": m4.R_neg,
             "a": (0.0, 0.0), "b": (1.0, 1.0)})
@@ -177,6 +177,19 @@ class InnerSolver:
         total = s_pos + s_neg
         scale = max(1.0, float(np.max(np.abs(w))))
         return (math.inf if total <= 1e-12 * scale else 1.0 / total), w
+
+
+def _gram(R: np.ndarray) -> np.ndarray:
+    r""":math:`R^\top R` by one symmetric rank-k update (half the flops of the product), on
+    one BLAS thread."""
+    from scipy.linalg.blas import dsyrk
+
+    from .._utils.threads import one_blas_thread
+
+    with one_blas_thread():
+        S = dsyrk(1.0, np.asarray(R, dtype=float), trans=1, lower=1)
+    S += np.tril(S, -1).T
+    return S
 
 
 def point(sol: Solution) -> tuple[np.ndarray, float]:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
+from scipy.linalg.blas import dgemm
+from scipy.linalg.lapack import dpotri, dtrtrs
 
 from .._utils.threads import one_blas_thread
 
@@ -129,6 +131,125 @@ class _SocScaling:
         return out / self.eta
 
 
+class _KernelCones:
+    r"""The cone factors of a kernel program in the coordinates :math:`f = Lw`, by their
+    structure.
+
+    With :math:`Z = L` (the Cholesky factor of the Gram matrix, every point kept) a class's
+    centred rows map to :math:`(Z_c - 1\bar z^\top)L^{-1} = J_c` (the rows of the identity
+    of that class, centred) and the ridge :math:`\rho I` to :math:`\rho K^{-1}`, so
+    :math:`\Sigma_c` in :math:`f` is :math:`J_c^\top J_c/n_c + \rho L^{-\top}L^{-1}`: the
+    factor :math:`[J_c/\sqrt{n_c};\ \sqrt{\rho}\,L^{-1}]` has the same :math:`R^\top R`
+    (all a second-order cone reads: the same problem and central path), and its products
+    cost one triangular solve shared by both classes instead of two dense products with
+    :math:`R L^{-1}`. :meth:`fit` accepts it only where it reproduces the given factors'
+    norms to 1e-10 on random vectors (any other ridge, e.g. a relative one, keeps them).
+    """
+
+    def __init__(self, L: np.ndarray, pos: np.ndarray, reg: tuple[float, float]) -> None:
+        self.L = np.asfortranarray(L)
+        self.masks = (pos, ~pos)
+        self.sizes = (int(pos.sum()), int((~pos).sum()))
+        self.roots = (math.sqrt(reg[0]), math.sqrt(reg[1]))
+
+    @classmethod
+    def fit(cls, L: np.ndarray, pos: np.ndarray, Rp: np.ndarray,
+            Rn: np.ndarray) -> _KernelCones | None:
+        """The structured factors if they match the program's ``Rp``, ``Rn`` (in the
+        coordinates w, so that :math:`R L^{-1}` is the factor in f), else None."""
+        if not (np.any(pos) and np.any(~pos)):
+            return None
+        rng = np.random.default_rng(0)
+        V = rng.standard_normal((L.shape[0], 3))
+        with one_blas_thread():
+            T = solve_triangular(L, V, lower=True, check_finite=False)  # L^-1 V
+            regs = []
+            for R, mask in ((Rp, pos), (Rn, ~pos)):
+                full = np.sum((R @ T) ** 2, axis=0)  # |R L^-1 V|^2
+                Vc = V[mask] - V[mask].mean(axis=0)
+                cent = np.sum(Vc ** 2, axis=0) / int(mask.sum())
+                ridge = np.sum(T ** 2, axis=0)
+                reg = (full[0] - cent[0]) / ridge[0]
+                fitted = cent + reg * ridge
+                if not (reg >= 0 and np.all(np.abs(fitted - full) <= 1e-10 * full)):
+                    return None
+                regs.append(float(reg))
+        return cls(L, pos, (regs[0], regs[1]))
+
+    def grams(self) -> tuple[np.ndarray, np.ndarray]:
+        r"""The two Gram matrices :math:`R^\top R = J_c^\top J_c/n_c + \rho_cK^{-1}`, with
+        :math:`K^{-1}` from the factor :math:`L` (LAPACK ``potri``)."""
+        Kinv, info = dpotri(self.L, lower=1)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"singular Gram factor (LAPACK info {info})")
+        Kinv = np.tril(Kinv)
+        Kinv += np.tril(Kinv, -1).T
+        out = []
+        for k in (0, 1):
+            S = (self.roots[k] ** 2) * Kinv
+            idx = np.flatnonzero(self.masks[k])
+            n_k = self.sizes[k]
+            block = np.ix_(idx, idx)
+            S[block] -= 1.0 / (n_k * n_k)
+            S[idx, idx] += 1.0 / n_k
+            out.append(S)
+        return out[0], out[1]
+
+    def factors(self) -> tuple[_KernelFactor, _KernelFactor]:
+        """The two factors as operators (products and shapes for SlackIPM)."""
+        return _KernelFactor(self, 0), _KernelFactor(self, 1)
+
+    def _lower(self, v: np.ndarray, trans: int) -> np.ndarray:
+        return dtrtrs(self.L, v, lower=1, trans=trans)[0]
+
+    def apply(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:math:`(R_+w, R_-w)` with one triangular solve."""
+        t = self._lower(w, 0)
+        out = []
+        for k in (0, 1):
+            wk = w[self.masks[k]]
+            out.append(np.concatenate([(wk - wk.mean()) / math.sqrt(self.sizes[k]),
+                                       self.roots[k] * t]))
+        return out[0], out[1]
+
+    def adjoint(self, up: np.ndarray, un: np.ndarray) -> np.ndarray:
+        r""":math:`R_+^\top u_+ + R_-^\top u_-` with one triangular solve."""
+        tail = np.zeros(self.L.shape[0])
+        out = np.zeros(self.L.shape[0])
+        for k, u in ((0, up), (1, un)):
+            n_k = self.sizes[k]
+            head = u[:n_k]
+            out[self.masks[k]] += (head - head.mean()) / math.sqrt(n_k)
+            tail += self.roots[k] * u[n_k:]
+        return out + self._lower(tail, 1)
+
+
+class _KernelFactor:
+    """One class's factor of :class:`_KernelCones` (``R @ w``, ``R.T @ u``, ``shape``)."""
+
+    def __init__(self, cones: _KernelCones, k: int) -> None:
+        self.cones, self.k = cones, k
+        n = cones.L.shape[0]
+        self.shape = (cones.sizes[k] + n, n)
+
+    def __matmul__(self, w: np.ndarray) -> np.ndarray:
+        return self.cones.apply(w)[self.k]
+
+    @property
+    def T(self) -> _KernelFactorT:  # noqa: N802
+        return _KernelFactorT(self)
+
+
+class _KernelFactorT:
+    def __init__(self, factor: _KernelFactor) -> None:
+        self.factor = factor
+
+    def __matmul__(self, u: np.ndarray) -> np.ndarray:
+        c, k = self.factor.cones, self.factor.k
+        zero = np.zeros(c.sizes[1 - k] + c.L.shape[0])
+        return c.adjoint(u, zero) if k == 0 else c.adjoint(zero, u)
+
+
 class SlackIPM:
     r"""The fixed-ρ slack SOCP of a soft M4 program, solved by a structured IPM.
 
@@ -206,27 +327,38 @@ class SlackIPM:
         # matrix: in the coordinates f = L w (the function values at the training points)
         # the margin rows are diagonal, so a step needs no Z^T D Z product
         self.L = None
+        self._cones: _KernelCones | None = None
         if Z.shape[0] == Z.shape[1] and not np.any(np.triu(Z, 1)) and \
                 np.all(np.diag(Z) > 0):
             self.L = Z
+            # the cones only read R^T R: a kernel program's factors R L^-1 are replaced
+            # by ones whose products cost a triangular solve (_KernelCones), when they fit
+            self._cones = _KernelCones.fit(Z, self.pos, self.Rp, self.Rn)
             with one_blas_thread():
-                # R L^{-1} (its transpose solves L^T X = R^T) and L^{-T} d
-                self.Rp = solve_triangular(Z, self.Rp.T, trans="T", lower=True,
-                                           check_finite=False).T
-                self.Rn = solve_triangular(Z, self.Rn.T, trans="T", lower=True,
-                                           check_finite=False).T
+                if self._cones is None:
+                    # R L^{-1} (its transpose solves L^T X = R^T)
+                    self.Rp = solve_triangular(Z, self.Rp.T, trans="T", lower=True,
+                                               check_finite=False).T
+                    self.Rn = solve_triangular(Z, self.Rn.T, trans="T", lower=True,
+                                               check_finite=False).T
                 self.d = solve_triangular(Z, self.d, trans="T", lower=True,
-                                          check_finite=False)
+                                          check_finite=False)  # L^{-T} d
         self.Z = None if self.L is not None else Z
         with one_blas_thread():
-            self.Sp = self.Rp.T @ self.Rp
-            self.Sn = self.Rn.T @ self.Rn
+            if self._cones is not None:
+                self.Sp, self.Sn = self._cones.grams()
+            else:
+                self.Sp = self.Rp.T @ self.Rp
+                self.Sn = self.Rn.T @ self.Rn
         self.reduced = m4.reduction is not None
         self.weight_m = float(m4.n_removed)
         self.p = Z.shape[1]
         self.m = Z.shape[0]
+        if self._cones is not None:
+            self.Rp, self.Rn = self._cones.factors()
         self.qp, self.qn = self.Rp.shape[0], self.Rn.shape[0]
         self._warm: dict[float, tuple] = {}  # rho -> saved central iterate (x, y, s, z)
+        self._buffers: tuple[np.ndarray, np.ndarray] | None = None  # of _factor
 
     def _Zw(self, w: np.ndarray) -> np.ndarray:
         return w if self.Z is None else self.Z @ w
@@ -242,15 +374,22 @@ class SlackIPM:
         lp = [marg, -xi]
         if self.reduced:
             lp += [np.array([rho * (sp + sn) - xim]), np.array([-xim])]
-        socp = -np.concatenate([[sp], self.Rp @ w])
-        socn = -np.concatenate([[sn], self.Rn @ w])
+        if self._cones is not None:
+            rp, rn = self._cones.apply(w)
+        else:
+            rp, rn = self.Rp @ w, self.Rn @ w
+        socp = -np.concatenate([[sp], rp])
+        socn = -np.concatenate([[sn], rn])
         return np.concatenate(lp), socp, socn
 
     def _GT(self, zl, zp, zn, rho):
         m = self.m
         zm, zx = zl[:m], zl[m:2 * m]
         yz = self.y * zm
-        gw = -self._ZT(yz) - self.Rp.T @ zp[1:] - self.Rn.T @ zn[1:]
+        if self._cones is not None:
+            gw = -self._ZT(yz) - self._cones.adjoint(zp[1:], zn[1:])
+        else:
+            gw = -self._ZT(yz) - self.Rp.T @ zp[1:] - self.Rn.T @ zn[1:]
         gb = -float(np.sum(yz))
         gsp = rho * float(np.sum(zm[self.pos])) - zp[0]
         gsn = rho * float(np.sum(zm[~self.pos])) - zn[0]
@@ -276,12 +415,19 @@ class SlackIPM:
         Dm, Dx = dl[:m], dl[m:2 * m]
         Deff = Dm * Dx / (Dm + Dx)  # the slack xi eliminated
         n_u = p + 3
-        # only the upper triangle is assembled: the Cholesky factorisation reads no other
-        H = np.zeros((n_u, n_u))
+        # only the upper triangle is assembled: the Cholesky factorisation reads no other.
+        # Into buffers kept from step to step (the last factor is not needed once the next
+        # is formed): a fresh order-n matrix costs its page faults every step
+        if self._buffers is None or self._buffers[0].shape != (n_u, n_u):
+            self._buffers = (np.empty((n_u, n_u)), np.empty((p, p)))
+        H, tmp = self._buffers
+        H[p:, :] = 0.0
+        H[:, p:] = 0.0
         Hw = H[:p, :p]
         e2p, e2n = 1.0 / scp.eta ** 2, 1.0 / scn.eta ** 2
         np.multiply(self.Sp, e2p, out=Hw)
-        Hw += e2n * self.Sn
+        np.multiply(self.Sn, e2n, out=tmp)
+        Hw += tmp
         if self.Z is None:  # f-coordinates: the margin rows are diagonal
             Hw[np.diag_indices(p)] += Deff
         else:
@@ -314,10 +460,15 @@ class SlackIPM:
             U[:p, 2 * k + 1], U[j, 2 * k + 1] = R.T @ wb[1:], wb[0]
             Cm[2 * k:2 * k + 2, 2 * k:2 * k + 2] = e2 * np.array([[4.0 * (wb @ wb), -2.0],
                                                                   [-2.0, 0.0]])
-        H += (U @ Cm) @ U.T
+        # H += U C U^T in place (on the Fortran-ordered view H^T; U C U^T is symmetric)
+        Ht = dgemm(1.0, U @ Cm, U, beta=1.0, c=H.T, trans_b=1, overwrite_c=1)
+        if not np.shares_memory(Ht, H):  # (a copy: never with a contiguous H)
+            H[...] = Ht.T
         scale = max(1.0, float(np.max(np.abs(np.diag(H)))))
         H[np.diag_indices(n_u)] += 1e-13 * scale
-        self._H = cho_factor(H, lower=False, check_finite=False)
+        # the upper triangle of H is the lower one of H^T, a Fortran-ordered view: LAPACK
+        # factors it in place (no copy of the order-n matrix)
+        self._H = cho_factor(H.T, lower=True, overwrite_a=True, check_finite=False)
         self._Deff, self._Dm, self._Dx = Deff, Dm, Dx
         a = np.zeros(n_u)
         a[:p] = self.d

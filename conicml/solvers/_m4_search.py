@@ -223,6 +223,7 @@ def solve_soft_m4(
         else:
             try:
                 if method == "envelope-newton":
+                    separable = data["m4"].strictly_separable()
                     try:
                         # G(0) = -C h(0) <= 0: a local maximum at kappa with G >= 0 needs
                         # no evaluation at 0
@@ -230,6 +231,12 @@ def solve_soft_m4(
                             lambda r: (G(r), slopes[r]), 0.0, kappa,
                             tol=tol * max(1.0, kappa), max_iter=max_iter, x0=x0,
                             lo_bound=0.0,
+                            # a slack certified zero next to 0: G(0) = 0, G'(0+) = 1
+                            # without a solve
+                            lo_known=(0.0, 1.0) if separable else None,
+                            # with both ends' values and slopes known, the first interior
+                            # point from their cubic (kernel programs)
+                            first="hermite" if separable else "tangent",
                             # G <= rho <= kappa: values closer than this are inner-solve
                             # noise (the slope decides): near a flat maximum the inner
                             # solves' values differ by ~1e-12 and would overrule the slopes

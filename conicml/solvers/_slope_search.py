@@ -47,6 +47,8 @@ def maximize_with_slope(
     x0: float | None = None,
     lo_bound: float | None = None,
     value_tol: float = 0.0,
+    lo_known: tuple[float, float] | None = None,
+    first: str = "tangent",
 ) -> SlopeSearchResult:
     r"""Maximise ``f`` on :math:`[lo, hi]` given values and slopes.
 
@@ -67,6 +69,14 @@ def maximize_with_slope(
         A known upper bound on ``f(lo)``. ``hi`` is evaluated first; if its slope is
         :math:`\ge 0` (a local maximum) and ``f(hi) >= lo_bound``, it is returned without
         evaluating ``lo`` (the soft M4: :math:`G(0) = -C\,h(0) \le 0`).
+    lo_known : (float, float), optional
+        ``(f(lo), f'(lo))`` when known exactly without an evaluation (the soft M4 whose
+        slack vanishes next to 0: ``(0, 1)``); ``lo`` is then never evaluated (nor
+        returned: with a positive slope it is no local maximum).
+    first : {"tangent", "hermite"}, default="tangent"
+        The first interior point (without ``x0``): where the end tangents meet, or the
+        maximiser of the cubic Hermite interpolant of both ends' values and slopes (when
+        it has one inside the bracket; else the tangents).
     value_tol : float, default=0.0
         Accuracy of the values: a slope is overruled by the values (below) only when they
         contradict it by more than this. Near a flat maximum the values of nearby points
@@ -147,7 +157,10 @@ def maximize_with_slope(
             converged = True
             bracket[:] = [hi, hi]
             return result()
-        fa, ga = ev(lo)
+        if lo_known is not None and lo_known[1] > 0:
+            fa, ga = float(lo_known[0]), float(lo_known[1])
+        else:
+            fa, ga = ev(lo)
         a, c = lo, hi
         lo_max, hi_max = ga <= 0, gc >= 0  # an end with an outward slope: a local maximum
         if lo_max or hi_max:
@@ -161,6 +174,8 @@ def maximize_with_slope(
         prev: tuple[float, float] | None = None  # the point evaluated before the last one
         last = (c, gc)
         x = float(x0) if x0 is not None and a < x0 < c else math.nan
+        if not math.isfinite(x) and first == "hermite":
+            x = _hermite_max(a, fa, ga, c, fc, gc)
         state: dict = {}
         while c - a > tol:
             if not math.isfinite(x):
@@ -197,6 +212,26 @@ def maximize_with_slope(
     except _Budget:
         pass
     return result()
+
+
+def _hermite_max(a: float, fa: float, ga: float, c: float, fc: float, gc: float) -> float:
+    """The local maximiser inside ``(a, c)`` of the cubic with the ends' values and slopes
+    (``nan`` if it has none there)."""
+    h = c - a
+    # p(t) = fa + h ga t + A t^2 + B t^3 on [0, 1], p(1) = fc, p'(1) = h gc
+    A = 3.0 * (fc - fa) - h * (2.0 * ga + gc)
+    B = h * (ga + gc) - 2.0 * (fc - fa)
+    # p'(t) = h ga + 2 A t + 3 B t^2; a maximum where p'' = 2 A + 6 B t < 0
+    roots = []
+    if abs(B) > 1e-14 * (abs(A) + abs(h * ga)):
+        disc = A * A - 3.0 * B * h * ga
+        if disc >= 0:
+            sq = math.sqrt(disc)
+            roots = [(-A - sq) / (3.0 * B), (-A + sq) / (3.0 * B)]
+    elif A != 0:
+        roots = [-h * ga / (2.0 * A)]
+    best = [t for t in roots if 0.0 < t < 1.0 and 2.0 * A + 6.0 * B * t < 0]
+    return a + h * best[0] if best else math.nan
 
 
 def _tangents(a: float, fa: float, ga: float, c: float, fc: float, gc: float) -> float:

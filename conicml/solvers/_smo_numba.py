@@ -22,7 +22,8 @@ from numba import njit
 from ._smo_pair import TAU as _TAU
 from ._smo_pair import clip_pair
 
-__all__ = ["CONVERGED", "NEED_COLUMN", "STEPS_DONE", "compact", "gather_matvec", "run"]
+__all__ = ["CONVERGED", "NEED_COLUMN", "STEPS_DONE", "active_set_step", "compact",
+           "gather_matvec", "run"]
 
 CONVERGED, NEED_COLUMN, STEPS_DONE = 0, 1, 2
 _clip_pair = njit(cache=True, nogil=True, inline="always")(clip_pair)
@@ -280,3 +281,50 @@ def gather_matvec(store, slots, coef, out):  # pragma: no cover - compiled
         col = store[slots[k]]
         for t in range(n):
             out[t] += a * col[t]
+
+
+@njit(cache=True, nogil=True)
+def active_set_step(status, free, a_free, u, y, g, p, b, tol):  # pragma: no cover
+    r"""One status update of the warm start's active-set prediction (the twin of
+    :func:`conicml.solvers._warm._step_numpy`, one pass instead of ~15 array calls).
+
+    ``status`` (0 zero, 1 free, 2 bounded) is left as it is; returns ``(new, changed,
+    free, enter, leave, bal)``: the new statuses, how many changed, the new free set,
+    the variables entering and leaving the bound (increasing) and
+    :math:`-\sum_{new = 2} y_i u_i`.
+    """
+    n = status.shape[0]
+    new = status.copy()
+    for j in range(free.shape[0]):
+        i = free[j]
+        if a_free[j] < 0:
+            new[i] = 0
+        elif a_free[j] > u[i]:
+            new[i] = 2
+    nxt = np.empty(n, dtype=np.int64)
+    enter = np.empty(n, dtype=np.int64)
+    leave = np.empty(n, dtype=np.int64)
+    changed, n_free, n_enter, n_leave, bal = 0, 0, 0, 0, 0.0
+    for i in range(n):
+        s = status[i]
+        if s != 1:
+            margin = y[i] * (g[i] + p[i] + b)
+            if s == 0 and margin < 1 - tol:
+                new[i] = 1
+            elif s == 2 and margin > 1 + tol:
+                new[i] = 1
+        t = new[i]
+        if t != s:
+            changed += 1
+        if t == 1:
+            nxt[n_free] = i
+            n_free += 1
+        elif t == 2:
+            bal -= y[i] * u[i]
+            if s != 2:
+                enter[n_enter] = i
+                n_enter += 1
+        if s == 2 and t != 2:
+            leave[n_leave] = i
+            n_leave += 1
+    return new, changed, nxt[:n_free], enter[:n_enter], leave[:n_leave], bal

@@ -105,15 +105,20 @@ class _Columns:
 
     @property
     def nbytes(self) -> int:
-        return int(self._store.nbytes)
+        """Bytes of the columns computed (the reserved, untouched rest is not counted)."""
+        return int(self._used * self.n * self._store.itemsize)
 
     def _ensure(self, idx: np.ndarray) -> None:
         """Compute the columns ``idx`` not yet in the store (not for a Gram matrix)."""
-        missing = np.unique(idx[self._slot[idx] < 0])
+        missing = idx[self._slot[idx] < 0]
         if not missing.size:
             return
+        missing = np.unique(missing)
         if self._used + missing.size > self._store.shape[1]:
-            cap = max(2 * self._store.shape[1], self._used + missing.size)
+            # reserved at once up to what a path keeps (PATH_COLUMNS_BYTES): memory that is
+            # never written is never mapped, and the store is then never copied to grow
+            cap = max(2 * self._store.shape[1], self._used + missing.size,
+                      min(self.n, PATH_COLUMNS_BYTES // (8 * self.n)))
             grown = np.empty((self.n, cap), order="F")
             grown[:, :self._used] = self._store[:, :self._used]
             self._store = grown
@@ -152,10 +157,10 @@ class _Columns:
             return self.X[:, idx], idx
         self._ensure(idx)
         m = idx.size
-        wanted = np.zeros(self.n, dtype=bool)
-        wanted[idx] = True
         late = idx[self._slot[idx] >= m]  # wanted, behind the front
         if late.size:
+            wanted = np.zeros(self.n, dtype=bool)
+            wanted[idx] = True
             head = self._col[:m]
             spare = np.flatnonzero(~wanted[head])[:late.size]  # front slots to give up
             a, b = spare, self._slot[late]
@@ -186,8 +191,9 @@ class _Columns:
 def _active_set_alpha(alpha: np.ndarray, y: np.ndarray, u_old: np.ndarray,
                       u_new: np.ndarray, columns: _Columns,
                       held: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                      factor: _FreeFactor | None = None,
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                                 np.ndarray] | None:
+                                 np.ndarray, np.ndarray] | None:
     r"""The SVM dual's optimum at the new costs predicted from the previous active set.
 
     Between two values of C at which no variable changes status (zero, free, at its
@@ -203,58 +209,95 @@ def _active_set_alpha(alpha: np.ndarray, y: np.ndarray, u_old: np.ndarray,
     leaves :math:`[0, u_i]` goes to that bound, a zero one with margin
     :math:`y_if_i < 1` or a bounded one with margin :math:`> 1` becomes free, and the
     system is solved again (a primal-dual active-set iteration), at most
-    ``PREDICTOR_ROUNDS`` times. Margins are compared with LIBSVM's tolerance 1e-3; the
+    ``PREDICTOR_ROUNDS`` times (each status update compiled, :func:`_step_numpy` its
+    NumPy twin). Margins are compared with LIBSVM's tolerance 1e-3; the
     SMO run that follows certifies the point either way.
 
     ``held = (bounded, u, g)``: the previous prediction's bounded set, its costs and
     :math:`g = K_{:,B}(u_B\circ y_B)` (:func:`_bound_product`), from which the product
     at the new statuses and costs is updated with the columns whose status differs.
 
-    Returns ``(alpha, free, K_F, g_B, bounded)`` once the statuses settle with every free
+    Returns ``(alpha, free, K_F, g_B, bounded, p)`` once the statuses settle with every free
     variable inside its box (``K_F = K[:, free]``, a view of the column store,
     :math:`g_B = K_{:,B}(u_B\circ y_B)` at the new costs, kept up to date from the
-    variables whose status changes, and the mask of the bounded set), else ``None`` (the
-    caller seeds as before).
+    variables whose status changes, the mask of the bounded set and
+    :math:`p = K_F(\alpha_F\circ y_F)`), else ``None`` (the
+    caller seeds as before). ``factor``: the free sets' factor kept along the path
+    (:class:`_FreeFactor`), updated from one round to the next.
     """
     if not np.all(np.isfinite(u_new)):
         return None
     scale = np.where(np.isfinite(u_old), u_old, 1.0)
     status = np.where(alpha <= 1e-12 * scale, 0, np.where(alpha >= u_old * (1 - 1e-12), 2, 1))
     g_bound = _bound_product(status == 2, u_new, y, columns, held)
+    free, bound = np.flatnonzero(status == 1), np.flatnonzero(status == 2)
+    bal = -float(y[bound] @ u_new[bound])
+    compiled = _step_engine()
+    step = _step_numpy if compiled is None else compiled.active_set_step
     for _ in range(PREDICTOR_ROUNDS):
-        free, bound = np.flatnonzero(status == 1), np.flatnonzero(status == 2)
         if free.size > PREDICTOR_MAX_FREE or free.size == 0:
             return None
         KF, free = columns.front(free)  # K[:, free] in the order of the store
         yf = y[free]
-        sol = _kkt_solve(yf, KF[free], 1.0 - yf * g_bound[free],
-                         -float(y[bound] @ u_new[bound]))
+        rhs = 1.0 - yf * g_bound[free]
+        sol = (_kkt_solve(yf, KF[free], rhs, bal) if factor is None
+               else factor.solve(free, KF, rhs, bal))
         if sol is None:
             return None
         a_free, b = sol
-        margin = y * (g_bound + KF @ (a_free * yf) + b)
-        new = status.copy()
-        new[free[a_free < 0]] = 0
-        new[free[a_free > u_new[free]]] = 2
-        new[(status == 0) & (margin < 1 - 1e-3)] = 1
-        new[(status == 2) & (margin > 1 + 1e-3)] = 1
-        if np.array_equal(new, status):
+        p_free = KF @ (a_free * yf)
+        new, changed, free_next, enter, leave, bal = step(
+            status, free, a_free, u_new, y, g_bound, p_free, b, MARGIN_TOL)
+        if not changed:
             a = np.zeros(y.size)
-            a[bound] = u_new[bound]
+            bounded = status == 2
+            a[bounded] = u_new[bounded]
             a[free] = a_free
-            return a, free, KF, g_bound, status == 2
+            return a, free, KF, g_bound, bounded, p_free
         # g_B follows the variables entering and leaving the bound
-        enter = np.flatnonzero((new == 2) & (status != 2))
-        leave = np.flatnonzero((status == 2) & (new != 2))
         moved = np.concatenate([enter, leave])
         if moved.size:
             sign = np.concatenate([np.ones(enter.size), -np.ones(leave.size)])
             g_bound = g_bound + columns.product(moved, sign * u_new[moved] * y[moved])
-        status = new
+        status, free = new, free_next
     return None
 
 
-def _kkt_solve(yf: np.ndarray, KFF: np.ndarray, r: np.ndarray, s: float
+#: LIBSVM's tolerance on the margins :math:`y_if_i` against 1 in the status updates.
+MARGIN_TOL = 1e-3
+
+
+def _step_engine() -> Any:
+    """The compiled status update (:mod:`._smo_numba`), or ``None`` for the NumPy twin."""
+    from ._options import load_engine
+
+    return load_engine("smo", "auto", "_smo_numba")
+
+
+def _step_numpy(status: np.ndarray, free: np.ndarray, a_free: np.ndarray, u: np.ndarray,
+                y: np.ndarray, g: np.ndarray, p: np.ndarray, b: float, tol: float
+                ) -> tuple[np.ndarray, int, np.ndarray, np.ndarray, np.ndarray, float]:
+    r"""One status update of :func:`_active_set_alpha` with the margins
+    :math:`y_i(g_i + p_i + b)`: a free variable outside :math:`[0, u_i]` goes to that
+    bound, a zero one with margin :math:`< 1 - tol` or a bounded one with margin
+    :math:`> 1 + tol` becomes free. Returns ``(new, changed, free, enter, leave, bal)``
+    (see :func:`conicml.solvers._smo_numba.active_set_step`, its compiled twin)."""
+    margin = y * (g + p + b)
+    new = status.copy()
+    new[free[a_free < 0]] = 0
+    new[free[a_free > u[free]]] = 2
+    new[(status == 0) & (margin < 1 - tol)] = 1
+    new[(status == 2) & (margin > 1 + tol)] = 1
+    changed = int(np.count_nonzero(new != status))
+    bound = np.flatnonzero(new == 2)
+    enter = np.flatnonzero((new == 2) & (status != 2))
+    leave = np.flatnonzero((status == 2) & (new != 2))
+    return (new, changed, np.flatnonzero(new == 1), enter, leave,
+            -float(y[bound] @ u[bound]))
+
+
+def _kkt_solve(yf: np.ndarray, KFF: np.ndarray, r: np.ndarray, s: float,
+               Q: np.ndarray | None = None, factor: Any = None
                ) -> tuple[np.ndarray, float] | None:
     r"""The free variables' KKT system :math:`Q a + y b = r`, :math:`y^\top a = s` with
     :math:`Q = (y y^\top)\circ K_{FF}`.
@@ -264,11 +307,17 @@ def _kkt_solve(yf: np.ndarray, KFF: np.ndarray, r: np.ndarray, s: float
     of an LU factorisation of the bordered system),
     :math:`b = (y^\top Q^{-1} r - s)/(y^\top Q^{-1} y)` and :math:`a = Q^{-1}(r - y b)`.
     A semidefinite :math:`Q` (duplicated points, a linear kernel) takes the bordered
-    system's LU factorisation; ``None`` when that is singular too.
+    system's LU factorisation; ``None`` when that is singular too. ``Q`` and its
+    ``factor`` (:func:`scipy.linalg.cho_factor`, or ``False`` when it failed) when the
+    caller has them.
     """
-    Q = (yf[:, None] * yf[None, :]) * KFF
+    if Q is None:
+        Q = (yf[:, None] * yf[None, :]) * KFF
     try:
-        factor = scipy.linalg.cho_factor(Q, lower=True, check_finite=False)
+        if factor is False:
+            raise np.linalg.LinAlgError("no Cholesky factor")
+        if factor is None:
+            factor = scipy.linalg.cho_factor(Q, lower=True, check_finite=False)
         both = scipy.linalg.cho_solve(factor, np.column_stack([r, yf]), check_finite=False)
         qy = float(yf @ both[:, 1])
         # a pivot lost to rounding shows as a non-positive y'Q^{-1}y or a non-finite one
@@ -288,6 +337,112 @@ def _kkt_solve(yf: np.ndarray, KFF: np.ndarray, r: np.ndarray, s: float
     except np.linalg.LinAlgError:
         return None
     return (sol[:m], float(sol[m])) if np.all(np.isfinite(sol)) else None
+
+
+#: Changes of the free set (variables in and out) against the factored one above which
+#: :class:`_FreeFactor` factors the current set afresh: its bordered solve reads the factor
+#: once per changed variable (:math:`m^2` each), a fresh factor costs :math:`m^3/3` and more.
+FACTOR_REFRESH = 0.25
+
+
+class _FreeFactor:
+    r"""The KKT system of :func:`_kkt_solve` on a free set :math:`F`, from the Cholesky
+    factor of :math:`Q_0 = Q_{F_0F_0}` of a nearby free set :math:`F_0`.
+
+    :math:`Q_{FF}` does not depend on the costs, and from one round (and one value of C)
+    to the next the free set changes by a few variables: with the added set
+    :math:`A = F\setminus F_0` and the dropped set :math:`D = F_0\setminus F`, the system
+    on :math:`F` is the one on :math:`F_0\cup A` with :math:`\alpha_D = 0` imposed by
+    multipliers :math:`\mu` (the rows of :math:`D` are then free):
+
+    .. math::
+
+        \begin{bmatrix} Q_0 & B \\ B^\top & C \end{bmatrix}
+        \begin{bmatrix} a_0 \\ z \end{bmatrix} = \begin{bmatrix} r_0 \\ t \end{bmatrix},
+        \quad B = [Q_{F_0A},\ y_0,\ E_D], \quad
+        C = \begin{bmatrix} Q_{AA} & y_A & 0 \\ y_A^\top & 0 & 0 \\ 0 & 0 & 0
+        \end{bmatrix}, \quad z = (a_A, b, \mu), \quad t = (r_A, s, 0),
+
+    solved by the Schur complement :math:`S = C - B^\top Q_0^{-1}B` (order
+    :math:`|A| + |D| + 1`; the block-LU active-set update of Gill, Murray, Saunders &
+    Wright, 1990): :math:`Sz = t - B^\top Q_0^{-1}r_0`, :math:`a_0 = Q_0^{-1}(r_0 - Bz)`.
+    The set is factored afresh (:func:`_kkt_solve`) when the changes exceed
+    ``FACTOR_REFRESH`` of it, or when the bordered solve fails.
+    """
+
+    def __init__(self, columns: _Columns, y: np.ndarray) -> None:
+        self.columns, self.y = columns, y
+        self.base: np.ndarray | None = None  # F_0
+        self.pos = np.full(y.size, -1, dtype=np.int64)  # position in F_0, or -1
+        self.factor: Any = None
+        self.refactors = 0
+        self.updates = 0
+
+    def _refactor(self, free: np.ndarray, KFF: np.ndarray, r: np.ndarray, s: float
+                  ) -> tuple[np.ndarray, float] | None:
+        yf = self.y[free]
+        Q = (yf[:, None] * yf[None, :]) * KFF
+        self.refactors += 1
+        if self.base is not None:
+            self.pos[self.base] = -1
+        self.base, self.factor = None, None
+        try:
+            factor = scipy.linalg.cho_factor(Q, lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            factor = False
+        if factor is not False and np.all(np.isfinite(factor[0])):
+            self.base, self.factor = free.copy(), factor
+            self.pos[free] = np.arange(free.size)
+        return _kkt_solve(yf, KFF, r, s, Q=Q, factor=factor)
+
+    def solve(self, free: np.ndarray, KF: np.ndarray, r: np.ndarray, s: float
+              ) -> tuple[np.ndarray, float] | None:
+        """The system on ``free`` (``KF = K[:, free]``, right-hand side ``r`` on ``free``)."""
+        base = self.base
+        if base is None:
+            return self._refactor(free, KF[free], r, s)
+        at = self.pos[free]
+        added = np.flatnonzero(at < 0)  # positions in free
+        kept = np.zeros(base.size, dtype=bool)
+        kept[at[at >= 0]] = True
+        dropped = np.flatnonzero(~kept)  # positions in F_0
+        k = added.size + dropped.size
+        if k > FACTOR_REFRESH * max(base.size, free.size):
+            return self._refactor(free, KF[free], r, s)
+        y0, ya = self.y[base], self.y[free[added]]
+        m0, na = base.size, added.size
+        # [r_0, B] in one array: with Q_0 = L L^T, V = L^{-1}[r_0, B] gives
+        # B^T Q_0^{-1} B = V_B^T V_B and B^T Q_0^{-1} r_0 = V_B^T v_r (one triangular solve)
+        M = np.zeros((m0, k + 2), order="F")
+        M[at[at >= 0], 0] = r[at >= 0]
+        KA = KF[:, added]  # K[:, A]
+        M[:, 1:na + 1] = (y0[:, None] * ya[None, :]) * KA[base]
+        M[:, na + 1] = y0
+        M[dropped, na + 2 + np.arange(dropped.size)] = 1.0
+        V, info = scipy.linalg.lapack.dtrtrs(self.factor[0], M, lower=1)
+        if info != 0:
+            return self._refactor(free, KF[free], r, s)
+        VB = V[:, 1:]
+        S = -(VB.T @ VB)
+        S[:na, :na] += (ya[:, None] * ya[None, :]) * KA[free[added]]
+        S[:na, na] += ya
+        S[na, :na] += ya
+        t = -(VB.T @ V[:, 0])
+        t[:na] += r[added]
+        t[na] += s
+        self.updates += 1
+        try:
+            z = np.linalg.solve(S, t)
+        except np.linalg.LinAlgError:
+            return self._refactor(free, KF[free], r, s)
+        a0, info = scipy.linalg.lapack.dtrtrs(self.factor[0], V[:, 0] - VB @ z, lower=1,
+                                              trans=1)
+        a = np.empty(free.size)
+        a[at >= 0] = a0[at[at >= 0]]
+        a[added] = z[:na]
+        if info != 0 or not (np.all(np.isfinite(a)) and np.isfinite(z[na])):
+            return self._refactor(free, KF[free], r, s)
+        return a, float(z[na])
 
 
 #: Largest relative spread of the ratios of the new to the old costs on a bounded set
@@ -356,7 +511,7 @@ def smo_alpha(previous: Any, old: Any, new: Any,
     X = np.asarray(new.data["X"])
     if (a.shape == y.shape and np.all(np.isfinite(a)) and X.ndim == 2
             and callable(getattr(kernel, "columns", None))):
-        columns, held = None, None
+        columns, held, factor = None, None, None
         if workspace is not None:
             kept = workspace.get("smo_columns")
             if kept is not None and kept.X is X and kept.kernel == kernel:
@@ -366,15 +521,23 @@ def smo_alpha(previous: Any, old: Any, new: Any,
                 if (bound is not None and bound[0] is columns and _same(bound[1], y)
                         and _same(bound[3], u_old)):
                     held = bound[2:]
+                factor = workspace.get("smo_factor")
+                # the held factor: of these columns and these labels
+                if factor is not None and not (factor.columns is columns
+                                               and _same(factor.y, y)):
+                    factor = None
         if columns is None:
             columns = _Columns(kernel, X)
-        pred = _active_set_alpha(a, y, u_old, u_new, columns, held)
+        if factor is None:
+            factor = _FreeFactor(columns, y)
+        pred = _active_set_alpha(a, y, u_old, u_new, columns, held, factor)
         if workspace is not None:
             keep = columns.nbytes <= PATH_COLUMNS_BYTES
             workspace["smo_columns"] = columns if keep else None
+            workspace["smo_factor"] = factor if keep else None
             workspace["smo_bound"] = None
         if pred is not None:
-            point, free, KF, g_bound, bounded = pred
+            point, free, KF, g_bound, bounded, p_free = pred
             # the round-off of the solve, in the box and the balance (only free
             # variables move: the bounded ones are at u_new exactly)
             x0 = _balanced_box_start(np.clip(point, 0.0, u_new), y, u_new, u_new)
@@ -386,7 +549,9 @@ def smo_alpha(previous: Any, old: Any, new: Any,
                 xf = x0[free]
                 top = xf >= u_new[free]  # free variables that landed on their bound
                 Kb = g_bound + KF[:, top] @ (u_new[free][top] * y[free][top])
-                Kv = g_bound + KF @ (xf * y[free])
+                # the last round's product when the free values did not move
+                same = np.array_equal(xf, point[free])
+                Kv = g_bound + (p_free if same else KF @ (xf * y[free]))
                 if workspace is not None and keep:
                     bounded = bounded.copy()
                     bounded[free[top]] = True
@@ -462,7 +627,9 @@ def rank_beta(previous: Any, old: Any, new: Any,
     at the new λ) of the previous :math:`\beta` and the secant through the last two
     solutions extrapolated in :math:`\log\lambda` (:math:`\beta(\lambda)` is smooth
     in :math:`\log\lambda`; on a geometric grid the secant carries the last change
-    forward). And the eigen-coordinates of :math:`K_{\mathcal R\mathcal R}`
+    forward): the secant as ``x0`` and the previous :math:`\beta` with its objective at
+    the new λ as ``x0_fallback``, which the solver takes when :math:`F` at the secant is
+    not lower. And the eigen-coordinates of :math:`K_{\mathcal R\mathcal R}`
     (:class:`~conicml.contracts.ranking_ops.LinearizedRanking`, independent of λ) are
     computed once and passed on (``linearization``): to ``rank-newton`` always, to
     ``rank-tr`` once a solve of the path has needed its exact Newton direction.
@@ -477,7 +644,7 @@ def rank_beta(previous: Any, old: Any, new: Any,
     beta = np.asarray(beta, dtype=float)
     if workspace is None:
         return {"x0": beta}
-    start = beta
+    out: dict[str, Any] = {"x0": beta}
     held = workspace.get("rank_previous")
     same_data = rank_old.KR is rank_new.KR and rank_old.KRR is rank_new.KRR
     if (held is not None and same_data and held[0] is rank_new.KR
@@ -486,11 +653,12 @@ def rank_beta(previous: Any, old: Any, new: Any,
         step = (math.log(rank_new.lam) - math.log(rank_old.lam)) / (
             math.log(rank_old.lam) - math.log(lam_a))
         secant = beta + step * (beta - beta_a)
-        if np.all(np.isfinite(secant)) and objective(rank_new, secant) < _at_new_lambda(
-                previous, rank_old, rank_new, beta):
-            start = secant
+        at_new = _at_new_lambda(previous, rank_old, rank_new, beta)
+        if np.all(np.isfinite(secant)) and math.isfinite(at_new):
+            # the solver evaluates F at the secant (its start) and takes the previous β
+            # instead when that is not lower: one evaluation, not two
+            out = {"x0": secant, "x0_fallback": (beta, at_new)}
     workspace["rank_previous"] = (rank_new.KR, float(rank_old.lam), beta) if same_data else None
-    out: dict[str, Any] = {"x0": start}
     if previous.solver == "rank-newton":
         eig_rtol, wanted = previous.extras.get("eig_rtol"), True
     else:

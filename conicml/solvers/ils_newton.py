@@ -48,6 +48,13 @@ _MAX_STEP = 2.0
 #: relative error e of g' leaves e |g| in the next |g| beside Newton's own O(g^2), so
 #: its solve stops at _DERIVATIVE_GAIN |g| within these bounds.
 _SOLVE_RTOL = 1e-13
+#: Far from the root an evaluation only steers the next Newton step: its solve stops at
+#: _FAR_GAIN g^2 (g the current point's; the next |g| is about a tenth of g^2 or more)
+#: within (_SOLVE_RTOL, _FAR_RTOL), and a point is evaluated again at _SOLVE_RTOL before
+#: its g is used when |g| is within _FAR_MARGIN times that tolerance.
+_FAR_GAIN = 1e-3
+_FAR_RTOL = 1e-6
+_FAR_MARGIN = 100.0
 _DERIVATIVE_RTOL = (1e-10, 1e-5)
 _DERIVATIVE_GAIN = 1e-3
 
@@ -58,6 +65,10 @@ class _Curve:
     def __init__(self, d: np.ndarray, Sx: np.ndarray, Sy: np.ndarray,
                  a: tuple[float, float], b: tuple[float, float]) -> None:
         self.d, self.Sx, self.Sy, self.a, self.b = d, Sx, Sy, a, b
+
+    def dot(self, a: np.ndarray, b: np.ndarray) -> float:
+        """The inner product of the program's coordinates."""
+        return float(a @ b)
 
     def sx_mv(self, w: np.ndarray) -> np.ndarray:
         r""":math:`\Sigma_x w`."""
@@ -73,11 +84,12 @@ class _Curve:
         is for the iterative solves of :class:`_ScatterCurve`)."""
         return cho_solve((L, True), b, check_finite=False)
 
-    def solve_products(self, c: float, L: np.ndarray, b: np.ndarray
+    def solve_products(self, c: float, L: np.ndarray, b: np.ndarray,
+                       rtol: float = _SOLVE_RTOL
                        ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
         r""":math:`x = M(c)^{-1}b` and, where the solve has them anyway,
         :math:`\Sigma_x x`, :math:`\Sigma_y x` (else ``None``)."""
-        return self.solve(c, L, b), None, None
+        return self.solve(c, L, b, rtol=rtol), None, None
 
     def factor(self, c: float) -> np.ndarray | None:
         """Lower Cholesky factor of :math:`M(c)`, ``None`` if not numerically definite."""
@@ -92,30 +104,34 @@ class _Curve:
             return None
         return L
 
-    def evaluate(self, c: float, derivative: bool = True) -> dict | None:
-        r"""``w``, :math:`\sigma`'s, :math:`N`, :math:`D`, :math:`g` and :math:`g'` at ``c``."""
+    def evaluate(self, c: float, derivative: bool = True,
+                 rtol: float = _SOLVE_RTOL) -> dict | None:
+        r"""``w``, :math:`\sigma`'s, :math:`N`, :math:`D`, :math:`g` and :math:`g'` at ``c``
+        (``w`` to the relative residual ``rtol`` of an iterative solve)."""
         L = self.factor(c)
         if L is None:
             return None
         (ax, ay), (bx, by) = self.a, self.b
-        wu, Sxwu, Sywu = self.solve_products(c, L, self.d)
-        q = float(self.d @ wu)
+        wu, Sxwu, Sywu = self.solve_products(c, L, self.d, rtol)
+        q = self.dot(self.d, wu)
         if not q > 0:
             return None
         w = wu / q
         if Sxwu is None or Sywu is None:
             Sxw, Syw = self.sx_mv(w), self.sy_mv(w)
+            sxx, syy = self.dot(w, Sxw), self.dot(w, Syw)
         else:
             Sxw, Syw = Sxwu / q, Sywu / q
-        sx = math.sqrt(max(float(w @ Sxw), 0.0))
-        sy = math.sqrt(max(float(w @ Syw), 0.0))
+            sxx, syy = self.dot(wu, Sxwu) / (q * q), self.dot(wu, Sywu) / (q * q)
+        sx = math.sqrt(max(sxx, 0.0))
+        sy = math.sqrt(max(syy, 0.0))
         N = 1.0 - ax * sx - ay * sy
         D = bx * sx + by * sy
         A, B = ax * D + bx * N, ay * D + by * N
         num = A * (1.0 - c) * sy - B * c * sx
         den = A * (1.0 - c) * sy + B * c * sx
         out = {"c": c, "w": w, "sx": sx, "sy": sy, "N": N, "D": D,
-               "g": num / den if den > 0 else math.nan, "dg": math.nan,
+               "g": num / den if den > 0 else math.nan, "dg": math.nan, "rtol": rtol,
                "_parts": (L, q, Sxw, Syw, A, B, num, den)}
         if derivative:
             self.add_derivative(out)
@@ -127,7 +143,7 @@ class _Curve:
         if parts is None:
             return out
         L, q, Sxw, Syw, A, B, num, den = parts
-        c, w, sx, sy = out["c"], out["w"], out["sx"], out["sy"]
+        c, sx, sy = out["c"], out["sx"], out["sy"]
         (ax, ay), (bx, by) = self.a, self.b
         if den > 0 and sx > 0 and sy > 0:
             # w_u' = -M^{-1}(Sx - Sy) w_u; w = w_u/q, so w' = (w_u' - w dq)/q
@@ -135,9 +151,12 @@ class _Curve:
             # full accuracy), so its solve stops at a looser relative residual
             lo_, hi_ = _DERIVATIVE_RTOL
             rtol = min(max(_DERIVATIVE_GAIN * abs(float(out["g"])), lo_), hi_)
-            dwu = -self.solve(c, L, q * (Sxw - Syw), rtol=rtol)
-            dw = (dwu - w * float(self.d @ dwu)) / q
-            dsx, dsy = float(Sxw @ dw) / sx, float(Syw @ dw) / sy
+            # (inner products of the solve's own result: a GramScatter keeps its K X)
+            xs = self.solve(c, L, q * (Sxw - Syw), rtol=rtol)  # -w_u'
+            dd = -self.dot(self.d, xs)
+            # w' = (w_u' - w d^T w_u') / q and w^T Sigma w = sigma^2
+            dsx = (-self.dot(xs, Sxw) - dd * sx * sx) / (q * sx)
+            dsy = (-self.dot(xs, Syw) - dd * sy * sy) / (q * sy)
             dN, dD = -ax * dsx - ay * dsy, bx * dsx + by * dsy
             dA, dB = ax * dD + bx * dN, ay * dD + by * dN
             dnum = (dA * (1 - c) * sy - A * sy + A * (1 - c) * dsy
@@ -158,6 +177,10 @@ class _ScatterCurve(_Curve):
                  b: tuple[float, float]) -> None:
         self.d, self.scatter, self.a, self.b = d, scatter, a, b
 
+    def dot(self, a: np.ndarray, b: np.ndarray) -> float:
+        with one_blas_thread():  # (a product with K for a GramScatter)
+            return self.scatter.dot(a, b)
+
     def sx_mv(self, w: np.ndarray) -> np.ndarray:
         with one_blas_thread():
             return self.scatter.sigma_x(w)
@@ -170,9 +193,10 @@ class _ScatterCurve(_Curve):
         # the solve factors (or reuses a factor) itself; M(c) is definite on (0, 1)
         return c if 0.0 < c < 1.0 else None
 
-    def evaluate(self, c: float, derivative: bool = True) -> dict | None:
+    def evaluate(self, c: float, derivative: bool = True,
+                 rtol: float = _SOLVE_RTOL) -> dict | None:
         try:
-            return super().evaluate(c, derivative)
+            return super().evaluate(c, derivative, rtol)
         except np.linalg.LinAlgError:
             # a block factor not numerically definite (a ridge at rounding level of the
             # Gram matrix): treated as a point where M(c) is not definite
@@ -183,11 +207,11 @@ class _ScatterCurve(_Curve):
         with one_blas_thread():  # matrix-vector products: one thread (see factor)
             return self.scatter.solve(c, b, rtol=rtol)
 
-    def solve_products(self, c: float, L: object, b: np.ndarray
-                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def solve_products(self, c: float, L: object, b: np.ndarray,
+                       rtol: float = _SOLVE_RTOL) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         # the solve's residual check forms Sigma_x x and Sigma_y x: kept, not redone
         with one_blas_thread():
-            return self.scatter.solve(c, b, rtol=_SOLVE_RTOL, products=True)
+            return self.scatter.solve(c, b, rtol=rtol, products=True)
 
 
 def _delegate(program: Program, reason: str, options: dict) -> Solution:
@@ -203,11 +227,11 @@ def _delegate(program: Program, reason: str, options: dict) -> Solution:
 def _start_weight(curve: _Curve, x0: np.ndarray) -> float:
     """The reweighting fixed-point weight of a warm start ``x0`` (0.5 if it has none)."""
     d = curve.d
-    if not float(d @ x0) > 0:
+    if not curve.dot(d, x0) > 0:
         raise OptionError(f"x0 must be a vector of length {d.size} with x0 @ d > 0")
-    w0 = x0 / float(d @ x0)
-    sx0 = math.sqrt(max(float(w0 @ curve.sx_mv(w0)), 0.0))
-    sy0 = math.sqrt(max(float(w0 @ curve.sy_mv(w0)), 0.0))
+    w0 = x0 / curve.dot(d, x0)
+    sx0 = math.sqrt(max(curve.dot(w0, curve.sx_mv(w0)), 0.0))
+    sy0 = math.sqrt(max(curve.dot(w0, curve.sy_mv(w0)), 0.0))
     (ax, ay), (bx, by) = curve.a, curve.b
     N0, D0 = 1 - ax * sx0 - ay * sy0, bx * sx0 + by * sy0
     A0, B0 = ax * D0 + bx * N0, ay * D0 + by * N0
@@ -240,7 +264,8 @@ def _next_point(curve: _Curve, cur: dict, lo: float,
             cn = ct
         elif not (math.isfinite(cn) and lo < cn < hi):
             cn = 0.5 * (lo + hi)
-    nxt = curve.evaluate(cn, derivative=False)
+    rtol = min(max(_FAR_GAIN * g * g, _SOLVE_RTOL), _FAR_RTOL)
+    nxt = curve.evaluate(cn, derivative=False, rtol=rtol)
     while nxt is None or not nxt["N"] > 0 or not math.isfinite(nxt["g"]):
         # outside the positive arc (or M(c) not definite next to an end): the
         # optimum lies between the current point and this one
@@ -252,7 +277,11 @@ def _next_point(curve: _Curve, cur: dict, lo: float,
         if abs(cn - c) <= 4 * np.finfo(float).eps * max(c, 1e-300):
             nxt = None
             break
-        nxt = curve.evaluate(cn, derivative=False)
+        nxt = curve.evaluate(cn, derivative=False, rtol=rtol)
+    if nxt is not None and nxt["rtol"] > _SOLVE_RTOL and \
+            abs(nxt["g"]) <= _FAR_MARGIN * nxt["rtol"]:
+        # near the root: g to full accuracy before its sign and size are used
+        nxt = curve.evaluate(cn, derivative=False) or nxt
     return nxt, lo, hi
 
 
@@ -359,7 +388,9 @@ def solve_ils_newton(
     the other one exact at every weight through a Schur complement of that class's order,
     and conjugate gradients absorbing the held shift's change (typically one block
     factorisation in all, MPM and BMPM); the search then starts at the reweighting weight
-    of :math:`w = d` (products only) instead of :math:`\tfrac12`.
+    of :math:`w = d` (products only) instead of :math:`\tfrac12`. A program in dual
+    coefficients (:class:`~conicml.contracts.minimax.GramScatter`) runs the same steps on
+    representatives with the inner product of :math:`K`: no factorisation of :math:`K`.
 
     **Scope.** The regular case: :math:`\Sigma_x + \Sigma_y` numerically positive definite
     (always so for the kernel machines, whose ridge is mandatory) and :math:`\kappa^* > 0`.
@@ -388,7 +419,12 @@ def solve_ils_newton(
     scatter = data.get("scatter")
     a_b = (tuple(float(v) for v in data["a"]), tuple(float(v) for v in data["b"]))
     if isinstance(scatter, KernelScatter) and (Sx is None or Sy is None):
-        curve: _Curve = _ScatterCurve(d, scatter, *a_b)
+        # a program in dual coefficients (GramScatter): the curve works on the
+        # representative of d, with K's inner product (d itself is K d_rep); no product
+        # with K kept from an earlier call (they are matched by identity)
+        if hasattr(scatter, "forget"):
+            scatter.forget()
+        curve: _Curve = _ScatterCurve(getattr(scatter, "d_rep", d), scatter, *a_b)
     else:
         if Sx is None or Sy is None:
             Rx, Ry = np.asarray(data["Rx"], dtype=float), np.asarray(data["Ry"], dtype=float)
@@ -399,7 +435,7 @@ def solve_ils_newton(
     elif isinstance(curve, _ScatterCurve):
         # kernel programs (one factorisation of order n per far step): the reweighting
         # weight of w = d, from products alone; nearer the BMPM optima (c -> 1) than 1/2
-        c = _start_weight(curve, d)
+        c = _start_weight(curve, curve.d)
     else:
         c = 0.5
     setup_time = driver.elapsed
@@ -463,11 +499,11 @@ def solve_ils_newton(
             reason = 4
             break
         cur = nxt
-    w = cur["w"] if cur["N"] > 0 else best["w"]
+    last = cur if cur["N"] > 0 else best
+    w = last["w"]
     solve_time = driver.elapsed
     status = STATUS_MAP[reason]
-    sx = math.sqrt(max(float(w @ curve.sx_mv(w)), 0.0))
-    sy = math.sqrt(max(float(w @ curve.sy_mv(w)), 0.0))
+    sx, sy = last["sx"], last["sy"]  # of this w (evaluate)
     (ax, ay), (bx, by) = curve.a, curve.b
     N, D = 1 - ax * sx - ay * sy, bx * sx + by * sy
     kappa = N / D if D > 0 else math.inf
@@ -476,7 +512,7 @@ def solve_ils_newton(
     # the solver's own report (conicml.solve recomputes the program's certificate,
     # fractional_certificate, beside it): the margin row of the perspective point and
     # the stationarity |g(c)| on the weight curve; no gap estimate of its own
-    row = float(d @ v) - ax * sx / N - ay * sy / N
+    row = curve.dot(curve.d, v) - ax * sx / N - ay * sy / N
     return Solution(
         status=status, solver="ils-newton", objective=objective, values={"v": v},
         iterations=len(history), setup_time=setup_time, solve_time=solve_time,

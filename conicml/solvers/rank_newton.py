@@ -19,6 +19,7 @@ from ..contracts.ranking_ops import (
     ROUNDING_TOL,
     LinearizedRanking,
     _contract,
+    _fallback,
     _start,
     relative_gradient,
 )
@@ -64,6 +65,7 @@ def solve_rank_newton(
     x0: Any = None,
     eig_rtol: float = EIG_RTOL,
     linearization: LinearizedRanking | None = None,
+    x0_fallback: tuple[Any, float] | None = None,
 ) -> Solution:
     """Linearised RankRC (eigen-features of K_RR) solved by truncated Newton with line search.
 
@@ -87,6 +89,9 @@ def solve_rank_newton(
         The linearisation of this program's kernel arrays with this ``eig_rtol``, at any
         λ (:meth:`LinearizedRanking.fits` must hold): a λ path computes it once and its
         warm start passes it on.
+    x0_fallback : (ndarray of shape (n_basis,), float), optional
+        A second start :math:`\\beta` and its objective at this λ, taken when :math:`F`
+        at ``x0`` is not below it (as in ``rank-tr``).
 
     Notes
     -----
@@ -131,6 +136,7 @@ def solve_rank_newton(
         raise OptionError(f"rank-newton: eig_rtol must be a float in (0, 1), got {eig_rtol!r}")
     rank = _contract(program)
     beta0 = _start(rank, x0, "rank-newton")
+    fallback = _fallback(rank, x0_fallback, "rank-newton")
     if linearization is None:
         problem = LinearizedRanking(rank, eig_rtol)
     elif isinstance(linearization, LinearizedRanking) and linearization.fits(rank, eig_rtol):
@@ -147,6 +153,9 @@ def solve_rank_newton(
 
     g_scale = evaluate(np.zeros_like(w))[3]  # |X~^T grad L(0)| / N, the scale of the loss
     f, g, st, gl, gr = evaluate(w)
+    if fallback is not None and not f < fallback[1]:  # the second start instead
+        w = problem.to_w(fallback[0])
+        f, g, st, gl, gr = evaluate(w)
     rel = relative_gradient(float(np.linalg.norm(g)), gl, gr, g_scale)
     k = 0
     code = 0

@@ -41,10 +41,12 @@ from ..contracts.ranking_ops import (
     LinearizedRanking,
     PairwiseLoss,
     _contract,
+    _fallback,
     _start,
     gap_bound,
     gradient_parts,
     relative_gradient,
+    zero_gradient,
 )
 from ..exceptions import OptionError
 from ..kinds import RANK_SMOOTHED
@@ -134,6 +136,7 @@ def solve_rank_tr(
     preconditioner: str = "kernel",
     direction: str = "auto",
     linearization: LinearizedRanking | None = None,
+    x0_fallback: tuple[Any, float] | None = None,
 ) -> Solution:
     r"""Subspace trust-region Newton (subspace of g and a PCG direction), matrix-free by sorting.
 
@@ -163,6 +166,11 @@ def solve_rank_tr(
         The eigen-coordinates of this program's :math:`K_{\mathcal R\mathcal R}` (any
         λ; :meth:`LinearizedRanking.fits` must hold), computed once for a λ path and passed
         by its warm start; otherwise computed when the exact direction is first needed.
+    x0_fallback : (ndarray of shape (n_basis,), float), optional
+        A second start :math:`\beta` and its objective at this λ: the solve starts from
+        it when :math:`F` at ``x0`` is not below that objective (a λ path's warm start
+        offers an extrapolated ``x0`` and the previous :math:`\beta` this way, and
+        :math:`F` at ``x0`` is evaluated once, by the solve).
 
     Notes
     -----
@@ -245,18 +253,19 @@ def solve_rank_tr(
         return _solve_rank_tr(program, tol=tol, max_iter=max_iter, cg_max_iter=cg_max_iter,
                               time_limit=time_limit, verbose=verbose, callback=callback,
                               x0=x0, preconditioner=preconditioner, direction=direction,
-                              linearization=linearization)
+                              linearization=linearization, x0_fallback=x0_fallback)
 
 
 def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_iter: int,
                    time_limit: float | None, verbose: bool, callback: Any, x0: Any,
                    preconditioner: str, direction: str,
-                   linearization: LinearizedRanking | None) -> Solution:
+                   linearization: LinearizedRanking | None, x0_fallback: Any) -> Solution:
     t0 = time.perf_counter()
     max_iter = _check_options(tol, max_iter, time_limit, callback, cg_max_iter,
                               preconditioner, direction)
     rank = _contract(program)
     beta = _start(rank, x0, "rank-tr")
+    fallback = _fallback(rank, x0_fallback, "rank-tr")
     linearization = _check_linearization(rank, linearization)
     KR, KRR, lam, eps = rank.KR, rank.KRR, rank.lam, rank.eps
     loss_fn = PairwiseLoss(rank.levels, eps)
@@ -266,7 +275,7 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
     metric = KernelMetric(KRR)  # the stopping measure, and the "kernel" preconditioner
     setup_time = time.perf_counter() - t0
     t_solve = time.perf_counter()
-    hv_count = cg_total = exact_count = explicit = exact_cg = 0
+    cg_total = exact_count = explicit = exact_cg = 0
     # a path passes the eigen-coordinates once a larger λ has needed the exact direction:
     # then this (smaller) λ needs it from the start
     exact = direction == "exact" or (direction == "auto" and linearization is not None
@@ -276,40 +285,35 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
     # F sums over the m samples: a change below m eps |F| is not measurable
     rounding = rank.n_samples * float(np.finfo(float).eps)
 
-    def value_at(b: np.ndarray, p: np.ndarray, kb: np.ndarray):
-        # F, loss gradient in p, state from p = KR b, kb = KRR b: no product with KR
-        L, gp, st = loss_fn.evaluate(p)
-        return L / n + 0.5 * lam * float(b @ kb), gp, st
-
-    def gradient_at(gp: np.ndarray, kb: np.ndarray):
-        gl, gr = KR.T @ gp / n, lam * kb
-        return gl + gr, gl, gr
-
-    def hess(st, s: np.ndarray) -> np.ndarray:
-        nonlocal hv_count
-        hv_count += 1
-        return KR.T @ loss_fn.hess_vec(st, KR @ s) / n + lam * (KRR @ s)
-
-    f_zero, g_zero, _ = gradient_parts(rank, np.zeros_like(beta))
+    space = _BetaSpace(rank, loss_fn)
+    value_at, gradient_at, hess = space.value_at, space.gradient_at, space.hess
+    f_zero, g_zero = zero_gradient(rank, loss_fn)
     g_scale = metric.norm(g_zero)
 
     def relgrad(g, gl, gr) -> float:
         return relative_gradient(metric.norm(g), metric.norm(gl), metric.norm(gr), g_scale)
 
-    p_cur, kb_cur = KR @ beta, KRR @ beta
-    f, gp_cur, st = value_at(beta, p_cur, kb_cur)
-    g, gl, gr = gradient_at(gp_cur, kb_cur)
-    rel = relgrad(g, gl, gr)
     radius = ratio = math.nan
     k = no_decrease = code = cg_its = 0
     if verbose:
         _header(rank, tol)
-    while True:
+    if exact:  # -- on in the eigen-coordinates w = Λ^{1/2} U^T β, which evaluate the start
+        code = _SWITCH
+    else:
+        p_cur, kb_cur = KR @ beta, KRR @ beta
+        f, gp_cur, st = value_at(beta, p_cur, kb_cur)
+        if fallback is not None and not f < fallback[1]:
+            beta = fallback[0]
+            p_cur, kb_cur = KR @ beta, KRR @ beta
+            f, gp_cur, st = value_at(beta, p_cur, kb_cur)
+        g, gl, gr = gradient_at(gp_cur, kb_cur)
+        rel = relgrad(g, gl, gr)
+    while code != _SWITCH:
         code = _limit(rel, tol, k, max_iter, time_limit, t_solve)
         if code is not None:
             break
         cg_its = 0
-        if exact:  # -- on in the eigen-coordinates w = Λ^{1/2} U^T β
+        if exact:  # -- on in the eigen-coordinates
             code = _SWITCH
             break
         if cached is None:  # a new point: a new direction (a rejected step keeps both)
@@ -384,13 +388,15 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
         if no_decrease >= 30:
             code = 6 if rel <= ROUNDING_TOL else 5
             break
-    g_norm = metric.norm(g)
     if code == _SWITCH:
-        lin_point = _LinPoint(linearization or LinearizedRanking(rank), beta, g_scale)
+        lin_point = _LinPoint(linearization or LinearizedRanking(rank), beta, g_scale,
+                              fallback if k == 0 else None)
         k, code = lin_point.run(tol=tol, max_iter=max_iter, k=k, time_limit=time_limit,
                                 t_solve=t_solve, rounding=rounding, verbose=verbose,
                                 callback=callback)
         beta, f, rel, stall, g_norm, (exact_count, explicit, exact_cg) = _exact_end(lin_point)
+    else:
+        g_norm = metric.norm(g)
     # the end point's own first term of the gap bound decides whether to polish
     estimate = g_norm**2 / (2.0 * lam) / max(f, 1e-3 * f_zero, np.finfo(float).tiny)
     polished = _end_game(rank, metric, beta, f, estimate) if code in (0, 4, 5, 6, 8) else None
@@ -398,10 +404,34 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
         beta, f, g, gl, gr = polished
         rel, code = relgrad(g, gl, gr), 7
     return _solution(beta, f, rel, code, stall, k, verbose, setup_time, t_solve,
-                     {"cg_iterations": cg_total, "hessian_products": hv_count,
+                     {"cg_iterations": cg_total, "hessian_products": space.products,
                       "radius": radius, "exact_directions": exact_count,
                       "explicit_hessians": explicit, "exact_cg_iterations": exact_cg,
                       "n_pairs": n})
+
+
+class _BetaSpace:
+    """The objective, its gradient and the Hessian products in :math:`\\beta` (the
+    trust-region iterations), counting the products."""
+
+    def __init__(self, rank: Any, loss_fn: PairwiseLoss) -> None:
+        self.rank, self.loss, self.n, self.products = rank, loss_fn, loss_fn.n_pairs, 0
+
+    def value_at(self, b: np.ndarray, p: np.ndarray, kb: np.ndarray) -> tuple:
+        """F, the loss gradient in p and the sort state, from p = KR b and kb = KRR b (no
+        product with KR)."""
+        L, gp, st = self.loss.evaluate(p)
+        return L / self.n + 0.5 * self.rank.lam * float(b @ kb), gp, st
+
+    def gradient_at(self, gp: np.ndarray, kb: np.ndarray) -> tuple:
+        gl, gr = self.rank.KR.T @ gp / self.n, self.rank.lam * kb
+        return gl + gr, gl, gr
+
+    def hess(self, st: list, s: np.ndarray) -> np.ndarray:
+        self.products += 1
+        KR = self.rank.KR
+        return (KR.T @ self.loss.hess_vec(st, KR @ s) / self.n
+                + self.rank.lam * (self.rank.KRR @ s))
 
 
 def _exact_end(lin_point: _LinPoint) -> tuple:
@@ -568,7 +598,8 @@ class _LinPoint:
     relative gradient is the one of the trust-region iterations.
     """
 
-    def __init__(self, lin: LinearizedRanking, beta: np.ndarray, g_scale: float) -> None:
+    def __init__(self, lin: LinearizedRanking, beta: np.ndarray, g_scale: float,
+                 fallback: tuple[np.ndarray, float] | None = None) -> None:
         self.lin, self.w, self.g_scale, self.t = lin, lin.to_w(beta), g_scale, math.nan
         self.steps, self.stall = 0, ""
         self.hessians = self.cg = 0  # explicit Hessians formed; preconditioned CG steps
@@ -587,6 +618,9 @@ class _LinPoint:
         # much, and the Hessian is formed instead
         self.cg_max = max(4, self.w.size // 8)
         self._set(lin.evaluate(self.w))
+        if fallback is not None and not self.f < fallback[1]:  # the second start instead
+            self.w = lin.to_w(fallback[0])
+            self._set(lin.evaluate(self.w))
 
     def run(self, *, tol: float, max_iter: int, k: int, time_limit: float | None,
             t_solve: float, rounding: float, verbose: bool, callback: Any) -> tuple[int, int]:

@@ -17,6 +17,7 @@ from conicml.estimators.feature_selection import QPFSSelector
 from conicml.estimators.ranking import RankRCClassifier
 from conicml.exceptions import ProgramError
 from conicml.formulations.ranking import rankrc
+from conicml.solving import solve
 
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
@@ -168,6 +169,32 @@ def test_rankrc_on_dask_subsampled_hessian_reaches_the_same_optimum(client, rank
     assert got.solution_.residuals.dual <= 1e-8
     b_ref = ref.dual_coef_[0]
     assert np.max(np.abs(got.dual_coef_[0] - b_ref)) <= 1e-5 * np.max(np.abs(b_ref))
+
+
+def test_rankrc_on_dask_with_a_sampled_rare_basis_solves_that_program(client, rank_data):
+    # basis_size: a seeded sample of the rare class as the basis, every pair in the loss;
+    # the reference is the same program (rankrc with that basis) solved in memory by
+    # rank-tr (itself checked against the generic backends in tests/solvers)
+    X, y = rank_data
+    opts = {"tol": 1e-8, "basis_size": 20}
+    Xd, yd = da.from_array(X, chunks=(900, 3)), da.from_array(y, chunks=900)
+    got = RankRCClassifier(lam=0.01, random_state=3, solver_options=opts).fit(Xd, yd)
+    rare = np.flatnonzero(y == 1)
+    assert rare.size > 20 and got.basis_.size == 20 and np.isin(got.basis_, rare).all()
+    assert np.all(np.diff(got.basis_) > 0)  # data order
+    assert got.solution_.status.value == "optimal" and got.solution_.extras["n_rare"] == rare.size
+    again = RankRCClassifier(lam=0.01, random_state=3, solver_options=opts).fit(Xd, yd)
+    np.testing.assert_array_equal(again.basis_, got.basis_)  # seeded
+    prog = rankrc(X, np.where(y > 0, 1, -1), 0.01, smoothing=0.1, basis=got.basis_)
+    ref = solve(prog, solver="rank-tr", tol=1e-10)
+    b_ref = prog.decode(ref)["beta"]
+    assert np.max(np.abs(got.dual_coef_[0] - b_ref)) <= 1e-5 * np.max(np.abs(b_ref))
+    np.testing.assert_array_equal(got.basis_vectors_, X[got.basis_])
+    scores = got.decision_function(X) + got.threshold_
+    ref_scores = got.kernel_(X, X[got.basis_]) @ b_ref
+    assert np.max(np.abs(scores - ref_scores)) <= 1e-5 * np.max(np.abs(ref_scores))
+    with pytest.raises(ProgramError, match="basis_size"):
+        RankRCClassifier(solver_options={"basis_size": 0}).fit(Xd, yd)
 
 
 def test_rankrc_on_dask_refuses_what_it_cannot_do(client, rank_data):

@@ -164,7 +164,7 @@ def test_local_steps_numpy_and_numba_agree():
                            "numpy")
     r_nb = dl.local_ascent(X, y, 2.0, 1.0, f_nb, w.copy(), 0.3, 1.0, 0.5, 3.0, 40, 1e-3, 7,
                            "numba")
-    assert r_np["passes"] == r_nb["passes"]
+    assert r_np["passes"] == r_nb["passes"] and r_np["visits"] == r_nb["visits"] > 0
     np.testing.assert_allclose(f_nb, f_np, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(r_nb["dw"], r_np["dw"], rtol=1e-9, atol=1e-10)
     assert r_nb["dsy"] == pytest.approx(r_np["dsy"], rel=1e-9, abs=1e-10)
@@ -197,6 +197,28 @@ def test_local_steps_solve_the_block_subproblem():
     G = y * (X @ (w + sigma * r["dw"]) + lin + rho * (sy + sigma * r["dsy"])) - 1.0
     pg = np.where(a <= 0, np.minimum(G, 0), np.where(a >= c, np.maximum(G, 0), G))
     assert np.max(pg) - np.min(pg) <= 1e-5
+
+
+def test_shrinking_keeps_the_same_share_of_rows_active_whatever_the_block_size():
+    # the shrinking thresholds are capped by the root mean square of a pass's projected
+    # gradients (an average over the rows), so the row visits per row of a local solve
+    # do not grow with the block's rows; LIBLINEAR's extremes (spread = inf) measured
+    # 30.1 -> 35.6 visits per row from 4 000 to 32 000 rows of this problem
+    pytest.importorskip("numba")
+    from conicml.estimators import _dask_linear as dl
+
+    per_row = []
+    for n in (4_000, 32_000):
+        rng = np.random.default_rng(5)
+        X = rng.normal(size=(n, 5))
+        score = X @ np.array([1.0, -1.0, 0.5, 0.0, 2.0]) + rng.normal(size=n)
+        y = np.where(score > 0, 1, -1).astype(np.int8)
+        f = np.zeros(n, np.float32)
+        r = dl.local_ascent(X, y, 1.0, 1.0, f, np.zeros(5), 0.0, 1.0, 0.0, 2.0, 100, 1e-3,
+                            3, "numba")
+        assert r["passes"] == 100  # the pass cap: the same work budget at both sizes
+        per_row.append(r["visits"] / n)
+    assert per_row[1] == pytest.approx(per_row[0], rel=0.1)
 
 
 def test_block_state_is_float32_fractions():

@@ -37,7 +37,7 @@ def test_selection_ties_go_to_the_largest_mu_then_the_smallest_C(monkeypatch):
     X, y = _data()
     seen = []
 
-    def fake_path(Xtr, ytr, Xte, method, C, mus, fit_limit, deadline):
+    def fake_path(Xtr, ytr, Xte, method, C, mus, fit_limit, deadline, z_start=None):
         seen.append((C, len(mus)))
         # every grid point predicts the majority class (the same CV error), except the
         # largest mu at C = 1/2, which predicts the minority class (worse)
@@ -60,3 +60,36 @@ def test_selection_needs_a_grid_point_that_did_not_fail(monkeypatch):
     monkeypatch.setattr(t74, "_path", lambda Xtr, ytr, Xte, *a: [(None, None)] * len(a[2]))
     with pytest.raises(RuntimeError, match="every grid point failed"):
         t74.fs_run(X, y, 0, "full", [0], [0, 2], 2, 60.0, None)
+
+
+def test_z0_ablation_starts_every_path_at_the_inverse_svm_width(monkeypatch):
+    X, y = _data()
+    starts = []
+
+    def fake_path(Xtr, ytr, Xte, method, C, mus, fit_limit, deadline, z_start=None):
+        starts.append(None if z_start is None else z_start.copy())
+        model = {"support": np.ones(Xtr.shape[1], bool), "label": "minimum"}
+        return [(model, -np.ones(len(Xte))) for _ in mus]
+
+    monkeypatch.setattr(t74, "_path", fake_path)
+    rows = {"SVM": [("ok", {"sigma": 4.0}), ("error", "x"), ("ok", {"sigma": 0.5})]}
+    tasks = t74._z0_tasks(X, y, rows, t74.METHODS, ([0], [0], 2, 60.0, None), None)
+    # AO-II with its selection, the other two at C = mu = 1; the failed split is skipped
+    assert [t[0] for t in tasks].count("AO-II, z0 = 1/sigma (ablation)") == 2
+    assert len(tasks) == 6
+    for label, fn, args in tasks:
+        starts.clear()
+        fn(*args)
+        scale = 0.25 if args[2] == 0 else 2.0  # 1 / sigma of the split's SVM
+        assert starts and all(np.allclose(z, scale) and z.shape == (4,) for z in starts)
+    # the default selection starts from z^0 = 1 (the thesis, section 7.5): z_start None
+    starts.clear()
+    t74.fs_run(X, y, 0, "ao2", [0], [0], 2, 60.0, None)
+    assert starts and all(z is None for z in starts)
+
+
+def test_gap_is_the_difference_in_combined_standard_errors():
+    # closed form: (8.5 - 5.3) / sqrt(1.6^2 + 0.4^2)
+    assert t74._gap(8.5, 1.6, "5.3±0.4") == pytest.approx(3.2 / np.hypot(1.6, 0.4))
+    assert t74._gap(8.5, 1.6, "") is None  # no thesis spread printed
+    assert t74._gap(8.5, float("nan"), "5.3±0.4") is None  # one split: no s.e.

@@ -220,3 +220,72 @@ def test_envelope_newton_options_and_limits():
         cm.solve(prog, "envelope-newton", tol=-1.0)
     with pytest.raises(OptionError):
         cm.solve(prog, "envelope-newton", inner="osqp")
+
+
+# ---- rho = 0 known in closed form (kernel programs) -----------------------------------------
+
+def test_slope_search_uses_a_known_low_end():
+    # f = -(x - 1)^2 on [0, 3]: f(0) = -1, f'(0) = 2 given, never evaluated
+    seen = []
+
+    def f(x):
+        seen.append(x)
+        return -(x - 1.0) ** 2, -2.0 * (x - 1.0)
+
+    res = maximize_with_slope(f, 0.0, 3.0, tol=1e-9, lo_known=(-1.0, 2.0))
+    assert res.converged and res.x == pytest.approx(1.0, abs=1e-8)
+    assert 0.0 not in seen
+    # a known end without a positive slope is evaluated as before
+    seen.clear()
+    maximize_with_slope(f, 0.0, 3.0, tol=1e-6, lo_known=(-1.0, 0.0))
+    assert 0.0 in seen
+
+
+def test_slope_search_first_step_from_the_ends_cubic():
+    # f = -(x - 1)^2: the cubic Hermite interpolant of the ends is f itself, so the first
+    # interior point is the maximiser; the tangents meet elsewhere (at 1.5 here)
+    seen = []
+
+    def f(x):
+        seen.append(x)
+        return -(x - 1.0) ** 2, -2.0 * (x - 1.0)
+
+    res = maximize_with_slope(f, 0.0, 3.0, tol=1e-9, first="hermite")
+    assert seen[2] == pytest.approx(1.0, abs=1e-12)
+    assert res.converged and res.x == pytest.approx(1.0, abs=1e-8)
+    seen.clear()
+    maximize_with_slope(f, 0.0, 3.0, tol=1e-9)
+    assert seen[2] == pytest.approx(1.5)  # where the tangents -1 + 2x and 8 - 4x meet
+
+
+def test_kernel_m4_skips_rho_zero_with_the_same_maximum(monkeypatch):
+    from conicml.contracts.m4 import M4Data
+
+    X, y = cm.datasets.twonorm(80, dim=5, random_state=2)
+    base = m4.m4(X, y, "auto", kernel="rbf", ridge=1e-3)
+    # 5 x auto C: a maximum inside (0, kappa*), so the search brackets it from rho = 0
+    prog = m4.m4(X, y, 5.0 * float(base.data["C"]), kernel="rbf", ridge=1e-3)
+    assert prog.data["m4"].strictly_separable()
+    assert not m4.m4(X, y, 0.5).data["m4"].strictly_separable()  # linear: not shown
+    # the claim h = 0 next to 0, by an independent solver (Clarabel's slack SOCP)
+    checker = InnerSolver(prog, "clarabel")
+    kappa, _ = checker.kappa_mpm()
+    for rho in (0.0, 1e-4 * kappa):
+        w, b = point(checker.check(rho))
+        scale = float(prog.data["d"] @ w)
+        assert prog.data["m4"].slack_total(w / scale, b / scale, rho) <= 1e-8
+    sol = cm.solve(prog, "envelope-newton")
+    monkeypatch.setattr(M4Data, "strictly_separable", lambda self: False)
+    ref = cm.solve(prog, "envelope-newton")  # the former search, which evaluates rho = 0
+    for s in (sol, ref):
+        assert s.status is cm.Status.OPTIMAL, s.message
+    assert 0.0 < float(sol.values["rho"]) < kappa
+    assert 0.0 in [r for r, _ in ref.history] and 0.0 not in [r for r, _ in sol.history]
+    assert sol.iterations <= ref.iterations  # (and its first step from the ends' cubic)
+    # the same maximum: G to the searches' objective tolerance, rho* to the slopes' noise
+    # at a flat maximum (as test_envelope_newton_agrees_with_value_searches)
+    assert float(sol.values["rho"]) == pytest.approx(float(ref.values["rho"]), rel=1e-6)
+    assert sol.objective == pytest.approx(ref.objective, rel=obj_rtol("envelope-newton"))
+    # and the generic route (quadratic interpolation over Clarabel) finds the same maximum
+    gen = cm.solve(prog, "quadratic-interpolation", inner="clarabel")
+    assert sol.objective == pytest.approx(gen.objective, rel=obj_rtol("envelope-newton"))

@@ -255,3 +255,60 @@ def test_line_search_warm_and_cold_agree():
     assert warm.objective == pytest.approx(cold.objective, rel=obj_rtol("envelope-newton"),
                                            abs=1e-8)
     assert warm.extras["ipm_steps"] < cold.extras["ipm_steps"]
+
+
+# ---- kernel cone factors by their structure ---------------------------------------------
+
+def _dense_factors(ipm, data):
+    from scipy.linalg import solve_triangular
+
+    return [solve_triangular(ipm.L, R.T, trans="T", lower=True).T
+            for R in (data.R_pos, data.R_neg)]
+
+
+def test_kernel_cone_factors_have_the_dense_factors_gram():
+    X, y = cm.datasets.twonorm(70, dim=4, random_state=5)
+    prog = m4.m4(X, y, "auto", kernel="rbf", ridge=(1e-2))
+    ipm = SlackIPM(prog.data["m4"])
+    assert ipm._cones is not None  # Z = L, every point kept, a scalar ridge
+    Rp, Rn = _dense_factors(ipm, prog.data["m4"])
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=ipm.p)
+    ap, an = ipm._cones.apply(w)
+    # the same norms (all a cone reads) and adjoints consistent with the products
+    assert np.linalg.norm(ap) == pytest.approx(np.linalg.norm(Rp @ w), rel=1e-12)
+    assert np.linalg.norm(an) == pytest.approx(np.linalg.norm(Rn @ w), rel=1e-12)
+    up, un = rng.normal(size=ipm.qp), rng.normal(size=ipm.qn)
+    lhs = float(ap @ up + an @ un)
+    assert lhs == pytest.approx(float(w @ ipm._cones.adjoint(up, un)), rel=1e-12)
+    np.testing.assert_allclose(ipm.Rp.T @ up, ipm._cones.adjoint(up, 0 * un), atol=1e-12)
+    # the Gram matrices from K^-1 and the centring, as the dense factors' own
+    for S, R in ((ipm.Sp, Rp), (ipm.Sn, Rn)):
+        ref = R.T @ R
+        np.testing.assert_allclose(S, ref, atol=1e-10 * float(np.abs(ref).max()))
+    # factors that are not of that form (a ridge that is no multiple of I) are kept
+    data = prog.data["m4"]
+    fit = type(ipm._cones).fit
+    assert fit(ipm.L, ipm.pos, data.R_pos, data.R_neg) is not None
+    scaled = data.R_pos * np.r_[np.ones(ipm.p - 1), 2.0]
+    assert fit(ipm.L, ipm.pos, scaled, data.R_neg) is None
+
+
+def test_kernel_cone_factors_give_the_dense_factors_solution():
+    X, y = cm.datasets.ringnorm(80, dim=4, random_state=6)
+    prog = m4.m4(X, y, "auto", kernel="rbf", ridge=1e-3)
+    rho = 0.5 * InnerSolver(prog, "m4-ipm").kappa_mpm()[0]
+    fast = SlackIPM(prog.data["m4"])
+    dense = SlackIPM(prog.data["m4"])
+    dense._cones = None
+    dense.Rp, dense.Rn = _dense_factors(dense, prog.data["m4"])
+    dense.qp, dense.qn = dense.Rp.shape[0], dense.Rn.shape[0]
+    dense.Sp, dense.Sn = dense.Rp.T @ dense.Rp, dense.Rn.T @ dense.Rn
+    a, b = fast.solve(rho, warm_start=False), dense.solve(rho, warm_start=False)
+    assert a.converged and b.converged
+    # the same problem and central path (only R^T R enters the cones)
+    assert a.objective == pytest.approx(b.objective, rel=1e-9, abs=1e-10)
+    np.testing.assert_allclose(a.w, b.w, atol=1e-6 * max(1.0, float(np.abs(b.w).max())))
+    # and the generic backend's fixed-rho SOCP
+    ref = InnerSolver(prog, "clarabel").check(rho)
+    assert a.objective == pytest.approx(ref.objective, rel=obj_rtol("clarabel"), abs=1e-7)

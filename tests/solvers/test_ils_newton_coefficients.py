@@ -1,0 +1,162 @@
+"""Kernel MPM/BMPM written in dual coefficients (``coordinates="coefficients"``).
+
+The same program as the feature-map form under :math:`u = \\Phi^\\top z`: the references
+are the feature-map program solved by ``ils-newton`` (the current solver), Clarabel and
+ECOS (generic backends, on both forms), and the identities of the Woodbury solves
+against :class:`~conicml.contracts.minimax.KernelScatter` through the Cholesky factor of
+:math:`K` (:math:`u = L^\\top z`). No timing is asserted (``benchmarks/kernel_fit_speed.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import conicml as cm
+from conicml.certificates.margin import gram_fractional_certificate
+from conicml.contracts.minimax import GramScatter
+from conicml.estimators import BMPMClassifier, MPMClassifier
+from conicml.exceptions import ProgramError
+from conicml.formulations import minimax as mm
+
+# (seed, n, data set, kernel, ridge): poly is the homogeneous cubic in 5 dimensions, whose
+# Gram matrix has rank 35 < n (the representatives z are then not unique: decision values
+# and objectives are compared, not coefficients); ridge pairs give unequal shifts
+CASES = [(0, 60, "twonorm", "rbf", 1e-3), (1, 90, "ringnorm", "rbf", (1e-2, 1e-3)),
+         (2, 70, "twonorm", "poly", 1e-3), (9, 120, "ringnorm", "rbf", 1e-3)]
+IDS = [f"{k}-{kern}-n{n}" for _, n, k, kern, _ in CASES]
+
+
+def _data(seed, n, kind):
+    return getattr(cm.datasets, kind)(n, dim=5, random_state=seed)
+
+
+def _programs(family, X, y, kernel, ridge):
+    kw = dict(ridge=ridge, kernel=kernel)
+    if family == "mpm":
+        return mm.mpm(X, y, **kw), mm.mpm(X, y, coordinates="coefficients", **kw)
+    beta0 = 0.5 * mm.bmpm(X, y, 0.0, **kw).data["beta0_max"]
+    return (mm.bmpm(X, y, beta0, **kw),
+            mm.bmpm(X, y, beta0, coordinates="coefficients", **kw))
+
+
+@pytest.mark.parametrize("family", ["mpm", "bmpm"])
+@pytest.mark.parametrize("seed, n, kind, kernel, ridge", CASES, ids=IDS)
+def test_coefficient_program_gives_the_feature_program_model(family, seed, n, kind, kernel,
+                                                              ridge):
+    X, y = _data(seed, n, kind)
+    feat, coef = _programs(family, X, y, kernel, ridge)
+    assert coef.data["coordinates"] == "coefficients"
+    assert coef.data["beta0_max"] == pytest.approx(feat.data["beta0_max"], rel=1e-10,
+                                                   nan_ok=True)
+    ref = cm.solve(feat, "ils-newton")
+    sol = cm.solve(coef, "ils-newton")
+    for s in (ref, sol):
+        assert s.status is cm.Status.OPTIMAL, s.message
+        assert "delegated" not in s.extras
+    assert sol.residuals.source == "recomputed" and sol.residuals.max() <= 1e-9
+    # both stop at |g(c)| <= 1e-11 on the same weight curve
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-10)
+    m_ref, m = feat.decode(ref), coef.decode(sol)
+    for key in ("alpha", "beta", "kappa"):
+        assert m[key] == pytest.approx(m_ref[key], rel=1e-10)
+    Xt, _ = _data(seed + 100, 50, kind)
+    f_ref = mm.decision_values(feat.data, m_ref, Xt)
+    f = mm.decision_values(coef.data, m, Xt)
+    np.testing.assert_allclose(f, f_ref, atol=1e-7 * max(1.0, float(np.abs(f_ref).max())))
+    assert m["b"] == pytest.approx(m_ref["b"], abs=1e-7 * max(1.0, abs(m_ref["b"])))
+    if kernel == "rbf":  # K nonsingular: the coefficients themselves are unique
+        scale = float(np.abs(m_ref["dual_coef"]).max())
+        np.testing.assert_allclose(m["dual_coef"], m_ref["dual_coef"], atol=1e-7 * scale)
+
+
+@pytest.mark.parametrize("family", ["mpm", "bmpm"])
+@pytest.mark.parametrize("seed, n, kind, kernel, ridge", CASES[:3], ids=IDS[:3])
+def test_coefficient_program_agrees_with_clarabel_and_ecos(family, seed, n, kind, kernel,
+                                                           ridge):
+    X, y = _data(seed, n, kind)
+    feat, coef = _programs(family, X, y, kernel, ridge)
+    sol = cm.solve(coef, "ils-newton")
+    m = coef.decode(sol)
+    Xt, _ = _data(seed + 100, 50, kind)
+    f = mm.decision_values(coef.data, m, Xt)
+    for name in ("clarabel", "ecos"):
+        for prog in (coef, feat):  # the coefficient program's own cvxpy form, and the other
+            ref = cm.solve(prog, name)
+            assert ref.status is cm.Status.OPTIMAL, ref.message
+            # interior-point accuracy ~1e-8 in the objective; the flat kernel optimum
+            # (ridge 1e-3) leaves the point itself accurate to ~3e-4
+            assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
+            m_ref = prog.decode(ref)
+            for key in ("alpha", "beta"):
+                assert m[key] == pytest.approx(m_ref[key], rel=1e-6)
+            f_ref = mm.decision_values(prog.data, m_ref, Xt)
+            np.testing.assert_allclose(f, f_ref,
+                                       atol=1e-3 * max(1.0, float(np.abs(f_ref).max())))
+
+
+def test_gram_scatter_is_kernel_scatter_under_the_cholesky_map():
+    """Every operation on representatives z maps to KernelScatter's on u = L^T z."""
+    X, y = _data(3, 150, "twonorm")
+    feat = mm.bmpm(X, y, 0.3, kernel="rbf", ridge=(1e-3, 3e-3))
+    D = feat.data
+    L, sc = D["coef_map"].L, D["scatter"]
+    K = L @ L.T
+    n_x, n = D["n_pos"], K.shape[0]
+    e = np.r_[np.full(n_x, 1.0 / n_x), np.full(n - n_x, -1.0 / (n - n_x))]
+    gs = GramScatter(K, n_x, D["rho_x"], D["rho_y"], mm._class_centred_gram(K.copy(), n_x), e)
+    np.testing.assert_allclose(L.T @ e, D["d"], atol=1e-13)
+    Z = np.random.default_rng(0).normal(size=(n, 3))
+    U = L.T @ Z
+    np.testing.assert_allclose(L.T @ gs.sigma_x(Z), sc.sigma_x(U), atol=1e-12)
+    np.testing.assert_allclose(L.T @ gs.sigma_y(Z), sc.sigma_y(U), atol=1e-12)
+    np.testing.assert_allclose(gs.inner_matrix(Z, Z), U.T @ U, rtol=1e-12)
+    for c in (0.2, 0.55, 0.9):  # both factor orders (held x for c >= 1/2, else y)
+        a, b = gs.solve(c, Z), sc.solve(c, U)
+        np.testing.assert_allclose(L.T @ a, b, atol=1e-10 * float(np.abs(b).max()))
+    b = sc.solve_y(D["d"])
+    np.testing.assert_allclose(L.T @ gs.solve_y(e), b, atol=1e-10 * float(np.abs(b).max()))
+
+
+def test_gram_certificate_rejects_points_off_the_optimum():
+    X, y = _data(4, 80, "twonorm")
+    _, coef = _programs("bmpm", X, y, "rbf", 1e-3)
+    sol = cm.solve(coef, "ils-newton")
+    v = np.asarray(sol.values["v"])
+    args = (coef.data["scatter"], coef.data["a"], coef.data["b"])
+    ok = gram_fractional_certificate(*args, v, sol.objective)
+    assert ok.max() <= 1e-9
+    # the margin row violated by 1 %: primal ~1e-2
+    assert gram_fractional_certificate(*args, 0.99 * v, None).primal > 1e-3
+    # the same array changed in place is certified afresh (no product with K kept from
+    # the first call)
+    u = v.copy()
+    assert gram_fractional_certificate(*args, u, None).max() <= 1e-9
+    u *= 0.99
+    assert gram_fractional_certificate(*args, u, None).primal > 1e-3
+    # another direction (rescaled onto the row): not stationary
+    w = v + 0.05 * np.abs(v).max() * np.random.default_rng(1).normal(size=v.size)
+    res = gram_fractional_certificate(*args, w / mm.ratio(coef.data, w), None)
+    assert max(res.dual, res.gap) > 1e-6
+
+
+def test_estimators_use_coefficients_on_the_ils_newton_route():
+    X, y = _data(5, 80, "ringnorm")
+    for cls in (MPMClassifier, BMPMClassifier):
+        auto = cls(kernel="rbf").fit(X, y)
+        assert auto.program_.data["coordinates"] == "coefficients"
+        other = cls(kernel="rbf", solver="dinkelbach").fit(X, y)
+        assert "coordinates" not in other.program_.data  # the feature-map program
+        f, f_ref = auto.decision_function(X), other.decision_function(X)
+        np.testing.assert_allclose(f, f_ref, atol=1e-7 * max(1.0, float(np.abs(f_ref).max())))
+        assert auto.alpha_ == pytest.approx(other.alpha_, rel=1e-9)
+    # a kernel not positive semi-definite by construction keeps the feature map (whose
+    # factorisation reports an indefinite Gram matrix), as does another solver
+    assert MPMClassifier(kernel="poly", coef0=-1.0)._coordinates() == "features"
+    assert MPMClassifier(kernel="rbf", solver="clarabel")._coordinates() == "features"
+
+
+def test_unknown_coordinates_are_refused():
+    X, y = _data(0, 40, "twonorm")
+    with pytest.raises(ProgramError, match="coordinates must be one of"):
+        mm.mpm(X, y, kernel="rbf", ridge=1e-3, coordinates="dual")
