@@ -79,8 +79,9 @@ def test_evaluate_runs_each_method_on_its_first_splits():
 
     X, y = _toy(1, m=80)
     plan = evaluate(X, y, {"KNN": 3, "SVM": 1}, 3, 2)
-    assert [len(v) for v in plan["KNN"]] == [3, 3, 3, 3]  # auc, strict, chosen, seconds
-    assert [len(v) for v in plan["SVM"]] == [1, 1, 1, 1]
+    # auc, strict, chosen, seconds, AUC of the predicted labels
+    assert [len(v) for v in plan["KNN"]] == [3, 3, 3, 3, 3]
+    assert [len(v) for v in plan["SVM"]] == [1, 1, 1, 1, 1]
     alone = evaluate(X, y, ["KNN", "SVM"], 1, 2, n_jobs=1)
     # the first split and its folds do not depend on how many splits run
     assert plan["SVM"][0][0] == pytest.approx(alone["SVM"][0][0], abs=1e-9)
@@ -109,3 +110,26 @@ def test_evaluate_rounds_stops_at_the_budget_with_every_set_on_the_same_splits()
     assert rounds == 1
     for label in ("a", "b"):
         assert {len(v[0]) for v in res[label].values()} == {1}
+
+
+def test_predicted_labels_are_the_classifiers_predictions_and_their_auc_is_balanced():
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.svm import SVC
+
+    from conicml.reproductions.tayal_table4 import _knn_path, predicted_labels
+
+    X, y = _toy(5, m=80)
+    X, y = X[::-1][np.r_[0:80:2, 1:80:2]], y[::-1][np.r_[0:80:2, 1:80:2]]  # mix the classes
+    Xa, ya, Xb, yb = X[:60], y[:60], X[60:], y[60:]
+    # KNN: the majority vote of the vote fraction, a tie (even k) to the majority class,
+    # as scikit-learn's KNeighborsClassifier predicts (an independent implementation)
+    for k in (1, 4, 7):
+        votes = _knn_path(Xa, ya, Xb, [k])[k]
+        ref = KNeighborsClassifier(n_neighbors=k).fit(Xa, ya).predict(Xb)
+        np.testing.assert_array_equal(predicted_labels("KNN", votes), ref)
+    model = SVC(C=1.0, gamma=0.3).fit(Xa, ya)
+    lab = predicted_labels("SVM", model.decision_function(Xb))
+    np.testing.assert_array_equal(lab, model.predict(Xb))
+    # the AUC of 0/1 labels is (TPR + TNR)/2 (the trapezoid through one ROC point)
+    tpr, tnr = np.mean(lab[yb > 0] > 0), np.mean(lab[yb < 0] < 0)
+    assert roc_auc_score(yb, lab) == pytest.approx((tpr + tnr) / 2, abs=1e-12)
