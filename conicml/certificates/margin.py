@@ -330,6 +330,18 @@ def margin_qp_certificate(Z: np.ndarray, y: np.ndarray, c: np.ndarray, w: np.nda
 # --------------------------------------------------------------------------------------
 # the perspective SOCP of MPM / BMPM (seed 004 eqs. 3.13-3.14, 3.40, 4.8)
 # --------------------------------------------------------------------------------------
+def _fractional_result(primal: float, P: float, lam: float, row: float, dec: float,
+                       floor: float, claimed: float | None) -> Any:
+    """The fractional certificate from the scatter decrement ``dec`` at ``lam = P / row``:
+    dual residual ``dec / P``, gap from the normalisation row (and the claimed value)."""
+    dual = dec / max(P, floor)
+    gap = lam * abs(row - 1.0) / max(P, lam, floor)
+    if claimed is not None:
+        gap = math.inf if not math.isfinite(claimed) else max(
+            gap, abs(claimed - P) / max(abs(P), floor))
+    return _recomputed(primal, dual, gap)
+
+
 def _scatter_decrement(scatter: Any, v: np.ndarray, e: np.ndarray, a: np.ndarray,
                        px: float, py: float, sx: float, sy: float,
                        g: tuple[np.ndarray, np.ndarray] | None = None) -> float:
@@ -484,12 +496,7 @@ def fractional_certificate(d: np.ndarray, Rx: np.ndarray, Ry: np.ndarray,
                     grad_row -= a_ * (R.T @ r) / s
             with one_blas_thread():  # products with n x n blocks: one thread
                 dec = _scatter_decrement(scatter, v, resid, grad_row, px, py, sx, sy)
-            dual = dec / max(P, floor)
-            gap = lam * abs(row - 1.0) / max(P, lam, floor)
-            if claimed is not None:
-                gap = math.inf if not math.isfinite(claimed) else max(
-                    gap, abs(claimed - P) / max(abs(P), floor))
-            return _recomputed(primal, dual, gap)
+            return _fractional_result(primal, P, lam, row, dec, floor, claimed)
         H = np.zeros((v.size, v.size))
         grad_row = d.copy()
         for R, r, s, p, a_, S in ((Rx, rx, sx, px, ax, Sx), (Ry, ry, sy, py, ay, Sy)):
@@ -553,12 +560,7 @@ def _gram_fractional(scatter: Any, a: tuple[float, float], b: tuple[float, float
     with one_blas_thread():
         dec = _scatter_decrement(scatter, v, resid, grad_row, px, py, sx, sy, (gx, gy))
     floor = FRACTIONAL_FLOOR * max(1.0, abs(dv))
-    dual = dec / max(P, floor)
-    gap = lam * abs(row - 1.0) / max(P, lam, floor)
-    if claimed is not None:
-        gap = math.inf if not math.isfinite(claimed) else max(
-            gap, abs(claimed - P) / max(abs(P), floor))
-    return _recomputed(primal, dual, gap)
+    return _fractional_result(primal, P, lam, row, dec, floor, claimed)
 
 
 # --------------------------------------------------------------------------------------
