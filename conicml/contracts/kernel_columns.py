@@ -150,11 +150,13 @@ class KernelColumns:
         return self._stored_product(idx, coef)
 
     def _stored_product(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
-        if 2 * idx.size > self.used:  # one product over the store, no gathered copy
-            full = np.zeros(self.used)
-            full[self.slot[idx]] = coef
-            return self.store[:, :self.used] @ full
-        return self.store[:, self.slot[idx]] @ coef
+        slots = self.slot[idx]
+        span = int(slots.max()) + 1
+        if 2 * idx.size > span:  # most of the store's first columns: one product over them
+            full = np.zeros(span)
+            full[slots] = coef
+            return self.store[:, :span] @ full
+        return self.store[:, slots] @ coef  # a gathered copy of the columns
 
     def matvec(self, v: np.ndarray, nz: np.ndarray) -> np.ndarray:
         """``K v`` for ``v`` nonzero on ``nz`` only: the missing columns kept while the

@@ -9,6 +9,7 @@ hard margin and the decoding are in the Notes of :func:`soft_margin`.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
 from collections.abc import Mapping
@@ -448,7 +449,8 @@ def _cross_matvec(kernel: Kernel, A: np.ndarray, B: np.ndarray, w: np.ndarray) -
 _LAST_PRODUCT: tuple | None = None
 
 
-def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray) -> np.ndarray:
+def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, *,
+                   limit_threads: bool = True) -> np.ndarray:
     r""":math:`K v` over the training points, from the program's data.
 
     Only the columns of the nonzero entries of ``v`` are evaluated: for a dual point
@@ -461,7 +463,7 @@ def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray) -> np.ndarray:
     product for the same :math:`v` (or the same :math:`v` with its smallest entries
     dropped): the last product is kept, keyed by the store and ``v``, and a ``v``
     differing from it in at most an eighth of its nonzeros is corrected with those
-    columns only.
+    columns only. ``limit_threads=False``: the caller already runs BLAS on one thread.
     """
     global _LAST_PRODUCT
     X, kernel = data["X"], data["kernel"]
@@ -474,7 +476,7 @@ def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray) -> np.ndarray:
     v = np.asarray(v, dtype=float)
     nz = np.flatnonzero(v)
     # single-threaded BLAS: the blocks are thin, waking a thread pool costs more
-    with one_blas_thread():
+    with one_blas_thread() if limit_threads else contextlib.nullcontext():
         if _is_sparse(X):
             return _cross_matvec(kernel, X, X[nz], v[nz])
         store = columns_for(kernel, X)
@@ -525,7 +527,7 @@ def _certify_dual_point(data: Mapping[str, Any], solution: Solution) -> Residual
                  float(np.max(alpha - c, initial=0.0))) / scale
     a = np.clip(alpha, 0.0, c)
     v = a * y
-    g = _kernel_matvec(data, v)
+    g = _kernel_matvec(data, v, limit_threads=False)  # inside _certify_dual's limit
     grad = y * g - 1.0  # gradient of 1/2 a'Qa - 1'a
     score = -y * grad  # LIBSVM's -y_t G_t
     b = bias_from_kkt(a, y, c, score, solver_accuracy(solution))

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from ..contracts.kernel_columns import RESERVE_BYTES, columns_for
+from ..contracts.kernel_columns import RESERVE_BYTES, KernelColumns, columns_for
 from ..contracts.ranking_ops import EIG_RTOL, EXACT_MAX_BASIS, LinearizedRanking, objective
 
 __all__ = [
@@ -471,6 +471,11 @@ def smo_alpha(previous: Any, old: Any, new: Any,
             workspace["smo_bound"] = None
         if pred is not None:
             point, free, KF, g_bound, bounded, p_free = pred
+            if isinstance(columns, KernelColumns):
+                # the bounded columns right behind the free ones (which stay where they
+                # are): the support vectors of the point, if smo keeps it, are the store's
+                # first columns, whose product the certificate reads without a gather
+                columns.front(np.concatenate([free, np.flatnonzero(bounded)]))
             # the round-off of the solve, in the box and the balance (only free
             # variables move: the bounded ones are at u_new exactly)
             x0 = _balanced_box_start(np.clip(point, 0.0, u_new), y, u_new, u_new)
