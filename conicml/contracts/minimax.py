@@ -11,8 +11,11 @@ solver needs nothing of the formulation module.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 from scipy.linalg import cholesky, solve_triangular
@@ -157,10 +160,9 @@ class _BlockFactor:
         A = np.array(G[f, f], order="F")
         A[np.diag_indices_from(A)] += self.s0
         self.Lf = _potrf(A)
-        self.Z = _trs(self.Lf, np.array(G[f, v], order="F"), False)
+        self.Z = _trs_columns(self.Lf, np.array(G[f, v], order="F"))
         # S_0 = G_vv - Z^T Z, its lower triangle (all that the factorisations read)
-        self.S0 = dsyrk(-1.0, self.Z, beta=1.0, c=np.array(G[v, v], order="F"), trans=1,
-                        lower=1, overwrite_c=1)
+        self.S0 = _schur_lower(np.array(G[v, v], order="F"), self.Z)
         self._ls: dict[float, np.ndarray] = {}  # t -> L_S, the last few
 
     def schur(self, t: float) -> np.ndarray:
@@ -205,6 +207,67 @@ def _potrf(A: np.ndarray) -> np.ndarray:
     if info != 0:
         raise np.linalg.LinAlgError(f"Cholesky factorisation failed (LAPACK info {info})")
     return L
+
+
+#: Columns below which a level-3 product or solve of a block factor is not split over
+#: two threads (splitting costs a thread hand-off, ~0.1 ms).
+_SPLIT_MIN = 256
+
+
+@cache
+def _helper() -> ThreadPoolExecutor | None:
+    """One worker thread for the second half of a split level-3 call (``None`` on one
+    core). Each half runs on one BLAS thread in its own Python thread (LAPACK's and
+    NumPy's wrappers release the GIL): two cores when they are free, plain time-sharing
+    when they are not (no OpenBLAS thread pool spinning on a loaded machine)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        (os.cpu_count() or 1)
+    return ThreadPoolExecutor(1, thread_name_prefix="conicml-blas") if cores > 1 else None
+
+
+def _trs_columns(L: np.ndarray, B: np.ndarray) -> np.ndarray:
+    r""":math:`L^{-1}B` for a lower triangular ``L`` and a Fortran-ordered ``B`` (which it
+    overwrites), the columns in two halves on two threads when there are at least
+    ``2 * _SPLIT_MIN`` of them (a triangular solve's columns are independent). Callers
+    hold BLAS at one thread (the limit is process-wide, so it holds for the helper too)."""
+    pool = _helper()
+    m = B.shape[1]
+    if pool is None or m < 2 * _SPLIT_MIN:
+        return _trs(L, B, False)
+    h = m // 2
+
+    def half(cols: slice) -> int:
+        # in place: a column slice of a Fortran array is contiguous
+        return int(dtrtrs(L, B[:, cols], lower=1, overwrite_b=1)[1])
+
+    job = pool.submit(half, slice(h, m))
+    info = max(half(slice(0, h)), job.result())
+    if info != 0:
+        raise np.linalg.LinAlgError(f"singular triangular factor (LAPACK info {info})")
+    return B
+
+
+def _schur_lower(C: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    r"""The lower triangle of :math:`C - Z^\top Z` (``C`` Fortran-ordered, overwritten):
+    with the columns of :math:`Z = [Z_1\ Z_2]` in two halves, the diagonal blocks
+    :math:`C_{ii} - Z_i^\top Z_i` (``dsyrk``, here) and the off-diagonal block
+    :math:`C_{21} - Z_2^\top Z_1` (one product, on the helper thread: as many flops as
+    the two diagonal blocks). Callers hold BLAS at one thread."""
+    pool = _helper()
+    m = Z.shape[1]
+    if pool is None or m < 2 * _SPLIT_MIN:
+        return dsyrk(-1.0, Z, beta=1.0, c=C, trans=1, lower=1, overwrite_c=1)
+    h = m // 2
+
+    def off() -> None:
+        C[h:, :h] -= Z[:, h:].T @ Z[:, :h]
+
+    job = pool.submit(off)
+    for blk in (slice(0, h), slice(h, m)):
+        C[blk, blk] = dsyrk(-1.0, Z[:, blk], beta=1.0, c=np.array(C[blk, blk], order="F"),
+                            trans=1, lower=1, overwrite_c=1)
+    job.result()
+    return C
 
 
 def _trs(L: np.ndarray, B: np.ndarray, transpose: bool) -> np.ndarray:

@@ -160,3 +160,25 @@ def test_unknown_coordinates_are_refused():
     X, y = _data(0, 40, "twonorm")
     with pytest.raises(ProgramError, match="coordinates must be one of"):
         mm.mpm(X, y, kernel="rbf", ridge=1e-3, coordinates="dual")
+
+
+@pytest.mark.parametrize("m", [100, 600])  # below and above the two-thread split
+def test_block_factor_level3_parts_match_direct_computation(m):
+    # the block factor's L^-1 B and the lower triangle of C - Z^T Z, split over two
+    # threads when large: against SciPy's triangular solve and NumPy's product
+    from scipy.linalg import solve_triangular
+
+    from conicml._utils.threads import one_blas_thread
+    from conicml.contracts.minimax import _schur_lower, _trs_columns
+
+    rng = np.random.default_rng(3)
+    L = np.tril(rng.standard_normal((300, 300))) + 20.0 * np.eye(300)
+    L = np.asfortranarray(L)
+    B = rng.standard_normal((300, m))
+    C = rng.standard_normal((m, m))
+    with one_blas_thread():
+        X = _trs_columns(L, np.array(B, order="F"))
+        S = _schur_lower(np.array(C, order="F"), np.asfortranarray(X))
+    ref = solve_triangular(L, B, lower=True)
+    np.testing.assert_allclose(X, ref, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(np.tril(S), np.tril(C - ref.T @ ref), rtol=1e-10, atol=1e-12)
