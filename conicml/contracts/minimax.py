@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
-from scipy.linalg import cholesky, solve_triangular
+from scipy.linalg import solve_triangular
 from scipy.linalg.blas import dsyrk
 from scipy.linalg.lapack import dpotrf, dtrtrs
 
@@ -159,7 +159,7 @@ class _BlockFactor:
         self.f, self.v, self.s0 = f, v, float(s0)
         A = np.array(G[f, f], order="F")
         A[np.diag_indices_from(A)] += self.s0
-        self.Lf = _potrf(A)
+        self.Lf = _potrf_split(A)
         self.Z = _trs_columns(self.Lf, np.array(G[f, v], order="F"))
         # S_0 = G_vv - Z^T Z, its lower triangle (all that the factorisations read)
         self.S0 = _schur_lower(np.array(G[v, v], order="F"), self.Z)
@@ -171,7 +171,7 @@ class _BlockFactor:
         if L is None:
             A = self.S0.copy(order="F")
             A[np.diag_indices_from(A)] += t
-            L = _potrf(A)
+            L = _potrf_split(A)
             self._ls = {**dict(list(self._ls.items())[-3:]), t: L}
         return L
 
@@ -211,7 +211,7 @@ def _potrf(A: np.ndarray) -> np.ndarray:
 
 #: Columns below which a level-3 product or solve of a block factor is not split over
 #: two threads (splitting costs a thread hand-off, ~0.1 ms).
-_SPLIT_MIN = 256
+_SPLIT_MIN = 128
 
 
 @cache
@@ -268,6 +268,28 @@ def _schur_lower(C: np.ndarray, Z: np.ndarray) -> np.ndarray:
                             trans=1, lower=1, overwrite_c=1)
     job.result()
     return C
+
+
+def _potrf_split(A: np.ndarray) -> np.ndarray:
+    r"""Lower Cholesky factor of the Fortran-ordered ``A`` (lower triangle read, ``A``
+    overwritten) in 2 x 2 blocks: :math:`L_{11}L_{11}^\top = A_{11}`,
+    :math:`L_{21} = A_{21}L_{11}^{-\top}`, :math:`L_{22}L_{22}^\top = A_{22} -
+    L_{21}L_{21}^\top`; the two middle steps, three quarters of the flops of an order
+    above ``4 * _SPLIT_MIN``, split over two threads (:func:`_trs_columns`,
+    :func:`_schur_lower`). ``LinAlgError`` if ``A`` is not numerically positive definite.
+    Callers hold BLAS at one thread."""
+    n = A.shape[0]
+    if _helper() is None or n < 4 * _SPLIT_MIN:
+        return _potrf(A)
+    h = n // 2
+    L11 = _potrf(np.array(A[:h, :h], order="F"))
+    X = _trs_columns(L11, np.array(A[h:, :h].T, order="F"))  # L21^T
+    L22 = _potrf(_schur_lower(np.array(A[h:, h:], order="F"), X))
+    A[:h, :h] = L11
+    A[h:, :h] = X.T
+    A[:h, h:] = 0.0
+    A[h:, h:] = L22
+    return A
 
 
 def _trs(L: np.ndarray, B: np.ndarray, transpose: bool) -> np.ndarray:
@@ -607,10 +629,10 @@ class KernelScatter:
         if self._solve_y is not None and np.array_equal(self._solve_y[0], b):
             return self._solve_y[1].copy()
         n_x = self.n_x
-        A = self.G[n_x:, n_x:].copy()
+        A = np.array(self.G[n_x:, n_x:], order="F")
         A[np.diag_indices_from(A)] += self.rho_y
         with one_blas_thread():
-            L = cholesky(A, lower=True, overwrite_a=True, check_finite=False)
+            L = _potrf_split(A)
         self.factorisations += 1
 
         def inverse(V: np.ndarray) -> np.ndarray:

@@ -182,3 +182,21 @@ def test_block_factor_level3_parts_match_direct_computation(m):
     ref = solve_triangular(L, B, lower=True)
     np.testing.assert_allclose(X, ref, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(np.tril(S), np.tril(C - ref.T @ ref), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [200, 700])  # below and above the 2 x 2 block split
+def test_split_cholesky_matches_numpy(n):
+    # the blocked factorisation against NumPy's Cholesky factor (relative to its size)
+    from conicml._utils.threads import one_blas_thread
+    from conicml.contracts.minimax import _potrf_split
+
+    rng = np.random.default_rng(4)
+    M = rng.standard_normal((n, n + 50))
+    A = M @ M.T / n + 1e-3 * np.eye(n)
+    with one_blas_thread():
+        L = _potrf_split(np.array(A, order="F"))
+    ref = np.linalg.cholesky(A)
+    assert np.abs(L - ref).max() <= 1e-10 * np.abs(ref).max()
+    assert np.all(np.triu(L, 1) == 0.0)
+    with pytest.raises(np.linalg.LinAlgError):
+        _potrf_split(np.array(-A, order="F"))
