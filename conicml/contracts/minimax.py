@@ -215,7 +215,7 @@ _SPLIT_MIN = 128
 
 
 @cache
-def _helper() -> ThreadPoolExecutor | None:
+def split_pool() -> ThreadPoolExecutor | None:
     """One worker thread for the second half of a split level-3 call (``None`` on one
     core). Each half runs on one BLAS thread in its own Python thread (LAPACK's and
     NumPy's wrappers release the GIL): two cores when they are free, plain time-sharing
@@ -230,7 +230,7 @@ def _trs_columns(L: np.ndarray, B: np.ndarray) -> np.ndarray:
     overwrites), the columns in two halves on two threads when there are at least
     ``2 * _SPLIT_MIN`` of them (a triangular solve's columns are independent). Callers
     hold BLAS at one thread (the limit is process-wide, so it holds for the helper too)."""
-    pool = _helper()
+    pool = split_pool()
     m = B.shape[1]
     if pool is None or m < 2 * _SPLIT_MIN:
         return _trs(L, B, False)
@@ -253,7 +253,7 @@ def _schur_lower(C: np.ndarray, Z: np.ndarray) -> np.ndarray:
     :math:`C_{ii} - Z_i^\top Z_i` (``dsyrk``, here) and the off-diagonal block
     :math:`C_{21} - Z_2^\top Z_1` (one product, on the helper thread: as many flops as
     the two diagonal blocks). Callers hold BLAS at one thread."""
-    pool = _helper()
+    pool = split_pool()
     m = Z.shape[1]
     if pool is None or m < 2 * _SPLIT_MIN:
         return dsyrk(-1.0, Z, beta=1.0, c=C, trans=1, lower=1, overwrite_c=1)
@@ -279,7 +279,7 @@ def _potrf_split(A: np.ndarray) -> np.ndarray:
     :func:`_schur_lower`). ``LinAlgError`` if ``A`` is not numerically positive definite.
     Callers hold BLAS at one thread."""
     n = A.shape[0]
-    if _helper() is None or n < 4 * _SPLIT_MIN:
+    if split_pool() is None or n < 4 * _SPLIT_MIN:
         return _potrf(A)
     h = n // 2
     L11 = _potrf(np.array(A[:h, :h], order="F"))

@@ -200,3 +200,23 @@ def test_split_cholesky_matches_numpy(n):
     assert np.all(np.triu(L, 1) == 0.0)
     with pytest.raises(np.linalg.LinAlgError):
         _potrf_split(np.array(-A, order="F"))
+
+
+@pytest.mark.parametrize("n, n_x", [(60, 25), (700, 300)])  # below and above the split
+def test_class_centred_gram_is_j_k_j(n, n_x):
+    # G = J K J with J the per-class centring over sqrt(N_a), formed densely here
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((n, 4))
+    K = A @ A.T
+    J = np.zeros((n, n))
+    for blk in (slice(0, n_x), slice(n_x, n)):
+        m = blk.stop - blk.start
+        J[blk, blk] = (np.eye(m) - 1.0 / m) / np.sqrt(m)
+    ref = J @ K @ J
+    E = np.zeros((n, 2))
+    E[:n_x, 0], E[n_x:, 1] = 1.0 / n_x, 1.0 / (n - n_x)
+    scale = np.abs(ref).max()
+    for G in (mm._class_centred_gram(K, n_x, out=np.empty_like(K)),
+              mm._class_centred_gram(K, n_x, out=np.empty_like(K), means=K @ E),
+              mm._class_centred_gram(K.copy(), n_x)):
+        assert np.abs(G - ref).max() <= 1e-12 * scale
