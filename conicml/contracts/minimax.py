@@ -11,14 +11,11 @@ solver needs nothing of the formulation module.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
-from scipy.linalg import solve_triangular
+from scipy.linalg import cholesky, solve_triangular
 from scipy.linalg.blas import dsyrk
 from scipy.linalg.lapack import dpotrf, dtrtrs
 
@@ -159,10 +156,11 @@ class _BlockFactor:
         self.f, self.v, self.s0 = f, v, float(s0)
         A = np.array(G[f, f], order="F")
         A[np.diag_indices_from(A)] += self.s0
-        self.Lf = _potrf_split(A)
-        self.Z = _trs_columns(self.Lf, np.array(G[f, v], order="F"))
+        self.Lf = _potrf(A)
+        self.Z = _trs(self.Lf, np.array(G[f, v], order="F"), False)
         # S_0 = G_vv - Z^T Z, its lower triangle (all that the factorisations read)
-        self.S0 = _schur_lower(np.array(G[v, v], order="F"), self.Z)
+        self.S0 = dsyrk(-1.0, self.Z, beta=1.0, c=np.array(G[v, v], order="F"), trans=1,
+                        lower=1, overwrite_c=1)
         self._ls: dict[float, np.ndarray] = {}  # t -> L_S, the last few
 
     def schur(self, t: float) -> np.ndarray:
@@ -171,7 +169,7 @@ class _BlockFactor:
         if L is None:
             A = self.S0.copy(order="F")
             A[np.diag_indices_from(A)] += t
-            L = _potrf_split(A)
+            L = _potrf(A)
             self._ls = {**dict(list(self._ls.items())[-3:]), t: L}
         return L
 
@@ -207,89 +205,6 @@ def _potrf(A: np.ndarray) -> np.ndarray:
     if info != 0:
         raise np.linalg.LinAlgError(f"Cholesky factorisation failed (LAPACK info {info})")
     return L
-
-
-#: Columns below which a level-3 product or solve of a block factor is not split over
-#: two threads (splitting costs a thread hand-off, ~0.1 ms).
-_SPLIT_MIN = 128
-
-
-@cache
-def split_pool() -> ThreadPoolExecutor | None:
-    """One worker thread for the second half of a split level-3 call (``None`` on one
-    core). Each half runs on one BLAS thread in its own Python thread (LAPACK's and
-    NumPy's wrappers release the GIL): two cores when they are free, plain time-sharing
-    when they are not (no OpenBLAS thread pool spinning on a loaded machine)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
-        (os.cpu_count() or 1)
-    return ThreadPoolExecutor(1, thread_name_prefix="conicml-blas") if cores > 1 else None
-
-
-def _trs_columns(L: np.ndarray, B: np.ndarray) -> np.ndarray:
-    r""":math:`L^{-1}B` for a lower triangular ``L`` and a Fortran-ordered ``B`` (which it
-    overwrites), the columns in two halves on two threads when there are at least
-    ``2 * _SPLIT_MIN`` of them (a triangular solve's columns are independent). Callers
-    hold BLAS at one thread (the limit is process-wide, so it holds for the helper too)."""
-    pool = split_pool()
-    m = B.shape[1]
-    if pool is None or m < 2 * _SPLIT_MIN:
-        return _trs(L, B, False)
-    h = m // 2
-
-    def half(cols: slice) -> int:
-        # in place: a column slice of a Fortran array is contiguous
-        return int(dtrtrs(L, B[:, cols], lower=1, overwrite_b=1)[1])
-
-    job = pool.submit(half, slice(h, m))
-    info = max(half(slice(0, h)), job.result())
-    if info != 0:
-        raise np.linalg.LinAlgError(f"singular triangular factor (LAPACK info {info})")
-    return B
-
-
-def _schur_lower(C: np.ndarray, Z: np.ndarray) -> np.ndarray:
-    r"""The lower triangle of :math:`C - Z^\top Z` (``C`` Fortran-ordered, overwritten):
-    with the columns of :math:`Z = [Z_1\ Z_2]` in two halves, the diagonal blocks
-    :math:`C_{ii} - Z_i^\top Z_i` (``dsyrk``, here) and the off-diagonal block
-    :math:`C_{21} - Z_2^\top Z_1` (one product, on the helper thread: as many flops as
-    the two diagonal blocks). Callers hold BLAS at one thread."""
-    pool = split_pool()
-    m = Z.shape[1]
-    if pool is None or m < 2 * _SPLIT_MIN:
-        return dsyrk(-1.0, Z, beta=1.0, c=C, trans=1, lower=1, overwrite_c=1)
-    h = m // 2
-
-    def off() -> None:
-        C[h:, :h] -= Z[:, h:].T @ Z[:, :h]
-
-    job = pool.submit(off)
-    for blk in (slice(0, h), slice(h, m)):
-        C[blk, blk] = dsyrk(-1.0, Z[:, blk], beta=1.0, c=np.array(C[blk, blk], order="F"),
-                            trans=1, lower=1, overwrite_c=1)
-    job.result()
-    return C
-
-
-def _potrf_split(A: np.ndarray) -> np.ndarray:
-    r"""Lower Cholesky factor of the Fortran-ordered ``A`` (lower triangle read, ``A``
-    overwritten) in 2 x 2 blocks: :math:`L_{11}L_{11}^\top = A_{11}`,
-    :math:`L_{21} = A_{21}L_{11}^{-\top}`, :math:`L_{22}L_{22}^\top = A_{22} -
-    L_{21}L_{21}^\top`; the two middle steps, three quarters of the flops of an order
-    above ``4 * _SPLIT_MIN``, split over two threads (:func:`_trs_columns`,
-    :func:`_schur_lower`). ``LinAlgError`` if ``A`` is not numerically positive definite.
-    Callers hold BLAS at one thread."""
-    n = A.shape[0]
-    if split_pool() is None or n < 4 * _SPLIT_MIN:
-        return _potrf(A)
-    h = n // 2
-    L11 = _potrf(np.array(A[:h, :h], order="F"))
-    X = _trs_columns(L11, np.array(A[h:, :h].T, order="F"))  # L21^T
-    L22 = _potrf(_schur_lower(np.array(A[h:, h:], order="F"), X))
-    A[:h, :h] = L11
-    A[h:, :h] = X.T
-    A[:h, h:] = 0.0
-    A[h:, h:] = L22
-    return A
 
 
 def _trs(L: np.ndarray, B: np.ndarray, transpose: bool) -> np.ndarray:
@@ -629,10 +544,10 @@ class KernelScatter:
         if self._solve_y is not None and np.array_equal(self._solve_y[0], b):
             return self._solve_y[1].copy()
         n_x = self.n_x
-        A = np.array(self.G[n_x:, n_x:], order="F")
+        A = self.G[n_x:, n_x:].copy()
         A[np.diag_indices_from(A)] += self.rho_y
         with one_blas_thread():
-            L = _potrf_split(A)
+            L = cholesky(A, lower=True, overwrite_a=True, check_finite=False)
         self.factorisations += 1
 
         def inverse(V: np.ndarray) -> np.ndarray:

@@ -30,7 +30,7 @@ from .._utils.threads import one_blas_thread
 from .._utils.validation import check_positive, check_X_y
 from ..certificates.conic import rel, residuals
 from ..certificates.margin import fractional_certificate, gram_fractional_certificate
-from ..contracts.minimax import GramScatter, KernelScatter, MEMPMData, RidgeStack, split_pool
+from ..contracts.minimax import GramScatter, KernelScatter, MEMPMData, RidgeStack
 from ..exceptions import ProgramError
 from ..kernels import KERNELS, Kernel, make_kernel, psd_factor
 from ..moments import ClassMoments, as_class_moments, takes_X_y
@@ -471,7 +471,7 @@ def _class_centred_gram(K: np.ndarray, n_x: int, out: np.ndarray | None = None,
     class :math:`a`) and divided by :math:`\sqrt{N_aN_b}`; :math:`O(n^2)`, into ``out``
     (default: in place, ``K`` overwritten). ``means``: the class means of ``K``'s rows,
     :math:`[K1_x/N_x,\ K1_y/N_y]`, if already formed. The rows go in slices that stay in
-    cache through the three passes, the two row blocks on two threads."""
+    cache through the three passes."""
     n = K.shape[0]
     blocks = (slice(0, n_x), slice(n_x, n))
     if means is None:
@@ -479,8 +479,7 @@ def _class_centred_gram(K: np.ndarray, n_x: int, out: np.ndarray | None = None,
     G = K if out is None else out
     sizes = (n_x, n - n_x)
 
-    def row_block(ia: int) -> None:
-        a = blocks[ia]
+    for ia, a in enumerate(blocks):
         for ib, b in enumerate(blocks):
             total = float(means[a, ib].mean())
             u = means[a, ib] - total
@@ -492,14 +491,6 @@ def _class_centred_gram(K: np.ndarray, n_x: int, out: np.ndarray | None = None,
                 np.subtract(K[i:j, b], u[i - a.start:j - a.start, None], out=g)
                 g -= v
                 g *= scale
-
-    pool = split_pool() if n >= 512 else None
-    job = None if pool is None else pool.submit(row_block, 1)
-    row_block(0)
-    if job is None:
-        row_block(1)
-    else:
-        job.result()
     return G
 
 

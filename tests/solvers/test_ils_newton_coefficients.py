@@ -162,47 +162,7 @@ def test_unknown_coordinates_are_refused():
         mm.mpm(X, y, kernel="rbf", ridge=1e-3, coordinates="dual")
 
 
-@pytest.mark.parametrize("m", [100, 600])  # below and above the two-thread split
-def test_block_factor_level3_parts_match_direct_computation(m):
-    # the block factor's L^-1 B and the lower triangle of C - Z^T Z, split over two
-    # threads when large: against SciPy's triangular solve and NumPy's product
-    from scipy.linalg import solve_triangular
-
-    from conicml._utils.threads import one_blas_thread
-    from conicml.contracts.minimax import _schur_lower, _trs_columns
-
-    rng = np.random.default_rng(3)
-    L = np.tril(rng.standard_normal((300, 300))) + 20.0 * np.eye(300)
-    L = np.asfortranarray(L)
-    B = rng.standard_normal((300, m))
-    C = rng.standard_normal((m, m))
-    with one_blas_thread():
-        X = _trs_columns(L, np.array(B, order="F"))
-        S = _schur_lower(np.array(C, order="F"), np.asfortranarray(X))
-    ref = solve_triangular(L, B, lower=True)
-    np.testing.assert_allclose(X, ref, rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(np.tril(S), np.tril(C - ref.T @ ref), rtol=1e-10, atol=1e-12)
-
-
-@pytest.mark.parametrize("n", [200, 700])  # below and above the 2 x 2 block split
-def test_split_cholesky_matches_numpy(n):
-    # the blocked factorisation against NumPy's Cholesky factor (relative to its size)
-    from conicml._utils.threads import one_blas_thread
-    from conicml.contracts.minimax import _potrf_split
-
-    rng = np.random.default_rng(4)
-    M = rng.standard_normal((n, n + 50))
-    A = M @ M.T / n + 1e-3 * np.eye(n)
-    with one_blas_thread():
-        L = _potrf_split(np.array(A, order="F"))
-    ref = np.linalg.cholesky(A)
-    assert np.abs(L - ref).max() <= 1e-10 * np.abs(ref).max()
-    assert np.all(np.triu(L, 1) == 0.0)
-    with pytest.raises(np.linalg.LinAlgError):
-        _potrf_split(np.array(-A, order="F"))
-
-
-@pytest.mark.parametrize("n, n_x", [(60, 25), (700, 300)])  # below and above the split
+@pytest.mark.parametrize("n, n_x", [(60, 25), (700, 300)])
 def test_class_centred_gram_is_j_k_j(n, n_x):
     # G = J K J with J the per-class centring over sqrt(N_a), formed densely here
     rng = np.random.default_rng(5)
