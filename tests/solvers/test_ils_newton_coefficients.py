@@ -116,6 +116,11 @@ def test_gram_scatter_is_kernel_scatter_under_the_cholesky_map():
         np.testing.assert_allclose(L.T @ a, b, atol=1e-10 * float(np.abs(b).max()))
     b = sc.solve_y(D["d"])
     np.testing.assert_allclose(L.T @ gs.solve_y(e), b, atol=1e-10 * float(np.abs(b).max()))
+    # the solve with d_rep itself reads the kept K d_rep: the same as with a copy of it
+    for c in (0.3, 0.8):
+        b = sc.solve(c, D["d"])
+        for z in (gs.solve(c, gs.d_rep), gs.solve(c, gs.d_rep.copy())):
+            np.testing.assert_allclose(L.T @ z, b, atol=1e-10 * float(np.abs(b).max()))
 
 
 def test_gram_certificate_rejects_points_off_the_optimum():
