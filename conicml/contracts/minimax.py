@@ -728,6 +728,8 @@ class GramScatter(KernelScatter):
         return U.T @ self.kmul(V)
 
     def dot(self, a: np.ndarray, b: np.ndarray) -> float:
+        if a is self.d_rep:  # K d_rep is kept (K's inner product is symmetric)
+            return float(self._kd @ b)
         for obj, kv in self._kcache:
             if obj is a:
                 return float(kv @ b)
