@@ -135,37 +135,35 @@ fits took 377 s and 141 s.
 
 
 DISCUSSION_FLOOR = """\
-**Reading (recorded run of 2026-11-27 16:48-16:50 UTC, the command above; `before` = main
-at fed544f, `after` = the s8-perf-kernel branch at 5a31b4a; on the 2-core machine shared
-with ~6 other jobs: 1-min load 10.5-13.8 throughout, so wall seconds are inflated about
-3-fold and noisy; the CPU-time ratios are the steadier ones).**
+**Reading (recorded run of 2026-11-27 18:06-18:07 UTC, the command above; `before` = main
+at 1f76c75, `after` = the s8-bmpm-quiet branch; on the 2-core machine shared with other
+helpers' jobs: 1-min load 3.9-4.7 throughout, so the floor (two BLAS threads when faster)
+is inflated 2-3 fold against its quiet 0.051 s and the wall ratios here say nothing about
+the quiet target; the CPU seconds of the fit are the comparable numbers).**
 
 *Same classifier.* Both code versions return the same objective 1/kappa to 12 digits, the
-same status, a certificate <= 4.1e-16 and the same test accuracy on both estimators.
+same status, a certificate <= 9.4e-16 and the same test accuracy on both estimators.
 
-*Fit / floor, same run:* BMPM 3.2-3.4 (wall) / 3.1-3.4 (CPU) before, 2.2-2.4 / 2.2-2.5
-after: **the 3x target is met**; MPM 2.6-2.7 / 2.7 before, 1.9-2.1 / 1.8 after. (Two
-earlier runs of the same command in this session, before the last two commits, at load
-8-10: BMPM after 2.9-3.0 against 3.2-4.1 before.) What changed: the estimators' kernel
-program on the `ils-newton` route is written in the dual coefficients z
-(`coordinates="coefficients"`): with any factor K = Phi Phi^T the feature-map coordinates
-are u = Phi^T z, so every vector of the former program has a representative z (C u = J K z,
-C^T y -> J y, u1^T u2 = z1^T K z2; d = K e, e = 1_x/N_x - 1_y/N_y), and the Woodbury solves
-of the weight curve need only the class-centred Gram matrix G = J K J (factored in two
-class blocks, as before) and products with K: **K's Cholesky factorisation (0.6-0.7 of
-the floor) is gone**. The certificate is the same KKT check with the Newton decrement in
-K's inner product (`gram_fractional_certificate`, from the program's own data: K, G, e,
-the ridges); clarabel and ecos solve the program's cvxpy form in u (a factor of K formed
-only then) and map back z = T u, to the same objective (1e-6) and decision values.
-Besides: an evaluation far from the root solves to 1e-3 g^2 instead of 1e-13 (evaluated
-again at 1e-13 when |g| comes within 100x its tolerance): BMPM 71 -> 57 CG steps on this
-instance; C B and |B| from one product with K, the acceptance residual first bounded by
-sqrt(lambda_max(K)) |r|, K X of a solve kept for the curve's inner products within one
-solve, the class-centred Gram matrix written without copying K first. Per BMPM fit now
-(CPU, load ~10): Gram matrix 0.03 s, the rest of the program 0.03 s (G, K e, Sigma_y's
-solve for beta0_max), the solve 0.15 s (one block factorisation, 3 Schur complements,
-57 CG steps, ~25 products with K), the certificate 0.045 s (a 4-column solve, 9 CG steps),
-against a floor of 0.095-0.12 s."""
+*Fit, same run (best of each process's 3 warm fits; CPU):* BMPM 0.276-0.298 s before,
+0.264-0.281 s after (best 0.276 -> 0.264, -4 %); MPM 0.225-0.240 s before, 0.203-0.238 s
+after (best 0.225 -> 0.203, -10 %). What changed: fewer products with K per fit (BMPM
+41 -> 32: the solves with the mean difference's representative read the kept K d_rep;
+the start weight's two sigma's from one product instead of four; the margin row's inner
+product against the kept K d_rep), and the class-centred Gram matrix from the class means
+already formed (K E), in cache-sized row slices (13.0 -> 10.8 ms at n = 2000). **The 3x
+target for BMPM is not met**: at the last quiet measurement (load 1.1, main) BMPM took
+4.3x the floor (wall; CPU 3.2x), and 4 % less CPU does not close that. Measured and
+dropped: the block factor's level-3 steps (triangular solve, Schur update, 2 x 2 block
+Cholesky) split over two Python threads, one BLAS thread each -- SciPy's ``dtrtrs`` holds
+the GIL (a 1000 x 1000 solve split: 19.0 ms wall for 19.4 ms CPU against 20.7 ms serial)
+and NumPy's GIL-free product split took 16.5 ms wall for 32.7 ms CPU against 18.1 ms
+serial (load 1.4: the two vCPUs share one core's arithmetic, like SMT siblings); a wider
+reuse of a factored Schur complement across free-shift changes (``_FREE_NEAR`` 0.02 ->
+1.0: 59 -> 88 conjugate-gradient products, no faster). Per BMPM fit (cProfile, load
+1.7): the solve 0.18 s of 0.27 s -- the block factor 0.054 s (one Cholesky of order n in
+blocks, single thread), 3 Schur re-factorisations, 56 conjugate-gradient steps (each two
+block triangular solves, BLAS-2), the certificate 0.045 s (a 4-column solve, 9 steps),
+Sigma_y's solve for beta0_max 0.019 s."""
 
 
 

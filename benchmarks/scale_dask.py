@@ -129,6 +129,19 @@ def describe(learner: str, m) -> tuple[str, str, str]:
     return sol.status.value, f"{sol.residuals.gap:.2g}", str(sol.iterations)
 
 
+def _held_mb(client, X, y) -> dict[str, float]:
+    """MB of the persisted X and y blocks that each worker holds (from the scheduler)."""
+    held = {w: 0.0 for w in client.scheduler_info()["workers"]}
+    for arr in (X, y):
+        per_row = arr.dtype.itemsize * (arr.shape[1] if arr.ndim == 2 else 1)
+        rows = {key: n for key, n in zip(arr.__dask_keys__() if arr.ndim == 1 else
+                                         [k[0] for k in arr.__dask_keys__()], arr.chunks[0])}
+        for key, workers in client.who_has(arr).items():
+            for w in workers:
+                held[w] += rows[key] * per_row / 2**20
+    return held
+
+
 def run(learner: str, n: int, block: int, time_limit: float, X_test, y_test,
         persist: bool, tol: float) -> dict:
     import dask.array as da
@@ -142,9 +155,15 @@ def run(learner: str, n: int, block: int, time_limit: float, X_test, y_test,
         cpu0 = client.run(_cpu_s)
         start = time.perf_counter()
         if persist:  # generated once, kept in the workers' memory: the passes read it
-            X, y = X.persist(), y.persist()
-            distributed.wait([X, y])
+            # X first, then y: persisted together, a y task (which reads an X block) could
+            # be placed on the other worker and pull that block over, leaving both X blocks
+            # on one worker (and the block twice in memory while it moved)
+            X = X.persist()
+            distributed.wait(X)
+            y = y.persist()
+            distributed.wait(y)
         t_persist = time.perf_counter() - start
+        held = _held_mb(client, X, y) if persist else None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a time-limited fit warns; the row says so
             m = model(learner, tol, time_limit, n).fit(X, y)
@@ -165,7 +184,8 @@ def run(learner: str, n: int, block: int, time_limit: float, X_test, y_test,
     return {"n": n, "block": block, "blocks": len(X.chunks[0]), "fit_s": t_fit,
             "persist_s": t_persist if persist else None, "status": status, "gap": gap,
             "rounds": rounds, "passes": passes, "visits": visits, "acc": m.score(X_test, y_test),
-            "peak_mb": max(peaks.values()), "data_mb": (X.nbytes + y.nbytes) / 2 / 2**20,
+            "peak_mb": max(peaks.values()),
+            "data_mb": max(held.values()) if held else (X.nbytes + y.nbytes) / 2 / 2**20,
             "worker_cpu_s": sum(cpu.values()),
             "client_mb": _peak_rss_mb(), "dask_predict": dask_pred_ok,
             "load": "/".join(f"{x:.1f}" for x in os.getloadavg())}
@@ -244,7 +264,8 @@ def main() -> None:
         "is the mean number of local passes per block over all rounds and `visits / row` "
         "the coordinate steps tried per row over all rounds (dcd); peak RSS is "
         "the largest worker's (a fresh cluster per N; VmHWM), `data per worker` the "
-        "share of the persisted X and y that each of the 2 workers holds; worker CPU is "
+        "persisted X and y held by the worker holding most (the scheduler's who_has; X is "
+        "persisted before y, so a y task does not pull an X block over); worker CPU is "
         "the two workers' user "
         "+ system time; load is the 1/5/15-minute load average when the row finished.",
         "",

@@ -668,7 +668,12 @@ class GramScatter(KernelScatter):
         self._kcache = [(x, last[1][:, 0])] + self._kcache[:1]
 
     def _c_and_norms(self, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        KB = self.kmul(B)
+        # the weight curve solves with the mean difference's representative at every
+        # weight: K d_rep is kept (matched by identity, as the other kept products)
+        d = self.d_rep
+        same = B.base is d and B.shape == (d.size, 1) and B.strides[0] == d.strides[0] \
+            and B.__array_interface__["data"][0] == d.__array_interface__["data"][0]
+        KB = self._kd[:, None] if same else self.kmul(B)
         return self._j(KB), np.sqrt(np.maximum(_euclid(B, KB), 0.0))
 
     def _residual_norms(self, R: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -723,6 +728,8 @@ class GramScatter(KernelScatter):
         return U.T @ self.kmul(V)
 
     def dot(self, a: np.ndarray, b: np.ndarray) -> float:
+        if a is self.d_rep:  # K d_rep is kept (K's inner product is symmetric)
+            return float(self._kd @ b)
         for obj, kv in self._kcache:
             if obj is a:
                 return float(kv @ b)

@@ -377,7 +377,7 @@ def _coefficient_data(K: np.ndarray, perm: np.ndarray, n_x: int, rho_x: float,
             "the two class means coincide (x_mean == y_mean): the minimax machines need "
             "distinct means (eq. 3.18 divides by w^T(x_mean - y_mean))"
         )
-    G = _class_centred_gram(K, n_x, out=np.empty_like(K))
+    G = _class_centred_gram(K, n_x, out=np.empty_like(K), means=KE)
     scatter = GramScatter(K, n_x, rho_x, rho_y, G, e, kd=d)
     fmap = _LazyFeatureMap(K)
     return {"d": d, "mx": mx, "my": my, "Rx": _CoefficientStack(scatter, 0, fmap),
@@ -463,24 +463,34 @@ class _Permutation:
         return out if dtype is None else out.astype(dtype)
 
 
-def _class_centred_gram(K: np.ndarray, n_x: int, out: np.ndarray | None = None
-                        ) -> np.ndarray:
+def _class_centred_gram(K: np.ndarray, n_x: int, out: np.ndarray | None = None,
+                        means: np.ndarray | None = None) -> np.ndarray:
     r""":math:`G = CC^\top` for the rows :math:`C` of ``Rx[:n_x]`` and ``Ry[:n_y]`` from
     :math:`K = \Phi\Phi^\top` (classes in blocks, the positive first): each block
     :math:`K_{ab}` double-centred (row means over class :math:`b`, column means over
     class :math:`a`) and divided by :math:`\sqrt{N_aN_b}`; :math:`O(n^2)`, into ``out``
-    (default: in place, ``K`` overwritten)."""
+    (default: in place, ``K`` overwritten). ``means``: the class means of ``K``'s rows,
+    :math:`[K1_x/N_x,\ K1_y/N_y]`, if already formed. The rows go in slices that stay in
+    cache through the three passes."""
     n = K.shape[0]
     blocks = (slice(0, n_x), slice(n_x, n))
-    means = np.stack([K[:, b].mean(axis=1) for b in blocks], axis=1)  # row i, class b
+    if means is None:
+        means = np.stack([K[:, b].mean(axis=1) for b in blocks], axis=1)  # row i, class b
     G = K if out is None else out
     sizes = (n_x, n - n_x)
+
     for ia, a in enumerate(blocks):
         for ib, b in enumerate(blocks):
             total = float(means[a, ib].mean())
-            np.subtract(K[a, b], (means[a, ib] - total)[:, None], out=G[a, b])
-            G[a, b] -= means[b, ia][None, :]
-            G[a, b] *= 1.0 / math.sqrt(sizes[ia] * sizes[ib])
+            u = means[a, ib] - total
+            v = means[b, ia][None, :]
+            scale = 1.0 / math.sqrt(sizes[ia] * sizes[ib])
+            for i in range(a.start, a.stop, 64):
+                j = min(i + 64, a.stop)
+                g = G[i:j, b]
+                np.subtract(K[i:j, b], u[i - a.start:j - a.start, None], out=g)
+                g -= v
+                g *= scale
     return G
 
 

@@ -78,6 +78,10 @@ class _Curve:
         r""":math:`\Sigma_y w`."""
         return self.Sy @ w
 
+    def sigma_sqs(self, w: np.ndarray) -> tuple[float, float]:
+        r""":math:`(w^\top\Sigma_xw, w^\top\Sigma_yw)`."""
+        return self.dot(w, self.sx_mv(w)), self.dot(w, self.sy_mv(w))
+
     def solve(self, c: float, L: np.ndarray, b: np.ndarray,
               rtol: float = _SOLVE_RTOL) -> np.ndarray:
         r""":math:`M(c)^{-1}b` with the factor ``L`` of :meth:`factor` (direct: ``rtol``
@@ -189,6 +193,12 @@ class _ScatterCurve(_Curve):
         with one_blas_thread():
             return self.scatter.sigma_y(w)
 
+    def sigma_sqs(self, w: np.ndarray) -> tuple[float, float]:
+        # a GramScatter forms both from one product with K
+        if hasattr(self.scatter, "sigma_sqs"):
+            return self.scatter.sigma_sqs(w)
+        return super().sigma_sqs(w)
+
     def factor(self, c: float) -> float | None:
         # the solve factors (or reuses a factor) itself; M(c) is definite on (0, 1)
         return c if 0.0 < c < 1.0 else None
@@ -230,8 +240,8 @@ def _start_weight(curve: _Curve, x0: np.ndarray) -> float:
     if not curve.dot(d, x0) > 0:
         raise OptionError(f"x0 must be a vector of length {d.size} with x0 @ d > 0")
     w0 = x0 / curve.dot(d, x0)
-    sx0 = math.sqrt(max(curve.dot(w0, curve.sx_mv(w0)), 0.0))
-    sy0 = math.sqrt(max(curve.dot(w0, curve.sy_mv(w0)), 0.0))
+    sxx, syy = curve.sigma_sqs(w0)
+    sx0, sy0 = math.sqrt(max(sxx, 0.0)), math.sqrt(max(syy, 0.0))
     (ax, ay), (bx, by) = curve.a, curve.b
     N0, D0 = 1 - ax * sx0 - ay * sy0, bx * sx0 + by * sy0
     A0, B0 = ax * D0 + bx * N0, ay * D0 + by * N0

@@ -116,6 +116,11 @@ def test_gram_scatter_is_kernel_scatter_under_the_cholesky_map():
         np.testing.assert_allclose(L.T @ a, b, atol=1e-10 * float(np.abs(b).max()))
     b = sc.solve_y(D["d"])
     np.testing.assert_allclose(L.T @ gs.solve_y(e), b, atol=1e-10 * float(np.abs(b).max()))
+    # the solve with d_rep itself reads the kept K d_rep: the same as with a copy of it
+    for c in (0.3, 0.8):
+        b = sc.solve(c, D["d"])
+        for z in (gs.solve(c, gs.d_rep), gs.solve(c, gs.d_rep.copy())):
+            np.testing.assert_allclose(L.T @ z, b, atol=1e-10 * float(np.abs(b).max()))
 
 
 def test_gram_certificate_rejects_points_off_the_optimum():
@@ -160,3 +165,23 @@ def test_unknown_coordinates_are_refused():
     X, y = _data(0, 40, "twonorm")
     with pytest.raises(ProgramError, match="coordinates must be one of"):
         mm.mpm(X, y, kernel="rbf", ridge=1e-3, coordinates="dual")
+
+
+@pytest.mark.parametrize("n, n_x", [(60, 25), (700, 300)])
+def test_class_centred_gram_is_j_k_j(n, n_x):
+    # G = J K J with J the per-class centring over sqrt(N_a), formed densely here
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((n, 4))
+    K = A @ A.T
+    J = np.zeros((n, n))
+    for blk in (slice(0, n_x), slice(n_x, n)):
+        m = blk.stop - blk.start
+        J[blk, blk] = (np.eye(m) - 1.0 / m) / np.sqrt(m)
+    ref = J @ K @ J
+    E = np.zeros((n, 2))
+    E[:n_x, 0], E[n_x:, 1] = 1.0 / n_x, 1.0 / (n - n_x)
+    scale = np.abs(ref).max()
+    for G in (mm._class_centred_gram(K, n_x, out=np.empty_like(K)),
+              mm._class_centred_gram(K, n_x, out=np.empty_like(K), means=K @ E),
+              mm._class_centred_gram(K.copy(), n_x)):
+        assert np.abs(G - ref).max() <= 1e-12 * scale
