@@ -17,6 +17,7 @@ patterns matched with :func:`fnmatch.fnmatchcase` (``"qp.*"`` accepts every QP).
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib.util
 import inspect
 import math
@@ -109,8 +110,15 @@ class SolverEntry:
     @property
     def options(self) -> tuple[str, ...]:
         """Names of the keyword options the solver accepts."""
-        params = inspect.signature(self.function).parameters.values()
-        return tuple(p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY)
+        return _keyword_options(self.function)
+
+
+@functools.lru_cache(maxsize=256)
+def _keyword_options(function: Callable) -> tuple[str, ...]:
+    """Names of the keyword-only parameters of ``function``, inspected once per function
+    (every solve checks its options against them)."""
+    params = inspect.signature(function).parameters.values()
+    return tuple(p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY)
 
 
 _REGISTRY: dict[str, SolverEntry] = {}

@@ -9,9 +9,8 @@ hard margin and the decoding are in the Notes of :func:`soft_margin`.
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import math
-import threading
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -26,6 +25,7 @@ from .._utils.validation import check_binary_labels, check_positive, check_X_y
 from ..certificates.conic import certify_with
 from ..certificates.kkt import bias_from_kkt, free_tolerance, solver_accuracy
 from ..certificates.margin import margin_qp_certificate
+from ..contracts.kernel_columns import columns_for
 from ..exceptions import ConicMLWarning, ProgramError
 from ..kernels import Kernel, make_kernel, psd_factor
 from ..program import ConicForm, Program, require_solution
@@ -445,111 +445,25 @@ def _cross_matvec(kernel: Kernel, A: np.ndarray, B: np.ndarray, w: np.ndarray) -
     return out
 
 
-# the last K v over a program's training points: (kernel, X's shape and digest, v, K v)
+# the last K v over a program's training points: (the column store's serial, v, K v)
 _LAST_PRODUCT: tuple | None = None
 
-#: Largest store (bytes) of kernel columns :func:`_kernel_matvec` keeps for one data set.
-PRODUCT_COLUMNS_BYTES = 32 * 2**20
 
-
-class _ProductColumns:
-    r"""Kernel columns :math:`K(X, x_j)` of one data set, computed once and kept.
-
-    Along a path over C (or in repeated solves on the same data) the dual points share
-    most of their support vectors, so their certificates read the same columns: each
-    column is evaluated once (as :func:`_cross_matvec` evaluates it) and every later
-    :math:`Kv` is a product with stored columns. Only the last data set's columns are
-    kept (``key``: the kernel, the shape and the digest of ``X``), up to
-    :data:`PRODUCT_COLUMNS_BYTES`; columns beyond it are evaluated without being kept.
-    One store per thread (:func:`_columns`).
-    """
-
-    def __init__(self) -> None:
-        self.key: tuple | None = None
-        self.slot = np.empty(0, dtype=np.int64)
-        self.store = np.empty((0, 0), order="F")
-        self.used = 0
-
-    def matvec(self, key: tuple, kernel: Kernel, X: np.ndarray, v: np.ndarray,
-               nz: np.ndarray) -> np.ndarray:
-        n = X.shape[0]
-        if key != self.key:
-            self.key, self.used = key, 0
-            self.slot = np.full(n, -1, dtype=np.int64)
-            self.store = np.empty((n, 0), order="F")
-        missing = nz[self.slot[nz] < 0]
-        room = max(PRODUCT_COLUMNS_BYTES // (8 * max(n, 1)) - self.used, 0)
-        kept, beyond = missing[:room], missing[room:]
-        if kept.size:
-            if self.used + kept.size > self.store.shape[1]:
-                cap = min(max(2 * self.store.shape[1], self.used + kept.size),
-                          self.used + room)
-                grown = np.empty((n, cap), order="F")
-                grown[:, :self.used] = self.store[:, :self.used]
-                self.store = grown
-            new = slice(self.used, self.used + kept.size)
-            _cross_columns(kernel, X, X[kept], self.store[:, new])
-            self.slot[kept] = np.arange(new.start, new.stop)
-            self.used = new.stop
-        held = nz[self.slot[nz] >= 0]
-        if 2 * held.size > self.used:  # one product over the store, no gathered copy
-            coef = np.zeros(self.used)
-            coef[self.slot[held]] = v[held]
-            g = self.store[:, :self.used] @ coef
-        else:
-            g = self.store[:, self.slot[held]] @ v[held]
-        if beyond.size:
-            g += _cross_matvec(kernel, X, X[beyond], v[beyond])
-        return g
-
-
-_LOCAL = threading.local()  # one store per thread: folds fitted in threads never share one
-
-
-def _columns() -> _ProductColumns:
-    """This thread's store of kernel columns."""
-    store = getattr(_LOCAL, "columns", None)
-    if store is None:
-        store = _LOCAL.columns = _ProductColumns()
-    return store
-
-
-def _cross_columns(kernel: Kernel, A: np.ndarray, B: np.ndarray, out: np.ndarray) -> None:
-    r""":math:`K(A, B)` into ``out`` (``len(A)`` by ``len(B)``), as :func:`_cross_matvec`
-    evaluates it (for the RBF kernel the same clipped expansion of the distance)."""
-    if kernel.name != "rbf":
-        out[:] = np.asarray(kernel(A, B), dtype=float)
-        return
-    gamma = float(kernel.gamma)
-    sqA = np.einsum("ij,ij->i", A, A) * gamma
-    sqB = np.einsum("ij,ij->i", B, B) * gamma
-    rows = max(8, min(A.shape[0], PRODUCT_BLOCK // max(B.shape[0], 1)))
-    BT = np.ascontiguousarray(B.T) * (2.0 * gamma)
-    for s in range(0, A.shape[0], rows):
-        e = min(s + rows, A.shape[0])
-        blk = A[s:e] @ BT
-        blk -= sqA[s:e, None]
-        blk -= sqB[None, :]
-        np.minimum(blk, 0.0, out=blk)
-        np.exp(blk, out=out[s:e])
-
-
-def _digest(X: np.ndarray) -> bytes:
-    """A digest of the values of ``X`` (O(nd), no copy when C-contiguous)."""
-    return hashlib.blake2b(np.ascontiguousarray(X), digest_size=16).digest()
-
-
-def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray) -> np.ndarray:
+def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray, *,
+                   limit_threads: bool = True) -> np.ndarray:
     r""":math:`K v` over the training points, from the program's data.
 
     Only the columns of the nonzero entries of ``v`` are evaluated: for a dual point
     :math:`v = \alpha\circ y` that is :math:`O(n\,n_{SV})` kernel values instead of
-    :math:`O(n^2)`, each column once per data set (:class:`_ProductColumns`; beyond its
-    memory bound, :func:`_cross_matvec`). The certificate, the decoder (the bias) and
-    the training decision values all need this product for the same :math:`v` (or the
-    same :math:`v` with its smallest entries dropped): the last product is kept, keyed
-    by the kernel, the values of ``X`` (a digest) and ``v``, and a ``v`` differing from
-    it in at most an eighth of its nonzeros is corrected with those columns only.
+    :math:`O(n^2)`, each column once per data set: the columns are those of this thread's
+    store of the program's kernel applied to the program's ``X``
+    (:func:`conicml.contracts.kernel_columns.columns_for`, found again only for equal
+    inputs and kernel; smo's warm start along a path fills the same store). The
+    certificate, the decoder (the bias) and the training decision values all need this
+    product for the same :math:`v` (or the same :math:`v` with its smallest entries
+    dropped): the last product is kept, keyed by the store and ``v``, and a ``v``
+    differing from it in at most an eighth of its nonzeros is corrected with those
+    columns only. ``limit_threads=False``: the caller already runs BLAS on one thread.
     """
     global _LAST_PRODUCT
     X, kernel = data["X"], data["kernel"]
@@ -561,24 +475,22 @@ def _kernel_matvec(data: Mapping[str, Any], v: np.ndarray) -> np.ndarray:
         return X @ (X.T @ v)  # K v = X (X'v): O(nd), no Gram column
     v = np.asarray(v, dtype=float)
     nz = np.flatnonzero(v)
-    key = (kernel, X.shape, X.dtype.str, _digest(X))
-    last = _LAST_PRODUCT
     # single-threaded BLAS: the blocks are thin, waking a thread pool costs more
-    with one_blas_thread():
-        if last is not None and last[0] == key and last[1].shape == v.shape:
+    with one_blas_thread() if limit_threads else contextlib.nullcontext():
+        if _is_sparse(X):
+            return _cross_matvec(kernel, X, X[nz], v[nz])
+        store = columns_for(kernel, X)
+        last = _LAST_PRODUCT
+        if last is not None and last[0] == store.serial and last[1].shape == v.shape:
             diff = np.flatnonzero(v != last[1])
             if 8 * diff.size <= nz.size:
                 dv = np.zeros(v.shape)
                 dv[diff] = v[diff] - last[1][diff]
-                g = last[2] + (_cross_matvec(kernel, X, X[diff], dv[diff]) if _is_sparse(X)
-                               else _columns().matvec(key, kernel, X, dv, diff))
-                _LAST_PRODUCT = (key, v.copy(), g.copy())
+                g = last[2] + store.matvec(dv, diff)
+                _LAST_PRODUCT = (store.serial, v.copy(), g.copy())
                 return g
-        if _is_sparse(X):
-            g = _cross_matvec(kernel, X, X[nz], v[nz])
-        else:
-            g = _columns().matvec(key, kernel, X, v, nz)
-    _LAST_PRODUCT = (key, v.copy(), g.copy())
+        g = store.matvec(v, nz)
+    _LAST_PRODUCT = (store.serial, v.copy(), g.copy())
     return g
 
 
@@ -615,7 +527,7 @@ def _certify_dual_point(data: Mapping[str, Any], solution: Solution) -> Residual
                  float(np.max(alpha - c, initial=0.0))) / scale
     a = np.clip(alpha, 0.0, c)
     v = a * y
-    g = _kernel_matvec(data, v)
+    g = _kernel_matvec(data, v, limit_threads=False)  # inside _certify_dual's limit
     grad = y * g - 1.0  # gradient of 1/2 a'Qa - 1'a
     score = -y * grad  # LIBSVM's -y_t G_t
     b = bias_from_kkt(a, y, c, score, solver_accuracy(solution))

@@ -16,6 +16,7 @@ several solvers share (``time_limit``, ``x0``, ``random_state``, ``inner_tol``,
 
 from __future__ import annotations
 
+import functools
 import importlib
 import math
 import numbers
@@ -149,16 +150,22 @@ def check_options(solver: str, function: Any, options: dict[str, Any]) -> None:
     Solver-specific values (``engine``, ``method``, shapes against the program) stay
     with the solver.
     """
-    import inspect
-
-    params = inspect.signature(function).parameters
+    flags = _bool_options(function)
     for name, value in options.items():
-        param = params.get(name)
-        if param is not None and param.annotation in ("bool", bool):
+        if name in flags:
             _check_bool(solver, name, value)
         check = _BY_NAME.get(name)
         if check is not None:
             check(solver, name, value)
+
+
+@functools.lru_cache(maxsize=256)
+def _bool_options(function: Any) -> frozenset[str]:
+    """The parameters of ``function`` annotated ``bool``, inspected once per function."""
+    import inspect
+
+    return frozenset(name for name, p in inspect.signature(function).parameters.items()
+                     if p.annotation in ("bool", bool))
 
 
 def check_scalar(solver: str, name: str, value: Any, *, low: float | None = None,

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
+from ..contracts.kernel_columns import RESERVE_BYTES, KernelColumns, columns_for
 from ..contracts.ranking_ops import EIG_RTOL, EXACT_MAX_BASIS, LinearizedRanking, objective
 
 __all__ = [
@@ -83,113 +84,45 @@ PREDICTOR_MAX_FREE = 1000
 PREDICTOR_ROUNDS = 10
 
 
-class _Columns:
-    """Kernel columns ``K[:, i]`` of a program's data, kept in one column-major store.
+class _GramColumns:
+    """A precomputed Gram matrix read in place, with the interface of
+    :class:`~conicml.contracts.kernel_columns.KernelColumns` the predictor uses: nothing
+    is copied but the block a round reads, nothing is kept."""
 
-    The columns are computed once and kept (a precomputed Gram matrix is read in place:
-    nothing is copied but the block a round reads); the columns of the current free set
-    are arranged at the front of the store (:meth:`front`), so the KKT system and the
-    margins of :func:`_active_set_alpha` read them as one contiguous block: a status
-    change moves one column (``O(n)``), never a copy of the whole block per round.
-    """
-
-    def __init__(self, kernel: Any, X: np.ndarray) -> None:
-        self.kernel, self.X = kernel, X
-        self.n = X.shape[0]
-        self.gram = getattr(kernel, "name", None) == "precomputed"
-        self._slot = np.full(self.n, -1, dtype=np.int64)  # column i is _store[:, _slot[i]]
-        self._col = np.empty(0, dtype=np.int64)  # the inverse map, slot -> column
-        self._store = np.empty((self.n, 0), order="F")
-        self._used = 0
-        self._sq: np.ndarray | None = None  # gamma * squared row norms (RBF)
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes of the columns computed (the reserved, untouched rest is not counted)."""
-        return int(self._used * self.n * self._store.itemsize)
-
-    def _ensure(self, idx: np.ndarray) -> None:
-        """Compute the columns ``idx`` not yet in the store (not for a Gram matrix)."""
-        missing = idx[self._slot[idx] < 0]
-        if not missing.size:
-            return
-        missing = np.unique(missing)
-        if self._used + missing.size > self._store.shape[1]:
-            # reserved at once up to what a path keeps (PATH_COLUMNS_BYTES): memory that is
-            # never written is never mapped, and the store is then never copied to grow
-            cap = max(2 * self._store.shape[1], self._used + missing.size,
-                      min(self.n, PATH_COLUMNS_BYTES // (8 * self.n)))
-            grown = np.empty((self.n, cap), order="F")
-            grown[:, :self._used] = self._store[:, :self._used]
-            self._store = grown
-            col = np.full(cap, -1, dtype=np.int64)
-            col[:self._used] = self._col[:self._used]
-            self._col = col
-        new = slice(self._used, self._used + missing.size)
-        if getattr(self.kernel, "name", None) == "rbf":
-            self._rbf_columns(missing, self._store[:, new])
-        else:
-            self._store[:, new] = self.kernel.columns(self.X, missing)
-        self._slot[missing] = np.arange(new.start, new.stop)
-        self._col[new] = missing
-        self._used = new.stop
-
-    def _rbf_columns(self, idx: np.ndarray, out: np.ndarray) -> None:
-        r"""RBF columns into ``out`` in place: :math:`\exp(\min(0, 2\gamma x^\top x_j -
-        \gamma\|x\|^2 - \gamma\|x_j\|^2))`, the row norms computed once."""
-        gamma = float(self.kernel.gamma)
-        if self._sq is None:
-            self._sq = np.einsum("ij,ij->i", self.X, self.X) * gamma
-        np.matmul(self.X, self.X[idx].T * (2.0 * gamma), out=out)
-        out -= self._sq[:, None]
-        out -= self._sq[idx][None, :]
-        np.minimum(out, 0.0, out=out)
-        np.exp(out, out=out)
+    def __init__(self, kernel: Any, K: np.ndarray) -> None:
+        self.kernel, self.X = kernel, K
+        self.n = K.shape[0]
+        self.nbytes = 0
 
     def front(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The columns ``idx`` as the store's first ``len(idx)`` columns: ``(K_F, order)``.
-
-        ``K_F`` is a view (no copy) whose column ``j`` is ``K[:, order[j]]``; ``order`` is
-        ``idx`` permuted. Only the columns not yet at the front move (a swap each). A
-        precomputed Gram matrix: its columns ``idx`` gathered, in the order of ``idx``.
-        """
-        if self.gram:  # read in place: a gathered copy of the block, nothing kept
-            return self.X[:, idx], idx
-        self._ensure(idx)
-        m = idx.size
-        late = idx[self._slot[idx] >= m]  # wanted, behind the front
-        if late.size:
-            wanted = np.zeros(self.n, dtype=bool)
-            wanted[idx] = True
-            head = self._col[:m]
-            spare = np.flatnonzero(~wanted[head])[:late.size]  # front slots to give up
-            a, b = spare, self._slot[late]
-            self._store[:, np.concatenate([a, b])] = self._store[:, np.concatenate([b, a])]
-            ca, cb = self._col[a].copy(), self._col[b].copy()
-            self._col[a], self._col[b] = cb, ca
-            self._slot[cb], self._slot[ca] = a, b
-        return self._store[:, :m], self._col[:m].copy()
+        """The columns ``idx`` gathered, in the order of ``idx``: ``(K_F, idx)``."""
+        return self.X[:, idx], idx
 
     def product(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
         """``K[:, idx] @ coef``."""
         if idx.size == 0:
             return np.zeros(self.n)
-        if self.gram:  # read the Gram matrix in place
-            if 2 * idx.size > self.n:
-                full = np.zeros(self.n)
-                full[idx] = coef
-                return self.X @ full
-            return self.X[:, idx] @ coef
-        self._ensure(idx)
-        if 2 * idx.size > self._used:  # one product over the store, no gathered copy
-            full = np.zeros(self._used)
-            full[self._slot[idx]] = coef
-            return self._store[:, :self._used] @ full
-        return self._store[:, self._slot[idx]] @ coef
+        if 2 * idx.size > self.n:
+            full = np.zeros(self.n)
+            full[idx] = coef
+            return self.X @ full
+        return self.X[:, idx] @ coef
+
+
+def _columns_of(kernel: Any, X: np.ndarray, kept: Any) -> Any:
+    """The predictor's kernel columns: a precomputed Gram matrix in place (``kept`` when it
+    reads the same matrix), else this thread's store of the kernel columns of ``X``, the
+    one the SVM certificate reads (:func:`~conicml.contracts.kernel_columns.columns_for`:
+    equal inputs and kernel, or a new store)."""
+    if getattr(kernel, "name", None) != "precomputed":
+        return columns_for(kernel, X)
+    if isinstance(kept, _GramColumns) and kept.X is X and kept.kernel == kernel:
+        return kept
+    return _GramColumns(kernel, X)
 
 
 def _active_set_alpha(alpha: np.ndarray, y: np.ndarray, u_old: np.ndarray,
-                      u_new: np.ndarray, columns: _Columns,
+                      u_new: np.ndarray, columns: Any,
                       held: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
                       factor: _FreeFactor | None = None,
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
@@ -370,7 +303,7 @@ class _FreeFactor:
     ``FACTOR_REFRESH`` of it, or when the bordered solve fails.
     """
 
-    def __init__(self, columns: _Columns, y: np.ndarray) -> None:
+    def __init__(self, columns: Any, y: np.ndarray) -> None:
         self.columns, self.y = columns, y
         self.base: np.ndarray | None = None  # F_0
         self.pos = np.full(y.size, -1, dtype=np.int64)  # position in F_0, or -1
@@ -451,7 +384,7 @@ class _FreeFactor:
 RATIO_RTOL = 4 * np.finfo(float).eps
 
 
-def _bound_product(bounded: np.ndarray, u: np.ndarray, y: np.ndarray, columns: _Columns,
+def _bound_product(bounded: np.ndarray, u: np.ndarray, y: np.ndarray, columns: Any,
                    held: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> np.ndarray:
     r""":math:`g = K_{:,B}(u_B\circ y_B)`, from the held product of a neighbouring value.
 
@@ -482,7 +415,7 @@ def _bound_product(bounded: np.ndarray, u: np.ndarray, y: np.ndarray, columns: _
 
 
 #: Largest kernel-column store (bytes) a path keeps from one warm start to the next.
-PATH_COLUMNS_BYTES = 256 * 2**20
+PATH_COLUMNS_BYTES = RESERVE_BYTES
 
 
 def smo_alpha(previous: Any, old: Any, new: Any,
@@ -493,11 +426,14 @@ def smo_alpha(previous: Any, old: Any, new: Any,
     only verifies it, or finishes it in a few updates), with smo's initial products
     :math:`K(x_0\circ y)` and :math:`K_{:,B}(c_B\circ y_B)` from the columns the
     prediction used (``x0_products``); otherwise the previous alpha with its bounded
-    variables moved to the new costs (:func:`_balanced_box_start`). Along a path
-    (``workspace``) the kernel columns are kept from one value to the next while the
-    inputs and the kernel stay the same objects (and the store under
-    ``PATH_COLUMNS_BYTES``), and so is the last start's bounded product, updated to the
-    next value's costs and statuses by :func:`_bound_product`.
+    variables moved to the new costs (:func:`_balanced_box_start`). The kernel columns
+    are this thread's store of the program's kernel and inputs, the one the SVM dual's
+    certificate reads (:func:`_columns_of`): a column evaluated here is not evaluated
+    again by the certificate, nor by the next value's prediction. Along a path
+    (``workspace``) the store is held from one value to the next (up to
+    ``PATH_COLUMNS_BYTES``), and so are the free sets' factor and the last start's
+    bounded product, updated to the next value's costs and statuses by
+    :func:`_bound_product`.
     """
     alpha = previous.values.get("alpha")
     if alpha is None or not (_same(old.data["y"], new.data["y"])
@@ -511,23 +447,20 @@ def smo_alpha(previous: Any, old: Any, new: Any,
     X = np.asarray(new.data["X"])
     if (a.shape == y.shape and np.all(np.isfinite(a)) and X.ndim == 2
             and callable(getattr(kernel, "columns", None))):
-        columns, held, factor = None, None, None
-        if workspace is not None:
-            kept = workspace.get("smo_columns")
-            if kept is not None and kept.X is X and kept.kernel == kernel:
-                columns = kept
-                bound = workspace.get("smo_bound")
-                # the held product: of these columns, these labels, the old costs
-                if (bound is not None and bound[0] is columns and _same(bound[1], y)
-                        and _same(bound[3], u_old)):
-                    held = bound[2:]
-                factor = workspace.get("smo_factor")
-                # the held factor: of these columns and these labels
-                if factor is not None and not (factor.columns is columns
-                                               and _same(factor.y, y)):
-                    factor = None
-        if columns is None:
-            columns = _Columns(kernel, X)
+        held, factor = None, None
+        kept = None if workspace is None else workspace.get("smo_columns")
+        columns = _columns_of(kernel, X, kept)
+        if kept is not None and kept is columns:
+            bound = workspace.get("smo_bound")
+            # the held product: of these columns, these labels, the old costs
+            if (bound is not None and bound[0] is columns and _same(bound[1], y)
+                    and _same(bound[3], u_old)):
+                held = bound[2:]
+            factor = workspace.get("smo_factor")
+            # the held factor: of these columns and these labels
+            if factor is not None and not (factor.columns is columns
+                                           and _same(factor.y, y)):
+                factor = None
         if factor is None:
             factor = _FreeFactor(columns, y)
         pred = _active_set_alpha(a, y, u_old, u_new, columns, held, factor)
@@ -538,6 +471,11 @@ def smo_alpha(previous: Any, old: Any, new: Any,
             workspace["smo_bound"] = None
         if pred is not None:
             point, free, KF, g_bound, bounded, p_free = pred
+            if isinstance(columns, KernelColumns):
+                # the bounded columns right behind the free ones (which stay where they
+                # are): the support vectors of the point, if smo keeps it, are the store's
+                # first columns, whose product the certificate reads without a gather
+                columns.front(np.concatenate([free, np.flatnonzero(bounded)]))
             # the round-off of the solve, in the box and the balance (only free
             # variables move: the bounded ones are at u_new exactly)
             x0 = _balanced_box_start(np.clip(point, 0.0, u_new), y, u_new, u_new)

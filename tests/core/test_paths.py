@@ -149,14 +149,15 @@ def test_smo_predictor_factor_update_is_the_bordered_solve():
     # the free sets' factor carried from one round to the next (variables added, dropped,
     # both, none; and a change large enough to factor afresh): each solve against numpy's
     # dense solve of the bordered KKT system [Q y; y' 0][a; b] = [r; s] on that free set
-    from conicml.solvers._warm import _Columns, _FreeFactor
+    from conicml.contracts.kernel_columns import KernelColumns
+    from conicml.solvers._warm import _FreeFactor
 
     rng = np.random.default_rng(7)
     X = rng.normal(size=(120, 5))
     y = np.where(rng.random(120) < 0.5, 1.0, -1.0)
     kernel = make_kernel("rbf", X, gamma=0.3)
     K = kernel.gram(X)
-    columns = _Columns(kernel, X)
+    columns = KernelColumns(kernel, X)
     factor = _FreeFactor(columns, y)
     base = rng.choice(120, 40, replace=False)
     outside = np.setdiff1d(np.arange(120), base)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
+from conicml.contracts import kernel_columns
 from conicml.estimators import SVMClassifier
 from conicml.formulations import svm
 from conicml.kernels import Kernel
@@ -51,7 +52,7 @@ def test_kept_product_is_exact_and_follows_the_data():
     w = v.copy()
     w[np.flatnonzero(v)[:3]] = 0.0
     assert_allclose(svm._kernel_matvec(data, w), K @ w, rtol=1e-12, atol=1e-11)
-    # X changed in place (same object): the digest differs, the product is recomputed
+    # X changed in place (same object): no longer the store's inputs, recomputed
     X[:5] += 1.0
     K2 = _rbf(X, X, 0.25)
     assert_allclose(svm._kernel_matvec(data, w), K2 @ w, rtol=1e-12, atol=1e-12)
@@ -67,8 +68,8 @@ def test_stored_columns_give_the_dense_product_along_a_path(budget_columns, monk
     # C) read each kernel column once; within the memory bound or beyond it (columns
     # evaluated without being kept), the product is the dense Gram matrix's
     X, y = _data(n=200)
-    monkeypatch.setattr(svm, "PRODUCT_COLUMNS_BYTES", budget_columns * 8 * X.shape[0])
-    monkeypatch.setattr(svm._LOCAL, "columns", svm._ProductColumns(), raising=False)
+    monkeypatch.setattr(kernel_columns, "KEEP_BYTES", budget_columns * 8 * X.shape[0])
+    monkeypatch.setattr(kernel_columns._LOCAL, "ref", None, raising=False)
     kernel = Kernel("rbf", gamma=0.3)
     data = {"X": X, "kernel": kernel}
     K = _rbf(X, X, 0.3)
@@ -81,7 +82,7 @@ def test_stored_columns_give_the_dense_product_along_a_path(budget_columns, monk
         v = np.where(support, scale * rng.random(X.shape[0]) * y, 0.0)
         assert_allclose(svm._kernel_matvec(data, v), K @ v, rtol=1e-12, atol=1e-12)
     # every column evaluated once and kept, up to the bound
-    assert svm._columns().used == min(budget_columns, int(seen.sum()))
+    assert kernel_columns.columns_for(kernel, X).used == min(budget_columns, int(seen.sum()))
     # another data set replaces the store
     X2 = X + 0.5
     v = np.where(support, y, 0.0)
@@ -103,13 +104,14 @@ def test_each_thread_has_its_own_column_store():
         for _ in range(3):
             g = svm._kernel_matvec({"X": X, "kernel": kernel}, v)
             v = v * 1.5
-        return g, _rbf(X, X, 0.3) @ (v / 1.5), svm._columns()
+        return g, _rbf(X, X, 0.3) @ (v / 1.5), kernel_columns.columns_for(kernel, X)
 
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(run, sets))
     for g, ref, _ in results:
         assert_allclose(g, ref, rtol=1e-12, atol=1e-12)
-    assert all(r[2] is not svm._columns() for r in results)  # the stores kept alive
+    here = kernel_columns._current()
+    assert all(r[2] is not here for r in results)  # the stores kept alive
 
 
 def test_estimator_training_decision_and_bias_match_the_dense_gram():
