@@ -29,6 +29,7 @@ import numpy as np
 
 from ..exceptions import ProgramError
 from ..kernels import Kernel
+from .kernel_columns import rbf_cross
 from .ranking_ops import PairwiseLoss
 
 __all__ = ["DaskRankingLoss", "block_gradient", "block_hess_vec", "block_hessian", "gather_rows",
@@ -49,12 +50,7 @@ def _kernel_columns(kernel: Kernel, X: np.ndarray, XR: np.ndarray) -> np.ndarray
     temporaries of the general kernel function (a block's columns are its largest array)."""
     if kernel.name != "rbf":
         return kernel(X, XR)
-    g = float(kernel.gamma)
-    out = X @ (XR.T * (2.0 * g))
-    out -= g * np.einsum("ij,ij->i", X, X)[:, None]
-    out -= g * np.einsum("ij,ij->i", XR, XR)[None, :]
-    np.minimum(out, 0.0, out=out)
-    return np.exp(out, out=out)
+    return rbf_cross(X, XR, float(kernel.gamma))
 
 
 def block_gradient(Xneg: np.ndarray, XR: np.ndarray, kernel: Kernel, beta: np.ndarray,
