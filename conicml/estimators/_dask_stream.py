@@ -1,0 +1,250 @@
+r"""The distributed ``dcd`` on data regenerated (or re-read) chunk by chunk every round.
+
+When ``X`` is not persisted, each of its row chunks is a small recipe (a task graph that
+generates or reads the chunk). The CoCoA+ blocks are then groups of consecutive chunks,
+one group per worker thread, and a round of a group materialises one chunk at a time:
+the certificate's sums and one coordinate pass over its rows, after which the rows whose
+multiplier can still move (a nonzero projected gradient) enter a bounded working set;
+the round's remaining local passes run on the working set only. This is selective block
+minimization (Chang & Roth, KDD 2011: a cache of the informative rows across the passes
+over data that do not fit in memory) applied to CoCoA+'s local subproblem: every step is
+an exact coordinate step of that subproblem, so the round keeps CoCoA+'s ascent. Between
+rounds a group keeps only its multipliers (two float32 fractions per row).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import OptionError
+
+__all__ = ["ChunkRecipe", "group_counts", "group_round", "lazy_groups"]
+
+#: Default working set of a group, in bytes of its float64 rows.
+WORKING_BYTES = 64 * 2**20
+
+#: A chunk whose graph embeds arrays of more bytes than this (or than a quarter of the
+#: chunk) holds data, not a recipe: an in-memory array wrapped by ``da.from_array`` would
+#: travel with every round's task. Such input is fitted in place.
+_MAX_RECIPE_BYTES = 1 << 20
+
+
+class ChunkRecipe:
+    """A row chunk of ``X`` and ``y`` as a small task graph, computed where it is loaded.
+
+    Not a dataclass: ``dask.delayed`` traverses dataclasses and collections, and this
+    must travel to the worker as an opaque argument (its graph computed there).
+    """
+
+    __slots__ = ("graph", "keys", "rows")
+
+    def __init__(self, graph: dict, keys: tuple, rows: int) -> None:
+        self.graph, self.keys, self.rows = graph, keys, rows
+
+    def __dask_tokenize__(self) -> tuple:
+        return ("ChunkRecipe", self.keys)
+
+    def load(self) -> tuple[np.ndarray, np.ndarray]:
+        """The chunk's ``(X, y)``, computed in this process by the synchronous scheduler."""
+        from dask.local import get_sync
+
+        Xc, yc = get_sync(self.graph, list(self.keys))
+        return Xc, yc
+
+
+def _embedded_bytes(graph: dict) -> tuple[bool, int]:
+    """(whether a value of ``graph`` is a Future, bytes of the arrays it embeds)."""
+    from dask._task_spec import DataNode
+
+    nbytes = 0
+    for value in graph.values():
+        if type(value).__name__ == "Future":
+            return True, 0
+        data = value.value if isinstance(value, DataNode) else value
+        nbytes += getattr(data, "nbytes", 0) if isinstance(data, np.ndarray) else 0
+    return False, nbytes
+
+
+def lazy_groups(X: Any, y: Any, n_groups: int) -> list[list[ChunkRecipe]] | None:
+    """``X``'s row chunks as recipes in ``n_groups`` groups of consecutive chunks.
+
+    ``X`` (one column chunk) and ``y`` (matching row chunks) are dask arrays. Returns
+    ``None`` when some chunk is persisted (a Future in its graph: the data are already in
+    the workers' memory) or its graph embeds data (:data:`_MAX_RECIPE_BYTES`).
+    """
+    from dask.highlevelgraph import HighLevelGraph
+
+    graph = HighLevelGraph.merge(X.__dask_graph__(), y.__dask_graph__())
+    xkeys = [k[0] for k in X.__dask_keys__()]
+    ykeys = list(y.__dask_keys__())
+    recipes = []
+    for xk, yk, rows in zip(xkeys, ykeys, X.chunks[0]):
+        sub = dict(graph.cull({xk, yk}))
+        future, nbytes = _embedded_bytes(sub)
+        chunk_bytes = int(rows) * X.shape[1] * X.dtype.itemsize
+        if future or nbytes > min(_MAX_RECIPE_BYTES, chunk_bytes // 4):
+            return None
+        recipes.append(ChunkRecipe(sub, (xk, yk), int(rows)))
+    n_groups = max(1, min(int(n_groups), len(recipes)))
+    # consecutive chunks, the groups' rows as equal as the chunks allow
+    total, bounds, acc = float(X.shape[0]), [0], 0
+    for i, rec in enumerate(recipes):
+        acc += rec.rows
+        if len(bounds) < n_groups and acc >= total * len(bounds) / n_groups \
+                and len(recipes) - (i + 1) >= n_groups - len(bounds):
+            bounds.append(i + 1)
+    bounds.append(len(recipes))
+    return [recipes[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+
+def working_rows(option: Any, d: int) -> int:
+    """Rows of a group's working set: the option, or :data:`WORKING_BYTES` of rows."""
+    if option is None:
+        return max(1024, WORKING_BYTES // (8 * (d + 1)))
+    if not (isinstance(option, (int, np.integer)) and not isinstance(option, bool)
+            and option >= 1):
+        raise OptionError(f"dcd on Dask: working_rows must be a positive integer or None, "
+                          f"got {option!r}")
+    return int(option)
+
+
+def group_counts(recipes: list[ChunkRecipe], positive: Any) -> dict[str, np.ndarray]:
+    """Class counts of a group (and the NaN / infinity check), one chunk at a time."""
+    from ._dask_linear import _block_counts
+
+    out = {"n_pos": np.array(0.0), "n_neg": np.array(0.0)}
+    for rec in recipes:
+        part = _block_counts(*rec.load(), positive)
+        out["n_pos"] += part["n_pos"]
+        out["n_neg"] += part["n_neg"]
+    return out
+
+
+class _WorkingSet:
+    """The rows kept for the local passes: at most ``cap``, the largest scores first."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap, self.parts, self.size = cap, [], 0
+
+    def add(self, X: np.ndarray, y: np.ndarray, ids: np.ndarray, score: np.ndarray) -> None:
+        if ids.size == 0:
+            return
+        self.parts.append((X, y, ids, score))
+        self.size += ids.size
+        if self.size > 2 * self.cap:  # amortised: prune to cap when twice over
+            self._prune()
+
+    def _prune(self) -> None:
+        X, y, ids, score = (np.concatenate(p) for p in zip(*self.parts))
+        if ids.size > self.cap:
+            keep = np.argpartition(-score, self.cap - 1)[:self.cap]
+            keep.sort()
+            X, y, ids, score = X[keep], y[keep], ids[keep], score[keep]
+        self.parts, self.size = [(X, y, ids, score)], ids.size
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        self._prune()
+        X, y, ids, _ = self.parts[0]
+        self.parts = []
+        return np.ascontiguousarray(X), y, ids
+
+
+def _candidates(X: np.ndarray, y: np.ndarray, frac: np.ndarray, u: np.ndarray,
+                shift: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""Rows whose multiplier can still move, and their scores.
+
+    The projected gradient at :math:`u` (:math:`G_i = y_i(x_i^\top u + \text{shift}) - 1`,
+    zero at a bound the gradient points out of); the free multipliers score infinity,
+    the others :math:`|PG_i|`.
+    """
+    G = np.where(y > 0, 1.0, -1.0) * (X @ u + shift) - 1.0
+    pg = np.where(frac <= 0.0, np.minimum(G, 0.0), np.where(frac >= 1.0, np.maximum(G, 0.0),
+                                                            G))
+    free = (frac > 0.0) & (frac < 1.0)
+    score = np.where(free, np.inf, np.abs(pg))
+    keep = np.flatnonzero(score > 0.0)
+    return keep, score[keep]
+
+
+def group_round(recipes: list[ChunkRecipe], state: tuple | None, gamma: float,
+                positive: Any, c_pos: float, c_neg: float, w: np.ndarray,
+                biases: np.ndarray, lin: float, rho: float, sy: float, sigma: float,
+                epochs: int, local_tol: float, seed: int, engine: str,
+                budget: float = math.inf, cap: int = 1 << 18
+                ) -> tuple[tuple, dict[str, np.ndarray]]:
+    """One CoCoA+ round of a group of chunks: certificate terms, then the local steps.
+
+    ``state`` is the group's (multipliers, trial multipliers) of the previous round as
+    float32 fractions of their costs (``None``: the zero start) and ``gamma`` the client's
+    step between them; with local steps (``epochs >= 1``) the new point is written into
+    these arrays chunk by chunk (no second copy of the group's state), without them the
+    state is left as it is. Returns the state and the sums of ``_block_round``.
+    """
+    from ._dask_linear import (
+        _SPREAD,
+        _certificate_terms,
+        _local_numba_fn,
+        _local_numpy,
+        _point,
+        _selected,
+        _sum,
+    )
+
+    start = time.perf_counter()
+    n = sum(rec.rows for rec in recipes)
+    f0, f1 = ((np.zeros(n, np.float32), np.zeros(n, np.float32)) if state is None
+              else state)
+    kernel = _local_numba_fn() if engine == "numba" else _local_numpy
+    u, dw = np.array(w, dtype=np.float64), np.zeros(w.size)
+    fstate = np.array([0.0, math.inf, -math.inf, 0.0, 0.0, 0.0])
+    rstate = np.array([seed], dtype=np.uint64)
+    work, terms, lo, passes = _WorkingSet(cap), None, 0, 0
+    for rec in recipes:
+        X, y = _selected(*rec.load(), positive, None, np.int8)
+        hi = lo + y.shape[0]
+        alpha = _point(f0[lo:hi], f1[lo:hi], gamma)
+        part = _certificate_terms(X, y, c_pos, c_neg, alpha, w, biases)
+        terms = part if terms is None else _sum(terms, part)
+        if epochs >= 1 and time.perf_counter() - start <= budget:
+            f0[lo:hi] = alpha
+            f1[lo:hi] = alpha
+            # one pass over the chunk's rows (no shrinking: every row is visited)
+            fstate[1], fstate[2] = math.inf, -math.inf
+            index = np.arange(y.shape[0], dtype=np.int32)
+            istate = np.array([y.shape[0], 0], dtype=np.int64)
+            kernel(X, y, float(c_pos), float(c_neg), f1[lo:hi], u, dw, index, fstate,
+                   istate, rstate, 1, 0.0, float(lin), float(rho), float(sy),
+                   float(sigma), _SPREAD)
+            passes = 1
+            keep, score = _candidates(X, y, f1[lo:hi], u,
+                                      lin + rho * (sy + sigma * float(fstate[0])))
+            work.add(X[keep], y[keep], (lo + keep).astype(np.int64), score)
+        elif epochs >= 1:  # out of time: the rest of the group keeps its multipliers
+            f0[lo:hi] = alpha
+            f1[lo:hi] = alpha
+        lo = hi
+        del X, y, alpha
+    if epochs > 1 and work.size:
+        Xw, yw, ids = work.arrays()
+        fw = f1[ids]
+        index = np.arange(ids.size, dtype=np.int32)
+        fstate[1], fstate[2] = math.inf, -math.inf
+        istate = np.array([ids.size, 0], dtype=np.int64)
+        while passes < epochs and not istate[1] and time.perf_counter() - start <= budget:
+            passes += kernel(Xw, yw, float(c_pos), float(c_neg), fw, u, dw, index, fstate,
+                             istate, rstate, min(25, epochs - passes), float(local_tol),
+                             float(lin), float(rho), float(sy), float(sigma), _SPREAD)
+        f1[ids] = fw
+        terms["working_rows"] = np.array(float(ids.size))
+    else:
+        terms["working_rows"] = np.array(0.0)
+    terms["dw"] = dw
+    terms["passes"] = np.array(float(passes))
+    terms["visits"] = np.array(float(fstate[5]))
+    dpos, dneg = float(fstate[3]), float(fstate[4])
+    terms["delta"] = np.array([dpos + dneg, dpos - dneg, dpos, dneg])
+    return (f0, f1), terms
