@@ -125,32 +125,41 @@ def group_counts(recipes: list[ChunkRecipe], positive: Any) -> dict[str, np.ndar
 
 
 class _WorkingSet:
-    """The rows kept for the local passes: at most ``cap``, the largest scores first."""
+    """The rows kept for the local passes: at most ``cap``, the largest scores first.
 
-    def __init__(self, cap: int) -> None:
-        self.cap, self.parts, self.size = cap, [], 0
+    Preallocated (``cap`` rows of ``d`` features): a chunk's candidates replace the
+    lowest-scored rows kept, so the memory is the buffer plus one chunk's candidates,
+    whatever the number of rows streamed through it.
+    """
+
+    def __init__(self, cap: int, d: int) -> None:
+        self.X = np.empty((cap, d))
+        self.y = np.empty(cap, dtype=np.int8)
+        self.ids = np.empty(cap, dtype=np.int64)
+        self.score = np.empty(cap)
+        self.size = 0
 
     def add(self, X: np.ndarray, y: np.ndarray, ids: np.ndarray, score: np.ndarray) -> None:
-        if ids.size == 0:
-            return
-        self.parts.append((X, y, ids, score))
-        self.size += ids.size
-        if self.size > 2 * self.cap:  # amortised: prune to cap when twice over
-            self._prune()
-
-    def _prune(self) -> None:
-        X, y, ids, score = (np.concatenate(p) for p in zip(*self.parts))
-        if ids.size > self.cap:
-            keep = np.argpartition(-score, self.cap - 1)[:self.cap]
-            keep.sort()
-            X, y, ids, score = X[keep], y[keep], ids[keep], score[keep]
-        self.parts, self.size = [(X, y, ids, score)], ids.size
+        cap, size = self.score.size, self.size
+        if ids.size <= cap - size:  # room for every candidate
+            slots, take = np.arange(size, size + ids.size), slice(None)
+        else:  # the cap best of the kept rows and the candidates
+            both = np.concatenate([self.score[:size], score])
+            keep = np.argpartition(-both, cap - 1)[:cap]
+            kept = np.zeros(size, dtype=bool)
+            kept[keep[keep < size]] = True
+            take = keep[keep >= size] - size
+            slots = np.concatenate([np.flatnonzero(~kept), np.arange(size, cap)])
+            slots = slots[:take.size]
+        self.X[slots] = X[take]
+        self.y[slots] = y[take]
+        self.ids[slots] = ids[take]
+        self.score[slots] = score[take]
+        self.size = max(size, int(slots.max()) + 1) if slots.size else size
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        self._prune()
-        X, y, ids, _ = self.parts[0]
-        self.parts = []
-        return np.ascontiguousarray(X), y, ids
+        n = self.size
+        return self.X[:n], self.y[:n], self.ids[:n]
 
 
 def _candidates(X: np.ndarray, y: np.ndarray, frac: np.ndarray, u: np.ndarray,
@@ -202,7 +211,7 @@ def group_round(recipes: list[ChunkRecipe], state: tuple | None, gamma: float,
     u, dw = np.array(w, dtype=np.float64), np.zeros(w.size)
     fstate = np.array([0.0, math.inf, -math.inf, 0.0, 0.0, 0.0])
     rstate = np.array([seed], dtype=np.uint64)
-    work, terms, lo, passes = _WorkingSet(cap), None, 0, 0
+    work, terms, lo, passes = _WorkingSet(min(cap, n), w.size), None, 0, 0
     for rec in recipes:
         X, y = _selected(*rec.load(), positive, None, np.int8)
         hi = lo + y.shape[0]

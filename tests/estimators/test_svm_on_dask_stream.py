@@ -82,3 +82,23 @@ def test_persisted_input_is_fitted_in_place(client):
         SVMClassifier(solver="dcd", solver_options={"stream": True}).fit(Xp, yp)
     with pytest.raises(OptionError, match="working_rows"):
         SVMClassifier(solver="dcd", solver_options={"working_rows": 0}).fit(Xl, yl)
+
+
+def test_working_set_keeps_the_best_scored_rows_within_its_cap():
+    from conicml.estimators._dask_stream import _WorkingSet
+
+    rng = np.random.default_rng(1)
+    ws = _WorkingSet(50, 3)
+    rows, scores = [], []
+    for lo in range(0, 400, 40):  # ten chunks of 40 candidates through a buffer of 50
+        X = rng.normal(size=(40, 3))
+        score = rng.exponential(size=40)
+        score[:3] = np.inf  # free multipliers are always kept first
+        ws.add(X, np.sign(X[:, 0]).astype(np.int8), np.arange(lo, lo + 40), score)
+        rows.append(X)
+        scores.append(score)
+    Xk, yk, ids = ws.arrays()
+    best = np.sort(np.argsort(-np.concatenate(scores), kind="stable")[:50])
+    assert ids.size == 50 and np.array_equal(np.sort(ids), best)
+    np.testing.assert_array_equal(Xk, np.concatenate(rows)[ids])  # rows match their ids
+    assert np.array_equal(yk, np.sign(Xk[:, 0]).astype(np.int8))
