@@ -27,9 +27,9 @@ __all__ = ["ChunkRecipe", "group_counts", "group_round", "lazy_groups"]
 #: Default working set of a group, in bytes of its float64 rows.
 WORKING_BYTES = 64 * 2**20
 
-#: A chunk whose graph embeds arrays of more bytes than this (or than a quarter of the
-#: chunk) holds data, not a recipe: an in-memory array wrapped by ``da.from_array`` would
-#: travel with every round's task. Such input is fitted in place.
+#: A chunk whose graph serializes to more bytes than this (or than a quarter of the chunk)
+#: holds data, not a recipe: an in-memory array wrapped by ``da.from_array`` (or a pandas
+#: frame by ``from_pandas``) would travel with every round's task. Fitted in place.
 _MAX_RECIPE_BYTES = 1 << 20
 
 
@@ -56,17 +56,13 @@ class ChunkRecipe:
         return Xc, yc
 
 
-def _embedded_bytes(graph: dict) -> tuple[bool, int]:
-    """(whether a value of ``graph`` is a Future, bytes of the arrays it embeds)."""
-    from dask._task_spec import DataNode
+def _recipe_bytes(graph: dict) -> int | None:
+    """Bytes of ``graph`` serialized (``None`` when a value is a Future: persisted data)."""
+    import cloudpickle
 
-    nbytes = 0
-    for value in graph.values():
-        if type(value).__name__ == "Future":
-            return True, 0
-        data = value.value if isinstance(value, DataNode) else value
-        nbytes += getattr(data, "nbytes", 0) if isinstance(data, np.ndarray) else 0
-    return False, nbytes
+    if any(type(value).__name__ == "Future" for value in graph.values()):
+        return None
+    return len(cloudpickle.dumps(graph))
 
 
 def lazy_groups(X: Any, y: Any, n_groups: int) -> list[list[ChunkRecipe]] | None:
@@ -74,7 +70,7 @@ def lazy_groups(X: Any, y: Any, n_groups: int) -> list[list[ChunkRecipe]] | None
 
     ``X`` (one column chunk) and ``y`` (matching row chunks) are dask arrays. Returns
     ``None`` when some chunk is persisted (a Future in its graph: the data are already in
-    the workers' memory) or its graph embeds data (:data:`_MAX_RECIPE_BYTES`).
+    the workers' memory) or its graph carries data (:data:`_MAX_RECIPE_BYTES`).
     """
     from dask.highlevelgraph import HighLevelGraph
 
@@ -84,9 +80,9 @@ def lazy_groups(X: Any, y: Any, n_groups: int) -> list[list[ChunkRecipe]] | None
     recipes = []
     for xk, yk, rows in zip(xkeys, ykeys, X.chunks[0]):
         sub = dict(graph.cull({xk, yk}))
-        future, nbytes = _embedded_bytes(sub)
+        nbytes = _recipe_bytes(sub)
         chunk_bytes = int(rows) * X.shape[1] * X.dtype.itemsize
-        if future or nbytes > min(_MAX_RECIPE_BYTES, chunk_bytes // 4):
+        if nbytes is None or nbytes > min(_MAX_RECIPE_BYTES, chunk_bytes // 4):
             return None
         recipes.append(ChunkRecipe(sub, (xk, yk), int(rows)))
     n_groups = max(1, min(int(n_groups), len(recipes)))
@@ -179,6 +175,31 @@ def _candidates(X: np.ndarray, y: np.ndarray, frac: np.ndarray, u: np.ndarray,
     return keep, score[keep]
 
 
+def _working_passes(work: _WorkingSet, f1: np.ndarray, kernel: Any, args: tuple,
+                    fstate: np.ndarray, rstate: np.ndarray, max_passes: int,
+                    local_tol: float, start: float, budget: float) -> int:
+    """Up to ``max_passes`` local passes, with shrinking, over the working set's rows.
+
+    ``args`` are the kernel's ``(c_pos, c_neg, u, dw, lin, rho, sy, sigma)``; the
+    multipliers of the rows are read from and written back to ``f1``. Returns the passes.
+    """
+    from ._dask_linear import _SPREAD
+
+    c_pos, c_neg, u, dw, lin, rho, sy, sigma = args
+    Xw, yw, ids = work.arrays()
+    fw = f1[ids]
+    index = np.arange(ids.size, dtype=np.int32)
+    fstate[1], fstate[2] = math.inf, -math.inf
+    istate = np.array([ids.size, 0], dtype=np.int64)
+    passes = 0
+    while passes < max_passes and not istate[1] and time.perf_counter() - start <= budget:
+        passes += kernel(Xw, yw, c_pos, c_neg, fw, u, dw, index, fstate, istate, rstate,
+                         min(25, max_passes - passes), float(local_tol), lin, rho, sy,
+                         sigma, _SPREAD)
+    f1[ids] = fw
+    return passes
+
+
 def group_round(recipes: list[ChunkRecipe], state: tuple | None, gamma: float,
                 positive: Any, c_pos: float, c_neg: float, w: np.ndarray,
                 biases: np.ndarray, lin: float, rho: float, sy: float, sigma: float,
@@ -212,6 +233,8 @@ def group_round(recipes: list[ChunkRecipe], state: tuple | None, gamma: float,
     fstate = np.array([0.0, math.inf, -math.inf, 0.0, 0.0, 0.0])
     rstate = np.array([seed], dtype=np.uint64)
     work, terms, lo, passes = _WorkingSet(min(cap, n), w.size), None, 0, 0
+    args = (float(c_pos), float(c_neg), u, dw, float(lin), float(rho), float(sy),
+            float(sigma))
     for rec in recipes:
         X, y = _selected(*rec.load(), positive, None, np.int8)
         hi = lo + y.shape[0]
@@ -238,19 +261,9 @@ def group_round(recipes: list[ChunkRecipe], state: tuple | None, gamma: float,
         lo = hi
         del X, y, alpha
     if epochs > 1 and work.size:
-        Xw, yw, ids = work.arrays()
-        fw = f1[ids]
-        index = np.arange(ids.size, dtype=np.int32)
-        fstate[1], fstate[2] = math.inf, -math.inf
-        istate = np.array([ids.size, 0], dtype=np.int64)
-        while passes < epochs and not istate[1] and time.perf_counter() - start <= budget:
-            passes += kernel(Xw, yw, float(c_pos), float(c_neg), fw, u, dw, index, fstate,
-                             istate, rstate, min(25, epochs - passes), float(local_tol),
-                             float(lin), float(rho), float(sy), float(sigma), _SPREAD)
-        f1[ids] = fw
-        terms["working_rows"] = np.array(float(ids.size))
-    else:
-        terms["working_rows"] = np.array(0.0)
+        passes += _working_passes(work, f1, kernel, args, fstate, rstate, epochs - passes,
+                                  local_tol, start, budget)
+    terms["working_rows"] = np.array(float(work.size))
     terms["dw"] = dw
     terms["passes"] = np.array(float(passes))
     terms["visits"] = np.array(float(fstate[5]))
