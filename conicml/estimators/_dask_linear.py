@@ -26,7 +26,6 @@ from .._utils.engines import resolve_engine
 from ..exceptions import OptionError, ProgramError
 from ..solution import Residuals, Solution
 from ..solvers import Driver, Reason, message_table
-from ._dask_stream import working_rows
 
 __all__ = ["fit_blocks", "fit_linear_svm_dask", "labels_of"]
 
@@ -399,14 +398,8 @@ def _options(options: dict | None) -> dict[str, Any]:
     v = out["local_epochs"]
     if not (isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1):
         raise OptionError(f"dcd on Dask: local_epochs must be a positive integer, got {v!r}")
-    if out["stream"] not in ("auto", True, False):
-        raise OptionError(f"dcd on Dask: stream must be 'auto', True or False, got "
-                          f"{out['stream']!r}")
-    v = out["blocks"]
-    if v is not None and not (isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                              and v >= 1):
-        raise OptionError(f"dcd on Dask: blocks must be a positive integer or None, got {v!r}")
     out["engine"] = resolve_engine("dcd", out["engine"])
+    # stream, blocks, working_rows: checked by the streamed fit (:mod:`._dask_stream`)
     return out
 
 
@@ -503,57 +496,9 @@ def fit_linear_svm_dask(X: Any, y: Any, positive: Any, C: float,
     t0 = time.perf_counter()
     opts = _options(options)
     Xd, yd, _, d = _blocks(X, y)
-    groups = _stream_groups(X, y, opts)
-    if groups is not None:  # regenerated (or re-read) one chunk at a time every round
-        import dask
-
-        from ._dask_stream import group_counts
-
-        opts["working_rows"] = working_rows(opts["working_rows"], d)
-        Xd, yd = groups, [None] * len(groups)
-        parts = [dask.delayed(group_counts)(g, positive) for g in groups]
-    else:
-        parts = None
-    n_pos, n_neg, c_pos, c_neg = class_costs(Xd, yd, classes, positive, C, class_weight,
-                                             parts)
+    n_pos, n_neg, c_pos, c_neg = class_costs(Xd, yd, classes, positive, C, class_weight)
     return fit_blocks(Xd, yd, d, positive, c_pos, c_neg, opts, n_pos=n_pos, n_neg=n_neg,
-                      t0=t0, stream=groups is not None)
-
-
-def _stream_groups(X: Any, y: Any, opts: dict[str, Any]) -> list | None:
-    """The chunk recipes in groups when the fit streams (option ``stream``), else None.
-
-    ``"auto"`` streams when no chunk of ``X`` or ``y`` is persisted (see
-    :func:`~conicml.estimators._dask_stream.lazy_groups`); the groups are ``blocks``
-    (default: the active client's worker threads).
-    """
-    from ..moments.distributed import as_dask_arrays, is_dask_array
-    from ._dask_stream import lazy_groups
-
-    if opts["stream"] is False:
-        return None
-    X, y = as_dask_arrays(X, y)
-    groups = None
-    if is_dask_array(y):
-        X = X.rechunk({1: -1})
-        groups = lazy_groups(X, y.rechunk((X.chunks[0],)), opts["blocks"] or _threads())
-    if groups is None and opts["stream"] is True:
-        raise OptionError("dcd on Dask: stream=True needs X and y as dask arrays that are "
-                          "not persisted (every chunk computed from a small task graph); "
-                          "pass stream='auto' to fit persisted data in place")
-    return groups
-
-
-def _threads() -> int:
-    """Worker threads of the active distributed client (this machine's cores without)."""
-    import os
-
-    try:
-        from distributed import get_client
-
-        return max(1, sum(get_client().nthreads().values()))
-    except (ImportError, ValueError):
-        return os.cpu_count() or 1
+                      t0=t0)
 
 
 def class_costs(Xd: list, yd: list, classes: Any, positive: Any, C: float,
@@ -587,20 +532,22 @@ def class_costs(Xd: list, yd: list, classes: Any, positive: Any, C: float,
 def fit_blocks(Xd: list, yd: list, d: int, positive: Any, c_pos: float, c_neg: float,
                opts: dict[str, Any], *, n_pos: float, n_neg: float,
                rows: list | None = None, t0: float | None = None,
-               stream: bool = False) -> Solution:
+               task: Any = None) -> Solution:
     """The CoCoA+ rounds on delayed row blocks (costs ``c_pos``, ``c_neg`` per class).
 
     ``opts`` are checked options (:func:`_options`); ``rows`` ``None`` trains on every
     row, else one ``(ids, node, shift, scale)`` per block selects and standardises a
     subset on the workers (:func:`_selected`); ``n_pos``, ``n_neg`` count its classes.
-    ``stream``: ``Xd`` holds groups of chunk recipes (:mod:`._dask_stream`), ``yd`` Nones.
+    ``task``: a block's round task in place of :func:`_block_round`, called with its
+    arguments (the streamed groups' :func:`~._dask_stream.group_round`).
     The rounds run on the shared iterative driver (:mod:`conicml.solvers._driver`).
     """
     t0 = time.perf_counter() if t0 is None else t0
     driver = Driver("dcd on Dask", tol=opts["tol"], max_iter=opts["max_iter"],
                     time_limit=opts["time_limit"], messages=_MESSAGES,
                     callback=opts["callback"])
-    rounds = _Rounds(Xd, yd, d, positive, c_pos, c_neg, opts, rows, stream)
+    rounds = _Rounds(Xd, yd, d, positive, c_pos, c_neg, opts, rows, task)
+    stream = task is not None
     setup_time = time.perf_counter() - t0
     driver.start()
 
@@ -639,7 +586,7 @@ class _Rounds:
 
     def __init__(self, Xd: list, yd: list, d: int, positive: Any, c_pos: float,
                  c_neg: float, opts: dict[str, Any], rows: list | None,
-                 stream: bool = False) -> None:
+                 task: Any = None) -> None:
         self.Xd, self.yd, self.positive = Xd, yd, positive
         self.c_pos, self.c_neg, self.opts = c_pos, c_neg, opts
         K = len(Xd)
@@ -654,7 +601,7 @@ class _Rounds:
         self.best: tuple | None = None
         self.D_best = -math.inf
         self.passes, self.visits, self.pending = 0.0, 0.0, False
-        self.stream, self.working = stream, 0
+        self.task, self.working = task or _block_round, 0
 
     def values(self) -> dict[str, Any]:
         """The best certified point so far (for the callback)."""
@@ -673,22 +620,11 @@ class _Rounds:
         biases = np.concatenate([b_cur + _BIAS_OFFSETS, [self.b_kkt]])
         seeds = self.rng.integers(2**31 - 1, size=K)
         epochs = int(opts["local_epochs"]) if local else 0
-        if self.stream:
-            from ._dask_stream import group_round
-
-            parts = [dask.delayed(group_round, nout=2)(
-                grp, st, self.gamma, self.positive, self.c_pos, self.c_neg, self.w,
-                biases, self.lin, self.rho, self.sy, self.sigma, epochs,
-                float(opts["local_tol"]), int(s), opts["engine"], budget,
-                opts["working_rows"])
-                for grp, st, s in zip(self.Xd, self.states, seeds)]
-        else:
-            parts = [dask.delayed(_block_round, nout=2)(
-                xb, yb, st, self.gamma, self.positive, self.c_pos, self.c_neg, self.w,
-                biases, self.lin, self.rho, self.sy, self.sigma, epochs,
-                float(opts["local_tol"]), int(s), opts["engine"], sel, budget)
-                for xb, yb, st, s, sel in zip(self.Xd, self.yd, self.states, seeds,
-                                              self.rows)]
+        parts = [dask.delayed(self.task, nout=2)(
+            xb, yb, st, self.gamma, self.positive, self.c_pos, self.c_neg, self.w, biases,
+            self.lin, self.rho, self.sy, self.sigma, epochs, float(opts["local_tol"]),
+            int(s), opts["engine"], sel, budget)
+            for xb, yb, st, s, sel in zip(self.Xd, self.yd, self.states, seeds, self.rows)]
         # one graph per round: the new multipliers stay on the workers (persisted), the
         # sums are reduced in a tree and only their total is fetched
         *new_states, total = dask.persist(*[p[0] for p in parts],

@@ -21,8 +21,25 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import OptionError
+from ..solution import Solution
+from ._dask_linear import (
+    _SPREAD,
+    _block_counts,
+    _blocks,
+    _certificate_terms,
+    _local_numba_fn,
+    _local_numpy,
+    _options,
+    _point,
+    _selected,
+    _sum,
+    class_costs,
+    fit_blocks,
+)
+from ._dask_linear import fit_linear_svm_dask as fit_in_place
 
-__all__ = ["ChunkRecipe", "group_counts", "group_round", "lazy_groups"]
+__all__ = ["ChunkRecipe", "fit_linear_svm_dask", "group_counts", "group_round",
+           "lazy_groups"]
 
 #: Default working set of a group, in bytes of its float64 rows.
 WORKING_BYTES = 64 * 2**20
@@ -110,8 +127,6 @@ def working_rows(option: Any, d: int) -> int:
 
 def group_counts(recipes: list[ChunkRecipe], positive: Any) -> dict[str, np.ndarray]:
     """Class counts of a group (and the NaN / infinity check), one chunk at a time."""
-    from ._dask_linear import _block_counts
-
     out = {"n_pos": np.array(0.0), "n_neg": np.array(0.0)}
     for rec in recipes:
         part = _block_counts(*rec.load(), positive)
@@ -183,8 +198,6 @@ def _working_passes(work: _WorkingSet, f1: np.ndarray, kernel: Any, args: tuple,
     ``args`` are the kernel's ``(c_pos, c_neg, u, dw, lin, rho, sy, sigma)``; the
     multipliers of the rows are read from and written back to ``f1``. Returns the passes.
     """
-    from ._dask_linear import _SPREAD
-
     c_pos, c_neg, u, dw, lin, rho, sy, sigma = args
     Xw, yw, ids = work.arrays()
     fw = f1[ids]
@@ -200,11 +213,11 @@ def _working_passes(work: _WorkingSet, f1: np.ndarray, kernel: Any, args: tuple,
     return passes
 
 
-def group_round(recipes: list[ChunkRecipe], state: tuple | None, gamma: float,
-                positive: Any, c_pos: float, c_neg: float, w: np.ndarray,
+def group_round(recipes: list[ChunkRecipe], _labels: None, state: tuple | None,
+                gamma: float, positive: Any, c_pos: float, c_neg: float, w: np.ndarray,
                 biases: np.ndarray, lin: float, rho: float, sy: float, sigma: float,
-                epochs: int, local_tol: float, seed: int, engine: str,
-                budget: float = math.inf, cap: int = 1 << 18
+                epochs: int, local_tol: float, seed: int, engine: str, _rows: None = None,
+                budget: float = math.inf, *, cap: int = 1 << 18
                 ) -> tuple[tuple, dict[str, np.ndarray]]:
     """One CoCoA+ round of a group of chunks: certificate terms, then the local steps.
 
@@ -212,18 +225,10 @@ def group_round(recipes: list[ChunkRecipe], state: tuple | None, gamma: float,
     float32 fractions of their costs (``None``: the zero start) and ``gamma`` the client's
     step between them; with local steps (``epochs >= 1``) the new point is written into
     these arrays chunk by chunk (no second copy of the group's state), without them the
-    state is left as it is. Returns the state and the sums of ``_block_round``.
+    state is left as it is. The arguments are ``_block_round``'s (the group's recipes in
+    place of the block, no labels or row subset) and ``cap``, the working set's rows.
+    Returns the state and the sums of ``_block_round``.
     """
-    from ._dask_linear import (
-        _SPREAD,
-        _certificate_terms,
-        _local_numba_fn,
-        _local_numpy,
-        _point,
-        _selected,
-        _sum,
-    )
-
     start = time.perf_counter()
     n = sum(rec.rows for rec in recipes)
     f0, f1 = ((np.zeros(n, np.float32), np.zeros(n, np.float32)) if state is None
@@ -270,3 +275,74 @@ def group_round(recipes: list[ChunkRecipe], state: tuple | None, gamma: float,
     dpos, dneg = float(fstate[3]), float(fstate[4])
     terms["delta"] = np.array([dpos + dneg, dpos - dneg, dpos, dneg])
     return (f0, f1), terms
+
+
+def fit_linear_svm_dask(X: Any, y: Any, positive: Any, C: float,
+                        class_weight: dict | str | None, classes: np.ndarray,
+                        options: dict | None) -> Solution:
+    """The linear SVM on Dask arrays: streamed when ``X`` is not persisted, else in place.
+
+    Same arguments and result as :func:`conicml.estimators._dask_linear.fit_linear_svm_dask`
+    (the in-place fit); ``options`` adds ``stream``, ``blocks`` and ``working_rows``
+    (:func:`stream_groups`, :func:`working_rows`).
+    """
+    import functools
+
+    import dask
+
+    t0 = time.perf_counter()
+    opts = _options(options)  # every option checked, the in-place fit's too
+    _, _, _, d = _blocks(X, y)  # the shapes checked
+    cap = working_rows(opts["working_rows"], d)
+    groups = stream_groups(X, y, opts)
+    if groups is None:
+        return fit_in_place(X, y, positive, C, class_weight, classes, options)
+    none = [None] * len(groups)
+    parts = [dask.delayed(group_counts)(g, positive) for g in groups]
+    n_pos, n_neg, c_pos, c_neg = class_costs(groups, none, classes, positive, C,
+                                             class_weight, parts)
+    return fit_blocks(groups, none, d, positive, c_pos, c_neg, opts, n_pos=n_pos,
+                      n_neg=n_neg, t0=t0, task=functools.partial(group_round, cap=cap))
+
+
+def stream_groups(X: Any, y: Any, opts: dict[str, Any]) -> list | None:
+    """The chunk recipes in groups when the fit streams (option ``stream``), else None.
+
+    ``"auto"`` streams when no chunk of ``X`` or ``y`` is persisted (see
+    :func:`lazy_groups`); the groups are ``blocks`` (default: the active client's worker
+    threads).
+    """
+    from ..moments.distributed import as_dask_arrays, is_dask_array
+
+    stream, blocks = opts["stream"], opts["blocks"]
+    if stream not in ("auto", True, False):
+        raise OptionError(f"dcd on Dask: stream must be 'auto', True or False, got "
+                          f"{stream!r}")
+    if blocks is not None and not (isinstance(blocks, (int, np.integer))
+                                   and not isinstance(blocks, bool) and blocks >= 1):
+        raise OptionError(f"dcd on Dask: blocks must be a positive integer or None, got "
+                          f"{blocks!r}")
+    if stream is False:
+        return None
+    X, y = as_dask_arrays(X, y)
+    groups = None
+    if is_dask_array(y):
+        X = X.rechunk({1: -1})
+        groups = lazy_groups(X, y.rechunk((X.chunks[0],)), blocks or _threads())
+    if groups is None and stream is True:
+        raise OptionError("dcd on Dask: stream=True needs X and y as dask arrays that are "
+                          "not persisted (every chunk computed from a small task graph); "
+                          "pass stream='auto' to fit persisted data in place")
+    return groups
+
+
+def _threads() -> int:
+    """Worker threads of the active distributed client (this machine's cores without)."""
+    import os
+
+    try:
+        from distributed import get_client
+
+        return max(1, sum(get_client().nthreads().values()))
+    except (ImportError, ValueError):
+        return os.cpu_count() or 1

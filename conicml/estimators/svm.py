@@ -198,8 +198,9 @@ class SVMClassifier(BinaryConicClassifier):
         return self
 
     def _fit_dask(self, X: Any, y: Any) -> None:
-        from ._dask_linear import fit_linear_svm_dask, labels_of
+        from ._dask_linear import labels_of
         from ._dask_pegasos import fit_pegasos_dask
+        from ._dask_stream import fit_linear_svm_dask
 
         if self.loss != "hinge":
             raise ProgramError("SVMClassifier on Dask arrays trains the hinge-loss SVM; "
