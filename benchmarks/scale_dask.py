@@ -48,6 +48,8 @@ BIAS, NOISE, C = 0.5, 1.0, 1.0
 MOON_NOISE = 0.15
 #: Pegasos steps per block and round (mini-batches of the default 64 rows).
 PEGASOS_STEPS = 2000
+#: The streamed dcd's working set per group (``--working-mb``; None: the solver's default).
+WORKING_ROWS = None
 
 
 def _peak_rss_mb() -> float:
@@ -121,6 +123,8 @@ def model(learner: str, tol: float, time_limit: float | None, n: int,
         return HLSVMClassifier(lam=1.0 / n, pruning_fraction=0.1, delta=0.01,
                                random_state=0, node_solver_options=options)
     options = {"tol": tol, "max_iter": 10_000}
+    if WORKING_ROWS and learner == "dcd" and on_dask:  # the streamed groups' working set
+        options["working_rows"] = WORKING_ROWS
     if learner == "pegasos" and on_dask:  # a round's certificate pass costs far more
         options["local_steps"] = PEGASOS_STEPS
     if time_limit is not None:
@@ -224,6 +228,8 @@ def main() -> None:
                         help="rows per block (fixed whatever N; overrides --blocks)")
     parser.add_argument("--lazy", action="store_true",
                         help="regenerate the blocks every pass instead of persisting them")
+    parser.add_argument("--working-mb", type=float, default=None,
+                        help="dcd streamed: MiB of float64 rows in a group's working set")
     parser.add_argument("--modes", nargs="*", choices=("persisted", "lazy"), default=None,
                         help="run each N in these modes (persisted: --blocks blocks; lazy: "
                              "chunks of --block-rows, streamed)")
@@ -234,6 +240,9 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=240.0,
                         help="per fit (per node for H-LSVM), seconds")
     args = parser.parse_args()
+    global WORKING_ROWS
+    WORKING_ROWS = (int(args.working_mb * 2**20) // (8 * (D + 1)) if args.working_mb
+                    else None)
     learner = args.learner
     tol = args.tol if args.tol is not None else (1e-2 if learner == "hlsvm" else 1e-3)
     sizes = [200_000] if args.quick else [int(float(n)) for n in (args.sizes or ["1e6"])]
@@ -279,6 +288,7 @@ def main() -> None:
                f"{args.time_limit:g} s per node"
                if learner == "hlsvm" else
                f"d = {D}, labels sign(x.w + {BIAS} + {NOISE} noise), C = {C}, tol {tol:g} "
+               + (f"(streamed: working_rows {WORKING_ROWS}) " if WORKING_ROWS else "") +
                f"on the relative duality gap, time limit {args.time_limit:g} s per fit "
                "(the solver's time_limit)")
     ref_text = "; ".join(f"`{name}` {t:.1f} s, accuracy {acc:.4f} ({status})"
