@@ -20,8 +20,8 @@ best certified point and the row says ``user_limit`` with its gap).
 set for the local passes). ``--modes persisted lazy`` runs both on each N, alternating.
 
 Usage: ``python benchmarks/scale_dask.py [--quick] [--learner dcd|pegasos|hlsvm]
-[--sizes 1e6 1e7] [--block-rows R] [--lazy] [--time-limit S]
-[--section NAME]``
+[--sizes 1e6 1e7] [--block-rows R] [--lazy | --modes persisted lazy] [--working-mb M]
+[--time-limit S] [--section NAME]``
 """
 
 from __future__ import annotations
