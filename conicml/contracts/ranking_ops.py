@@ -25,6 +25,8 @@ from __future__ import annotations
 import copy
 import functools
 import math
+import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,8 +41,8 @@ from .ranking import RankingData
 __all__ = ["EIG_RTOL", "EXACT_MAX_BASIS", "KernelMetric", "LinearizedRanking", "PairwiseLoss",
            "count_pairs",
            "gap_bound", "gradient_parts", "linearize", "natural_relative_gradient", "objective",
-           "pair_matrix", "ranking_objective", "relative_gradient", "smoothed_hinge",
-           "zero_gradient"]
+           "pair_matrix", "ranking_objective", "relative_gradient", "shared_parts",
+           "smoothed_hinge", "zero_gradient"]
 
 #: Relative eigenvalue cut-off of the linearisation (3.16).
 EIG_RTOL = 1e-13
@@ -300,6 +302,58 @@ class KernelMetric:
         return math.sqrt(max(float(v @ self.solve(v)), 0.0))
 
 
+class SharedParts:
+    r"""What every :math:`\lambda` of one program's kernel arrays shares: the pair
+    structure (:class:`PairwiseLoss`), the Cholesky factor of
+    :math:`K_{\mathcal R\mathcal R}` (:class:`KernelMetric`), :math:`F(0)` and the
+    loss gradient at :math:`\beta = 0` (:func:`zero_gradient`), each computed when
+    first asked for. Found again by :func:`shared_parts`."""
+
+    def __init__(self, data: RankingData) -> None:
+        self._KR, self._KRR = weakref.ref(data.KR), weakref.ref(data.KRR)
+        # private copies: a block or levels changed in place is a different program
+        self._KRR_values, self._levels = data.KRR.copy(), np.array(data.levels, copy=True)
+        self._eps = float(data.eps)
+        self.loss = PairwiseLoss(data.levels, data.eps)
+        self._metric: KernelMetric | None = None
+        self._zero: tuple[float, np.ndarray] | None = None
+
+    def fits(self, data: RankingData) -> bool:
+        r"""Whether ``data`` has these kernel arrays (the same objects, :math:`K_{\mathcal
+        R\mathcal R}` equal in value), levels and smoothing, at any λ."""
+        return (self._KR() is data.KR and self._KRR() is data.KRR
+                and self._eps == float(data.eps)
+                and np.array_equal(self._KRR_values, data.KRR)
+                and np.array_equal(self._levels, data.levels))
+
+    def metric(self) -> KernelMetric:
+        r"""The :class:`KernelMetric` of :math:`K_{\mathcal R\mathcal R}`, factored once."""
+        if self._metric is None:
+            self._metric = KernelMetric(self._KRR_values)
+        return self._metric
+
+    def zero(self, data: RankingData) -> tuple[float, np.ndarray]:
+        """:func:`zero_gradient` of ``data`` (which :meth:`fits`), computed once."""
+        if self._zero is None:
+            self._zero = zero_gradient(data, self.loss)
+        return self._zero
+
+
+_SHARED = threading.local()
+
+
+def shared_parts(data: RankingData) -> SharedParts:
+    r"""The :class:`SharedParts` of ``data``'s kernel arrays: the last one of this thread
+    if it :meth:`~SharedParts.fits` ``data`` (along a λ path, whose programs share their
+    arrays: :func:`~conicml.formulations.ranking.with_lambda`), else a new one. A solve
+    and its certificate, and the values of a path, factor
+    :math:`K_{\mathcal R\mathcal R}` and build the pair structure once."""
+    parts = getattr(_SHARED, "parts", None)
+    if parts is None or not parts.fits(data):
+        parts = _SHARED.parts = SharedParts(data)
+    return parts
+
+
 def relative_gradient(g_norm: float, g_loss: float, g_reg: float, scale: float) -> float:
     """``|g| / max(|g_loss|, |g_reg|, 1e-3 scale)``; 0 when the problem has no gradient at all."""
     denom = max(g_loss, g_reg, 1e-3 * scale)
@@ -312,7 +366,7 @@ def objective(data, beta: np.ndarray) -> float:
     r""":math:`F(\beta)` alone for a RankingData contract (no gradient: one product with
     :math:`K_{\bullet\mathcal R}`; none at :math:`\beta = 0`)."""
     beta = np.asarray(beta, dtype=float)
-    loss_fn = PairwiseLoss(data.levels, data.eps)
+    loss_fn = shared_parts(data).loss
     if not np.any(beta):
         return loss_fn.evaluate(np.zeros(loss_fn.m))[0] / loss_fn.n_pairs
     loss = loss_fn.evaluate(data.KR @ beta)[0]
@@ -322,7 +376,7 @@ def objective(data, beta: np.ndarray) -> float:
 def gradient_parts(data, beta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
     """``(F(beta), loss gradient, regulariser gradient)`` for a RankingData contract."""
     beta = np.asarray(beta, dtype=float)
-    loss_fn = PairwiseLoss(data.levels, data.eps)
+    loss_fn = shared_parts(data).loss
     loss, gp, _ = loss_fn.evaluate(data.KR @ beta)
     kb = data.KRR @ beta
     n = loss_fn.n_pairs
@@ -398,7 +452,7 @@ class LinearizedRanking:
         self.KR, self.KRR = data.KR, data.KRR
         self.eig_rtol = float(eig_rtol)
         self.lam = float(data.lam)
-        self.loss = PairwiseLoss(data.levels, data.eps)
+        self.loss = shared_parts(data).loss
         self.n = self.loss.n_pairs
         # the loss part of the last explicit Hessian formed in these coordinates (at any
         # point, any λ), shared with the copies of at_lambda: along a λ path it
@@ -582,9 +636,10 @@ def gap_bound(data: RankingData, beta: np.ndarray, metric: KernelMetric | None =
     beta = np.asarray(beta, dtype=float)
     if not np.all(np.isfinite(beta)):
         return math.inf
-    metric = metric or KernelMetric(data.KRR)
+    parts = shared_parts(data)
+    metric = metric or parts.metric()
     lam = float(data.lam)
-    f0 = objective(data, np.zeros(data.n_basis))
+    f0 = parts.loss.evaluate(np.zeros(data.n_samples))[0] / parts.loss.n_pairs  # F(0)
     value, gl, gr = gradient_parts(data, beta)
     bound = metric.norm(gl + gr) ** 2 / (2.0 * lam)
     scale = max(value, 1e-3 * f0, np.finfo(float).tiny)

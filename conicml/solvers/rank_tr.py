@@ -46,7 +46,7 @@ from ..contracts.ranking_ops import (
     gap_bound,
     gradient_parts,
     relative_gradient,
-    zero_gradient,
+    shared_parts,
 )
 from ..exceptions import OptionError
 from ..kinds import RANK_SMOOTHED
@@ -268,11 +268,12 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
     fallback = _fallback(rank, x0_fallback, "rank-tr")
     linearization = _check_linearization(rank, linearization)
     KR, KRR, lam, eps = rank.KR, rank.KRR, rank.lam, rank.eps
-    loss_fn = PairwiseLoss(rank.levels, eps)
+    shared = shared_parts(rank)  # the same along a λ path: built and factored once
+    loss_fn = shared.loss
     n = loss_fn.n_pairs
     KR2 = KR * KR if preconditioner == "diagonal" else None
     dKRR = np.diag(KRR).copy()
-    metric = KernelMetric(KRR)  # the stopping measure, and the "kernel" preconditioner
+    metric = shared.metric()  # the stopping measure, and the "kernel" preconditioner
     setup_time = time.perf_counter() - t0
     t_solve = time.perf_counter()
     cg_total = exact_count = explicit = exact_cg = 0
@@ -287,7 +288,7 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
 
     space = _BetaSpace(rank, loss_fn)
     value_at, gradient_at, hess = space.value_at, space.gradient_at, space.hess
-    f_zero, g_zero = zero_gradient(rank, loss_fn)
+    f_zero, g_zero = shared.zero(rank)
     g_scale = metric.norm(g_zero)
 
     def relgrad(g, gl, gr) -> float:
