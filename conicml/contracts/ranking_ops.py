@@ -302,12 +302,19 @@ class KernelMetric:
         return math.sqrt(max(float(v @ self.solve(v)), 0.0))
 
 
+#: Largest linearised feature matrix :math:`\tilde X` (bytes) that :class:`SharedParts`
+#: keeps for the next solve of the same kernel arrays (a larger one is shared only while
+#: in use).
+SHARED_BYTES = 64 * 2**20
+
+
 class SharedParts:
     r"""What every :math:`\lambda` of one program's kernel arrays shares: the pair
     structure (:class:`PairwiseLoss`), the Cholesky factor of
     :math:`K_{\mathcal R\mathcal R}` (:class:`KernelMetric`), :math:`F(0)` and the
-    loss gradient at :math:`\beta = 0` (:func:`zero_gradient`), each computed when
-    first asked for. Found again by :func:`shared_parts`."""
+    loss gradient at :math:`\beta = 0` (:func:`zero_gradient`), and the linearisation
+    (3.16) (:meth:`linearized`), each computed when first asked for. Found again by
+    :func:`shared_parts`."""
 
     def __init__(self, data: RankingData) -> None:
         self._KR, self._KRR = weakref.ref(data.KR), weakref.ref(data.KRR)
@@ -317,6 +324,7 @@ class SharedParts:
         self.loss = PairwiseLoss(data.levels, data.eps)
         self._metric: KernelMetric | None = None
         self._zero: tuple[float, np.ndarray] | None = None
+        self._linearized: dict[float, tuple] = {}  # eig_rtol -> T, X~ (or weak references)
 
     def fits(self, data: RankingData) -> bool:
         r"""Whether ``data`` has these kernel arrays (the same objects, :math:`K_{\mathcal
@@ -331,6 +339,21 @@ class SharedParts:
         if self._metric is None:
             self._metric = KernelMetric(self._KRR_values)
         return self._metric
+
+    def linearized(self, data: RankingData, eig_rtol: float) -> tuple[np.ndarray, np.ndarray]:
+        r"""``(T, X~)`` of :func:`linearize` at ``eig_rtol`` for ``data`` (which
+        :meth:`fits`), computed once. :math:`\tilde X` is as large as
+        :math:`K_{\bullet\mathcal R}`: up to :data:`SHARED_BYTES` it is kept here, a
+        larger one only as long as a :class:`LinearizedRanking` holds it."""
+        held = self._linearized.get(eig_rtol)
+        if held is not None:
+            T, Xt = (held[0](), held[1]()) if isinstance(held[0], weakref.ref) else held
+            if T is not None and Xt is not None:
+                return T, Xt
+        T, Xt = linearize(data.KR, data.KRR, eig_rtol)
+        self._linearized[eig_rtol] = ((T, Xt) if Xt.nbytes <= SHARED_BYTES
+                                      else (weakref.ref(T), weakref.ref(Xt)))
+        return T, Xt
 
     def zero(self, data: RankingData) -> tuple[float, np.ndarray]:
         """:func:`zero_gradient` of ``data`` (which :meth:`fits`), computed once."""
@@ -448,11 +471,14 @@ class LinearizedRanking:
     """
 
     def __init__(self, data: RankingData, eig_rtol: float = EIG_RTOL) -> None:
-        self.T, self.Xt = linearize(data.KR, data.KRR, eig_rtol)
+        parts = shared_parts(data)
+        # T and X~ of these kernel arrays are computed once per thread (SharedParts): a λ
+        # path, its solves and their certificates eigendecompose K_RR once
+        self.T, self.Xt = parts.linearized(data, float(eig_rtol))
         self.KR, self.KRR = data.KR, data.KRR
         self.eig_rtol = float(eig_rtol)
         self.lam = float(data.lam)
-        self.loss = shared_parts(data).loss
+        self.loss = parts.loss
         self.n = self.loss.n_pairs
         # the loss part of the last explicit Hessian formed in these coordinates (at any
         # point, any λ), shared with the copies of at_lambda: along a λ path it
