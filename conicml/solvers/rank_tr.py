@@ -547,10 +547,11 @@ def _end_game(rank: Any, metric: KernelMetric, beta: np.ndarray, f: float, estim
     return candidate, value, gl + gr, gl, gr
 
 
-def _pcg(hess, g: np.ndarray, precond, forcing: float, cg_max_iter: int
-         ) -> tuple[np.ndarray, np.ndarray, int]:
+def _pcg(hess, g: np.ndarray, precond, forcing: float, cg_max_iter: int,
+         decided: Any = None) -> tuple[np.ndarray, np.ndarray, int]:
     """Preconditioned CG on ``H s = -g`` to ``|r| <= forcing``, stopped on non-positive
-    curvature (then the first direction if no step was taken).
+    curvature (then the first direction if no step was taken), or once
+    ``decided(s, |r|)`` holds after a step.
 
     Returns ``(s, H s accumulated from the CG products, CG steps, |r|)``.
     """
@@ -575,7 +576,7 @@ def _pcg(hess, g: np.ndarray, precond, forcing: float, cg_max_iter: int
         r -= alpha * Hd
         its += 1
         rnorm = float(np.linalg.norm(r))
-        if rnorm <= forcing:
+        if rnorm <= forcing or (decided is not None and decided(s, rnorm)):
             break
         z = precond(r)
         rz_new = float(r @ z)
@@ -650,8 +651,8 @@ class _LinPoint:
     def beta(self) -> np.ndarray:
         return self.lin.to_beta(self.w)
 
-    def _direction(self, forcing: float | None = None, explicit: bool = False
-                   ) -> tuple[np.ndarray, float]:
+    def _direction(self, forcing: float | None = None, explicit: bool = False,
+                   level: float | None = None) -> tuple[np.ndarray, float]:
         r"""The Newton direction :math:`s \approx -H^{-1}g` at the current point and a bound
         on its decrement's error: ``(s, slack)`` with :math:`-\frac12 g^\top s \le
         \frac12 g^\top H^{-1}g \le -\frac12 g^\top s + {\rm slack}`.
@@ -664,20 +665,29 @@ class _LinPoint:
         minimises the quadratic model over its Krylov space, so its decrement is a lower
         bound, short of the exact one by
         :math:`\frac12 r^\top H^{-1}r \le \|r\|^2 / (2\lambda)` (:math:`H \succeq
-        \lambda I`): the slack. Otherwise, or when CG has not converged in ``cg_max``
-        steps, the Hessian is formed, factored and kept (for this solve's next steps and
-        the next λ of a path); the slack is then 0.
+        \lambda I`): the slack. CG also ends once that bound puts the exact decrement at
+        or below ``level`` (the rounding level of :meth:`newton_step`, which then takes
+        no step: further CG steps could not change that). Otherwise, or when CG has not
+        converged in ``cg_max`` steps, the Hessian is formed, factored and kept (for this
+        solve's next steps and the next λ of a path); the slack is then 0.
         """
         g = self.g
         if self.precond is not None and not explicit:
             if forcing is None:
                 forcing = min(0.1, self.rel) * float(np.linalg.norm(g))
+            lam = self.lin.lam
+
+            def unmeasurable(s: np.ndarray, rnorm: float) -> bool:
+                return -0.5 * float(g @ s) + rnorm**2 / (2.0 * lam) <= level
+
             s, _, its, residual = _pcg(
                 lambda v: self.lin.hess_vec(self.state, v), g,
-                lambda v: cho_solve(self.precond, v, check_finite=False), forcing, self.cg_max)
+                lambda v: cho_solve(self.precond, v, check_finite=False), forcing, self.cg_max,
+                None if level is None else unmeasurable)
             self.cg += its
-            if residual <= forcing and float(g @ s) < 0.0:
-                return s, residual**2 / (2.0 * self.lin.lam)
+            if ((residual <= forcing or (level is not None and unmeasurable(s, residual)))
+                    and float(g @ s) < 0.0):
+                return s, residual**2 / (2.0 * lam)
         A = self.lin.loss_hessian(self.state)
         self.hessians += 1
         try:
@@ -698,10 +708,11 @@ class _LinPoint:
         level; one that would still stop the run above ``ROUNDING_TOL`` (a stall) is
         replaced by the direction of the explicit Hessian."""
         level = rounding * abs(self.f)
-        s, slack = self._direction()
+        s, slack = self._direction(level=level)
         decrement = -0.5 * float(self.g @ s)
         if not decrement > level and decrement + slack > level:
-            s, slack = self._direction(forcing=math.sqrt(0.2 * self.lin.lam * level))
+            s, slack = self._direction(forcing=math.sqrt(0.2 * self.lin.lam * level),
+                                       level=level)
             decrement = -0.5 * float(self.g @ s)
         if not decrement > level and slack > 0.0 and self.rel > ROUNDING_TOL:
             # a stall above ROUNDING_TOL: decided on the exact direction, as without CG
