@@ -93,3 +93,32 @@ def test_the_stall_of_rank_tr_on_a_feature_scaled_by_1e8_is_not_certified():
     # rank-tr's answer itself is the optimum (Newton steps from the stalled point)
     assert sol.status is cm.Status.OPTIMAL
     assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
+
+
+def test_the_parts_a_lambda_path_shares_are_those_of_its_kernel_arrays():
+    # shared_parts: the pair structure, the K_RR factor, the zero gradient and the
+    # eigen-coordinates are found again for every lambda of one program's kernel arrays
+    # (with_lambda) and never for other arrays or a block changed in place; the
+    # certificate along a path equals the one of the same program built anew
+    from conicml.contracts.ranking_ops import shared_parts, zero_gradient
+
+    prog = _program("rbf", 1.0, 3)
+    other = ranking.with_lambda(prog, 2.0 ** -10)
+    rank, rank_other = prog.data["rank"], other.data["rank"]
+    parts = shared_parts(rank)
+    assert shared_parts(rank_other) is parts
+    lin = LinearizedRanking(rank_other)
+    assert LinearizedRanking(rank).Xt is lin.Xt and lin.reference_curvature() is None
+    value, g0 = parts.zero(rank)
+    fresh_value, fresh_g0 = zero_gradient(rank)
+    assert value == fresh_value
+    np.testing.assert_allclose(g0, fresh_g0, rtol=1e-12)
+    anew = _program("rbf", 1.0, 3)  # equal arrays, other objects: not shared
+    assert shared_parts(anew.data["rank"]) is not parts
+    beta = cm.solve(other, "rank-tr").values["beta"]
+    along = gap_bound(rank_other, beta)
+    assert along == pytest.approx(gap_bound(ranking.with_lambda(anew, 2.0 ** -10).data["rank"],
+                                            beta), rel=1e-9, abs=1e-18)
+    parts = shared_parts(rank)
+    rank.KRR[0, 1] += 1e-3  # changed in place: a different program
+    assert not parts.fits(rank) and shared_parts(rank) is not parts
