@@ -225,8 +225,8 @@ def solve_rank_tr(
     level (a promised decrease below :math:`m\epsilon_{\rm mach}|F|`, which a sum over
     :math:`m` samples cannot resolve, at a relative gradient :math:`\le 10^{-5}`) ends
     either mode, decided in the exact mode on a bound of the exact decrement (the CG
-    decrement plus :math:`\|r\|^2/(2\lambda)`); a rejected trust-region step reuses its
-    direction.
+    decrement plus :math:`\|r\|^2/(2\lambda)`, on which CG also ends once it decides the
+    stop); a rejected trust-region step reuses its direction.
 
     **Stopping.** The relative gradient in the :math:`K_{\mathcal R\mathcal R}^{-1}`
     metric, :math:`\|g\|_{K^{-1}} / \max(\|g_{\rm loss}\|_{K^{-1}}, \|\lambda
