@@ -45,6 +45,7 @@ from ..contracts.ranking_ops import (
     _start,
     gap_bound,
     gradient_parts,
+    point_parts,
     relative_gradient,
     shared_parts,
 )
@@ -301,13 +302,13 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
     if exact:  # -- on in the eigen-coordinates w = Λ^{1/2} U^T β, which evaluate the start
         code = _SWITCH
     else:
-        p_cur, kb_cur = KR @ beta, KRR @ beta
-        f, gp_cur, st = value_at(beta, p_cur, kb_cur)
+        # each point evaluated afresh from the data (point_parts: p = K_R beta, not a sum
+        # of steps): the certificate finds the returned point's evaluation, not repeats it
+        f, gl, gr, _, st, p_cur, kb_cur = point_parts(rank, beta)
         if fallback is not None and not f < fallback[1]:
             beta = fallback[0]
-            p_cur, kb_cur = KR @ beta, KRR @ beta
-            f, gp_cur, st = value_at(beta, p_cur, kb_cur)
-        g, gl, gr = gradient_at(gp_cur, kb_cur)
+            f, gl, gr, _, st, p_cur, kb_cur = point_parts(rank, beta)
+        g = gl + gr
         rel = relgrad(g, gl, gr)
     while code != _SWITCH:
         code = _limit(rel, tol, k, max_iter, time_limit, t_solve)
@@ -336,9 +337,9 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
             cached = _subspace(lambda v: hess(st, v), g, s, Hs_acc)
         step, pred, radius = _subspace_step(cached, radius)
         snorm = float(np.linalg.norm(step))
-        q_step = KR @ step
-        k_step = KRR @ step
-        f_new, gp_new, st_new = value_at(beta + step, p_cur + q_step, kb_cur + k_step)
+        trial = beta + step
+        f_new, gl_new, gr_new, gp_new, st_new, p_new, kb_new = point_parts(rank, trial)
+        q_step, k_step = p_new - p_cur, kb_new - kb_cur
         t_acc = 1.0
         actual = f_new - f
         ratio = actual / pred if pred < 0 else -math.inf
@@ -362,13 +363,14 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
                     radius = max(radius, float(np.linalg.norm(step)))
                     ratio = (f_new - f) / (t_acc * slope)
         if f_new < f or (f_new <= f and ratio > 0):
-            beta = beta + step
-            if (k + 1) % 20 == 0:  # refresh the products against round-off drift
+            if t_acc == 1.0:
+                beta, p_cur, kb_cur, gl, gr = trial, p_new, kb_new, gl_new, gr_new
+                g = gl + gr
+            else:  # a backtracked step: its scores afresh
+                beta = beta + step
                 p_cur, kb_cur = KR @ beta, KRR @ beta
-            else:
-                p_cur, kb_cur = p_cur + t_acc * q_step, kb_cur + t_acc * k_step
+                g, gl, gr = gradient_at(gp_new, kb_cur)
             f, st = f_new, st_new
-            g, gl, gr = gradient_at(gp_new, kb_cur)
             rel = relgrad(g, gl, gr)
             no_decrease = 0
             cached = None
