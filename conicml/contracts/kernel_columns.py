@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from .._utils.engines import resolve_engine
+
 __all__ = ["KEEP_BYTES", "RESERVE_BYTES", "KernelColumns", "columns_for", "rbf_cross"]
 
 #: Largest store (bytes) a thread keeps between uses; the certificate adds columns up to
@@ -166,8 +168,21 @@ class KernelColumns:
         self.ensure(idx)
         return self._stored_product(idx, coef)
 
+    def block(self, rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """``K[rows][:, idx]`` (a copy), every column ``idx`` kept."""
+        self.ensure(idx)
+        # one flat gather (the store's transpose is C-contiguous: row s is column s)
+        flat = self.store.T.reshape(-1)
+        return flat.take(self.slot[idx][None, :] * self.n + np.asarray(rows)[:, None])
+
     def _stored_product(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
         slots = self.slot[idx]
+        gather = _gather_engine()
+        if gather is not None:  # the columns read where they are stored
+            out = np.zeros(self.n)
+            gather(self.store.T, np.ascontiguousarray(slots),
+                   np.ascontiguousarray(coef, dtype=float), out)
+            return out
         span = int(slots.max()) + 1
         if 2 * idx.size > span:  # most of the store's first columns: one product over them
             full = np.zeros(span)
@@ -194,6 +209,17 @@ class KernelColumns:
                 self._evaluate(part, blk)
                 g += blk @ v[part]
         return g
+
+
+def _gather_engine() -> Any:
+    """The compiled product with stored columns
+    (:func:`conicml._utils.column_gather.gather_matvec`), or ``None`` for NumPy's (a
+    gathered copy of the columns, or one product over the store's first columns)."""
+    if resolve_engine("kernel columns", "auto") != "numba":
+        return None
+    from .._utils.column_gather import gather_matvec
+
+    return gather_matvec
 
 
 _LOCAL = threading.local()  # one store per thread: folds fitted in threads never share one
