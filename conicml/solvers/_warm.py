@@ -303,7 +303,11 @@ class _FreeFactor:
     :math:`|A| + |D| + 1`; the block-LU active-set update of Gill, Murray, Saunders &
     Wright, 1990): :math:`Sz = t - B^\top Q_0^{-1}r_0`, :math:`a_0 = Q_0^{-1}(r_0 - Bz)`.
     The set is factored afresh (:func:`_kkt_solve`) when the changes exceed
-    ``FACTOR_REFRESH`` of it, or when the bordered solve fails.
+    ``FACTOR_REFRESH`` of it, or when the bordered solve fails. The columns of
+    :math:`L^{-1}B` (:math:`Q_0 = LL^\top`) do not depend on the right-hand side: each is
+    computed once per factor (``V``, for :math:`y_0`, each added variable and each dropped
+    one), so a round solves :math:`L` only for :math:`r_0` and the variables new to
+    :math:`A` or :math:`D`.
     """
 
     def __init__(self, columns: Any, y: np.ndarray) -> None:
@@ -313,6 +317,12 @@ class _FreeFactor:
         self.factor: Any = None
         self.refactors = 0
         self.updates = 0
+        # L^{-1} B column by column: V[:, 0] = L^{-1} y_0, V[:, added[j]] for an added
+        # variable j, V[:, dropped[p]] for the dropped position p of F_0 (-1: not yet)
+        self.V = np.empty((0, 0), order="F")
+        self.used = 0
+        self.added = np.full(y.size, -1, dtype=np.int64)
+        self.dropped = np.empty(0, dtype=np.int64)
 
     def _refactor(self, free: np.ndarray, r: np.ndarray, s: float
                   ) -> tuple[np.ndarray, float] | None:
@@ -330,7 +340,43 @@ class _FreeFactor:
         if factor is not False and np.all(np.isfinite(factor[0])):
             self.base, self.factor = free.copy(), factor
             self.pos[free] = np.arange(free.size)
+            self._reset_columns(yf)
         return _kkt_solve(yf, KFF, r, s, Q=Q, factor=factor)
+
+    def _reset_columns(self, y0: np.ndarray) -> None:
+        """A new factor: no column of :math:`L^{-1}B` but :math:`L^{-1}y_0`."""
+        m0 = y0.size
+        self.V = np.empty((m0, max(16, m0 // 4)), order="F")
+        self.V[:, 0] = scipy.linalg.lapack.dtrtrs(self.factor[0], y0, lower=1)[0]
+        self.used = 1
+        self.added[:] = -1
+        self.dropped = np.full(m0, -1, dtype=np.int64)
+
+    def _columns(self, A: np.ndarray, dropped: np.ndarray) -> bool:
+        """Compute the columns of :math:`L^{-1}B` of ``A`` (added variables) and
+        ``dropped`` (positions in F_0) not yet in ``V``; ``False`` if the solve fails."""
+        new_a = A[self.added[A] < 0]
+        new_d = dropped[self.dropped[dropped] < 0]
+        k = new_a.size + new_d.size
+        if not k:
+            return True
+        base = self.base
+        M = np.zeros((base.size, k), order="F")
+        M[:, :new_a.size] = (self.y[base][:, None] * self.y[new_a][None, :]) * (
+            self.columns.block(base, new_a))  # Q_{F_0 A}
+        M[new_d, new_a.size + np.arange(new_d.size)] = 1.0  # E_D
+        W, info = scipy.linalg.lapack.dtrtrs(self.factor[0], M, lower=1)
+        if info != 0:
+            return False
+        if self.used + k > self.V.shape[1]:
+            grown = np.empty((base.size, 2 * (self.used + k)), order="F")
+            grown[:, :self.used] = self.V[:, :self.used]
+            self.V = grown
+        self.V[:, self.used:self.used + k] = W
+        self.added[new_a] = self.used + np.arange(new_a.size)
+        self.dropped[new_d] = self.used + new_a.size + np.arange(new_d.size)
+        self.used += k
+        return True
 
     def solve(self, free: np.ndarray, r: np.ndarray, s: float
               ) -> tuple[np.ndarray, float] | None:
@@ -346,25 +392,25 @@ class _FreeFactor:
         k = added.size + dropped.size
         if k > FACTOR_REFRESH * max(base.size, free.size):
             return self._refactor(free, r, s)
-        y0, ya = self.y[base], self.y[free[added]]
-        m0, na = base.size, added.size
-        # [r_0, B] in one array: with Q_0 = L L^T, V = L^{-1}[r_0, B] gives
-        # B^T Q_0^{-1} B = V_B^T V_B and B^T Q_0^{-1} r_0 = V_B^T v_r (one triangular solve)
-        M = np.zeros((m0, k + 2), order="F")
-        M[at[at >= 0], 0] = r[at >= 0]
         A = free[added]
-        M[:, 1:na + 1] = (y0[:, None] * ya[None, :]) * self.columns.block(base, A)
-        M[:, na + 1] = y0
-        M[dropped, na + 2 + np.arange(dropped.size)] = 1.0
-        V, info = scipy.linalg.lapack.dtrtrs(self.factor[0], M, lower=1)
+        ya = self.y[A]
+        na = added.size
+        # with Q_0 = L L^T and V_B = L^{-1}B, v_r = L^{-1}r_0: B^T Q_0^{-1} B = V_B^T V_B
+        # and B^T Q_0^{-1} r_0 = V_B^T v_r
+        if not self._columns(A, dropped):
+            return self._refactor(free, r, s)
+        VB = self.V[:, np.concatenate([self.added[A], [0], self.dropped[dropped]])]
+        inside = at >= 0
+        r0 = np.zeros(base.size)
+        r0[at[inside]] = r[inside]
+        vr, info = scipy.linalg.lapack.dtrtrs(self.factor[0], r0, lower=1)
         if info != 0:
             return self._refactor(free, r, s)
-        VB = V[:, 1:]
         S = -(VB.T @ VB)
         S[:na, :na] += (ya[:, None] * ya[None, :]) * self.columns.block(A, A)
         S[:na, na] += ya
         S[na, :na] += ya
-        t = -(VB.T @ V[:, 0])
+        t = -(VB.T @ vr)
         t[:na] += r[added]
         t[na] += s
         self.updates += 1
@@ -372,10 +418,9 @@ class _FreeFactor:
             z = np.linalg.solve(S, t)
         except np.linalg.LinAlgError:
             return self._refactor(free, r, s)
-        a0, info = scipy.linalg.lapack.dtrtrs(self.factor[0], V[:, 0] - VB @ z, lower=1,
-                                              trans=1)
+        a0, info = scipy.linalg.lapack.dtrtrs(self.factor[0], vr - VB @ z, lower=1, trans=1)
         a = np.empty(free.size)
-        a[at >= 0] = a0[at[at >= 0]]
+        a[inside] = a0[at[inside]]
         a[added] = z[:na]
         if info != 0 or not (np.all(np.isfinite(a)) and np.isfinite(z[na])):
             return self._refactor(free, r, s)
