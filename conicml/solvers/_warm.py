@@ -327,8 +327,9 @@ class _FreeFactor:
     def _refactor(self, free: np.ndarray, r: np.ndarray, s: float
                   ) -> tuple[np.ndarray, float] | None:
         yf = self.y[free]
-        KFF = self.columns.block(free, free)
-        Q = (yf[:, None] * yf[None, :]) * KFF
+        Q = self.columns.block(free, free)  # a copy: Q = (y y^T) o K_FF in place
+        Q *= yf[:, None]
+        Q *= yf[None, :]
         self.refactors += 1
         if self.base is not None:
             self.pos[self.base] = -1
@@ -341,7 +342,7 @@ class _FreeFactor:
             self.base, self.factor = free.copy(), factor
             self.pos[free] = np.arange(free.size)
             self._reset_columns(yf)
-        return _kkt_solve(yf, KFF, r, s, Q=Q, factor=factor)
+        return _kkt_solve(yf, Q, r, s, Q=Q, factor=factor)
 
     def _reset_columns(self, y0: np.ndarray) -> None:
         """A new factor: no column of :math:`L^{-1}B` but :math:`L^{-1}y_0`."""
@@ -521,13 +522,18 @@ def smo_alpha(previous: Any, old: Any, new: Any,
         if pred is not None:
             point, free, g_bound, bounded, p_free = pred
             # the round-off of the solve, in the box and the balance (only free
-            # variables move: the bounded ones are at u_new exactly)
-            x0 = _balanced_box_start(np.clip(point, 0.0, u_new), y, u_new, u_new)
-            fixed = np.ones(y.size, dtype=bool)
-            fixed[free] = False
-            # the products hold while only free variables moved (the balance gives the
-            # excess back from them unless they do not hold it)
-            if x0 is not None and np.array_equal(x0[fixed], point[fixed]):
+            # variables move: the bounded ones are at u_new exactly, the others at 0)
+            x0 = point.copy()
+            x0[free] = np.clip(point[free], 0.0, u_new[free])
+            if abs(float(y @ x0)) > 1e-12 * max(1.0, float(u_new.sum())):
+                x0 = _balanced_box_start(x0, y, u_new, u_new)
+                fixed = np.ones(y.size, dtype=bool)
+                fixed[free] = False
+                # the products hold while only free variables moved (the balance gives
+                # the excess back from them unless they do not hold it)
+                if x0 is not None and not np.array_equal(x0[fixed], point[fixed]):
+                    x0 = None
+            if x0 is not None:
                 xf = x0[free]
                 top = xf >= u_new[free]  # free variables that landed on their bound
                 Kb = g_bound + columns.product(free[top], u_new[free][top] * y[free][top])
