@@ -67,10 +67,11 @@ class KernelColumns:
     """The kernel columns ``K[:, j]`` of inputs ``X``, in one column-major store.
 
     ``slot[j]`` is the store's column holding ``K[:, j]`` (-1: not evaluated), ``col``
-    the inverse map. :meth:`front` arranges given columns at the front of the store (one
-    contiguous block, a swap per column moved); :meth:`product` and :meth:`matvec` are
-    products with stored columns. ``serial`` names the store (a new store, a new
-    serial).
+    the inverse map. :meth:`product` and :meth:`matvec` are products with stored
+    columns, read where they are stored (compiled; NumPy's twin gathers a copy),
+    :meth:`block` a block ``K[rows][:, idx]``; :meth:`front` arranges given columns at
+    the front of the store (one contiguous block, a swap per column moved). ``serial``
+    names the store (a new store, a new serial).
     """
 
     def __init__(self, kernel: Any, X: np.ndarray) -> None:
