@@ -169,6 +169,15 @@ class KernelColumns:
         self.ensure(idx)
         return self._stored_product(idx, coef)
 
+    def prepare(self, idx: np.ndarray) -> None:
+        """Make the columns ``idx`` ready for products: evaluated and kept; under the NumPy
+        engine moved to the front too (:meth:`front`), so that a product over them reads
+        one contiguous block instead of a gathered copy."""
+        if _gather_engine() is None:
+            self.front(idx)
+        else:
+            self.ensure(idx)
+
     def block(self, rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """``K[rows][:, idx]`` (a copy), every column ``idx`` kept."""
         self.ensure(idx)

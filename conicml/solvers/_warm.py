@@ -94,7 +94,7 @@ class _GramColumns:
         self.n = K.shape[0]
         self.nbytes = 0
 
-    def ensure(self, idx: np.ndarray) -> None:
+    def prepare(self, idx: np.ndarray) -> None:
         """Every column is there."""
 
     def block(self, rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -173,7 +173,7 @@ def _active_set_alpha(alpha: np.ndarray, y: np.ndarray, u_old: np.ndarray,
     for _ in range(PREDICTOR_ROUNDS):
         if free.size > PREDICTOR_MAX_FREE or free.size == 0:
             return None
-        columns.ensure(free)
+        columns.prepare(free)
         yf = y[free]
         rhs = 1.0 - yf * g_bound[free]
         sol = (_kkt_solve(yf, columns.block(free, free), rhs, bal) if factor is None

@@ -169,6 +169,11 @@ def test_store_products_blocks_and_front_are_the_gram_matrix(engine, monkeypatch
         rows = rng.choice(90, 11, replace=False)
         assert_allclose(store.block(rows, idx), K[np.ix_(rows, idx)], rtol=1e-12,
                         atol=1e-12)
+        store.prepare(idx)  # evaluated; under the NumPy engine at the front as well
+        assert np.all(store.slot[idx] >= 0)
+        if engine == "numpy":
+            assert sorted(store.col[:idx.size]) == sorted(idx)
+        assert_allclose(store.product(idx, coef), K[:, idx] @ coef, rtol=1e-12, atol=1e-12)
         KF, order = store.front(idx)
         assert sorted(order) == sorted(idx)
         assert_allclose(KF, K[:, order], rtol=1e-12, atol=1e-12)
