@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import os
 import threading
 import weakref
 from typing import Any
 
 import numpy as np
 
-from .._utils.engines import resolve_engine
+from .._utils.engines import ENGINE_ENV, resolve_engine
 
 __all__ = ["KEEP_BYTES", "RESERVE_BYTES", "KernelColumns", "columns_for", "rbf_cross"]
 
@@ -225,11 +226,18 @@ def _gather_engine() -> Any:
     """The compiled product with stored columns
     (:func:`conicml._utils.column_gather.gather_matvec`), or ``None`` for NumPy's (a
     gathered copy of the columns, or one product over the store's first columns)."""
-    if resolve_engine("kernel columns", "auto") != "numba":
-        return None
-    from .._utils.column_gather import gather_matvec
+    env = os.environ.get(ENGINE_ENV)
+    if env not in _GATHER:  # decided once per value of the environment variable
+        if resolve_engine("kernel columns", "auto") != "numba":
+            _GATHER[env] = None
+        else:
+            from .._utils.column_gather import gather_matvec
 
-    return gather_matvec
+            _GATHER[env] = gather_matvec
+    return _GATHER[env]
+
+
+_GATHER: dict[str | None, Any] = {}
 
 
 _LOCAL = threading.local()  # one store per thread: folds fitted in threads never share one
