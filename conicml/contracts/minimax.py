@@ -269,8 +269,10 @@ class KernelScatter:
         self._factor: tuple[bool, _BlockFactor] | None = None  # (x held?, factor)
         self._cfro: float | None = None
         self._glam: float | None = None  # the bound on lambda_max(G) of _c_norm
-        #: (c, T, S) of the last single-column solves H(c) S = T (original coordinates)
-        self._recent: list[tuple[float, np.ndarray, np.ndarray]] = []
+        #: the last single-column solves H(c) S = T (original coordinates), each as
+        #: [c, T, S, B, dS]: B the right-hand side given to :meth:`solve`, dS the solution
+        #: of its tangent solve at the same c (None until one is made)
+        self._recent: list[list] = []
         self._solve_y: tuple[np.ndarray, np.ndarray] | None = None
         #: number of block factorisations (of order n in all), of Schur-complement
         #: factorisations (order of one class) and of conjugate-gradient solves so far
@@ -434,19 +436,42 @@ class KernelScatter:
         r"""A first iterate :math:`S` for :math:`H(c)S = T`: for one right-hand side
         within an angle of 1e-2 of one solved before at a weight within a spread of 1.5
         of ``c`` (along the weight curve the same right-hand side recurs at ever closer
-        weights, and the derivative's moves slowly), that solution scaled to it, the
-        nearest such; else ``None`` (start at 0)."""
+        weights, and the derivative's moves slowly), that solution carried to ``c`` and
+        scaled to it, the nearest such; else ``None`` (start at 0).
+
+        The solution is :math:`S(c) = D_cCX(c)` with :math:`X(c) = M(c)^{-1}B`
+        (:math:`CM^{-1} = D_c^{-1}H^{-1}C` by the Woodbury identity), so the explicit
+        factor :math:`D_c` is carried exactly; with the tangent solve of that entry
+        (:math:`X_t = M^{-1}(\Sigma_x - \Sigma_y)X = -X'(c)`, :math:`S_t = D_cCX_t`) the
+        first-order prediction :math:`S(c') \approx D_{c'}D_c^{-1}(S - (c' - c)S_t)`."""
         if T.shape[1] != 1 or not self._recent:
             return None
         t = T[:, 0]
         tt = float(t @ t)
         best, start = 1.5, None
-        for cp, tp, sp in self._recent:
+        for cp, tp, sp, _, dsp in self._recent:
             tpt = float(tp @ t)
             cos2 = tpt * tpt / max(tt * float(tp @ tp), np.finfo(float).tiny)
             if cos2 > 1.0 - 1e-4 and self.spread(c, cp) < best:
-                best, start = self.spread(c, cp), (sp * (tpt / float(tp @ tp)))[:, None]
+                best = self.spread(c, cp)
+                s = sp if dsp is None else sp - (c - cp) * dsp
+                s = s * (tpt / float(tp @ tp))
+                s[:self.n_x] *= c / cp
+                s[self.n_x:] *= (1.0 - c) / (1.0 - cp)
+                start = s[:, None]
         return start
+
+    def _keep(self, c: float, T: np.ndarray, S: np.ndarray, B: np.ndarray,
+              tangent_of: np.ndarray | None) -> None:
+        """Keep a single-column solve for the starts of later ones (:meth:`_start`); a
+        tangent solve (``tangent_of`` the right-hand side of an earlier solve at ``c``)
+        is also attached to that solve."""
+        if tangent_of is not None:
+            for entry in self._recent:
+                if entry[0] == c and entry[3] is tangent_of:
+                    entry[4] = S
+                    break
+        self._recent = ([[c, T, S, B, None]] + self._recent)[:4]
 
     def _apply_inverse(self, c: float, V: np.ndarray) -> np.ndarray:
         r"""The Woodbury form of :math:`M(c)^{-1}V` with the current factor's :math:`P` in
@@ -457,7 +482,8 @@ class KernelScatter:
         return (V - self._ct(S, V.shape[0])) / self._mu(c)
 
     def solve(self, c: float, B: np.ndarray, near: float = 1.5, rtol: float = 1e-13,
-              max_iter: int = 40, products: bool = False
+              max_iter: int = 40, products: bool = False,
+              tangent_of: np.ndarray | None = None
               ) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
         r""":math:`M(c)^{-1}B` (``B`` a vector or the columns of a matrix).
 
@@ -475,7 +501,11 @@ class KernelScatter:
         is at most ``rtol`` times :math:`\|B\|`; the result is accepted only when the
         residual of :math:`M(c)` itself, recomputed, is at most ``rtol`` (else conjugate
         gradients on :math:`M(c)` refine it). With ``products``, returns
-        ``(X, Sigma_x X, Sigma_y X)`` (the products of that check)."""
+        ``(X, Sigma_x X, Sigma_y X)`` (the products of that check). ``tangent_of``: ``B``
+        is :math:`(\Sigma_x - \Sigma_y)X_0` for the result :math:`X_0` of an earlier
+        single-column solve at the same ``c`` with the right-hand side ``tangent_of``
+        (the same object), so that the result is :math:`-X_0'(c)`; kept for the first
+        iterates of later solves (:meth:`_start`), which it does not change otherwise."""
         vec = B.ndim == 1
         B2 = B[:, None] if vec else B
         r = B2.shape[0]
@@ -508,7 +538,7 @@ class KernelScatter:
                              target=h_target / l_norm)
                 S = F.upper(t, Y)
                 if ok and Y.shape[1] == 1:
-                    self._recent = ([(c, T[:, 0], S[:, 0])] + self._recent)[:4]
+                    self._keep(c, T[:, 0], S[:, 0], B, tangent_of)
                 return (B2 - self._ct(S, r)) / mu, ok
 
             self._c_norm()

@@ -82,10 +82,12 @@ class _Curve:
         r""":math:`(w^\top\Sigma_xw, w^\top\Sigma_yw)`."""
         return self.dot(w, self.sx_mv(w)), self.dot(w, self.sy_mv(w))
 
-    def solve(self, c: float, L: np.ndarray, b: np.ndarray,
-              rtol: float = _SOLVE_RTOL) -> np.ndarray:
+    def solve(self, c: float, L: np.ndarray, b: np.ndarray, rtol: float = _SOLVE_RTOL,
+              tangent_of: np.ndarray | None = None) -> np.ndarray:
         r""":math:`M(c)^{-1}b` with the factor ``L`` of :meth:`factor` (direct: ``rtol``
-        is for the iterative solves of :class:`_ScatterCurve`)."""
+        and ``tangent_of`` are for the iterative solves of :class:`_ScatterCurve`: ``b``
+        is :math:`(\Sigma_x - \Sigma_y)M(c)^{-1}` times the right-hand side
+        ``tangent_of``, the derivative's solve)."""
         return cho_solve((L, True), b, check_finite=False)
 
     def solve_products(self, c: float, L: np.ndarray, b: np.ndarray,
@@ -155,8 +157,9 @@ class _Curve:
             # full accuracy), so its solve stops at a looser relative residual
             lo_, hi_ = _DERIVATIVE_RTOL
             rtol = min(max(_DERIVATIVE_GAIN * abs(float(out["g"])), lo_), hi_)
-            # (inner products of the solve's own result: a GramScatter keeps its K X)
-            xs = self.solve(c, L, q * (Sxw - Syw), rtol=rtol)  # -w_u'
+            # (inner products of the solve's own result: a GramScatter keeps its K X; the
+            # scatter keeps xs for the first iterates of the next points' solves)
+            xs = self.solve(c, L, q * (Sxw - Syw), rtol=rtol, tangent_of=self.d)  # -w_u'
             dd = -self.dot(self.d, xs)
             # w' = (w_u' - w d^T w_u') / q and w^T Sigma w = sigma^2
             dsx = (-self.dot(xs, Sxw) - dd * sx * sx) / (q * sx)
@@ -212,10 +215,10 @@ class _ScatterCurve(_Curve):
             # Gram matrix): treated as a point where M(c) is not definite
             return None
 
-    def solve(self, c: float, L: object, b: np.ndarray,
-              rtol: float = _SOLVE_RTOL) -> np.ndarray:
+    def solve(self, c: float, L: object, b: np.ndarray, rtol: float = _SOLVE_RTOL,
+              tangent_of: np.ndarray | None = None) -> np.ndarray:
         with one_blas_thread():  # matrix-vector products: one thread (see factor)
-            return self.scatter.solve(c, b, rtol=rtol)
+            return self.scatter.solve(c, b, rtol=rtol, tangent_of=tangent_of)
 
     def solve_products(self, c: float, L: object, b: np.ndarray,
                        rtol: float = _SOLVE_RTOL) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

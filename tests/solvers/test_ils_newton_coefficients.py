@@ -185,3 +185,41 @@ def test_class_centred_gram_is_j_k_j(n, n_x):
               mm._class_centred_gram(K, n_x, out=np.empty_like(K), means=K @ E),
               mm._class_centred_gram(K.copy(), n_x)):
         assert np.abs(G - ref).max() <= 1e-12 * scale
+
+
+@pytest.mark.parametrize("c", [0.3, 0.8])
+def test_kept_solves_predict_the_next_weights_solution(c):
+    """The first iterate of a solve along the weight curve (``_start``): a kept solution
+    S(c) = D_c C X(c) of H(c) S = C B (closed form, from the Woodbury identity) carried
+    to c' by D_c' D_c^-1 is first-order accurate, and with the tangent solve's
+    X_t = M^-1 (Sigma_x - Sigma_y) X = -X'(c) second-order (Taylor's theorem): the
+    errors against the solution at c' itself fall as h and h^2."""
+    X, y = _data(6, 120, "ringnorm")
+    _, coef = _programs("bmpm", X, y, "rbf", (2e-3, 1e-3))
+    sc = coef.data["scatter"]
+    e = sc.d_rep
+    Xc = sc.solve(c, e)
+    entry = sc._recent[0]
+    T, S = entry[1], entry[2]
+    D = np.r_[np.full(sc.n_x, c), np.full(e.size - sc.n_x, 1.0 - c)]
+    np.testing.assert_allclose(S, D * sc._c(Xc[:, None])[:, 0], rtol=0,
+                               atol=1e-10 * np.abs(S).max())
+    Sx, Sy = sc.sigmas(Xc[:, None])
+    sc.solve(c, (Sx - Sy)[:, 0], tangent_of=e)
+    assert entry[4] is not None  # the tangent is attached to the solve with e
+
+    def errors(h):
+        exact = sc.solve(c + h, e, rtol=1e-14)
+        Dh = np.r_[np.full(sc.n_x, c + h), np.full(e.size - sc.n_x, 1.0 - c - h)]
+        ref = Dh * sc._c(exact[:, None])[:, 0]
+        sc._recent = [entry]
+        second = sc._start(c + h, T[:, None])[:, 0]
+        sc._recent = [[*entry[:4], None]]
+        first = sc._start(c + h, T[:, None])[:, 0]
+        scale = np.linalg.norm(ref)
+        return np.linalg.norm(first - ref) / scale, np.linalg.norm(second - ref) / scale
+
+    (f1, s1), (f2, s2) = errors(1e-2), errors(1e-3)
+    assert 5 < f1 / f2 < 20  # first order
+    assert 50 < s1 / s2 < 200  # second order
+    assert s2 < 1e-2 * f2
