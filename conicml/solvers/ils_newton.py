@@ -49,14 +49,19 @@ _MAX_STEP = 2.0
 #: its solve stops at _DERIVATIVE_GAIN |g| within these bounds.
 _SOLVE_RTOL = 1e-13
 #: Far from the root an evaluation only steers the next Newton step: its solve stops at
-#: _FAR_GAIN g^2 (g the current point's; the next |g| is about a tenth of g^2 or more)
-#: within (_SOLVE_RTOL, _FAR_RTOL), and a point is evaluated again at _SOLVE_RTOL before
-#: its g is used when |g| is within _FAR_MARGIN times that tolerance.
-_FAR_GAIN = 1e-3
+#: _FAR_GAIN g^2 (g the current point's; the next |g| is about a tenth of g^2 with
+#: Newton's step, less with the curvature-corrected one of _newton_step, so g there is
+#: kept well below it) within (_SOLVE_RTOL, _FAR_RTOL), and a point is evaluated again
+#: at _SOLVE_RTOL before its g is used when |g| is within _FAR_MARGIN times that
+#: tolerance.
+_FAR_GAIN = 1e-5
 _FAR_RTOL = 1e-6
 _FAR_MARGIN = 100.0
 _DERIVATIVE_RTOL = (1e-10, 1e-5)
 _DERIVATIVE_GAIN = 1e-3
+#: |g| of the previous point below which its derivative enters the curvature of the next
+#: Newton step (:func:`_newton_step`); larger: g saturates and the quotient misleads.
+_CURVATURE_G = 0.1
 
 
 class _Curve:
@@ -85,9 +90,8 @@ class _Curve:
     def solve(self, c: float, L: np.ndarray, b: np.ndarray, rtol: float = _SOLVE_RTOL,
               tangent_of: np.ndarray | None = None) -> np.ndarray:
         r""":math:`M(c)^{-1}b` with the factor ``L`` of :meth:`factor` (direct: ``rtol``
-        and ``tangent_of`` are for the iterative solves of :class:`_ScatterCurve`: ``b``
-        is :math:`(\Sigma_x - \Sigma_y)M(c)^{-1}` times the right-hand side
-        ``tangent_of``, the derivative's solve)."""
+        and ``tangent_of``, ``b`` being :math:`(\Sigma_x - \Sigma_y)M(c)^{-1}` times
+        that right-hand side, are for the iterative solves of :class:`_ScatterCurve`)."""
         return cho_solve((L, True), b, check_finite=False)
 
     def solve_products(self, c: float, L: np.ndarray, b: np.ndarray,
@@ -157,8 +161,7 @@ class _Curve:
             # full accuracy), so its solve stops at a looser relative residual
             lo_, hi_ = _DERIVATIVE_RTOL
             rtol = min(max(_DERIVATIVE_GAIN * abs(float(out["g"])), lo_), hi_)
-            # (inner products of the solve's own result: a GramScatter keeps its K X; the
-            # scatter keeps xs for the first iterates of the next points' solves)
+            # (inner products of the solve's own result: a GramScatter keeps its K X)
             xs = self.solve(c, L, q * (Sxw - Syw), rtol=rtol, tangent_of=self.d)  # -w_u'
             dd = -self.dot(self.d, xs)
             # w' = (w_u' - w d^T w_u') / q and w^T Sigma w = sigma^2
@@ -253,17 +256,47 @@ def _start_weight(curve: _Curve, x0: np.ndarray) -> float:
     return 0.5
 
 
-def _next_point(curve: _Curve, cur: dict, lo: float,
-                hi: float) -> tuple[dict | None, float, float]:
+def _logit(c: float) -> float:
+    return math.log(c / (1.0 - c))
+
+
+def _newton_step(cur: dict, prev: dict | None) -> float:
+    r"""The step in the log-odds :math:`t` from ``cur``: Newton's
+    :math:`\delta = -g/g_t`, corrected by the curvature of :math:`g` when the previous
+    point (``prev``, with its derivative) is near the root (:math:`|g| <`
+    ``_CURVATURE_G``) and farther from ``cur`` than Newton's step: with
+    :math:`g_{tt}` the difference quotient of the two derivatives, the root of the
+    quadratic model :math:`g + g_t\delta + \tfrac12 g_{tt}\delta^2` next to Newton's
+    (:math:`\delta = -g/(g_t + \tfrac12 g_{tt}\delta_N)`, convergence of order
+    :math:`1 + \sqrt2` instead of 2), taken only while the correction is below a tenth."""
+    c, g = cur["c"], cur["g"]
+    dg = cur["dg"] * c * (1.0 - c)
+    if not (math.isfinite(dg) and dg != 0):
+        return math.nan
+    step = -g / dg
+    if prev is not None and math.isfinite(prev.get("dg", math.nan)) and \
+            abs(prev["g"]) < _CURVATURE_G:
+        cp = prev["c"]
+        dt = _logit(c) - _logit(cp)
+        if dt != 0 and abs(step) < abs(dt):
+            dgp = prev["dg"] * cp * (1.0 - cp)
+            corr = 0.5 * (dg - dgp) / dt * step / dg
+            if abs(corr) < 0.1:
+                step /= 1.0 + corr
+    return step
+
+
+def _next_point(curve: _Curve, cur: dict, lo: float, hi: float,
+                prev: dict | None = None) -> tuple[dict | None, float, float]:
     """The safeguarded step from ``cur`` inside the bracket ``(lo, hi)`` (Notes of
-    :func:`solve_ils_newton`): the evaluated next point (``None`` when the bracket has
-    shrunk to floating-point width) and the bracket it leaves."""
+    :func:`solve_ils_newton`; ``prev`` the point before, for :func:`_newton_step`): the
+    evaluated next point (``None`` when the bracket has shrunk to floating-point width)
+    and the bracket it leaves."""
     curve.add_derivative(cur)
     c, g = cur["c"], cur["g"]
     # Newton in the log-odds t = log(c / (1 - c)) (dg/dt = c(1 - c) dg/dc): optima
     # near c = 0 or 1 (BMPM) are reached without bisecting towards the end
-    dg = cur["dg"] * c * (1.0 - c)
-    step = -g / dg if math.isfinite(dg) and dg != 0 else math.nan
+    step = _newton_step(cur, prev)
     cn = 1.0 / (1.0 + math.exp(-max(min(math.log(c / (1.0 - c)) + step, 700.0), -700.0))) \
         if math.isfinite(step) else math.nan
     if not (math.isfinite(step) and abs(step) <= _MAX_STEP and lo < cn < hi):
@@ -470,7 +503,7 @@ def solve_ils_newton(
             return _delegate(program, "no point with N(w) > 0 found on the weight curve "
                              "(kappa* <= 0 or not the regular case)", delegate_opts)
     lo, hi = 0.0, 1.0
-    cur = first
+    cur, prev = first, None
     history: list[tuple[int, float, float]] = []
     reason: int = Reason.MAX_ITER
     best = first
@@ -507,11 +540,11 @@ def solve_ils_newton(
             break
         if k == max_iter:
             break
-        nxt, lo, hi = _next_point(curve, cur, lo, hi)
+        nxt, lo, hi = _next_point(curve, cur, lo, hi, prev)
         if nxt is None:
             reason = 4
             break
-        cur = nxt
+        prev, cur = cur, nxt
     last = cur if cur["N"] > 0 else best
     w = last["w"]
     solve_time = driver.elapsed
