@@ -357,7 +357,8 @@ def _scatter_decrement(scatter: Any, v: np.ndarray, e: np.ndarray, a: np.ndarray
     :math:`UWU^\top` of rank three, inverted by the Woodbury identity over
     ``scatter.solve`` (:math:`M(c')^{-1}` on four vectors). The KKT residual of the step is
     then recomputed with :math:`H` itself (products only), as :func:`newton_decrement`
-    does, and a residual above ``1e-6`` of :math:`\|e\|` gives ``inf``.
+    does, and a residual above ``1e-6`` of :math:`\|e\|` gives ``inf``. Of the four
+    solves three are made: :math:`M(c')v = c'g_x + (1-c')g_y` gives the fourth.
     """
     dot = scatter.dot  # the coordinates' inner product (Euclidean, or K's: GramScatter)
     gx, gy = scatter.sigmas(v) if g is None else g  # (Sigma_x v, Sigma_y v)
@@ -373,15 +374,23 @@ def _scatter_decrement(scatter: Any, v: np.ndarray, e: np.ndarray, a: np.ndarray
     if not (aa > 0 and alpha > 0 and 0.0 < c < 1.0):
         return math.inf
     t = dot(a, hess(a)) / (aa * aa) + alpha * scatter._mu(c) / aa
-    cols, winv = [a], [1.0 / t]
-    for p_, s_, g_ in ((px, sx, gx), (py, sy, gy)):
+    cols, winv, inv_g = [a], [1.0 / t], []
+    # (alpha M(c'))^-1 [e, U]; relative residual 1e-10: the decrement is then accurate
+    # to about that (relative), and its step is checked against H below anyway. As
+    # M(c')v = c'g_x + (1 - c')g_y, M(c')^-1 g of the class of the larger weight is
+    # (v - w M(c')^-1 g_minor) / (1 - w), w <= 1/2 the smaller weight: three solves
+    minor = 1 if c >= 0.5 else 0
+    w_minor = 1.0 - c if minor else c
+    Z = scatter.solve(c, np.column_stack([e, a, (gx, gy)[minor]]), rtol=1e-10)
+    g_inv = [Z[:, 2], Z[:, 2]]
+    g_inv[1 - minor] = (v - w_minor * Z[:, 2]) / (1.0 - w_minor)
+    for p_, s_, g_, y_ in ((px, sx, gx, g_inv[0]), (py, sy, gy, g_inv[1])):
         if p_ != 0.0:
             cols.append(g_)
             winv.append(-(s_**3) / p_)
+            inv_g.append(y_)
     U = np.stack(cols, axis=1)
-    # (alpha M(c'))^-1 [e, U]; relative residual 1e-10: the decrement is then accurate
-    # to about that (relative), and its step is checked against H below anyway
-    Y = scatter.solve(c, np.column_stack([e, U]), rtol=1e-10) / alpha
+    Y = np.column_stack([Z[:, 0], Z[:, 1], *inv_g]) / alpha
     UtY = scatter.inner_matrix(U, Y)
     cap = np.diag(winv) + UtY[:, 1:]
     try:

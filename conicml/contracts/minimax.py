@@ -587,7 +587,12 @@ class KernelScatter:
 
         B2 = b[:, None]
         with one_blas_thread():
-            X, _ = _pcg(self.sigma_y, inverse, B2, inverse(B2), 1e-13, 5, inner=self.inner)
+            # accepted on its recomputed residual (at most 1e-13 of b, through the bound of
+            # _residual_norms where that settles it), else refined
+            X = inverse(B2)
+            target = 1e-13 * self._c_and_norms(B2)[1]
+            if np.any(self._residual_norms(B2 - self.sigma_y(X), target) > target):
+                X, _ = _pcg(self.sigma_y, inverse, B2, X, 1e-13, 5, inner=self.inner)
         self._solve_y = (np.array(b, copy=True), X[:, 0].copy())
         return X[:, 0]
 
@@ -637,6 +642,7 @@ class GramScatter(KernelScatter):
         self._kcache: list[tuple[np.ndarray, np.ndarray]] = []
         self._last_kv: tuple[np.ndarray, np.ndarray] | None = None
         self._kmax: float | None = None  # Gershgorin's bound on lambda_max(K)
+        self._last_sqs: tuple[np.ndarray, tuple[float, float]] | None = None
         self._blocks_xy = (slice(0, n_x), slice(n_x, n))
         self.sizes = (n_x, n - n_x)
 
@@ -681,7 +687,11 @@ class GramScatter(KernelScatter):
         return self._sigma(self.kmul(V), V, 0)
 
     def sigma_y(self, V: np.ndarray) -> np.ndarray:
-        return self._sigma(self.kmul(V), V, 1)
+        # only the negative class's rows of K V enter
+        blk = self._blocks_xy[1]
+        out = self.rho_y * V
+        out[blk] += self._centre(self.K[blk] @ V, 1, 2)
+        return out
 
     def sigmas(self, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         KV = self.kmul(V)
@@ -722,19 +732,30 @@ class GramScatter(KernelScatter):
 
     def _k_of(self, v: np.ndarray) -> np.ndarray:
         # K v for the vectors whose inner products come in pairs (the weight vector
-        # against both covariances' products): the last two are kept, by identity
+        # against both covariances' products): the last two are kept, by identity, and
+        # that of the last sigmas()
         for obj, kv in self._kcache:
             if obj is v:
                 return kv
         if v is self.d_rep:
             return self._kd
+        last = self._last_kv
+        if last is not None and last[0] is v:
+            kv = last[1]
+            self._kcache = [(v, kv)] + self._kcache[:1]
+            return kv
         kv = self.kmul(v)
         self._kcache = [(v, kv)] + self._kcache[:1]
         return kv
 
     def sigma_sqs(self, z: np.ndarray) -> tuple[float, float]:
         r""":math:`(\sigma_x^2, \sigma_y^2)`, :math:`\sigma_a^2 = \|J_a(Kz)_a\|^2 +
-        \rho_a z^\top Kz`, from one product with :math:`K`."""
+        \rho_a z^\top Kz`, from one product with :math:`K`; the last argument equal in
+        value reads the last result (a decode asks twice for the same normalised
+        point)."""
+        last = self._last_sqs
+        if last is not None and np.array_equal(last[0], z):
+            return last[1]
         with one_blas_thread():
             kz = self.kmul(z)
         zkz = float(z @ kz)
@@ -742,7 +763,29 @@ class GramScatter(KernelScatter):
         for a, blk in enumerate(self._blocks_xy):
             cz = self._centre(kz[blk], a, 1)
             out.append(float(cz @ cz) + (self.rho_x, self.rho_y)[a] * zkz)
+        self._last_sqs = (np.array(z, copy=True), (out[0], out[1]))
         return out[0], out[1]
+
+    def galerkin(self, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        r"""The program restricted to the representatives supported on ``size`` points
+        (every :math:`\lceil n/\text{size}\rceil`-th, so both classes in proportion):
+        with :math:`z = E\beta` (:math:`E` those columns of the identity), the mean
+        difference :math:`E^\top Ke` and the covariances :math:`Q_a = (J_aK_{a,:}E)^\top
+        (J_aK_{a,:}E) + \rho_aE^\top KE`, i.e. :math:`\sigma_a^2(E\beta) =
+        \beta^\top Q_a\beta` (a Galerkin restriction, :math:`O(n\,\text{size}^2)`: the
+        rows of :math:`K` at those points); ``None`` when ``size`` is not below a quarter
+        of :math:`n` (the restriction would cost about what the program does)."""
+        n = self.K.shape[0]
+        if not 0 < 4 * size <= n:
+            return None
+        idx = np.arange(0, n, -(-n // size))
+        rows = self.K[idx]  # E^T K, contiguous rows (K is symmetric)
+        Q = []
+        with one_blas_thread():
+            for a, blk in enumerate(self._blocks_xy):
+                C = self._centre(rows[:, blk].T, a, 1)  # J_a K_{a,:} E
+                Q.append(C.T @ C + (self.rho_x, self.rho_y)[a] * rows[:, idx])
+        return self._kd[idx].copy(), Q[0], Q[1]
 
     def forget(self) -> None:
         """Drop the kept products with :math:`K` (they are matched by identity: a solve or
