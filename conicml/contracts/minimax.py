@@ -694,7 +694,9 @@ class GramScatter(KernelScatter):
         return out
 
     def sigmas(self, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        KV = self.kmul(V)
+        KV = self._kept(V)
+        if KV is None:
+            KV = self.kmul(V)
         self._last_kv = (V, KV)
         return self._sigma(KV, V, 0), self._sigma(KV, V, 1)
 
@@ -705,7 +707,7 @@ class GramScatter(KernelScatter):
         if last is None or x.ndim != 1 or last[0].ndim != 2 or last[0].shape[1] != 1 or \
                 not np.shares_memory(x, last[0]):
             return
-        self._kcache = [(x, last[1][:, 0])] + self._kcache[:1]
+        self._keep_kv(x, last[1][:, 0])
 
     def _c_and_norms(self, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # the weight curve solves with the mean difference's representative at every
@@ -728,25 +730,32 @@ class GramScatter(KernelScatter):
 
     def remember(self, v: np.ndarray, kv: np.ndarray) -> None:
         """Keep :math:`Kv` (formed by the caller) for the inner products with ``v``."""
-        self._kcache = [(v, kv)] + self._kcache[:1]
+        self._keep_kv(v, kv)
+
+    def _keep_kv(self, v: np.ndarray, kv: np.ndarray) -> None:
+        # the last four, by identity (the certificate's decrement pairs four vectors)
+        self._kcache = [(v, kv)] + self._kcache[:3]
 
     def _k_of(self, v: np.ndarray) -> np.ndarray:
         # K v for the vectors whose inner products come in pairs (the weight vector
-        # against both covariances' products): the last two are kept, by identity, and
-        # that of the last sigmas()
+        # against both covariances' products): kept by identity, with that of the last
+        # sigmas()
+        kv = self._kept(v)
+        if kv is None:
+            kv = self.kmul(v)
+        if kv is not self._kd:
+            self._keep_kv(v, kv)
+        return kv
+
+    def _kept(self, v: np.ndarray) -> np.ndarray | None:
+        """A kept :math:`Kv` (matched by identity), else ``None``."""
         for obj, kv in self._kcache:
             if obj is v:
                 return kv
         if v is self.d_rep:
             return self._kd
         last = self._last_kv
-        if last is not None and last[0] is v:
-            kv = last[1]
-            self._kcache = [(v, kv)] + self._kcache[:1]
-            return kv
-        kv = self.kmul(v)
-        self._kcache = [(v, kv)] + self._kcache[:1]
-        return kv
+        return last[1] if last is not None and last[0] is v else None
 
     def sigma_sqs(self, z: np.ndarray) -> tuple[float, float]:
         r""":math:`(\sigma_x^2, \sigma_y^2)`, :math:`\sigma_a^2 = \|J_a(Kz)_a\|^2 +
