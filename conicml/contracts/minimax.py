@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cholesky, solve_triangular
-from scipy.linalg.blas import dsyrk
+from scipy.linalg.blas import dsyrk, dtrsv
 from scipy.linalg.lapack import dpotrf, dtrtrs
 
 from .._utils.threads import one_blas_thread
@@ -207,10 +207,22 @@ def _potrf(A: np.ndarray) -> np.ndarray:
     return L
 
 
+#: Right-hand sides up to which a triangular solve goes column by column (BLAS-2 dtrsv:
+#: OpenBLAS's dtrsm / dtrtrs on a few columns of order 1000 take about twice as long).
+_TRSV_COLUMNS = 4
+
+
 def _trs(L: np.ndarray, B: np.ndarray, transpose: bool) -> np.ndarray:
     r""":math:`L^{-1}B` (:math:`L^{-\top}B` if ``transpose``) for a lower triangular
-    Fortran-ordered ``L`` by LAPACK directly (scipy's wrapper checks cost as much as the
-    solve of order 1000)."""
+    Fortran-ordered ``L`` by BLAS/LAPACK directly (scipy's wrapper checks cost as much as
+    the solve of order 1000)."""
+    if B.ndim == 2 and 1 < B.shape[1] <= _TRSV_COLUMNS:
+        if not np.all(np.diagonal(L)):
+            raise np.linalg.LinAlgError("singular triangular factor (a zero pivot)")
+        X = np.empty_like(B)
+        for j in range(B.shape[1]):
+            X[:, j] = dtrsv(L, B[:, j], lower=1, trans=1 if transpose else 0)
+        return X
     X, info = dtrtrs(L, B, lower=1, trans=1 if transpose else 0)
     if info != 0:
         raise np.linalg.LinAlgError(f"singular triangular factor (LAPACK info {info})")
