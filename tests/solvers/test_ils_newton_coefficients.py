@@ -310,3 +310,21 @@ def test_galerkin_restriction_and_the_coarse_start(monkeypatch):
         assert start is not None and abs(start - coarse.extras["c"]) < 0.1
         assert coarse.objective == pytest.approx(default.objective, rel=1e-10)
         assert coarse.extras["c"] == pytest.approx(default.extras["c"], rel=1e-9)
+
+
+@pytest.mark.parametrize("k", [1, 3, 6])
+def test_triangular_solves_by_columns_and_blocks(k):
+    # both paths of the block factor's triangular solves against scipy's solve_triangular
+    from scipy.linalg import solve_triangular
+
+    from conicml.contracts.minimax import _trs
+
+    rng = np.random.default_rng(k)
+    L = np.asfortranarray(np.tril(rng.normal(size=(50, 50))) + 10 * np.eye(50))
+    B = rng.normal(size=(50, k))
+    for trans in (False, True):
+        ref = solve_triangular(L, B, lower=True, trans="T" if trans else "N")
+        np.testing.assert_allclose(_trs(L, B, trans), ref, rtol=1e-12, atol=1e-14)
+    L[7, 7] = 0.0
+    with pytest.raises(np.linalg.LinAlgError):
+        _trs(L, B, False)
