@@ -229,10 +229,11 @@ def test_kept_solves_predict_the_next_weights_solution(c):
                                                   ("mpm", (1e-3, 1e-2), True),
                                                   ("mpm", (1e-2, 1e-3), False)])
 def test_gram_certificate_equals_the_dense_feature_certificate(family, ridge, above):
-    # the certificate in dual coefficients (three solves with M(c'), the fourth from
-    # M(c')v = c' g_x + (1 - c') g_y) against the dense one of the feature program at
-    # u = L^T z (K = L L^T), at the optimum and off it; the ridges put the weight c'
-    # on both sides of 1/2 (the solved class is the one of the smaller weight)
+    # the certificate in dual coefficients (three solves with M(c'), with e, d and
+    # g_x - g_y, the fourth from M(c')v = c' g_x + (1 - c') g_y) against the dense one of
+    # the feature program at u = L^T z (K = L L^T), at the optimum and off it, with the
+    # solver's kept solutions as first iterates and without; the ridges put the weight
+    # c' on both sides of 1/2
     from conicml.certificates.margin import fractional_certificate
 
     X, y = _data(7, 110, "twonorm")
@@ -245,8 +246,11 @@ def test_gram_certificate_equals_the_dense_feature_certificate(family, ridge, ab
     Rx, Ry = np.asarray(D["Rx"]), np.asarray(D["Ry"])
     Sx, Sy = Rx.T @ Rx, Ry.T @ Ry
     for point in (z, z * (1 + 1e-3 * np.random.default_rng(3).normal(size=z.size))):
-        gram = gram_fractional_certificate(coef.data["scatter"], coef.data["a"],
-                                           coef.data["b"], point, None)
+        sc = coef.data["scatter"]
+        gram = gram_fractional_certificate(sc, coef.data["a"], coef.data["b"], point, None)
+        sc._recent = []
+        cold = gram_fractional_certificate(sc, coef.data["a"], coef.data["b"], point, None)
+        assert cold.dual == pytest.approx(gram.dual, rel=1e-6, abs=1e-14)
         u = L.T @ point
         dense = fractional_certificate(D["d"], Rx, Ry, D["a"], D["b"], u, None, Sx, Sy)
         assert gram.primal == pytest.approx(dense.primal, rel=1e-8, abs=1e-14)
