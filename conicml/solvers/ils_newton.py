@@ -63,7 +63,7 @@ _DERIVATIVE_GAIN = 1e-3
 #: Newton step (:func:`_newton_step`); larger: g saturates and the quotient misleads.
 _CURVATURE_G = 0.1
 #: Points of the restricted program whose optimal weight starts a kernel program's
-#: search (:func:`_coarse_weight`); used from four times as many points on.
+#: search (:func:`_coarse_weight`; at most a quarter of the points, at least 64).
 _COARSE_SIZE = 256
 
 
@@ -290,11 +290,14 @@ def _newton_step(cur: dict, prev: dict | None) -> float:
 
 
 def _coarse_weight(scatter: KernelScatter, a_b: tuple) -> float | None:
-    r"""The optimal weight of the program restricted to :data:`_COARSE_SIZE` points
+    r"""The optimal weight of the program restricted to :data:`_COARSE_SIZE` of its
+    points, at most a quarter of them
     (:meth:`~conicml.contracts.minimax.GramScatter.galerkin`: dense matrices of that
-    order, the same search to :math:`|g| \le 10^{-6}`), ``None`` without a restriction
-    or when its search fails (no point with :math:`N > 0`, a bracket shrunk away)."""
-    sub = scatter.galerkin(_COARSE_SIZE) if hasattr(scatter, "galerkin") else None
+    order, the same search to :math:`|g| \le 10^{-6}`); ``None`` below 64 such points,
+    without a restriction, or when its search fails (no point with :math:`N > 0`, a
+    bracket shrunk away)."""
+    size = min(_COARSE_SIZE, scatter.G.shape[0] // 4)
+    sub = scatter.galerkin(size) if hasattr(scatter, "galerkin") and size >= 64 else None
     if sub is None:
         return None
     coarse = _Curve(*sub, *a_b)
@@ -464,10 +467,11 @@ def solve_ils_newton(
     of :math:`w = d` (products only) instead of :math:`\tfrac12`. A program in dual
     coefficients (:class:`~conicml.contracts.minimax.GramScatter`) runs the same steps on
     representatives with the inner product of :math:`K`: no factorisation of :math:`K`;
-    its search starts at the optimal weight of the program restricted to 256 of the
-    points (from 1024 points on; a Galerkin restriction, dense of order 256, formed in
-    :math:`O(256^2n)`), close to the optimum's, so that the block factor made there
-    serves the later weights with few conjugate-gradient steps.
+    its search starts at the optimal weight of the program restricted to
+    :math:`\min(256, n/4)` of the points (from 256 points on; a Galerkin restriction,
+    dense of that order, formed in :math:`O(256^2n)`), close to the optimum's, so that
+    the block factor made there serves the later weights with few conjugate-gradient
+    steps.
 
     **Scope.** The regular case: :math:`\Sigma_x + \Sigma_y` numerically positive definite
     (always so for the kernel machines, whose ridge is mandatory) and :math:`\kappa^* > 0`.

@@ -303,10 +303,10 @@ def test_galerkin_restriction_and_the_coarse_start(monkeypatch):
         assert beta @ Qx @ beta == pytest.approx(sxx, rel=1e-12)
         assert beta @ Qy @ beta == pytest.approx(syy, rel=1e-12)
         assert d_r @ beta == pytest.approx(coef.data["d"] @ z, rel=1e-12)
-        monkeypatch.setattr(ils_newton, "_COARSE_SIZE", 50)
+        monkeypatch.setattr(ils_newton, "_COARSE_SIZE", 70)  # 60 points (every 5th)
         coarse = cm.solve(coef, "ils-newton")
         start = ils_newton._coarse_weight(sc, (coef.data["a"], coef.data["b"]))
-        monkeypatch.setattr(ils_newton, "_COARSE_SIZE", 10**9)
+        monkeypatch.setattr(ils_newton, "_COARSE_SIZE", 63)  # below 64 points: none
         assert ils_newton._coarse_weight(sc, (coef.data["a"], coef.data["b"])) is None
         default = cm.solve(coef, "ils-newton")
         for sol in (coarse, default):
