@@ -655,6 +655,7 @@ class GramScatter(KernelScatter):
         self._last_kv: tuple[np.ndarray, np.ndarray] | None = None
         self._kmax: float | None = None  # Gershgorin's bound on lambda_max(K)
         self._last_sqs: tuple[np.ndarray, tuple[float, float]] | None = None
+        self._galerkin: tuple[int, tuple] | None = None  # (size, galerkin(size))
         self._blocks_xy = (slice(0, n_x), slice(n_x, n))
         self.sizes = (n_x, n - n_x)
 
@@ -794,11 +795,14 @@ class GramScatter(KernelScatter):
         difference :math:`E^\top Ke` and the covariances :math:`Q_a = (J_aK_{a,:}E)^\top
         (J_aK_{a,:}E) + \rho_aE^\top KE`, i.e. :math:`\sigma_a^2(E\beta) =
         \beta^\top Q_a\beta` (a Galerkin restriction, :math:`O(n\,\text{size}^2)`: the
-        rows of :math:`K` at those points); ``None`` when ``size`` is not below a quarter
-        of :math:`n` (the restriction would cost about what the program does)."""
+        rows of :math:`K` at those points, kept: the arrays are read-only); ``None`` when
+        ``size`` is above a quarter of :math:`n` (the restriction would cost about what
+        the program does)."""
         n = self.K.shape[0]
         if not 0 < 4 * size <= n:
             return None
+        if self._galerkin is not None and self._galerkin[0] == size:
+            return self._galerkin[1]  # (read only: MEMPM's inner programs share K)
         idx = np.arange(0, n, -(-n // size))
         rows = self.K[idx]  # E^T K, contiguous rows (K is symmetric)
         Q = []
@@ -806,7 +810,11 @@ class GramScatter(KernelScatter):
             for a, blk in enumerate(self._blocks_xy):
                 C = self._centre(rows[:, blk].T, a, 1)  # J_a K_{a,:} E
                 Q.append(C.T @ C + (self.rho_x, self.rho_y)[a] * rows[:, idx])
-        return self._kd[idx].copy(), Q[0], Q[1]
+        out = (self._kd[idx].copy(), Q[0], Q[1])
+        for arr in out:
+            arr.flags.writeable = False
+        self._galerkin = (size, out)
+        return out
 
     def forget(self) -> None:
         """Drop the kept products with :math:`K` (they are matched by identity: a solve or
