@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cholesky, solve_triangular
 from scipy.linalg.blas import dsyrk, dtrsv
 from scipy.linalg.lapack import dpotrf, dtrtrs
 
@@ -586,15 +585,16 @@ class KernelScatter:
         if self._solve_y is not None and np.array_equal(self._solve_y[0], b):
             return self._solve_y[1].copy()
         n_x = self.n_x
-        A = self.G[n_x:, n_x:].copy()
+        # the block's transpose in Fortran order is a row-wise copy (its lower triangle,
+        # all that LAPACK reads, is that of the block up to rounding of the centring)
+        A = np.array(self.G[n_x:, n_x:].T, order="F")
         A[np.diag_indices_from(A)] += self.rho_y
         with one_blas_thread():
-            L = cholesky(A, lower=True, overwrite_a=True, check_finite=False)
+            L = _potrf(A)
         self.factorisations += 1
 
         def inverse(V: np.ndarray) -> np.ndarray:
-            Z = solve_triangular(L, self._cy(V), lower=True, check_finite=False)
-            Z = solve_triangular(L, Z, lower=True, trans="T", check_finite=False)
+            Z = _trs(L, _trs(L, self._cy(V), False), True)
             return (V - self._cyt(Z)) / self.rho_y
 
         B2 = b[:, None]
