@@ -153,12 +153,14 @@ class _BlockFactor:
 
     def __init__(self, G: np.ndarray, f: slice, v: slice, s0: float) -> None:
         self.f, self.v, self.s0 = f, v, float(s0)
-        A = np.array(G[f, f], order="F")
+        # G is symmetric (up to rounding of the centring): each block in Fortran order
+        # as the row-wise copy of its transpose
+        A = np.array(G[f, f].T, order="F")
         A[np.diag_indices_from(A)] += self.s0
         self.Lf = _potrf(A)
-        self.Z = _trs(self.Lf, np.array(G[f, v], order="F"), False)
+        self.Z = _trs(self.Lf, np.array(G[v, f].T, order="F"), False)
         # S_0 = G_vv - Z^T Z, its lower triangle (all that the factorisations read)
-        self.S0 = dsyrk(-1.0, self.Z, beta=1.0, c=np.array(G[v, v], order="F"), trans=1,
+        self.S0 = dsyrk(-1.0, self.Z, beta=1.0, c=np.array(G[v, v].T, order="F"), trans=1,
                         lower=1, overwrite_c=1)
         self._ls: dict[float, np.ndarray] = {}  # t -> L_S, the last few
 
