@@ -142,6 +142,11 @@ wall seconds and the wall ratios say nothing about the quiet target: the floor r
 BLAS threads when faster and the load slows it more than the single-thread fit. The CPU
 seconds and the work counts are the comparable numbers; the lead re-measures quiet.)**
 
+*Against main's last quiet record* (18:17 UTC, load 0.0-0.3, main at e8f49c0, the same
+command): MPM 3.2x the floor wall (fit 0.158 s; CPU 2.6-2.7x), BMPM 4.3-4.4x (fit 0.217
+s; CPU 3.2-3.3x). Whether the 3x target holds quiet is for the lead's quiet run to say:
+the fit CPU measured here fell by 10 % (MPM) and 21 % (BMPM) under load.
+
 *Same classifier.* Both code versions return the same objective 1/kappa to 12 digits
 (1e-15 relative), the same status and test accuracy; certificates <= 2.2e-16 after,
 <= 9.4e-16 before.
