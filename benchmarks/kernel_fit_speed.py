@@ -145,7 +145,12 @@ seconds and the work counts are the comparable numbers; the lead re-measures qui
 *Against main's last quiet record* (18:17 UTC, load 0.0-0.3, main at e8f49c0, the same
 command): MPM 3.2x the floor wall (fit 0.158 s; CPU 2.6-2.7x), BMPM 4.3-4.4x (fit 0.217
 s; CPU 3.2-3.3x). Whether the 3x target holds quiet is for the lead's quiet run to say:
-the fit CPU measured here fell by 10 % (MPM) and 21 % (BMPM) under load.
+the fit CPU measured here fell by 10 % (MPM) and 21 % (BMPM) under load. A second
+before/after run at 20:22-20:23 UTC (load 1.0-2.2, one core held by another helper's
+single-thread job, so the floor ran at 0.10-0.15 s on about one core, against 0.05 s
+quiet): BMPM fit 0.278-0.293 -> 0.226-0.254 s wall (CPU 0.273-0.293 -> 0.226-0.241 s),
+MPM 0.210-0.212 -> 0.167-0.209 s wall (CPU 0.210-0.211 -> 0.185-0.197 s), main at
+9fbbc22.
 
 *Same classifier.* Both code versions return the same objective 1/kappa to 12 digits
 (1e-15 relative), the same status and test accuracy; certificates <= 2.2e-16 after,
