@@ -398,6 +398,7 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
                                 t_solve=t_solve, rounding=rounding, verbose=verbose,
                                 callback=callback)
         beta, f, rel, stall, g_norm, (exact_count, explicit, exact_cg) = _exact_end(lin_point)
+        st = lin_point.state
     else:
         g_norm = metric.norm(g)
     # the end point's own first term of the gap bound decides whether to polish
@@ -406,11 +407,14 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
     if polished is not None:
         beta, f, g, gl, gr = polished
         rel, code = relgrad(g, gl, gr), 7
+    # pairs in the loss's quadratic piece at the returned point (unknown after a polish):
+    # none means F is quadratic in beta there and a path's next lambda can start exactly
+    quadratic = None if polished is not None else int(loss_fn.quadratic_counts(st).sum()) // 2
     return _solution(beta, f, rel, code, stall, k, verbose, setup_time, t_solve,
                      {"cg_iterations": cg_total, "hessian_products": space.products,
                       "radius": radius, "exact_directions": exact_count,
                       "explicit_hessians": explicit, "exact_cg_iterations": exact_cg,
-                      "n_pairs": n})
+                      "n_pairs": n, "quadratic_pairs": quadratic})
 
 
 class _BetaSpace:
