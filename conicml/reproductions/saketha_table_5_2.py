@@ -1,32 +1,21 @@
 """Reproduce seed 003 Table 5.2: CBOR-Iter vs SMO-OR training time on synthetic ordinal data.
 
-Data (the thesis: "2-D, 5 classes, each drawn from a 5-component GMM"; the
-mixture parameters are not given, these are ours, seeded): rank
-:math:`i = 1..5` draws from 5 equally weighted spherical Gaussians with
-standard deviation 0.5 and centres :math:`(2.5\\,i + a, b)`,
-:math:`a \\sim N(0, 0.5^2)`, :math:`b \\sim N(0, 2^2)` (fixed once, seed 0), so
-the ranks are ordered along the first axis and overlap at their edges. A test
-set of 20,000 points from the same mixture gives the MZE.
+Data (the thesis: "2-D, 5 classes, each drawn from a 5-component GMM"; its parameters
+are not given, these are ours, seeded): rank :math:`i = 1..5` draws from 5 equally
+weighted spherical Gaussians, sd 0.5, centres :math:`(2.5\\,i + a, b)`,
+:math:`a \\sim N(0, 0.5^2)`, :math:`b \\sim N(0, 2^2)` (fixed once, seed 0). A test set of
+20,000 points from the same mixture gives the MZE. The methods are set out in :func:`run`;
+each runs single-threaded in a child process killed after ``--time-limit`` seconds, and
+one that timed out is not run at larger sizes (the thesis's "x").
 
-The methods (CBOR-Iter, SMO-OR, SMO-OR-IM) are set out in :func:`run`.
-
-Every method runs single-threaded (``OMP_NUM_THREADS=1`` etc.), in a child
-process killed after ``--time-limit`` seconds (TIMEOUT); a method that timed
-out is not run at larger sizes (the thesis's "x").
-
-Compared with the thesis: ratios of one method's times on one machine, which do
-not depend on the machine or the language: SMO-OR's time at 12,500 and 15,000
-points over its time at 10,000, and CBOR-Iter's at 5,000,000 over 1,500,000 (its
-10,000-15,000 rows are all printed as 1 s, too coarse for a ratio). The speed-up
-SMO-OR / CBOR-Iter and the absolute times are printed beside the thesis's, not
-compared: they set a MATLAB SMO-OR against a MATLAB CBOR-Iter on a 2005 Athlon, and
-the ratio of two implementations' costs per iteration moves with the language.
-Times below 100,000 points are the best of REPEATS runs.
-The ablations at 10,000 points (``ABLATIONS``) split the speed-up into iterations
-and time per iteration: SMO-OR at tighter stops (the thesis's stopping rule is not
-given), without shrinking and kernel cache, on a mixture with overlapping ranks and
-with a Gaussian kernel; CBOR-Iter at tol 1e-3 and on the same variants. Each compared
-cell has, next to it, the measurements of this run that bear on it.
+Compared: ratios of one method's times on one machine, which do not depend on the
+machine or the language — SMO-OR's time at 12,500 and 15,000 points over 10,000, and
+CBOR-Iter's at 5,000,000 over 1,500,000 (its 10,000-15,000 rows are printed as 1 s,
+too coarse for a ratio). The speed-up SMO-OR / CBOR-Iter and the absolute times are
+printed beside the thesis's, not compared: a ratio of two implementations' costs per
+iteration moves with the language. Times below 100,000 points are the best of REPEATS.
+The ablations at 10,000 points (``ABLATIONS``) split the speed-up into iterations and
+time per iteration (stopping rule, cache, overlapping ranks, Gaussian kernel).
 
 Run ``conicml reproduce saketha_table_5_2 [--quick] [--sizes ...]``.
 """
