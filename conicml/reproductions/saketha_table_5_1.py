@@ -349,7 +349,7 @@ def _reading(results: dict, details: list) -> list[str]:
     """What the ablations measure about the cells outside the thesis's spread, computed
     from this run's numbers (nothing here is a constant)."""
     found = {(n, name): res for n, name, state, res in details
-             if state == "ok" and isinstance(res, dict)}
+             if state == "ok" and isinstance(res, dict) and "clusters" in res}
     out = []
     for n in ABLATION_SIZES:
         thesis = THESIS[n]
