@@ -22,7 +22,8 @@ as TIMEOUT):
    points, 260 rare, standardized), the paper's 16 values log2 lambda = -20:2:10, five
    stratified folds, ROC AUC (the estimators' ``score``); each side twice, alternating
    (the best kept), with its units of work (``PairwiseLoss``'s evaluations by sorting,
-   Hessian products and explicit Hessians) counted.
+   Hessian products and explicit Hessians) counted. Both refit the best lambda on all
+   the data (``RankRCClassifierCV`` from the folds' mean coefficients).
 
 Ratios: cold time / warm time in the same run of this script. BLAS single-threaded (the
 machine is shared); the 1-minute load average is recorded beside every row.
@@ -429,7 +430,11 @@ def main() -> None:
                   f"wall and the best CPU time of {RANK_REPEATS} runs, the two sides "
                   "alternating (load: its range over them). Work, GridSearchCV / "
                   f"RankRCClassifierCV (the same in every run): {work}; both sides refit the "
-                  "best lambda on all the data (in the counts)."]
+                  "best lambda on all the data (in the counts; RankRCClassifierCV's refit "
+                  "starts from the folds' mean coefficients at that lambda, GridSearchCV's "
+                  "from zero); both score each fold's 16 models by ROC AUC "
+                  "(RankRCClassifierCV: one product with the stacked coefficients, mid-rank "
+                  "AUC; GridSearchCV: roc_auc_score model by model)."]
     lines += ["", f"Load average at the end: {' '.join(f'{v:.1f}' for v in os.getloadavg())}.",
               ""]
     out = write_results("paths", "\n".join(lines), quick=args.quick)

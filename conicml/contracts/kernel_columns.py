@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import os
 import threading
 import weakref
 from typing import Any
 
 import numpy as np
+
+from .._utils.engines import ENGINE_ENV, resolve_engine
 
 __all__ = ["KEEP_BYTES", "RESERVE_BYTES", "KernelColumns", "columns_for", "rbf_cross"]
 
@@ -65,10 +68,11 @@ class KernelColumns:
     """The kernel columns ``K[:, j]`` of inputs ``X``, in one column-major store.
 
     ``slot[j]`` is the store's column holding ``K[:, j]`` (-1: not evaluated), ``col``
-    the inverse map. :meth:`front` arranges given columns at the front of the store (one
-    contiguous block, a swap per column moved); :meth:`product` and :meth:`matvec` are
-    products with stored columns. ``serial`` names the store (a new store, a new
-    serial).
+    the inverse map. :meth:`product` and :meth:`matvec` are products with stored
+    columns, read where they are stored (compiled; NumPy's twin gathers a copy),
+    :meth:`block` a block ``K[rows][:, idx]``; :meth:`front` arranges given columns at
+    the front of the store (one contiguous block, a swap per column moved). ``serial``
+    names the store (a new store, a new serial).
     """
 
     def __init__(self, kernel: Any, X: np.ndarray) -> None:
@@ -166,8 +170,30 @@ class KernelColumns:
         self.ensure(idx)
         return self._stored_product(idx, coef)
 
+    def prepare(self, idx: np.ndarray) -> None:
+        """Make the columns ``idx`` ready for products: evaluated and kept; under the NumPy
+        engine moved to the front too (:meth:`front`), so that a product over them reads
+        one contiguous block instead of a gathered copy."""
+        if _gather_engine() is None:
+            self.front(idx)
+        else:
+            self.ensure(idx)
+
+    def block(self, rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """``K[rows][:, idx]`` (a copy), every column ``idx`` kept."""
+        self.ensure(idx)
+        # one flat gather (the store's transpose is C-contiguous: row s is column s)
+        flat = self.store.T.reshape(-1)
+        return flat.take(self.slot[idx][None, :] * self.n + np.asarray(rows)[:, None])
+
     def _stored_product(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
         slots = self.slot[idx]
+        gather = _gather_engine()
+        if gather is not None:  # the columns read where they are stored
+            out = np.zeros(self.n)
+            gather(self.store.T, np.ascontiguousarray(slots),
+                   np.ascontiguousarray(coef, dtype=float), out)
+            return out
         span = int(slots.max()) + 1
         if 2 * idx.size > span:  # most of the store's first columns: one product over them
             full = np.zeros(span)
@@ -194,6 +220,24 @@ class KernelColumns:
                 self._evaluate(part, blk)
                 g += blk @ v[part]
         return g
+
+
+def _gather_engine() -> Any:
+    """The compiled product with stored columns
+    (:func:`conicml._utils.column_gather.gather_matvec`), or ``None`` for NumPy's (a
+    gathered copy of the columns, or one product over the store's first columns)."""
+    env = os.environ.get(ENGINE_ENV)
+    if env not in _GATHER:  # decided once per value of the environment variable
+        if resolve_engine("kernel columns", "auto") != "numba":
+            _GATHER[env] = None
+        else:
+            from .._utils.column_gather import gather_matvec
+
+            _GATHER[env] = gather_matvec
+    return _GATHER[env]
+
+
+_GATHER: dict[str | None, Any] = {}
 
 
 _LOCAL = threading.local()  # one store per thread: folds fitted in threads never share one

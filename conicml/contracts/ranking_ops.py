@@ -25,6 +25,8 @@ from __future__ import annotations
 import copy
 import functools
 import math
+import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,8 +41,8 @@ from .ranking import RankingData
 __all__ = ["EIG_RTOL", "EXACT_MAX_BASIS", "KernelMetric", "LinearizedRanking", "PairwiseLoss",
            "count_pairs",
            "gap_bound", "gradient_parts", "linearize", "natural_relative_gradient", "objective",
-           "pair_matrix", "ranking_objective", "relative_gradient", "smoothed_hinge",
-           "zero_gradient"]
+           "pair_matrix", "point_parts", "ranking_objective", "relative_gradient", "shared_parts",
+           "smoothed_hinge", "zero_gradient"]
 
 #: Relative eigenvalue cut-off of the linearisation (3.16).
 EIG_RTOL = 1e-13
@@ -300,6 +302,81 @@ class KernelMetric:
         return math.sqrt(max(float(v @ self.solve(v)), 0.0))
 
 
+#: Largest linearised feature matrix :math:`\tilde X` (bytes) that :class:`SharedParts`
+#: keeps for the next solve of the same kernel arrays (a larger one is shared only while
+#: in use).
+SHARED_BYTES = 64 * 2**20
+
+
+class SharedParts:
+    r"""What every :math:`\lambda` of one program's kernel arrays shares: the pair
+    structure (:class:`PairwiseLoss`), the Cholesky factor of
+    :math:`K_{\mathcal R\mathcal R}` (:class:`KernelMetric`), :math:`F(0)` and the
+    loss gradient at :math:`\beta = 0` (:func:`zero_gradient`), and the linearisation
+    (3.16) (:meth:`linearized`), each computed when first asked for. Found again by
+    :func:`shared_parts`."""
+
+    def __init__(self, data: RankingData) -> None:
+        self._KR, self._KRR = weakref.ref(data.KR), weakref.ref(data.KRR)
+        # private copies: a block or levels changed in place is a different program
+        self._KRR_values, self._levels = data.KRR.copy(), np.array(data.levels, copy=True)
+        self._eps = float(data.eps)
+        self.loss = PairwiseLoss(data.levels, data.eps)
+        self._metric: KernelMetric | None = None
+        self._zero: tuple[float, np.ndarray] | None = None
+        self._linearized: dict[float, tuple] = {}  # eig_rtol -> T, X~ (or weak references)
+
+    def fits(self, data: RankingData) -> bool:
+        r"""Whether ``data`` has these kernel arrays (the same objects, :math:`K_{\mathcal
+        R\mathcal R}` equal in value), levels and smoothing, at any λ."""
+        return (self._KR() is data.KR and self._KRR() is data.KRR
+                and self._eps == float(data.eps)
+                and np.array_equal(self._KRR_values, data.KRR)
+                and np.array_equal(self._levels, data.levels))
+
+    def metric(self) -> KernelMetric:
+        r"""The :class:`KernelMetric` of :math:`K_{\mathcal R\mathcal R}`, factored once."""
+        if self._metric is None:
+            self._metric = KernelMetric(self._KRR_values)
+        return self._metric
+
+    def linearized(self, data: RankingData, eig_rtol: float) -> tuple[np.ndarray, np.ndarray]:
+        r"""``(T, X~)`` of :func:`linearize` at ``eig_rtol`` for ``data`` (which
+        :meth:`fits`), computed once. :math:`\tilde X` is as large as
+        :math:`K_{\bullet\mathcal R}`: up to :data:`SHARED_BYTES` it is kept here, a
+        larger one only as long as a :class:`LinearizedRanking` holds it."""
+        held = self._linearized.get(eig_rtol)
+        if held is not None:
+            T, Xt = (held[0](), held[1]()) if isinstance(held[0], weakref.ref) else held
+            if T is not None and Xt is not None:
+                return T, Xt
+        T, Xt = linearize(data.KR, data.KRR, eig_rtol)
+        self._linearized[eig_rtol] = ((T, Xt) if Xt.nbytes <= SHARED_BYTES
+                                      else (weakref.ref(T), weakref.ref(Xt)))
+        return T, Xt
+
+    def zero(self, data: RankingData) -> tuple[float, np.ndarray]:
+        """:func:`zero_gradient` of ``data`` (which :meth:`fits`), computed once."""
+        if self._zero is None:
+            self._zero = zero_gradient(data, self.loss)
+        return self._zero
+
+
+_SHARED = threading.local()
+
+
+def shared_parts(data: RankingData) -> SharedParts:
+    r"""The :class:`SharedParts` of ``data``'s kernel arrays: the last one of this thread
+    if it :meth:`~SharedParts.fits` ``data`` (along a λ path, whose programs share their
+    arrays: :func:`~conicml.formulations.ranking.with_lambda`), else a new one. A solve
+    and its certificate, and the values of a path, factor
+    :math:`K_{\mathcal R\mathcal R}` and build the pair structure once."""
+    parts = getattr(_SHARED, "parts", None)
+    if parts is None or not parts.fits(data):
+        parts = _SHARED.parts = SharedParts(data)
+    return parts
+
+
 def relative_gradient(g_norm: float, g_loss: float, g_reg: float, scale: float) -> float:
     """``|g| / max(|g_loss|, |g_reg|, 1e-3 scale)``; 0 when the problem has no gradient at all."""
     denom = max(g_loss, g_reg, 1e-3 * scale)
@@ -312,21 +389,43 @@ def objective(data, beta: np.ndarray) -> float:
     r""":math:`F(\beta)` alone for a RankingData contract (no gradient: one product with
     :math:`K_{\bullet\mathcal R}`; none at :math:`\beta = 0`)."""
     beta = np.asarray(beta, dtype=float)
-    loss_fn = PairwiseLoss(data.levels, data.eps)
+    loss_fn = shared_parts(data).loss
     if not np.any(beta):
         return loss_fn.evaluate(np.zeros(loss_fn.m))[0] / loss_fn.n_pairs
     loss = loss_fn.evaluate(data.KR @ beta)[0]
     return loss / loss_fn.n_pairs + 0.5 * data.lam * float(beta @ (data.KRR @ beta))
 
 
-def gradient_parts(data, beta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
-    """``(F(beta), loss gradient, regulariser gradient)`` for a RankingData contract."""
+_LAST_POINT = threading.local()
+
+
+def point_parts(data: RankingData, beta: np.ndarray) -> tuple:
+    r"""Everything at ``beta`` evaluated from the data: ``(F, loss gradient, regulariser
+    gradient, loss gradient in the scores, sort state, p, K_RR beta)`` with the scores
+    :math:`p = K_{\bullet\mathcal R}\beta` computed afresh.
+
+    The first three are kept (one point per thread, for this ``data`` object and a copy
+    of ``beta``): :func:`gradient_parts` at an equal ``beta`` returns them instead of
+    evaluating again (a solver's last point and the certificate of its answer)."""
     beta = np.asarray(beta, dtype=float)
-    loss_fn = PairwiseLoss(data.levels, data.eps)
-    loss, gp, _ = loss_fn.evaluate(data.KR @ beta)
+    loss_fn = shared_parts(data).loss
+    p = data.KR @ beta
+    loss, gp, state = loss_fn.evaluate(p)
     kb = data.KRR @ beta
     n = loss_fn.n_pairs
-    return loss / n + 0.5 * data.lam * float(beta @ kb), data.KR.T @ gp / n, data.lam * kb
+    value, gl, gr = loss / n + 0.5 * data.lam * float(beta @ kb), data.KR.T @ gp / n, data.lam * kb
+    _LAST_POINT.held = (weakref.ref(data), beta.copy(), value, gl.copy(), gr.copy())
+    return value, gl, gr, gp, state, p, kb
+
+
+def gradient_parts(data, beta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """``(F(beta), loss gradient, regulariser gradient)`` for a RankingData contract
+    (:func:`point_parts`: the last point evaluated in this thread is not evaluated again)."""
+    beta = np.asarray(beta, dtype=float)
+    held = getattr(_LAST_POINT, "held", None)
+    if held is not None and held[0]() is data and np.array_equal(held[1], beta):
+        return held[2], held[3].copy(), held[4].copy()
+    return point_parts(data, beta)[:3]
 
 
 def zero_gradient(data, loss: PairwiseLoss | None = None) -> tuple[float, np.ndarray]:
@@ -394,11 +493,14 @@ class LinearizedRanking:
     """
 
     def __init__(self, data: RankingData, eig_rtol: float = EIG_RTOL) -> None:
-        self.T, self.Xt = linearize(data.KR, data.KRR, eig_rtol)
+        parts = shared_parts(data)
+        # T and X~ of these kernel arrays are computed once per thread (SharedParts): a λ
+        # path, its solves and their certificates eigendecompose K_RR once
+        self.T, self.Xt = parts.linearized(data, float(eig_rtol))
         self.KR, self.KRR = data.KR, data.KRR
         self.eig_rtol = float(eig_rtol)
         self.lam = float(data.lam)
-        self.loss = PairwiseLoss(data.levels, data.eps)
+        self.loss = parts.loss
         self.n = self.loss.n_pairs
         # the loss part of the last explicit Hessian formed in these coordinates (at any
         # point, any λ), shared with the copies of at_lambda: along a λ path it
@@ -582,9 +684,10 @@ def gap_bound(data: RankingData, beta: np.ndarray, metric: KernelMetric | None =
     beta = np.asarray(beta, dtype=float)
     if not np.all(np.isfinite(beta)):
         return math.inf
-    metric = metric or KernelMetric(data.KRR)
+    parts = shared_parts(data)
+    metric = metric or parts.metric()
     lam = float(data.lam)
-    f0 = objective(data, np.zeros(data.n_basis))
+    f0 = parts.loss.evaluate(np.zeros(data.n_samples))[0] / parts.loss.n_pairs  # F(0)
     value, gl, gr = gradient_parts(data, beta)
     bound = metric.norm(gl + gr) ** 2 / (2.0 * lam)
     scale = max(value, 1e-3 * f0, np.finfo(float).tiny)

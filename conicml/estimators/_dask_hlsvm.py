@@ -224,6 +224,12 @@ def _node_options(est: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     except OptionError as exc:
         raise OptionError(f"node_solver_options on Dask arrays go to the distributed dcd: "
                           f"{exc}") from None
+    streamed = sorted(k for k in ("stream", "blocks", "working_rows")
+                      if (est.node_solver_options or {}).get(k) not in (None, "auto"))
+    if streamed:  # a node's rounds select its rows on the blocks read in place
+        raise OptionError(f"node_solver_options {streamed}: H-LSVM on Dask reads its row "
+                          "blocks in place (a node's rows are selected by each block's ids); "
+                          "the streamed mode is the linear SVM's only: drop these options")
     # the gathered nodes are solved in memory: the options both solvers read
     local_options = {k: v for k, v in (est.node_solver_options or {}).items()
                      if k in ("tol", "time_limit", "verbose", "engine")}

@@ -43,7 +43,8 @@ _DELTAS = np.array([0.02, 0.1, 0.3])
 _CHUNK = 1 << 15
 
 _OPTIONS = ("tol", "max_iter", "time_limit", "rho", "local_epochs", "local_tol", "sigma",
-            "random_state", "verbose", "engine", "callback")
+            "random_state", "verbose", "engine", "callback", "stream", "blocks",
+            "working_rows")
 
 #: Stop reason -> message (the driver's table; the gap is the block-wise certificate's).
 _MESSAGES = message_table(
@@ -383,7 +384,8 @@ def _options(options: dict | None) -> dict[str, Any]:
                           f"accepted: {list(_OPTIONS)}")
     out = {"tol": 1e-3, "max_iter": 500, "time_limit": None, "rho": 1.0,
            "local_epochs": 300, "local_tol": 0.01, "sigma": None, "random_state": 0,
-           "verbose": False, "engine": "auto", "callback": None}
+           "verbose": False, "engine": "auto", "callback": None, "stream": "auto",
+           "blocks": None, "working_rows": None}
     out.update(opts)
     # tol, max_iter, time_limit and callback: the driver's own checks
     Driver("dcd on Dask", tol=out["tol"], max_iter=out["max_iter"],
@@ -397,6 +399,7 @@ def _options(options: dict | None) -> dict[str, Any]:
     if not (isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1):
         raise OptionError(f"dcd on Dask: local_epochs must be a positive integer, got {v!r}")
     out["engine"] = resolve_engine("dcd", out["engine"])
+    # stream, blocks, working_rows: checked by the streamed fit (:mod:`._dask_stream`)
     return out
 
 
@@ -499,16 +502,19 @@ def fit_linear_svm_dask(X: Any, y: Any, positive: Any, C: float,
 
 
 def class_costs(Xd: list, yd: list, classes: Any, positive: Any, C: float,
-                class_weight: Any) -> tuple[float, float, float, float]:
+                class_weight: Any, parts: list | None = None
+                ) -> tuple[float, float, float, float]:
     """Class counts from one pass over the blocks and the per-class slack costs.
 
     Returns ``(n_pos, n_neg, c_pos, c_neg)``: ``C`` times scikit-learn's class weight
     (``"balanced"``: ``n / (2 n_class)``); one class only is a :class:`ProgramError`.
+    ``parts`` replaces the blocks' delayed counts (the streamed groups').
     """
     import dask
 
-    counts = _tree(dask, [dask.delayed(_block_counts)(xb, yb, positive)
-                          for xb, yb in zip(Xd, yd)]).compute()
+    if parts is None:
+        parts = [dask.delayed(_block_counts)(xb, yb, positive) for xb, yb in zip(Xd, yd)]
+    counts = _tree(dask, parts).compute()
     n_pos, n_neg = float(counts["n_pos"]), float(counts["n_neg"])
     if n_pos == 0 or n_neg == 0:
         raise ProgramError("y contains a single class; the SVM needs two")
@@ -525,19 +531,23 @@ def class_costs(Xd: list, yd: list, classes: Any, positive: Any, C: float,
 
 def fit_blocks(Xd: list, yd: list, d: int, positive: Any, c_pos: float, c_neg: float,
                opts: dict[str, Any], *, n_pos: float, n_neg: float,
-               rows: list | None = None, t0: float | None = None) -> Solution:
+               rows: list | None = None, t0: float | None = None,
+               task: Any = None) -> Solution:
     """The CoCoA+ rounds on delayed row blocks (costs ``c_pos``, ``c_neg`` per class).
 
     ``opts`` are checked options (:func:`_options`); ``rows`` ``None`` trains on every
     row, else one ``(ids, node, shift, scale)`` per block selects and standardises a
     subset on the workers (:func:`_selected`); ``n_pos``, ``n_neg`` count its classes.
+    ``task``: a block's round task in place of :func:`_block_round`, called with its
+    arguments (the streamed groups' :func:`~._dask_stream.group_round`).
     The rounds run on the shared iterative driver (:mod:`conicml.solvers._driver`).
     """
     t0 = time.perf_counter() if t0 is None else t0
     driver = Driver("dcd on Dask", tol=opts["tol"], max_iter=opts["max_iter"],
                     time_limit=opts["time_limit"], messages=_MESSAGES,
                     callback=opts["callback"])
-    rounds = _Rounds(Xd, yd, d, positive, c_pos, c_neg, opts, rows)
+    rounds = _Rounds(Xd, yd, d, positive, c_pos, c_neg, opts, rows, task)
+    stream = task is not None
     setup_time = time.perf_counter() - t0
     driver.start()
 
@@ -561,7 +571,10 @@ def fit_blocks(Xd: list, yd: list, d: int, positive: Any, c_pos: float, c_neg: f
               "visits_per_row": rounds.visits / max(n_pos + n_neg, 1.0), "rho": rounds.rho,
               "sigma": rounds.sigma,
               "multiplier": rounds.lin, "engine": opts["engine"], "n_pos": int(n_pos),
-              "n_neg": int(n_neg), "distributed": True, "stop_reason": int(reason)}
+              "n_neg": int(n_neg), "distributed": True, "stop_reason": int(reason),
+              "stream": stream}
+    if stream:  # the largest working set of a round, summed over the groups
+        extras["working_rows"] = rounds.working
     return Solution(status=status, solver="dcd", objective=P,
                     values={"w": w_best, "b": b}, iterations=done,
                     setup_time=setup_time, solve_time=driver.elapsed,
@@ -572,7 +585,8 @@ class _Rounds:
     """The client's state of the CoCoA+ rounds; :meth:`run` makes one round."""
 
     def __init__(self, Xd: list, yd: list, d: int, positive: Any, c_pos: float,
-                 c_neg: float, opts: dict[str, Any], rows: list | None) -> None:
+                 c_neg: float, opts: dict[str, Any], rows: list | None,
+                 task: Any = None) -> None:
         self.Xd, self.yd, self.positive = Xd, yd, positive
         self.c_pos, self.c_neg, self.opts = c_pos, c_neg, opts
         K = len(Xd)
@@ -587,6 +601,7 @@ class _Rounds:
         self.best: tuple | None = None
         self.D_best = -math.inf
         self.passes, self.visits, self.pending = 0.0, 0.0, False
+        self.task, self.working = task or _block_round, 0
 
     def values(self) -> dict[str, Any]:
         """The best certified point so far (for the callback)."""
@@ -605,7 +620,7 @@ class _Rounds:
         biases = np.concatenate([b_cur + _BIAS_OFFSETS, [self.b_kkt]])
         seeds = self.rng.integers(2**31 - 1, size=K)
         epochs = int(opts["local_epochs"]) if local else 0
-        parts = [dask.delayed(_block_round, nout=2)(
+        parts = [dask.delayed(self.task, nout=2)(
             xb, yb, st, self.gamma, self.positive, self.c_pos, self.c_neg, self.w, biases,
             self.lin, self.rho, self.sy, self.sigma, epochs, float(opts["local_tol"]),
             int(s), opts["engine"], sel, budget)
@@ -624,6 +639,7 @@ class _Rounds:
         if local:
             self.passes += float(sums["passes"]) / K
             self.visits += float(sums["visits"])
+            self.working = max(self.working, int(sums.get("working_rows", 0)))
             self.states = new_states
             self._step(sums, b_cur)
         return gap

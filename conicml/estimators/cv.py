@@ -105,6 +105,34 @@ class _FoldModel(ClassifierMixin, BaseEstimator):
                                    sample_weight=sample_weight))
 
 
+class _RankFoldModel(_FoldModel):
+    """A RankRC fold model: ``shift`` is minus :class:`RankRCClassifier`'s threshold, the
+    midpoint of the k-th and (k+1)-th largest training scores (the training prior),
+    computed when first asked for (``predict``; the ROC AUC does not need it)."""
+
+    def __init__(self, classes: np.ndarray, kernel: Any, vectors: np.ndarray,
+                 coef: np.ndarray, KR: np.ndarray, k: int, X_test: np.ndarray,
+                 K_test: np.ndarray, basis: np.ndarray) -> None:
+        self.classes = self.classes_ = classes
+        self.kernel = kernel
+        self.vectors = vectors
+        self.coef = coef
+        self.KR = KR
+        self.k = k
+        self.X_test = X_test
+        self.K_test = K_test
+        self.basis = basis
+        self.auc = True
+        self._shift: float | None = None
+
+    @property
+    def shift(self) -> float:  # noqa: D102
+        if self._shift is None:
+            s = np.sort(self.KR @ self.coef)[::-1]
+            self._shift = -float(0.5 * (s[self.k - 1] + s[self.k]))
+        return self._shift
+
+
 def _usable(solution: Any) -> bool:
     """What :func:`~conicml.estimators._base.solve_or_raise` keeps (with a warning or not)."""
     if solution.status in (Status.OPTIMAL, Status.OPTIMAL_INACCURATE):
@@ -285,8 +313,8 @@ class _GridCV:
                           f"{'; '.join(failed[:3])}", FitFailedWarning, stacklevel=4)
         self._store_results(grid, scores, fit_times, score_times)
         if self.refit:
-            best = self._base_estimator(grid[self.best_index_])
-            best.fit(X, y)
+            best = self._refit_best(X, y, grid[self.best_index_],
+                                    [o[4] for o in out if o[4] is not None])
             self.best_estimator_ = best
             for name in ("coef_", "intercept_", "dual_coef_", "support_", "support_vectors_",
                          "basis_", "threshold_", "thresholds_", "n_iter_", "solution_"):
@@ -327,6 +355,26 @@ class _GridCV:
         name, value = self._best_attribute(grid[self.best_index_])
         setattr(self, name, value)
         self.n_splits_ = n_folds
+
+    def _score_models(self, models: list, X_test: np.ndarray, y_test: np.ndarray,
+                      scorer: Any, scores: np.ndarray, score_times: np.ndarray) -> None:
+        """Score each fitted model of a fold (a string is a failed value, left nan) into
+        ``scores`` and ``score_times``."""
+        for j, model in enumerate(models):
+            if isinstance(model, str):
+                continue
+            t0 = time.perf_counter()
+            scores[j] = scorer(model, X_test, y_test)
+            score_times[j] = time.perf_counter() - t0
+
+    def _fold_summary(self, models: list, train: np.ndarray) -> Any:
+        """What the refit keeps of a fold's models (``None``: nothing)."""
+        return None
+
+    def _refit_best(self, X: np.ndarray, y: np.ndarray, value: Any, folds: list) -> Any:
+        """The base estimator at the best value fitted on all the data; ``folds`` holds
+        each fold's :meth:`_fold_summary`."""
+        return self._base_estimator(value).fit(X, y)
 
     def _refitted(self) -> Any:
         """``best_estimator_``, which predicts and scores (fitted with ``refit=True``)."""
@@ -387,17 +435,11 @@ def _score_fold(est: _GridCV, X: np.ndarray, y: np.ndarray, y_enc: np.ndarray,
     try:
         models, times, X_test = est._fold_path(X, y_enc, train, test, grid)
     except Exception as exc:  # the base estimator's fit would raise: GridSearchCV's nan
-        return scores, fit_times, score_times, [f"{type(exc).__name__}: {exc}"]
+        return scores, fit_times, score_times, [f"{type(exc).__name__}: {exc}"], None
     fit_times[:] = times
-    failures = []
-    for j, model in enumerate(models):
-        if isinstance(model, str):
-            failures.append(model)
-            continue
-        t0 = time.perf_counter()
-        scores[j] = scorer(model, X_test, y[test])
-        score_times[j] = time.perf_counter() - t0
-    return scores, fit_times, score_times, failures
+    failures = [model for model in models if isinstance(model, str)]
+    est._score_models(models, X_test, y[test], scorer, scores, score_times)
+    return scores, fit_times, score_times, failures, est._fold_summary(models, train)
 
 
 def _path_solutions(programs: list, solver: str | None, options: dict | None
@@ -664,21 +706,64 @@ class RankRCClassifierCV(_PathCV):
     def _fold_program(self, state: Any, value: float) -> Any:
         return ranking_formulation.with_lambda(state[0], value)
 
-    def _fold_model(self, state, value, X_train, program, solution) -> _FoldModel:
+    def _fold_model(self, state, value, X_train, program, solution) -> _RankFoldModel:
         _, R, kern, X_test, K_test, k = state
-        if "beta" in solution.values:  # the scores alone: decode would evaluate F as well
+        if "beta" in solution.values:  # the coefficients alone: decode would evaluate F
             beta = np.asarray(solution.values["beta"], dtype=float)
-            scores = program.data["rank"].KR @ beta
         else:
-            model = program.decode(solution)
-            beta, scores = np.asarray(model["beta"]), model["scores"]
-        # RankRCClassifier's threshold: the midpoint of the k-th and (k+1)-th largest
-        # training scores (the training prior)
-        s = np.sort(scores)[::-1]
-        threshold = float(0.5 * (s[k - 1] + s[k]))
+            beta = np.asarray(program.decode(solution)["beta"])
         vectors = R if kern.name == "precomputed" else X_train[R]
-        return _FoldModel(self.classes_, kern, vectors, beta, -threshold, X_test, K_test,
-                          self._auc_score)
+        return _RankFoldModel(self.classes_, kern, vectors, beta, program.data["rank"].KR, k,
+                              X_test, K_test, R)
+
+    def _score_models(self, models, X_test, y_test, scorer, scores, score_times) -> None:
+        """With ``scoring=None`` (ROC AUC, the base estimator's ``score``), the fold's
+        models are scored together: their decision values on the test block are one
+        product with the stacked coefficients, and each column's ROC AUC is the
+        Mann-Whitney statistic of its mid-ranks (ties count one half, as in
+        ``roc_auc_score``). Any other scoring, or a test block of one class (on which
+        ``roc_auc_score`` raises), goes through the scorer, model by model."""
+        fitted = [j for j, model in enumerate(models) if isinstance(model, _RankFoldModel)]
+        positive = np.asarray(y_test) == self.classes_[1]
+        n_pos = int(np.sum(positive))
+        n_neg = positive.size - n_pos
+        if self.scoring is not None or not fitted or n_pos == 0 or n_neg == 0:
+            return super()._score_models(models, X_test, y_test, scorer, scores, score_times)
+        t0 = time.perf_counter()
+        coef = np.stack([models[j].coef for j in fitted], axis=1)
+        ranks = rankdata(models[fitted[0]].K_test @ coef, axis=0)
+        scores[fitted] = ((ranks[positive].sum(axis=0) - 0.5 * n_pos * (n_pos + 1))
+                          / (n_pos * n_neg))
+        score_times[fitted] = (time.perf_counter() - t0) / len(fitted)
+
+    def _fold_summary(self, models: list, train: np.ndarray) -> dict:
+        """Each value's coefficients with their basis samples' indices in the whole data."""
+        return {j: (train[model.basis], model.coef) for j, model in enumerate(models)
+                if isinstance(model, _RankFoldModel)}
+
+    def _refit_best(self, X: np.ndarray, y: np.ndarray, value: float, folds: list
+                    ) -> RankRCClassifier:
+        r""":class:`RankRCClassifier` at ``value`` on all the data, its solve started
+        from the folds' coefficients at that value: each basis sample's mean coefficient
+        over the folds whose basis holds it (zero where none does). The rare basis of
+        the whole data is the union of the folds' rare bases, each sample in all the
+        folds but the one testing it, and the mean of the fold models is a nearby point
+        of the same objective; the solve is certified as a cold one. Other bases (a
+        random draw, an index array) and solvers without ``x0`` are refitted cold."""
+        best = self._base_estimator(value)
+        if self.basis not in ("rare", "all") or self.solver not in ("rank-tr", "rank-newton"):
+            return best.fit(X, y)
+        j = int(np.flatnonzero(self._grid() == value)[0])
+        positive = np.asarray(y) == self.classes_[1]
+        basis = np.flatnonzero(positive) if self.basis == "rare" else np.arange(len(y))
+        total, count = np.zeros(len(y)), np.zeros(len(y))
+        for fold in folds:
+            if j in fold:
+                index, coef = fold[j]
+                total[index] += coef
+                count[index] += 1
+        x0 = (total / np.maximum(count, 1))[basis]
+        return best._fit_from(X, y, x0 if np.any(x0) else None)
 
 
 # ---- BMPM ------------------------------------------------------------------------------

@@ -80,10 +80,15 @@ class SVMClassifier(BinaryConicClassifier):
     ``"dcd"`` (:mod:`conicml.estimators._dask_linear`): CoCoA+ rounds of dual coordinate
     ascent; ``solver_options`` ``tol``, ``max_iter`` (rounds), ``time_limit``,
     ``callback``, ``rho``, ``local_epochs``, ``local_tol``, ``sigma``, ``random_state``,
-    ``verbose``, ``engine``. ``"pegasos"`` (:mod:`conicml.estimators._dask_pegasos`):
-    Pegasos mini-batch steps on every block, averaged each round; ``solver_options``
-    ``tol``, ``max_iter`` (rounds), ``time_limit``, ``callback``, ``batch_size``,
-    ``local_steps``, ``random_state``, ``verbose``.
+    ``verbose``, ``engine``, and ``stream`` (``"auto"``: data that are not persisted are
+    generated or read one chunk at a time every round, the worker memory flat in the
+    number of rows; ``True`` / ``False``), ``blocks`` (the streamed groups, default one
+    per worker thread) and ``working_rows`` (a streamed group's rows kept for the local
+    passes, default 64 MiB of them); see ``docs/distributed.md``. ``"pegasos"``
+    (:mod:`conicml.estimators._dask_pegasos`): Pegasos mini-batch steps on every block,
+    averaged each round; ``solver_options`` ``tol``, ``max_iter`` (rounds),
+    ``time_limit``, ``callback``, ``batch_size``, ``local_steps``, ``random_state``,
+    ``verbose``.
     ``decision_function`` and ``predict`` on a Dask array return a Dask array (block by
     block).
 
@@ -193,8 +198,9 @@ class SVMClassifier(BinaryConicClassifier):
         return self
 
     def _fit_dask(self, X: Any, y: Any) -> None:
-        from ._dask_linear import fit_linear_svm_dask, labels_of
+        from ._dask_linear import labels_of
         from ._dask_pegasos import fit_pegasos_dask
+        from ._dask_stream import fit_linear_svm_dask
 
         if self.loss != "hinge":
             raise ProgramError("SVMClassifier on Dask arrays trains the hinge-loss SVM; "

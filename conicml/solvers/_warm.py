@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from ..contracts.kernel_columns import RESERVE_BYTES, KernelColumns, columns_for
+from ..contracts.kernel_columns import RESERVE_BYTES, columns_for
 from ..contracts.ranking_ops import EIG_RTOL, EXACT_MAX_BASIS, LinearizedRanking, objective
 
 __all__ = [
@@ -94,9 +94,12 @@ class _GramColumns:
         self.n = K.shape[0]
         self.nbytes = 0
 
-    def front(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The columns ``idx`` gathered, in the order of ``idx``: ``(K_F, idx)``."""
-        return self.X[:, idx], idx
+    def prepare(self, idx: np.ndarray) -> None:
+        """Every column is there."""
+
+    def block(self, rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """``K[rows][:, idx]`` (a copy)."""
+        return self.X[np.ix_(rows, idx)]
 
     def product(self, idx: np.ndarray, coef: np.ndarray) -> np.ndarray:
         """``K[:, idx] @ coef``."""
@@ -126,7 +129,7 @@ def _active_set_alpha(alpha: np.ndarray, y: np.ndarray, u_old: np.ndarray,
                       held: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
                       factor: _FreeFactor | None = None,
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                                 np.ndarray, np.ndarray] | None:
+                                 np.ndarray] | None:
     r"""The SVM dual's optimum at the new costs predicted from the previous active set.
 
     Between two values of C at which no variable changes status (zero, free, at its
@@ -150,11 +153,11 @@ def _active_set_alpha(alpha: np.ndarray, y: np.ndarray, u_old: np.ndarray,
     :math:`g = K_{:,B}(u_B\circ y_B)` (:func:`_bound_product`), from which the product
     at the new statuses and costs is updated with the columns whose status differs.
 
-    Returns ``(alpha, free, K_F, g_B, bounded, p)`` once the statuses settle with every free
-    variable inside its box (``K_F = K[:, free]``, a view of the column store,
-    :math:`g_B = K_{:,B}(u_B\circ y_B)` at the new costs, kept up to date from the
-    variables whose status changes, the mask of the bounded set and
-    :math:`p = K_F(\alpha_F\circ y_F)`), else ``None`` (the
+    Returns ``(alpha, free, g_B, bounded, p)`` once the statuses settle with every free
+    variable inside its box (:math:`g_B = K_{:,B}(u_B\circ y_B)` at the new costs, kept
+    up to date from the variables whose status changes, the mask of the bounded set and
+    :math:`p = K_{:,F}(\alpha_F\circ y_F)`; the columns are read where the store holds
+    them, never moved nor copied), else ``None`` (the
     caller seeds as before). ``factor``: the free sets' factor kept along the path
     (:class:`_FreeFactor`), updated from one round to the next.
     """
@@ -170,15 +173,15 @@ def _active_set_alpha(alpha: np.ndarray, y: np.ndarray, u_old: np.ndarray,
     for _ in range(PREDICTOR_ROUNDS):
         if free.size > PREDICTOR_MAX_FREE or free.size == 0:
             return None
-        KF, free = columns.front(free)  # K[:, free] in the order of the store
+        columns.prepare(free)
         yf = y[free]
         rhs = 1.0 - yf * g_bound[free]
-        sol = (_kkt_solve(yf, KF[free], rhs, bal) if factor is None
-               else factor.solve(free, KF, rhs, bal))
+        sol = (_kkt_solve(yf, columns.block(free, free), rhs, bal) if factor is None
+               else factor.solve(free, rhs, bal))
         if sol is None:
             return None
         a_free, b = sol
-        p_free = KF @ (a_free * yf)
+        p_free = columns.product(free, a_free * yf)  # K_F (alpha_F o y_F)
         new, changed, free_next, enter, leave, bal = step(
             status, free, a_free, u_new, y, g_bound, p_free, b, MARGIN_TOL)
         if not changed:
@@ -186,7 +189,7 @@ def _active_set_alpha(alpha: np.ndarray, y: np.ndarray, u_old: np.ndarray,
             bounded = status == 2
             a[bounded] = u_new[bounded]
             a[free] = a_free
-            return a, free, KF, g_bound, bounded, p_free
+            return a, free, g_bound, bounded, p_free
         # g_B follows the variables entering and leaving the bound
         moved = np.concatenate([enter, leave])
         if moved.size:
@@ -300,7 +303,11 @@ class _FreeFactor:
     :math:`|A| + |D| + 1`; the block-LU active-set update of Gill, Murray, Saunders &
     Wright, 1990): :math:`Sz = t - B^\top Q_0^{-1}r_0`, :math:`a_0 = Q_0^{-1}(r_0 - Bz)`.
     The set is factored afresh (:func:`_kkt_solve`) when the changes exceed
-    ``FACTOR_REFRESH`` of it, or when the bordered solve fails.
+    ``FACTOR_REFRESH`` of it, or when the bordered solve fails. The columns of
+    :math:`L^{-1}B` (:math:`Q_0 = LL^\top`) do not depend on the right-hand side: each is
+    computed once per factor (``V``, for :math:`y_0`, each added variable and each dropped
+    one), so a round solves :math:`L` only for :math:`r_0` and the variables new to
+    :math:`A` or :math:`D`.
     """
 
     def __init__(self, columns: Any, y: np.ndarray) -> None:
@@ -310,11 +317,19 @@ class _FreeFactor:
         self.factor: Any = None
         self.refactors = 0
         self.updates = 0
+        # L^{-1} B column by column: V[:, 0] = L^{-1} y_0, V[:, added[j]] for an added
+        # variable j, V[:, dropped[p]] for the dropped position p of F_0 (-1: not yet)
+        self.V = np.empty((0, 0), order="F")
+        self.used = 0
+        self.added = np.full(y.size, -1, dtype=np.int64)
+        self.dropped = np.empty(0, dtype=np.int64)
 
-    def _refactor(self, free: np.ndarray, KFF: np.ndarray, r: np.ndarray, s: float
+    def _refactor(self, free: np.ndarray, r: np.ndarray, s: float
                   ) -> tuple[np.ndarray, float] | None:
         yf = self.y[free]
-        Q = (yf[:, None] * yf[None, :]) * KFF
+        Q = self.columns.block(free, free)  # a copy: Q = (y y^T) o K_FF in place
+        Q *= yf[:, None]
+        Q *= yf[None, :]
         self.refactors += 1
         if self.base is not None:
             self.pos[self.base] = -1
@@ -326,14 +341,50 @@ class _FreeFactor:
         if factor is not False and np.all(np.isfinite(factor[0])):
             self.base, self.factor = free.copy(), factor
             self.pos[free] = np.arange(free.size)
-        return _kkt_solve(yf, KFF, r, s, Q=Q, factor=factor)
+            self._reset_columns(yf)
+        return _kkt_solve(yf, Q, r, s, Q=Q, factor=factor)
 
-    def solve(self, free: np.ndarray, KF: np.ndarray, r: np.ndarray, s: float
+    def _reset_columns(self, y0: np.ndarray) -> None:
+        """A new factor: no column of :math:`L^{-1}B` but :math:`L^{-1}y_0`."""
+        m0 = y0.size
+        self.V = np.empty((m0, max(16, m0 // 4)), order="F")
+        self.V[:, 0] = scipy.linalg.lapack.dtrtrs(self.factor[0], y0, lower=1)[0]
+        self.used = 1
+        self.added[:] = -1
+        self.dropped = np.full(m0, -1, dtype=np.int64)
+
+    def _columns(self, A: np.ndarray, dropped: np.ndarray) -> bool:
+        """Compute the columns of :math:`L^{-1}B` of ``A`` (added variables) and
+        ``dropped`` (positions in F_0) not yet in ``V``; ``False`` if the solve fails."""
+        new_a = A[self.added[A] < 0]
+        new_d = dropped[self.dropped[dropped] < 0]
+        k = new_a.size + new_d.size
+        if not k:
+            return True
+        base = self.base
+        M = np.zeros((base.size, k), order="F")
+        M[:, :new_a.size] = (self.y[base][:, None] * self.y[new_a][None, :]) * (
+            self.columns.block(base, new_a))  # Q_{F_0 A}
+        M[new_d, new_a.size + np.arange(new_d.size)] = 1.0  # E_D
+        W, info = scipy.linalg.lapack.dtrtrs(self.factor[0], M, lower=1)
+        if info != 0:
+            return False
+        if self.used + k > self.V.shape[1]:
+            grown = np.empty((base.size, 2 * (self.used + k)), order="F")
+            grown[:, :self.used] = self.V[:, :self.used]
+            self.V = grown
+        self.V[:, self.used:self.used + k] = W
+        self.added[new_a] = self.used + np.arange(new_a.size)
+        self.dropped[new_d] = self.used + new_a.size + np.arange(new_d.size)
+        self.used += k
+        return True
+
+    def solve(self, free: np.ndarray, r: np.ndarray, s: float
               ) -> tuple[np.ndarray, float] | None:
-        """The system on ``free`` (``KF = K[:, free]``, right-hand side ``r`` on ``free``)."""
+        """The system on ``free`` (right-hand side ``r`` on ``free``)."""
         base = self.base
         if base is None:
-            return self._refactor(free, KF[free], r, s)
+            return self._refactor(free, r, s)
         at = self.pos[free]
         added = np.flatnonzero(at < 0)  # positions in free
         kept = np.zeros(base.size, dtype=bool)
@@ -341,40 +392,39 @@ class _FreeFactor:
         dropped = np.flatnonzero(~kept)  # positions in F_0
         k = added.size + dropped.size
         if k > FACTOR_REFRESH * max(base.size, free.size):
-            return self._refactor(free, KF[free], r, s)
-        y0, ya = self.y[base], self.y[free[added]]
-        m0, na = base.size, added.size
-        # [r_0, B] in one array: with Q_0 = L L^T, V = L^{-1}[r_0, B] gives
-        # B^T Q_0^{-1} B = V_B^T V_B and B^T Q_0^{-1} r_0 = V_B^T v_r (one triangular solve)
-        M = np.zeros((m0, k + 2), order="F")
-        M[at[at >= 0], 0] = r[at >= 0]
-        KA = KF[:, added]  # K[:, A]
-        M[:, 1:na + 1] = (y0[:, None] * ya[None, :]) * KA[base]
-        M[:, na + 1] = y0
-        M[dropped, na + 2 + np.arange(dropped.size)] = 1.0
-        V, info = scipy.linalg.lapack.dtrtrs(self.factor[0], M, lower=1)
+            return self._refactor(free, r, s)
+        A = free[added]
+        ya = self.y[A]
+        na = added.size
+        # with Q_0 = L L^T and V_B = L^{-1}B, v_r = L^{-1}r_0: B^T Q_0^{-1} B = V_B^T V_B
+        # and B^T Q_0^{-1} r_0 = V_B^T v_r
+        if not self._columns(A, dropped):
+            return self._refactor(free, r, s)
+        VB = self.V[:, np.concatenate([self.added[A], [0], self.dropped[dropped]])]
+        inside = at >= 0
+        r0 = np.zeros(base.size)
+        r0[at[inside]] = r[inside]
+        vr, info = scipy.linalg.lapack.dtrtrs(self.factor[0], r0, lower=1)
         if info != 0:
-            return self._refactor(free, KF[free], r, s)
-        VB = V[:, 1:]
+            return self._refactor(free, r, s)
         S = -(VB.T @ VB)
-        S[:na, :na] += (ya[:, None] * ya[None, :]) * KA[free[added]]
+        S[:na, :na] += (ya[:, None] * ya[None, :]) * self.columns.block(A, A)
         S[:na, na] += ya
         S[na, :na] += ya
-        t = -(VB.T @ V[:, 0])
+        t = -(VB.T @ vr)
         t[:na] += r[added]
         t[na] += s
         self.updates += 1
         try:
             z = np.linalg.solve(S, t)
         except np.linalg.LinAlgError:
-            return self._refactor(free, KF[free], r, s)
-        a0, info = scipy.linalg.lapack.dtrtrs(self.factor[0], V[:, 0] - VB @ z, lower=1,
-                                              trans=1)
+            return self._refactor(free, r, s)
+        a0, info = scipy.linalg.lapack.dtrtrs(self.factor[0], vr - VB @ z, lower=1, trans=1)
         a = np.empty(free.size)
-        a[at >= 0] = a0[at[at >= 0]]
+        a[inside] = a0[at[inside]]
         a[added] = z[:na]
         if info != 0 or not (np.all(np.isfinite(a)) and np.isfinite(z[na])):
-            return self._refactor(free, KF[free], r, s)
+            return self._refactor(free, r, s)
         return a, float(z[na])
 
 
@@ -470,26 +520,26 @@ def smo_alpha(previous: Any, old: Any, new: Any,
             workspace["smo_factor"] = factor if keep else None
             workspace["smo_bound"] = None
         if pred is not None:
-            point, free, KF, g_bound, bounded, p_free = pred
-            if isinstance(columns, KernelColumns):
-                # the bounded columns right behind the free ones (which stay where they
-                # are): the support vectors of the point, if smo keeps it, are the store's
-                # first columns, whose product the certificate reads without a gather
-                columns.front(np.concatenate([free, np.flatnonzero(bounded)]))
+            point, free, g_bound, bounded, p_free = pred
             # the round-off of the solve, in the box and the balance (only free
-            # variables move: the bounded ones are at u_new exactly)
-            x0 = _balanced_box_start(np.clip(point, 0.0, u_new), y, u_new, u_new)
-            fixed = np.ones(y.size, dtype=bool)
-            fixed[free] = False
-            # the products hold while only free variables moved (the balance gives the
-            # excess back from them unless they do not hold it)
-            if x0 is not None and np.array_equal(x0[fixed], point[fixed]):
+            # variables move: the bounded ones are at u_new exactly, the others at 0)
+            x0 = point.copy()
+            x0[free] = np.clip(point[free], 0.0, u_new[free])
+            if abs(float(y @ x0)) > 1e-12 * max(1.0, float(u_new.sum())):
+                x0 = _balanced_box_start(x0, y, u_new, u_new)
+                fixed = np.ones(y.size, dtype=bool)
+                fixed[free] = False
+                # the products hold while only free variables moved (the balance gives
+                # the excess back from them unless they do not hold it)
+                if x0 is not None and not np.array_equal(x0[fixed], point[fixed]):
+                    x0 = None
+            if x0 is not None:
                 xf = x0[free]
                 top = xf >= u_new[free]  # free variables that landed on their bound
-                Kb = g_bound + KF[:, top] @ (u_new[free][top] * y[free][top])
+                Kb = g_bound + columns.product(free[top], u_new[free][top] * y[free][top])
                 # the last round's product when the free values did not move
                 same = np.array_equal(xf, point[free])
-                Kv = g_bound + (p_free if same else KF @ (xf * y[free]))
+                Kv = g_bound + (p_free if same else columns.product(free, xf * y[free]))
                 if workspace is not None and keep:
                     bounded = bounded.copy()
                     bounded[free[top]] = True

@@ -45,8 +45,9 @@ from ..contracts.ranking_ops import (
     _start,
     gap_bound,
     gradient_parts,
+    point_parts,
     relative_gradient,
-    zero_gradient,
+    shared_parts,
 )
 from ..exceptions import OptionError
 from ..kinds import RANK_SMOOTHED
@@ -225,8 +226,8 @@ def solve_rank_tr(
     level (a promised decrease below :math:`m\epsilon_{\rm mach}|F|`, which a sum over
     :math:`m` samples cannot resolve, at a relative gradient :math:`\le 10^{-5}`) ends
     either mode, decided in the exact mode on a bound of the exact decrement (the CG
-    decrement plus :math:`\|r\|^2/(2\lambda)`); a rejected trust-region step reuses its
-    direction.
+    decrement plus :math:`\|r\|^2/(2\lambda)`, on which CG also ends once it decides the
+    stop); a rejected trust-region step reuses its direction.
 
     **Stopping.** The relative gradient in the :math:`K_{\mathcal R\mathcal R}^{-1}`
     metric, :math:`\|g\|_{K^{-1}} / \max(\|g_{\rm loss}\|_{K^{-1}}, \|\lambda
@@ -268,11 +269,12 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
     fallback = _fallback(rank, x0_fallback, "rank-tr")
     linearization = _check_linearization(rank, linearization)
     KR, KRR, lam, eps = rank.KR, rank.KRR, rank.lam, rank.eps
-    loss_fn = PairwiseLoss(rank.levels, eps)
+    shared = shared_parts(rank)  # the same along a λ path: built and factored once
+    loss_fn = shared.loss
     n = loss_fn.n_pairs
     KR2 = KR * KR if preconditioner == "diagonal" else None
     dKRR = np.diag(KRR).copy()
-    metric = KernelMetric(KRR)  # the stopping measure, and the "kernel" preconditioner
+    metric = shared.metric()  # the stopping measure, and the "kernel" preconditioner
     setup_time = time.perf_counter() - t0
     t_solve = time.perf_counter()
     cg_total = exact_count = explicit = exact_cg = 0
@@ -287,7 +289,7 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
 
     space = _BetaSpace(rank, loss_fn)
     value_at, gradient_at, hess = space.value_at, space.gradient_at, space.hess
-    f_zero, g_zero = zero_gradient(rank, loss_fn)
+    f_zero, g_zero = shared.zero(rank)
     g_scale = metric.norm(g_zero)
 
     def relgrad(g, gl, gr) -> float:
@@ -300,13 +302,13 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
     if exact:  # -- on in the eigen-coordinates w = Λ^{1/2} U^T β, which evaluate the start
         code = _SWITCH
     else:
-        p_cur, kb_cur = KR @ beta, KRR @ beta
-        f, gp_cur, st = value_at(beta, p_cur, kb_cur)
+        # each point evaluated afresh from the data (point_parts: p = K_R beta, not a sum
+        # of steps): the certificate finds the returned point's evaluation, not repeats it
+        f, gl, gr, _, st, p_cur, kb_cur = point_parts(rank, beta)
         if fallback is not None and not f < fallback[1]:
             beta = fallback[0]
-            p_cur, kb_cur = KR @ beta, KRR @ beta
-            f, gp_cur, st = value_at(beta, p_cur, kb_cur)
-        g, gl, gr = gradient_at(gp_cur, kb_cur)
+            f, gl, gr, _, st, p_cur, kb_cur = point_parts(rank, beta)
+        g = gl + gr
         rel = relgrad(g, gl, gr)
     while code != _SWITCH:
         code = _limit(rel, tol, k, max_iter, time_limit, t_solve)
@@ -335,9 +337,9 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
             cached = _subspace(lambda v: hess(st, v), g, s, Hs_acc)
         step, pred, radius = _subspace_step(cached, radius)
         snorm = float(np.linalg.norm(step))
-        q_step = KR @ step
-        k_step = KRR @ step
-        f_new, gp_new, st_new = value_at(beta + step, p_cur + q_step, kb_cur + k_step)
+        trial = beta + step
+        f_new, gl_new, gr_new, gp_new, st_new, p_new, kb_new = point_parts(rank, trial)
+        q_step, k_step = p_new - p_cur, kb_new - kb_cur
         t_acc = 1.0
         actual = f_new - f
         ratio = actual / pred if pred < 0 else -math.inf
@@ -361,13 +363,14 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
                     radius = max(radius, float(np.linalg.norm(step)))
                     ratio = (f_new - f) / (t_acc * slope)
         if f_new < f or (f_new <= f and ratio > 0):
-            beta = beta + step
-            if (k + 1) % 20 == 0:  # refresh the products against round-off drift
+            if t_acc == 1.0:
+                beta, p_cur, kb_cur, gl, gr = trial, p_new, kb_new, gl_new, gr_new
+                g = gl + gr
+            else:  # a backtracked step: its scores afresh
+                beta = beta + step
                 p_cur, kb_cur = KR @ beta, KRR @ beta
-            else:
-                p_cur, kb_cur = p_cur + t_acc * q_step, kb_cur + t_acc * k_step
+                g, gl, gr = gradient_at(gp_new, kb_cur)
             f, st = f_new, st_new
-            g, gl, gr = gradient_at(gp_new, kb_cur)
             rel = relgrad(g, gl, gr)
             no_decrease = 0
             cached = None
@@ -546,10 +549,11 @@ def _end_game(rank: Any, metric: KernelMetric, beta: np.ndarray, f: float, estim
     return candidate, value, gl + gr, gl, gr
 
 
-def _pcg(hess, g: np.ndarray, precond, forcing: float, cg_max_iter: int
-         ) -> tuple[np.ndarray, np.ndarray, int]:
+def _pcg(hess, g: np.ndarray, precond, forcing: float, cg_max_iter: int,
+         decided: Any = None) -> tuple[np.ndarray, np.ndarray, int]:
     """Preconditioned CG on ``H s = -g`` to ``|r| <= forcing``, stopped on non-positive
-    curvature (then the first direction if no step was taken).
+    curvature (then the first direction if no step was taken), or once
+    ``decided(s, |r|)`` holds after a step.
 
     Returns ``(s, H s accumulated from the CG products, CG steps, |r|)``.
     """
@@ -574,7 +578,7 @@ def _pcg(hess, g: np.ndarray, precond, forcing: float, cg_max_iter: int
         r -= alpha * Hd
         its += 1
         rnorm = float(np.linalg.norm(r))
-        if rnorm <= forcing:
+        if rnorm <= forcing or (decided is not None and decided(s, rnorm)):
             break
         z = precond(r)
         rz_new = float(r @ z)
@@ -649,8 +653,8 @@ class _LinPoint:
     def beta(self) -> np.ndarray:
         return self.lin.to_beta(self.w)
 
-    def _direction(self, forcing: float | None = None, explicit: bool = False
-                   ) -> tuple[np.ndarray, float]:
+    def _direction(self, forcing: float | None = None, explicit: bool = False,
+                   level: float | None = None) -> tuple[np.ndarray, float]:
         r"""The Newton direction :math:`s \approx -H^{-1}g` at the current point and a bound
         on its decrement's error: ``(s, slack)`` with :math:`-\frac12 g^\top s \le
         \frac12 g^\top H^{-1}g \le -\frac12 g^\top s + {\rm slack}`.
@@ -663,20 +667,29 @@ class _LinPoint:
         minimises the quadratic model over its Krylov space, so its decrement is a lower
         bound, short of the exact one by
         :math:`\frac12 r^\top H^{-1}r \le \|r\|^2 / (2\lambda)` (:math:`H \succeq
-        \lambda I`): the slack. Otherwise, or when CG has not converged in ``cg_max``
-        steps, the Hessian is formed, factored and kept (for this solve's next steps and
-        the next λ of a path); the slack is then 0.
+        \lambda I`): the slack. CG also ends once that bound puts the exact decrement at
+        or below ``level`` (the rounding level of :meth:`newton_step`, which then takes
+        no step: further CG steps could not change that). Otherwise, or when CG has not
+        converged in ``cg_max`` steps, the Hessian is formed, factored and kept (for this
+        solve's next steps and the next λ of a path); the slack is then 0.
         """
         g = self.g
         if self.precond is not None and not explicit:
             if forcing is None:
                 forcing = min(0.1, self.rel) * float(np.linalg.norm(g))
+            lam = self.lin.lam
+
+            def unmeasurable(s: np.ndarray, rnorm: float) -> bool:
+                return -0.5 * float(g @ s) + rnorm**2 / (2.0 * lam) <= level
+
             s, _, its, residual = _pcg(
                 lambda v: self.lin.hess_vec(self.state, v), g,
-                lambda v: cho_solve(self.precond, v, check_finite=False), forcing, self.cg_max)
+                lambda v: cho_solve(self.precond, v, check_finite=False), forcing, self.cg_max,
+                None if level is None else unmeasurable)
             self.cg += its
-            if residual <= forcing and float(g @ s) < 0.0:
-                return s, residual**2 / (2.0 * self.lin.lam)
+            if ((residual <= forcing or (level is not None and unmeasurable(s, residual)))
+                    and float(g @ s) < 0.0):
+                return s, residual**2 / (2.0 * lam)
         A = self.lin.loss_hessian(self.state)
         self.hessians += 1
         try:
@@ -697,10 +710,11 @@ class _LinPoint:
         level; one that would still stop the run above ``ROUNDING_TOL`` (a stall) is
         replaced by the direction of the explicit Hessian."""
         level = rounding * abs(self.f)
-        s, slack = self._direction()
+        s, slack = self._direction(level=level)
         decrement = -0.5 * float(self.g @ s)
         if not decrement > level and decrement + slack > level:
-            s, slack = self._direction(forcing=math.sqrt(0.2 * self.lin.lam * level))
+            s, slack = self._direction(forcing=math.sqrt(0.2 * self.lin.lam * level),
+                                       level=level)
             decrement = -0.5 * float(self.g @ s)
         if not decrement > level and slack > 0.0 and self.rel > ROUNDING_TOL:
             # a stall above ROUNDING_TOL: decided on the exact direction, as without CG

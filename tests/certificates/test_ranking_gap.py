@@ -19,13 +19,18 @@ from conicml.formulations import ranking
 sys.path.insert(0, str(Path(__file__).parents[1] / "campaign"))
 
 
-def _program(kernel, scale, seed):
+def _data(seed, scale=1.0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(60, 3))
     y = -np.ones(60)
     y[:12] = 1.0
     X[y > 0] += 0.7
     X[:, 1] *= scale
+    return X, y
+
+
+def _program(kernel, scale, seed):
+    X, y = _data(seed, scale)
     return ranking.rankrc(X, y, 2.0 ** -6, kernel=kernel, gamma=1.0 / (3 * scale ** 2))
 
 
@@ -93,3 +98,62 @@ def test_the_stall_of_rank_tr_on_a_feature_scaled_by_1e8_is_not_certified():
     # rank-tr's answer itself is the optimum (Newton steps from the stalled point)
     assert sol.status is cm.Status.OPTIMAL
     assert sol.objective == pytest.approx(ref.objective, rel=1e-6)
+
+
+def test_the_parts_a_lambda_path_shares_are_those_of_its_kernel_arrays():
+    # shared_parts: the pair structure, the K_RR factor, the zero gradient and the
+    # eigen-coordinates are found again for every lambda of one program's kernel arrays
+    # (with_lambda) and never for other arrays or a block changed in place; the
+    # certificate along a path equals the one of the same program built anew
+    from conicml.contracts.ranking_ops import shared_parts, zero_gradient
+
+    prog = _program("rbf", 1.0, 3)
+    other = ranking.with_lambda(prog, 2.0 ** -10)
+    rank, rank_other = prog.data["rank"], other.data["rank"]
+    parts = shared_parts(rank)
+    assert shared_parts(rank_other) is parts
+    lin = LinearizedRanking(rank_other)
+    assert LinearizedRanking(rank).Xt is lin.Xt and lin.reference_curvature() is None
+    value, g0 = parts.zero(rank)
+    fresh_value, fresh_g0 = zero_gradient(rank)
+    assert value == fresh_value
+    np.testing.assert_allclose(g0, fresh_g0, rtol=1e-12)
+    anew = _program("rbf", 1.0, 3)  # equal arrays, other objects: not shared
+    assert shared_parts(anew.data["rank"]) is not parts
+    beta = cm.solve(other, "rank-tr").values["beta"]
+    along = gap_bound(rank_other, beta)
+    assert along == pytest.approx(gap_bound(ranking.with_lambda(anew, 2.0 ** -10).data["rank"],
+                                            beta), rel=1e-9, abs=1e-18)
+    parts = shared_parts(rank)
+    rank.KRR[0, 1] += 1e-3  # changed in place: a different program
+    assert not parts.fits(rank) and shared_parts(rank) is not parts
+
+
+def test_the_certificate_reuses_only_an_evaluation_from_the_data_at_the_returned_point(
+        monkeypatch):
+    # rank-tr's trust-region points are evaluated by point_parts from (data, beta) alone;
+    # gradient_parts (the certificate) at the same data object and an equal beta returns
+    # that evaluation, anything else is evaluated afresh; the certificate equals the one
+    # evaluated afresh on the same program built anew
+    from conicml.contracts import ranking_ops
+
+    prog = _program("rbf", 1.0, 5)
+    rank = prog.data["rank"]
+    sol = cm.solve(prog, "rank-tr", direction="cg")
+    beta = sol.values["beta"]
+    calls = []
+    evaluate = ranking_ops.PairwiseLoss.evaluate
+    monkeypatch.setattr(ranking_ops.PairwiseLoss, "evaluate",
+                        lambda self, p: calls.append(1) or evaluate(self, p))
+    value, gl, gr = gradient_parts(rank, beta.copy())
+    assert not calls
+    anew = ranking.rankrc(*_data(5), 2.0 ** -6, kernel="rbf", gamma=1.0 / 3)
+    fresh = gradient_parts(anew.data["rank"], beta)
+    assert len(calls) == 1
+    assert value == pytest.approx(fresh[0], rel=1e-12)
+    np.testing.assert_allclose(gl + gr, fresh[1] + fresh[2], rtol=1e-8, atol=1e-14)
+    gradient_parts(ranking.with_lambda(prog, 1.0).data["rank"], beta)  # another program
+    gradient_parts(rank, beta * (1 + 1e-15))  # another point
+    assert len(calls) == 3
+    assert sol.residuals.gap == pytest.approx(gap_bound(anew.data["rank"], beta),
+                                              rel=1e-6, abs=1e-16)

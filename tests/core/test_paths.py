@@ -161,18 +161,22 @@ def test_smo_predictor_factor_update_is_the_bordered_solve():
     factor = _FreeFactor(columns, y)
     base = rng.choice(120, 40, replace=False)
     outside = np.setdiff1d(np.arange(120), base)
+    big = np.concatenate([base, outside[:30]])
+    # after the large change, small ones against the new factor (its columns of
+    # L^{-1}B computed afresh): a variable dropped, then variables added that were added
+    # to the old factor too, then the dropped one back
     sets = [base, np.concatenate([base, outside[:3]]), base[5:],
-            np.concatenate([base[2:], outside[3:7]]), base, np.concatenate([base, outside[:30]])]
+            np.concatenate([base[2:], outside[40:44]]), base, big, big[1:],
+            np.concatenate([big[1:], outside[40:42]]), np.concatenate([big, outside[40:42]])]
     for free in sets:
-        KF, free = columns.front(free)
         r, s = rng.normal(size=free.size), float(rng.normal())
-        a, b = factor.solve(free, KF, r, s)
+        a, b = factor.solve(free, r, s)
         yf = y[free]
         A = np.block([[np.outer(yf, yf) * K[np.ix_(free, free)], yf[:, None]],
                       [yf[None, :], np.zeros((1, 1))]])
         ref = np.linalg.solve(A, np.append(r, s))
         np.testing.assert_allclose(np.append(a, b), ref, rtol=1e-8, atol=1e-8)
-    assert factor.updates == 4 and factor.refactors == 2  # the first and the last set
+    assert factor.updates == 7 and factor.refactors == 2  # the first set and big
 
 
 def test_the_compiled_status_update_is_its_numpy_twin():

@@ -149,19 +149,36 @@ def test_a_store_past_the_kept_size_lives_as_long_as_its_path(monkeypatch):
     assert store is None or store.nbytes <= kernel_columns.KEEP_BYTES
 
 
-def test_store_products_and_front_are_the_gram_matrix():
-    # the predictor's operations on the store: the free set at the front (columns moved,
-    # a view), products over stored columns, the certificate's product beyond the kept size
+@pytest.mark.parametrize("engine", ["numba", "numpy"])
+def test_store_products_blocks_and_front_are_the_gram_matrix(engine, monkeypatch):
+    # the predictor's operations on the store: products over stored columns (read where
+    # they are stored: compiled, or NumPy's gathered copy), blocks K[rows][:, idx], the
+    # columns moved to the front (a view), the certificate's product beyond the kept size
+    if engine == "numba":
+        pytest.importorskip("numba")
+    monkeypatch.setenv("CONICML_ENGINE", engine)
     rng = np.random.default_rng(4)
     X = rng.normal(size=(90, 3))
     kernel = Kernel("rbf", gamma=0.4)
     K = _rbf(X, X, 0.4)
     store = KernelColumns(kernel, X)
-    for idx in (np.arange(20, 50), np.array([3, 60, 21, 88]), np.arange(0, 90, 4)):
+    for idx in (np.arange(20, 50), np.array([3, 60, 21, 88]), np.arange(0, 90, 4),
+                np.array([7])):
+        coef = rng.normal(size=idx.size)
+        assert_allclose(store.product(idx, coef), K[:, idx] @ coef, rtol=1e-12, atol=1e-12)
+        rows = rng.choice(90, 11, replace=False)
+        assert_allclose(store.block(rows, idx), K[np.ix_(rows, idx)], rtol=1e-12,
+                        atol=1e-12)
+        store.prepare(idx)  # evaluated; under the NumPy engine at the front as well
+        assert np.all(store.slot[idx] >= 0)
+        if engine == "numpy":
+            assert sorted(store.col[:idx.size]) == sorted(idx)
+        assert_allclose(store.product(idx, coef), K[:, idx] @ coef, rtol=1e-12, atol=1e-12)
         KF, order = store.front(idx)
         assert sorted(order) == sorted(idx)
         assert_allclose(KF, K[:, order], rtol=1e-12, atol=1e-12)
-        coef = rng.normal(size=idx.size)
+        # after the move: the same products and blocks
         assert_allclose(store.product(idx, coef), K[:, idx] @ coef, rtol=1e-12, atol=1e-12)
+        assert_allclose(store.block(idx, idx), K[np.ix_(idx, idx)], rtol=1e-12, atol=1e-12)
     v = np.where(rng.random(90) < 0.5, rng.normal(size=90), 0.0)
     assert_allclose(store.matvec(v, np.flatnonzero(v)), K @ v, rtol=1e-12, atol=1e-12)

@@ -142,6 +142,8 @@ def test_hlsvm_on_dask_refuses_bad_input(client, stripes):
         HLSVMClassifier(node_solver="clarabel").fit(Xd, yd)
     with pytest.raises(OptionError, match="node_solver_options"):
         HLSVMClassifier(node_solver_options={"T": 5}).fit(Xd, yd)
+    with pytest.raises(OptionError, match="in place"):  # the streamed mode is dcd's only
+        HLSVMClassifier(node_solver_options={"working_rows": 1000}).fit(Xd, yd)
     with pytest.raises(ProgramError, match="two classes"):
         HLSVMClassifier().fit(Xd, da.from_array(np.full(len(y), 2), chunks=200))
     with pytest.raises(ProgramError, match="shape mismatch"):

@@ -133,6 +133,61 @@ def test_rankrc_cv_matches_grid_search():
 
 
 
+def test_rankrc_cv_scores_its_fold_models_together_as_roc_auc_score_would():
+    # scoring=None scores a fold's models together (mid-rank AUC of one stacked product);
+    # on integer features with a linear kernel the decision values tie, which
+    # roc_auc_score (scoring="roc_auc", model by model) counts one half: the same scores
+    rng = np.random.default_rng(5)
+    n = 150
+    y = np.where(rng.random(n) < 0.2, 1, 0)
+    X = rng.integers(0, 3, size=(n, 2)).astype(float) + y[:, None]
+    lams = [1e-3, 1e-1, 10.0]
+    together = RankRCClassifierCV(lams, cv=CV, kernel="linear", refit=False).fit(X, y)
+    one_by_one = RankRCClassifierCV(lams, cv=CV, kernel="linear", refit=False,
+                                    scoring="roc_auc").fit(X, y)
+    for k in range(CV.get_n_splits()):
+        np.testing.assert_allclose(together.cv_results_[f"split{k}_test_score"],
+                                   one_by_one.cv_results_[f"split{k}_test_score"], atol=1e-12)
+
+
+def test_rankrc_cv_fold_models_predict_as_the_base_estimator():
+    # the fold model's threshold (computed when predict asks) is RankRCClassifier's
+    rng = np.random.default_rng(6)
+    y = np.where(rng.random(120) < 0.2, 1, 0)
+    X = rng.normal(size=(120, 2)) + y[:, None]
+    est = RankRCClassifierCV([1e-2, 1.0], cv=CV).fit(X, y)
+    train, test = next(CV.split(X, y))
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    models, _, X_test = est._fold_path(X, y_pm, train, test, est._grid())
+    for lam, model in zip(est._grid(), models):
+        base = RankRCClassifier(lam).fit(X[train], y[train])
+        assert model.shift == pytest.approx(-base.threshold_, abs=1e-6)
+        np.testing.assert_array_equal(model.predict(X_test), base.predict(X[test]))
+
+
+@pytest.mark.parametrize("basis", ["rare", "random"])
+def test_rankrc_cv_refit_from_the_folds_is_the_cold_fit(basis):
+    # the rare basis refit starts from the folds' mean coefficients; the optimum is the
+    # cold RankRCClassifier's (certified, objective equal to its tolerance) in fewer
+    # iterations; a random basis is refitted cold, as GridSearchCV does
+    rng = np.random.default_rng(7)
+    n = 400
+    y = np.where(rng.random(n) < 0.1, 1, 0)
+    X = rng.normal(size=(n, 3)) + 0.8 * y[:, None]
+    lam = 2.0 ** -8
+    est = RankRCClassifierCV([lam], cv=CV, basis=basis, random_state=0).fit(X, y)
+    cold = RankRCClassifier(lam, basis=basis, random_state=0).fit(X, y)
+    warm = est.best_estimator_
+    assert warm.solution_.status is cm.Status.OPTIMAL and warm.solution_.residuals.gap <= 1e-5
+    np.testing.assert_array_equal(warm.basis_, cold.basis_)
+    assert warm.model_["objective"] == pytest.approx(cold.model_["objective"], rel=1e-9)
+    assert warm.get_params() == cold.get_params() and not hasattr(warm, "_x0")
+    if basis == "rare":
+        assert warm.solution_.iterations < cold.solution_.iterations
+    else:
+        np.testing.assert_allclose(warm.dual_coef_, cold.dual_coef_, rtol=1e-12)
+
+
 def test_rankrc_cv_takes_eps_as_the_old_spelling_of_smoothing():
     # eps was renamed smoothing (docs/glossary.md): the same search, with a FutureWarning
     rng = np.random.default_rng(4)

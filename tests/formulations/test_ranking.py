@@ -251,7 +251,8 @@ def test_rank_tr_truncated_newton_forms_one_hessian(monkeypatch):
     assert carried.objective == pytest.approx(fresh.objective, rel=1e-9)
     direction = rank_tr._LinPoint._direction
     monkeypatch.setattr(rank_tr._LinPoint, "_direction",
-                        lambda self, forcing=None, explicit=False: direction(self, forcing, True))
+                        lambda self, forcing=None, explicit=False, level=None:
+                        direction(self, forcing, True, level))
     explicit = cm.solve(prog, "rank-tr", direction="exact")
     assert 1 <= truncated.extras["explicit_hessians"] < truncated.extras["exact_directions"]
     assert truncated.extras["exact_cg_iterations"] > 0
@@ -506,3 +507,27 @@ def test_generic_route_refused_above_the_pair_limit():
     with pytest.raises(ProgramError, match="250000 pairs.*rank-tr"):
         cm.solve(prog, "clarabel")
     assert cm.solve(prog, "rank-tr").status is cm.Status.OPTIMAL
+
+
+def test_rank_tr_rounding_stop_ends_cg_once_the_decrement_bound_decides_it(monkeypatch):
+    # the exact mode stops when the Newton decrement is below the rounding level m eps |F|;
+    # CG bounds the exact decrement by its own plus |r|^2 / (2 lambda) (H >= lambda I), and
+    # ends once that bound is below the level: the same stop at the same point (no step is
+    # taken either way), in fewer CG steps than CG run to its forcing term
+    from conicml.solvers import rank_tr
+
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(2000) < 0.04, 1.0, -1.0)
+    X = rng.normal(size=(2000, 5)) + 1.2 * y[:, None] / np.sqrt(5)
+    prog = ranking.rankrc(X, y, 2.0 ** -18)
+    bounded = cm.solve(prog, "rank-tr", direction="exact")
+    direction = rank_tr._LinPoint._direction
+    monkeypatch.setattr(rank_tr._LinPoint, "_direction",
+                        lambda self, forcing=None, explicit=False, level=None:
+                        direction(self, forcing, explicit, None))
+    full = cm.solve(prog, "rank-tr", direction="exact")
+    assert "rounding" in bounded.message and bounded.message == full.message
+    assert bounded.iterations == full.iterations
+    np.testing.assert_allclose(bounded.values["beta"], full.values["beta"], rtol=1e-12)
+    assert bounded.extras["exact_cg_iterations"] < full.extras["exact_cg_iterations"]
+    assert bounded.status is cm.Status.OPTIMAL and bounded.residuals.gap <= 1e-5
