@@ -135,35 +135,58 @@ fits took 377 s and 141 s.
 
 
 DISCUSSION_FLOOR = """\
-**Reading (recorded run of 2026-11-27 18:06-18:07 UTC, the command above; `before` = main
-at 1f76c75, `after` = the s8-bmpm-quiet branch; on the 2-core machine shared with other
-helpers' jobs: 1-min load 3.9-4.7 throughout, so the floor (two BLAS threads when faster)
-is inflated 2-3 fold against its quiet 0.051 s and the wall ratios here say nothing about
-the quiet target; the CPU seconds of the fit are the comparable numbers).**
+**Reading (the rows above: the command above on the s9-bmpm branch; beside them a run of
+2026-11-27 19:51-19:54 UTC with ``--trees before=/work/main,after=.``, main at f91ac14;
+the 2-core machine was shared with other helpers' jobs, 1-min load 11.5-13.5 then, so the
+wall seconds and the wall ratios say nothing about the quiet target: the floor runs on two
+BLAS threads when faster and the load slows it more than the single-thread fit. The CPU
+seconds and the work counts are the comparable numbers; the lead re-measures quiet.)**
 
-*Same classifier.* Both code versions return the same objective 1/kappa to 12 digits, the
-same status, a certificate <= 9.4e-16 and the same test accuracy on both estimators.
+*Against main's last quiet record* (18:17 UTC, load 0.0-0.3, main at e8f49c0, the same
+command): MPM 3.2x the floor wall (fit 0.158 s; CPU 2.6-2.7x), BMPM 4.3-4.4x (fit 0.217
+s; CPU 3.2-3.3x). Whether the 3x target holds quiet is for the lead's quiet run to say:
+the fit CPU measured here fell by 10 % (MPM) and 21 % (BMPM) under load. A second
+before/after run at 20:22-20:23 UTC (load 1.0-2.2, one core held by another helper's
+single-thread job, so the floor ran at 0.10-0.15 s on about one core, against 0.05 s
+quiet): BMPM fit 0.278-0.293 -> 0.226-0.254 s wall (CPU 0.273-0.293 -> 0.226-0.241 s),
+MPM 0.210-0.212 -> 0.167-0.209 s wall (CPU 0.210-0.211 -> 0.185-0.197 s), main at
+9fbbc22.
 
-*Fit, same run (best of each process's 3 warm fits; CPU):* BMPM 0.276-0.298 s before,
-0.264-0.281 s after (best 0.276 -> 0.264, -4 %); MPM 0.225-0.240 s before, 0.203-0.238 s
-after (best 0.225 -> 0.203, -10 %). What changed: fewer products with K per fit (BMPM
-41 -> 32: the solves with the mean difference's representative read the kept K d_rep;
-the start weight's two sigma's from one product instead of four; the margin row's inner
-product against the kept K d_rep), and the class-centred Gram matrix from the class means
-already formed (K E), in cache-sized row slices (13.0 -> 10.8 ms at n = 2000). **The 3x
-target for BMPM is not met**: at the last quiet measurement (load 1.1, main) BMPM took
-4.3x the floor (wall; CPU 3.2x), and 4 % less CPU does not close that. Measured and
-dropped: the block factor's level-3 steps (triangular solve, Schur update, 2 x 2 block
-Cholesky) split over two Python threads, one BLAS thread each -- SciPy's ``dtrtrs`` holds
-the GIL (a 1000 x 1000 solve split: 19.0 ms wall for 19.4 ms CPU against 20.7 ms serial)
-and NumPy's GIL-free product split took 16.5 ms wall for 32.7 ms CPU against 18.1 ms
-serial (load 1.4: the two vCPUs share one core's arithmetic, like SMT siblings); a wider
-reuse of a factored Schur complement across free-shift changes (``_FREE_NEAR`` 0.02 ->
-1.0: 59 -> 88 conjugate-gradient products, no faster). Per BMPM fit (cProfile, load
-1.7): the solve 0.18 s of 0.27 s -- the block factor 0.054 s (one Cholesky of order n in
-blocks, single thread), 3 Schur re-factorisations, 56 conjugate-gradient steps (each two
-block triangular solves, BLAS-2), the certificate 0.045 s (a 4-column solve, 9 steps),
-Sigma_y's solve for beta0_max 0.019 s."""
+*Same classifier.* Both code versions return the same objective 1/kappa to 12 digits
+(1e-15 relative), the same status and test accuracy; certificates <= 2.2e-16 after,
+<= 9.4e-16 before.
+
+*Fit CPU, best of 3 warm fits per process, same run (before -> after):* BMPM 0.256-0.272
+-> 0.203-0.213 s (-21 %; CPU fit / floor 2.4-2.9 -> 1.9-2.2); MPM 0.190-0.205 ->
+0.173-0.182 s (-10 %; 1.7-1.8 -> 1.6). Work per fit at n = 2000, twonorm (ringnorm):
+BMPM 5 -> 4 weights evaluated, 3 -> 2 Schur re-factorisations, 85 (80) -> 29 (37)
+conjugate-gradient column-steps, 32 -> 25 products with K; MPM 44 (60) -> 23 (33)
+column-steps, 25 -> 19 products with K, 1 (2) Schur factorisations as before. What
+changed, by measurement: (1) the search starts at the optimal weight of the program
+restricted to 256 of the points (a Galerkin restriction, dense of order 256, 5-8 ms),
+0.911 against c* = 0.921 for BMPM (was 0.756), so the block factor is made near the
+optimum and the later solves' held-shift spread is 1.01 instead of 1.22 (BMPM CPU
+-16 % alone); (2) a solve's first iterate carries the kept solution S(c) = D_c C X(c)
+to the new weight with D_c' D_c^-1 and, with the derivative's (tangent) solve, to first
+order in c (the start's error falls as h^2: residuals 1e-3 -> 1e-5 and 2e-6 -> 2e-11 on
+the last two w solves); (3) near the root the Newton step takes the curvature of g from
+the previous derivative (order 1 + sqrt 2) and far solves stop at 1e-5 g^2 (was 1e-3 g^2),
+so the last step no longer lands at |g| ~ 1e-11, next to the tolerance; (4) the
+certificate's decrement makes three single solves (e, d, g_x - g_y; the fourth from
+M(c')v = c' g_x + (1 - c') g_y), two of them started from the solver's kept solutions
+(3 x 7 -> 0 + 1 + 3 steps; it accepts only its recomputed residuals), and triangular
+solves with 2-4 right-hand sides go column by column (OpenBLAS's dtrtrs/dtrsm took
+0.57-0.60 ms for 2-4 columns of order 1000 against 0.29-0.48 ms for as many dtrsv);
+(5) fewer products with K (four kept by identity, sigma_y from K's negative rows,
+Sigma_y's solve accepted on its recomputed residual). Measured and not adopted: a
+restriction to 128 or 192 points (cheaper, but 3 Schur factorisations on ringnorm and 2
+on twonorm MPM), 320 (no fewer steps), a wider reuse of the Schur factor with the coarse
+start (``_FREE_NEAR`` 0.15: one Schur factorisation fewer, 4-11 more column-steps: a
+wash), Newton on atanh(g) (helps 2 of 8 cases). What remains per BMPM fit (CPU, load 9):
+the block factor 50 ms (one Cholesky of order n in blocks, one thread, against the
+floor's two), the Gram matrix and its class centring ~35 ms, the certificate ~27 ms,
+Sigma_y's factorisation for beta0_max 14 ms, 2 Schur factorisations 16 ms, about 22
+products with K."""
 
 
 

@@ -344,7 +344,8 @@ def _fractional_result(primal: float, P: float, lam: float, row: float, dec: flo
 
 def _scatter_decrement(scatter: Any, v: np.ndarray, e: np.ndarray, a: np.ndarray,
                        px: float, py: float, sx: float, sy: float,
-                       g: tuple[np.ndarray, np.ndarray] | None = None) -> float:
+                       g: tuple[np.ndarray, np.ndarray] | None = None,
+                       row: tuple[np.ndarray, float, float] | None = None) -> float:
     r""":func:`newton_decrement` of the fractional program's Lagrangian when its covariances
     are a :class:`~conicml.contracts.minimax.KernelScatter` (never formed).
 
@@ -357,7 +358,14 @@ def _scatter_decrement(scatter: Any, v: np.ndarray, e: np.ndarray, a: np.ndarray
     :math:`UWU^\top` of rank three, inverted by the Woodbury identity over
     ``scatter.solve`` (:math:`M(c')^{-1}` on four vectors). The KKT residual of the step is
     then recomputed with :math:`H` itself (products only), as :func:`newton_decrement`
-    does, and a residual above ``1e-6`` of :math:`\|e\|` gives ``inf``.
+    does, and a residual above ``1e-6`` of :math:`\|e\|` gives ``inf``. Of the four
+    solves three are made: :math:`M(c')v = c'g_x + (1-c')g_y` gives the fourth. With
+    ``row = (d, a_x, a_y)``, :math:`a = d - (a_x/\sigma_x)g_x - (a_y/\sigma_y)g_y`, the
+    three are with :math:`e`, :math:`d` and :math:`g_x - g_y`, one at a time: the last
+    two recur along the solver's weight curve (its solve for :math:`w` and its
+    derivative's), whose kept solutions start them
+    (:meth:`~conicml.contracts.minimax.KernelScatter.solve` accepts only its recomputed
+    residual).
     """
     dot = scatter.dot  # the coordinates' inner product (Euclidean, or K's: GramScatter)
     gx, gy = scatter.sigmas(v) if g is None else g  # (Sigma_x v, Sigma_y v)
@@ -373,15 +381,30 @@ def _scatter_decrement(scatter: Any, v: np.ndarray, e: np.ndarray, a: np.ndarray
     if not (aa > 0 and alpha > 0 and 0.0 < c < 1.0):
         return math.inf
     t = dot(a, hess(a)) / (aa * aa) + alpha * scatter._mu(c) / aa
-    cols, winv = [a], [1.0 / t]
-    for p_, s_, g_ in ((px, sx, gx), (py, sy, gy)):
+    cols, winv, inv_g = [a], [1.0 / t], []
+    # (alpha M(c'))^-1 [e, U]; relative residual 1e-10: the decrement is then accurate
+    # to about that (relative), and its step is checked against H below anyway. As
+    # M(c')v = c'g_x + (1 - c')g_y, M(c')^-1 g of the class of the larger weight is
+    # (v - w M(c')^-1 g_minor) / (1 - w), w <= 1/2 the smaller weight: three solves
+    if row is None:
+        minor = 1 if c >= 0.5 else 0
+        w_minor = 1.0 - c if minor else c
+        Z = scatter.solve(c, np.column_stack([e, a, (gx, gy)[minor]]), rtol=1e-10)
+        g_inv = [Z[:, 2], Z[:, 2]]
+        g_inv[1 - minor] = (v - w_minor * Z[:, 2]) / (1.0 - w_minor)
+    else:
+        d, ax, ay = row
+        y_diff = scatter.solve(c, gx - gy, rtol=1e-10)  # M^-1 g_x = v + (1 - c') y_diff
+        g_inv = [v + (1.0 - c) * y_diff, v - c * y_diff]
+        Z = np.column_stack([scatter.solve(c, e, rtol=1e-10), scatter.solve(c, d, rtol=1e-10)])
+        Z[:, 1] -= ax / sx * g_inv[0] + ay / sy * g_inv[1]
+    for p_, s_, g_, y_ in ((px, sx, gx, g_inv[0]), (py, sy, gy, g_inv[1])):
         if p_ != 0.0:
             cols.append(g_)
             winv.append(-(s_**3) / p_)
+            inv_g.append(y_)
     U = np.stack(cols, axis=1)
-    # (alpha M(c'))^-1 [e, U]; relative residual 1e-10: the decrement is then accurate
-    # to about that (relative), and its step is checked against H below anyway
-    Y = scatter.solve(c, np.column_stack([e, U]), rtol=1e-10) / alpha
+    Y = np.column_stack([Z[:, 0], Z[:, 1], *inv_g]) / alpha
     UtY = scatter.inner_matrix(U, Y)
     cap = np.diag(winv) + UtY[:, 1:]
     try:
@@ -558,7 +581,8 @@ def _gram_fractional(scatter: Any, a: tuple[float, float], b: tuple[float, float
     resid = lam * e - px * gx / sx - py * gy / sy
     grad_row = e - ax * gx / sx - ay * gy / sy
     with one_blas_thread():
-        dec = _scatter_decrement(scatter, v, resid, grad_row, px, py, sx, sy, (gx, gy))
+        dec = _scatter_decrement(scatter, v, resid, grad_row, px, py, sx, sy, (gx, gy),
+                                 (e, ax, ay))
     floor = FRACTIONAL_FLOOR * max(1.0, abs(dv))
     return _fractional_result(primal, P, lam, row, dec, floor, claimed)
 

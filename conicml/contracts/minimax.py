@@ -15,8 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cholesky, solve_triangular
-from scipy.linalg.blas import dsyrk
+from scipy.linalg.blas import dsyrk, dtrsv
 from scipy.linalg.lapack import dpotrf, dtrtrs
 
 from .._utils.threads import one_blas_thread
@@ -154,12 +153,14 @@ class _BlockFactor:
 
     def __init__(self, G: np.ndarray, f: slice, v: slice, s0: float) -> None:
         self.f, self.v, self.s0 = f, v, float(s0)
-        A = np.array(G[f, f], order="F")
+        # G is symmetric (up to rounding of the centring): each block in Fortran order
+        # as the row-wise copy of its transpose
+        A = np.array(G[f, f].T, order="F")
         A[np.diag_indices_from(A)] += self.s0
         self.Lf = _potrf(A)
-        self.Z = _trs(self.Lf, np.array(G[f, v], order="F"), False)
+        self.Z = _trs(self.Lf, np.array(G[v, f].T, order="F"), False)
         # S_0 = G_vv - Z^T Z, its lower triangle (all that the factorisations read)
-        self.S0 = dsyrk(-1.0, self.Z, beta=1.0, c=np.array(G[v, v], order="F"), trans=1,
+        self.S0 = dsyrk(-1.0, self.Z, beta=1.0, c=np.array(G[v, v].T, order="F"), trans=1,
                         lower=1, overwrite_c=1)
         self._ls: dict[float, np.ndarray] = {}  # t -> L_S, the last few
 
@@ -207,10 +208,22 @@ def _potrf(A: np.ndarray) -> np.ndarray:
     return L
 
 
+#: Right-hand sides up to which a triangular solve goes column by column (BLAS-2 dtrsv:
+#: OpenBLAS's dtrsm / dtrtrs on a few columns of order 1000 take about twice as long).
+_TRSV_COLUMNS = 4
+
+
 def _trs(L: np.ndarray, B: np.ndarray, transpose: bool) -> np.ndarray:
     r""":math:`L^{-1}B` (:math:`L^{-\top}B` if ``transpose``) for a lower triangular
-    Fortran-ordered ``L`` by LAPACK directly (scipy's wrapper checks cost as much as the
-    solve of order 1000)."""
+    Fortran-ordered ``L`` by BLAS/LAPACK directly (scipy's wrapper checks cost as much as
+    the solve of order 1000)."""
+    if B.ndim == 2 and 1 < B.shape[1] <= _TRSV_COLUMNS:
+        if not np.all(np.diagonal(L)):
+            raise np.linalg.LinAlgError("singular triangular factor (a zero pivot)")
+        X = np.empty_like(B)
+        for j in range(B.shape[1]):
+            X[:, j] = dtrsv(L, B[:, j], lower=1, trans=1 if transpose else 0)
+        return X
     X, info = dtrtrs(L, B, lower=1, trans=1 if transpose else 0)
     if info != 0:
         raise np.linalg.LinAlgError(f"singular triangular factor (LAPACK info {info})")
@@ -269,8 +282,10 @@ class KernelScatter:
         self._factor: tuple[bool, _BlockFactor] | None = None  # (x held?, factor)
         self._cfro: float | None = None
         self._glam: float | None = None  # the bound on lambda_max(G) of _c_norm
-        #: (c, T, S) of the last single-column solves H(c) S = T (original coordinates)
-        self._recent: list[tuple[float, np.ndarray, np.ndarray]] = []
+        #: the last single-column solves H(c) S = T (original coordinates), each as
+        #: [c, T, S, B, dS]: B the right-hand side given to :meth:`solve`, dS the solution
+        #: of its tangent solve at the same c (None until one is made)
+        self._recent: list[list] = []
         self._solve_y: tuple[np.ndarray, np.ndarray] | None = None
         #: number of block factorisations (of order n in all), of Schur-complement
         #: factorisations (order of one class) and of conjugate-gradient solves so far
@@ -434,19 +449,42 @@ class KernelScatter:
         r"""A first iterate :math:`S` for :math:`H(c)S = T`: for one right-hand side
         within an angle of 1e-2 of one solved before at a weight within a spread of 1.5
         of ``c`` (along the weight curve the same right-hand side recurs at ever closer
-        weights, and the derivative's moves slowly), that solution scaled to it, the
-        nearest such; else ``None`` (start at 0)."""
+        weights, and the derivative's moves slowly), that solution carried to ``c`` and
+        scaled to it, the nearest such; else ``None`` (start at 0).
+
+        The solution is :math:`S(c) = D_cCX(c)` with :math:`X(c) = M(c)^{-1}B`
+        (:math:`CM^{-1} = D_c^{-1}H^{-1}C` by the Woodbury identity), so the explicit
+        factor :math:`D_c` is carried exactly; with the tangent solve of that entry
+        (:math:`X_t = M^{-1}(\Sigma_x - \Sigma_y)X = -X'(c)`, :math:`S_t = D_cCX_t`) the
+        first-order prediction :math:`S(c') \approx D_{c'}D_c^{-1}(S - (c' - c)S_t)`."""
         if T.shape[1] != 1 or not self._recent:
             return None
         t = T[:, 0]
         tt = float(t @ t)
         best, start = 1.5, None
-        for cp, tp, sp in self._recent:
+        for cp, tp, sp, _, dsp in self._recent:
             tpt = float(tp @ t)
             cos2 = tpt * tpt / max(tt * float(tp @ tp), np.finfo(float).tiny)
             if cos2 > 1.0 - 1e-4 and self.spread(c, cp) < best:
-                best, start = self.spread(c, cp), (sp * (tpt / float(tp @ tp)))[:, None]
+                best = self.spread(c, cp)
+                s = sp if dsp is None else sp - (c - cp) * dsp
+                s = s * (tpt / float(tp @ tp))
+                s[:self.n_x] *= c / cp
+                s[self.n_x:] *= (1.0 - c) / (1.0 - cp)
+                start = s[:, None]
         return start
+
+    def _keep(self, c: float, T: np.ndarray, S: np.ndarray, B: np.ndarray,
+              tangent_of: np.ndarray | None) -> None:
+        """Keep a single-column solve for the starts of later ones (:meth:`_start`); a
+        tangent solve (``tangent_of`` the right-hand side of an earlier solve at ``c``)
+        is also attached to that solve."""
+        if tangent_of is not None:
+            for entry in self._recent:
+                if entry[0] == c and entry[3] is tangent_of:
+                    entry[4] = S
+                    break
+        self._recent = ([[c, T, S, B, None]] + self._recent)[:4]
 
     def _apply_inverse(self, c: float, V: np.ndarray) -> np.ndarray:
         r"""The Woodbury form of :math:`M(c)^{-1}V` with the current factor's :math:`P` in
@@ -457,7 +495,8 @@ class KernelScatter:
         return (V - self._ct(S, V.shape[0])) / self._mu(c)
 
     def solve(self, c: float, B: np.ndarray, near: float = 1.5, rtol: float = 1e-13,
-              max_iter: int = 40, products: bool = False
+              max_iter: int = 40, products: bool = False,
+              tangent_of: np.ndarray | None = None
               ) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
         r""":math:`M(c)^{-1}B` (``B`` a vector or the columns of a matrix).
 
@@ -475,7 +514,11 @@ class KernelScatter:
         is at most ``rtol`` times :math:`\|B\|`; the result is accepted only when the
         residual of :math:`M(c)` itself, recomputed, is at most ``rtol`` (else conjugate
         gradients on :math:`M(c)` refine it). With ``products``, returns
-        ``(X, Sigma_x X, Sigma_y X)`` (the products of that check)."""
+        ``(X, Sigma_x X, Sigma_y X)`` (the products of that check). ``tangent_of``: ``B``
+        is :math:`(\Sigma_x - \Sigma_y)X_0` for the result :math:`X_0` of an earlier
+        single-column solve at the same ``c`` with the right-hand side ``tangent_of``
+        (the same object), so that the result is :math:`-X_0'(c)`; kept for the first
+        iterates of later solves (:meth:`_start`), which it does not change otherwise."""
         vec = B.ndim == 1
         B2 = B[:, None] if vec else B
         r = B2.shape[0]
@@ -508,7 +551,7 @@ class KernelScatter:
                              target=h_target / l_norm)
                 S = F.upper(t, Y)
                 if ok and Y.shape[1] == 1:
-                    self._recent = ([(c, T[:, 0], S[:, 0])] + self._recent)[:4]
+                    self._keep(c, T[:, 0], S[:, 0], B, tangent_of)
                 return (B2 - self._ct(S, r)) / mu, ok
 
             self._c_norm()
@@ -544,20 +587,26 @@ class KernelScatter:
         if self._solve_y is not None and np.array_equal(self._solve_y[0], b):
             return self._solve_y[1].copy()
         n_x = self.n_x
-        A = self.G[n_x:, n_x:].copy()
+        # the block's transpose in Fortran order is a row-wise copy (its lower triangle,
+        # all that LAPACK reads, is that of the block up to rounding of the centring)
+        A = np.array(self.G[n_x:, n_x:].T, order="F")
         A[np.diag_indices_from(A)] += self.rho_y
         with one_blas_thread():
-            L = cholesky(A, lower=True, overwrite_a=True, check_finite=False)
+            L = _potrf(A)
         self.factorisations += 1
 
         def inverse(V: np.ndarray) -> np.ndarray:
-            Z = solve_triangular(L, self._cy(V), lower=True, check_finite=False)
-            Z = solve_triangular(L, Z, lower=True, trans="T", check_finite=False)
+            Z = _trs(L, _trs(L, self._cy(V), False), True)
             return (V - self._cyt(Z)) / self.rho_y
 
         B2 = b[:, None]
         with one_blas_thread():
-            X, _ = _pcg(self.sigma_y, inverse, B2, inverse(B2), 1e-13, 5, inner=self.inner)
+            # accepted on its recomputed residual (at most 1e-13 of b, through the bound of
+            # _residual_norms where that settles it), else refined
+            X = inverse(B2)
+            target = 1e-13 * self._c_and_norms(B2)[1]
+            if np.any(self._residual_norms(B2 - self.sigma_y(X), target) > target):
+                X, _ = _pcg(self.sigma_y, inverse, B2, X, 1e-13, 5, inner=self.inner)
         self._solve_y = (np.array(b, copy=True), X[:, 0].copy())
         return X[:, 0]
 
@@ -607,6 +656,8 @@ class GramScatter(KernelScatter):
         self._kcache: list[tuple[np.ndarray, np.ndarray]] = []
         self._last_kv: tuple[np.ndarray, np.ndarray] | None = None
         self._kmax: float | None = None  # Gershgorin's bound on lambda_max(K)
+        self._last_sqs: tuple[np.ndarray, tuple[float, float]] | None = None
+        self._galerkin: tuple[int, tuple] | None = None  # (size, galerkin(size))
         self._blocks_xy = (slice(0, n_x), slice(n_x, n))
         self.sizes = (n_x, n - n_x)
 
@@ -651,10 +702,16 @@ class GramScatter(KernelScatter):
         return self._sigma(self.kmul(V), V, 0)
 
     def sigma_y(self, V: np.ndarray) -> np.ndarray:
-        return self._sigma(self.kmul(V), V, 1)
+        # only the negative class's rows of K V enter
+        blk = self._blocks_xy[1]
+        out = self.rho_y * V
+        out[blk] += self._centre(self.K[blk] @ V, 1, 2)
+        return out
 
     def sigmas(self, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        KV = self.kmul(V)
+        KV = self._kept(V)
+        if KV is None:
+            KV = self.kmul(V)
         self._last_kv = (V, KV)
         return self._sigma(KV, V, 0), self._sigma(KV, V, 1)
 
@@ -665,7 +722,7 @@ class GramScatter(KernelScatter):
         if last is None or x.ndim != 1 or last[0].ndim != 2 or last[0].shape[1] != 1 or \
                 not np.shares_memory(x, last[0]):
             return
-        self._kcache = [(x, last[1][:, 0])] + self._kcache[:1]
+        self._keep_kv(x, last[1][:, 0])
 
     def _c_and_norms(self, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # the weight curve solves with the mean difference's representative at every
@@ -688,23 +745,41 @@ class GramScatter(KernelScatter):
 
     def remember(self, v: np.ndarray, kv: np.ndarray) -> None:
         """Keep :math:`Kv` (formed by the caller) for the inner products with ``v``."""
-        self._kcache = [(v, kv)] + self._kcache[:1]
+        self._keep_kv(v, kv)
+
+    def _keep_kv(self, v: np.ndarray, kv: np.ndarray) -> None:
+        # the last four, by identity (the certificate's decrement pairs four vectors)
+        self._kcache = [(v, kv)] + self._kcache[:3]
 
     def _k_of(self, v: np.ndarray) -> np.ndarray:
         # K v for the vectors whose inner products come in pairs (the weight vector
-        # against both covariances' products): the last two are kept, by identity
+        # against both covariances' products): kept by identity, with that of the last
+        # sigmas()
+        kv = self._kept(v)
+        if kv is None:
+            kv = self.kmul(v)
+        if kv is not self._kd:
+            self._keep_kv(v, kv)
+        return kv
+
+    def _kept(self, v: np.ndarray) -> np.ndarray | None:
+        """A kept :math:`Kv` (matched by identity), else ``None``."""
         for obj, kv in self._kcache:
             if obj is v:
                 return kv
         if v is self.d_rep:
             return self._kd
-        kv = self.kmul(v)
-        self._kcache = [(v, kv)] + self._kcache[:1]
-        return kv
+        last = self._last_kv
+        return last[1] if last is not None and last[0] is v else None
 
     def sigma_sqs(self, z: np.ndarray) -> tuple[float, float]:
         r""":math:`(\sigma_x^2, \sigma_y^2)`, :math:`\sigma_a^2 = \|J_a(Kz)_a\|^2 +
-        \rho_a z^\top Kz`, from one product with :math:`K`."""
+        \rho_a z^\top Kz`, from one product with :math:`K`; the last argument equal in
+        value reads the last result (a decode asks twice for the same normalised
+        point)."""
+        last = self._last_sqs
+        if last is not None and np.array_equal(last[0], z):
+            return last[1]
         with one_blas_thread():
             kz = self.kmul(z)
         zkz = float(z @ kz)
@@ -712,7 +787,36 @@ class GramScatter(KernelScatter):
         for a, blk in enumerate(self._blocks_xy):
             cz = self._centre(kz[blk], a, 1)
             out.append(float(cz @ cz) + (self.rho_x, self.rho_y)[a] * zkz)
+        self._last_sqs = (np.array(z, copy=True), (out[0], out[1]))
         return out[0], out[1]
+
+    def galerkin(self, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        r"""The program restricted to the representatives supported on ``size`` points
+        (every :math:`\lceil n/\text{size}\rceil`-th, so both classes in proportion):
+        with :math:`z = E\beta` (:math:`E` those columns of the identity), the mean
+        difference :math:`E^\top Ke` and the covariances :math:`Q_a = (J_aK_{a,:}E)^\top
+        (J_aK_{a,:}E) + \rho_aE^\top KE`, i.e. :math:`\sigma_a^2(E\beta) =
+        \beta^\top Q_a\beta` (a Galerkin restriction, :math:`O(n\,\text{size}^2)`: the
+        rows of :math:`K` at those points, kept: the arrays are read-only); ``None`` when
+        ``size`` is above a quarter of :math:`n` (the restriction would cost about what
+        the program does)."""
+        n = self.K.shape[0]
+        if not 0 < 4 * size <= n:
+            return None
+        if self._galerkin is not None and self._galerkin[0] == size:
+            return self._galerkin[1]  # (read only: MEMPM's inner programs share K)
+        idx = np.arange(0, n, -(-n // size))
+        rows = self.K[idx]  # E^T K, contiguous rows (K is symmetric)
+        Q = []
+        with one_blas_thread():
+            for a, blk in enumerate(self._blocks_xy):
+                C = self._centre(rows[:, blk].T, a, 1)  # J_a K_{a,:} E
+                Q.append(C.T @ C + (self.rho_x, self.rho_y)[a] * rows[:, idx])
+        out = (self._kd[idx].copy(), Q[0], Q[1])
+        for arr in out:
+            arr.flags.writeable = False
+        self._galerkin = (size, out)
+        return out
 
     def forget(self) -> None:
         """Drop the kept products with :math:`K` (they are matched by identity: a solve or

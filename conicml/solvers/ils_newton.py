@@ -49,14 +49,22 @@ _MAX_STEP = 2.0
 #: its solve stops at _DERIVATIVE_GAIN |g| within these bounds.
 _SOLVE_RTOL = 1e-13
 #: Far from the root an evaluation only steers the next Newton step: its solve stops at
-#: _FAR_GAIN g^2 (g the current point's; the next |g| is about a tenth of g^2 or more)
-#: within (_SOLVE_RTOL, _FAR_RTOL), and a point is evaluated again at _SOLVE_RTOL before
-#: its g is used when |g| is within _FAR_MARGIN times that tolerance.
-_FAR_GAIN = 1e-3
+#: _FAR_GAIN g^2 (g the current point's; the next |g| is about a tenth of g^2 with
+#: Newton's step, less with the curvature-corrected one of _newton_step, so g there is
+#: kept well below it) within (_SOLVE_RTOL, _FAR_RTOL), and a point is evaluated again
+#: at _SOLVE_RTOL before its g is used when |g| is within _FAR_MARGIN times that
+#: tolerance.
+_FAR_GAIN = 1e-5
 _FAR_RTOL = 1e-6
 _FAR_MARGIN = 100.0
 _DERIVATIVE_RTOL = (1e-10, 1e-5)
 _DERIVATIVE_GAIN = 1e-3
+#: |g| of the previous point below which its derivative enters the curvature of the next
+#: Newton step (:func:`_newton_step`); larger: g saturates and the quotient misleads.
+_CURVATURE_G = 0.1
+#: Points of the restricted program whose optimal weight starts a kernel program's
+#: search (:func:`_coarse_weight`; at most a quarter of the points, at least 64).
+_COARSE_SIZE = 256
 
 
 class _Curve:
@@ -82,10 +90,11 @@ class _Curve:
         r""":math:`(w^\top\Sigma_xw, w^\top\Sigma_yw)`."""
         return self.dot(w, self.sx_mv(w)), self.dot(w, self.sy_mv(w))
 
-    def solve(self, c: float, L: np.ndarray, b: np.ndarray,
-              rtol: float = _SOLVE_RTOL) -> np.ndarray:
+    def solve(self, c: float, L: np.ndarray, b: np.ndarray, rtol: float = _SOLVE_RTOL,
+              tangent_of: np.ndarray | None = None) -> np.ndarray:
         r""":math:`M(c)^{-1}b` with the factor ``L`` of :meth:`factor` (direct: ``rtol``
-        is for the iterative solves of :class:`_ScatterCurve`)."""
+        and ``tangent_of``, ``b`` being :math:`(\Sigma_x - \Sigma_y)M(c)^{-1}` times
+        that right-hand side, are for the iterative solves of :class:`_ScatterCurve`)."""
         return cho_solve((L, True), b, check_finite=False)
 
     def solve_products(self, c: float, L: np.ndarray, b: np.ndarray,
@@ -156,7 +165,7 @@ class _Curve:
             lo_, hi_ = _DERIVATIVE_RTOL
             rtol = min(max(_DERIVATIVE_GAIN * abs(float(out["g"])), lo_), hi_)
             # (inner products of the solve's own result: a GramScatter keeps its K X)
-            xs = self.solve(c, L, q * (Sxw - Syw), rtol=rtol)  # -w_u'
+            xs = self.solve(c, L, q * (Sxw - Syw), rtol=rtol, tangent_of=self.d)  # -w_u'
             dd = -self.dot(self.d, xs)
             # w' = (w_u' - w d^T w_u') / q and w^T Sigma w = sigma^2
             dsx = (-self.dot(xs, Sxw) - dd * sx * sx) / (q * sx)
@@ -212,10 +221,10 @@ class _ScatterCurve(_Curve):
             # Gram matrix): treated as a point where M(c) is not definite
             return None
 
-    def solve(self, c: float, L: object, b: np.ndarray,
-              rtol: float = _SOLVE_RTOL) -> np.ndarray:
+    def solve(self, c: float, L: object, b: np.ndarray, rtol: float = _SOLVE_RTOL,
+              tangent_of: np.ndarray | None = None) -> np.ndarray:
         with one_blas_thread():  # matrix-vector products: one thread (see factor)
-            return self.scatter.solve(c, b, rtol=rtol)
+            return self.scatter.solve(c, b, rtol=rtol, tangent_of=tangent_of)
 
     def solve_products(self, c: float, L: object, b: np.ndarray,
                        rtol: float = _SOLVE_RTOL) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -250,17 +259,74 @@ def _start_weight(curve: _Curve, x0: np.ndarray) -> float:
     return 0.5
 
 
-def _next_point(curve: _Curve, cur: dict, lo: float,
-                hi: float) -> tuple[dict | None, float, float]:
+def _logit(c: float) -> float:
+    return math.log(c / (1.0 - c))
+
+
+def _newton_step(cur: dict, prev: dict | None) -> float:
+    r"""The step in the log-odds :math:`t` from ``cur``: Newton's
+    :math:`\delta = -g/g_t`, corrected by the curvature of :math:`g` when the previous
+    point (``prev``, with its derivative) is near the root (:math:`|g| <`
+    ``_CURVATURE_G``) and farther from ``cur`` than Newton's step: with
+    :math:`g_{tt}` the difference quotient of the two derivatives, the root of the
+    quadratic model :math:`g + g_t\delta + \tfrac12 g_{tt}\delta^2` next to Newton's
+    (:math:`\delta = -g/(g_t + \tfrac12 g_{tt}\delta_N)`, convergence of order
+    :math:`1 + \sqrt2` instead of 2), taken only while the correction is below a tenth."""
+    c, g = cur["c"], cur["g"]
+    dg = cur["dg"] * c * (1.0 - c)
+    if not (math.isfinite(dg) and dg != 0):
+        return math.nan
+    step = -g / dg
+    if prev is not None and math.isfinite(prev.get("dg", math.nan)) and \
+            abs(prev["g"]) < _CURVATURE_G:
+        cp = prev["c"]
+        dt = _logit(c) - _logit(cp)
+        if dt != 0 and abs(step) < abs(dt):
+            dgp = prev["dg"] * cp * (1.0 - cp)
+            corr = 0.5 * (dg - dgp) / dt * step / dg
+            if abs(corr) < 0.1:
+                step /= 1.0 + corr
+    return step
+
+
+def _coarse_weight(scatter: KernelScatter, a_b: tuple) -> float | None:
+    r"""The optimal weight of the program restricted to :data:`_COARSE_SIZE` of its
+    points, at most a quarter of them
+    (:meth:`~conicml.contracts.minimax.GramScatter.galerkin`: dense matrices of that
+    order, the same search to :math:`|g| \le 10^{-6}`); ``None`` below 64 such points,
+    without a restriction, or when its search fails (no point with :math:`N > 0`, a
+    bracket shrunk away)."""
+    size = min(_COARSE_SIZE, scatter.G.shape[0] // 4)
+    sub = scatter.galerkin(size) if hasattr(scatter, "galerkin") and size >= 64 else None
+    if sub is None:
+        return None
+    coarse = _Curve(*sub, *a_b)
+    cur, prev, lo, hi = coarse.evaluate(0.5, derivative=False), None, 0.0, 1.0
+    for _ in range(30):
+        if cur is None or not cur["N"] > 0 or not math.isfinite(cur["g"]):
+            return None
+        if abs(cur["g"]) <= 1e-6:
+            return float(cur["c"])
+        if cur["g"] > 0:
+            lo = max(lo, cur["c"])
+        else:
+            hi = min(hi, cur["c"])
+        nxt, lo, hi = _next_point(coarse, cur, lo, hi, prev)
+        prev, cur = cur, nxt
+    return None
+
+
+def _next_point(curve: _Curve, cur: dict, lo: float, hi: float,
+                prev: dict | None = None) -> tuple[dict | None, float, float]:
     """The safeguarded step from ``cur`` inside the bracket ``(lo, hi)`` (Notes of
-    :func:`solve_ils_newton`): the evaluated next point (``None`` when the bracket has
-    shrunk to floating-point width) and the bracket it leaves."""
+    :func:`solve_ils_newton`; ``prev`` the point before, for :func:`_newton_step`): the
+    evaluated next point (``None`` when the bracket has shrunk to floating-point width)
+    and the bracket it leaves."""
     curve.add_derivative(cur)
     c, g = cur["c"], cur["g"]
     # Newton in the log-odds t = log(c / (1 - c)) (dg/dt = c(1 - c) dg/dc): optima
     # near c = 0 or 1 (BMPM) are reached without bisecting towards the end
-    dg = cur["dg"] * c * (1.0 - c)
-    step = -g / dg if math.isfinite(dg) and dg != 0 else math.nan
+    step = _newton_step(cur, prev)
     cn = 1.0 / (1.0 + math.exp(-max(min(math.log(c / (1.0 - c)) + step, 700.0), -700.0))) \
         if math.isfinite(step) else math.nan
     if not (math.isfinite(step) and abs(step) <= _MAX_STEP and lo < cn < hi):
@@ -400,7 +466,12 @@ def solve_ils_newton(
     factorisation in all, MPM and BMPM); the search then starts at the reweighting weight
     of :math:`w = d` (products only) instead of :math:`\tfrac12`. A program in dual
     coefficients (:class:`~conicml.contracts.minimax.GramScatter`) runs the same steps on
-    representatives with the inner product of :math:`K`: no factorisation of :math:`K`.
+    representatives with the inner product of :math:`K`: no factorisation of :math:`K`;
+    its search starts at the optimal weight of the program restricted to
+    :math:`\min(256, n/4)` of the points (from 256 points on; a Galerkin restriction,
+    dense of that order, formed in :math:`O(256^2n)`), close to the optimum's, so that
+    the block factor made there serves the later weights with few conjugate-gradient
+    steps.
 
     **Scope.** The regular case: :math:`\Sigma_x + \Sigma_y` numerically positive definite
     (always so for the kernel machines, whose ridge is mandatory) and :math:`\kappa^* > 0`.
@@ -443,9 +514,13 @@ def solve_ils_newton(
     if x0 is not None:
         c = _start_weight(curve, check_array("ils-newton", "x0", x0, d.shape))
     elif isinstance(curve, _ScatterCurve):
-        # kernel programs (one factorisation of order n per far step): the reweighting
-        # weight of w = d, from products alone; nearer the BMPM optima (c -> 1) than 1/2
-        c = _start_weight(curve, curve.d)
+        # kernel programs (one block factorisation of order n, at the first weight, and
+        # conjugate gradients slower the farther the later weights from it): the optimum
+        # of the program restricted to a subset of the points, else the reweighting
+        # weight of w = d (products alone; nearer the BMPM optima, c -> 1, than 1/2)
+        c = _coarse_weight(scatter, a_b)
+        if c is None:
+            c = _start_weight(curve, curve.d)
     else:
         c = 0.5
     setup_time = driver.elapsed
@@ -467,7 +542,7 @@ def solve_ils_newton(
             return _delegate(program, "no point with N(w) > 0 found on the weight curve "
                              "(kappa* <= 0 or not the regular case)", delegate_opts)
     lo, hi = 0.0, 1.0
-    cur = first
+    cur, prev = first, None
     history: list[tuple[int, float, float]] = []
     reason: int = Reason.MAX_ITER
     best = first
@@ -504,11 +579,11 @@ def solve_ils_newton(
             break
         if k == max_iter:
             break
-        nxt, lo, hi = _next_point(curve, cur, lo, hi)
+        nxt, lo, hi = _next_point(curve, cur, lo, hi, prev)
         if nxt is None:
             reason = 4
             break
-        cur = nxt
+        prev, cur = cur, nxt
     last = cur if cur["N"] > 0 else best
     w = last["w"]
     solve_time = driver.elapsed

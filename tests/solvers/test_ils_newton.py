@@ -361,3 +361,31 @@ def test_scatter_certificate_equals_the_dense_one(family):
         assert fast.gap == pytest.approx(dense.gap, rel=1e-8, abs=1e-14)
         assert fast.dual == pytest.approx(dense.dual, rel=1e-5, abs=1e-14)
     assert dense.dual > 1e-10  # the perturbed point is visibly not optimal
+
+
+def test_curvature_corrected_newton_step_on_a_closed_form():
+    # g(t) = tanh(t - 1) + 0.3 (t - 1)^2 (root t* = 1, g' = 1, g'' = 0.6 there). From
+    # t = 1 + e, Newton's error is g''/(2g') e^2 (Taylor); with the curvature from the
+    # derivatives at 1 + e and 1 + 3e the quadratic model's error is O(e^3): halving e
+    # divides the first by 4 and the second by 8
+    from conicml.solvers.ils_newton import _newton_step
+
+    def point(t):
+        c = 1.0 / (1.0 + np.exp(-t))
+        g = np.tanh(t - 1.0) + 0.3 * (t - 1.0) ** 2
+        dg_dt = 1.0 / np.cosh(t - 1.0) ** 2 + 0.6 * (t - 1.0)
+        return {"c": c, "g": g, "dg": dg_dt / (c * (1.0 - c))}
+
+    errs = []
+    for e in (0.02, 0.01):
+        cur = point(1.0 + e)
+        newton = abs(e + _newton_step(cur, None))
+        corrected = abs(e + _newton_step(cur, point(1.0 + 3 * e)))
+        assert newton == pytest.approx(0.3 * e**2, rel=0.1)
+        assert corrected < 0.2 * newton
+        errs.append((newton, corrected))
+    assert errs[0][0] / errs[1][0] == pytest.approx(4.0, rel=0.1)
+    assert errs[0][1] / errs[1][1] == pytest.approx(8.0, rel=0.2)
+    # far from the root (|g| of the previous point >= _CURVATURE_G): Newton's step
+    cur = point(1.01)
+    assert _newton_step(cur, point(1.5)) == _newton_step(cur, None)

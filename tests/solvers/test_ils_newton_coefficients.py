@@ -185,3 +185,150 @@ def test_class_centred_gram_is_j_k_j(n, n_x):
               mm._class_centred_gram(K, n_x, out=np.empty_like(K), means=K @ E),
               mm._class_centred_gram(K.copy(), n_x)):
         assert np.abs(G - ref).max() <= 1e-12 * scale
+
+
+@pytest.mark.parametrize("c", [0.3, 0.8])
+def test_kept_solves_predict_the_next_weights_solution(c):
+    """The first iterate of a solve along the weight curve (``_start``): a kept solution
+    S(c) = D_c C X(c) of H(c) S = C B (closed form, from the Woodbury identity) carried
+    to c' by D_c' D_c^-1 is first-order accurate, and with the tangent solve's
+    X_t = M^-1 (Sigma_x - Sigma_y) X = -X'(c) second-order (Taylor's theorem): the
+    errors against the solution at c' itself fall as h and h^2."""
+    X, y = _data(6, 120, "ringnorm")
+    _, coef = _programs("bmpm", X, y, "rbf", (2e-3, 1e-3))
+    sc = coef.data["scatter"]
+    e = sc.d_rep
+    Xc = sc.solve(c, e)
+    entry = sc._recent[0]
+    T, S = entry[1], entry[2]
+    D = np.r_[np.full(sc.n_x, c), np.full(e.size - sc.n_x, 1.0 - c)]
+    np.testing.assert_allclose(S, D * sc._c(Xc[:, None])[:, 0], rtol=0,
+                               atol=1e-10 * np.abs(S).max())
+    Sx, Sy = sc.sigmas(Xc[:, None])
+    sc.solve(c, (Sx - Sy)[:, 0], tangent_of=e)
+    assert entry[4] is not None  # the tangent is attached to the solve with e
+
+    def errors(h):
+        exact = sc.solve(c + h, e, rtol=1e-14)
+        Dh = np.r_[np.full(sc.n_x, c + h), np.full(e.size - sc.n_x, 1.0 - c - h)]
+        ref = Dh * sc._c(exact[:, None])[:, 0]
+        sc._recent = [entry]
+        second = sc._start(c + h, T[:, None])[:, 0]
+        sc._recent = [[*entry[:4], None]]
+        first = sc._start(c + h, T[:, None])[:, 0]
+        scale = np.linalg.norm(ref)
+        return np.linalg.norm(first - ref) / scale, np.linalg.norm(second - ref) / scale
+
+    (f1, s1), (f2, s2) = errors(1e-2), errors(1e-3)
+    assert 5 < f1 / f2 < 20  # first order
+    assert 50 < s1 / s2 < 200  # second order
+    assert s2 < 1e-2 * f2
+
+
+@pytest.mark.parametrize("family, ridge, above", [("bmpm", 1e-3, True),
+                                                  ("mpm", (1e-3, 1e-2), True),
+                                                  ("mpm", (1e-2, 1e-3), False)])
+def test_gram_certificate_equals_the_dense_feature_certificate(family, ridge, above):
+    # the certificate in dual coefficients (three solves with M(c'), with e, d and
+    # g_x - g_y, the fourth from M(c')v = c' g_x + (1 - c') g_y) against the dense one of
+    # the feature program at u = L^T z (K = L L^T), at the optimum and off it, with the
+    # solver's kept solutions as first iterates and without; the ridges put the weight
+    # c' on both sides of 1/2
+    from conicml.certificates.margin import fractional_certificate
+
+    X, y = _data(7, 110, "twonorm")
+    feat, coef = _programs(family, X, y, "rbf", ridge)
+    D = feat.data
+    L = D["coef_map"].L
+    sol = cm.solve(coef, "ils-newton")
+    assert (sol.extras["c"] > 0.5) is above
+    z = np.asarray(sol.values["v"])
+    Rx, Ry = np.asarray(D["Rx"]), np.asarray(D["Ry"])
+    Sx, Sy = Rx.T @ Rx, Ry.T @ Ry
+    for point in (z, z * (1 + 1e-3 * np.random.default_rng(3).normal(size=z.size))):
+        sc = coef.data["scatter"]
+        gram = gram_fractional_certificate(sc, coef.data["a"], coef.data["b"], point, None)
+        sc._recent = []
+        cold = gram_fractional_certificate(sc, coef.data["a"], coef.data["b"], point, None)
+        assert cold.dual == pytest.approx(gram.dual, rel=1e-6, abs=1e-14)
+        u = L.T @ point
+        dense = fractional_certificate(D["d"], Rx, Ry, D["a"], D["b"], u, None, Sx, Sy)
+        assert gram.primal == pytest.approx(dense.primal, rel=1e-8, abs=1e-14)
+        assert gram.gap == pytest.approx(dense.gap, rel=1e-8, abs=1e-14)
+        assert gram.dual == pytest.approx(dense.dual, rel=1e-5, abs=1e-14)
+    assert dense.dual > 1e-10  # the perturbed point is visibly not optimal
+
+
+def test_gram_scatter_sigmas_kept_by_value():
+    # sigma_sqs keeps its last result for an argument equal in value (a copy is compared,
+    # so an array changed in place is computed afresh); references from one product with K
+    X, y = _data(2, 90, "ringnorm")
+    sc = mm.mpm(X, y, ridge=1e-3, kernel="rbf", coordinates="coefficients").data["scatter"]
+    z = np.random.default_rng(4).normal(size=sc.K.shape[0])
+
+    def reference(v):
+        kv = sc.K @ v
+        out = []
+        for a, blk in enumerate(sc._blocks_xy):
+            c = kv[blk] - kv[blk].mean()
+            out.append(c @ c / c.size + (sc.rho_x, sc.rho_y)[a] * (v @ kv))
+        return out
+
+    first = sc.sigma_sqs(z)
+    assert sc.sigma_sqs(z.copy()) == first
+    np.testing.assert_allclose(first, reference(z), rtol=1e-12)
+    z[:5] *= 2.0
+    np.testing.assert_allclose(sc.sigma_sqs(z), reference(z), rtol=1e-12)
+    assert sc.sigma_sqs(z) != first
+
+
+def test_galerkin_restriction_and_the_coarse_start(monkeypatch):
+    # the restriction to every k-th point: sigma_a^2(E beta) = beta^T Q_a beta and
+    # d^T (E beta) = d_r^T beta (closed forms, against sigma_sqs on z = E beta); the search
+    # started at the restricted program's optimal weight ends where the default start's
+    # does (the same weight curve, |g| <= 1e-11 both)
+    from conicml.solvers import ils_newton
+
+    X, y = _data(11, 300, "ringnorm")
+    for family in ("mpm", "bmpm"):
+        _, coef = _programs(family, X, y, "rbf", (2e-3, 1e-3))
+        sc = coef.data["scatter"]
+        assert sc.galerkin(76) is None  # not below a quarter of n
+        d_r, Qx, Qy = sc.galerkin(50)
+        idx = np.arange(0, 300, 6)
+        beta = np.random.default_rng(2).normal(size=idx.size)
+        z = np.zeros(300)
+        z[idx] = beta
+        sxx, syy = sc.sigma_sqs(z)
+        assert beta @ Qx @ beta == pytest.approx(sxx, rel=1e-12)
+        assert beta @ Qy @ beta == pytest.approx(syy, rel=1e-12)
+        assert d_r @ beta == pytest.approx(coef.data["d"] @ z, rel=1e-12)
+        monkeypatch.setattr(ils_newton, "_COARSE_SIZE", 70)  # 60 points (every 5th)
+        coarse = cm.solve(coef, "ils-newton")
+        start = ils_newton._coarse_weight(sc, (coef.data["a"], coef.data["b"]))
+        monkeypatch.setattr(ils_newton, "_COARSE_SIZE", 63)  # below 64 points: none
+        assert ils_newton._coarse_weight(sc, (coef.data["a"], coef.data["b"])) is None
+        default = cm.solve(coef, "ils-newton")
+        for sol in (coarse, default):
+            assert sol.status is cm.Status.OPTIMAL and abs(sol.extras["g"]) <= 1e-11
+        assert start is not None and abs(start - coarse.extras["c"]) < 0.1
+        assert coarse.objective == pytest.approx(default.objective, rel=1e-10)
+        assert coarse.extras["c"] == pytest.approx(default.extras["c"], rel=1e-9)
+
+
+@pytest.mark.parametrize("k", [1, 3, 6])
+def test_triangular_solves_by_columns_and_blocks(k):
+    # both paths of the block factor's triangular solves against scipy's solve_triangular
+    from scipy.linalg import solve_triangular
+
+    from conicml.contracts.minimax import _trs
+
+    rng = np.random.default_rng(k)
+    L = np.asfortranarray(np.tril(rng.normal(size=(50, 50))) + 10 * np.eye(50))
+    B = rng.normal(size=(50, k))
+    for trans in (False, True):
+        ref = solve_triangular(L, B, lower=True, trans="T" if trans else "N")
+        np.testing.assert_allclose(_trs(L, B, trans), ref, rtol=1e-12, atol=1e-14)
+    L[7, 7] = 0.0
+    with pytest.raises(np.linalg.LinAlgError):
+        _trs(L, B, False)
