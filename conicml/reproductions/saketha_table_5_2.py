@@ -1,26 +1,21 @@
 """Reproduce seed 003 Table 5.2: CBOR-Iter vs SMO-OR training time on synthetic ordinal data.
 
-Data (the thesis: "2-D, 5 classes, each drawn from a 5-component GMM"; the
-mixture parameters are not given, these are ours, seeded): rank
-:math:`i = 1..5` draws from 5 equally weighted spherical Gaussians with
-standard deviation 0.5 and centres :math:`(2.5\\,i + a, b)`,
-:math:`a \\sim N(0, 0.5^2)`, :math:`b \\sim N(0, 2^2)` (fixed once, seed 0), so
-the ranks are ordered along the first axis and overlap at their edges. A test
-set of 20,000 points from the same mixture gives the MZE.
+Data (the thesis: "2-D, 5 classes, each drawn from a 5-component GMM"; its parameters
+are not given, these are ours, seeded): rank :math:`i = 1..5` draws from 5 equally
+weighted spherical Gaussians, sd 0.5, centres :math:`(2.5\\,i + a, b)`,
+:math:`a \\sim N(0, 0.5^2)`, :math:`b \\sim N(0, 2^2)` (fixed once, seed 0). A test set of
+20,000 points from the same mixture gives the MZE. The methods are set out in :func:`run`;
+each runs single-threaded in a child process killed after ``--time-limit`` seconds, and
+one that timed out is not run at larger sizes (the thesis's "x").
 
-The methods (CBOR-Iter, SMO-OR, SMO-OR-IM) are set out in :func:`run`.
-
-Every method runs single-threaded (``OMP_NUM_THREADS=1`` etc.), in a child
-process killed after ``--time-limit`` seconds (TIMEOUT); a method that timed
-out is not run at larger sizes (the thesis's "x").
-
-Compared with the thesis: the speed-up SMO-OR / CBOR-Iter and CBOR-Iter's growth
-from 10,000 points (absolute times are printed beside the thesis's, not compared).
-The ablations at 10,000 points (``ABLATIONS``) split the speed-up into iterations
-and time per iteration: SMO-OR at tighter stops (the thesis's stopping rule is not
-given), without shrinking and kernel cache, on a mixture with overlapping ranks and
-with a Gaussian kernel; CBOR-Iter at tol 1e-3 and on the same variants. Each compared
-cell has, next to it, the measurements of this run that bear on it.
+Compared: ratios of one method's times on one machine, which do not depend on the
+machine or the language — SMO-OR's time at 12,500 and 15,000 points over 10,000, and
+CBOR-Iter's at 5,000,000 over 1,500,000 (its 10,000-15,000 rows are printed as 1 s,
+too coarse for a ratio). The speed-up SMO-OR / CBOR-Iter and the absolute times are
+printed beside the thesis's, not compared: a ratio of two implementations' costs per
+iteration moves with the language. Times below 100,000 points are the best of REPEATS.
+The ablations at 10,000 points (``ABLATIONS``) split the speed-up into iterations and
+time per iteration (stopping rule, cache, overlapping ranks, Gaussian kernel).
 
 Run ``conicml reproduce saketha_table_5_2 [--quick] [--sizes ...]``.
 """
@@ -53,6 +48,10 @@ RATE_CELLS = '(?!)'  # no compared cell is a rate (times, eigenvalues, counts)
 THESIS = {10_000: (1.0, 182.0), 12_500: (1.0, 260.0), 15_000: (1.0, 340.0),
           1_500_000: (9.0, None), 5_000_000: (36.0, None)}
 SIZES = (10_000, 12_500, 15_000, 100_000, 1_500_000, 5_000_000)
+#: runs per method at the sizes below 100,000 (best time kept: seconds-long runs on a
+#: shared machine) and the bases of the compared growth ratios
+REPEATS = 3
+SMO_BASE, CBOR_BASE = 10_000, 1_500_000
 #: the ablations, each one change to the main setting, at the thesis's smallest size:
 #: (label, method, options of :func:`run`)
 ABLATION_SIZE = 10_000
@@ -216,19 +215,45 @@ def _speedup_why(n: int, found: dict) -> str:
     return "; ".join(out)
 
 
-def _growth_why(n: int, found: dict, base_n: int) -> str:
-    """Why CBOR-Iter's growth at ``n`` differs from the thesis's, from this run: where the
-    time goes (k-means vs the size-25 solve) and the 10,000-point time the thesis's
-    growth would need."""
-    it, first = found.get((n, "CBOR-Iter")), found.get((base_n, "CBOR-Iter"))
-    thesis = THESIS.get(n)
-    if not (it and first and thesis and n > 100_000 and base_n == 10_000):
+def _growth_why(n: int, found: dict) -> str:
+    """Why CBOR-Iter's growth from CBOR_BASE to ``n`` differs from the thesis's, from this
+    run: where its time goes (k-means vs the size-25 solve) and its time per point."""
+    it, first, thesis = found.get((n, "CBOR-Iter")), found.get((CBOR_BASE, "CBOR-Iter")), \
+        THESIS.get(n)
+    if not (it and first and thesis and n > CBOR_BASE and CBOR_BASE in THESIS):
         return "-"
-    g = thesis[0] / THESIS[base_n][0]
-    return (f"k-means {it['t_clust']:.2f} of {it['time']:.2f} s here, {first['t_clust']:.3f} of "
-            f"{first['time']:.3f} s at {base_n:,}; {1e6 * it['time'] / n:.2f} us per point here "
-            f"vs the thesis's {1e6 * thesis[0] / n:.1f}; the thesis's growth {g:g} needs "
-            f"{it['time'] / g:.2f} s at {base_n:,} (it prints whole seconds: 1)")
+    return (f"{n / CBOR_BASE:.2f}x the points; k-means {it['t_clust']:.2f} of {it['time']:.2f} "
+            f"s here, {first['t_clust']:.2f} of {first['time']:.2f} s at {CBOR_BASE:,}: "
+            f"{1e6 * first['time'] / CBOR_BASE:.2f} then {1e6 * it['time'] / n:.2f} us per "
+            f"point (the thesis's {1e6 * THESIS[CBOR_BASE][0] / CBOR_BASE:.1f} then "
+            f"{1e6 * thesis[0] / n:.1f}: it grew faster than the points, ours with k-means "
+            "slower; the thesis clustered with BIRCH)")
+
+
+def _smo_growth_why(n: int, found: dict) -> str:
+    """SMO-OR's growth from SMO_BASE to ``n`` split into iterations and cost per iteration
+    (the iteration ratio is the machine-independent part)."""
+    smo, first = found.get((n, "SMO-OR")), found.get((SMO_BASE, "SMO-OR"))
+    if not (smo and first and n > SMO_BASE and n in THESIS and THESIS[n][1]):
+        return "-"
+    return (f"iterations {smo['iterations']:,} / {first['iterations']:,} = "
+            f"{smo['iterations'] / max(first['iterations'], 1):.2f}, cost per iteration "
+            f"{smo['us_per_iteration']:.0f} / {first['us_per_iteration']:.0f} us = "
+            f"{smo['us_per_iteration'] / first['us_per_iteration']:.2f} ({n / SMO_BASE:.2f}x "
+            "the points: each iteration updates every gradient)")
+
+
+def _best_of(method: str, n: int, limit: float) -> tuple[str, object, float]:
+    """``run`` in a child process, REPEATS times below 100,000 points (the fastest run kept;
+    the iterations are the same every time), once above."""
+    best = None
+    for _ in range(REPEATS if n < 100_000 else 1):
+        state, res, wall = run_with_limit(run, (method, n, limit), limit + 120.0)
+        if state != "ok" or res["status"] != "optimal":
+            return state, res, wall
+        if best is None or res["time"] < best[1]["time"]:
+            best = (state, res, wall)
+    return best
 
 
 def _cut_why(found_cut: dict, found: dict) -> list[str]:
@@ -272,7 +297,7 @@ def main() -> None:
             if method in dead:
                 row.append("x (not run: timed out at a smaller size)")
                 continue
-            state, res, wall = run_with_limit(run, (method, n, limit), limit + 120.0)
+            state, res, wall = _best_of(method, n, limit)
             if state == "timeout" or (state == "ok" and res["status"] != "optimal"):
                 dead.add(method)
             if state == "ok" and res["status"] == "optimal":
@@ -283,15 +308,18 @@ def main() -> None:
             details.append((n, method, state, res))
             print(n, method, state, res, flush=True)
         smo, it = found.get((n, "SMO-OR")), found.get((n, "CBOR-Iter"))
-        first = found.get((sizes[0], "CBOR-Iter"))
+        smo0, it0 = found.get((SMO_BASE, "SMO-OR")), found.get((CBOR_BASE, "CBOR-Iter"))
         thesis = THESIS.get(n)
-        row.append(f"{smo['time'] / it['time']:.1f}" if smo and it else "-")
-        row.append(f"{thesis[1] / thesis[0]:.0f}" if thesis and thesis[1] else "-")
+        row.append((f"{smo['time'] / it['time']:.1f}" if smo and it else "-")
+                   + (f" [{thesis[1] / thesis[0]:.0f}]" if thesis and thesis[1] else ""))
         row.append(n)  # replaced by the explanation once the ablations ran
-        row.append(f"{it['time'] / first['time']:.1f}" if it and first else "-")
-        # the thesis's growth is compared where it grew (its 10,000-15,000 rows are all 1 s)
-        row.append(f"{thesis[0] / THESIS[10_000][0]:.0f}" if thesis and n > 100_000
-                   and sizes[0] == 10_000 else "-")
+        smo_grows = n > SMO_BASE and thesis is not None and thesis[1] is not None
+        row.append(f"{smo['time'] / smo0['time']:.2f}" if smo_grows and smo and smo0 else "-")
+        row.append(f"{thesis[1] / THESIS[SMO_BASE][1]:.2f}" if smo_grows else "-")
+        row.append(n)
+        cbor_grows = n > CBOR_BASE and thesis is not None
+        row.append(f"{it['time'] / it0['time']:.2f}" if cbor_grows and it and it0 else "-")
+        row.append(f"{thesis[0] / THESIS[CBOR_BASE][0]:.2f}" if cbor_grows else "-")
         row.append(n)
         rows.append(row)
     ablation_rows = []
@@ -310,8 +338,9 @@ def main() -> None:
                     if state == "ok" else "- | - |"))
     # the explanation of each compared cell, next to it, from this run's measurements
     for row in rows:
-        row[6] = _speedup_why(row[6], found)
-        row[9] = _growth_why(row[9], found, sizes[0])
+        row[5] = _speedup_why(row[5], found)
+        row[8] = _smo_growth_why(row[8], found)
+        row[11] = _growth_why(row[11], found)
     lines = [
         "# Seed 003 Table 5.2: CBOR-Iter vs SMO-OR on synthetic 2-D ordinal data (5 ranks)",
         "",
@@ -321,17 +350,21 @@ def main() -> None:
         f"{' --no-ablations' if args.no_ablations else ''}` "
         f"(time limit {limit:g} s per run).",
         "",
-        "Training time in seconds (CBOR-Iter: k-means clustering + cbor-smo) and test MZE on "
-        "20,000 fresh points; the thesis's times (Table 5.2; MATLAB, Athlon64) in square "
-        "brackets, not compared (another machine and language). Compared: the speed-up "
-        "SMO-OR / CBOR-Iter, and CBOR-Iter's time at the large sizes over its time at "
-        "10,000 points (the thesis's 10,000-15,000 rows are all 1 s).",
+        "Training time in seconds (CBOR-Iter: k-means clustering + cbor-smo; best of "
+        f"{REPEATS} runs below 100,000 points) and test MZE on 20,000 fresh points; Table "
+        "5.2's times (MATLAB, Athlon64) and speed-ups in square brackets, not compared "
+        "(another machine, and a ratio of two implementations' costs). Compared: the growth "
+        "of one method's time with the size on one machine, which does not depend on the "
+        f"machine: SMO-OR over its time at {SMO_BASE:,} points, CBOR-Iter over its time at "
+        f"{CBOR_BASE:,} (the thesis prints its 10,000-15,000 rows as 1 s: no ratio).",
         "",
-        "| S-Size | CBOR-Iter s | SMO-OR s | SMO-OR-IM s | speed-up SMO-OR vs CBOR-Iter | "
-        "thesis speed-up SMO-OR vs CBOR-Iter | why the speed-up differs (this run) | "
-        "CBOR-Iter growth from 10,000 | thesis CBOR-Iter growth from 10,000 | "
-        "why the growth differs (this run) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| S-Size | CBOR-Iter s | SMO-OR s | SMO-OR-IM s | speed-up SMO-OR vs CBOR-Iter "
+        "[Table 5.2] | why the speed-up differs (this run) | "
+        f"SMO-OR growth from {SMO_BASE:,} | thesis SMO-OR growth from {SMO_BASE:,} | "
+        "why SMO-OR's growth differs (this run) | "
+        f"CBOR-Iter growth from {CBOR_BASE:,} | thesis CBOR-Iter growth from {CBOR_BASE:,} | "
+        "why CBOR-Iter's growth differs (this run) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
         *["| " + " | ".join(r) + " |" for r in rows],
         "",
         "Mixture parameters are ours (the thesis gives none; see the module docstring); "

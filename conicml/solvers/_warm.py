@@ -635,7 +635,18 @@ def rank_beta(previous: Any, old: Any, new: Any,
     out: dict[str, Any] = {"x0": beta}
     held = workspace.get("rank_previous")
     same_data = rank_old.KR is rank_new.KR and rank_old.KRR is rank_new.KRR
-    if (held is not None and same_data and held[0] is rank_new.KR
+    if (same_data and previous.extras.get("quadratic_pairs") == 0
+            and np.all(np.isfinite(beta))):
+        # every pair in the loss's linear piece at the previous optimum: there F is
+        # c + g^T beta + lambda/2 beta^T K_RR beta with g independent of beta, so the
+        # optimum is -K_RR^{-1} g / lambda (eq. 3.15 with no quadratic pair) and scaling
+        # by lambda/lambda' keeps the gradient, hence the certificate, unchanged: exact
+        # while the scaled margins stay linear, checked by the solver's first evaluation
+        at_new = _at_new_lambda(previous, rank_old, rank_new, beta)
+        scaled = beta * (float(rank_old.lam) / float(rank_new.lam))
+        if math.isfinite(at_new):
+            out = {"x0": scaled, "x0_fallback": (beta, at_new)}
+    elif (held is not None and same_data and held[0] is rank_new.KR
             and held[1] != rank_old.lam and np.all(np.isfinite(beta))):
         lam_a, beta_a = held[1], held[2]
         step = (math.log(rank_new.lam) - math.log(rank_old.lam)) / (

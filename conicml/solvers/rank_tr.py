@@ -397,7 +397,7 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
         k, code = lin_point.run(tol=tol, max_iter=max_iter, k=k, time_limit=time_limit,
                                 t_solve=t_solve, rounding=rounding, verbose=verbose,
                                 callback=callback)
-        beta, f, rel, stall, g_norm, (exact_count, explicit, exact_cg) = _exact_end(lin_point)
+        beta, f, rel, stall, g_norm, (exact_count, explicit, exact_cg), st = _exact_end(lin_point)
     else:
         g_norm = metric.norm(g)
     # the end point's own first term of the gap bound decides whether to polish
@@ -410,7 +410,7 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
                      {"cg_iterations": cg_total, "hessian_products": space.products,
                       "radius": radius, "exact_directions": exact_count,
                       "explicit_hessians": explicit, "exact_cg_iterations": exact_cg,
-                      "n_pairs": n})
+                      "n_pairs": n, "quadratic_pairs": _quadratic_pairs(loss_fn, st, polished)})
 
 
 class _BetaSpace:
@@ -439,11 +439,19 @@ class _BetaSpace:
 
 def _exact_end(lin_point: _LinPoint) -> tuple:
     """β, F, the relative gradient, the stall note, |g| in the kernel metric (every
-    eigenvalue kept, so the Euclidean norm in the eigen-coordinates) and the step counts
-    (Newton steps, explicit Hessians, CG iterations) of a run in the eigen-coordinates."""
+    eigenvalue kept, so the Euclidean norm in the eigen-coordinates), the step counts
+    (Newton steps, explicit Hessians, CG iterations) and the loss's pair state of a run in
+    the eigen-coordinates."""
     return (lin_point.beta(), lin_point.f, lin_point.rel, lin_point.stall,
             float(np.linalg.norm(lin_point.g)),
-            (lin_point.steps, lin_point.hessians, lin_point.cg))
+            (lin_point.steps, lin_point.hessians, lin_point.cg), lin_point.state)
+
+
+def _quadratic_pairs(loss_fn: PairwiseLoss, state: list, polished: Any) -> int | None:
+    """The pairs in the loss's quadratic piece at the returned point (``None`` after a
+    polish, whose state is not kept). None of them means :math:`F` is quadratic in
+    :math:`\\beta` there, so a path's next λ can start exactly from the scaled β."""
+    return None if polished is not None else int(loss_fn.quadratic_counts(state).sum()) // 2
 
 
 def _solution(beta: np.ndarray, f: float, rel: float, code: int, stall: str, k: int,

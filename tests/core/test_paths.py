@@ -504,6 +504,45 @@ def test_a_rank_path_extrapolates_and_shares_the_eigen_coordinates(solver):
     assert f_fb == pytest.approx(objective(new, prev), rel=1e-10)
 
 
+def test_a_rank_path_starts_exactly_where_every_pair_is_linear():
+    # at a large lambda every pair sits in the loss's linear piece, F is then
+    # c + g^T beta + lambda/2 beta^T K_RR beta and its optimum is proportional to 1/lambda:
+    # the scaled previous beta is the next optimum (zero iterations, certified), equal to
+    # the cold rank-tr solve and to clarabel (an independent interior-point solve)
+    from conicml.contracts.ranking_ops import gap_bound
+    from conicml.formulations import ranking
+    from conicml.solvers._warm import rank_beta
+
+    X, y = _two_class(n=60, d=3, seed=6)
+    first = ranking.rankrc(X, y, 1.0, kernel="rbf", gamma=0.5)
+    lams = [4.0, 1.0]
+
+    def build(lam):
+        return ranking.with_lambda(first, lam)
+
+    warm = cm.solve_path(build, lams, "rank-tr", order="descending")
+    assert warm[0].extras["quadratic_pairs"] == 0  # every pair linear at lambda = 4
+    assert warm[1].extras["quadratic_pairs"] == 0  # and still at lambda = 1
+    offered = rank_beta(warm[0], build(4.0), build(1.0), workspace={})
+    np.testing.assert_allclose(offered["x0"], 4.0 * warm[0].values["beta"], rtol=1e-15)
+    new = build(1.0)
+    sol = warm[1]
+    assert sol.status is Status.OPTIMAL and sol.iterations == 0, sol.message
+    assert gap_bound(new.data["rank"], sol.values["beta"]) <= 1e-5  # the registered certify_tol
+    cold = cm.solve(new, "rank-tr")
+    assert cold.status is Status.OPTIMAL and cold.iterations > 0
+    f = new.decode(sol)["objective"]
+    assert f == pytest.approx(new.decode(cold)["objective"], rel=1e-9)
+    pytest.importorskip("clarabel")
+    generic = new.decode(cm.solve(new, "clarabel", eps_abs=1e-10, eps_rel=1e-10))["objective"]
+    assert f == pytest.approx(generic, rel=1e-6)  # clarabel's own accuracy
+    # where the previous optimum has a quadratic pair, the secant start stays
+    mixed = dataclasses.replace(warm[0], extras={**warm[0].extras, "quadratic_pairs": 3})
+    assert "x0" in rank_beta(mixed, build(4.0), build(1.0), workspace={})
+    assert not np.allclose(rank_beta(mixed, build(4.0), build(1.0))["x0"],
+                           4.0 * warm[0].values["beta"])
+
+
 @pytest.mark.parametrize("solver, options", [("rank-tr", {}), ("rank-tr", {"direction": "exact"}),
                                              ("rank-newton", {})])
 def test_a_rank_solve_starts_from_the_better_of_x0_and_its_fallback(solver, options):
