@@ -9,6 +9,9 @@ cross-validation over ``--cv-partitions`` random 90/10 partitions of a training 
 thesis: "via cross validations over 50 random partitions of the training set"). MEMPM by
 ``quadratic-interpolation`` with inner ``ils-newton`` (``dinkelbach`` as fall-back;
 clarabel fails on kernel BMPM programs, errata S004-§5.3); MPM by ``ils-newton``.
+Ablations (first ``--ablation-splits`` splits): fixed widths and rho; kernel MPM over the
+width grid x rho with five width rules; the bounds re-estimated on the test part; twonorm
+at 2000 points; Pima's MEMPM on its BMPM curve at the thesis's beta.
 
 Run ``conicml reproduce huang_table_3_2 [--quick] [--splits N]``;
 writes ``conicml-results/huang_table_3_2.md``.
@@ -32,7 +35,7 @@ from ._harness import machine, progress, write_results  # noqa: E402
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "parenthesised"
 TABLES = ('004:T3.2',)
-EXPECTED_SECONDS = 750
+EXPECTED_SECONDS = 1800
 PROTOCOL = ("full: 50 random 90/10 splits at the data's full size as the thesis; the "
             "Gaussian width chosen per data set by CV over 50 random 90/10 partitions of the "
             "first split's training part (the thesis: 'cross validations over 50 random "
@@ -55,6 +58,15 @@ GAMMA_STEPS = (-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4)
 #: ablation variants: name -> (k of gamma = 2**k / (2 d), None: the CV width; rho)
 ABLATION = {"k = -8": (-8, 1e-3), "k = -4": (-4, 1e-3), "k = 0": (0, 1e-3),
             "CV width, rho = 0.1": (None, 0.1)}
+#: the selection study (kernel MPM over the width grid x these regularisers): CV partitions
+STUDY_RHOS = (1e-3, 1e-4, 1e-5, 1e-6)
+STUDY_PARTITIONS = 20
+#: width rules compared by the study, on the CV accuracy curve of one regulariser
+RULES = ("CV accuracy", "widest within 1 s.e.", "narrowest within 1 s.e.",
+         "largest bound within 1 s.e.", "largest bound")
+#: twonorm at a larger sample than the table's 500 points: (points, k, rho, splits), a
+#: width and rho at which kernel MPM's bound reaches the thesis's at that size
+TWONORM_LARGE = (2000, -1, 1e-5, 4)
 
 
 def load(name: str):
@@ -138,7 +150,124 @@ def evaluate(X, y, parts, gamma: float, rho: float, label: str) -> np.ndarray:
     return 100 * np.array(rows)
 
 
-def run_dataset(name: str, splits: int, partitions: int, rho: float, ablation_splits: int):
+def test_part_bounds(prog, model, X, y) -> tuple[float, float]:
+    """The Chebyshev bounds g(kappa) of a fitted hyperplane re-estimated from the plug-in
+    moments of a held-out part: kappa_x = mean(f_x) / sd(f_x), kappa_y = -mean(f_y) / sd(f_y)
+    of f = w^T phi(z) - b (eq. 3.15-3.17; the model's own bounds use the training moments)."""
+    f = mm.decision_values(prog.data, model, X)
+    fx, fy = f[y == 1], f[y == -1]
+    kx = max(float(fx.mean()), 0.0) / max(float(fx.std()), 1e-300)
+    ky = max(-float(fy.mean()), 0.0) / max(float(fy.std()), 1e-300)
+    return kx ** 2 / (1 + kx ** 2), ky ** 2 / (1 + ky ** 2)
+
+
+def width_study(X, y, parts, partitions: int) -> dict:
+    """Kernel MPM over the width grid x ``STUDY_RHOS``: per (k, rho) the mean training bound
+    alpha, test accuracy and test-part bounds (x, y) over ``parts``, then the CV accuracy
+    (mean, s.e.) over ``partitions`` random 90/10 partitions of the first split's training
+    part, all in %."""
+    d = X.shape[1]
+    Xa, ya = X[parts[0][0]], y[parts[0][0]]
+    rng = np.random.default_rng(7)
+    cv_parts = [split(ya.size, rng) for _ in range(partitions)]
+    out = {}
+    for rho, k in progress([(r, k) for r in STUDY_RHOS for k in GAMMA_STEPS], "width study"):
+        g = 2.0 ** k / (2 * d)
+        rows = []
+        for train, test in parts:
+            Xtr, Xte = standardise(X[train], X[test])
+            prog, model = fit_mpm(Xtr, y[train], g, rho)
+            rows.append((model["alpha"], accuracy(prog, model, Xte, y[test]),
+                         *test_part_bounds(prog, model, Xte, y[test])))
+        cv = []
+        for a, b in cv_parts:
+            Xtr, Xva = standardise(Xa[a], Xa[b])
+            prog, model = fit_mpm(Xtr, ya[a], g, rho)
+            cv.append(accuracy(prog, model, Xva, ya[b]))
+        se = np.std(cv, ddof=1) / np.sqrt(len(cv)) if len(cv) > 1 else 0.0
+        out[k, rho] = (*(100 * np.mean(rows, axis=0)), 100 * np.mean(cv), 100 * se)
+    return out
+
+
+def rule_picks(study: dict, rho: float) -> dict[str, int]:
+    """The k each rule of ``RULES`` picks from the study's CV curve at ``rho``: ties of the
+    CV accuracy go to the smaller gamma (the table's rule); "within 1 s.e." is the set of
+    widths whose CV accuracy is within one standard error of the best; the bound is the
+    mean training MPM alpha."""
+    ks = np.array(GAMMA_STEPS)
+    cv = np.array([study[k, rho][4] for k in ks])
+    se = np.array([study[k, rho][5] for k in ks])
+    bound = np.array([study[k, rho][0] for k in ks])
+    best = int(np.argmax(cv))
+    tied = np.flatnonzero(cv >= cv[best] - se[best])
+    picks = (best, tied.min(), tied.max(), tied[np.argmax(bound[tied])], int(np.argmax(bound)))
+    return dict(zip(RULES, (int(ks[i]) for i in picks)))
+
+
+def study_lines(name: str, study: dict, k_table: float) -> tuple[list[str], list[str]]:
+    """(rows of the rule table, the row of the test-part bound table) of one data set."""
+    th_a, th_acc = THESIS[name][4][0], THESIS[name][5][0]
+    rows = []
+    for rho in STUDY_RHOS:
+        picks = rule_picks(study, rho)
+        near = [k for k in GAMMA_STEPS if abs(study[k, rho][0] - th_a) <= 2
+                and abs(study[k, rho][1] - th_acc) <= 2]
+        rows.append(f"| {name} | {rho:g} | " + " | ".join(
+            f"k={k:+d}: {study[k, rho][0]:.1f} / {study[k, rho][1]:.1f}"
+            for k in picks.values()) + " | "
+            + (", ".join(f"{k:+d}" for k in near) or "none") + " |")
+    k = int(round(np.log2(k_table)))
+    a, acc, tx, ty = study[k, 1e-3][:4] if (k, 1e-3) in study else (np.nan,) * 4
+    bound_row = (f"| {name} | k={k:+d} | {a:.1f} | {tx:.1f} | {ty:.1f} | {acc:.1f} | "
+                 f"{th_a} | {th_acc} |")
+    return rows, bound_row
+
+
+def twonorm_large(splits_cap: int) -> np.ndarray:
+    """The table's MEMPM/MPM columns on twonorm drawn with ``TWONORM_LARGE`` points at its
+    fixed (k, rho), on the first splits of the same seed (%)."""
+    n, k, rho, splits = TWONORM_LARGE
+    X, y = cm.datasets.twonorm(n=n, dim=20, random_state=2004)
+    rng = np.random.default_rng(2004)
+    parts = [split(y.size, rng) for _ in range(min(splits, splits_cap))]
+    return evaluate(X, y, parts, 2.0 ** k / (2 * X.shape[1]), rho, f"twonorm, {n} points")
+
+
+def pima_curve(parts, k_table: float, rho: float) -> list[str]:
+    """Pima's MEMPM at the table's width and at k = -4: BMPM at the thesis's beta (3.21),
+    the largest feasible beta0m (3.44) and where MEMPM's optimum lies, rows of a table."""
+    X, y, _ = load("pima")
+    beta_t = THESIS["pima"][1][0] / 100
+    lines = []
+    for label, kk in progress([("table's width", k_table), ("k = -4", 2.0 ** -4)],
+                              "pima curve"):
+        g = kk / (2 * X.shape[1])
+        rows = []
+        for train, _ in parts:
+            Xtr, _ = standardise(X[train], X[train][:1])
+            ytr = y[train]
+            theta = float(np.mean(ytr > 0))
+            _, best, _, _ = fit(Xtr, ytr, g, rho)
+            prog = mm.bmpm(Xtr, ytr, beta_t, kernel="rbf", gamma=g, ridge=rho)
+            alpha = 0.0  # beta_t above beta0m: no hyperplane, alpha clipped at 0 (3.21)
+            if beta_t < prog.data["beta0_max"]:
+                sol = cm.solve(prog, "ils-newton")
+                if not sol.ok:
+                    sol = cm.solve(prog, "dinkelbach")
+                alpha = prog.decode(sol)["alpha"]
+            rows.append((alpha, theta * alpha + (1 - theta) * beta_t, best["alpha"],
+                         best["beta"], best["objective"], prog.data["beta0_max"]))
+        a = 100 * np.array(rows)
+        m = a.mean(axis=0)
+        at_end = int(np.sum(a[:, 3] >= a[:, 5] - 0.1))
+        lines.append(f"| {label} | {100 * beta_t:.1f} | {m[0]:.1f} | {m[1]:.1f} | "
+                     f"{m[3]:.1f} | {m[2]:.1f} | {m[4]:.1f} | {m[5]:.1f} | "
+                     f"{at_end} of {len(a)} |")
+    return lines
+
+
+def run_dataset(name: str, splits: int, partitions: int, rho: float, ablation_splits: int,
+                study_partitions: int):
     X, y, version = load(name)
     rng = np.random.default_rng(2004)
     parts = [split(y.size, rng) for _ in range(splits)]
@@ -149,7 +278,77 @@ def run_dataset(name: str, splits: int, partitions: int, rho: float, ablation_sp
         g = gamma if k is None else 2.0 ** k / (2 * X.shape[1])
         ablation[variant] = evaluate(X, y, parts[:ablation_splits], g, r,
                                      f"{name}, {variant}")
-    return arr, gamma * 2 * X.shape[1], cv_acc, version, X.shape, ablation
+    study = width_study(X, y, parts[:ablation_splits], study_partitions)
+    return arr, gamma * 2 * X.shape[1], cv_acc, version, X.shape, ablation, study, parts
+
+
+def rule_summary(studies: dict[str, dict]) -> list[str]:
+    """Per rho and rule of the study: mean |ours - thesis| of MPM alpha and of MPM accuracy
+    over the data sets, and the data sets with both within 2 points (markdown rows)."""
+    rows = []
+    for rho in STUDY_RHOS:
+        for rule in RULES:
+            da, dacc, both = [], [], []
+            for name, study in studies.items():
+                k = rule_picks(study, rho)[rule]
+                a, acc = study[k, rho][:2]
+                da.append(abs(a - THESIS[name][4][0]))
+                dacc.append(abs(acc - THESIS[name][5][0]))
+                if da[-1] <= 2 and dacc[-1] <= 2:
+                    both.append(name)
+            rows.append(f"| {rho:g} | {rule} | {np.mean(da):.1f} | {np.mean(dacc):.1f} | "
+                        + (", ".join(both) or "none") + " |")
+    return rows
+
+
+def selection_section(ablation_splits: int, study_partitions: int, rule_rows: list[str],
+                      bound_rows: list[str], extra: list[str],
+                      summary: list[str]) -> list[str]:
+    """The ablation sections of the width rule, the regulariser, the sample size and
+    Pima's alpha (markdown lines)."""
+    pima = [r for r in extra if not r.startswith("| twonorm")]
+    large = [r for r in extra if r.startswith("| twonorm")]
+    n, k, rho, _ = TWONORM_LARGE
+    return [
+        "", "## Ablation: which width rule and rho give the thesis's bounds with its "
+        "accuracies (kernel MPM, not compared cells)", "",
+        f"Kernel MPM on the first {ablation_splits} splits at every width of the grid and "
+        f"every rho of {', '.join(f'{r:g}' for r in STUDY_RHOS)}; the CV accuracy curve "
+        f"(mean and s.e. over {study_partitions} random 90/10 partitions of the first "
+        "split's training part) picks one k per rule. Each rule's cell: `k=...: training "
+        "bound alpha / test accuracy` (%). Last column: the widths whose alpha AND "
+        "accuracy are both within 2 points of the thesis's MPM columns. The table's "
+        "protocol is the first rule at rho = 1e-3 (with 50 partitions).", "",
+        "| data | rho | " + " | ".join(RULES) + " | k within 2 points of the thesis |",
+        "|---" * (len(RULES) + 3) + "|",
+        *rule_rows, "",
+        "Over the data sets: the mean distance of each rule's MPM alpha and accuracy from "
+        "the thesis's (points), and the data sets where both are within 2 points.", "",
+        "| rho | rule | mean alpha gap | mean accuracy gap | both within 2 points |",
+        "|---|---|---|---|---|", *summary, "",
+        "## Ablation: training-part against test-part bound (kernel MPM, not compared cells)",
+        "",
+        f"At the table's width and rho = 1e-3, first {ablation_splits} splits: the model's "
+        "alpha (training moments, as the table) against the same hyperplane's bounds "
+        "re-estimated from the test part's moments of each class (x, y).", "",
+        "| data | width | alpha, training | bound x, test part | bound y, test part | "
+        "accuracy | thesis MPM alpha | thesis MPM accuracy |",
+        "|---|---|---|---|---|---|---|---|", *bound_rows, "",
+        "## Ablation: twonorm's sample size (not compared cells)", "",
+        f"Twonorm drawn with {n} points instead of the table's 500 (the thesis gives no size), "
+        f"at the fixed k = {k:+d}, rho = {rho:g}: the MEMPM/MPM columns of the table, means "
+        "over the first splits of the same seed.", "",
+        "| data | MEMPM alpha | MEMPM beta | objective | MEMPM acc | MPM alpha | MPM acc | "
+        "splits |", "|---|---|---|---|---|---|---|---|", *large, "",
+        "## Ablation: Pima's MEMPM alpha on the BMPM curve (not compared cells)", "",
+        f"First {ablation_splits} splits, rho = 1e-3. BMPM at the thesis's beta0 gives "
+        "alpha and theta alpha + (1-theta) beta there; MEMPM's optimum of (3.21) against "
+        "beta0m (3.44), the largest feasible beta0, and the splits whose optimum is at "
+        "beta0m (alpha = 0 there).", "",
+        "| width | thesis beta | BMPM alpha at it | objective at it | MEMPM beta | "
+        "MEMPM alpha | MEMPM objective | beta0m | optimum at beta0m |",
+        "|---|---|---|---|---|---|---|---|---|", *pima, "",
+    ]
 
 
 def main() -> None:
@@ -165,12 +364,25 @@ def main() -> None:
     partitions = args.cv_partitions or (2 if args.quick else 50)
     names = args.data or list(THESIS)
     ablation_splits = args.ablation_splits or (1 if args.quick else 10)
+    study_partitions = 2 if args.quick else STUDY_PARTITIONS
     t0 = time.perf_counter()
-    rows, notes, abl_rows = [], [], []
+    rows, notes, abl_rows, rule_rows, bound_rows, extra = [], [], [], [], [], []
+    studies = {}
     for name in progress(names, "data sets"):
         t1 = time.perf_counter()
-        arr, k_gamma, cv_acc, version, shape, ablation = run_dataset(
-            name, splits, partitions, args.rho, ablation_splits)
+        arr, k_gamma, cv_acc, version, shape, ablation, study, parts = run_dataset(
+            name, splits, partitions, args.rho, ablation_splits, study_partitions)
+        studies[name] = study
+        r, b = study_lines(name, study, k_gamma)
+        rule_rows += r
+        bound_rows.append(b)
+        if name == "pima":
+            extra += pima_curve(parts[:ablation_splits], k_gamma, args.rho)
+        if name == "twonorm":
+            big = twonorm_large(ablation_splits)
+            extra.append("| twonorm, " + f"{TWONORM_LARGE[0]} points, k={TWONORM_LARGE[1]:+d}, "
+                         f"rho={TWONORM_LARGE[2]:g} | " + " | ".join(
+                             f"{m:.1f}" for m in big.mean(axis=0)) + f" | {len(big)} |")
         mean = arr.mean(axis=0)
         se = arr.std(axis=0, ddof=1) / np.sqrt(len(arr)) if len(arr) > 1 else 0 * mean
         rows.append(f"| {name} | " + " | ".join(
@@ -223,7 +435,8 @@ def main() -> None:
         "MPM acc |",
         "|---|---|---|---|---|---|---|---|",
         *abl_rows,
-        "",
+        *selection_section(ablation_splits, study_partitions, rule_rows, bound_rows, extra,
+                           rule_summary(studies)),
     ]
     write_results("huang_table_3_2", "\n".join(lines), quick=args.quick)
     print("\n".join(lines))
