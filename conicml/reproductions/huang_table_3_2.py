@@ -283,8 +283,9 @@ def run_dataset(name: str, splits: int, partitions: int, rho: float, ablation_sp
 
 
 def rule_summary(studies: dict[str, dict]) -> list[str]:
-    """Per rho and rule of the study: mean |ours - thesis| of MPM alpha and of MPM accuracy
-    over the data sets, and the data sets with both within 2 points (markdown rows)."""
+    """Per rho and rule of the study: the mean absolute difference ours - thesis of MPM
+    alpha and of MPM accuracy over the data sets, and the data sets with both within 2
+    points (markdown rows)."""
     rows = []
     for rho in STUDY_RHOS:
         for rule in RULES:
