@@ -96,25 +96,34 @@ def validation_split(n_train: int, seed: int = 1):
     return Xtr[fit], ytr[fit], Xtr[val], ytr[val]
 
 
-def tune_cbor(n_train: int, limit: float) -> dict:
-    """CBOR-Iter's (W, eta, zeta) by validation MZE over CBOR_GRID: one k-means
-    clustering of the fit part, every grid point solved by cbor-smo."""
+def _cbor_grid(fit: tuple, score: tuple, per_rank: int, limit: float) -> list:
+    """Every CBOR_GRID point solved by cbor-smo on one k-means clustering (``per_rank``
+    clusters per rank) of the ``fit`` points and scored by MZE on the ``score`` points:
+    [((W, eta, zeta), MZE, status), ...]."""
     import itertools
 
     import conicml as cm
     from conicml.formulations import ordinal
 
-    Xf, yf, Xv, yv = validation_split(n_train)
-    start = time.perf_counter()
+    (Xf, yf), (Xs, ys) = fit, score
     clusters = cm.ClusterMoments.from_data(Xf, yf, clustering="kmeans", sigma="per-dimension",
-                                           n_clusters=CLUSTERS_PER_RANK)
+                                           n_clusters=per_rank)
     grid = []
     for W, eta, gamma in itertools.product(*CBOR_GRID.values()):
         prog = ordinal.cbor(clusters, W=W, accuracy=eta, kernel="rbf", gamma=gamma,
                             form="dual")
         sol = cm.solve(prog, "cbor-smo", time_limit=limit)
-        pred = ordinal.ordinal_predict(prog.data, prog.decode(sol), Xv)
-        grid.append(((W, eta, gamma), float(np.mean(pred != yv)), sol.status.value))
+        pred = ordinal.ordinal_predict(prog.data, prog.decode(sol), Xs)
+        grid.append(((W, eta, gamma), float(np.mean(pred != ys)), sol.status.value))
+    return grid
+
+
+def tune_cbor(n_train: int, limit: float) -> dict:
+    """CBOR-Iter's (W, eta, zeta) by validation MZE over CBOR_GRID (:func:`_cbor_grid` on
+    the fit and validation parts of :func:`validation_split`)."""
+    Xf, yf, Xv, yv = validation_split(n_train)
+    start = time.perf_counter()
+    grid = _cbor_grid((Xf, yf), (Xv, yv), CLUSTERS_PER_RANK, limit)
     ok = [g for g in grid if g[2] == "optimal"] or grid
     best = min(ok, key=lambda g: g[1])[0]
     return {"params": dict(zip(CBOR_GRID, best)), "grid": grid,
@@ -144,24 +153,11 @@ def tune_clusters(n_train: int, params: dict, limit: float) -> dict:
 
 
 def test_tuned_cbor(n_train: int, per_rank: int, limit: float) -> dict:
-    """The thesis's protocol as an ablation: every CBOR_GRID point fitted on the whole
+    """The thesis's protocol as an ablation: :func:`_cbor_grid` fitted on the whole
     training set (k-means ``per_rank`` clusters per rank) and scored by its test MZE."""
-    import itertools
-
-    import conicml as cm
-    from conicml.formulations import ordinal
-
     Xtr, ytr, Xte, yte = split(n_train)
     start = time.perf_counter()
-    clusters = cm.ClusterMoments.from_data(Xtr, ytr, clustering="kmeans", sigma="per-dimension",
-                                           n_clusters=per_rank)
-    grid = []
-    for W, eta, gamma in itertools.product(*CBOR_GRID.values()):
-        prog = ordinal.cbor(clusters, W=W, accuracy=eta, kernel="rbf", gamma=gamma,
-                            form="dual")
-        sol = cm.solve(prog, "cbor-smo", time_limit=limit)
-        pred = ordinal.ordinal_predict(prog.data, prog.decode(sol), Xte)
-        grid.append(((W, eta, gamma), float(np.mean(pred != yte)), sol.status.value))
+    grid = _cbor_grid((Xtr, ytr), (Xte, yte), per_rank, limit)
     return {"grid": grid, "time": time.perf_counter() - start}
 
 
