@@ -14,13 +14,16 @@ SVM certificate, the kernel feature maps, ils-newton, the ellipsoid solvers).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from typing import Any
 
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["blas_controller", "one_blas_thread", "one_thread", "single_blas_thread"]
+__all__ = ["blas_controller", "in_two_threads", "one_blas_thread", "one_thread",
+           "single_blas_thread", "usable_cores"]
 
 
 @cache
@@ -52,3 +55,28 @@ def single_blas_thread(order: int, min_order: int = 100) -> Iterator[None]:
         return
     with one_blas_thread():
         yield
+
+
+def usable_cores() -> int:
+    """The number of cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # (no affinity on this platform)
+        return os.cpu_count() or 1
+
+
+def in_two_threads(first: Callable[[], None], second: Callable[[], None]) -> None:
+    """Run ``first`` here and ``second`` on a second Python thread, and wait for both.
+
+    For two halves of a large dense operation whose calls release the GIL (NumPy's
+    ufuncs and products, BLAS/LAPACK through SciPy), each on one BLAS thread: no BLAS
+    thread pool, whose workers spin-wait at every synchronisation, which costs many
+    times the arithmetic when other processes hold the cores. An exception of either is
+    raised here.
+    """
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        other = pool.submit(second)
+        try:
+            first()
+        finally:
+            other.result()

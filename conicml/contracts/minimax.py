@@ -15,10 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg.blas import dsyrk, dtrsv
+from scipy.linalg.blas import dgemm, dsyrk, dtrsv
 from scipy.linalg.lapack import dpotrf, dtrtrs
 
-from .._utils.threads import one_blas_thread
+from .._utils.threads import in_two_threads, one_blas_thread, usable_cores
 from ..program import Program
 
 __all__ = ["GramScatter", "KernelScatter", "MEMPMData", "RidgeStack"]
@@ -158,10 +158,14 @@ class _BlockFactor:
         A = np.array(G[f, f].T, order="F")
         A[np.diag_indices_from(A)] += self.s0
         self.Lf = _potrf(A)
-        self.Z = _trs(self.Lf, np.array(G[v, f].T, order="F"), False)
-        # S_0 = G_vv - Z^T Z, its lower triangle (all that the factorisations read)
-        self.S0 = dsyrk(-1.0, self.Z, beta=1.0, c=np.array(G[v, v].T, order="F"), trans=1,
-                        lower=1, overwrite_c=1)
+        B = np.array(G[v, f].T, order="F")
+        C = np.array(G[v, v].T, order="F")
+        if B.shape[1] >= _SPLIT_ORDER and usable_cores() >= 2:
+            self.Z, self.S0 = _schur_in_two(self.Lf, B, C)
+        else:
+            self.Z = _trs(self.Lf, B, False)
+            # S_0 = G_vv - Z^T Z, its lower triangle (all that the factorisations read)
+            self.S0 = dsyrk(-1.0, self.Z, beta=1.0, c=C, trans=1, lower=1, overwrite_c=1)
         self._ls: dict[float, np.ndarray] = {}  # t -> L_S, the last few
 
     def schur(self, t: float) -> np.ndarray:
@@ -197,6 +201,43 @@ class _BlockFactor:
         Y[f] = self.Lf.T @ S[f] + self.Z @ S[v]
         Y[v] = self.schur(t).T @ S[v]
         return Y
+
+
+#: Order of the free block from which :class:`_BlockFactor` forms :math:`Z` and
+#: :math:`S_0` in two threads (:func:`~conicml._utils.threads.in_two_threads`, each
+#: calling BLAS on one thread); below it one thread.
+_SPLIT_ORDER = 512
+
+
+def _schur_in_two(Lf: np.ndarray, B: np.ndarray, C: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    r""":math:`Z = L_f^{-1}B` and the lower triangle of :math:`S_0 = C - Z^\top Z` (``B``,
+    ``C`` Fortran-ordered, overwritten) in two halves of the columns, one per thread:
+    first each half of :math:`Z` (a triangular solve), then the two diagonal blocks of
+    :math:`S_0` (symmetric rank-k updates) beside its lower off-diagonal block (a
+    product of as many flops). The same arithmetic as one thread, in another order."""
+    m = B.shape[1]
+    h = m // 2
+    lo, hi = slice(0, h), slice(h, m)
+
+    def solve_half(cols: slice) -> Callable[[], None]:
+        def run() -> None:
+            B[:, cols] = _trs(Lf, B[:, cols], False)
+        return run
+
+    in_two_threads(solve_half(lo), solve_half(hi))
+    Z = B
+
+    def diagonal() -> None:
+        for cols in (lo, hi):
+            C[cols, cols] = dsyrk(-1.0, Z[:, cols], beta=1.0, c=C[cols, cols], trans=1,
+                                  lower=1)
+
+    def off_diagonal() -> None:
+        C[hi, lo] = dgemm(-1.0, Z[:, hi], Z[:, lo], beta=1.0, c=C[hi, lo], trans_a=1)
+
+    in_two_threads(diagonal, off_diagonal)
+    return Z, C
 
 
 def _potrf(A: np.ndarray) -> np.ndarray:
