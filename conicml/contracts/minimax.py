@@ -151,16 +151,27 @@ class _BlockFactor:
     original order (class ``x`` first).
     """
 
-    def __init__(self, G: np.ndarray, f: slice, v: slice, s0: float) -> None:
+    def __init__(self, G: np.ndarray, f: slice, v: slice, s0: float,
+                 beside: Callable[[], None] | None = None) -> None:
         self.f, self.v, self.s0 = f, v, float(s0)
         # G is symmetric (up to rounding of the centring): each block in Fortran order
         # as the row-wise copy of its transpose
         A = np.array(G[f, f].T, order="F")
         A[np.diag_indices_from(A)] += self.s0
-        self.Lf = _potrf(A)
         B = np.array(G[v, f].T, order="F")
         C = np.array(G[v, v].T, order="F")
-        if B.shape[1] >= _SPLIT_ORDER and usable_cores() >= 2:
+        split = _two_threads(B.shape[1])
+        # beside: work of the caller's independent of the factor, run beside its first
+        # block's factorisation when the rest goes in two threads
+        if split and beside is not None:
+            factors = []
+            in_two_threads(lambda: factors.append(_potrf(A)), beside)
+            self.Lf = factors[0]
+        else:
+            if beside is not None:
+                beside()
+            self.Lf = _potrf(A)
+        if split:
             self.Z, self.S0 = _schur_in_two(self.Lf, B, C)
         else:
             self.Z = _trs(self.Lf, B, False)
@@ -207,6 +218,11 @@ class _BlockFactor:
 #: :math:`S_0` in two threads (:func:`~conicml._utils.threads.in_two_threads`, each
 #: calling BLAS on one thread); below it one thread.
 _SPLIT_ORDER = 512
+
+
+def _two_threads(order: int) -> bool:
+    """Whether the work of a block of this order goes in two threads."""
+    return order >= _SPLIT_ORDER and usable_cores() >= 2
 
 
 def _schur_in_two(Lf: np.ndarray, B: np.ndarray, C: np.ndarray
@@ -420,7 +436,8 @@ class KernelScatter:
         hold_x = c >= 0.5
         s0, _ = self._held(hold_x, c)
         with one_blas_thread():
-            F = _BlockFactor(self.G, *self._blocks(hold_x), s0)
+            F = _BlockFactor(self.G, *self._blocks(hold_x), s0,
+                             beside=None if self._bounded() else self._bounds)
         self._factor = (hold_x, F)
         self.factorisations += 1
         return F
@@ -472,6 +489,15 @@ class KernelScatter:
     def _ct(self, Z: np.ndarray, r: int) -> np.ndarray:
         r""":math:`C^\top Z`."""
         return self._cxt(Z[:self.n_x], r) + self.Cy.T @ Z[self.n_x:]
+
+    def _bounded(self) -> bool:
+        """Whether :meth:`_bounds` has run."""
+        return self._cfro is not None
+
+    def _bounds(self) -> None:
+        """The bounds of O(n^2) passes that every solve reads (:meth:`_c_norm`), formed
+        once (beside a factorisation: :class:`_BlockFactor`, :meth:`solve_y`)."""
+        self._c_norm()
 
     def _c_norm(self) -> float:
         r"""A bound on :math:`\|C^\top\|_2 = \lambda_{\max}(G)^{1/2}`: the square root of
@@ -633,7 +659,12 @@ class KernelScatter:
         A = np.array(self.G[n_x:, n_x:].T, order="F")
         A[np.diag_indices_from(A)] += self.rho_y
         with one_blas_thread():
-            L = _potrf(A)
+            if _two_threads(A.shape[0]) and not self._bounded():
+                factors: list[np.ndarray] = []
+                in_two_threads(lambda: factors.append(_potrf(A)), self._bounds)
+                L = factors[0]
+            else:
+                L = _potrf(A)
         self.factorisations += 1
 
         def inverse(V: np.ndarray) -> np.ndarray:
@@ -777,12 +808,24 @@ class GramScatter(KernelScatter):
     def _residual_norms(self, R: np.ndarray, target: np.ndarray) -> np.ndarray:
         # sqrt(lambda_max(K)) |r| bounds the norm of K; the exact one where that does not
         # settle the comparison
+        bound = math.sqrt(self._k_bound()) * np.linalg.norm(R, axis=0)
+        return bound if np.all(bound <= target) else self.norms(R)
+
+    def _k_bound(self) -> float:
+        r"""Gershgorin's bound on :math:`\lambda_{\max}(K)`, the largest absolute row sum
+        (rows in blocks)."""
         if self._kmax is None:
             K = self.K
             self._kmax = max(float(np.abs(K[i:i + 256]).sum(axis=1).max())
                              for i in range(0, K.shape[0], 256))
-        bound = math.sqrt(self._kmax) * np.linalg.norm(R, axis=0)
-        return bound if np.all(bound <= target) else self.norms(R)
+        return self._kmax
+
+    def _bounded(self) -> bool:
+        return self._kmax is not None and super()._bounded()
+
+    def _bounds(self) -> None:
+        super()._bounds()
+        self._k_bound()
 
     def remember(self, v: np.ndarray, kv: np.ndarray) -> None:
         """Keep :math:`Kv` (formed by the caller) for the inner products with ``v``."""
@@ -848,11 +891,20 @@ class GramScatter(KernelScatter):
             return self._galerkin[1]  # (read only: MEMPM's inner programs share K)
         idx = np.arange(0, n, -(-n // size))
         rows = self.K[idx]  # E^T K, contiguous rows (K is symmetric)
-        Q = []
+        Q: list[np.ndarray] = [np.empty(0), np.empty(0)]
+
+        def restrict(a: int) -> Callable[[], None]:
+            def run() -> None:
+                C = self._centre(rows[:, self._blocks_xy[a]].T, a, 1)  # J_a K_{a,:} E
+                Q[a] = C.T @ C + (self.rho_x, self.rho_y)[a] * rows[:, idx]
+            return run
+
         with one_blas_thread():
-            for a, blk in enumerate(self._blocks_xy):
-                C = self._centre(rows[:, blk].T, a, 1)  # J_a K_{a,:} E
-                Q.append(C.T @ C + (self.rho_x, self.rho_y)[a] * rows[:, idx])
+            if _two_threads(n // 2):  # one class per thread
+                in_two_threads(restrict(0), restrict(1))
+            else:
+                restrict(0)()
+                restrict(1)()
         out = (self._kd[idx].copy(), Q[0], Q[1])
         for arr in out:
             arr.flags.writeable = False

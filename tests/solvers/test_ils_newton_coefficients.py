@@ -363,11 +363,12 @@ def test_block_factor_in_two_threads(monkeypatch):
 
 @pytest.mark.parametrize("family", ["mpm", "bmpm"])
 def test_solves_with_the_two_thread_passes_match_one_thread(family, monkeypatch):
-    # the block factor and the centring split below their default sizes: the same optimum
-    # as one thread (the same arithmetic in another order), certified
+    # the block factor, the centring, the bounds and the coarse restriction split below
+    # their default sizes: the same optimum as one thread (the same arithmetic in another
+    # order), certified; n = 300 for the coarse start (from 256 points)
     import conicml.contracts.minimax as cmm
 
-    X, y = _data(9, 120, "ringnorm")
+    X, y = _data(9, 300, "ringnorm")
     objectives = []
     for split in (False, True):
         monkeypatch.setattr(cmm, "_SPLIT_ORDER", 8 if split else 10**9)
