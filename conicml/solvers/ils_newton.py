@@ -316,13 +316,47 @@ def _coarse_weight(scatter: KernelScatter, a_b: tuple) -> float | None:
     return None
 
 
+def _interpolated_slope(cur: dict, prev: dict | None, tol: float) -> bool:
+    r"""Set ``cur["dg"]`` from the quadratic in :math:`t` through ``prev``'s :math:`g`
+    and :math:`g_t` and ``cur``'s :math:`g` instead of a derivative solve, when the
+    Newton step with it is expected to land at :math:`|g| \le` ``tol``/2: with
+    :math:`h` the step from ``prev`` in :math:`t`, the slope's relative error is
+    :math:`O(h^2)` (the cubic term; at most :math:`0.1h^2` on the weight curves of the
+    tests and benchmarks, taken as :math:`h^2`) plus the values' errors (about their
+    solves' ``rtol``) over :math:`|h g_t|`, and the next :math:`|g|` is :math:`|g|` times
+    it. Returns whether it did (else the derivative is solved for). The next point is
+    evaluated at full accuracy either way, and a step that falls short is followed by
+    another with the solved derivative."""
+    if prev is None or not math.isfinite(prev.get("dg", math.nan)) or \
+            abs(prev["g"]) >= _CURVATURE_G:
+        return False
+    c, cp = cur["c"], prev["c"]
+    h = _logit(c) - _logit(cp)
+    slope_p = prev["dg"] * cp * (1.0 - cp)
+    if h == 0 or not slope_p < 0:  # g decreases along the curve near its root
+        return False
+    slope = 2.0 * (cur["g"] - prev["g"]) / h - slope_p
+    if not slope < 0:
+        return False
+    err = h * h + 2.0 * (cur["rtol"] + prev["rtol"]) / abs(h * slope)
+    if abs(cur["g"]) * err > 0.5 * tol:
+        return False
+    cur.pop("_parts", None)
+    cur["dg"] = slope / (c * (1.0 - c))
+    cur["interpolated"] = True
+    return True
+
+
 def _next_point(curve: _Curve, cur: dict, lo: float, hi: float,
-                prev: dict | None = None) -> tuple[dict | None, float, float]:
+                prev: dict | None = None, tol: float = 0.0
+                ) -> tuple[dict | None, float, float]:
     """The safeguarded step from ``cur`` inside the bracket ``(lo, hi)`` (Notes of
     :func:`solve_ils_newton`; ``prev`` the point before, for :func:`_newton_step`): the
     evaluated next point (``None`` when the bracket has shrunk to floating-point width)
-    and the bracket it leaves."""
-    curve.add_derivative(cur)
+    and the bracket it leaves. With ``tol`` > 0 the slope at ``cur`` may be interpolated
+    (:func:`_interpolated_slope`) instead of solved for."""
+    if not (tol > 0 and _interpolated_slope(cur, prev, tol)):
+        curve.add_derivative(cur)
     c, g = cur["c"], cur["g"]
     # Newton in the log-odds t = log(c / (1 - c)) (dg/dt = c(1 - c) dg/dc): optima
     # near c = 0 or 1 (BMPM) are reached without bisecting towards the end
@@ -579,7 +613,7 @@ def solve_ils_newton(
             break
         if k == max_iter:
             break
-        nxt, lo, hi = _next_point(curve, cur, lo, hi, prev)
+        nxt, lo, hi = _next_point(curve, cur, lo, hi, prev, tol)
         if nxt is None:
             reason = 4
             break
