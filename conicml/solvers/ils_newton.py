@@ -478,12 +478,15 @@ def solve_ils_newton(
     fractional program is pseudo-concave). The solver finds it by Newton's method on
     :math:`g` in the log-odds :math:`t = \log(c/(1-c))` (the derivative from one more pair
     of triangular solves with the same Cholesky factor, :math:`w'(c) = -M^{-1}(\Sigma_x -
-    \Sigma_y)w`), safeguarded by a bracket that every evaluation shrinks (the sign of
-    :math:`g`; a point with :math:`N \le 0` lies outside the positive arc, on the far side
-    of the optimum from a positive point). Far from the root :math:`g` saturates at
-    :math:`\pm 1` and Newton overshoots; a step longer than 2 in :math:`t` is replaced by the
-    reweighting map itself, :math:`c \leftarrow A\sigma_y/(A\sigma_y + B\sigma_x)` (one step of
-    Lanckriet's iterative least squares), and by bisection if that leaves the bracket.
+    \Sigma_y)w`; next to the root, where the quadratic through the previous point's
+    value and derivative and this value gives it well enough for the last step, from
+    that: :func:`_interpolated_slope`), safeguarded by a bracket that every evaluation
+    shrinks (the sign of :math:`g`; a point with :math:`N \le 0` lies outside the
+    positive arc, on the far side of the optimum from a positive point). Far from the
+    root :math:`g` saturates at :math:`\pm 1` and Newton overshoots; a step longer than 2
+    in :math:`t` is replaced by the reweighting map itself, :math:`c \leftarrow
+    A\sigma_y/(A\sigma_y + B\sigma_x)` (one step of Lanckriet's iterative least squares),
+    and by bisection if that leaves the bracket.
 
     **Cost.** One :math:`n^3/3` Cholesky of :math:`M(c)` per iteration, typically 4–7
     iterations from :math:`c = \tfrac12` (the Fisher direction). ``dinkelbach`` diagonalises
@@ -497,7 +500,9 @@ def solve_ils_newton(
     matrix, factored in two class blocks: the shift of the class of larger weight held,
     the other one exact at every weight through a Schur complement of that class's order,
     and conjugate gradients absorbing the held shift's change (typically one block
-    factorisation in all, MPM and BMPM); the search then starts at the reweighting weight
+    factorisation in all, MPM and BMPM; from order 512 its triangular solve and
+    rank-k update run in two halves on two threads, each on one BLAS thread); the
+    search then starts at the reweighting weight
     of :math:`w = d` (products only) instead of :math:`\tfrac12`. A program in dual
     coefficients (:class:`~conicml.contracts.minimax.GramScatter`) runs the same steps on
     representatives with the inner product of :math:`K`: no factorisation of :math:`K`;
