@@ -321,12 +321,15 @@ for _ in range(repeats):  # interleaved: floor and fit see the same load
     est.fit(X, y)
     fits.append((time.perf_counter() - start, time.process_time() - cpu))
 sol = est.solution_
+sc = est.program_.data.get("scatter")  # the last fit's work counts
+work = "/".join(str(getattr(sc, k, "?")) for k in
+                ("factorisations", "schur_factorisations", "cg_solves"))
 print(json.dumps({"floor": min(f[0] for f in floors), "fit": min(f[0] for f in fits),
                   "floor_cpu": min(f[1] for f in floors), "fit_cpu": min(f[1] for f in fits),
                   "cold": cold,
                   "objective": float(sol.objective), "status": sol.status.value,
                   "certificate": float(sol.residuals.max()), "solver": sol.solver,
-                  "iterations": int(sol.iterations),
+                  "iterations": int(sol.iterations), "work": work,
                   "accuracy": float(np.mean(est.predict(Xt) == yt))}))
 """
 
@@ -364,21 +367,21 @@ def run_floor(trees: list[tuple[str, str]], families: list[str], n: int, repeats
 def _floor_line(r: dict) -> str:
     if r["state"] != "ok":
         return (f"| {r['family'].upper()} | {r['tree']} | {r['round']} | "
-                f"{r['state'].upper()} {r.get('message', '')} | | | | | | | | | | | "
+                f"{r['state'].upper()} {r.get('message', '')} | | | | | | | | | | | | "
                 f"{r['load']:.1f} |")
     return (f"| {r['family'].upper()} | {r['tree']} | {r['round']} | {r['floor']:.3f} | "
             f"{r['fit']:.3f} | **{r['fit'] / r['floor']:.1f}** | {r['floor_cpu']:.3f} | "
             f"{r['fit_cpu']:.3f} | **{r['fit_cpu'] / r['floor_cpu']:.1f}** | {r['cold']:.3f} | "
             f"{r['objective']:.12f} | {r['status']} | {r['certificate']:.1e} | "
-            f"{r['accuracy']:.3f} | {r['load']:.1f} |")
+            f"{r['accuracy']:.3f} | {r.get('work', '')} | {r['load']:.1f} |")
 
 
 def floor_table(rows: list[dict], args: argparse.Namespace, trees: list[tuple[str, str]],
                 started: str, ended: str) -> str:
     head = ("| estimator | code | round | floor (s) | fit (s) | fit / floor | floor CPU (s) "
             "| fit CPU (s) | CPU fit / floor | first fit (s) | objective 1/kappa | status | "
-            "certificate | test acc. | load (1 min) |\n"
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+            "certificate | test acc. | work | load (1 min) |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     trees_txt = "; ".join(f"`{label}` = {tree} at {_commit(tree)}" for label, tree in trees)
     return (f"# Kernel MPM / BMPM against the dense floor\n\n{machine()}\n\n"
             f"Command: `python benchmarks/kernel_fit_speed.py --section floor --floor-n "
@@ -394,7 +397,10 @@ def floor_table(rows: list[dict], args: argparse.Namespace, trees: list[tuple[st
             "factorisation of it (the faster of one BLAS thread and the default "
             "threads), `fit` = the best warm `fit` (validation, program, solve, "
             "certificate, decode); CPU = process CPU time (all threads) of the same "
-            "best rounds, less sensitive to the other jobs on the machine. The code "
+            "best rounds, less sensitive to the other jobs on the machine; work = the "
+            "last fit's factorisations of order n or of one class (the block factor, "
+            "Sigma_y's) / Schur-complement factorisations / conjugate-gradient solves. "
+            "The code "
             "versions alternate, so both see the same load.\n\n" + head + "\n"
             + "\n".join(_floor_line(r) for r in rows) + "\n\n" + DISCUSSION_FLOOR + "\n")
 
