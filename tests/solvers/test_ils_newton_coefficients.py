@@ -341,6 +341,7 @@ def test_block_factor_in_two_threads(monkeypatch):
     """Z and the Schur complement formed in two threads (columns halved) are those of one
     thread, and the factor reproduces diag(s0 I, t I) + G (an explicit product)."""
     import conicml.contracts.minimax as cmm
+    from conicml._utils.threads import one_blas_thread
 
     rng = np.random.default_rng(3)
     n, n_x, s0, t = 90, 40, 0.05, 0.2
@@ -351,7 +352,8 @@ def test_block_factor_in_two_threads(monkeypatch):
     for split in (False, True):
         monkeypatch.setattr(cmm, "_SPLIT_ORDER", 8 if split else 10**9)
         monkeypatch.setattr(cmm, "usable_cores", lambda: 2)
-        factors[split] = cmm._BlockFactor(G, f, v, s0)
+        with one_blas_thread():  # as KernelScatter.factor makes it
+            factors[split] = cmm._BlockFactor(G, f, v, s0)
     one, two = factors[False], factors[True]
     np.testing.assert_allclose(two.Z, one.Z, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(np.tril(two.S0), np.tril(one.S0), rtol=1e-12, atol=1e-14)
