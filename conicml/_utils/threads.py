@@ -22,7 +22,7 @@ from typing import Any
 
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["blas_controller", "in_two_threads", "one_blas_thread", "one_thread",
+__all__ = ["blas_controller", "idle_cores", "in_two_threads", "one_blas_thread", "one_thread",
            "single_blas_thread", "usable_cores"]
 
 
@@ -63,6 +63,24 @@ def usable_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # (no affinity on this platform)
         return os.cpu_count() or 1
+
+
+def idle_cores() -> int:
+    """The cores of :func:`usable_cores` that no other task is running on now: less the
+    tasks running or runnable at this instant other than the caller (the fourth field of
+    Linux's ``/proc/loadavg``; elsewhere the 1-minute load average). A block of work
+    split over two threads pays off only with a second core idle: on a loaded machine the
+    two halves wait for each other's time slices."""
+    cores = usable_cores()
+    try:
+        with open("/proc/loadavg") as fh:
+            others = int(fh.read().split()[3].split("/")[0]) - 1
+    except (OSError, ValueError, IndexError):
+        try:
+            others = round(os.getloadavg()[0])
+        except (AttributeError, OSError):  # (no load average on this platform)
+            return cores
+    return max(cores - max(others, 0), 0)
 
 
 def in_two_threads(first: Callable[[], None], second: Callable[[], None]) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 from scipy.linalg.blas import dgemm, dsyrk, dtrsv
 from scipy.linalg.lapack import dpotrf, dtrtrs
 
-from .._utils.threads import in_two_threads, one_blas_thread, usable_cores
+from .._utils.threads import idle_cores, in_two_threads, one_blas_thread
 from ..program import Program
 
 __all__ = ["GramScatter", "KernelScatter", "MEMPMData", "RidgeStack"]
@@ -222,7 +222,7 @@ _SPLIT_ORDER = 512
 
 def _two_threads(order: int) -> bool:
     """Whether the work of a block of this order goes in two threads."""
-    return order >= _SPLIT_ORDER and usable_cores() >= 2
+    return order >= _SPLIT_ORDER and idle_cores() >= 2
 
 
 def _schur_in_two(Lf: np.ndarray, B: np.ndarray, C: np.ndarray

@@ -26,7 +26,7 @@ from .. import kinds
 from .._utils.deprecation import ridge_pair
 from .._utils.linalg import inverse_quadratic
 from .._utils.scaling import feature_scales, relative_ridge_diagonal
-from .._utils.threads import in_two_threads, one_blas_thread, usable_cores
+from .._utils.threads import idle_cores, in_two_threads, one_blas_thread
 from .._utils.validation import check_positive, check_X_y
 from ..certificates.conic import rel, residuals
 from ..certificates.margin import fractional_certificate, gram_fractional_certificate
@@ -368,7 +368,7 @@ def _coefficient_data(K: np.ndarray, perm: np.ndarray, n_x: int, rho_x: float,
     E[n_x:, 1] = 1.0 / n_y
     KE = np.empty((n, 2))
     with one_blas_thread():
-        if n >= _SPLIT_ROWS and usable_cores() >= 2:
+        if n >= _SPLIT_ROWS and idle_cores() >= 2:
             h = n // 2
             in_two_threads(lambda: np.matmul(K[:h], E, out=KE[:h]),
                            lambda: np.matmul(K[h:], E, out=KE[h:]))
@@ -507,7 +507,7 @@ def _class_centred_gram(K: np.ndarray, n_x: int, out: np.ndarray | None = None,
                 g -= v
                 g *= scale
 
-    if n >= _SPLIT_ROWS and usable_cores() >= 2:
+    if n >= _SPLIT_ROWS and idle_cores() >= 2:
         # rows are independent: two halves, one per thread (NumPy releases the GIL)
         in_two_threads(lambda: centre(0, n // 2), lambda: centre(n // 2, n))
     else:

@@ -173,6 +173,7 @@ def test_class_centred_gram_is_j_k_j(n, n_x, split, monkeypatch):
     # G = J K J with J the per-class centring over sqrt(N_a), formed densely here; the rows
     # in two halves on two threads (the split below its default size) or on one
     monkeypatch.setattr(mm, "_SPLIT_ROWS", 16 if split else 10**9)
+    monkeypatch.setattr(mm, "idle_cores", lambda: 2)
     rng = np.random.default_rng(5)
     A = rng.standard_normal((n, 4))
     K = A @ A.T
@@ -351,7 +352,7 @@ def test_block_factor_in_two_threads(monkeypatch):
     factors = {}
     for split in (False, True):
         monkeypatch.setattr(cmm, "_SPLIT_ORDER", 8 if split else 10**9)
-        monkeypatch.setattr(cmm, "usable_cores", lambda: 2)
+        monkeypatch.setattr(cmm, "idle_cores", lambda: 2)
         with one_blas_thread():  # as KernelScatter.factor makes it
             factors[split] = cmm._BlockFactor(G, f, v, s0)
     one, two = factors[False], factors[True]
@@ -374,9 +375,9 @@ def test_solves_with_the_two_thread_passes_match_one_thread(family, monkeypatch)
     objectives = []
     for split in (False, True):
         monkeypatch.setattr(cmm, "_SPLIT_ORDER", 8 if split else 10**9)
-        monkeypatch.setattr(cmm, "usable_cores", lambda: 2)
+        monkeypatch.setattr(cmm, "idle_cores", lambda: 2)
         monkeypatch.setattr(mm, "_SPLIT_ROWS", 16 if split else 10**9)
-        monkeypatch.setattr(mm, "usable_cores", lambda: 2)
+        monkeypatch.setattr(mm, "idle_cores", lambda: 2)
         _, coef = _programs(family, X, y, "rbf", 1e-3)
         sol = cm.solve(coef, "ils-newton")
         assert sol.status is cm.Status.OPTIMAL, sol.message
@@ -386,7 +387,9 @@ def test_solves_with_the_two_thread_passes_match_one_thread(family, monkeypatch)
 
 
 def test_in_two_threads_runs_both_and_raises_either():
-    from conicml._utils.threads import in_two_threads
+    from conicml._utils.threads import idle_cores, in_two_threads, usable_cores
+
+    assert 0 <= idle_cores() <= usable_cores()
 
     out = []
     in_two_threads(lambda: out.append(1), lambda: out.append(2))
