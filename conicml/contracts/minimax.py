@@ -220,6 +220,11 @@ class _BlockFactor:
 _SPLIT_ORDER = 512
 
 
+#: Order of the Gram matrix from which a product with it goes in two halves of its rows
+#: on two threads (:meth:`GramScatter.kmul`; below it the threads cost what they save).
+_SPLIT_PRODUCT = 1536
+
+
 def _two_threads(order: int) -> bool:
     """Whether the work of a block of this order goes in two threads."""
     return order >= _SPLIT_ORDER and idle_cores() >= 2
@@ -734,8 +739,19 @@ class GramScatter(KernelScatter):
         self.sizes = (n_x, n - n_x)
 
     def kmul(self, V: np.ndarray) -> np.ndarray:
-        """:math:`KV` (callers limit BLAS to one thread around their loops)."""
-        return self.K @ V
+        """:math:`KV` (callers limit BLAS to one thread around their loops); from order
+        :data:`_SPLIT_PRODUCT` with a second core idle, the two halves of the rows on two
+        threads (a product of this size is bound by memory, which two cores read
+        faster)."""
+        K = self.K
+        n = K.shape[0]
+        if n < _SPLIT_PRODUCT or not idle_cores() >= 2:
+            return K @ V
+        out = np.empty((n,) + V.shape[1:])
+        h = n // 2
+        in_two_threads(lambda: np.matmul(K[:h], V, out=out[:h]),
+                       lambda: np.matmul(K[h:], V, out=out[h:]))
+        return out
 
     def _centre(self, V: np.ndarray, a: int, power: int) -> np.ndarray:
         r""":math:`J_a^{power}V` on the rows of class ``a`` (``V`` holds only those rows)."""

@@ -366,15 +366,16 @@ def test_block_factor_in_two_threads(monkeypatch):
 
 @pytest.mark.parametrize("family", ["mpm", "bmpm"])
 def test_solves_with_the_two_thread_passes_match_one_thread(family, monkeypatch):
-    # the block factor, the centring, the bounds and the coarse restriction split below
-    # their default sizes: the same optimum as one thread (the same arithmetic in another
-    # order), certified; n = 300 for the coarse start (from 256 points)
+    # the block factor, the centring, the bounds, the coarse restriction and the products
+    # with K split below their default sizes: the same optimum as one thread (the same
+    # arithmetic in another order), certified; n = 300 for the coarse start (256 points)
     import conicml.contracts.minimax as cmm
 
     X, y = _data(9, 300, "ringnorm")
     objectives = []
     for split in (False, True):
         monkeypatch.setattr(cmm, "_SPLIT_ORDER", 8 if split else 10**9)
+        monkeypatch.setattr(cmm, "_SPLIT_PRODUCT", 16 if split else 10**9)
         monkeypatch.setattr(cmm, "idle_cores", lambda: 2)
         monkeypatch.setattr(mm, "_SPLIT_ROWS", 16 if split else 10**9)
         monkeypatch.setattr(mm, "idle_cores", lambda: 2)
