@@ -749,8 +749,9 @@ class GramScatter(KernelScatter):
             return K @ V
         out = np.empty((n,) + V.shape[1:])
         h = n // 2
-        in_two_threads(lambda: np.matmul(K[:h], V, out=out[:h]),
-                       lambda: np.matmul(K[h:], V, out=out[h:]))
+        with one_blas_thread():  # (each half on one BLAS thread, whatever the caller's)
+            in_two_threads(lambda: np.matmul(K[:h], V, out=out[:h]),
+                           lambda: np.matmul(K[h:], V, out=out[h:]))
         return out
 
     def _centre(self, V: np.ndarray, a: int, power: int) -> np.ndarray:
