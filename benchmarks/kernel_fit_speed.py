@@ -173,15 +173,17 @@ Work per fit at n = 2000 (the work column: factorisations of order n or of one c
 Schur factorisations / CG solves): MPM 1/1/7, BMPM 2/2/9 -> 2/2/8.
 
 *Measured and not adopted:* the centring fused with the Gershgorin sums in a compiled
-(numba) loop (15 -> 8 ms CPU, but it imports numba into every kernel fit: +0.3-0.9 s on
-the first fit); the same sums fused in NumPy (no gain: 11.5 vs 11.8 ms); a two-thread
-Cholesky in 2 x 2 blocks for the order-n/2 factorisations (7.0 -> 9.0 ms CPU at order
-1000 from the block copies; a quarter of its flops stays serial); Kernel.gram itself is
-the floor's routine and stays so (a faster Gram would shorten both and raise the ratio).
-Left in a BMPM fit: Sigma_y's factorisation (beta0="auto" needs beta0_max, eq. 3.44;
-its shift rho_y differs from the block factor's, so the factors cannot be shared), the
-second Schur factorisation when the coarse weight misses the free shift by more than
-2 % (twonorm 0.911 vs 0.921: 12 %), the certificate's three solves.
+(numba) loop (centring 8.1 -> 5.6 ms CPU with the two bound passes, 3.4 ms, folded in;
+but it imports numba into every kernel fit, which no kernel fit does now: +0.9 s on the
+first fit at load 7, numba's import alone 0.15-0.26 s); the same sums fused in NumPy (no
+gain: 11.5 vs 11.8 ms); a two-thread Cholesky in 2 x 2 blocks for the order-n/2
+factorisations (7.0 -> 9.0 ms CPU at order 1000 from the block copies; a quarter of its
+flops stays serial); Kernel.gram itself is the floor's routine and stays so (a faster
+Gram would shorten both and raise the ratio). Left in a BMPM fit: Sigma_y's factorisation
+(beta0="auto" needs beta0_max, eq. 3.44; its shift rho_y differs from the block factor's,
+so the factors cannot be shared), the second Schur factorisation when the coarse weight
+misses the free shift by more than 2 % (twonorm 0.911 vs 0.921: 12 %), the certificate's
+three solves.
 
 *Previous session (s9, main 4cd267b, quiet 0.6-0.8):* MPM 2.7x (CPU 2.3-2.4x), BMPM 3.4x
 (CPU 2.7-2.8x); the search started at the optimum of a 256-point Galerkin restriction,
