@@ -14,7 +14,9 @@ SVM certificate, the kernel feature maps, ils-newton, the ellipsoid solvers).
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
@@ -67,10 +69,27 @@ def usable_cores() -> int:
 
 def idle_cores() -> int:
     """The cores of :func:`usable_cores` that no other task is running on now: less the
-    tasks running or runnable at this instant other than the caller (the fourth field of
-    Linux's ``/proc/loadavg``; elsewhere the 1-minute load average). A block of work
-    split over two threads pays off only with a second core idle: on a loaded machine the
-    two halves wait for each other's time slices."""
+    tasks running or runnable at this instant other than this process's threads (the
+    fourth field of Linux's ``/proc/loadavg``, less this process's running threads, such
+    as BLAS workers still spinning after a call; elsewhere the 1-minute load average). A
+    block of work split over two threads pays off only with a second core idle: on a
+    loaded machine the two halves wait for each other's time slices. A reading is reused
+    for :data:`_IDLE_TTL` seconds (the callers ask before every large product)."""
+    now = time.monotonic()
+    if now - _IDLE[0] < _IDLE_TTL:
+        return _IDLE[1]
+    idle = _idle_cores()
+    _IDLE[:] = [now, idle]
+    return idle
+
+
+#: Seconds for which :func:`idle_cores` reuses a reading, and the last one (time, value).
+_IDLE_TTL = 0.01
+_IDLE: list = [-math.inf, 0]
+
+
+def _idle_cores() -> int:
+    """:func:`idle_cores` read now."""
     cores = usable_cores()
     try:
         with open("/proc/loadavg") as fh:
@@ -80,7 +99,23 @@ def idle_cores() -> int:
             others = round(os.getloadavg()[0])
         except (AttributeError, OSError):  # (no load average on this platform)
             return cores
+    else:
+        if 0 < others < cores:  # (only then can this process's own threads decide)
+            others -= _own_running_threads() - 1
     return max(cores - max(others, 0), 0)
+
+
+def _own_running_threads() -> int:
+    """This process's threads in the running state (at least the caller)."""
+    running = 0
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{tid}/stat") as fh:
+                # the state follows the command name, which is in parentheses
+                running += fh.read().rpartition(")")[2].split()[0] == "R"
+    except (OSError, IndexError):
+        return 1
+    return max(running, 1)
 
 
 def in_two_threads(first: Callable[[], None], second: Callable[[], None]) -> None:

@@ -388,9 +388,12 @@ def test_solves_with_the_two_thread_passes_match_one_thread(family, monkeypatch)
 
 
 def test_in_two_threads_runs_both_and_raises_either():
+    from conicml._utils import threads
     from conicml._utils.threads import idle_cores, in_two_threads, usable_cores
 
     assert 0 <= idle_cores() <= usable_cores()
+    assert 0 <= threads._idle_cores() <= usable_cores()
+    assert threads._own_running_threads() >= 1  # the caller
 
     out = []
     in_two_threads(lambda: out.append(1), lambda: out.append(2))
