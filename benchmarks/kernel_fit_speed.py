@@ -138,7 +138,7 @@ DISCUSSION_FLOOR = """\
 **Reading (the rows above: the command above on the s10-bmpm branch, the load in the last
 column; the 2-core machine was shared with five other helpers' jobs all session, 1-min
 load 2-9, never quiet: at load 2 one core was held by another job, and the floor took
-0.09-0.15 s against 0.051 s quiet. With no idle core the fit takes one thread (below) and
+0.09-0.23 s against 0.051 s quiet. With no idle core the fit takes one thread (below) and
 the floor's two-thread Cholesky slows more than the fit, so the wall ratios say nothing
 about the quiet target; the CPU seconds, the work counts and the critical paths are the
 comparable numbers; the lead re-measures quiet.)**
