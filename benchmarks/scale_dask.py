@@ -112,6 +112,14 @@ def in_memory(learner: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return X.compute(scheduler="sync"), y.compute(scheduler="sync")
 
 
+#: (round, certified relative gap, seconds since the rounds started) of the last Dask fit.
+ROUNDS: list[tuple[int, float, float]] = []
+
+
+def _log_round(result) -> None:
+    ROUNDS.append((result.iteration, result.residual, result.elapsed))
+
+
 def model(learner: str, tol: float, time_limit: float | None, n: int,
           on_dask: bool = True):
     if learner == "hlsvm":
@@ -125,6 +133,8 @@ def model(learner: str, tol: float, time_limit: float | None, n: int,
     options = {"tol": tol, "max_iter": 10_000}
     if WORKING_ROWS and learner == "dcd" and on_dask:  # the streamed groups' working set
         options["working_rows"] = WORKING_ROWS
+    if learner == "dcd" and on_dask:  # each round's certified gap and time, for the record
+        options["callback"] = _log_round
     if learner == "pegasos" and on_dask:  # a round's certificate pass costs far more
         options["local_steps"] = PEGASOS_STEPS
     if time_limit is not None:
@@ -185,6 +195,7 @@ def run(learner: str, n: int, block: int, time_limit: float, X_test, y_test,
         held = _held_mb(client, X, y) if persist else None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a time-limited fit warns; the row says so
+            ROUNDS.clear()
             m = model(learner, tol, time_limit, n).fit(X, y)
         t_fit = time.perf_counter() - start
         cpu = {w: c - cpu0[w] for w, c in client.run(_cpu_s).items()}
@@ -209,12 +220,21 @@ def run(learner: str, n: int, block: int, time_limit: float, X_test, y_test,
             "persist_s": t_persist if persist else None, "status": status, "gap": gap,
             "rounds": rounds, "passes": passes, "visits": visits, "acc": m.score(X_test, y_test),
             "peak_mb": max(peaks.values()), "working": working,
+            "solves": (f"{extras.extras['working_set_solves']:,}"
+                       if extras and extras.extras.get("stream") else "-"),
+            "round_gaps": list(ROUNDS),
             "above_idle_mb": max(peaks[w] - idle[w] for w in peaks),
             "idle_mb": max(idle.values()), "mode": "persisted" if persist else "lazy",
             "data_mb": max(held.values()) if held else 0.0,
             "worker_cpu_s": sum(cpu.values()),
             "client_mb": _peak_rss_mb(), "dask_predict": dask_pred_ok,
             "load": "/".join(f"{x:.1f}" for x in os.getloadavg())}
+
+
+def per_row(r: dict, first: dict) -> float:
+    """Bytes of peak worker RSS above idle per row added to a worker (half of the rows)."""
+    added = (r["n"] - first["n"]) / 2
+    return (r["above_idle_mb"] - first["above_idle_mb"]) * 2**20 / added
 
 
 def main() -> None:
@@ -301,7 +321,9 @@ def main() -> None:
         + ("`lazy`: nothing persisted, the chunks (`block` rows each) regenerated from "
            "their seeds by every round, the fit streams them (one group of chunks per "
            "worker, one chunk materialised at a time; `working set` the largest sum over "
-           "the groups of the rows kept for a round's local passes). "
+           "the groups of the rows kept for a round's local passes, `solves` how often a "
+           "full working set was solved and emptied of its settled rows during the "
+           "rounds' streamed passes). "
            if "lazy" in modes else "")
         + ("`persisted`: the lazily generated blocks are persisted once on the workers "
            "(generation included in fit time, `persist` column) and every pass reads them. "
@@ -319,20 +341,26 @@ def main() -> None:
         "+ system time; load is the 1/5/15-minute load average when the row finished.",
         "",
         "| N | mode | blocks | fit (s) | persist (s) | status | gap | rounds | local passes "
-        "| visits / row | working set | accuracy | vs sample fit (points) | worker CPU s "
-        "| peak worker RSS (MB) | above idle (MB) | data per worker (MB) | client RSS (MB) "
-        "| dask predict | load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| visits / row | working set | solves | accuracy | vs sample fit (points) "
+        "| worker CPU s | peak worker RSS (MB) | above idle (MB) | data per worker (MB) "
+        "| client RSS (MB) | dask predict | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         persist_s = "-" if r["persist_s"] is None else f"{r['persist_s']:.1f}"
         lines.append(f"| {r['n']:,} | {r['mode']} | {r['blocks']} | {r['fit_s']:.1f} | "
                      f"{persist_s} | {r['status']} | {r['gap']} | {r['rounds']} | "
-                     f"{r['passes']} | {r['visits']} | {r['working']} | "
+                     f"{r['passes']} | {r['visits']} | {r['working']} | {r['solves']} | "
                      f"{r['acc']:.4f} | {100 * (r['acc'] - acc_ref):+.2f} | "
                      f"{r['worker_cpu_s']:.1f} | {r['peak_mb']:.0f} | "
                      f"{r['above_idle_mb']:.0f} | {r['data_mb']:.0f} | {r['client_mb']:.0f} "
                      f"| {r['dask_predict']} | {r['load']} |")
+    for r in rows:  # the certified gap after each round (the driver's callback)
+        if r["round_gaps"]:
+            lines.append("")
+            lines.append(f"N = {r['n']:,} {r['mode']}, certified gap after each round "
+                         "(seconds since the rounds started): " + ", ".join(
+                             f"{k}: {g:.3g} ({t:.0f} s)" for k, g, t in r["round_gaps"]))
     for r in rows:  # the same N in the other mode, measured in the same run
         other = next((o for o in rows if o["n"] == r["n"] and o["mode"] == "persisted"
                       and r["mode"] == "lazy"), None)
@@ -353,7 +381,8 @@ def main() -> None:
                      f"{r['worker_cpu_s'] / first['worker_cpu_s']:.2f}x, peak worker RSS "
                      f"{r['peak_mb'] / first['peak_mb']:.2f}x ("
                      f"{r['peak_mb'] - first['peak_mb']:+.0f} MB, above idle "
-                     f"{r['above_idle_mb'] - first['above_idle_mb']:+.0f} MB, of which data "
+                     f"{r['above_idle_mb'] - first['above_idle_mb']:+.0f} MB, "
+                     f"{per_row(r, first):.1f} B per added row of a worker, of which data "
                      f"per worker {r['data_mb'] - first['data_mb']:+.0f} MB), client RSS "
                      f"{r['client_mb'] / first['client_mb']:.2f}x.")
     out = write_results("scale_dask", "\n".join(lines) + "\n", args.quick,
