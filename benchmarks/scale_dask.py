@@ -112,12 +112,21 @@ def in_memory(learner: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return X.compute(scheduler="sync"), y.compute(scheduler="sync")
 
 
-#: (round, certified relative gap, seconds since the rounds started) of the last Dask fit.
-ROUNDS: list[tuple[int, float, float]] = []
+#: (round, certified relative gap, seconds since the rounds started, largest worker RSS
+#: above idle now and its peak so far, MB) of the last Dask fit.
+ROUNDS: list[tuple[int, float, float, float, float]] = []
+#: Each worker's RSS before any task (MB), for the per-round log.
+IDLE: dict = {}
 
 
 def _log_round(result) -> None:
-    ROUNDS.append((result.iteration, result.residual, result.elapsed))
+    from distributed import get_client
+
+    client = get_client()
+    now, peak = client.run(_rss_mb), client.run(_peak_rss_mb)
+    ROUNDS.append((result.iteration, result.residual, result.elapsed,
+                   max(now[w] - IDLE.get(w, 0.0) for w in now),
+                   max(peak[w] - IDLE.get(w, 0.0) for w in peak)))
 
 
 def model(learner: str, tol: float, time_limit: float | None, n: int,
@@ -180,6 +189,8 @@ def run(learner: str, n: int, block: int, time_limit: float, X_test, y_test,
                                        memory_limit="6GiB")
     with distributed.Client(cluster) as client:
         idle = client.run(_rss_mb)  # before any task: the worker process alone
+        IDLE.clear()
+        IDLE.update(idle)
         X, y = data(learner, n, block, seed=1)
         cpu0 = client.run(_cpu_s)
         start = time.perf_counter()
@@ -358,9 +369,11 @@ def main() -> None:
     for r in rows:  # the certified gap after each round (the driver's callback)
         if r["round_gaps"]:
             lines.append("")
-            lines.append(f"N = {r['n']:,} {r['mode']}, certified gap after each round "
-                         "(seconds since the rounds started): " + ", ".join(
-                             f"{k}: {g:.3g} ({t:.0f} s)" for k, g, t in r["round_gaps"]))
+            lines.append(f"N = {r['n']:,} {r['mode']}, after each round: the certified "
+                         "gap (seconds since the rounds started; the largest worker's RSS "
+                         "above idle then / its peak so far, MB): " + ", ".join(
+                             f"{k}: {g:.3g} ({t:.0f} s; {now:.0f} / {hwm:.0f})"
+                             for k, g, t, now, hwm in r["round_gaps"]))
     for r in rows:  # the same N in the other mode, measured in the same run
         other = next((o for o in rows if o["n"] == r["n"] and o["mode"] == "persisted"
                       and r["mode"] == "lazy"), None)
