@@ -52,7 +52,7 @@ SETTLED_ROOM = 2
 _SLICE = 1 << 14
 
 #: Default working set of a group, in bytes of its float64 rows.
-WORKING_BYTES = 64 * 2**20
+WORKING_BYTES = 16 * 2**20
 
 #: A chunk whose graph serializes to more bytes than this (or than a quarter of the chunk)
 #: holds data, not a recipe: an in-memory array wrapped by ``da.from_array`` (or a pandas
