@@ -74,6 +74,12 @@ def _rss_mb() -> float:
     return float("nan")
 
 
+def _moved_in(dask_worker) -> tuple[float, float]:
+    """(MB, largest single transfer in MB) fetched by this worker from the other."""
+    sizes = [t.get("total", 0) / 2**20 for t in dask_worker.transfer_incoming_log]
+    return sum(sizes), max(sizes, default=0.0)
+
+
 def _cpu_s() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -211,6 +217,7 @@ def run(learner: str, n: int, block: int, time_limit: float, X_test, y_test,
         t_fit = time.perf_counter() - start
         cpu = {w: c - cpu0[w] for w, c in client.run(_cpu_s).items()}
         peaks = client.run(_peak_rss_mb)
+        moved = client.run(_moved_in)
         # predict on a dask array of held-out rows returns a dask array
         pred = m.predict(da.from_array(X_test, chunks=(25_000, X_test.shape[1])))
         dask_pred_ok = bool(isinstance(pred, da.Array)
@@ -234,6 +241,8 @@ def run(learner: str, n: int, block: int, time_limit: float, X_test, y_test,
             "solves": (f"{extras.extras['working_set_solves']:,}"
                        if extras and extras.extras.get("stream") else "-"),
             "round_gaps": list(ROUNDS),
+            "moved_mb": sum(m[0] for m in moved.values()),
+            "moved_max_mb": max(m[1] for m in moved.values()),
             "above_idle_mb": max(peaks[w] - idle[w] for w in peaks),
             "idle_mb": max(idle.values()), "mode": "persisted" if persist else "lazy",
             "data_mb": max(held.values()) if held else 0.0,
@@ -307,7 +316,8 @@ def main() -> None:
             print(f"N={n:>11,} {mode}: fit {r['fit_s']:.1f} s, {r['status']} gap {r['gap']} "
                   f"after {r['rounds']} rounds, accuracy {r['acc']:.4f}, peak worker RSS "
                   f"{r['peak_mb']:.0f} MB ({r['above_idle_mb']:+.0f} above idle), worker "
-                  f"CPU {r['worker_cpu_s']:.1f} s, working set {r['working']}, "
+                  f"CPU {r['worker_cpu_s']:.1f} s, working set {r['working']}, moved between "
+                  f"workers {r['moved_mb']:.0f} MB (largest {r['moved_max_mb']:.0f}), "
                   f"load {r['load']}", flush=True)
     what = {"dcd": "the linear SVM (dcd: CoCoA+ rounds)",
             "pegasos": "the linear SVM (pegasos: mini-batch rounds)",
@@ -347,15 +357,18 @@ def main() -> None:
         "the largest worker's (a fresh cluster per N; VmHWM), `above idle` the largest "
         "worker's peak minus its resident set before any task, `data per worker` the "
         "persisted X and y held by the worker holding most (the scheduler's who_has; X is "
-        "persisted before y, so a y task does not pull an X block over); worker CPU is "
+        "persisted before y, so a y task does not pull an X block over), `moved between "
+        "workers` the data the workers fetched from each other during the run (Dask's "
+        "transfer log) and its largest single transfer; worker CPU is "
         "the two workers' user "
         "+ system time; load is the 1/5/15-minute load average when the row finished.",
         "",
         "| N | mode | blocks | fit (s) | persist (s) | status | gap | rounds | local passes "
         "| visits / row | working set | solves | accuracy | vs sample fit (points) "
         "| worker CPU s | peak worker RSS (MB) | above idle (MB) | data per worker (MB) "
-        "| client RSS (MB) | dask predict | load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| moved between workers (MB, largest) | client RSS (MB) | dask predict | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "---|",
     ]
     for r in rows:
         persist_s = "-" if r["persist_s"] is None else f"{r['persist_s']:.1f}"
@@ -364,7 +377,8 @@ def main() -> None:
                      f"{r['passes']} | {r['visits']} | {r['working']} | {r['solves']} | "
                      f"{r['acc']:.4f} | {100 * (r['acc'] - acc_ref):+.2f} | "
                      f"{r['worker_cpu_s']:.1f} | {r['peak_mb']:.0f} | "
-                     f"{r['above_idle_mb']:.0f} | {r['data_mb']:.0f} | {r['client_mb']:.0f} "
+                     f"{r['above_idle_mb']:.0f} | {r['data_mb']:.0f} | "
+                     f"{r['moved_mb']:.0f} ({r['moved_max_mb']:.0f}) | {r['client_mb']:.0f} "
                      f"| {r['dask_predict']} | {r['load']} |")
     for r in rows:  # the certified gap after each round (the driver's callback)
         if r["round_gaps"]:
