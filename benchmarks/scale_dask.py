@@ -21,7 +21,7 @@ set for the local passes). ``--modes persisted lazy`` runs both on each N, alter
 
 Usage: ``python benchmarks/scale_dask.py [--quick] [--learner dcd|pegasos|hlsvm]
 [--sizes 1e6 1e7] [--block-rows R] [--lazy | --modes persisted lazy] [--working-mb M]
-[--time-limit S] [--section NAME]``
+[--no-stealing] [--time-limit S] [--section NAME]``
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ BIAS, NOISE, C = 0.5, 1.0, 1.0
 MOON_NOISE = 0.15
 #: Pegasos steps per block and round (mini-batches of the default 64 rows).
 PEGASOS_STEPS = 2000
+#: Dask's work stealing on the benchmark's cluster (``--no-stealing``: off).
+STEALING = True
 #: The streamed dcd's working set per group (``--working-mb``; None: the solver's default).
 WORKING_ROWS = None
 
@@ -187,9 +189,12 @@ def _held_mb(client, X, y) -> dict[str, float]:
 
 def run(learner: str, n: int, block: int, time_limit: float, X_test, y_test,
         persist: bool, tol: float) -> dict:
+    import dask
     import dask.array as da
     import distributed
 
+    # the scheduler runs in this process and reads its configuration when it starts
+    dask.config.set({"distributed.scheduler.work-stealing": STEALING})
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                        host="127.0.0.1", dashboard_address=None,
                                        memory_limit="6GiB")
@@ -273,6 +278,8 @@ def main() -> None:
     parser.add_argument("--modes", nargs="*", choices=("persisted", "lazy"), default=None,
                         help="run each N in these modes (persisted: --blocks blocks; lazy: "
                              "chunks of --block-rows, streamed)")
+    parser.add_argument("--no-stealing", action="store_true",
+                        help="start the cluster with Dask's work stealing off")
     parser.add_argument("--tol", type=float, default=None,
                         help="relative duality gap (default 1e-3; H-LSVM's nodes 1e-2)")
     parser.add_argument("--section", default=None,
@@ -280,7 +287,8 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=240.0,
                         help="per fit (per node for H-LSVM), seconds")
     args = parser.parse_args()
-    global WORKING_ROWS
+    global WORKING_ROWS, STEALING
+    STEALING = not args.no_stealing
     WORKING_ROWS = (int(args.working_mb * 2**20) // (8 * (D + 1)) if args.working_mb
                     else None)
     learner = args.learner
@@ -337,7 +345,8 @@ def main() -> None:
     lines = [
         f"# {what} on Dask: lazily generated row blocks",
         "",
-        f"Machine: {machine()}. 2 worker processes x 1 thread (LocalCluster, loopback), "
+        f"Machine: {machine()}. 2 worker processes x 1 thread (LocalCluster, loopback"
+        + ("" if STEALING else ", work stealing off") + "), "
         f"{problem}. "
         + ("`lazy`: nothing persisted, the chunks (`block` rows each) regenerated from "
            "their seeds by every round, the fit streams them (one group of chunks per "
