@@ -78,6 +78,11 @@ MESSAGES = {
 #: the end point gets Newton steps: well below the registered ``certify_tol`` of 1e-5.
 POLISH_GAP = 1e-7
 
+#: A loss Hessian kept with the eigen-coordinates preconditions the exact mode's CG at a
+#: smaller λ of a path only while that λ is within this factor of the one it was formed
+#: at: the quadratic pairs move with λ (the Hessian is formed anew instead).
+REFERENCE_SPAN = 32.0
+
 _SWITCH = -1  # internal: the trust-region loop hands over to the exact Newton steps
 
 class _Report(IterationReport):
@@ -222,7 +227,9 @@ def solve_rank_tr(
     and form the Hessian again only when CG has not converged in :math:`|\mathcal R|/8`
     steps (a truncated Newton method). The factor's Hessian is kept with the
     eigen-coordinates, so along a λ path (``linearization``) the next value starts with it
-    as its preconditioner (at the new λ) and usually forms none. A stop at the rounding
+    as its preconditioner (at the new λ) and usually forms none; one formed at a λ
+    :data:`REFERENCE_SPAN` times away or more is not used (the quadratic pairs have moved:
+    CG on it would run to its cap first), and the first direction forms it anew. A stop at the rounding
     level (a promised decrease below :math:`m\epsilon_{\rm mach}|F|`, which a sum over
     :math:`m` samples cannot resolve, at a relative gradient :math:`\le 10^{-5}`) ends
     either mode, decided in the exact mode on a bound of the exact decrement (the CG
@@ -619,6 +626,10 @@ class _LinPoint:
         # point of this solve or at another λ of the path): the CG preconditioner
         self.precond: Any = None
         reference = lin.reference_curvature()
+        if reference is not None:
+            span = lin.reference_lambda() / lin.lam
+            if max(span, 1.0 / span) >= REFERENCE_SPAN:  # kept too far along the path
+                reference = None  # formed anew by the first direction
         if reference is not None:
             try:
                 self.precond = cho_factor(reference + lin.lam * np.eye(reference.shape[0]),
