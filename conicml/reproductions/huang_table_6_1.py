@@ -42,7 +42,7 @@ from ._harness import machine, progress, write_results  # noqa: E402
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "columns"
 TABLES = ('004:T6.1',)
-EXPECTED_SECONDS = 600
+EXPECTED_SECONDS = 700
 PROTOCOL = ('full: 100 trials, 50 points, C = 100, gamma = 1, the thesis\'s epsilons; '
             'window k = 2 on the draw sorted by x is our reading (the thesis gives no k '
             'for sinc); the ablation on the same 100 draws')
