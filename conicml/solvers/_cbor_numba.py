@@ -226,7 +226,7 @@ def _column(C, slot_of, stamp, clock, j):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _partner(C, sl, Kv, F, up, cl, thr, blk, diag, jl, lv, W, q):  # pragma: no cover
+def _partner(C, sl, Kv, F, up, cl, thr, blk, starts, diag, jl, lv, W, q):  # pragma: no cover
     r"""The second-order partner of ``lv`` (-1: none), as ``cbor_smo._Loop.pair``: among the
     variables with :math:`F_u < F_l` whose block is at or after that of :math:`l`, the largest
     :math:`(F_u - F_l)^2 / \phi''(0)` (the first of equals), with
@@ -237,8 +237,13 @@ def _partner(C, sl, Kv, F, up, cl, thr, blk, diag, jl, lv, W, q):  # pragma: no 
     q15 = q**1.5
     best = -np.inf
     uv = -1
-    for i in range(F.size):
-        if not up[i] or not F[i] < Fl or blk[thr[i] - 1] < bl:
+    # blocks grow with the threshold and the variables are sorted by it: the partners
+    # whose block is at or after that of l are those from the first such threshold on
+    t0 = thr[lv] - 1
+    while t0 > 0 and blk[t0 - 1] >= bl:
+        t0 -= 1
+    for i in range(starts[t0], F.size):
+        if not up[i] or not F[i] < Fl:
             continue
         jc = cl[i]
         if q15 > 0.0:
@@ -285,22 +290,18 @@ def run_kernel(Kv, C, slot_of, stamp, clock, v, x, low, up, cl, sig, thr, dsig, 
     s, F, D, b_low, b_up, il, iu, blk, lo, hi = _work_arrays(k, nv, n_thr)
     steps = 0
     while True:
-        # partial sums D_t = sum_{t(x) <= t} sigma_x x, one running sum (NumPy: cumsum)
-        acc = 0.0
-        for t in range(n_thr):
-            for i in range(starts[t], ends[t]):
-                acc += sig[i] * x[i]
-            D[t] = acc
         rho = math.sqrt(max(np.dot(v, Kv), 0.0))
         rho_eff = math.sqrt(rho * rho + eps * eps)
         scale = W / rho_eff if rho_eff > 0.0 else 0.0
         gmax = 0.0
+        acc = 0.0  # partial sums D_t = sum_{t(x) <= t} sigma_x x, one running sum (cumsum)
         for t in range(n_thr):
             b_low[t] = -np.inf
             b_up[t] = np.inf
             il[t] = -1
             iu[t] = -1
             for i in range(starts[t], ends[t]):
+                acc += sig[i] * x[i]
                 g = scale * Kv[cl[i]]
                 if abs(g) > gmax:
                     gmax = abs(g)
@@ -312,6 +313,7 @@ def run_kernel(Kv, C, slot_of, stamp, clock, v, x, low, up, cl, sig, thr, dsig, 
                 if up[i] and f < b_up[t]:
                     b_up[t] = f
                     iu[t] = i
+            D[t] = acc
         worst, violation = _tied_blocks(D, b_low, b_up, blk, lo, hi)
         stage_tol = tol
         if eps != 0.0:
@@ -342,7 +344,7 @@ def run_kernel(Kv, C, slot_of, stamp, clock, v, x, low, up, cl, sig, thr, dsig, 
             return NEED_COLUMN, steps
         q = rho_eff * rho_eff
         if second_order:
-            uv = _partner(C, sl, Kv, F, up, cl, thr, blk, diag, jl, lv, W, q)
+            uv = _partner(C, sl, Kv, F, up, cl, thr, blk, starts, diag, jl, lv, W, q)
         else:
             tb = -1
             best = np.inf
