@@ -20,7 +20,8 @@ TIMEOUT). ``loop`` = the solver's own solve time, ``us/update`` = loop / pair up
 program's data), ``cpu`` = process CPU time of ``cm.solve``. Ratios numpy / numba of the
 best runs, wall and CPU. Once per T5.1 program up to 1,000 clusters, clarabel and ecos on
 the same program for scale. Before the clock: one solve on each engine (numba loads its
-compiled loops). The 1-minute load average is recorded beside every row.
+compiled loops). The 1-minute load average is recorded beside every row. BLAS and OpenMP
+run on one thread (unless the environment sets them), as in the reproductions.
 
 Usage: ``python benchmarks/cbor_smo_speed.py [--quick] [--repeats R] [--limit S]``; writes
 ``benchmarks/results/cbor_smo_speed.md`` (``--quick``: ``cbor_smo_speed_quick.md``).
@@ -33,6 +34,11 @@ import os
 import sys
 import time
 from pathlib import Path
+
+# one BLAS/OpenMP thread, as the 003 entries run (a two-thread BLAS under load spins: the
+# certificate's least squares took seconds instead of 0.04-0.26 s); set before NumPy loads
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _harness import machine, write_results  # noqa: E402
