@@ -105,13 +105,10 @@ def run(M, z, v, x, low, up, cl, sig, thr, dsig, d, diag, starts, ends, W, eps, 
                 acc += sig[i] * x[i]
             D[t] = acc
         # scores (Kv)_j = mu_j^T z for all j, O(kd)
-        rho2 = 0.0
-        for c in range(dim):
-            rho2 += z[c] * z[c]
         s = np.dot(M, z)  # BLAS gemv
-        rho = math.sqrt(max(rho2, 0.0))
-        q = rho * rho + eps * eps
-        rho_eff = math.sqrt(q)
+        rho = math.sqrt(max(np.dot(z, z), 0.0))
+        rho_eff = math.sqrt(rho * rho + eps * eps)
+        q = rho_eff * rho_eff  # as the NumPy loop rounds it
         scale = W / rho_eff if rho_eff > 0.0 else 0.0
         gmax = 0.0
         # per-threshold extreme bounds (5.3) and the variables attaining them
@@ -163,16 +160,15 @@ def run(M, z, v, x, low, up, cl, sig, thr, dsig, d, diag, starts, ends, W, eps, 
             Fl = F[lv]
             bl = blk[thr[lv] - 1]
             best = -1.0
-            q15 = q ** 1.5  # 0 also when q underflows
-            wq = W / q15 if q15 > 0.0 else 0.0  # loop invariant
+            q15 = q**1.5  # 0 when q underflows: no curvature, every score 0
             for i in range(nv):
                 if not up[i] or not F[i] < Fl or blk[thr[i] - 1] < bl:
                     continue
                 jc = cl[i]
-                a_c = diag[jl] - 2.0 * cross_l[jc] + diag[jc]
-                b_c = s[jc] - s[jl]
-                if q > 0.0:
-                    curv = wq * (a_c * q - b_c * b_c)
+                if q15 > 0.0:
+                    a_c = diag[jl] - 2.0 * cross_l[jc] + diag[jc]
+                    b_c = s[jc] - s[jl]
+                    curv = W * (a_c * q - b_c * b_c) / q15
                     if not curv > 1e-12:
                         curv = 1e-12
                     score = (F[i] - Fl) ** 2 / curv
@@ -197,13 +193,11 @@ def run(M, z, v, x, low, up, cl, sig, thr, dsig, d, diag, starts, ends, W, eps, 
         tl, tu = thr[lv], thr[uv]
         for t in range(tu - 1, tl - 1):  # D_t decreases for t_u <= t < t_l (a tied block)
             ub = min(ub, D[t])
-        a = 0.0
-        for c in range(dim):
-            diff = M[jl, c] - M[ju, c]
-            a += diff * diff
+        diff = M[jl] - M[ju]
+        a = np.dot(diff, diff)
         b = s[ju] - s[jl]
         e = sig[lv] * d[jl] - sig[uv] * d[ju]
-        delta = _step_nb(W2 * a, W2 * b, W2 * q, e, max(ub, 0.0))
+        delta = _step_nb(W2 * a, W2 * b, W2 * rho_eff * rho_eff, e, max(ub, 0.0))
         if not delta > 0.0:
             return NO_STEP, steps
         _move_pair_nb(x, low, up, sig, lv, uv, delta)  # snap to the box, update the sets
@@ -290,7 +284,10 @@ def run_kernel(Kv, C, slot_of, stamp, clock, v, x, low, up, cl, sig, thr, dsig, 
     s, F, D, b_low, b_up, il, iu, blk, lo, hi = _work_arrays(k, nv, n_thr)
     steps = 0
     while True:
-        rho = math.sqrt(max(np.dot(v, Kv), 0.0))
+        rho2 = 0.0  # v^T Kv summed in order, as the NumPy loop (cumsum), not by BLAS
+        for j in range(k):
+            rho2 += v[j] * Kv[j]
+        rho = math.sqrt(max(rho2, 0.0))
         rho_eff = math.sqrt(rho * rho + eps * eps)
         scale = W / rho_eff if rho_eff > 0.0 else 0.0
         gmax = 0.0

@@ -184,7 +184,9 @@ class _KernelScores:
         return self.Kv
 
     def rho2(self, v: np.ndarray) -> float:
-        return float(v @ self.Kv)
+        # summed in order (cumsum), as the compiled kernel loop sums it: no BLAS in the
+        # loop's arithmetic, so both loops take the same pairs on any BLAS
+        return float(np.cumsum(v * self.Kv)[-1])
 
     def row(self, j: int, idx: np.ndarray) -> np.ndarray:
         return self.cols.get(j)[idx]
