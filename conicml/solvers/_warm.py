@@ -603,8 +603,10 @@ def _at_new_lambda(previous: Any, rank_old: Any, rank_new: Any, beta: np.ndarray
 
 
 #: Hessian products of a ``rank-tr`` solve, in units of one PCG run that would switch it
-#: to the exact direction (``n_basis / 16``), from which the next λ of a path starts exact.
-EXACT_HANDOVER = 4
+#: to the exact direction (``n_basis / 16``), from which the next λ of a path starts exact:
+#: two such runs, ``n_basis / 8`` products, cost about one explicit Hessian, which the
+#: exact mode forms once and keeps as its CG preconditioner for the next values.
+EXACT_HANDOVER = 2
 
 
 def rank_beta(previous: Any, old: Any, new: Any,
@@ -662,9 +664,9 @@ def rank_beta(previous: Any, old: Any, new: Any,
         eig_rtol, wanted = previous.extras.get("eig_rtol"), True
     else:
         # the exact direction from the start: once a value needed it, or once the previous
-        # value's Hessian products cost as much as EXACT_HANDOVER explicit Hessians (a
-        # smaller λ takes more CG steps; rank-tr would switch after a PCG run of
-        # n_basis / 16 products, having paid for them and for its own eigen-coordinates)
+        # value's Hessian products cost as much as an explicit Hessian (a smaller λ takes
+        # more CG steps; rank-tr would switch after a PCG run of n_basis / 16 products,
+        # having paid for them and for its own eigen-coordinates)
         eig_rtol = EIG_RTOL
         wanted = rank_new.n_basis <= EXACT_MAX_BASIS and (
             previous.extras.get("exact_directions", 0) > 0
