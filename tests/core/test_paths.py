@@ -312,6 +312,10 @@ def _case(solver):
         X, y = _two_class()
         return (lambda C: svm.soft_margin(X, y, C, kernel="rbf", form="dual"),
                 [0.1, 1.0, 10.0], "ascending", {})
+    if solver == "dcd":
+        X, y = _two_class(n=200, d=4)
+        return (lambda C: svm.soft_margin(X, y, C, form="dual"), [0.1, 1.0, 10.0],
+                "ascending", {"tol": 1e-6})
     if solver in ("pegasos", "weighted-pegasos"):
         X, y = _two_class(n=200, d=4)
         return (lambda C: svm.soft_margin(X, y, C, form="primal"), [0.1, 0.3, 1.0],
@@ -379,7 +383,7 @@ def _case(solver):
     raise AssertionError(solver)
 
 
-WARM_SOLVERS = ["smo", "pegasos", "weighted-pegasos", "rank-tr", "rank-newton", "smo-or",
+WARM_SOLVERS = ["smo", "dcd", "pegasos", "weighted-pegasos", "rank-tr", "rank-newton", "smo-or",
                 "cbor-smo", "cbc-smo", "simplex-smo", "ellipsoid-newton", "ils-newton",
                 "dinkelbach", "quadratic-interpolation", "envelope-newton"]
 
