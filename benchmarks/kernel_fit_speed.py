@@ -135,58 +135,63 @@ fits took 377 s and 141 s.
 
 
 DISCUSSION_FLOOR = """\
-**Reading (the rows above: the command above on the s9-bmpm branch; beside them a run of
-2026-11-27 19:51-19:54 UTC with ``--trees before=/work/main,after=.``, main at f91ac14;
-the 2-core machine was shared with other helpers' jobs, 1-min load 11.5-13.5 then, so the
-wall seconds and the wall ratios say nothing about the quiet target: the floor runs on two
-BLAS threads when faster and the load slows it more than the single-thread fit. The CPU
-seconds and the work counts are the comparable numbers; the lead re-measures quiet.)**
+**Reading (the rows above: the command above on the s10-bmpm branch, the load in the last
+column; the 2-core machine was shared with five other helpers' jobs all session, 1-min
+load 2-9, never quiet: at load 2 one core was held by another job, and the floor took
+0.09-0.23 s against 0.051 s quiet. With no idle core the fit takes one thread (below) and
+the floor's two-thread Cholesky slows more than the fit, so the wall ratios say nothing
+about the quiet target; the CPU seconds, the work counts and the critical paths are the
+comparable numbers; the lead re-measures quiet.)**
 
-*Against main's last quiet record* (18:17 UTC, load 0.0-0.3, main at e8f49c0, the same
-command): MPM 3.2x the floor wall (fit 0.158 s; CPU 2.6-2.7x), BMPM 4.3-4.4x (fit 0.217
-s; CPU 3.2-3.3x). Whether the 3x target holds quiet is for the lead's quiet run to say:
-the fit CPU measured here fell by 10 % (MPM) and 21 % (BMPM) under load. A second
-before/after run at 20:22-20:23 UTC (load 1.0-2.2, one core held by another helper's
-single-thread job, so the floor ran at 0.10-0.15 s on about one core, against 0.05 s
-quiet): BMPM fit 0.278-0.293 -> 0.226-0.254 s wall (CPU 0.273-0.293 -> 0.226-0.241 s),
-MPM 0.210-0.212 -> 0.167-0.209 s wall (CPU 0.210-0.211 -> 0.185-0.197 s), main at
-9fbbc22.
+*Quiet target, before this branch* (main at cbb21a6, 2026-11-27 21:51 UTC, load 0.2-0.5,
+the same command): floor 0.051 s; MPM fit 0.147-0.148 s (2.9x; CPU 2.5-2.6x), BMPM
+0.178-0.186 s (2.9-3.5x; CPU 2.2-2.7x).
 
-*Same classifier.* Both code versions return the same objective 1/kappa to 12 digits
-(1e-15 relative), the same status and test accuracy; certificates <= 2.2e-16 after,
-<= 9.4e-16 before.
+*What changed.* (1) Work split over two threads when a second core is idle: the block
+factor's triangular solve Z = L_f^-1 G_fv and rank-k update S_0 = G_vv - Z^T Z (3/4 of its
+flops) in two halves of the columns, the Gram matrix's class means and centring in two
+halves of the rows, the Gershgorin bounds of K and G beside the first Cholesky
+factorisation (Sigma_y's for BMPM, the block factor's first block for MPM), the coarse
+restriction's two class matrices, and products with K from n = 1536 in two halves of the
+rows. Each half runs on one BLAS thread in a Python thread (SciPy's BLAS/LAPACK and
+NumPy release the GIL): not OpenBLAS's own pool, whose workers spin-wait at every
+synchronisation (a Cholesky of order 2000: 51 ms CPU on one thread, 1021 ms on two at
+load 6). The same arithmetic per entry (objectives equal to main to the last digit or
+1 ulp). "A second core idle" is read from the running tasks of /proc/loadavg at each
+call: at load 4.5 the split halves took ~10 % more wall than one thread (medians of 15
+alternating fits: BMPM 436 vs 393 ms, MPM 380 vs 341 ms), with the check the same as one
+thread at load 6 (524 vs 523 ms, 446 vs 458 ms). Their gain therefore shows only quiet:
+critical path of a fit (main-thread CPU plus the longer half of each split section, the
+split forced) at load 7-9, best of 7: BMPM 183 ms (main) -> 154 ms (block factor,
+centring, bounds, restriction) -> 138 ms (with the products with K); MPM 149 -> 122 ->
+116 ms; alone, the block factor 53.5 -> 37.1 ms and the centring 11.3 -> 7.8 ms. (2) Next
+to the root the slope for the last Newton step comes from the quadratic through the
+previous point's value and derivative and this value when |g| times its error bound is
+below tol/2 (the cubic term measured at most 0.1 h^2 on these curves; a closed-form test):
+one derivative solve fewer on twonorm BMPM and ringnorm MPM (solves 10 -> 9, products
+with K 28 -> 26 and 27 -> 25, CG column-steps 29 -> 28), the other two cases unchanged.
+Work per fit at n = 2000 (the work column: factorisations of order n or of one class /
+Schur factorisations / CG solves): MPM 1/1/7, BMPM 2/2/9 -> 2/2/8.
 
-*Fit CPU, best of 3 warm fits per process, same run (before -> after):* BMPM 0.256-0.272
--> 0.203-0.213 s (-21 %; CPU fit / floor 2.4-2.9 -> 1.9-2.2); MPM 0.190-0.205 ->
-0.173-0.182 s (-10 %; 1.7-1.8 -> 1.6). Work per fit at n = 2000, twonorm (ringnorm):
-BMPM 5 -> 4 weights evaluated, 3 -> 2 Schur re-factorisations, 85 (80) -> 29 (37)
-conjugate-gradient column-steps, 32 -> 25 products with K; MPM 44 (60) -> 23 (33)
-column-steps, 25 -> 19 products with K, 1 (2) Schur factorisations as before. What
-changed, by measurement: (1) the search starts at the optimal weight of the program
-restricted to 256 of the points (a Galerkin restriction, dense of order 256, 5-8 ms),
-0.911 against c* = 0.921 for BMPM (was 0.756), so the block factor is made near the
-optimum and the later solves' held-shift spread is 1.01 instead of 1.22 (BMPM CPU
--16 % alone); (2) a solve's first iterate carries the kept solution S(c) = D_c C X(c)
-to the new weight with D_c' D_c^-1 and, with the derivative's (tangent) solve, to first
-order in c (the start's error falls as h^2: residuals 1e-3 -> 1e-5 and 2e-6 -> 2e-11 on
-the last two w solves); (3) near the root the Newton step takes the curvature of g from
-the previous derivative (order 1 + sqrt 2) and far solves stop at 1e-5 g^2 (was 1e-3 g^2),
-so the last step no longer lands at |g| ~ 1e-11, next to the tolerance; (4) the
-certificate's decrement makes three single solves (e, d, g_x - g_y; the fourth from
-M(c')v = c' g_x + (1 - c') g_y), two of them started from the solver's kept solutions
-(3 x 7 -> 0 + 1 + 3 steps; it accepts only its recomputed residuals), and triangular
-solves with 2-4 right-hand sides go column by column (OpenBLAS's dtrtrs/dtrsm took
-0.57-0.60 ms for 2-4 columns of order 1000 against 0.29-0.48 ms for as many dtrsv);
-(5) fewer products with K (four kept by identity, sigma_y from K's negative rows,
-Sigma_y's solve accepted on its recomputed residual). Measured and not adopted: a
-restriction to 128 or 192 points (cheaper, but 3 Schur factorisations on ringnorm and 2
-on twonorm MPM), 320 (no fewer steps), a wider reuse of the Schur factor with the coarse
-start (``_FREE_NEAR`` 0.15: one Schur factorisation fewer, 4-11 more column-steps: a
-wash), Newton on atanh(g) (helps 2 of 8 cases). What remains per BMPM fit (CPU, load 9):
-the block factor 50 ms (one Cholesky of order n in blocks, one thread, against the
-floor's two), the Gram matrix and its class centring ~35 ms, the certificate ~27 ms,
-Sigma_y's factorisation for beta0_max 14 ms, 2 Schur factorisations 16 ms, about 22
-products with K."""
+*Measured and not adopted:* the centring fused with the Gershgorin sums in a compiled
+(numba) loop (centring 8.1 -> 5.6 ms CPU with the two bound passes, 3.4 ms, folded in;
+but it imports numba into every kernel fit, which no kernel fit does now: +0.9 s on the
+first fit at load 7, numba's import alone 0.15-0.26 s); the same sums fused in NumPy (no
+gain: 11.5 vs 11.8 ms); a two-thread Cholesky in 2 x 2 blocks for the order-n/2
+factorisations (7.0 -> 9.0 ms CPU at order 1000 from the block copies; a quarter of its
+flops stays serial); Kernel.gram itself is the floor's routine and stays so (a faster
+Gram would shorten both and raise the ratio). Left in a BMPM fit: Sigma_y's factorisation
+(beta0="auto" needs beta0_max, eq. 3.44; its shift rho_y differs from the block factor's,
+so the factors cannot be shared), the second Schur factorisation when the coarse weight
+misses the free shift by more than 2 % (twonorm 0.911 vs 0.921: 12 %), the certificate's
+three solves.
+
+*Previous session (s9, main 4cd267b, quiet 0.6-0.8):* MPM 2.7x (CPU 2.3-2.4x), BMPM 3.4x
+(CPU 2.7-2.8x); the search started at the optimum of a 256-point Galerkin restriction,
+solves started from kept solutions carried to the new weight (error h^2), the Newton
+step with the previous derivative's curvature (order 1 + sqrt 2), the certificate's
+decrement from three single solves, two started from the solver's kept solutions
+(accepted only on their own recomputed residuals), fewer products with K."""
 
 
 
@@ -321,12 +326,15 @@ for _ in range(repeats):  # interleaved: floor and fit see the same load
     est.fit(X, y)
     fits.append((time.perf_counter() - start, time.process_time() - cpu))
 sol = est.solution_
+sc = est.program_.data.get("scatter")  # the last fit's work counts
+work = "/".join(str(getattr(sc, k, "?")) for k in
+                ("factorisations", "schur_factorisations", "cg_solves"))
 print(json.dumps({"floor": min(f[0] for f in floors), "fit": min(f[0] for f in fits),
                   "floor_cpu": min(f[1] for f in floors), "fit_cpu": min(f[1] for f in fits),
                   "cold": cold,
                   "objective": float(sol.objective), "status": sol.status.value,
                   "certificate": float(sol.residuals.max()), "solver": sol.solver,
-                  "iterations": int(sol.iterations),
+                  "iterations": int(sol.iterations), "work": work,
                   "accuracy": float(np.mean(est.predict(Xt) == yt))}))
 """
 
@@ -364,21 +372,21 @@ def run_floor(trees: list[tuple[str, str]], families: list[str], n: int, repeats
 def _floor_line(r: dict) -> str:
     if r["state"] != "ok":
         return (f"| {r['family'].upper()} | {r['tree']} | {r['round']} | "
-                f"{r['state'].upper()} {r.get('message', '')} | | | | | | | | | | | "
+                f"{r['state'].upper()} {r.get('message', '')} | | | | | | | | | | | | "
                 f"{r['load']:.1f} |")
     return (f"| {r['family'].upper()} | {r['tree']} | {r['round']} | {r['floor']:.3f} | "
             f"{r['fit']:.3f} | **{r['fit'] / r['floor']:.1f}** | {r['floor_cpu']:.3f} | "
             f"{r['fit_cpu']:.3f} | **{r['fit_cpu'] / r['floor_cpu']:.1f}** | {r['cold']:.3f} | "
             f"{r['objective']:.12f} | {r['status']} | {r['certificate']:.1e} | "
-            f"{r['accuracy']:.3f} | {r['load']:.1f} |")
+            f"{r['accuracy']:.3f} | {r.get('work', '')} | {r['load']:.1f} |")
 
 
 def floor_table(rows: list[dict], args: argparse.Namespace, trees: list[tuple[str, str]],
                 started: str, ended: str) -> str:
     head = ("| estimator | code | round | floor (s) | fit (s) | fit / floor | floor CPU (s) "
             "| fit CPU (s) | CPU fit / floor | first fit (s) | objective 1/kappa | status | "
-            "certificate | test acc. | load (1 min) |\n"
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+            "certificate | test acc. | work | load (1 min) |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     trees_txt = "; ".join(f"`{label}` = {tree} at {_commit(tree)}" for label, tree in trees)
     return (f"# Kernel MPM / BMPM against the dense floor\n\n{machine()}\n\n"
             f"Command: `python benchmarks/kernel_fit_speed.py --section floor --floor-n "
@@ -394,7 +402,10 @@ def floor_table(rows: list[dict], args: argparse.Namespace, trees: list[tuple[st
             "factorisation of it (the faster of one BLAS thread and the default "
             "threads), `fit` = the best warm `fit` (validation, program, solve, "
             "certificate, decode); CPU = process CPU time (all threads) of the same "
-            "best rounds, less sensitive to the other jobs on the machine. The code "
+            "best rounds, less sensitive to the other jobs on the machine; work = the "
+            "last fit's factorisations of order n or of one class (the block factor, "
+            "Sigma_y's) / Schur-complement factorisations / conjugate-gradient solves. "
+            "The code "
             "versions alternate, so both see the same load.\n\n" + head + "\n"
             + "\n".join(_floor_line(r) for r in rows) + "\n\n" + DISCUSSION_FLOOR + "\n")
 

@@ -21,7 +21,7 @@ set for the local passes). ``--modes persisted lazy`` runs both on each N, alter
 
 Usage: ``python benchmarks/scale_dask.py [--quick] [--learner dcd|pegasos|hlsvm]
 [--sizes 1e6 1e7] [--block-rows R] [--lazy | --modes persisted lazy] [--working-mb M]
-[--time-limit S] [--section NAME]``
+[--no-stealing] [--time-limit S] [--section NAME]``
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ BIAS, NOISE, C = 0.5, 1.0, 1.0
 MOON_NOISE = 0.15
 #: Pegasos steps per block and round (mini-batches of the default 64 rows).
 PEGASOS_STEPS = 2000
+#: Dask's work stealing on the benchmark's cluster (``--no-stealing``: off).
+STEALING = True
 #: The streamed dcd's working set per group (``--working-mb``; None: the solver's default).
 WORKING_ROWS = None
 
@@ -72,6 +74,12 @@ def _rss_mb() -> float:
             if line.startswith("VmRSS:"):
                 return float(line.split()[1]) / 1024.0
     return float("nan")
+
+
+def _moved_in(dask_worker) -> tuple[float, float]:
+    """(MB, largest single transfer in MB) fetched by this worker from the other."""
+    sizes = [t.get("total", 0) / 2**20 for t in dask_worker.transfer_incoming_log]
+    return sum(sizes), max(sizes, default=0.0)
 
 
 def _cpu_s() -> float:
@@ -112,6 +120,23 @@ def in_memory(learner: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return X.compute(scheduler="sync"), y.compute(scheduler="sync")
 
 
+#: (round, certified relative gap, seconds since the rounds started, largest worker RSS
+#: above idle now and its peak so far, MB) of the last Dask fit.
+ROUNDS: list[tuple[int, float, float, float, float]] = []
+#: Each worker's RSS before any task (MB), for the per-round log.
+IDLE: dict = {}
+
+
+def _log_round(result) -> None:
+    from distributed import get_client
+
+    client = get_client()
+    now, peak = client.run(_rss_mb), client.run(_peak_rss_mb)
+    ROUNDS.append((result.iteration, result.residual, result.elapsed,
+                   max(now[w] - IDLE.get(w, 0.0) for w in now),
+                   max(peak[w] - IDLE.get(w, 0.0) for w in peak)))
+
+
 def model(learner: str, tol: float, time_limit: float | None, n: int,
           on_dask: bool = True):
     if learner == "hlsvm":
@@ -125,6 +150,8 @@ def model(learner: str, tol: float, time_limit: float | None, n: int,
     options = {"tol": tol, "max_iter": 10_000}
     if WORKING_ROWS and learner == "dcd" and on_dask:  # the streamed groups' working set
         options["working_rows"] = WORKING_ROWS
+    if learner == "dcd" and on_dask:  # each round's certified gap and time, for the record
+        options["callback"] = _log_round
     if learner == "pegasos" and on_dask:  # a round's certificate pass costs far more
         options["local_steps"] = PEGASOS_STEPS
     if time_limit is not None:
@@ -162,14 +189,19 @@ def _held_mb(client, X, y) -> dict[str, float]:
 
 def run(learner: str, n: int, block: int, time_limit: float, X_test, y_test,
         persist: bool, tol: float) -> dict:
+    import dask
     import dask.array as da
     import distributed
 
+    # the scheduler runs in this process and reads its configuration when it starts
+    dask.config.set({"distributed.scheduler.work-stealing": STEALING})
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                        host="127.0.0.1", dashboard_address=None,
                                        memory_limit="6GiB")
     with distributed.Client(cluster) as client:
         idle = client.run(_rss_mb)  # before any task: the worker process alone
+        IDLE.clear()
+        IDLE.update(idle)
         X, y = data(learner, n, block, seed=1)
         cpu0 = client.run(_cpu_s)
         start = time.perf_counter()
@@ -185,10 +217,12 @@ def run(learner: str, n: int, block: int, time_limit: float, X_test, y_test,
         held = _held_mb(client, X, y) if persist else None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a time-limited fit warns; the row says so
+            ROUNDS.clear()
             m = model(learner, tol, time_limit, n).fit(X, y)
         t_fit = time.perf_counter() - start
         cpu = {w: c - cpu0[w] for w, c in client.run(_cpu_s).items()}
         peaks = client.run(_peak_rss_mb)
+        moved = client.run(_moved_in)
         # predict on a dask array of held-out rows returns a dask array
         pred = m.predict(da.from_array(X_test, chunks=(25_000, X_test.shape[1])))
         dask_pred_ok = bool(isinstance(pred, da.Array)
@@ -209,12 +243,23 @@ def run(learner: str, n: int, block: int, time_limit: float, X_test, y_test,
             "persist_s": t_persist if persist else None, "status": status, "gap": gap,
             "rounds": rounds, "passes": passes, "visits": visits, "acc": m.score(X_test, y_test),
             "peak_mb": max(peaks.values()), "working": working,
+            "solves": (f"{extras.extras['working_set_solves']:,}"
+                       if extras and extras.extras.get("stream") else "-"),
+            "round_gaps": list(ROUNDS),
+            "moved_mb": sum(m[0] for m in moved.values()),
+            "moved_max_mb": max(m[1] for m in moved.values()),
             "above_idle_mb": max(peaks[w] - idle[w] for w in peaks),
             "idle_mb": max(idle.values()), "mode": "persisted" if persist else "lazy",
             "data_mb": max(held.values()) if held else 0.0,
             "worker_cpu_s": sum(cpu.values()),
             "client_mb": _peak_rss_mb(), "dask_predict": dask_pred_ok,
             "load": "/".join(f"{x:.1f}" for x in os.getloadavg())}
+
+
+def per_row(r: dict, first: dict) -> float:
+    """Bytes of peak worker RSS above idle per row added to a worker (half of the rows)."""
+    added = (r["n"] - first["n"]) / 2
+    return (r["above_idle_mb"] - first["above_idle_mb"]) * 2**20 / added
 
 
 def main() -> None:
@@ -233,6 +278,8 @@ def main() -> None:
     parser.add_argument("--modes", nargs="*", choices=("persisted", "lazy"), default=None,
                         help="run each N in these modes (persisted: --blocks blocks; lazy: "
                              "chunks of --block-rows, streamed)")
+    parser.add_argument("--no-stealing", action="store_true",
+                        help="start the cluster with Dask's work stealing off")
     parser.add_argument("--tol", type=float, default=None,
                         help="relative duality gap (default 1e-3; H-LSVM's nodes 1e-2)")
     parser.add_argument("--section", default=None,
@@ -240,7 +287,8 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=240.0,
                         help="per fit (per node for H-LSVM), seconds")
     args = parser.parse_args()
-    global WORKING_ROWS
+    global WORKING_ROWS, STEALING
+    STEALING = not args.no_stealing
     WORKING_ROWS = (int(args.working_mb * 2**20) // (8 * (D + 1)) if args.working_mb
                     else None)
     learner = args.learner
@@ -276,7 +324,8 @@ def main() -> None:
             print(f"N={n:>11,} {mode}: fit {r['fit_s']:.1f} s, {r['status']} gap {r['gap']} "
                   f"after {r['rounds']} rounds, accuracy {r['acc']:.4f}, peak worker RSS "
                   f"{r['peak_mb']:.0f} MB ({r['above_idle_mb']:+.0f} above idle), worker "
-                  f"CPU {r['worker_cpu_s']:.1f} s, working set {r['working']}, "
+                  f"CPU {r['worker_cpu_s']:.1f} s, working set {r['working']}, moved between "
+                  f"workers {r['moved_mb']:.0f} MB (largest {r['moved_max_mb']:.0f}), "
                   f"load {r['load']}", flush=True)
     what = {"dcd": "the linear SVM (dcd: CoCoA+ rounds)",
             "pegasos": "the linear SVM (pegasos: mini-batch rounds)",
@@ -296,12 +345,15 @@ def main() -> None:
     lines = [
         f"# {what} on Dask: lazily generated row blocks",
         "",
-        f"Machine: {machine()}. 2 worker processes x 1 thread (LocalCluster, loopback), "
+        f"Machine: {machine()}. 2 worker processes x 1 thread (LocalCluster, loopback"
+        + ("" if STEALING else ", work stealing off") + "), "
         f"{problem}. "
         + ("`lazy`: nothing persisted, the chunks (`block` rows each) regenerated from "
            "their seeds by every round, the fit streams them (one group of chunks per "
            "worker, one chunk materialised at a time; `working set` the largest sum over "
-           "the groups of the rows kept for a round's local passes). "
+           "the groups of the rows kept for a round's local passes, `solves` how often a "
+           "full working set was solved and emptied of its settled rows during the "
+           "rounds' streamed passes). "
            if "lazy" in modes else "")
         + ("`persisted`: the lazily generated blocks are persisted once on the workers "
            "(generation included in fit time, `persist` column) and every pass reads them. "
@@ -314,25 +366,37 @@ def main() -> None:
         "the largest worker's (a fresh cluster per N; VmHWM), `above idle` the largest "
         "worker's peak minus its resident set before any task, `data per worker` the "
         "persisted X and y held by the worker holding most (the scheduler's who_has; X is "
-        "persisted before y, so a y task does not pull an X block over); worker CPU is "
+        "persisted before y, so a y task does not pull an X block over), `moved between "
+        "workers` the data the workers fetched from each other during the run (Dask's "
+        "transfer log) and its largest single transfer; worker CPU is "
         "the two workers' user "
         "+ system time; load is the 1/5/15-minute load average when the row finished.",
         "",
         "| N | mode | blocks | fit (s) | persist (s) | status | gap | rounds | local passes "
-        "| visits / row | working set | accuracy | vs sample fit (points) | worker CPU s "
-        "| peak worker RSS (MB) | above idle (MB) | data per worker (MB) | client RSS (MB) "
-        "| dask predict | load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| visits / row | working set | solves | accuracy | vs sample fit (points) "
+        "| worker CPU s | peak worker RSS (MB) | above idle (MB) | data per worker (MB) "
+        "| moved between workers (MB, largest) | client RSS (MB) | dask predict | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "---|",
     ]
     for r in rows:
         persist_s = "-" if r["persist_s"] is None else f"{r['persist_s']:.1f}"
         lines.append(f"| {r['n']:,} | {r['mode']} | {r['blocks']} | {r['fit_s']:.1f} | "
                      f"{persist_s} | {r['status']} | {r['gap']} | {r['rounds']} | "
-                     f"{r['passes']} | {r['visits']} | {r['working']} | "
+                     f"{r['passes']} | {r['visits']} | {r['working']} | {r['solves']} | "
                      f"{r['acc']:.4f} | {100 * (r['acc'] - acc_ref):+.2f} | "
                      f"{r['worker_cpu_s']:.1f} | {r['peak_mb']:.0f} | "
-                     f"{r['above_idle_mb']:.0f} | {r['data_mb']:.0f} | {r['client_mb']:.0f} "
+                     f"{r['above_idle_mb']:.0f} | {r['data_mb']:.0f} | "
+                     f"{r['moved_mb']:.0f} ({r['moved_max_mb']:.0f}) | {r['client_mb']:.0f} "
                      f"| {r['dask_predict']} | {r['load']} |")
+    for r in rows:  # the certified gap after each round (the driver's callback)
+        if r["round_gaps"]:
+            lines.append("")
+            lines.append(f"N = {r['n']:,} {r['mode']}, after each round: the certified "
+                         "gap (seconds since the rounds started; the largest worker's RSS "
+                         "above idle then / its peak so far, MB): " + ", ".join(
+                             f"{k}: {g:.3g} ({t:.0f} s; {now:.0f} / {hwm:.0f})"
+                             for k, g, t, now, hwm in r["round_gaps"]))
     for r in rows:  # the same N in the other mode, measured in the same run
         other = next((o for o in rows if o["n"] == r["n"] and o["mode"] == "persisted"
                       and r["mode"] == "lazy"), None)
@@ -353,7 +417,8 @@ def main() -> None:
                      f"{r['worker_cpu_s'] / first['worker_cpu_s']:.2f}x, peak worker RSS "
                      f"{r['peak_mb'] / first['peak_mb']:.2f}x ("
                      f"{r['peak_mb'] - first['peak_mb']:+.0f} MB, above idle "
-                     f"{r['above_idle_mb'] - first['above_idle_mb']:+.0f} MB, of which data "
+                     f"{r['above_idle_mb'] - first['above_idle_mb']:+.0f} MB, "
+                     f"{per_row(r, first):.1f} B per added row of a worker, of which data "
                      f"per worker {r['data_mb'] - first['data_mb']:+.0f} MB), client RSS "
                      f"{r['client_mb'] / first['client_mb']:.2f}x.")
     out = write_results("scale_dask", "\n".join(lines) + "\n", args.quick,

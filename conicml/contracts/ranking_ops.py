@@ -544,6 +544,10 @@ class LinearizedRanking:
         :math:`O(m r)` (two products with :math:`\tilde X`)."""
         return self.Xt.T @ self.loss.hess_vec(state, self.Xt @ d) / self.n + self.lam * d
 
+    def reference_lambda(self) -> float | None:
+        r"""The :math:`\lambda` of the copy that kept :meth:`reference_curvature`, or ``None``."""
+        return self._reference.get("lam")
+
     def reference_curvature(self) -> np.ndarray | None:
         r"""The loss Hessian :math:`A` last kept by :meth:`keep_curvature` with this
         linearisation or any of its :meth:`at_lambda` copies, or ``None``.
@@ -556,6 +560,7 @@ class LinearizedRanking:
     def keep_curvature(self, A: np.ndarray) -> None:
         """Keep the loss Hessian ``A`` (:meth:`loss_hessian`) for :meth:`reference_curvature`."""
         self._reference["loss_hessian"] = A
+        self._reference["lam"] = self.lam
 
     def to_w(self, beta: np.ndarray) -> np.ndarray:
         r""":math:`w = T^\top K_{\mathcal R\mathcal R}\beta = \Lambda^{1/2}U^\top\beta`."""

@@ -573,8 +573,10 @@ def fit_blocks(Xd: list, yd: list, d: int, positive: Any, c_pos: float, c_neg: f
               "multiplier": rounds.lin, "engine": opts["engine"], "n_pos": int(n_pos),
               "n_neg": int(n_neg), "distributed": True, "stop_reason": int(reason),
               "stream": stream}
-    if stream:  # the largest working set of a round, summed over the groups
+    if stream:  # the largest working set of a round, summed over the groups, and the
+        # solves of a full working set during the rounds' streamed passes
         extras["working_rows"] = rounds.working
+        extras["working_set_solves"] = rounds.solves
     return Solution(status=status, solver="dcd", objective=P,
                     values={"w": w_best, "b": b}, iterations=done,
                     setup_time=setup_time, solve_time=driver.elapsed,
@@ -601,7 +603,7 @@ class _Rounds:
         self.best: tuple | None = None
         self.D_best = -math.inf
         self.passes, self.visits, self.pending = 0.0, 0.0, False
-        self.task, self.working = task or _block_round, 0
+        self.task, self.working, self.solves = task or _block_round, 0, 0
 
     def values(self) -> dict[str, Any]:
         """The best certified point so far (for the callback)."""
@@ -634,12 +636,18 @@ class _Rounds:
         if opts["verbose"]:
             print(f"dcd on Dask: round {k:4d}  P {self.best[2]:.8g}  D {self.D_best:.8g}  "
                   f"gap {gap:.3g}  b {self.best[1]:.6g}  step {self.gamma:.3g}  "
-                  f"local passes {float(sums['passes']) / K:.0f}")
+                  f"local passes {float(sums['passes']) / K:.0f}"
+                  + (f"  working set {float(sums['working_rows']):.0f} rows of "
+                     f"{float(sums['candidates']):.0f} offered, solved "
+                     f"{float(sums['solves']):.0f}x mid-round "
+                     f"({float(sums['solve_passes']):.0f} passes)"
+                     if "candidates" in sums else ""), flush=True)
         self.pending = local
         if local:
             self.passes += float(sums["passes"]) / K
             self.visits += float(sums["visits"])
             self.working = max(self.working, int(sums.get("working_rows", 0)))
+            self.solves += int(sums.get("solves", 0))
             self.states = new_states
             self._step(sums, b_cur)
         return gap

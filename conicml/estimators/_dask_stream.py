@@ -4,12 +4,15 @@ When ``X`` is not persisted, each of its row chunks is a small recipe (a task gr
 generates or reads the chunk). The CoCoA+ blocks are then groups of consecutive chunks,
 one group per worker thread, and a round of a group materialises one chunk at a time:
 the certificate's sums and one coordinate pass over its rows, after which the rows whose
-multiplier can still move (a nonzero projected gradient) enter a bounded working set;
-the round's remaining local passes run on the working set only. This is selective block
-minimization (Chang & Roth, KDD 2011: a cache of the informative rows across the passes
-over data that do not fit in memory) applied to CoCoA+'s local subproblem: every step is
-an exact coordinate step of that subproblem, so the round keeps CoCoA+'s ascent. Between
-rounds a group keeps only its multipliers (two float32 fractions per row).
+multiplier can still move (a nonzero projected gradient) enter a bounded working set.
+Whenever the working set is full, its local passes run and its settled rows (multipliers
+at a bound that the gradient points out of) leave it, so the set is refilled many times a
+round when many rows move; the round ends with local passes on what it holds. This is
+selective block minimization (Chang & Roth, KDD 2011: a cache of the informative rows,
+solved with each new block of data that do not fit in memory) applied to CoCoA+'s local
+subproblem: every step is an exact coordinate step of that subproblem, so the round keeps
+CoCoA+'s ascent. Between rounds a group keeps only its multipliers (two float32 fractions
+per row).
 """
 
 from __future__ import annotations
@@ -41,8 +44,15 @@ from ._dask_linear import fit_linear_svm_dask as fit_in_place
 __all__ = ["ChunkRecipe", "fit_linear_svm_dask", "group_counts", "group_round",
            "lazy_groups"]
 
+#: A solve of the working set must free more than ``1/SETTLED_ROOM`` of it, or the rest of
+#: a chunk's candidates compete by score.
+SETTLED_ROOM = 2
+
+#: Rows moved at a time when the working set is compacted.
+_SLICE = 1 << 14
+
 #: Default working set of a group, in bytes of its float64 rows.
-WORKING_BYTES = 64 * 2**20
+WORKING_BYTES = 16 * 2**20
 
 #: A chunk whose graph serializes to more bytes than this (or than a quarter of the chunk)
 #: holds data, not a recipe: an in-memory array wrapped by ``da.from_array`` (or a pandas
@@ -168,6 +178,23 @@ class _WorkingSet:
         self.score[slots] = score[take]
         self.size = max(size, int(slots.max()) + 1) if slots.size else size
 
+    def settle(self, f1: np.ndarray, u: np.ndarray, shift: float) -> int:
+        """Drop the kept rows whose multiplier cannot move at ``u``; returns the rows left.
+
+        The rows left are moved to the front in place, a slice at a time (``keep`` is
+        increasing, so a slice reads only rows at or after those it writes): no copy of
+        the buffer.
+        """
+        Xw, yw, ids = self.arrays()
+        keep, score = _candidates(Xw, yw, f1[ids], u, shift)
+        for lo in range(0, keep.size, _SLICE):
+            k = keep[lo:lo + _SLICE]
+            hi = lo + k.size
+            self.X[lo:hi], self.y[lo:hi], self.ids[lo:hi] = self.X[k], self.y[k], self.ids[k]
+        self.score[:keep.size] = score
+        self.size = keep.size
+        return keep.size
+
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = self.size
         return self.X[:n], self.y[:n], self.ids[:n]
@@ -213,6 +240,29 @@ def _working_passes(work: _WorkingSet, f1: np.ndarray, kernel: Any, args: tuple,
     return passes
 
 
+def _offer(work: _WorkingSet, X: np.ndarray, y: np.ndarray, ids: np.ndarray,
+           score: np.ndarray, solve: Any) -> tuple[int, int]:
+    """Offer a chunk's candidate rows to the working set, solving it whenever it is full.
+
+    The candidates fill the free room in order; when the set is full, ``solve`` (``None``:
+    never) runs the local passes on it and drops its settled rows, and the filling goes
+    on. When solving leaves the set more than half full (its rows do not settle), the
+    remaining candidates compete by score instead (:meth:`_WorkingSet.add`). Returns the
+    number of solves and their passes.
+    """
+    cap, at, solves, passes = work.score.size, 0, 0, 0
+    while solve is not None and ids.size - at > cap - work.size:
+        room = cap - work.size
+        work.add(X[at:at + room], y[at:at + room], ids[at:at + room], score[at:at + room])
+        at += room
+        passes += solve()
+        solves += 1
+        if work.size > cap // SETTLED_ROOM:
+            break
+    work.add(X[at:], y[at:], ids[at:], score[at:])
+    return solves, passes
+
+
 def group_round(recipes: list[ChunkRecipe], _labels: None, state: tuple | None,
                 gamma: float, positive: Any, c_pos: float, c_neg: float, w: np.ndarray,
                 biases: np.ndarray, lin: float, rho: float, sy: float, sigma: float,
@@ -227,7 +277,9 @@ def group_round(recipes: list[ChunkRecipe], _labels: None, state: tuple | None,
     these arrays chunk by chunk (no second copy of the group's state), without them the
     state is left as it is. The arguments are ``_block_round``'s (the group's recipes in
     place of the block, no labels or row subset) and ``cap``, the working set's rows.
-    Returns the state and the sums of ``_block_round``.
+    Returns the state and the sums of ``_block_round``, with the working set's rows at the
+    end of the round, the candidate rows offered to it, and how often (with how many
+    passes) it was solved when full (:func:`_offer`).
     """
     start = time.perf_counter()
     n = sum(rec.rows for rec in recipes)
@@ -237,7 +289,8 @@ def group_round(recipes: list[ChunkRecipe], _labels: None, state: tuple | None,
     u, dw = np.array(w, dtype=np.float64), np.zeros(w.size)
     fstate = np.array([0.0, math.inf, -math.inf, 0.0, 0.0, 0.0])
     rstate = np.array([seed], dtype=np.uint64)
-    work, terms, lo, passes = _WorkingSet(min(cap, n), w.size), None, 0, 0
+    work, terms, lo, passes, offered = _WorkingSet(min(cap, n), w.size), None, 0, 0, 0
+    solves = solve_passes = 0
     args = (float(c_pos), float(c_neg), u, dw, float(lin), float(rho), float(sy),
             float(sigma))
     for rec in recipes:
@@ -259,7 +312,17 @@ def group_round(recipes: list[ChunkRecipe], _labels: None, state: tuple | None,
             passes = 1
             keep, score = _candidates(X, y, f1[lo:hi], u,
                                       lin + rho * (sy + sigma * float(fstate[0])))
-            work.add(X[keep], y[keep], (lo + keep).astype(np.int64), score)
+            offered += keep.size
+
+            def solve() -> int:  # the working set's passes, then its settled rows out
+                done = _working_passes(work, f1, kernel, args, fstate, rstate, epochs - 1,
+                                       local_tol, start, budget)
+                work.settle(f1, u, lin + rho * (sy + sigma * float(fstate[0])))
+                return done
+
+            made = _offer(work, X[keep], y[keep], (lo + keep).astype(np.int64), score,
+                          solve if epochs > 1 else None)
+            solves, solve_passes = solves + made[0], solve_passes + made[1]
         elif epochs >= 1:  # out of time: the rest of the group keeps its multipliers
             f0[lo:hi] = alpha
             f1[lo:hi] = alpha
@@ -269,6 +332,9 @@ def group_round(recipes: list[ChunkRecipe], _labels: None, state: tuple | None,
         passes += _working_passes(work, f1, kernel, args, fstate, rstate, epochs - passes,
                                   local_tol, start, budget)
     terms["working_rows"] = np.array(float(work.size))
+    terms["candidates"] = np.array(float(offered))
+    terms["solves"] = np.array(float(solves))
+    terms["solve_passes"] = np.array(float(solve_passes))
     terms["dw"] = dw
     terms["passes"] = np.array(float(passes))
     terms["visits"] = np.array(float(fstate[5]))

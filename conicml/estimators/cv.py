@@ -35,6 +35,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._utils.deprecation import DEPRECATED, renamed_param
 from .._utils.progress import progress_bar
+from ..contracts.ranking_ops import EXACT_MAX_BASIS
 from ..exceptions import ProgramError
 from ..formulations import m4 as m4f
 from ..formulations import minimax as mm
@@ -112,8 +113,9 @@ class _RankFoldModel(_FoldModel):
 
     def __init__(self, classes: np.ndarray, kernel: Any, vectors: np.ndarray,
                  coef: np.ndarray, KR: np.ndarray, k: int, X_test: np.ndarray,
-                 K_test: np.ndarray, basis: np.ndarray) -> None:
+                 K_test: np.ndarray, basis: np.ndarray, exact: bool = False) -> None:
         self.classes = self.classes_ = classes
+        self.exact = exact  # the fold's solve took exact Newton directions
         self.kernel = kernel
         self.vectors = vectors
         self.coef = coef
@@ -714,7 +716,8 @@ class RankRCClassifierCV(_PathCV):
             beta = np.asarray(program.decode(solution)["beta"])
         vectors = R if kern.name == "precomputed" else X_train[R]
         return _RankFoldModel(self.classes_, kern, vectors, beta, program.data["rank"].KR, k,
-                              X_test, K_test, R)
+                              X_test, K_test, R,
+                              exact=solution.extras.get("exact_directions", 0) > 0)
 
     def _score_models(self, models, X_test, y_test, scorer, scores, score_times) -> None:
         """With ``scoring=None`` (ROC AUC, the base estimator's ``score``), the fold's
@@ -737,9 +740,10 @@ class RankRCClassifierCV(_PathCV):
         score_times[fitted] = (time.perf_counter() - t0) / len(fitted)
 
     def _fold_summary(self, models: list, train: np.ndarray) -> dict:
-        """Each value's coefficients with their basis samples' indices in the whole data."""
-        return {j: (train[model.basis], model.coef) for j, model in enumerate(models)
-                if isinstance(model, _RankFoldModel)}
+        """Each value's coefficients with their basis samples' indices in the whole data,
+        and whether its solve took exact Newton directions."""
+        return {j: (train[model.basis], model.coef, model.exact)
+                for j, model in enumerate(models) if isinstance(model, _RankFoldModel)}
 
     def _refit_best(self, X: np.ndarray, y: np.ndarray, value: float, folds: list
                     ) -> RankRCClassifier:
@@ -748,7 +752,12 @@ class RankRCClassifierCV(_PathCV):
         over the folds whose basis holds it (zero where none does). The rare basis of
         the whole data is the union of the folds' rare bases, each sample in all the
         folds but the one testing it, and the mean of the fold models is a nearby point
-        of the same objective; the solve is certified as a cold one. Other bases (a
+        of the same objective; the solve is certified as a cold one. When every fold's
+        ``rank-tr`` solve at that value took exact Newton directions, the refit takes
+        them from its start (``direction="exact"``, unless ``solver_options`` sets a
+        direction or its basis is above ``EXACT_MAX_BASIS``): the whole data at the same
+        value is as ill-conditioned, and the trust-region iterations would only switch
+        to them on the way. Other bases (a
         random draw, an index array) and solvers without ``x0`` are refitted cold."""
         best = self._base_estimator(value)
         if self.basis not in ("rare", "all") or self.solver not in ("rank-tr", "rank-newton"):
@@ -757,13 +766,18 @@ class RankRCClassifierCV(_PathCV):
         positive = np.asarray(y) == self.classes_[1]
         basis = np.flatnonzero(positive) if self.basis == "rare" else np.arange(len(y))
         total, count = np.zeros(len(y)), np.zeros(len(y))
+        exact = []
         for fold in folds:
             if j in fold:
-                index, coef = fold[j]
+                index, coef, took = fold[j]
                 total[index] += coef
                 count[index] += 1
+                exact.append(took)
         x0 = (total / np.maximum(count, 1))[basis]
-        return best._fit_from(X, y, x0 if np.any(x0) else None)
+        # the size rule of direction="auto" (EXACT_MAX_BASIS) holds for the refit's basis
+        hints = ({"direction": "exact"} if self.solver == "rank-tr" and exact and all(exact)
+                 and basis.size <= EXACT_MAX_BASIS else None)
+        return best._fit_from(X, y, x0 if np.any(x0) else None, hints)
 
 
 # ---- BMPM ------------------------------------------------------------------------------

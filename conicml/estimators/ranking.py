@@ -94,8 +94,9 @@ class _RankingMixin:
             coef0=self.coef0, basis=self._basis_param(), loss=self.loss,
             smoothing=self._smoothing(),
             random_state=getattr(self, "random_state", None))
-        options = dict(self.solver_options or {})
-        x0 = self.__dict__.pop("_x0", None)  # set by _fit_from for this fit only
+        # _fit_from's hints and x0, for this fit only
+        options = {**self.__dict__.pop("_hints", {}), **(self.solver_options or {})}
+        x0 = self.__dict__.pop("_x0", None)
         if x0 is not None and x0.shape == (program.data["rank"].n_basis,):
             options["x0"] = x0
         solution = solve_or_raise(program, self.solver, options)
@@ -226,17 +227,20 @@ class RankRCClassifier(_RankingMixin, BinaryConicClassifier):
             return self._fit_dask(*as_dask_arrays(X, y, self))
         return super().fit(X, y)
 
-    def _fit_from(self, X: np.ndarray, y: np.ndarray, x0: np.ndarray | None
-                  ) -> RankRCClassifier:
+    def _fit_from(self, X: np.ndarray, y: np.ndarray, x0: np.ndarray | None,
+                  hints: dict | None = None) -> RankRCClassifier:
         r""":meth:`fit` with the solve started from ``x0``, a :math:`\beta` over the basis
         this fit draws (:class:`~conicml.estimators.RankRCClassifierCV`'s refit starts it
-        from the folds' models); the solver must take ``x0``. The fitted model is
+        from the folds' models); the solver must take ``x0``. ``hints``: solver options
+        for this fit, below ``solver_options`` (which win). The fitted model is
         certified as a cold fit's, and the estimator's parameters are unchanged."""
         self._x0 = None if x0 is None else np.asarray(x0, dtype=float)
+        self._hints = dict(hints or {})
         try:
             return self.fit(X, y)
         finally:
             self.__dict__.pop("_x0", None)
+            self.__dict__.pop("_hints", None)
 
     def _fit_dask(self, X: Any, y: Any) -> RankRCClassifier:
         r"""RankRC on a Dask array: a trust-region Newton method on the client over

@@ -84,7 +84,8 @@ class SVMClassifier(BinaryConicClassifier):
     generated or read one chunk at a time every round, the worker memory flat in the
     number of rows; ``True`` / ``False``), ``blocks`` (the streamed groups, default one
     per worker thread) and ``working_rows`` (a streamed group's rows kept for the local
-    passes, default 64 MiB of them); see ``docs/distributed.md``. ``"pegasos"``
+    passes, solved whenever they fill it; default 16 MiB of them); see
+    ``docs/distributed.md``. ``"pegasos"``
     (:mod:`conicml.estimators._dask_pegasos`): Pegasos mini-batch steps on every block,
     averaged each round; ``solver_options`` ``tol``, ``max_iter`` (rounds),
     ``time_limit``, ``callback``, ``batch_size``, ``local_steps``, ``random_state``,

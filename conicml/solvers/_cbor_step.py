@@ -1,5 +1,5 @@
 r"""The closed-form step A4 of ``cbor-smo`` (seed 003 ch. 5, (5.6)) and the pair move,
-shared by its NumPy loops and its compiled linear loop
+shared by its NumPy loops and its compiled loops
 (:mod:`conicml.solvers._cbor_numba` compiles these same functions), so that neither
 imports the other.
 """

@@ -16,12 +16,14 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
+from .. import kinds
 from ..contracts.kernel_columns import RESERVE_BYTES, columns_for
 from ..contracts.ranking_ops import EIG_RTOL, EXACT_MAX_BASIS, LinearizedRanking, objective
 
 __all__ = [
     "cbc_alpha",
     "cbor_pair",
+    "dcd_alpha",
     "ellipsoid_multipliers",
     "fractional_w",
     "m4_rho",
@@ -603,8 +605,10 @@ def _at_new_lambda(previous: Any, rank_old: Any, rank_new: Any, beta: np.ndarray
 
 
 #: Hessian products of a ``rank-tr`` solve, in units of one PCG run that would switch it
-#: to the exact direction (``n_basis / 16``), from which the next λ of a path starts exact.
-EXACT_HANDOVER = 4
+#: to the exact direction (``n_basis / 16``), from which the next λ of a path starts exact:
+#: two such runs, ``n_basis / 8`` products, cost about one explicit Hessian, which the
+#: exact mode forms once and keeps as its CG preconditioner for the next values.
+EXACT_HANDOVER = 2
 
 
 def rank_beta(previous: Any, old: Any, new: Any,
@@ -662,9 +666,9 @@ def rank_beta(previous: Any, old: Any, new: Any,
         eig_rtol, wanted = previous.extras.get("eig_rtol"), True
     else:
         # the exact direction from the start: once a value needed it, or once the previous
-        # value's Hessian products cost as much as EXACT_HANDOVER explicit Hessians (a
-        # smaller λ takes more CG steps; rank-tr would switch after a PCG run of
-        # n_basis / 16 products, having paid for them and for its own eigen-coordinates)
+        # value's Hessian products cost as much as an explicit Hessian (a smaller λ takes
+        # more CG steps; rank-tr would switch after a PCG run of n_basis / 16 products,
+        # having paid for them and for its own eigen-coordinates)
         eig_rtol = EIG_RTOL
         wanted = rank_new.n_basis <= EXACT_MAX_BASIS and (
             previous.extras.get("exact_directions", 0) > 0
@@ -679,6 +683,35 @@ def rank_beta(previous: Any, old: Any, new: Any,
     if lin is not None and wanted:
         out["linearization"] = lin
     return out
+
+
+def dcd_alpha(previous: Any, old: Any, new: Any) -> dict[str, Any]:
+    r"""``dcd`` (linear SVM, either loss): the previous multipliers and bias.
+
+    The multipliers are ``values["alpha"]`` (dual kinds) or ``duals["margin"]`` (primal
+    kinds). For the L1 loss the bounded ones move to the new costs and the balance
+    :math:`y^\top\alpha = 0` is restored (:func:`_balanced_box_start`); the L2 loss has
+    no upper bound, so they are kept. The bias starts the multiplier of the balance.
+    """
+    alpha = previous.values.get("alpha", previous.duals.get("margin"))
+    b = previous.extras.get("b", previous.values.get("b"))
+    if (alpha is None or not _same(old.data["y"], new.data["y"])
+            or np.shape(old.data["X"]) != np.shape(new.data["X"])
+            or old.data.get("kernel") != new.data.get("kernel")):
+        return {}
+    y = np.asarray(new.data["y"], dtype=float)
+    alpha = np.asarray(alpha, dtype=float)
+    if new.kind in (kinds.SVM_L2_DUAL, kinds.SVM_L2_PRIMAL):
+        x0 = alpha if alpha.shape == y.shape and np.all(np.isfinite(alpha)) else None
+    else:
+        x0 = _balanced_box_start(alpha, y, np.asarray(old.data["c"], dtype=float),
+                                 np.asarray(new.data["c"], dtype=float))
+    if x0 is None:
+        return {}
+    start: dict[str, Any] = {"x0": x0}
+    if b is not None and np.isfinite(float(np.asarray(b))):
+        start["b0"] = float(np.asarray(b))
+    return start
 
 
 def pegasos_wb(previous: Any, old: Any, new: Any) -> dict[str, Any]:

@@ -94,18 +94,21 @@ class _Columns:
         dist2 = self.sqnorms[rows][:, None] + self.sqnorms[cols][None, :] - 2.0 * cross
         return np.exp(-self.kernel.gamma * np.maximum(dist2, 0.0))
 
+    def compute(self, j: int) -> np.ndarray:
+        """Column ``K[:, j]`` (counted in ``computed``), not cached here."""
+        cross = self.means @ self.means[j]
+        self.computed += 1
+        if self.kernel.name == "linear":
+            return cross
+        dist2 = self.sqnorms + self.sqnorms[j] - 2.0 * cross
+        return np.exp(-self.kernel.gamma * np.maximum(dist2, 0.0))
+
     def get(self, j: int) -> np.ndarray:
         col = self._cols.get(j)
         if col is not None:
             self._cols.move_to_end(j)
             return col
-        cross = self.means @ self.means[j]
-        if self.kernel.name == "linear":
-            col = cross
-        else:
-            dist2 = self.sqnorms + self.sqnorms[j] - 2.0 * cross
-            col = np.exp(-self.kernel.gamma * np.maximum(dist2, 0.0))
-        self.computed += 1
+        col = self.compute(j)
         self._cols[j] = col
         if len(self._cols) > self.capacity:
             self._cols.popitem(last=False)
@@ -128,6 +131,43 @@ class _Columns:
         return out
 
 
+class _ColumnSlots:
+    r"""The kernel columns of the compiled kernel loop, in one array it can index.
+
+    ``C[slot_of[j]]`` is column ``j`` (``slot_of[j] = -1``: not held), computed by
+    :meth:`_Columns.compute` (the NumPy loop's columns, the same numbers). Memory rule: the
+    NumPy loop's, ``cache_size`` MB of columns: ``min(k, cache_size / (8k))`` slots, i.e. the
+    whole Gram matrix of the centres, filled as its columns are first used, up to
+    :math:`k \approx 5100` clusters at the default 200 MB, and beyond that the least
+    recently used column out first (``stamp``: last use, marked by the loop in the NumPy
+    loop's order, so both keep and compute the same columns).
+    """
+
+    def __init__(self, cols: _Columns) -> None:
+        k = cols.means.shape[0]
+        n_slots = min(k, cols.capacity)
+        self.cols = cols
+        self.C = np.empty((n_slots, k))
+        self.slot_of = np.full(k, -1, dtype=np.int64)
+        self.col_of = np.full(n_slots, -1, dtype=np.int64)
+        self.stamp = np.zeros(n_slots, dtype=np.int64)
+        self.clock = np.zeros(1, dtype=np.int64)
+        self.filled = 0
+
+    def fill(self, j: int) -> None:
+        """Compute column ``j`` into a free slot or the least recently used one."""
+        if self.filled < self.col_of.size:
+            slot = self.filled
+            self.filled += 1
+        else:
+            slot = int(np.argmin(self.stamp))
+            self.slot_of[self.col_of[slot]] = -1
+        self.C[slot] = self.cols.compute(j)
+        self.slot_of[j], self.col_of[slot] = slot, j
+        self.clock[0] += 1
+        self.stamp[slot] = self.clock[0]
+
+
 class _KernelScores:
     """The kernel path: :math:`Kv` kept for all clusters, updated with two cached columns."""
 
@@ -144,7 +184,9 @@ class _KernelScores:
         return self.Kv
 
     def rho2(self, v: np.ndarray) -> float:
-        return float(v @ self.Kv)
+        # summed in order (cumsum), as the compiled kernel loop sums it: no BLAS in the
+        # loop's arithmetic, so both loops take the same pairs on any BLAS
+        return float(np.cumsum(v * self.Kv)[-1])
 
     def row(self, j: int, idx: np.ndarray) -> np.ndarray:
         return self.cols.get(j)[idx]
@@ -220,14 +262,8 @@ def _resolve_method(method: Any, kernel: Any) -> bool:
     return is_linear and method != "kernel"
 
 
-def _resolve_engine(engine: Any, linear: bool) -> Any:
-    """The compiled module of the linear path, or ``None`` for the NumPy loop."""
-    if not linear and engine != "numpy":
-        if engine == "numba":
-            raise OptionError("cbor-smo: engine='numba' runs the linear path only (linear "
-                              "kernel, method='auto' or 'linear'); the kernel path is NumPy")
-        if engine == "auto":
-            return None
+def _resolve_engine(engine: Any) -> Any:
+    """The compiled module (:mod:`conicml.solvers._cbor_numba`), or ``None`` for NumPy."""
     return load_engine("cbor-smo", engine, "_cbor_numba")
 
 
@@ -345,7 +381,10 @@ class _Layout:
         return out
 
     def partial_sums(self) -> np.ndarray:
-        return np.cumsum(np.add.reduceat(self.sig * self.x, self.starts))
+        r""":math:`D_t = \sum_{t(x) \le t}\sigma_x x`, summed in order (``cumsum``: the same
+        numbers as the compiled loops' running sum; ``reduceat`` sums pairwise)."""
+        running = np.cumsum(self.sig * self.x)
+        return np.where(self.ends > 0, running[self.ends - 1], 0.0)
 
     def split(self) -> tuple[np.ndarray, np.ndarray]:
         """``(alpha, alpha_star)`` of the current ``x``."""
@@ -372,7 +411,7 @@ _AGAIN = -1  # evaluate the KKT conditions again (after a refresh or a new stage
 
 class _Loop:
     """The pair updates of CBOR-Iter with the smoothing continuation, one stage after the
-    other; the compiled linear path (``fast``) runs a stage's updates in chunks."""
+    other; the compiled loops (``fast``) run a stage's updates in chunks."""
 
     def __init__(self, data: Mapping[str, Any], lay: _Layout, op: Any, v: np.ndarray,
                  cols: _Columns, diag: np.ndarray, driver: Driver, fast: Any,
@@ -391,6 +430,8 @@ class _Loop:
         self.chunk = (1 if driver.listening else self.report_every
                       if driver.report is not None else 2000)
         self.out_f = np.zeros(3)
+        self.out_i = np.zeros(1, dtype=np.int64)
+        self.slots = _ColumnSlots(cols) if fast is not None and op.method == "kernel" else None
 
     def refresh(self) -> None:
         self.v = self.lay.exact_v()
@@ -413,10 +454,13 @@ class _Loop:
         cap = max(0, min(self.chunk, driver.max_iter - self.n_iter))
         if driver.out_of_time():
             cap = 0
-        self.code, self.done = self.fast.run(
-            self.means, self.op.z, self.v, lay.x, lay.low, lay.up, lay.cl, lay.sig, lay.thr,
-            lay.dsig, self.d, self.diag, lay.starts, lay.ends, self.W, self.eps, driver.tol,
-            self.second_order, cap, self.out_f)
+        if self.slots is None:
+            self.code, self.done = self.fast.run(
+                self.means, self.op.z, self.v, lay.x, lay.low, lay.up, lay.cl, lay.sig,
+                lay.thr, lay.dsig, self.d, self.diag, lay.starts, lay.ends, self.W, self.eps,
+                driver.tol, self.second_order, cap, self.out_f)
+        else:
+            self.code, self.done = self.run_kernel(cap)
         self.violation, self.rho, _ = (float(out) for out in self.out_f)
         if self.done:
             self.n_iter += self.done
@@ -424,6 +468,21 @@ class _Loop:
         if driver.report is not None:
             self.report()
         return self.code == self.fast.CONVERGED
+
+    def run_kernel(self, cap: int) -> tuple[int, int]:
+        """The compiled kernel loop for up to ``cap`` updates, computing the kernel columns it
+        asks for (a request comes before anything moves; the call after it resumes)."""
+        lay, slots, fast, done = self.lay, self.slots, self.fast, 0
+        while True:
+            code, steps = fast.run_kernel(
+                self.op.Kv, slots.C, slots.slot_of, slots.stamp, slots.clock, self.v, lay.x,
+                lay.low, lay.up, lay.cl, lay.sig, lay.thr, lay.dsig, self.d, self.diag,
+                lay.starts, lay.ends, self.W, self.eps, self.driver.tol, self.second_order,
+                cap - done, self.out_f, self.out_i)
+            done += steps
+            if code != fast.NEED_COLUMN:
+                return code, done
+            slots.fill(int(self.out_i[0]))
 
     def evaluate(self) -> bool:
         """The KKT conditions at the current point (NumPy); True if the stage converged."""
@@ -592,10 +651,10 @@ def solve_cbor_smo(
         docstring, "Linear path"), :math:`O(d)` per pair update; ``"auto"``: linear
         for the linear kernel, kernel otherwise. The path taken is ``extras["method"]``.
     engine : {"auto", "numba", "numpy"}, default="auto"
-        Loop of the linear path: compiled (:mod:`conicml.solvers._cbor_numba`, the same
-        algorithm) or NumPy; ``"auto"``: compiled when numba can be imported (the
-        environment variable ``CONICML_ENGINE`` overrides ``"auto"``). The kernel
-        path always runs in NumPy. Reported as ``extras["engine"]``.
+        Loop of either path: compiled (:mod:`conicml.solvers._cbor_numba`, the same
+        algorithm, the same pairs) or NumPy; ``"auto"``: compiled when numba can be
+        imported (the environment variable ``CONICML_ENGINE`` overrides ``"auto"``).
+        Reported as ``extras["engine"]``.
 
     Returns
     -------
@@ -645,7 +704,11 @@ def solve_cbor_smo(
     :math:`a = W^2(K_{ll} - 2K_{lu} + K_{uu})`, :math:`b = W^2((Kv)_u - (Kv)_l)`,
     :math:`c = W^2 v^\top K v`, :math:`e = \sigma_l d_l - \sigma_u d_u`, by the
     closed form A4 (clipped to :math:`[0, ub]`). :math:`Kv` is updated with two
-    kernel columns (an LRU cache).
+    kernel columns (an LRU cache of ``cache_size`` MB: the whole Gram matrix of the
+    centres, filled as its columns are first used, up to :math:`k \approx 5100` at the
+    default). With ``engine="numba"`` these updates run compiled
+    (:func:`conicml.solvers._cbor_numba.run_kernel`) on the same columns, computed by the
+    same NumPy code when first needed and held in one array under the same memory rule.
 
     **Working set.** ``selection="max-violating"`` is the thesis's rule above (both
     variables from the maximal violating pair). ``selection="second-order"`` (default)
@@ -732,7 +795,7 @@ def solve_cbor_smo(
         raise OptionError("cbor-smo: selection must be 'second-order' or 'max-violating', "
                           f"got {selection!r}")
     linear = _resolve_method(method, data["kernel"])
-    fast = _resolve_engine(engine, linear)
+    fast = _resolve_engine(engine)
     cols = _Columns(data["kernel"], means, float(cache_size))
     diag = cols.diagonal()
     if x0 is None:

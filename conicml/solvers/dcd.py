@@ -26,6 +26,7 @@ from ..kernels import psd_factor
 from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._options import check_common, load_engine
+from ._warm import dcd_alpha
 
 __all__ = ["solve_dcd"]
 
@@ -261,7 +262,8 @@ def _exact_bias(f: np.ndarray, y: np.ndarray, c: np.ndarray) -> float:
 
 
 @register("dcd", kinds=list(_KINDS), specialized=True,
-          requires=("numpy",), compare_options={"tol": 1e-8}, certify_tol=1e-3)
+          requires=("numpy",), compare_options={"tol": 1e-8}, certify_tol=1e-3,
+          warm_start=dcd_alpha)
 def solve_dcd(
     program,
     *,
@@ -273,6 +275,8 @@ def solve_dcd(
     random_state: Any = 0,
     engine: str = "auto",
     center: bool | str = "auto",
+    x0: Any = None,
+    b0: float | None = None,
 ) -> Solution:
     r"""Dual coordinate descent with shrinking for the linear soft-margin SVM (exact bias).
 
@@ -310,6 +314,14 @@ def solve_dcd(
         ``"auto"``: when :math:`\|\mu\|^2 > 0.1` times the mean squared distance of the
         rows to :math:`\mu` (data far from the origin, where the bias coupling slows the
         method down). Reported as ``extras["centered"]``.
+    x0 : array of shape (n,), optional
+        A warm start: the multipliers :math:`\alpha` (clipped to the box
+        :math:`[0, c_i]` of the L1 loss; :math:`w` is recomputed from them), e.g. the
+        previous solution along a path of costs (:func:`conicml.solve_path`).
+    b0 : float, optional
+        The bias to start the multiplier of :math:`y^\top\alpha = 0` from (with ``x0``):
+        :math:`\lambda = b_0 - \rho\, y^\top\alpha`, so that the first subproblem sees
+        the previous bias. Default: :math:`\lambda = 0`.
 
     Returns
     -------
@@ -364,11 +376,40 @@ def solve_dcd(
     # cores are shared
     with one_blas_thread():
         return _solve(program, tol, max_iter, time_limit, verbose, rho, random_state, engine,
-                      center)
+                      center, (x0, b0))
+
+
+def _start(start: tuple, X: Any, y: np.ndarray, U: np.ndarray, xmu: np.ndarray, rho: float
+           ) -> tuple[np.ndarray, np.ndarray, float, float, float]:
+    """``(alpha, w, y'alpha, w'mu, lambda)`` of a warm start ``(x0, b0)``, or of zero."""
+    x0, b0 = start
+    n, d = X.shape
+    if x0 is None:
+        if b0 is not None:
+            raise OptionError("dcd: b0 is a warm start of the bias with x0; got b0 alone")
+        return np.zeros(n), np.zeros(d), 0.0, 0.0, 0.0
+    try:
+        alpha = np.array(x0, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise OptionError(f"dcd: x0 must be an array of {n} multipliers") from exc
+    if alpha.shape != (n,) or not np.all(np.isfinite(alpha)):
+        raise OptionError(f"dcd: x0 must be {n} finite multipliers, got shape "
+                          f"{np.shape(x0)}")
+    alpha = np.clip(alpha, 0.0, U)  # the box of the L1 loss; [0, inf) for the L2 loss
+    ya = y * alpha
+    w = np.ascontiguousarray(np.asarray(X.T @ ya, dtype=np.float64).ravel())
+    sy = float(ya.sum())
+    lin = 0.0
+    if b0 is not None:
+        if not (isinstance(b0, (int, float, np.floating)) and math.isfinite(b0)):
+            raise OptionError(f"dcd: b0 must be a finite number, got {b0!r}")
+        lin = float(b0) - rho * sy  # the bias b = lambda + rho y'alpha starts at b0
+    return alpha, w, sy, float(xmu @ ya), lin
 
 
 def _solve(program: Any, tol: float, max_iter: int, time_limit: float | None, verbose: bool,
-           rho: float, random_state: Any, engine: str, center: bool | str) -> Solution:
+           rho: float, random_state: Any, engine: str, center: bool | str,
+           start: tuple = (None, None)) -> Solution:
     """The body of :func:`solve_dcd`."""
     t0 = time.perf_counter()
     check_common("dcd", tol, max_iter, time_limit)
@@ -424,11 +465,11 @@ def _solve(program: Any, tol: float, max_iter: int, time_limit: float | None, ve
     else:
         xmu, mumu = np.zeros(n), 0.0
     QD = sq + rho + Dii
-    alpha = np.zeros(n)
-    w = np.zeros(d)
+    # alpha, w = X'(y alpha) and the loop's running sums y'alpha, w'mu; lin the
+    # multiplier lambda of y'alpha = 0
+    alpha, w, sy0, wmu0, lin = _start(start, X, y, U, xmu, rho)
     index = np.arange(n, dtype=np.int64)
-    state = np.array([n, math.inf, -math.inf, 0.0, 0.0])
-    lin = 0.0  # the multiplier lambda of y'alpha = 0
+    state = np.array([n, math.inf, -math.inf, sy0, wmu0])
     eps = _EPS0 * (1.0 if l2 else max(1.0, float(c.max())))
     setup_time = time.perf_counter() - t0
     t_solve = time.perf_counter()

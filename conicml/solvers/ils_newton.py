@@ -316,13 +316,47 @@ def _coarse_weight(scatter: KernelScatter, a_b: tuple) -> float | None:
     return None
 
 
+def _interpolated_slope(cur: dict, prev: dict | None, tol: float) -> bool:
+    r"""Set ``cur["dg"]`` from the quadratic in :math:`t` through ``prev``'s :math:`g`
+    and :math:`g_t` and ``cur``'s :math:`g` instead of a derivative solve, when the
+    Newton step with it is expected to land at :math:`|g| \le` ``tol``/2: with
+    :math:`h` the step from ``prev`` in :math:`t`, the slope's relative error is
+    :math:`O(h^2)` (the cubic term; at most :math:`0.1h^2` on the weight curves of the
+    tests and benchmarks, taken as :math:`h^2`) plus the values' errors (about their
+    solves' ``rtol``) over :math:`|h g_t|`, and the next :math:`|g|` is :math:`|g|` times
+    it. Returns whether it did (else the derivative is solved for). The next point is
+    evaluated at full accuracy either way, and a step that falls short is followed by
+    another with the solved derivative."""
+    if prev is None or not math.isfinite(prev.get("dg", math.nan)) or \
+            abs(prev["g"]) >= _CURVATURE_G:
+        return False
+    c, cp = cur["c"], prev["c"]
+    h = _logit(c) - _logit(cp)
+    slope_p = prev["dg"] * cp * (1.0 - cp)
+    if h == 0 or not slope_p < 0:  # g decreases along the curve near its root
+        return False
+    slope = 2.0 * (cur["g"] - prev["g"]) / h - slope_p
+    if not slope < 0:
+        return False
+    err = h * h + 2.0 * (cur["rtol"] + prev["rtol"]) / abs(h * slope)
+    if abs(cur["g"]) * err > 0.5 * tol:
+        return False
+    cur.pop("_parts", None)
+    cur["dg"] = slope / (c * (1.0 - c))
+    cur["interpolated"] = True
+    return True
+
+
 def _next_point(curve: _Curve, cur: dict, lo: float, hi: float,
-                prev: dict | None = None) -> tuple[dict | None, float, float]:
+                prev: dict | None = None, tol: float = 0.0
+                ) -> tuple[dict | None, float, float]:
     """The safeguarded step from ``cur`` inside the bracket ``(lo, hi)`` (Notes of
     :func:`solve_ils_newton`; ``prev`` the point before, for :func:`_newton_step`): the
     evaluated next point (``None`` when the bracket has shrunk to floating-point width)
-    and the bracket it leaves."""
-    curve.add_derivative(cur)
+    and the bracket it leaves. With ``tol`` > 0 the slope at ``cur`` may be interpolated
+    (:func:`_interpolated_slope`) instead of solved for."""
+    if not (tol > 0 and _interpolated_slope(cur, prev, tol)):
+        curve.add_derivative(cur)
     c, g = cur["c"], cur["g"]
     # Newton in the log-odds t = log(c / (1 - c)) (dg/dt = c(1 - c) dg/dc): optima
     # near c = 0 or 1 (BMPM) are reached without bisecting towards the end
@@ -444,12 +478,15 @@ def solve_ils_newton(
     fractional program is pseudo-concave). The solver finds it by Newton's method on
     :math:`g` in the log-odds :math:`t = \log(c/(1-c))` (the derivative from one more pair
     of triangular solves with the same Cholesky factor, :math:`w'(c) = -M^{-1}(\Sigma_x -
-    \Sigma_y)w`), safeguarded by a bracket that every evaluation shrinks (the sign of
-    :math:`g`; a point with :math:`N \le 0` lies outside the positive arc, on the far side
-    of the optimum from a positive point). Far from the root :math:`g` saturates at
-    :math:`\pm 1` and Newton overshoots; a step longer than 2 in :math:`t` is replaced by the
-    reweighting map itself, :math:`c \leftarrow A\sigma_y/(A\sigma_y + B\sigma_x)` (one step of
-    Lanckriet's iterative least squares), and by bisection if that leaves the bracket.
+    \Sigma_y)w`; next to the root, where the quadratic through the previous point's
+    value and derivative and this value gives it well enough for the last step, from
+    that: :func:`_interpolated_slope`), safeguarded by a bracket that every evaluation
+    shrinks (the sign of :math:`g`; a point with :math:`N \le 0` lies outside the
+    positive arc, on the far side of the optimum from a positive point). Far from the
+    root :math:`g` saturates at :math:`\pm 1` and Newton overshoots; a step longer than 2
+    in :math:`t` is replaced by the reweighting map itself, :math:`c \leftarrow
+    A\sigma_y/(A\sigma_y + B\sigma_x)` (one step of Lanckriet's iterative least squares),
+    and by bisection if that leaves the bracket.
 
     **Cost.** One :math:`n^3/3` Cholesky of :math:`M(c)` per iteration, typically 4–7
     iterations from :math:`c = \tfrac12` (the Fisher direction). ``dinkelbach`` diagonalises
@@ -463,7 +500,9 @@ def solve_ils_newton(
     matrix, factored in two class blocks: the shift of the class of larger weight held,
     the other one exact at every weight through a Schur complement of that class's order,
     and conjugate gradients absorbing the held shift's change (typically one block
-    factorisation in all, MPM and BMPM); the search then starts at the reweighting weight
+    factorisation in all, MPM and BMPM; from order 512 its triangular solve and
+    rank-k update run in two halves on two threads, each on one BLAS thread); the
+    search then starts at the reweighting weight
     of :math:`w = d` (products only) instead of :math:`\tfrac12`. A program in dual
     coefficients (:class:`~conicml.contracts.minimax.GramScatter`) runs the same steps on
     representatives with the inner product of :math:`K`: no factorisation of :math:`K`;
@@ -579,7 +618,7 @@ def solve_ils_newton(
             break
         if k == max_iter:
             break
-        nxt, lo, hi = _next_point(curve, cur, lo, hi, prev)
+        nxt, lo, hi = _next_point(curve, cur, lo, hi, prev, tol)
         if nxt is None:
             reason = 4
             break

@@ -78,6 +78,11 @@ MESSAGES = {
 #: the end point gets Newton steps: well below the registered ``certify_tol`` of 1e-5.
 POLISH_GAP = 1e-7
 
+#: A loss Hessian kept with the eigen-coordinates preconditions the exact mode's CG at a
+#: smaller λ of a path only while that λ is within this factor of the one it was formed
+#: at: the quadratic pairs move with λ (the Hessian is formed anew instead).
+REFERENCE_SPAN = 32.0
+
 _SWITCH = -1  # internal: the trust-region loop hands over to the exact Newton steps
 
 class _Report(IterationReport):
@@ -222,12 +227,17 @@ def solve_rank_tr(
     and form the Hessian again only when CG has not converged in :math:`|\mathcal R|/8`
     steps (a truncated Newton method). The factor's Hessian is kept with the
     eigen-coordinates, so along a λ path (``linearization``) the next value starts with it
-    as its preconditioner (at the new λ) and usually forms none. A stop at the rounding
-    level (a promised decrease below :math:`m\epsilon_{\rm mach}|F|`, which a sum over
-    :math:`m` samples cannot resolve, at a relative gradient :math:`\le 10^{-5}`) ends
-    either mode, decided in the exact mode on a bound of the exact decrement (the CG
-    decrement plus :math:`\|r\|^2/(2\lambda)`, on which CG also ends once it decides the
-    stop); a rejected trust-region step reuses its direction.
+    as its preconditioner (at the new λ) and usually forms none; one formed at a λ
+    :data:`REFERENCE_SPAN` times away or more is not used (the quadratic pairs have moved:
+    CG on it would run to its cap first), and the first direction forms it anew. A stop
+    at the rounding level (a promised decrease below :math:`m\epsilon_{\rm mach}|F|`,
+    which a sum over :math:`m` samples cannot resolve, at a relative gradient
+    :math:`\le 10^{-5}`) ends either mode, decided in the exact mode on a bound of the
+    exact decrement (the CG decrement plus :math:`\|r\|^2/(2\lambda)`, on which CG also
+    ends once it decides the stop); above that relative gradient the exact mode takes
+    the full Newton step instead when it lowers the gradient's norm and leaves :math:`F`
+    within the rounding level (a decrease :math:`F` cannot resolve, a gradient a Newton
+    step still divides); a rejected trust-region step reuses its direction.
 
     **Stopping.** The relative gradient in the :math:`K_{\mathcal R\mathcal R}^{-1}`
     metric, :math:`\|g\|_{K^{-1}} / \max(\|g_{\rm loss}\|_{K^{-1}}, \|\lambda
@@ -620,6 +630,10 @@ class _LinPoint:
         self.precond: Any = None
         reference = lin.reference_curvature()
         if reference is not None:
+            span = lin.reference_lambda() / lin.lam
+            if max(span, 1.0 / span) >= REFERENCE_SPAN:  # kept too far along the path
+                reference = None  # formed anew by the first direction
+        if reference is not None:
             try:
                 self.precond = cho_factor(reference + lin.lam * np.eye(reference.shape[0]),
                                           lower=True, check_finite=False)
@@ -715,8 +729,10 @@ class _LinPoint:
 
         A CG direction whose decrement is at the rounding level but whose slack leaves
         the exact one possibly above it is computed again, to a slack of a tenth of that
-        level; one that would still stop the run above ``ROUNDING_TOL`` (a stall) is
-        replaced by the direction of the explicit Hessian."""
+        level. One that would still stop the run above ``ROUNDING_TOL`` (a stall) is taken
+        as a full step if that lowers the gradient's norm without raising :math:`F` above
+        the level (:meth:`_flat_step`), else replaced by the direction of the explicit
+        Hessian, which is taken the same way or ends the run."""
         level = rounding * abs(self.f)
         s, slack = self._direction(level=level)
         decrement = -0.5 * float(self.g @ s)
@@ -724,10 +740,15 @@ class _LinPoint:
             s, slack = self._direction(forcing=math.sqrt(0.2 * self.lin.lam * level),
                                        level=level)
             decrement = -0.5 * float(self.g @ s)
-        if not decrement > level and slack > 0.0 and self.rel > ROUNDING_TOL:
-            # a stall above ROUNDING_TOL: decided on the exact direction, as without CG
-            s, slack = self._direction(explicit=True)
-            decrement = -0.5 * float(self.g @ s)
+        if not decrement > level and self.rel > ROUNDING_TOL:
+            # a stall above ROUNDING_TOL: F cannot see the step, its gradient can
+            if self._flat_step(s, level):
+                return None
+            if slack > 0.0:  # decided on the exact direction, as without CG
+                s, slack = self._direction(explicit=True)
+                decrement = -0.5 * float(self.g @ s)
+                if not decrement > level and self._flat_step(s, level):
+                    return None
         if not decrement > level:
             return "the Newton decrement is at the rounding level of F"
         t, trial = self.lin.line_search(self.w, self.f, self.g, s)
@@ -739,6 +760,20 @@ class _LinPoint:
         self.w, self.t = self.w + t * s, t
         self._set(trial)
         return None
+
+
+    def _flat_step(self, s: np.ndarray, level: float) -> bool:
+        r"""The full Newton step ``s`` where its decrement is below the rounding level
+        of :math:`F` (``level``): taken when it lowers the gradient's norm and leaves
+        :math:`F` within ``level`` of its value (no decrease of :math:`F` can be seen
+        there, a Newton step still divides the gradient). Whether it was taken."""
+        trial = self.lin.evaluate(self.w + s)
+        if not (trial[0] <= self.f + level
+                and float(np.linalg.norm(trial[1])) < float(np.linalg.norm(self.g))):
+            return False
+        self.w, self.t = self.w + s, 1.0
+        self._set(trial)
+        return True
 
 
 def _subspace(hess, g: np.ndarray, s: np.ndarray, Hs: np.ndarray) -> tuple:

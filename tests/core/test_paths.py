@@ -312,6 +312,10 @@ def _case(solver):
         X, y = _two_class()
         return (lambda C: svm.soft_margin(X, y, C, kernel="rbf", form="dual"),
                 [0.1, 1.0, 10.0], "ascending", {})
+    if solver == "dcd":
+        X, y = _two_class(n=200, d=4)
+        return (lambda C: svm.soft_margin(X, y, C, form="dual"), [0.1, 1.0, 10.0],
+                "ascending", {"tol": 1e-6})
     if solver in ("pegasos", "weighted-pegasos"):
         X, y = _two_class(n=200, d=4)
         return (lambda C: svm.soft_margin(X, y, C, form="primal"), [0.1, 0.3, 1.0],
@@ -379,7 +383,7 @@ def _case(solver):
     raise AssertionError(solver)
 
 
-WARM_SOLVERS = ["smo", "pegasos", "weighted-pegasos", "rank-tr", "rank-newton", "smo-or",
+WARM_SOLVERS = ["smo", "dcd", "pegasos", "weighted-pegasos", "rank-tr", "rank-newton", "smo-or",
                 "cbor-smo", "cbc-smo", "simplex-smo", "ellipsoid-newton", "ils-newton",
                 "dinkelbach", "quadratic-interpolation", "envelope-newton"]
 
@@ -541,6 +545,37 @@ def test_a_rank_path_starts_exactly_where_every_pair_is_linear():
     assert "x0" in rank_beta(mixed, build(4.0), build(1.0), workspace={})
     assert not np.allclose(rank_beta(mixed, build(4.0), build(1.0))["x0"],
                            4.0 * warm[0].values["beta"])
+
+
+def test_a_rank_path_forms_the_hessian_anew_far_from_the_kept_one():
+    # the exact mode preconditions its CG by the loss Hessian kept with the
+    # eigen-coordinates; one kept at a lambda REFERENCE_SPAN times larger (or smaller) is
+    # not used: the first direction forms the Hessian anew. Either way the answer is the
+    # cold solve's certified optimum, and clarabel's (an independent interior-point solve)
+    from conicml.contracts.ranking_ops import LinearizedRanking
+    from conicml.formulations import ranking
+    from conicml.solvers.rank_tr import REFERENCE_SPAN
+
+    X, y = _two_class(n=60, d=3, seed=8)
+    first = ranking.rankrc(X, y, 1.0, kernel="rbf", gamma=0.5)
+    lin = LinearizedRanking(first.data["rank"])
+    cm.solve(first, "rank-tr", direction="exact", linearization=lin)
+    assert lin.reference_lambda() == 1.0 and lin.reference_curvature() is not None
+    for lam, anew in [(0.5, False), (1.0 / REFERENCE_SPAN, True), (REFERENCE_SPAN, True)]:
+        kept = lin.reference_curvature()
+        program = ranking.with_lambda(first, lam)
+        sol = cm.solve(program, "rank-tr", direction="exact", linearization=lin)
+        cold = cm.solve(program, "rank-tr")
+        assert sol.status is Status.OPTIMAL and cold.status is Status.OPTIMAL, sol.message
+        assert sol.objective == pytest.approx(cold.objective, rel=1e-9)
+        formed = lin.reference_curvature() is not kept
+        assert formed == anew and (sol.extras["explicit_hessians"] >= 1) == anew
+        if anew:
+            assert lin.reference_lambda() == lam
+        lin.keep_curvature(kept)  # back to the Hessian kept at lambda = 1
+    pytest.importorskip("clarabel")
+    generic = program.decode(cm.solve(program, "clarabel", eps_abs=1e-10, eps_rel=1e-10))
+    assert sol.objective == pytest.approx(generic["objective"], rel=1e-6)  # clarabel's accuracy
 
 
 @pytest.mark.parametrize("solver, options", [("rank-tr", {}), ("rank-tr", {"direction": "exact"}),

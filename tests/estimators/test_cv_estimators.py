@@ -188,6 +188,34 @@ def test_rankrc_cv_refit_from_the_folds_is_the_cold_fit(basis):
         np.testing.assert_allclose(warm.dual_coef_, cold.dual_coef_, rtol=1e-12)
 
 
+def test_rankrc_cv_refit_takes_exact_directions_where_every_fold_did():
+    # where every fold's rank-tr solve at the best lambda took exact Newton directions,
+    # the refit takes them from its start (a hint below solver_options, which win); the
+    # optimum is the cold RankRCClassifier's and clarabel's (an independent solve)
+    rng = np.random.default_rng(7)
+    n = 400
+    y = np.where(rng.random(n) < 0.1, 1, 0)
+    X = rng.normal(size=(n, 3)) + 0.8 * y[:, None]
+    lam = 2.0 ** -14
+    est = RankRCClassifierCV([lam], cv=CV).fit(X, y)
+    train, test = next(CV.split(X, y))
+    models, _, _ = est._fold_path(X, np.where(y == 1, 1.0, -1.0), train, test, est._grid())
+    assert models[0].exact  # the folds took exact directions
+    warm, cold = est.best_estimator_, RankRCClassifier(lam).fit(X, y)
+    assert warm.solution_.extras["exact_directions"] > 0
+    assert warm.solution_.extras["hessian_products"] == 0  # no trust-region iteration
+    assert warm.solution_.status is cm.Status.OPTIMAL and warm.solution_.residuals.gap <= 1e-5
+    assert warm.model_["objective"] == pytest.approx(cold.model_["objective"], rel=1e-9)
+    assert warm.get_params() == cold.get_params() and not hasattr(warm, "_hints")
+    pytest.importorskip("clarabel")
+    generic = warm.program_.decode(cm.solve(warm.program_, "clarabel", eps_abs=1e-10,
+                                            eps_rel=1e-10))["objective"]
+    assert warm.model_["objective"] == pytest.approx(generic, rel=1e-6)  # clarabel's accuracy
+    # a direction given in solver_options wins: "auto" starts with trust-region steps
+    given = RankRCClassifierCV([lam], cv=CV, solver_options={"direction": "auto"}).fit(X, y)
+    assert given.best_estimator_.solution_.extras["hessian_products"] > 0
+
+
 def test_rankrc_cv_takes_eps_as_the_old_spelling_of_smoothing():
     # eps was renamed smoothing (docs/glossary.md): the same search, with a FutureWarning
     rng = np.random.default_rng(4)

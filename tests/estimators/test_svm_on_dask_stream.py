@@ -60,14 +60,32 @@ def test_streamed_fit_is_certified_against_the_in_memory_optimum(client, data_an
     sol = m.solution_
     assert sol.extras["stream"] is True
     assert sol.extras["blocks"] == 2  # one group of chunks per worker thread
-    # a cap of 200 rows per group (of 1 200) bounds the working set
+    # a cap of 200 rows per group (of 1 200) bounds the working set, which is then
+    # solved and emptied of its settled rows whenever it fills during a streamed pass
     assert 0 < sol.extras["working_rows"] <= (2 * 200 if working_rows else N)
+    assert (sol.extras["working_set_solves"] > 0) == bool(working_rows)
     assert sol.status is Status.OPTIMAL and sol.residuals.gap <= tol
     P = _primal(X, y, m.coef_[0], m.intercept_[0])
     assert P == pytest.approx(sol.extras["primal_objective"], rel=1e-9)
     assert sol.extras["dual_objective"] <= optimum * (1 + 1e-9)
     assert optimum <= P * (1 + 1e-9)
     assert P - optimum <= tol * P
+
+
+def test_a_small_working_set_does_not_multiply_the_rounds(client):
+    # a working set of 50 rows per group of 1 200 (chunks of 300) is solved and emptied
+    # of its settled rows whenever it fills, so a round serves every candidate: at most
+    # two rounds more than with every candidate kept (filled once per round and the rest
+    # of the candidates left to the next round, it took 11 rounds against 3 here)
+    rounds = {}
+    for working_rows in (None, 50):
+        Xl, yl = _lazy()
+        sol = SVMClassifier(C=1.0, solver="dcd", solver_options={
+            "tol": 1e-2, "max_iter": 300, "working_rows": working_rows}).fit(Xl, yl).solution_
+        assert sol.status is Status.OPTIMAL and sol.residuals.gap <= 1e-2
+        rounds[working_rows] = sol.iterations
+        assert (sol.extras["working_set_solves"] > 0) == bool(working_rows)
+    assert rounds[50] <= rounds[None] + 2
 
 
 def test_persisted_input_is_fitted_in_place(client):
@@ -102,3 +120,42 @@ def test_working_set_keeps_the_best_scored_rows_within_its_cap():
     assert ids.size == 50 and np.array_equal(np.sort(ids), best)
     np.testing.assert_array_equal(Xk, np.concatenate(rows)[ids])  # rows match their ids
     assert np.array_equal(yk, np.sign(Xk[:, 0]).astype(np.int8))
+
+
+def _offered(cap, n_rows, settle_every):
+    """Rows 0..n_rows-1 offered to a working set of ``cap`` rows; each solve settles the
+    kept rows whose id is a multiple of ``settle_every`` (0: none)."""
+    from conicml.estimators._dask_stream import _offer, _WorkingSet
+
+    ws, seen = _WorkingSet(cap, 2), []
+
+    def solve():
+        _, _, ids = ws.arrays()
+        seen.append(ids.copy())
+        keep = np.flatnonzero(ids % settle_every != 0 if settle_every else ids >= 0)
+        for arr in (ws.X, ws.y, ws.ids, ws.score):
+            arr[:keep.size] = arr[keep]
+        ws.size = keep.size
+        return 3  # passes
+
+    ids = np.arange(n_rows)
+    X = np.column_stack([ids, -ids]).astype(float)
+    score = np.linspace(2.0, 1.0, n_rows)  # the earlier rows score higher
+    made = _offer(ws, X, np.ones(n_rows, np.int8), ids, score, solve)
+    return ws, seen, made
+
+
+def test_a_full_working_set_is_solved_and_its_settled_rows_make_room():
+    # every row settles: 100 candidates through a set of 30 -> solved when full, 3 times,
+    # each time on the next 30 rows; the last 10 stay for the round's final passes
+    ws, seen, made = _offered(30, 100, 1)
+    assert made == (3, 9)
+    assert [s.tolist() for s in seen] == [list(range(k, k + 30)) for k in (0, 30, 60)]
+    assert ws.arrays()[2].tolist() == list(range(90, 100))
+    # half the rows settle: room for 15, then 22 rows stay (more than half the set)
+    # after the second solve, and the rest compete by score (the earlier rows win)
+    ws, seen, made = _offered(30, 100, 2)
+    assert made == (2, 6)
+    kept = np.sort(ws.arrays()[2])
+    assert kept.size == 30 and kept.max() < 60  # the best-scored of the rest
+    assert kept[kept >= 45].size == 8  # 22 kept from the solves, 8 of the rest

@@ -531,3 +531,36 @@ def test_rank_tr_rounding_stop_ends_cg_once_the_decrement_bound_decides_it(monke
     np.testing.assert_allclose(bounded.values["beta"], full.values["beta"], rtol=1e-12)
     assert bounded.extras["exact_cg_iterations"] < full.extras["exact_cg_iterations"]
     assert bounded.status is cm.Status.OPTIMAL and bounded.residuals.gap <= 1e-5
+
+
+def test_rank_tr_takes_the_newton_step_f_cannot_see_above_rounding_tol():
+    # where the Newton decrement is below the rounding level of F but the relative
+    # gradient is above ROUNDING_TOL, the exact mode takes the full Newton step when it
+    # lowers the gradient's norm and leaves F within that level (no stall): the gradient
+    # falls by Newton's rate, and the run from there ends at the cold solve's optimum
+    from conicml.contracts.ranking_ops import ROUNDING_TOL
+    from conicml.solvers import rank_tr
+
+    prog = ranking.rankrc(*_data(90, rate=0.3), 2.0 ** -10)
+    lin = LinearizedRanking(prog.data["rank"])
+    cold = cm.solve(prog, "rank-tr", direction="exact", linearization=lin)
+    beta = prog.decode(cold)["beta"]
+    rng = np.random.default_rng(1)
+    near = beta + 1e-4 * np.linalg.norm(beta) * rng.normal(size=beta.size) / np.sqrt(beta.size)
+    point = rank_tr._LinPoint(lin, near, 1.0)
+    point.g_scale = 0.0  # the relative gradient in units of the gradient parts
+    point._set(lin.evaluate(point.w))
+    assert point.rel > ROUNDING_TOL
+    s, _ = point._direction(explicit=True)
+    decrement = -0.5 * float(point.g @ s)
+    f, g_norm = point.f, float(np.linalg.norm(point.g))
+    rounding = 10.0 * decrement / abs(f)  # the step is below this rounding level of F
+    assert point.newton_step(rounding) is None  # a step, not a stall
+    assert float(np.linalg.norm(point.g)) < 0.1 * g_norm  # a Newton step near the optimum
+    assert point.f <= f + rounding * abs(f)
+    # a step that would raise the gradient is refused: the stall stays a stall
+    flat = rank_tr._LinPoint(lin, near, 1.0)
+    assert not flat._flat_step(-0.5 * flat.g / lin.lam * 1e3, rounding * abs(flat.f))
+    end = cm.solve(prog, "rank-tr", direction="exact", x0=point.beta())
+    assert end.status is cm.Status.OPTIMAL
+    assert end.objective == pytest.approx(cold.objective, rel=1e-9)

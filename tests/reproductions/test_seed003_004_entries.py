@@ -66,3 +66,13 @@ def test_noise_free_sinc_at_epsilon_zero_is_interpolated():
     out = huang_table_6_1.trial(0, "I", ("thesis",))
     assert out["thesis"][0] < 1e-6  # epsilon = 0: the LAD fit of noise-free targets
     assert out["SVR"][0] < 1e-3
+
+
+def test_full_rank_lsvr_at_epsilon_zero_interpolates_the_noisy_targets():
+    # Closed form (derived in the entry's record): at epsilon = 0 and C = 100 moving one
+    # fitted value toward its target lowers C|r_i| faster than the window term can rise
+    # (< 1/sqrt(2k+1) per unit), so over a full-rank span (identity Gram) the optimum
+    # interpolates y and its MSE against the noise-free sinc is the noise energy.
+    out = huang_table_6_1.trial(3, "II", ("identity Gram",))
+    assert out["noise"][0] > 0.3  # case II noise: sd 0.5 .. 1.5
+    assert abs(out["identity Gram"][0] - out["noise"][0]) < 1e-4 * out["noise"][0]

@@ -176,3 +176,53 @@ def test_bad_input_and_options():
         solve_dcd(_with(prog, c=prog.data["c"][:-1]))
     with pytest.raises(SolverError, match="finite costs"):
         solve_dcd(_with(prog, c=np.full(y.size, np.inf)))
+
+
+# ---- warm starts along a path of costs (conicml.solve_path) ----------------------------
+
+@pytest.mark.parametrize("form", ["dual", "primal"])
+@pytest.mark.parametrize("make", [_overlapping, _structured])
+def test_cost_path_warm_started_equals_cold_and_generic(make, form):
+    # every warm-started value is the cold dcd solution and the generic backends' (the
+    # references: clarabel and ecos on the same program)
+    X, y = make()
+    base = svm.soft_margin(X, y, C=1.0, form=form)
+    Cs = [0.05, 0.3, 2.0, 10.0]
+    warm = cm.solve_path(lambda C: svm.with_cost(base, C), Cs, "dcd", tol=TOL)
+    cold = cm.solve_path(lambda C: svm.with_cost(base, C), Cs, "dcd", tol=TOL,
+                         warm_start=False)
+    assert [s.extras["path"]["warm_start"] for s in warm][1:] == [("b0", "x0")] * 3
+    for C, w_sol, c_sol in zip(Cs, warm, cold):
+        assert w_sol.objective == pytest.approx(c_sol.objective, rel=obj_rtol("dcd"))
+        _check_against_generic(svm.with_cost(base, C), w_sol)
+
+
+def test_cost_path_squared_hinge_warm_started():
+    # the L2 loss has no upper bound: the previous alpha is kept as the start; each value
+    # against cold dcd and clarabel / ecos
+    from conicml.formulations.svm_l2 import squared_hinge as l2_program
+    X, y = _overlapping()
+    Cs = [0.05, 0.5, 5.0]
+    warm = cm.solve_path(lambda C: l2_program(X, y, C=C), Cs, "dcd", tol=TOL)
+    for C, sol in zip(Cs, warm):
+        prog = l2_program(X, y, C=C)
+        assert sol.status is Status.OPTIMAL, sol.message
+        for ref in (cm.solve(prog, "dcd", tol=TOL), *(cm.solve(prog, g) for g in GENERIC)):
+            assert sol.objective == pytest.approx(ref.objective, rel=obj_rtol("dcd"))
+    assert warm[1].extras["path"]["warm_start"] == ("b0", "x0")
+
+
+def test_warm_start_options_are_checked():
+    X, y = _overlapping()
+    prog = svm.soft_margin(X, y, C=0.5, form="dual")
+    with pytest.raises(OptionError, match="x0"):
+        cm.solve(prog, "dcd", x0=np.ones(3))
+    with pytest.raises(OptionError, match="x0"):
+        cm.solve(prog, "dcd", x0=np.full(len(y), np.nan))
+    with pytest.raises(OptionError, match="b0"):
+        cm.solve(prog, "dcd", b0=0.5)
+    with pytest.raises(OptionError, match="b0"):
+        cm.solve(prog, "dcd", x0=np.zeros(len(y)), b0=np.inf)
+    # an out-of-box start is clipped to [0, c]: the answer is still the optimum
+    sol = cm.solve(prog, "dcd", tol=TOL, x0=np.full(len(y), 7.0), b0=3.0)
+    _check_against_generic(prog, sol)

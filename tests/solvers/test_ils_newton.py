@@ -389,3 +389,35 @@ def test_curvature_corrected_newton_step_on_a_closed_form():
     # far from the root (|g| of the previous point >= _CURVATURE_G): Newton's step
     cur = point(1.01)
     assert _newton_step(cur, point(1.5)) == _newton_step(cur, None)
+
+
+def test_interpolated_slope_on_a_closed_form():
+    # g(t) = -tanh(0.4 (t - 2)) + 0.05 (t - 2)^2 (decreasing through its root t* = 2, as the
+    # weight curves do). The slope of the quadratic through (g, g_t) at t0 and g at t1 has
+    # relative error O(h^2), h = t1 - t0 (Taylor: the cubic term), taken only when
+    # |g(t1)| h^2 is below tol / 2; the Newton step with it then lands within that
+    from conicml.solvers.ils_newton import _interpolated_slope, _newton_step
+
+    def point(t, rtol=0.0):
+        c = 1.0 / (1.0 + np.exp(-t))
+        g = -np.tanh(0.4 * (t - 2.0)) + 0.05 * (t - 2.0) ** 2
+        dg_dt = -0.4 / np.cosh(0.4 * (t - 2.0)) ** 2 + 0.1 * (t - 2.0)
+        return {"c": c, "g": g, "dg": dg_dt / (c * (1.0 - c)), "rtol": rtol}
+
+    tol = 1e-11
+    for h in (1e-2, 3e-3):
+        prev, exact = point(2.0 - h), point(2.0 + 1e-9)
+        cur = {k: exact[k] for k in ("c", "g", "rtol")}
+        assert _interpolated_slope(cur, prev, tol) and cur["interpolated"]
+        assert abs(cur["dg"] / exact["dg"] - 1.0) <= h * h
+        t1 = math.log(cur["c"] / (1.0 - cur["c"]))
+        landed = point(t1 + _newton_step(cur, None))
+        assert abs(landed["g"]) <= 0.5 * tol
+    # refused: |g| h^2 above tol / 2, a previous point far from the root or without a
+    # derivative, a value known only to a loose solve
+    far = {k: point(2.05)[k] for k in ("c", "g", "rtol")}
+    assert not _interpolated_slope(far, point(2.0 - 1e-2), tol) and "interpolated" not in far
+    near = {k: point(2.0 + 1e-9)[k] for k in ("c", "g", "rtol")}
+    assert not _interpolated_slope(dict(near), point(0.5), tol)
+    assert not _interpolated_slope(dict(near), {**point(1.99), "dg": math.nan}, tol)
+    assert not _interpolated_slope(dict(near, rtol=1e-4), point(2.0 - 1e-2), tol)
