@@ -135,36 +135,24 @@ fits took 377 s and 141 s.
 
 
 DISCUSSION_FLOOR = """\
-**Reading (the rows above: the command above on the s10-bmpm branch, the load in the last
-column; the 2-core machine was shared with five other helpers' jobs all session, 1-min
-load 2-9, never quiet: at load 2 one core was held by another job, and the floor took
-0.09-0.23 s against 0.051 s quiet. With no idle core the fit takes one thread (below) and
-the floor's two-thread Cholesky slows more than the fit, so the wall ratios say nothing
-about the quiet target; the CPU seconds, the work counts and the critical paths are the
-comparable numbers; the lead re-measures quiet.)**
+**Reading (the rows above: the command above on main, quiet, the load in the last
+column).**
 
-*Quiet target, before this branch* (main at cbb21a6, 2026-11-27 21:51 UTC, load 0.2-0.5,
+*Quiet target, before this round* (main at cbb21a6, 2026-11-27 21:51 UTC, load 0.2-0.5,
 the same command): floor 0.051 s; MPM fit 0.147-0.148 s (2.9x; CPU 2.5-2.6x), BMPM
 0.178-0.186 s (2.9-3.5x; CPU 2.2-2.7x).
 
-*What changed.* (1) Work split over two threads when a second core is idle: the block
-factor's triangular solve Z = L_f^-1 G_fv and rank-k update S_0 = G_vv - Z^T Z (3/4 of its
-flops) in two halves of the columns, the Gram matrix's class means and centring in two
-halves of the rows, the Gershgorin bounds of K and G beside the first Cholesky
-factorisation (Sigma_y's for BMPM, the block factor's first block for MPM), the coarse
-restriction's two class matrices, and products with K from n = 1536 in two halves of the
-rows. Each half runs on one BLAS thread in a Python thread (SciPy's BLAS/LAPACK and
-NumPy release the GIL): not OpenBLAS's own pool, whose workers spin-wait at every
-synchronisation (a Cholesky of order 2000: 51 ms CPU on one thread, 1021 ms on two at
-load 6). The same arithmetic per entry (objectives equal to main to the last digit or
-1 ulp). "A second core idle" is read from the running tasks of /proc/loadavg at each
-call: at load 4.5 the split halves took ~10 % more wall than one thread (medians of 15
-alternating fits: BMPM 436 vs 393 ms, MPM 380 vs 341 ms), with the check the same as one
-thread at load 6 (524 vs 523 ms, 446 vs 458 ms). Their gain therefore shows only quiet:
-critical path of a fit (main-thread CPU plus the longer half of each split section, the
-split forced) at load 7-9, best of 7: BMPM 183 ms (main) -> 154 ms (block factor,
-centring, bounds, restriction) -> 138 ms (with the products with K); MPM 149 -> 122 ->
-116 ms; alone, the block factor 53.5 -> 37.1 ms and the centring 11.3 -> 7.8 ms. (2) Next
+*Measured and not adopted: work split over two Python threads.* The block factor's
+triangular solve and rank-k update, the Gram's class means and centring, the Gershgorin
+bounds beside the first factorisation, the coarse restriction's two class matrices and
+the products with K, each in two halves on one BLAS thread each, when a second core was
+idle (the same arithmetic per entry). Its critical path promised BMPM 183 -> 138 ms and
+MPM 149 -> 116 ms, but quiet (load 0.6-0.9, 10 alternating in-process fits each, n = 2000
+twonorm, split on / off in one run) the fits were slower with it: MPM median 0.154 vs
+0.143 s, BMPM 0.185 vs 0.163 s (19-29 splits per fit): the halves contend for memory
+bandwidth and the thread hand-offs cost more than the half-flops save.
+
+*What changed.* Next
 to the root the slope for the last Newton step comes from the quadratic through the
 previous point's value and derivative and this value when |g| times its error bound is
 below tol/2 (the cubic term measured at most 0.1 h^2 on these curves; a closed-form test):

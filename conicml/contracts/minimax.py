@@ -15,10 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg.blas import dgemm, dsyrk, dtrsv
+from scipy.linalg.blas import dsyrk, dtrsv
 from scipy.linalg.lapack import dpotrf, dtrtrs
 
-from .._utils.threads import idle_cores, in_two_threads, one_blas_thread
+from .._utils.threads import one_blas_thread
 from ..program import Program
 
 __all__ = ["GramScatter", "KernelScatter", "MEMPMData", "RidgeStack"]
@@ -151,32 +151,17 @@ class _BlockFactor:
     original order (class ``x`` first).
     """
 
-    def __init__(self, G: np.ndarray, f: slice, v: slice, s0: float,
-                 beside: Callable[[], None] | None = None) -> None:
+    def __init__(self, G: np.ndarray, f: slice, v: slice, s0: float) -> None:
         self.f, self.v, self.s0 = f, v, float(s0)
         # G is symmetric (up to rounding of the centring): each block in Fortran order
         # as the row-wise copy of its transpose
         A = np.array(G[f, f].T, order="F")
         A[np.diag_indices_from(A)] += self.s0
-        B = np.array(G[v, f].T, order="F")
-        C = np.array(G[v, v].T, order="F")
-        split = _two_threads(B.shape[1])
-        # beside: work of the caller's independent of the factor, run beside its first
-        # block's factorisation when the rest goes in two threads
-        if split and beside is not None:
-            factors = []
-            in_two_threads(lambda: factors.append(_potrf(A)), beside)
-            self.Lf = factors[0]
-        else:
-            if beside is not None:
-                beside()
-            self.Lf = _potrf(A)
-        if split:
-            self.Z, self.S0 = _schur_in_two(self.Lf, B, C)
-        else:
-            self.Z = _trs(self.Lf, B, False)
-            # S_0 = G_vv - Z^T Z, its lower triangle (all that the factorisations read)
-            self.S0 = dsyrk(-1.0, self.Z, beta=1.0, c=C, trans=1, lower=1, overwrite_c=1)
+        self.Lf = _potrf(A)
+        self.Z = _trs(self.Lf, np.array(G[v, f].T, order="F"), False)
+        # S_0 = G_vv - Z^T Z, its lower triangle (all that the factorisations read)
+        self.S0 = dsyrk(-1.0, self.Z, beta=1.0, c=np.array(G[v, v].T, order="F"), trans=1,
+                        lower=1, overwrite_c=1)
         self._ls: dict[float, np.ndarray] = {}  # t -> L_S, the last few
 
     def schur(self, t: float) -> np.ndarray:
@@ -212,53 +197,6 @@ class _BlockFactor:
         Y[f] = self.Lf.T @ S[f] + self.Z @ S[v]
         Y[v] = self.schur(t).T @ S[v]
         return Y
-
-
-#: Order of the free block from which :class:`_BlockFactor` forms :math:`Z` and
-#: :math:`S_0` in two threads (:func:`~conicml._utils.threads.in_two_threads`, each
-#: calling BLAS on one thread); below it one thread.
-_SPLIT_ORDER = 512
-
-
-#: Order of the Gram matrix from which a product with it goes in two halves of its rows
-#: on two threads (:meth:`GramScatter.kmul`; below it the threads cost what they save).
-_SPLIT_PRODUCT = 1536
-
-
-def _two_threads(order: int) -> bool:
-    """Whether the work of a block of this order goes in two threads."""
-    return order >= _SPLIT_ORDER and idle_cores() >= 2
-
-
-def _schur_in_two(Lf: np.ndarray, B: np.ndarray, C: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    r""":math:`Z = L_f^{-1}B` and the lower triangle of :math:`S_0 = C - Z^\top Z` (``B``,
-    ``C`` Fortran-ordered, overwritten) in two halves of the columns, one per thread:
-    first each half of :math:`Z` (a triangular solve), then the two diagonal blocks of
-    :math:`S_0` (symmetric rank-k updates) beside its lower off-diagonal block (a
-    product of as many flops). The same arithmetic as one thread, in another order."""
-    m = B.shape[1]
-    h = m // 2
-    lo, hi = slice(0, h), slice(h, m)
-
-    def solve_half(cols: slice) -> Callable[[], None]:
-        def run() -> None:
-            B[:, cols] = _trs(Lf, B[:, cols], False)
-        return run
-
-    in_two_threads(solve_half(lo), solve_half(hi))
-    Z = B
-
-    def diagonal() -> None:
-        for cols in (lo, hi):
-            C[cols, cols] = dsyrk(-1.0, Z[:, cols], beta=1.0, c=C[cols, cols], trans=1,
-                                  lower=1)
-
-    def off_diagonal() -> None:
-        C[hi, lo] = dgemm(-1.0, Z[:, hi], Z[:, lo], beta=1.0, c=C[hi, lo], trans_a=1)
-
-    in_two_threads(diagonal, off_diagonal)
-    return Z, C
 
 
 def _potrf(A: np.ndarray) -> np.ndarray:
@@ -441,8 +379,7 @@ class KernelScatter:
         hold_x = c >= 0.5
         s0, _ = self._held(hold_x, c)
         with one_blas_thread():
-            F = _BlockFactor(self.G, *self._blocks(hold_x), s0,
-                             beside=None if self._bounded() else self._bounds)
+            F = _BlockFactor(self.G, *self._blocks(hold_x), s0)
         self._factor = (hold_x, F)
         self.factorisations += 1
         return F
@@ -494,15 +431,6 @@ class KernelScatter:
     def _ct(self, Z: np.ndarray, r: int) -> np.ndarray:
         r""":math:`C^\top Z`."""
         return self._cxt(Z[:self.n_x], r) + self.Cy.T @ Z[self.n_x:]
-
-    def _bounded(self) -> bool:
-        """Whether :meth:`_bounds` has run."""
-        return self._cfro is not None
-
-    def _bounds(self) -> None:
-        """The bounds of O(n^2) passes that every solve reads (:meth:`_c_norm`), formed
-        once (beside a factorisation: :class:`_BlockFactor`, :meth:`solve_y`)."""
-        self._c_norm()
 
     def _c_norm(self) -> float:
         r"""A bound on :math:`\|C^\top\|_2 = \lambda_{\max}(G)^{1/2}`: the square root of
@@ -664,12 +592,7 @@ class KernelScatter:
         A = np.array(self.G[n_x:, n_x:].T, order="F")
         A[np.diag_indices_from(A)] += self.rho_y
         with one_blas_thread():
-            if _two_threads(A.shape[0]) and not self._bounded():
-                factors: list[np.ndarray] = []
-                in_two_threads(lambda: factors.append(_potrf(A)), self._bounds)
-                L = factors[0]
-            else:
-                L = _potrf(A)
+            L = _potrf(A)
         self.factorisations += 1
 
         def inverse(V: np.ndarray) -> np.ndarray:
@@ -739,20 +662,8 @@ class GramScatter(KernelScatter):
         self.sizes = (n_x, n - n_x)
 
     def kmul(self, V: np.ndarray) -> np.ndarray:
-        """:math:`KV` (callers limit BLAS to one thread around their loops); from order
-        :data:`_SPLIT_PRODUCT` with a second core idle, the two halves of the rows on two
-        threads (a product of this size is bound by memory, which two cores read
-        faster)."""
-        K = self.K
-        n = K.shape[0]
-        if n < _SPLIT_PRODUCT or not idle_cores() >= 2:
-            return K @ V
-        out = np.empty((n,) + V.shape[1:])
-        h = n // 2
-        with one_blas_thread():  # (each half on one BLAS thread, whatever the caller's)
-            in_two_threads(lambda: np.matmul(K[:h], V, out=out[:h]),
-                           lambda: np.matmul(K[h:], V, out=out[h:]))
-        return out
+        """:math:`KV` (callers limit BLAS to one thread around their loops)."""
+        return self.K @ V
 
     def _centre(self, V: np.ndarray, a: int, power: int) -> np.ndarray:
         r""":math:`J_a^{power}V` on the rows of class ``a`` (``V`` holds only those rows)."""
@@ -825,24 +736,12 @@ class GramScatter(KernelScatter):
     def _residual_norms(self, R: np.ndarray, target: np.ndarray) -> np.ndarray:
         # sqrt(lambda_max(K)) |r| bounds the norm of K; the exact one where that does not
         # settle the comparison
-        bound = math.sqrt(self._k_bound()) * np.linalg.norm(R, axis=0)
-        return bound if np.all(bound <= target) else self.norms(R)
-
-    def _k_bound(self) -> float:
-        r"""Gershgorin's bound on :math:`\lambda_{\max}(K)`, the largest absolute row sum
-        (rows in blocks)."""
         if self._kmax is None:
             K = self.K
             self._kmax = max(float(np.abs(K[i:i + 256]).sum(axis=1).max())
                              for i in range(0, K.shape[0], 256))
-        return self._kmax
-
-    def _bounded(self) -> bool:
-        return self._kmax is not None and super()._bounded()
-
-    def _bounds(self) -> None:
-        super()._bounds()
-        self._k_bound()
+        bound = math.sqrt(self._kmax) * np.linalg.norm(R, axis=0)
+        return bound if np.all(bound <= target) else self.norms(R)
 
     def remember(self, v: np.ndarray, kv: np.ndarray) -> None:
         """Keep :math:`Kv` (formed by the caller) for the inner products with ``v``."""
@@ -908,20 +807,11 @@ class GramScatter(KernelScatter):
             return self._galerkin[1]  # (read only: MEMPM's inner programs share K)
         idx = np.arange(0, n, -(-n // size))
         rows = self.K[idx]  # E^T K, contiguous rows (K is symmetric)
-        Q: list[np.ndarray] = [np.empty(0), np.empty(0)]
-
-        def restrict(a: int) -> Callable[[], None]:
-            def run() -> None:
-                C = self._centre(rows[:, self._blocks_xy[a]].T, a, 1)  # J_a K_{a,:} E
-                Q[a] = C.T @ C + (self.rho_x, self.rho_y)[a] * rows[:, idx]
-            return run
-
+        Q = []
         with one_blas_thread():
-            if _two_threads(n // 2):  # one class per thread
-                in_two_threads(restrict(0), restrict(1))
-            else:
-                restrict(0)()
-                restrict(1)()
+            for a, blk in enumerate(self._blocks_xy):
+                C = self._centre(rows[:, blk].T, a, 1)  # J_a K_{a,:} E
+                Q.append(C.T @ C + (self.rho_x, self.rho_y)[a] * rows[:, idx])
         out = (self._kd[idx].copy(), Q[0], Q[1])
         for arr in out:
             arr.flags.writeable = False

@@ -26,7 +26,7 @@ from .. import kinds
 from .._utils.deprecation import ridge_pair
 from .._utils.linalg import inverse_quadratic
 from .._utils.scaling import feature_scales, relative_ridge_diagonal
-from .._utils.threads import idle_cores, in_two_threads, one_blas_thread
+from .._utils.threads import one_blas_thread
 from .._utils.validation import check_positive, check_X_y
 from ..certificates.conic import rel, residuals
 from ..certificates.margin import fractional_certificate, gram_fractional_certificate
@@ -366,14 +366,8 @@ def _coefficient_data(K: np.ndarray, perm: np.ndarray, n_x: int, rho_x: float,
     E = np.zeros((n, 2))
     E[:n_x, 0] = 1.0 / n_x
     E[n_x:, 1] = 1.0 / n_y
-    KE = np.empty((n, 2))
     with one_blas_thread():
-        if n >= _SPLIT_ROWS and idle_cores() >= 2:
-            h = n // 2
-            in_two_threads(lambda: np.matmul(K[:h], E, out=KE[:h]),
-                           lambda: np.matmul(K[h:], E, out=KE[h:]))
-        else:
-            np.matmul(K, E, out=KE)
+        KE = K @ E
     mx, my = KE[:, 0], KE[:, 1]
     e = E[:, 0] - E[:, 1]
     d = mx - my
@@ -469,12 +463,6 @@ class _Permutation:
         return out if dtype is None else out.astype(dtype)
 
 
-#: Order of the Gram matrix from which its passes of O(n^2) (the class means of its rows,
-#: the centring) go in two halves of the rows, one per thread
-#: (:func:`~conicml._utils.threads.in_two_threads`).
-_SPLIT_ROWS = 1024
-
-
 def _class_centred_gram(K: np.ndarray, n_x: int, out: np.ndarray | None = None,
                         means: np.ndarray | None = None) -> np.ndarray:
     r""":math:`G = CC^\top` for the rows :math:`C` of ``Rx[:n_x]`` and ``Ry[:n_y]`` from
@@ -490,28 +478,19 @@ def _class_centred_gram(K: np.ndarray, n_x: int, out: np.ndarray | None = None,
         means = np.stack([K[:, b].mean(axis=1) for b in blocks], axis=1)  # row i, class b
     G = K if out is None else out
     sizes = (n_x, n - n_x)
-    # per block (a, b): the row shifts u, the column shifts v and the scale
-    parts = []
+
     for ia, a in enumerate(blocks):
         for ib, b in enumerate(blocks):
             total = float(means[a, ib].mean())
-            parts.append((a, b, means[a, ib] - total, means[b, ia][None, :],
-                          1.0 / math.sqrt(sizes[ia] * sizes[ib])))
-
-    def centre(lo: int, hi: int) -> None:  # the rows lo <= i < hi
-        for a, b, u, v, scale in parts:
-            for i in range(max(lo, a.start), min(hi, a.stop), 64):
-                j = min(i + 64, hi, a.stop)
+            u = means[a, ib] - total
+            v = means[b, ia][None, :]
+            scale = 1.0 / math.sqrt(sizes[ia] * sizes[ib])
+            for i in range(a.start, a.stop, 64):
+                j = min(i + 64, a.stop)
                 g = G[i:j, b]
                 np.subtract(K[i:j, b], u[i - a.start:j - a.start, None], out=g)
                 g -= v
                 g *= scale
-
-    if n >= _SPLIT_ROWS and idle_cores() >= 2:
-        # rows are independent: two halves, one per thread (NumPy releases the GIL)
-        in_two_threads(lambda: centre(0, n // 2), lambda: centre(n // 2, n))
-    else:
-        centre(0, n)
     return G
 
 

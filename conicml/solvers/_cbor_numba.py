@@ -72,6 +72,34 @@ def _tied_blocks(D, b_low, b_up, blk, lo, hi):  # pragma: no cover - compiled
     return worst, violation
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def _stage(D, b_low, b_up, blk, lo, hi, eps, rho, tol, gmax, out_f):  # pragma: no cover
+    """The worst tied block and whether its violation meets the stage's tolerance (the
+    smoothing stage's ``max(tol, 1e-2 (eps / max(rho, eps))^2 gmax)``, ``tol`` unsmoothed);
+    ``out_f`` gets (violation, rho, stage tolerance)."""
+    worst, violation = _tied_blocks(D, b_low, b_up, blk, lo, hi)
+    stage_tol = tol
+    if eps != 0.0:
+        ratio = eps / max(rho, eps)
+        stage_tol = max(tol, 1e-2 * ratio * ratio * gmax)
+    out_f[0] = violation
+    out_f[1] = rho
+    out_f[2] = stage_tol
+    return worst, violation <= stage_tol
+
+
+@njit(cache=True, nogil=True)
+def _lower_threshold(b_low, blk, worst):  # pragma: no cover - compiled
+    """The threshold of a block up to the worst one with the largest B_low (-1: none)."""
+    tb = -1
+    best = -np.inf
+    for t in range(b_low.shape[0]):
+        if blk[t] <= blk[worst] and b_low[t] > best:
+            best = b_low[t]
+            tb = t
+    return tb
+
+
 @njit(cache=True, nogil=True, error_model="numpy")  # IEEE division, as in NumPy
 def run(M, z, v, x, low, up, cl, sig, thr, dsig, d, diag, starts, ends, W, eps, tol,
         second_order, max_steps, out_f):  # pragma: no cover - compiled
@@ -129,28 +157,14 @@ def run(M, z, v, x, low, up, cl, sig, thr, dsig, d, diag, starts, ends, W, eps, 
                 if up[i] and f < b_up[t]:
                     b_up[t] = f
                     iu[t] = i
-        worst, violation = _tied_blocks(D, b_low, b_up, blk, lo, hi)
-        if eps == 0.0:
-            stage_tol = tol
-        else:
-            ratio = eps / max(rho, eps)
-            stage_tol = max(tol, 1e-2 * ratio * ratio * gmax)
-        out_f[0] = violation
-        out_f[1] = rho
-        out_f[2] = stage_tol
-        if violation <= stage_tol:
+        worst, converged = _stage(D, b_low, b_up, blk, lo, hi, eps, rho, tol, gmax, out_f)
+        if converged:
             return CONVERGED, steps
         if eps == 0.0 and rho == 0.0:
             return KINK, steps
         if steps >= max_steps:
             return STEPS_DONE, steps
-        # l attains B_low at the worst threshold
-        tb = -1
-        best = -np.inf
-        for t in range(n_thr):
-            if blk[t] <= blk[worst] and b_low[t] > best:
-                best = b_low[t]
-                tb = t
+        tb = _lower_threshold(b_low, blk, worst)  # l attains B_low there
         lv = il[tb]
         jl = cl[lv]
         uv = -1
@@ -311,26 +325,14 @@ def run_kernel(Kv, C, slot_of, stamp, clock, v, x, low, up, cl, sig, thr, dsig, 
                     b_up[t] = f
                     iu[t] = i
             D[t] = acc
-        worst, violation = _tied_blocks(D, b_low, b_up, blk, lo, hi)
-        stage_tol = tol
-        if eps != 0.0:
-            ratio = eps / max(rho, eps)
-            stage_tol = max(tol, 1e-2 * ratio**2 * gmax)
-        out_f[0] = violation
-        out_f[1] = rho
-        out_f[2] = stage_tol
-        if violation <= stage_tol:
+        worst, converged = _stage(D, b_low, b_up, blk, lo, hi, eps, rho, tol, gmax, out_f)
+        if converged:
             return CONVERGED, steps
         if eps == 0.0 and rho == 0.0:
             return KINK, steps
         if steps >= max_steps:
             return STEPS_DONE, steps
-        tb = -1
-        best = -np.inf
-        for t in range(n_thr):
-            if blk[t] <= blk[worst] and b_low[t] > best:
-                best = b_low[t]
-                tb = t
+        tb = _lower_threshold(b_low, blk, worst)
         if tb < 0:
             return NO_STEP, steps
         lv = il[tb]

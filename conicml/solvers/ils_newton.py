@@ -500,9 +500,7 @@ def solve_ils_newton(
     matrix, factored in two class blocks: the shift of the class of larger weight held,
     the other one exact at every weight through a Schur complement of that class's order,
     and conjugate gradients absorbing the held shift's change (typically one block
-    factorisation in all, MPM and BMPM; from order 512 its triangular solve and
-    rank-k update run in two halves on two threads, each on one BLAS thread); the
-    search then starts at the reweighting weight
+    factorisation in all, MPM and BMPM); the search then starts at the reweighting weight
     of :math:`w = d` (products only) instead of :math:`\tfrac12`. A program in dual
     coefficients (:class:`~conicml.contracts.minimax.GramScatter`) runs the same steps on
     representatives with the inner product of :math:`K`: no factorisation of :math:`K`;

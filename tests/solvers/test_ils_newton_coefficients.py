@@ -167,13 +167,9 @@ def test_unknown_coordinates_are_refused():
         mm.mpm(X, y, kernel="rbf", ridge=1e-3, coordinates="dual")
 
 
-@pytest.mark.parametrize("split", [False, True], ids=["one-thread", "two-threads"])
 @pytest.mark.parametrize("n, n_x", [(60, 25), (700, 300)])
-def test_class_centred_gram_is_j_k_j(n, n_x, split, monkeypatch):
-    # G = J K J with J the per-class centring over sqrt(N_a), formed densely here; the rows
-    # in two halves on two threads (the split below its default size) or on one
-    monkeypatch.setattr(mm, "_SPLIT_ROWS", 16 if split else 10**9)
-    monkeypatch.setattr(mm, "idle_cores", lambda: 2)
+def test_class_centred_gram_is_j_k_j(n, n_x):
+    # G = J K J with J the per-class centring over sqrt(N_a), formed densely here
     rng = np.random.default_rng(5)
     A = rng.standard_normal((n, 4))
     K = A @ A.T
@@ -336,73 +332,3 @@ def test_triangular_solves_by_columns_and_blocks(k):
     L[7, 7] = 0.0
     with pytest.raises(np.linalg.LinAlgError):
         _trs(L, B, False)
-
-
-def test_block_factor_in_two_threads(monkeypatch):
-    """Z and the Schur complement formed in two threads (columns halved) are those of one
-    thread, and the factor reproduces diag(s0 I, t I) + G (an explicit product)."""
-    import conicml.contracts.minimax as cmm
-    from conicml._utils.threads import one_blas_thread
-
-    rng = np.random.default_rng(3)
-    n, n_x, s0, t = 90, 40, 0.05, 0.2
-    A = rng.standard_normal((n, 6))
-    G = A @ A.T + 1e-3 * np.eye(n)
-    f, v = slice(0, n_x), slice(n_x, n)
-    factors = {}
-    for split in (False, True):
-        monkeypatch.setattr(cmm, "_SPLIT_ORDER", 8 if split else 10**9)
-        monkeypatch.setattr(cmm, "idle_cores", lambda: 2)
-        with one_blas_thread():  # as KernelScatter.factor makes it
-            factors[split] = cmm._BlockFactor(G, f, v, s0)
-    one, two = factors[False], factors[True]
-    np.testing.assert_allclose(two.Z, one.Z, rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(np.tril(two.S0), np.tril(one.S0), rtol=1e-12, atol=1e-14)
-    L = np.zeros((n, n))
-    L[f, f], L[v, f], L[v, v] = two.Lf, two.Z.T, two.schur(t)
-    P = G + np.diag(np.r_[np.full(n_x, s0), np.full(n - n_x, t)])
-    assert np.abs(L @ L.T - P).max() <= 1e-12 * np.abs(P).max()
-
-
-@pytest.mark.parametrize("family", ["mpm", "bmpm"])
-def test_solves_with_the_two_thread_passes_match_one_thread(family, monkeypatch):
-    # the block factor, the centring, the bounds, the coarse restriction and the products
-    # with K split below their default sizes: the same optimum as one thread (the same
-    # arithmetic in another order), certified; n = 300 for the coarse start (256 points)
-    import conicml.contracts.minimax as cmm
-
-    X, y = _data(9, 300, "ringnorm")
-    objectives = []
-    for split in (False, True):
-        monkeypatch.setattr(cmm, "_SPLIT_ORDER", 8 if split else 10**9)
-        monkeypatch.setattr(cmm, "_SPLIT_PRODUCT", 16 if split else 10**9)
-        monkeypatch.setattr(cmm, "idle_cores", lambda: 2)
-        monkeypatch.setattr(mm, "_SPLIT_ROWS", 16 if split else 10**9)
-        monkeypatch.setattr(mm, "idle_cores", lambda: 2)
-        _, coef = _programs(family, X, y, "rbf", 1e-3)
-        sol = cm.solve(coef, "ils-newton")
-        assert sol.status is cm.Status.OPTIMAL, sol.message
-        assert sol.residuals.source == "recomputed" and sol.residuals.max() <= 1e-9
-        objectives.append(sol.objective)
-    assert objectives[1] == pytest.approx(objectives[0], rel=1e-10)
-
-
-def test_in_two_threads_runs_both_and_raises_either():
-    from conicml._utils import threads
-    from conicml._utils.threads import idle_cores, in_two_threads, usable_cores
-
-    assert 0 <= idle_cores() <= usable_cores()
-    assert 0 <= threads._idle_cores() <= usable_cores()
-    assert threads._own_running_threads() >= 1  # the caller
-
-    out = []
-    in_two_threads(lambda: out.append(1), lambda: out.append(2))
-    assert sorted(out) == [1, 2]
-
-    def fail():
-        raise ValueError("second")
-
-    with pytest.raises(ValueError, match="second"):
-        in_two_threads(lambda: None, fail)
-    with pytest.raises(ValueError, match="second"):
-        in_two_threads(fail, lambda: None)
