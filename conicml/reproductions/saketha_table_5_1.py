@@ -74,6 +74,9 @@ CLUSTER_CHOICES = (50, 100, 200)
 BOOTSTRAP = 1000
 #: time limit of each ablation run (seconds), so that a slow variant cannot take the run
 ABLATION_LIMIT = 300.0
+#: the label of the ablation run at every size: SMO-OR at the fixed SMO_OR setting (the
+#: --fixed-smo-or run's), beside the validation-selected setting of the main table
+FIXED_SMO_OR = f"SMO-OR at the fixed (C, zeta) = ({SMO_OR['C']:g}, {SMO_OR['gamma']:g})"
 #: the label of the ablation that tunes CBOR on the test set, as the thesis did
 TEST_TUNED = f"CBOR-Iter tuned on the test set, k-means {CLUSTERS_PER_RANK} per rank"
 
@@ -281,12 +284,13 @@ def run_cbor(n_train: int, solver: str, clustering: tuple, limit: float,
 #: options, keyword arguments of :func:`split`); the CBOR variants at each of
 #: ABLATION_SIZES, the SMO-OR variants and those with split arguments (``{}``: the main
 #: split) at the smallest size only; a clustering of None is the main table's (the chosen
-#: clusters)
+#: clusters); SMO-OR at the fixed setting runs at every size with the main table (FIXED_SMO_OR)
 ABLATIONS = (
     ("CBOR-Iter, k-means 20 per rank", "cbor", ("cbor-smo", ("kmeans", 20)), None, None),
     ("CBOR-Iter, k-means 100 per rank", "cbor", ("cbor-smo", ("kmeans", 100)), None, None),
     ("CBOR-Iter, k-means 200 per rank", "cbor", ("cbor-smo", ("kmeans", 200)), None, None),
     ("CBOR-Iter, BIRCH threshold 0.5", "cbor", ("cbor-smo", ("birch", 0.5)), None, {}),
+    ("CBOR-Iter, k-means 400 per rank", "cbor", ("cbor-smo", ("kmeans", 400)), None, {}),
     ("CBOR-Iter, BIRCH threshold 1.0", "cbor", ("cbor-smo", ("birch", 1.0)), None, None),
     ("CBOR-Iter, k-means 50 per rank, tol 1e-3", "cbor",
      ("cbor-smo", ("kmeans", CLUSTERS_PER_RANK)), {"tol": 1e-3}, None),
@@ -326,15 +330,7 @@ def run_ablations(sizes: list, limit: float, tuned: dict, results: dict,
                                                      else "CBOR"), data), cap + 120.0)
             details.append((n, label, state, res))
             print(n, label, state, res, flush=True)
-            if state != "ok":
-                ablation_rows.append([f"{n:,}", label, _main_cell(state, res, wall, "time"),
-                                      "-", "-", "-", "-"])
-                continue
-            flag = "" if res["status"] == "optimal" else f" [{res['status']}]"
-            ablation_rows.append([
-                f"{n:,}", label, f"{res['mze']:.3f}{flag}", f"{res['time']:.1f}",
-                f"{res['iterations']:,}", f"{res['us_per_iteration']:.0f}",
-                str(res.get("clusters", "all points"))])
+            ablation_rows.append(_ablation_row(n, label, state, res, wall))
         # the main run's rows of the same size, for the ratios
         for name in ("CBOR-Iter", "SMO-OR"):
             state, res, _ = results[n, name]
@@ -350,6 +346,16 @@ def run_ablations(sizes: list, limit: float, tuned: dict, results: dict,
         details.append((n, TEST_TUNED, state, res))
         print(n, TEST_TUNED, state, res, flush=True)
     return ablation_rows
+
+
+def _ablation_row(n: int, label: str, state: str, res, wall: float) -> list[str]:
+    """One row of the ablation table: MZE, time, iterations, us per iteration, clusters."""
+    if state != "ok":
+        return [f"{n:,}", label, _main_cell(state, res, wall, "time"), "-", "-", "-", "-"]
+    flag = "" if res["status"] == "optimal" else f" [{res['status']}]"
+    return [f"{n:,}", label, f"{res['mze']:.3f}{flag}", f"{res['time']:.1f}",
+            f"{res['iterations']:,}", f"{res['us_per_iteration']:.0f}",
+            str(res.get("clusters", "all points"))]
 
 
 def _main_cell(state: str, res, wall: float, key: str) -> str:
@@ -465,6 +471,18 @@ def _split_lines(details: list) -> list[str]:
     return out + ([""] if out else [])
 
 
+def _fixed_line(n: int, res: dict, results: dict) -> str:
+    """The SMO-OR cell at the fixed setting beside the selected one (same size and split)."""
+    state, fixed, _ = results.get((n, FIXED_SMO_OR), ("missing", None, 0.0))
+    if state != "ok":
+        return ""
+    gap = fixed["mze"] - THESIS[n][1][1]
+    return (f" {FIXED_SMO_OR}: MZE {fixed['mze']:.3f} ({gap:+.3f} from the thesis's, "
+            + ("within" if abs(gap) <= 0.02 else "outside") + " its spread): the validation "
+            f"selection moves the cell by {res['mze'] - fixed['mze']:+.3f}"
+            + (", to a better setting than this one." if res["mze"] < fixed["mze"] else "."))
+
+
 def _explanations(results: dict, details: list, tuned: dict, sizes: tuple) -> list[str]:
     """The test-set noise of each MZE cell outside the spread, the thesis's test-set
     tuning, and the work behind the speed-up: computed from this run's numbers."""
@@ -480,7 +498,8 @@ def _explanations(results: dict, details: list, tuned: dict, sizes: tuple) -> li
                            f"{THESIS[n][col][1]:g} ({gap:+.3f}); the test set has "
                            f"{res['n_test']:,} points, on which a test MZE has a bootstrap sd of "
                            f"{res['mze_sd']:.3f}: the gap is {gap / res['mze_sd']:+.1f} sd "
-                           "(the thesis's single split carries the same noise).")
+                           "(the thesis's single split carries the same noise)."
+                           + (_fixed_line(n, res, results) if col == 1 else ""))
     found = {n: res for n, name, state, res in details if name == TEST_TUNED and state == "ok"}
     for n, res in found.items():
         chosen = tuple(float(v) for v in tuned["CBOR", n]["params"].values())
@@ -504,8 +523,9 @@ def _explanations(results: dict, details: list, tuned: dict, sizes: tuple) -> li
             f"{THESIS[n][1][0] / THESIS[n][0][0]:.0f}); CBOR-Iter's Gaussian loop ran on the "
             f"{it['engine']} engine: {it['us_per_iteration']:.0f} us per pair update on "
             f"{it['clusters']:,} clusters against SMO-OR's {smo['us_per_iteration']:.0f} us "
-            f"per update of all {n:,} gradients (both NumPy loops).")
-    per = sorted((res["clusters"], res["us_per_iteration"]) for m, name, state, res in details
+            f"per update of all {n:,} gradients (SMO-OR's a NumPy loop).")
+    per = sorted((res["clusters"], res["us_per_iteration"], res.get("engine", "-"))
+                 for m, name, state, res in details
                  if state == "ok" and isinstance(res, dict) and _cluster_variant(name)
                  and m == n and "clusters" in res)
     if len(per) >= 2:
@@ -513,9 +533,10 @@ def _explanations(results: dict, details: list, tuned: dict, sizes: tuple) -> li
             f"- CBOR-Iter's cost per pair update at {n:,}: {per[0][1]:.0f} us with "
             f"{per[0][0]:,} clusters, {per[-1][1]:.0f} us with {per[-1][0]:,} "
             f"({per[-1][0] / per[0][0]:.0f}x the clusters, "
-            f"{per[-1][1] / per[0][1]:.1f}x the cost): a fixed cost per update, the NumPy "
-            "loop's, not the O(k) arithmetic; the speed-up moves with the language of the "
-            "two loops, which the thesis's MATLAB timings do not let us match.")
+            f"{per[-1][1] / per[0][1]:.1f}x the cost; engine "
+            + "/".join(sorted({p[2] for p in per})) + "): the speed-up moves with the "
+            "language of the two loops, which the thesis's MATLAB timings do not let us "
+            "match.")
     return out + ([""] if out else [])
 
 
@@ -656,9 +677,11 @@ def main() -> None:
       cache (every kernel column recomputed: the per-iteration cost of a plain SMO);
       Chu & Keerthi's implicit-constraint SVOR (SMO-OR-IM, no thesis column); the
       thesis's own tuning on the test set (CBOR's grid at 50 clusters per rank, every
-      point scored on the test set); at the smallest size only, BIRCH threshold 0.5, two
-      other seeded splits and equal-width ranks (CBOR-Iter and SMO-OR at the settings
-      chosen on the main split: the split's draw and the rank coding); the sampling sd
+      point scored on the test set); at the smallest size only, BIRCH threshold 0.5,
+      k-means 400 per rank, two other seeded splits and equal-width ranks (CBOR-Iter and
+      SMO-OR at the settings chosen on the main split: the split's draw and the rank
+      coding); at every size, SMO-OR at the fixed SMO_OR setting (the ``--fixed-smo-or``
+      run's, beside the validation-selected one); the sampling sd
       of every test MZE (bootstrap of the test set, 410 points at the largest size);
     * every run single-threaded (``OMP_NUM_THREADS=1`` etc.), in a child process killed
       after ``--time-limit`` seconds (TIMEOUT; an ablation after at most
@@ -683,9 +706,13 @@ def main() -> None:
     methods = (("CBOR-Iter", run_cbor, ("cbor-smo",), {}),
                ("SMO-OR", run_smo_or, ("explicit",), {}),
                ("CBOR-SOCP", run_cbor, ("clarabel",), {}))
+    if ablate and not args.fixed_smo_or:  # the ablation at every size: the fixed setting
+        methods += ((FIXED_SMO_OR, run_smo_or, ("explicit",), {}),)
     tuned = select_models(sizes, min(limit, ABLATION_LIMIT), not args.fixed_smo_or)
 
     def params_of(n: int, name: str) -> dict:
+        if name == FIXED_SMO_OR:
+            return SMO_OR
         return tuned["SMO-OR" if name.startswith("SMO") else "CBOR", n]["params"]
 
     for n in progress(sizes, "sizes"):
@@ -733,6 +760,8 @@ def main() -> None:
 
     ablation_rows = (run_ablations([s for s in ABLATION_SIZES if s in sizes], limit, tuned,
                                    results, details) if ablate else [])
+    ablation_rows += [_ablation_row(n, FIXED_SMO_OR, *results[n, FIXED_SMO_OR])
+                      for n in sizes if (n, FIXED_SMO_OR) in results]
 
     command = _command(args)
     lines = [
