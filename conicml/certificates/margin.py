@@ -345,7 +345,7 @@ def _fractional_result(primal: float, P: float, lam: float, row: float, dec: flo
 def _scatter_decrement(scatter: Any, v: np.ndarray, e: np.ndarray, a: np.ndarray,
                        px: float, py: float, sx: float, sy: float,
                        g: tuple[np.ndarray, np.ndarray] | None = None,
-                       row: tuple[np.ndarray, float, float] | None = None) -> float:
+                       row: tuple[np.ndarray, float, float, float] | None = None) -> float:
     r""":func:`newton_decrement` of the fractional program's Lagrangian when its covariances
     are a :class:`~conicml.contracts.minimax.KernelScatter` (never formed).
 
@@ -360,10 +360,14 @@ def _scatter_decrement(scatter: Any, v: np.ndarray, e: np.ndarray, a: np.ndarray
     then recomputed with :math:`H` itself (products only), as :func:`newton_decrement`
     does, and a residual above ``1e-6`` of :math:`\|e\|` gives ``inf``. Of the four
     solves three are made: :math:`M(c')v = c'g_x + (1-c')g_y` gives the fourth. With
-    ``row = (d, a_x, a_y)``, :math:`a = d - (a_x/\sigma_x)g_x - (a_y/\sigma_y)g_y`, the
-    three are with :math:`e`, :math:`d` and :math:`g_x - g_y`, one at a time: the last
-    two recur along the solver's weight curve (its solve for :math:`w` and its
-    derivative's), whose kept solutions start them
+    ``row = (d, a_x, a_y, lambda)``, :math:`a = d - (a_x/\sigma_x)g_x -
+    (a_y/\sigma_y)g_y` and :math:`e = \lambda d - (p_x/\sigma_x)g_x -
+    (p_y/\sigma_y)g_y` (the Lagrangian's gradient at ``v``), two are made, with
+    :math:`e` and :math:`g_x - g_y`, one at a time: as :math:`\alpha M(c')v =
+    (p_x/\sigma_x)g_x + (p_y/\sigma_y)g_y = \lambda d - e`, :math:`M(c')^{-1}d =
+    (\alpha v + M(c')^{-1}e)/\lambda` (exact, from the point and the data). The
+    solve with :math:`g_x - g_y` recurs along the solver's weight curve (its
+    derivative's), whose kept solutions start it
     (:meth:`~conicml.contracts.minimax.KernelScatter.solve` accepts only its recomputed
     residual).
     """
@@ -393,10 +397,16 @@ def _scatter_decrement(scatter: Any, v: np.ndarray, e: np.ndarray, a: np.ndarray
         g_inv = [Z[:, 2], Z[:, 2]]
         g_inv[1 - minor] = (v - w_minor * Z[:, 2]) / (1.0 - w_minor)
     else:
-        d, ax, ay = row
+        _, ax, ay, lam = row
+        if not lam > 0:
+            return math.inf
         y_diff = scatter.solve(c, gx - gy, rtol=1e-10)  # M^-1 g_x = v + (1 - c') y_diff
         g_inv = [v + (1.0 - c) * y_diff, v - c * y_diff]
-        Z = np.column_stack([scatter.solve(c, e, rtol=1e-10), scatter.solve(c, d, rtol=1e-10)])
+        Z = np.empty((v.size, 2))
+        Z[:, 0] = scatter.solve(c, e, rtol=1e-10)
+        # M^-1 d from alpha M v = lam d - e (the definitions of c', alpha and e), then
+        # M^-1 a = M^-1 d - (a_x/s_x) M^-1 g_x - (a_y/s_y) M^-1 g_y
+        Z[:, 1] = (alpha * v + Z[:, 0]) / lam
         Z[:, 1] -= ax / sx * g_inv[0] + ay / sy * g_inv[1]
     for p_, s_, g_, y_ in ((px, sx, gx, g_inv[0]), (py, sy, gy, g_inv[1])):
         if p_ != 0.0:
@@ -582,7 +592,7 @@ def _gram_fractional(scatter: Any, a: tuple[float, float], b: tuple[float, float
     grad_row = e - ax * gx / sx - ay * gy / sy
     with one_blas_thread():
         dec = _scatter_decrement(scatter, v, resid, grad_row, px, py, sx, sy, (gx, gy),
-                                 (e, ax, ay))
+                                 (e, ax, ay, lam))
     floor = FRACTIONAL_FLOOR * max(1.0, abs(dv))
     return _fractional_result(primal, P, lam, row, dec, floor, claimed)
 

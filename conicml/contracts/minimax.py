@@ -643,10 +643,16 @@ class GramScatter(KernelScatter):
         The representative of the mean difference: :math:`e = 1_x/N_x - 1_y/N_y`.
     kd : ndarray of shape (n,), optional
         :math:`Ke` if already formed.
+    row_sums : ndarray of shape (n,), optional
+        :math:`K1` when every entry of :math:`K` is non-negative (an RBF kernel): then
+        also the absolute row sums, whose largest is Gershgorin's bound on
+        :math:`\lambda_{\max}(K)` (else that bound is formed by a pass over :math:`K`
+        on first use).
     """
 
     def __init__(self, K: np.ndarray, n_x: int, rho_x: float, rho_y: float, G: np.ndarray,
-                 d_rep: np.ndarray, kd: np.ndarray | None = None) -> None:
+                 d_rep: np.ndarray, kd: np.ndarray | None = None,
+                 row_sums: np.ndarray | None = None) -> None:
         n = K.shape[0]
         super().__init__(np.empty((n_x, 0)), np.empty((n - n_x, 0)), rho_x, rho_y, G, lead=0)
         self.K = K
@@ -655,7 +661,10 @@ class GramScatter(KernelScatter):
         self._kd = self.kmul(d_rep) if kd is None else kd
         self._kcache: list[tuple[np.ndarray, np.ndarray]] = []
         self._last_kv: tuple[np.ndarray, np.ndarray] | None = None
-        self._kmax: float | None = None  # Gershgorin's bound on lambda_max(K)
+        # Gershgorin's bound on lambda_max(K): from the row sums of a non-negative K,
+        # raised by the rounding bound of a sum of n non-negative terms (n eps, relative)
+        self._kmax: float | None = None if row_sums is None else \
+            float(np.max(row_sums)) * (1.0 + 4.0 * n * np.finfo(float).eps)
         self._last_sqs: tuple[np.ndarray, tuple[float, float]] | None = None
         self._galerkin: tuple[int, tuple] | None = None  # (size, galerkin(size))
         self._blocks_xy = (slice(0, n_x), slice(n_x, n))

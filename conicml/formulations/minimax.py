@@ -284,7 +284,8 @@ def _base_data(
             return {"moments": None, "nu_x": nu_x, "nu_y": nu_y, "rho_x": rho_x,
                     "rho_y": rho_y, "relative_ridge": relative_ridge, "kernel": kern, "X": X,
                     "n_pos": n_pos, "n_neg": n_neg, "feature_scale": None,
-                    **_coefficient_data(K, perm, n_pos, rho_x, rho_y)}
+                    **_coefficient_data(K, perm, n_pos, rho_x, rho_y,
+                                        nonnegative=kern.name == "rbf")}
         # Theorem 9 in the coordinates of an empirical feature map: any factor
         # K = Phi Phi^T (Phi of full column rank r) with coefficients w = T u,
         # K T = Phi and T^T K T = I gives K w = Phi u and w^T K w = ||u||^2, so
@@ -352,7 +353,7 @@ def _base_data(
 
 
 def _coefficient_data(K: np.ndarray, perm: np.ndarray, n_x: int, rho_x: float,
-                      rho_y: float) -> dict[str, Any]:
+                      rho_y: float, nonnegative: bool = False) -> dict[str, Any]:
     r"""The kernel program's data in dual coefficients :math:`z` (points in the order of
     ``K``, the positive class first), :math:`u = \Phi^\top z` for any factor
     :math:`K = \Phi\Phi^\top`: :math:`d = K e` with :math:`e = 1_x/N_x - 1_y/N_y`,
@@ -360,7 +361,8 @@ def _coefficient_data(K: np.ndarray, perm: np.ndarray, n_x: int, rho_x: float,
     :math:`\tilde k_x, \tilde k_y`) and the covariances by a
     :class:`~conicml.contracts.minimax.GramScatter`; a factor :math:`\Phi` is formed
     only for a consumer that asks for the dense matrices (:class:`_CoefficientStack`,
-    the generic backends' form)."""
+    the generic backends' form). ``nonnegative``: every entry of :math:`K` is
+    :math:`\ge 0` (an RBF kernel), so the class sums give its absolute row sums."""
     n = K.shape[0]
     n_y = n - n_x
     E = np.zeros((n, 2))
@@ -378,7 +380,9 @@ def _coefficient_data(K: np.ndarray, perm: np.ndarray, n_x: int, rho_x: float,
             "distinct means (eq. 3.18 divides by w^T(x_mean - y_mean))"
         )
     G = _class_centred_gram(K, n_x, out=np.empty_like(K), means=KE)
-    scatter = GramScatter(K, n_x, rho_x, rho_y, G, e, kd=d)
+    # K 1 = N_x mx + N_y my: the absolute row sums of a non-negative K (Gershgorin)
+    row_sums = n_x * mx + n_y * my if nonnegative else None
+    scatter = GramScatter(K, n_x, rho_x, rho_y, G, e, kd=d, row_sums=row_sums)
     fmap = _LazyFeatureMap(K)
     return {"d": d, "mx": mx, "my": my, "Rx": _CoefficientStack(scatter, 0, fmap),
             "Ry": _CoefficientStack(scatter, 1, fmap), "coef_map": _Permutation(perm),

@@ -229,8 +229,9 @@ def test_kept_solves_predict_the_next_weights_solution(c):
                                                   ("mpm", (1e-3, 1e-2), True),
                                                   ("mpm", (1e-2, 1e-3), False)])
 def test_gram_certificate_equals_the_dense_feature_certificate(family, ridge, above):
-    # the certificate in dual coefficients (three solves with M(c'), with e, d and
-    # g_x - g_y, the fourth from M(c')v = c' g_x + (1 - c') g_y) against the dense one of
+    # the certificate in dual coefficients (two solves with M(c'), with the Lagrangian's
+    # gradient and g_x - g_y; M(c')^-1 d and M(c')^-1 g_x, g_y from alpha M(c')v = lambda d
+    # - gradient and M(c')v = c' g_x + (1 - c') g_y) against the dense one of
     # the feature program at u = L^T z (K = L L^T), at the optimum and off it, with the
     # solver's kept solutions as first iterates and without; the ridges put the weight
     # c' on both sides of 1/2
@@ -257,6 +258,49 @@ def test_gram_certificate_equals_the_dense_feature_certificate(family, ridge, ab
         assert gram.gap == pytest.approx(dense.gap, rel=1e-8, abs=1e-14)
         assert gram.dual == pytest.approx(dense.dual, rel=1e-5, abs=1e-14)
     assert dense.dual > 1e-10  # the perturbed point is visibly not optimal
+
+
+@pytest.mark.parametrize("family", ["mpm", "bmpm"])
+def test_certificate_solve_with_d_from_the_point(family):
+    # the closed form behind the certificate's third solve: with p = b + lambda a,
+    # alpha = p_x/s_x + p_y/s_y, c' = (p_x/s_x)/alpha and e = lambda d - (p_x/s_x) g_x -
+    # (p_y/s_y) g_y (g = Sigma v), alpha M(c')v = lambda d - e, so M(c')^-1 d =
+    # (alpha v + M(c')^-1 e)/lambda at any v with lambda > 0 (an identity of the
+    # definitions; both sides by Woodbury solves, at the optimum and off it)
+    X, y = _data(5, 120, "ringnorm")
+    _, coef = _programs(family, X, y, "rbf", (1e-3, 2e-3))
+    sc = coef.data["scatter"]
+    (ax, ay), (bx, by) = coef.data["a"], coef.data["b"]
+    z = np.asarray(cm.solve(coef, "ils-newton").values["v"])
+    for point in (z, z * (1 + 1e-2 * np.random.default_rng(6).normal(size=z.size))):
+        sc.forget()
+        gx, gy = sc.sigmas(point)
+        sx, sy = np.sqrt(sc.dot(point, gx)), np.sqrt(sc.dot(point, gy))
+        lam = (bx * sx + by * sy) / (sc.dot(sc.d_rep, point) - ax * sx - ay * sy)
+        px, py = bx + lam * ax, by + lam * ay
+        alpha = px / sx + py / sy
+        c = (px / sx) / alpha
+        e = lam * sc.d_rep - px * gx / sx - py * gy / sy
+        ref = sc.solve(c, sc.d_rep.copy())
+        got = (alpha * point + sc.solve(c, e)) / lam
+        np.testing.assert_allclose(got, ref, atol=1e-10 * float(np.abs(ref).max()))
+
+
+def test_gershgorin_bound_of_a_nonnegative_gram_from_its_class_sums():
+    # an RBF Gram matrix has no negative entry: its absolute row sums are K 1 = N_x mx +
+    # N_y my (the class means the program forms anyway), whose largest bounds
+    # lambda_max(K) (Gershgorin); a polynomial Gram matrix gets the pass over |K| instead
+    X, y = _data(3, 140, "twonorm")
+    sc = mm.mpm(X, y, ridge=1e-3, kernel="rbf", coordinates="coefficients").data["scatter"]
+    K = sc.K
+    assert np.all(K >= 0)
+    direct = float(np.abs(K).sum(axis=1).max())
+    assert sc._kmax == pytest.approx(direct, rel=1e-12) and sc._kmax >= direct
+    assert sc._kmax >= float(np.linalg.eigvalsh(K)[-1])
+    poly = mm.mpm(X, y, ridge=1e-3, kernel="poly", coordinates="coefficients").data["scatter"]
+    assert poly._kmax is None  # formed on first use by the pass over |K|
+    poly._residual_norms(np.ones((poly.K.shape[0], 1)), np.zeros(1))
+    assert poly._kmax == pytest.approx(float(np.abs(poly.K).sum(axis=1).max()), rel=1e-12)
 
 
 def test_gram_scatter_sigmas_kept_by_value():
