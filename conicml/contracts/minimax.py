@@ -454,25 +454,45 @@ class KernelScatter:
 
         The solution is :math:`S(c) = D_cCX(c)` with :math:`X(c) = M(c)^{-1}B`
         (:math:`CM^{-1} = D_c^{-1}H^{-1}C` by the Woodbury identity), so the explicit
-        factor :math:`D_c` is carried exactly; with the tangent solve of that entry
-        (:math:`X_t = M^{-1}(\Sigma_x - \Sigma_y)X = -X'(c)`, :math:`S_t = D_cCX_t`) the
-        first-order prediction :math:`S(c') \approx D_{c'}D_c^{-1}(S - (c' - c)S_t)`."""
+        factor :math:`D_c` is carried exactly and :math:`U(c) = D_c^{-1}S(c) = CX(c)` is
+        extrapolated: with the tangent solve of that entry (:math:`X_t = M^{-1}(\Sigma_x -
+        \Sigma_y)X = -X'(c)`, :math:`S_t = D_cCX_t`) to first order,
+        :math:`S(c') \approx D_{c'}D_c^{-1}(S - (c' - c)S_t)`; without one, by the
+        secant through the next nearest such solution at another weight :math:`c_q`
+        (:math:`U(c') \approx U + (c' - c)(U - U_q)/(c - c_q)`, error
+        :math:`O(|c' - c|\,|c' - c_q|)`), else as it is (error :math:`O(|c' - c|)`)."""
         if T.shape[1] != 1 or not self._recent:
             return None
         t = T[:, 0]
         tt = float(t @ t)
-        best, start = 1.5, None
+        near = []  # (spread, weight, U scaled to t, tangent of U or None)
         for cp, tp, sp, _, dsp in self._recent:
             tpt = float(tp @ t)
             cos2 = tpt * tpt / max(tt * float(tp @ tp), np.finfo(float).tiny)
-            if cos2 > 1.0 - 1e-4 and self.spread(c, cp) < best:
-                best = self.spread(c, cp)
-                s = sp if dsp is None else sp - (c - cp) * dsp
-                s = s * (tpt / float(tp @ tp))
-                s[:self.n_x] *= c / cp
-                s[self.n_x:] *= (1.0 - c) / (1.0 - cp)
-                start = s[:, None]
-        return start
+            if cos2 > 1.0 - 1e-4 and self.spread(c, cp) < 1.5:
+                scale = tpt / float(tp @ tp)
+                u = sp * scale
+                u[:self.n_x] /= cp
+                u[self.n_x:] /= 1.0 - cp
+                du = None
+                if dsp is not None:
+                    du = -dsp * scale
+                    du[:self.n_x] /= cp
+                    du[self.n_x:] /= 1.0 - cp
+                near.append((self.spread(c, cp), cp, u, du))
+        if not near:
+            return None
+        near.sort(key=lambda entry: entry[0])
+        _, cp, u, du = near[0]
+        if du is None:
+            other = [q for q in near[1:] if q[1] != cp]
+            if other:
+                _, cq, uq, _ = other[0]
+                du = (u - uq) / (cp - cq)
+        s = u if du is None else u + (c - cp) * du
+        s[:self.n_x] *= c
+        s[self.n_x:] *= 1.0 - c
+        return s[:, None]
 
     def _keep(self, c: float, T: np.ndarray, S: np.ndarray, B: np.ndarray,
               tangent_of: np.ndarray | None) -> None:

@@ -192,8 +192,9 @@ def test_kept_solves_predict_the_next_weights_solution(c):
     """The first iterate of a solve along the weight curve (``_start``): a kept solution
     S(c) = D_c C X(c) of H(c) S = C B (closed form, from the Woodbury identity) carried
     to c' by D_c' D_c^-1 is first-order accurate, and with the tangent solve's
-    X_t = M^-1 (Sigma_x - Sigma_y) X = -X'(c) second-order (Taylor's theorem): the
-    errors against the solution at c' itself fall as h and h^2."""
+    X_t = M^-1 (Sigma_x - Sigma_y) X = -X'(c) second-order (Taylor's theorem), as with
+    the secant through a second kept solution at c - h instead (error O(h * 2h)): the
+    errors against the solution at c' = c + h itself fall as h, h^2 and h^2."""
     X, y = _data(6, 120, "ringnorm")
     _, coef = _programs("bmpm", X, y, "rbf", (2e-3, 1e-3))
     sc = coef.data["scatter"]
@@ -216,13 +217,17 @@ def test_kept_solves_predict_the_next_weights_solution(c):
         second = sc._start(c + h, T[:, None])[:, 0]
         sc._recent = [[*entry[:4], None]]
         first = sc._start(c + h, T[:, None])[:, 0]
+        sc.solve(c - h, e, rtol=1e-14)
+        sc._recent = [[*entry[:4], None], [*sc._recent[0][:4], None]]
+        secant = sc._start(c + h, T[:, None])[:, 0]
         scale = np.linalg.norm(ref)
-        return np.linalg.norm(first - ref) / scale, np.linalg.norm(second - ref) / scale
+        return [np.linalg.norm(v - ref) / scale for v in (first, second, secant)]
 
-    (f1, s1), (f2, s2) = errors(1e-2), errors(1e-3)
+    (f1, s1, q1), (f2, s2, q2) = errors(1e-2), errors(1e-3)
     assert 5 < f1 / f2 < 20  # first order
     assert 50 < s1 / s2 < 200  # second order
-    assert s2 < 1e-2 * f2
+    assert 50 < q1 / q2 < 200  # second order (the secant)
+    assert s2 < 1e-2 * f2 and q2 < 1e-2 * f2
 
 
 @pytest.mark.parametrize("family, ridge, above", [("bmpm", 1e-3, True),
