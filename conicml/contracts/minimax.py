@@ -21,7 +21,7 @@ from scipy.linalg.lapack import dpotrf, dtrtrs
 from .._utils.threads import one_blas_thread
 from ..program import Program
 
-__all__ = ["GramScatter", "KernelScatter", "MEMPMData", "RidgeStack"]
+__all__ = ["GramScatter", "KernelScatter", "MEMPMData", "RidgeStack", "kernel_products"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -228,6 +228,22 @@ def _trs(L: np.ndarray, B: np.ndarray, transpose: bool) -> np.ndarray:
     if info != 0:
         raise np.linalg.LinAlgError(f"singular triangular factor (LAPACK info {info})")
     return X
+
+
+#: Columns up to which a product with an n x n matrix goes column by column (BLAS-2
+#: dgemv reads the matrix once per column; OpenBLAS's dgemm packs it first, which on one
+#: thread took 1.3-1.6 times as long for 2-4 columns of order 2000).
+_GEMV_COLUMNS = 4
+
+
+def kernel_products(K: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """:math:`KV` for a square ``K``, by columns for a few of them (:data:`_GEMV_COLUMNS`)."""
+    if V.ndim == 2 and 1 < V.shape[1] <= _GEMV_COLUMNS:
+        out = np.empty((K.shape[0], V.shape[1]))
+        for j in range(V.shape[1]):
+            out[:, j] = K @ V[:, j]
+        return out
+    return K @ V
 
 
 class KernelScatter:
@@ -692,7 +708,7 @@ class GramScatter(KernelScatter):
 
     def kmul(self, V: np.ndarray) -> np.ndarray:
         """:math:`KV` (callers limit BLAS to one thread around their loops)."""
-        return self.K @ V
+        return kernel_products(self.K, V)
 
     def _centre(self, V: np.ndarray, a: int, power: int) -> np.ndarray:
         r""":math:`J_a^{power}V` on the rows of class ``a`` (``V`` holds only those rows)."""

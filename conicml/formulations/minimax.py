@@ -30,7 +30,7 @@ from .._utils.threads import one_blas_thread
 from .._utils.validation import check_positive, check_X_y
 from ..certificates.conic import rel, residuals
 from ..certificates.margin import fractional_certificate, gram_fractional_certificate
-from ..contracts.minimax import GramScatter, KernelScatter, MEMPMData, RidgeStack
+from ..contracts.minimax import GramScatter, KernelScatter, MEMPMData, RidgeStack, kernel_products
 from ..exceptions import ProgramError
 from ..kernels import KERNELS, Kernel, make_kernel, psd_factor
 from ..moments import ClassMoments, as_class_moments, takes_X_y
@@ -369,7 +369,7 @@ def _coefficient_data(K: np.ndarray, perm: np.ndarray, n_x: int, rho_x: float,
     E[:n_x, 0] = 1.0 / n_x
     E[n_x:, 1] = 1.0 / n_y
     with one_blas_thread():
-        KE = K @ E
+        KE = kernel_products(K, E)
     mx, my = KE[:, 0], KE[:, 1]
     e = E[:, 0] - E[:, 1]
     d = mx - my

@@ -381,3 +381,18 @@ def test_triangular_solves_by_columns_and_blocks(k):
     L[7, 7] = 0.0
     with pytest.raises(np.linalg.LinAlgError):
         _trs(L, B, False)
+
+
+@pytest.mark.parametrize("k", [1, 2, 4, 5])
+def test_kernel_products_by_columns_and_blocks(k):
+    # both paths of the products with K (by columns up to four, else one matrix product)
+    # against the matrix product itself, and a vector
+    from conicml.contracts.minimax import kernel_products
+
+    rng = np.random.default_rng(k)
+    A = rng.normal(size=(40, 40))
+    K = A @ A.T
+    V = rng.normal(size=(40, k))
+    np.testing.assert_allclose(kernel_products(K, V), K @ V, rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(kernel_products(K, V[:, 0]), K @ V[:, 0], rtol=1e-13,
+                               atol=1e-12)
