@@ -703,6 +703,8 @@ class GramScatter(KernelScatter):
             float(np.max(row_sums)) * (1.0 + 4.0 * n * np.finfo(float).eps)
         self._last_sqs: tuple[np.ndarray, tuple[float, float]] | None = None
         self._galerkin: tuple[int, tuple] | None = None  # (size, galerkin(size))
+        #: the restriction's basis (points, dense columns V, column scales) of galerkin
+        self.galerkin_basis: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._blocks_xy = (slice(0, n_x), slice(n_x, n))
         self.sizes = (n_x, n - n_x)
 
@@ -836,13 +838,17 @@ class GramScatter(KernelScatter):
         return out[0], out[1]
 
     def galerkin(self, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        r"""The program restricted to the representatives supported on ``size`` points
-        (every :math:`\lceil n/\text{size}\rceil`-th, so both classes in proportion):
-        with :math:`z = E\beta` (:math:`E` those columns of the identity), the mean
-        difference :math:`E^\top Ke` and the covariances :math:`Q_a = (J_aK_{a,:}E)^\top
-        (J_aK_{a,:}E) + \rho_aE^\top KE`, i.e. :math:`\sigma_a^2(E\beta) =
-        \beta^\top Q_a\beta` (a Galerkin restriction, :math:`O(n\,\text{size}^2)`: the
-        rows of :math:`K` at those points, kept: the arrays are read-only); ``None`` when
+        r"""The program restricted to a subspace of representatives: those supported on
+        ``size`` points (every :math:`\lceil n/\text{size}\rceil`-th, so both classes in
+        proportion) and three dense vectors, :math:`e` and :math:`J_a^2Ke` on class
+        :math:`a`'s rows (so :math:`\Sigma_ae`: the first Krylov vectors of the weight
+        curve's systems, :math:`w(c) = M(c)^{-1}d`). With :math:`z = B\beta` (:math:`B`
+        those columns, each scaled to unit diagonal of :math:`Q_x + Q_y`), the mean
+        difference :math:`B^\top Ke` and the covariances :math:`Q_a = (J_a(KB)_a)^\top
+        (J_a(KB)_a) + \rho_aB^\top KB`, i.e. :math:`\sigma_a^2(B\beta) =
+        \beta^\top Q_a\beta` (a Galerkin restriction, :math:`O(n\,\text{size}^2)` and
+        one product with :math:`K`: the rows of :math:`K` at those points, kept: the
+        arrays are read-only; :math:`B` is ``self.galerkin_basis``); ``None`` when
         ``size`` is above a quarter of :math:`n` (the restriction would cost about what
         the program does)."""
         n = self.K.shape[0]
@@ -851,15 +857,30 @@ class GramScatter(KernelScatter):
         if self._galerkin is not None and self._galerkin[0] == size:
             return self._galerkin[1]  # (read only: MEMPM's inner programs share K)
         idx = np.arange(0, n, -(-n // size))
+        m = idx.size
         rows = self.K[idx]  # E^T K, contiguous rows (K is symmetric)
+        # the dense columns V = [e, J_x^2 K e, J_y^2 K e] and K V (K e is kept)
+        V, KV = np.zeros((n, 3)), np.empty((n, 3))
+        V[:, 0], KV[:, 0] = self.d_rep, self._kd
         Q = []
         with one_blas_thread():
             for a, blk in enumerate(self._blocks_xy):
-                C = self._centre(rows[:, blk].T, a, 1)  # J_a K_{a,:} E
-                Q.append(C.T @ C + (self.rho_x, self.rho_y)[a] * rows[:, idx])
-        out = (self._kd[idx].copy(), Q[0], Q[1])
+                V[blk, 1 + a] = self._centre(self._kd[blk], a, 2)
+                KV[:, 1 + a] = self.K[:, blk] @ V[blk, 1 + a]
+            gram = np.empty((m + 3, m + 3))  # B^T K B
+            gram[:m, :m] = rows[:, idx]
+            gram[:m, m:] = KV[idx]
+            gram[m:, :m] = KV[idx].T
+            gram[m:, m:] = V.T @ KV
+            for a, blk in enumerate(self._blocks_xy):
+                C = self._centre(np.hstack([rows[:, blk].T, KV[blk]]), a, 1)  # J_a (KB)_a
+                Q.append(C.T @ C + (self.rho_x, self.rho_y)[a] * gram)
+        scale = 1.0 / np.sqrt(np.diag(Q[0]) + np.diag(Q[1]))
+        out = (np.concatenate([self._kd[idx], V.T @ self._kd]) * scale,
+               Q[0] * np.outer(scale, scale), Q[1] * np.outer(scale, scale))
         for arr in out:
             arr.flags.writeable = False
+        self.galerkin_basis = (idx, V, scale)
         self._galerkin = (size, out)
         return out
 

@@ -332,8 +332,9 @@ def test_gram_scatter_sigmas_kept_by_value():
 
 
 def test_galerkin_restriction_and_the_coarse_start(monkeypatch):
-    # the restriction to every k-th point: sigma_a^2(E beta) = beta^T Q_a beta and
-    # d^T (E beta) = d_r^T beta (closed forms, against sigma_sqs on z = E beta); the search
+    # the restriction to every k-th point and the dense columns e, J_a^2 K e (each column
+    # scaled): sigma_a^2(B beta) = beta^T Q_a beta and d^T (B beta) = d_r^T beta (closed
+    # forms, against sigma_sqs on z = B beta); the search
     # started at the restricted program's optimal weight ends where the default start's
     # does (the same weight curve, |g| <= 1e-11 both)
     from conicml.solvers import ils_newton
@@ -344,10 +345,18 @@ def test_galerkin_restriction_and_the_coarse_start(monkeypatch):
         sc = coef.data["scatter"]
         assert sc.galerkin(76) is None  # not below a quarter of n
         d_r, Qx, Qy = sc.galerkin(50)
-        idx = np.arange(0, 300, 6)
-        beta = np.random.default_rng(2).normal(size=idx.size)
+        idx, V, scale = sc.galerkin_basis
+        np.testing.assert_array_equal(idx, np.arange(0, 300, 6))
+        n_x = coef.data["n_pos"]
+        np.testing.assert_array_equal(V[:, 0], sc.d_rep)
+        for col, rows in ((1, slice(0, n_x)), (2, slice(n_x, 300))):
+            kd = (sc.K @ sc.d_rep)[rows]  # J_a^2 K e on class a's rows, zero elsewhere
+            np.testing.assert_allclose(V[rows, col], (kd - kd.mean()) / kd.size, rtol=1e-12)
+            assert not np.any(np.delete(V[:, col], np.arange(300)[rows]))
+        beta = np.random.default_rng(2).normal(size=idx.size + 3)
         z = np.zeros(300)
-        z[idx] = beta
+        z[idx] = beta[:idx.size] * scale[:idx.size]
+        z += V @ (beta[idx.size:] * scale[idx.size:])
         sxx, syy = sc.sigma_sqs(z)
         assert beta @ Qx @ beta == pytest.approx(sxx, rel=1e-12)
         assert beta @ Qy @ beta == pytest.approx(syy, rel=1e-12)
