@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg.blas import dsyrk, dtrsv
+from scipy.linalg.blas import dsyrk, dtrmv, dtrsv
 from scipy.linalg.lapack import dpotrf, dtrtrs
 
 from .._utils.threads import one_blas_thread
@@ -194,9 +194,18 @@ class _BlockFactor:
         r""":math:`L^\top S`."""
         f, v = self.f, self.v
         Y = np.empty_like(S)
-        Y[f] = self.Lf.T @ S[f] + self.Z @ S[v]
-        Y[v] = self.schur(t).T @ S[v]
+        Y[f] = _trm(self.Lf, S[f]) + self.Z @ S[v]
+        Y[v] = _trm(self.schur(t), S[v])
         return Y
+
+
+def _trm(L: np.ndarray, B: np.ndarray) -> np.ndarray:
+    r""":math:`L^\top B` for a lower triangular Fortran-ordered ``L``, by columns (BLAS-2
+    dtrmv: the triangle alone, half the entries of a dense product)."""
+    X = np.empty_like(B)
+    for j in range(B.shape[1]):
+        X[:, j] = dtrmv(L, B[:, j], lower=1, trans=1)
+    return X
 
 
 def _potrf(A: np.ndarray) -> np.ndarray:

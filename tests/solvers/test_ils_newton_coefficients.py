@@ -376,10 +376,11 @@ def test_galerkin_restriction_and_the_coarse_start(monkeypatch):
 
 @pytest.mark.parametrize("k", [1, 3, 6])
 def test_triangular_solves_by_columns_and_blocks(k):
-    # both paths of the block factor's triangular solves against scipy's solve_triangular
+    # both paths of the block factor's triangular solves against scipy's solve_triangular,
+    # and its triangular products L^T B against the dense product
     from scipy.linalg import solve_triangular
 
-    from conicml.contracts.minimax import _trs
+    from conicml.contracts.minimax import _trm, _trs
 
     rng = np.random.default_rng(k)
     L = np.asfortranarray(np.tril(rng.normal(size=(50, 50))) + 10 * np.eye(50))
@@ -387,6 +388,7 @@ def test_triangular_solves_by_columns_and_blocks(k):
     for trans in (False, True):
         ref = solve_triangular(L, B, lower=True, trans="T" if trans else "N")
         np.testing.assert_allclose(_trs(L, B, trans), ref, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(_trm(L, B), L.T @ B, rtol=1e-12, atol=1e-12)
     L[7, 7] = 0.0
     with pytest.raises(np.linalg.LinAlgError):
         _trs(L, B, False)
