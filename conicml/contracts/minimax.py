@@ -789,6 +789,12 @@ class GramScatter(KernelScatter):
         same = B.base is d and B.shape == (d.size, 1) and B.strides[0] == d.strides[0] \
             and B.__array_interface__["data"][0] == d.__array_interface__["data"][0]
         KB = self._kd[:, None] if same else self.kmul(B)
+        b = B.base
+        if not same and B.shape[1] == 1 and isinstance(b, np.ndarray) and b.shape == (
+                B.shape[0],) and np.shares_memory(b, B) and B.strides[0] == b.strides[0]:
+            # a single right-hand side given as a vector (B its column view): K b kept for
+            # the caller's inner products with it
+            self._keep_kv(b, KB[:, 0])
         return self._j(KB), np.sqrt(np.maximum(_euclid(B, KB), 0.0))
 
     def _residual_norms(self, R: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -805,9 +811,16 @@ class GramScatter(KernelScatter):
         """Keep :math:`Kv` (formed by the caller) for the inner products with ``v``."""
         self._keep_kv(v, kv)
 
+    def k_product(self, v: np.ndarray) -> np.ndarray:
+        """:math:`Kv`: the kept product for ``v`` (matched by identity; a solve keeps that
+        of its result, formed by its acceptance check), else formed and kept."""
+        return self._k_of(v)
+
     def _keep_kv(self, v: np.ndarray, kv: np.ndarray) -> None:
-        # the last four, by identity (the certificate's decrement pairs four vectors)
-        self._kcache = [(v, kv)] + self._kcache[:3]
+        # the last six vectors, by identity (the certificate's decrement pairs the point,
+        # the row's gradient, the Lagrangian's and the solutions with the last two); one
+        # entry per vector, the last used first
+        self._kcache = [(v, kv)] + [e for e in self._kcache if e[0] is not v][:5]
 
     def _k_of(self, v: np.ndarray) -> np.ndarray:
         # K v for the vectors whose inner products come in pairs (the weight vector

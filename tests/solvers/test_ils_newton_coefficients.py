@@ -308,6 +308,25 @@ def test_gershgorin_bound_of_a_nonnegative_gram_from_its_class_sums():
     assert poly._kmax == pytest.approx(float(np.abs(poly.K).sum(axis=1).max()), rel=1e-12)
 
 
+def test_gram_scatter_keeps_products_of_a_solves_vectors_once():
+    # a single-column solve keeps K b (its right-hand side) and K x (its result, from the
+    # acceptance check) by identity, each vector once (references: the products with K)
+    X, y = _data(2, 90, "twonorm")
+    sc = mm.bmpm(X, y, 0.3, ridge=1e-3, kernel="rbf", coordinates="coefficients").data[
+        "scatter"]
+    rng = np.random.default_rng(5)
+    b = rng.normal(size=sc.K.shape[0])
+    x = sc.solve(0.7, b)
+    np.testing.assert_allclose(sc._kept(b), sc.K @ b, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(sc._kept(x), sc.K @ x, rtol=1e-10, atol=1e-12)
+    for _ in range(3):
+        np.testing.assert_allclose(sc.k_product(x), sc.K @ x, rtol=1e-10, atol=1e-12)
+    ids = [id(v) for v, _ in sc._kcache]
+    assert len(ids) == len(set(ids)) and ids[0] == id(x)
+    sc.forget()
+    assert sc._kept(x) is None
+
+
 def test_gram_scatter_sigmas_kept_by_value():
     # sigma_sqs keeps its last result for an argument equal in value (a copy is compared,
     # so an array changed in place is computed afresh); references from one product with K
