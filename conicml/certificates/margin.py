@@ -592,8 +592,8 @@ def _gram_fractional(scatter: Any, a: tuple[float, float], b: tuple[float, float
         last = scatter._last_kv  # (v, K v) of the products just formed
         kv = last[1] if last is not None and last[0] is v else scatter.kmul(v)
         scatter.remember(v, kv)  # the inner products with v below (and the decrement's)
-        sx = math.sqrt(max(float(gx @ kv), 0.0))
-        sy = math.sqrt(max(float(gy @ kv), 0.0))
+        # (sigma_sqs from the kept K v; it keeps its value for v: the decode's norms)
+        sx, sy = (math.sqrt(max(s2, 0.0)) for s2 in scatter.sigma_sqs(v))
         dv = float(e @ kv)
     pen = ax * sx + ay * sy
     row = dv - pen

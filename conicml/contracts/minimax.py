@@ -851,8 +851,10 @@ class GramScatter(KernelScatter):
         last = self._last_sqs
         if last is not None and np.array_equal(last[0], z):
             return last[1]
-        with one_blas_thread():
-            kz = self.kmul(z)
+        kz = self._kept(z)  # (a kept product, matched by identity)
+        if kz is None:
+            with one_blas_thread():
+                kz = self.kmul(z)
         zkz = float(z @ kz)
         out = []
         for a, blk in enumerate(self._blocks_xy):

@@ -594,8 +594,10 @@ def ratio(data: Mapping[str, Any], w: np.ndarray) -> float:
     :math:`(1 - a_x\sigma_x - a_y\sigma_y)/(b_x\sigma_x + b_y\sigma_y)`.
     """
     w = np.asarray(w, dtype=float)
-    w = w / float(data["d"] @ w)
-    sx, sy = _sigmas(data, w)
+    dw = float(data["d"] @ w)
+    # the norms are homogeneous: those of w itself (a value the certificate at the same
+    # point has formed), scaled
+    sx, sy = (s / abs(dw) for s in _sigmas(data, w))
     (ax, ay), (bx, by) = data["a"], data["b"]
     den = bx * sx + by * sy
     num = 1.0 - ax * sx - ay * sy
@@ -611,8 +613,9 @@ def hyperplane(data: Mapping[str, Any], w: np.ndarray, kappa_alpha: float,
     :math:`t_y = w^\top\bar y + (\kappa_\beta + \nu_y)\sigma_y`.
     """
     w = np.asarray(w, dtype=float)
-    w = w / float(data["d"] @ w)
-    sx, sy = _sigmas(data, w)
+    dw = float(data["d"] @ w)
+    sx, sy = (s / abs(dw) for s in _sigmas(data, w))  # homogeneous (see ratio)
+    w = w / dw
     px, py = float(w @ data["mx"]), float(w @ data["my"])
     # a zero-variance side carries no kappa term (kappa may be infinite there)
     tx = px - (kappa_alpha + data["nu_x"]) * sx if sx > 0 else px

@@ -327,6 +327,24 @@ def test_gram_scatter_keeps_products_of_a_solves_vectors_once():
     assert sc._kept(x) is None
 
 
+def test_decode_after_the_certificate_reads_its_norms(monkeypatch):
+    # the norms are homogeneous (ratio and hyperplane scale those of w itself): the decode
+    # at the certified point reads the certificate's kept value (no product with K), and
+    # equals the ratio at a multiple of the point (closed form, up to rounding)
+    X, y = _data(8, 100, "ringnorm")
+    _, coef = _programs("bmpm", X, y, "rbf", 1e-3)
+    sol = cm.solve(coef, "ils-newton")  # certified: conicml.solve ran the certificate
+    sc = coef.data["scatter"]
+    calls = []
+    monkeypatch.setattr(sc, "kmul", lambda V: calls.append(1) or sc.K @ V)
+    model = coef.decode(sol)
+    assert not calls
+    z = np.asarray(sol.values["v"])
+    assert mm.ratio(coef.data, 3.0 * z) == pytest.approx(model["kappa"], rel=1e-13)
+    assert calls  # a new point: its product with K
+    assert model["kappa"] == pytest.approx(1.0 / sol.objective, rel=1e-12)
+
+
 def test_gram_scatter_sigmas_kept_by_value():
     # sigma_sqs keeps its last result for an argument equal in value (a copy is compared,
     # so an array changed in place is computed afresh); references from one product with K
