@@ -179,8 +179,8 @@ CPU 0.203-0.209 s -> 0.190-0.194 s (-7 %), wall 0.530-0.624 -> 0.503-0.599 s; MP
 at rho_y leaves a spread of 12.6 at the BMPM optimum: 41 CG steps per solve measured);
 the first weight within 2 % of the optimum's shift is out of reach of cheap
 restrictions (512 points without the Krylov vectors: 6.8 %; Krylov vectors beyond the
-first level: no gain; the
-128 / 256 extrapolation: 0.6 % on twonorm BMPM, 6 % on ringnorm, worse on twonorm MPM).
+first level: no gain; the 128 / 256 extrapolation: 0.6 % on twonorm BMPM, 6 % on
+ringnorm, worse on twonorm MPM).
 
 *Quiet target, before this round* (main, 2026-11-28 00:17 UTC, load 0.4, the same
 command): floor 0.051-0.055 s; MPM fit 0.141-0.147 s (2.7x; CPU 2.4x), BMPM
