@@ -345,6 +345,28 @@ def test_decode_after_the_certificate_reads_its_norms(monkeypatch):
     assert model["kappa"] == pytest.approx(1.0 / sol.objective, rel=1e-12)
 
 
+def test_residual_norm_bounds_of_a_residual_on_one_class():
+    # the K-norm of a residual on the negative class's rows (and rounding on the others)
+    # is bounded by its block's norm plus sqrt(lambda_max) times the rest (triangle
+    # inequality); the bound is returned only where it settles the comparison, else the
+    # exact norm (references: r^T K r)
+    X, y = _data(4, 120, "ringnorm")
+    sc = mm.bmpm(X, y, 0.3, ridge=1e-3, kernel="rbf", coordinates="coefficients").data[
+        "scatter"]
+    n_x = sc.n_x
+    rng = np.random.default_rng(8)
+    R = rng.normal(size=(sc.K.shape[0], 2))
+    R[:n_x] *= 1e-18
+    exact = np.sqrt(np.einsum("ij,ij->j", R, sc.K @ R))
+    assert np.all(np.sqrt(sc._kmax) * np.linalg.norm(R, axis=0) > 1.001 * exact)
+    bound = sc._residual_norms(R, 1.001 * exact)  # settled by the block bound
+    assert np.all(bound >= exact * (1 - 1e-12)) and np.all(bound <= 1.001 * exact)
+    np.testing.assert_allclose(sc._residual_norms(R, 0.999 * exact), exact, rtol=1e-12)
+    R[:n_x] = rng.normal(size=(n_x, 2))  # both classes: the exact norm
+    exact = np.sqrt(np.einsum("ij,ij->j", R, sc.K @ R))
+    np.testing.assert_allclose(sc._residual_norms(R, exact), exact, rtol=1e-12)
+
+
 def test_gram_scatter_sigmas_kept_by_value():
     # sigma_sqs keeps its last result for an argument equal in value (a copy is compared,
     # so an array changed in place is computed afresh); references from one product with K
