@@ -145,13 +145,15 @@ solves; CG matrix-vector column-steps; products with K by columns), main -> this
 
 | case | work | CG steps | products with K | Newton evaluations |
 |---|---|---|---|---|
-| twonorm BMPM | 2/2/8 -> 2/1/7 | 28 -> 33 | 26 -> 20 | 4 -> 4 |
+| twonorm BMPM | 2/2/8 -> 2/1/7 | 28 -> 33 | 26 -> 19 | 4 -> 4 |
 | twonorm MPM | 1/1/7 -> 1/1/5 | 23 -> 18 | 22 -> 15 | 3 -> 3 |
-| ringnorm BMPM | 2/2/9 -> 2/1/7 | 37 -> 27 | 28 -> 21 | 4 -> 4 |
+| ringnorm BMPM | 2/2/9 -> 2/1/7 | 37 -> 27 | 28 -> 20 | 4 -> 4 |
 | ringnorm MPM | 1/2/8 -> 1/1/6 | 33 -> 20 | 25 -> 18 | 4 -> 3 |
 
-(each with two half products on the negative class's rows for BMPM's beta0_max, and
-one pass over |K| fewer). Objectives equal to main's to 4e-16, every row OPTIMAL, the
+(after: with the coarse basis's product; BMPM also two half products on the negative
+class's rows for beta0_max, both sides, and now a quarter one, its residual's norm on
+that block; one pass over |K| fewer). Objectives equal to main's to 4e-16, every row
+OPTIMAL, the
 certificate recomputed. What changed: (1) the certificate's Newton decrement makes two
 solves with M(c'), not three: alpha M(c')v = lambda d - e (the definitions of c',
 alpha and the Lagrangian's gradient e) gives M(c')^-1 d = (alpha v + M(c')^-1 e)/lambda,
@@ -168,9 +170,12 @@ one (second order); (5) an RBF Gram matrix's Gershgorin bound from its class sum
 has no negative entry), no pass over |K|; products with K of 2-4 columns by dgemv per
 column (one-thread dgemm packs K first: 2.5 vs 1.5 ms for two columns); the block
 factor's L^T S by dtrmv (0.50 -> 0.21 ms); the decode's norms scaled from those of the
-certified point (kept by the certificate), no product with K.
-*A/B in one run* (before = main cefb50a, after = this branch, alternating fresh
-processes, 5 rounds of (floor, fit) each, 01:40-01:45 UTC, load 12.7-13.4): BMPM fit
+certified point (kept by the certificate), no product with K; the K-norm of Sigma_y's
+residual (on the negative class's rows up to rounding) by its block's norm plus the
+bound of the rest.
+*A/B in one run* (before = main cefb50a, after = this branch without the last two
+items, alternating fresh processes, 5 rounds of (floor, fit) each, 01:40-01:45 UTC,
+load 12.7-13.4): BMPM fit
 CPU 0.203-0.209 s -> 0.190-0.194 s (-7 %), wall 0.530-0.624 -> 0.503-0.599 s; MPM CPU
 0.174-0.177 -> 0.156-0.158 s (-11 %), wall 0.445-0.460 -> 0.397-0.458 s; floors
 0.25-0.33 s wall (0.10-0.12 s CPU) in both.
