@@ -145,7 +145,7 @@ def run(method: str, n: int, limit: float, options: dict | None = None) -> dict:
     pred = ordinal.ordinal_predict(prog.data, model, Xte)
     return {"time": elapsed, "wall": wall, "t_clust": t_clust, "t_solve": t_solve,
             "mze": float(np.mean(pred != yte)), "status": sol.status.value,
-            "iterations": sol.iterations,
+            "iterations": sol.iterations, "engine": sol.extras.get("engine", "-"),
             "us_per_iteration": 1e6 * t_solve / max(sol.iterations, 1)}
 
 
