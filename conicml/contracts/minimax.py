@@ -248,7 +248,7 @@ _GEMV_COLUMNS = 4
 
 
 def kernel_products(K: np.ndarray, V: np.ndarray) -> np.ndarray:
-    """:math:`KV` for a square ``K``, by columns for a few of them (:data:`_GEMV_COLUMNS`)."""
+    """:math:`KV` for a square ``K``, column by column for two to four columns."""
     if V.ndim == 2 and 1 < V.shape[1] <= _GEMV_COLUMNS:
         out = np.empty((K.shape[0], V.shape[1]))
         for j in range(V.shape[1]):
