@@ -279,28 +279,31 @@ def knn_ablation(t, rho, n_train, n_test, seed, fixed=None):
     return out[0][0], out[0][1], out[1][1]
 
 
-def draw_spread(t, rho, n_train, n_test, lams, trial_seed):
-    """RANK-RC, SVM-W and SVM test AUC on every candidate centre draw of overlap ``t``
-    whose Bayes AUC is within a point of the paper's, one trial each: how far the
-    learners move between problems the paper's True Bayes cannot tell apart."""
-    rows = []
+def matching_draws(t: float) -> list[tuple[float, np.ndarray, np.ndarray]]:
+    """(Bayes AUC %, centres) of every candidate draw of overlap ``t`` (the seeds of
+    :func:`overlap_centres`) whose Bayes AUC is within a point of the paper's."""
+    found = []
     for k in range(CENTRE_DRAWS):
         rng = np.random.default_rng((int(round(1000 * t)), k))
         mu, maj = centres(t, rng)
         X, y = sample(10000, 0.2, mu, maj, rng)
         bayes = 100 * roc_auc_score(y, bayes_scores(X, mu, maj))
-        if abs(bayes - PAPER_BAYES[t]) > 1.0:
-            continue
-        Ztr, ytr, Zva, yva, Zte, yte = _draw(t, rho, n_train, n_test, trial_seed, (mu, maj))
-        gamma = _gamma(Ztr)
-        s_rc, _ = _rank_scores(Ztr, ytr, Zva, yva, Zte, lams, "rare", trial_seed)
-        svm_rng = np.random.default_rng(trial_seed)
-        row = [bayes, roc_auc_score(yte, s_rc)]
-        for v in ("SVM-W", "SVM"):
-            row.append(roc_auc_score(yte, _svm_scores(Ztr, ytr, Zva, yva, Zte, lams, gamma,
-                                                      v, svm_rng)))
-        rows.append(row)
-    return np.array(rows).reshape(-1, 4) * np.array([1, 100, 100, 100])
+        if abs(bayes - PAPER_BAYES[t]) <= 1.0:
+            found.append((bayes, mu, maj))
+    return found
+
+
+def draw_aucs(rho, n_train, n_test, lams, seed, mu, maj) -> list[float]:
+    """Test AUC % of RANK-RC, SVM-W and SVM in one trial on the centres (mu, maj)."""
+    Ztr, ytr, Zva, yva, Zte, yte = _draw(0.0, rho, n_train, n_test, seed, (mu, maj))
+    gamma = _gamma(Ztr)
+    s_rc, _ = _rank_scores(Ztr, ytr, Zva, yva, Zte, lams, "rare", seed)
+    svm_rng = np.random.default_rng(seed)
+    row = [roc_auc_score(yte, s_rc)]
+    for v in ("SVM-W", "SVM"):
+        row.append(roc_auc_score(yte, _svm_scores(Ztr, ytr, Zva, yva, Zte, lams, gamma, v,
+                                                  svm_rng)))
+    return [100 * v for v in row]
 
 
 def run_trial(t, rho, n_train, n_test, lams, seed, fixed=None):
@@ -330,9 +333,10 @@ def _cell_label(t: float, rho: float) -> str:
 
 def _rnd_table(pool, cells, trials, seeds, fixed, n_train, n_test, lams) -> list[str]:
     """RANK-RND's test AUC and RC - RND per basis setting and cell (mean over trials)."""
-    found = {c: pool(delayed(rnd_ablation)(*c, n_train, n_test, lams, seeds[c][k],
-                                           fixed[c[0]][:2]) for k in range(trials))
-             for c in progress(cells, "RANK-RND ablation")}
+    tasks = [(c, k) for c in cells for k in range(trials)]
+    done = pool(delayed(rnd_ablation)(*c, n_train, n_test, lams, seeds[c][k], fixed[c[0]][:2])
+                for c, k in progress(tasks, "RANK-RND ablation"))
+    found = {c: [r for (c2, _), r in zip(tasks, done) if c2 == c] for c in cells}
     settings = list(found[cells[0]][0][0])
     rank = {f: np.mean([r[1][f] for c in cells for r in found[c]]) for f in RND_WIDTHS}
     out = ["", "## What makes RANK-RND worse than RANK-RC: basis size, width, sampling", "",
@@ -373,9 +377,11 @@ def _knn_table(pool, cells, seeds, fixed, n_train, n_test) -> list[str]:
            "(roc_auc_score), the paper's (2) counts it 0.", "",
            "| cell | ties 1/2, k by ties 1/2 (main table) | strict (2), k by ties 1/2 "
            "| strict (2), k by strict (2) | paper |", "|---|---|---|---|---|"]
-    for c in progress(cells, "KNN ablation"):
-        res = np.array(pool(delayed(knn_ablation)(*c, n_train, n_test, s, fixed[c[0]][:2])
-                            for s in seeds[c])) * 100
+    tasks = [(c, s) for c in cells for s in seeds[c]]
+    done = pool(delayed(knn_ablation)(*c, n_train, n_test, s, fixed[c[0]][:2])
+                for c, s in progress(tasks, "KNN ablation"))
+    for c in cells:
+        res = np.array([r for (c2, _), r in zip(tasks, done) if c2 == c]) * 100
         out.append(f"| {_cell_label(*c)} | " + " | ".join(f"{v:.1f}" for v in res.mean(0))
                    + f" | {PAPER[c][0]:.1f} |")
     return out
@@ -390,9 +396,12 @@ def _draw_table(pool, overlaps, n_train, n_test, lams) -> list[str]:
            "no centres, so any of them is its problem as far as its numbers tell.", "",
            "| overlap | draws | Bayes AUC | RANK-RC | SVM-W | SVM | paper RC, SVM-W, SVM |",
            "|---|---|---|---|---|---|---|"]
-    found = pool(delayed(draw_spread)(t, 0.1, n_train, n_test, lams, int(100 * t + 1))
-                 for t in progress(overlaps, "centre draws"))
-    for t, rows in zip(overlaps, found):
+    # one trial per draw, the seed of the main table's first trial at rho = 10 %
+    tasks = [(t, d) for t in overlaps for d in matching_draws(t)]
+    done = pool(delayed(draw_aucs)(0.1, n_train, n_test, lams, int(100 * t + 1), d[1], d[2])
+                for t, d in progress(tasks, "centre draws"))
+    for t in overlaps:
+        rows = np.array([[d[0], *r] for (t2, d), r in zip(tasks, done) if t2 == t])
         if not len(rows):
             out.append(f"| t={t} | 0 | - | - | - | - | - |")
             continue
