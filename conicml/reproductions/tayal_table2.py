@@ -191,7 +191,7 @@ def _rank_scores(Xtr, ytr, Xva, yva, Xte, lams, basis, seed, gamma="mean-distanc
 
 #: RANK-RND ablation: basis sizes (``None``: m+, the paper's) and kernel widths (factors on
 #: gamma = 1/sigma^2; 1 is the paper's mean squared distance), all drawn uniformly from
-#: the m training points without replacement; then other samplings at |R| = m+
+#: the m training points without replacement; then other samplings with m+ basis points
 RND_SIZES = (5, 10, 20, 40, None)
 RND_WIDTHS = (1.0, 4.0)
 RND_SAMPLINGS = ("per class", "with replacement", "majority only")
