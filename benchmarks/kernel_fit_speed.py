@@ -135,52 +135,68 @@ fits took 377 s and 141 s.
 
 
 DISCUSSION_FLOOR = """\
-**Reading (the rows above: the command above on main, quiet, the load in the last
-column).**
+**Reading (the rows above: the command above, the load in the last column; a loaded
+machine inflates the floor, whose Cholesky factorisation uses two BLAS threads, more
+than the fit: judge by the CPU column and the work column; the lead re-measures quiet).**
 
-*Quiet target, before this round* (main at cbb21a6, 2026-11-27 21:51 UTC, load 0.2-0.5,
-the same command): floor 0.051 s; MPM fit 0.147-0.148 s (2.9x; CPU 2.5-2.6x), BMPM
-0.178-0.186 s (2.9-3.5x; CPU 2.2-2.7x).
+*This round (s11): less work per fit, same results.* Work per warm fit at n = 2000
+(factorisations of order n or of one class / Schur-complement factorisations / CG
+solves; CG matrix-vector column-steps; products with K by columns), main -> this branch:
 
-*Measured and not adopted: work split over two Python threads.* The block factor's
-triangular solve and rank-k update, the Gram's class means and centring, the Gershgorin
-bounds beside the first factorisation, the coarse restriction's two class matrices and
-the products with K, each in two halves on one BLAS thread each, when a second core was
-idle (the same arithmetic per entry). Its critical path promised BMPM 183 -> 138 ms and
-MPM 149 -> 116 ms, but quiet (load 0.6-0.9, 10 alternating in-process fits each, n = 2000
-twonorm, split on / off in one run) the fits were slower with it: MPM median 0.154 vs
-0.143 s, BMPM 0.185 vs 0.163 s (19-29 splits per fit): the halves contend for memory
-bandwidth and the thread hand-offs cost more than the half-flops save.
+| case | work | CG steps | products with K | Newton evaluations |
+|---|---|---|---|---|
+| twonorm BMPM | 2/2/8 -> 2/1/7 | 28 -> 33 | 26 -> 19 | 4 -> 4 |
+| twonorm MPM | 1/1/7 -> 1/1/5 | 23 -> 18 | 22 -> 15 | 3 -> 3 |
+| ringnorm BMPM | 2/2/9 -> 2/1/7 | 37 -> 27 | 28 -> 20 | 4 -> 4 |
+| ringnorm MPM | 1/2/8 -> 1/1/6 | 33 -> 20 | 25 -> 18 | 4 -> 3 |
 
-*What changed.* Next
-to the root the slope for the last Newton step comes from the quadratic through the
-previous point's value and derivative and this value when |g| times its error bound is
-below tol/2 (the cubic term measured at most 0.1 h^2 on these curves; a closed-form test):
-one derivative solve fewer on twonorm BMPM and ringnorm MPM (solves 10 -> 9, products
-with K 28 -> 26 and 27 -> 25, CG column-steps 29 -> 28), the other two cases unchanged.
-Work per fit at n = 2000 (the work column: factorisations of order n or of one class /
-Schur factorisations / CG solves): MPM 1/1/7, BMPM 2/2/9 -> 2/2/8.
+(after: with the coarse basis's product; BMPM also two half products on the negative
+class's rows for beta0_max, both sides, and now a quarter one, its residual's norm on
+that block; one pass over |K| fewer). Objectives equal to main's to 4e-16, every row
+OPTIMAL, the
+certificate recomputed. What changed: (1) the certificate's Newton decrement makes two
+solves with M(c'), not three: alpha M(c')v = lambda d - e (the definitions of c',
+alpha and the Lagrangian's gradient e) gives M(c')^-1 d = (alpha v + M(c')^-1 e)/lambda,
+and the products with K of the four solutions are the same combination of those of v
+and the two solutions (their acceptance checks formed them); the step's KKT residual
+with H keeps its own products; (2) the coarse start's Galerkin space also spans e,
+J_x^2 K e, J_y^2 K e (the first Krylov vectors of M(c)w = d): its weight misses the
+optimum's free shift by 8.6 / 0.3 / 3.8 / 0.4 % (was 12.3 / 0.9 / 30.8 / 5.2 %); (3) a
+Schur-complement factor serves free shifts within 10 % (was 2 %): BMPM's second Schur
+factorisation of order n_y, about 12 CG steps' worth (20.1 vs 1.69 ms in one process at
+load 13), costs 7 (twonorm) / 4 (ringnorm) more steps instead; (4) a kept solution
+without a tangent solve is carried to a new weight by the secant through the next kept
+one (second order); (5) an RBF Gram matrix's Gershgorin bound from its class sums (it
+has no negative entry), no pass over |K|; products with K of 2-4 columns by dgemv per
+column (one-thread dgemm packs K first: 2.5 vs 1.5 ms for two columns); the block
+factor's L^T S by dtrmv (0.50 -> 0.21 ms); the decode's norms scaled from those of the
+certified point (kept by the certificate), no product with K; the K-norm of Sigma_y's
+residual (on the negative class's rows up to rounding) by its block's norm plus the
+bound of the rest.
+*A/B in one run* (before = main cefb50a, after = this branch without the last two
+items, alternating fresh processes, 5 rounds of (floor, fit) each, 01:40-01:45 UTC,
+load 12.7-13.4): BMPM fit
+CPU 0.203-0.209 s -> 0.190-0.194 s (-7 %), wall 0.530-0.624 -> 0.503-0.599 s; MPM CPU
+0.174-0.177 -> 0.156-0.158 s (-11 %), wall 0.445-0.460 -> 0.397-0.458 s; floors
+0.25-0.33 s wall (0.10-0.12 s CPU) in both.
+*Not done:* Sigma_y's factorisation for beta0_max (eq. 3.44) stays: dT Sigma_y^-1 d needs
+(rho_y I + G_yy)^-1 and no factor of the search has that shift (a y-held block factor
+at rho_y leaves a spread of 12.6 at the BMPM optimum: 41 CG steps per solve measured);
+the first weight within 2 % of the optimum's shift is out of reach of cheap
+restrictions (512 points without the Krylov vectors: 6.8 %; Krylov vectors beyond the
+first level: no gain; the 128 / 256 extrapolation: 0.6 % on twonorm BMPM, 6 % on
+ringnorm, worse on twonorm MPM).
 
-*Measured and not adopted:* the centring fused with the Gershgorin sums in a compiled
-(numba) loop (centring 8.1 -> 5.6 ms CPU with the two bound passes, 3.4 ms, folded in;
-but it imports numba into every kernel fit, which no kernel fit does now: +0.9 s on the
-first fit at load 7, numba's import alone 0.15-0.26 s); the same sums fused in NumPy (no
-gain: 11.5 vs 11.8 ms); a two-thread Cholesky in 2 x 2 blocks for the order-n/2
-factorisations (7.0 -> 9.0 ms CPU at order 1000 from the block copies; a quarter of its
-flops stays serial); Kernel.gram itself is the floor's routine and stays so (a faster
-Gram would shorten both and raise the ratio). Left in a BMPM fit: Sigma_y's factorisation
-(beta0="auto" needs beta0_max, eq. 3.44; its shift rho_y differs from the block factor's,
-so the factors cannot be shared), the second Schur factorisation when the coarse weight
-misses the free shift by more than 2 % (twonorm 0.911 vs 0.921: 12 %), the certificate's
-three solves.
-
-*Previous session (s9, main 4cd267b, quiet 0.6-0.8):* MPM 2.7x (CPU 2.3-2.4x), BMPM 3.4x
-(CPU 2.7-2.8x); the search started at the optimum of a 256-point Galerkin restriction,
-solves started from kept solutions carried to the new weight (error h^2), the Newton
-step with the previous derivative's curvature (order 1 + sqrt 2), the certificate's
-decrement from three single solves, two started from the solver's kept solutions
-(accepted only on their own recomputed residuals), fewer products with K."""
-
+*Quiet target, before this round* (main, 2026-11-28 00:17 UTC, load 0.4, the same
+command): floor 0.051-0.055 s; MPM fit 0.141-0.147 s (2.7x; CPU 2.4x), BMPM
+0.167-0.175 s (3.2x; CPU 2.6x). Session s10 (quiet): the last Newton step's slope from
+the quadratic through the previous value and derivative (one derivative solve fewer);
+measured and not adopted: the work split over two Python threads (slower quiet: MPM
+0.154 vs 0.143 s, BMPM 0.185 vs 0.163 s), the centring fused with the Gershgorin sums
+(numba: +0.9 s on the first fit from its import; NumPy: no gain), a two-thread Cholesky
+in 2 x 2 blocks (7.0 -> 9.0 ms CPU at order 1000). Session s9 (quiet 0.6-0.8): MPM
+2.7x, BMPM 3.4x; the coarse start, kept solutions carried to the new weight, the
+curvature-corrected Newton step, the certificate's decrement by single solves."""
 
 
 def _fit(family: str, dataset: str, n: int, solver: str) -> dict:

@@ -349,6 +349,11 @@ def main() -> None:
         + ("" if STEALING else ", work stealing off") + "), "
         f"{problem}. "
         + ("`lazy`: nothing persisted, the chunks (`block` rows each) regenerated from "
+           "their seeds by every pass; H-LSVM reads each chunk as a block of its own "
+           "(a CoCoA+ block per chunk, the row ids persisted per chunk; no streamed "
+           "working set). "
+           if "lazy" in modes and learner == "hlsvm" else
+           "`lazy`: nothing persisted, the chunks (`block` rows each) regenerated from "
            "their seeds by every round, the fit streams them (one group of chunks per "
            "worker, one chunk materialised at a time; `working set` the largest sum over "
            "the groups of the rows kept for a round's local passes, `solves` how often a "

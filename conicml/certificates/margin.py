@@ -345,7 +345,7 @@ def _fractional_result(primal: float, P: float, lam: float, row: float, dec: flo
 def _scatter_decrement(scatter: Any, v: np.ndarray, e: np.ndarray, a: np.ndarray,
                        px: float, py: float, sx: float, sy: float,
                        g: tuple[np.ndarray, np.ndarray] | None = None,
-                       row: tuple[np.ndarray, float, float] | None = None) -> float:
+                       row: tuple[np.ndarray, float, float, float] | None = None) -> float:
     r""":func:`newton_decrement` of the fractional program's Lagrangian when its covariances
     are a :class:`~conicml.contracts.minimax.KernelScatter` (never formed).
 
@@ -360,10 +360,17 @@ def _scatter_decrement(scatter: Any, v: np.ndarray, e: np.ndarray, a: np.ndarray
     then recomputed with :math:`H` itself (products only), as :func:`newton_decrement`
     does, and a residual above ``1e-6`` of :math:`\|e\|` gives ``inf``. Of the four
     solves three are made: :math:`M(c')v = c'g_x + (1-c')g_y` gives the fourth. With
-    ``row = (d, a_x, a_y)``, :math:`a = d - (a_x/\sigma_x)g_x - (a_y/\sigma_y)g_y`, the
-    three are with :math:`e`, :math:`d` and :math:`g_x - g_y`, one at a time: the last
-    two recur along the solver's weight curve (its solve for :math:`w` and its
-    derivative's), whose kept solutions start them
+    ``row = (d, a_x, a_y, lambda)``, :math:`a = d - (a_x/\sigma_x)g_x -
+    (a_y/\sigma_y)g_y` and :math:`e = \lambda d - (p_x/\sigma_x)g_x -
+    (p_y/\sigma_y)g_y` (the Lagrangian's gradient at ``v``), two are made, with
+    :math:`e` and :math:`g_x - g_y`, one at a time: as :math:`\alpha M(c')v =
+    (p_x/\sigma_x)g_x + (p_y/\sigma_y)g_y = \lambda d - e`, :math:`M(c')^{-1}d =
+    (\alpha v + M(c')^{-1}e)/\lambda` (exact, from the point and the data), and the
+    four solutions' inner products with :math:`U` come from the products with :math:`K`
+    of :math:`v` and of the two solutions (their acceptance checks formed them; the
+    step's residual with :math:`H` forms its own). The
+    solve with :math:`g_x - g_y` recurs along the solver's weight curve (its
+    derivative's), whose kept solutions start it
     (:meth:`~conicml.contracts.minimax.KernelScatter.solve` accepts only its recomputed
     residual).
     """
@@ -389,23 +396,41 @@ def _scatter_decrement(scatter: Any, v: np.ndarray, e: np.ndarray, a: np.ndarray
     if row is None:
         minor = 1 if c >= 0.5 else 0
         w_minor = 1.0 - c if minor else c
-        Z = scatter.solve(c, np.column_stack([e, a, (gx, gy)[minor]]), rtol=1e-10)
-        g_inv = [Z[:, 2], Z[:, 2]]
-        g_inv[1 - minor] = (v - w_minor * Z[:, 2]) / (1.0 - w_minor)
+        Zm = scatter.solve(c, np.column_stack([e, a, (gx, gy)[minor]]), rtol=1e-10)
+        Z = [Zm[:, 0], Zm[:, 1]]
+        g_inv = [Zm[:, 2], Zm[:, 2]]
+        g_inv[1 - minor] = (v - w_minor * Zm[:, 2]) / (1.0 - w_minor)
     else:
-        d, ax, ay = row
+        _, ax, ay, lam = row
+        if not lam > 0:
+            return math.inf
         y_diff = scatter.solve(c, gx - gy, rtol=1e-10)  # M^-1 g_x = v + (1 - c') y_diff
-        g_inv = [v + (1.0 - c) * y_diff, v - c * y_diff]
-        Z = np.column_stack([scatter.solve(c, e, rtol=1e-10), scatter.solve(c, d, rtol=1e-10)])
-        Z[:, 1] -= ax / sx * g_inv[0] + ay / sy * g_inv[1]
+        z_e = scatter.solve(c, e, rtol=1e-10)
+
+        def inverses(v_: np.ndarray, y_: np.ndarray, z_: np.ndarray) -> list[np.ndarray]:
+            # [M^-1 e, M^-1 a, M^-1 g_x, M^-1 g_y] from M^-1 e, y_diff and v: M^-1 d from
+            # alpha M v = lam d - e (the definitions of c', alpha and e), and M^-1 a =
+            # M^-1 d - (a_x/s_x) M^-1 g_x - (a_y/s_y) M^-1 g_y; linear in the three, so
+            # the same combination of their products with K gives K times these
+            g_ = [v_ + (1.0 - c) * y_, v_ - c * y_]
+            return [z_, (alpha * v_ + z_) / lam - ax / sx * g_[0] - ay / sy * g_[1], *g_]
+
+        Z = inverses(v, y_diff, z_e)
+        g_inv = Z[2:]
+        # (the solves' acceptance checks formed K y_diff and K z_e, the caller K v)
+        KZ = inverses(*(scatter.k_product(x) for x in (v, y_diff, z_e)))
     for p_, s_, g_, y_ in ((px, sx, gx, g_inv[0]), (py, sy, gy, g_inv[1])):
         if p_ != 0.0:
             cols.append(g_)
             winv.append(-(s_**3) / p_)
             inv_g.append(y_)
     U = np.stack(cols, axis=1)
-    Y = np.column_stack([Z[:, 0], Z[:, 1], *inv_g]) / alpha
-    UtY = scatter.inner_matrix(U, Y)
+    Y = np.column_stack([Z[0], Z[1], *inv_g]) / alpha
+    if row is None:
+        UtY = scatter.inner_matrix(U, Y)
+    else:  # U^T K Y from the products with K of the three solutions (no new product)
+        keep = [j for j, p_ in ((2, px), (3, py)) if p_ != 0.0]
+        UtY = U.T @ (np.column_stack([KZ[0], KZ[1], *(KZ[j] for j in keep)]) / alpha)
     cap = np.diag(winv) + UtY[:, 1:]
     try:
         corr = np.linalg.solve(cap, UtY)
@@ -567,8 +592,8 @@ def _gram_fractional(scatter: Any, a: tuple[float, float], b: tuple[float, float
         last = scatter._last_kv  # (v, K v) of the products just formed
         kv = last[1] if last is not None and last[0] is v else scatter.kmul(v)
         scatter.remember(v, kv)  # the inner products with v below (and the decrement's)
-        sx = math.sqrt(max(float(gx @ kv), 0.0))
-        sy = math.sqrt(max(float(gy @ kv), 0.0))
+        # (sigma_sqs from the kept K v; it keeps its value for v: the decode's norms)
+        sx, sy = (math.sqrt(max(s2, 0.0)) for s2 in scatter.sigma_sqs(v))
         dv = float(e @ kv)
     pen = ax * sx + ay * sy
     row = dv - pen
@@ -582,7 +607,7 @@ def _gram_fractional(scatter: Any, a: tuple[float, float], b: tuple[float, float
     grad_row = e - ax * gx / sx - ay * gy / sy
     with one_blas_thread():
         dec = _scatter_decrement(scatter, v, resid, grad_row, px, py, sx, sy, (gx, gy),
-                                 (e, ax, ay))
+                                 (e, ax, ay, lam))
     floor = FRACTIONAL_FLOOR * max(1.0, abs(dv))
     return _fractional_result(primal, P, lam, row, dec, floor, claimed)
 

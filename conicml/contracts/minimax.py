@@ -15,13 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg.blas import dsyrk, dtrsv
+from scipy.linalg.blas import dsyrk, dtrmv, dtrsv
 from scipy.linalg.lapack import dpotrf, dtrtrs
 
 from .._utils.threads import one_blas_thread
 from ..program import Program
 
-__all__ = ["GramScatter", "KernelScatter", "MEMPMData", "RidgeStack"]
+__all__ = ["GramScatter", "KernelScatter", "MEMPMData", "RidgeStack", "kernel_products"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,8 +128,10 @@ def _pcg(matvec: Callable[[np.ndarray], np.ndarray],
 
 
 #: Relative change of the free shift up to which a solve reuses a factored Schur
-#: complement (conjugate gradients then absorb the change, a spread of at most 1.02).
-_FREE_NEAR = 0.02
+#: complement (conjugate gradients then absorb the change, a spread of at most 1.1: at
+#: most ~9 steps to 1e-13; the few more steps of the solves after a start that missed
+#: the optimum's shift by 3-9 % cost less than a factorisation of one class's order).
+_FREE_NEAR = 0.1
 
 
 class _BlockFactor:
@@ -194,9 +196,18 @@ class _BlockFactor:
         r""":math:`L^\top S`."""
         f, v = self.f, self.v
         Y = np.empty_like(S)
-        Y[f] = self.Lf.T @ S[f] + self.Z @ S[v]
-        Y[v] = self.schur(t).T @ S[v]
+        Y[f] = _trm(self.Lf, S[f]) + self.Z @ S[v]
+        Y[v] = _trm(self.schur(t), S[v])
         return Y
+
+
+def _trm(L: np.ndarray, B: np.ndarray) -> np.ndarray:
+    r""":math:`L^\top B` for a lower triangular Fortran-ordered ``L``, by columns (BLAS-2
+    dtrmv: the triangle alone, half the entries of a dense product)."""
+    X = np.empty_like(B)
+    for j in range(B.shape[1]):
+        X[:, j] = dtrmv(L, B[:, j], lower=1, trans=1)
+    return X
 
 
 def _potrf(A: np.ndarray) -> np.ndarray:
@@ -228,6 +239,22 @@ def _trs(L: np.ndarray, B: np.ndarray, transpose: bool) -> np.ndarray:
     if info != 0:
         raise np.linalg.LinAlgError(f"singular triangular factor (LAPACK info {info})")
     return X
+
+
+#: Columns up to which a product with an n x n matrix goes column by column (BLAS-2
+#: dgemv reads the matrix once per column; OpenBLAS's dgemm packs it first, which on one
+#: thread took 1.3-1.6 times as long for 2-4 columns of order 2000).
+_GEMV_COLUMNS = 4
+
+
+def kernel_products(K: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """:math:`KV` for a square ``K``, column by column for two to four columns."""
+    if V.ndim == 2 and 1 < V.shape[1] <= _GEMV_COLUMNS:
+        out = np.empty((K.shape[0], V.shape[1]))
+        for j in range(V.shape[1]):
+            out[:, j] = K @ V[:, j]
+        return out
+    return K @ V
 
 
 class KernelScatter:
@@ -454,25 +481,45 @@ class KernelScatter:
 
         The solution is :math:`S(c) = D_cCX(c)` with :math:`X(c) = M(c)^{-1}B`
         (:math:`CM^{-1} = D_c^{-1}H^{-1}C` by the Woodbury identity), so the explicit
-        factor :math:`D_c` is carried exactly; with the tangent solve of that entry
-        (:math:`X_t = M^{-1}(\Sigma_x - \Sigma_y)X = -X'(c)`, :math:`S_t = D_cCX_t`) the
-        first-order prediction :math:`S(c') \approx D_{c'}D_c^{-1}(S - (c' - c)S_t)`."""
+        factor :math:`D_c` is carried exactly and :math:`U(c) = D_c^{-1}S(c) = CX(c)` is
+        extrapolated: with the tangent solve of that entry (:math:`X_t = M^{-1}(\Sigma_x -
+        \Sigma_y)X = -X'(c)`, :math:`S_t = D_cCX_t`) to first order,
+        :math:`S(c') \approx D_{c'}D_c^{-1}(S - (c' - c)S_t)`; without one, by the
+        secant through the next nearest such solution at another weight :math:`c_q`
+        (:math:`U(c') \approx U + (c' - c)(U - U_q)/(c - c_q)`, error
+        :math:`O(|c' - c|\,|c' - c_q|)`), else as it is (error :math:`O(|c' - c|)`)."""
         if T.shape[1] != 1 or not self._recent:
             return None
         t = T[:, 0]
         tt = float(t @ t)
-        best, start = 1.5, None
+        near = []  # (spread, weight, U scaled to t, tangent of U or None)
         for cp, tp, sp, _, dsp in self._recent:
             tpt = float(tp @ t)
             cos2 = tpt * tpt / max(tt * float(tp @ tp), np.finfo(float).tiny)
-            if cos2 > 1.0 - 1e-4 and self.spread(c, cp) < best:
-                best = self.spread(c, cp)
-                s = sp if dsp is None else sp - (c - cp) * dsp
-                s = s * (tpt / float(tp @ tp))
-                s[:self.n_x] *= c / cp
-                s[self.n_x:] *= (1.0 - c) / (1.0 - cp)
-                start = s[:, None]
-        return start
+            if cos2 > 1.0 - 1e-4 and self.spread(c, cp) < 1.5:
+                scale = tpt / float(tp @ tp)
+                u = sp * scale
+                u[:self.n_x] /= cp
+                u[self.n_x:] /= 1.0 - cp
+                du = None
+                if dsp is not None:
+                    du = -dsp * scale
+                    du[:self.n_x] /= cp
+                    du[self.n_x:] /= 1.0 - cp
+                near.append((self.spread(c, cp), cp, u, du))
+        if not near:
+            return None
+        near.sort(key=lambda entry: entry[0])
+        _, cp, u, du = near[0]
+        if du is None:
+            other = [q for q in near[1:] if q[1] != cp]
+            if other:
+                _, cq, uq, _ = other[0]
+                du = (u - uq) / (cp - cq)
+        s = u if du is None else u + (c - cp) * du
+        s[:self.n_x] *= c
+        s[self.n_x:] *= 1.0 - c
+        return s[:, None]
 
     def _keep(self, c: float, T: np.ndarray, S: np.ndarray, B: np.ndarray,
               tangent_of: np.ndarray | None) -> None:
@@ -643,10 +690,16 @@ class GramScatter(KernelScatter):
         The representative of the mean difference: :math:`e = 1_x/N_x - 1_y/N_y`.
     kd : ndarray of shape (n,), optional
         :math:`Ke` if already formed.
+    row_sums : ndarray of shape (n,), optional
+        :math:`K1` when every entry of :math:`K` is non-negative (an RBF kernel): then
+        also the absolute row sums, whose largest is Gershgorin's bound on
+        :math:`\lambda_{\max}(K)` (else that bound is formed by a pass over :math:`K`
+        on first use).
     """
 
     def __init__(self, K: np.ndarray, n_x: int, rho_x: float, rho_y: float, G: np.ndarray,
-                 d_rep: np.ndarray, kd: np.ndarray | None = None) -> None:
+                 d_rep: np.ndarray, kd: np.ndarray | None = None,
+                 row_sums: np.ndarray | None = None) -> None:
         n = K.shape[0]
         super().__init__(np.empty((n_x, 0)), np.empty((n - n_x, 0)), rho_x, rho_y, G, lead=0)
         self.K = K
@@ -655,15 +708,20 @@ class GramScatter(KernelScatter):
         self._kd = self.kmul(d_rep) if kd is None else kd
         self._kcache: list[tuple[np.ndarray, np.ndarray]] = []
         self._last_kv: tuple[np.ndarray, np.ndarray] | None = None
-        self._kmax: float | None = None  # Gershgorin's bound on lambda_max(K)
+        # Gershgorin's bound on lambda_max(K): from the row sums of a non-negative K,
+        # raised by the rounding bound of a sum of n non-negative terms (n eps, relative)
+        self._kmax: float | None = None if row_sums is None else \
+            float(np.max(row_sums)) * (1.0 + 4.0 * n * np.finfo(float).eps)
         self._last_sqs: tuple[np.ndarray, tuple[float, float]] | None = None
         self._galerkin: tuple[int, tuple] | None = None  # (size, galerkin(size))
+        #: the restriction's basis (points, dense columns V, column scales) of galerkin
+        self.galerkin_basis: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._blocks_xy = (slice(0, n_x), slice(n_x, n))
         self.sizes = (n_x, n - n_x)
 
     def kmul(self, V: np.ndarray) -> np.ndarray:
         """:math:`KV` (callers limit BLAS to one thread around their loops)."""
-        return self.K @ V
+        return kernel_products(self.K, V)
 
     def _centre(self, V: np.ndarray, a: int, power: int) -> np.ndarray:
         r""":math:`J_a^{power}V` on the rows of class ``a`` (``V`` holds only those rows)."""
@@ -731,6 +789,12 @@ class GramScatter(KernelScatter):
         same = B.base is d and B.shape == (d.size, 1) and B.strides[0] == d.strides[0] \
             and B.__array_interface__["data"][0] == d.__array_interface__["data"][0]
         KB = self._kd[:, None] if same else self.kmul(B)
+        b = B.base
+        if not same and B.shape[1] == 1 and isinstance(b, np.ndarray) and b.shape == (
+                B.shape[0],) and np.shares_memory(b, B) and B.strides[0] == b.strides[0]:
+            # a single right-hand side given as a vector (B its column view): K b kept for
+            # the caller's inner products with it
+            self._keep_kv(b, KB[:, 0])
         return self._j(KB), np.sqrt(np.maximum(_euclid(B, KB), 0.0))
 
     def _residual_norms(self, R: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -740,16 +804,38 @@ class GramScatter(KernelScatter):
             K = self.K
             self._kmax = max(float(np.abs(K[i:i + 256]).sum(axis=1).max())
                              for i in range(0, K.shape[0], 256))
-        bound = math.sqrt(self._kmax) * np.linalg.norm(R, axis=0)
-        return bound if np.all(bound <= target) else self.norms(R)
+        root = math.sqrt(self._kmax)
+        bound = root * np.linalg.norm(R, axis=0)
+        if np.all(bound <= target):
+            return bound
+        # a residual on one class's rows up to a part that the bound settles (Sigma_y's
+        # solves leave rounding on the other rows): the norm of K's block on those rows
+        # plus that bound of the rest (the triangle inequality over the two blocks)
+        for a, blk in enumerate(self._blocks_xy):
+            rest = self._blocks_xy[1 - a]
+            small = root * np.linalg.norm(R[rest], axis=0)
+            if np.all(small <= 1e-2 * target):
+                Ra = R[blk]
+                part = np.sqrt(np.maximum(_euclid(Ra, self.K[blk, blk] @ Ra), 0.0))
+                if np.all(part + small <= target):
+                    return part + small
+                break
+        return self.norms(R)
 
     def remember(self, v: np.ndarray, kv: np.ndarray) -> None:
         """Keep :math:`Kv` (formed by the caller) for the inner products with ``v``."""
         self._keep_kv(v, kv)
 
+    def k_product(self, v: np.ndarray) -> np.ndarray:
+        """:math:`Kv`: the kept product for ``v`` (matched by identity; a solve keeps that
+        of its result, formed by its acceptance check), else formed and kept."""
+        return self._k_of(v)
+
     def _keep_kv(self, v: np.ndarray, kv: np.ndarray) -> None:
-        # the last four, by identity (the certificate's decrement pairs four vectors)
-        self._kcache = [(v, kv)] + self._kcache[:3]
+        # the last six vectors, by identity (the certificate's decrement pairs the point,
+        # the row's gradient, the Lagrangian's and the solutions with the last two); one
+        # entry per vector, the last used first
+        self._kcache = [(v, kv)] + [e for e in self._kcache if e[0] is not v][:5]
 
     def _k_of(self, v: np.ndarray) -> np.ndarray:
         # K v for the vectors whose inner products come in pairs (the weight vector
@@ -780,8 +866,10 @@ class GramScatter(KernelScatter):
         last = self._last_sqs
         if last is not None and np.array_equal(last[0], z):
             return last[1]
-        with one_blas_thread():
-            kz = self.kmul(z)
+        kz = self._kept(z)  # (a kept product, matched by identity)
+        if kz is None:
+            with one_blas_thread():
+                kz = self.kmul(z)
         zkz = float(z @ kz)
         out = []
         for a, blk in enumerate(self._blocks_xy):
@@ -791,13 +879,17 @@ class GramScatter(KernelScatter):
         return out[0], out[1]
 
     def galerkin(self, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        r"""The program restricted to the representatives supported on ``size`` points
-        (every :math:`\lceil n/\text{size}\rceil`-th, so both classes in proportion):
-        with :math:`z = E\beta` (:math:`E` those columns of the identity), the mean
-        difference :math:`E^\top Ke` and the covariances :math:`Q_a = (J_aK_{a,:}E)^\top
-        (J_aK_{a,:}E) + \rho_aE^\top KE`, i.e. :math:`\sigma_a^2(E\beta) =
-        \beta^\top Q_a\beta` (a Galerkin restriction, :math:`O(n\,\text{size}^2)`: the
-        rows of :math:`K` at those points, kept: the arrays are read-only); ``None`` when
+        r"""The program restricted to a subspace of representatives: those supported on
+        ``size`` points (every :math:`\lceil n/\text{size}\rceil`-th, so both classes in
+        proportion) and three dense vectors, :math:`e` and :math:`J_a^2Ke` on class
+        :math:`a`'s rows (so :math:`\Sigma_ae`: the first Krylov vectors of the weight
+        curve's systems, :math:`w(c) = M(c)^{-1}d`). With :math:`z = B\beta` (:math:`B`
+        those columns, each scaled to unit diagonal of :math:`Q_x + Q_y`), the mean
+        difference :math:`B^\top Ke` and the covariances :math:`Q_a = (J_a(KB)_a)^\top
+        (J_a(KB)_a) + \rho_aB^\top KB`, i.e. :math:`\sigma_a^2(B\beta) =
+        \beta^\top Q_a\beta` (a Galerkin restriction, :math:`O(n\,\text{size}^2)` and
+        one product with :math:`K`: the rows of :math:`K` at those points, kept: the
+        arrays are read-only; :math:`B` is ``self.galerkin_basis``); ``None`` when
         ``size`` is above a quarter of :math:`n` (the restriction would cost about what
         the program does)."""
         n = self.K.shape[0]
@@ -806,15 +898,30 @@ class GramScatter(KernelScatter):
         if self._galerkin is not None and self._galerkin[0] == size:
             return self._galerkin[1]  # (read only: MEMPM's inner programs share K)
         idx = np.arange(0, n, -(-n // size))
+        m = idx.size
         rows = self.K[idx]  # E^T K, contiguous rows (K is symmetric)
+        # the dense columns V = [e, J_x^2 K e, J_y^2 K e] and K V (K e is kept)
+        V, KV = np.zeros((n, 3)), np.empty((n, 3))
+        V[:, 0], KV[:, 0] = self.d_rep, self._kd
         Q = []
         with one_blas_thread():
             for a, blk in enumerate(self._blocks_xy):
-                C = self._centre(rows[:, blk].T, a, 1)  # J_a K_{a,:} E
-                Q.append(C.T @ C + (self.rho_x, self.rho_y)[a] * rows[:, idx])
-        out = (self._kd[idx].copy(), Q[0], Q[1])
+                V[blk, 1 + a] = self._centre(self._kd[blk], a, 2)
+                KV[:, 1 + a] = self.K[:, blk] @ V[blk, 1 + a]
+            gram = np.empty((m + 3, m + 3))  # B^T K B
+            gram[:m, :m] = rows[:, idx]
+            gram[:m, m:] = KV[idx]
+            gram[m:, :m] = KV[idx].T
+            gram[m:, m:] = V.T @ KV
+            for a, blk in enumerate(self._blocks_xy):
+                C = self._centre(np.hstack([rows[:, blk].T, KV[blk]]), a, 1)  # J_a (KB)_a
+                Q.append(C.T @ C + (self.rho_x, self.rho_y)[a] * gram)
+        scale = 1.0 / np.sqrt(np.diag(Q[0]) + np.diag(Q[1]))
+        out = (np.concatenate([self._kd[idx], V.T @ self._kd]) * scale,
+               Q[0] * np.outer(scale, scale), Q[1] * np.outer(scale, scale))
         for arr in out:
             arr.flags.writeable = False
+        self.galerkin_basis = (idx, V, scale)
         self._galerkin = (size, out)
         return out
 

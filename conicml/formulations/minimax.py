@@ -30,7 +30,7 @@ from .._utils.threads import one_blas_thread
 from .._utils.validation import check_positive, check_X_y
 from ..certificates.conic import rel, residuals
 from ..certificates.margin import fractional_certificate, gram_fractional_certificate
-from ..contracts.minimax import GramScatter, KernelScatter, MEMPMData, RidgeStack
+from ..contracts.minimax import GramScatter, KernelScatter, MEMPMData, RidgeStack, kernel_products
 from ..exceptions import ProgramError
 from ..kernels import KERNELS, Kernel, make_kernel, psd_factor
 from ..moments import ClassMoments, as_class_moments, takes_X_y
@@ -284,7 +284,8 @@ def _base_data(
             return {"moments": None, "nu_x": nu_x, "nu_y": nu_y, "rho_x": rho_x,
                     "rho_y": rho_y, "relative_ridge": relative_ridge, "kernel": kern, "X": X,
                     "n_pos": n_pos, "n_neg": n_neg, "feature_scale": None,
-                    **_coefficient_data(K, perm, n_pos, rho_x, rho_y)}
+                    **_coefficient_data(K, perm, n_pos, rho_x, rho_y,
+                                        nonnegative=kern.name == "rbf")}
         # Theorem 9 in the coordinates of an empirical feature map: any factor
         # K = Phi Phi^T (Phi of full column rank r) with coefficients w = T u,
         # K T = Phi and T^T K T = I gives K w = Phi u and w^T K w = ||u||^2, so
@@ -352,7 +353,7 @@ def _base_data(
 
 
 def _coefficient_data(K: np.ndarray, perm: np.ndarray, n_x: int, rho_x: float,
-                      rho_y: float) -> dict[str, Any]:
+                      rho_y: float, nonnegative: bool = False) -> dict[str, Any]:
     r"""The kernel program's data in dual coefficients :math:`z` (points in the order of
     ``K``, the positive class first), :math:`u = \Phi^\top z` for any factor
     :math:`K = \Phi\Phi^\top`: :math:`d = K e` with :math:`e = 1_x/N_x - 1_y/N_y`,
@@ -360,14 +361,15 @@ def _coefficient_data(K: np.ndarray, perm: np.ndarray, n_x: int, rho_x: float,
     :math:`\tilde k_x, \tilde k_y`) and the covariances by a
     :class:`~conicml.contracts.minimax.GramScatter`; a factor :math:`\Phi` is formed
     only for a consumer that asks for the dense matrices (:class:`_CoefficientStack`,
-    the generic backends' form)."""
+    the generic backends' form). ``nonnegative``: every entry of :math:`K` is
+    :math:`\ge 0` (an RBF kernel), so the class sums give its absolute row sums."""
     n = K.shape[0]
     n_y = n - n_x
     E = np.zeros((n, 2))
     E[:n_x, 0] = 1.0 / n_x
     E[n_x:, 1] = 1.0 / n_y
     with one_blas_thread():
-        KE = K @ E
+        KE = kernel_products(K, E)
     mx, my = KE[:, 0], KE[:, 1]
     e = E[:, 0] - E[:, 1]
     d = mx - my
@@ -378,7 +380,9 @@ def _coefficient_data(K: np.ndarray, perm: np.ndarray, n_x: int, rho_x: float,
             "distinct means (eq. 3.18 divides by w^T(x_mean - y_mean))"
         )
     G = _class_centred_gram(K, n_x, out=np.empty_like(K), means=KE)
-    scatter = GramScatter(K, n_x, rho_x, rho_y, G, e, kd=d)
+    # K 1 = N_x mx + N_y my: the absolute row sums of a non-negative K (Gershgorin)
+    row_sums = n_x * mx + n_y * my if nonnegative else None
+    scatter = GramScatter(K, n_x, rho_x, rho_y, G, e, kd=d, row_sums=row_sums)
     fmap = _LazyFeatureMap(K)
     return {"d": d, "mx": mx, "my": my, "Rx": _CoefficientStack(scatter, 0, fmap),
             "Ry": _CoefficientStack(scatter, 1, fmap), "coef_map": _Permutation(perm),
@@ -590,8 +594,10 @@ def ratio(data: Mapping[str, Any], w: np.ndarray) -> float:
     :math:`(1 - a_x\sigma_x - a_y\sigma_y)/(b_x\sigma_x + b_y\sigma_y)`.
     """
     w = np.asarray(w, dtype=float)
-    w = w / float(data["d"] @ w)
-    sx, sy = _sigmas(data, w)
+    dw = float(data["d"] @ w)
+    # the norms are homogeneous: those of w itself (a value the certificate at the same
+    # point has formed), scaled
+    sx, sy = (s / abs(dw) for s in _sigmas(data, w))
     (ax, ay), (bx, by) = data["a"], data["b"]
     den = bx * sx + by * sy
     num = 1.0 - ax * sx - ay * sy
@@ -607,8 +613,9 @@ def hyperplane(data: Mapping[str, Any], w: np.ndarray, kappa_alpha: float,
     :math:`t_y = w^\top\bar y + (\kappa_\beta + \nu_y)\sigma_y`.
     """
     w = np.asarray(w, dtype=float)
-    w = w / float(data["d"] @ w)
-    sx, sy = _sigmas(data, w)
+    dw = float(data["d"] @ w)
+    sx, sy = (s / abs(dw) for s in _sigmas(data, w))  # homogeneous (see ratio)
+    w = w / dw
     px, py = float(w @ data["mx"]), float(w @ data["my"])
     # a zero-variance side carries no kappa term (kappa may be infinite there)
     tx = px - (kappa_alpha + data["nu_x"]) * sx if sx > 0 else px

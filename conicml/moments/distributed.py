@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._utils import progress as _progress
+from .._utils.engines import resolve_engine
 from .._utils.threads import one_thread
 from ..exceptions import ProgramError
 
@@ -229,11 +230,25 @@ def _merge_features(N: np.ndarray, mu: np.ndarray, var: np.ndarray, n_clusters: 
     return Nk, muk, vark
 
 
-def _block_kmeans_sums(Xb: np.ndarray, yb: np.ndarray, centers: dict[float, np.ndarray]
-                       ) -> dict[float, tuple]:
-    """Per label and centre: count, linear sum and squared distance sum about the centre."""
+def _block_kmeans_sums(Xb: np.ndarray, yb: np.ndarray, centers: dict[float, np.ndarray],
+                       engine: str = "numpy") -> dict[float, tuple]:
+    """Per label and centre: count, linear sum and squared distance sum about the centre.
+
+    ``engine="numba"`` runs the same sums in one compiled loop over the rows
+    (:mod:`conicml.moments._kmeans_numba`); ``"numpy"`` with array operations.
+    """
     Xb, yb = _check_block(Xb, yb)
     out = {}
+    if engine == "numba":
+        from ._kmeans_numba import kmeans_sums
+
+        Xc = np.ascontiguousarray(Xb)
+        for label, C in centers.items():
+            k = C.shape[0]
+            N, LS, S = np.zeros(k), np.zeros_like(C), np.zeros(k)
+            kmeans_sums(Xc, yb, float(label), np.ascontiguousarray(C, dtype=float), N, LS, S)
+            out[label] = (N, LS, S)
+        return out
     for label, C in centers.items():
         rows = Xb[yb == label]
         k = C.shape[0]
@@ -273,9 +288,10 @@ def _block_sample(Xb: np.ndarray, yb: np.ndarray, per_block: int, seed: int
     rng = np.random.default_rng(seed)
     out = {}
     for label in np.unique(yb):
-        rows = Xb[yb == label]
-        take = rng.choice(rows.shape[0], size=min(per_block, rows.shape[0]), replace=False)
-        out[float(label)] = rows[np.sort(take)]
+        # the row numbers of the label, not a copy of its rows: only the sample is copied
+        idx = np.flatnonzero(yb == label)
+        take = rng.choice(idx.size, size=min(per_block, idx.size), replace=False)
+        out[float(label)] = Xb[idx[np.sort(take)]]
     return out
 
 
@@ -304,7 +320,9 @@ def cluster_moments(X: Any, y: Any, *, clustering: str, n_clusters: int | None,
     ``KMeans(n_init=3)`` seeds the centres on that sample on the client, then
     every Lloyd pass sends the centres to the workers and brings back per-centre
     counts, sums and squared deviations (the seeding fit runs on one
-    thread). The iteration stops when the squared
+    thread; the per-block sums run in one compiled loop over the rows when
+    numba can be imported, ``CONICML_ENGINE=numpy`` on the client keeps them in
+    NumPy: the same arithmetic). The iteration stops when the squared
     centre shift is at most :math:`10^{-4}` times the mean feature variance
     (scikit-learn's ``tol``), when a pass lowers the inertia by at most
     :data:`INERTIA_RTOL` of it, or after :data:`MAX_PASSES` passes. Each pass
@@ -350,6 +368,7 @@ def cluster_moments(X: Any, y: Any, *, clustering: str, n_clusters: int | None,
         return (np.concatenate(counts), np.concatenate(means), np.concatenate(variances),
                 np.concatenate(labels))
     # streamed k-means: seed on a sample gathered from the blocks, then Lloyd passes
+    engine = resolve_engine("streamed k-means", "auto")  # decided here, sent to the workers
     k = int(n_clusters)
     seed = 0 if random_state is None else int(random_state)
     wanted = max(SAMPLE_PER_CLUSTER * k, SAMPLE_MIN)
@@ -376,8 +395,9 @@ def cluster_moments(X: Any, y: Any, *, clustering: str, n_clusters: int | None,
     # partition (about the centres it assigned to), so no extra pass is needed for them
     previous: dict[float, float] = {}
     for passes in _progress.progress(range(1, MAX_PASSES + 1), "k-means passes"):
-        sums = _tree(dask, _sum_sums, [dask.delayed(_block_kmeans_sums)(xb, yb, centers)
-                                       for xb, yb in zip(Xd, yd)]).compute()
+        sums = _tree(dask, _sum_sums, [
+            dask.delayed(_block_kmeans_sums)(xb, yb, centers, engine)
+            for xb, yb in zip(Xd, yd)]).compute()
         done = True
         inertia = {}
         new_centers = {}

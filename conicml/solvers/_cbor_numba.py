@@ -100,6 +100,61 @@ def _lower_threshold(b_low, blk, worst):  # pragma: no cover - compiled
     return tb
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def _scores_pass(s, scale, x, low, up, cl, sig, dsig, starts, ends, F, D, b_low, b_up, il,
+                 iu):  # pragma: no cover - compiled
+    r"""One pass over the variables at the scores ``s``: the KKT values
+    :math:`F_i = W s_{c(i)} / \rho_\epsilon + \sigma_i d_{c(i)}` (``scale`` is
+    :math:`W / \rho_\epsilon`), the partial sums :math:`D_t = \sum_{t(x) \le t} \sigma_x x`
+    as one running sum (as the NumPy loop's cumsum), and per threshold the extreme bounds
+    (5.3) with the variables attaining them; returns the largest :math:`|g|`."""
+    gmax = 0.0
+    acc = 0.0
+    for t in range(starts.size):
+        b_low[t] = -np.inf
+        b_up[t] = np.inf
+        il[t] = -1
+        iu[t] = -1
+        for i in range(starts[t], ends[t]):
+            acc += sig[i] * x[i]
+            g = scale * s[cl[i]]
+            if abs(g) > gmax:
+                gmax = abs(g)
+            f = g + dsig[i]
+            F[i] = f
+            if low[i] and f > b_low[t]:
+                b_low[t] = f
+                il[t] = i
+            if up[i] and f < b_up[t]:
+                b_up[t] = f
+                iu[t] = i
+        D[t] = acc
+    return gmax
+
+
+@njit(cache=True, nogil=True)
+def _first_order_partner(b_up, iu, blk, worst):  # pragma: no cover - compiled
+    """The variable attaining the smallest B_up over the blocks from the worst one on
+    (-1: none)."""
+    tb = -1
+    best = np.inf
+    for t in range(b_up.shape[0]):
+        if blk[t] >= blk[worst] and b_up[t] < best:
+            best = b_up[t]
+            tb = t
+    return iu[tb] if tb >= 0 else -1
+
+
+@njit(cache=True, nogil=True)
+def _pair_bound(x, sig, thr, D, lv, uv):  # pragma: no cover - compiled
+    """The largest step of the pair (l, u) the box and the partial sums allow."""
+    ub = (1.0 - x[lv]) if sig[lv] > 0 else x[lv]
+    ub = min(ub, x[uv] if sig[uv] > 0 else 1.0 - x[uv])
+    for t in range(thr[uv] - 1, thr[lv] - 1):  # D_t decreases for t_u <= t < t_l (a tied block)
+        ub = min(ub, D[t])
+    return ub
+
+
 @njit(cache=True, nogil=True, error_model="numpy")  # IEEE division, as in NumPy
 def run(M, z, v, x, low, up, cl, sig, thr, dsig, d, diag, starts, ends, W, eps, tol,
         second_order, max_steps, out_f):  # pragma: no cover - compiled
@@ -126,37 +181,13 @@ def run(M, z, v, x, low, up, cl, sig, thr, dsig, d, diag, starts, ends, W, eps, 
     W2 = W * W
     steps = 0
     while True:
-        # partial sums D_t = sum_{t(x) <= t} sigma_x x
-        acc = 0.0
-        for t in range(n_thr):
-            for i in range(starts[t], ends[t]):
-                acc += sig[i] * x[i]
-            D[t] = acc
-        # scores (Kv)_j = mu_j^T z for all j, O(kd)
-        s = np.dot(M, z)  # BLAS gemv
+        s = np.dot(M, z)  # scores (Kv)_j = mu_j^T z for all j, O(kd), BLAS gemv
         rho = math.sqrt(max(np.dot(z, z), 0.0))
         rho_eff = math.sqrt(rho * rho + eps * eps)
         q = rho_eff * rho_eff  # as the NumPy loop rounds it
         scale = W / rho_eff if rho_eff > 0.0 else 0.0
-        gmax = 0.0
-        # per-threshold extreme bounds (5.3) and the variables attaining them
-        for t in range(n_thr):
-            b_low[t] = -np.inf
-            b_up[t] = np.inf
-            il[t] = -1
-            iu[t] = -1
-            for i in range(starts[t], ends[t]):
-                g = scale * s[cl[i]]
-                if abs(g) > gmax:
-                    gmax = abs(g)
-                f = g + dsig[i]
-                F[i] = f
-                if low[i] and f > b_low[t]:
-                    b_low[t] = f
-                    il[t] = i
-                if up[i] and f < b_up[t]:
-                    b_up[t] = f
-                    iu[t] = i
+        gmax = _scores_pass(s, scale, x, low, up, cl, sig, dsig, starts, ends, F, D, b_low,
+                            b_up, il, iu)
         worst, converged = _stage(D, b_low, b_up, blk, lo, hi, eps, rho, tol, gmax, out_f)
         if converged:
             return CONVERGED, steps
@@ -192,21 +223,11 @@ def run(M, z, v, x, low, up, cl, sig, thr, dsig, d, diag, starts, ends, W, eps, 
                     best = score
                     uv = i
         else:
-            tb = -1
-            best = np.inf
-            for t in range(n_thr):
-                if blk[t] >= blk[worst] and b_up[t] < best:
-                    best = b_up[t]
-                    tb = t
-            uv = iu[tb]
+            uv = _first_order_partner(b_up, iu, blk, worst)
         if uv < 0:
             return NO_STEP, steps
         ju = cl[uv]
-        ub = (1.0 - x[lv]) if sig[lv] > 0 else x[lv]
-        ub = min(ub, x[uv] if sig[uv] > 0 else 1.0 - x[uv])
-        tl, tu = thr[lv], thr[uv]
-        for t in range(tu - 1, tl - 1):  # D_t decreases for t_u <= t < t_l (a tied block)
-            ub = min(ub, D[t])
+        ub = _pair_bound(x, sig, thr, D, lv, uv)
         diff = M[jl] - M[ju]
         a = np.dot(diff, diff)
         b = s[ju] - s[jl]
@@ -304,27 +325,8 @@ def run_kernel(Kv, C, slot_of, stamp, clock, v, x, low, up, cl, sig, thr, dsig, 
         rho = math.sqrt(max(rho2, 0.0))
         rho_eff = math.sqrt(rho * rho + eps * eps)
         scale = W / rho_eff if rho_eff > 0.0 else 0.0
-        gmax = 0.0
-        acc = 0.0  # partial sums D_t = sum_{t(x) <= t} sigma_x x, one running sum (cumsum)
-        for t in range(n_thr):
-            b_low[t] = -np.inf
-            b_up[t] = np.inf
-            il[t] = -1
-            iu[t] = -1
-            for i in range(starts[t], ends[t]):
-                acc += sig[i] * x[i]
-                g = scale * Kv[cl[i]]
-                if abs(g) > gmax:
-                    gmax = abs(g)
-                f = g + dsig[i]
-                F[i] = f
-                if low[i] and f > b_low[t]:
-                    b_low[t] = f
-                    il[t] = i
-                if up[i] and f < b_up[t]:
-                    b_up[t] = f
-                    iu[t] = i
-            D[t] = acc
+        gmax = _scores_pass(Kv, scale, x, low, up, cl, sig, dsig, starts, ends, F, D, b_low,
+                            b_up, il, iu)
         worst, converged = _stage(D, b_low, b_up, blk, lo, hi, eps, rho, tol, gmax, out_f)
         if converged:
             return CONVERGED, steps
@@ -345,13 +347,7 @@ def run_kernel(Kv, C, slot_of, stamp, clock, v, x, low, up, cl, sig, thr, dsig, 
         if second_order:
             uv = _partner(C, sl, Kv, F, up, cl, thr, blk, starts, diag, jl, lv, W, q)
         else:
-            tb = -1
-            best = np.inf
-            for t in range(n_thr):
-                if blk[t] >= blk[worst] and b_up[t] < best:
-                    best = b_up[t]
-                    tb = t
-            uv = iu[tb] if tb >= 0 else -1
+            uv = _first_order_partner(b_up, iu, blk, worst)
         if uv < 0:
             return NO_STEP, steps
         ju = cl[uv]
@@ -359,10 +355,7 @@ def run_kernel(Kv, C, slot_of, stamp, clock, v, x, low, up, cl, sig, thr, dsig, 
         if su < 0:
             out_i[0] = ju
             return NEED_COLUMN, steps
-        ub = (1.0 - x[lv]) if sig[lv] > 0 else x[lv]
-        ub = min(ub, x[uv] if sig[uv] > 0 else 1.0 - x[uv])
-        for t in range(thr[uv] - 1, thr[lv] - 1):  # D_t decreases for t_u <= t < t_l
-            ub = min(ub, D[t])
+        ub = _pair_bound(x, sig, thr, D, lv, uv)
         a = diag[jl] - 2.0 * C[sl, ju] + diag[ju]
         b = Kv[ju] - Kv[jl]
         e = sig[lv] * d[jl] - sig[uv] * d[ju]

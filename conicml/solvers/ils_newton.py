@@ -291,7 +291,7 @@ def _newton_step(cur: dict, prev: dict | None) -> float:
 
 def _coarse_weight(scatter: KernelScatter, a_b: tuple) -> float | None:
     r"""The optimal weight of the program restricted to :data:`_COARSE_SIZE` of its
-    points, at most a quarter of them
+    points, at most a quarter of them, and three dense Krylov vectors
     (:meth:`~conicml.contracts.minimax.GramScatter.galerkin`: dense matrices of that
     order, the same search to :math:`|g| \le 10^{-6}`); ``None`` below 64 such points,
     without a restriction, or when its search fails (no point with :math:`N > 0`, a
@@ -505,7 +505,8 @@ def solve_ils_newton(
     coefficients (:class:`~conicml.contracts.minimax.GramScatter`) runs the same steps on
     representatives with the inner product of :math:`K`: no factorisation of :math:`K`;
     its search starts at the optimal weight of the program restricted to
-    :math:`\min(256, n/4)` of the points (from 256 points on; a Galerkin restriction,
+    :math:`\min(256, n/4)` of the points and the first Krylov vectors :math:`e`,
+    :math:`\Sigma_xe`, :math:`\Sigma_ye` (from 256 points on; a Galerkin restriction,
     dense of that order, formed in :math:`O(256^2n)`), close to the optimum's, so that
     the block factor made there serves the later weights with few conjugate-gradient
     steps.

@@ -154,3 +154,60 @@ def test_the_pass_cap_still_returns_exact_moments_of_a_partition(client, data, c
     record = _kmeans_passes(caplog)
     assert record.passes == 2 and record.stopped == "pass cap (1)"
     _check_identities(mom, Z, y, 2)
+
+
+def test_compiled_kmeans_sums_equal_the_numpy_sums():
+    # the compiled Lloyd-pass sums against the NumPy branch on the same block: same
+    # nearest centres (counts equal), sums equal to rounding; a label absent from the
+    # block gives zeros in both; a float32 block is read as float64 by both
+    pytest.importorskip("numba")
+    from conicml.moments.distributed import _block_kmeans_sums
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(3_001, 3)) * [1.0, 4.0, 0.5] + [2.0, -1.0, 0.0]
+    y = np.where(rng.random(3_001) < 0.4, 1.0, -1.0)
+    centers = {1.0: rng.normal(size=(4, 3)), -1.0: rng.normal(size=(3, 3)),
+               7.0: rng.normal(size=(2, 3))}
+    for Xb in (X, X.astype(np.float32)):
+        ref = _block_kmeans_sums(Xb, y, centers, "numpy")
+        got = _block_kmeans_sums(Xb, y, centers, "numba")
+        assert set(got) == set(ref)
+        for label, (N, LS, S) in ref.items():
+            np.testing.assert_array_equal(got[label][0], N)
+            np.testing.assert_allclose(got[label][1], LS, rtol=1e-12, atol=1e-9)
+            np.testing.assert_allclose(got[label][2], S, rtol=1e-12, atol=1e-9)
+    assert not np.any(ref[7.0][0]) and not np.any(got[7.0][1])
+
+
+def test_block_sample_draws_distinct_rows_of_each_label():
+    from conicml.moments.distributed import _block_sample
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(500, 2))
+    y = np.where(np.arange(500) < 40, 1.0, -1.0)
+    out = _block_sample(X, y, 30, seed=0)
+    for label, rows in out.items():
+        members = X[y == label]
+        # every sampled row is a row of its label, none twice, in the block's order
+        pos = [int(np.flatnonzero((members == r).all(axis=1))[0]) for r in rows]
+        assert len(pos) == 30 and pos == sorted(set(pos))
+    again = _block_sample(X, y, 30, seed=0)
+    np.testing.assert_array_equal(again[1.0], out[1.0])
+
+
+def test_streamed_kmeans_engines_give_the_same_clusters(client, blobs, monkeypatch):
+    # the same fit with the compiled or the NumPy Lloyd-pass sums (the engine pinned on
+    # the client and sent to the workers): the same partition (counts), the same moments
+    # to rounding
+    pytest.importorskip("numba")
+    X, y, _ = blobs
+    Xd, yd = da.from_array(X, chunks=(900, 2)), da.from_array(y, chunks=900)
+    monkeypatch.setenv("CONICML_ENGINE", "numba")
+    got = cm.ClusterMoments.from_data(Xd, yd, clustering="kmeans", n_clusters=3,
+                                      random_state=0)
+    monkeypatch.setenv("CONICML_ENGINE", "numpy")
+    ref = cm.ClusterMoments.from_data(Xd, yd, clustering="kmeans", n_clusters=3,
+                                      random_state=0)
+    np.testing.assert_array_equal(got.counts, ref.counts)
+    np.testing.assert_allclose(got.means, ref.means, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got.sigmas, ref.sigmas, rtol=1e-10)

@@ -10,7 +10,8 @@ import pytest
 
 import conicml as cm
 from conicml.formulations import minimax as mm
-from conicml.reproductions import huang_table_3_1
+from conicml.reproductions import huang_table_3_1, huang_table_3_2, huang_tables_5_9_5_11
+from conicml.reproductions._huang import load_huang
 
 
 def test_statlog_heart_matches_the_thesis_prior():
@@ -19,6 +20,20 @@ def test_statlog_heart_matches_the_thesis_prior():
     assert np.mean(y > 0) == pytest.approx(0.445, abs=0.01)  # 120 / 270, x = presence
     Xc, yc = huang_table_3_1.load("cleveland")
     assert Xc.shape == (297, 13)  # the bundled version: 137 / 297 = 0.461
+
+
+def test_entries_read_heart_through_the_shared_mapping():
+    # the shared helper: heart (and statlog) = Statlog 270 x 13, cleveland = 297 x 13
+    for name, rows in (("heart", 270), ("statlog", 270), ("cleveland", 297)):
+        assert load_huang(name)[0].shape == (rows, 13)
+    X, y = load_huang("heart")
+    X2, y2, version = huang_table_3_2.load("heart")
+    X5, y5 = huang_tables_5_9_5_11.load("heart")
+    assert version == "Statlog heart"
+    np.testing.assert_array_equal(X2, X)
+    np.testing.assert_array_equal(y5, y)
+    Xc, _ = huang_tables_5_9_5_11.load("cleveland")
+    assert Xc.shape == (297, 13)
 
 
 def test_thesis_pima_row_lies_on_the_bmpm_curve_below_its_maximum():

@@ -43,11 +43,16 @@ def test_lazy_d1_has_the_in_memory_labels_and_centres():
     pytest.importorskip("dask.array")
     import dask
 
-    X, y = saketha_table_3_1.lazy_d1(18_000, seed=0)
+    # two blocks (the second short): the lazy blocks are the in-memory rows, bit for bit
+    # (the same generator, seeded per block), so both sides of the table fit the same data
+    n = saketha_table_3_1.BLOCK + 18_000
+    X, y = saketha_table_3_1.lazy_d1(n, seed=0)
+    assert X.numblocks == (2, 1)
     with dask.config.set(scheduler="synchronous"):
         Xc, yc = X.compute(), y.compute()
-    _, y_mem = saketha_table_3_1.make_d1(18_000, seed=0)
+    X_mem, y_mem = saketha_table_3_1.make_d1(n, seed=0)
     np.testing.assert_array_equal(yc, y_mem)
+    np.testing.assert_array_equal(Xc, X_mem)
     # row i belongs to cluster i mod 9: its mean over the rows is that centre (sigma 0.5)
     means = np.array([Xc[i::9].mean(axis=0) for i in range(9)])
     np.testing.assert_allclose(means, saketha_table_3_1.CENTRES, atol=0.05)

@@ -192,8 +192,9 @@ def test_kept_solves_predict_the_next_weights_solution(c):
     """The first iterate of a solve along the weight curve (``_start``): a kept solution
     S(c) = D_c C X(c) of H(c) S = C B (closed form, from the Woodbury identity) carried
     to c' by D_c' D_c^-1 is first-order accurate, and with the tangent solve's
-    X_t = M^-1 (Sigma_x - Sigma_y) X = -X'(c) second-order (Taylor's theorem): the
-    errors against the solution at c' itself fall as h and h^2."""
+    X_t = M^-1 (Sigma_x - Sigma_y) X = -X'(c) second-order (Taylor's theorem), as with
+    the secant through a second kept solution at c - h instead (error O(h * 2h)): the
+    errors against the solution at c' = c + h itself fall as h, h^2 and h^2."""
     X, y = _data(6, 120, "ringnorm")
     _, coef = _programs("bmpm", X, y, "rbf", (2e-3, 1e-3))
     sc = coef.data["scatter"]
@@ -216,21 +217,26 @@ def test_kept_solves_predict_the_next_weights_solution(c):
         second = sc._start(c + h, T[:, None])[:, 0]
         sc._recent = [[*entry[:4], None]]
         first = sc._start(c + h, T[:, None])[:, 0]
+        sc.solve(c - h, e, rtol=1e-14)
+        sc._recent = [[*entry[:4], None], [*sc._recent[0][:4], None]]
+        secant = sc._start(c + h, T[:, None])[:, 0]
         scale = np.linalg.norm(ref)
-        return np.linalg.norm(first - ref) / scale, np.linalg.norm(second - ref) / scale
+        return [np.linalg.norm(v - ref) / scale for v in (first, second, secant)]
 
-    (f1, s1), (f2, s2) = errors(1e-2), errors(1e-3)
+    (f1, s1, q1), (f2, s2, q2) = errors(1e-2), errors(1e-3)
     assert 5 < f1 / f2 < 20  # first order
     assert 50 < s1 / s2 < 200  # second order
-    assert s2 < 1e-2 * f2
+    assert 50 < q1 / q2 < 200  # second order (the secant)
+    assert s2 < 1e-2 * f2 and q2 < 1e-2 * f2
 
 
 @pytest.mark.parametrize("family, ridge, above", [("bmpm", 1e-3, True),
                                                   ("mpm", (1e-3, 1e-2), True),
                                                   ("mpm", (1e-2, 1e-3), False)])
 def test_gram_certificate_equals_the_dense_feature_certificate(family, ridge, above):
-    # the certificate in dual coefficients (three solves with M(c'), with e, d and
-    # g_x - g_y, the fourth from M(c')v = c' g_x + (1 - c') g_y) against the dense one of
+    # the certificate in dual coefficients (two solves with M(c'), with the Lagrangian's
+    # gradient and g_x - g_y; M(c')^-1 d and M(c')^-1 g_x, g_y from alpha M(c')v = lambda d
+    # - gradient and M(c')v = c' g_x + (1 - c') g_y) against the dense one of
     # the feature program at u = L^T z (K = L L^T), at the optimum and off it, with the
     # solver's kept solutions as first iterates and without; the ridges put the weight
     # c' on both sides of 1/2
@@ -259,6 +265,108 @@ def test_gram_certificate_equals_the_dense_feature_certificate(family, ridge, ab
     assert dense.dual > 1e-10  # the perturbed point is visibly not optimal
 
 
+@pytest.mark.parametrize("family", ["mpm", "bmpm"])
+def test_certificate_solve_with_d_from_the_point(family):
+    # the closed form behind the certificate's third solve: with p = b + lambda a,
+    # alpha = p_x/s_x + p_y/s_y, c' = (p_x/s_x)/alpha and e = lambda d - (p_x/s_x) g_x -
+    # (p_y/s_y) g_y (g = Sigma v), alpha M(c')v = lambda d - e, so M(c')^-1 d =
+    # (alpha v + M(c')^-1 e)/lambda at any v with lambda > 0 (an identity of the
+    # definitions; both sides by Woodbury solves, at the optimum and off it)
+    X, y = _data(5, 120, "ringnorm")
+    _, coef = _programs(family, X, y, "rbf", (1e-3, 2e-3))
+    sc = coef.data["scatter"]
+    (ax, ay), (bx, by) = coef.data["a"], coef.data["b"]
+    z = np.asarray(cm.solve(coef, "ils-newton").values["v"])
+    for point in (z, z * (1 + 1e-2 * np.random.default_rng(6).normal(size=z.size))):
+        sc.forget()
+        gx, gy = sc.sigmas(point)
+        sx, sy = np.sqrt(sc.dot(point, gx)), np.sqrt(sc.dot(point, gy))
+        lam = (bx * sx + by * sy) / (sc.dot(sc.d_rep, point) - ax * sx - ay * sy)
+        px, py = bx + lam * ax, by + lam * ay
+        alpha = px / sx + py / sy
+        c = (px / sx) / alpha
+        e = lam * sc.d_rep - px * gx / sx - py * gy / sy
+        ref = sc.solve(c, sc.d_rep.copy())
+        got = (alpha * point + sc.solve(c, e)) / lam
+        np.testing.assert_allclose(got, ref, atol=1e-10 * float(np.abs(ref).max()))
+
+
+def test_gershgorin_bound_of_a_nonnegative_gram_from_its_class_sums():
+    # an RBF Gram matrix has no negative entry: its absolute row sums are K 1 = N_x mx +
+    # N_y my (the class means the program forms anyway), whose largest bounds
+    # lambda_max(K) (Gershgorin); a polynomial Gram matrix gets the pass over |K| instead
+    X, y = _data(3, 140, "twonorm")
+    sc = mm.mpm(X, y, ridge=1e-3, kernel="rbf", coordinates="coefficients").data["scatter"]
+    K = sc.K
+    assert np.all(K >= 0)
+    direct = float(np.abs(K).sum(axis=1).max())
+    assert sc._kmax == pytest.approx(direct, rel=1e-12) and sc._kmax >= direct
+    assert sc._kmax >= float(np.linalg.eigvalsh(K)[-1])
+    poly = mm.mpm(X, y, ridge=1e-3, kernel="poly", coordinates="coefficients").data["scatter"]
+    assert poly._kmax is None  # formed on first use by the pass over |K|
+    poly._residual_norms(np.ones((poly.K.shape[0], 1)), np.zeros(1))
+    assert poly._kmax == pytest.approx(float(np.abs(poly.K).sum(axis=1).max()), rel=1e-12)
+
+
+def test_gram_scatter_keeps_products_of_a_solves_vectors_once():
+    # a single-column solve keeps K b (its right-hand side) and K x (its result, from the
+    # acceptance check) by identity, each vector once (references: the products with K)
+    X, y = _data(2, 90, "twonorm")
+    sc = mm.bmpm(X, y, 0.3, ridge=1e-3, kernel="rbf", coordinates="coefficients").data[
+        "scatter"]
+    rng = np.random.default_rng(5)
+    b = rng.normal(size=sc.K.shape[0])
+    x = sc.solve(0.7, b)
+    np.testing.assert_allclose(sc._kept(b), sc.K @ b, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(sc._kept(x), sc.K @ x, rtol=1e-10, atol=1e-12)
+    for _ in range(3):
+        np.testing.assert_allclose(sc.k_product(x), sc.K @ x, rtol=1e-10, atol=1e-12)
+    ids = [id(v) for v, _ in sc._kcache]
+    assert len(ids) == len(set(ids)) and ids[0] == id(x)
+    sc.forget()
+    assert sc._kept(x) is None
+
+
+def test_decode_after_the_certificate_reads_its_norms(monkeypatch):
+    # the norms are homogeneous (ratio and hyperplane scale those of w itself): the decode
+    # at the certified point reads the certificate's kept value (no product with K), and
+    # equals the ratio at a multiple of the point (closed form, up to rounding)
+    X, y = _data(8, 100, "ringnorm")
+    _, coef = _programs("bmpm", X, y, "rbf", 1e-3)
+    sol = cm.solve(coef, "ils-newton")  # certified: conicml.solve ran the certificate
+    sc = coef.data["scatter"]
+    calls = []
+    monkeypatch.setattr(sc, "kmul", lambda V: calls.append(1) or sc.K @ V)
+    model = coef.decode(sol)
+    assert not calls
+    z = np.asarray(sol.values["v"])
+    assert mm.ratio(coef.data, 3.0 * z) == pytest.approx(model["kappa"], rel=1e-13)
+    assert calls  # a new point: its product with K
+    assert model["kappa"] == pytest.approx(1.0 / sol.objective, rel=1e-12)
+
+
+def test_residual_norm_bounds_of_a_residual_on_one_class():
+    # the K-norm of a residual on the negative class's rows (and rounding on the others)
+    # is bounded by its block's norm plus sqrt(lambda_max) times the rest (triangle
+    # inequality); the bound is returned only where it settles the comparison, else the
+    # exact norm (references: r^T K r)
+    X, y = _data(4, 120, "ringnorm")
+    sc = mm.bmpm(X, y, 0.3, ridge=1e-3, kernel="rbf", coordinates="coefficients").data[
+        "scatter"]
+    n_x = sc.n_x
+    rng = np.random.default_rng(8)
+    R = rng.normal(size=(sc.K.shape[0], 2))
+    R[:n_x] *= 1e-18
+    exact = np.sqrt(np.einsum("ij,ij->j", R, sc.K @ R))
+    assert np.all(np.sqrt(sc._kmax) * np.linalg.norm(R, axis=0) > 1.001 * exact)
+    bound = sc._residual_norms(R, 1.001 * exact)  # settled by the block bound
+    assert np.all(bound >= exact * (1 - 1e-12)) and np.all(bound <= 1.001 * exact)
+    np.testing.assert_allclose(sc._residual_norms(R, 0.999 * exact), exact, rtol=1e-12)
+    R[:n_x] = rng.normal(size=(n_x, 2))  # both classes: the exact norm
+    exact = np.sqrt(np.einsum("ij,ij->j", R, sc.K @ R))
+    np.testing.assert_allclose(sc._residual_norms(R, exact), exact, rtol=1e-12)
+
+
 def test_gram_scatter_sigmas_kept_by_value():
     # sigma_sqs keeps its last result for an argument equal in value (a copy is compared,
     # so an array changed in place is computed afresh); references from one product with K
@@ -283,8 +391,9 @@ def test_gram_scatter_sigmas_kept_by_value():
 
 
 def test_galerkin_restriction_and_the_coarse_start(monkeypatch):
-    # the restriction to every k-th point: sigma_a^2(E beta) = beta^T Q_a beta and
-    # d^T (E beta) = d_r^T beta (closed forms, against sigma_sqs on z = E beta); the search
+    # the restriction to every k-th point and the dense columns e, J_a^2 K e (each column
+    # scaled): sigma_a^2(B beta) = beta^T Q_a beta and d^T (B beta) = d_r^T beta (closed
+    # forms, against sigma_sqs on z = B beta); the search
     # started at the restricted program's optimal weight ends where the default start's
     # does (the same weight curve, |g| <= 1e-11 both)
     from conicml.solvers import ils_newton
@@ -295,10 +404,18 @@ def test_galerkin_restriction_and_the_coarse_start(monkeypatch):
         sc = coef.data["scatter"]
         assert sc.galerkin(76) is None  # not below a quarter of n
         d_r, Qx, Qy = sc.galerkin(50)
-        idx = np.arange(0, 300, 6)
-        beta = np.random.default_rng(2).normal(size=idx.size)
+        idx, V, scale = sc.galerkin_basis
+        np.testing.assert_array_equal(idx, np.arange(0, 300, 6))
+        n_x = coef.data["n_pos"]
+        np.testing.assert_array_equal(V[:, 0], sc.d_rep)
+        for col, rows in ((1, slice(0, n_x)), (2, slice(n_x, 300))):
+            kd = (sc.K @ sc.d_rep)[rows]  # J_a^2 K e on class a's rows, zero elsewhere
+            np.testing.assert_allclose(V[rows, col], (kd - kd.mean()) / kd.size, rtol=1e-12)
+            assert not np.any(np.delete(V[:, col], np.arange(300)[rows]))
+        beta = np.random.default_rng(2).normal(size=idx.size + 3)
         z = np.zeros(300)
-        z[idx] = beta
+        z[idx] = beta[:idx.size] * scale[:idx.size]
+        z += V @ (beta[idx.size:] * scale[idx.size:])
         sxx, syy = sc.sigma_sqs(z)
         assert beta @ Qx @ beta == pytest.approx(sxx, rel=1e-12)
         assert beta @ Qy @ beta == pytest.approx(syy, rel=1e-12)
@@ -318,10 +435,11 @@ def test_galerkin_restriction_and_the_coarse_start(monkeypatch):
 
 @pytest.mark.parametrize("k", [1, 3, 6])
 def test_triangular_solves_by_columns_and_blocks(k):
-    # both paths of the block factor's triangular solves against scipy's solve_triangular
+    # both paths of the block factor's triangular solves against scipy's solve_triangular,
+    # and its triangular products L^T B against the dense product
     from scipy.linalg import solve_triangular
 
-    from conicml.contracts.minimax import _trs
+    from conicml.contracts.minimax import _trm, _trs
 
     rng = np.random.default_rng(k)
     L = np.asfortranarray(np.tril(rng.normal(size=(50, 50))) + 10 * np.eye(50))
@@ -329,6 +447,22 @@ def test_triangular_solves_by_columns_and_blocks(k):
     for trans in (False, True):
         ref = solve_triangular(L, B, lower=True, trans="T" if trans else "N")
         np.testing.assert_allclose(_trs(L, B, trans), ref, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(_trm(L, B), L.T @ B, rtol=1e-12, atol=1e-12)
     L[7, 7] = 0.0
     with pytest.raises(np.linalg.LinAlgError):
         _trs(L, B, False)
+
+
+@pytest.mark.parametrize("k", [1, 2, 4, 5])
+def test_kernel_products_by_columns_and_blocks(k):
+    # both paths of the products with K (by columns up to four, else one matrix product)
+    # against the matrix product itself, and a vector
+    from conicml.contracts.minimax import kernel_products
+
+    rng = np.random.default_rng(k)
+    A = rng.normal(size=(40, 40))
+    K = A @ A.T
+    V = rng.normal(size=(40, k))
+    np.testing.assert_allclose(kernel_products(K, V), K @ V, rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(kernel_products(K, V[:, 0]), K @ V[:, 0], rtol=1e-13,
+                               atol=1e-12)
