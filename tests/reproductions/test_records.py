@@ -258,3 +258,43 @@ def test_table_5_4_recovers_only_unseen_test_rows_of_the_rest_class():
     lo, hi = X.min(axis=0), X.max(axis=0)
     Z = scale(X, lo, hi)
     assert Z.min() == -1.0 and Z.max() == 1.0
+
+
+def test_table_5_4_full_grids_are_section_5_3s_and_clarabel_solves_only_the_smallest_lambdas():
+    # section 5.3: C = 10^i, i = -6..6; gamma = 10^i, i = -3..3; lambda = 10^i / N,
+    # i = -6..6 (plus Table 5.3's chosen 1e-7); rho in {0, 0.1, 0.2}
+    import numpy as np
+
+    from conicml.reproductions.rodriguez_lujan_table_5_4 import grids
+
+    N = 43_500
+    full, default = grids(N, "full"), grids(N, "default")
+    assert [p["C"] for p in full["linear SVM"]] == [10.0**i for i in range(-6, 7)]
+    assert {(p["C"], p["gamma"]) for p in full["Gaussian SVM"]} == {
+        (10.0**i, 10.0**g) for i in range(-6, 7) for g in range(-3, 4)}
+    lams = sorted({p["lam"] for p in full["H-LSVM"]})
+    assert np.allclose(lams, sorted([10.0**i / N for i in range(-6, 7)] + [1e-7]))
+    assert len(full["H-LSVM"]) == 3 * 14
+    for p in full["H-LSVM"]:
+        assert p["delta"] == 1e-4  # 10^-floor(log10 N)
+        assert ("node_solver" in p) == (p["lam"] * N < 2e-5)  # i = -6, -5 only
+    # the default run is a subset of the full grids, with the same node solvers
+    for kind in full:
+        assert all(p in full[kind] for p in default[kind])
+
+
+def test_table_5_4_ablation_row_sets_no_thesis_number_beside_its_own():
+    from conicml.reproductions import rodriguez_lujan_table_5_4 as entry
+    from conicml.reproductions._tables import thesis_pairs
+
+    r = {"err": 0.1, "mean": 5.0, "max": 12, "planes": 40, "fold_cost": 5.0,
+         "on_test": "6 / 865", "fit_s": 1.0, "RE": 0.98, "RC": 0.06,
+         "params": {"lam": 1e-7, "rho": 0.2, "delta": 1e-4}}
+    header = ("| model | chosen parameters | thesis parameters (Table 5.3) | test error % | "
+              "thesis test error % | n_SV or Hyp mean | thesis n_SV or Hyp mean | Hyp max | "
+              "thesis Hyp max | RE | thesis RE | RC | thesis RC | Hyp mean, CV folds | "
+              "hyperplanes in the tree | errors on recovered test rows | refit s |\n"
+              + "|" + "---|" * 17 + "\n")
+    ours = thesis_pairs(header + entry._table_row("H-LSVM", r) + "\n", "columns")
+    assert len(ours) == 5  # error, Hyp mean, Hyp max, RE, RC beside the thesis's
+    assert thesis_pairs(header + entry._table_row(entry.ABLATION, r) + "\n", "columns") == []
