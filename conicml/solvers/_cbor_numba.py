@@ -73,10 +73,13 @@ def _tied_blocks(D, b_low, b_up, blk, lo, hi):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _stage(D, b_low, b_up, blk, lo, hi, eps, rho, tol, gmax, out_f):  # pragma: no cover
-    """The worst tied block and whether its violation meets the stage's tolerance (the
-    smoothing stage's ``max(tol, 1e-2 (eps / max(rho, eps))^2 gmax)``, ``tol`` unsmoothed);
-    ``out_f`` gets (violation, rho, stage tolerance)."""
+def _stage(D, b_low, b_up, blk, lo, hi, eps, rho, tol, gmax, steps, max_steps,
+           out_f):  # pragma: no cover - compiled
+    """The worst tied block and the loop's stop: ``CONVERGED`` when its violation meets the
+    stage's tolerance (the smoothing stage's ``max(tol, 1e-2 (eps / max(rho, eps))^2
+    gmax)``, ``tol`` unsmoothed), ``KINK`` at the unsmoothed kink rho = 0, ``STEPS_DONE``
+    after ``max_steps`` updates, else -1 (go on); ``out_f`` gets (violation, rho, stage
+    tolerance)."""
     worst, violation = _tied_blocks(D, b_low, b_up, blk, lo, hi)
     stage_tol = tol
     if eps != 0.0:
@@ -85,7 +88,13 @@ def _stage(D, b_low, b_up, blk, lo, hi, eps, rho, tol, gmax, out_f):  # pragma: 
     out_f[0] = violation
     out_f[1] = rho
     out_f[2] = stage_tol
-    return worst, violation <= stage_tol
+    if violation <= stage_tol:
+        return worst, CONVERGED
+    if eps == 0.0 and rho == 0.0:
+        return worst, KINK
+    if steps >= max_steps:
+        return worst, STEPS_DONE
+    return worst, -1
 
 
 @njit(cache=True, nogil=True)
@@ -188,13 +197,10 @@ def run(M, z, v, x, low, up, cl, sig, thr, dsig, d, diag, starts, ends, W, eps, 
         scale = W / rho_eff if rho_eff > 0.0 else 0.0
         gmax = _scores_pass(s, scale, x, low, up, cl, sig, dsig, starts, ends, F, D, b_low,
                             b_up, il, iu)
-        worst, converged = _stage(D, b_low, b_up, blk, lo, hi, eps, rho, tol, gmax, out_f)
-        if converged:
-            return CONVERGED, steps
-        if eps == 0.0 and rho == 0.0:
-            return KINK, steps
-        if steps >= max_steps:
-            return STEPS_DONE, steps
+        worst, code = _stage(D, b_low, b_up, blk, lo, hi, eps, rho, tol, gmax, steps,
+                             max_steps, out_f)
+        if code >= 0:
+            return code, steps
         tb = _lower_threshold(b_low, blk, worst)  # l attains B_low there
         lv = il[tb]
         jl = cl[lv]
@@ -327,13 +333,10 @@ def run_kernel(Kv, C, slot_of, stamp, clock, v, x, low, up, cl, sig, thr, dsig, 
         scale = W / rho_eff if rho_eff > 0.0 else 0.0
         gmax = _scores_pass(Kv, scale, x, low, up, cl, sig, dsig, starts, ends, F, D, b_low,
                             b_up, il, iu)
-        worst, converged = _stage(D, b_low, b_up, blk, lo, hi, eps, rho, tol, gmax, out_f)
-        if converged:
-            return CONVERGED, steps
-        if eps == 0.0 and rho == 0.0:
-            return KINK, steps
-        if steps >= max_steps:
-            return STEPS_DONE, steps
+        worst, code = _stage(D, b_low, b_up, blk, lo, hi, eps, rho, tol, gmax, steps,
+                             max_steps, out_f)
+        if code >= 0:
+            return code, steps
         tb = _lower_threshold(b_low, blk, worst)
         if tb < 0:
             return NO_STEP, steps
