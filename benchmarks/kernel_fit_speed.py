@@ -137,66 +137,44 @@ fits took 377 s and 141 s.
 DISCUSSION_FLOOR = """\
 **Reading (the rows above: the command above, the load in the last column; a loaded
 machine inflates the floor, whose Cholesky factorisation uses two BLAS threads, more
-than the fit: judge by the CPU column and the work column; the lead re-measures quiet).**
+than the fit: on a loaded machine judge by the CPU column and the work column).**
 
-*This round (s11): less work per fit, same results.* Work per warm fit at n = 2000
-(factorisations of order n or of one class / Schur-complement factorisations / CG
-solves; CG matrix-vector column-steps; products with K by columns), main -> this branch:
+*Work per warm fit at n = 2000* (factorisations of order n or of one class /
+Schur-complement factorisations / CG solves; CG matrix-vector column-steps; products
+with K by columns, the coarse basis's included):
 
 | case | work | CG steps | products with K | Newton evaluations |
 |---|---|---|---|---|
-| twonorm BMPM | 2/2/8 -> 2/1/7 | 28 -> 33 | 26 -> 19 | 4 -> 4 |
-| twonorm MPM | 1/1/7 -> 1/1/5 | 23 -> 18 | 22 -> 15 | 3 -> 3 |
-| ringnorm BMPM | 2/2/9 -> 2/1/7 | 37 -> 27 | 28 -> 20 | 4 -> 4 |
-| ringnorm MPM | 1/2/8 -> 1/1/6 | 33 -> 20 | 25 -> 18 | 4 -> 3 |
+| twonorm BMPM | 2/1/7 | 33 | 19 | 4 |
+| twonorm MPM | 1/1/5 | 18 | 15 | 3 |
+| ringnorm BMPM | 2/1/7 | 27 | 20 | 4 |
+| ringnorm MPM | 1/1/6 | 20 | 18 | 3 |
 
-(after: with the coarse basis's product; BMPM also two half products on the negative
-class's rows for beta0_max, both sides, and now a quarter one, its residual's norm on
-that block; one pass over |K| fewer). Objectives equal to main's to 4e-16, every row
-OPTIMAL, the
-certificate recomputed. What changed: (1) the certificate's Newton decrement makes two
-solves with M(c'), not three: alpha M(c')v = lambda d - e (the definitions of c',
-alpha and the Lagrangian's gradient e) gives M(c')^-1 d = (alpha v + M(c')^-1 e)/lambda,
-and the products with K of the four solutions are the same combination of those of v
-and the two solutions (their acceptance checks formed them); the step's KKT residual
-with H keeps its own products; (2) the coarse start's Galerkin space also spans e,
-J_x^2 K e, J_y^2 K e (the first Krylov vectors of M(c)w = d): its weight misses the
-optimum's free shift by 8.6 / 0.3 / 3.8 / 0.4 % (was 12.3 / 0.9 / 30.8 / 5.2 %); (3) a
-Schur-complement factor serves free shifts within 10 % (was 2 %): BMPM's second Schur
-factorisation of order n_y, about 12 CG steps' worth (20.1 vs 1.69 ms in one process at
-load 13), costs 7 (twonorm) / 4 (ringnorm) more steps instead; (4) a kept solution
-without a tangent solve is carried to a new weight by the secant through the next kept
-one (second order); (5) an RBF Gram matrix's Gershgorin bound from its class sums (it
-has no negative entry), no pass over |K|; products with K of 2-4 columns by dgemv per
-column (one-thread dgemm packs K first: 2.5 vs 1.5 ms for two columns); the block
-factor's L^T S by dtrmv (0.50 -> 0.21 ms); the decode's norms scaled from those of the
-certified point (kept by the certificate), no product with K; the K-norm of Sigma_y's
-residual (on the negative class's rows up to rounding) by its block's norm plus the
-bound of the rest.
-*A/B in one run* (before = main cefb50a, after = this branch without the last two
-items, alternating fresh processes, 5 rounds of (floor, fit) each, 01:40-01:45 UTC,
-load 12.7-13.4): BMPM fit
-CPU 0.203-0.209 s -> 0.190-0.194 s (-7 %), wall 0.530-0.624 -> 0.503-0.599 s; MPM CPU
-0.174-0.177 -> 0.156-0.158 s (-11 %), wall 0.445-0.460 -> 0.397-0.458 s; floors
-0.25-0.33 s wall (0.10-0.12 s CPU) in both.
-*Not done:* Sigma_y's factorisation for beta0_max (eq. 3.44) stays: dT Sigma_y^-1 d needs
-(rho_y I + G_yy)^-1 and no factor of the search has that shift (a y-held block factor
-at rho_y leaves a spread of 12.6 at the BMPM optimum: 41 CG steps per solve measured);
-the first weight within 2 % of the optimum's shift is out of reach of cheap
+*Where the work goes.* The certificate's Newton decrement makes two solves with M(c'):
+alpha M(c')v = lambda d - e (the definitions of c', alpha and the Lagrangian's gradient
+e) gives M(c')^-1 d = (alpha v + M(c')^-1 e)/lambda, and the products with K of the
+solutions are combinations of those their acceptance checks formed. The coarse start's
+Galerkin space spans e, J_x^2 K e, J_y^2 K e besides the coarse points (the first
+Krylov vectors of M(c)w = d): its weight misses the optimum's free shift by 8.6 / 0.3 /
+3.8 / 0.4 % (twonorm BMPM / MPM, ringnorm BMPM / MPM), and a Schur-complement factor
+serves free shifts within 10 % of its own (a factorisation of order n_y costs about 12
+CG steps; reusing it costs 4-7). Kept solutions without a tangent solve are carried to a
+new weight by the secant through the next kept one; an RBF Gram matrix's Gershgorin
+bound comes from its class sums (no negative entry); products with K of 2-4 columns go
+by dgemv per column (a one-thread dgemm packs K first); the decode's norms are scaled
+from those of the certified point.
+
+*What BMPM pays beyond MPM.* Sigma_y's factorisation for beta0_max (eq. 3.44):
+dT Sigma_y^-1 d needs (rho_y I + G_yy)^-1 and no factor of the search has that shift (a
+block factor held at rho_y leaves a spread of 12.6 at the BMPM optimum: 41 CG steps per
+solve). A first weight within 2 % of the optimum's shift is out of reach of cheap
 restrictions (512 points without the Krylov vectors: 6.8 %; Krylov vectors beyond the
-first level: no gain; the 128 / 256 extrapolation: 0.6 % on twonorm BMPM, 6 % on
-ringnorm, worse on twonorm MPM).
+first level: no gain).
 
-*Quiet target, before this round* (main, 2026-11-28 00:17 UTC, load 0.4, the same
-command): floor 0.051-0.055 s; MPM fit 0.141-0.147 s (2.7x; CPU 2.4x), BMPM
-0.167-0.175 s (3.2x; CPU 2.6x). Session s10 (quiet): the last Newton step's slope from
-the quadratic through the previous value and derivative (one derivative solve fewer);
-measured and not adopted: the work split over two Python threads (slower quiet: MPM
-0.154 vs 0.143 s, BMPM 0.185 vs 0.163 s), the centring fused with the Gershgorin sums
-(numba: +0.9 s on the first fit from its import; NumPy: no gain), a two-thread Cholesky
-in 2 x 2 blocks (7.0 -> 9.0 ms CPU at order 1000). Session s9 (quiet 0.6-0.8): MPM
-2.7x, BMPM 3.4x; the coarse start, kept solutions carried to the new weight, the
-curvature-corrected Newton step, the certificate's decrement by single solves."""
+*Measured and not adopted:* the work split over two Python threads (slower on a quiet
+machine: MPM 0.154 vs 0.143 s, BMPM 0.185 vs 0.163 s), the class centring as one
+compiled pass (9.6 vs 11.1 ms of a 150 ms fit), a two-thread Cholesky in 2 x 2 blocks
+(7.0 -> 9.0 ms CPU at order 1000)."""
 
 
 def _fit(family: str, dataset: str, n: int, solver: str) -> dict:
