@@ -826,21 +826,17 @@ class GramScatter(KernelScatter):
         """Keep :math:`Kv` (formed by the caller) for the inner products with ``v``."""
         self._keep_kv(v, kv)
 
-    def k_product(self, v: np.ndarray) -> np.ndarray:
-        """:math:`Kv`: the kept product for ``v`` (matched by identity; a solve keeps that
-        of its result, formed by its acceptance check), else formed and kept."""
-        return self._k_of(v)
-
     def _keep_kv(self, v: np.ndarray, kv: np.ndarray) -> None:
         # the last six vectors, by identity (the certificate's decrement pairs the point,
         # the row's gradient, the Lagrangian's and the solutions with the last two); one
         # entry per vector, the last used first
         self._kcache = [(v, kv)] + [e for e in self._kcache if e[0] is not v][:5]
 
-    def _k_of(self, v: np.ndarray) -> np.ndarray:
-        # K v for the vectors whose inner products come in pairs (the weight vector
-        # against both covariances' products): kept by identity, with that of the last
-        # sigmas()
+    def k_product(self, v: np.ndarray) -> np.ndarray:
+        """:math:`Kv`: the kept product for ``v`` (matched by identity; a solve keeps that
+        of its result, formed by its acceptance check), else formed and kept (the vectors
+        whose inner products come in pairs: the weight vector against both covariances'
+        products)."""
         kv = self._kept(v)
         if kv is None:
             kv = self.kmul(v)
@@ -944,7 +940,7 @@ class GramScatter(KernelScatter):
         for obj, kv in self._kcache:
             if obj is a:
                 return float(kv @ b)
-        return float(a @ self._k_of(b))
+        return float(a @ self.k_product(b))
 
     def norms(self, V: np.ndarray) -> np.ndarray:
         return np.sqrt(np.maximum(self.inner(V, V), 0.0))
