@@ -11,8 +11,10 @@ import importlib.util
 import sys
 
 import numpy as np
+import ordinal_clusters
 import pytest
 from numpy.testing import assert_allclose
+from ordinal_clusters import random_clusters
 from solver_report import own
 
 import conicml as cm
@@ -30,27 +32,10 @@ ENGINES = ["numba", "numpy"] if HAS_NUMBA else ["numpy"]
 GENERIC = [s for s in cm.solvers.available(DUAL) if s not in ("cbor-smo", "scs")]
 
 
-def random_clusters(seed, k, dim, r, sep=3.0):
-    """Seeded ordinal clusters: ranks spaced by `sep` along a random direction, every rank
-    present, sigmas in [0, 0.5)."""
-    rng = np.random.default_rng(seed)
-    ranks = np.concatenate([np.arange(1, r + 1), rng.integers(1, r + 1, k - r)])
-    u = rng.normal(size=dim)
-    means = rng.normal(size=(k, dim)) + sep * np.outer(ranks - (r + 1) / 2, u / np.linalg.norm(u))
-    return cm.ClusterMoments(means, rng.uniform(0, 0.5, k), np.ones(k), ranks)
-
-
 def duplicated_clusters(seed=11):
     """30 clusters plus 10 exact copies (same mean, sigma, rank) and 4 copies of a mean
     under the next rank: pairs with a = ||mu_l - mu_u||^2 = 0."""
-    base = random_clusters(seed, 30, 4, 4)
-    rng = np.random.default_rng(seed)
-    same = rng.choice(30, 10, replace=False)
-    other = rng.choice(np.flatnonzero(base.labels < 4), 4, replace=False)
-    means = np.r_[base.means, base.means[same], base.means[other]]
-    sigmas = np.r_[base.sigmas, base.sigmas[same], base.sigmas[other]]
-    ranks = np.r_[base.labels, base.labels[same], base.labels[other] + 1]
-    return cm.ClusterMoments(means, sigmas, np.ones(means.shape[0]), ranks)
+    return ordinal_clusters.duplicated_clusters(seed, 30, 4, 10)
 
 
 # name -> (clusters, W)

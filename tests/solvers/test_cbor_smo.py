@@ -5,6 +5,7 @@ import itertools
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
+from ordinal_clusters import random_clusters
 from solver_report import own
 
 import conicml as cm
@@ -16,15 +17,6 @@ from tolerances import obj_rtol
 
 DUAL = "socp.chance.cbor.dual"
 SMO_TOL = 1e-7  # KKT violation the tests run cbor-smo at (tolerances.py row)
-
-
-def random_clusters(seed, k, dim, r, sep=3.0):
-    """Seeded synthetic ordinal clusters: ranks spaced by `sep` along a random direction."""
-    rng = np.random.default_rng(seed)
-    ranks = np.concatenate([np.arange(1, r + 1), rng.integers(1, r + 1, k - r)])
-    u = rng.normal(size=dim)
-    means = rng.normal(size=(k, dim)) + sep * np.outer(ranks - (r + 1) / 2, u / np.linalg.norm(u))
-    return cm.ClusterMoments(means, rng.uniform(0, 0.5, k), np.ones(k), ranks)
 
 
 # (seed, clusters, dimension, ranks, kernel): dimensions up to 50, clusters up to 500
