@@ -9,6 +9,7 @@ reproductions' (:mod:`conicml.reproductions._harness`), so benchmarks and
 
 from __future__ import annotations
 
+import resource
 import sys
 from pathlib import Path
 
@@ -19,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout
 from conicml._utils.provenance import provenance_header  # noqa: E402
 from conicml.reproductions._harness import machine, run_with_limit  # noqa: E402
 
-__all__ = ["machine", "provenance_header", "run_with_limit", "shifted_geometric_mean",
-           "write_results"]
+__all__ = ["cpu_seconds", "machine", "peak_rss_mb", "provenance_header", "rss_mb",
+           "run_with_limit", "shifted_geometric_mean", "write_results"]
 
 
 #: Where the recorded results live (one file per benchmark script).
@@ -81,3 +82,32 @@ def shifted_geometric_mean(times: list[float], shift: float = 10.0) -> float:
     """Shifted geometric mean (qpbenchmark's summary statistic)."""
     t = np.asarray(times, dtype=float)
     return float(np.exp(np.mean(np.log(t + shift))) - shift)
+
+
+def cpu_seconds() -> float:
+    """This process's CPU time (user + system, all threads), s."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def rss_mb() -> float:
+    """This process's resident set (VmRSS), MB."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return float(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS, MB: VmHWM, reset at exec (unlike ``ru_maxrss``, which a
+    Dask worker process may inherit from the process that started it); ``ru_maxrss``
+    where /proc is absent."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return float(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import resource
 import sys
 import time
 from pathlib import Path
@@ -29,21 +28,12 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _harness import machine, write_results  # noqa: E402
+from _harness import cpu_seconds, machine, peak_rss_mb, write_results  # noqa: E402
 
 import conicml as cm  # noqa: E402
 from conicml.reproductions.saketha_table_3_1 import _Passes  # noqa: E402
 
 D, K, BLOCK = 10, 20, 500_000
-
-
-def _peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-def _cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def lazy_data(n: int, seed: int = 0):
@@ -69,8 +59,8 @@ def run(n: int) -> dict:
                                        memory_limit="6GiB")
     with distributed.Client(cluster) as client:
         X, y = lazy_data(n)
-        cpu0 = client.run(_cpu_s)
-        client_cpu0 = _cpu_s()
+        cpu0 = client.run(cpu_seconds)
+        client_cpu0 = cpu_seconds()
         start = time.perf_counter()
         clusters = cm.ClusterMoments.from_data(X, y, clustering="kmeans", n_clusters=K,
                                                random_state=0)
@@ -78,16 +68,16 @@ def run(n: int) -> dict:
         prog = cm.formulations.cbc.cbc(clusters, C=1.0, accuracy=0.7, form="dual")
         sol = cm.solve(prog, "cbc-smo")
         t_total = time.perf_counter() - start
-        client_cpu = _cpu_s() - client_cpu0
-        cpu = {w: c - cpu0[w] for w, c in client.run(_cpu_s).items()}
-        peaks = client.run(_peak_rss_mb)
+        client_cpu = cpu_seconds() - client_cpu0
+        cpu = {w: c - cpu0[w] for w, c in client.run(cpu_seconds).items()}
+        peaks = client.run(peak_rss_mb)
     cluster.close()
     log.removeHandler(passes)
     model = prog.decode(sol)
     return {"n": n, "moments_s": t_moments, "total_s": t_total, "status": sol.status.value,
             "objective": sol.objective, "clusters": clusters.n_clusters,
             "points": int(clusters.counts.sum()), "w_norm": float(np.linalg.norm(model["w"])),
-            "peak_mb": max(peaks.values()), "client_mb": _peak_rss_mb(),
+            "peak_mb": max(peaks.values()), "client_mb": peak_rss_mb(),
             "worker_cpu_s": sum(cpu.values()), "max_worker_cpu_s": max(cpu.values()),
             "client_cpu_s": client_cpu, "passes": passes.passes, "stopped": passes.stopped,
             "load": "/".join(f"{x:.1f}" for x in os.getloadavg())}

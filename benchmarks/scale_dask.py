@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import sys
 import time
 import warnings
@@ -37,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _harness import machine, write_results  # noqa: E402
+from _harness import cpu_seconds, machine, peak_rss_mb, rss_mb, write_results  # noqa: E402
 
 from conicml.estimators import HLSVMClassifier  # noqa: E402
 from conicml.estimators.svm import SVMClassifier  # noqa: E402
@@ -54,37 +53,10 @@ STEALING = True
 WORKING_ROWS = None
 
 
-def _peak_rss_mb() -> float:
-    """This process's peak RSS (VmHWM: reset at exec, unlike ru_maxrss, which a worker
-    process may inherit from the process that started it)."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return float(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-def _rss_mb() -> float:
-    """This process's resident set (VmRSS), MB."""
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return float(line.split()[1]) / 1024.0
-    return float("nan")
-
-
 def _moved_in(dask_worker) -> tuple[float, float]:
     """(MB, largest single transfer in MB) fetched by this worker from the other."""
     sizes = [t.get("total", 0) / 2**20 for t in dask_worker.transfer_incoming_log]
     return sum(sizes), max(sizes, default=0.0)
-
-
-def _cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def linear_data(n: int, block: int, seed: int):
@@ -131,7 +103,7 @@ def _log_round(result) -> None:
     from distributed import get_client
 
     client = get_client()
-    now, peak = client.run(_rss_mb), client.run(_peak_rss_mb)
+    now, peak = client.run(rss_mb), client.run(peak_rss_mb)
     ROUNDS.append((result.iteration, result.residual, result.elapsed,
                    max(now[w] - IDLE.get(w, 0.0) for w in now),
                    max(peak[w] - IDLE.get(w, 0.0) for w in peak)))
@@ -199,11 +171,11 @@ def run(learner: str, n: int, block: int, time_limit: float, X_test, y_test,
                                        host="127.0.0.1", dashboard_address=None,
                                        memory_limit="6GiB")
     with distributed.Client(cluster) as client:
-        idle = client.run(_rss_mb)  # before any task: the worker process alone
+        idle = client.run(rss_mb)  # before any task: the worker process alone
         IDLE.clear()
         IDLE.update(idle)
         X, y = data(learner, n, block, seed=1)
-        cpu0 = client.run(_cpu_s)
+        cpu0 = client.run(cpu_seconds)
         start = time.perf_counter()
         if persist:  # generated once, kept in the workers' memory: the passes read it
             # X first, then y: persisted together, a y task (which reads an X block) could
@@ -220,8 +192,8 @@ def run(learner: str, n: int, block: int, time_limit: float, X_test, y_test,
             ROUNDS.clear()
             m = model(learner, tol, time_limit, n).fit(X, y)
         t_fit = time.perf_counter() - start
-        cpu = {w: c - cpu0[w] for w, c in client.run(_cpu_s).items()}
-        peaks = client.run(_peak_rss_mb)
+        cpu = {w: c - cpu0[w] for w, c in client.run(cpu_seconds).items()}
+        peaks = client.run(peak_rss_mb)
         moved = client.run(_moved_in)
         # predict on a dask array of held-out rows returns a dask array
         pred = m.predict(da.from_array(X_test, chunks=(25_000, X_test.shape[1])))
@@ -252,7 +224,7 @@ def run(learner: str, n: int, block: int, time_limit: float, X_test, y_test,
             "idle_mb": max(idle.values()), "mode": "persisted" if persist else "lazy",
             "data_mb": max(held.values()) if held else 0.0,
             "worker_cpu_s": sum(cpu.values()),
-            "client_mb": _peak_rss_mb(), "dask_predict": dask_pred_ok,
+            "client_mb": peak_rss_mb(), "dask_predict": dask_pred_ok,
             "load": "/".join(f"{x:.1f}" for x in os.getloadavg())}
 
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -37,28 +36,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _harness import machine, write_results  # noqa: E402
+from _harness import cpu_seconds, machine, peak_rss_mb, write_results  # noqa: E402
 
 BLOCK = 20_000
 RARE = 0.001
-
-
-def _peak_rss_mb() -> float:
-    """This process's peak RSS (VmHWM: reset at exec, unlike ru_maxrss, which a worker
-    process inherits from the process that started it)."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return float(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-def _cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def qpfs_data(n: int, seed: int = 0):
@@ -97,14 +78,14 @@ def case_qpfs(n: int, similarity: str) -> dict:
 
     cluster, client = _cluster()
     X, y = qpfs_data(n)
-    cpu0, c0 = client.run(_cpu_s), _cpu_s()
+    cpu0, c0 = client.run(cpu_seconds), cpu_seconds()
     t = time.perf_counter()
     sel = QPFSSelector(10, similarity=similarity).fit(X, y)
     t_dask = time.perf_counter() - t
-    cpu = {w: c - cpu0[w] for w, c in client.run(_cpu_s).items()}
-    peaks = client.run(_peak_rss_mb)
-    client_mb = _peak_rss_mb()
-    client_cpu = _cpu_s() - c0
+    cpu = {w: c - cpu0[w] for w, c in client.run(cpu_seconds).items()}
+    peaks = client.run(peak_rss_mb)
+    client_mb = peak_rss_mb()
+    client_cpu = cpu_seconds() - c0
     Xm, ym = X.compute(), y.compute()
     client.close()
     cluster.close()
@@ -134,7 +115,7 @@ def case_rankrc(n: int, fraction: float, time_limit: float, basis_size: int = 0,
     t_mem = time.perf_counter() - t
     auc_mem = roc_auc_score(yt, ref.decision_function(Xt))
     cluster, client = _cluster()
-    cpu0, c0 = client.run(_cpu_s), _cpu_s()
+    cpu0, c0 = client.run(cpu_seconds), cpu_seconds()
     t = time.perf_counter()
     options = {"hessian_fraction": fraction, "time_limit": time_limit}
     if basis_size:  # a seeded sample of the rare class as the basis
@@ -142,10 +123,10 @@ def case_rankrc(n: int, fraction: float, time_limit: float, basis_size: int = 0,
     clf = RankRCClassifier(lam=0.01, random_state=0, solver_options=options).fit(X, y)
     t_dask = time.perf_counter() - t
     sol = clf.solution_
-    cpu = {w: c - cpu0[w] for w, c in client.run(_cpu_s).items()}
-    peaks = client.run(_peak_rss_mb)
-    client_mb = _peak_rss_mb()
-    client_cpu = _cpu_s() - c0
+    cpu = {w: c - cpu0[w] for w, c in client.run(cpu_seconds).items()}
+    peaks = client.run(peak_rss_mb)
+    client_mb = peak_rss_mb()
+    client_cpu = cpu_seconds() - c0
     client.close()
     cluster.close()
     auc = roc_auc_score(yt, clf.decision_function(Xt))
