@@ -898,8 +898,7 @@ def main() -> None:
             cap = min(limit, ABLATION_LIMIT) if name in (FIXED_SMO_OR, DENSE) else limit
             state, res, wall = run_with_limit(fn, (n, *extra, cap, opts, params_of(n, name)),
                                               cap + 120.0)
-            if state == "timeout":
-                dead.add(name)
+            dead |= {name} if state == "timeout" else set()
             results[n, name] = (state, res, wall)
             details.append((n, name, state, res))
             print(n, name, state, res, flush=True)
@@ -933,10 +932,9 @@ def main() -> None:
             speedup(n), f"{t_smo[0] / t_iter[0]:.0f}" if thesis else "-"])
 
     ablation_rows = (run_ablations([s for s in ABLATION_SIZES if s in sizes], limit, tuned,
-                                   results, details) if ablate else [])
-    if ablate:
-        ablation_rows += _dense_seeds(sizes, results, details, min(limit, ABLATION_LIMIT),
-                                      params_of)
+                                   results, details)
+                     + _dense_seeds(sizes, results, details, min(limit, ABLATION_LIMIT),
+                                    params_of) if ablate else [])
     ablation_rows += [_ablation_row(n, name, *results[n, name]) for name in (DENSE, FIXED_SMO_OR)
                       for n in sizes if (n, name) in results]
 
