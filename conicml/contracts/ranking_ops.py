@@ -292,22 +292,10 @@ class KernelMetric:
                 d = max(float(np.mean(np.diag(KRR))), np.finfo(float).tiny)
                 self.factor = cho_factor(KRR + 1e-8 * d * np.eye(KRR.shape[0]), lower=True,
                                          check_finite=False)
-        # the factor in column-major order for the two triangular solves of solve()
-        self._lower = np.asfortranarray(self.factor[0])
 
     def solve(self, v: np.ndarray) -> np.ndarray:
-        r""":math:`K_{\mathcal R\mathcal R}^{-1}v`.
-
-        A vector goes through two BLAS triangular solves (``dtrsv``): LAPACK's
-        ``dpotrs`` (``cho_solve``) on one right-hand side is several times slower at
-        a basis of thousands, and the preconditioned CG of ``rank-tr`` calls this
-        once a step. A matrix goes through ``cho_solve``.
-        """
-        if v.ndim != 1:
-            return cho_solve(self.factor, v, check_finite=False)
-        L = self._lower
-        y = blas.dtrsv(L, np.asarray(v, dtype=float), lower=1)
-        return blas.dtrsv(L, y, lower=1, trans=1, overwrite_x=1)
+        r""":math:`K_{\mathcal R\mathcal R}^{-1}v`."""
+        return cho_solve(self.factor, v, check_finite=False)
 
     def norm(self, v: np.ndarray) -> float:
         r""":math:`\|v\|_{K^{-1}}`."""
