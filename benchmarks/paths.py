@@ -29,9 +29,10 @@ as TIMEOUT):
 Ratios: cold time / warm time in the same run of this script. BLAS single-threaded (the
 machine is shared); the 1-minute load average is recorded beside every row.
 
-Usage: ``python benchmarks/paths.py [--quick] [--limit SECONDS]``; ``--quick`` uses
-n = 1 000 / 2 000 / a 4 000-point subsample of Mammography and writes
-``results/paths_quick.md``.
+Usage: ``python benchmarks/paths.py [--quick] [--limit SECONDS] [--rank SECTION]``;
+``--quick`` uses n = 1 000 / 2 000 / a 4 000-point subsample of Mammography and writes
+``results/paths_quick.md``; ``--rank SECTION`` runs section 3 alone and writes it as the
+results file's section ``SECTION``.
 
 ``--generic`` runs instead the section "generic backends": the soft-margin SVM over ten
 values of C in [0.1, 100] (ringnorm, standardized; the linear primal at n = 2 000 and
@@ -291,15 +292,74 @@ def _cell(state: str, res: object, wall: float, key: str = "wall") -> str:
     return f"{res[key]:.2f}"  # type: ignore[index]
 
 
+def _rank_section(limit: float, n_rank: int | None) -> list[str]:
+    """Section 3: RankRCClassifierCV against GridSearchCV(RankRCClassifier()), its lines."""
+    lines: list[str] = []
+    label = "full Mammography" if n_rank is None else f"Mammography subsample n = {n_rank}"
+    lines += ["", f"## 3. RankRCClassifierCV against GridSearchCV ({label}, 16 values of "
+              "lambda, 5 folds, ROC AUC)", "",
+              "| run | wall [s] | CPU [s] | best lambda | best score | "
+              + " | ".join(RANK_WORK.values()) + " | load |",
+              "|---|---|---|---|---|" + "---|" * len(RANK_WORK) + "---|"]
+    rank_runs: dict = {}
+    sides = ("RankRCClassifierCV (rank-tr path)", "GridSearchCV(RankRCClassifier())")
+    rank_loads: dict = {w: [] for w in sides}
+    for _ in range(RANK_REPEATS):  # alternating; each side's best wall and CPU apart
+        for which in sides:
+            rank_loads[which].append(os.getloadavg()[0])
+            state, res, wall = run_with_limit(_rank_cv, (n_rank, which), limit)
+            held = rank_runs.get(which)
+            if held is None or held[0] != "ok":
+                rank_runs[which] = (state, res, wall)
+            elif state == "ok":
+                rank_runs[which] = ("ok", {**held[1], "wall": min(held[1]["wall"], res["wall"]),
+                                           "cpu": min(held[1]["cpu"], res["cpu"])}, wall)
+    for which in sides:
+        state, res, wall = rank_runs[which]
+        extra = (f"2^{np.log2(res['best']):.0f} | {res['score']:.6f} | "
+                 + " | ".join(str(res["work"][k]) for k in RANK_WORK) if state == "ok"
+                 else " | " + " | " * len(RANK_WORK))
+        load = f"{min(rank_loads[which]):.1f}-{max(rank_loads[which]):.1f}"
+        lines.append(f"| {which} | {_cell(state, res, wall)} | "
+                     f"{_cell(state, res, wall, 'cpu')} | {extra} | {load} |")
+        print(lines[-1], flush=True)
+    if all(v[0] == "ok" for v in rank_runs.values()):
+        a, b = (rank_runs[w][1] for w in sides)
+        work = "; ".join(f"{label} {b['work'][k] / max(a['work'][k], 1):.2f}"
+                         for k, label in RANK_WORK.items())
+        lines += ["", f"Ratio GridSearchCV / RankRCClassifierCV: {b['wall'] / a['wall']:.2f} "
+                  f"(wall), {b['cpu'] / a['cpu']:.2f} (CPU) (target >= 3). Each row: the best "
+                  f"wall and the best CPU time of {RANK_REPEATS} runs, the two sides "
+                  "alternating (load: its range over them). Work, GridSearchCV / "
+                  f"RankRCClassifierCV (the same in every run): {work}; both sides refit the "
+                  "best lambda on all the data (in the counts; RankRCClassifierCV's refit "
+                  "starts from the folds' mean coefficients at that lambda, in exact Newton "
+                  "directions where every fold's solve took them; GridSearchCV's from zero, "
+                  "with the estimator's defaults); both score each fold's 16 models by ROC AUC "
+                  "(RankRCClassifierCV: one product with the stacked coefficients, mid-rank "
+                  "AUC; GridSearchCV: roc_auc_score model by model)."]
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--limit", type=float, default=240.0, help="seconds per run")
     parser.add_argument("--generic", action="store_true",
                         help="only the section 'generic backends' (cvxpy problem re-use)")
+    parser.add_argument("--rank", default=None, metavar="SECTION",
+                        help="only section 3 (RankRCClassifierCV against GridSearchCV), "
+                             "written as the results file's section SECTION")
     args = parser.parse_args()
     if args.generic:
         _generic_section(args)
+        return
+    if args.rank:
+        lines = _rank_section(args.limit, 4000 if args.quick else None)
+        lines += ["", "Load average at the end: "
+                  f"{' '.join(f'{v:.1f}' for v in os.getloadavg())}.", ""]
+        out = write_results("paths", "\n".join(lines), quick=args.quick, section=args.rank)
+        print(f"wrote {out}")
         return
     n_path, n_cv, n_rank = (1000, 2000, 4000) if args.quick else (2000, 5000, None)
     lines = [
@@ -393,50 +453,7 @@ def main() -> None:
         lines += ["", "Ratios (target: GridSearchCV(SVC()) / SVMClassifierCV >= 1): "
                   + "; ".join(ratios) + "."]
 
-    # 3. RankRCClassifierCV against GridSearchCV(RankRCClassifier())
-    label = "full Mammography" if n_rank is None else f"Mammography subsample n = {n_rank}"
-    lines += ["", f"## 3. RankRCClassifierCV against GridSearchCV ({label}, 16 values of "
-              "lambda, 5 folds, ROC AUC)", "",
-              "| run | wall [s] | CPU [s] | best lambda | best score | "
-              + " | ".join(RANK_WORK.values()) + " | load |",
-              "|---|---|---|---|---|" + "---|" * len(RANK_WORK) + "---|"]
-    rank_runs: dict = {}
-    sides = ("RankRCClassifierCV (rank-tr path)", "GridSearchCV(RankRCClassifier())")
-    rank_loads: dict = {w: [] for w in sides}
-    for _ in range(RANK_REPEATS):  # alternating; each side's best wall and CPU apart
-        for which in sides:
-            rank_loads[which].append(os.getloadavg()[0])
-            state, res, wall = run_with_limit(_rank_cv, (n_rank, which), args.limit)
-            held = rank_runs.get(which)
-            if held is None or held[0] != "ok":
-                rank_runs[which] = (state, res, wall)
-            elif state == "ok":
-                rank_runs[which] = ("ok", {**held[1], "wall": min(held[1]["wall"], res["wall"]),
-                                           "cpu": min(held[1]["cpu"], res["cpu"])}, wall)
-    for which in sides:
-        state, res, wall = rank_runs[which]
-        extra = (f"2^{np.log2(res['best']):.0f} | {res['score']:.6f} | "
-                 + " | ".join(str(res["work"][k]) for k in RANK_WORK) if state == "ok"
-                 else " | " + " | " * len(RANK_WORK))
-        load = f"{min(rank_loads[which]):.1f}-{max(rank_loads[which]):.1f}"
-        lines.append(f"| {which} | {_cell(state, res, wall)} | "
-                     f"{_cell(state, res, wall, 'cpu')} | {extra} | {load} |")
-        print(lines[-1], flush=True)
-    if all(v[0] == "ok" for v in rank_runs.values()):
-        a, b = (rank_runs[w][1] for w in sides)
-        work = "; ".join(f"{label} {b['work'][k] / max(a['work'][k], 1):.2f}"
-                         for k, label in RANK_WORK.items())
-        lines += ["", f"Ratio GridSearchCV / RankRCClassifierCV: {b['wall'] / a['wall']:.2f} "
-                  f"(wall), {b['cpu'] / a['cpu']:.2f} (CPU) (target >= 3). Each row: the best "
-                  f"wall and the best CPU time of {RANK_REPEATS} runs, the two sides "
-                  "alternating (load: its range over them). Work, GridSearchCV / "
-                  f"RankRCClassifierCV (the same in every run): {work}; both sides refit the "
-                  "best lambda on all the data (in the counts; RankRCClassifierCV's refit "
-                  "starts from the folds' mean coefficients at that lambda, in exact Newton "
-                  "directions where every fold's solve took them; GridSearchCV's from zero, "
-                  "with the estimator's defaults); both score each fold's 16 models by ROC AUC "
-                  "(RankRCClassifierCV: one product with the stacked coefficients, mid-rank "
-                  "AUC; GridSearchCV: roc_auc_score model by model)."]
+    lines += _rank_section(args.limit, n_rank)
     lines += ["", f"Load average at the end: {' '.join(f'{v:.1f}' for v in os.getloadavg())}.",
               ""]
     out = write_results("paths", "\n".join(lines), quick=args.quick)

@@ -1133,7 +1133,8 @@ class SVOrdinalRegressorCV(_GridCV, ClassifierMixin, BaseEstimator):
 
     On each fold the SVOR dual is solved along the grid of C from the smallest value up
     with :func:`conicml.solve_path` (``smo-or`` starts from the previous
-    :math:`(\alpha, \alpha^*)` scaled by :math:`C_{new}/C_{old}`), each value scored on the
+    :math:`(\alpha, \alpha^*)` at its best scaling, see ``svor_pair`` in
+    ``docs/paths.md``), each value scored on the
     fold's test block (``scoring=None``: accuracy, the base estimator's ``score``); the
     best C is refitted on all the data with :class:`SVOrdinalRegressor`. The folds are
     stratified by label, as ``GridSearchCV`` makes them for a classifier.

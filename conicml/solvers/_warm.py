@@ -565,10 +565,17 @@ def cbc_alpha(previous: Any, old: Any, new: Any) -> dict[str, Any]:
 
 
 def svor_pair(previous: Any, old: Any, new: Any) -> dict[str, Any]:
-    r"""``smo-or`` (SVOR duals): :math:`(\alpha, \alpha^*)` scaled by :math:`C_{new}/C_{old}`.
+    r"""``smo-or`` (SVOR duals): the previous :math:`(\alpha, \alpha^*)` scaled by the best
+    factor :math:`r \in [0, C_{new}/C_{old}]`.
 
     The box is :math:`[0, C]` and every other constraint is homogeneous (partial sums or
-    per-threshold balances), so the scaled pair is feasible.
+    per-threshold balances), so :math:`r x` is feasible for any such :math:`r`. Along the
+    ray the dual is :math:`D(rx) = rS - \frac12 r^2 Q`, :math:`S = \sum x`,
+    :math:`Q = v^\top Kv = 2(S - D(x))` read from the previous objective (no kernel
+    product), maximal at :math:`r = S/Q`, clipped to the interval. A previous point with
+    no variable at :math:`C_{old}` keeps :math:`r = 1`: it satisfies the same KKT
+    conditions at any :math:`C_{new} \ge C_{old}` (the upper bounds are inactive), so
+    past the hard-margin point of the path the next value needs no update.
     """
     a, s = previous.values.get("alpha"), previous.values.get("alpha_star")
     con_old, con_new = old.data.get("svor"), new.data.get("svor")
@@ -577,9 +584,18 @@ def svor_pair(previous: Any, old: Any, new: Any) -> dict[str, Any]:
             or not (_same(con_old.ranks, con_new.ranks)
                     and np.shape(con_old.X) == np.shape(con_new.X))):
         return {}
-    ratio = float(con_new.C) / float(con_old.C)
-    return {"x0": (np.clip(np.asarray(a, dtype=float) * ratio, 0.0, con_new.C),
-                   np.clip(np.asarray(s, dtype=float) * ratio, 0.0, con_new.C))}
+    a, s = np.asarray(a, dtype=float), np.asarray(s, dtype=float)
+    c_old, c_new = float(con_old.C), float(con_new.C)
+    ratio = c_new / c_old
+    total = float(a.sum() + s.sum())
+    quad = 2.0 * (total - float(previous.objective))
+    if ratio >= 1.0 and float(max(a.max(initial=0.0), s.max(initial=0.0))) < c_old:
+        r = 1.0
+    elif quad > 0.0 and math.isfinite(quad):
+        r = min(max(total / quad, 0.0), ratio)
+    else:
+        r = ratio
+    return {"x0": (np.clip(a * r, 0.0, c_new), np.clip(s * r, 0.0, c_new))}
 
 
 def cbor_pair(previous: Any, old: Any, new: Any) -> dict[str, Any]:

@@ -411,6 +411,50 @@ def test_warm_path_equals_cold_solves(solver):
     assert sorted("x0" in s for s in started) == [False, True, True]
 
 
+def test_an_svor_path_past_its_hard_margin_point_needs_no_update():
+    # gamma = 3 separates the ordinal instance: at C = 1000 no variable is at its bound
+    # (largest 112), so that point satisfies the KKT conditions at every larger C (the
+    # upper bounds are inactive) and smo-or confirms it from the warm start (svor_pair
+    # keeps r = 1); the start scaled by C_new / C_old = 10 is far from it
+    from conicml.formulations.svor_dual import svor_dual
+
+    X, y = _ordinal()
+    build = lambda C: svor_dual(X, y, C=C, kernel="rbf", gamma=3.0)  # noqa: E731
+    first, second = cm.solve_path(build, [1e3, 1e4], "smo-or", tol=1e-6)
+    assert max(first.values["alpha"].max(), first.values["alpha_star"].max()) < 1e3
+    assert second.status is Status.OPTIMAL and second.extras["path"]["warm_start"] == ("x0",)
+    assert second.iterations == 0
+    cold = cm.solve(build(1e4), "smo-or", tol=1e-6)
+    assert second.objective == pytest.approx(cold.objective, rel=1e-3)  # smo-or's certify_tol
+    scaled = cm.solve(build(1e4), "smo-or", tol=1e-6,
+                      x0=(10 * first.values["alpha"], 10 * first.values["alpha_star"]))
+    assert scaled.iterations > 100
+
+
+def test_the_svor_warm_start_is_the_best_scaling_of_the_previous_point():
+    # below the hard-margin point: D(r x) = r S - r^2 Q / 2 along the ray, maximal at the
+    # factor svor_pair picks (S / Q within [0, C_new / C_old]), so the start's dual value
+    # is at least that of the unscaled and of the fully scaled point
+    from conicml.formulations.svor_dual import svor_dual
+    from conicml.solvers._warm import svor_pair
+
+    X, y = _ordinal()
+    old, new = (svor_dual(X, y, C=C, kernel="rbf", gamma=0.3) for C in (1.0, 10.0))
+    previous = cm.solve(old, "smo-or", tol=1e-6)
+    a, s = previous.values["alpha"], previous.values["alpha_star"]
+    start = svor_pair(previous, old, new)["x0"]
+    con = new.data["svor"]
+
+    def dual(x0):
+        x = con.pack(*x0)
+        cl, sig, _ = con.layout()
+        v = np.bincount(cl, weights=-sig * x, minlength=X.shape[0])
+        return float(x.sum()) - 0.5 * float(v @ con.kernel.gram(X) @ v)
+
+    assert dual(start) >= max(dual((a, s)), dual((10 * a, 10 * s))) - 1e-9 * abs(dual(start))
+    assert cm.solve(new, "smo-or", tol=1e-6, x0=start).status is Status.OPTIMAL
+
+
 def test_a_bmpm_path_across_an_infeasible_beta0_reports_it_and_goes_on_cold():
     # beta0 >= beta0_max (seed 004 eq. 3.44) is infeasible: that value's status says so
     from conicml.formulations import minimax as mm

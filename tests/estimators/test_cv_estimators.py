@@ -317,7 +317,7 @@ def test_chance_constrained_cv_matches_grid_search(solver):
 
 
 def test_svor_cv_matches_grid_search():
-    # smo-or along C from (alpha, alpha*) scaled by C_new/C_old; GridSearchCV cold
+    # smo-or along C from (alpha, alpha*) at its best scaling; GridSearchCV cold
     rng = np.random.default_rng(10)
     X = rng.normal(size=(150, 3))
     y = np.digitize(X[:, 0] + 0.5 * X[:, 1] ** 2 + 0.4 * rng.normal(size=150), [-0.5, 0.8])
