@@ -26,6 +26,7 @@ import conicml as cm  # noqa: E402
 from conicml.formulations import minimax as mm  # noqa: E402
 
 from ._harness import machine, progress, run_with_limit, write_results  # noqa: E402
+from ._huang import load_huang  # noqa: E402
 
 #: how the tables set the thesis's numbers beside ours (conicml.reproductions._tables)
 THESIS_LAYOUT = "rows"
@@ -94,13 +95,9 @@ def load_vote(x_class: str, missing: str) -> tuple[np.ndarray, np.ndarray]:
 def load(name: str) -> tuple[np.ndarray, np.ndarray]:
     if name in VOTE_CODINGS:
         return load_vote(*VOTE_CODINGS[name])
-    if name == "heart":
-        return cm.datasets.load("statlog_heart")  # the version the thesis's balance implies
-    if name == "cleveland":
-        return cm.datasets.load("heart")
     if name == "twonorm":
         return cm.datasets.twonorm(n=7400, dim=20, random_state=2004)
-    X, y = cm.datasets.load(name)
+    X, y = load_huang(name)
     if name == "vote":
         y = -y  # x = republican (see the Notes of main)
     return X, y

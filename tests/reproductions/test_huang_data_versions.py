@@ -10,7 +10,12 @@ import pytest
 
 import conicml as cm
 from conicml.formulations import minimax as mm
-from conicml.reproductions import huang_table_3_1, huang_table_3_2, huang_tables_5_9_5_11
+from conicml.reproductions import (
+    huang_table_3_1,
+    huang_table_3_2,
+    huang_table_4_3,
+    huang_tables_5_9_5_11,
+)
 from conicml.reproductions._huang import load_huang
 
 
@@ -34,6 +39,12 @@ def test_entries_read_heart_through_the_shared_mapping():
     np.testing.assert_array_equal(y5, y)
     Xc, _ = huang_tables_5_9_5_11.load("cleveland")
     assert Xc.shape == (297, 13)
+    # Tables 3.1 and 4.3 read both versions through it too
+    for name in ("heart", "cleveland"):
+        Xh, yh = load_huang(name)
+        for got in (huang_table_3_1.load(name), huang_table_4_3.load(name, False)):
+            np.testing.assert_array_equal(got[0], Xh)
+            np.testing.assert_array_equal(got[1], yh)
 
 
 def test_thesis_pima_row_lies_on_the_bmpm_curve_below_its_maximum():
