@@ -40,6 +40,14 @@ the RBF dual at n = 400) with ``clarabel`` and ``ecos``, every value compiled an
 (``warm_start=False``) against the path re-using the first value's compiled cvxpy
 problem (the costs are a ``cp.Parameter``); both build each value by ``svm.with_cost``;
 each row the best of three runs.
+
+``--linear`` runs instead the section "linear kernel": ``SVMClassifierCV()`` with its
+defaults (the linear kernel, ``Cs = logspace(-3, 3, 10)``, 5 stratified folds;
+``solver="auto"``: ``svm-ipm``), the same with ``solver="smo"`` (its path) and
+``GridSearchCV(SVC(kernel="linear"), {"C": Cs}, cv=5)`` (LIBSVM, tol 1e-3), on the data of
+``estimator_fit_times.py`` (standardised twonorm 5 000 x 20, seed 0); per row the best C,
+its score, the largest difference of the mean scores from LIBSVM's over the grid and the
+ConvergenceWarnings raised.
 """
 
 from __future__ import annotations
@@ -232,6 +240,74 @@ def _svm_cv(n: int, which: str) -> dict:
             "score": float(est.best_score_), "jit": jit}
 
 
+def _linear_cv(n: int, which: str) -> dict:
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+
+    import conicml as cm
+    from conicml.estimators import SVMClassifierCV
+
+    X, y = cm.datasets.twonorm(n, dim=20, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        start, cpu = time.perf_counter(), time.process_time()
+        if which == "GridSearchCV(SVC(kernel='linear'))":
+            est = GridSearchCV(SVC(kernel="linear"), {"C": list(np.logspace(-3, 3, 10))},
+                               cv=5).fit(X, y)
+        else:
+            est = SVMClassifierCV(solver="smo" if "smo" in which else "auto").fit(X, y)
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    solver = getattr(getattr(est.best_estimator_, "solution_", None), "solver", "libsvm")
+    return {"wall": wall, "cpu": cpu, "best": float(est.best_params_["C"]),
+            "score": float(est.best_score_), "solver": solver,
+            "scores": np.asarray(est.cv_results_["mean_test_score"]),
+            "warnings": sum(issubclass(w.category, ConvergenceWarning) for w in caught)}
+
+
+def _linear_section(args: argparse.Namespace) -> None:
+    n = 2000 if args.quick else 5000
+    lines = [f"# SVMClassifierCV, linear kernel, its default grid (twonorm n = {n} x 20, "
+             "standardised; 10 values of C in [1e-3, 1e3], 5 folds, accuracy)", "",
+             "BLAS threads 1. Each row a fresh child process under the time limit; the "
+             "1-minute load before it in its last column.", "",
+             "| run | refit solver | wall [s] | CPU [s] | best C | best score | max score "
+             "diff vs LIBSVM | ConvergenceWarnings | load |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    sides = ("SVMClassifierCV() (solver='auto')", "SVMClassifierCV(solver='smo')",
+             "GridSearchCV(SVC(kernel='linear'))")
+    runs = {}
+    for which in sides:
+        load = os.getloadavg()[0]
+        runs[which] = (*run_with_limit(_linear_cv, (n, which), args.limit), load)
+    ref = runs[sides[-1]]
+    for which in sides:
+        state, res, wall, load = runs[which]
+        if state != "ok":
+            lines.append(f"| {which} | | {_cell(state, res, wall)} | | | | | | {load:.1f} |")
+            continue
+        diff = (f"{float(np.max(np.abs(res['scores'] - ref[1]['scores']))):.1e}"
+                if ref[0] == "ok" else "")
+        lines.append(f"| {which} | {res['solver']} | {res['wall']:.2f} | {res['cpu']:.2f} | "
+                     f"{res['best']:.4g} | {res['score']:.6f} | {diff} | {res['warnings']} | "
+                     f"{load:.1f} |")
+        print(lines[-1], flush=True)
+    ours = runs[sides[0]]
+    if ours[0] == "ok":
+        ratios = [f"{k} / {sides[0]}: {v[1]['wall'] / ours[1]['wall']:.2f} (wall), "
+                  f"{v[1]['cpu'] / ours[1]['cpu']:.2f} (CPU)"
+                  for k, v in runs.items() if v[0] == "ok" and k != sides[0]]
+        lines += ["", "Ratios: " + "; ".join(ratios) + "."]
+    lines += ["", f"Load average at the end: {' '.join(f'{v:.1f}' for v in os.getloadavg())}.",
+              ""]
+    out = write_results("paths", "\n".join(lines), quick=args.quick, section="linear kernel")
+    print(f"wrote {out}")
+
+
 def _mammography(n: int | None) -> tuple[np.ndarray, np.ndarray]:
     import conicml as cm
 
@@ -350,7 +426,12 @@ def main() -> None:
     parser.add_argument("--rank", default=None, metavar="SECTION",
                         help="only section 3 (RankRCClassifierCV against GridSearchCV), "
                              "written as the results file's section SECTION")
+    parser.add_argument("--linear", action="store_true",
+                        help="only the section 'linear kernel' (SVMClassifierCV's defaults)")
     args = parser.parse_args()
+    if args.linear:
+        _linear_section(args)
+        return
     if args.generic:
         _generic_section(args)
         return

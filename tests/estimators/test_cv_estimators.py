@@ -68,13 +68,18 @@ def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
-@pytest.mark.parametrize("kernel", ["linear", "rbf"])
-def test_svm_cv_matches_grid_search(kernel):
-    # the reference: GridSearchCV over SVMClassifier solving each C cold, on the same folds
+@pytest.mark.parametrize("kernel, solver", [("linear", "auto"), ("linear", "smo"),
+                                            ("rbf", "auto")])
+def test_svm_cv_matches_grid_search(kernel, solver):
+    # the reference: GridSearchCV over SVMClassifier solving each C cold by smo, on the same
+    # folds ("auto": svm-ipm for the linear kernel, smo's path for the RBF one)
     X, y = _data()
     Cs = [0.01, 0.1, 1.0, 10.0]
     opts = {"tol": 1e-6}
-    est = SVMClassifierCV(Cs, cv=CV, kernel=kernel, solver_options=opts).fit(X, y)
+    est = SVMClassifierCV(Cs, cv=CV, kernel=kernel, solver=solver,
+                          solver_options=opts).fit(X, y)
+    assert est.best_estimator_.solution_.solver == (
+        "svm-ipm" if (kernel, solver) == ("linear", "auto") else "smo")
     gs = GridSearchCV(SVMClassifier(kernel=kernel, form="dual", solver="smo",
                                     solver_options=opts), {"C": Cs}, cv=CV).fit(X, y)
     assert set(est.cv_results_) == set(gs.cv_results_)
@@ -425,8 +430,33 @@ def test_svm_cv_smo_reaches_large_C_on_a_low_rank_kernel():
     cv = [(np.arange(200), np.arange(200, 300))]
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        est = SVMClassifierCV(Cs=[1e4], cv=cv).fit(X, y)
+        est = SVMClassifierCV(Cs=[1e4], cv=cv, solver="smo").fit(X, y)
     assert est.best_estimator_.solution_.status.value == "optimal"
     assert np.isfinite(est.cv_results_["mean_test_score"][0])
     # an explicit cap is the user's
-    assert SVMClassifierCV(solver_options={"max_iter": 5})._solver_options() == {"max_iter": 5}
+    assert SVMClassifierCV(solver="smo", solver_options={"max_iter": 5}
+                           )._solver_options() == {"max_iter": 5}
+
+
+def test_svm_cv_linear_default_matches_libsvm_over_a_wide_grid():
+    # the default (solver="auto": svm-ipm for the linear kernel) against an independent
+    # solver, LIBSVM (GridSearchCV(SVC(kernel="linear"))) at a tight tol, on the default grid
+    # 1e-3 .. 1e3 where smo and LIBSVM need updates growing with C: the same scores, the
+    # same best C, no warning, every solution certified
+    X, y = cm.datasets.twonorm(400, dim=5, random_state=1)
+    Cs = np.logspace(-3, 3, 7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = SVMClassifierCV(Cs, cv=CV).fit(X, y)
+    gs = GridSearchCV(SVC(kernel="linear", tol=1e-6), {"C": list(Cs)}, cv=CV).fit(X, y)
+    np.testing.assert_allclose(est.cv_results_["mean_test_score"],
+                               gs.cv_results_["mean_test_score"], atol=1e-12)
+    assert est.best_params_ == gs.best_params_
+    sol = est.best_estimator_.solution_
+    assert sol.solver == "svm-ipm" and sol.status.value == "optimal"
+    assert sol.residuals.source == "recomputed"
+    np.testing.assert_array_equal(est.predict(X), gs.predict(X))
+    # many features: smo on the Gram matrix (svm-ipm's iterations cost O(n d^2))
+    wide = SVMClassifierCV()
+    wide.n_features_in_ = 1001
+    assert wide._solver() == "smo" and SVMClassifierCV(kernel="rbf")._solver() == "smo"
