@@ -149,27 +149,45 @@ class _BlockFactor:
         L_S L_S^\top = S_0 + tI,
 
     so a new :math:`t` costs one factorisation of order :math:`n_v` (an eighth of one of
-    order :math:`n` for two equal classes) and the rest is kept. Vectors are in the
-    original order (class ``x`` first).
+    order :math:`n` for two equal classes) and the rest is kept. The factor at the first
+    free shift ``t0`` is one Cholesky factorisation of order :math:`n` (:math:`L_f`,
+    :math:`Z^\top` and :math:`L_S` are its blocks; LAPACK's blocked factorisation runs
+    faster than its three steps); :math:`S_0` is formed when a second free shift asks
+    for it. Vectors are in the original order (class ``x`` first).
     """
 
-    def __init__(self, G: np.ndarray, f: slice, v: slice, s0: float) -> None:
+    def __init__(self, G: np.ndarray, f: slice, v: slice, s0: float, t0: float) -> None:
         self.f, self.v, self.s0 = f, v, float(s0)
-        # G is symmetric (up to rounding of the centring): each block in Fortran order
-        # as the row-wise copy of its transpose
-        A = np.array(G[f, f].T, order="F")
-        A[np.diag_indices_from(A)] += self.s0
-        self.Lf = _potrf(A)
-        self.Z = _trs(self.Lf, np.array(G[v, f].T, order="F"), False)
-        # S_0 = G_vv - Z^T Z, its lower triangle (all that the factorisations read)
-        self.S0 = dsyrk(-1.0, self.Z, beta=1.0, c=np.array(G[v, v].T, order="F"), trans=1,
-                        lower=1, overwrite_c=1)
-        self._ls: dict[float, np.ndarray] = {}  # t -> L_S, the last few
+        self.G = G
+        n_f = f.stop - f.start
+        n = n_f + v.stop - v.start
+        # P in the order (f, v), Fortran order, its lower triangle (all that LAPACK reads)
+        # from row-wise copies of G's blocks (G is symmetric up to rounding of the
+        # centring: A[i, j] = G[j, i] as in a copy of the blocks' transposes)
+        A = np.empty((n, n), order="F")
+        At = A.T  # C-ordered: At[j, i] = A[i, j]
+        At[:n_f, :n_f] = G[f, f]
+        At[:n_f, n_f:] = G[f, v]
+        At[n_f:, n_f:] = G[v, v]
+        idx = np.arange(n)
+        A[idx[:n_f], idx[:n_f]] += self.s0
+        A[idx[n_f:], idx[n_f:]] += float(t0)
+        L = _potrf(A)
+        self.Lf = np.array(L[:n_f, :n_f], order="F")
+        self.Zt = np.array(L[n_f:, :n_f], order="F")  # Z^T
+        self.Z = self.Zt.T
+        #: S_0 = G_vv - Z^T Z, its lower triangle (formed on first need)
+        self.S0: np.ndarray | None = None
+        self._ls: dict[float, np.ndarray] = {float(t0): np.array(L[n_f:, n_f:], order="F")}
 
     def schur(self, t: float) -> np.ndarray:
         r""":math:`L_S` at ``t`` (kept for the last four values)."""
         L = self._ls.get(t)
         if L is None:
+            if self.S0 is None:
+                v = self.v
+                self.S0 = dsyrk(-1.0, self.Zt, beta=1.0, c=np.array(self.G[v, v].T, order="F"),
+                                trans=0, lower=1, overwrite_c=1)
             A = self.S0.copy(order="F")
             A[np.diag_indices_from(A)] += t
             L = _potrf(A)
@@ -404,9 +422,9 @@ class KernelScatter:
         r"""Factor :math:`H(c)` (0 < c < 1) in blocks and keep it; the shift held is that
         of the class of larger weight (:math:`s_x` for :math:`c \ge \tfrac12`)."""
         hold_x = c >= 0.5
-        s0, _ = self._held(hold_x, c)
+        s0, t0 = self._held(hold_x, c)
         with one_blas_thread():
-            F = _BlockFactor(self.G, *self._blocks(hold_x), s0)
+            F = _BlockFactor(self.G, *self._blocks(hold_x), s0, t0)
         self._factor = (hold_x, F)
         self.factorisations += 1
         return F
