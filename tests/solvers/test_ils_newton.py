@@ -311,6 +311,30 @@ def test_block_factor_is_a_cholesky_factor_of_the_shifted_gram(hold_x):
         np.testing.assert_allclose(F.upper_times(t, F.upper(t, B)), B, atol=1e-10)
 
 
+@pytest.mark.parametrize("rho", [1e-2, 1e-7])
+def test_shifted_solver_matches_a_double_precision_solve(rho):
+    # (rho I + A)^-1 T: rho = 1e-2 (condition number ~ 50) by a single-precision factor
+    # refined in double precision; rho = 1e-7 (~5e6) by the double-precision factor;
+    # the reference is a dense double-precision solve (LAPACK, independent)
+    from conicml.contracts.minimax import _ShiftedSolver
+
+    rng = np.random.default_rng(5)
+    F = rng.normal(size=(60, 40)) / 8.0
+    A = F @ F.T
+    lam = float(np.linalg.eigvalsh(A)[-1])
+    S = _ShiftedSolver(A, rho, lam)
+    assert (S.L32 is not None) == (rho == 1e-2)
+    T = rng.normal(size=(60, 2))
+    M = A + rho * np.eye(60)
+    X = S.solve(T)
+    ref = np.linalg.solve(M, T)
+    # the refined solution's residual is that of a backward-stable solve (a few eps of
+    # ||M|| ||x||), an accuracy single precision alone (eps ~ 6e-8) cannot reach
+    res = np.linalg.norm(M @ X - T, axis=0)
+    assert np.all(res <= 1e-14 * (lam + rho) * np.linalg.norm(X, axis=0))
+    np.testing.assert_allclose(X, ref, rtol=1e-12 * (lam + rho) / rho)
+
+
 def test_kernel_bmpm_factors_its_order_n_system_once():
     # the weight search of a kernel BMPM (start weight 0.78, optimum 0.97) with one
     # block factorisation: the later weights by Schur complements of one class's order
