@@ -152,9 +152,9 @@ class _BlockFactor:
     order :math:`n` for two equal classes) and the rest is kept. The factor at the first
     free shift ``t0`` is one Cholesky factorisation of order :math:`n` (:math:`L_f`,
     :math:`Z^\top` and :math:`L_S` are its blocks; LAPACK's blocked factorisation runs
-    faster than its three steps); :math:`S_0` is formed when a second free shift asks
-    for it. Vectors are in the original order (class ``x`` first).
-    """
+    faster than its three steps), whose triangular solves at ``t0`` read it whole;
+    :math:`L_f`, :math:`Z` and :math:`S_0` are formed when a second free shift asks for
+    them. Vectors are in the original order (class ``x`` first)."""
 
     def __init__(self, G: np.ndarray, f: slice, v: slice, s0: float, t0: float) -> None:
         self.f, self.v, self.s0 = f, v, float(s0)
@@ -172,49 +172,80 @@ class _BlockFactor:
         idx = np.arange(n)
         A[idx[:n_f], idx[:n_f]] += self.s0
         A[idx[n_f:], idx[n_f:]] += float(t0)
-        L = _potrf(A)
-        self.Lf = np.array(L[:n_f, :n_f], order="F")
-        self.Zt = np.array(L[n_f:, :n_f], order="F")  # Z^T
-        self.Z = self.Zt.T
+        #: the factor of order n at the free shift t0, in the order (f, v)
+        self.L, self.t0, self.n_f = _potrf(A), float(t0), n_f
+        self._lf: np.ndarray | None = None  # L_f and Z^T, copied out on first need
+        self._zt: np.ndarray | None = None
         #: S_0 = G_vv - Z^T Z, its lower triangle (formed on first need)
         self.S0: np.ndarray | None = None
-        self._ls: dict[float, np.ndarray] = {float(t0): np.array(L[n_f:, n_f:], order="F")}
+        self._ls: dict[float, np.ndarray] = {}  # t -> L_S, the last few besides t0
+
+    def shifts(self) -> list[float]:
+        """The free shifts with a factored Schur complement."""
+        return [self.t0, *self._ls]
+
+    def _parts(self) -> tuple[np.ndarray, np.ndarray]:
+        r""":math:`L_f` and :math:`Z^\top` (blocks of the factor of order n)."""
+        if self._lf is None:
+            n_f = self.n_f
+            self._lf = np.array(self.L[:n_f, :n_f], order="F")
+            self._zt = np.array(self.L[n_f:, :n_f], order="F")
+        return self._lf, self._zt
 
     def schur(self, t: float) -> np.ndarray:
-        r""":math:`L_S` at ``t`` (kept for the last four values)."""
+        r""":math:`L_S` at ``t`` (kept for the last four values besides ``t0``)."""
+        if t == self.t0:
+            return np.array(self.L[self.n_f:, self.n_f:], order="F")
         L = self._ls.get(t)
         if L is None:
             if self.S0 is None:
                 v = self.v
-                self.S0 = dsyrk(-1.0, self.Zt, beta=1.0, c=np.array(self.G[v, v].T, order="F"),
-                                trans=0, lower=1, overwrite_c=1)
+                self.S0 = dsyrk(-1.0, self._parts()[1], beta=1.0,
+                                c=np.array(self.G[v, v].T, order="F"), trans=0, lower=1,
+                                overwrite_c=1)
             A = self.S0.copy(order="F")
             A[np.diag_indices_from(A)] += t
             L = _potrf(A)
             self._ls = {**dict(list(self._ls.items())[-3:]), t: L}
         return L
 
+    def _full(self, T: np.ndarray, op: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """``op`` (with the factor of order n) on ``T`` taken to the order (f, v) and back."""
+        if self.f.start == 0:
+            return op(T)
+        Y = op(np.concatenate([T[self.f], T[self.v]]))
+        return np.concatenate([Y[self.n_f:], Y[:self.n_f]])
+
     def lower(self, t: float, T: np.ndarray) -> np.ndarray:
         r""":math:`L^{-1}T`."""
+        if t == self.t0:
+            return self._full(T, lambda V: _trs(self.L, V, False))
         f, v = self.f, self.v
+        Lf, Zt = self._parts()
         Y = np.empty_like(T)
-        Y[f] = _trs(self.Lf, T[f], False)
-        Y[v] = _trs(self.schur(t), T[v] - self.Z.T @ Y[f], False)
+        Y[f] = _trs(Lf, T[f], False)
+        Y[v] = _trs(self.schur(t), T[v] - Zt @ Y[f], False)
         return Y
 
     def upper(self, t: float, Y: np.ndarray) -> np.ndarray:
         r""":math:`L^{-\top}Y`."""
+        if t == self.t0:
+            return self._full(Y, lambda V: _trs(self.L, V, True))
         f, v = self.f, self.v
+        Lf, Zt = self._parts()
         X = np.empty_like(Y)
         X[v] = _trs(self.schur(t), Y[v], True)
-        X[f] = _trs(self.Lf, Y[f] - self.Z @ X[v], True)
+        X[f] = _trs(Lf, Y[f] - Zt.T @ X[v], True)
         return X
 
     def upper_times(self, t: float, S: np.ndarray) -> np.ndarray:
         r""":math:`L^\top S`."""
+        if t == self.t0:
+            return self._full(S, lambda V: _trm(self.L, V))
         f, v = self.f, self.v
+        Lf, Zt = self._parts()
         Y = np.empty_like(S)
-        Y[f] = _trm(self.Lf, S[f]) + self.Z @ S[v]
+        Y[f] = _trm(Lf, S[f]) + Zt.T @ S[v]
         Y[v] = _trm(self.schur(t), S[v])
         return Y
 
@@ -512,12 +543,12 @@ class KernelScatter:
         factorisation of the Schur complement), else that at ``c`` (factored here)."""
         hold_x, F = self._factor
         s, t = self._held(hold_x, c)
-        t0 = min(F._ls, key=lambda u: abs(math.log(t / u)), default=t)
+        t0 = min(F.shifts(), key=lambda u: abs(math.log(t / u)))
         if abs(t / t0 - 1.0) > _FREE_NEAR:
             t0 = t
-        if t0 not in F._ls:
+        if t0 not in F.shifts():
             self.schur_factorisations += 1
-        F.schur(t0)
+            F.schur(t0)
         if s == F.s0 and t == t0:
             return F, t0, None
         delta = np.empty((self.G.shape[0], 1))
