@@ -145,12 +145,19 @@ with K by columns, the coarse basis's included):
 
 | case | work | CG steps | products with K | Newton evaluations |
 |---|---|---|---|---|
-| twonorm BMPM | 2/1/7 | 33 | 19 | 4 |
-| twonorm MPM | 1/1/5 | 18 | 15 | 3 |
-| ringnorm BMPM | 2/1/7 | 27 | 20 | 4 |
-| ringnorm MPM | 1/1/6 | 20 | 18 | 3 |
+| twonorm BMPM | 2/0/7 | 33 | 19 | 4 |
+| twonorm MPM | 1/0/5 | 18 | 16 | 3 |
+| ringnorm BMPM | 2/0/7 | 27 | 20 | 4 |
+| ringnorm MPM | 1/0/6 | 20 | 18 | 3 |
 
-*Where the work goes.* The certificate's Newton decrement makes two solves with M(c'):
+*Where the work goes.* The block factor is one Cholesky factorisation of order n at both
+shifts of its weight (LAPACK's blocked dpotrf; L_f, Z and the Schur complement's factor
+are its blocks, and the triangular solves at that free shift read it whole): at n = 2000
+75-79 ms CPU against 121-580 ms for L_f, a trsm, a syrk and L_S in turn (A/B, load
+8-12; ~85 vs ~97 ms nearer quiet), so no Schur-complement factorisation is left in these
+fits; S_0 is formed only when a second free shift asks for it. (The extra product with K
+of twonorm MPM is a residual norm that Gershgorin's bound no longer settles: rounding.)
+The certificate's Newton decrement makes two solves with M(c'):
 alpha M(c')v = lambda d - e (the definitions of c', alpha and the Lagrangian's gradient
 e) gives M(c')^-1 d = (alpha v + M(c')^-1 e)/lambda, and the products with K of the
 solutions are combinations of those their acceptance checks formed. The coarse start's
@@ -167,7 +174,11 @@ from those of the certified point.
 *What BMPM pays beyond MPM.* Sigma_y's factorisation for beta0_max (eq. 3.44):
 dT Sigma_y^-1 d needs (rho_y I + G_yy)^-1 and no factor of the search has that shift (a
 block factor held at rho_y leaves a spread of 12.6 at the BMPM optimum: 41 CG steps per
-solve). A first weight within 2 % of the optimum's shift is out of reach of cheap
+solve). Its condition number is small (bound 131 on twonorm), so it is factored in single
+precision and refined in double precision: three single-precision solves reach the
+residual of a backward-stable double solve; 8.0 + 1.2 ms against 12.8 ms for the double
+factor (CPU, load 16), d^T Sigma_y^-1 d identical to 17 digits. A first weight within
+2 % of the optimum's shift is out of reach of cheap
 restrictions (512 points without the Krylov vectors: 6.8 %; Krylov vectors beyond the
 first level: no gain).
 

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg.blas import dsyrk, dtrmv, dtrsv
-from scipy.linalg.lapack import dpotrf, dtrtrs
+from scipy.linalg.blas import dsyrk, dtrmv, dtrsv, strsv
+from scipy.linalg.lapack import dpotrf, dtrtrs, spotrf
 
 from .._utils.threads import one_blas_thread
 from ..program import Program
@@ -149,54 +149,103 @@ class _BlockFactor:
         L_S L_S^\top = S_0 + tI,
 
     so a new :math:`t` costs one factorisation of order :math:`n_v` (an eighth of one of
-    order :math:`n` for two equal classes) and the rest is kept. Vectors are in the
-    original order (class ``x`` first).
-    """
+    order :math:`n` for two equal classes) and the rest is kept. The factor at the first
+    free shift ``t0`` is one Cholesky factorisation of order :math:`n` (:math:`L_f`,
+    :math:`Z^\top` and :math:`L_S` are its blocks; LAPACK's blocked factorisation runs
+    faster than its three steps), whose triangular solves at ``t0`` read it whole;
+    :math:`L_f`, :math:`Z` and :math:`S_0` are formed when a second free shift asks for
+    them. Vectors are in the original order (class ``x`` first)."""
 
-    def __init__(self, G: np.ndarray, f: slice, v: slice, s0: float) -> None:
+    def __init__(self, G: np.ndarray, f: slice, v: slice, s0: float, t0: float) -> None:
         self.f, self.v, self.s0 = f, v, float(s0)
-        # G is symmetric (up to rounding of the centring): each block in Fortran order
-        # as the row-wise copy of its transpose
-        A = np.array(G[f, f].T, order="F")
-        A[np.diag_indices_from(A)] += self.s0
-        self.Lf = _potrf(A)
-        self.Z = _trs(self.Lf, np.array(G[v, f].T, order="F"), False)
-        # S_0 = G_vv - Z^T Z, its lower triangle (all that the factorisations read)
-        self.S0 = dsyrk(-1.0, self.Z, beta=1.0, c=np.array(G[v, v].T, order="F"), trans=1,
-                        lower=1, overwrite_c=1)
-        self._ls: dict[float, np.ndarray] = {}  # t -> L_S, the last few
+        self.G = G
+        n_f = f.stop - f.start
+        n = n_f + v.stop - v.start
+        # P in the order (f, v), Fortran order, its lower triangle (all that LAPACK reads)
+        # from row-wise copies of G's blocks (G is symmetric up to rounding of the
+        # centring: A[i, j] = G[j, i] as in a copy of the blocks' transposes)
+        A = np.empty((n, n), order="F")
+        At = A.T  # C-ordered: At[j, i] = A[i, j]
+        At[:n_f, :n_f] = G[f, f]
+        At[:n_f, n_f:] = G[f, v]
+        At[n_f:, n_f:] = G[v, v]
+        idx = np.arange(n)
+        A[idx[:n_f], idx[:n_f]] += self.s0
+        A[idx[n_f:], idx[n_f:]] += float(t0)
+        #: the factor of order n at the free shift t0, in the order (f, v)
+        self.L, self.t0, self.n_f = _potrf(A), float(t0), n_f
+        self._lf: np.ndarray | None = None  # L_f and Z^T, copied out on first need
+        self._zt: np.ndarray | None = None
+        #: S_0 = G_vv - Z^T Z, its lower triangle (formed on first need)
+        self.S0: np.ndarray | None = None
+        self._ls: dict[float, np.ndarray] = {}  # t -> L_S, the last few besides t0
+
+    def shifts(self) -> list[float]:
+        """The free shifts with a factored Schur complement."""
+        return [self.t0, *self._ls]
+
+    def _parts(self) -> tuple[np.ndarray, np.ndarray]:
+        r""":math:`L_f` and :math:`Z^\top` (blocks of the factor of order n)."""
+        if self._lf is None:
+            n_f = self.n_f
+            self._lf = np.array(self.L[:n_f, :n_f], order="F")
+            self._zt = np.array(self.L[n_f:, :n_f], order="F")
+        return self._lf, self._zt
 
     def schur(self, t: float) -> np.ndarray:
-        r""":math:`L_S` at ``t`` (kept for the last four values)."""
+        r""":math:`L_S` at ``t`` (kept for the last four values besides ``t0``)."""
+        if t == self.t0:
+            return np.array(self.L[self.n_f:, self.n_f:], order="F")
         L = self._ls.get(t)
         if L is None:
+            if self.S0 is None:
+                v = self.v
+                self.S0 = dsyrk(-1.0, self._parts()[1], beta=1.0,
+                                c=np.array(self.G[v, v].T, order="F"), trans=0, lower=1,
+                                overwrite_c=1)
             A = self.S0.copy(order="F")
             A[np.diag_indices_from(A)] += t
             L = _potrf(A)
             self._ls = {**dict(list(self._ls.items())[-3:]), t: L}
         return L
 
+    def _full(self, T: np.ndarray, op: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """``op`` (with the factor of order n) on ``T`` taken to the order (f, v) and back."""
+        if self.f.start == 0:
+            return op(T)
+        Y = op(np.concatenate([T[self.f], T[self.v]]))
+        return np.concatenate([Y[self.n_f:], Y[:self.n_f]])
+
     def lower(self, t: float, T: np.ndarray) -> np.ndarray:
         r""":math:`L^{-1}T`."""
+        if t == self.t0:
+            return self._full(T, lambda V: _trs(self.L, V, False))
         f, v = self.f, self.v
+        Lf, Zt = self._parts()
         Y = np.empty_like(T)
-        Y[f] = _trs(self.Lf, T[f], False)
-        Y[v] = _trs(self.schur(t), T[v] - self.Z.T @ Y[f], False)
+        Y[f] = _trs(Lf, T[f], False)
+        Y[v] = _trs(self.schur(t), T[v] - Zt @ Y[f], False)
         return Y
 
     def upper(self, t: float, Y: np.ndarray) -> np.ndarray:
         r""":math:`L^{-\top}Y`."""
+        if t == self.t0:
+            return self._full(Y, lambda V: _trs(self.L, V, True))
         f, v = self.f, self.v
+        Lf, Zt = self._parts()
         X = np.empty_like(Y)
         X[v] = _trs(self.schur(t), Y[v], True)
-        X[f] = _trs(self.Lf, Y[f] - self.Z @ X[v], True)
+        X[f] = _trs(Lf, Y[f] - Zt.T @ X[v], True)
         return X
 
     def upper_times(self, t: float, S: np.ndarray) -> np.ndarray:
         r""":math:`L^\top S`."""
+        if t == self.t0:
+            return self._full(S, lambda V: _trm(self.L, V))
         f, v = self.f, self.v
+        Lf, Zt = self._parts()
         Y = np.empty_like(S)
-        Y[f] = _trm(self.Lf, S[f]) + self.Z @ S[v]
+        Y[f] = _trm(Lf, S[f]) + Zt.T @ S[v]
         Y[v] = _trm(self.schur(t), S[v])
         return Y
 
@@ -239,6 +288,81 @@ def _trs(L: np.ndarray, B: np.ndarray, transpose: bool) -> np.ndarray:
     if info != 0:
         raise np.linalg.LinAlgError(f"singular triangular factor (LAPACK info {info})")
     return X
+
+
+#: Condition-number bound of :math:`\rho I + A` up to which :class:`_ShiftedSolver`
+#: factors in single precision (each refinement step then gains at least ~3 digits).
+_SINGLE_KAPPA = 1e3
+
+
+class _ShiftedSolver:
+    r"""Solves with :math:`\rho I + A` (``A`` symmetric positive semidefinite, a view of a
+    diagonal block of ``G``) to the accuracy of a double-precision Cholesky solve.
+
+    When :math:`(\rho + \lambda)/\rho \le` :data:`_SINGLE_KAPPA` (``lam`` a bound on
+    :math:`\lambda_{\max}(A)`), by a single-precision Cholesky factor (half the time
+    of a double one, BLAS-3) and iterative refinement in double precision: each step,
+    one product with ``A`` and two triangular solves, contracts the error by about
+    :math:`\kappa\epsilon_{single}` (Wilkinson/Moler; the residual is recomputed in
+    double precision, so the refined solution is as accurate as a double-precision
+    solve's). Refinement stops at a residual of :math:`4\epsilon(\rho + \lambda)
+    \|s\|` (a backward-stable solve's); a step that fails to gain a factor 10, or a
+    failed single-precision factorisation, gives the double-precision factor.
+    """
+
+    def __init__(self, A: np.ndarray, rho: float, lam: float) -> None:
+        self.A, self.rho, self.lam = A, float(rho), float(lam)
+        self.L32: np.ndarray | None = None
+        self.L64: np.ndarray | None = None
+        if (self.rho + self.lam) <= _SINGLE_KAPPA * self.rho:
+            # (the block's transpose in Fortran order is a row-wise copy: its lower
+            # triangle, all that LAPACK reads, is that of the block up to rounding)
+            A32 = np.array(A.T, dtype=np.float32, order="F")
+            A32[np.diag_indices_from(A32)] += np.float32(self.rho)
+            L, info = spotrf(A32, lower=1, clean=1, overwrite_a=1)
+            if info == 0 and np.all(np.diagonal(L) > 0):
+                self.L32 = L
+        if self.L32 is None:
+            self._double()
+
+    def _double(self) -> None:
+        A = np.array(self.A.T, order="F")
+        A[np.diag_indices_from(A)] += self.rho
+        self.L64 = _potrf(A)
+
+    def solve(self, T: np.ndarray) -> np.ndarray:
+        r""":math:`(\rho I + A)^{-1}T`."""
+        if self.L32 is not None:
+            S = np.empty_like(T)
+            for j in range(T.shape[1]):
+                s = self._refined(T[:, j])
+                if s is None:
+                    break
+                S[:, j] = s
+            else:
+                return S
+            self.L32 = None
+            self._double()
+        return _trs(self.L64, _trs(self.L64, T, False), True)
+
+    def _single(self, r: np.ndarray) -> np.ndarray:
+        z = strsv(self.L32, r.astype(np.float32), lower=1, trans=0)
+        return strsv(self.L32, z, lower=1, trans=1, overwrite_x=1).astype(float)
+
+    def _refined(self, t: np.ndarray) -> np.ndarray | None:
+        s = self._single(t)
+        floor = 4.0 * np.finfo(float).eps * (self.rho + self.lam)
+        last = math.inf
+        for _ in range(8):
+            r = t - (self.A @ s + self.rho * s)
+            rn = float(np.linalg.norm(r))
+            if rn <= floor * float(np.linalg.norm(s)):
+                return s
+            if rn > 0.1 * last:
+                return None
+            last = rn
+            s = s + self._single(r)
+        return None
 
 
 #: Columns up to which a product with an n x n matrix goes column by column (BLAS-2
@@ -404,9 +528,9 @@ class KernelScatter:
         r"""Factor :math:`H(c)` (0 < c < 1) in blocks and keep it; the shift held is that
         of the class of larger weight (:math:`s_x` for :math:`c \ge \tfrac12`)."""
         hold_x = c >= 0.5
-        s0, _ = self._held(hold_x, c)
+        s0, t0 = self._held(hold_x, c)
         with one_blas_thread():
-            F = _BlockFactor(self.G, *self._blocks(hold_x), s0)
+            F = _BlockFactor(self.G, *self._blocks(hold_x), s0, t0)
         self._factor = (hold_x, F)
         self.factorisations += 1
         return F
@@ -419,12 +543,12 @@ class KernelScatter:
         factorisation of the Schur complement), else that at ``c`` (factored here)."""
         hold_x, F = self._factor
         s, t = self._held(hold_x, c)
-        t0 = min(F._ls, key=lambda u: abs(math.log(t / u)), default=t)
+        t0 = min(F.shifts(), key=lambda u: abs(math.log(t / u)))
         if abs(t / t0 - 1.0) > _FREE_NEAR:
             t0 = t
-        if t0 not in F._ls:
+        if t0 not in F.shifts():
             self.schur_factorisations += 1
-        F.schur(t0)
+            F.schur(t0)
         if s == F.s0 and t == t0:
             return F, t0, None
         delta = np.empty((self.G.shape[0], 1))
@@ -628,22 +752,20 @@ class KernelScatter:
 
     def solve_y(self, b: np.ndarray) -> np.ndarray:
         r""":math:`\Sigma_y^{-1}b` by the Woodbury identity on the negative class alone (one
-        Cholesky factorisation of :math:`\rho_yI + C_yC_y^\top`, order :math:`n_y`), refined
+        Cholesky factorisation of :math:`\rho_yI + C_yC_y^\top`, order :math:`n_y`, single
+        precision and refined where well conditioned: :class:`_ShiftedSolver`), refined
         by conjugate gradients on :math:`\Sigma_y`; the last right-hand side's solution is
         kept (a BMPM program and its :math:`\beta_{0m}` ask for the same one)."""
         if self._solve_y is not None and np.array_equal(self._solve_y[0], b):
             return self._solve_y[1].copy()
         n_x = self.n_x
-        # the block's transpose in Fortran order is a row-wise copy (its lower triangle,
-        # all that LAPACK reads, is that of the block up to rounding of the centring)
-        A = np.array(self.G[n_x:, n_x:].T, order="F")
-        A[np.diag_indices_from(A)] += self.rho_y
+        self._c_norm()  # (the bound on lambda_max(G), also that of its diagonal blocks)
         with one_blas_thread():
-            L = _potrf(A)
+            shifted = _ShiftedSolver(self.G[n_x:, n_x:], self.rho_y, self._glam)
         self.factorisations += 1
 
         def inverse(V: np.ndarray) -> np.ndarray:
-            Z = _trs(L, _trs(L, self._cy(V), False), True)
+            Z = shifted.solve(self._cy(V))
             return (V - self._cyt(Z)) / self.rho_y
 
         B2 = b[:, None]
