@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from svm_instances import overlapping as _overlapping
+from svm_instances import structured as _structured
 
 import conicml as cm
 from conicml._utils import engines as _options
@@ -25,25 +27,6 @@ from tolerances import obj_rtol, sol_atol
 TOL = 1e-8
 GENERIC = ("clarabel", "ecos")
 ENGINES = ["numpy"] + (["numba"] if _options.numba_available() else [])
-
-
-def _overlapping(n=150, d=6, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    y = np.where(X[:, 0] + 0.5 * X[:, 1] + 0.6 * rng.normal(size=n) + 0.4 > 0, 1.0, -1.0)
-    return X, y
-
-
-def _structured(seed=1):
-    # two separated clusters plus a few mislabelled points, duplicated rows and a
-    # constant feature: bounded, free and zero multipliers all occur
-    rng = np.random.default_rng(seed)
-    X = np.vstack([rng.normal(1.5, 1.0, size=(40, 3)), rng.normal(-1.5, 1.0, size=(40, 3))])
-    y = np.r_[np.ones(40), -np.ones(40)]
-    y[[0, 45, 7]] *= -1
-    X = np.vstack([X, X[:5]])
-    y = np.r_[y, y[:5]]
-    return np.column_stack([X, np.ones(len(y))]), y
 
 
 def _with(prog, **data):
