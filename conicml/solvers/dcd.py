@@ -21,11 +21,12 @@ from .._utils.threads import one_blas_thread
 from ..certificates import squared_hinge
 from ..certificates.kkt import bias_from_kkt
 from ..certificates.margin import margin_qp_certificate
-from ..exceptions import OptionError, ProgramError, SolverError
+from ..exceptions import OptionError, SolverError
 from ..kernels import psd_factor
 from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._options import check_common, load_engine
+from ._svm_data import check_svm_arrays
 from ._warm import dcd_alpha
 
 __all__ = ["solve_dcd"]
@@ -64,11 +65,6 @@ def _data(program: Any) -> tuple[Any, np.ndarray, np.ndarray]:
         raise SolverError("dcd: needs finite costs (soft margin); for the hard margin "
                           "use a generic solver such as 'clarabel'")
     X = data["X"]
-    kernel = data["kernel"]
-    if getattr(kernel, "name", None) != "linear":
-        # a kernel SVM is the linear one on the rows of a factor K = L L' (the
-        # formulation's own factor, conicml.kernels.psd_factor): O(n^3) to form
-        X = psd_factor(kernel.gram(np.asarray(X, dtype=float)), data.get("factor", "auto"))
     try:
         import scipy.sparse as sp
     except ImportError:  # pragma: no cover - scipy is a dependency
@@ -80,24 +76,17 @@ def _data(program: Any) -> tuple[Any, np.ndarray, np.ndarray]:
             X.sum_duplicates()
         values = X.data
     else:
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        if X.ndim != 2:
-            raise ProgramError(f"dcd: X must be 2-D, got shape {X.shape}")
-        values = X
+        X = values = np.ascontiguousarray(X, dtype=np.float64)
     y = np.asarray(data["y"], dtype=np.float64)
     c = np.asarray(data["c"], dtype=np.float64)
-    n = X.shape[0]
-    if y.shape != (n,) or c.shape != (n,):
-        raise ProgramError(f"dcd: y and c must have shape ({n},) to match X, "
-                           f"got {y.shape} and {c.shape}")
-    if not np.all(np.isfinite(values)):
-        raise ProgramError("dcd: X contains NaN or infinite values")
-    if not np.all((y == 1.0) | (y == -1.0)):
-        raise ProgramError("dcd: labels y must be exactly +1.0 or -1.0")
-    if not (np.any(y > 0) and np.any(y < 0)):
-        raise ProgramError("dcd: y contains a single class; the SVM needs both +1 and -1")
-    if not np.all(c > 0):
-        raise ProgramError("dcd: costs c must be positive (no NaN, no zeros)")
+    check_svm_arrays("dcd", X, y, c, values=values)
+    kernel = data["kernel"]
+    if getattr(kernel, "name", None) != "linear":
+        # a kernel SVM is the linear one on the rows of a factor K = L L' (the
+        # formulation's own factor, conicml.kernels.psd_factor): O(n^3) to form
+        dense = X.toarray() if hasattr(X, "toarray") else X
+        X = np.ascontiguousarray(psd_factor(kernel.gram(dense), data.get("factor", "auto")),
+                                 dtype=np.float64)
     return X, y, c
 
 

@@ -17,13 +17,14 @@ import numpy as np
 
 from .._utils.deprecation import renamed_keywords
 from .._utils.threads import one_blas_thread
-from ..exceptions import OptionError, ProgramError, SolverError
+from ..exceptions import OptionError, SolverError
 from ..kernels import psd_factor
 from ..kinds import SVM_PRIMAL
 from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._driver import Driver, Reason, message_table, status_table
 from ._options import check_common, resolve_engine
+from ._svm_data import check_svm_arrays
 from ._warm import pegasos_wb
 
 __all__ = ["exact_bias", "implied_dual", "solve_pegasos", "solve_weighted_pegasos"]
@@ -65,26 +66,12 @@ def _features(program: Any, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarr
     X = np.asarray(data["X"], dtype=float)
     y = np.asarray(data["y"], dtype=float)
     c = np.asarray(data["c"], dtype=float)
-    if X.ndim != 2:
-        raise ProgramError(f"{name}: X must be 2-D, got shape {X.shape}")
-    n = X.shape[0]
-    if y.shape != (n,) or c.shape != (n,):
-        raise ProgramError(
-            f"{name}: y and c must have shape ({n},) to match X, got {y.shape} and {c.shape}"
-        )
-    if not np.all(np.isfinite(X)):
-        raise ProgramError(f"{name}: X contains NaN or infinite values")
-    if not np.all((y == 1.0) | (y == -1.0)):
-        raise ProgramError(f"{name}: labels y must be exactly +1.0 or -1.0")
-    if not (np.any(y > 0) and np.any(y < 0)):
-        raise ProgramError(f"{name}: y contains a single class; the SVM needs both +1 and -1")
+    check_svm_arrays(name, X, y, c)
     if np.any(np.isinf(c)) or data.get("hard", False):
         raise SolverError(
             f"{name}: infinite costs (hard margin) are not accepted: Pegasos needs the hinge "
             "loss with a finite C; use a generic solver such as 'clarabel'"
         )
-    if np.any(np.isnan(c)) or np.any(c <= 0):
-        raise ProgramError(f"{name}: costs c must be positive (no NaN, no zeros)")
     linear = getattr(kernel, "name", None) == "linear"
     Z = X if linear else psd_factor(kernel.gram(X), data.get("factor", "auto"))
     return np.ascontiguousarray(Z), y, c, linear

@@ -31,7 +31,7 @@ import numpy as np
 from .. import kinds
 from .._utils.threads import one_blas_thread
 from ..certificates.kkt import bias_from_kkt
-from ..exceptions import OptionError, ProgramError, SolverError
+from ..exceptions import OptionError, SolverError
 from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._callback import Callback
@@ -41,6 +41,7 @@ from ._report import IterationReport
 from ._smo_cache import BLOCK_BYTES, ColumnCache, StoreCache
 from ._smo_pair import TAU as _PAIR_TAU
 from ._smo_pair import clip_pair
+from ._svm_data import check_svm_arrays
 from ._warm import smo_alpha
 
 __all__ = ["TERMINATION_MESSAGES", "solve_smo"]
@@ -180,21 +181,7 @@ def _check_data(program: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
     X = np.asarray(data["X"])
     y = np.asarray(data["y"], dtype=float)
     c = np.asarray(data["c"], dtype=float)
-    if X.ndim != 2:
-        raise ProgramError(f"smo: X must be 2-D, got shape {X.shape}")
-    n = X.shape[0]
-    if y.shape != (n,) or c.shape != (n,):
-        raise ProgramError(
-            f"smo: y and c must have shape ({n},) to match X, got {y.shape} and {c.shape}"
-        )
-    if n < 2:
-        raise ProgramError(f"smo: needs at least two samples, got {n}")
-    if not np.all((y == 1.0) | (y == -1.0)):
-        raise ProgramError("smo: labels y must be exactly +1.0 or -1.0")
-    if not (np.any(y > 0) and np.any(y < 0)):
-        raise ProgramError("smo: y contains a single class; the SVM dual needs both +1 and -1")
-    if np.any(np.isnan(c)) or np.any(c <= 0):
-        raise ProgramError("smo: costs c must be positive (no NaN, no zeros)")
+    check_svm_arrays("smo", X, y, c)  # two classes: at least two samples
     if np.any(np.isinf(c)):
         raise SolverError(
             "smo: infinite costs c (hard margin) are not accepted: SMO needs a bounded box "

@@ -21,11 +21,12 @@ import scipy.linalg
 from .. import kinds
 from .._utils.threads import one_blas_thread
 from ..certificates.kkt import bias_from_kkt
-from ..exceptions import OptionError, ProgramError, SolverError
+from ..exceptions import OptionError, SolverError
 from ..kernels import psd_factor
 from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._options import check_common
+from ._svm_data import check_svm_arrays
 
 __all__ = ["solve_svm_ipm"]
 
@@ -51,22 +52,11 @@ def _data(program: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if hasattr(X, "toarray"):
         X = X.toarray()
     X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(data["y"], dtype=np.float64)
+    check_svm_arrays("svm-ipm", X, y, c)
     if getattr(data["kernel"], "name", None) != "linear":
         # a kernel SVM on the rows of a factor K = L L' (O(n^3): for kernels, use smo)
         X = psd_factor(data["kernel"].gram(X), data.get("factor", "auto"))
-    y = np.asarray(data["y"], dtype=np.float64)
-    n = X.shape[0]
-    if X.ndim != 2 or y.shape != (n,) or c.shape != (n,):
-        raise ProgramError(f"svm-ipm: X must be 2-D with y and c of shape ({n},), got "
-                           f"{X.shape}, {y.shape} and {c.shape}")
-    if not np.all(np.isfinite(X)):
-        raise ProgramError("svm-ipm: X contains NaN or infinite values")
-    if not np.all((y == 1.0) | (y == -1.0)):
-        raise ProgramError("svm-ipm: labels y must be exactly +1.0 or -1.0")
-    if not (np.any(y > 0) and np.any(y < 0)):
-        raise ProgramError("svm-ipm: y contains a single class; the SVM needs both +1 and -1")
-    if not np.all(c > 0):
-        raise ProgramError("svm-ipm: costs c must be positive (no NaN, no zeros)")
     return y[:, None] * X, y, c
 
 
