@@ -37,6 +37,10 @@ class SVORDualData:
         Cost of a unit of slack (:math:`0 \le \alpha, \alpha^* \le C`).
     kernel : conicml.Kernel
         Gives Gram columns and the diagonal.
+    gram : ndarray of shape (m, m) or None
+        The kernel's Gram matrix of ``X`` when the caller computed it (a path over
+        :math:`C` on one data set computes it once); ``smo-or`` then reads its columns
+        instead of computing them.
     """
 
     X: np.ndarray
@@ -44,6 +48,7 @@ class SVORDualData:
     r: int
     C: float
     kernel: object
+    gram: np.ndarray | None = None
 
     def layout(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         r"""The dual variables sorted by threshold: ``(point, sign, threshold)``.
@@ -186,6 +191,8 @@ class SVORIMDualData:
     C : float
         Cost of a unit of slack (box :math:`[0, C]`).
     kernel : conicml.Kernel
+    gram : ndarray of shape (m, m) or None
+        As in :class:`SVORDualData`.
     """
 
     X: np.ndarray
@@ -193,6 +200,7 @@ class SVORIMDualData:
     r: int
     C: float
     kernel: object
+    gram: np.ndarray | None = None
 
     #: Every threshold has its own equality: no ties, pairs within one threshold.
     coupled = False

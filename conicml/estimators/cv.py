@@ -1156,6 +1156,11 @@ class ChanceConstrainedClassifierCV(_PathCV):
 
 
 # ---- SVOR ------------------------------------------------------------------------------
+#: Largest fold Gram matrix (bytes) that ``SVOrdinalRegressorCV`` computes once for its
+#: path over C (8 m^2 bytes: m = 8 192 training rows); a larger fold's solves compute
+#: their kernel columns as they go.
+_SVOR_GRAM_BYTES = 2**29
+
 class SVOrdinalRegressorCV(_GridCV, ClassifierMixin, BaseEstimator):
     r""":class:`~conicml.estimators.SVOrdinalRegressor` with C chosen by CV.
 
@@ -1267,13 +1272,19 @@ class SVOrdinalRegressorCV(_GridCV, ClassifierMixin, BaseEstimator):
         if classes.size < 2:
             raise ProgramError("SVOrdinalRegressor needs at least two ordered classes; got "
                                f"only one class ({classes[0]!r}) on this fold")
-        return X_train, ranks + 1, classes
+        gram = None
+        if self.kernel != "precomputed" and 8 * X_train.shape[0] ** 2 <= _SVOR_GRAM_BYTES:
+            # the fold's Gram matrix once for the whole path (smo-or reads its columns)
+            kern = make_kernel(self.kernel, X_train, gamma=self.gamma, degree=self.degree,
+                               coef0=self.coef0)
+            gram = _column_major_gram(kern, X_train)
+        return X_train, ranks + 1, classes, gram
 
     def _fold_program(self, data: Any, value: float) -> Any:
-        X_train, ranks, _ = data
+        X_train, ranks, _, gram = data
         build = svor_dual if self.variant == "explicit" else svorim_dual
         return build(X_train, ranks, C=float(value), kernel=self.kernel, gamma=self.gamma,
-                     degree=self.degree, coef0=self.coef0)
+                     degree=self.degree, coef0=self.coef0, gram=gram)
 
     def _fold_model(self, data, value, X_train, program, solution) -> SVOrdinalRegressor:
         est = _fitted(self._base_estimator(value), data[2], X_train)

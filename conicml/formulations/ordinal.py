@@ -253,7 +253,11 @@ def _build_ordinal_dual(data: Mapping[str, Any]) -> ConicForm:
 
 
 def _ordinal_kernel_scores(data: Mapping[str, Any], coef: np.ndarray) -> np.ndarray:
-    """K @ coef without forming K for the linear kernel."""
+    """K @ coef: by the program's Gram matrix when it holds one (an SVOR dual built with
+    ``gram``), else without forming K for the linear kernel, in blocks otherwise."""
+    gram = getattr(data.get("svor"), "gram", None)
+    if gram is not None:
+        return gram @ coef
     kern: Kernel = data["kernel"]
     means = data["means"]
     if kern.name == "linear":

@@ -127,6 +127,27 @@ def _certify_svor_dual(data: Mapping[str, Any], solution: Solution) -> Residuals
     return _certify_svor_c_dual(data, solution, *_bounds(data), partial_sums, kkt_and_loss)
 
 
+def check_gram(gram: Any, X: np.ndarray, kern: Any) -> np.ndarray | None:
+    """``gram`` as a finite float64 ``(m, m)`` array that agrees with ``kern`` on ``X``
+    (its diagonal and first column, to 1e-10 relative; ``None`` stays ``None``), or raise
+    :class:`ProgramError`."""
+    if gram is None:
+        return None
+    m = X.shape[0]
+    gram = np.asarray(gram, dtype=np.float64)
+    if gram.shape != (m, m):
+        raise ProgramError(f"gram must be the ({m}, {m}) Gram matrix of X, got shape "
+                           f"{gram.shape}")
+    if not np.all(np.isfinite(gram)):
+        raise ProgramError("gram contains NaN or infinite values")
+    probe = np.concatenate([kern.diagonal(X), kern.columns(X, np.array([0]))[:, 0]])
+    held = np.concatenate([np.diagonal(gram), gram[:, 0]])
+    if not np.allclose(held, probe, rtol=1e-10, atol=1e-10 * float(np.max(np.abs(probe)))):
+        raise ProgramError("gram is not the Gram matrix of X under this kernel (its "
+                           "diagonal or first column differs from the kernel's)")
+    return gram
+
+
 def svor_dual(
     X: np.ndarray,
     y: np.ndarray,
@@ -137,6 +158,7 @@ def svor_dual(
     degree: int = 3,
     coef0: float = 0.0,
     factor: str = "auto",
+    gram: np.ndarray | None = None,
 ) -> Program:
     r"""Dual of the C-form SVOR (Chu & Keerthi 2005; seed 003 eq. 4.1): ``qp.chance.svor.dual``.
 
@@ -176,6 +198,12 @@ def svor_dual(
     factor : {"auto", "cholesky", "eigen"}, default="auto"
         Factor of the Gram matrix used by the generic backends (``smo-or``
         never forms one).
+    gram : ndarray of shape (m, m), optional
+        The kernel's Gram matrix of ``X`` when the caller already has it (a path over C
+        on one data set computes it once): ``smo-or`` reads its columns instead of
+        computing them, and the decoder and the certificate compute :math:`Kv` from it.
+        Checked for its shape, finiteness and its diagonal and first column against the
+        kernel on ``X``.
 
     Returns
     -------
@@ -217,7 +245,8 @@ def svor_dual(
         "d": np.ones(X.shape[0]),
         "factor": factor,
         "selectors": _ordinal_selectors(ranks, r),
-        "svor": SVORDualData(X=X, ranks=ranks, r=r, C=float(C), kernel=kern),
+        "svor": SVORDualData(X=X, ranks=ranks, r=r, C=float(C), kernel=kern,
+                             gram=check_gram(gram, X, kern)),
     }
     return Program(SVOR_QP_DUAL, data, build=_build_svor_dual, decode=_decode_svor_dual,
                    certify=_certify_svor_dual, default_solver="smo-or",

@@ -29,7 +29,7 @@ from .ordinal import (
     _score_variable,
     _svor_primal_point,
 )
-from .svor_dual import check_ranks
+from .svor_dual import check_gram, check_ranks
 
 __all__ = ["implicit_thresholds", "svorim", "svorim_dual"]
 
@@ -82,7 +82,7 @@ def _implicit_model(data: Mapping[str, Any], scores: np.ndarray, *, w: np.ndarra
 
 
 def _data(kind: str, X: Any, y: Any, C: Any, kernel: str, gamma: Any, degree: int,
-          coef0: float, factor: str, who: str) -> dict:
+          coef0: float, factor: str, who: str, gram: Any = None) -> dict:
     X = check_matrix(X)
     ranks, r = check_ranks(y, X.shape[0])
     C = check_positive(C, "C")
@@ -100,7 +100,8 @@ def _data(kind: str, X: Any, y: Any, C: Any, kernel: str, gamma: Any, degree: in
         "kernel": kern,
         "d": np.ones(X.shape[0]),
         "factor": factor,
-        "svor": SVORIMDualData(X=X, ranks=ranks, r=r, C=float(C), kernel=kern),
+        "svor": SVORIMDualData(X=X, ranks=ranks, r=r, C=float(C), kernel=kern,
+                               gram=check_gram(gram, X, kern)),
     }
 
 
@@ -276,6 +277,7 @@ def svorim_dual(
     degree: int = 3,
     coef0: float = 0.0,
     factor: str = "auto",
+    gram: np.ndarray | None = None,
 ) -> Program:
     r"""Dual SVOR with implicit constraints (Chu & Keerthi 2005, 2007): kind ``SVORIM_QP_DUAL``.
 
@@ -303,6 +305,8 @@ def svorim_dual(
         Kernel parameters, as in :func:`conicml.make_kernel`.
     factor : {"auto", "cholesky", "eigen"}, default="auto"
         Factor of the Gram matrix for the generic backends.
+    gram : ndarray of shape (m, m), optional
+        The Gram matrix of ``X``, as in :func:`~conicml.formulations.svor_dual.svor_dual`.
 
     Returns
     -------
@@ -323,7 +327,7 @@ def svorim_dual(
         (a ``ValueError``) bad ranks, C <= 0, NaN in X, a precomputed kernel.
     """
     data = _data(SVORIM_QP_DUAL, X, y, C, kernel, gamma, degree, coef0, factor,
-                 "svorim_dual")
+                 "svorim_dual", gram)
     return Program(SVORIM_QP_DUAL, data, build=_build_svorim_dual,
                    decode=_decode_svorim_dual, certify=_certify_svorim_dual,
                    default_solver="smo-or",

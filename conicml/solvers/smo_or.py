@@ -28,7 +28,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -38,7 +37,7 @@ from ..kinds import SVOR_QP_DUAL, SVORIM_QP_DUAL
 from ..registry import register
 from ..solution import Residuals, Solution, Status
 from ._driver import Driver, Reason, message_table, status_table
-from ._options import check_cache_size
+from ._options import check_cache_size, load_engine
 from ._ordinal_wss import (
     midpoint_thresholds,
     partner_mask,
@@ -72,53 +71,71 @@ class _Report(IterationReport):
 
 
 class _Columns:
-    """LRU cache of Gram columns ``K[rows, j]`` restricted to the active rows."""
+    """Cache of whole Gram columns ``K[:, j]``, least recently used out:
+    ``store[slot_of[j]]`` is the column of point ``j`` (``-1``: not stored), ``stamp``
+    the last use of each slot (a store the compiled loop reads as well). Columns are
+    kept whole while shrinking sets points aside, so a shrink or an unshrink moves no
+    column (the loop reads the active rows through its row indices)."""
 
-    def __init__(self, kernel: Any, X: np.ndarray, cache_size: float) -> None:
+    def __init__(self, kernel: Any, X: np.ndarray, cache_size: float,
+                 gram: np.ndarray | None = None) -> None:
         self.kernel, self.X, self.n = kernel, X, X.shape[0]
-        self.budget = float(cache_size) * 2**20 / 8.0
-        self.sq = np.einsum("ij,ij->i", X, X)
         self.computed = 0
-        self.restrict(np.arange(self.n))
-
-    def restrict(self, rows: np.ndarray) -> None:
-        """Keep only ``rows`` (a subset of the current rows, or all rows: a flush)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        if rows.size == self.n or not hasattr(self, "rows"):
-            self._cols: OrderedDict[int, np.ndarray] = OrderedDict()
-        else:
-            keep = np.searchsorted(self.rows, rows)
-            for j in list(self._cols):
-                self._cols[j] = self._cols[j][keep]
-        self.rows = rows
-        self.Xr, self.sqr = self.X[rows], self.sq[rows]
-        self.capacity = max(2, int(self.budget // max(rows.size, 1)))
-        while len(self._cols) > self.capacity:
-            self._cols.popitem(last=False)
+        self.clock = np.zeros(1, dtype=np.int64)
+        if gram is not None:  # the program's Gram matrix: every column stored, none computed
+            # row j of the symmetric matrix is column j: a C-ordered store either way
+            self.store = gram.T if gram.flags.f_contiguous else np.ascontiguousarray(gram)
+            self.slot_of = np.arange(self.n, dtype=np.int64)
+            self.col_of = self.slot_of.copy()
+            self.stamp = np.zeros(self.n, dtype=np.int64)
+            self.free, self.whole = 0, True
+            return
+        self.whole = False
+        self.sq = np.einsum("ij,ij->i", X, X)
+        # never more slots than points: a column per point at most
+        capacity = min(self.n, max(2, int(float(cache_size) * 2**20 / 8.0 // self.n)))
+        self.store = np.empty((capacity, self.n))
+        self.col_of = np.full(capacity, -1, dtype=np.int64)
+        self.stamp = np.zeros(capacity, dtype=np.int64)
+        self.slot_of = np.full(self.n, -1, dtype=np.int64)
+        self.free = capacity  # slots [capacity - free, capacity) never used yet
 
     def get(self, j: int) -> np.ndarray:
-        col = self._cols.get(j)
-        if col is not None:
-            self._cols.move_to_end(j)
-            return col
-        k = self.kernel
-        cross = self.Xr @ self.X[j]
-        if k.name == "linear":
-            col = cross
-        elif k.name == "poly":
-            col = (k.gamma * cross + k.coef0) ** k.degree
-        else:
-            col = np.exp(-k.gamma * np.maximum(self.sqr + self.sq[j] - 2.0 * cross, 0.0))
-        col = np.ascontiguousarray(col, dtype=float)
-        self.computed += 1
-        self._cols[j] = col
-        if len(self._cols) > self.capacity:
-            self._cols.popitem(last=False)
-        return col
+        slot = int(self.slot_of[j])
+        if slot < 0:
+            k = self.kernel
+            cross = self.X @ self.X[j]
+            if k.name == "linear":
+                col = cross
+            elif k.name == "poly":
+                col = (k.gamma * cross + k.coef0) ** k.degree
+            else:
+                col = np.exp(-k.gamma * np.maximum(self.sq + self.sq[j] - 2.0 * cross, 0.0))
+            if self.free:
+                slot = self.col_of.size - self.free
+                self.free -= 1
+            else:
+                slot = int(np.argmin(self.stamp))
+                self.slot_of[self.col_of[slot]] = -1
+            self.store[slot] = col
+            self.col_of[slot], self.slot_of[j] = j, slot
+            self.computed += 1
+        self.stamp[slot] = self.clock[0]
+        self.clock[0] += 1
+        return self.store[slot]
 
     def matvec(self, v: np.ndarray) -> np.ndarray:
-        out = np.zeros(self.n)
+        """:math:`Kv`: the stored columns' part by one product with the store, the others
+        computed in blocks (not stored)."""
+        if self.whole:
+            return self.store @ v
         idx = np.flatnonzero(v)
+        stored = self.slot_of[idx] >= 0
+        used = self.col_of.size - self.free
+        weights = np.zeros(used)
+        weights[self.slot_of[idx[stored]]] = v[idx[stored]]
+        out = weights @ self.store[:used]
+        idx = idx[~stored]
         step = max(1, (32 * 2**20) // (8 * max(self.n, 1)))
         for s in range(0, idx.size, step):
             block = idx[s:s + step]
@@ -182,8 +199,9 @@ class _Loop:
     are local indices into ``rows``)."""
 
     def __init__(self, con: Any, x: np.ndarray, cols: _Columns, diag: np.ndarray,
-                 driver: Driver, shrinking: bool, setup_time: float) -> None:
+                 driver: Driver, shrinking: bool, setup_time: float, nb: Any = None) -> None:
         self.con, self.x, self.cols, self.diag, self.driver = con, x, cols, diag, driver
+        self.nb = nb  # the compiled pair steps (_smo_or_numba), or None
         self.coupled, self.r, self.C = bool(con.coupled), int(con.r), float(con.C)
         self.m = m = np.asarray(con.ranks).size
         self.n_thr = self.r - 1
@@ -205,13 +223,12 @@ class _Loop:
         self.min_active = nv
 
     def activate(self, new_act: np.ndarray) -> None:
-        """Make ``new_act`` the active problem (the columns restricted to its points)."""
+        """Make ``new_act`` the active problem (its points: ``rows``)."""
         C, x = self.C, self.x
         x[self.act] = self.a_x
         self.g[self.rows] = self.ga
         self.act = new_act
         self.rows = np.unique(self.cl[new_act])
-        self.cols.restrict(self.rows)
         self.a_cl, self.a_sig, self.a_thr = self.cl[new_act], self.sig[new_act], \
             self.thr[new_act]
         self.a_lp = np.searchsorted(self.rows, self.a_cl)
@@ -257,7 +274,7 @@ class _Loop:
                                            int(self.a_thr[lv]), blk, self.coupled))
         if cand.size == 0:
             return lv, -1, Kl
-        a_c = self.diag[jl] - 2.0 * Kl[self.a_lp[cand]] + self.diag[self.a_cl[cand]]
+        a_c = self.diag[jl] - 2.0 * Kl[self.a_cl[cand]] + self.diag[self.a_cl[cand]]
         a_c = np.where(a_c > TAU, a_c, TAU)
         return lv, int(cand[np.argmax((Fup[cand] - Flow[lv]) ** 2 / a_c)]), Kl
 
@@ -277,7 +294,7 @@ class _Loop:
             ub = min(ub, float(np.min(D[tu - 1:tl - 1])))
         ub = max(ub, 0.0)
         Ku = self.cols.get(ju)
-        a = self.diag[jl] - 2.0 * Kl[self.a_lp[uv]] + self.diag[ju] if jl != ju else 0.0
+        a = self.diag[jl] - 2.0 * Kl[ju] + self.diag[ju] if jl != ju else 0.0
         gain = Flow[lv] - Fup[uv]
         delta = ub if a <= TAU else min(ub, gain / a)
         if not delta > 0.0:
@@ -296,8 +313,32 @@ class _Loop:
         if jl != ju:
             self.v[jl] -= delta
             self.v[ju] += delta
-            self.ga += delta * (Ku - Kl)
+            rows = self.rows
+            self.ga += delta * ((Ku - Kl) if rows.size == self.m else (Ku[rows] - Kl[rows]))
         return True, jl, ju
+
+    def _checkpoint(self, every: int, window: int, shrink_every: int) -> int:
+        """The next iteration the NumPy loop runs itself: a report, the no-progress and
+        shrinking tests, the iteration cap, and every 1 000 steps the clock."""
+        n = self.n_iter
+        periods = [1000, window] + [shrink_every] * self.shrinking + \
+            [every] * (self.driver.report is not None)
+        return min([-(-n // k) * k for k in periods] + [self.driver.max_iter])
+
+    def _compiled(self, limit: int, best: np.ndarray) -> tuple[int, int]:
+        """Compiled pair steps up to ``limit`` (:func:`conicml.solvers._smo_or_numba.run`)."""
+        starts = np.searchsorted(self.a_thr, np.arange(1, self.n_thr + 1))
+        ends = np.append(starts[1:], self.a_thr.size)
+        cols = self.cols
+        near = self.shrinking and not self.unshrunk_near and self.act.size < self.nv
+        code, n_iter, need = self.nb.run(
+            self.a_x, self.a_sig, self.a_thr, self.a_lp, self.a_cl, self.low, self.up,
+            self.ga, self.rows, self.E, self.v, self.diag, cols.store, cols.slot_of,
+            cols.stamp, cols.clock, starts, ends, self.C, self.tie, self.driver.tol, self.coupled,
+            self.n_iter, limit, near, best)
+        if n_iter > self.n_iter:
+            self.n_iter, self.refreshed = n_iter, False
+        return code, need
 
     def notify(self, violation: float, jl: int, ju: int) -> bool:
         self.x[self.act] = self.a_x
@@ -317,6 +358,15 @@ class _Loop:
         window = max(1000, 10 * self.m)
         best_violation, best_iter = math.inf, 0
         while True:
+            if self.nb is not None and not driver.listening:
+                limit = self._checkpoint(every, window, shrink_every)
+                if self.n_iter < limit:
+                    best = np.array([best_violation, best_iter], dtype=float)
+                    code, need = self._compiled(limit, best)
+                    best_violation, best_iter = float(best[0]), int(best[1])
+                    if code == self.nb.NEED_COLUMN:
+                        self.cols.get(need)
+                        continue
             sel = self.state()
             F, B_low, B_up = sel[0], sel[8], sel[9]
             gaps = B_low - B_up
@@ -391,6 +441,7 @@ def solve_smo_or(
     x0: tuple[np.ndarray, np.ndarray] | None = None,
     callback: Any = None,
     gap_tol: float | None = 9e-4,
+    engine: str = "auto",
 ) -> Solution:
     r"""SMO-OR: maximal-violating-pair SMO for the SVOR duals (Chu & Keerthi 2005, 2007).
 
@@ -431,6 +482,12 @@ def solve_smo_or(
         :math:`C = 100` a converged point can sit at a gap of 1e-2); while the
         converged point's gap exceeds ``gap_tol``, the run goes on from it at
         ``tol / 10`` (at most three times). ``None``: stop at ``tol`` alone.
+    engine : {"auto", "numba", "numpy"}, default="auto"
+        ``"numba"``: the pair steps of :mod:`conicml.solvers._smo_or_numba`;
+        ``"numpy"``: the NumPy loop; ``"auto"``: numba when it can be imported (the
+        environment variable ``CONICML_ENGINE`` overrides ``"auto"``). The same
+        algorithm either way (tested against each other); with a ``callback`` every
+        step runs in the NumPy loop.
 
     Returns
     -------
@@ -518,8 +575,9 @@ def solve_smo_or(
                                     and math.isfinite(gap_tol)):
         raise OptionError(f"smo-or: gap_tol must be None or positive and finite, "
                           f"got {gap_tol!r}")
+    nb = load_engine("smo-or", engine, "_smo_or_numba")
     options = dict(max_iter=max_iter, time_limit=time_limit, verbose=verbose,
-                   cache_size=cache_size, shrinking=shrinking, callback=callback)
+                   cache_size=cache_size, shrinking=shrinking, callback=callback, nb=nb)
     solution = _solve_once(program, tol=tol, x0=x0, **options)
     iterations, solve_time, rounds = solution.iterations, solution.solve_time, 0
     while (gap_tol is not None and rounds < 3 and solution.status is Status.OPTIMAL
@@ -543,7 +601,7 @@ def solve_smo_or(
 
 def _solve_once(program: Any, *, tol: float, max_iter: int | None, time_limit: float | None,
                 verbose: bool, cache_size: float, shrinking: bool, x0: Any,
-                callback: Any) -> Solution:
+                callback: Any, nb: Any) -> Solution:
     """One run of the SMO-OR loop at ``tol`` from ``x0``."""
     t0 = time.perf_counter()
     con = _contract(program)
@@ -560,9 +618,11 @@ def _solve_once(program: Any, *, tol: float, max_iter: int | None, time_limit: f
     if not isinstance(shrinking, (bool, np.bool_)):
         raise OptionError(f"smo-or: shrinking must be True or False, got {shrinking!r}")
     x = np.zeros(nv) if x0 is None else _check_x0(x0, con, C, m)
-    cols = _Columns(con.kernel, X, float(cache_size))
-    diag = np.asarray(con.kernel.diagonal(X), dtype=float).reshape(-1)
-    loop = _Loop(con, x, cols, diag, driver, shrinking, 0.0)
+    gram = getattr(con, "gram", None)
+    cols = _Columns(con.kernel, X, float(cache_size), gram)
+    diag = (np.diagonal(gram).copy() if gram is not None else
+            np.asarray(con.kernel.diagonal(X), dtype=float).reshape(-1))
+    loop = _Loop(con, x, cols, diag, driver, shrinking, 0.0, nb)
     loop.setup_time = setup_time = time.perf_counter() - t0
     driver.start(f"smo-or: m = {m}, r = {loop.r}, C = {C:g}, tol = {driver.tol:g}, "
                  f"{'explicit' if loop.coupled else 'implicit'} constraints, {nv} variables")
@@ -612,5 +672,6 @@ def _solution(loop: _Loop, reason: int, setup_time: float, solve_time: float) ->
             "unshrink_events": loop.unshrink_events,
             "min_active": loop.min_active,
             "stop_reason": reason,
+            "engine": "numpy" if loop.nb is None else "numba",
         },
     )
