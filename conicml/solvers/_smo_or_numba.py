@@ -127,19 +127,15 @@ def run(a_x, a_sig, a_thr, a_lp, a_cl, low, up, ga, rows, E, v, diag, store, slo
         fl = F_low[lv]
         # the partner: WSS2's second-order gain among the variables that may pair
         uv, top = -1, -np.inf
-        for i in range(nva):
-            if not F_up[i] < fl:
-                continue
-            if coupled:
-                if blk[a_thr[i] - 1] < blk[tl - 1]:
-                    continue
-            elif a_thr[i] != tl:
-                continue
-            a_c = diag[jl] - 2.0 * store[sl, a_cl[i]] + diag[a_cl[i]]
+        blk_l, dl = blk[tl - 1], diag[jl]
+        for i in range(nva):  # branch-free scores (-inf off the candidates), first maximiser
+            j = a_cl[i]
+            a_c = dl - 2.0 * store[sl, j] + diag[j]
             a_c = a_c if a_c > _TAU else _TAU
             d = F_up[i] - fl
-            score = d * d / a_c
-            if uv < 0 or score > top:
+            ok = (d < 0.0) & ((blk[a_thr[i] - 1] >= blk_l) if coupled else (a_thr[i] == tl))
+            score = d * d / a_c if ok else -np.inf
+            if score > top:
                 uv, top = i, score
         if uv < 0:
             return HAND_BACK, n_iter, -1
