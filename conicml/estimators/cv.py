@@ -1164,7 +1164,9 @@ _SVOR_GRAM_BYTES = 2**29
 class SVOrdinalRegressorCV(_GridCV, ClassifierMixin, BaseEstimator):
     r""":class:`~conicml.estimators.SVOrdinalRegressor` with C chosen by CV.
 
-    On each fold the SVOR dual is solved along the grid of C from the smallest value up
+    On each fold the Gram matrix of the training block is computed once (up to 8 192
+    training rows; ``gram`` of :func:`~conicml.formulations.svor_dual.svor_dual`) and the
+    SVOR dual is solved along the grid of C from the smallest value up
     with :func:`conicml.solve_path` (``smo-or`` starts from the previous
     :math:`(\alpha, \alpha^*)` at its best scaling, see ``svor_pair`` in
     ``docs/paths.md``), each value scored on the
