@@ -19,10 +19,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .smo_or import TAU as _TAU
+
 __all__ = ["CHECKPOINT", "HAND_BACK", "NEED_COLUMN", "run"]
 
 CHECKPOINT, HAND_BACK, NEED_COLUMN = 0, 1, 2
-_TAU = 1e-12  # smo_or.TAU
 
 
 @njit(cache=True, nogil=True)
