@@ -129,13 +129,15 @@ def run(a_x, a_sig, a_thr, a_lp, a_cl, low, up, ga, rows, E, v, diag, store, slo
         # the partner: WSS2's second-order gain among the variables that may pair
         uv, top = -1, -np.inf
         blk_l, dl = blk[tl - 1], diag[jl]
-        for i in range(nva):  # branch-free scores (-inf off the candidates), first maximiser
+        for i in range(nva):  # the first maximiser over the variables that may pair
+            d = F_up[i] - fl
+            if not d < 0.0:  # most variables are skipped here: a branch beats a blend
+                continue
+            if (blk[a_thr[i] - 1] < blk_l) if coupled else (a_thr[i] != tl):
+                continue
             j = a_cl[i]
             a_c = dl - 2.0 * store[sl, j] + diag[j]
-            a_c = a_c if a_c > _TAU else _TAU
-            d = F_up[i] - fl
-            ok = (d < 0.0) & ((blk[a_thr[i] - 1] >= blk_l) if coupled else (a_thr[i] == tl))
-            score = d * d / a_c if ok else -np.inf
+            score = d * d / (a_c if a_c > _TAU else _TAU)
             if score > top:
                 uv, top = i, score
         if uv < 0:
