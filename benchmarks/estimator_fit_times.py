@@ -21,11 +21,12 @@ average read just before it. The target is <= 10 s at 5 000 rows with the defaul
 
     python benchmarks/estimator_fit_times.py [--sizes 1000,5000,20000] [--limit 30]
                                              [--cpu-limit 20] [--only NAME,NAME]
-                                             [--section NAME]
+                                             [--section NAME] [--references]
 
 With ``--cpu-limit`` a fit is also stopped after that many CPU seconds (the row reads
 TIMEOUT (> ... s CPU)): on a machine shared with other jobs the wall limit alone stops
-fits that use a fraction of the target's CPU time.
+fits that use a fraction of the target's CPU time. ``--references`` adds, for the CV
+estimators run, LIBSVM's time on the same task (``GridSearchCV(SVC)``, :data:`REFERENCES`).
 """
 
 from __future__ import annotations
@@ -116,6 +117,25 @@ REGRESSION = {"LSVRRegressor"}
 TARGET = 10.0
 
 
+#: LIBSVM on the task of a CV estimator (``--references``): scikit-learn's
+#: ``GridSearchCV`` over ``SVC`` with the same number of folds (5) and grid values on the
+#: same data; a 10 s target below these is below what LIBSVM itself needs.
+REFERENCES = {
+    # 5 ordinal levels as 5 classes (one-vs-one SVC), C over logspace(-3, 3, 10)
+    "SVOrdinalRegressorCV": ("rbf", "accuracy", "logspace(-3, 3, 10)"),
+    # RankRC's mean-loss lambda over 2^(-20:2:10) as C = 1 / (lambda m) (m training rows
+    # of a fold), scored by ROC AUC as RankRCClassifierCV is
+    "RankRCClassifierCV": ("rbf", "roc_auc", "1 / (2^linspace(-20, 10, 16) m)"),
+    # the linear kernel, C over logspace(-3, 3, 10)
+    "SVMClassifierCV": ("linear", "accuracy", "logspace(-3, 3, 10)"),
+}
+
+
+def reference_label(name: str) -> str:
+    kernel, scoring, grid = REFERENCES[name]
+    return f"GridSearchCV(SVC({kernel})), C = {grid}, {scoring} [{name}'s task]"
+
+
 def estimator_names() -> list[str]:
     import inspect
 
@@ -144,8 +164,24 @@ def make_data(name: str, n: int):
     return X, y
 
 
-def _fit(name: str, n: int, cpu_limit: float | None = None) -> dict:
-    """Child process: fit ``name()`` once on its data set, return the fit time.
+def _reference(name: str, n: int):
+    """The ``GridSearchCV`` of :data:`REFERENCES` for ``name`` on ``n`` rows."""
+    import numpy as np
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.svm import SVC
+
+    kernel, scoring, _ = REFERENCES[name]
+    if name == "RankRCClassifierCV":
+        Cs = 1.0 / (2.0 ** np.linspace(-20, 10, 16) * (n - n // 5))
+    else:
+        Cs = np.logspace(-3, 3, 10)
+    return GridSearchCV(SVC(kernel=kernel), {"C": Cs}, cv=5, scoring=scoring)
+
+
+def _fit(name: str, n: int, cpu_limit: float | None = None, reference: bool = False
+         ) -> dict:
+    """Child process: fit ``name()`` (``reference``: its LIBSVM reference of
+    :data:`REFERENCES`) once on its data set, return the fit time.
 
     ``cpu_limit``: the child is killed (``SIGXCPU``) once ``fit`` has used that many CPU
     seconds (``RLIMIT_CPU``, set above what the imports and the data already used)."""
@@ -159,7 +195,7 @@ def _fit(name: str, n: int, cpu_limit: float | None = None) -> dict:
         used = time.process_time()
         soft = math.ceil(used + cpu_limit)
         resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 5))
-    est = getattr(estimators, name)()
+    est = getattr(estimators, name)() if not reference else _reference(name, X.shape[0])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         start, cpu = time.perf_counter(), time.process_time()
@@ -170,9 +206,12 @@ def _fit(name: str, n: int, cpu_limit: float | None = None) -> dict:
 
 
 def run(names: list[str], sizes: list[int], limit: float,
-        cpu_limit: float | None = None) -> list[dict]:
+        cpu_limit: float | None = None, references: bool = False) -> list[dict]:
     rows = []
-    for name in names:
+    tasks = [(name, False) for name in names]
+    if references:
+        tasks += [(name, True) for name in names if name in REFERENCES]
+    for name, reference in tasks:
         stopped = None
         for n in sizes:
             load = os.getloadavg()[0]
@@ -180,8 +219,10 @@ def run(names: list[str], sizes: list[int], limit: float,
                 row = {"name": name, "n": n, "state": "not run", "load": load,
                        "message": stopped}
             else:
-                state, res, wall = run_with_limit(_fit, (name, n, cpu_limit), limit)
-                row = {"name": name, "n": n, "state": state, "load": load, "wall": wall}
+                state, res, wall = run_with_limit(_fit, (name, n, cpu_limit, reference),
+                                                  limit)
+                row = {"name": reference_label(name) if reference else name, "n": n,
+                       "state": state, "load": load, "wall": wall, "reference": reference}
                 if state == "ok":
                     row.update(res)
                 elif state == "error":
@@ -209,7 +250,7 @@ def _line(r: dict) -> str:
 def table(rows: list[dict], args: argparse.Namespace, started: str, ended: str) -> str:
     head = ("| estimator | n | fit (s) | fit CPU (s) | warnings (count: first) | "
             "load (1 min) |\n|---|---|---|---|---|---|")
-    at5000 = [r for r in rows if r["n"] == 5000]
+    at5000 = [r for r in rows if r["n"] == 5000 and not r.get("reference")]
     over = [r["name"] for r in at5000 if r["state"] != "ok" or r["fit"] > TARGET]
     over_cpu = [r["name"] for r in at5000 if r["state"] != "ok" or r["cpu"] > TARGET]
     summary = (f"At 5 000 rows: {len(at5000) - len(over)} of {len(at5000)} estimators fit "
@@ -222,13 +263,17 @@ def table(rows: list[dict], args: argparse.Namespace, started: str, ended: str) 
             f"Command: `python benchmarks/estimator_fit_times.py --sizes "
             f"{','.join(map(str, args.sizes))} --limit {args.limit:g}"
             f"{f' --cpu-limit {args.cpu_limit:g}' if args.cpu_limit is not None else ''}"
-            f"{' --only ' + ','.join(args.only) if args.only else ''}`; run {started} -- "
+            f"{' --only ' + ','.join(args.only) if args.only else ''}"
+            f"{' --references' if args.references else ''}`; run {started} -- "
             f"{ended} UTC.\n\n"
             "Data: standardised twonorm (20 dimensions, seed 0); ordinal regressors and "
             "rankers: 5 quintile levels of a noisy linear score; LSVRRegressor: the score "
             "itself. Time: wall-clock `fit` in a fresh process (imports excluded), one "
             "fit per cell; CPU: the process CPU time of the same `fit` (all threads), "
-            "less sensitive to the other jobs on a shared machine.\n\n"
+            "less sensitive to the other jobs on a shared machine."
+            + (" Rows `GridSearchCV(SVC(...))`: LIBSVM (scikit-learn) on the task of the CV "
+               "estimator named in brackets, the same data, 5 folds and as many grid values "
+               "(not counted in the summary)." if args.references else "") + "\n\n"
             f"{head}\n" + "\n".join(_line(r) for r in rows) + f"\n\n{summary}\n"
             + ("" if args.section else f"\n{READING}\n"))
 
@@ -243,12 +288,15 @@ def main() -> None:
                         help="also stop a fit after this many CPU seconds (its row reads "
                              "TIMEOUT (> s CPU)); on a loaded machine --limit, a wall "
                              "time, then only bounds the run")
+    parser.add_argument("--references", action="store_true",
+                        help="also time GridSearchCV(SVC) on the task of each CV estimator "
+                             "run that has one (REFERENCES)")
     args = parser.parse_args()
     args.sizes = [int(s) for s in args.sizes.split(",")]
     args.only = [s for s in args.only.split(",") if s]
     names = args.only or estimator_names()
     started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
-    rows = run(names, args.sizes, args.limit, args.cpu_limit)
+    rows = run(names, args.sizes, args.limit, args.cpu_limit, args.references)
     ended = time.strftime("%H:%M", time.gmtime())
     out = write_results("estimator_fit_times", table(rows, args, started, ended),
                         section=args.section)
