@@ -79,9 +79,10 @@ def test_evaluate_runs_each_method_on_its_first_splits():
 
     X, y = _toy(1, m=80)
     plan = evaluate(X, y, {"KNN": 3, "SVM": 1}, 3, 2)
-    # auc, strict, chosen, seconds, AUC of the predicted labels
-    assert [len(v) for v in plan["KNN"]] == [3, 3, 3, 3, 3]
-    assert [len(v) for v in plan["SVM"]] == [1, 1, 1, 1, 1]
+    # auc, strict, chosen, seconds, AUC of the predicted labels, CPU seconds
+    assert [len(v) for v in plan["KNN"]] == [3] * 6
+    assert [len(v) for v in plan["SVM"]] == [1] * 6
+    assert all(t >= 0 for t in plan["KNN"][5])
     alone = evaluate(X, y, ["KNN", "SVM"], 1, 2, n_jobs=1)
     # the first split and its folds do not depend on how many splits run
     assert plan["SVM"][0][0] == pytest.approx(alone["SVM"][0][0], abs=1e-9)
@@ -133,3 +134,45 @@ def test_predicted_labels_are_the_classifiers_predictions_and_their_auc_is_balan
     # the AUC of 0/1 labels is (TPR + TNR)/2 (the trapezoid through one ROC point)
     tpr, tnr = np.mean(lab[yb > 0] > 0), np.mean(lab[yb < 0] < 0)
     assert roc_auc_score(yb, lab) == pytest.approx((tpr + tnr) / 2, abs=1e-12)
+
+
+def test_negatives_basis_draws_as_many_negatives_as_rare_points():
+    from conicml.reproductions.tayal_table4 import negatives_basis
+
+    y = np.where(np.arange(50) % 7 == 0, 1.0, -1.0)
+    idx = negatives_basis(y, 3)
+    assert idx.size == np.sum(y > 0) and np.all(y[idx] < 0)
+    assert np.unique(idx).size == idx.size  # without replacement
+    np.testing.assert_array_equal(idx, negatives_basis(y, 3))  # the seed fixes it
+
+
+def test_negatives_ablation_pairs_with_the_tables_splits():
+    # a ranking model on the negatives basis run as a method of the table's split gives
+    # the ablation's number on the same split: the ablation reuses its splits and folds
+    from conicml.reproductions.tayal_table4 import _split_scores, negatives_ablation
+
+    X, y = _toy(6, m=80)
+    found = negatives_ablation([("a", X, y)], 2, 2)["a"]["negatives"]
+    from sklearn.model_selection import StratifiedShuffleSplit
+
+    tr, te = list(StratifiedShuffleSplit(2, test_size=0.25, random_state=0).split(X, y))[1]
+    ref = _split_scores(X, y, tr, te, ["RANK-NEG"], 2, 1)["RANK-NEG"][0]
+    assert len(found) == 2 and found[1] == pytest.approx(ref, abs=1e-9)
+
+
+def test_moves_says_into_toward_or_away_from_the_papers_spread():
+    from conicml.reproductions.tayal_table4 import _moves
+
+    # paper 80.0 +- 1.0; ours at 90
+    assert _moves([80.5], [90.0], "80.0±1.0") == "into ±"
+    assert _moves([85.0], [90.0], "80.0±1.0") == "toward"
+    assert _moves([95.0], [90.0], "80.0±1.0") == "away"
+    assert _moves([72.0], [90.0], "80.0±1.0") == "toward"  # overshoots, but nearer
+
+
+def test_power_fit_recovers_a_power_law():
+    from conicml.reproductions.tayal_table4 import _power_fit
+
+    c, b = _power_fit([(m, 2e-3 * m**3.2) for m in (100, 300, 900)])  # closed form
+    assert b == pytest.approx(3.2, abs=1e-9) and c == pytest.approx(2e-3, rel=1e-9)
+    assert _power_fit([(100, 1.0)]) is None
