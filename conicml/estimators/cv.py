@@ -43,6 +43,7 @@ from ..formulations import qpfs as qpfs_formulation
 from ..formulations import ranking as ranking_formulation
 from ..formulations import svm as svm_formulation
 from ..formulations.svor_dual import svor_dual
+from ..formulations.svor_dual import with_cost as svor_with_cost
 from ..formulations.svor_implicit import svorim_dual
 from ..kernels import make_kernel
 from ..paths import path_order, solve_path
@@ -1280,13 +1281,15 @@ class SVOrdinalRegressorCV(_GridCV, ClassifierMixin, BaseEstimator):
             kern = make_kernel(self.kernel, X_train, gamma=self.gamma, degree=self.degree,
                                coef0=self.coef0)
             gram = _column_major_gram(kern, X_train)
-        return X_train, ranks + 1, classes, gram
+        build = svor_dual if self.variant == "explicit" else svorim_dual
+        # the inputs, ranks and Gram matrix checked once, by this program (with_cost at
+        # every C)
+        first = build(X_train, ranks + 1, kernel=self.kernel, gamma=self.gamma,
+                      degree=self.degree, coef0=self.coef0, gram=gram)
+        return X_train, ranks + 1, classes, first
 
     def _fold_program(self, data: Any, value: float) -> Any:
-        X_train, ranks, _, gram = data
-        build = svor_dual if self.variant == "explicit" else svorim_dual
-        return build(X_train, ranks, C=float(value), kernel=self.kernel, gamma=self.gamma,
-                     degree=self.degree, coef0=self.coef0, gram=gram)
+        return svor_with_cost(data[3], float(value))
 
     def _fold_model(self, data, value, X_train, program, solution) -> SVOrdinalRegressor:
         est = _fitted(self._base_estimator(value), data[2], X_train)

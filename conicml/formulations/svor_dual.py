@@ -11,6 +11,7 @@ specialized ``smo-or`` and the generic backends solve the same program and
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,7 +34,7 @@ from .ordinal import (
     _ordinal_selectors,
 )
 
-__all__ = ["check_ranks", "svor_dual"]
+__all__ = ["check_ranks", "svor_dual", "with_cost"]
 
 
 def check_ranks(y: object, n: int, name: str = "y") -> tuple[np.ndarray, int]:
@@ -248,7 +249,37 @@ def svor_dual(
         "svor": SVORDualData(X=X, ranks=ranks, r=r, C=float(C), kernel=kern,
                              gram=check_gram(gram, X, kern)),
     }
+    return _svor_program(data)
+
+
+def _svor_program(data: dict) -> Program:
     return Program(SVOR_QP_DUAL, data, build=_build_svor_dual, decode=_decode_svor_dual,
                    certify=_certify_svor_dual, default_solver="smo-or",
-                   description=f"SVOR dual ({kernel} kernel, {X.shape[0]} points, {r} ranks, "
-                   f"C={C:g})")
+                   description=f"SVOR dual ({data['kernel'].name} kernel, "
+                   f"{data['ranks'].size} points, {data['r']} ranks, C={data['C']:g})")
+
+
+def with_cost(program: Program, C: float) -> Program:
+    """The same SVOR dual (inputs, ranks, kernel, Gram matrix) at another C.
+
+    For a path over C (:func:`conicml.solve_path`): the inputs, the ranks and the Gram
+    matrix are not checked again (an O(m^2) pass per value for ``gram``); the box
+    :math:`[0, C]` is the only part of the program that depends on C. Takes the programs
+    of :func:`svor_dual` and of :func:`~conicml.formulations.svor_implicit.svorim_dual`.
+
+    Raises
+    ------
+    ProgramError
+        ``program`` is not an SVOR dual program, or C <= 0.
+    """
+    data = dict(getattr(program, "data", {}))
+    if data.get("kind") not in _PROGRAMS or "svor" not in data:
+        raise ProgramError(f"with_cost needs an SVOR dual program from svor_dual() or "
+                           f"svorim_dual(), got {program!r}")
+    C = check_positive(C, "C")
+    data.update(C=float(C), svor=dataclasses.replace(data["svor"], C=float(C)))
+    return _PROGRAMS[data["kind"]](data)
+
+
+#: The program builder of each SVOR dual kind (svor_implicit adds its own).
+_PROGRAMS: dict[str, Any] = {SVOR_QP_DUAL: _svor_program}

@@ -29,7 +29,7 @@ from .ordinal import (
     _score_variable,
     _svor_primal_point,
 )
-from .svor_dual import check_gram, check_ranks
+from .svor_dual import _PROGRAMS, check_gram, check_ranks
 
 __all__ = ["implicit_thresholds", "svorim", "svorim_dual"]
 
@@ -328,8 +328,16 @@ def svorim_dual(
     """
     data = _data(SVORIM_QP_DUAL, X, y, C, kernel, gamma, degree, coef0, factor,
                  "svorim_dual", gram)
+    return _svorim_program(data)
+
+
+def _svorim_program(data: dict) -> Program:
     return Program(SVORIM_QP_DUAL, data, build=_build_svorim_dual,
                    decode=_decode_svorim_dual, certify=_certify_svorim_dual,
                    default_solver="smo-or",
-                   description=f"SVOR implicit-constraint dual ({kernel} kernel, "
-                   f"{data['ranks'].size} points, {data['r']} ranks, C={data['C']:g})")
+                   description=f"SVOR implicit-constraint dual ({data['kernel'].name} "
+                   f"kernel, {data['ranks'].size} points, {data['r']} ranks, "
+                   f"C={data['C']:g})")
+
+
+_PROGRAMS[SVORIM_QP_DUAL] = _svorim_program  # svor_dual.with_cost takes these too

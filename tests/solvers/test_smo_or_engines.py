@@ -109,3 +109,26 @@ def test_a_wrong_gram_matrix_is_refused(gram, match):
     for build in BUILDERS.values():
         with pytest.raises(ProgramError, match=match):
             build(X, y, C=1.0, kernel="rbf", gamma=0.3, gram=gram)
+
+
+@pytest.mark.parametrize("variant", ["explicit", "implicit"])
+def test_with_cost_is_the_program_built_at_that_cost(variant):
+    from conicml.formulations.svor_dual import with_cost
+
+    X, y = ordinal_data(4, 90)
+    build = BUILDERS[variant]
+    first = build(X, y, C=1.0, kernel="rbf", gamma=0.3, gram=gram_of(X))
+    moved = with_cost(first, 7.0)
+    fresh = build(X, y, C=7.0, kernel="rbf", gamma=0.3)
+    assert moved.kind == fresh.kind and moved.data["svor"].C == 7.0
+    assert moved.data["svor"].gram is first.data["svor"].gram  # not copied, not re-checked
+    # the same optimum as the program built at C = 7 (independent solver: clarabel)
+    got = cm.solve(moved, "smo-or", tol=SMO_TOL)
+    assert got.status is Status.OPTIMAL
+    assert_allclose(got.objective, cm.solve(fresh, "clarabel").objective,
+                    rtol=obj_rtol("smo-or"))
+    assert first.data["C"] == 1.0  # the first program is left as it was
+    with pytest.raises(ProgramError, match="C"):
+        with_cost(first, 0.0)
+    with pytest.raises(ProgramError, match="SVOR dual program"):
+        with_cost(cm.formulations.svm.soft_margin(X, np.sign(y - 2.5), 1.0), 2.0)
