@@ -68,8 +68,12 @@ class Kernel:
         """Gram matrix of the training samples ``X``."""
         return self(X, X)
 
-    def columns(self, X: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        """Columns ``idx`` of the Gram matrix of ``X``, shape ``(n, len(idx))``."""
+    def columns(self, X: np.ndarray, idx: np.ndarray, sq: np.ndarray | None = None
+                ) -> np.ndarray:
+        """Columns ``idx`` of the Gram matrix of ``X``, shape ``(n, len(idx))``.
+
+        ``sq``: the squared row norms of ``X`` (RBF), when the caller keeps them for many
+        calls; computed here otherwise."""
         if self.name == "precomputed":
             return np.asarray(X[:, idx], dtype=float)
         # plain numpy (no input re-validation): SMO asks for columns one at a time
@@ -78,7 +82,7 @@ class Kernel:
             return cross
         if self.name == "poly":
             return (self.gamma * cross + self.coef0) ** self.degree
-        sq = np.einsum("ij,ij->i", X, X)
+        sq = np.einsum("ij,ij->i", X, X) if sq is None else sq
         dist = np.maximum(sq[:, None] + sq[idx][None, :] - 2.0 * cross, 0.0)
         return np.exp(-self.gamma * dist)
 

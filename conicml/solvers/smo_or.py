@@ -103,21 +103,14 @@ class _Columns:
     def get(self, j: int) -> np.ndarray:
         slot = int(self.slot_of[j])
         if slot < 0:
-            k = self.kernel
-            cross = self.X @ self.X[j]
-            if k.name == "linear":
-                col = cross
-            elif k.name == "poly":
-                col = (k.gamma * cross + k.coef0) ** k.degree
-            else:
-                col = np.exp(-k.gamma * np.maximum(self.sq + self.sq[j] - 2.0 * cross, 0.0))
+            col = self.kernel.columns(self.X, np.array([j]), sq=self.sq)
             if self.free:
                 slot = self.col_of.size - self.free
                 self.free -= 1
             else:
                 slot = int(np.argmin(self.stamp))
                 self.slot_of[self.col_of[slot]] = -1
-            self.store[slot] = col
+            self.store[slot] = col[:, 0]
             self.col_of[slot], self.slot_of[j] = j, slot
             self.computed += 1
         self.stamp[slot] = self.clock[0]
