@@ -302,8 +302,14 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
     f_zero, g_zero = shared.zero(rank)
     g_scale = metric.norm(g_zero)
 
-    def relgrad(g, gl, gr) -> float:
-        return relative_gradient(metric.norm(g), metric.norm(gl), metric.norm(gr), g_scale)
+    def relgrad(g, gl, gr, beta) -> float:
+        # one solve for the three K^{-1} norms: gr = lam K_RR beta, so K^{-1} gr = lam beta
+        # and K^{-1} gl = K^{-1} g - lam beta (up to the metric's fallback jitter, which
+        # moves only the denominator of the relative gradient)
+        u, lb = metric.solve(g), lam * beta
+        return relative_gradient(math.sqrt(max(float(g @ u), 0.0)),
+                                 math.sqrt(max(float(gl @ (u - lb)), 0.0)),
+                                 math.sqrt(max(float(gr @ lb), 0.0)), g_scale)
 
     radius = ratio = math.nan
     k = no_decrease = code = cg_its = 0
@@ -319,7 +325,7 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
             beta = fallback[0]
             f, gl, gr, _, st, p_cur, kb_cur = point_parts(rank, beta)
         g = gl + gr
-        rel = relgrad(g, gl, gr)
+        rel = relgrad(g, gl, gr, beta)
     while code != _SWITCH:
         code = _limit(rel, tol, k, max_iter, time_limit, t_solve)
         if code is not None:
@@ -381,7 +387,7 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
                 p_cur, kb_cur = KR @ beta, KRR @ beta
                 g, gl, gr = gradient_at(gp_new, kb_cur)
             f, st = f_new, st_new
-            rel = relgrad(g, gl, gr)
+            rel = relgrad(g, gl, gr, beta)
             no_decrease = 0
             cached = None
         else:
@@ -415,7 +421,7 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
     polished = _end_game(rank, metric, beta, f, estimate) if code in (0, 4, 5, 6, 8) else None
     if polished is not None:
         beta, f, g, gl, gr = polished
-        rel, code = relgrad(g, gl, gr), 7
+        rel, code = relgrad(g, gl, gr, beta), 7
     return _solution(beta, f, rel, code, stall, k, verbose, setup_time, t_solve,
                      {"cg_iterations": cg_total, "hessian_products": space.products,
                       "radius": radius, "exact_directions": exact_count,
