@@ -32,14 +32,14 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import blas, cho_factor, cho_solve
+from scipy.linalg import blas, cho_factor, cho_solve, solve_triangular
 
 from .._utils.threads import one_blas_thread
 from ..exceptions import OptionError, SolverError
 from .ranking import RankingData
 
 __all__ = ["EIG_RTOL", "EXACT_MAX_BASIS", "KernelMetric", "LinearizedRanking", "PairwiseLoss",
-           "count_pairs",
+           "WhitenedFeatures", "count_pairs",
            "gap_bound", "gradient_parts", "linearize", "natural_relative_gradient", "objective",
            "pair_matrix", "point_parts", "ranking_objective", "relative_gradient", "shared_parts",
            "smoothed_hinge", "zero_gradient"]
@@ -285,10 +285,12 @@ class KernelMetric:
     def __init__(self, KRR: np.ndarray) -> None:
         # one BLAS thread: OpenBLAS's threaded Cholesky is many times slower than the
         # serial one when the cores are shared
+        self.exact = True  # the factor is that of K_RR itself (no jitter added here)
         with one_blas_thread():
             try:
                 self.factor = cho_factor(KRR, lower=True, check_finite=False)
             except np.linalg.LinAlgError:
+                self.exact = False
                 d = max(float(np.mean(np.diag(KRR))), np.finfo(float).tiny)
                 self.factor = cho_factor(KRR + 1e-8 * d * np.eye(KRR.shape[0]), lower=True,
                                          check_finite=False)
@@ -300,6 +302,52 @@ class KernelMetric:
     def norm(self, v: np.ndarray) -> float:
         r""":math:`\|v\|_{K^{-1}}`."""
         return math.sqrt(max(float(v @ self.solve(v)), 0.0))
+
+
+class WhitenedFeatures:
+    r"""The basis features in the coordinates :math:`z = L^\top\beta` of the Cholesky
+    factor :math:`K_{\mathcal R\mathcal R} = LL^\top` of :class:`KernelMetric`:
+    :math:`X_L = K_{\bullet\mathcal R}L^{-\top}` (:math:`m \times |\mathcal R|`).
+
+    CG on :math:`Hs = -g` preconditioned by :math:`K_{\mathcal R\mathcal R}` is plain CG
+    on :math:`L^{-1}HL^{-\top} = X_L^\top H_pX_L/N + \lambda I` in :math:`z`: the same
+    iterates in exact arithmetic, with two passes over :math:`X_L` per product instead of
+    three (:math:`K_{\bullet\mathcal R}`, its transpose, :math:`K_{\mathcal R\mathcal
+    R}`) and two triangular ones (the preconditioner). Forming :math:`X_L` costs
+    :math:`m|\mathcal R|^2` flops (one triangular solve with :math:`m` right-hand sides),
+    so a λ path forms it once and passes it to its solves (``rank-tr``'s ``whitened``).
+    Only for a factor of :math:`K_{\mathcal R\mathcal R}` itself (``metric.exact``):
+    with the metric's fallback jitter :math:`L^{-1}K_{\mathcal R\mathcal R}L^{-\top}
+    \ne I`.
+    """
+
+    def __init__(self, data: RankingData) -> None:
+        self.metric = shared_parts(data).metric()
+        if not self.metric.exact:
+            raise SolverError("WhitenedFeatures: the Cholesky factor of K_RR needed a jitter "
+                              "of its own; the whitened products would not be this program's")
+        self.KR, self.KRR = data.KR, data.KRR
+        with one_blas_thread():  # (r, m) in Fortran order: X_L in C order, rows contiguous
+            self.X = solve_triangular(self.metric.factor[0], data.KR.T, lower=True,
+                                      check_finite=False).T
+
+    def fits(self, data: RankingData) -> bool:
+        """Whether these are the features of ``data``'s kernel arrays (the same objects)."""
+        return self.KR is data.KR and self.KRR is data.KRR
+
+    def to_z(self, v: np.ndarray) -> np.ndarray:
+        r""":math:`L^{-1}v` (a gradient in :math:`\beta` to :math:`z`)."""
+        return solve_triangular(self.metric.factor[0], v, lower=True, check_finite=False)
+
+    def to_beta(self, z: np.ndarray) -> np.ndarray:
+        r""":math:`L^{-\top}z` (a step in :math:`z` to :math:`\beta`)."""
+        return solve_triangular(self.metric.factor[0], z, lower=True, trans="T",
+                                check_finite=False)
+
+    def lift(self, h: np.ndarray) -> np.ndarray:
+        r""":math:`Lh` (a Hessian product in :math:`z` to :math:`\beta`: :math:`Hs =
+        L(L^{-1}HL^{-\top})L^\top s`)."""
+        return blas.dtrmv(self.metric.factor[0], h, lower=1)
 
 
 #: Largest linearised feature matrix :math:`\tilde X` (bytes) that :class:`SharedParts`

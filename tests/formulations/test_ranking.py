@@ -564,3 +564,66 @@ def test_rank_tr_takes_the_newton_step_f_cannot_see_above_rounding_tol():
     end = cm.solve(prog, "rank-tr", direction="exact", x0=point.beta())
     assert end.status is cm.Status.OPTIMAL
     assert end.objective == pytest.approx(cold.objective, rel=1e-9)
+
+
+def test_whitened_features_are_the_kernel_columns_in_the_factor_coordinates():
+    # closed forms of X_L = K_R L^{-T} with K_RR = L L^T: X_L X_L^T = K_R K_RR^{-1} K_R^T,
+    # L (L^{-1} v) = v and L^{-T} L^{-1} g = K_RR^{-1} g
+    from conicml.contracts.ranking_ops import WhitenedFeatures
+
+    rank = ranking.rankrc(*_data(80, rate=0.3), 0.01).data["rank"]
+    white = WhitenedFeatures(rank)
+    KR, KRR = rank.KR, rank.KRR
+    assert white.X.shape == KR.shape and white.X.flags.c_contiguous
+    np.testing.assert_allclose(white.X @ white.X.T, KR @ np.linalg.solve(KRR, KR.T),
+                               atol=1e-8 * np.max(np.abs(KR)))
+    v = np.random.default_rng(0).normal(size=rank.n_basis)
+    np.testing.assert_allclose(white.lift(white.to_z(v)), v, atol=1e-10 * np.max(np.abs(v)))
+    np.testing.assert_allclose(KRR @ white.to_beta(white.to_z(v)), v,
+                               atol=1e-7 * np.max(np.abs(v)))
+    assert white.fits(rank)
+    assert not white.fits(ranking.rankrc(*_data(80, rate=0.3), 0.01).data["rank"])
+
+
+def test_rank_tr_with_whitened_features_reaches_the_same_optimum():
+    # plain CG on the whitened features is the kernel-preconditioned PCG in other
+    # coordinates: the same certified optimum as without them, as rank-newton (an
+    # independent route) and clarabel and ecos (generic backends, to their accuracy)
+    from conicml.contracts.ranking_ops import WhitenedFeatures
+
+    prog = ranking.rankrc(*_data(90, rate=0.3), 2.0 ** -12)
+    white = WhitenedFeatures(ranking.with_lambda(prog, 1.0).data["rank"])  # any lambda
+    sol = cm.solve(prog, "rank-tr", direction="cg", whitened=white)
+    plain = cm.solve(prog, "rank-tr", direction="cg")
+    assert sol.extras["whitened"] and not plain.extras["whitened"]
+    assert sol.status is cm.Status.OPTIMAL and sol.residuals.gap <= 1e-5
+    value = prog.decode(sol)["objective"]
+    assert value == pytest.approx(prog.decode(plain)["objective"], rel=1e-9)
+    ref = prog.decode(cm.solve(prog, "rank-newton", tol=1e-10))["objective"]
+    assert value == pytest.approx(ref, rel=1e-9)
+    for backend in ("clarabel", "ecos"):
+        generic = prog.decode(cm.solve(prog, backend))["objective"]
+        assert value == pytest.approx(generic, rel=max(obj_rtol(backend), 1e-7))
+    other = WhitenedFeatures(ranking.rankrc(*_data(90, rate=0.3), 0.01).data["rank"])
+    with pytest.raises(OptionError, match="whitened must be"):
+        cm.solve(prog, "rank-tr", whitened=other)
+
+
+def test_a_lambda_path_whitens_once_its_values_need_many_products(monkeypatch):
+    # above EXACT_MAX_BASIS (lowered here) a path forms the whitened features once a
+    # value took n_basis / WHITEN_AFTER products and passes them on; every value stays
+    # the certified optimum of its cold solve
+    from conicml.solvers import _warm
+
+    monkeypatch.setattr(_warm, "EXACT_MAX_BASIS", 4)
+    prog = ranking.rankrc(*_data(90, rate=0.3), 1.0)
+    lams = [2.0 ** k for k in (-4, -8, -12, -16)]
+    path = ranking_path(prog, lams)
+    flags = [sol.extras["whitened"] for _, sol in path]
+    assert not flags[0] and flags[-1], flags
+    assert flags == sorted(flags)  # once formed, kept for the rest of the path
+    for lam, sol in path:
+        one = ranking.with_lambda(prog, lam)
+        assert sol.status is cm.Status.OPTIMAL and sol.residuals.gap <= 1e-5
+        cold = one.decode(cm.solve(one, "rank-tr", direction="cg"))["objective"]
+        assert one.decode(sol)["objective"] == pytest.approx(cold, rel=1e-9)
