@@ -1286,13 +1286,13 @@ class SVOrdinalRegressorCV(_GridCV, ClassifierMixin, BaseEstimator):
         # every C)
         first = build(X_train, ranks + 1, kernel=self.kernel, gamma=self.gamma,
                       degree=self.degree, coef0=self.coef0, gram=gram)
-        return X_train, ranks + 1, classes, first
+        return classes, first
 
     def _fold_program(self, data: Any, value: float) -> Any:
-        return svor_with_cost(data[3], float(value))
+        return svor_with_cost(data[1], float(value))
 
     def _fold_model(self, data, value, X_train, program, solution) -> SVOrdinalRegressor:
-        est = _fitted(self._base_estimator(value), data[2], X_train)
+        est = _fitted(self._base_estimator(value), data[0], X_train)
         return est._store(X_train, program, solution)
 
 

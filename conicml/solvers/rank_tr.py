@@ -300,12 +300,11 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
     loss_fn = shared.loss
     n = loss_fn.n_pairs
     metric = shared.metric()  # the stopping measure, and the "kernel" preconditioner
-    # the PCG's preconditioner: the metric's solve, or the diagonal one's data, or plain
-    # CG on the whitened features
-    precond = (metric.solve if preconditioner == "kernel" else
-               (KR * KR, rank.eps * n, lam * np.diag(KRR).copy()))
-    if whitened is not None and preconditioner == "kernel":
-        precond = whitened
+    # the PCG's preconditioner at a sort state of the loss (or plain CG on the whitened
+    # features)
+    precond = (functools.partial(_diagonal, KR * KR, loss_fn, rank.eps * n, lam * np.diag(KRR))
+               if preconditioner == "diagonal" else
+               whitened if whitened is not None else (lambda state: metric.solve))
     setup_time = time.perf_counter() - t0
     t_solve = time.perf_counter()
     cg_total = exact_count = explicit = exact_cg = 0
@@ -436,7 +435,7 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
                       "radius": radius, "exact_directions": exact_count,
                       "explicit_hessians": explicit, "exact_cg_iterations": exact_cg,
                       "n_pairs": n, "quadratic_pairs": _quadratic_pairs(loss_fn, st, polished),
-                      "whitened": whitened is not None and preconditioner == "kernel"})
+                      "whitened": isinstance(precond, WhitenedFeatures)})
 
 
 class _BetaSpace:
@@ -522,9 +521,11 @@ def _divide(diag: np.ndarray, v: np.ndarray) -> np.ndarray:
     return v / diag
 
 
-def _diagonal(KR2: np.ndarray, counts: np.ndarray, eps_n: float, reg: np.ndarray):
-    """The ``"diagonal"`` preconditioner (Notes of :func:`solve_rank_tr`) as ``v -> D^{-1} v``."""
-    diag = KR2.T @ counts / (2.0 * eps_n) + reg
+def _diagonal(KR2: np.ndarray, loss: PairwiseLoss, eps_n: float, reg: np.ndarray,
+              state: list):
+    """The ``"diagonal"`` preconditioner (Notes of :func:`solve_rank_tr`) at the loss's
+    sort state, as ``v -> D^{-1} v``."""
+    diag = KR2.T @ loss.quadratic_counts(state) / (2.0 * eps_n) + reg
     diag = np.maximum(diag, 1e-12 * max(float(diag.max()), np.finfo(float).tiny))
     return functools.partial(_divide, diag)
 
@@ -608,14 +609,13 @@ def _relgrad(metric: KernelMetric, lam: float, g_scale: float, g: np.ndarray,
 def _cg_direction(space: _BetaSpace, state: list, g: np.ndarray, rel: float, precond: Any,
                   cg_max_iter: int) -> tuple[np.ndarray, np.ndarray, int]:
     """``(s, H s, CG steps)``: PCG on H s = -g to the relative residual
-    min(0.1, sqrt(rel)); ``precond`` the metric's solve, the diagonal preconditioner's
-    ``(K_R**2, eps N, lam diag K_RR)`` or :class:`WhitenedFeatures`."""
+    min(0.1, sqrt(rel)); ``precond(state)`` the preconditioner at the loss's sort state,
+    or :class:`WhitenedFeatures` (plain CG on them)."""
     if isinstance(precond, WhitenedFeatures):
         return _whitened_cg(precond, space, state, g, rel, cg_max_iter)
-    if isinstance(precond, tuple):
-        precond = _diagonal(precond[0], space.loss.quadratic_counts(state), *precond[1:])
     forcing = min(0.1, math.sqrt(rel)) * float(np.linalg.norm(g))
-    s, Hs, its, _ = _pcg(lambda v: space.hess(state, v), g, precond, forcing, cg_max_iter)
+    s, Hs, its, _ = _pcg(lambda v: space.hess(state, v), g, precond(state), forcing,
+                         cg_max_iter)
     return s, Hs, its
 
 
