@@ -22,7 +22,7 @@ from .._utils.validation import check_matrix, check_positive
 from ..contracts.svor import SVORDualData, complementarity
 from ..exceptions import ProgramError
 from ..kernels import make_kernel
-from ..kinds import SVOR_QP_DUAL, SVORIM_QP_DUAL
+from ..kinds import SVOR_QP_DUAL
 from ..program import ConicForm, Program
 from ..solution import Residuals, Solution
 from .ordinal import (
@@ -272,13 +272,14 @@ def with_cost(program: Program, C: float) -> Program:
     ProgramError
         ``program`` is not an SVOR dual program, or C <= 0.
     """
-    from .svor_implicit import _svorim_program  # it imports this module
-
     data = dict(getattr(program, "data", {}))
-    builders = {SVOR_QP_DUAL: _svor_program, SVORIM_QP_DUAL: _svorim_program}
-    if data.get("kind") not in builders or "svor" not in data:
+    if data.get("kind") not in _PROGRAMS or "svor" not in data:
         raise ProgramError(f"with_cost needs an SVOR dual program from svor_dual() or "
                            f"svorim_dual(), got {program!r}")
     C = check_positive(C, "C")
     data.update(C=float(C), svor=dataclasses.replace(data["svor"], C=float(C)))
-    return builders[data["kind"]](data)
+    return _PROGRAMS[data["kind"]](data)
+
+
+#: The program builder of each SVOR dual kind (svor_implicit adds its own).
+_PROGRAMS: dict[str, Any] = {SVOR_QP_DUAL: _svor_program}

@@ -29,7 +29,7 @@ from .ordinal import (
     _score_variable,
     _svor_primal_point,
 )
-from .svor_dual import check_gram, check_ranks
+from .svor_dual import _PROGRAMS, check_gram, check_ranks
 
 __all__ = ["implicit_thresholds", "svorim", "svorim_dual"]
 
@@ -339,3 +339,5 @@ def _svorim_program(data: dict) -> Program:
                    f"kernel, {data['ranks'].size} points, {data['r']} ranks, "
                    f"C={data['C']:g})")
 
+
+_PROGRAMS[SVORIM_QP_DUAL] = _svorim_program  # svor_dual.with_cost takes these too
