@@ -428,7 +428,8 @@ def _parse_keel(text: str, origin: str) -> tuple[list[str], list[list[str]], lis
             [kinds[j] for j in order])
 
 
-def load_keel(source: str | Path, *, positive: str | None = None) -> Dataset:
+def load_keel(source: str | Path, *, positive: str | None = None,
+              drop: str | None = None) -> Dataset:
     """Load a KEEL data set as a binary problem (the ``positive`` class is +1).
 
     Parameters
@@ -445,13 +446,20 @@ def load_keel(source: str | Path, *, positive: str | None = None) -> Dataset:
         when the file has that label (KEEL's imbalanced sets), else the paper's choice
         for satimage (``"4"``), contraceptive (``"2"``) and movement_libras (``"1"``,
         not stated in the paper), else a ``ValueError`` asking for it.
+    drop : {None, "if_binary"}, default=None
+        As :class:`sklearn.preprocessing.OneHotEncoder`'s ``drop``: ``None`` keeps one
+        indicator per category; ``"if_binary"`` encodes a nominal column of two
+        categories as one 0/1 column (the indicator of the second category; the two
+        indicators are complements, one of them is redundant), e.g. S.A. Heart's
+        ``famhist`` so that the set has its 9 attributes, not 10.
 
     Returns
     -------
     X : ndarray of shape (n_samples, n_features)
-        Numeric columns as parsed; every nominal input column one-hot encoded in place,
-        categories in the order of the header's declaration (header-less files: order
-        of first appearance; abalone's sex then reads M, F, I as in :func:`load`).
+        Numeric columns as parsed; every nominal input column one-hot encoded in place
+        (see ``drop``), categories in the order of the header's declaration (header-less
+        files: order of first appearance; abalone's sex then reads M, F, I as in
+        :func:`load`).
         Rows with a missing value (``?`` or empty) are dropped.
     y : ndarray of shape (n_samples,)
         +1.0 / -1.0.
@@ -467,6 +475,8 @@ def load_keel(source: str | Path, *, positive: str | None = None) -> Dataset:
     reason conicml declares no extra for it. Without the package, download the ``.dat``
     file from KEEL and pass its path.
     """
+    if drop not in (None, "if_binary"):
+        raise ValueError(f"drop must be None or 'if_binary', got {drop!r}")
     path = Path(source)
     if path.suffix == ".dat" or path.exists():
         if not path.is_file():
@@ -516,6 +526,8 @@ def load_keel(source: str | Path, *, positive: str | None = None) -> Dataset:
                     raise ValueError(f"{origin}: column {j} is declared numeric but holds "
                                      f"non-numbers") from None
         cats = list(dict.fromkeys(col))
+        if drop == "if_binary" and len(cats) == 2:
+            cats = cats[1:]
         columns.append((np.asarray(col)[:, None] == np.asarray(cats)[None, :]).astype(float))
     X = np.hstack(columns)
     return X, _labels(labels, positive, None, origin)

