@@ -33,3 +33,18 @@ def test_imputed_cells_are_nan_and_imputed_on_the_training_fold():
     tr, te = np.arange(0, 430, 2), np.arange(1, 430, 2)
     err = entry._svm_error(X, y, tr, te, "minmax", 1.0)
     assert 0.0 <= err <= 100.0
+
+
+def test_digits_variants_mimic_mnist_sparsity_and_layout():
+    variants = entry.digits_variants()
+    names = list(variants)
+    assert names[0] == "8x8 (the entry)" and variants[names[0]].shape == (1797, 64)
+    sparse = variants[names[1]]
+    # the fewest sparsest pixels whose mean sparsity reaches MNIST's 0.8078
+    assert np.mean(sparse == 0) <= entry.MNIST_SPARSITY
+    assert sparse.shape[1] < 64
+    for name in names[2:]:
+        assert variants[name].shape == (1797, 784)
+        assert variants[name].min() >= 0.0
+    bordered = variants[names[2]].reshape(-1, 28, 28)
+    assert not bordered[:, :4].any() and not bordered[:, :, -4:].any()
