@@ -83,7 +83,8 @@ class DiffGamma:
                                                                     random_state=random_state)
 
     def cdf(self, x: np.ndarray) -> np.ndarray:
-        """The CDF: the tail below -|x| is :math:`e^{-z}(2 + z)/4`, z = |x|/s."""
+        """The CDF: the tail below :math:`-|x|` is :math:`e^{-z}(2 + z)/4`,
+        :math:`z = |x|/s`."""
         z = np.abs(x) / self.scale
         tail = np.exp(-z) * (2.0 + z) / 4.0
         return np.where(np.asarray(x) < 0, tail, 1.0 - tail)

@@ -150,7 +150,7 @@ ABLATION_PROBES = (2, 10, 100)
 ABLATION_INFORMATIVE = (10, 20)
 #: log2 C above which 100-probe fits are left out of the ablation: they take 20-90 s each
 ABLATION_100_MAX_LOG2_C = 0
-#: v_min below this counts as negative (|v_min| ~ 1e-12 is a zero curvature)
+#: v_min below this counts as negative (a v_min of magnitude ~1e-12 is zero curvature)
 NEGATIVE_VMIN = -1e-6
 #: max z below this: every scale has collapsed from z0 = 1 towards 0
 COLLAPSED_Z = 1e-3
