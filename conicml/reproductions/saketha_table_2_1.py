@@ -144,6 +144,11 @@ def summarise(cell: dict, key: str) -> tuple[str, str, dict]:
     return f"{100 * fn:05.2f}", f"{100 * fp:05.2f}", counts
 
 
+def feasible(cell: str) -> bool:
+    """Whether an error cell of :func:`summarise` is a number (not × / TIMEOUT / FAIL / '')."""
+    return cell not in ("×", "TIMEOUT", "FAIL", "")
+
+
 def flags(cs: dict, ci: dict) -> str:
     """Non-optimal folds 'SOCP/ITER' by cause: × infeasible, F solver failure, T limit."""
     parts = [f"{sym}{cs[k]}/{ci[k]}" for k, sym in (("inf", "×"), ("fail", "F"), ("limit", "T"))
@@ -227,11 +232,11 @@ def eps_sweep(limit: float) -> list[str]:
             folds = socp_cell(X, y, eta1, eta2, zeta, eps, limit)["folds"]
             sp, sn, cs = summarise({"folds": folds}, "socp")
             th = THESIS["ringnorm"][eta1][:2]
-            feasible = sp not in ("×", "TIMEOUT", "FAIL")
-            match += feasible == (th[0] is not None)
-            if feasible and th[0] is not None:
+            ok = feasible(sp)
+            match += ok == (th[0] is not None)
+            if ok and th[0] is not None:
                 gaps += [abs(float(sp) - th[0]), abs(float(sn) - th[1])]
-            if feasible and eta1 == 0.5:
+            if ok and eta1 == 0.5:
                 half.append((float(sp), float(sn)))
             lines.append(f"| {eps:g} | {eta1} | {sp} | {sn} | "
                          f"{thesis_cell('ringnorm', eta1, 'rbf')} | {cs['inf']}/3 |")
@@ -259,11 +264,6 @@ SWEEP_ROWS = (("twonorm", "rbf", 0.1), ("heart", "rbf", 0.3), ("heart", "rbf", 0
 #: the Gaussian kernel's zeta of the sweep, as multiples of the thesis's (1 = the table's)
 SWEEP_WIDTHS = (0.25, 1.0, 4.0)
 SIDES = ("+ve", "−ve")
-
-
-def feasible(cell: str) -> bool:
-    """Whether an error cell of :func:`summarise` is a number (not × / TIMEOUT / FAIL / '')."""
-    return cell not in ("×", "TIMEOUT", "FAIL", "")
 
 
 def within(cell: str, thesis: float) -> bool:
@@ -373,7 +373,7 @@ def ringnorm_versions(limit: float, runs: int) -> tuple[list[str], dict]:
         for eta1 in ETA1:
             sp, sn, cs = summarise(socp_cell(X, y, eta1, eta2, zeta, eps, limit, runs), "socp")
             th = THESIS["ringnorm"][eta1][:2]
-            if sp not in ("×", "TIMEOUT", "FAIL"):
+            if feasible(sp):
                 feasible_cells += 1
                 found[eta1].append((float(sp), float(sn), f"{coding}, a = {a}, ε = {eps:g}"))
                 d = [abs(float(sp) - th[0]), abs(float(sn) - th[1])]
@@ -409,7 +409,7 @@ def repeat_cell(name: str, kernel: str, eta1: float, rep: int, limit: float,
         X, y = load(name)
         cell = socp_cell(X, y, eta1, eta2, zeta, eps, limit, runs, kernel, first=runs * rep)
     sp, sn, _ = summarise(cell, "socp")
-    return None if sp in ("×", "TIMEOUT", "FAIL") else (float(sp), float(sn))
+    return (float(sp), float(sn)) if feasible(sp) else None
 
 
 def outside_cells(results: dict, etas: list[float], limit: float, runs: int,
@@ -430,7 +430,7 @@ def outside_cells(results: dict, etas: list[float], limit: float, runs: int,
                 if (name, kernel, eta1) not in results:
                     continue
                 sp, sn = results[(name, kernel, eta1)][:2]
-                ours_ok = sp not in ("×", "TIMEOUT", "FAIL", "")
+                ours_ok = feasible(sp)
                 if th[0] is None:
                     continue
                 if ours_ok and abs(float(sp) - th[0]) <= 2 and abs(float(sn) - th[1]) <= 2:
@@ -499,7 +499,7 @@ def pattern_checks(results: dict, etas: list[float]) -> list[str]:
         for kernel in ("rbf", "linear"):
             rows = [(e, results[(name, kernel, e)]) for e in etas if (name, kernel, e) in results]
             feas = [(e, float(r[0]), float(r[1])) for e, r in rows
-                    if r[0] not in ("×", "TIMEOUT", "FAIL")]
+                    if feasible(r[0])]
             met = all(fn <= 100 * e and fp <= 100 * eta2 for e, fn, fp in feas)
             fn_down = all(b[1] <= a[1] for a, b in zip(feas, feas[1:]))
             fp_up = all(b[2] >= a[2] for a, b in zip(feas, feas[1:]))
