@@ -146,21 +146,30 @@ def kernel_perturbation_bound(perturbation: float, *, lam: float, kappa: float =
 def nystrom_residual_norm(K: ArrayLike, index: ArrayLike, *, rtol: float = 1e-10) -> float:
     """:math:`\\|K - K_{\\cdot R} K_{RR}^\\dagger K_{\\cdot R}^T\\|_2` for the columns R.
 
-    The Nystrom residual is positive semi-definite (a Schur complement), so its spectral
-    norm is its largest eigenvalue. The pseudo-inverse drops the eigenvalues of
-    :math:`K_{RR}` below ``rtol`` times the largest (a Gaussian K_RR is often numerically
-    rank-deficient; seed-000 note, pitfall 5).
+    For a positive semi-definite K the range of :math:`K_{RS}` lies in that of
+    :math:`K_{RR}`, so the Nystrom residual vanishes on the rows and columns of R and is
+    the Schur complement :math:`K_{SS} - K_{SR} K_{RR}^\\dagger K_{RS}` on the others, S.
+    Its spectral norm is the largest eigenvalue of that complement. The pseudo-inverse is
+    taken on the numerical range of :math:`K_{RR}`: a pivoted Cholesky factorisation
+    (LAPACK ``pstrf``) stops when the largest remaining diagonal falls below ``rtol`` times
+    the largest diagonal of :math:`K_{RR}` (a Gaussian K_RR is often numerically
+    rank-deficient; seed-000 note, pitfall 5), and its r pivots P give
+    :math:`K_{SP} K_{PP}^{-1} K_{PS}`. The cost is :math:`O(|R|^2 r + r^2 |S|)` and one
+    eigenvalue of an :math:`|S| \\times |S|` matrix, so all m rows of a data set are
+    affordable (an eigendecomposition of :math:`K_{RR}` is :math:`O(|R|^3)`).
 
     Parameters
     ----------
     K : (m, m) array
         A symmetric positive semi-definite kernel matrix.
     index : sequence of int
-        The columns R (empty: K' = 0 and the result is ``||K||_2``).
+        The columns R (empty: K' = 0 and the result is ``||K||_2``; repeated indices count
+        once).
     rtol : float
-        Relative eigenvalue cut-off of the pseudo-inverse.
+        Relative cut-off of the pivoted Cholesky factorisation of :math:`K_{RR}`.
     """
-    from scipy.sparse.linalg import LinearOperator, eigsh
+    from scipy.linalg import solve_triangular
+    from scipy.linalg.lapack import dpstrf
 
     K = np.asarray(K, dtype=float)
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
@@ -168,18 +177,34 @@ def nystrom_residual_norm(K: ArrayLike, index: ArrayLike, *, rtol: float = 1e-10
     if not np.all(np.isfinite(K)):
         raise ProgramError("K has NaN or infinite entries")
     m = K.shape[0]
-    index = np.asarray(index, dtype=int).ravel()
+    index = np.unique(np.asarray(index, dtype=int).ravel())
     if index.size and (index.min() < 0 or index.max() >= m):
         raise ProgramError(f"index must lie in [0, {m}), got {index.min()}..{index.max()}")
+    rest = np.setdiff1d(np.arange(m), index, assume_unique=True)
+    if rest.size == 0:
+        return 0.0
     if index.size:
-        vals, vecs = np.linalg.eigh(K[np.ix_(index, index)])
-        keep = vals > rtol * max(vals[-1], 0.0)
-        F = K[:, index] @ (vecs[:, keep] / np.sqrt(vals[keep]))  # K' = F F^T
+        A = K[np.ix_(index, index)]
+        # A is symmetric, so its transpose is the Fortran-ordered copy pstrf works in
+        factor, piv, rank, info = dpstrf(A.T, lower=1, overwrite_a=1,
+                                         tol=rtol * max(float(A.diagonal().max()), 0.0))
+        if info < 0:  # pragma: no cover - an illegal argument to LAPACK
+            raise ProgramError(f"pstrf failed with info = {info}")
+        pivots = index[piv[:rank] - 1]
+        G = solve_triangular(np.tril(factor[:rank, :rank]), K[np.ix_(pivots, rest)],
+                             lower=True, check_finite=False)
+        S = K[np.ix_(rest, rest)] - G.T @ G  # the Schur complement on S
     else:
-        F = np.zeros((m, 0))
-    if m <= 400:  # small: the dense eigenvalue problem is cheap and exact
-        return float(max(np.linalg.eigvalsh(K - F @ F.T)[-1], 0.0))
-    op = LinearOperator((m, m), matvec=lambda v: K @ v - F @ (F.T @ v), dtype=float)
-    top = eigsh(op, k=1, which="LA", return_eigenvectors=False, tol=1e-8,
-                v0=np.ones(m) / np.sqrt(m))
+        S = K
+    return _largest_eigenvalue(S)
+
+
+def _largest_eigenvalue(S: np.ndarray) -> float:
+    """Largest eigenvalue of a symmetric positive semi-definite matrix (>= 0)."""
+    from scipy.sparse.linalg import eigsh
+
+    if S.shape[0] <= 400:  # small: the dense eigenvalue problem is cheap and exact
+        return float(max(np.linalg.eigvalsh(S)[-1], 0.0))
+    top = eigsh(S, k=1, which="LA", return_eigenvectors=False, tol=1e-8,
+                v0=np.ones(S.shape[0]) / np.sqrt(S.shape[0]))
     return float(max(top[0], 0.0))
