@@ -152,3 +152,26 @@ def test_bad_input():
         kfda.kfda(X, y[:-1])
     with pytest.raises(ValueError, match="mu"):
         KFDAClassifier(mu=-1.0).fit(X, y)
+
+
+@pytest.mark.parametrize("p_pos", [0.1, 0.5])
+def test_kernel_fisher_scatter_matches_the_centring_matrix_formula(p_pos):
+    # reference: eq. (4.3) / Algorithm 3 written with explicit centring matrices,
+    # W_mu = sum_pm K_pm (I - 1 1^T / N_pm) K_pm^T + mu I, and m_pm = K 1_pm / N_pm
+    from conicml.contracts.kfda import KernelFisher
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((90, 4))
+    y = np.where(rng.random(90) < p_pos, 1.0, -1.0)
+    K = np.exp(-((X[:, None, :] - X[None, :, :]) ** 2).sum(-1) / 4.0)
+    f = KernelFisher(K, y, 1e-2)
+    W = 1e-2 * np.eye(90)
+    for mask in (y > 0, y < 0):
+        n = int(mask.sum())
+        W += K[:, mask] @ (np.eye(n) - np.ones((n, n)) / n) @ K[:, mask].T
+    m_pos, m_neg = f.class_means()
+    np.testing.assert_allclose(m_pos, K[:, y > 0].mean(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(m_neg, K[:, y < 0].mean(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(f.within_scatter(), W, rtol=1e-10, atol=1e-12)
+    alpha = rng.standard_normal(90)
+    np.testing.assert_allclose(f.within_apply(alpha), W @ alpha, rtol=1e-10, atol=1e-12)
