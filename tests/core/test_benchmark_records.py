@@ -39,8 +39,22 @@ def test_every_part_opens_with_the_provenance_header(harness, tmp_path):
     harness.write_results("study", "body\n")
     harness.write_results("study", "other\n", section="s")
     text = (tmp_path / "study.md").read_text()
-    for field in ("command", "commit", "date", "cpu", "cores", "load average"):
+    for field in ("command", "commit", "date", "cpu", "cores", "load average",
+                  "host speed (probe)"):
         assert text.count(f"> {field}") == 2, field
+
+
+def test_the_host_speed_probe_reads_two_positive_rates():
+    import re
+
+    from conicml._utils.provenance import host_speed
+
+    # a small probe: the format and that both rates are measured, not their size (hosts differ)
+    text = host_speed(loop=10_000, size=64, repeat=1)
+    match = re.fullmatch(r"Python loop ([0-9.]+) M iterations/s, float64 matrix product "
+                         r"\(n = 64\) ([0-9]+) GFLOP/s", text)
+    assert match, text
+    assert float(match.group(1)) > 0.0
 
 
 def test_no_variant_results_files_beside_the_current_one():
