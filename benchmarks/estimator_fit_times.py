@@ -42,48 +42,41 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _harness import machine, run_with_limit, write_results  # noqa: E402
 
 READING = """\
-**Reading (recorded run of 2026-11-27 08:20-08:35 UTC, the command above, on the 2-core
-machine shared with ~8 other jobs: 1-min load 11.5-17.1 throughout, so seconds are
-inflated several fold; the 20 s limit stands for the 10 s target at that load). The
-sections `after-fixes` (load 9) and `after-one-thread` (load 11-14) are earlier partial
-re-runs, kept as they were recorded.**
+**Reading (recorded run of 2026-11-28 20:58-21:10 UTC, the command above, at commit
+6910c79, the benchmark alone on the machine: 1-min load 0.2-1.5).** The sections below
+are earlier runs, each under its own header, kept as they were recorded.
 
-* Within the target at 5 000 rows: 20 of 29 (three selectors are new in this table:
-  AlphaInvesting, CFS, RFESVM). Over it or timed out: ChanceConstrainedClassifierCV,
-  M4ClassifierCV, RankRCClassifierCV, SVMClassifierCV, SVOrdinalRegressorCV,
-  FeatureScalingSVC, KFDAClassifier, RankRCRanker (11.4 s), RankSVMClassifier.
-* `SVMClassifierCV` (6.5 s with a "maximum number of iterations" warning in the previous
-  record, TIMEOUT here): its default grid reaches C = 1000 with the linear kernel on
-  overlapping classes, where `smo` needs more than its default cap of 1000 n updates
-  (per fold of 800 rows at C = 1000: 0.31e6 .. 8.85e6 updates; LIBSVM needs 2.4e6 where
-  `smo` needs 1.03e6). The search now gives `smo` LIBSVM's cap (1e7): every fold
-  converges and is certified, but the hardest fold takes 12 s at this load, so the
-  estimator is over 20 s at n = 1 000. The remedy for the linear kernel is a
-  LIBLINEAR-type path solver (`dcd`), not a smaller cap; not done here.
-* `SVOrdinalRegressorCV` (11.3 s with 20 "not certified" warnings in the previous
-  record): the table fitted it on twonorm's two classes (it was missing from the
-  ordinal set); it now gets the 5-level data like `SVOrdinalRegressor`. The 20 warnings
-  could not be reproduced, neither at the recorded commit (b2eb035; two-class data, with
-  numba and with `CONICML_ENGINE=numpy`) nor on main (0 warnings, 10-14 s); `smo-or`'s
-  polishing (after that record) continues a converged point whose relative gap exceeds
-  9e-4, under its certify tolerance 1e-3, up to three times. On the 5-level data one
-  fold's path over the 10 C values takes 12-14 s (load 3-4; C >= 46 take 3-5 s each),
-  hence the TIMEOUT here.
-* Kernel MPM/BMPM (not in this table's defaults, which are linear) are 2.3-3.4x faster at
-  n = 2 000 (`kernel_fit_speed.md`, section `floor`). `KFDAClassifier`: W_mu is now one
-  symmetric product of the centred kernel columns on one BLAS thread (CPU 1.5-2.0 s ->
-  1.2-1.35 s for W at N = 4 000); the fit is the N^3 product plus its Cholesky and still
-  times out at 5 000 on this load (5.7 s at load 9 in `after-fixes`). `RankSVMClassifier`
-  (TIMEOUT) spends its time in `rank-tr` (triangular solves with the basis factor, its
-  Hessian products) and the kernel columns, not changed here. `FeatureScalingSVC`:
-  7.4 s at 1 000, TIMEOUT at 5 000 (AO-II's kernel evaluations; not changed here).
-* The other rows move with the load only (e.g. ClusterSOCPClassifier 2.2 s,
-  BMPMClassifierCV 4.1 s, LSVRRegressor 3.5 s, SVOrdinalRegressor 4.9 s at 5 000);
-  at 20 000 rows the ones over 20 s are ClusterSOCPClassifier, ReliefFSelector,
-  RFESVMSelector, LSVRRegressor, M4Classifier, ClusterSOCPOrdinalRegressor,
-  SVOrdinalRegressor, RankRCClassifier, RankRCRanker (M4Classifier, 12.9 s in the
-  previous record: 10.9-11.8 s in-process both on main and on this branch at load
-  13, so its timeout here is the load).
+* Within the target at 5 000 rows: 25 of 29. Over it: `M4ClassifierCV` (17.1 s),
+  `FeatureScalingSVC` (23.0 s), `RankRCClassifierCV` and `SVOrdinalRegressorCV` (TIMEOUT
+  > 30 s CPU; 57-60 s CPU in section `s14-after`, where LIBSVM's `GridSearchCV(SVC)` on
+  the same task, data, folds and as many grid values took 53-70 s CPU, section
+  `s14-references`).
+* The host, not the code: section `quiet-5000` (2026-11-28 02:38 UTC, load 0.5-1.4,
+  commit 9c6b8df) fitted `M4ClassifierCV` in 5.5 s and `FeatureScalingSVC` in 8.6 s. On
+  this run's host the code of 9c6b8df (a worktree) fits `M4ClassifierCV` at 5 000 rows in
+  19.2 and 19.3 s (two runs), this commit in 16.1-16.4 s; the rows common to both runs
+  take 1.3-3.1x as long here (KFDAClassifier 4.30 -> 5.69 s, SVMClassifier 0.15 -> 0.28,
+  HLSVMClassifier 0.67 -> 1.52, RFESVMSelector 1.57 -> 3.37). The load average does not see
+  the other tenants of a shared host; the headers written after this run carry a host-speed
+  probe (`host speed (probe)`: a pure-Python loop rate and a float64 matrix product rate).
+* Where the over-target time goes (cProfile on this host, 5 000 rows): `M4ClassifierCV`,
+  236 runs of `m4-ipm`'s slack interior-point method (5 folds x 10 C x ~4.7 points of the
+  rho search, plus the refit), ~29 Newton steps each, each step small dense operations of
+  order p + 3 = 23: nearly independent of n (10.4 s at 1 000 rows). `FeatureScalingSVC`: 14.5 of
+  22 s in the feature-scaled kernel (7.17) (150 evaluations of n x |cols| blocks: one
+  matrix product and an exponential each), 4.9 s in the second derivatives of the Newton
+  steps in z.
+* `KFDAClassifier` 5.7 s at 5 000 rows (the W_mu and class-mean changes of the Fig 4.4
+  record), TIMEOUT at 20 000 (an N^3 product and Cholesky: ~64x the 5 000-row solve).
+* At 20 000 rows over 30 s CPU (or not run after a timeout at 5 000): the three CV
+  searches above, FeatureScalingSVC, KFDAClassifier, SVOrdinalRegressor, RankRCClassifier,
+  RankRCRanker, RankSVMClassifier (kernel learners on a 20 000-row Gram matrix or its
+  factors); the others take 0.02-20.2 s (SVMClassifierCV 20.2, ClusterSOCPClassifier 14.4,
+  RFESVMSelector 13.0, ReliefFSelector 7.9, LSVRRegressor 7.7).
+* The first size of an estimator pays numba's one-time compilation in a fresh checkout:
+  HLSVMClassifier takes 3.4 s at 1 000 rows here (a worktree made for the run) and 1.5 s
+  at 5 000; in a checkout whose numba cache is warm its first fit at 1 000 rows takes
+  0.6 s, a second fit in the same process 0.06 s.
 
 **Sections `cpu-limit` and `cpu-limit-fss` (2026-11-27 14:12-14:29 UTC, load 9-16).** At
 load 16-17 a re-run of the command above with its 20 s wall limit timed out fits of
