@@ -125,13 +125,26 @@ def nearest(errors: dict[float, float], target: float) -> float:
     return min(sorted(errors), key=lambda k: abs(errors[k] - target))
 
 
-def _fit_text(run: tuple) -> tuple[str, str, str]:
-    """(test error %, correct + incorrect, end point) cells of one ``run_with_limit`` result."""
+def _result(run: tuple) -> dict | None:
+    """The :func:`fs_fit` result of one ``run_with_limit`` run; ``None`` when it gave no
+    model (stopped, crashed, or the fit failed)."""
+    state, r, _ = run
+    return r if state == "ok" and "failed" not in r else None
+
+
+def _failure_text(run: tuple) -> str:
+    """Why a run without a :func:`_result` gave no model."""
     state, r, wall = run
     if state != "ok":
-        return f"{state.upper()} after {wall:.0f} s", "-", "-"
-    if "failed" in r:
-        return f"no model: {r['failed']}", "-", "-"
+        return f"{state.upper()} after {wall:.0f} s" + (f": {r}" if r else "")
+    return f"no model: {r['failed']}"
+
+
+def _fit_text(run: tuple) -> tuple[str, str, str]:
+    """(test error %, correct + incorrect, end point) cells of one ``run_with_limit`` result."""
+    r = _result(run)
+    if r is None:
+        return _failure_text(run), "-", "-"
     return (f"{100 * r['test']:.1f}", f"{r['correct']} + {r['incorrect']}",
             f"{r['label']} ({r['status']})")
 
@@ -217,8 +230,8 @@ def spread_ablation(args: argparse.Namespace, svm: dict, picks: dict) -> list[st
 
 def _spread_verdict(near: float, svm: dict, oracle: dict, runs: dict) -> str:
     """What the ablation's second table shows, from its numbers."""
-    errs = {label: 100 * r["test"] for label, (state, r, _) in runs.items()
-            if state == "ok" and "failed" not in r}
+    errs = {label: 100 * _result(run)["test"] for label, run in runs.items()
+            if _result(run) is not None}
     th_svm, e_svm = THESIS["SVM"][1], 100 * svm["test"]
     if not errs:
         return f"At spread {near:g} no feature-scaling fit finished."
@@ -273,8 +286,7 @@ def main() -> int:
     fits = {t: r for t, r in zip(tasks, runs)}
 
     def ok(label, C, mu):
-        state, r, _ = fits[label, C, mu]
-        return r if state == "ok" and "failed" not in r else None
+        return _result(fits[label, C, mu])
 
     def chosen(label):
         cands = [(ok(label, C, mu)["val"], C, mu) for C, mu in points if ok(label, C, mu)]
@@ -332,14 +344,11 @@ def main() -> int:
     lines += spread_ablation(args, svm, picks)
     lines += ["", "Every feature-scaling fit (validation / test error %, correct + incorrect "
               "features, objective, seconds):", ""]
-    for (label, C, mu), (state, r, wall) in fits.items():
-        if state != "ok":
-            text = f"{state.upper()} after {wall:.0f} s" + (f": {r}" if r else "")
-        elif "failed" in r:
-            text = f"no model: {r['failed']}"
-        else:
-            text = (f"{100 * r['val']:.1f} / {100 * r['test']:.1f}, {r['correct']} + "
-                    f"{r['incorrect']}, {r['objective']:.2f}, {wall:.0f} s, {r['label']}")
+    for (label, C, mu), run in fits.items():
+        r = _result(run)
+        text = _failure_text(run) if r is None else (
+            f"{100 * r['val']:.1f} / {100 * r['test']:.1f}, {r['correct']} + "
+            f"{r['incorrect']}, {r['objective']:.2f}, {run[2]:.0f} s, {r['label']}")
         lines.append(f"- {label} at (C, mu) = ({C:g}, {mu:g}): {text}")
     lines += ["", "The SVM's objective is not given: the thesis does not say at which mu it "
               "evaluates Omega for the SVM (z fixed at 1/sigma).", "",
