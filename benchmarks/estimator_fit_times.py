@@ -65,7 +65,10 @@ are earlier runs, each under its own header, kept as they were recorded.
   order p + 3 = 23: nearly independent of n (10.4 s at 1 000 rows). `FeatureScalingSVC`: 14.5 of
   22 s in the feature-scaled kernel (7.17) (150 evaluations of n x |cols| blocks: one
   matrix product and an exponential each), 4.9 s in the second derivatives of the Newton
-  steps in z.
+  steps in z. This host has no AVX-512, without which NumPy's float64 `exp` runs one
+  element at a time: a full 5 000 x 5 000 kernel takes 0.35 s on one BLAS thread, 0.2-0.25 s
+  of it the exponential (~10 ns an element); whether the `quiet-5000` host had AVX-512 is
+  not recorded (the probe now says).
 * `KFDAClassifier` 5.7 s at 5 000 rows (the W_mu and class-mean changes of the Fig 4.4
   record), TIMEOUT at 20 000 (an N^3 product and Cholesky: ~64x the 5 000-row solve).
 * At 20 000 rows over 30 s CPU (or not run after a timeout at 5 000): the three CV

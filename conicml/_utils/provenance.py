@@ -45,7 +45,8 @@ def host_speed(loop: int = 1_000_000, size: int = 1000, repeat: int = 3) -> str:
     Two numbers that a load average cannot give on a virtual machine whose physical host is
     shared: the rate of a pure-Python ``for`` loop with one integer addition (millions of
     iterations per second, one core) and the float64 matrix product of two ``size`` x
-    ``size`` matrices (``2 size^3`` flops, GFLOP/s on the default BLAS threads). Runs of the
+    ``size`` matrices (``2 size^3`` flops, GFLOP/s on the default BLAS threads); on x86
+    Linux, whether the CPU has AVX-512 (:func:`_vector_units`). Runs of the
     same code on hosts whose probes differ are not comparable in seconds, only in ratios
     measured in the same run.
     """
@@ -63,7 +64,19 @@ def host_speed(loop: int = 1_000_000, size: int = 1000, repeat: int = 3) -> str:
         a @ a
         gemm = min(gemm, time.perf_counter() - start)
     return (f"Python loop {rate / 1e6:.1f} M iterations/s, float64 matrix product "
-            f"(n = {size}) {2.0 * size**3 / gemm / 1e9:.0f} GFLOP/s")
+            f"(n = {size}) {2.0 * size**3 / gemm / 1e9:.0f} GFLOP/s{_vector_units()}")
+
+
+def _vector_units() -> str:
+    """``", AVX-512 yes|no"`` on x86 Linux, else ``""``: without AVX-512 NumPy's float64
+    ``exp`` and ``log`` run one element at a time (several times slower on kernel matrices)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                return f", AVX-512 {'yes' if 'avx512f' in line.split() else 'no'}"
+    except OSError:
+        pass
+    return ""
 
 
 def provenance(command: str | None = None, *, root: Path | None = None) -> dict[str, str]:
