@@ -22,11 +22,14 @@ average read just before it. The target is <= 10 s at 5 000 rows with the defaul
     python benchmarks/estimator_fit_times.py [--sizes 1000,5000,20000] [--limit 30]
                                              [--cpu-limit 20] [--only NAME,NAME]
                                              [--section NAME] [--references]
+                                             [--positives FRACTION]
 
 With ``--cpu-limit`` a fit is also stopped after that many CPU seconds (the row reads
 TIMEOUT (> ... s CPU)): on a machine shared with other jobs the wall limit alone stops
 fits that use a fraction of the target's CPU time. ``--references`` adds, for the CV
 estimators run, LIBSVM's time on the same task (``GridSearchCV(SVC)``, :data:`REFERENCES`).
+``--positives`` sets the positive class's share of the two-class tasks (RankRC's basis is
+the rare class: twonorm's even classes are its largest basis).
 """
 
 from __future__ import annotations
@@ -141,13 +144,22 @@ def estimator_names() -> list[str]:
             if inspect.isclass(getattr(estimators, name))]
 
 
-def make_data(name: str, n: int):
-    """The standardised data set of ``name``'s kind (module docstring)."""
+def make_data(name: str, n: int, positives: float | None = None):
+    """The standardised data set of ``name``'s kind (module docstring).
+
+    ``positives``: for the two-class tasks, the fraction of rows of the positive class (the
+    first rows of each class of a larger twonorm draw); ``None`` keeps twonorm's ~1/2."""
     import numpy as np
     from sklearn.preprocessing import StandardScaler
 
     import conicml as cm
 
+    if positives is not None and name not in ORDINAL and name not in REGRESSION:
+        n_pos = int(round(positives * n))
+        X, y = cm.datasets.twonorm(2 * max(n_pos, n - n_pos) + 200, dim=20, random_state=0)
+        pos, neg = np.flatnonzero(y == y.max()), np.flatnonzero(y != y.max())
+        keep = np.sort(np.concatenate([pos[:n_pos], neg[:n - n_pos]]))
+        return StandardScaler().fit_transform(X[keep]), y[keep]
     X, y = cm.datasets.twonorm(n, dim=20, random_state=0)
     X = StandardScaler().fit_transform(X)
     if name in ORDINAL or name in REGRESSION:
@@ -174,8 +186,8 @@ def _reference(name: str, n: int):
     return GridSearchCV(SVC(kernel=kernel), {"C": Cs}, cv=5, scoring=scoring)
 
 
-def _fit(name: str, n: int, cpu_limit: float | None = None, reference: bool = False
-         ) -> dict:
+def _fit(name: str, n: int, cpu_limit: float | None = None, reference: bool = False,
+         positives: float | None = None) -> dict:
     """Child process: fit ``name()`` (``reference``: its LIBSVM reference of
     :data:`REFERENCES`) once on its data set, return the fit time.
 
@@ -183,7 +195,7 @@ def _fit(name: str, n: int, cpu_limit: float | None = None, reference: bool = Fa
     seconds (``RLIMIT_CPU``, set above what the imports and the data already used)."""
     from conicml import estimators
 
-    X, y = make_data(name, n)
+    X, y = make_data(name, n, positives)
     if cpu_limit is not None:
         import math
         import resource
@@ -202,7 +214,8 @@ def _fit(name: str, n: int, cpu_limit: float | None = None, reference: bool = Fa
 
 
 def run(names: list[str], sizes: list[int], limit: float,
-        cpu_limit: float | None = None, references: bool = False) -> list[dict]:
+        cpu_limit: float | None = None, references: bool = False,
+        positives: float | None = None) -> list[dict]:
     rows = []
     tasks = [(name, False) for name in names]
     if references:
@@ -215,8 +228,8 @@ def run(names: list[str], sizes: list[int], limit: float,
                 row = {"name": name, "n": n, "state": "not run", "load": load,
                        "message": stopped}
             else:
-                state, res, wall = run_with_limit(_fit, (name, n, cpu_limit, reference),
-                                                  limit)
+                state, res, wall = run_with_limit(
+                    _fit, (name, n, cpu_limit, reference, positives), limit)
                 row = {"name": reference_label(name) if reference else name, "n": n,
                        "state": state, "load": load, "wall": wall, "reference": reference}
                 if state == "ok":
@@ -260,9 +273,14 @@ def table(rows: list[dict], args: argparse.Namespace, started: str, ended: str) 
             f"{','.join(map(str, args.sizes))} --limit {args.limit:g}"
             f"{f' --cpu-limit {args.cpu_limit:g}' if args.cpu_limit is not None else ''}"
             f"{' --only ' + ','.join(args.only) if args.only else ''}"
-            f"{' --references' if args.references else ''}`; run {started} -- "
+            f"{' --references' if args.references else ''}"
+            f"{f' --positives {args.positives:g}' if args.positives is not None else ''}`; "
+            f"run {started} -- "
             f"{ended} UTC.\n\n"
-            "Data: standardised twonorm (20 dimensions, seed 0); ordinal regressors and "
+            "Data: standardised twonorm (20 dimensions, seed 0"
+            + (f"; two-class tasks: {args.positives:g} of the rows positive, the first rows "
+               "of each class of a larger draw" if args.positives is not None else "")
+            + "); ordinal regressors and "
             "rankers: 5 quintile levels of a noisy linear score; LSVRRegressor: the score "
             "itself. Time: wall-clock `fit` in a fresh process (imports excluded), one "
             "fit per cell; CPU: the process CPU time of the same `fit` (all threads), "
@@ -287,12 +305,16 @@ def main() -> None:
     parser.add_argument("--references", action="store_true",
                         help="also time GridSearchCV(SVC) on the task of each CV estimator "
                              "run that has one (REFERENCES)")
+    parser.add_argument("--positives", type=float, default=None,
+                        help="fraction of positive rows of the two-class tasks (default: "
+                             "twonorm's ~1/2)")
     args = parser.parse_args()
     args.sizes = [int(s) for s in args.sizes.split(",")]
     args.only = [s for s in args.only.split(",") if s]
     names = args.only or estimator_names()
     started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
-    rows = run(names, args.sizes, args.limit, args.cpu_limit, args.references)
+    rows = run(names, args.sizes, args.limit, args.cpu_limit, args.references,
+               args.positives)
     ended = time.strftime("%H:%M", time.gmtime())
     out = write_results("estimator_fit_times", table(rows, args, started, ended),
                         section=args.section)
