@@ -72,6 +72,13 @@ are earlier runs, each under its own header, kept as they were recorded.
   element at a time: a full 5 000 x 5 000 kernel takes 0.35 s on one BLAS thread, 0.2-0.25 s
   of it the exponential (~10 ns an element); whether the `quiet-5000` host had AVX-512 is
   not recorded (the probe now says).
+* Sections `s17-probe` and `s17-positives` (2026-11-28 22:46-22:49 UTC, load 0.9-1.3, with
+  the probe): `M4ClassifierCV` 20.3 s, `FeatureScalingSVC` 28.6 s, `KFDAClassifier` 4.6 s at
+  5 000 rows. RankRC's basis is the rare class, so twonorm's even classes are its largest
+  basis (~2 000 rows a fold); with 10 % positives (`--positives 0.1`, its intended regime)
+  `RankRCClassifierCV` fits 5 000 rows in 6.6 s (9.0 s CPU) against 11.9 s for LIBSVM's
+  `GridSearchCV(SVC)` on the same task, data, folds and grid (0.55x), `RankRCClassifier` in
+  0.45 s and `RankSVMClassifier` in 8.3 s.
 * `KFDAClassifier` 5.7 s at 5 000 rows (the W_mu and class-mean changes of the Fig 4.4
   record), TIMEOUT at 20 000 (an N^3 product and Cholesky: ~64x the 5 000-row solve).
 * At 20 000 rows over 30 s CPU (or not run after a timeout at 5 000): the three CV
