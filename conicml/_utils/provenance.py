@@ -29,14 +29,20 @@ def _git(*args: str, cwd: Path) -> str | None:
     return out.stdout.strip()
 
 
-def _cpu_model() -> str:
+def _cpuinfo(key: str) -> str | None:
+    """The value of the first ``key`` line of ``/proc/cpuinfo``; ``None`` where there is none
+    (not Linux, or no such line)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
+            if line.startswith(key):
                 return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return None
+
+
+def _cpu_model() -> str:
+    return _cpuinfo("model name") or platform.processor() or platform.machine()
 
 
 def host_speed(loop: int = 1_000_000, size: int = 1000, repeat: int = 3) -> str:
@@ -70,13 +76,8 @@ def host_speed(loop: int = 1_000_000, size: int = 1000, repeat: int = 3) -> str:
 def _vector_units() -> str:
     """``", AVX-512 yes|no"`` on x86 Linux, else ``""``: without AVX-512 NumPy's float64
     ``exp`` and ``log`` run one element at a time (several times slower on kernel matrices)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                return f", AVX-512 {'yes' if 'avx512f' in line.split() else 'no'}"
-    except OSError:
-        pass
-    return ""
+    flags = _cpuinfo("flags")
+    return "" if flags is None else f", AVX-512 {'yes' if 'avx512f' in flags.split() else 'no'}"
 
 
 def provenance(command: str | None = None, *, root: Path | None = None) -> dict[str, str]:
