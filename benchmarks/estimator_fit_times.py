@@ -61,7 +61,8 @@ are earlier runs, each under its own header, kept as they were recorded.
   take 1.3-3.1x as long here (KFDAClassifier 4.30 -> 5.69 s, SVMClassifier 0.15 -> 0.28,
   HLSVMClassifier 0.67 -> 1.52, RFESVMSelector 1.57 -> 3.37). The load average does not see
   the other tenants of a shared host; the headers written after this run carry a host-speed
-  probe (`host speed (probe)`: a pure-Python loop rate and a float64 matrix product rate).
+  probe (`host speed (probe)`: a pure-Python loop rate, a float64 matrix product rate and
+  whether the CPU has AVX-512).
 * Where the over-target time goes (cProfile on this host, 5 000 rows): `M4ClassifierCV`,
   236 runs of `m4-ipm`'s slack interior-point method (5 folds x 10 C x ~4.7 points of the
   rho search, plus the refit), ~29 Newton steps each, each step small dense operations of
@@ -162,9 +163,14 @@ def make_data(name: str, n: int, positives: float | None = None):
     import conicml as cm
 
     if positives is not None and name not in ORDINAL and name not in REGRESSION:
+        if not 0.0 < positives < 1.0:
+            raise ValueError(f"positives must lie in (0, 1), got {positives!r}")
         n_pos = int(round(positives * n))
         X, y = cm.datasets.twonorm(2 * max(n_pos, n - n_pos) + 200, dim=20, random_state=0)
         pos, neg = np.flatnonzero(y == y.max()), np.flatnonzero(y != y.max())
+        if pos.size < n_pos or neg.size < n - n_pos:  # a draw short of one class
+            raise ValueError(f"the twonorm draw has {pos.size} positive and {neg.size} "
+                             f"negative rows, fewer than the {n_pos} + {n - n_pos} asked")
         keep = np.sort(np.concatenate([pos[:n_pos], neg[:n - n_pos]]))
         return StandardScaler().fit_transform(X[keep]), y[keep]
     X, y = cm.datasets.twonorm(n, dim=20, random_state=0)
