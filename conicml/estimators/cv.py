@@ -939,8 +939,10 @@ class M4ClassifierCV(_PathCV):
     once and the soft-M4 program (:func:`conicml.formulations.m4.with_cost`) is solved
     along the grid of C from the smallest value up with :func:`conicml.solve_path`: the
     searches over :math:`\rho` (``envelope-newton``, ``quadratic-interpolation``) take the
-    previous :math:`\rho^*` as their first middle point. Each value is scored on the fold's
-    test block and the best C is refitted on all the data with :class:`M4Classifier`.
+    previous :math:`\rho^*` as their first middle point and read the fixed-ρ SOCPs already
+    solved on the fold (they do not depend on C; the domain ends are solved once a fold,
+    not once a value). Each value is scored on the fold's test block and the best C is
+    refitted on all the data with :class:`M4Classifier`.
 
     Parameters
     ----------

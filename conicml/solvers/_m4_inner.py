@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -21,8 +22,48 @@ from ..exceptions import OptionError
 from ..program import ConicForm, Program
 from ..solution import Residuals, Solution, Status
 
-__all__ = ["INNER_BACKENDS", "InnerSolver", "point"]
+__all__ = ["INNER_BACKENDS", "InnerMemo", "InnerSolver", "point"]
 
+
+class InnerMemo:
+    r"""The fixed-ρ solutions of a soft-M4 program, for the searches at another C.
+
+    The slack SOCP :math:`h(\rho)` (seed 004 eqs. 4.16-4.18 at fixed :math:`\rho`) and the
+    MPM bound :math:`\kappa^*_{MPM}` (4.8) read the samples and the class covariance
+    factors only, never C: a search over :math:`\rho` at another C on the same factors (the
+    programs of :func:`conicml.formulations.m4.with_cost`) reads the values of
+    :math:`\rho` already solved here instead of solving them again. A search returns the
+    memo it filled in ``extras["inner_memo"]``; pass it as the option ``inner_memo`` (a
+    path over C does, :func:`conicml.solvers._warm.m4_rho`).
+
+    It holds weak references to the arrays it was filled from, so it keeps no data alive,
+    and it is read only by a program with those very arrays, the same reduction and the
+    same inner backend and options (:meth:`matches`). A pickled memo (e.g. in a fitted
+    estimator's solution) is an empty one that matches no program.
+    """
+
+    def __init__(self, m4: Any, inner: str, options: Mapping[str, Any]) -> None:
+        self._arrays = tuple(weakref.ref(a) for a in self._factors(m4))
+        self._shape = (m4.reduction, m4.n_removed, inner, dict(options))
+        self.solutions: dict[float, Solution] = {}  # rho -> the inner solution there
+        self.kappa: tuple[float, np.ndarray] | None = None  # kappa*_MPM and its w
+
+    def __getstate__(self) -> dict:  # weak references do not pickle
+        return {"_arrays": (), "_shape": None, "solutions": {}, "kappa": None}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    @staticmethod
+    def _factors(m4: Any) -> tuple[np.ndarray, ...]:
+        return m4.Z, m4.y, m4.kept, m4.R_pos, m4.R_neg, m4.d
+
+    def matches(self, m4: Any, inner: str, options: Mapping[str, Any]) -> bool:
+        """Whether ``m4`` has this memo's very arrays, reduction, backend and options."""
+        if self._shape is None:  # unpickled: no arrays to compare with
+            return False
+        same = all(ref() is a for ref, a in zip(self._arrays, self._factors(m4), strict=True))
+        return same and self._shape == (m4.reduction, m4.n_removed, inner, dict(options))
 
 
 class _InnerFailure(Exception):
@@ -49,6 +90,7 @@ class InnerSolver:
     inner: str = "clarabel"
     inner_options: Mapping[str, Any] | None = None
     rebuild: bool = False
+    memo: InnerMemo | None = None
     solves: int = 0
     time: float = 0.0
     times: list[float] = field(default_factory=list)
@@ -65,17 +107,21 @@ class InnerSolver:
             raise OptionError("inner='m4-ipm' solves the soft-margin slack SOCP only; the "
                               "separable check needs clarabel, ecos or scs")
         self.inner_options = dict(self.inner_options or {})
-        self._ipm = None
+        self._ipm = None  # SlackIPM, built at the first solve the memo does not hold
         self.fallbacks = 0  # m4-ipm solves redone by clarabel
         self.ipm_steps = 0  # interior-point steps of the m4-ipm solves
+        self.reused = 0  # solutions read from the memo instead of solved
         if self.inner == "m4-ipm":
-            from ._m4_ipm import SlackIPM
-
             unknown = set(self.inner_options) - {"tol", "max_iter", "warm_start"}
             if unknown:
                 raise OptionError(f"inner_options of m4-ipm: tol, max_iter, warm_start; got "
                                   f"{', '.join(sorted(unknown))}")
-            self._ipm = SlackIPM(self.program.data["m4"])
+        m4 = self.program.data["m4"]
+        if hard:
+            self.memo = None  # the separable check's scales change its problem: not kept
+        elif self.memo is None or not self.memo.matches(m4, self.inner, self.inner_options):
+            # a memo of other factors, backend or options is not read: a fresh one
+            self.memo = InnerMemo(m4, self.inner, self.inner_options)
 
     def _solve(self, form: ConicForm, kind: str, backend: str | None = None) -> Solution:
         from ..solving import solve  # late import: solving imports the registry
@@ -94,6 +140,10 @@ class InnerSolver:
 
     def _solve_ipm(self, rho: float) -> Solution:
         start = time.perf_counter()
+        if self._ipm is None:
+            from ._m4_ipm import SlackIPM
+
+            self._ipm = SlackIPM(self.program.data["m4"])
         res = self._ipm.solve(rho, **self.inner_options)
         elapsed = time.perf_counter() - start
         self.ipm_steps += res.iterations
@@ -120,11 +170,23 @@ class InnerSolver:
         return sol
 
     def check(self, rho: float, scale_pos: float = 1.0, scale_neg: float = 1.0) -> Solution:
-        """Solve the fixed-ρ SOCP (feasibility check or slack problem) at ``rho``."""
-        data = self.program.data
-        if self._ipm is not None:
+        """Solve the fixed-ρ SOCP (feasibility check or slack problem) at ``rho``; a soft
+        program's solution is read from the memo where it holds ``rho``."""
+        if self.memo is not None:  # soft: unit scales (the slack SOCP has none)
             if scale_pos != 1.0 or scale_neg != 1.0:
-                raise OptionError("inner='m4-ipm' supports unit scales only")
+                raise OptionError("the soft-margin slack SOCP has unit scales only")
+            rho = float(rho)
+            if rho in self.memo.solutions:
+                self.reused += 1
+                return self.memo.solutions[rho]
+            sol = self._check(rho, 1.0, 1.0)
+            self.memo.solutions[rho] = sol
+            return sol
+        return self._check(rho, scale_pos, scale_neg)
+
+    def _check(self, rho: float, scale_pos: float, scale_neg: float) -> Solution:
+        data = self.program.data
+        if self.inner == "m4-ipm":
             return self._solve_ipm(rho)
         if self.rebuild:
             if scale_pos != 1.0 or scale_neg != 1.0:
@@ -167,7 +229,16 @@ class InnerSolver:
         the MPM bound is Lanckriet's MPM, kind ``socp.mpm``), else (or if that fails) by
         the generic backend on :meth:`M4Data.mpm_bound_problem`.
         """
-        w = self._mpm_by_ils_newton() if self._ipm is not None else None
+        if self.memo is not None and self.memo.kappa is not None:
+            self.reused += 1
+            return self.memo.kappa
+        kappa = self._kappa_mpm()
+        if self.memo is not None:
+            self.memo.kappa = kappa
+        return kappa
+
+    def _kappa_mpm(self) -> tuple[float, np.ndarray]:
+        w = self._mpm_by_ils_newton() if self.inner == "m4-ipm" else None
         if w is None:
             backend = "clarabel" if self.inner == "m4-ipm" else self.inner
             sol = self._solve(self.program.data["m4"].mpm_bound_problem(), "socp.m4.mpm",

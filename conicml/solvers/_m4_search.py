@@ -24,7 +24,7 @@ from ..solution import Residuals, Solution, Status
 from ._callback import Callback
 from ._driver import Driver, Reason, message_table, status_table
 from ._line_search import METHODS, maximize
-from ._m4_inner import InnerSolver, _InnerFailure, point
+from ._m4_inner import InnerMemo, InnerSolver, _InnerFailure, point
 from ._options import check_scalar
 from ._slope_search import NoSlope, maximize_with_slope
 
@@ -89,6 +89,7 @@ def solve_soft_m4(
     x0: float | None = None,
     inner: str = "clarabel",
     inner_options: Mapping[str, Any] | None = None,
+    inner_memo: InnerMemo | None = None,
 ) -> Solution:
     r"""Soft-margin M4 by a line search over ρ.
 
@@ -123,11 +124,19 @@ def solve_soft_m4(
         MPM bound then by ``ils-newton``); ``"auto"`` is ``"m4-ipm"``.
     inner_options : dict, optional
         Options of that backend.
+    inner_memo : InnerMemo, optional
+        The ``extras["inner_memo"]`` of a search on a program with the same factors at
+        another C (:func:`conicml.formulations.m4.with_cost`): its fixed-ρ solutions and
+        MPM bound, which do not depend on C, are read instead of solved again
+        (:class:`~conicml.solvers._m4_inner.InnerMemo`; a memo of other factors, backend
+        or options is not read). A path over C passes it on (:func:`conicml.solve_path`).
 
     Returns
     -------
     Solution
-        ``values = {"w", "b", "rho"}``, ``objective`` :math:`= G(\rho^*)`.
+        ``values = {"w", "b", "rho"}``, ``objective`` :math:`= G(\rho^*)`;
+        ``extras["inner_memo"]`` the memo this search read and filled,
+        ``extras["inner_reused"]`` the solutions it read from it.
 
     Notes
     -----
@@ -165,12 +174,16 @@ def solve_soft_m4(
     bracket width ``)``; ``extras["inner_solves"]`` counts the SOCPs (the MPM
     bound included), ``extras["ipm_steps"]`` the interior-point steps of ``m4-ipm``.
 
-    **Warm-start:** ``x0`` is the initial middle point of the pattern.
+    **Warm-start:** ``x0`` is the initial middle point of the pattern; ``inner_memo``
+    the fixed-ρ solutions of a search at another C.
     """
     driver = Driver(solver, tol=tol, max_iter=max_iter, time_limit=time_limit,
                     messages=TERMINATION_MESSAGES, statuses=STATUS_MAP, callback=callback,
                     legacy=lambda r: (float(r.values["rho"]), r.objective))
     x0 = check_scalar(solver, "x0", x0, low=0.0)
+    if inner_memo is not None and not isinstance(inner_memo, InnerMemo):
+        raise OptionError(f"{solver}: inner_memo must be the extras['inner_memo'] of an "
+                          f"earlier search, got {type(inner_memo).__name__}")
     if method not in SEARCHES:
         raise OptionError(f"{solver}: method must be one of {', '.join(SEARCHES)}, "
                           f"got {method!r}")
@@ -179,7 +192,7 @@ def solve_soft_m4(
                           f"got {max_iter!r}")
     data = program.data
     C = float(data["C"])
-    checker = InnerSolver(program, inner, inner_options, rebuild=False)
+    checker = InnerSolver(program, inner, inner_options, rebuild=False, memo=inner_memo)
     _ = program.form
     setup_time = driver.elapsed  # the time limit counts from the start, setup included
     evals: dict[float, tuple[np.ndarray, float, float, Solution]] = {}
@@ -266,6 +279,7 @@ def solve_soft_m4(
     extras = {"inner": checker.inner, "inner_fallbacks": checker.fallbacks,
               "ipm_steps": checker.ipm_steps,
               "inner_solves": checker.solves, "inner_time": checker.time,
+              "inner_memo": checker.memo, "inner_reused": checker.reused,
               "kappa_mpm": kappa, "bracket": bracket, "method": method}
     if not evals or reason == 6:
         return Solution(status=STATUS_MAP[reason], solver=solver,

@@ -826,14 +826,23 @@ def fractional_w(previous: Any, old: Any, new: Any) -> dict[str, Any]:
 def m4_rho(previous: Any, old: Any, new: Any) -> dict[str, Any]:
     r"""The soft-M4 searches over :math:`\rho` (``quadratic-interpolation``,
     ``envelope-newton``; ``brent`` ignores ``x0``): the previous :math:`\rho^*` as the
-    first middle point.
+    first middle point, and the previous search's fixed-ρ solutions (``inner_memo``).
 
     The search interval :math:`[0, \kappa^*_{MPM}]` does not depend on C, and a middle
     point outside it is ignored by the search, so any previous :math:`\rho^*` is valid.
-    Other kinds (MEMPM's search over β) start cold.
+    Neither do the slack SOCPs :math:`h(\rho)` nor :math:`\kappa^*_{MPM}`: along a path
+    over C on the same factors (:func:`conicml.formulations.m4.with_cost`) a search reads
+    the values of :math:`\rho` an earlier one solved (the domain ends, most often) from the
+    memo; the search reads a memo only if the program has its very factors
+    (:class:`conicml.solvers._m4_inner.InnerMemo`). Other kinds (MEMPM's search over β)
+    start cold.
     """
     rho = previous.values.get("rho")
     if rho is None or new.kind != old.kind or "m4" not in new.data:
         return {}
     rho = float(np.asarray(rho))
-    return {"x0": rho} if np.isfinite(rho) and rho > 0 else {}
+    start: dict[str, Any] = {"x0": rho} if np.isfinite(rho) and rho > 0 else {}
+    memo = previous.extras.get("inner_memo")
+    if memo is not None:
+        start["inner_memo"] = memo
+    return start

@@ -26,6 +26,7 @@ from ..program import Program
 from ..registry import register
 from ..solution import Solution
 from ._callback import Callback
+from ._m4_inner import InnerMemo
 from ._m4_search import solve_soft_m4
 
 __all__ = ["solve_brent"]
@@ -45,14 +46,16 @@ def solve_brent(
     x0: float | None = None,
     inner: str = "clarabel",
     inner_options: Mapping[str, Any] | None = None,
+    inner_memo: InnerMemo | None = None,
 ) -> Solution:
     r"""Soft-margin M4 by Brent's method over ρ.
 
     Parameters are those of :func:`conicml.solvers._m4_search.solve_soft_m4`:
     ``tol`` (relative ρ bracket), ``max_iter`` (slack SOCPs), ``time_limit``,
     ``verbose``, ``callback(intermediate_result)``, ``x0``, ``inner`` (the
-    generic backend of the SOCPs) and ``inner_options``.
+    generic backend of the SOCPs), ``inner_options`` and ``inner_memo``.
     """
     return solve_soft_m4(program, solver="brent", method="brent", tol=tol, max_iter=max_iter,
                          time_limit=time_limit, verbose=verbose, callback=callback, x0=x0,
-                         inner=inner, inner_options=inner_options)
+                         inner=inner, inner_options=inner_options,
+                         inner_memo=inner_memo)

@@ -17,6 +17,7 @@ from ..program import Program
 from ..registry import register
 from ..solution import Solution
 from ._callback import Callback
+from ._m4_inner import InnerMemo
 from ._m4_search import solve_soft_m4
 from ._warm import m4_rho
 
@@ -39,13 +40,14 @@ def solve_envelope_newton(
     x0: float | None = None,
     inner: str = "auto",
     inner_options: Mapping[str, Any] | None = None,
+    inner_memo: InnerMemo | None = None,
 ) -> Solution:
     r"""Soft-margin M4 by the safeguarded secant on :math:`G'(\rho)`.
 
     Parameters are those of :func:`conicml.solvers._m4_search.solve_soft_m4`:
     ``tol`` (relative ρ bracket), ``max_iter`` (slack SOCPs), ``time_limit``,
-    ``verbose``, ``callback(intermediate_result)``, ``x0``, ``inner`` and
-    ``inner_options``. ``inner="auto"`` (the default) solves the fixed-ρ SOCPs by the
+    ``verbose``, ``callback(intermediate_result)``, ``x0``, ``inner``, ``inner_options``
+    and ``inner_memo``. ``inner="auto"`` (the default) solves the fixed-ρ SOCPs by the
     structured interior-point method ``m4-ipm`` (:mod:`conicml.solvers._m4_ipm`) and
     the MPM bound by ``ils-newton``; ``"clarabel"``, ``"ecos"``, ``"scs"`` use that
     generic backend.
@@ -81,8 +83,10 @@ def solve_envelope_newton(
     the program's recomputed certificate of the inner SOCP at :math:`\rho^*`.
 
     **Warm-start:** ``x0`` is the first interior point (default: the secant root between the
-    domain ends).
+    domain ends); ``inner_memo`` (``extras["inner_memo"]`` of a search at another C on the
+    same factors) holds the fixed-ρ solutions already computed, which do not depend on C.
     """
     return solve_soft_m4(program, solver="envelope-newton", method="envelope-newton",
                          tol=tol, max_iter=max_iter, time_limit=time_limit, verbose=verbose,
-                         callback=callback, x0=x0, inner=inner, inner_options=inner_options)
+                         callback=callback, x0=x0, inner=inner, inner_options=inner_options,
+                         inner_memo=inner_memo)

@@ -25,6 +25,7 @@ from ..solution import Residuals, Solution, Status
 from ._callback import Callback
 from ._driver import Driver, Reason, message_table, status_table
 from ._line_search import StopSearch, line_search
+from ._m4_inner import InnerMemo
 from ._m4_search import solve_soft_m4
 from ._options import check_scalar
 from ._warm import m4_rho
@@ -149,6 +150,7 @@ def solve_quadratic_interpolation(
     max_failures: int = 3,
     gap_tol: float = 1e-6,
     max_certify: int = 200,
+    inner_memo: InnerMemo | None = None,
 ) -> Solution:
     r"""MEMPM by sequential BMPM with the quadratic-interpolation line search over β.
 
@@ -190,6 +192,9 @@ def solve_quadratic_interpolation(
         Extra BMPM solves the certificate may spend refining the bound (at the
         β where it is largest, so they also find a better maximum when the local
         search stopped at a local one).
+    inner_memo : InnerMemo, optional
+        Soft M4 only: the fixed-ρ solutions of a search at another C on the same factors
+        (:func:`conicml.solvers._m4_search.solve_soft_m4`).
 
     Returns
     -------
@@ -245,7 +250,11 @@ def solve_quadratic_interpolation(
         return solve_soft_m4(
             program, solver="quadratic-interpolation", method="quadratic-interpolation",
             tol=tol, max_iter=max_iter, time_limit=time_limit, verbose=verbose,
-            callback=callback, x0=x0, inner=inner, inner_options=inner_options)
+            callback=callback, x0=x0, inner=inner, inner_options=inner_options,
+            inner_memo=inner_memo)
+    if inner_memo is not None:
+        raise OptionError("quadratic-interpolation: inner_memo is an option of the soft-margin "
+                          "M4 search (kind 'sequential.m4') only")
 
     data = program.data
     mempm = data["mempm"]

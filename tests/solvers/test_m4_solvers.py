@@ -302,3 +302,56 @@ def _stop_after(n):
         if result.iteration >= n:
             raise StopIteration
     return callback
+
+
+# ---- the memo of fixed-rho solutions along C ---------------------------------------------
+
+@pytest.mark.parametrize("solver", ["envelope-newton", "quadratic-interpolation"])
+def test_a_path_over_C_reads_the_fixed_rho_solutions_of_earlier_searches(solver):
+    # h(rho) and kappa*_MPM do not depend on C (seed 004 eqs. 4.16-4.18): along a path on
+    # one set of factors (with_cost) the later searches read the rho already solved, and
+    # every value is the cold search's to the solver's certificate tolerance
+    X, y = cm.datasets.twonorm(150, dim=4, random_state=2)
+    first = m4.m4(X, y, C=0.01)
+    Cs = [0.01, 0.1, 1.0, 10.0]
+    warm = cm.solve_path(lambda C: m4.with_cost(first, C), Cs, solver)
+    cold = [cm.solve(m4.with_cost(first, C), solver) for C in Cs]
+    tol = cm.registry.get(solver).certify_tol
+    for w, c in zip(warm, cold):
+        assert w.status is c.status is cm.Status.OPTIMAL
+        assert w.objective == pytest.approx(c.objective, rel=tol, abs=tol)
+    assert warm[0].extras["inner_reused"] == 0
+    assert all(s.extras["inner_reused"] >= 1 for s in warm[1:])  # kappa*_MPM at least
+    assert sum(s.extras["inner_solves"] for s in warm) < \
+        sum(s.extras["inner_solves"] for s in cold)
+    memo = warm[-1].extras["inner_memo"]
+    assert memo is warm[0].extras["inner_memo"]  # one memo along the path
+    rho = float(warm[2].values["rho"])  # a value solved at C = 1: the same solution object
+    assert memo.solutions[rho].values["w"] is not None
+
+
+def test_a_memo_is_read_only_by_a_program_with_its_factors():
+    import pickle
+
+    from conicml.solvers._m4_inner import InnerMemo
+
+    X, y = cm.datasets.twonorm(120, dim=3, random_state=4)
+    prog = m4.m4(X, y, C=0.1)
+    memo = cm.solve(prog, "envelope-newton").extras["inner_memo"]
+    assert isinstance(memo, InnerMemo) and memo.solutions
+    again = cm.solve(m4.with_cost(prog, 1.0), "envelope-newton", inner_memo=memo)
+    assert again.extras["inner_reused"] >= 1 and again.extras["inner_memo"] is memo
+    # the same data built again (other arrays), another inner backend, a pickled memo:
+    # not read (a fresh memo), and the answer is the cold one
+    other = m4.m4(X, y, C=1.0)
+    for options, used in (({}, memo), ({"inner": "clarabel"}, memo),
+                          ({}, pickle.loads(pickle.dumps(memo)))):
+        sol = cm.solve(other, "envelope-newton", inner_memo=used, **options)
+        assert sol.extras["inner_reused"] == 0 and sol.extras["inner_memo"] is not used
+        assert sol.objective == pytest.approx(again.objective, rel=obj_rtol("envelope-newton"))
+    with pytest.raises(OptionError, match="inner_memo"):
+        cm.solve(prog, "envelope-newton", inner_memo={})
+    from conicml.formulations import minimax
+
+    with pytest.raises(OptionError, match="inner_memo"):  # MEMPM's search has no memo
+        cm.solve(minimax.mempm(X, y), "quadratic-interpolation", inner_memo=memo)
