@@ -460,7 +460,7 @@ def _first_order(obj: FeatureScalingObjective, g: np.ndarray, free: np.ndarray) 
 def second_order(obj: FeatureScalingObjective, beta: np.ndarray, b: float, z: np.ndarray,
                  *, skip_above: float | None = None
                  ) -> tuple[float, np.ndarray, np.ndarray | None, np.ndarray]:
-    """``(Omega, gradient, eigenvalues of the projected Hessian, free mask)`` at a point.
+    r"""``(Omega, gradient, eigenvalues of the projected Hessian, free mask)`` at a point.
 
     The free variables are :math:`\beta`, :math:`b` and the :math:`z_l` of
     :func:`support_mask`. The eigenvalues cost :math:`O((n + d)^3)`: when the Hessian's

@@ -478,7 +478,7 @@ class KernelScatter:
 
     # the inner product of the coordinates (Euclidean here; see GramScatter)
     def inner(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-        """Column-wise inner products :math:`a_j^\top b_j`."""
+        r"""Column-wise inner products :math:`a_j^\top b_j`."""
         return _euclid(A, B)
 
     def dot(self, a: np.ndarray, b: np.ndarray) -> float:

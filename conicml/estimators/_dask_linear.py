@@ -275,10 +275,10 @@ def _certificate_terms(X: np.ndarray, y: np.ndarray, c_pos: float, c_neg: float,
                        ) -> dict[str, np.ndarray]:
     r"""The block's sums for the certificate of the point ``(w, alpha)``, chunk by chunk.
 
-    :math:`lpha_i = c_i\,\mathrm{frac}_i` (in float64). Per candidate bias the hinge sum
+    :math:`\alpha_i = c_i\,\mathrm{frac}_i` (in float64). Per candidate bias the hinge sum
     :math:`\sum_i c_i[1 - y_i(f_i + b)]_+`; the KKT bias terms of the free multipliers;
     per candidate dual point and class the mass :math:`\sum_i a_i` and :math:`\sum_i a_ix_i`:
-    candidate 0 is :math:`lpha` itself, candidates 1.. put the multipliers of the rows off
+    candidate 0 is :math:`\alpha` itself, candidates 1.. put the multipliers of the rows off
     the margin band of each width in :data:`_DELTAS` at their bounds. The client makes
     each candidate feasible from these class sums (:func:`feasible_dual`).
     """

@@ -566,7 +566,7 @@ class SVMClassifierCV(_PathCV):
                              solver=self._solver(), solver_options=self._solver_options())
 
     def _solver(self) -> str:
-        """The solver ``"auto"`` stands for (class docstring), else ``solver``.
+        r"""The solver ``"auto"`` stands for (class docstring), else ``solver``.
 
         The linear kernel's dual has the rank-d matrix :math:`Q = ZZ^\top`: SMO's updates
         grow with C on overlapping classes (twonorm, 4 000 rows, 20 features, C = 1000:

@@ -126,6 +126,15 @@ def test_the_history_patterns_leave_ordinary_text_alone(text):
     assert not any(pattern.search(text) for pattern in HISTORY.values())
 
 
+def test_no_docstring_holds_a_swallowed_backslash():
+    # "\\top", "\\beta", "\\alpha" in a docstring that is not raw become a tab, a backspace,
+    # a bell (and the rendered math loses its command): math docstrings are r-strings
+    control = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]|\t")
+    found = [f"{_rel(path)}:{line}" for path in SOURCES
+             for line, text in _comments_and_docstrings(path) if control.search(text)]
+    assert not found, f"control characters (a backslash escape in a non-raw string): {found}"
+
+
 def test_module_docstrings_are_short():
     long = {}
     for path in SOURCES:
