@@ -89,10 +89,10 @@ def _soc_step(u: np.ndarray, du: np.ndarray) -> float:
 
 
 def _lp_step(u: np.ndarray, du: np.ndarray) -> float:
-    neg = du < 0
-    if not np.any(neg):
-        return math.inf
-    return float(np.min(-u[neg] / du[neg]))
+    r"""Largest :math:`\alpha` with :math:`u + \alpha\,du \ge 0` (``u > 0``; ``inf`` if any):
+    :math:`-1/\min_k(du_k/u_k)` when that minimum is negative."""
+    t = float(np.min(du / u))
+    return -1.0 / t if t < 0 else math.inf
 
 
 class _SocScaling:
@@ -115,6 +115,7 @@ class _SocScaling:
         self.eta = math.sqrt(ns / nz)
         self.v = v.copy()
         self.v[1:] *= -1.0  # J v
+        self.vv = float(v @ v)  # |v|^2 = |Jv|^2
 
     def apply(self, u: np.ndarray) -> np.ndarray:
         """:math:`W u = \\eta(2v(v^\\top u) - Ju)`."""
@@ -129,6 +130,19 @@ class _SocScaling:
         out[0] -= u[0]
         out[1:] += u[1:]
         return out / self.eta
+
+    def apply2(self, u: np.ndarray) -> np.ndarray:
+        """:math:`W^2u = \\eta^2(u + 4|v|^2(v^\\top u)v - 2(Jv^\\top u)v - 2(v^\\top u)Jv)`
+        (:math:`(2vv^\\top - J)^2` expanded, :math:`J^2 = I`)."""
+        w, a = self.w, self.v
+        wu, au = float(w @ u), float(a @ u)
+        return (self.eta ** 2) * (u + (4.0 * self.vv * wu - 2.0 * au) * w - 2.0 * wu * a)
+
+    def apply_inv2(self, u: np.ndarray) -> np.ndarray:
+        """:math:`W^{-2}u`, the same expansion with :math:`Jv` for :math:`v`."""
+        w, a = self.w, self.v
+        wu, au = float(w @ u), float(a @ u)
+        return (u + (4.0 * self.vv * au - 2.0 * wu) * a - 2.0 * au * w) / (self.eta ** 2)
 
 
 class _KernelCones:
@@ -359,6 +373,14 @@ class SlackIPM:
         self.qp, self.qn = self.Rp.shape[0], self.Rn.shape[0]
         self._warm: dict[float, tuple] = {}  # rho -> saved central iterate (x, y, s, z)
         self._buffers: tuple[np.ndarray, np.ndarray] | None = None  # of _factor
+        # the margin row of point k is y_k (a_k' (w, b, -rho s_+, rho s_-)) with
+        # a_k = (z_k, 1, [k in +], [k in -]) (y_k [k in c] = +-[k in c]): one product with
+        # the stacked A = [Z 1 1_+ 1_-] gives every margin row, its adjoint every sum of a
+        # step (Z'v, 1'v and the two class sums) at once
+        self.neg = ~self.pos
+        self._classes = np.column_stack([np.ones(self.m), self.pos, self.neg]).astype(float)
+        self._A = None if self.Z is None else np.ascontiguousarray(
+            np.column_stack([self.Z, self._classes]))
 
     def _Zw(self, w: np.ndarray) -> np.ndarray:
         return w if self.Z is None else self.Z @ w
@@ -366,33 +388,59 @@ class SlackIPM:
     def _ZT(self, v: np.ndarray) -> np.ndarray:
         return v if self.Z is None else self.Z.T @ v
 
+    def _A_of(self, w: np.ndarray, c: np.ndarray) -> np.ndarray:
+        r""":math:`A(w, c) = Zw + [1\ 1_+\ 1_-]\,c` for :math:`c` of length 3."""
+        if self._A is None:
+            return w + self._classes @ c
+        return self._A @ np.concatenate([w, c])
+
+    def _AT(self, v: np.ndarray) -> np.ndarray:
+        r""":math:`A^\top v = (Z^\top v, 1^\top v, 1_+^\top v, 1_-^\top v)`."""
+        if self._A is None:
+            out = np.empty(self.p + 3)
+            out[:self.p] = v
+            out[self.p:] = v @ self._classes
+            return out
+        return v @ self._A
+
+    def _margins(self, w, b, sp, sn, rho) -> np.ndarray:
+        r""":math:`y_k(z_k^\top w + b) - \rho s_{y_k}` for every kept point."""
+        return self.y * self._A_of(w, np.array([b, -rho * sp, rho * sn]))
+
     # -- the operator G (inequalities G x + s = h, s in K) and its adjoint -------------------
     # x = (w, b, sp, sn, xi, xim); s = (margin m, xi >= 0 m, [global, xim >= 0], soc+, soc-)
-    def _G(self, w, b, sp, sn, xi, xim, rho):
-        sig = np.where(self.pos, sp, sn)
-        marg = -(self.y * (self._Zw(w) + b) - rho * sig + xi)
-        lp = [marg, -xi]
+    def _G(self, w, b, sp, sn, xi, xim, rho, margins=None):
+        m = self.m
+        lp = np.empty(2 * m + (2 if self.reduced else 0))
+        if margins is None:
+            margins = self._margins(w, b, sp, sn, rho)
+        np.add(margins, xi, out=lp[:m])
+        np.negative(lp[:m], out=lp[:m])
+        np.negative(xi, out=lp[m:2 * m])
         if self.reduced:
-            lp += [np.array([rho * (sp + sn) - xim]), np.array([-xim])]
+            lp[2 * m] = rho * (sp + sn) - xim
+            lp[2 * m + 1] = -xim
         if self._cones is not None:
             rp, rn = self._cones.apply(w)
         else:
             rp, rn = self.Rp @ w, self.Rn @ w
         socp = -np.concatenate([[sp], rp])
         socn = -np.concatenate([[sn], rn])
-        return np.concatenate(lp), socp, socn
+        return lp, socp, socn
 
-    def _GT(self, zl, zp, zn, rho):
-        m = self.m
+    def _GT(self, zl, zp, zn, rho, extra=None):
+        r""":math:`G^\top z`; with ``extra`` (length m), the adjoint of the margin rows at
+        ``zl[:m] + extra`` instead (the eliminated slacks' share, :meth:`_solve_once`)."""
+        m, p = self.m, self.p
         zm, zx = zl[:m], zl[m:2 * m]
-        yz = self.y * zm
+        t = self._AT(self.y * (zm if extra is None else zm + extra))
         if self._cones is not None:
-            gw = -self._ZT(yz) - self._cones.adjoint(zp[1:], zn[1:])
+            gw = -t[:p] - self._cones.adjoint(zp[1:], zn[1:])
         else:
-            gw = -self._ZT(yz) - self.Rp.T @ zp[1:] - self.Rn.T @ zn[1:]
-        gb = -float(np.sum(yz))
-        gsp = rho * float(np.sum(zm[self.pos])) - zp[0]
-        gsn = rho * float(np.sum(zm[~self.pos])) - zn[0]
+            gw = -t[:p] - self.Rp.T @ zp[1:] - self.Rn.T @ zn[1:]
+        gb = -float(t[p])
+        gsp = rho * float(t[p + 1]) - zp[0]  # y = 1 on the positive class
+        gsn = -rho * float(t[p + 2]) - zn[0]  # y = -1 on the negative class
         gxi = -zm - zx
         gxim = 0.0
         if self.reduced:
@@ -413,7 +461,8 @@ class SlackIPM:
         """Factor the reduced normal matrix for LP weights ``dl`` (= z/s) and cone scalings."""
         m, p = self.m, self.p
         Dm, Dx = dl[:m], dl[m:2 * m]
-        Deff = Dm * Dx / (Dm + Dx)  # the slack xi eliminated
+        Dsum = Dm + Dx
+        Deff = Dm * Dx / Dsum  # the slack xi eliminated
         n_u = p + 3
         # only the upper triangle is assembled: the Cholesky factorisation reads no other.
         # Into buffers kept from step to step (the last factor is not needed once the next
@@ -421,27 +470,29 @@ class SlackIPM:
         if self._buffers is None or self._buffers[0].shape != (n_u, n_u):
             self._buffers = (np.empty((n_u, n_u)), np.empty((p, p)))
         H, tmp = self._buffers
-        H[p:, :] = 0.0
-        H[:, p:] = 0.0
         Hw = H[:p, :p]
         e2p, e2n = 1.0 / scp.eta ** 2, 1.0 / scn.eta ** 2
         np.multiply(self.Sp, e2p, out=Hw)
         np.multiply(self.Sn, e2n, out=tmp)
         Hw += tmp
-        if self.Z is None:  # f-coordinates: the margin rows are diagonal
+        # the margin rows: sum_k Deff_k g_k g_k' with g_k = y_k S a_k (the rows of A, and
+        # S = diag(1, .., 1, 1, -rho, rho) on (w, b, s_+, s_-)), so S (A' Deff A) S
+        scale = np.array([1.0, -rho, rho])
+        if self._A is None:  # f-coordinates: Z = I, the margin rows are diagonal
             Hw[np.diag_indices(p)] += Deff
+            DC = self._classes * Deff[:, None]
+            H[:p, p:] = DC * scale
+            H[p:, p:] = (self._classes.T @ DC) * np.outer(scale, scale)
         else:
-            Zs = self.Z * np.sqrt(Deff)[:, None]
-            Hw += Zs.T @ Zs
-        yD = self.y * Deff
-        H[:p, p] = self._ZT(Deff)  # y_k^2 = 1
-        H[p, p] = float(np.sum(Deff))
-        # sp / sn columns: rows of class c give u_k = (-y z, -y, rho e_c)
-        for j, mask in ((p + 1, self.pos), (p + 2, ~self.pos)):
-            H[:p, j] = -rho * self._ZT(np.where(mask, yD, 0.0))
-            H[p, j] = -rho * float(np.sum(yD[mask]))
-        H[p + 1, p + 1] = rho ** 2 * float(np.sum(Deff[self.pos])) + e2p
-        H[p + 2, p + 2] = rho ** 2 * float(np.sum(Deff[~self.pos])) + e2n
+            As = self._A * np.sqrt(Deff)[:, None]
+            K = As.T @ As
+            sv = np.concatenate([np.ones(p), scale])
+            K *= np.outer(sv, sv)
+            Hw += K[:p, :p]
+            H[:p, p:] = K[:p, p:]
+            H[p:, p:] = K[p:, p:]
+        H[p + 1, p + 1] += e2p
+        H[p + 2, p + 2] += e2n
         self._Dg = 0.0
         if self.reduced:
             Dg, Dgx = dl[2 * m], dl[2 * m + 1]
@@ -469,7 +520,7 @@ class SlackIPM:
         # the upper triangle of H is the lower one of H^T, a Fortran-ordered view: LAPACK
         # factors it in place (no copy of the order-n matrix)
         self._H = cho_factor(H.T, lower=True, overwrite_a=True, check_finite=False)
-        self._Deff, self._Dm, self._Dx = Deff, Dm, Dx
+        self._Deff, self._Dm, self._Dx, self._Dsum = Deff, Dm, Dx, Dsum
         a = np.zeros(n_u)
         a[:p] = self.d
         self._Ha = cho_solve(self._H, a, check_finite=False)
@@ -490,8 +541,8 @@ class SlackIPM:
             r2 = by - float(self.d @ dx[0])
             Gl, Gp, Gn = self._G(*dx, rho)
             dzl, dzp, dzn = dz[:nl], dz[nl:nl + 1 + self.qp], dz[nl + 1 + self.qp:]
-            r3 = bz - np.concatenate([Gl - dzl / dl, Gp - scp.apply(scp.apply(dzp)),
-                                      Gn - scn.apply(scn.apply(dzn))])
+            r3 = bz - np.concatenate([Gl - dzl / dl, Gp - scp.apply2(dzp),
+                                      Gn - scn.apply2(dzn)])
             ex, ey, ez = self._solve_once(tuple(r1), r2, r3, dl, scp, scn, rho)
             dx = tuple(xi + ei for xi, ei in zip(dx, ex, strict=True))
             dy, dz = dy + ey, dz + ez
@@ -501,24 +552,23 @@ class SlackIPM:
         m, p = self.m, self.p
         nl = dl.size
         bl, bp, bn = bz[:nl], bz[nl:nl + 1 + self.qp], bz[nl + 1 + self.qp:]
-        # r = bx + G' W^-2 bz
-        zl = dl * bl
-        zp = scp.apply_inv(scp.apply_inv(bp))
-        zn = scn.apply_inv(scn.apply_inv(bn))
-        gw, gb, gsp, gsn, gxi, gxim = self._GT(zl, zp, zn, rho)
         bw, bb, bsp, bsn, bxi, bxim = bx
-        rw, rb, rsp, rsn = bw + gw, bb + gb, bsp + gsp, bsn + gsn
-        rxi = bxi + gxi
-        rxim = bxim + gxim
-        # eliminate xi: H_xixi = Dm + Dx (diag); coupling H_xi,u = Dm * (y z, y, -rho e_c)
-        Dm, Dx = self._Dm, self._Dx
-        t = rxi / (Dm + Dx)
-        tD = Dm * t
+        # r = bx + G' W^-2 bz, with xi eliminated: H_xixi = Dm + Dx (diagonal), coupled to
+        # the margin rows by Dm, so t = r_xi / (Dm + Dx) enters r_u through the margin rows'
+        # adjoint at Dm t, taken in the same product as G' (_GT's extra)
+        zl = dl * bl
+        zp = scp.apply_inv2(bp)
+        zn = scn.apply_inv2(bn)
+        Dm = self._Dm
+        rxi = bxi - zl[:m] - zl[m:2 * m]
+        t = rxi / self._Dsum
+        gw, gb, gsp, gsn, _, gxim = self._GT(zl, zp, zn, rho, extra=Dm * t)
         ru = np.empty(p + 3)
-        ru[:p] = rw - self._ZT(self.y * tD)
-        ru[p] = rb - float(np.sum(self.y * tD))
-        ru[p + 1] = rsp + rho * float(np.sum(tD[self.pos]))
-        ru[p + 2] = rsn + rho * float(np.sum(tD[~self.pos]))
+        ru[:p] = bw + gw
+        ru[p] = bb + gb
+        ru[p + 1] = bsp + gsp
+        ru[p + 2] = bsn + gsn
+        rxim = bxim + gxim
         if self.reduced:
             Dg, Dgx = dl[2 * m], dl[2 * m + 1]
             tg = rxim / (Dg + Dgx)
@@ -529,19 +579,18 @@ class SlackIPM:
         dy = (float(self.d @ Hr[:p]) - by) / self._aHa
         du = Hr - self._Ha * dy
         dw, db, dsp, dsn = du[:p], du[p], du[p + 1], du[p + 2]
-        sig = np.where(self.pos, dsp, dsn)
         # back out xi: (Dm + Dx) dxi = rxi + Dm g_k'du, g_k'du = -(y(z'dw + db) - rho sig)
-        mrow = self.y * (self._Zw(dw) + db) - rho * sig
-        dxi = (rxi - Dm * mrow) / (Dm + Dx)
+        mrow = self._margins(dw, db, dsp, dsn, rho)
+        dxi = (rxi - Dm * mrow) / self._Dsum
         dxim = 0.0
         if self.reduced:
             Dg, Dgx = dl[2 * m], dl[2 * m + 1]
             dxim = (rxim + Dg * rho * (dsp + dsn)) / (Dg + Dgx)
         dx = (dw, db, dsp, dsn, dxi, dxim)
-        Gl, Gp, Gn = self._G(*dx, rho)
+        Gl, Gp, Gn = self._G(*dx, rho, margins=mrow)
         dzl = dl * (Gl - bl)
-        dzp = scp.apply_inv(scp.apply_inv(Gp - bp))
-        dzn = scn.apply_inv(scn.apply_inv(Gn - bn))
+        dzp = scp.apply_inv2(Gp - bp)
+        dzn = scn.apply_inv2(Gn - bn)
         return dx, dy, np.concatenate([dzl, dzp, dzn])
 
     # -- the iteration -----------------------------------------------------------------------
