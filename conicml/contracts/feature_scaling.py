@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .._utils.gaussian_exp import exp_nonpositive
 from .._utils.threads import one_blas_thread
 from .._utils.validation import check_positive, check_X_y
 from ..exceptions import ProgramError
@@ -77,8 +78,7 @@ def fs_kernel(A: np.ndarray, B: np.ndarray, z: np.ndarray,
     left = np.hstack([2.0 * Az, -(Az**2).sum(1)[:, None], -np.ones((Az.shape[0], 1))])
     right = np.hstack([Bz, np.ones((Bz.shape[0], 1)), (Bz**2).sum(1)[:, None]])
     out = np.matmul(left, right.T, out=out)
-    np.minimum(out, 0.0, out=out)
-    return np.exp(out, out=out)
+    return exp_nonpositive(out)  # exp(min(., 0)): the expansion's rounding clipped
 
 
 class FeatureScalingObjective:
