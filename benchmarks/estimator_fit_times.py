@@ -80,6 +80,17 @@ are earlier runs, each under its own header, kept as they were recorded.
   `RankRCClassifierCV` fits 5 000 rows in 6.6 s (9.0 s CPU) against 11.9 s for LIBSVM's
   `GridSearchCV(SVC)` on the same task, data, folds and grid (0.55x), `RankRCClassifier` in
   0.45 s and `RankSVMClassifier` in 8.3 s.
+* Section `s18-m4-memo-fs-exp` (2026-11-29 00:53-00:55 UTC, load 1.0-1.1, probe 30.3 M
+  loop iterations/s, 78 GFLOP/s, no AVX-512), after two changes: `M4ClassifierCV` 7.63 s at
+  5 000 rows (within the target) and 5.3 s at 1 000, as each fold's soft-M4 searches now
+  read the fixed-rho slack SOCPs already solved at a smaller C (they do not depend on C:
+  ~236 -> ~146 `m4-ipm` runs, the domain ends once a fold) and an `m4-ipm` step takes all
+  its margin sums in one product (5.5 -> 3.5 ms a step at 4 000 x 20); `FeatureScalingSVC`
+  17.2 s (still over), as the feature-scaled kernel's exponential is now a vectorised
+  compiled loop (0.24 -> 0.055 s for 5 000 x 5 000 without AVX-512; its 150 kernel blocks
+  12-13.6 -> 6.2 s). What is left of its time is O(n^2 d^2) at BLAS speed: the z-Hessian's
+  two products of the kernel block with 251 and 21 data columns (4.0 s over 106 Hessians)
+  and the blocks' matrix products (3.5 s), plus the SVM blocks (~6 s with their kernels).
 * `KFDAClassifier` 5.7 s at 5 000 rows (the W_mu and class-mean changes of the Fig 4.4
   record), TIMEOUT at 20 000 (an N^3 product and Cholesky: ~64x the 5 000-row solve).
 * At 20 000 rows over 30 s CPU (or not run after a timeout at 5 000): the three CV
