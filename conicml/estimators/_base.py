@@ -58,14 +58,10 @@ def ridge_keywords(ridge: float | None, kernel: str) -> dict[str, float]:
     :math:`\Sigma_c + r\,\mathrm{diag}(v)`, :math:`r` = :data:`DEFAULT_RELATIVE_RIDGE`,
     :math:`v_j` the variance of feature :math:`j` (the thesis's "add a small positive
     amount to the diagonal", in each feature's own units, so that the model stays
-    invariant to feature scaling), and for a kernel the mandatory :math:`
-ho K` of
-    Theorem 9 / Corollary 16 with :math:`
-ho` = :data:`DEFAULT_KERNEL_RIDGE` (on a Gram
-    matrix of unit scale). A number is the absolute :math:`
-ho I` (linear) or
-    :math:`
-ho K` (kernel), as given.
+    invariant to feature scaling), and for a kernel the mandatory :math:`\rho K` of
+    Theorem 9 / Corollary 16 with :math:`\rho` = :data:`DEFAULT_KERNEL_RIDGE` (on a Gram
+    matrix of unit scale). A number is the absolute :math:`\rho I` (linear) or
+    :math:`\rho K` (kernel), as given.
     """
     if ridge is not None:
         return {"ridge": float(ridge)}
