@@ -189,8 +189,7 @@ def maximize_with_slope(
             state["mode"] = "secant" if abs(gx) <= 0.6 * abs(same) else "tangent"
             # a slope a tenth of the last one: converging fast (from one side), no bisection
             state["fast"] = abs(gx) <= 0.1 * abs(last[1])
-            if state.get("kind") == "probe" and (gx > 0) == (x > last[0]):
-                state["failed_probe"] = True  # the probe did not collapse the bracket
+            probe = state.get("kind") == "probe"
             widths = [widths[1], c - a]
             prev, last = last, (x, gx)
             # slopes and values disagree (noisy multipliers near a kink of f): a point
@@ -207,6 +206,11 @@ def maximize_with_slope(
             else:  # a stationary point of f: a local maximum inside the bracket
                 a = c = x
             bracket[:] = [a, c]
+            if probe and c - a > tol:
+                # the probe did not collapse the bracket (noisy slopes, or a slope the
+                # values overruled): a probe tol/2 further would move an end by tol/2
+                # only, so bisect next
+                state["failed_probe"] = True
             x = math.nan
         converged = True
     except _Budget:
