@@ -377,16 +377,9 @@ class SlackIPM:
         # a_k = (z_k, 1, [k in +], [k in -]) (y_k [k in c] = +-[k in c]): one product with
         # the stacked A = [Z 1 1_+ 1_-] gives every margin row, its adjoint every sum of a
         # step (Z'v, 1'v and the two class sums) at once
-        self.neg = ~self.pos
-        self._classes = np.column_stack([np.ones(self.m), self.pos, self.neg]).astype(float)
+        self._classes = np.column_stack([np.ones(self.m), self.pos, ~self.pos]).astype(float)
         self._A = None if self.Z is None else np.ascontiguousarray(
             np.column_stack([self.Z, self._classes]))
-
-    def _Zw(self, w: np.ndarray) -> np.ndarray:
-        return w if self.Z is None else self.Z @ w
-
-    def _ZT(self, v: np.ndarray) -> np.ndarray:
-        return v if self.Z is None else self.Z.T @ v
 
     def _A_of(self, w: np.ndarray, c: np.ndarray) -> np.ndarray:
         r""":math:`A(w, c) = Zw + [1\ 1_+\ 1_-]\,c` for :math:`c` of length 3."""
