@@ -63,7 +63,11 @@ class InnerMemo:
         if self._shape is None:  # unpickled: no arrays to compare with
             return False
         same = all(ref() is a for ref, a in zip(self._arrays, self._factors(m4), strict=True))
-        return same and self._shape == (m4.reduction, m4.n_removed, inner, dict(options))
+        try:
+            return same and bool(
+                self._shape == (m4.reduction, m4.n_removed, inner, dict(options)))
+        except ValueError:  # options holding arrays: not compared, not read
+            return False
 
 
 class _InnerFailure(Exception):
