@@ -45,34 +45,32 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _harness import machine, run_with_limit, write_results  # noqa: E402
 
 READING = """\
-**Reading (recorded run of 2026-11-28 20:58-21:10 UTC, the command above, at commit
-6910c79, the benchmark alone on the machine: 1-min load 0.2-1.5).** The sections below
-are earlier runs, each under its own header, kept as they were recorded.
+**Reading (recorded run of 2026-11-29 02:14-02:26 UTC, the command above, at commit
+cd49a31, the benchmark alone on the machine: 1-min load 0.5-1.3; probe: Python loop 23.5 M
+iterations/s, float64 matrix product 70 GFLOP/s, no AVX-512).** The sections below are
+earlier runs, each under its own header, kept as they were recorded.
 
-* Within the target at 5 000 rows: 25 of 29. Over it: `M4ClassifierCV` (17.1 s),
-  `FeatureScalingSVC` (23.0 s), `RankRCClassifierCV` and `SVOrdinalRegressorCV` (TIMEOUT
-  > 30 s CPU; 57-60 s CPU in section `s14-after`, where LIBSVM's `GridSearchCV(SVC)` on
-  the same task, data, folds and as many grid values took 53-70 s CPU, section
-  `s14-references`).
-* The host, not the code: section `quiet-5000` (2026-11-28 02:38 UTC, load 0.5-1.4,
-  commit 9c6b8df) fitted `M4ClassifierCV` in 5.5 s and `FeatureScalingSVC` in 8.6 s. On
-  this run's host the code of 9c6b8df (a worktree) fits `M4ClassifierCV` at 5 000 rows in
-  19.2 and 19.3 s (two runs), this commit in 16.1-16.4 s; the rows common to both runs
-  take 1.3-3.1x as long here (KFDAClassifier 4.30 -> 5.69 s, SVMClassifier 0.15 -> 0.28,
-  HLSVMClassifier 0.67 -> 1.52, RFESVMSelector 1.57 -> 3.37). The load average does not see
-  the other tenants of a shared host; the headers written after this run carry a host-speed
-  probe (`host speed (probe)`: a pure-Python loop rate, a float64 matrix product rate and
-  whether the CPU has AVX-512).
-* Where the over-target time goes (cProfile on this host, 5 000 rows): `M4ClassifierCV`,
-  236 runs of `m4-ipm`'s slack interior-point method (5 folds x 10 C x ~4.7 points of the
-  rho search, plus the refit), ~29 Newton steps each, each step small dense operations of
-  order p + 3 = 23: nearly independent of n (10.4 s at 1 000 rows). `FeatureScalingSVC`: 14.5 of
-  22 s in the feature-scaled kernel (7.17) (150 evaluations of n x |cols| blocks: one
-  matrix product and an exponential each), 4.9 s in the second derivatives of the Newton
-  steps in z. This host has no AVX-512, without which NumPy's float64 `exp` runs one
-  element at a time: a full 5 000 x 5 000 kernel takes 0.35 s on one BLAS thread, 0.2-0.25 s
-  of it the exponential (~10 ns an element); whether the `quiet-5000` host had AVX-512 is
-  not recorded (the probe now says).
+* Within the target at 5 000 rows: 26 of 29. Over it: `FeatureScalingSVC` (15.6 s),
+  `RankRCClassifierCV` and `SVOrdinalRegressorCV` (TIMEOUT > 30 s CPU; 57-60 s CPU in
+  section `s14-after`, where LIBSVM's `GridSearchCV(SVC)` on the same task, data, folds and
+  as many grid values took 53-70 s CPU, section `s14-references`).
+* Against the previous recorded run (2026-11-28 20:58 UTC, commit 6910c79, load 0.2-1.5):
+  `M4ClassifierCV` 17.1 -> 7.2 s and `FeatureScalingSVC` 23.0 -> 15.6 s (the changes of
+  section `s18-m4-memo-fs-exp`, below), while rows whose code did not change took the same
+  time within noise (KFDAClassifier 5.69 -> 5.92 s, SVMClassifier 0.28 -> 0.29,
+  HLSVMClassifier 1.52 -> 1.46, RFESVMSelector 3.37 -> 3.43): the same class of host.
+* The host matters as much: section `quiet-5000` (2026-11-28 02:38 UTC, load 0.5-1.4,
+  commit 9c6b8df) fitted `M4ClassifierCV` in 5.5 s and `FeatureScalingSVC` in 8.6 s, where
+  the code of that commit took 19.2-19.3 s for `M4ClassifierCV` on the host of the run of
+  6910c79, and the rows common to both runs took 1.3-3.1x as long there. The load average
+  does not see the other tenants of a shared host; the headers carry a host-speed probe
+  since (`host speed (probe)`: a pure-Python loop rate, a float64 matrix product rate and
+  whether the CPU has AVX-512, without which NumPy's float64 `exp` runs one element at a
+  time).
+* Where `FeatureScalingSVC`'s time goes (cProfile, 5 000 rows): O(n^2 d^2) work at BLAS
+  speed, the z-Hessian's two products of a kernel block with 251 and 21 data columns
+  (~4 s over ~106 Hessians) and the blocks' kernel products (~3.5 s), the kernel's
+  exponentials (~2.6 s, vectorised) and the SVM blocks (~6 s with their kernels).
 * Sections `s17-probe` and `s17-positives` (2026-11-28 22:46-22:49 UTC, load 0.9-1.3, with
   the probe): `M4ClassifierCV` 20.3 s, `FeatureScalingSVC` 28.6 s, `KFDAClassifier` 4.6 s at
   5 000 rows. RankRC's basis is the rare class, so twonorm's even classes are its largest
@@ -91,15 +89,15 @@ are earlier runs, each under its own header, kept as they were recorded.
   12-13.6 -> 6.2 s). What is left of its time is O(n^2 d^2) at BLAS speed: the z-Hessian's
   two products of the kernel block with 251 and 21 data columns (4.0 s over 106 Hessians)
   and the blocks' matrix products (3.5 s), plus the SVM blocks (~6 s with their kernels).
-* `KFDAClassifier` 5.7 s at 5 000 rows (the W_mu and class-mean changes of the Fig 4.4
+* `KFDAClassifier` 5.9 s at 5 000 rows (the W_mu and class-mean changes of the Fig 4.4
   record), TIMEOUT at 20 000 (an N^3 product and Cholesky: ~64x the 5 000-row solve).
-* At 20 000 rows over 30 s CPU (or not run after a timeout at 5 000): the three CV
+* At 20 000 rows over 30 s CPU (or not run after a timeout at 5 000): the two CV
   searches above, FeatureScalingSVC, KFDAClassifier, SVOrdinalRegressor, RankRCClassifier,
   RankRCRanker, RankSVMClassifier (kernel learners on a 20 000-row Gram matrix or its
-  factors); the others take 0.02-20.2 s (SVMClassifierCV 20.2, ClusterSOCPClassifier 14.4,
-  RFESVMSelector 13.0, ReliefFSelector 7.9, LSVRRegressor 7.7).
+  factors); the others take 0.02-22.0 s (SVMClassifierCV 22.0, ClusterSOCPClassifier 15.5,
+  M4ClassifierCV 14.8, RFESVMSelector 13.2, LSVRRegressor 8.1, ReliefFSelector 6.9).
 * The first size of an estimator pays numba's one-time compilation in a fresh checkout:
-  HLSVMClassifier takes 3.4 s at 1 000 rows here (a worktree made for the run) and 1.5 s
+  HLSVMClassifier takes 3.3 s at 1 000 rows here (a worktree made for the run) and 1.5 s
   at 5 000; in a checkout whose numba cache is warm its first fit at 1 000 rows takes
   0.6 s, a second fit in the same process 0.06 s.
 
