@@ -513,7 +513,7 @@ class SlackIPM:
         # the upper triangle of H is the lower one of H^T, a Fortran-ordered view: LAPACK
         # factors it in place (no copy of the order-n matrix)
         self._H = cho_factor(H.T, lower=True, overwrite_a=True, check_finite=False)
-        self._Deff, self._Dm, self._Dx, self._Dsum = Deff, Dm, Dx, Dsum
+        self._Dm, self._Dsum = Dm, Dsum  # what _solve_once reads of the slacks' weights
         a = np.zeros(n_u)
         a[:p] = self.d
         self._Ha = cho_solve(self._H, a, check_finite=False)
