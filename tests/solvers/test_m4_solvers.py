@@ -319,6 +319,8 @@ def test_a_path_over_C_reads_the_fixed_rho_solutions_of_earlier_searches(solver)
     tol = cm.registry.get(solver).certify_tol
     for w, c in zip(warm, cold):
         assert w.status is c.status is cm.Status.OPTIMAL
+        # OPTIMAL by conicml's recomputed certificate of the returned point, memo or not
+        assert w.residuals.source == "recomputed" and w.residuals.max() <= tol
         assert w.objective == pytest.approx(c.objective, rel=tol, abs=tol)
     assert warm[0].extras["inner_reused"] == 0
     assert all(s.extras["inner_reused"] >= 1 for s in warm[1:])  # kappa*_MPM at least
