@@ -9,18 +9,23 @@ cores. :func:`single_blas_thread` limits BLAS to one thread for such a block (be
 :func:`one_blas_thread` always does. Both use the process's one cached controller
 (:func:`blas_controller`), shared by every single-thread block of the package (smo, the
 SVM certificate, the kernel feature maps, ils-newton, the ellipsoid solvers).
+:func:`for_row_blocks` spreads row blocks of large products over threads of its own (each
+block one BLAS call on one thread: the same numbers as one call on the whole matrix).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from typing import Any
 
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["blas_controller", "one_blas_thread", "one_thread", "single_blas_thread"]
+__all__ = ["blas_controller", "blas_thread_count", "for_row_blocks", "one_blas_thread",
+           "one_thread", "single_blas_thread", "usable_cpus"]
 
 
 @cache
@@ -52,3 +57,58 @@ def single_blas_thread(order: int, min_order: int = 100) -> Iterator[None]:
         return
     with one_blas_thread():
         yield
+
+
+def blas_thread_count() -> int:
+    """The threads BLAS runs on now (1 when no BLAS library is found): what the user, a
+    ``threadpoolctl`` limit or joblib's workers (``OPENBLAS_NUM_THREADS``) allow."""
+    infos = blas_controller().select(user_api="blas").info()
+    return max((int(info["num_threads"]) for info in infos), default=1)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(len(os.sched_getaffinity(0)), 1)
+    return os.cpu_count() or 1
+
+
+_EXECUTORS: dict[tuple[int, int], ThreadPoolExecutor] = {}
+
+
+def _executor(workers: int) -> ThreadPoolExecutor:
+    # keyed by the process id: a forked child inherits the pool object but not its threads
+    key = (os.getpid(), workers)
+    if key not in _EXECUTORS:
+        _EXECUTORS[key] = ThreadPoolExecutor(workers, thread_name_prefix="conicml-rows")
+    return _EXECUTORS[key]
+
+
+def for_row_blocks(fn: Callable[[int, int], None], n_rows: int, workers: int = 1,
+                   block: int = 256) -> None:
+    """Call ``fn(start, stop)`` on the row blocks ``[start, stop)`` of ``range(n_rows)``.
+
+    With ``workers > 1`` the blocks are dealt round-robin to that many threads, the
+    calling thread one of them. ``fn`` must write disjoint rows and spend its time where
+    the GIL is released (a BLAS call, a compiled ``nogil`` loop, a large ufunc); run under
+    :func:`one_blas_thread`, each block's product is the one call a single thread would
+    make on those rows, so the result does not depend on ``workers``. An exception of a
+    block is raised after every thread has stopped."""
+    starts = range(0, n_rows, block)
+    workers = max(1, min(int(workers), len(starts)))
+
+    def lane(k: int) -> None:
+        for start in starts[k::workers]:
+            fn(start, min(start + block, n_rows))
+
+    if workers == 1:
+        lane(0)
+        return
+    futures = [_executor(workers - 1).submit(lane, k) for k in range(1, workers)]
+    try:
+        lane(0)
+    finally:
+        for future in futures:
+            future.exception()  # waits
+    for future in futures:
+        future.result()

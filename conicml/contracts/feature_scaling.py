@@ -11,16 +11,22 @@ objective, the starting scales and how to build the convex SVM block at a Gram m
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .._utils.gaussian_exp import exp_nonpositive
-from .._utils.threads import one_blas_thread
+from .._utils.threads import (
+    blas_thread_count,
+    for_row_blocks,
+    one_blas_thread,
+    usable_cpus,
+)
 from .._utils.validation import check_positive, check_X_y
 from ..exceptions import ProgramError
 
@@ -35,6 +41,10 @@ __all__ = [
     "small_blas",
     "support_mask",
 ]
+
+#: Rows of a block of the kernel matrices and of their products (:func:`for_row_blocks`):
+#: a block's product is still in cache when its exponential is taken.
+ROW_BLOCK = 256
 
 #: Largest pairwise-difference tensor (n * n * d doubles) that ``diffs`` builds (the
 #: derivatives never build it).
@@ -67,18 +77,46 @@ def smoothed_hinge(t: np.ndarray, eps: float = 0.5, order: int = 0) -> np.ndarra
 
 
 def fs_kernel(A: np.ndarray, B: np.ndarray, z: np.ndarray,
-              out: np.ndarray | None = None) -> np.ndarray:
+              out: np.ndarray | None = None, workers: int = 1) -> np.ndarray:
     r"""The feature-scaled Gaussian kernel (7.17): :math:`\exp(-\sum_l z_l^2(a_l - b_l)^2)`.
 
-    ``out``: a C-contiguous float64 array of shape (len(A), len(B)) to write it in."""
+    ``out``: a C-contiguous float64 array of shape (len(A), len(B)) to write it in.
+    ``workers``: threads for its row blocks (:func:`conicml._utils.threads.for_row_blocks`;
+    the same numbers for any count when BLAS runs on one thread)."""
     Az, Bz = A * z, B * z
     # -|a - b|^2 = 2 a'b - |a|^2 - |b|^2 as one product, [2a, -|a|^2, -1] [b, 1, |b|^2]',
     # in the output array (no n x m temporaries: fresh arrays of that size cost more in
-    # page faults than the product)
+    # page faults than the product); the exponential block by block, while the block's
+    # product is still in cache
     left = np.hstack([2.0 * Az, -(Az**2).sum(1)[:, None], -np.ones((Az.shape[0], 1))])
-    right = np.hstack([Bz, np.ones((Bz.shape[0], 1)), (Bz**2).sum(1)[:, None]])
-    out = np.matmul(left, right.T, out=out)
-    return exp_nonpositive(out)  # exp(min(., 0)): the expansion's rounding clipped
+    right = np.hstack([Bz, np.ones((Bz.shape[0], 1)), (Bz**2).sum(1)[:, None]]).T
+    if out is None:
+        out = np.empty((A.shape[0], B.shape[0]))
+
+    def rows(start: int, stop: int) -> None:
+        block = out[start:stop]
+        np.matmul(left[start:stop], right, out=block)
+        exp_nonpositive(block)  # exp(min(., 0)): the expansion's rounding clipped
+
+    for_row_blocks(rows, A.shape[0], workers, ROW_BLOCK)
+    return out
+
+
+def _matmul_rows(A: np.ndarray, B: np.ndarray, workers: int,
+                 rows: np.ndarray | None = None) -> np.ndarray:
+    """``A[rows] @ B`` (``B`` a matrix or a vector) by row blocks on ``workers`` threads,
+    each block gathered and multiplied in turn (the same numbers as one product)."""
+    if workers <= 1 and rows is None:
+        return A @ B
+    n_rows = A.shape[0] if rows is None else rows.size
+    out = np.empty((n_rows,) + B.shape[1:])
+
+    def block(start: int, stop: int) -> None:
+        part = A[start:stop] if rows is None else A[rows[start:stop]]
+        np.matmul(part, B, out=out[start:stop])
+
+    for_row_blocks(block, n_rows, workers, ROW_BLOCK)
+    return out
 
 
 class FeatureScalingObjective:
@@ -106,11 +144,15 @@ class FeatureScalingObjective:
         if self.eps > 1.0:
             raise ProgramError(f"eps must be in (0, 1], got {eps!r}")
         self.n, self.d = X.shape
+        #: Threads for the row blocks of the kernel matrices and of the derivatives'
+        #: products with them (set by :func:`small_blas` for a solve).
+        self.workers = 1
         self._Dt: np.ndarray | None = None
         self._centred: np.ndarray | None = None
         self._last_kernel: tuple[bytes, np.ndarray] | None = None
         self._last_columns: tuple[bytes, np.ndarray] | None = None
         self._last_label: tuple[bytes, Any] | None = None
+        self._last_product: tuple[bytes, np.ndarray] | None = None
 
     # -- pieces --------------------------------------------------------------------------
     @property
@@ -152,7 +194,7 @@ class FeatureScalingObjective:
                 old.setflags(write=True)
                 buf = old
             del old
-        K = fs_kernel(self._Xc, self._Xc, z, out=buf)
+        K = fs_kernel(self._Xc, self._Xc, z, out=buf, workers=self.workers)
         K.setflags(write=False)
         self._last_kernel = (key, K)
         return K
@@ -182,10 +224,23 @@ class FeatureScalingObjective:
                 old.setflags(write=True)
                 buf = old
             del old
-        Kc = fs_kernel(self._Xc, self._Xc[cols], z, out=buf)
+        Kc = fs_kernel(self._Xc, self._Xc[cols], z, out=buf, workers=self.workers)
         Kc.setflags(write=False)
         self._last_columns = (key, Kc)
         return Kc
+
+    def _product(self, z: np.ndarray, beta: np.ndarray, K: np.ndarray,
+                 cols: np.ndarray) -> np.ndarray:
+        r""":math:`K_z\beta` from the columns ``K`` of the nonzero :math:`\beta_j`, kept with
+        its ``z`` and :math:`\beta`: a trust region evaluates an accepted point twice (its
+        value, then its derivatives)."""
+        key = z.tobytes() + beta.tobytes()
+        if self._last_product is not None and self._last_product[0] == key:
+            return self._last_product[1]
+        Kb = _matmul_rows(K, beta[cols], self.workers)
+        Kb.setflags(write=False)
+        self._last_product = (key, Kb)
+        return Kb
 
     def _kernel_matvec(self, z: np.ndarray, v: np.ndarray) -> np.ndarray:
         """:math:`K_z v` from the kept :math:`K_z`, else from the columns of the nonzero
@@ -193,7 +248,7 @@ class FeatureScalingObjective:
         if self._last_kernel is not None and self._last_kernel[0] == z.tobytes():
             return self._last_kernel[1] @ v
         nz = np.flatnonzero(v)
-        return fs_kernel(self._Xc, self._Xc[nz], z) @ v[nz]
+        return fs_kernel(self._Xc, self._Xc[nz], z, workers=self.workers) @ v[nz]
 
     @property
     def _Xc(self) -> np.ndarray:
@@ -212,7 +267,7 @@ class FeatureScalingObjective:
         x_{il}^2(M\mathbf 1)_i - 2x_{il}(MX)_{il} + (MX^{\circ 2})_{il}`: three
         products with the n x n matrix, :math:`O(n^2d)`. With ``cols``, ``K`` holds only
         those columns of :math:`K_z` and ``v`` is zero outside them: :math:`O(n\,|cols|\,d)`;
-        with ``rows``, only those rows of :math:`K_z` (and of the result).
+        with ``rows``, only those rows of the result (``K`` has every row).
         """
         A = self._Xc
         d = A.shape[1]
@@ -221,7 +276,7 @@ class FeatureScalingObjective:
             A = A[rows]
         vc = (v if cols is None else v[cols])[:, None]
         # M 1, M X, M X^2 as one product of K with diag(v) [1, X, X^2]
-        P = K @ np.hstack([vc, vc * Ac, vc * (Ac * Ac)])
+        P = _matmul_rows(K, np.hstack([vc, vc * Ac, vc * (Ac * Ac)]), self.workers, rows)
         rows, MA, MA2 = P[:, :1], P[:, 1:d + 1], P[:, d + 1:]
         return -2.0 * z[None, :] * (A * A * rows - 2.0 * A * MA + MA2)
 
@@ -254,8 +309,15 @@ class FeatureScalingObjective:
         il, im = np.triu_indices(d)
         # W = diag(u) K diag(v) is never formed: its products with the column data
         # [1, X, X^2, x_l x_m] and the row data [1, X] are two products with K
-        right = ur * (KRS @ np.hstack([vc, vc * Ac, vc * Ac2, vc * (Ac[:, il] * Ac[:, im])]))
-        left = vc * (KRS.T @ np.hstack([ur, ur * Ar]))
+        H = np.empty((csel.size, 1 + 2 * d + il.size))
+        H[:, :1] = vc
+        np.multiply(vc, Ac, out=H[:, 1:d + 1])
+        np.multiply(vc, Ac2, out=H[:, d + 1:2 * d + 1])
+        pairs = H[:, 2 * d + 1:]
+        np.multiply(Ac[:, il], Ac[:, im], out=pairs)
+        pairs *= vc
+        right = ur * _matmul_rows(KRS, H, self.workers)
+        left = vc * _matmul_rows(KRS.T, np.hstack([ur, ur * Ar]), self.workers)
         r, WA, WA2, WP = (right[:, 0], right[:, 1:d + 1], right[:, d + 1:2 * d + 1],
                           right[:, 2 * d + 1:])
         c, WtA = left[:, 0], left[:, 1:]
@@ -315,7 +377,7 @@ class FeatureScalingObjective:
             # nonzero a_i): no n x n matrix
             cols = np.flatnonzero(beta)
             K = self.kernel_columns(z, cols)
-            Kb = K @ beta[cols]
+            Kb = self._product(z, beta, K, cols)
             Mk = float(beta[cols] @ Kb[cols]) if kern else 1.0
         f = Kb + b
         t = y * f / lam
@@ -335,7 +397,7 @@ class FeatureScalingObjective:
                 KB = self._kz(K, z, beta, cols)
             else:
                 KB = np.zeros((self.n, self.d))
-                KB[rows] = self._kz(K[rows], z, beta, cols, rows)
+                KB[rows] = self._kz(K, z, beta, cols, rows)
         grads = {
             "beta": ((Kb / lam**2 if kern else 0.0)
                      + (K @ a if cols is None else self._kernel_matvec(z, a)))
@@ -428,14 +490,25 @@ class FeatureScaledSVM:
     svm_dual: Callable[[np.ndarray], Any]
 
 
-def small_blas(obj: FeatureScalingObjective) -> Any:
-    """BLAS on one thread for the method's dense products, at every size: the products
-    with the n x n kernel matrix have the d features as their other dimension (memory-
-    bound), and small matrices pay the thread start-up; OpenBLAS's thread pool was
-    slower at n = 2 000 as well when other processes held the cores. ``obj`` is kept
-    for the callers' signature."""
-    del obj
-    return one_blas_thread()
+@contextlib.contextmanager
+def small_blas(obj: FeatureScalingObjective) -> Iterator[None]:
+    """BLAS on one thread for the method's dense products, at every size, and the row
+    blocks of the large ones on threads of their own.
+
+    The products with the n x n kernel matrix have the d features as their other
+    dimension (memory-bound), small matrices pay the thread start-up, and OpenBLAS's
+    pool was slower at n = 2 000 as well when other processes held the cores. The
+    kernel blocks (product and exponential) and the derivatives' products with them are
+    split by rows instead (``obj.workers``: as many threads as BLAS had outside, at most
+    the CPUs of the process), each block one single-thread BLAS call: the same numbers
+    as on one thread."""
+    workers = max(1, min(blas_thread_count(), usable_cpus()))
+    obj.workers = workers
+    try:
+        with one_blas_thread():
+            yield
+    finally:
+        obj.workers = 1
 
 
 def support_mask(z: np.ndarray, threshold: float = 0.01) -> np.ndarray:

@@ -161,7 +161,7 @@ class _Run:
         for _ in range(20):
             if np.unique(y[T]).size < 2:
                 return None
-            G = fs_block_gram(X[T], z, c)
+            G = fs_block_gram(X[T], z, c, obj.workers)
             beta_T, b, sol = self._solve_block(self.fs.svm_dual(G, y=y[T]))
             if sol.status is not Status.OPTIMAL:
                 return None
@@ -193,9 +193,9 @@ class _Run:
         return None
 
 
-def fs_block_gram(XT: np.ndarray, z: np.ndarray, c: float) -> np.ndarray:
+def fs_block_gram(XT: np.ndarray, z: np.ndarray, c: float, workers: int = 1) -> np.ndarray:
     """:math:`K_z + cI` on the rows ``XT``, column-major (what smo reads in place)."""
-    G = fs_kernel(XT, XT, z).T  # symmetric: the transpose is the column-major copy
+    G = fs_kernel(XT, XT, z, workers=workers).T  # symmetric: the transpose is the column-major copy
     diag = np.arange(XT.shape[0])
     G[diag, diag] += c
     return G

@@ -187,3 +187,37 @@ def test_certificate_skips_the_eigenvalues_only_where_the_gradient_already_fails
     assert full.residuals.gap == pytest.approx(full_below.residuals.gap, abs=1e-12)
     assert above.decode(full)["vmin"] == pytest.approx(below.decode(full_below)["vmin"],
                                                       rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("margin", ["kernel", "unit"])
+def test_row_blocks_on_threads_give_the_one_thread_evaluation(monkeypatch, margin):
+    # the kernel blocks and the derivatives' products split by rows over two threads
+    # (blocks of 7 rows here, so that both threads work): the numbers of one thread,
+    # each row block being the same single-thread BLAS call (rtol: rounding only)
+    X, y = _twonorm(61, d=5, seed=4)
+    beta, b, z, lam = _sparse_point(61, 5, seed=6)
+    monkeypatch.setattr(contract, "ROW_BLOCK", 7)
+    out = {}
+    for workers in (1, 2):
+        obj = FeatureScalingObjective(X, y, C=2.0, mu=0.3)
+        obj.workers = workers
+        out[workers] = [obj.evaluate(beta, b, z, lam, margin=margin, wrt=wrt)
+                        for wrt in (("z", "lam"), ("beta", "b", "z", "lam"))]
+        out[workers].append((obj.kernel(z), obj.kernel_columns(z * 0.9, np.arange(0, 61, 3))))
+    for one, two in zip(out[1], out[2]):
+        for a, c in zip(one, two):
+            np.testing.assert_allclose(c, a, rtol=1e-12, atol=1e-14)
+
+
+def test_solve_sets_the_row_workers_for_its_duration_only():
+    # small_blas gives the objective as many row-block threads as BLAS had (at most the
+    # CPUs of the process) for the solve, and one after it
+    from conicml._utils.threads import blas_thread_count, usable_cpus
+
+    X, y = _twonorm(30, d=4)
+    obj = FeatureScalingObjective(X, y, C=1.0, mu=0.1)
+    expected = max(1, min(blas_thread_count(), usable_cpus()))
+    with contract.small_blas(obj):
+        assert obj.workers == expected
+        assert blas_thread_count() == 1  # BLAS itself on one thread inside
+    assert obj.workers == 1
