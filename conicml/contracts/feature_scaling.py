@@ -314,7 +314,10 @@ class FeatureScalingObjective:
         np.multiply(vc, Ac, out=H[:, 1:d + 1])
         np.multiply(vc, Ac2, out=H[:, d + 1:2 * d + 1])
         pairs = H[:, 2 * d + 1:]
-        np.multiply(Ac[:, il], Ac[:, im], out=pairs)
+        start = 0
+        for k in range(d):  # the pairs (k, m >= k) in the order of triu_indices
+            np.multiply(Ac[:, k:k + 1], Ac[:, k:], out=pairs[:, start:start + d - k])
+            start += d - k
         pairs *= vc
         right = ur * _matmul_rows(KRS, H, self.workers)
         left = vc * _matmul_rows(KRS.T, np.hstack([ur, ur * Ar]), self.workers)
