@@ -250,6 +250,8 @@ def solve_soft_m4(
                             # with both ends' values and slopes known, the first interior
                             # point from their cubic (kernel programs)
                             first="hermite" if separable else "tangent",
+                            # a zero slack certifies G = rho up to that point
+                            lo_piece=True,
                             # G <= rho <= kappa: values closer than this are inner-solve
                             # noise (the slope decides): near a flat maximum the inner
                             # solves' values differ by ~1e-12 and would overrule the slopes

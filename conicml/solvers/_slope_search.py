@@ -49,6 +49,7 @@ def maximize_with_slope(
     value_tol: float = 0.0,
     lo_known: tuple[float, float] | None = None,
     first: str = "tangent",
+    lo_piece: bool = False,
 ) -> SlopeSearchResult:
     r"""Maximise ``f`` on :math:`[lo, hi]` given values and slopes.
 
@@ -77,6 +78,10 @@ def maximize_with_slope(
         The first interior point (without ``x0``): where the end tangents meet, or the
         maximiser of the cubic Hermite interpolant of both ends' values and slopes (when
         it has one inside the bracket; else the tangents).
+    lo_piece : bool, default=False
+        With ``lo_known``: a point whose slope equals ``lo_known``'s exactly lies on the
+        linear piece of ``f`` through ``lo`` (the soft M4: a certified zero slack, where
+        :math:`G(\rho) = \rho`). A bracket end on it is modelled by that piece (Notes).
     value_tol : float, default=0.0
         Accuracy of the values: a slope is overruled by the values (below) only when they
         contradict it by more than this. Near a flat maximum the values of nearby points
@@ -107,7 +112,13 @@ def maximize_with_slope(
     bracket has not halved over two steps in a row (unless the last slope fell tenfold:
     fast one-sided convergence), or a probe failed to collapse it, a **bisection** step
     follows (so the search converges at least linearly whatever
-    :math:`f'` does). Once an estimate lies within ``tol``/2 of an evaluated point, the
+    :math:`f'` does); an end that moved at most half as far as its previous move counts
+    as progress (one-sided convergence: the other end stays while this one closes in).
+    With ``lo_piece``, while the left end lies on the known linear piece the model is the
+    tangent one (the piece is the left tangent; where it meets the right end's tangent is
+    Newton's step on the kink from the right, and a secant of :math:`f'` across the kink
+    would land on the piece again), and the first point is the tangents' (a cubic through
+    a kink is no model of it). Once an estimate lies within ``tol``/2 of an evaluated point, the
     point ``tol``/2 beyond it, into the bracket, is probed, which collapses the bracket.
     A slope that is not finite (no multipliers) raises :class:`NoSlope` (the caller falls
     back to a search on values).
@@ -174,7 +185,11 @@ def maximize_with_slope(
         prev: tuple[float, float] | None = None  # the point evaluated before the last one
         last = (c, gc)
         x = float(x0) if x0 is not None and a < x0 < c else math.nan
-        if not math.isfinite(x) and first == "hermite":
+
+        def on_piece(slope: float) -> bool:
+            return lo_piece and lo_known is not None and slope == float(lo_known[1])
+
+        if not math.isfinite(x) and first == "hermite" and not on_piece(ga):
             x = _hermite_max(a, fa, ga, c, fc, gc)
         state: dict = {}
         while c - a > tol:
@@ -189,6 +204,14 @@ def maximize_with_slope(
             state["mode"] = "secant" if abs(gx) <= 0.6 * abs(same) else "tangent"
             # a slope a tenth of the last one: converging fast (from one side), no bisection
             state["fast"] = abs(gx) <= 0.1 * abs(last[1])
+            # the end this point replaces moved at most half as far as its last move did
+            side = "a" if gx > 0 else "c"
+            move = abs(x - (a if side == "a" else c))
+            if move <= 0.5 * state.get(f"move_{side}", math.inf):
+                state["fast"] = True
+            state[f"move_{side}"] = move
+            if on_piece(gx) or (gx < 0 and on_piece(ga)):
+                state["mode"] = "tangent"
             probe = state.get("kind") == "probe"
             widths = [widths[1], c - a]
             prev, last = last, (x, gx)

@@ -312,3 +312,32 @@ def test_kernel_m4_skips_rho_zero_with_the_same_maximum(monkeypatch):
     # and the generic route (quadratic interpolation over Clarabel) finds the same maximum
     gen = cm.solve(prog, "quadratic-interpolation", inner="clarabel")
     assert sol.objective == pytest.approx(gen.objective, rel=obj_rtol("envelope-newton"))
+
+
+@pytest.mark.parametrize("curvature", [0.0, 3.0, 40.0])
+def test_slope_search_kink_after_a_known_linear_piece(curvature):
+    # the soft M4's shape where h leaves 0: f(x) = x up to the kink x* = 1.3 (zero slack,
+    # slope exactly 1, as lo_known says), then x - 5 (x - x*) - k (x - x*)^2, concave and
+    # decreasing: the maximum is the kink (closed form). With lo_piece the left end on the
+    # piece is modelled by the piece itself, so the steps are Newton's on the kink from the
+    # right (no secant of f' across the kink, no cubic through it) and the right end's
+    # shrinking moves count as progress (no bisections while it closes in).
+    xstar = 1.3
+
+    def fun(x):
+        if x <= xstar:
+            return x, 1.0
+        t = x - xstar
+        return x - 5.0 * t - curvature * t * t, -4.0 - 2.0 * curvature * t
+
+    runs = {}
+    for piece in (False, True):
+        f, calls = _counted(fun)
+        res = maximize_with_slope(f, 0.0, 4.0, tol=1e-9, lo_bound=0.0, lo_known=(0.0, 1.0),
+                                  first="hermite", lo_piece=piece)
+        assert res.converged
+        assert res.x == pytest.approx(xstar, abs=1e-9)
+        assert res.bracket[0] <= xstar <= res.bracket[1]
+        runs[piece] = len(calls)
+    assert runs[True] <= 11  # bisection alone would need ~32
+    assert runs[True] < runs[False]
