@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
@@ -88,25 +89,34 @@ def for_row_blocks(fn: Callable[[int, int], None], n_rows: int, workers: int = 1
                    block: int = 256) -> None:
     """Call ``fn(start, stop)`` on the row blocks ``[start, stop)`` of ``range(n_rows)``.
 
-    With ``workers > 1`` the blocks are dealt round-robin to that many threads, the
-    calling thread one of them. ``fn`` must write disjoint rows and spend its time where
+    With ``workers > 1`` that many threads, the calling thread one of them, take the
+    blocks in turn from one queue (a thread slowed by another process on its core takes
+    fewer). ``fn`` must write disjoint rows and spend its time where
     the GIL is released (a BLAS call, a compiled ``nogil`` loop, a large ufunc); run under
     :func:`one_blas_thread`, each block's product is the one call a single thread would
     make on those rows, so the result does not depend on ``workers``. An exception of a
     block is raised after every thread has stopped."""
     starts = range(0, n_rows, block)
     workers = max(1, min(int(workers), len(starts)))
+    queue = iter(starts)  # next() on it is atomic under the GIL
+    failed = threading.Event()
 
-    def lane(k: int) -> None:
-        for start in starts[k::workers]:
-            fn(start, min(start + block, n_rows))
+    def lane() -> None:
+        for start in queue:
+            if failed.is_set():
+                return
+            try:
+                fn(start, min(start + block, n_rows))
+            except BaseException:
+                failed.set()
+                raise
 
     if workers == 1:
-        lane(0)
+        lane()
         return
-    futures = [_executor(workers - 1).submit(lane, k) for k in range(1, workers)]
+    futures = [_executor(workers - 1).submit(lane) for _ in range(1, workers)]
     try:
-        lane(0)
+        lane()
     finally:
         for future in futures:
             future.exception()  # waits
