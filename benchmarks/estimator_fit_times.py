@@ -45,32 +45,42 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _harness import machine, run_with_limit, write_results  # noqa: E402
 
 READING = """\
-**Reading (recorded run of 2026-11-29 02:14-02:26 UTC, the command above, at commit
-cd49a31, the benchmark alone on the machine: 1-min load 0.5-1.3; probe: Python loop 23.5 M
-iterations/s, float64 matrix product 70 GFLOP/s, no AVX-512).** The sections below are
-earlier runs, each under its own header, kept as they were recorded.
+**Reading (recorded run of 2026-11-29 04:42-04:54 UTC, the command above, at commit
+0e9f1b5, the benchmark alone on the machine: 1-min load 1.0-1.4; probe: Python loop 26.0 M
+iterations/s, float64 matrix product 42 GFLOP/s, no AVX-512 -- half the 82 GFLOP/s the
+probe read 20 minutes earlier).** The sections below are earlier runs, each under its own
+header, kept as they were recorded.
 
-* Within the target at 5 000 rows: 26 of 29. Over it: `FeatureScalingSVC` (15.6 s),
-  `RankRCClassifierCV` and `SVOrdinalRegressorCV` (TIMEOUT > 30 s CPU; 57-60 s CPU in
+* Within the target at 5 000 rows: 26 of 29. Over it: `FeatureScalingSVC` (11.3 s, 16.6 s
+  CPU), `RankRCClassifierCV` and `SVOrdinalRegressorCV` (TIMEOUT > 30 s CPU; 57-60 s CPU in
   section `s14-after`, where LIBSVM's `GridSearchCV(SVC)` on the same task, data, folds and
   as many grid values took 53-70 s CPU, section `s14-references`).
-* Against the previous recorded run (2026-11-28 20:58 UTC, commit 6910c79, load 0.2-1.5):
-  `M4ClassifierCV` 17.1 -> 7.2 s and `FeatureScalingSVC` 23.0 -> 15.6 s (the changes of
-  section `s18-m4-memo-fs-exp`, below), while rows whose code did not change took the same
-  time within noise (KFDAClassifier 5.69 -> 5.92 s, SVMClassifier 0.28 -> 0.29,
-  HLSVMClassifier 1.52 -> 1.46, RFESVMSelector 3.37 -> 3.43): the same class of host.
+* `FeatureScalingSVC` 15.6 -> 11.3 s against the previous recorded run (2026-11-29 02:14
+  UTC, commit cd49a31): its kernel blocks (product and exponential, block by block) and the
+  derivatives' large products now run by row blocks on as many threads as BLAS may use
+  (two here), each block one single-thread BLAS call (the fit's z, beta and b bitwise equal
+  to the one-thread fit at 2 000 and 5 000 rows). In one process, three fits each,
+  interleaved (04:38 UTC, load 1.0-1.1): one thread 11.6-12.3 s, two 7.9-8.1 s, the same
+  CPU time. Its fits in the benchmark's own child process took 9.1 s twice at 04:40 UTC
+  (13.5 s CPU) and 11.6 s at 04:55 (17.1 s CPU, section `s19-fs-row-blocks`, load 0.3): the
+  same fit's CPU time varies by a quarter between runs minutes apart, which the load
+  average does not see (other tenants of the host). Its first outer iteration (z = 1, every
+  row a support vector, the z-block's 23 trust-region steps on all 5 000 kernel columns) is
+  about half of the fit.
+* Rows whose code did not change moved by -35 % .. +13 % against the previous run
+  (ClusterSOCPClassifier 1.10 -> 0.76 s, RankRCClassifier 2.92 -> 2.64, SVOrdinalRegressor
+  3.08 -> 3.47, KFDAClassifier 5.92 -> 5.70, SVMClassifier 0.29 -> 0.25): the host. The
+  earlier run of this session (04:25 UTC, commit 28ac0fd, the row blocks dealt to the
+  threads round-robin, not from one queue) had `FeatureScalingSVC` at 12.8 s (18.1 s CPU)
+  and SVOrdinalRegressor at 1.99 s; not kept.
+* `M4ClassifierCV` 7.7 s at 5 000 rows (7.2 s in the previous run), 18.4 s at 20 000.
 * The host matters as much: section `quiet-5000` (2026-11-28 02:38 UTC, load 0.5-1.4,
   commit 9c6b8df) fitted `M4ClassifierCV` in 5.5 s and `FeatureScalingSVC` in 8.6 s, where
   the code of that commit took 19.2-19.3 s for `M4ClassifierCV` on the host of the run of
-  6910c79, and the rows common to both runs took 1.3-3.1x as long there. The load average
-  does not see the other tenants of a shared host; the headers carry a host-speed probe
-  since (`host speed (probe)`: a pure-Python loop rate, a float64 matrix product rate and
-  whether the CPU has AVX-512, without which NumPy's float64 `exp` runs one element at a
-  time).
-* Where `FeatureScalingSVC`'s time goes (cProfile, 5 000 rows): O(n^2 d^2) work at BLAS
-  speed, the z-Hessian's two products of a kernel block with 251 and 21 data columns
-  (~4 s over ~106 Hessians) and the blocks' kernel products (~3.5 s), the kernel's
-  exponentials (~2.6 s, vectorised) and the SVM blocks (~6 s with their kernels).
+  6910c79, and the rows common to both runs took 1.3-3.1x as long there. The headers carry
+  a host-speed probe since (`host speed (probe)`: a pure-Python loop rate, a float64 matrix
+  product rate and whether the CPU has AVX-512, without which NumPy's float64 `exp` runs
+  one element at a time).
 * Sections `s17-probe` and `s17-positives` (2026-11-28 22:46-22:49 UTC, load 0.9-1.3, with
   the probe): `M4ClassifierCV` 20.3 s, `FeatureScalingSVC` 28.6 s, `KFDAClassifier` 4.6 s at
   5 000 rows. RankRC's basis is the rare class, so twonorm's even classes are its largest
@@ -80,25 +90,21 @@ earlier runs, each under its own header, kept as they were recorded.
   0.45 s and `RankSVMClassifier` in 8.3 s.
 * Section `s18-m4-memo-fs-exp` (2026-11-29 00:53-00:55 UTC, load 1.0-1.1, probe 30.3 M
   loop iterations/s, 78 GFLOP/s, no AVX-512), after two changes: `M4ClassifierCV` 7.63 s at
-  5 000 rows (within the target) and 5.3 s at 1 000, as each fold's soft-M4 searches now
-  read the fixed-rho slack SOCPs already solved at a smaller C (they do not depend on C:
-  ~236 -> ~146 `m4-ipm` runs, the domain ends once a fold) and an `m4-ipm` step takes all
-  its margin sums in one product (5.5 -> 3.5 ms a step at 4 000 x 20); `FeatureScalingSVC`
-  17.2 s (still over), as the feature-scaled kernel's exponential is now a vectorised
-  compiled loop (0.24 -> 0.055 s for 5 000 x 5 000 without AVX-512; its 150 kernel blocks
-  12-13.6 -> 6.2 s). What is left of its time is O(n^2 d^2) at BLAS speed: the z-Hessian's
-  two products of the kernel block with 251 and 21 data columns (4.0 s over 106 Hessians)
-  and the blocks' matrix products (3.5 s), plus the SVM blocks (~6 s with their kernels).
-* `KFDAClassifier` 5.9 s at 5 000 rows (the W_mu and class-mean changes of the Fig 4.4
-  record), TIMEOUT at 20 000 (an N^3 product and Cholesky: ~64x the 5 000-row solve).
+  5 000 rows and 5.3 s at 1 000, as each fold's soft-M4 searches read the fixed-rho slack
+  SOCPs already solved at a smaller C (~236 -> ~146 `m4-ipm` runs) and an `m4-ipm` step
+  takes all its margin sums in one product (5.5 -> 3.5 ms a step at 4 000 x 20);
+  `FeatureScalingSVC` 17.2 s, as the feature-scaled kernel's exponential became a
+  vectorised compiled loop (0.24 -> 0.055 s for 5 000 x 5 000 without AVX-512).
+* `KFDAClassifier` 5.7 s at 5 000 rows, TIMEOUT at 20 000 (an N^3 product and Cholesky:
+  ~64x the 5 000-row solve).
 * At 20 000 rows over 30 s CPU (or not run after a timeout at 5 000): the two CV
   searches above, FeatureScalingSVC, KFDAClassifier, SVOrdinalRegressor, RankRCClassifier,
   RankRCRanker, RankSVMClassifier (kernel learners on a 20 000-row Gram matrix or its
-  factors); the others take 0.02-22.0 s (SVMClassifierCV 22.0, ClusterSOCPClassifier 15.5,
-  M4ClassifierCV 14.8, RFESVMSelector 13.2, LSVRRegressor 8.1, ReliefFSelector 6.9).
+  factors); the others take 0.03-18.4 s (M4ClassifierCV 18.4, SVMClassifierCV 14.3,
+  RFESVMSelector 11.7, ClusterSOCPClassifier 11.2, LSVRRegressor 8.3, ReliefFSelector 6.7).
 * The first size of an estimator pays numba's one-time compilation in a fresh checkout:
-  HLSVMClassifier takes 3.3 s at 1 000 rows here (a worktree made for the run) and 1.5 s
-  at 5 000; in a checkout whose numba cache is warm its first fit at 1 000 rows takes
+  FeatureScalingSVC takes 2.2 s at 1 000 rows here (a worktree made for the run); in a
+  checkout whose numba cache is warm a first fit of HLSVMClassifier at 1 000 rows takes
   0.6 s, a second fit in the same process 0.06 s.
 
 **Sections `cpu-limit` and `cpu-limit-fss` (2026-11-27 14:12-14:29 UTC, load 9-16).** At
