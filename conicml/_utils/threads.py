@@ -75,13 +75,14 @@ def usable_cpus() -> int:
 
 
 _EXECUTORS: dict[tuple[int, int], ThreadPoolExecutor] = {}
+_PREFIX = "conicml-rows"
 
 
 def _executor(workers: int) -> ThreadPoolExecutor:
     # keyed by the process id: a forked child inherits the pool object but not its threads
     key = (os.getpid(), workers)
     if key not in _EXECUTORS:
-        _EXECUTORS[key] = ThreadPoolExecutor(workers, thread_name_prefix="conicml-rows")
+        _EXECUTORS[key] = ThreadPoolExecutor(workers, thread_name_prefix=_PREFIX)
     return _EXECUTORS[key]
 
 
@@ -95,9 +96,12 @@ def for_row_blocks(fn: Callable[[int, int], None], n_rows: int, workers: int = 1
     the GIL is released (a BLAS call, a compiled ``nogil`` loop, a large ufunc); run under
     :func:`one_blas_thread`, each block's product is the one call a single thread would
     make on those rows, so the result does not depend on ``workers``. An exception of a
-    block is raised after every thread has stopped."""
+    block is raised after every thread has stopped. Called from one of these threads (a
+    nested call), it runs on that thread alone: its pool is busy with the outer call."""
     starts = range(0, n_rows, block)
     workers = max(1, min(int(workers), len(starts)))
+    if threading.current_thread().name.startswith(_PREFIX):
+        workers = 1
     queue = iter(starts)  # next() on it is atomic under the GIL
     failed = threading.Event()
 

@@ -111,15 +111,15 @@ def maximize_with_slope(
     A model estimate outside the bracket is replaced by the regula-falsi root; when the
     bracket has not halved over two steps in a row (unless the last slope fell tenfold:
     fast one-sided convergence), or a probe failed to collapse it, a **bisection** step
-    follows (so the search converges at least linearly whatever
-    :math:`f'` does); an end that moved at most half as far as its previous move counts
-    as progress (one-sided convergence: the other end stays while this one closes in).
-    With ``lo_piece``, while the left end lies on the known linear piece the model is the
-    tangent one (the piece is the left tangent; where it meets the right end's tangent is
-    Newton's step on the kink from the right, and a secant of :math:`f'` across the kink
-    would land on the piece again), and the first point is the tangents' (a cubic through
-    a kink is no model of it). Once an estimate lies within ``tol``/2 of an evaluated point, the
-    point ``tol``/2 beyond it, into the bracket, is probed, which collapses the bracket.
+    follows (so the search converges at least linearly whatever :math:`f'` does); an end
+    that moved at most half as far as its previous move counts as progress (one-sided
+    convergence: the other end stays while this one closes in). With ``lo_piece``, while
+    the left end lies on the known linear piece the model is the tangent one (the piece is
+    the left tangent; where it meets the right end's tangent is Newton's step on the kink
+    from the right, and a secant of :math:`f'` across the kink would land on the piece
+    again), and the first point is the tangents' (a cubic through a kink is no model of
+    it). Once an estimate lies within ``tol``/2 of an evaluated point, the point ``tol``/2
+    beyond it, into the bracket, is probed, which collapses the bracket.
     A slope that is not finite (no multipliers) raises :class:`NoSlope` (the caller falls
     back to a search on values).
 

@@ -69,3 +69,21 @@ def test_a_forked_child_gets_threads_of_its_own():
         child.kill()
     assert not alive, "the forked child's row blocks never ran"
     assert queue.get(timeout=5) == list(range(50))
+
+
+def test_a_nested_call_runs_on_its_own_thread():
+    # a block that calls for_row_blocks again: the pool's thread is busy with the outer
+    # call, so the inner one must not wait for it (it would never run)
+    out = np.zeros((40, 30))
+
+    def outer(start, stop):
+        def inner(a, b):
+            out[start:stop, a:b] += 1.0
+
+        for_row_blocks(inner, 30, workers=2, block=4)
+
+    worker = threading.Thread(target=for_row_blocks, args=(outer, 40, 2, 4))
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "the nested call deadlocked"
+    np.testing.assert_array_equal(out, 1.0)
