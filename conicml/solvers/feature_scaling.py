@@ -195,7 +195,8 @@ class _Run:
 
 def fs_block_gram(XT: np.ndarray, z: np.ndarray, c: float, workers: int = 1) -> np.ndarray:
     """:math:`K_z + cI` on the rows ``XT``, column-major (what smo reads in place)."""
-    G = fs_kernel(XT, XT, z, workers=workers).T  # symmetric: the transpose is the column-major copy
+    # symmetric: the transpose is the column-major copy
+    G = fs_kernel(XT, XT, z, workers=workers).T
     diag = np.arange(XT.shape[0])
     G[diag, diag] += c
     return G
