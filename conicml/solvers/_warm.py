@@ -628,11 +628,14 @@ def _at_new_lambda(previous: Any, rank_old: Any, rank_new: Any, beta: np.ndarray
 
 
 #: A path's ``rank-tr`` solves above :data:`EXACT_MAX_BASIS` get
-#: :class:`~conicml.contracts.ranking_ops.WhitenedFeatures` once a value took at least
-#: ``n_basis / WHITEN_AFTER`` Hessian products: forming them (m n_basis^2 flops, one
-#: triangular solve with m right-hand sides) costs about that many products' passes over
-#: the kernel columns (measured at m = 4 000, n_basis = 2 031: 1.6 s against 21 ms saved
-#: per CG step, under load), and the smaller λ that follow need more.
+#: :class:`~conicml.contracts.ranking_ops.WhitenedFeatures` once its values took at least
+#: ``n_basis / WHITEN_AFTER`` Hessian products together: forming them (m n_basis^2 flops,
+#: one triangular solve with m right-hand sides) costs about that many products' passes
+#: over the kernel columns (measured at m = 4 000, n_basis = 2 031: 1.6 s against 21 ms
+#: saved per CG step, under load). Counting the whole path's products, not the last
+#: value's, is the rent-or-buy rule: the path never pays more than twice the better of
+#: forming them at its start and never forming them, and the smaller λ that follow need
+#: more products.
 WHITEN_AFTER = 64
 
 #: Hessian products of a ``rank-tr`` solve, in units of one PCG run that would switch it
@@ -694,7 +697,9 @@ def rank_beta(previous: Any, old: Any, new: Any,
             out = {"x0": secant, "x0_fallback": (beta, at_new)}
     workspace["rank_previous"] = (rank_new.KR, float(rank_old.lam), beta) if same_data else None
     if same_data and previous.solver == "rank-tr" and rank_new.n_basis > EXACT_MAX_BASIS:
-        white = _whitened(workspace, rank_new, previous.extras.get("hessian_products", 0))
+        products = workspace["rank_products"] = (workspace.get("rank_products", 0)
+                                                 + previous.extras.get("hessian_products", 0))
+        white = _whitened(workspace, rank_new, products)
         if white is not None:
             out["whitened"] = white
     if previous.solver == "rank-newton":
@@ -722,7 +727,7 @@ def rank_beta(previous: Any, old: Any, new: Any,
 
 def _whitened(workspace: dict[str, Any], rank: Any, products: int) -> Any:
     """The path's :class:`~conicml.contracts.ranking_ops.WhitenedFeatures` of ``rank``,
-    formed once the previous value took ``n_basis / WHITEN_AFTER`` Hessian products (and
+    formed once the path's values took ``n_basis / WHITEN_AFTER`` Hessian products (and
     the Cholesky factor of K_RR needed no jitter of its own); ``None`` before."""
     white = workspace.get("rank_whitened")
     if white is not None and white.fits(rank):

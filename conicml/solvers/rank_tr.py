@@ -318,7 +318,7 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
     rounding = rank.n_samples * float(np.finfo(float).eps)
 
     space = _BetaSpace(rank, loss_fn)
-    value_at, gradient_at, hess = space.value_at, space.gradient_at, space.hess
+    value_at, gradient_at = space.value_at, space.gradient_at
     f_zero, g_zero = shared.zero(rank)
     g_scale = metric.norm(g_zero)
 
@@ -333,10 +333,10 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
     else:
         # each point evaluated afresh from the data (point_parts: p = K_R beta, not a sum
         # of steps): the certificate finds the returned point's evaluation, not repeats it
-        f, gl, gr, _, st, p_cur, kb_cur = point_parts(rank, beta)
+        f, gl, gr, _, st, p_cur, kb_cur = point_parts(rank, beta, loss_fn)
         if fallback is not None and not f < fallback[1]:
             beta = fallback[0]
-            f, gl, gr, _, st, p_cur, kb_cur = point_parts(rank, beta)
+            f, gl, gr, _, st, p_cur, kb_cur = point_parts(rank, beta, loss_fn)
         g = gl + gr
         rel = relgrad(g, gl, gr, beta)
     while code != _SWITCH:
@@ -348,7 +348,8 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
             code = _SWITCH
             break
         if cached is None:  # a new point: a new direction (a rejected step keeps both)
-            s, Hs_acc, cg_its = _cg_direction(space, st, g, rel, precond, cg_max_iter)
+            s, Hs_acc, cg_its, hess_at = _cg_direction(space, st, g, rel, precond,
+                                                       cg_max_iter)
             cg_total += cg_its
             # a PCG run as costly as the explicit Hessian (about n_basis / 16 products):
             # the exact direction from now on
@@ -358,11 +359,11 @@ def _solve_rank_tr(program: Any, *, tol: float, max_iter: int | None, cg_max_ite
                 code = 6 if rel <= ROUNDING_TOL else 4
                 break
             # -- 2-D subspace span{s, g}
-            cached = _subspace(lambda v: hess(st, v), g, s, Hs_acc)
+            cached = _subspace(hess_at, g, s, Hs_acc)
         step, pred, radius = _subspace_step(cached, radius)
         snorm = float(np.linalg.norm(step))
         trial = beta + step
-        f_new, gl_new, gr_new, gp_new, st_new, p_new, kb_new = point_parts(rank, trial)
+        f_new, gl_new, gr_new, gp_new, st_new, p_new, kb_new = point_parts(rank, trial, loss_fn)
         q_step, k_step = p_new - p_cur, kb_new - kb_cur
         t_acc = 1.0
         actual = f_new - f
@@ -607,32 +608,62 @@ def _relgrad(metric: KernelMetric, lam: float, g_scale: float, g: np.ndarray,
 
 
 def _cg_direction(space: _BetaSpace, state: list, g: np.ndarray, rel: float, precond: Any,
-                  cg_max_iter: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """``(s, H s, CG steps)``: PCG on H s = -g to the relative residual
+                  cg_max_iter: int) -> tuple[np.ndarray, np.ndarray, int, Any]:
+    """``(s, H s, CG steps, v -> H v)``: PCG on H s = -g to the relative residual
     min(0.1, sqrt(rel)); ``precond(state)`` the preconditioner at the loss's sort state,
-    or :class:`WhitenedFeatures` (plain CG on them)."""
+    or :class:`WhitenedFeatures` (plain CG on them). The last item is the Hessian product
+    in beta at this state (the trust region's 2-D subspace needs one more)."""
     if isinstance(precond, WhitenedFeatures):
         return _whitened_cg(precond, space, state, g, rel, cg_max_iter)
     forcing = min(0.1, math.sqrt(rel)) * float(np.linalg.norm(g))
     s, Hs, its, _ = _pcg(lambda v: space.hess(state, v), g, precond(state), forcing,
                          cg_max_iter)
-    return s, Hs, its
+    return s, Hs, its, functools.partial(space.hess, state)
+
+
+#: Gather the rows of the whitened features that have a pair in the loss's quadratic
+#: piece when at most this fraction of the rows has one (the copy costs about one pass
+#: over those rows; a CG run makes two passes per product)
+ACTIVE_ROWS_FRACTION = 0.6
 
 
 def _whitened_cg(whitened: WhitenedFeatures, space: _BetaSpace, state: list, g: np.ndarray,
-                 rel: float, cg_max_iter: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """The ``"kernel"`` PCG direction as plain CG in z = L^T beta (``WhitenedFeatures``):
-    ``(s, H s, CG steps)`` in beta, to the residual min(0.1, sqrt(rel)) |g|_{K^{-1}}."""
-    X, loss, lam = whitened.X, space.loss, space.rank.lam
-    gz = whitened.to_z(g)
+                 rel: float, cg_max_iter: int) -> tuple[np.ndarray, np.ndarray, int, Any]:
+    r"""The ``"kernel"`` PCG direction as plain CG in z = L^T beta (``WhitenedFeatures``):
+    ``(s, H s, CG steps, v -> H v)`` in beta, to the residual min(0.1, sqrt(rel))
+    |g|_{K^{-1}}.
 
-    def hess_z(v: np.ndarray) -> np.ndarray:
-        space.products += 1
-        return X.T @ loss.hess_vec(state, X @ v) / space.n + lam * v
+    The generalized Hessian :math:`H_p = \frac1{2\epsilon}P^\top I^{\mathcal Q}P` is zero
+    on the rows with no pair in the quadratic piece (both ends of a quadratic pair are
+    counted), so a product reads only the other rows of :math:`X_L`:
+    :math:`X_L^\top H_pX_Lv = X_A^\top H_{AA}X_Av`. At a small λ few pairs sit in the
+    piece (a fifth of the rows at the smallest λ of the thesis's grid on twonorm), and the
+    rows ``A`` are copied once for the run. The product in beta is :math:`L(\cdot)L^\top`
+    of the one in z (``lift``): :math:`\lambda K_{\mathcal R\mathcal R} = \lambda
+    LL^\top`.
+    """
+    X, loss, lam, m = whitened.X, space.loss, space.rank.lam, space.rank.n_samples
+    gz = whitened.to_z(g)
+    rows = np.flatnonzero(loss.quadratic_counts(state))
+    if rows.size <= ACTIVE_ROWS_FRACTION * m:
+        XA, full = X[rows], np.zeros(m)
+
+        def scores(v: np.ndarray) -> np.ndarray:
+            full[rows] = XA @ v
+            return full
+
+        def hess_z(v: np.ndarray) -> np.ndarray:
+            space.products += 1
+            return XA.T @ loss.hess_vec(state, scores(v))[rows] / space.n + lam * v
+    else:
+        def hess_z(v: np.ndarray) -> np.ndarray:
+            space.products += 1
+            return X.T @ loss.hess_vec(state, X @ v) / space.n + lam * v
 
     forcing = min(0.1, math.sqrt(rel)) * float(np.linalg.norm(gz))
     sz, Hsz, its, _ = _pcg(hess_z, gz, np.copy, forcing, cg_max_iter)
-    return whitened.to_beta(sz), whitened.lift(Hsz), its
+    return (whitened.to_beta(sz), whitened.lift(Hsz), its,
+            lambda v: whitened.lift(hess_z(whitened.lift_t(v))))
 
 
 def _pcg(hess, g: np.ndarray, precond, forcing: float, cg_max_iter: int,

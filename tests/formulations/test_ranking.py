@@ -612,9 +612,9 @@ def test_rank_tr_with_whitened_features_reaches_the_same_optimum():
 
 
 def test_a_lambda_path_whitens_once_its_values_need_many_products(monkeypatch):
-    # above EXACT_MAX_BASIS (lowered here) a path forms the whitened features once a
-    # value took n_basis / WHITEN_AFTER products and passes them on; every value stays
-    # the certified optimum of its cold solve
+    # above EXACT_MAX_BASIS (lowered here) a path forms the whitened features once its
+    # values took n_basis / WHITEN_AFTER products together and passes them on; every
+    # value stays the certified optimum of its cold solve
     from conicml.solvers import _warm
 
     monkeypatch.setattr(_warm, "EXACT_MAX_BASIS", 4)
@@ -629,6 +629,42 @@ def test_a_lambda_path_whitens_once_its_values_need_many_products(monkeypatch):
         assert sol.status is cm.Status.OPTIMAL and sol.residuals.gap <= 1e-5
         cold = one.decode(cm.solve(one, "rank-tr", direction="cg"))["objective"]
         assert one.decode(sol)["objective"] == pytest.approx(cold, rel=1e-9)
+
+
+@pytest.mark.parametrize("lam", [2.0 ** -12, 2.0 ** -4])
+def test_whitened_cg_on_the_active_rows_is_the_cg_on_all_rows(monkeypatch, lam):
+    # the rows with no pair in the loss's quadratic piece add nothing to a Hessian product
+    # (closed form of P^T I^Q P): CG on the gathered rows takes the same steps as CG on all
+    # of them, so the solve ends at the same point (rounding apart) with the same counts
+    from conicml.contracts.ranking_ops import WhitenedFeatures
+    from conicml.solvers import rank_tr
+
+    prog = ranking.rankrc(*_data(120, rate=0.3), lam)
+    white = WhitenedFeatures(prog.data["rank"])
+    runs = {}
+    for fraction in (0.0, 1.0):  # never / always gather (a row with a pair is always kept)
+        monkeypatch.setattr(rank_tr, "ACTIVE_ROWS_FRACTION", fraction)
+        runs[fraction] = cm.solve(prog, "rank-tr", whitened=white, direction="cg")
+    none, all_ = runs[0.0], runs[1.0]
+    assert all_.status is cm.Status.OPTIMAL and all_.extras["whitened"]
+    assert all_.extras["cg_iterations"] == none.extras["cg_iterations"] > 0
+    assert all_.iterations == none.iterations
+    np.testing.assert_allclose(all_.values["beta"], none.values["beta"], rtol=1e-8,
+                               atol=1e-10 * np.abs(none.values["beta"]).max())
+
+
+def test_kernel_metric_solves_a_vector_as_a_matrix():
+    # two triangular solves for one right-hand side, LAPACK's potrs for several: the same
+    # K_RR^{-1} v (against numpy.linalg.solve, an independent LU solve)
+    from conicml.contracts.ranking_ops import KernelMetric
+
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((40, 40))
+    K = A @ A.T / 40 + np.eye(40)
+    metric, v = KernelMetric(K), rng.standard_normal(40)
+    np.testing.assert_allclose(metric.solve(v), np.linalg.solve(K, v), rtol=1e-10)
+    np.testing.assert_allclose(metric.solve(np.column_stack([v, 2 * v])),
+                               np.linalg.solve(K, np.column_stack([v, 2 * v])), rtol=1e-10)
 
 
 def test_rank_tr_diagonal_preconditioner_reaches_the_same_optimum():
