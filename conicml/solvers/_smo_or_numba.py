@@ -129,11 +129,19 @@ def run(a_x, a_sig, a_thr, a_lp, a_cl, low, up, ga, rows, E, v, diag, store, slo
         # the partner: WSS2's second-order gain among the variables that may pair
         uv, top = -1, -np.inf
         blk_l, dl = blk[tl - 1], diag[jl]
-        for i in range(nva):  # the first maximiser over the variables that may pair
+        # the variables that may pair are one run of the threshold-sorted arrays: those of
+        # threshold tl, or (coupled) of every threshold from tl's tied block on (blk is
+        # non-decreasing), so the scan reads only that run
+        if coupled:
+            t0 = tl
+            while t0 > 1 and blk[t0 - 2] >= blk_l:
+                t0 -= 1
+            i_lo, i_hi = starts[t0 - 1], nva
+        else:
+            i_lo, i_hi = starts[tl - 1], ends[tl - 1]
+        for i in range(i_lo, i_hi):  # the first maximiser over the variables that may pair
             d = F_up[i] - fl
             if not d < 0.0:  # most variables are skipped here: a branch beats a blend
-                continue
-            if (blk[a_thr[i] - 1] < blk_l) if coupled else (a_thr[i] != tl):
                 continue
             j = a_cl[i]
             a_c = dl - 2.0 * store[sl, j] + diag[j]
