@@ -55,6 +55,14 @@ header, kept as they were recorded.
   CPU), `RankRCClassifierCV` and `SVOrdinalRegressorCV` (TIMEOUT > 30 s CPU; 57-60 s CPU in
   section `s14-after`, where LIBSVM's `GridSearchCV(SVC)` on the same task, data, folds and
   as many grid values took 53-70 s CPU, section `s14-references`).
+* Section `s20-rank-svor` (2026-11-29 07:22-07:26 UTC, commit c728654, load 0.6-1.0, probe
+  68 GFLOP/s), the two searches with LIBSVM's `GridSearchCV(SVC)` in the same run:
+  `RankRCClassifierCV` 29.1 s (37.0 s CPU) against 48.8 s, after its whitened CG products
+  read only the rows with a pair in the loss's quadratic piece (59 s -> 31-34 s in one
+  process); `SVOrdinalRegressorCV` 50.8 s (64.6 s CPU) against 62.7 s (its compiled
+  partner scan reads one run of variables: cold fits at C >= 10 a quarter faster, the
+  search 2-5 %: its large-C path solves run shrunk, and 15 of its 69 runs are the gap's
+  polish rounds). Both still over the 10 s target.
 * `FeatureScalingSVC` 15.6 -> 11.3 s against the previous recorded run (2026-11-29 02:14
   UTC, commit cd49a31): its kernel blocks (product and exponential, block by block) and the
   derivatives' large products now run by row blocks on as many threads as BLAS may use
