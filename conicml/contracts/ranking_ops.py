@@ -34,6 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas, cho_factor, cho_solve, solve_triangular
 
+from .._utils.linalg import cholesky_solve
 from .._utils.threads import one_blas_thread
 from ..exceptions import OptionError, SolverError
 from .ranking import RankingData
@@ -297,13 +298,7 @@ class KernelMetric:
 
     def solve(self, v: np.ndarray) -> np.ndarray:
         r""":math:`K_{\mathcal R\mathcal R}^{-1}v`."""
-        if np.ndim(v) != 1:
-            return cho_solve(self.factor, v, check_finite=False)
-        # a vector: two triangular solves (LAPACK's potrs goes through the matrix solve,
-        # about 3x slower for one right-hand side; both are one pass over the factor each)
-        L = self.factor[0]
-        return blas.dtrsv(L, blas.dtrsv(L, np.asarray(v, dtype=float), lower=1),
-                          lower=1, trans=1)
+        return cholesky_solve(self.factor, np.asarray(v, dtype=float))
 
     def norm(self, v: np.ndarray) -> float:
         r""":math:`\|v\|_{K^{-1}}`."""

@@ -13,10 +13,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve, solve_triangular
+from scipy.linalg import cho_factor, solve_triangular
 from scipy.linalg.blas import dgemm
 from scipy.linalg.lapack import dpotri, dtrtrs
 
+from .._utils.linalg import cholesky_solve
 from .._utils.threads import one_blas_thread
 
 __all__ = ["SlackIPM", "SlackIPMResult"]
@@ -518,7 +519,7 @@ class SlackIPM:
         self._Dm, self._Dsum = Dm, Dsum  # what _solve_once reads of the slacks' weights
         a = np.zeros(n_u)
         a[:p] = self.d
-        self._Ha = cho_solve(self._H, a, check_finite=False)
+        self._Ha = cholesky_solve(self._H, a)
         self._aHa = float(a @ self._Ha)
 
     def _solve(self, bx, by, bz, dl, scp, scn, rho, refine: int = 2):
@@ -570,7 +571,7 @@ class SlackIPM:
             ru[p + 1] += rho * Dg * tg
             ru[p + 2] += rho * Dg * tg
         # H du + a dy = ru, a' du = by
-        Hr = cho_solve(self._H, ru, check_finite=False)
+        Hr = cholesky_solve(self._H, ru)
         dy = (float(self.d @ Hr[:p]) - by) / self._aHa
         du = Hr - self._Ha * dy
         dw, db, dsp, dsn = du[:p], du[p], du[p + 1], du[p + 2]

@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.linalg import cho_solve
 
 from .. import kinds, registry
+from .._utils.linalg import cholesky_solve
 from .._utils.threads import one_blas_thread
 from ..contracts.minimax import KernelScatter
 from ..exceptions import OptionError
@@ -95,7 +95,7 @@ class _Curve:
         r""":math:`M(c)^{-1}b` with the factor ``L`` of :meth:`factor` (direct: ``rtol``
         and ``tangent_of``, ``b`` being :math:`(\Sigma_x - \Sigma_y)M(c)^{-1}` times
         that right-hand side, are for the iterative solves of :class:`_ScatterCurve`)."""
-        return cho_solve((L, True), b, check_finite=False)
+        return cholesky_solve((L, True), b)
 
     def solve_products(self, c: float, L: np.ndarray, b: np.ndarray,
                        rtol: float = _SOLVE_RTOL

@@ -30,9 +30,10 @@ import time
 from typing import Any
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import cho_factor
 from scipy.optimize import brentq
 
+from .._utils.linalg import cholesky_solve
 from .._utils.threads import one_blas_thread
 from ..contracts.ranking_ops import (
     EXACT_MAX_BASIS,
@@ -805,7 +806,7 @@ class _LinPoint:
 
             s, _, its, residual = _pcg(
                 lambda v: self.lin.hess_vec(self.state, v), g,
-                lambda v: cho_solve(self.precond, v, check_finite=False), forcing, self.cg_max,
+                functools.partial(cholesky_solve, self.precond), forcing, self.cg_max,
                 None if level is None else unmeasurable)
             self.cg += its
             if ((residual <= forcing or (level is not None and unmeasurable(s, residual)))
@@ -820,7 +821,7 @@ class _LinPoint:
             return -g, 0.0
         self.precond = factor
         self.lin.keep_curvature(A)
-        return -cho_solve(factor, g, check_finite=False), 0.0
+        return -cholesky_solve(factor, g), 0.0
 
     def newton_step(self, rounding: float) -> str | None:
         """One damped Newton step; ``None`` on success, else why no step was taken
