@@ -117,9 +117,11 @@ def maximize_with_slope(
     the left end lies on the known linear piece the model is the tangent one (the piece is
     the left tangent; where it meets the right end's tangent is Newton's step on the kink
     from the right, and a secant of :math:`f'` across the kink would land on the piece
-    again), and the first point is the tangents' (a cubic through a kink is no model of
-    it). Once an estimate lies within ``tol``/2 of an evaluated point, the point ``tol``/2
-    beyond it, into the bracket, is probed, which collapses the bracket.
+    again) unless the secant of :math:`f'` through the two newest points reaches 0 before
+    the piece, moving left (a smooth maximum right of the piece), and the first point is
+    the tangents' (a cubic through a kink is no model of it). Once an estimate lies within
+    ``tol``/2 of an evaluated point, the point ``tol``/2 beyond it, into the bracket, is
+    probed, which collapses the bracket.
     A slope that is not finite (no multipliers) raises :class:`NoSlope` (the caller falls
     back to a search on values).
 
@@ -210,8 +212,10 @@ def maximize_with_slope(
             if move <= 0.5 * state.get(f"move_{side}", math.inf):
                 state["fast"] = True
             state[f"move_{side}"] = move
-            if on_piece(gx) or (gx < 0 and on_piece(ga)):
+            if on_piece(gx):
                 state["mode"] = "tangent"
+            elif gx < 0 and on_piece(ga):
+                state["mode"] = _first_from_the_right(a, fa, ga, x, fx, gx, last)
             probe = state.get("kind") == "probe"
             widths = [widths[1], c - a]
             prev, last = last, (x, gx)
@@ -239,6 +243,23 @@ def maximize_with_slope(
     except _Budget:
         pass
     return result()
+
+
+def _first_from_the_right(a: float, fa: float, ga: float, c: float, fc: float, gc: float,
+                          last: tuple[float, float]) -> str:
+    """The model of the next step while the left end ``a`` lies on the known linear piece
+    and ``c`` (slope ``gc`` < 0) is the newest point: moving left from ``c``, the maximum
+    is the first of two events, f' reaching 0 (a smooth maximum: the secant of f' through
+    ``c`` and the point before it, ``last``) or f meeting the piece (a kink: where the
+    piece and the tangent at ``c`` meet, which lies at or right of the kink, f being
+    concave). ``"secant"`` when the secant's zero comes first (right of the meeting
+    point, inside the bracket), else ``"tangent"`` (no second slope to extrapolate, or the
+    piece comes first)."""
+    meet = _tangents(a, fa, ga, c, fc, gc)
+    if not (math.isfinite(last[1]) and last[1] != gc and last[0] != c):
+        return "tangent"
+    zero = c - gc * (c - last[0]) / (gc - last[1])
+    return "secant" if math.isfinite(meet) and meet < zero < c else "tangent"
 
 
 def _hermite_max(a: float, fa: float, ga: float, c: float, fc: float, gc: float) -> float:
