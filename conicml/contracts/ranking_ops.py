@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import blas, cho_factor, cho_solve, solve_triangular
+from scipy.linalg import blas, cho_factor, solve_triangular
 
 from .._utils.linalg import cholesky_solve
 from .._utils.threads import one_blas_thread
@@ -464,7 +464,8 @@ def point_parts(data: RankingData, beta: np.ndarray,
     ``loss_fn``: ``shared_parts(data).loss``, when the caller holds it (looking it up
     compares :math:`K_{\mathcal R\mathcal R}` with the shared copy)."""
     beta = np.asarray(beta, dtype=float)
-    loss_fn = loss_fn or shared_parts(data).loss
+    if loss_fn is None:
+        loss_fn = shared_parts(data).loss
     p = data.KR @ beta
     loss, gp, state = loss_fn.evaluate(p)
     kb = data.KRR @ beta
@@ -696,7 +697,7 @@ class LinearizedRanking:
                 # CG at every step (the first direction is then exact)
                 try:
                     factor = cho_factor(self.hessian(state), lower=True, check_finite=False)
-                    precond = functools.partial(cho_solve, factor, check_finite=False)
+                    precond = functools.partial(cholesky_solve, factor)
                 except np.linalg.LinAlgError:
                     precond = _identity
             s, _ = self.newton_direction(g, state, 1e-12 * gnorm, cg_max_iter, precond)

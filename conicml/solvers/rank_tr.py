@@ -617,9 +617,9 @@ def _cg_direction(space: _BetaSpace, state: list, g: np.ndarray, rel: float, pre
     if isinstance(precond, WhitenedFeatures):
         return _whitened_cg(precond, space, state, g, rel, cg_max_iter)
     forcing = min(0.1, math.sqrt(rel)) * float(np.linalg.norm(g))
-    s, Hs, its, _ = _pcg(lambda v: space.hess(state, v), g, precond(state), forcing,
-                         cg_max_iter)
-    return s, Hs, its, functools.partial(space.hess, state)
+    hess = functools.partial(space.hess, state)
+    s, Hs, its, _ = _pcg(hess, g, precond(state), forcing, cg_max_iter)
+    return s, Hs, its, hess
 
 
 #: Gather the rows of the whitened features that have a pair in the loss's quadratic
