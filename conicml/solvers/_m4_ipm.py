@@ -193,14 +193,20 @@ class _KernelCones:
                 regs.append(float(reg))
         return cls(L, pos, (regs[0], regs[1]))
 
-    def grams(self) -> tuple[np.ndarray, np.ndarray]:
-        r"""The two Gram matrices :math:`R^\top R = J_c^\top J_c/n_c + \rho_cK^{-1}`, with
-        :math:`K^{-1}` from the factor :math:`L` (LAPACK ``potri``)."""
+    def kinv(self) -> np.ndarray:
+        r""":math:`K^{-1}` (both triangles) from the factor :math:`L` (LAPACK ``potri``)."""
         Kinv, info = dpotri(self.L, lower=1)
         if info != 0:
             raise np.linalg.LinAlgError(f"singular Gram factor (LAPACK info {info})")
         Kinv = np.tril(Kinv)
         Kinv += np.tril(Kinv, -1).T
+        return Kinv
+
+    def grams(self) -> tuple[np.ndarray, np.ndarray]:
+        r"""The two Gram matrices :math:`R^\top R = J_c^\top J_c/n_c + \rho_cK^{-1}`
+        (dense; :meth:`SlackIPM._factor` assembles their weighted sum from :meth:`kinv`
+        and the class structure instead)."""
+        Kinv = self.kinv()
         out = []
         for k in (0, 1):
             S = (self.roots[k] ** 2) * Kinv
@@ -361,9 +367,12 @@ class SlackIPM:
                 self.d = solve_triangular(Z, self.d, trans="T", lower=True,
                                           check_finite=False)  # L^{-T} d
         self.Z = None if self.L is not None else Z
+        # the cones' Gram matrices R^T R: a kernel program's are rho_c K^-1 plus its
+        # class structure (_KernelCones), so only K^-1 is kept and _factor adds the rest
+        self.Sp = self.Sn = self._Kinv = None
         with one_blas_thread():
             if self._cones is not None:
-                self.Sp, self.Sn = self._cones.grams()
+                self._Kinv = self._cones.kinv()
             else:
                 self.Sp = self.Rp.T @ self.Rp
                 self.Sn = self.Rn.T @ self.Rn
@@ -464,18 +473,33 @@ class SlackIPM:
         # Into buffers kept from step to step (the last factor is not needed once the next
         # is formed): a fresh order-n matrix costs its page faults every step
         if self._buffers is None or self._buffers[0].shape != (n_u, n_u):
-            self._buffers = (np.empty((n_u, n_u)), np.empty((p, p)))
+            self._buffers = (np.empty((n_u, n_u)),
+                             None if self._Kinv is not None else np.empty((p, p)))
         H, tmp = self._buffers
         Hw = H[:p, :p]
         e2p, e2n = 1.0 / scp.eta ** 2, 1.0 / scn.eta ** 2
-        np.multiply(self.Sp, e2p, out=Hw)
-        np.multiply(self.Sn, e2n, out=tmp)
-        Hw += tmp
+        # the cones' e2p S_+ + e2n S_- ...
+        U = np.zeros((n_u, 4 if self._Kinv is None else 6))
+        Cm = np.zeros((U.shape[1], U.shape[1]))
+        diag = Deff if self._A is None else None
+        if self._Kinv is not None:
+            # ... with S_c = rho_c K^-1 + (diag(1_c) - 1_c 1_c^T / n_c) / n_c
+            # (_KernelCones): one scaled copy of K^-1, a diagonal, and the two class
+            # blocks as rank-one terms of the update U C U^T below
+            (rp, rn), (n_p, n_n) = self._cones.roots, self._cones.sizes
+            np.multiply(self._Kinv, e2p * rp * rp + e2n * rn * rn, out=Hw)
+            diag = Deff + np.where(self.pos, e2p / n_p, e2n / n_n)
+            U[:p, 4], U[:p, 5] = self.pos, ~self.pos
+            Cm[4, 4], Cm[5, 5] = -e2p / (n_p * n_p), -e2n / (n_n * n_n)
+        else:
+            np.multiply(self.Sp, e2p, out=Hw)
+            np.multiply(self.Sn, e2n, out=tmp)
+            Hw += tmp
         # the margin rows: sum_k Deff_k g_k g_k' with g_k = y_k S a_k (the rows of A, and
         # S = diag(1, .., 1, 1, -rho, rho) on (w, b, s_+, s_-)), so S (A' Deff A) S
         scale = np.array([1.0, -rho, rho])
         if self._A is None:  # f-coordinates: Z = I, the margin rows are diagonal
-            Hw[np.diag_indices(p)] += Deff
+            Hw[np.diag_indices(p)] += diag
             DC = self._classes * Deff[:, None]
             H[:p, p:] = DC * scale
             H[p:, p:] = (self._classes.T @ DC) * np.outer(scale, scale)
@@ -498,8 +522,6 @@ class SlackIPM:
             H[p + 1, p + 2] += rho ** 2 * self._Dg
         # cones: M' W^-2 M with M x = (s_c, R w): eta^-2 (M'M + 4|v|^2 q_v q_v'
         # - 2 q_v q_w' - 2 q_w q_v'), the rank-two part as one product U C U'
-        U = np.zeros((n_u, 4))
-        Cm = np.zeros((4, 4))
         for k, (sc, R, j, e2) in enumerate(((scp, self.Rp, p + 1, e2p),
                                             (scn, self.Rn, p + 2, e2n))):
             v, wb = sc.v, sc.w

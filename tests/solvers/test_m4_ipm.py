@@ -283,7 +283,7 @@ def test_kernel_cone_factors_have_the_dense_factors_gram():
     assert lhs == pytest.approx(float(w @ ipm._cones.adjoint(up, un)), rel=1e-12)
     np.testing.assert_allclose(ipm.Rp.T @ up, ipm._cones.adjoint(up, 0 * un), atol=1e-12)
     # the Gram matrices from K^-1 and the centring, as the dense factors' own
-    for S, R in ((ipm.Sp, Rp), (ipm.Sn, Rn)):
+    for S, R in zip(ipm._cones.grams(), (Rp, Rn), strict=True):
         ref = R.T @ R
         np.testing.assert_allclose(S, ref, atol=1e-10 * float(np.abs(ref).max()))
     # factors that are not of that form (a ridge that is no multiple of I) are kept
@@ -304,6 +304,19 @@ def test_kernel_cone_factors_give_the_dense_factors_solution():
     dense.Rp, dense.Rn = _dense_factors(dense, prog.data["m4"])
     dense.qp, dense.qn = dense.Rp.shape[0], dense.Rn.shape[0]
     dense.Sp, dense.Sn = dense.Rp.T @ dense.Rp, dense.Rn.T @ dense.Rn
+    dense._Kinv = None
+    # one Newton matrix: K^-1 and the class structure assembled (fast) against the dense
+    # Gram matrices R^T R (dense); the cones' NT scalings at s = a e, z = b e (each in
+    # its own cone, of different orders) are eta^2 I with eta^2 = a / b, which weighs
+    # the two classes' Gram matrices differently
+    rng = np.random.default_rng(1)
+    dl = rng.uniform(0.5, 2.0, 2 * fast.m + (2 if fast.reduced else 0))
+    for ipm in (fast, dense):
+        scalings = [_SocScaling(np.r_[a, np.zeros(q)], np.r_[b, np.zeros(q)])
+                    for q, a, b in ((ipm.qp, 3.0, 0.5), (ipm.qn, 0.2, 1.5))]
+        ipm._factor(dl, *scalings, rho)
+    Lf, Ld = np.tril(fast._H[0]), np.tril(dense._H[0])
+    np.testing.assert_allclose(Lf, Ld, atol=1e-9 * float(np.abs(Ld).max()))
     a, b = fast.solve(rho, warm_start=False), dense.solve(rho, warm_start=False)
     assert a.converged and b.converged
     # the same problem and central path (only R^T R enters the cones)
