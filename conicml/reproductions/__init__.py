@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import functools
 import importlib
 import importlib.util
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from .._utils.code_sampler import CodeSampler
 from . import _harness, _records
 from ._tables import Pair, parse_tables, side_by_side, thesis_pairs
 
@@ -241,12 +243,17 @@ def run(name: str, argv: list[str] | None = None, *, figure: bool = True,
     began = time.perf_counter()
     if out is not None:
         _harness.set_results_dir(out)
+    # a record lists the code its run spent its time in (the summary's freshness)
+    sampler = CodeSampler() if record else contextlib.nullcontext()
     try:
-        code = module.main()
+        with sampler:
+            code = module.main()
     finally:
         sys.argv = saved
         _harness.set_results_dir(None)
     wall = time.perf_counter() - began
+    if record:
+        fields["code"] = " ".join(sampler.files)
     if isinstance(code, int) and code:
         return code
     written = _harness.WRITTEN[start:]

@@ -84,6 +84,15 @@ def last_change(module: str) -> str | None:
     return out.stdout.strip() or None if out is not None and not out.returncode else None
 
 
+def changed_since(commit: str, paths: Iterable[str]) -> list[str] | None:
+    """Which of ``paths`` (relative to the checkout) a commit after ``commit`` changed, up to
+    ``HEAD``; ``None`` when git cannot tell (no checkout, an unknown commit)."""
+    out = _git("diff", "--name-only", f"{commit}..HEAD", "--", *sorted(set(paths)))
+    if out is None or out.returncode:
+        return None
+    return sorted(out.stdout.split())
+
+
 def _is_ancestor(older: str, newer: str) -> bool:
     out = _git("merge-base", "--is-ancestor", older, newer)
     return out is not None and out.returncode == 0
@@ -109,13 +118,18 @@ def add_header(path: Path, fields: dict[str, str], *, protocol: str,
                wall: float) -> dict[str, str]:
     """Put the header in front of the record at ``path`` (replacing an older one):
     ``fields`` from :func:`start_fields`, then the load average at the end, the wall
-    time and the protocol."""
+    time, the protocol and, when ``fields`` has it, ``code`` (the package's source files
+    the run spent its time in, space-separated)."""
     try:
         end = " / ".join(f"{v:.2f}" for v in os.getloadavg())
     except OSError:  # not on this platform
         end = "unknown"
-    fields = {**fields, "load average at the end": end, "wall seconds": f"{wall:.1f}",
-              "protocol": protocol}
+    fields = dict(fields)
+    code = fields.pop("code", None)  # the longest field, last
+    fields.update({"load average at the end": end, "wall seconds": f"{wall:.1f}",
+                   "protocol": protocol})
+    if code:  # (none sampled: the summary judges the record by its entry module)
+        fields["code"] = code
     body = strip_header(path.read_text())
     path.write_text(header_block(fields) + body)
     return fields
@@ -206,29 +220,51 @@ def _entry_record(entry: Reproduction, where: Path) -> dict[str, Any]:
     commit = header.get("commit", "")
     found = re.fullmatch(r"([0-9a-f]{7,40})(-dirty)?", commit)
     sha = found.group(1) if found else None
-    changed = last_change(entry.module)
+    code = header.get("code", "").split()
     if sha is None:
         fresh, why = False, "the record's commit is unknown"
     elif found.group(2):
         fresh, why = False, "recorded with uncommitted changes"
-    elif changed is None:
-        fresh, why = False, "the entry's module has no git history here"
-    elif _is_ancestor(changed, sha):
-        fresh, why = True, None
+    elif code:
+        # the code the run spent its time in (sampled, conicml._utils.code_sampler) and
+        # the entry module: fresh while no later commit changed any of it
+        module = Path(*entry.module.split(".")).with_suffix(".py").as_posix()
+        changed_files = changed_since(sha, [*code, module])
+        if changed_files is None:
+            fresh, why = False, "git cannot compare the record's commit with HEAD here"
+        elif changed_files:
+            more = f" and {len(changed_files) - 3} more" if len(changed_files) > 3 else ""
+            fresh, why = False, ("code it ran changed after the record: "
+                                 f"{', '.join(changed_files[:3])}{more}")
+        else:
+            fresh, why = True, None
     else:
-        fresh, why = False, f"the entry changed after the record (commit {changed[:10]})"
+        fresh, why = _entry_freshness(entry, sha)
     row.update(protocol=header.get("protocol"), commit=commit or None,
                recorded=header.get("date"), command=header.get("command"),
                wall_seconds=float(header["wall seconds"]) if "wall seconds" in header
-               else None, fresh=fresh, stale_reason=why)
+               else None, fresh=fresh, stale_reason=why, code_checked=bool(code))
     return row
+
+
+def _entry_freshness(entry: Reproduction, sha: str) -> tuple[bool, str | None]:
+    """A record without the ``code`` field (recorded before it existed): fresh when
+    recorded at or after the last commit that changed its entry module."""
+    changed = last_change(entry.module)
+    if changed is None:
+        return False, "the entry's module has no git history here"
+    if _is_ancestor(changed, sha):
+        return True, None
+    return False, f"the entry changed after the record (commit {changed[:10]})"
 
 
 def summarize(entries: Iterable[Reproduction] | None = None,
               where: Path | None = None) -> list[dict[str, Any]]:
     """One row per table id (:data:`TABLE_IDS`, then any other id an entry declares):
     ``table``, ``entry`` (``None``: no entry yet), ``cells``, ``within_spread``,
-    ``protocol``, ``commit``, ``recorded``, ``fresh`` (and ``record``, ``stale_reason``).
+    ``protocol``, ``commit``, ``recorded``, ``fresh`` (and ``record``, ``stale_reason``,
+    ``code_checked``: whether freshness looked at the code the run spent its time in, the
+    record's ``code`` field, or only at its entry module).
 
     An entry covering several tables writes one record: each of its tables shows the
     cells of that whole record.
@@ -270,7 +306,7 @@ def summary_text(rows: list[dict[str, Any]]) -> str:
     body = [(r["table"], r["entry"] or "no entry", str(r["cells"]),
              f"{r['within_spread']}/{r['cells']}" if r["cells"] else "-",
              _short_protocol(r["protocol"]), (r["commit"] or "-")[:10],
-             r["recorded"] or "-", "yes" if r["fresh"] else "no") for r in rows]
+             r["recorded"] or "-", _fresh_text(r)) for r in rows]
     widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     lines = [fmt.format(*header), fmt.format(*("-" * w for w in widths))]
@@ -279,9 +315,17 @@ def summary_text(rows: list[dict[str, Any]]) -> str:
     n, k = sum(c for c, _ in cells.values()), sum(w for _, w in cells.values())
     lines.append("")
     lines.append(f"{sum(1 for r in rows if r['entry'])}/{len(rows)} tables have an entry; "
-                 f"{sum(1 for r in rows if r['fresh'])} fresh records; {k}/{n} cells "
-                 "within the thesis's spread")
+                 f"{sum(1 for r in rows if r['fresh'])} fresh records "
+                 f"({sum(1 for r in rows if r['fresh'] and not r.get('code_checked'))} "
+                 f"judged by the entry module only); {k}/{n} cells within the thesis's "
+                 "spread")
     return "\n".join(lines)
+
+
+def _fresh_text(row: dict[str, Any]) -> str:
+    if not row["fresh"]:
+        return "no"
+    return "yes" if row.get("code_checked") else "yes (entry only)"
 
 
 def _md(text: Any) -> str:
@@ -321,8 +365,10 @@ def summary_markdown(rows: list[dict[str, Any]] | None = None,
         "average, wall time and the protocol (`full` or the entry's declared reductions "
         "and why). `conicml reproduce --all --record` re-records every entry whose record "
         "is not fresh, so an interrupted run resumes where it stopped; `--force` "
-        "re-records all. A record is fresh when it was recorded at or after the last "
-        "commit that changed its entry module.",
+        "re-records all. A record is fresh when no commit after it changed the code it "
+        "ran: its entry module and the package modules the run spent its time in, "
+        "sampled while it ran (the header's `code` field; a record without that field "
+        "is judged by its entry module only).",
         "",
         "Each entry is one module, `conicml/reproductions/<name>.py`: its `main()` builds "
         "the table; it declares `TABLES`, `EXPECTED_SECONDS`, `PROTOCOL`, `THESIS_LAYOUT` "
@@ -337,8 +383,8 @@ def summary_markdown(rows: list[dict[str, Any]] | None = None,
         "thesis's number (each entry says which of its cells are rates). An entry "
         "covering several tables counts the cells of its whole record for each. "
         "**legacy (no header)**: a record written before headers existed; the date is "
-        "what the file states. Whether a record is fresh (recorded "
-        "after the last change of its entry) depends on the checkout's git history: "
+        "what the file states. Whether a record is fresh (no change after it to the "
+        "code it ran) depends on the checkout's git history: "
         "`conicml reproduce --summary` shows it.",
         "",
         "| table | entry | cells | within | protocol | commit | recorded |",

@@ -81,6 +81,7 @@ def tiny(tmp_path, monkeypatch):
     module.write_text(textwrap.dedent('''
         """Tiny reproduction: three cells beside the thesis."""
         import sys
+        import time
 
         from conicml.reproductions._harness import write_results
 
@@ -91,6 +92,8 @@ def tiny(tmp_path, monkeypatch):
 
         def main():
             quick = "--quick" in sys.argv[1:]
+            if not quick:
+                time.sleep(0.2)  # long enough for a record's code sampler to look
             write_results("tiny", "| case | acc | thesis acc |\\n|---|---|---|\\n"
                           "| a | 91.0 | 90.0 |\\n| b | 80.5 | 81.0 ± 1.0 |\\n"
                           "| c | 70.0 | 75.0 |\\n", quick)
@@ -127,6 +130,10 @@ def test_record_writes_the_header_and_the_summary_reads_it(tiny, tmp_path, capsy
     assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", header["date"])
     assert re.fullmatch(r"[0-9a-f]{12}(-dirty)?|unknown", header["commit"])
     assert _records.strip_header(text).startswith("| case | acc |")
+    # the code the run spent its time in: the runner's frames were on the stack while
+    # the entry slept (the entry module itself lies outside the package)
+    assert "conicml/reproductions/__init__.py" in header["code"].split()
+    assert all(f.startswith("conicml/") and f.endswith(".py") for f in header["code"].split())
     # re-recording replaces the header, it does not stack a second one
     assert cli_main(["reproduce", "tiny", "--record"]) == 0
     assert (tmp_path / "records" / "tiny.md").read_text().count(_records.HEADER_START) == 1
@@ -174,6 +181,39 @@ def test_freshness_compares_the_record_commit_with_the_entry_modules_last_change
         (tmp_path / "tayal_fig_4_1.md").write_text(_records.header_block(fields) + table)
         row = _records.summarize([entry], tmp_path)[0]
         assert row["table"] == "000:Fig4.1" and row["fresh"] is fresh, row
+
+
+def test_freshness_of_a_record_with_code_looks_at_every_file_it_ran(tmp_path):
+    if _records.checkout_root() is None or _git("rev-parse", "HEAD").returncode:
+        pytest.skip("not a git checkout")
+    entry = reproductions.get("tayal_fig_4_1")
+    changed = _records.last_change(entry.module)
+    if changed is None:
+        pytest.skip("the entry module is not committed here")
+    later = _git("diff", "--name-only", f"{changed}..HEAD", "--", "conicml").stdout.split()
+    untouched = [f for f in ("conicml/_utils/numbers.py", "conicml/kinds.py")
+                 if f not in later and (ROOT / f).is_file()]
+    table = "| data | m |\n|---|---|\n| x | 1 |\n"
+    cases = [(untouched[:1], True, None)] if untouched else []
+    if later:  # a file of the package changed after the entry's last change
+        cases.append((untouched[:1] + [later[0]], False, later[0]))
+    if not cases:
+        pytest.skip("no file to compare with in this history")
+    for code, fresh, named in cases:
+        fields = {"command": "`x`", "commit": changed, "date": "2026-11-27 00:00 UTC",
+                  "protocol": "full", "code": " ".join(code)}
+        (tmp_path / "tayal_fig_4_1.md").write_text(_records.header_block(fields) + table)
+        row = _records.summarize([entry], tmp_path)[0]
+        assert row["fresh"] is fresh and row["code_checked"] is True, row
+        if named is not None:
+            assert named in row["stale_reason"], row
+    # a record without the field: judged by its entry module only
+    fields = {"command": "`x`", "commit": changed, "date": "2026-11-27 00:00 UTC",
+              "protocol": "full"}
+    (tmp_path / "tayal_fig_4_1.md").write_text(_records.header_block(fields) + table)
+    row = _records.summarize([entry], tmp_path)[0]
+    assert row["fresh"] is True and row["code_checked"] is False
+    assert "yes (entry only)" in _records.summary_text([row])
 
 
 def test_all_record_skips_fresh_entries_unless_forced(monkeypatch, capsys):
