@@ -166,52 +166,50 @@ def _git(*args):
     return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
 
 
-def test_freshness_compares_the_record_commit_with_the_entry_modules_last_change(tmp_path):
+def _entry_and_its_last_change():
+    """``tayal_fig_4_1`` and the last commit that changed its module (skips without git)."""
     if _records.checkout_root() is None or _git("rev-parse", "HEAD").returncode:
         pytest.skip("not a git checkout")
     entry = reproductions.get("tayal_fig_4_1")
     changed = _records.last_change(entry.module)
     if changed is None:
         pytest.skip("the entry module is not committed here")
-    root_commit = _git("rev-list", "--max-parents=0", "HEAD").stdout.split()[0]
+    return entry, changed
+
+
+def _summary_row(where, entry, **fields):
+    """The summary row of a one-cell record of ``entry`` with these header fields."""
+    fields = {"command": "`x`", "date": "2026-11-27 00:00 UTC", "protocol": "full", **fields}
     table = "| data | m |\n|---|---|\n| x | 1 |\n"
+    (where / "tayal_fig_4_1.md").write_text(_records.header_block(fields) + table)
+    return _records.summarize([entry], where)[0]
+
+
+def test_freshness_compares_the_record_commit_with_the_entry_modules_last_change(tmp_path):
+    entry, changed = _entry_and_its_last_change()
+    root_commit = _git("rev-list", "--max-parents=0", "HEAD").stdout.split()[0]
     for commit, fresh in [(changed, True), (root_commit, False)]:
-        fields = {"command": "`x`", "commit": commit, "date": "2026-11-27 00:00 UTC",
-                  "protocol": "full"}
-        (tmp_path / "tayal_fig_4_1.md").write_text(_records.header_block(fields) + table)
-        row = _records.summarize([entry], tmp_path)[0]
+        row = _summary_row(tmp_path, entry, commit=commit)
         assert row["table"] == "000:Fig4.1" and row["fresh"] is fresh, row
 
 
 def test_freshness_of_a_record_with_code_looks_at_every_file_it_ran(tmp_path):
-    if _records.checkout_root() is None or _git("rev-parse", "HEAD").returncode:
-        pytest.skip("not a git checkout")
-    entry = reproductions.get("tayal_fig_4_1")
-    changed = _records.last_change(entry.module)
-    if changed is None:
-        pytest.skip("the entry module is not committed here")
+    entry, changed = _entry_and_its_last_change()
     later = _git("diff", "--name-only", f"{changed}..HEAD", "--", "conicml").stdout.split()
     untouched = [f for f in ("conicml/_utils/numbers.py", "conicml/kinds.py")
                  if f not in later and (ROOT / f).is_file()]
-    table = "| data | m |\n|---|---|\n| x | 1 |\n"
     cases = [(untouched[:1], True, None)] if untouched else []
     if later:  # a file of the package changed after the entry's last change
         cases.append((untouched[:1] + [later[0]], False, later[0]))
     if not cases:
         pytest.skip("no file to compare with in this history")
     for code, fresh, named in cases:
-        fields = {"command": "`x`", "commit": changed, "date": "2026-11-27 00:00 UTC",
-                  "protocol": "full", "code": " ".join(code)}
-        (tmp_path / "tayal_fig_4_1.md").write_text(_records.header_block(fields) + table)
-        row = _records.summarize([entry], tmp_path)[0]
+        row = _summary_row(tmp_path, entry, commit=changed, code=" ".join(code))
         assert row["fresh"] is fresh and row["code_checked"] is True, row
         if named is not None:
             assert named in row["stale_reason"], row
     # a record without the field: judged by its entry module only
-    fields = {"command": "`x`", "commit": changed, "date": "2026-11-27 00:00 UTC",
-              "protocol": "full"}
-    (tmp_path / "tayal_fig_4_1.md").write_text(_records.header_block(fields) + table)
-    row = _records.summarize([entry], tmp_path)[0]
+    row = _summary_row(tmp_path, entry, commit=changed)
     assert row["fresh"] is True and row["code_checked"] is False
     assert "yes (entry only)" in _records.summary_text([row])
 
