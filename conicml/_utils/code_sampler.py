@@ -92,4 +92,5 @@ class CodeSampler:
         if self._thread is not None:
             self._thread.join()
         files = {rel for rel in self._seen.values() if rel is not None}
+        files.discard(_relative(__file__))  # (its own exit, waiting for the thread)
         self.files = sorted(files | compiled_kernel_files())
