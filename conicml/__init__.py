@@ -29,6 +29,12 @@ from .solving import solve
 
 __version__ = "0.1.0"
 
+# a child process of a recorded reproduction lists the code it runs (conicml reproduce
+# --record; nothing happens unless the recording process asked for it)
+from ._utils.code_sampler import sample_if_asked as _sample_if_asked  # noqa: E402
+
+_sample_if_asked()
+
 __all__ = [
     "ClassMoments",
     "ClusterMoments",

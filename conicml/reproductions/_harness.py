@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .._utils.code_sampler import flush_if_sampled
 from .._utils.progress import progress  # the bar of every reproduction's main loop
 
 __all__ = ["WRITTEN", "machine", "progress", "results_dir", "run_with_limit",
@@ -30,9 +31,11 @@ WRITTEN: list[Path] = []
 
 def _child(queue: mp.Queue, fn: Callable[..., Any], args: tuple) -> None:
     try:
-        queue.put(("ok", fn(*args)))
+        result = ("ok", fn(*args))
     except Exception as exc:  # noqa: BLE001  (reported, not hidden)
-        queue.put(("error", f"{type(exc).__name__}: {exc}"))
+        result = ("error", f"{type(exc).__name__}: {exc}")
+    flush_if_sampled()  # the code this run spent its time in, for a record's header
+    queue.put(result)
 
 
 def run_with_limit(fn: Callable[..., Any], args: tuple, limit: float) -> tuple[str, Any, float]:
