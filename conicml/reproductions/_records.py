@@ -367,8 +367,8 @@ def summary_markdown(rows: list[dict[str, Any]] | None = None,
         "is not fresh, so an interrupted run resumes where it stopped; `--force` "
         "re-records all. A record is fresh when no commit after it changed the code it "
         "ran: its entry module and the package modules the run spent its time in, "
-        "sampled while it ran (the header's `code` field; a record without that field "
-        "is judged by its entry module only).",
+        "sampled while it ran, in its child processes too (the header's `code` field; a "
+        "record without that field is judged by its entry module only).",
         "",
         "Each entry is one module, `conicml/reproductions/<name>.py`: its `main()` builds "
         "the table; it declares `TABLES`, `EXPECTED_SECONDS`, `PROTOCOL`, `THESIS_LAYOUT` "
