@@ -359,6 +359,10 @@ class _Loop:
                     best_violation, best_iter = float(best[0]), int(best[1])
                     if code == self.nb.NEED_COLUMN:
                         self.cols.get(need)
+                        # the clock here too: with columns that do not stay in the cache
+                        # (large m) a burst to the next checkpoint is ~1 000 column fetches
+                        if driver.out_of_time():
+                            return int(Reason.TIME_LIMIT)
                         continue
             sel = self.state()
             F, B_low, B_up = sel[0], sel[8], sel[9]

@@ -133,3 +133,27 @@ def test_with_cost_is_the_program_built_at_that_cost(variant):
         with_cost(first, 0.0)
     with pytest.raises(ProgramError, match="SVOR dual program"):
         with_cost(cm.formulations.svm.soft_margin(X, np.sign(y - 2.5), 1.0), 2.0)
+
+
+def test_the_time_limit_is_read_at_every_column_fetch(monkeypatch):
+    pytest.importorskip("numba")
+    from conicml.solvers._driver import Driver
+
+    X, y = ordinal_data(2, 300)
+    prog = svor_dual(X, y, C=100.0, kernel="rbf", gamma=0.3)
+    # two cache slots: the compiled steps return for a column nearly every step
+    full = cm.solve(prog, "smo-or", engine="numba", tol=SMO_TOL, cache_size=1e-6)
+    assert full.status is Status.OPTIMAL and full.iterations > 1000
+    # a clock that runs out at its second reading (the first is before any step)
+    readings = []
+
+    def out_of_time(self):
+        readings.append(self.elapsed)
+        return len(readings) > 1
+
+    monkeypatch.setattr(Driver, "out_of_time", out_of_time)
+    timed = cm.solve(prog, "smo-or", engine="numba", tol=SMO_TOL, cache_size=1e-6,
+                     time_limit=60.0)
+    # stopped at the first column fetch, not at the next checkpoint (1 000 steps)
+    assert timed.status is Status.USER_LIMIT and timed.iterations < 10
+    assert "time limit" in timed.message
