@@ -220,7 +220,7 @@ def _entry_record(entry: Reproduction, where: Path) -> dict[str, Any]:
     commit = header.get("commit", "")
     found = re.fullmatch(r"([0-9a-f]{7,40})(-dirty)?", commit)
     sha = found.group(1) if found else None
-    code = header.get("code", "").split()
+    code = [f for f in header.get("code", "").split() if f not in RUNNER_FILES]
     if sha is None:
         fresh, why = False, "the record's commit is unknown"
     elif found.group(2):
@@ -245,6 +245,14 @@ def _entry_record(entry: Reproduction, where: Path) -> dict[str, Any]:
                wall_seconds=float(header["wall seconds"]) if "wall seconds" in header
                else None, fresh=fresh, stale_reason=why, code_checked=bool(code))
     return row
+
+
+#: The runner's own files, on the stack of every record (the CLI, the runner that calls the
+#: entry's ``main()`` and writes the header): a change to them changes no record's numbers,
+#: so freshness does not read them from a record's ``code`` field.
+RUNNER_FILES = frozenset({"conicml/cli.py", "conicml/reproductions/__init__.py",
+                          "conicml/reproductions/__main__.py",
+                          "conicml/reproductions/_records.py"})
 
 
 def _entry_freshness(entry: Reproduction, sha: str) -> tuple[bool, str | None]:
