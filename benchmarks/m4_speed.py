@@ -108,40 +108,33 @@ def run(sizes: list[int], time_limit: float, repeats: int) -> list[dict]:
 
 
 KERNEL_DISCUSSION = """\
-**Reading (recorded run of 2026-11-27 17:14 UTC, the command above, on the 2-core machine
-shared with ~6 other jobs: 1-min load 7.9-8.5, so the seconds are inflated about 2.5-fold
-against the record of this section at 09:00 UTC, load 1.2-1.3, whose fits took 0.74 /
-3.66 s warm at n = 500 / 1000, and warm and cold are within the noise of each other here;
-the counts of evaluations and steps do not depend on the load).** Both variants return the
-maximum of that record: rho* / kappa* 0.7464 and 0.6133, G(rho*) equal to 1e-9 relative
-(n = 1000 warm: 1.491302896976 against 1.491302896815, rho* 2.5e-7 relative apart, the
-envelope slopes' noise at a flat maximum), certificates 6e-12 .. 4e-10, no Clarabel
-fallback, the same test accuracy. What changed since, in this branch: (1) rho = 0 is not
-solved for a kernel program whose slack is certified zero next to it in closed form
-(Z = L nonsingular, every point kept, some a_k y_k > 0 with a = L^-T d: G(0) = 0,
-G'(0+) = 1 exactly), and with both ends' values and slopes known the first interior point
-is the maximiser of their cubic Hermite interpolant instead of the end tangents' meeting
-point: n = 1000 warm 10 -> 7 evaluations, 154 -> 112 IPM steps (cold 223 -> 166); n = 500
-warm 161 -> 153 steps; (2) cheaper IPM steps: a kernel program's cone factors R L^-1
-(dense, order n) replaced by [J_c / sqrt(n_c); sqrt(rho) L^-1], which has the same R^T R
-(the same problem and central path; checked on the program's factors to 1e-10), so the
-products cost one triangular solve shared by both classes instead of four dense products,
-and the set-up forms K^-1 by potri instead of R L^-1 and R^T R; the normal matrix
-assembled into buffers kept across steps, its rank-4 part by one in-place dgemm, factored
-in place; the outer search's products with R on one BLAS thread (a fixed-rho solve at
-n = 1000: 0.86 s against 1.13-1.15 s with the dense factors, 23 steps both, load ~12).
-**Before / after in one run** (an ad-hoc comparison outside this script:
-`M4Classifier(kernel="rbf", C = 5 auto_C).fit` on the n = 1000 row, one fresh process per
-code version, alternating main at fed544f and this branch, best of 2 fits, 17:12-17:14 UTC
-at load 9.2-10.4): process CPU 4.47 / 4.64 s on main against 2.52 / 2.62 s here (0.56x),
-wall 14.7 / 9.4 s against 6.0 / 6.5 s. **The < 2 s target at n = 1000** reads the table's
-warm-start row at n = 1000 (`fit (s)`, with the load it ran at: only a quiet run shows
-the machine's own speed). What bounds the fit now: 112 Cholesky factorisations of order n + 3 and
-the assemblies (about 60 % of the CPU), the set-up's dense covariances (the MPM bound by
-ils-newton re-forms R^T R of both classes, two n^3 products) and the certificate. Tried
-and not kept: warm starts for the far evaluations (146 -> 141 steps, rho* moved by 2e-7,
-end games 10 steps instead of 8), the warm iterate saved at residual 1e-2 (147 steps),
-one refinement step instead of two (145 steps, no faster)."""
+**Reading (recorded run of 2026-11-29 12:00 UTC, the command above, at commit 1c4fa04, the
+benchmark alone on the machine: 1-min load 0.6-0.8; the host probe read 41 GFLOP/s before
+the run and 69 GFLOP/s after it).** n = 1 000 warm: 3.96 s, 9 evaluations, 128 IPM steps,
+against the 1.67 s, 7 evaluations and 112 steps of this section's record of 2026-11-27
+(commit 43b3438). The seconds are the host's, not the code's: right after this run, the
+two commits in alternating processes (best of 2 fits each, load 0.9-1.0) took 4.61 / 4.81 s
+at 43b3438 and 3.75 / 4.84 s here, each commit's evaluation and step counts as in its own
+record. Both return the maximum: rho* / kappa* 0.6133 (rho* 7.7e-7 relative apart, the
+envelope slopes' noise at a flat maximum), G(rho*) equal to 4e-10 relative, certificates
+1.5e-12 .. 2.2e-10, no Clarabel fallback, the same test accuracy. What changed since that
+record: (1) the search's step from the right end on the zero-slack piece (7622ec4 took this
+instance from 7 to 10 evaluations at n = 1 000 and 10 to 11 at n = 500; facf137 brought it
+to 9 / 9: the secant of G' when its zero comes before the piece, the tangent on the kink
+otherwise); (2) vector solves with the Newton matrix's factor by two BLAS trsv instead of
+LAPACK potrs (523e07f); (3) a kernel program's Newton matrix from one kept K^-1 and the
+class structure (a diagonal and two rank-one blocks in the low-rank update), not two dense
+cone Gram matrices (3bffcef: one pass over an order-n matrix a step instead of three; the
+same 9 evaluations and 128 steps, rho* equal to 4e-12 relative). **The < 2 s target at
+n = 1 000** is not met on this host today (3.96 s); 43b3438's code, which read 1.67 s on
+2026-11-27, takes 4.6-4.8 s on it. What bounds the fit: 123 Cholesky factorisations of
+order n + 3 (about a third of the time in a profile), the assemblies and the triangular
+solves with the Gram factor (each under 0.5 ms at order 1 000). Tried and not kept: the
+caller's BLAS threads for the factorisations above order 500 (under a load of 4: 22.8-24.2
+s against 11.3-11.7 s on one thread, OpenBLAS's threads spinning), one 4-column triangular
+solve for the step's four cone columns (0.8-1.0 ms against 0.5-1.7 ms for four vector
+solves: nothing beside the factorisation), warm starts for the far evaluations, the warm
+iterate saved at residual 1e-2, one refinement step instead of two (earlier records)."""
 
 
 def kernel_run(sizes: list[int], repeats: int) -> list[dict]:
