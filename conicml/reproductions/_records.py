@@ -225,6 +225,8 @@ def _entry_record(entry: Reproduction, where: Path) -> dict[str, Any]:
         fresh, why = False, "the record's commit is unknown"
     elif found.group(2):
         fresh, why = False, "recorded with uncommitted changes"
+    elif code and last_change(entry.module) is None:
+        fresh, why = False, "the entry's module has no git history here"
     elif code:
         # the code the run spent its time in (sampled, conicml._utils.code_sampler) and
         # the entry module: fresh while no later commit changed any of it
