@@ -77,10 +77,14 @@ def _git(*args: str) -> subprocess.CompletedProcess | None:
         return None
 
 
+def _module_path(module: str) -> str:
+    """``conicml/reproductions/x.py`` for the module ``conicml.reproductions.x``."""
+    return Path(*module.split(".")).with_suffix(".py").as_posix()
+
+
 def last_change(module: str) -> str | None:
     """The last commit that touched the module ``conicml.reproductions.x`` (its file)."""
-    path = Path(*module.split(".")).with_suffix(".py").as_posix()
-    out = _git("log", "-1", "--format=%H", "--", path)
+    out = _git("log", "-1", "--format=%H", "--", _module_path(module))
     return out.stdout.strip() or None if out is not None and not out.returncode else None
 
 
@@ -225,23 +229,8 @@ def _entry_record(entry: Reproduction, where: Path) -> dict[str, Any]:
         fresh, why = False, "the record's commit is unknown"
     elif found.group(2):
         fresh, why = False, "recorded with uncommitted changes"
-    elif code and last_change(entry.module) is None:
-        fresh, why = False, "the entry's module has no git history here"
-    elif code:
-        # the code the run spent its time in (sampled, conicml._utils.code_sampler) and
-        # the entry module: fresh while no later commit changed any of it
-        module = Path(*entry.module.split(".")).with_suffix(".py").as_posix()
-        changed_files = changed_since(sha, [*code, module])
-        if changed_files is None:
-            fresh, why = False, "git cannot compare the record's commit with HEAD here"
-        elif changed_files:
-            more = f" and {len(changed_files) - 3} more" if len(changed_files) > 3 else ""
-            fresh, why = False, ("code it ran changed after the record: "
-                                 f"{', '.join(changed_files[:3])}{more}")
-        else:
-            fresh, why = True, None
     else:
-        fresh, why = _entry_freshness(entry, sha)
+        fresh, why = _freshness(entry, sha, code)
     row.update(protocol=header.get("protocol"), commit=commit or None,
                recorded=header.get("date"), command=header.get("command"),
                wall_seconds=float(header["wall seconds"]) if "wall seconds" in header
@@ -257,15 +246,27 @@ RUNNER_FILES = frozenset({"conicml/cli.py", "conicml/reproductions/__init__.py",
                           "conicml/reproductions/_records.py"})
 
 
-def _entry_freshness(entry: Reproduction, sha: str) -> tuple[bool, str | None]:
-    """A record without the ``code`` field (recorded before it existed): fresh when
-    recorded at or after the last commit that changed its entry module."""
+def _freshness(entry: Reproduction, sha: str, code: list[str]) -> tuple[bool, str | None]:
+    """Whether a record made at commit ``sha`` is fresh, and why not.
+
+    With ``code`` (the record's ``code`` field: the files the run spent its time in,
+    sampled by :mod:`conicml._utils.code_sampler`), fresh while no later commit changed
+    any of them nor the entry module; without it (a record made before the field existed),
+    fresh when made at or after the last commit that changed the entry module."""
     changed = last_change(entry.module)
     if changed is None:
         return False, "the entry's module has no git history here"
-    if _is_ancestor(changed, sha):
-        return True, None
-    return False, f"the entry changed after the record (commit {changed[:10]})"
+    if not code:
+        if _is_ancestor(changed, sha):
+            return True, None
+        return False, f"the entry changed after the record (commit {changed[:10]})"
+    changed_files = changed_since(sha, [*code, _module_path(entry.module)])
+    if changed_files is None:
+        return False, "git cannot compare the record's commit with HEAD here"
+    if changed_files:
+        more = f" and {len(changed_files) - 3} more" if len(changed_files) > 3 else ""
+        return False, f"code it ran changed after the record: {', '.join(changed_files[:3])}{more}"
+    return True, None
 
 
 def summarize(entries: Iterable[Reproduction] | None = None,
