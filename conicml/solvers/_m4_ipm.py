@@ -202,22 +202,6 @@ class _KernelCones:
         Kinv += np.tril(Kinv, -1).T
         return Kinv
 
-    def grams(self) -> tuple[np.ndarray, np.ndarray]:
-        r"""The two Gram matrices :math:`R^\top R = J_c^\top J_c/n_c + \rho_cK^{-1}`
-        (dense; :meth:`SlackIPM._factor` assembles their weighted sum from :meth:`kinv`
-        and the class structure instead)."""
-        Kinv = self.kinv()
-        out = []
-        for k in (0, 1):
-            S = (self.roots[k] ** 2) * Kinv
-            idx = np.flatnonzero(self.masks[k])
-            n_k = self.sizes[k]
-            block = np.ix_(idx, idx)
-            S[block] -= 1.0 / (n_k * n_k)
-            S[idx, idx] += 1.0 / n_k
-            out.append(S)
-        return out[0], out[1]
-
     def factors(self) -> tuple[_KernelFactor, _KernelFactor]:
         """The two factors as operators (products and shapes for SlackIPM)."""
         return _KernelFactor(self, 0), _KernelFactor(self, 1)

@@ -283,7 +283,14 @@ def test_kernel_cone_factors_have_the_dense_factors_gram():
     assert lhs == pytest.approx(float(w @ ipm._cones.adjoint(up, un)), rel=1e-12)
     np.testing.assert_allclose(ipm.Rp.T @ up, ipm._cones.adjoint(up, 0 * un), atol=1e-12)
     # the Gram matrices from K^-1 and the centring, as the dense factors' own
-    for S, R in zip(ipm._cones.grams(), (Rp, Rn), strict=True):
+    # the Gram matrices R_c^T R_c = rho_c K^-1 + (diag(1_c) - 1_c 1_c^T / n_c) / n_c (the
+    # closed form the Newton matrix is assembled from), as the dense factors' own
+    cones, Kinv = ipm._cones, ipm._cones.kinv()
+    grams = []
+    for root, mask, n_c in zip(cones.roots, cones.masks, cones.sizes, strict=True):
+        c = mask.astype(float)
+        grams.append(root**2 * Kinv + (np.diag(c) - np.outer(c, c) / n_c) / n_c)
+    for S, R in zip(grams, (Rp, Rn), strict=True):
         ref = R.T @ R
         np.testing.assert_allclose(S, ref, atol=1e-10 * float(np.abs(ref).max()))
     # factors that are not of that form (a ridge that is no multiple of I) are kept
