@@ -17,7 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["host_speed", "provenance", "provenance_header"]
+__all__ = ["RECORDS_PATH", "host_speed", "provenance", "provenance_header"]
+
+#: Where a checkout keeps its recorded results (benchmarks' and reproductions'), relative
+#: to its root.
+RECORDS_PATH = "benchmarks/results"
 
 
 def _git(*args: str, cwd: Path) -> str | None:
@@ -85,15 +89,18 @@ def provenance(command: str | None = None, *, root: Path | None = None) -> dict[
 
     ``command`` defaults to this process's command line; ``root`` is the checkout whose
     commit is recorded (default: the one holding this package). A checkout with
-    uncommitted changes is recorded as ``<sha>-dirty``; outside a checkout the commit is
-    ``"unknown"``.
+    uncommitted changes is recorded as ``<sha>-dirty``, changes to the records themselves
+    (``benchmarks/results/``) aside: a run that re-records several entries one after
+    another has the previous ones' new records in its tree, and they change no code. Outside
+    a checkout the commit is ``"unknown"``.
     """
     root = root or Path(__file__).resolve().parents[2]
     sha = _git("rev-parse", "--short=12", "HEAD", cwd=root)
     if sha is None:
         commit = "unknown"
     else:
-        dirty = _git("status", "--porcelain", "--untracked-files=no", cwd=root)
+        dirty = _git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                     f":(exclude){RECORDS_PATH}", cwd=root)
         commit = sha + ("-dirty" if dirty else "")
     if command is None:
         argv = sys.argv if sys.argv and sys.argv[0] else ["-"]

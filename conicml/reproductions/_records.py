@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._utils.provenance import provenance, provenance_header
+from .._utils.provenance import RECORDS_PATH, provenance, provenance_header
 from ._tables import Pair, thesis_pairs
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def records_dir() -> Path | None:
     if env:
         return Path(env)
     root = checkout_root()
-    return None if root is None else root / "benchmarks" / "results"
+    return None if root is None else root / RECORDS_PATH
 
 
 def _git(*args: str) -> subprocess.CompletedProcess | None:

@@ -57,6 +57,34 @@ def test_the_host_speed_probe_reads_two_positive_rates():
     assert float(match.group(1)) > 0.0
 
 
+def test_a_checkout_is_dirty_for_changed_code_not_for_changed_records(tmp_path):
+    import shutil
+    import subprocess
+
+    from conicml._utils.provenance import RECORDS_PATH, provenance
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                       cwd=tmp_path, check=True, capture_output=True)
+
+    (tmp_path / RECORDS_PATH).mkdir(parents=True)
+    (tmp_path / RECORDS_PATH / "entry.md").write_text("old record\n")
+    (tmp_path / "module.py").write_text("x = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "first")
+    assert not provenance("cmd", root=tmp_path)["commit"].endswith("-dirty")
+    # a record re-written by an earlier run of the same session: the code is the commit's
+    (tmp_path / RECORDS_PATH / "entry.md").write_text("new record\n")
+    commit = provenance("cmd", root=tmp_path)["commit"]
+    assert commit != "unknown" and not commit.endswith("-dirty")
+    (tmp_path / "module.py").write_text("x = 2\n")
+    assert provenance("cmd", root=tmp_path)["commit"].endswith("-dirty")
+
+
 def test_no_variant_results_files_beside_the_current_one():
     results = BENCHMARKS / "results"
     if not results.is_dir():
