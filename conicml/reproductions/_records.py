@@ -251,8 +251,8 @@ def _freshness(entry: Reproduction, sha: str, code: list[str]) -> tuple[bool, st
 
     With ``code`` (the record's ``code`` field: the files the run spent its time in,
     sampled by :mod:`conicml._utils.code_sampler`), fresh while no later commit changed
-    any of them nor the entry module; without it (a record made before the field existed),
-    fresh when made at or after the last commit that changed the entry module."""
+    any of them nor the entry module; without it, fresh when made at or after the last
+    commit that changed the entry module."""
     changed = last_change(entry.module)
     if changed is None:
         return False, "the entry's module has no git history here"

@@ -77,7 +77,7 @@ def test_a_checkout_is_dirty_for_changed_code_not_for_changed_records(tmp_path):
     git("add", ".")
     git("commit", "-q", "-m", "first")
     assert not provenance("cmd", root=tmp_path)["commit"].endswith("-dirty")
-    # a record re-written by an earlier run of the same session: the code is the commit's
+    # a record re-written by an earlier entry's run in this checkout: the code is the commit's
     (tmp_path / RECORDS_PATH / "entry.md").write_text("new record\n")
     commit = provenance("cmd", root=tmp_path)["commit"]
     assert commit != "unknown" and not commit.endswith("-dirty")

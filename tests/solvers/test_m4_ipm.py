@@ -282,7 +282,6 @@ def test_kernel_cone_factors_have_the_dense_factors_gram():
     lhs = float(ap @ up + an @ un)
     assert lhs == pytest.approx(float(w @ ipm._cones.adjoint(up, un)), rel=1e-12)
     np.testing.assert_allclose(ipm.Rp.T @ up, ipm._cones.adjoint(up, 0 * un), atol=1e-12)
-    # the Gram matrices from K^-1 and the centring, as the dense factors' own
     # the Gram matrices R_c^T R_c = rho_c K^-1 + (diag(1_c) - 1_c 1_c^T / n_c) / n_c (the
     # closed form the Newton matrix is assembled from), as the dense factors' own
     cones, Kinv = ipm._cones, ipm._cones.kinv()
